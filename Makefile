@@ -1,0 +1,89 @@
+# dthrottle - distributed packet throttler for edge hosts.
+#
+#   make          build everything into build/ (agent: build/agent)
+#   make test     build, then run every test suite (needs root: BPF, XDP, netns)
+#   make demo     throttle real packets on a built-in lab of network namespaces
+#   make bench    per-packet cost vs a baseline program, agent cost per period
+#   make deps     install missing Debian packages (apt-get)
+
+VERSION   := 0.1.0
+BUILD     := build
+OBJ       := build/obj
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+CXX       ?= g++
+ARCH_INC  := /usr/include/$(shell uname -m)-linux-gnu
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror \
+              -Iinclude -Ibpf -I$(ARCH_INC)
+CXXFLAGS   ?= -O2 -g
+CXXFLAGS   += -std=c++20 -Wall -Wextra -Werror -MMD -MP -Iinclude -Iagent -I$(BUILD) \
+              -DDTHROTTLE_VERSION='"$(VERSION)"'
+LDLIBS     := -lbpf -lelf -lz -lzmq -lpthread
+GTEST_LIBS := -lgtest -lgtest_main -lpthread
+
+AGENT_SRCS := $(filter-out agent/main.cpp,$(wildcard agent/*.cpp))
+AGENT_OBJS := $(AGENT_SRCS:%.cpp=$(OBJ)/%.o)
+UNIT_SRCS  := $(wildcard tests/unit/*.cpp)
+BPFT_SRCS  := $(wildcard tests/bpf/*.cpp)
+BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/dthrottle/*.h)
+
+PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktgen $(BUILD)/bench
+
+.PHONY: all deps test demo bench clean
+all: deps
+	@$(MAKE) --no-print-directory $(PROGRAMS)
+
+deps:
+	@scripts/deps.sh
+
+# --- BPF objects and their skeletons ------------------------------------------------
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+# Everything C++ that includes a skeleton needs it generated first.
+SKELS := $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
+
+# --- C++ ------------------------------------------------------------------------
+$(OBJ)/%.o: %.cpp $(SKELS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/libdtagent.a: $(AGENT_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/agent: $(OBJ)/agent/main.o $(BUILD)/libdtagent.a
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/unit_tests: $(UNIT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(GTEST_LIBS) $(LDLIBS)
+
+$(BUILD)/bpf_tests: $(BPFT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(GTEST_LIBS) $(LDLIBS)
+
+$(BUILD)/pktgen: $(OBJ)/tools/pktgen.o
+	$(CXX) $(CXXFLAGS) -o $@ $^ -lpthread
+
+$(BUILD)/bench: $(OBJ)/tools/bench.o $(BUILD)/libdtagent.a
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD):
+	@mkdir -p $@
+
+# --- Top-level jobs ---------------------------------------------------------------
+test: all
+	@tests/run_all.sh
+
+demo: all
+	@scripts/demo.sh
+
+bench: all
+	@$(BUILD)/bench
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,119 @@
+// cmd_stats.cpp - `agent stats`: the pinned maps as a table or as JSON.
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "cli.h"
+#include "commands.h"
+#include "dthrottle/bucket.h"
+#include "map_reader.h"
+#include "policy.h"
+
+namespace dt {
+namespace {
+
+struct SourceRow {
+  dt_key key;
+  dt_bucket b;
+};
+
+void print_counter(const char *name, unsigned long long v) { printf("  %-14s %15" "llu" "\n", name, v); }
+
+}  // namespace
+
+int cmd_stats(int argc, char **argv) {
+  StatsOptions opt;
+  std::string err;
+  switch (parse_stats_options(argc, argv, &opt, &err)) {
+    case ParseOutcome::Help: fputs(stats_usage(), stdout); return 0;
+    case ParseOutcome::Error:
+      fprintf(stderr, "agent stats: %s\nTry 'agent stats --help' for more information.\n", err.c_str());
+      return 2;
+    case ParseOutcome::Ok: break;
+  }
+  PinnedMaps maps;
+  if (!maps.open(opt.pin_dir, &err)) {
+    fprintf(stderr, "agent stats: %s\n", err.c_str());
+    return 1;
+  }
+  dt_stats st{};
+  dt_policy pol{};
+  if (int rc = read_stats(maps.stats, &st); rc != 0) {
+    fprintf(stderr, "agent stats: cannot read %s/stats: %s\n", opt.pin_dir.c_str(), strerror(-rc));
+    return 1;
+  }
+  read_live_policy(maps.policy, maps.config, 0, &pol);
+
+  std::vector<SourceRow> rows;
+  long n = for_each_bucket(maps.buckets, [&](const dt_key &k, const dt_bucket &b) {
+    rows.push_back({k, b});
+  });
+  if (n < 0) {
+    fprintf(stderr, "agent stats: cannot read %s/buckets: %s\n", opt.pin_dir.c_str(), strerror(static_cast<int>(-n)));
+    return 1;
+  }
+  std::sort(rows.begin(), rows.end(), [](const SourceRow &a, const SourceRow &b) {
+    if (a.b.dropped != b.b.dropped) return a.b.dropped > b.b.dropped;
+    if (a.b.passed != b.b.passed) return a.b.passed > b.b.passed;
+    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
+  });
+  const size_t shown = opt.top == 0 ? rows.size() : std::min<size_t>(rows.size(), opt.top);
+  const uint64_t now = mono_now_ns();
+
+  if (opt.json) {
+    printf("{\"pin_dir\":\"%s\",\"policy\":{\"rate\":%.9g,\"burst\":%" "llu"
+           ",\"interval_ns\":%" "llu" "},\"sources_total\":%zu,",
+           opt.pin_dir.c_str(), policy_rate(pol), policy_burst(pol), pol.interval_ns, rows.size());
+    printf("\"counters\":{\"passed\":%" "llu" ",\"dropped\":%" "llu" ",\"new_sources\":%" "llu"
+           ",\"parse_errors\":%" "llu" ",\"non_ip\":%" "llu" ",\"fail_open\":%" "llu"
+           ",\"contended\":%" "llu" ",\"debit_hits\":%" "llu" ",\"nd_exempt\":%" "llu" "},\"sources\":[",
+           st.passed, st.dropped, st.new_sources, st.parse_errors, st.non_ip, st.fail_open,
+           st.contended, st.debit_hits, st.nd_exempt);
+    for (size_t i = 0; i < shown; i++) {
+      const auto &r = rows[i];
+      printf("%s{\"source\":\"%s\",\"passed\":%" "llu" ",\"dropped\":%" "llu"
+             ",\"debited\":%" "llu" ",\"tokens\":%.3f,\"last_seen_ago_s\":%.3f}",
+             i ? "," : "", key_to_string(r.key).c_str(), r.b.passed, r.b.dropped, r.b.debited,
+             static_cast<double>(dt_gcra_tokens_milli(r.b.tat_ns, now, &pol)) / 1000.0,
+             r.b.last_seen_ns && now > r.b.last_seen_ns ? (now - r.b.last_seen_ns) / 1e9 : 0.0);
+    }
+    printf("]}\n");
+    return 0;
+  }
+
+  printf("dthrottle maps in %s\n", opt.pin_dir.c_str());
+  if (pol.interval_ns)
+    printf("policy: rate %.6g/s, burst %" "llu" " per source\n", policy_rate(pol), policy_burst(pol));
+  else
+    printf("policy: none set (every packet passes, counted as fail-open)\n");
+  printf("counters:\n");
+  print_counter("passed", st.passed);
+  print_counter("dropped", st.dropped);
+  print_counter("sources", rows.size());
+  print_counter("new sources", st.new_sources);
+  print_counter("non-IP", st.non_ip);
+  print_counter("IPv6 ND", st.nd_exempt);
+  print_counter("malformed", st.parse_errors);
+  print_counter("fail-open", st.fail_open);
+  print_counter("contended", st.contended);
+  print_counter("debited hits", st.debit_hits);
+  if (shown == 0) return 0;
+  printf("\n%s sources by drops:\n", opt.top == 0 ? "all" : ("top " + std::to_string(shown)).c_str());
+  printf("  %-39s %12s %12s %10s %12s %10s\n", "SOURCE", "PASSED", "DROPPED", "DEBITED", "TOKENS",
+         "SEEN AGO");
+  for (size_t i = 0; i < shown; i++) {
+    const auto &r = rows[i];
+    char ago[32] = "-";
+    if (r.b.last_seen_ns && now >= r.b.last_seen_ns)
+      snprintf(ago, sizeof ago, "%.1fs", (now - r.b.last_seen_ns) / 1e9);
+    printf("  %-39s %12" "llu" " %12" "llu" " %10" "llu" " %12.3f %10s\n",
+           key_to_string(r.key).c_str(), r.b.passed, r.b.dropped, r.b.debited,
+           static_cast<double>(dt_gcra_tokens_milli(r.b.tat_ns, now, &pol)) / 1000.0, ago);
+  }
+  return 0;
+}
+
+}  // namespace dt

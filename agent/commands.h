@@ -1,0 +1,10 @@
+// commands.h - the agent's subcommands; each returns the process exit code
+// (0 success, 1 runtime failure, 2 usage error).
+#pragma once
+
+namespace dt {
+
+int cmd_run(int argc, char **argv);    // agent --iface ... (the daemon)
+int cmd_stats(int argc, char **argv);  // agent stats ...
+
+}  // namespace dt

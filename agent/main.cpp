@@ -1,0 +1,14 @@
+// main.cpp - subcommand dispatch for build/agent.
+#include <cstdio>
+#include <cstring>
+
+#include "commands.h"
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "stats") == 0) return dt::cmd_stats(argc - 1, argv + 1);
+  if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+    printf("dthrottle agent %s\n", DTHROTTLE_VERSION);
+    return 0;
+  }
+  return dt::cmd_run(argc, argv);
+}

@@ -1,0 +1,77 @@
+// policy.cpp - the agent owns refill policy; the kernel only applies it.
+//
+// Why two banks: a userspace update of an array element is a memcpy into the live
+// value, so a packet could read a new interval_ns with an old burst_ns. Instead the
+// agent writes the bank that no packet reads (slot rule*2 + !bank), then flips
+// config.bank. A packet reads bank once and then a complete, stable policy.
+// Publishing twice in quick succession could rewrite a bank a slow reader still
+// reads, so publish_policies() waits a grace period (far longer than one packet's
+// program run) after each flip; policy changes are rare (start-up, reload).
+#include "policy.h"
+
+#include <bpf/bpf.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+namespace dt {
+
+bool make_policy(double rate, uint64_t burst, dt_policy *out, std::string *err) {
+  if (!(rate >= DT_RATE_MIN && rate <= DT_RATE_MAX)) {
+    *err = "rate " + std::to_string(rate) + " is out of range: use 0.000001 to 1000000 packets per second";
+    return false;
+  }
+  if (burst < 1 || burst > DT_BURST_MAX) {
+    *err = "burst " + std::to_string(burst) + " is out of range: use 1 to 1000000000 packets";
+    return false;
+  }
+  const uint64_t interval = static_cast<uint64_t>(std::llround(1e9 / rate));
+  if (burst > (1ull << 62) / interval) {
+    *err = "burst " + std::to_string(burst) + " at rate " + std::to_string(rate) +
+           "/s would take more than 146 years to refill: lower the burst or raise the rate";
+    return false;
+  }
+  out->interval_ns = interval;
+  out->burst_ns = burst * interval;
+  return true;
+}
+
+double policy_rate(const dt_policy &p) {
+  return p.interval_ns ? 1e9 / static_cast<double>(p.interval_ns) : 0.0;
+}
+
+unsigned long long policy_burst(const dt_policy &p) {
+  return p.interval_ns ? p.burst_ns / p.interval_ns : 0;
+}
+
+int publish_policies(int policy_fd, int config_fd, const dt_policy *rules, uint32_t n) {
+  if (n > DT_MAX_RULES) return -EINVAL;
+  uint32_t zero = 0;
+  dt_config cfg{};
+  if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
+  const uint32_t next_bank = (cfg.bank & 1) ^ 1;
+  for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {
+    const dt_policy empty{};
+    uint32_t slot = rule * 2 + next_bank;
+    if (bpf_map_update_elem(policy_fd, &slot, rule < n ? &rules[rule] : &empty, BPF_ANY) != 0)
+      return -errno;
+  }
+  cfg.bank = next_bank;
+  if (bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
+  // Grace period before the old bank may be rewritten by another publish.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return 0;
+}
+
+int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out) {
+  uint32_t zero = 0;
+  dt_config cfg{};
+  if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
+  uint32_t slot = rule * 2 + (cfg.bank & 1);
+  if (bpf_map_lookup_elem(policy_fd, &slot, out) != 0) return -errno;
+  return 0;
+}
+
+}  // namespace dt

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * debit.bpf.h - the agent's write path into live buckets.
+ *
+ * A userspace bpf_map_update_elem() on a hash element replaces the whole element, so
+ * a read-modify-write of a bucket from userspace would lose the XDP program's
+ * concurrent token takes. Instead the agent stages up to DT_DEBIT_BATCH
+ * (source, hits) pairs in the debit_batch array and runs this program once with
+ * BPF_PROG_RUN; it applies each debit with a compare-and-swap on the bucket's
+ * tat_ns, creating the bucket (full, then debited) if the source is new here.
+ * Entries that could not be applied are counted in ctx->failed, and their hits
+ * field is left non-zero so the agent can retry exactly those.
+ */
+#ifndef DTHROTTLE_DEBIT_BPF_H
+#define DTHROTTLE_DEBIT_BPF_H
+
+struct dt_debit_loop {
+	__u64 now;
+	__u32 count;
+	__u32 applied;
+	__u32 failed;
+	__u32 pad;
+	__u64 hits;
+	struct dt_stats *st;
+};
+
+static long dt_debit_one(__u32 i, void *arg)
+{
+	struct dt_debit_loop *lc = arg;
+	const struct dt_policy *pol;
+	struct dt_debit *d;
+	struct dt_bucket *b;
+	__u32 hits;
+
+	if (i >= lc->count)
+		return 1;
+	d = bpf_map_lookup_elem(&debit_batch, &i);
+	if (!d)
+		return 1;
+	hits = d->hits;
+	if (!hits)
+		return 0;
+	pol = dt_policy_for(d->rule);
+	if (!pol || !pol->interval_ns) {
+		lc->failed++;
+		return 0;
+	}
+	b = dt_bucket_get(&d->key, d->rule, lc->st);
+	if (!b || dt_bucket_debit(b, lc->now, pol, hits) != 0) {
+		lc->failed++;
+		return 0;
+	}
+	__sync_fetch_and_add(&b->debited, hits);
+	d->hits = 0;
+	lc->applied++;
+	lc->hits += hits;
+	return 0;
+}
+
+SEC("syscall")
+int dt_debit(struct dt_debit_ctx *ctx)
+{
+	struct dt_debit_loop lc = {};
+	__u32 zero = 0;
+
+	lc.st = bpf_map_lookup_elem(&stats, &zero);
+	if (!lc.st)
+		return -1;
+	lc.count = ctx->count;
+	if (lc.count > DT_DEBIT_BATCH)
+		lc.count = DT_DEBIT_BATCH;
+	lc.now = bpf_ktime_get_ns();
+	bpf_loop(lc.count, dt_debit_one, &lc, 0);
+	__sync_fetch_and_add(&lc.st->debit_hits, lc.hits);
+	ctx->applied = lc.applied;
+	ctx->failed = lc.failed;
+	return 0;
+}
+
+#endif /* DTHROTTLE_DEBIT_BPF_H */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * maps.h - the maps of the dthrottle BPF object, BTF-typed and pinned by name under
+ * the agent's --pin-dir, so that `bpftool map dump pinned DIR/buckets` prints named
+ * fields and a restarted agent reuses them (no bucket state lost).
+ */
+#ifndef DTHROTTLE_MAPS_H
+#define DTHROTTLE_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "dthrottle/common.h"
+
+/* One bucket per source. The agent sets max_entries (--max-sources) before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, DT_DEFAULT_MAX_SOURCES);
+	__type(key, struct dt_key);
+	__type(value, struct dt_bucket);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} buckets SEC(".maps");
+
+/* Global counters: per CPU, so the fast path needs no atomics; readers sum CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} stats SEC(".maps");
+
+/* Rule policies, two banks per rule (slot = rule * 2 + bank). Agent-written only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DT_POLICY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct dt_policy);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} policy SEC(".maps");
+
+/* Which policy bank is live. Agent-written only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_config);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} config SEC(".maps");
+
+/* Staging area for one batch of peer debits; written by the agent, then consumed
+ * by the debit program in the same thread (see bpf/debit.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DT_DEBIT_BATCH);
+	__type(key, __u32);
+	__type(value, struct dt_debit);
+} debit_batch SEC(".maps");
+
+#endif /* DTHROTTLE_MAPS_H */

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * bucket.h - the token bucket arithmetic, shared by the XDP program and the agent.
+ *
+ * The XDP program, the debit program and the agent's unit tests all call these
+ * functions, so GoogleTest exercises the very code the verifier loads.
+ *
+ * Representation: GCRA (generic cell rate algorithm), i.e. a token bucket kept as a
+ * single 64-bit "theoretical arrival time" (TAT) in CLOCK_MONOTONIC nanoseconds:
+ *
+ *     tokens(now) = (now + burst_ns - max(tat, now)) / interval_ns
+ *
+ * with interval_ns = 1e9 / rate (the time one token takes to accrue) and
+ * burst_ns = burst * interval_ns. Hence:
+ *   - refill is implicit: time passing is refill, so nothing ever sweeps the map;
+ *   - the cap is implicit: max(tat, now) means tokens never exceed burst;
+ *   - a new bucket (tat = 0) is full;
+ *   - a debit of n hits moves tat n * interval_ns into the future, which may take the
+ *     balance below zero; time pays it back at `rate`, exactly as in the reference
+ *     daemon's A/B example;
+ *   - the whole state is one word, so a packet's admission is one compare-and-swap
+ *     (no lost decrements, never admits a token it did not have), and a fraction of
+ *     a token is simply a part of interval_ns: the resolution is 1 ns of time, which
+ *     is 1/1000 of a token or finer for every rate up to DT_RATE_MAX.
+ *
+ * Overflow: the agent keeps interval_ns <= 1e15 and burst_ns <= 2^62 (see
+ * common.h limits), and a debit never moves tat more than DT_TAT_HORIZON_NS past now,
+ * so every sum below fits in 64 bits for any uptime below 2^62 ns (146 years).
+ */
+#ifndef DTHROTTLE_BUCKET_H
+#define DTHROTTLE_BUCKET_H
+
+#include <linux/types.h>
+#include "common.h"
+
+#ifdef __cplusplus
+#define DT_INLINE static inline
+#else
+#define DT_INLINE static __inline __attribute__((always_inline))
+#endif
+
+/* Largest distance a debit may push tat past now: 2^62 ns. */
+#define DT_TAT_HORIZON_NS (1ull << 62)
+
+/* The later of a bucket's TAT and now: where the next token is drawn from. */
+DT_INLINE __u64 dt_gcra_base(__u64 tat, __u64 now)
+{
+	return tat > now ? tat : now;
+}
+
+/*
+ * Try to take one token at time `now`. Returns 1 and stores the bucket's next
+ * state in *next if a whole token is available, else returns 0 (state unchanged).
+ */
+DT_INLINE int dt_gcra_admit(__u64 tat, __u64 now, const struct dt_policy *p,
+			    __u64 *next)
+{
+	__u64 n = dt_gcra_base(tat, now) + p->interval_ns;
+
+	if (n > now + p->burst_ns)
+		return 0;
+	*next = n;
+	return 1;
+}
+
+/*
+ * Debit `hits` tokens unconditionally (hits another host admitted): the balance may
+ * go negative. Saturates at now + DT_TAT_HORIZON_NS instead of overflowing.
+ */
+DT_INLINE __u64 dt_gcra_debit(__u64 tat, __u64 now, const struct dt_policy *p,
+			      __u64 hits)
+{
+	__u64 base = dt_gcra_base(tat, now);
+	__u64 room = now + DT_TAT_HORIZON_NS - base; /* base <= now + horizon */
+
+	if (base >= now + DT_TAT_HORIZON_NS)
+		return base;
+	if (p->interval_ns && hits > room / p->interval_ns)
+		return now + DT_TAT_HORIZON_NS;
+	return base + hits * p->interval_ns;
+}
+
+/*
+ * Tokens in the bucket at `now`, in thousandths of a token, rounded toward zero.
+ * Negative while the bucket is in debt. For display and tests (userspace).
+ */
+DT_INLINE __s64 dt_gcra_tokens_milli(__u64 tat, __u64 now, const struct dt_policy *p)
+{
+	__s64 diff = (__s64)(now + p->burst_ns - dt_gcra_base(tat, now));
+	__s64 iv = (__s64)p->interval_ns;
+
+	if (iv == 0)
+		return 0;
+	return (diff / iv) * 1000 + ((diff % iv) * 1000) / iv;
+}
+
+#endif /* DTHROTTLE_BUCKET_H */

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * common.h - definitions shared by the XDP program (bpf/) and the agent (agent/).
+ *
+ * Everything both sides must agree on lives here exactly once: map value and key
+ * layouts, pinned map names, limits and flag bits. The BPF side compiles it with
+ * clang -target bpf, the agent with g++ -std=c++20; the structs use only fixed-width
+ * __u32/__u64 fields and explicit padding so both compilers lay them out identically
+ * (the static assertions at the bottom pin the sizes down).
+ */
+#ifndef DTHROTTLE_COMMON_H
+#define DTHROTTLE_COMMON_H
+
+#include <linux/types.h>
+
+/* Names of the pinned maps under --pin-dir (also the map names in the object). */
+#define DT_MAP_BUCKETS     "buckets"
+#define DT_MAP_STATS       "stats"
+#define DT_MAP_POLICY      "policy"
+#define DT_MAP_CONFIG      "config"
+#define DT_MAP_DEBIT_BATCH "debit_batch"
+#define DT_PIN_LINK        "link"
+
+#define DT_DEFAULT_PIN_ROOT   "/sys/fs/bpf/dthrottle"
+#define DT_DEFAULT_MAX_SOURCES 1048576u
+
+/* Policy slots: DT_MAX_RULES rules, each in two banks (see struct dt_config). */
+#define DT_MAX_RULES 256u
+#define DT_POLICY_SLOTS (2u * DT_MAX_RULES)
+
+/* One debit batch: how many (source, hits) pairs one BPF_PROG_RUN applies. */
+#define DT_DEBIT_BATCH 4096u
+
+/* Bounded compare-and-swap retries on a contended bucket. */
+#define DT_CAS_RETRIES 16
+
+/* Limits on the policy, so that no bucket arithmetic can overflow 64 bits
+ * (see bucket.h): rates in [DT_RATE_MIN, DT_RATE_MAX] packets per second,
+ * bursts in [1, DT_BURST_MAX] packets. */
+#define DT_RATE_MIN 0.000001
+#define DT_RATE_MAX 1000000.0
+#define DT_BURST_MAX 1000000000ull
+#define DT_NSEC_PER_SEC 1000000000ull
+
+/*
+ * Bucket key: the source address as 16 bytes. IPv6 sources are stored as they are;
+ * IPv4 sources as IPv4-mapped IPv6 (::ffff:a.b.c.d), so one map holds both families
+ * and `bpftool map dump` shows the familiar mapped form.
+ */
+struct dt_key {
+	__u8 addr[16];
+};
+
+/*
+ * Per-source state, one element per source in the LRU hash map DT_MAP_BUCKETS.
+ *
+ * Who writes what (the agent never calls bpf_map_update_elem on a live bucket, since
+ * that would replace the element and lose concurrent kernel updates):
+ *   tat_ns       compare-and-swap only, by the XDP program (admit) and by the
+ *                debit program the agent runs with BPF_PROG_RUN (peer hits).
+ *   passed,
+ *   dropped      atomic add, XDP program.
+ *   debited      atomic add, debit program.
+ *   last_seen_ns plain store by the XDP program (any CPU's recent time is fine).
+ *   rule         set once when the bucket is created.
+ */
+struct dt_bucket {
+	__u64 tat_ns;       /* GCRA theoretical arrival time, CLOCK_MONOTONIC ns */
+	__u64 passed;       /* packets admitted */
+	__u64 dropped;      /* packets dropped for lack of tokens */
+	__u64 debited;      /* hits debited on behalf of peers */
+	__u64 last_seen_ns; /* time of the last packet from this source */
+	__u32 rule;         /* index of the rule whose policy applies */
+	__u32 pad;
+};
+
+/*
+ * A rule's refill policy as the kernel applies it. The agent turns "rate R per
+ * second, burst B" into integers once: one token is worth interval_ns nanoseconds,
+ * a full bucket burst_ns = B * interval_ns. interval_ns == 0 means "no policy":
+ * the packet passes (fail open) and is counted.
+ */
+struct dt_policy {
+	__u64 interval_ns;
+	__u64 burst_ns;
+};
+
+/*
+ * Global configuration, one element at key 0 of DT_MAP_CONFIG.
+ * Policies are double-banked so that a rule's two 64-bit fields never reach a
+ * packet half-written: the agent writes the inactive bank (slot rule*2 + !bank),
+ * then flips `bank` with one aligned 32-bit store. See agent/policy.cpp.
+ */
+struct dt_config {
+	__u32 bank;  /* 0 or 1: which policy bank is live */
+	__u32 flags; /* reserved, 0 */
+};
+
+/* Global counters, one per-CPU element at key 0 of DT_MAP_STATS. */
+struct dt_stats {
+	__u64 passed;        /* packets admitted by a bucket */
+	__u64 dropped;       /* packets dropped for lack of tokens */
+	__u64 new_sources;   /* buckets created */
+	__u64 parse_errors;  /* truncated or malformed headers (passed, see README) */
+	__u64 non_ip;        /* non-IP frames (ARP, LLDP, ...), passed */
+	__u64 fail_open;     /* passed without a decision: no policy, or no bucket */
+	__u64 contended;     /* dropped after DT_CAS_RETRIES lost compare-and-swaps */
+	__u64 debit_hits;    /* peer hits debited by the debit program */
+	__u64 nd_exempt;     /* IPv6 neighbour discovery (ICMPv6 133-137), passed */
+	__u64 pad;
+};
+
+/* One entry of a debit batch (DT_MAP_DEBIT_BATCH). */
+struct dt_debit {
+	struct dt_key key;
+	__u32 hits;   /* hits to debit */
+	__u32 rule;   /* rule for a bucket the debit creates */
+};
+
+/* Context passed to the debit program through BPF_PROG_RUN (ctx_in/ctx_out). */
+struct dt_debit_ctx {
+	__u32 count;    /* in: entries 0..count-1 of the batch are valid */
+	__u32 applied;  /* out: entries applied */
+	__u32 failed;   /* out: entries not applied (bucket could not be created,
+	                   or the CAS kept losing); the agent retries them */
+	__u32 pad;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct dt_key) == 16, "dt_key layout");
+static_assert(sizeof(struct dt_bucket) == 48, "dt_bucket layout");
+static_assert(sizeof(struct dt_policy) == 16, "dt_policy layout");
+static_assert(sizeof(struct dt_stats) == 80, "dt_stats layout");
+static_assert(sizeof(struct dt_debit) == 24, "dt_debit layout");
+static_assert(sizeof(struct dt_debit_ctx) == 16, "dt_debit_ctx layout");
+#else
+_Static_assert(sizeof(struct dt_key) == 16, "dt_key layout");
+_Static_assert(sizeof(struct dt_bucket) == 48, "dt_bucket layout");
+_Static_assert(sizeof(struct dt_policy) == 16, "dt_policy layout");
+_Static_assert(sizeof(struct dt_stats) == 80, "dt_stats layout");
+_Static_assert(sizeof(struct dt_debit) == 24, "dt_debit layout");
+_Static_assert(sizeof(struct dt_debit_ctx) == 16, "dt_debit_ctx layout");
+#endif
+
+#endif /* DTHROTTLE_COMMON_H */
