@@ -31,6 +31,7 @@ BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/dthrottle/*.h)
 PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktgen $(BUILD)/bench
 
 .PHONY: all deps test demo bench clean
+.SECONDARY:
 all: deps
 	@$(MAKE) --no-print-directory $(PROGRAMS)
 

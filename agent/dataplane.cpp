@@ -291,6 +291,10 @@ int Dataplane::config_fd() const { return bpf_map__fd(skel_->maps.config); }
 int Dataplane::debit_batch_fd() const { return bpf_map__fd(skel_->maps.debit_batch); }
 int Dataplane::debit_prog_fd() const { return bpf_program__fd(skel_->progs.dt_debit); }
 int Dataplane::xdp_prog_fd() const { return bpf_program__fd(skel_->progs.dt_xdp); }
+int Dataplane::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
+int Dataplane::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
+int Dataplane::active_ring_fd() const { return bpf_map__fd(skel_->maps.active); }
+int Dataplane::exempt_fd() const { return bpf_map__fd(skel_->maps.exempt); }
 
 void Dataplane::detach_and_unpin() {
   unlink((pin_dir_ + "/" + DT_PIN_LINK).c_str());

@@ -51,6 +51,10 @@ class Dataplane {
   int debit_batch_fd() const;
   int debit_prog_fd() const;
   int xdp_prog_fd() const;
+  int collect_batch_fd() const;
+  int collect_prog_fd() const;
+  int active_ring_fd() const;
+  int exempt_fd() const;
 
   bool took_over() const { return took_over_; }
   XdpMode attached_mode() const { return mode_; }

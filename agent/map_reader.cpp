@@ -54,6 +54,8 @@ int read_stats(int stats_fd, dt_stats *out) {
     out->contended += c.contended;
     out->debit_hits += c.debit_hits;
     out->nd_exempt += c.nd_exempt;
+    out->exempt += c.exempt;
+    out->report_overflow += c.report_overflow;
   }
   return 0;
 }

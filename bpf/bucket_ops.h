@@ -23,13 +23,20 @@ enum dt_take_result {
 	DT_TAKE_CONTENDED, /* lost DT_CAS_RETRIES races in a row: treated as deny */
 };
 
-/* The policy that applies to `rule` right now, or NULL. */
-static __always_inline const struct dt_policy *dt_policy_for(__u32 rule)
+static __always_inline struct dt_config *dt_config_get(void)
 {
-	__u32 zero = 0, slot;
-	struct dt_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	__u32 zero = 0;
 
-	if (!cfg || rule >= DT_MAX_RULES)
+	return bpf_map_lookup_elem(&config, &zero);
+}
+
+/* The policy that applies to `rule` right now, or NULL. */
+static __always_inline const struct dt_policy *
+dt_policy_for(const struct dt_config *cfg, __u32 rule)
+{
+	__u32 slot;
+
+	if (rule >= DT_MAX_RULES)
 		return NULL;
 	slot = rule * 2 + (DT_READ_ONCE(cfg->bank) & 1);
 	return bpf_map_lookup_elem(&policy, &slot);
@@ -84,6 +91,28 @@ static __always_inline int dt_bucket_debit(struct dt_bucket *b, __u64 now,
 		old = seen;
 	}
 	return -1;
+}
+
+/*
+ * Cluster mode: announce a source the first time it is admitted in report period
+ * `epoch`, so the agent learns which buckets owe a report without walking the map.
+ * One CPU wins the compare-and-swap of b->epoch and writes the key to the ring.
+ * If the ring is full the mark is undone, so a later packet announces it again:
+ * the hits themselves are never lost (they stay in passed - reported).
+ */
+static __always_inline void dt_mark_active(struct dt_bucket *b, const struct dt_key *key,
+					   __u32 epoch, struct dt_stats *st)
+{
+	__u32 seen = DT_READ_ONCE(b->epoch);
+
+	if (seen == epoch)
+		return;
+	if (__sync_val_compare_and_swap(&b->epoch, seen, epoch) != seen)
+		return;
+	if (bpf_ringbuf_output(&active, (void *)key, sizeof(*key), 0) != 0) {
+		b->epoch = 0;
+		st->report_overflow++;
+	}
 }
 
 #endif /* DTHROTTLE_BUCKET_OPS_H */

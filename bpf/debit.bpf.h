@@ -22,6 +22,7 @@ struct dt_debit_loop {
 	__u32 pad;
 	__u64 hits;
 	struct dt_stats *st;
+	struct dt_config *cfg;
 };
 
 static long dt_debit_one(__u32 i, void *arg)
@@ -40,7 +41,7 @@ static long dt_debit_one(__u32 i, void *arg)
 	hits = d->hits;
 	if (!hits)
 		return 0;
-	pol = dt_policy_for(d->rule);
+	pol = lc->cfg ? dt_policy_for(lc->cfg, d->rule) : NULL;
 	if (!pol || !pol->interval_ns) {
 		lc->failed++;
 		return 0;
@@ -66,6 +67,7 @@ int dt_debit(struct dt_debit_ctx *ctx)
 	lc.st = bpf_map_lookup_elem(&stats, &zero);
 	if (!lc.st)
 		return -1;
+	lc.cfg = dt_config_get();
 	lc.count = ctx->count;
 	if (lc.count > DT_DEBIT_BATCH)
 		lc.count = DT_DEBIT_BATCH;

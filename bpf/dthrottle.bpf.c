@@ -14,6 +14,10 @@
  * The second program, dt_debit, is how the agent writes to live buckets: it runs it
  * with BPF_PROG_RUN over a batch of (source, hits) pairs staged in debit_batch, and
  * each debit is a compare-and-swap like the packet path's (bpf/debit.bpf.h).
+ * The third, dt_collect, reads what each active source owes the next peer report
+ * (bpf/collect.bpf.h). In cluster mode the packet path announces a source once per
+ * report period (dt_mark_active), so the agent's work per period grows with the
+ * sources active in that period, never with the size of the map.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -35,6 +39,7 @@ int dt_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	const struct dt_policy *pol;
+	struct dt_config *cfg;
 	struct dt_bucket *b;
 	struct dt_stats *st;
 	struct dt_key key;
@@ -59,8 +64,17 @@ int dt_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
+	cfg = dt_config_get();
+	if (!cfg) {
+		st->fail_open++;
+		return XDP_PASS;
+	}
+	if ((cfg->flags & DT_CFG_EXEMPT) && bpf_map_lookup_elem(&exempt, &key)) {
+		st->exempt++;
+		return XDP_PASS;
+	}
 	rule = dt_rule_for(&key);
-	pol = dt_policy_for(rule);
+	pol = dt_policy_for(cfg, rule);
 	if (!pol || !pol->interval_ns) {
 		st->fail_open++;
 		return XDP_PASS;
@@ -78,6 +92,8 @@ int dt_xdp(struct xdp_md *ctx)
 	case DT_TAKE_ADMIT:
 		__sync_fetch_and_add(&b->passed, 1);
 		st->passed++;
+		if (cfg->flags & DT_CFG_REPORT)
+			dt_mark_active(b, &key, cfg->epoch, st);
 		return XDP_PASS;
 	case DT_TAKE_CONTENDED:
 		st->contended++;
@@ -90,5 +106,6 @@ int dt_xdp(struct xdp_md *ctx)
 }
 
 #include "debit.bpf.h"
+#include "collect.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -56,4 +56,29 @@ struct {
 	__type(value, struct dt_debit);
 } debit_batch SEC(".maps");
 
+/* Sources admitted for the first time in a report period (cluster mode only):
+ * the XDP program writes a dt_key, the agent drains it once per period. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, DT_ACTIVE_RING_BYTES);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} active SEC(".maps");
+
+/* Staging area for the collect program (see bpf/collect.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DT_COLLECT_BATCH);
+	__type(key, __u32);
+	__type(value, struct dt_collect);
+} collect_batch SEC(".maps");
+
+/* Addresses that are never throttled (the peers' own). Agent-written only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DT_MAX_EXEMPT);
+	__type(key, struct dt_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} exempt SEC(".maps");
+
 #endif /* DTHROTTLE_MAPS_H */

@@ -19,6 +19,9 @@
 #define DT_MAP_POLICY      "policy"
 #define DT_MAP_CONFIG      "config"
 #define DT_MAP_DEBIT_BATCH "debit_batch"
+#define DT_MAP_COLLECT_BATCH "collect_batch"
+#define DT_MAP_ACTIVE      "active"
+#define DT_MAP_EXEMPT      "exempt"
 #define DT_PIN_LINK        "link"
 
 #define DT_DEFAULT_PIN_ROOT   "/sys/fs/bpf/dthrottle"
@@ -30,6 +33,12 @@
 
 /* One debit batch: how many (source, hits) pairs one BPF_PROG_RUN applies. */
 #define DT_DEBIT_BATCH 4096u
+/* One collect batch: how many sources one BPF_PROG_RUN of dt_collect reads. */
+#define DT_COLLECT_BATCH 4096u
+/* Ring buffer of sources that became active in a period (bytes, power of 2). */
+#define DT_ACTIVE_RING_BYTES (16u << 20)
+/* Addresses never throttled (the peers' own). */
+#define DT_MAX_EXEMPT 4096u
 
 /* Bounded compare-and-swap retries on a contended bucket. */
 #define DT_CAS_RETRIES 16
@@ -61,17 +70,22 @@ struct dt_key {
  *   passed,
  *   dropped      atomic add, XDP program.
  *   debited      atomic add, debit program.
+ *   reported     the collect program only (the agent runs it, one thread): the value
+ *                of `passed` already reported to peers; passed - reported is owed.
  *   last_seen_ns plain store by the XDP program (any CPU's recent time is fine).
  *   rule         set once when the bucket is created.
+ *   epoch        compare-and-swap by the XDP program: the last report period in
+ *                which this source was announced as active (see dt_mark_active).
  */
 struct dt_bucket {
 	__u64 tat_ns;       /* GCRA theoretical arrival time, CLOCK_MONOTONIC ns */
 	__u64 passed;       /* packets admitted */
 	__u64 dropped;      /* packets dropped for lack of tokens */
 	__u64 debited;      /* hits debited on behalf of peers */
+	__u64 reported;     /* admitted packets already reported to peers */
 	__u64 last_seen_ns; /* time of the last packet from this source */
 	__u32 rule;         /* index of the rule whose policy applies */
-	__u32 pad;
+	__u32 epoch;        /* report period this source was last announced in */
 };
 
 /*
@@ -93,8 +107,14 @@ struct dt_policy {
  */
 struct dt_config {
 	__u32 bank;  /* 0 or 1: which policy bank is live */
-	__u32 flags; /* reserved, 0 */
+	__u32 epoch; /* current report period (cluster mode), from 1 */
+	__u32 flags; /* DT_CFG_* */
+	__u32 pad;
 };
+
+/* dt_config.flags */
+#define DT_CFG_REPORT (1u << 0) /* announce newly active sources in `active` */
+#define DT_CFG_EXEMPT (1u << 1) /* consult the `exempt` map (peers' addresses) */
 
 /* Global counters, one per-CPU element at key 0 of DT_MAP_STATS. */
 struct dt_stats {
@@ -107,6 +127,8 @@ struct dt_stats {
 	__u64 contended;     /* dropped after DT_CAS_RETRIES lost compare-and-swaps */
 	__u64 debit_hits;    /* peer hits debited by the debit program */
 	__u64 nd_exempt;     /* IPv6 neighbour discovery (ICMPv6 133-137), passed */
+	__u64 exempt;        /* packets from exempt addresses (peers), passed */
+	__u64 report_overflow; /* active-source events lost to a full ring (retried) */
 	__u64 pad;
 };
 
@@ -115,6 +137,13 @@ struct dt_debit {
 	struct dt_key key;
 	__u32 hits;   /* hits to debit */
 	__u32 rule;   /* rule for a bucket the debit creates */
+};
+
+/* One entry of a collect batch (DT_MAP_COLLECT_BATCH): in, the source; out, the
+ * admitted packets not yet reported (0 if the bucket is gone). */
+struct dt_collect {
+	struct dt_key key;
+	__u64 hits;
 };
 
 /* Context passed to the debit program through BPF_PROG_RUN (ctx_in/ctx_out). */
@@ -128,18 +157,22 @@ struct dt_debit_ctx {
 
 #ifdef __cplusplus
 static_assert(sizeof(struct dt_key) == 16, "dt_key layout");
-static_assert(sizeof(struct dt_bucket) == 48, "dt_bucket layout");
+static_assert(sizeof(struct dt_bucket) == 56, "dt_bucket layout");
 static_assert(sizeof(struct dt_policy) == 16, "dt_policy layout");
-static_assert(sizeof(struct dt_stats) == 80, "dt_stats layout");
+static_assert(sizeof(struct dt_stats) == 96, "dt_stats layout");
 static_assert(sizeof(struct dt_debit) == 24, "dt_debit layout");
 static_assert(sizeof(struct dt_debit_ctx) == 16, "dt_debit_ctx layout");
+static_assert(sizeof(struct dt_config) == 16, "dt_config layout");
+static_assert(sizeof(struct dt_collect) == 24, "dt_collect layout");
 #else
 _Static_assert(sizeof(struct dt_key) == 16, "dt_key layout");
-_Static_assert(sizeof(struct dt_bucket) == 48, "dt_bucket layout");
+_Static_assert(sizeof(struct dt_bucket) == 56, "dt_bucket layout");
 _Static_assert(sizeof(struct dt_policy) == 16, "dt_policy layout");
-_Static_assert(sizeof(struct dt_stats) == 80, "dt_stats layout");
+_Static_assert(sizeof(struct dt_stats) == 96, "dt_stats layout");
 _Static_assert(sizeof(struct dt_debit) == 24, "dt_debit layout");
 _Static_assert(sizeof(struct dt_debit_ctx) == 16, "dt_debit_ctx layout");
+_Static_assert(sizeof(struct dt_config) == 16, "dt_config layout");
+_Static_assert(sizeof(struct dt_collect) == 24, "dt_collect layout");
 #endif
 
 #endif /* DTHROTTLE_COMMON_H */

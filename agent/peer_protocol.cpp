@@ -1,0 +1,203 @@
+// peer_protocol.cpp - encoder and strict decoder of peer reports.
+#include "peer_protocol.h"
+
+#include <cstring>
+
+namespace dt {
+namespace {
+
+constexpr char kMagic[4] = {'D', 'T', 'R', 'P'};
+constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+// magic, version, flags, id length, 4 x u64, 2 x u16
+constexpr size_t kFixedBytes = 4 + 1 + 1 + 1 + 4 * 8 + 2 * 2;
+
+bool is_v4(const dt_key &k) { return memcmp(k.addr, kMapped, sizeof kMapped) == 0; }
+
+void put_u64(std::string *out, uint64_t v) {
+  for (int i = 0; i < 8; i++) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+void put_u16(std::string *out, uint16_t v) {
+  out->push_back(static_cast<char>(v));
+  out->push_back(static_cast<char>(v >> 8));
+}
+void put_varint(std::string *out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+size_t varint_len(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) v >>= 7, n++;
+  return n;
+}
+
+// Bounds-checked reader over the message.
+struct Reader {
+  const uint8_t *p, *end;
+  bool take(void *dst, size_t n) {
+    if (static_cast<size_t>(end - p) < n) return false;
+    memcpy(dst, p, n);
+    p += n;
+    return true;
+  }
+  bool u8(uint8_t *v) { return take(v, 1); }
+  bool u16(uint16_t *v) {
+    uint8_t b[2];
+    if (!take(b, 2)) return false;
+    *v = static_cast<uint16_t>(b[0] | (b[1] << 8));
+    return true;
+  }
+  bool u64(uint64_t *v) {
+    uint8_t b[8];
+    if (!take(b, 8)) return false;
+    *v = 0;
+    for (int i = 7; i >= 0; i--) *v = (*v << 8) | b[i];
+    return true;
+  }
+  // Returns None, TooShort or BadVarint.
+  DecodeError varint(uint64_t *v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      uint8_t b;
+      if (!u8(&b)) return DecodeError::TooShort;
+      if (shift == 63 && (b & 0x7e)) return DecodeError::BadVarint;  // > 64 bits
+      *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return DecodeError::None;
+    }
+    return DecodeError::BadVarint;
+  }
+  size_t left() const { return static_cast<size_t>(end - p); }
+};
+
+std::string header_bytes(const ReportHeader &h, uint64_t seq, uint16_t part, uint16_t parts) {
+  std::string out(kMagic, sizeof kMagic);
+  out.push_back(static_cast<char>(kProtocolVersion));
+  out.push_back(0);
+  out.push_back(static_cast<char>(h.node_id.size()));
+  out += h.node_id;
+  put_u64(&out, h.boot_id);
+  put_u64(&out, seq);
+  put_u64(&out, h.epoch);
+  put_u64(&out, h.sent_unix_ms);
+  put_u16(&out, part);
+  put_u16(&out, parts);
+  return out;
+}
+
+}  // namespace
+
+const char *decode_error_name(DecodeError e) {
+  switch (e) {
+    case DecodeError::None: return "ok";
+    case DecodeError::TooShort: return "truncated";
+    case DecodeError::TooLarge: return "oversized";
+    case DecodeError::BadMagic: return "bad magic";
+    case DecodeError::WrongVersion: return "wrong version";
+    case DecodeError::BadNodeId: return "bad node id";
+    case DecodeError::BadParts: return "bad part numbers";
+    case DecodeError::BadVarint: return "bad varint";
+    case DecodeError::AbsurdCount: return "absurd entry count";
+    case DecodeError::AbsurdHits: return "absurd hit count";
+    case DecodeError::TrailingBytes: return "trailing bytes";
+  }
+  return "?";
+}
+
+bool valid_node_id(const std::string &id) {
+  if (id.empty() || id.size() > kMaxNodeIdLen) return false;
+  for (char c : id)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-'))
+      return false;
+  return true;
+}
+
+std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq,
+                                       const std::vector<ReportEntry> &entries, size_t max_bytes) {
+  // Split the entries into chunks that fit max_bytes: header + 2 count varints
+  // (at most 3 bytes each below 2^21 entries) + the entries.
+  const size_t base = kFixedBytes + hdr.node_id.size() + 2 * 3;
+  std::vector<std::vector<const ReportEntry *>> chunks(1);
+  size_t size = base;
+  for (const auto &e : entries) {
+    if (e.hits == 0) continue;
+    const uint64_t hits = e.hits > kMaxHitsPerEntry ? kMaxHitsPerEntry : e.hits;
+    const size_t n = (is_v4(e.key) ? 4 : 16) + varint_len(hits);
+    if (size + n > max_bytes && !chunks.back().empty()) {
+      chunks.emplace_back();
+      size = base;
+    }
+    chunks.back().push_back(&e);
+    size += n;
+  }
+  std::vector<std::string> out;
+  const uint16_t parts = static_cast<uint16_t>(chunks.size() > kMaxParts ? kMaxParts : chunks.size());
+  for (uint16_t part = 0; part < parts; part++) {
+    std::string msg = header_bytes(hdr, first_seq + part, part, parts);
+    for (int family = 4; family <= 6; family += 2) {
+      uint64_t n = 0;
+      for (const auto *e : chunks[part]) n += (is_v4(e->key) == (family == 4));
+      put_varint(&msg, n);
+      for (const auto *e : chunks[part]) {
+        if (is_v4(e->key) != (family == 4)) continue;
+        if (family == 4) msg.append(reinterpret_cast<const char *>(&e->key.addr[12]), 4);
+        else msg.append(reinterpret_cast<const char *>(e->key.addr), 16);
+        put_varint(&msg, e->hits > kMaxHitsPerEntry ? kMaxHitsPerEntry : e->hits);
+      }
+    }
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr,
+                          std::vector<ReportEntry> *entries) {
+  entries->clear();
+  if (len > kMaxAcceptedBytes) return DecodeError::TooLarge;
+  Reader r{static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len};
+  char magic[4];
+  uint8_t version, flags, id_len;
+  if (!r.take(magic, 4)) return DecodeError::TooShort;
+  if (memcmp(magic, kMagic, 4) != 0) return DecodeError::BadMagic;
+  if (!r.u8(&version)) return DecodeError::TooShort;
+  if (version != kProtocolVersion) return DecodeError::WrongVersion;
+  if (!r.u8(&flags) || !r.u8(&id_len)) return DecodeError::TooShort;
+  if (id_len == 0 || id_len > kMaxNodeIdLen) return DecodeError::BadNodeId;
+  std::string id(id_len, '\0');
+  if (!r.take(id.data(), id_len)) return DecodeError::TooShort;
+  if (!valid_node_id(id)) return DecodeError::BadNodeId;
+  ReportHeader h;
+  h.node_id = std::move(id);
+  if (!r.u64(&h.boot_id) || !r.u64(&h.seq) || !r.u64(&h.epoch) || !r.u64(&h.sent_unix_ms) ||
+      !r.u16(&h.part) || !r.u16(&h.parts))
+    return DecodeError::TooShort;
+  if (h.parts == 0 || h.parts > kMaxParts || h.part >= h.parts) return DecodeError::BadParts;
+
+  std::vector<ReportEntry> out;
+  for (int family = 4; family <= 6; family += 2) {
+    const size_t addr_len = family == 4 ? 4 : 16;
+    uint64_t n;
+    if (DecodeError e = r.varint(&n); e != DecodeError::None) return e;
+    if (n > r.left() / (addr_len + 1)) return DecodeError::AbsurdCount;
+    out.reserve(out.size() + n);
+    for (uint64_t i = 0; i < n; i++) {
+      ReportEntry e{};
+      if (family == 4) {
+        memcpy(e.key.addr, kMapped, sizeof kMapped);
+        if (!r.take(&e.key.addr[12], 4)) return DecodeError::TooShort;
+      } else if (!r.take(e.key.addr, 16)) {
+        return DecodeError::TooShort;
+      }
+      if (DecodeError err = r.varint(&e.hits); err != DecodeError::None) return err;
+      if (e.hits == 0 || e.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
+      out.push_back(e);
+    }
+  }
+  if (r.left() != 0) return DecodeError::TrailingBytes;
+  *hdr = std::move(h);
+  *entries = std::move(out);
+  return DecodeError::None;
+}
+
+}  // namespace dt

@@ -1,0 +1,76 @@
+// peer_protocol.h - the report a host publishes to its peers every period: which
+// sources it served and how many hits each (the reference daemon's "Throttle Tag /
+// Hit Count" table), in a compact, versioned binary encoding.
+//
+// Wire format v1 (all integers little-endian; "varint" = LEB128, at most 10 bytes):
+//   magic "DTRP" | u8 version=1 | u8 flags=0 | u8 node_id_len (1..64) | node_id
+//   u64 boot_id | u64 seq | u64 epoch | u64 sent_unix_ms | u16 part | u16 parts
+//   varint n4 | n4 x (4-byte IPv4 address, varint hits)
+//   varint n6 | n6 x (16-byte IPv6 address, varint hits)
+// and nothing after. An IPv4 entry costs 5 bytes while its hits fit in 7 bits
+// (< 128 hits per period) and 6 below 16384; an IPv6 entry 17 and 18. A period's
+// report is split into messages of at most kMaxMessageBytes, numbered part/parts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dthrottle/common.h"
+
+namespace dt {
+
+constexpr uint8_t kProtocolVersion = 1;
+constexpr size_t kMaxNodeIdLen = 64;
+constexpr size_t kMaxMessageBytes = 60 * 1024;   // what we send
+constexpr size_t kMaxAcceptedBytes = 1 << 20;    // what we accept from others
+constexpr uint64_t kMaxHitsPerEntry = 1000000000; // more in one period is absurd
+constexpr uint16_t kMaxParts = 4096;
+
+struct ReportHeader {
+  std::string node_id;
+  uint64_t boot_id = 0;  // random per agent start: a restart resets sequence tracking
+  uint64_t seq = 0;      // per message, from 1, per boot
+  uint64_t epoch = 0;    // the sender's period number
+  uint64_t sent_unix_ms = 0;
+  uint16_t part = 0;     // 0..parts-1
+  uint16_t parts = 1;
+};
+
+struct ReportEntry {
+  dt_key key;
+  uint64_t hits;
+};
+
+enum class DecodeError {
+  None,
+  TooShort,      // truncated anywhere
+  TooLarge,      // over kMaxAcceptedBytes
+  BadMagic,
+  WrongVersion,
+  BadNodeId,
+  BadParts,
+  BadVarint,
+  AbsurdCount,   // entry count larger than the bytes could hold
+  AbsurdHits,    // 0 or more than kMaxHitsPerEntry hits
+  TrailingBytes,
+};
+const char *decode_error_name(DecodeError e);
+
+// True if `id` is a valid node id: 1..64 chars of [A-Za-z0-9._:-].
+bool valid_node_id(const std::string &id);
+
+// Encodes one period's entries as one or more messages of at most max_bytes each.
+// Message i gets seq = first_seq + i and part i of N. Entries whose hits are 0 are
+// skipped; hits above kMaxHitsPerEntry are clamped to it. Always returns at least
+// one message (an empty report says "alive, served nothing").
+std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq,
+                                       const std::vector<ReportEntry> &entries,
+                                       size_t max_bytes = kMaxMessageBytes);
+
+// Decodes and validates one message. On error, nothing is returned in *entries.
+DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr,
+                          std::vector<ReportEntry> *entries);
+
+}  // namespace dt

@@ -1,0 +1,177 @@
+// bpf_fixture.cpp - see bpf_fixture.h.
+#include "bpf_fixture.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_ether.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "dthrottle.skel.h"
+#include "dthrottle/bucket.h"
+#include "map_reader.h"
+#include "policy.h"
+
+namespace dt::test {
+
+int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat,
+                 uint32_t *verdict) {
+  // The kernel wants at least ETH_HLEN bytes of test input, but counts metadata
+  // (xdp_md.data bytes in front, a multiple of 4, at most 32) in that size. So a
+  // shorter frame goes behind just enough metadata; data..data_end is the frame.
+  std::vector<uint8_t> in;
+  uint32_t meta = 0;
+  if (frame.size() < ETH_HLEN) meta = (ETH_HLEN - frame.size() + 3) & ~3u;
+  in.assign(meta, 0);
+  in.insert(in.end(), frame.begin(), frame.end());
+
+  xdp_md ctx{};
+  ctx.data = meta;
+  ctx.data_end = static_cast<uint32_t>(in.size());
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in.data(),
+              .data_size_in = static_cast<uint32_t>(in.size()), .repeat = static_cast<int>(repeat));
+  if (meta) {
+    opts.ctx_in = &ctx;
+    opts.ctx_size_in = sizeof ctx;
+  }
+  if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return -errno;
+  *verdict = opts.retval;
+  return 0;
+}
+
+std::string verdict_name(int v) {
+  switch (v) {
+    case XDP_ABORTED: return "XDP_ABORTED";
+    case XDP_DROP: return "XDP_DROP";
+    case XDP_PASS: return "XDP_PASS";
+    case XDP_TX: return "XDP_TX";
+    case XDP_REDIRECT: return "XDP_REDIRECT";
+  }
+  return "verdict " + std::to_string(v);
+}
+
+std::string stats_to_string(const dt_stats &s) {
+  return "passed=" + std::to_string(s.passed) + " dropped=" + std::to_string(s.dropped) +
+         " new_sources=" + std::to_string(s.new_sources) +
+         " parse_errors=" + std::to_string(s.parse_errors) + " non_ip=" + std::to_string(s.non_ip) +
+         " fail_open=" + std::to_string(s.fail_open) + " contended=" + std::to_string(s.contended) +
+         " debit_hits=" + std::to_string(s.debit_hits) + " nd_exempt=" + std::to_string(s.nd_exempt);
+}
+
+dt_debit make_debit(const std::string &addr, uint32_t hits) {
+  dt_debit d{};
+  if (!key_from_string(addr, &d.key)) ADD_FAILURE() << "not an address: " << addr;
+  d.hits = hits;
+  d.rule = 0;
+  return d;
+}
+
+void BpfFixture::SetUp() {
+  if (geteuid() != 0)
+    GTEST_FAIL() << "the BPF tests need root (BPF_PROG_LOAD, BPF_PROG_TEST_RUN); "
+                    "run them as root, e.g. `sudo build/bpf_tests` or `make test` as root";
+
+  skel_ = dthrottle_bpf__open();
+  if (!skel_)
+    GTEST_FAIL() << "cannot open the dthrottle BPF object: " << strerror(errno);
+  // The maps are LIBBPF_PIN_BY_NAME: without this a plain load would pin them under
+  // /sys/fs/bpf (and reuse whatever a running agent pinned there).
+  bpf_map *map;
+  bpf_object__for_each_map(map, skel_->obj) {
+    if (int rc = bpf_map__set_pin_path(map, nullptr); rc != 0)
+      GTEST_FAIL() << "cannot clear the pin path of map " << bpf_map__name(map) << ": "
+                   << strerror(-rc);
+  }
+  if (int rc = bpf_map__set_max_entries(skel_->maps.buckets, kMaxSources); rc != 0)
+    GTEST_FAIL() << "cannot size the bucket map: " << strerror(-rc);
+  if (int rc = dthrottle_bpf__load(skel_); rc != 0)
+    GTEST_FAIL() << "cannot load the dthrottle BPF object (" << strerror(-rc)
+                 << "): is BPF available in this kernel, and are we root? "
+                    "libbpf's log above has the details";
+}
+
+void BpfFixture::TearDown() {
+  dthrottle_bpf__destroy(skel_);
+  skel_ = nullptr;
+}
+
+int BpfFixture::xdp_fd() const { return bpf_program__fd(skel_->progs.dt_xdp); }
+int BpfFixture::debit_prog_fd() const { return bpf_program__fd(skel_->progs.dt_debit); }
+int BpfFixture::debit_batch_fd() const { return bpf_map__fd(skel_->maps.debit_batch); }
+int BpfFixture::buckets_fd() const { return bpf_map__fd(skel_->maps.buckets); }
+int BpfFixture::stats_fd() const { return bpf_map__fd(skel_->maps.stats); }
+
+void BpfFixture::set_policy(double rate, uint64_t burst) {
+  dt_policy p{};
+  std::string err;
+  ASSERT_TRUE(make_policy(rate, burst, &p, &err)) << "make_policy(" << rate << ", " << burst
+                                                  << "): " << err;
+  int rc = publish_policies(bpf_map__fd(skel_->maps.policy), bpf_map__fd(skel_->maps.config), &p, 1);
+  ASSERT_EQ(rc, 0) << "publish_policies: " << strerror(-rc);
+}
+
+void BpfFixture::clear_policy() {
+  int rc = publish_policies(bpf_map__fd(skel_->maps.policy), bpf_map__fd(skel_->maps.config),
+                            nullptr, 0);
+  ASSERT_EQ(rc, 0) << "publish_policies (empty): " << strerror(-rc);
+}
+
+dt_policy BpfFixture::live_policy() {
+  dt_policy p{};
+  int rc = read_live_policy(bpf_map__fd(skel_->maps.policy), bpf_map__fd(skel_->maps.config), 0, &p);
+  EXPECT_EQ(rc, 0) << "read_live_policy: " << strerror(-rc);
+  return p;
+}
+
+int BpfFixture::run(const std::vector<uint8_t> &frame) {
+  uint32_t verdict = 0;
+  int rc = test_run_xdp(xdp_fd(), frame, 1, &verdict);
+  if (rc != 0) {
+    ADD_FAILURE() << "BPF_PROG_TEST_RUN of a " << frame.size()
+                  << "-byte frame failed: " << strerror(-rc);
+    return -1;
+  }
+  return static_cast<int>(verdict);
+}
+
+dt_stats BpfFixture::stats() {
+  dt_stats s{};
+  int rc = read_stats(stats_fd(), &s);
+  EXPECT_EQ(rc, 0) << "read_stats: " << strerror(-rc);
+  return s;
+}
+
+std::optional<dt_bucket> BpfFixture::bucket(const std::string &addr) {
+  dt_key key{};
+  if (!key_from_string(addr, &key)) {
+    ADD_FAILURE() << "not an address: " << addr;
+    return std::nullopt;
+  }
+  dt_bucket b{};
+  if (bpf_map_lookup_elem(buckets_fd(), &key, &b) != 0) {
+    EXPECT_EQ(errno, ENOENT) << "bucket lookup of " << addr << ": " << strerror(errno);
+    return std::nullopt;
+  }
+  return b;
+}
+
+long BpfFixture::bucket_count() {
+  long n = for_each_bucket(buckets_fd(), [](const dt_key &, const dt_bucket &) {});
+  EXPECT_GE(n, 0) << "for_each_bucket: " << strerror(static_cast<int>(-n));
+  return n;
+}
+
+int64_t BpfFixture::tokens_milli(const dt_bucket &b) {
+  const dt_policy p = live_policy();
+  return dt_gcra_tokens_milli(b.tat_ns, mono_now_ns(), &p);
+}
+
+DebitResult BpfFixture::apply(const std::vector<dt_debit> &debits) {
+  DebitResult r = apply_debits(debit_batch_fd(), debit_prog_fd(), debits);
+  EXPECT_EQ(r.error, 0) << "apply_debits: " << strerror(-r.error);
+  return r;
+}
+
+}  // namespace dt::test

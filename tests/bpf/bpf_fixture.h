@@ -1,0 +1,81 @@
+// bpf_fixture.h - a GoogleTest fixture around a freshly loaded dthrottle object.
+//
+// Every test gets its own copy of the programs and maps, loaded from the skeleton
+// with pinning switched off (nothing appears under /sys/fs/bpf, nothing is shared
+// with a running agent or with another test) and a small bucket map. Packets go
+// through the real XDP program with BPF_PROG_TEST_RUN; the helpers use the agent's
+// own code (make_policy, publish_policies, read_stats, apply_debits) so the tests
+// exercise the pair the way the agent drives it.
+//
+// Not root, or no BPF in this kernel: the test FAILS with a message saying so.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <linux/bpf.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "debits.h"
+#include "dthrottle/common.h"
+
+struct dthrottle_bpf;
+
+namespace dt::test {
+
+// Runs the XDP program `prog_fd` `repeat` times on `frame` (BPF_PROG_TEST_RUN).
+// Frames shorter than an Ethernet header, which the kernel refuses as test input,
+// are sent behind XDP metadata so the program still sees exactly `frame`.
+// Returns 0 or -errno; *verdict is the last run's return value.
+int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat,
+                 uint32_t *verdict);
+
+// "XDP_PASS", "XDP_DROP", ... for messages.
+std::string verdict_name(int verdict);
+// All counters on one line, for messages.
+std::string stats_to_string(const dt_stats &s);
+
+// A debit entry for rule 0.
+dt_debit make_debit(const std::string &addr, uint32_t hits);
+
+class BpfFixture : public ::testing::Test {
+ protected:
+  // Small, but far above what any test creates: an LRU map this size never evicts here.
+  static constexpr uint32_t kMaxSources = 1024;
+
+  void SetUp() override;
+  void TearDown() override;
+
+  // Publishes rule 0 = (rate/s, burst) the way the agent does. Fails the test on error.
+  void set_policy(double rate, uint64_t burst);
+  // Publishes an empty rule set (interval_ns 0 everywhere: fail open).
+  void clear_policy();
+  // The policy of rule 0 as the XDP program sees it.
+  dt_policy live_policy();
+
+  // One packet through the XDP program: its verdict, or -1 (and a test failure) if
+  // BPF_PROG_TEST_RUN itself failed.
+  int run(const std::vector<uint8_t> &frame);
+
+  dt_stats stats();
+  // The bucket of `addr` (IPv4 or IPv6 text), or nullopt if there is none.
+  std::optional<dt_bucket> bucket(const std::string &addr);
+  long bucket_count();
+  // tokens in thousandths at this instant, under the live policy.
+  int64_t tokens_milli(const dt_bucket &b);
+
+  DebitResult apply(const std::vector<dt_debit> &debits);
+
+  int xdp_fd() const;
+  int debit_prog_fd() const;
+  int debit_batch_fd() const;
+  int buckets_fd() const;
+  int stats_fd() const;
+
+ private:
+  dthrottle_bpf *skel_ = nullptr;
+};
+
+}  // namespace dt::test

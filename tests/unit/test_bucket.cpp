@@ -1,0 +1,137 @@
+// test_bucket.cpp - the GCRA arithmetic of include/dthrottle/bucket.h, the very
+// functions the XDP and debit programs compile.
+#include <gtest/gtest.h>
+
+#include "dthrottle/bucket.h"
+#include "policy.h"
+
+namespace {
+
+constexpr uint64_t kSec = 1000000000ull;
+
+dt_policy policy(double rate, uint64_t burst) {
+  dt_policy p{};
+  std::string err;
+  EXPECT_TRUE(dt::make_policy(rate, burst, &p, &err)) << err;
+  return p;
+}
+
+// Takes tokens one at a time at `now` until denied; returns how many were admitted.
+int drain(__u64 *tat, uint64_t now, const dt_policy &p, int limit = 1000000) {
+  int n = 0;
+  __u64 next;
+  while (n < limit && dt_gcra_admit(*tat, now, &p, &next)) {
+    *tat = next;
+    n++;
+  }
+  return n;
+}
+
+TEST(Bucket, NewBucketIsFull) {
+  const dt_policy p = policy(1, 10);
+  EXPECT_EQ(dt_gcra_tokens_milli(0, 1000 * kSec, &p), 10000);
+  __u64 tat = 0;
+  EXPECT_EQ(drain(&tat, 1000 * kSec, p), 10) << "a new source may send exactly `burst` packets";
+}
+
+TEST(Bucket, RefillsOneTokenPerInterval) {
+  const dt_policy p = policy(100, 5);  // one token every 10 ms
+  const uint64_t t0 = 50 * kSec;
+  __u64 tat = 0;
+  ASSERT_EQ(drain(&tat, t0, p), 5);
+  __u64 next;
+  EXPECT_FALSE(dt_gcra_admit(tat, t0 + 10 * 1000000 - 1, &p, &next)) << "1 ns short of a token";
+  EXPECT_TRUE(dt_gcra_admit(tat, t0 + 10 * 1000000, &p, &next)) << "a whole token after 10 ms";
+  EXPECT_EQ(drain(&tat, t0 + 35 * 1000000, p), 3) << "3.5 tokens accrued: 3 whole ones";
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, t0 + 35 * 1000000, &p), 500) << "the half token is kept";
+}
+
+TEST(Bucket, NeverAboveBurstAfterIdle) {
+  const dt_policy p = policy(1000, 7);
+  __u64 tat = 0;
+  ASSERT_EQ(drain(&tat, 10 * kSec, p), 7);
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, 3600 * kSec, &p), 7000) << "an hour idle still caps at burst";
+  EXPECT_EQ(drain(&tat, 3600 * kSec, p), 7);
+}
+
+TEST(Bucket, FractionalRateOnePacketEverySixSeconds) {
+  const dt_policy p = policy(0.1666, 1);
+  EXPECT_EQ(p.interval_ns, 6002400960ull);
+  __u64 tat = 0, next;
+  const uint64_t t0 = 100 * kSec;
+  ASSERT_EQ(drain(&tat, t0, p), 1);
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, t0 + 3 * kSec, &p), 499) << "3 s = 0.4998 token";
+  EXPECT_FALSE(dt_gcra_admit(tat, t0 + 6 * kSec, &p, &next));
+  EXPECT_TRUE(dt_gcra_admit(tat, t0 + 6002400960ull, &p, &next));
+}
+
+TEST(Bucket, MilliTokenResolutionAtHighRate) {
+  const dt_policy p = policy(1000000, 1);  // interval 1000 ns: 1 ns = 1/1000 token
+  __u64 tat = 0;
+  ASSERT_EQ(drain(&tat, kSec, p), 1);
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, kSec + 1, &p), 1);
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, kSec + 999, &p), 999);
+}
+
+TEST(Bucket, DebitGoesNegativeAndRefillPaysBack) {
+  const dt_policy p = policy(2, 4);  // interval 0.5 s
+  const uint64_t t0 = 10 * kSec;
+  __u64 tat = 0;
+  tat = dt_gcra_debit(tat, t0, &p, 10);
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, t0, &p), -6000);
+  __u64 next;
+  EXPECT_FALSE(dt_gcra_admit(tat, t0 + 3 * kSec, &p, &next)) << "-6 + 6 = 0 tokens at t0+3s";
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, t0 + 3250 * 1000000ull, &p), 500);
+  EXPECT_TRUE(dt_gcra_admit(tat, t0 + 3500 * 1000000ull, &p, &next));
+}
+
+TEST(Bucket, NegativeTokensRoundTowardZero) {
+  const dt_policy p = policy(1, 1);
+  // tat such that the balance is -1.5 tokens.
+  const uint64_t now = 100 * kSec;
+  const uint64_t tat = now + p.burst_ns + 1500 * 1000000ull;
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, now, &p), -1500);
+}
+
+TEST(Bucket, DebitSaturatesInsteadOfOverflowing) {
+  const dt_policy p = policy(0.000001, 1);  // interval 1e15 ns
+  const uint64_t now = 5 * kSec;
+  __u64 tat = dt_gcra_debit(0, now, &p, 0xffffffffull);
+  EXPECT_EQ(tat, now + DT_TAT_HORIZON_NS);
+  EXPECT_EQ(dt_gcra_debit(tat, now, &p, 1), tat) << "already at the horizon: stays there";
+  __u64 next;
+  EXPECT_FALSE(dt_gcra_admit(tat, now, &p, &next));
+  EXPECT_LT(dt_gcra_tokens_milli(tat, now, &p), 0);
+}
+
+TEST(Bucket, DebitOfZeroHitsOnlyCapsIdleCredit) {
+  const dt_policy p = policy(10, 3);
+  EXPECT_EQ(dt_gcra_debit(0, 7 * kSec, &p, 0), 7 * kSec) << "same balance (full), expressed as now";
+  EXPECT_EQ(dt_gcra_tokens_milli(dt_gcra_debit(0, 7 * kSec, &p, 0), 7 * kSec, &p), 3000);
+}
+
+// The worked A/B example of the reference daemon design (burst 10, rate 1/s, reports
+// every 5 s): both buckets at -3 once the reports are applied, back to 1 at t=9.
+TEST(Bucket, ReferenceDaemonExample) {
+  const dt_policy p = policy(1, 10);
+  const uint64_t t0 = 1000 * kSec;
+  __u64 a = 0, b = 0;
+  EXPECT_EQ(drain(&a, t0, p, 9), 9);
+  EXPECT_EQ(drain(&b, t0, p, 8), 8);
+  EXPECT_EQ(dt_gcra_tokens_milli(a, t0, &p), 1000);
+  EXPECT_EQ(dt_gcra_tokens_milli(b, t0, &p), 2000);
+  // t=0.1: two more requests hit A: the first is served, the second refused.
+  EXPECT_EQ(drain(&a, t0 + kSec / 10, p, 2), 1);
+  // t=5: A served 10, B served 8; each debits the other's hits.
+  a = dt_gcra_debit(a, t0 + 5 * kSec, &p, 8);
+  b = dt_gcra_debit(b, t0 + 5 * kSec, &p, 10);
+  EXPECT_EQ(dt_gcra_tokens_milli(a, t0 + 5 * kSec, &p), -3000);
+  EXPECT_EQ(dt_gcra_tokens_milli(b, t0 + 5 * kSec, &p), -3000);
+  for (int s = 6; s <= 9; s++) {
+    EXPECT_EQ(dt_gcra_tokens_milli(a, t0 + s * kSec, &p), (s - 8) * 1000) << "A at t=" << s;
+    EXPECT_EQ(dt_gcra_tokens_milli(b, t0 + s * kSec, &p), (s - 8) * 1000) << "B at t=" << s;
+  }
+  EXPECT_EQ(drain(&a, t0 + 9 * kSec, p), 1) << "C can make one request at t=9";
+}
+
+}  // namespace

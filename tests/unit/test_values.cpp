@@ -1,0 +1,147 @@
+// test_values.cpp - command-line value parsing and policy validation.
+#include <gtest/gtest.h>
+
+#include "cli.h"
+#include "parse_values.h"
+#include "policy.h"
+
+namespace {
+
+TEST(ParseRate, AcceptsIntegersFractionsAndUnits) {
+  double r = 0;
+  std::string err;
+  ASSERT_TRUE(dt::parse_rate("100", &r, &err)) << err;
+  EXPECT_DOUBLE_EQ(r, 100);
+  ASSERT_TRUE(dt::parse_rate("0.1666", &r, &err)) << err;
+  EXPECT_DOUBLE_EQ(r, 0.1666);
+  ASSERT_TRUE(dt::parse_rate("10/m", &r, &err)) << err;
+  EXPECT_DOUBLE_EQ(r, 10.0 / 60);
+  ASSERT_TRUE(dt::parse_rate("3600/h", &r, &err)) << err;
+  EXPECT_DOUBLE_EQ(r, 1);
+  ASSERT_TRUE(dt::parse_rate("5/s", &r, &err)) << err;
+  EXPECT_DOUBLE_EQ(r, 5);
+}
+
+TEST(ParseRate, RejectsGarbageWithTheValueInTheMessage) {
+  double r = 0;
+  for (const char *bad : {"", "-1", "0", "abc", "1e3", "nan", "inf", "10/x", "1..2", " 5", "0x10"}) {
+    std::string err;
+    EXPECT_FALSE(dt::parse_rate(bad, &r, &err)) << "accepted '" << bad << "'";
+    EXPECT_NE(err.find(std::string("'") + bad + "'"), std::string::npos) << err;
+  }
+}
+
+TEST(ParseDuration, Units) {
+  uint64_t ns = 0;
+  std::string err;
+  ASSERT_TRUE(dt::parse_duration("200ms", &ns, &err)) << err;
+  EXPECT_EQ(ns, 200000000u);
+  ASSERT_TRUE(dt::parse_duration("1.5s", &ns, &err)) << err;
+  EXPECT_EQ(ns, 1500000000u);
+  ASSERT_TRUE(dt::parse_duration("2", &ns, &err)) << err;
+  EXPECT_EQ(ns, 2000000000u);
+  ASSERT_TRUE(dt::parse_duration("2m", &ns, &err)) << err;
+  EXPECT_EQ(ns, 120000000000u);
+  ASSERT_TRUE(dt::parse_duration("500us", &ns, &err)) << err;
+  EXPECT_EQ(ns, 500000u);
+  for (const char *bad : {"", "ms", "0", "0s", "-1s", "1h", "1 s", "abc", "1e9"}) {
+    EXPECT_FALSE(dt::parse_duration(bad, &ns, &err)) << "accepted '" << bad << "'";
+  }
+}
+
+TEST(ParseCount, Bounds) {
+  uint64_t v = 0;
+  std::string err;
+  EXPECT_TRUE(dt::parse_count("50", 1, 100, &v, &err));
+  EXPECT_EQ(v, 50u);
+  EXPECT_FALSE(dt::parse_count("0", 1, 100, &v, &err));
+  EXPECT_NE(err.find("from 1 to 100"), std::string::npos) << err;
+  EXPECT_FALSE(dt::parse_count("101", 1, 100, &v, &err));
+  EXPECT_FALSE(dt::parse_count("-5", 1, 100, &v, &err));
+  EXPECT_FALSE(dt::parse_count("99999999999999999999999", 1, UINT64_MAX, &v, &err));
+}
+
+TEST(Policy, IntervalAndBurstInNanoseconds) {
+  dt_policy p{};
+  std::string err;
+  ASSERT_TRUE(dt::make_policy(100, 50, &p, &err)) << err;
+  EXPECT_EQ(p.interval_ns, 10000000u);
+  EXPECT_EQ(p.burst_ns, 500000000u);
+  EXPECT_DOUBLE_EQ(dt::policy_rate(p), 100);
+  EXPECT_EQ(dt::policy_burst(p), 50u);
+  ASSERT_TRUE(dt::make_policy(3, 1, &p, &err)) << err;
+  EXPECT_EQ(p.interval_ns, 333333333u) << "rounded to the nearest ns";
+}
+
+TEST(Policy, RejectsOutOfRangeWithReason) {
+  dt_policy p{};
+  std::string err;
+  EXPECT_FALSE(dt::make_policy(0, 10, &p, &err));
+  EXPECT_FALSE(dt::make_policy(2e6, 10, &p, &err));
+  EXPECT_FALSE(dt::make_policy(1, 0, &p, &err));
+  EXPECT_FALSE(dt::make_policy(0.000001, 1000000, &p, &err));
+  EXPECT_NE(err.find("146 years"), std::string::npos) << err;
+}
+
+struct Argv {
+  std::vector<std::string> s;
+  std::vector<char *> p;
+  explicit Argv(std::initializer_list<const char *> a) {
+    for (auto x : a) s.emplace_back(x);
+    for (auto &x : s) p.push_back(x.data());
+    p.push_back(nullptr);
+  }
+  int argc() const { return static_cast<int>(s.size()); }
+  char **argv() { return p.data(); }
+};
+
+TEST(Cli, RunOptionsDefaultsAndFlags) {
+  Argv a{"agent", "--iface", "eth0", "--rate", "0.1666", "--burst", "3", "--xdp-mode", "generic",
+         "--max-sources", "2048", "--keep", "--stats-interval", "500ms"};
+  dt::RunOptions o;
+  std::string err;
+  ASSERT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Ok) << err;
+  EXPECT_EQ(o.iface, "eth0");
+  EXPECT_DOUBLE_EQ(o.rate, 0.1666);
+  EXPECT_EQ(o.burst, 3u);
+  EXPECT_EQ(o.mode, dt::XdpMode::Generic);
+  EXPECT_EQ(o.max_sources, 2048u);
+  EXPECT_TRUE(o.keep);
+  EXPECT_EQ(o.stats_interval_ns, 500000000u);
+  EXPECT_EQ(o.pin_dir, "/sys/fs/bpf/dthrottle/eth0");
+}
+
+TEST(Cli, RunOptionsErrorsNameTheFlag) {
+  struct Case {
+    std::initializer_list<const char *> args;
+    const char *expect;
+  } cases[] = {
+      {{"agent", "--rate", "1", "--burst", "1"}, "--iface is required"},
+      {{"agent", "--iface", "x", "--burst", "1"}, "--rate is required"},
+      {{"agent", "--iface", "x", "--rate", "1"}, "--burst is required"},
+      {{"agent", "--iface", "x", "--rate", "-1", "--burst", "1"}, "--rate: invalid rate '-1'"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "0"}, "--burst: invalid value '0'"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--xdp-mode", "fast"}, "--xdp-mode"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--stats-interval", "soon"},
+       "--stats-interval: invalid duration 'soon'"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--pin-dir", "rel"}, "absolute"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--bogus"}, "unknown option --bogus"},
+      {{"agent", "--iface"}, "needs a value"},
+  };
+  for (auto &c : cases) {
+    Argv a(c.args);
+    dt::RunOptions o;
+    std::string err;
+    EXPECT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Error) << c.expect;
+    EXPECT_NE(err.find(c.expect), std::string::npos) << "got: " << err;
+  }
+}
+
+TEST(Cli, HelpDocumentsEveryFlag) {
+  const std::string help = dt::run_usage();
+  for (const char *flag : {"--iface", "--rate", "--burst", "--pin-dir", "--xdp-mode", "--max-sources",
+                           "--keep", "--stats-interval", "--log-level", "--help"})
+    EXPECT_NE(help.find(flag), std::string::npos) << flag << " missing from --help";
+}
+
+}  // namespace

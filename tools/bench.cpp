@@ -1,0 +1,332 @@
+// bench.cpp - `make bench`: what dthrottle costs per packet, and what the agent pays
+// per period.
+//
+// Part 1, per packet: BPF_PROG_TEST_RUN runs the bench wrapper dt_bench_rotate
+// (bpf/bench.bpf.c) millions of times on one frame; the wrapper gives every
+// repetition the next of N source addresses and tail-calls one of four targets:
+//   ours PASS  the production dt_xdp (unpinned skeleton), a policy that admits all
+//   ours DROP  dt_xdp again (its own maps), a policy under which every bucket is empty
+//   baseline   dt_bench_baseline: same parser, one LRU lookup, one atomic add
+//   empty      XDP_PASS only: the wrapper's own cost, subtracted for the "net" ratio
+// Every map is prefilled by one pass over all N sources, then each round measures
+// the four targets back to back (order reversed every other round) and the table
+// shows per-target medians. The counters of dt_xdp are checked after every run:
+// a figure is only printed for the path it claims to measure.
+//
+// Part 2, per agent period (refill is lazy, so nothing sweeps the bucket map): the
+// time of read_stats, of apply_debits over 100k and 1M sources into bucket maps of
+// two capacities, and, for scale, of the full for_each_bucket walk a periodic sweep
+// would pay.
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench.skel.h"
+#include "debits.h"
+#include "dthrottle.skel.h"
+#include "dthrottle/common.h"
+#include "map_reader.h"
+#include "policy.h"
+
+namespace {
+
+constexpr int kRounds = 5;
+constexpr uint32_t kBucketCapacity = DT_DEFAULT_MAX_SOURCES;  // 1,048,576
+
+[[noreturn]] __attribute__((format(printf, 1, 2))) void die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("bench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(1);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+dt_policy policy_or_die(double rate, uint64_t burst) {
+  dt_policy p{};
+  std::string err;
+  if (!dt::make_policy(rate, burst, &p, &err)) die("make_policy: %s", err.c_str());
+  return p;
+}
+
+// --- Machine description ------------------------------------------------------------
+
+std::string first_line_with(const char *path, const char *prefix) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0) {
+      auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  return "unknown";
+}
+
+std::string read_trimmed(const char *path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s.empty() ? "unknown" : s;
+}
+
+void print_machine() {
+  char date[64];
+  time_t t = time(nullptr);
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
+  utsname u{};
+  uname(&u);
+  const std::string jit = read_trimmed("/proc/sys/net/core/bpf_jit_enable");
+  printf("dthrottle bench, %s\n", date);
+  printf("  CPU     %s (%d possible CPUs)\n",
+         first_line_with("/proc/cpuinfo", "model name").c_str(), libbpf_num_possible_cpus());
+  printf("  kernel  %s %s %s\n", u.sysname, u.release, u.version);
+  printf("  BPF JIT %s\n", jit == "0" ? "OFF (figures are the interpreter's!)" : ("on (" + jit + ")").c_str());
+}
+
+// --- The programs under test ----------------------------------------------------------
+
+// One dthrottle object (dt_xdp, dt_debit and their maps), loaded from the skeleton
+// with nothing pinned, its bucket map sized `capacity`, rule 0 set to `pol`.
+class Throttle {
+ public:
+  Throttle(uint32_t capacity, const dt_policy &pol) {
+    skel_ = dthrottle_bpf__open();
+    if (!skel_) die("cannot open the dthrottle skeleton: %s", strerror(errno));
+    bpf_map *m;
+    bpf_object__for_each_map(m, skel_->obj) bpf_map__set_pin_path(m, nullptr);
+    bpf_map__set_max_entries(skel_->maps.buckets, capacity);
+    if (int rc = dthrottle_bpf__load(skel_); rc != 0)
+      die("cannot load dthrottle.bpf.o (bucket map of %u): %s", capacity, strerror(-rc));
+    const int pfd = bpf_map__fd(skel_->maps.policy), cfd = bpf_map__fd(skel_->maps.config);
+    if (int rc = dt::publish_policies(pfd, cfd, &pol, 1); rc != 0)
+      die("publish_policies: %s", strerror(-rc));
+  }
+  ~Throttle() { dthrottle_bpf__destroy(skel_); }
+  Throttle(const Throttle &) = delete;
+  Throttle &operator=(const Throttle &) = delete;
+
+  int xdp_fd() const { return bpf_program__fd(skel_->progs.dt_xdp); }
+  int debit_fd() const { return bpf_program__fd(skel_->progs.dt_debit); }
+  int buckets_fd() const { return bpf_map__fd(skel_->maps.buckets); }
+  int stats_fd() const { return bpf_map__fd(skel_->maps.stats); }
+  int batch_fd() const { return bpf_map__fd(skel_->maps.debit_batch); }
+
+  dt_stats stats() const {
+    dt_stats s{};
+    if (int rc = dt::read_stats(stats_fd(), &s); rc != 0) die("read_stats: %s", strerror(-rc));
+    return s;
+  }
+
+ private:
+  dthrottle_bpf *skel_ = nullptr;
+};
+
+// The wrapper program and its two bench-only targets.
+class Rotator {
+ public:
+  Rotator() {
+    skel_ = bench_bpf__open();
+    if (!skel_) die("cannot open the bench skeleton: %s", strerror(errno));
+    bpf_map__set_max_entries(skel_->maps.baseline_counts, kBucketCapacity);
+    if (int rc = bench_bpf__load(skel_); rc != 0) die("cannot load bench.bpf.o: %s", strerror(-rc));
+  }
+  ~Rotator() { bench_bpf__destroy(skel_); }
+  Rotator(const Rotator &) = delete;
+  Rotator &operator=(const Rotator &) = delete;
+
+  int baseline_fd() const { return bpf_program__fd(skel_->progs.dt_bench_baseline); }
+  int empty_fd() const { return bpf_program__fd(skel_->progs.dt_bench_empty); }
+
+  // Sources base, base+1, ... (the IPv4 address, or the IPv6 address's last word).
+  void set_sources(bool ipv6, uint32_t base_host_order, uint32_t n) {
+    skel_->bss->ipv6 = ipv6;
+    skel_->bss->base_addr = htonl(base_host_order);
+    skel_->data->nsources = n;
+  }
+
+  // Runs `repeat` frames through the wrapper into `target`, starting at the first
+  // source. Returns wall-clock ns per frame; *retval is the last frame's verdict.
+  double run(int target, const std::vector<uint8_t> &frame, uint32_t repeat, uint32_t *retval) {
+    uint32_t slot = 0;
+    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.jump), &slot, &target, BPF_ANY) != 0)
+      die("cannot put the target in the prog array: %s", strerror(errno));
+    skel_->bss->next_source = 0;
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
+                .data_size_in = static_cast<uint32_t>(frame.size()), .repeat = static_cast<int>(repeat));
+    const uint64_t t0 = dt::mono_now_ns();
+    if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.dt_bench_rotate), &opts) != 0)
+      die("BPF_PROG_TEST_RUN: %s", strerror(errno));
+    const uint64_t t1 = dt::mono_now_ns();
+    *retval = opts.retval;
+    return static_cast<double>(t1 - t0) / repeat;
+  }
+
+  // Entries of the baseline map (to check nothing was evicted).
+  long baseline_entries() const {
+    const int fd = bpf_map__fd(skel_->maps.baseline_counts);
+    dt_key cur{}, next{};
+    long n = 0;
+    for (const dt_key *k = nullptr; bpf_map_get_next_key(fd, k, &next) == 0; k = &cur, n++) cur = next;
+    return n;
+  }
+
+ private:
+  bench_bpf *skel_ = nullptr;
+};
+
+// A minimal UDP frame from the first source (198.18.0.1 or 2001:2::1) to a
+// destination in the same benchmark range. Never sent anywhere.
+std::vector<uint8_t> make_frame(bool ipv6) {
+  std::vector<uint8_t> f(ipv6 ? 14 + 40 + 8 + 2 : 64, 0);
+  auto *eth = reinterpret_cast<ethhdr *>(f.data());
+  memset(eth->h_dest, 0x02, ETH_ALEN);
+  memset(eth->h_source, 0x04, ETH_ALEN);
+  eth->h_proto = htons(ipv6 ? ETH_P_IPV6 : ETH_P_IP);
+  if (ipv6) {
+    auto *ip6 = reinterpret_cast<ipv6hdr *>(f.data() + 14);
+    ip6->version = 6;
+    ip6->payload_len = htons(static_cast<uint16_t>(f.size() - 14 - 40));
+    ip6->nexthdr = IPPROTO_UDP;
+    ip6->hop_limit = 64;
+    inet_pton(AF_INET6, "2001:2::1", &ip6->saddr);
+    inet_pton(AF_INET6, "2001:2::ffff:fffe", &ip6->daddr);
+  } else {
+    auto *ip = reinterpret_cast<iphdr *>(f.data() + 14);
+    ip->version = 4;
+    ip->ihl = 5;
+    ip->ttl = 64;
+    ip->protocol = IPPROTO_UDP;
+    ip->tot_len = htons(static_cast<uint16_t>(f.size() - 14));
+    inet_pton(AF_INET, "198.18.0.1", &ip->saddr);
+    inet_pton(AF_INET, "198.19.255.254", &ip->daddr);
+  }
+  return f;
+}
+
+// --- Part 1: per packet ------------------------------------------------------------------
+
+struct Scenario {
+  const char *label;
+  bool ipv6;
+  uint32_t sources;
+  uint32_t repeat;  // frames per measurement
+};
+
+enum Target { kOursPass, kOursDrop, kBaseline, kEmpty, kTargets };
+const char *const kTargetNames[kTargets] = {"ours PASS", "ours DROP", "baseline", "empty"};
+
+struct ScenarioResult {
+  std::vector<double> ns[kTargets];
+};
+
+// Runs one measurement and checks that dt_xdp took the path it is meant to measure,
+// with every source's bucket already there (no eviction, no re-creation).
+double measure(Rotator &rot, Target t, int fd, const Throttle *ours, const std::vector<uint8_t> &frame,
+               uint32_t repeat) {
+  const dt_stats before = ours ? ours->stats() : dt_stats{};
+  uint32_t retval = 0;
+  const double ns = rot.run(fd, frame, repeat, &retval);
+  const uint32_t want = t == kOursDrop ? XDP_DROP : XDP_PASS;
+  if (retval != want)
+    die("%s: the last frame returned %u, expected %u (did the tail call fail?)", kTargetNames[t], retval, want);
+  if (ours) {
+    const dt_stats after = ours->stats();
+    const uint64_t on_path = t == kOursPass ? after.passed - before.passed : after.dropped - before.dropped;
+    const uint64_t created = after.new_sources - before.new_sources;
+    if (on_path != repeat || created != 0)
+      die("%s: %llu of %u frames took the measured path and %llu buckets were created "
+          "(expected all and none: eviction, or the policy does not fit)",
+          kTargetNames[t], static_cast<unsigned long long>(on_path), repeat,
+          static_cast<unsigned long long>(created));
+  }
+  return ns;
+}
+
+ScenarioResult run_scenario(const Scenario &s) {
+  // Rate 1e6/s, burst 1e9: no source runs dry in this bench (each frame moves a
+  // bucket's TAT by 1 us, the burst covers 1e9 of them). Rate 1e-6/s, burst 1: the
+  // prefill pass takes each source's only token, every later frame is dropped.
+  Throttle pass(kBucketCapacity, policy_or_die(1e6, DT_BURST_MAX));
+  Throttle drop(kBucketCapacity, policy_or_die(DT_RATE_MIN, 1));
+  Rotator rot;
+  rot.set_sources(s.ipv6, s.ipv6 ? 1u : 0xc6120001u /* 198.18.0.1 */, s.sources);
+  const std::vector<uint8_t> frame = make_frame(s.ipv6);
+
+  const int fds[kTargets] = {pass.xdp_fd(), drop.xdp_fd(), rot.baseline_fd(), rot.empty_fd()};
+  const Throttle *owners[kTargets] = {&pass, &drop, nullptr, nullptr};
+  uint32_t retval = 0;
+  for (int fd : {fds[kOursPass], fds[kOursDrop], fds[kBaseline]}) rot.run(fd, frame, s.sources, &retval);
+  if (pass.stats().new_sources != s.sources || drop.stats().new_sources != s.sources)
+    die("%s: prefill created %llu / %llu buckets, expected %u", s.label,
+        static_cast<unsigned long long>(pass.stats().new_sources),
+        static_cast<unsigned long long>(drop.stats().new_sources), s.sources);
+
+  ScenarioResult r;
+  for (int round = 0; round < kRounds; round++)
+    for (int i = 0; i < kTargets; i++) {
+      const Target t = static_cast<Target>(round % 2 ? kTargets - 1 - i : i);  // ABCD DCBA ...
+      r.ns[t].push_back(measure(rot, t, fds[t], owners[t], frame, s.repeat));
+    }
+  if (long n = rot.baseline_entries(); n != s.sources)
+    die("%s: the baseline map holds %ld sources, expected %u (evicted?)", s.label, n, s.sources);
+  return r;
+}
+
+void per_packet_part() {
+  const Scenario scenarios[] = {
+      {"IPv4 1 source", false, 1, 10'000'000},
+      {"IPv6 1 source", true, 1, 10'000'000},
+      {"IPv4 131,072 sources (all of 198.18.0.0/15)", false, 131'072, 131'072 * 40},
+      {"IPv6 1,000,000 sources (2001:2::/48)", true, 1'000'000, 5'000'000},
+  };
+  printf("\nPart 1: cost per packet, ns/packet (BPF_PROG_TEST_RUN wall clock / repeat)\n");
+  printf("  bucket maps: %u entries (dt_xdp's and the baseline's), prefilled with one pass;\n"
+         "  median of %d interleaved rounds; min-max in brackets; net = minus the empty target\n",
+         kBucketCapacity, kRounds);
+  for (const Scenario &s : scenarios) {
+    const ScenarioResult r = run_scenario(s);
+    double med[kTargets];
+    for (int t = 0; t < kTargets; t++) med[t] = median(r.ns[t]);
+    printf("\n  %s, %u frames per measurement\n", s.label, s.repeat);
+    for (int t = 0; t < kTargets; t++) {
+      auto [lo, hi] = std::minmax_element(r.ns[t].begin(), r.ns[t].end());
+      printf("    %-10s %7.1f  [%6.1f - %6.1f]", kTargetNames[t], med[t], *lo, *hi);
+      if (t != kEmpty) printf("   net %6.1f", med[t] - med[kEmpty]);
+      printf("\n");
+    }
+    const double base_net = med[kBaseline] - med[kEmpty];
+    for (Target t : {kOursPass, kOursDrop})
+      printf("    ratio %s / baseline: raw %.2fx, net %.2fx\n", kTargetNames[t], med[t] / med[kBaseline],
+             (med[t] - med[kEmpty]) / base_net);
+  }
+}
+
+}  // namespace
+
+int main() {
+  print_machine();
+  per_packet_part();
+  return 0;
+}
