@@ -3,15 +3,21 @@
 
 #include <getopt.h>
 
+#include <unistd.h>
+
+#include "cluster.h"
 #include "dthrottle/common.h"
 #include "parse_values.h"
+#include "peer_protocol.h"
 
 namespace dt {
 namespace {
 
 const char kRunUsage[] =
-    "Usage: agent --iface IFACE --rate R --burst B [options]\n"
+    "Usage: agent --iface IFACE --rate R --burst B [--peers HOST:PORT,...] [options]\n"
     "       agent stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
+    "       agent hub [--listen ADDR:PORT]\n"
+    "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
     "\n"
     "Throttles packets per source address on IFACE with an XDP program: every source\n"
     "gets a token bucket of B packets that refills at R packets per second; a packet\n"
@@ -38,8 +44,24 @@ const char kRunUsage[] =
     "      --log-level LEVEL   debug, info, warn or error (default info)\n"
     "  -h, --help              show this help\n"
     "\n"
+    "Cluster options (one budget per source across hosts):\n"
+    "  -p, --peers LIST        peers' report endpoints, HOST:PORT[,HOST:PORT...]; may be\n"
+    "                          repeated; a tcp:// prefix is accepted\n"
+    "      --listen ADDR:PORT  where this agent publishes its reports (default *:7700\n"
+    "                          when --peers is given)\n"
+    "      --hub HOST:PORT     publish to an `agent hub` at HOST:PORT and subscribe at\n"
+    "                          HOST:PORT+1, instead of (or besides) a full mesh\n"
+    "      --period D          how often reports are exchanged (default 200ms)\n"
+    "      --node-id NAME      this agent's name in reports (default: the host name)\n"
+    "      --down-after D      a peer silent this long is reported down (default 5\n"
+    "                          periods)\n"
+    "      --curve-key FILE    this node's CurveZMQ key pair (agent keygen): encrypt and\n"
+    "                          authenticate peer traffic\n"
+    "      --curve-peers DIR   public keys (*.pub) of the peers allowed to subscribe\n"
+    "\n"
     "Examples:\n"
     "  agent --iface eth0 --rate 100 --burst 50\n"
+    "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700\n"
     "  agent --iface eth0 --rate 10/m --burst 1      # one packet every 6 s per source\n"
     "  agent stats --iface eth0 --top 20\n"
     "  bpftool map dump pinned /sys/fs/bpf/dthrottle/eth0/buckets\n";
@@ -57,9 +79,38 @@ const char kStatsUsage[] =
     "      --top N         show N sources (default 10; 0 shows every source)\n"
     "  -h, --help          show this help\n";
 
+const char kHubUsage[] =
+    "Usage: agent hub [--listen ADDR:PORT] [--log-level LEVEL]\n"
+    "\n"
+    "Relays peer reports so that agents need not all connect to each other: agents\n"
+    "started with --hub HOST:PORT publish to ADDR:PORT (an XSUB socket) and subscribe\n"
+    "at port+1 (XPUB); the hub forwards every report to every agent (zmq_proxy).\n"
+    "Run two hubs and give agents both for redundancy (duplicates are dropped).\n"
+    "\n"
+    "Options:\n"
+    "      --listen ADDR:PORT  frontend to bind (default *:7701; backend: port + 1)\n"
+    "      --log-level LEVEL   debug, info, warn or error (default info)\n"
+    "  -h, --help              show this help\n";
+
 enum LongOnly {
   kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop,
+  kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
 };
+
+// Appends the comma-separated endpoints of `v` to *out, normalised.
+bool add_endpoints(const std::string &v, std::vector<std::string> *out, std::string *err) {
+  size_t start = 0;
+  while (start <= v.size()) {
+    size_t comma = v.find(',', start);
+    std::string one = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string ep;
+    if (!normalize_endpoint(one, false, &ep, err)) return false;
+    out->push_back(ep);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return true;
+}
 
 std::string flag_error(const char *flag, const std::string &msg) {
   return std::string("--") + flag + ": " + msg;
@@ -69,6 +120,7 @@ std::string flag_error(const char *flag, const std::string &msg) {
 
 const char *run_usage() { return kRunUsage; }
 const char *stats_usage() { return kStatsUsage; }
+const char *hub_usage() { return kHubUsage; }
 
 ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string *err) {
   static const option kLong[] = {
@@ -81,16 +133,49 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
       {"keep", no_argument, nullptr, kKeep},
       {"stats-interval", required_argument, nullptr, kStatsInterval},
       {"log-level", required_argument, nullptr, kLogLevel},
+      {"peers", required_argument, nullptr, 'p'},
+      {"listen", required_argument, nullptr, kListen},
+      {"hub", required_argument, nullptr, kHub},
+      {"period", required_argument, nullptr, kPeriod},
+      {"node-id", required_argument, nullptr, kNodeId},
+      {"down-after", required_argument, nullptr, kDownAfter},
+      {"curve-key", required_argument, nullptr, kCurveKey},
+      {"curve-peers", required_argument, nullptr, kCurvePeers},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
   bool have_rate = false, have_burst = false;
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":i:r:b:h", kLong, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, ":i:r:b:p:h", kLong, nullptr)) != -1) {
     std::string v = optarg ? optarg : "", e;
     uint64_t n = 0;
     switch (c) {
+      case 'p':
+        if (!add_endpoints(v, &o->peers, &e)) return *err = flag_error("peers", e), ParseOutcome::Error;
+        break;
+      case kHub:
+        if (!add_endpoints(v, &o->hubs, &e)) return *err = flag_error("hub", e), ParseOutcome::Error;
+        break;
+      case kListen:
+        if (!normalize_endpoint(v, true, &o->listen, &e)) return *err = flag_error("listen", e), ParseOutcome::Error;
+        break;
+      case kPeriod:
+        if (!parse_duration(v, &o->period_ns, &e) || o->period_ns < 10'000'000 || o->period_ns > 60'000'000'000ull)
+          return *err = flag_error("period", e.empty() ? "'" + v + "' must be from 10ms to 60s" : e),
+                 ParseOutcome::Error;
+        break;
+      case kDownAfter:
+        if (!parse_duration(v, &o->down_after_ns, &e)) return *err = flag_error("down-after", e), ParseOutcome::Error;
+        break;
+      case kNodeId:
+        if (!valid_node_id(v))
+          return *err = flag_error("node-id", "'" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -"),
+                 ParseOutcome::Error;
+        o->node_id = v;
+        break;
+      case kCurveKey: o->curve_key = v; break;
+      case kCurvePeers: o->curve_peers = v; break;
       case 'i': o->iface = v; break;
       case 'r':
         if (!parse_rate(v, &o->rate, &e)) return *err = flag_error("rate", e), ParseOutcome::Error;
@@ -146,6 +231,44 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
   if (!have_rate) return *err = "--rate is required", ParseOutcome::Error;
   if (!have_burst) return *err = "--burst is required", ParseOutcome::Error;
   if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
+  if (!o->peers.empty() && o->listen.empty()) o->listen = "tcp://*:7700";
+  if (!o->curve_peers.empty() && o->curve_key.empty())
+    return *err = "--curve-peers needs --curve-key (this node's key pair)", ParseOutcome::Error;
+  if (!o->curve_key.empty() && !o->cluster())
+    return *err = "--curve-key only makes sense with --peers, --listen or --hub", ParseOutcome::Error;
+  if (o->node_id.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    o->node_id = valid_node_id(host) ? host : "dthrottle";
+  }
+  return ParseOutcome::Ok;
+}
+
+ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string *err) {
+  static const option kLong[] = {{"listen", required_argument, nullptr, kListen},
+                                 {"log-level", required_argument, nullptr, kLogLevel},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", kLong, nullptr)) != -1) {
+    std::string v = optarg ? optarg : "", e;
+    switch (c) {
+      case kListen:
+        if (!normalize_endpoint(v, true, &o->listen, &e)) return *err = flag_error("listen", e), ParseOutcome::Error;
+        break;
+      case kLogLevel:
+        if (!parse_log_level(v.c_str(), &o->log_level))
+          return *err = flag_error("log-level", "'" + v + "' is not one of debug, info, warn, error"),
+                 ParseOutcome::Error;
+        break;
+      case 'h': return ParseOutcome::Help;
+      case ':': return *err = std::string("option ") + argv[optind - 1] + " needs a value", ParseOutcome::Error;
+      default: return *err = std::string("unknown option ") + argv[optind - 1], ParseOutcome::Error;
+    }
+  }
+  if (optind < argc) return *err = std::string("unexpected argument '") + argv[optind] + "'", ParseOutcome::Error;
   return ParseOutcome::Ok;
 }
 

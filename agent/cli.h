@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dataplane.h"
 #include "log.h"
@@ -20,6 +21,20 @@ struct RunOptions {
   bool keep = false;
   uint64_t stats_interval_ns = 10'000'000'000ull;
   LogLevel log_level = LogLevel::Info;
+  // Cluster (enabled by --peers, --hub or --listen).
+  std::vector<std::string> peers;  // normalised tcp://host:port
+  std::vector<std::string> hubs;
+  std::string listen;              // normalised; default tcp://*:7700 with --peers
+  uint64_t period_ns = 200'000'000;
+  uint64_t down_after_ns = 0;      // 0: 5 periods
+  std::string node_id;             // default: the host name
+  std::string curve_key, curve_peers;
+  bool cluster() const { return !peers.empty() || !hubs.empty() || !listen.empty(); }
+};
+
+struct HubOptions {
+  std::string listen = "tcp://*:7701";  // frontend; the backend is port + 1
+  LogLevel log_level = LogLevel::Info;
 };
 
 struct StatsOptions {
@@ -34,8 +49,10 @@ enum class ParseOutcome { Ok, Help, Error };
 
 ParseOutcome parse_run_options(int argc, char **argv, RunOptions *out, std::string *err);
 ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *out, std::string *err);
+ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *out, std::string *err);
 
 const char *run_usage();
 const char *stats_usage();
+const char *hub_usage();
 
 }  // namespace dt

@@ -1,14 +1,18 @@
-// cmd_run.cpp - the daemon: load and attach, publish the policy, then wait for
-// signals, logging the counters every --stats-interval.
+// cmd_run.cpp - the daemon: load and attach, publish the policy, then serve one event
+// loop (signals, peer reports, period ticks) until SIGINT or SIGTERM.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
+#include <zmq.hpp>
 
 #include "cli.h"
+#include "cluster.h"
 #include "commands.h"
 #include "dataplane.h"
 #include "log.h"
@@ -24,12 +28,24 @@ void log_counters(int stats_fd, dt_stats *prev) {
     DT_WARN("cannot read the stats map: %s", strerror(errno));
     return;
   }
-  DT_INFO("passed %" "llu" " (+%" "llu" ") dropped %" "llu" " (+%" "llu"
-          ") new sources %" "llu" " non-IP %" "llu" " malformed %" "llu"
-          " fail-open %" "llu" " contended %" "llu",
-          now.passed, now.passed - prev->passed, now.dropped, now.dropped - prev->dropped,
-          now.new_sources, now.non_ip, now.parse_errors, now.fail_open, now.contended);
+  auto u = [](__u64 v) { return static_cast<unsigned long long>(v); };
+  DT_INFO("passed %llu (+%llu) dropped %llu (+%llu) new sources %llu non-IP %llu malformed %llu "
+          "fail-open %llu contended %llu exempt %llu",
+          u(now.passed), u(now.passed - prev->passed), u(now.dropped), u(now.dropped - prev->dropped),
+          u(now.new_sources), u(now.non_ip), u(now.parse_errors), u(now.fail_open), u(now.contended),
+          u(now.exempt));
   *prev = now;
+}
+
+// Replaces `path` atomically with `text` (readers never see half a file).
+void write_file_atomic(const std::string &path, const std::string &text) {
+  std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  if (ok) rename(tmp.c_str(), path.c_str());
+  else unlink(tmp.c_str());
 }
 
 }  // namespace
@@ -53,7 +69,7 @@ int cmd_run(int argc, char **argv) {
     return 2;
   }
 
-  // Block the signals we wait for before any thread exists.
+  // Signals arrive through a file descriptor polled with the peer socket.
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
@@ -61,6 +77,11 @@ int cmd_run(int argc, char **argv) {
   sigaddset(&sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  const int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) {
+    DT_ERROR("signalfd: %s", strerror(errno));
+    return 1;
+  }
 
   DataplaneConfig dc{opt.iface, opt.pin_dir, opt.mode, opt.max_sources, opt.max_sources_explicit};
   auto dp = Dataplane::open(dc, &err);
@@ -72,33 +93,88 @@ int cmd_run(int argc, char **argv) {
     DT_ERROR("cannot write the policy map: %s", strerror(-rc));
     return 1;
   }
-  DT_INFO("%s dthrottle on %s (%s mode): rate %.6g/s, burst %" "llu"
-          " per source, up to %u sources, pinned in %s",
-          dp->took_over() ? "took over" : "attached", opt.iface.c_str(),
-          xdp_mode_name(dp->attached_mode()), policy_rate(pol), policy_burst(pol),
-          dp->max_sources(), dp->pin_dir().c_str());
+  DT_INFO("%s dthrottle on %s (%s mode): rate %.6g/s, burst %llu per source, up to %u sources, pinned in %s",
+          dp->took_over() ? "took over" : "attached", opt.iface.c_str(), xdp_mode_name(dp->attached_mode()),
+          policy_rate(pol), policy_burst(pol), dp->max_sources(), dp->pin_dir().c_str());
+
+  std::unique_ptr<Cluster> cluster;
+  const std::string status_path = runtime_file(opt.pin_dir, ".cluster.json");
+  if (opt.cluster()) {
+    ClusterConfig cc;
+    cc.peers = opt.peers;
+    cc.hubs = opt.hubs;
+    cc.listen = opt.listen;
+    cc.period_ns = opt.period_ns;
+    cc.down_after_ns = opt.down_after_ns;
+    cc.node_id = opt.node_id;
+    cc.curve_key_file = opt.curve_key;
+    cc.curve_peers_dir = opt.curve_peers;
+    cluster = Cluster::create(cc, *dp, &err);
+    if (!cluster) {
+      DT_ERROR("%s", err.c_str());
+      return 1;
+    }
+    DT_INFO("cluster: node %s, listening on %s, %zu peers, %zu hubs, reports every %.0f ms", opt.node_id.c_str(),
+            opt.listen.empty() ? "(none)" : opt.listen.c_str(), opt.peers.size(), opt.hubs.size(),
+            opt.period_ns / 1e6);
+  }
 
   dt_stats prev{};
   read_stats(dp->stats_fd(), &prev);
-  const timespec wait{static_cast<time_t>(opt.stats_interval_ns / 1000000000ull),
-                      static_cast<long>(opt.stats_interval_ns % 1000000000ull)};
-  for (;;) {
-    int sig = sigtimedwait(&sigs, nullptr, &wait);
-    if (sig < 0) {
-      if (errno == EAGAIN) log_counters(dp->stats_fd(), &prev);
-      continue;
+  uint64_t now = mono_now_ns();
+  uint64_t next_stats = now + opt.stats_interval_ns;
+  uint64_t next_period = now + opt.period_ns;
+  uint64_t next_status = now;
+  bool keep = opt.keep;
+  for (bool running = true; running;) {
+    now = mono_now_ns();
+    uint64_t due = std::min(next_stats, cluster ? next_period : next_stats);
+    long timeout_ms = due > now ? static_cast<long>((due - now + 999999) / 1000000) : 0;
+    zmq::pollitem_t items[2] = {{nullptr, sfd, ZMQ_POLLIN, 0}, {cluster ? cluster->poll_socket() : nullptr, 0, ZMQ_POLLIN, 0}};
+    try {
+      zmq::poll(items, cluster ? 2 : 1, std::chrono::milliseconds(timeout_ms));
+    } catch (const zmq::error_t &e) {
+      if (e.num() != EINTR) DT_WARN("poll: %s", e.what());
     }
-    if (sig == SIGHUP) {
-      DT_INFO("SIGHUP: nothing to reload (no rules file)");
-      continue;
-    }
-    DT_INFO("%s received: %s", sig == SIGINT ? "SIGINT" : "SIGTERM",
-            opt.keep ? "leaving the program attached and the maps pinned (--keep)"
+    now = mono_now_ns();
+    if (items[0].revents & ZMQ_POLLIN) {
+      signalfd_siginfo si{};
+      while (read(sfd, &si, sizeof si) == sizeof si) {
+        if (si.ssi_signo == SIGHUP) {
+          DT_INFO("SIGHUP: nothing to reload (no rules file)");
+          continue;
+        }
+        DT_INFO("%s received: %s", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM",
+                keep ? "leaving the program attached and the maps pinned (--keep)"
                      : "detaching and removing the pins");
-    break;
+        running = false;
+      }
+    }
+    if (cluster && (items[1].revents & ZMQ_POLLIN)) cluster->on_readable(now);
+    if (cluster && now >= next_period) {
+      cluster->on_period(now);
+      // Catch up without bursts of ticks if the loop was held up.
+      next_period += opt.period_ns;
+      if (next_period <= now) next_period = now + opt.period_ns;
+      if (now >= next_status) {
+        write_file_atomic(status_path, cluster->status_json(now) + "\n");
+        next_status = now + 1'000'000'000ull;
+      }
+    }
+    if (now >= next_stats) {
+      log_counters(dp->stats_fd(), &prev);
+      if (cluster) cluster->log_summary();
+      next_stats = now + opt.stats_interval_ns;
+    }
   }
   log_counters(dp->stats_fd(), &prev);
-  if (opt.keep) dp->keep_on_exit();
+  if (cluster) {
+    cluster->log_summary();
+    cluster.reset();
+    unlink(status_path.c_str());
+  }
+  if (keep) dp->keep_on_exit();
+  close(sfd);
   return 0;
 }
 

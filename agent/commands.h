@@ -6,5 +6,7 @@ namespace dt {
 
 int cmd_run(int argc, char **argv);    // agent --iface ... (the daemon)
 int cmd_stats(int argc, char **argv);  // agent stats ...
+int cmd_hub(int argc, char **argv);    // agent hub ...
+int cmd_keygen(int argc, char **argv); // agent keygen ... (curve.cpp)
 
 }  // namespace dt

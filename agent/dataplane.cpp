@@ -75,10 +75,7 @@ bool mkdir_p(const std::string &path, std::string *err) {
 
 // One agent per pin directory: an flock()ed file under /run/dthrottle, holding the PID.
 int acquire_lock(const std::string &pin_dir, std::string *err) {
-  std::string name = pin_dir;
-  for (char &c : name)
-    if (c == '/') c = '_';
-  std::string path = std::string(kLockDir) + "/" + name + ".lock";
+  std::string path = runtime_file(pin_dir, ".lock");
   mkdir(kLockDir, 0755);
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -142,6 +139,13 @@ const char *xdp_mode_name(XdpMode m) {
     case XdpMode::Generic: return "generic";
   }
   return "?";
+}
+
+std::string runtime_file(const std::string &pin_dir, const std::string &suffix) {
+  std::string name = pin_dir;
+  for (char &c : name)
+    if (c == '/') c = '_';
+  return std::string(kLockDir) + "/" + name + suffix;
 }
 
 std::string default_pin_dir(const std::string &iface) {
@@ -300,7 +304,8 @@ void Dataplane::detach_and_unpin() {
   unlink((pin_dir_ + "/" + DT_PIN_LINK).c_str());
   if (link_fd_ >= 0) close(link_fd_);  // last reference: the program detaches
   link_fd_ = -1;
-  if (skel_) bpf_object__unpin_maps(skel_->obj, pin_dir_.c_str());
+  // NULL: each map's own pin path (maps without one, like debit_batch, are skipped).
+  if (skel_) bpf_object__unpin_maps(skel_->obj, nullptr);
   rmdir(pin_dir_.c_str());
   rmdir(DT_DEFAULT_PIN_ROOT);  // only succeeds when empty
 }

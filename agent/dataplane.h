@@ -31,6 +31,10 @@ struct DataplaneConfig {
 // The pin directory used when --pin-dir is not given.
 std::string default_pin_dir(const std::string &iface);
 
+// A file under /run/dthrottle that belongs to the agent of `pin_dir`, e.g. its lock
+// (suffix ".lock") or its cluster status (".cluster.json").
+std::string runtime_file(const std::string &pin_dir, const std::string &suffix);
+
 // Makes sure the filesystem under `pin_dir` is a BPF filesystem, mounting bpffs at
 // /sys/fs/bpf if that is where pin_dir lives and nothing is mounted there yet.
 bool ensure_bpffs(const std::string &pin_dir, std::string *err);

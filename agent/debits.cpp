@@ -20,8 +20,8 @@ int run_batch(int map_fd, int prog_fd, std::vector<dt_debit> &batch, DebitResult
   if (bpf_map_update_batch(map_fd, keys.data(), batch.data(), &n, nullptr) != 0) return -errno;
   dt_debit_ctx ctx{};
   ctx.count = static_cast<uint32_t>(batch.size());
-  LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx, .ctx_out = &ctx, .ctx_size_in = sizeof ctx,
-              .ctx_size_out = sizeof ctx);
+  // A syscall program's ctx is copied back into ctx_in (ctx_out is not allowed).
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx, .ctx_size_in = sizeof ctx);
   if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return -errno;
   if (static_cast<int>(opts.retval) != 0) return -EIO;
   res->entries_applied += ctx.applied;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdarg>
+#include <cstdint>
 
 namespace dt {
 
@@ -21,5 +22,38 @@ void logf(LogLevel level, const char *fmt, ...) __attribute__((format(printf, 2,
 
 // Routes libbpf's own messages into our log (warnings at Warn, the rest at Debug).
 void route_libbpf_log();
+
+}  // namespace dt
+
+namespace dt {
+
+// Lets through at most `burst` log lines per `interval_ns`; counts the rest, so a
+// flood of bad input cannot fill a disk. allow() reports how many were suppressed
+// since the last line it let through.
+class LogLimiter {
+ public:
+  LogLimiter(uint64_t interval_ns, unsigned burst) : interval_ns_(interval_ns), burst_(burst) {}
+  bool allow(uint64_t now_ns, uint64_t *suppressed) {
+    if (now_ns - window_start_ >= interval_ns_) {
+      window_start_ = now_ns;
+      in_window_ = 0;
+    }
+    if (in_window_ >= burst_) {
+      suppressed_++;
+      return false;
+    }
+    in_window_++;
+    *suppressed = suppressed_;
+    suppressed_ = 0;
+    return true;
+  }
+
+ private:
+  uint64_t interval_ns_;
+  unsigned burst_;
+  uint64_t window_start_ = 0;
+  unsigned in_window_ = 0;
+  uint64_t suppressed_ = 0;
+};
 
 }  // namespace dt

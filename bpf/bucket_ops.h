@@ -109,7 +109,9 @@ static __always_inline void dt_mark_active(struct dt_bucket *b, const struct dt_
 		return;
 	if (__sync_val_compare_and_swap(&b->epoch, seen, epoch) != seen)
 		return;
-	if (bpf_ringbuf_output(&active, (void *)key, sizeof(*key), 0) != 0) {
+	struct dt_active_event ev = { .key = *key, .epoch = epoch };
+
+	if (bpf_ringbuf_output(&active, &ev, sizeof(ev), 0) != 0) {
 		b->epoch = 0;
 		st->report_overflow++;
 	}

@@ -59,6 +59,15 @@ constexpr uint32_t kBucketCapacity = DT_DEFAULT_MAX_SOURCES;  // 1,048,576
   exit(1);
 }
 
+// CPU time of this thread, system time included: unlike the wall clock it does not
+// count the time other tasks ran while the test run yielded the CPU, and unlike the
+// kernel's own per-run figure (opts.duration) it is not rounded to whole ns.
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -175,10 +184,10 @@ class Rotator {
     skel_->bss->next_source = 0;
     LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
                 .data_size_in = static_cast<uint32_t>(frame.size()), .repeat = static_cast<int>(repeat));
-    const uint64_t t0 = dt::mono_now_ns();
+    const uint64_t t0 = thread_cpu_ns();
     if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.dt_bench_rotate), &opts) != 0)
       die("BPF_PROG_TEST_RUN: %s", strerror(errno));
-    const uint64_t t1 = dt::mono_now_ns();
+    const uint64_t t1 = thread_cpu_ns();
     *retval = opts.retval;
     return static_cast<double>(t1 - t0) / repeat;
   }
@@ -301,7 +310,7 @@ void per_packet_part() {
       {"IPv4 131,072 sources (all of 198.18.0.0/15)", false, 131'072, 131'072 * 40},
       {"IPv6 1,000,000 sources (2001:2::/48)", true, 1'000'000, 5'000'000},
   };
-  printf("\nPart 1: cost per packet, ns/packet (BPF_PROG_TEST_RUN wall clock / repeat)\n");
+  printf("\nPart 1: cost per packet, ns/packet (BPF_PROG_TEST_RUN, thread CPU time / repeat)\n");
   printf("  bucket maps: %u entries (dt_xdp's and the baseline's), prefilled with one pass;\n"
          "  median of %d interleaved rounds; min-max in brackets; net = minus the empty target\n",
          kBucketCapacity, kRounds);
@@ -323,10 +332,94 @@ void per_packet_part() {
   }
 }
 
+// --- Part 2: per agent period -----------------------------------------------------------
+
+// One hit from each of the sources 2001:2::1, 2001:2::2, ... (the debits a period
+// of peer reports brings), for rule 0.
+std::vector<dt_debit> make_debits(uint32_t n) {
+  std::vector<dt_debit> v(n);
+  for (uint32_t i = 0; i < n; i++) {
+    dt_key &k = v[i].key;
+    k.addr[0] = 0x20, k.addr[1] = 0x01, k.addr[3] = 0x02;  // 2001:2::/48
+    const uint32_t low = htonl(i + 1);
+    memcpy(&k.addr[12], &low, 4);
+    v[i].hits = 1;
+    v[i].rule = 0;
+  }
+  return v;
+}
+
+// Thread CPU ms of apply_debits; dies unless every entry was applied.
+double time_apply(const Throttle &t, const std::vector<dt_debit> &debits) {
+  const uint64_t t0 = thread_cpu_ns();
+  const dt::DebitResult r = dt::apply_debits(t.batch_fd(), t.debit_fd(), debits);
+  const uint64_t t1 = thread_cpu_ns();
+  if (r.error || r.entries_failed || r.entries_applied != debits.size())
+    die("apply_debits of %zu entries: %llu applied, %llu failed, error %d", debits.size(),
+        static_cast<unsigned long long>(r.entries_applied),
+        static_cast<unsigned long long>(r.entries_failed), r.error);
+  return static_cast<double>(t1 - t0) / 1e6;
+}
+
+// Thread CPU ms of a full walk that reads every bucket; dies unless it saw
+// `expect` buckets each debited `debited` hits.
+double time_walk(const Throttle &t, uint32_t expect, uint64_t debited) {
+  uint64_t sum = 0;
+  const uint64_t t0 = thread_cpu_ns();
+  const long n = dt::for_each_bucket(t.buckets_fd(), [&](const dt_key &, const dt_bucket &b) { sum += b.debited; });
+  const uint64_t t1 = thread_cpu_ns();
+  if (n != static_cast<long>(expect) || sum != expect * debited)
+    die("for_each_bucket saw %ld buckets with %llu debited hits, expected %u and %llu", n,
+        static_cast<unsigned long long>(sum), expect, static_cast<unsigned long long>(expect * debited));
+  return static_cast<double>(t1 - t0) / 1e6;
+}
+
+void read_stats_cost() {
+  constexpr int kCalls = 20000;
+  Throttle t(kBucketCapacity, policy_or_die(1e6, DT_BURST_MAX));
+  const uint64_t t0 = thread_cpu_ns();
+  for (int i = 0; i < kCalls; i++) (void)t.stats();
+  const uint64_t t1 = thread_cpu_ns();
+  printf("  (a) read_stats (sum over %d CPUs): %.2f us per call (mean of %d)\n", libbpf_num_possible_cpus(),
+         static_cast<double>(t1 - t0) / kCalls / 1e3, kCalls);
+}
+
+void per_period_part() {
+  constexpr int kSteady = 3;
+  printf("\nPart 2: agent cost per period (thread CPU time, syscalls included)\n");
+  read_stats_cost();
+  printf("  (b) apply_debits, 1 hit per source: \"first\" creates every bucket, \"steady\" is the\n"
+         "      median of %d further periods over the same sources (the usual case)\n"
+         "  (c) for_each_bucket: one full walk reading every bucket, what a sweep would pay\n\n",
+         kSteady);
+  printf("  %-10s %-9s | %-26s | %-26s | %-24s\n", "capacity", "sources", "(b) apply_debits first",
+         "(b) apply_debits steady", "(c) full walk");
+  for (uint32_t capacity : {kBucketCapacity, 4u * kBucketCapacity})
+    for (uint32_t n : {100'000u, 1'000'000u}) {
+      Throttle t(capacity, policy_or_die(1e6, DT_BURST_MAX));
+      const std::vector<dt_debit> debits = make_debits(n);
+      const double first = time_apply(t, debits);
+      std::vector<double> steady, walk;
+      for (int i = 0; i < kSteady; i++) steady.push_back(time_apply(t, debits));
+      for (int i = 0; i < kSteady; i++) walk.push_back(time_walk(t, n, 1 + kSteady));
+      const double st = median(steady), wk = median(walk);
+      printf("  %-10u %-9u | %8.1f ms %6.0f ns/entry | %8.1f ms %6.0f ns/entry | %7.1f ms %5.0f ns/bucket\n",
+             capacity, n, first, first * 1e6 / n, st, st * 1e6 / n, wk, wk * 1e6 / n);
+    }
+}
+
 }  // namespace
 
-int main() {
+// `bench` runs both parts; `bench packet` or `bench period` only one.
+int main(int argc, char **argv) {
+  const std::string only = argc > 1 ? argv[1] : "";
+  if (argc > 2 || (only != "" && only != "packet" && only != "period")) {
+    fprintf(stderr, "usage: %s [packet|period]\n", argv[0]);
+    return 2;
+  }
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows, and stays ordered with errors
   print_machine();
-  per_packet_part();
+  if (only != "period") per_packet_part();
+  if (only != "packet") per_period_part();
   return 0;
 }

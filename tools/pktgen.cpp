@@ -150,10 +150,10 @@ bool parse_positive(const std::string &s, double *out) {
   return end == s.c_str() + s.size() && std::isfinite(*out) && *out > 0;
 }
 
-// "2s", "500ms", "1.5" (seconds) or "1m", at most kMaxSeconds.
+// "2s", "500ms", "1.5" (seconds), "1m" or "1h", at most kMaxSeconds.
 bool parse_duration(const std::string &s, double *seconds) {
   static const struct { const char *suffix; double scale; } kUnits[] = {
-      {"ms", 1e-3}, {"s", 1}, {"m", 60}};
+      {"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}};
   std::string num = s;
   double scale = 1;
   for (const auto &u : kUnits) {

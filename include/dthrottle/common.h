@@ -139,6 +139,14 @@ struct dt_debit {
 	__u32 rule;   /* rule for a bucket the debit creates */
 };
 
+/* What the packet path writes to the `active` ring: a source admitted for the
+ * first time in report period `epoch`. */
+struct dt_active_event {
+	struct dt_key key;
+	__u32 epoch;
+	__u32 pad;
+};
+
 /* One entry of a collect batch (DT_MAP_COLLECT_BATCH): in, the source; out, the
  * admitted packets not yet reported (0 if the bucket is gone). */
 struct dt_collect {
@@ -164,6 +172,7 @@ static_assert(sizeof(struct dt_debit) == 24, "dt_debit layout");
 static_assert(sizeof(struct dt_debit_ctx) == 16, "dt_debit_ctx layout");
 static_assert(sizeof(struct dt_config) == 16, "dt_config layout");
 static_assert(sizeof(struct dt_collect) == 24, "dt_collect layout");
+static_assert(sizeof(struct dt_active_event) == 24, "dt_active_event layout");
 #else
 _Static_assert(sizeof(struct dt_key) == 16, "dt_key layout");
 _Static_assert(sizeof(struct dt_bucket) == 56, "dt_bucket layout");
@@ -173,6 +182,7 @@ _Static_assert(sizeof(struct dt_debit) == 24, "dt_debit layout");
 _Static_assert(sizeof(struct dt_debit_ctx) == 16, "dt_debit_ctx layout");
 _Static_assert(sizeof(struct dt_config) == 16, "dt_config layout");
 _Static_assert(sizeof(struct dt_collect) == 24, "dt_collect layout");
+_Static_assert(sizeof(struct dt_active_event) == 24, "dt_active_event layout");
 #endif
 
 #endif /* DTHROTTLE_COMMON_H */

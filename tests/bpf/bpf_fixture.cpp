@@ -3,7 +3,6 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <linux/if_ether.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,24 +17,9 @@ namespace dt::test {
 
 int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat,
                  uint32_t *verdict) {
-  // The kernel wants at least ETH_HLEN bytes of test input, but counts metadata
-  // (xdp_md.data bytes in front, a multiple of 4, at most 32) in that size. So a
-  // shorter frame goes behind just enough metadata; data..data_end is the frame.
-  std::vector<uint8_t> in;
-  uint32_t meta = 0;
-  if (frame.size() < ETH_HLEN) meta = (ETH_HLEN - frame.size() + 3) & ~3u;
-  in.assign(meta, 0);
-  in.insert(in.end(), frame.begin(), frame.end());
-
-  xdp_md ctx{};
-  ctx.data = meta;
-  ctx.data_end = static_cast<uint32_t>(in.size());
-  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in.data(),
-              .data_size_in = static_cast<uint32_t>(in.size()), .repeat = static_cast<int>(repeat));
-  if (meta) {
-    opts.ctx_in = &ctx;
-    opts.ctx_size_in = sizeof ctx;
-  }
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
+              .data_size_in = static_cast<uint32_t>(frame.size()),
+              .repeat = static_cast<int>(repeat));
   if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return -errno;
   *verdict = opts.retval;
   return 0;

@@ -25,10 +25,12 @@ struct dthrottle_bpf;
 
 namespace dt::test {
 
+// Shortest frame BPF_PROG_TEST_RUN accepts: an Ethernet header (ETH_HLEN).
+constexpr size_t kMinTestFrame = 14;
+
 // Runs the XDP program `prog_fd` `repeat` times on `frame` (BPF_PROG_TEST_RUN).
-// Frames shorter than an Ethernet header, which the kernel refuses as test input,
-// are sent behind XDP metadata so the program still sees exactly `frame`.
-// Returns 0 or -errno; *verdict is the last run's return value.
+// Returns 0 or -errno; *verdict is the last run's return value. The kernel refuses
+// frames shorter than kMinTestFrame (EINVAL), even behind XDP metadata.
 int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat,
                  uint32_t *verdict);
 
