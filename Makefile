@@ -12,6 +12,7 @@ OBJ       := build/obj
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
 CXX       ?= g++
+CLANGXX   ?= clang++
 ARCH_INC  := /usr/include/$(shell uname -m)-linux-gnu
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror \
@@ -28,7 +29,8 @@ UNIT_SRCS  := $(wildcard tests/unit/*.cpp)
 BPFT_SRCS  := $(wildcard tests/bpf/*.cpp)
 BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/dthrottle/*.h)
 
-PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktgen $(BUILD)/bench
+PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktgen $(BUILD)/bench \
+            $(BUILD)/fuzz_report $(BUILD)/fuzz_make_seeds
 
 .PHONY: all deps test demo bench clean
 .SECONDARY:
@@ -69,6 +71,15 @@ $(BUILD)/pktgen: $(OBJ)/tools/pktgen.o
 	$(CXX) $(CXXFLAGS) -o $@ $^ -lpthread
 
 $(BUILD)/bench: $(OBJ)/tools/bench.o $(BUILD)/libdtagent.a
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
+
+# The report decoder under libFuzzer with ASan and UBSan (clang).
+FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+              -Iinclude -Iagent
+$(BUILD)/fuzz_report: tests/fuzz/fuzz_report.cpp agent/peer_protocol.cpp agent/peer_protocol.h | $(BUILD)
+	$(CLANGXX) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_report.cpp agent/peer_protocol.cpp
+
+$(BUILD)/fuzz_make_seeds: $(OBJ)/tests/fuzz/make_seeds.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD):

@@ -14,6 +14,7 @@
 
 #include "cluster.h"
 #include "log.h"
+#include "map_reader.h"
 
 namespace dt {
 namespace {
@@ -66,8 +67,11 @@ class CurveAuth {
             status = "200";
             text = "OK";
           } else {
-            DT_WARN("refused a subscriber from %s: its public key %s is not in --curve-peers",
-                    req[3].to_string().c_str(), z85);
+            refused_++;
+            uint64_t suppressed = 0;
+            if (log_limit_.allow(mono_now_ns(), &suppressed))
+              DT_WARN("refused a subscriber from %s: its public key %s is not in --curve-peers (%llu refusals so far)",
+                      req[3].to_string().c_str(), z85, static_cast<unsigned long long>(refused_));
           }
         }
         const std::string version = req.empty() ? "1.0" : req[0].to_string();
@@ -90,6 +94,8 @@ class CurveAuth {
   std::unique_ptr<zmq::socket_t> sock_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  uint64_t refused_ = 0;
+  LogLimiter log_limit_{10'000'000'000ull, 3};  // a refused peer retries all the time
 };
 
 void destroy_curve_auth(CurveAuth *auth) { delete auth; }

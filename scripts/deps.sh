@@ -8,6 +8,7 @@ PACKAGES=(
   libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev  # libbpf, skeletons, UAPI headers
   libzmq3-dev cppzmq-dev                  # peer reports (ZeroMQ pub-sub)
   libgtest-dev                            # unit and BPF tests
+  libclang-rt-14-dev                      # libFuzzer, ASan, UBSan for the decoder fuzzer
   iproute2 procps                         # network namespaces, veth, ps/pkill
 )
 

@@ -13,8 +13,8 @@
 #
 # Commands enter a namespace with `nsenter --net=/run/netns/NAME`, never with
 # `ip netns exec`: that one also gives the command a private mount namespace with a
-# fresh /sys, so pins the agent made under /sys/fs/bpf would be invisible to every
-# later command (and the agent's would be invisible to us).
+# fresh /sys, so the pins the agent makes under /sys/fs/bpf would be invisible to
+# every later command (agent stats, the next agent, the cleanup).
 #
 # Results: pass/fail print "PASS name" / "FAIL name: reason"; lab_finish exits 1
 # if anything failed (and the logs of the failed run are printed first).
@@ -61,13 +61,11 @@ num_cmp() { [ -n "$1" ] && [ -n "$3" ] && awk -v a="$1" -v b="$3" "BEGIN { exit 
 num_eq() { num_cmp "$1" == "$2"; }
 num_le() { num_cmp "$1" '<=' "$2"; }
 num_ge() { num_cmp "$1" '>=' "$2"; }
-num_lt() { num_cmp "$1" '<' "$2"; }
 
 # check_OP NAME WHAT ACTUAL LIMIT: e.g. check_le "x/budget" "passed" 251 252.
 check_eq() { check "$1" "$2: got ${3:-nothing}, expected $4" num_eq "$3" "$4"; }
 check_le() { check "$1" "$2: got ${3:-nothing}, expected at most $4" num_le "$3" "$4"; }
 check_ge() { check "$1" "$2: got ${3:-nothing}, expected at least $4" num_ge "$3" "$4"; }
-check_lt() { check "$1" "$2: got ${3:-nothing}, expected less than $4" num_lt "$3" "$4"; }
 
 # calc EXPR: floating-point arithmetic, e.g. calc "50 + 100 * 2.01".
 calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
@@ -192,14 +190,16 @@ wait_for_line() {
 	return 1
 }
 
-# stop_pid PID: SIGTERM, then SIGKILL after 5 s.
+# stop_pid PID: SIGTERM, then SIGKILL after 5 s. (stderr off: no "Killed" job notices.)
 stop_pid() {
 	local pid=$1
-	alive "$pid" || { wait "$pid" 2>/dev/null; return 0; }
-	kill -TERM "$pid" 2>/dev/null
-	wait_exit "$pid" 5 && return 0
-	kill -KILL "$pid" 2>/dev/null
-	wait_exit "$pid" 5
+	{
+		alive "$pid" || { wait "$pid"; return 0; }
+		kill -TERM "$pid"
+		wait_exit "$pid" 5 && return 0
+		kill -KILL "$pid"
+		wait_exit "$pid" 5
+	} 2>/dev/null
 }
 
 # --- the agent ---------------------------------------------------------------------------
@@ -223,7 +223,6 @@ agent_start() {
 }
 
 agent_log() { echo "$WORK/agent-$1.log"; }
-agent_pid() { echo "${LAB_PIDS[agent-$1]}"; }
 
 # agent_signal NAME SIGNAL: sends SIGNAL and waits (10 s) for the exit; sets EXIT_RC.
 # (stderr off meanwhile: bash would report a SIGKILLed job as "Killed" noise.)
@@ -304,7 +303,7 @@ sink_stop() {
 
 # lab_cleanup: removes exactly what the lab created (installed as the EXIT trap).
 lab_cleanup() {
-	local rc=$? name dir ns
+	local rc=$? name dir ns f
 	[ "$LAB_CLEANED" -eq 1 ] && return
 	LAB_CLEANED=1
 	trap - EXIT INT TERM

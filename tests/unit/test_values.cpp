@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cli.h"
+#include "cluster.h"
 #include "parse_values.h"
 #include "policy.h"
 
@@ -142,6 +143,59 @@ TEST(Cli, HelpDocumentsEveryFlag) {
   for (const char *flag : {"--iface", "--rate", "--burst", "--pin-dir", "--xdp-mode", "--max-sources",
                            "--keep", "--stats-interval", "--log-level", "--help"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag << " missing from --help";
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Cli, ClusterFlags) {
+  Argv a{"agent", "-i", "eth0", "-r", "100", "-b", "50", "--peers", "198.18.1.2:7700,tcp://198.18.1.3:7700",
+         "-p", "[2001:2::3]:7700", "--period", "200ms", "--node-id", "edge-1"};
+  dt::RunOptions o;
+  std::string err;
+  ASSERT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Ok) << err;
+  ASSERT_EQ(o.peers.size(), 3u);
+  EXPECT_EQ(o.peers[0], "tcp://198.18.1.2:7700");
+  EXPECT_EQ(o.peers[1], "tcp://198.18.1.3:7700");
+  EXPECT_EQ(o.peers[2], "tcp://[2001:2::3]:7700");
+  EXPECT_EQ(o.listen, "tcp://*:7700") << "default listen port with --peers";
+  EXPECT_EQ(o.period_ns, 200000000u);
+  EXPECT_EQ(o.node_id, "edge-1");
+  EXPECT_TRUE(o.cluster());
+}
+
+TEST(Cli, ClusterFlagErrors) {
+  struct Case {
+    std::initializer_list<const char *> args;
+    const char *expect;
+  } cases[] = {
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "198.18.1.2"}, "--peers: '198.18.1.2': expected HOST:PORT"},
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", ":7700"}, "needs a host"},
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "udp://h:1"}, "only tcp://"},
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--listen", "h:99999"}, "--listen"},
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--period", "1ms"}, "from 10ms to 60s"},
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--node-id", "a b"}, "--node-id"},
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--curve-key", "k"}, "--curve-key only makes sense"},
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "h:1", "--curve-peers", "d"}, "--curve-peers needs --curve-key"},
+  };
+  for (auto &c : cases) {
+    Argv a(c.args);
+    dt::RunOptions o;
+    std::string err;
+    EXPECT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Error) << c.expect;
+    EXPECT_NE(err.find(c.expect), std::string::npos) << "got: " << err;
+  }
+}
+
+TEST(Cli, ListenAcceptsBarePortAndAnyAddress) {
+  std::string ep, err;
+  ASSERT_TRUE(dt::normalize_endpoint("7700", true, &ep, &err)) << err;
+  EXPECT_EQ(ep, "tcp://*:7700");
+  ASSERT_TRUE(dt::normalize_endpoint("0.0.0.0:7701", true, &ep, &err)) << err;
+  EXPECT_EQ(ep, "tcp://*:7701");
+  ASSERT_TRUE(dt::normalize_endpoint("198.18.0.1:7700", true, &ep, &err)) << err;
+  EXPECT_EQ(ep, "tcp://198.18.0.1:7700");
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+// make_seeds.cpp - writes a few valid reports as the fuzzer's seed corpus.
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "map_reader.h"
+#include "peer_protocol.h"
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: make_seeds DIR\n");
+    return 2;
+  }
+  dt::ReportHeader h;
+  h.node_id = "edge-1";
+  h.boot_id = 7;
+  h.epoch = 3;
+  h.sent_unix_ms = 1700000000000ull;
+  std::vector<std::vector<dt::ReportEntry>> sets(3);
+  const char *addrs[] = {"198.18.0.1", "198.19.255.254", "2001:2::1", "2001:2:0:1::ff"};
+  for (int i = 0; i < 4; i++) {
+    dt::ReportEntry e{};
+    dt::key_from_string(addrs[i], &e.key);
+    e.hits = 1ull << (i * 9);
+    sets[1].push_back(e);
+    if (i < 2) sets[2].push_back(e);
+  }
+  int n = 0;
+  for (const auto &s : sets)
+    for (const auto &m : dt::encode_report(h, 1, s)) {
+      std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary) << m;
+    }
+  return 0;
+}

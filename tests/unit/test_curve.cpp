@@ -1,0 +1,102 @@
+// test_curve.cpp - CurveZMQ between agents on loopback: an allowed subscriber hears
+// the publisher (encrypted), a subscriber whose key is not allowed hears nothing.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <zmq.hpp>
+
+#include "commands.h"
+#include "curve.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class CurveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/dthrottle-curve.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    fs::create_directories(dir_ + "/allowed");
+    fs::create_directories(dir_ + "/pub-side");
+    for (const char *n : {"pub", "good", "evil"}) keygen(n);
+    port_ = 20000 + getpid() % 20000;
+    // The publisher allows only "good"; subscribers know the publisher's endpoint.
+    fs::copy_file(dir_ + "/good.pub", dir_ + "/pub-side/good.pub");
+    std::ofstream(dir_ + "/allowed/pub.pub", std::ios::app) << "endpoint = 127.0.0.1:" << port_ << "\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void keygen(const char *name) {
+    std::string d = dir_;
+    std::vector<std::string> args = {"keygen", name, "--dir", d};
+    std::vector<char *> argv;
+    for (auto &a : args) argv.push_back(a.data());
+    testing::internal::CaptureStdout();
+    ASSERT_EQ(dt::cmd_keygen(static_cast<int>(argv.size()), argv.data()), 0);
+    testing::internal::GetCapturedStdout();
+    if (std::string(name) == "pub") fs::copy_file(d + "/pub.pub", d + "/allowed/pub.pub");
+  }
+
+  // Subscribes as `who` and returns how many of `n` published messages arrived.
+  int exchange(const char *who, int n) {
+    // Two agents: two contexts (each has its own ZAP handler, as in the agent).
+    zmq::context_t ctx(1), ctx2(1);
+    zmq::socket_t pub(ctx, zmq::socket_type::pub), pub_sub(ctx, zmq::socket_type::sub);
+    zmq::socket_t sub(ctx2, zmq::socket_type::sub), sub_pub(ctx2, zmq::socket_type::pub);
+    for (auto *s : {&pub, &sub, &sub_pub, &pub_sub}) s->set(zmq::sockopt::linger, 0);
+    std::vector<dt::CurvePeer> pub_peers, sub_peers;
+    std::string err;
+    auto pub_auth = dt::configure_curve(dir_ + "/pub.key", dir_ + "/pub-side", ctx, pub, pub_sub, &pub_peers, &err);
+    EXPECT_TRUE(pub_auth) << err;
+    auto sub_auth = dt::configure_curve(dir_ + "/" + who + ".key", dir_ + "/allowed", ctx2, sub_pub, sub,
+                                        &sub_peers, &err);
+    EXPECT_TRUE(sub_auth) << err;
+    pub.bind("tcp://127.0.0.1:" + std::to_string(port_));
+    sub.set(zmq::sockopt::subscribe, "");
+    EXPECT_TRUE(dt::connect_curve_peer(sub, "tcp://127.0.0.1:" + std::to_string(port_), sub_peers,
+                                       dir_ + "/allowed", &err))
+        << err;
+    int got = 0;
+    for (int i = 0; i < 30 && got < n; i++) {  // bounded: 30 x 100 ms
+      pub.send(zmq::str_buffer("report"), zmq::send_flags::dontwait);
+      zmq::message_t m;
+      zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) > 0 && sub.recv(m, zmq::recv_flags::dontwait))
+        got++;
+    }
+    pub.close();
+    sub.close();
+    sub_pub.close();
+    pub_sub.close();
+    pub_auth.reset();
+    sub_auth.reset();
+    return got;
+  }
+
+  std::string dir_;
+  int port_ = 0;
+};
+
+TEST_F(CurveTest, AllowedPeerReceivesAndUnknownKeyIsRefused) {
+  EXPECT_GE(exchange("good", 3), 3) << "a subscriber whose key is in --curve-peers must receive reports";
+  EXPECT_EQ(exchange("evil", 3), 0) << "a subscriber whose key is not allowed must receive nothing";
+}
+
+TEST_F(CurveTest, KeyFileErrorsAreClear) {
+  std::string pub, sec, ep, err;
+  EXPECT_FALSE(dt::read_curve_file(dir_ + "/good.pub", &pub, &sec, &ep, &err));
+  EXPECT_NE(err.find("no 'secret = KEY' line"), std::string::npos) << err;
+  std::ofstream(dir_ + "/bad.key") << "public = tooshort\n";
+  EXPECT_FALSE(dt::read_curve_file(dir_ + "/bad.key", &pub, &sec, &ep, &err));
+  EXPECT_NE(err.find("bad.key:1: 'public' is not a 40-character Z85 key"), std::string::npos) << err;
+  std::vector<dt::CurvePeer> peers;
+  EXPECT_FALSE(dt::read_curve_peers(dir_ + "/missing", &peers, &err));
+  EXPECT_NE(err.find("cannot read --curve-peers directory"), std::string::npos) << err;
+}
+
+}  // namespace
