@@ -342,4 +342,38 @@ std::string Cluster::status_json(uint64_t now_ns) const {
   return j;
 }
 
+std::string Cluster::status_text(uint64_t now_ns) const {
+  const ClusterCounters &c = counters_;
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  char line[256];
+  std::string t;
+  snprintf(line, sizeof line, "cluster: node %s, epoch %u, period %llu ms, %zu of %zu peers up\n",
+           cfg_.node_id.c_str(), collector_.epoch(), u(cfg_.period_ns / 1000000), tracker_.up_count(),
+           tracker_.peers().size());
+  t += line;
+  snprintf(line, sizeof line, "  sent     %llu reports, %llu messages, %llu entries, %llu bytes\n", u(c.reports_sent),
+           u(c.messages_sent), u(c.entries_sent), u(c.bytes_sent));
+  t += line;
+  snprintf(line, sizeof line, "  received %llu messages (%llu bytes): applied %llu, duplicates %llu, rejected %llu\n",
+           u(c.messages_received), u(c.bytes_received), u(c.messages_applied), u(c.duplicates),
+           u(c.rejected_total()));
+  t += line;
+  snprintf(line, sizeof line, "  debited  %llu hits over %llu entries (%llu failed)\n", u(c.hits_debited),
+           u(c.entries_applied), u(c.debit_failures));
+  t += line;
+  for (const auto &[k, v] : c.rejected) {
+    snprintf(line, sizeof line, "  rejected %-20s %llu\n", k.c_str(), u(v));
+    t += line;
+  }
+  snprintf(line, sizeof line, "  %-24s %-5s %10s %10s %8s %8s %8s\n", "PEER", "STATE", "HEARD AGO", "ACCEPTED", "DUPS",
+           "LOST", "RESTARTS");
+  t += line;
+  for (const auto &[id, p] : tracker_.peers()) {
+    snprintf(line, sizeof line, "  %-24s %-5s %9.1fs %10llu %8llu %8llu %8llu\n", id.c_str(), p.up ? "up" : "DOWN",
+             (now_ns - p.last_heard_ns) / 1e9, u(p.accepted), u(p.duplicates), u(p.lost), u(p.restarts));
+    t += line;
+  }
+  return t;
+}
+
 }  // namespace dt

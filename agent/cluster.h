@@ -62,6 +62,8 @@ class Cluster {
   void log_summary() const;
   // Writes the peers' state and the counters as JSON (for `agent stats`).
   std::string status_json(uint64_t now_ns) const;
+  // The same as an aligned human-readable table.
+  std::string status_text(uint64_t now_ns) const;
 
   const ClusterCounters &counters() const { return counters_; }
   const PeerTracker &tracker() const { return tracker_; }

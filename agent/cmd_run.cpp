@@ -99,6 +99,7 @@ int cmd_run(int argc, char **argv) {
 
   std::unique_ptr<Cluster> cluster;
   const std::string status_path = runtime_file(opt.pin_dir, ".cluster.json");
+  const std::string status_text_path = runtime_file(opt.pin_dir, ".cluster.txt");
   if (opt.cluster()) {
     ClusterConfig cc;
     cc.peers = opt.peers;
@@ -158,6 +159,7 @@ int cmd_run(int argc, char **argv) {
       if (next_period <= now) next_period = now + opt.period_ns;
       if (now >= next_status) {
         write_file_atomic(status_path, cluster->status_json(now) + "\n");
+        write_file_atomic(status_text_path, cluster->status_text(now));
         next_status = now + 1'000'000'000ull;
       }
     }
@@ -172,6 +174,7 @@ int cmd_run(int argc, char **argv) {
     cluster->log_summary();
     cluster.reset();
     unlink(status_path.c_str());
+    unlink(status_text_path.c_str());
   }
   if (keep) dp->keep_on_exit();
   close(sfd);

@@ -6,7 +6,11 @@
 #include <cstring>
 #include <vector>
 
+#include <fstream>
+#include <sstream>
+
 #include "cli.h"
+#include "dataplane.h"
 #include "commands.h"
 #include "dthrottle/bucket.h"
 #include "map_reader.h"
@@ -19,6 +23,16 @@ struct SourceRow {
   dt_key key;
   dt_bucket b;
 };
+
+// The running agent's cluster status file, or "" (single host, or no agent running).
+std::string read_cluster_status(const std::string &pin_dir, const char *suffix) {
+  std::ifstream in(runtime_file(pin_dir, suffix));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
 
 void print_counter(const char *name, unsigned long long v) { printf("  %-14s %15" "llu" "\n", name, v); }
 
@@ -80,7 +94,10 @@ int cmd_stats(int argc, char **argv) {
              static_cast<double>(dt_gcra_tokens_milli(r.b.tat_ns, now, &pol)) / 1000.0,
              r.b.last_seen_ns && now > r.b.last_seen_ns ? (now - r.b.last_seen_ns) / 1e9 : 0.0);
     }
-    printf("]}\n");
+    printf("]");
+    const std::string cluster = read_cluster_status(opt.pin_dir, ".cluster.json");
+    if (!cluster.empty()) printf(",\"cluster\":%s", cluster.c_str());
+    printf("}\n");
     return 0;
   }
 
@@ -100,6 +117,9 @@ int cmd_stats(int argc, char **argv) {
   print_counter("fail-open", st.fail_open);
   print_counter("contended", st.contended);
   print_counter("debited hits", st.debit_hits);
+  print_counter("exempt", st.exempt);
+  const std::string cluster = read_cluster_status(opt.pin_dir, ".cluster.txt");
+  if (!cluster.empty()) printf("\n%s\n", cluster.c_str());
   if (shown == 0) return 0;
   printf("\n%s sources by drops:\n", opt.top == 0 ? "all" : ("top " + std::to_string(shown)).c_str());
   printf("  %-39s %12s %12s %10s %12s %10s\n", "SOURCE", "PASSED", "DROPPED", "DEBITED", "TOKENS",
