@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "dthrottle.skel.h"
@@ -74,6 +75,7 @@ void BpfFixture::SetUp() {
     GTEST_FAIL() << "cannot load the dthrottle BPF object (" << strerror(-rc)
                  << "): is BPF available in this kernel, and are we root? "
                     "libbpf's log above has the details";
+  start_ns_ = mono_now_ns();
 }
 
 void BpfFixture::TearDown() {
@@ -150,6 +152,20 @@ long BpfFixture::bucket_count() {
 int64_t BpfFixture::tokens_milli(const dt_bucket &b) {
   const dt_policy p = live_policy();
   return dt_gcra_tokens_milli(b.tat_ns, mono_now_ns(), &p);
+}
+
+void BpfFixture::expect_tokens(const dt_bucket &b, int64_t want, const std::string &what) {
+  const dt_policy p = live_policy();
+  ASSERT_NE(p.interval_ns, 0u) << "no live policy";
+  const int64_t got = dt_gcra_tokens_milli(b.tat_ns, mono_now_ns(), &p);
+  // Refill since the test began, in thousandths, rounded up; +1 for the rounding
+  // toward zero of a negative balance.
+  const uint64_t elapsed = mono_now_ns() - start_ns_;
+  const int64_t slack = static_cast<int64_t>(std::ceil(1e3 * static_cast<double>(elapsed) /
+                                                       static_cast<double>(p.interval_ns))) + 1;
+  EXPECT_GE(got, want * 1000) << what << ": fewer tokens than burst - passed - debited";
+  EXPECT_LE(got, want * 1000 + slack) << what << ": more tokens than burst - passed - debited "
+                                      << "+ refill since the test began";
 }
 
 DebitResult BpfFixture::apply(const std::vector<dt_debit> &debits) {

@@ -67,6 +67,10 @@ class BpfFixture : public ::testing::Test {
   long bucket_count();
   // tokens in thousandths at this instant, under the live policy.
   int64_t tokens_milli(const dt_bucket &b);
+  // Checks that `b` holds `want` tokens plus at most the refill since the test began
+  // (the bucket arithmetic gives exactly burst - passed - debited + refill for a
+  // bucket created during the test). Loose by nothing but that refill bound.
+  void expect_tokens(const dt_bucket &b, int64_t want, const std::string &what);
 
   DebitResult apply(const std::vector<dt_debit> &debits);
 
@@ -75,6 +79,8 @@ class BpfFixture : public ::testing::Test {
   int debit_batch_fd() const;
   int buckets_fd() const;
   int stats_fd() const;
+
+  uint64_t start_ns_ = 0;  // CLOCK_MONOTONIC when the object was loaded
 
  private:
   dthrottle_bpf *skel_ = nullptr;

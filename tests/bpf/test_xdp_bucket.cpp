@@ -67,9 +67,7 @@ TEST_P(XdpBurst, ExactlyBurstPassesThenDrops) {
   EXPECT_EQ(b->dropped, static_cast<uint64_t>(kDrops));
   EXPECT_EQ(b->debited, 0u);
   EXPECT_EQ(b->rule, 0u);
-  const int64_t t = tokens_milli(*b);
-  EXPECT_GE(t, 0) << "an admitted packet took the bucket below zero";
-  EXPECT_LE(t, 1) << "drained bucket holds more than refill allows";
+  expect_tokens(*b, 0, "drained bucket");
 
   const dt_stats s = stats();
   EXPECT_EQ(s.passed, burst) << stats_to_string(s);
@@ -87,9 +85,7 @@ TEST_F(XdpBucket, NewSourceStartsFull) {
   EXPECT_EQ(run(v4("198.18.0.1")), XDP_PASS);
   auto b = bucket("198.18.0.1");
   ASSERT_TRUE(b);
-  const int64_t t = tokens_milli(*b);
-  EXPECT_GE(t, 3000) << "a new source's bucket did not start with burst (4) tokens";
-  EXPECT_LE(t, 3001);
+  expect_tokens(*b, 3, "new bucket of burst 4 after one packet");
   // A second source, first seen after the first one drained, starts full as well.
   EXPECT_EQ(passes_until_drop(v4("198.18.0.1"), 10), 3);
   EXPECT_EQ(passes_until_drop(v4("198.18.0.2"), 10), 4) << "new source did not start full";
@@ -206,9 +202,7 @@ TEST_F(XdpBucket, DebitTakesTokensNegativeAndXdpDrops) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->debited, 20u);
   EXPECT_EQ(b->passed, 1u);
-  const int64_t t = tokens_milli(*b);  // 10 - 1 - 20 = -11 tokens (+ negligible refill)
-  EXPECT_GE(t, -11001);
-  EXPECT_LE(t, -10999);
+  expect_tokens(*b, 10 - 1 - 20, "bucket of burst 10 after 1 packet and a debit of 20");
   EXPECT_EQ(send(v4(s), 3), 0) << "a bucket in debt admitted packets";
   b = bucket(s);
   ASSERT_TRUE(b);
@@ -254,9 +248,7 @@ TEST_F(XdpBucket, DebitOfUnknownSourceCreatesFullBucketThenDebits) {
   EXPECT_EQ(b->debited, 3u);
   EXPECT_EQ(b->passed, 0u);
   EXPECT_EQ(b->rule, 0u);
-  const int64_t t = tokens_milli(*b);
-  EXPECT_GE(t, 7000) << "new bucket was not full (10) before the debit of 3";
-  EXPECT_LE(t, 7001);
+  expect_tokens(*b, 10 - 3, "bucket of burst 10 created by a debit of 3");
   EXPECT_EQ(stats().new_sources, 1u);
   EXPECT_EQ(passes_until_drop(v6(s), 20), 7);
 }
@@ -313,7 +305,7 @@ TEST_F(XdpBucket, DebitsAcrossSeveralBatchesAreExact) {
     auto b = bucket(srcs[i]);
     ASSERT_TRUE(b) << srcs[i];
     EXPECT_EQ(b->debited, want[i]) << "debited hits of " << srcs[i];
-    EXPECT_EQ(tokens_milli(*b) / 1000, 1000000 - static_cast<int64_t>(want[i])) << srcs[i];
+    expect_tokens(*b, 1000000 - static_cast<int64_t>(want[i]), "debited bucket " + srcs[i]);
     total += want[i];
   }
   EXPECT_EQ(r.hits_applied + 5, total);
