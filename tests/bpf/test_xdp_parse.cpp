@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <ostream>
 #include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -286,7 +285,7 @@ TEST_F(XdpParse, KernelRefusesFramesShorterThanEthernet) {
 
 // ---- Source keys -----------------------------------------------------------------
 
-// The one bucket in the map, with its key.
+// Every bucket in the map, with its key.
 std::vector<std::pair<dt_key, dt_bucket>> all_buckets(int fd) {
   std::vector<std::pair<dt_key, dt_bucket>> v;
   for_each_bucket(fd, [&](const dt_key &k, const dt_bucket &b) { v.emplace_back(k, b); });
