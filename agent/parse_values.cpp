@@ -55,7 +55,7 @@ bool parse_rate(const std::string &s, double *per_second, std::string *err) {
 
 bool parse_duration(const std::string &s, uint64_t *ns, std::string *err) {
   static const struct { const char *suffix; double ns; } kUnits[] = {
-      {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}};
+      {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
   std::string num = s;
   double unit = 1e9;
   for (const auto &u : kUnits) {

@@ -10,7 +10,7 @@ namespace dt {
 // "100", "0.1666", "100/s", "6/m", "3600/h": packets per second (fractions allowed).
 bool parse_rate(const std::string &s, double *per_second, std::string *err);
 
-// "200ms", "1s", "1.5s", "2m", "500us"; a bare number is seconds. Result in ns, > 0.
+// "200ms", "1s", "1.5s", "2m", "1h", "500us"; a bare number is seconds. Result in ns, > 0.
 bool parse_duration(const std::string &s, uint64_t *ns, std::string *err);
 
 // A whole number in [min, max].

@@ -88,6 +88,11 @@ int BpfFixture::debit_prog_fd() const { return bpf_program__fd(skel_->progs.dt_d
 int BpfFixture::debit_batch_fd() const { return bpf_map__fd(skel_->maps.debit_batch); }
 int BpfFixture::buckets_fd() const { return bpf_map__fd(skel_->maps.buckets); }
 int BpfFixture::stats_fd() const { return bpf_map__fd(skel_->maps.stats); }
+int BpfFixture::config_fd() const { return bpf_map__fd(skel_->maps.config); }
+int BpfFixture::active_ring_fd() const { return bpf_map__fd(skel_->maps.active); }
+int BpfFixture::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
+int BpfFixture::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
+int BpfFixture::exempt_fd() const { return bpf_map__fd(skel_->maps.exempt); }
 
 void BpfFixture::set_policy(double rate, uint64_t burst) {
   dt_policy p{};

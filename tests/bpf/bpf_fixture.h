@@ -79,6 +79,11 @@ class BpfFixture : public ::testing::Test {
   int debit_batch_fd() const;
   int buckets_fd() const;
   int stats_fd() const;
+  int config_fd() const;
+  int active_ring_fd() const;
+  int collect_batch_fd() const;
+  int collect_prog_fd() const;
+  int exempt_fd() const;
 
   uint64_t start_ns_ = 0;  // CLOCK_MONOTONIC when the object was loaded
 

@@ -45,7 +45,9 @@ TEST(ParseDuration, Units) {
   EXPECT_EQ(ns, 120000000000u);
   ASSERT_TRUE(dt::parse_duration("500us", &ns, &err)) << err;
   EXPECT_EQ(ns, 500000u);
-  for (const char *bad : {"", "ms", "0", "0s", "-1s", "1h", "1 s", "abc", "1e9"}) {
+  ASSERT_TRUE(dt::parse_duration("1h", &ns, &err)) << err;
+  EXPECT_EQ(ns, 3600000000000u);
+  for (const char *bad : {"", "ms", "0", "0s", "-1s", "1d", "1 s", "abc", "1e9"}) {
     EXPECT_FALSE(dt::parse_duration(bad, &ns, &err)) << "accepted '" << bad << "'";
   }
 }

@@ -1,0 +1,115 @@
+// test_xdp_report.cpp - cluster mode in the kernel: the packet path announces each
+// admitted source once per report period, and dt_collect (driven by the agent's
+// Collector) returns exactly the packets admitted since the last report. Also the
+// exempt map (peers' addresses are never throttled).
+#include <bpf/bpf.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "bpf_fixture.h"
+#include "collector.h"
+#include "map_reader.h"
+#include "packet_builder.h"
+
+namespace dt::test {
+namespace {
+
+std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
+std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
+
+class XdpReport : public BpfFixture {
+ protected:
+  // Runs `n` packets of `frame` and checks each one's verdict.
+  void send(const std::vector<uint8_t> &frame, int n, int verdict = XDP_PASS) {
+    for (int i = 0; i < n; i++) ASSERT_EQ(run(frame), verdict) << "packet " << i;
+  }
+  static std::map<std::string, uint64_t> as_map(const std::vector<ReportEntry> &v) {
+    std::map<std::string, uint64_t> m;
+    for (const auto &e : v) m[key_to_string(e.key)] += e.hits;
+    return m;
+  }
+  std::map<std::string, uint64_t> end_period(Collector &c) {
+    int err = 0;
+    auto v = c.end_period(&err);
+    EXPECT_EQ(err, 0) << "Collector::end_period failed: " << strerror(-err);
+    return as_map(v);
+  }
+};
+
+TEST_F(XdpReport, SingleHostModeAnnouncesNothing) {
+  set_policy(1000, 100);
+  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  send(v4("198.18.1.1"), 5);
+  EXPECT_TRUE(end_period(c).empty()) << "without DT_CFG_REPORT the packet path must not announce sources";
+  auto b = bucket("198.18.1.1");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->epoch, 0u);
+}
+
+TEST_F(XdpReport, CollectsExactlyWhatWasAdmittedOncePerPeriod) {
+  set_policy(0.001, 100);
+  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  ASSERT_EQ(c.enable(false), 0);
+  send(v4("198.18.1.1"), 5);
+  send(v6("2001:2::7"), 3);
+  auto r1 = end_period(c);
+  EXPECT_EQ(r1, (std::map<std::string, uint64_t>{{"198.18.1.1", 5}, {"2001:2::7", 3}}));
+  EXPECT_TRUE(end_period(c).empty()) << "nothing admitted since: nothing to report";
+  send(v4("198.18.1.1"), 2);
+  EXPECT_EQ(end_period(c), (std::map<std::string, uint64_t>{{"198.18.1.1", 2}}));
+  auto b = bucket("198.18.1.1");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->reported, 7u);
+  EXPECT_EQ(b->passed, 7u);
+}
+
+TEST_F(XdpReport, DroppedPacketsAreNotReported) {
+  set_policy(0.001, 4);
+  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  ASSERT_EQ(c.enable(false), 0);
+  send(v4("198.18.2.1"), 4);
+  send(v4("198.18.2.1"), 6, XDP_DROP);
+  EXPECT_EQ(end_period(c), (std::map<std::string, uint64_t>{{"198.18.2.1", 4}}))
+      << "a report carries served hits only";
+}
+
+TEST_F(XdpReport, ManySourcesInOnePeriodAreAllCollected) {
+  set_policy(1000, 10);
+  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  ASSERT_EQ(c.enable(false), 0);
+  // 1000 sources (the fixture's map holds 1024), 1 or 2 hits each.
+  uint64_t want = 0;
+  for (int i = 0; i < 1000; i++) {
+    std::string src = "198.18." + std::to_string(10 + i / 250) + "." + std::to_string(1 + i % 250);
+    send(v4(src), 1 + i % 2);
+    want += 1 + i % 2;
+  }
+  auto r = end_period(c);
+  uint64_t got = 0;
+  for (const auto &[k, v] : r) got += v;
+  EXPECT_EQ(r.size(), 1000u);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(c.events(), 1000u) << "one announcement per source per period";
+}
+
+TEST_F(XdpReport, ExemptAddressesPassWithoutABucket) {
+  set_policy(0.001, 1);
+  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  dt_key peer{};
+  ASSERT_TRUE(key_from_string("198.18.9.9", &peer));
+  uint32_t one = 1;
+  ASSERT_EQ(bpf_map_update_elem(exempt_fd(), &peer, &one, BPF_ANY), 0);
+  ASSERT_EQ(c.enable(true), 0);
+  send(v4("198.18.9.9"), 20);  // burst 1, yet all pass
+  EXPECT_FALSE(bucket("198.18.9.9")) << "an exempt source gets no bucket";
+  EXPECT_EQ(stats().exempt, 20u);
+  send(v4("198.18.9.10"), 1);
+  send(v4("198.18.9.10"), 1, XDP_DROP);  // its neighbour is throttled as usual
+  c.disable();
+  send(v4("198.18.9.9"), 1);
+  send(v4("198.18.9.9"), 1, XDP_DROP);  // with the flag off the map is not consulted
+}
+
+}  // namespace
+}  // namespace dt::test
