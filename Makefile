@@ -30,7 +30,8 @@ BPFT_SRCS  := $(wildcard tests/bpf/*.cpp)
 BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/dthrottle/*.h)
 
 PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktgen $(BUILD)/bench \
-            $(BUILD)/fuzz_report $(BUILD)/fuzz_make_seeds
+            $(BUILD)/fuzz_report $(BUILD)/fuzz_make_seeds \
+            $(BUILD)/simulate
 
 .PHONY: all deps test demo bench clean
 .SECONDARY:
@@ -71,6 +72,9 @@ $(BUILD)/pktgen: $(OBJ)/tools/pktgen.o
 	$(CXX) $(CXXFLAGS) -o $@ $^ -lpthread
 
 $(BUILD)/bench: $(OBJ)/tools/bench.o $(BUILD)/libdtagent.a
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/simulate: $(OBJ)/tools/simulate.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 # The report decoder under libFuzzer with ASan and UBSan (clang).

@@ -113,8 +113,9 @@ bool validate(const Scenario &s, std::string *err) {
 //   reference t=5.1  the reports are applied: -3 and -3    here t=5.0 (0.1 s delay)
 //   reference t=5.2  C: 2 requests (one each), refused     here t=5.1
 //   reference t=6..9 -2, -1, 0, 1 on both hosts            here t=6..9
-// i.e. ours = reference - 0.1 s up to t=5.2, then the same whole seconds, because
-// the reference's whole-second refill from t=0 equals continuous refill from our t=0.
+// i.e. every event happens 0.1 s earlier here, and whole seconds are the same
+// seconds: the reference's whole-token refill at each whole second from t=0 equals
+// continuous refill from C's first request at our t=0.
 // Where the books differ: between whole seconds the reference shows no refill, we
 // show the fraction: A holds 0.1 (reference 0) after the requests at reference
 // t=0.2, and both hosts -2.9 (reference -3) at reference t=5.2. Then C makes 2
@@ -222,11 +223,16 @@ void ClusterSim::build_requests() {
     c.last = r.at;
     c.offered++;
   }
-  for (auto &c : clients_) {
-    if (c.offered == 0) continue;
-    const uint64_t budget = s_.burst + (c.last - c.first) / policy_.interval_ns;
-    c.ideal = std::min(c.offered, budget);
+  std::vector<__u64> central(clients_.size(), 0);  // one global bucket per client
+  for (const auto &r : requests_) {
+    __u64 next;
+    if (dt_gcra_admit(central[r.client], r.at, &policy_, &next)) {
+      central[r.client] = next;
+      clients_[r.client].ideal++;
+    }
   }
+  for (auto &c : clients_)
+    if (c.offered) c.budget = s_.burst + (c.last - c.first) / policy_.interval_ns;
 }
 
 void ClusterSim::advance_past(Ns t) { advance(t, true); }

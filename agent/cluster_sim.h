@@ -60,7 +60,7 @@ struct Partition {
 struct Network {
   double loss = 0;       // probability that one message to one receiver is lost
   double duplicate = 0;  // probability that it is delivered a second time
-  Ns delay = 0;          // one-way delay: delay + uniform [0, jitter]
+  Ns delay = kMs;        // one-way delay: delay + uniform [0, jitter]
   Ns jitter = 0;
   std::vector<Partition> partitions;
 };
@@ -94,8 +94,11 @@ struct ClientStats {
   uint64_t refused = 0;
   std::vector<uint64_t> admitted_by_host;
   Ns first = 0, last = 0;  // times of its first and last request
-  // One global bucket's budget over the client's active span: burst + rate * T,
-  // with T = last - first (whole tokens), capped by what it offered.
+  // The global budget over the client's active span: burst + rate * T, with
+  // T = last - first (whole tokens).
+  uint64_t budget = 0;
+  // What one global bucket (a central limiter that sees every request) admits of
+  // the same requests: at most min(offered, budget), less if bursts overflow it.
   uint64_t ideal = 0;
   uint64_t admitted() const;
 };

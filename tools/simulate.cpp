@@ -1,0 +1,366 @@
+// simulate.cpp - build/simulate: what peer reports buy a dthrottle cluster, on the
+// deterministic cluster simulator (agent/cluster_sim.h). Runs the scenario twice,
+// with reports and local-only, and prints per-client tables: offered, the ideal
+// global budget (burst + rate * T), admitted in total and per host. `--example ab`
+// replays the reference daemon's A/B example instead.
+// Exit codes: 0 success, 2 usage error.
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cluster_sim.h"
+#include "parse_values.h"
+
+namespace {
+
+using namespace dt::sim;
+
+const char kUsage[] =
+    "usage: simulate [options]\n"
+    "       simulate --example ab\n"
+    "\n"
+    "Simulates N dthrottle hosts behind a load balancer, each with a token bucket per\n"
+    "client, reporting the hits it served every period to its peers, which debit them.\n"
+    "Prints offered vs admitted per client, with reports and local-only (no reports).\n"
+    "Deterministic: the same options and seed give the same output.\n"
+    "\n"
+    "  --hosts N             hosts behind the load balancer (default 3)\n"
+    "  --rate R              policy rate per client: 100, 100/s, 6/m (default 100)\n"
+    "  --burst B             policy burst (default 50)\n"
+    "  --period D            report period: 200ms, 1s (default 200ms)\n"
+    "  --duration D          simulated time (default 10s)\n"
+    "  --lb POLICY           round-robin | random | sticky (default round-robin)\n"
+    "  --clients LIST        one client per item, RATE[@START-STOP], offered requests\n"
+    "                        per second, evenly spaced (default 2000)\n"
+    "  --client-burst I:K@T  client I also sends K requests at once at time T\n"
+    "                        (repeatable)\n"
+    "  --loss P              probability that a message to one peer is lost (default 0)\n"
+    "  --dup P               probability that it is delivered twice (default 0)\n"
+    "  --delay D             one-way network delay (default 1ms)\n"
+    "  --jitter D            plus a uniform random [0, D] (default 0)\n"
+    "  --partition A-B:SIDES from A to B, messages between sides are dropped; SIDES\n"
+    "                        like 0|1,2 (hosts not named form one more side), so\n"
+    "                        3s-6s:0 isolates host 0 (repeatable)\n"
+    "  --offsets LIST        report phase offset per host: 0,50ms,100ms (default 0)\n"
+    "  --down-after D        peer liveness threshold (default 5 periods)\n"
+    "  --seed S              seed of the load balancer and network RNGs (default 1)\n"
+    "  --timeline D          also print admitted per client per D (e.g. 1s)\n"
+    "  --example ab          the reference daemon's A/B example as a per-second trace\n"
+    "  -h, --help            this text\n";
+
+[[noreturn]] void usage_error(const std::string &msg) {
+  fprintf(stderr, "simulate: %s\n(see simulate --help)\n", msg.c_str());
+  exit(2);
+}
+
+std::vector<std::string> split(const std::string &s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t at = s.find(sep, start);
+    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) return out;
+    start = at + 1;
+  }
+}
+
+// A duration; "0" (with or without a unit) too when zero_ok.
+Ns parse_time(const std::string &s, bool zero_ok, const char *what) {
+  if (zero_ok && (s == "0" || s == "0s" || s == "0ms" || s == "0us")) return 0;
+  uint64_t ns;
+  std::string err;
+  if (!dt::parse_duration(s, &ns, &err)) usage_error(std::string(what) + ": " + err);
+  return ns;
+}
+
+uint64_t parse_whole(const std::string &s, uint64_t min, uint64_t max, const char *what) {
+  uint64_t v;
+  std::string err;
+  if (!dt::parse_count(s, min, max, &v, &err)) usage_error(std::string(what) + ": " + err);
+  return v;
+}
+
+double parse_probability(const std::string &s, const char *what) {
+  char *end = nullptr;
+  const double v = strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !(v >= 0 && v <= 1))
+    usage_error(std::string(what) + ": '" + s + "' is not a probability from 0 to 1");
+  return v;
+}
+
+// "A-B" into [start, end).
+void parse_window(const std::string &s, Ns *start, Ns *end, const char *what) {
+  auto parts = split(s, '-');
+  if (parts.size() != 2) usage_error(std::string(what) + ": '" + s + "' is not a time window such as 3s-6s");
+  *start = parse_time(parts[0], true, what);
+  *end = parse_time(parts[1], false, what);
+  if (*end <= *start) usage_error(std::string(what) + ": '" + s + "' ends before it starts");
+}
+
+std::vector<Client> parse_clients(const std::string &list) {
+  std::vector<Client> out;
+  for (const auto &item : split(list, ',')) {
+    auto at = split(item, '@');
+    if (at.size() > 2) usage_error("--clients: '" + item + "' is not RATE[@START-STOP]");
+    Client c;
+    c.name = "c" + std::to_string(out.size());
+    std::string err;
+    if (!dt::parse_rate(at[0], &c.rate, &err)) usage_error("--clients: " + err);
+    if (at.size() == 2) parse_window(at[1], &c.start, &c.stop, "--clients");
+    out.push_back(c);
+  }
+  return out;
+}
+
+// "I:K@T"
+void parse_client_burst(const std::string &s, std::vector<Client> *clients) {
+  const size_t colon = s.find(':'), at = s.find('@');
+  if (colon == std::string::npos || at == std::string::npos || at < colon)
+    usage_error("--client-burst: '" + s + "' is not I:K@T (e.g. 0:100@3s)");
+  const uint64_t i = parse_whole(s.substr(0, colon), 0, clients->size() - 1, "--client-burst client");
+  const uint64_t k = parse_whole(s.substr(colon + 1, at - colon - 1), 1, 10000000, "--client-burst count");
+  (*clients)[i].bursts.push_back({parse_time(s.substr(at + 1), true, "--client-burst"), static_cast<uint32_t>(k), -1});
+}
+
+// "A-B:0|1,2"
+Partition parse_partition(const std::string &s, size_t hosts) {
+  const size_t colon = s.find(':');
+  if (colon == std::string::npos) usage_error("--partition: '" + s + "' is not A-B:SIDES (e.g. 3s-6s:0|1,2)");
+  Partition p;
+  parse_window(s.substr(0, colon), &p.start, &p.end, "--partition");
+  const auto sides = split(s.substr(colon + 1), '|');
+  p.side.assign(hosts, static_cast<int>(sides.size()));  // hosts not named: one more side
+  for (size_t side = 0; side < sides.size(); side++) {
+    for (const auto &h : split(sides[side], ',')) {
+      const uint64_t host = parse_whole(h, 0, hosts - 1, "--partition host");
+      if (p.side[host] != static_cast<int>(sides.size()))
+        usage_error("--partition: host " + h + " is named twice");
+      p.side[host] = static_cast<int>(side);
+    }
+  }
+  return p;
+}
+
+std::string fmt_time(Ns ns) {
+  char buf[32];
+  if (ns == 0) return "0";
+  if (ns % kSec == 0) snprintf(buf, sizeof buf, "%" PRIu64 "s", ns / kSec);
+  else if (ns % kMs == 0 && ns < kSec) snprintf(buf, sizeof buf, "%" PRIu64 "ms", ns / kMs);
+  else if (ns % kMs == 0) snprintf(buf, sizeof buf, "%gs", static_cast<double>(ns) / 1e9);
+  else snprintf(buf, sizeof buf, "%gms", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
+std::string fmt_partition(const Partition &p) {
+  std::string out = fmt_time(p.start) + "-" + fmt_time(p.end) + " ";
+  int sides = 0;
+  for (int s : p.side) sides = std::max(sides, s + 1);
+  for (int side = 0; side < sides; side++) {
+    std::string members;
+    for (size_t h = 0; h < p.side.size(); h++)
+      if (p.side[h] == side) members += (members.empty() ? "" : ",") + std::to_string(h);
+    if (!members.empty()) out += std::string(out.back() == ' ' ? "" : " | ") + "{" + members + "}";
+  }
+  return out;
+}
+
+constexpr size_t kMaxHostColumns = 8;
+
+void print_clients(const char *title, const ClusterSim &c) {
+  const size_t cols = std::min(c.scenario().hosts, kMaxHostColumns);
+  printf("%s\n%-8s %9s %8s %8s %9s %9s %9s |", title, "client", "offered", "budget", "ideal", "admitted",
+         "adm/ideal", "refused");
+  for (size_t h = 0; h < cols; h++) printf(" %7s", ("h" + std::to_string(h)).c_str());
+  printf("%s\n", c.scenario().hosts > cols ? " ..." : "");
+  auto row = [](const char *name, uint64_t offered, uint64_t budget, uint64_t ideal, uint64_t admitted,
+                uint64_t refused) {
+    printf("%-8s %9" PRIu64 " %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %9.3f %9" PRIu64 " |", name, offered, budget,
+           ideal, admitted, ideal ? static_cast<double>(admitted) / static_cast<double>(ideal) : 0.0, refused);
+  };
+  uint64_t offered = 0, budget = 0, ideal = 0, admitted = 0, refused = 0;
+  for (const auto &cl : c.clients()) {
+    row(cl.name.c_str(), cl.offered, cl.budget, cl.ideal, cl.admitted(), cl.refused);
+    for (size_t h = 0; h < cols; h++) printf(" %7" PRIu64, cl.admitted_by_host[h]);
+    printf("\n");
+    offered += cl.offered, budget += cl.budget, ideal += cl.ideal, admitted += cl.admitted(), refused += cl.refused;
+  }
+  if (c.clients().size() > 1) {
+    row("all", offered, budget, ideal, admitted, refused);
+    printf("\n");
+  }
+  printf("\n");
+}
+
+void print_peers(const ClusterSim &c) {
+  printf("peer reports (with reports):\n%-5s %7s %8s %8s %6s %6s %6s | %7s %7s %8s %6s %8s %5s %5s\n", "host",
+         "reports", "hits-out", "msgs-out", "lost", "cut", "dup", "msgs-in", "applied", "rejected", "gaps",
+         "debited", "downs", "ups");
+  for (size_t h = 0; h < c.hosts().size(); h++) {
+    const HostStats &s = c.hosts()[h];
+    uint64_t gaps = 0;
+    for (const auto &[id, p] : c.tracker(h).peers()) gaps += p.lost;
+    printf("h%-4zu %7" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " | %7" PRIu64
+           " %7" PRIu64 " %8" PRIu64 " %6" PRIu64 " %8" PRIu64 " %5" PRIu64 " %5" PRIu64 "\n",
+           h, s.reports, s.hits_reported, s.messages_sent, s.lost, s.cut, s.duplicated, s.received, s.accepted,
+           s.rejected, gaps, s.hits_debited, s.peer_downs, s.peer_ups);
+  }
+  printf("(msgs-out counts one per receiver; rejected = duplicates or late reorders the tracker\n"
+         " refused; gaps = messages missing from a peer's sequence)\n\n");
+}
+
+void print_timeline(const ClusterSim &cluster, const ClusterSim &local, Ns bin) {
+  const Scenario &s = cluster.scenario();
+  printf("admitted per %s (with reports | local only; the policy allows %g per %s after the burst):\n",
+         fmt_time(bin).c_str(), s.rate * static_cast<double>(bin) / 1e9, fmt_time(bin).c_str());
+  printf("%-15s", "time");
+  for (const auto &cl : cluster.clients()) printf(" %16s", cl.name.c_str());
+  printf("\n");
+  for (Ns t = 0; t < s.duration; t += bin) {
+    printf("%-15s", (fmt_time(t) + "-" + fmt_time(std::min(t + bin, s.duration))).c_str());
+    for (size_t i = 0; i < cluster.clients().size(); i++)
+      printf(" %7" PRIu64 " | %6" PRIu64, cluster.admitted_between(i, t, t + bin),
+             local.admitted_between(i, t, t + bin));
+    printf("\n");
+  }
+  printf("\n");
+}
+
+std::string fmt_tokens(int64_t milli) {
+  char buf[32];
+  const uint64_t abs = milli < 0 ? static_cast<uint64_t>(-milli) : static_cast<uint64_t>(milli);
+  snprintf(buf, sizeof buf, "%s%" PRIu64 ".%03" PRIu64, milli < 0 ? "-" : "", abs / 1000, abs % 1000);
+  return buf;
+}
+
+// The reference's A/B trace next to ours, one row per whole second and per event.
+int example_ab() {
+  struct Row {
+    const char *ref_t;
+    Ns t;
+    bool past;  // state after the events at t (else before them)
+    const char *ref_a, *ref_b;
+  };
+  const Row rows[] = {
+      {"0", 0, false, "10", "10"},      {"0.1", 0, true, "1", "2"},         {"0.2", 100 * kMs, true, "0", "2"},
+      {"1", kSec, true, "", ""},        {"2", 2 * kSec, true, "", ""},      {"3", 3 * kSec, true, "", ""},
+      {"4", 4 * kSec, true, "", ""},    {"5", 4900 * kMs, true, "", ""},    {"5.1", 5000 * kMs, true, "-3", "-3"},
+      {"5.2", 5100 * kMs, true, "-3", "-3"}, {"6", 6 * kSec, true, "-2", "-2"}, {"7", 7 * kSec, true, "-1", "-1"},
+      {"8", 8 * kSec, true, "0", "0"},  {"9", 9 * kSec, false, "1", "1"},   {"9", 9 * kSec, true, "", ""},
+      {"-", 10 * kSec, true, "", ""},
+  };
+  std::string err;
+  auto c = ClusterSim::create(reference_ab_scenario(), &err);
+  if (!c) usage_error(err);
+  const char *names[] = {"A", "B"};
+  printf("Reference A/B example (dthrottle-daemon.txt): hosts A and B, burst 10, rate 1/s,\n"
+         "reports every 5 s (sent at t=4.9 and 9.9, 0.1 s on the wire). Events happen 0.1 s\n"
+         "earlier here (C's burst at t=0, not 0.1); whole-second rows are at the same second:\n"
+         "the reference refills whole tokens at whole seconds from t=0, we refill continuously\n"
+         "from C's first request, so both agree at every whole second.\n\n");
+  printf("%-6s %-6s %9s %5s %9s %5s  %s\n", "ref t", "sim t", "A tokens", "(ref)", "B tokens", "(ref)", "what happened");
+  HostStats before[2] = {c->hosts()[0], c->hosts()[1]};
+  for (const Row &r : rows) {
+    if (r.past) c->advance_past(r.t);
+    else c->advance_to(r.t);
+    std::string what;
+    auto add = [&](const std::string &s) { what += (what.empty() ? "" : "; ") + s; };
+    for (int h = 0; h < 2; h++) {
+      const HostStats &now = c->hosts()[h], &was = before[h];
+      auto delta = [&](uint64_t a, uint64_t b, const char *verb) {
+        if (a > b) add(std::string(names[h]) + " " + verb + " " + std::to_string(a - b));
+      };
+      delta(now.admitted, was.admitted, "served");
+      delta(now.refused, was.refused, "refused");
+      if (now.reports > was.reports)
+        add(std::string(names[h]) + " reported " + std::to_string(now.hits_reported - was.hits_reported) +
+            (now.hits_reported - was.hits_reported == 1 ? " hit" : " hits"));
+      delta(now.hits_debited, was.hits_debited, "debited");
+      before[h] = now;
+    }
+    char line[512];
+    snprintf(line, sizeof line, "%-6s %-6.1f %9s %5s %9s %5s  %s", r.ref_t, static_cast<double>(r.t) / 1e9,
+             fmt_tokens(c->tokens_milli(0, 0)).c_str(), r.ref_a, fmt_tokens(c->tokens_milli(1, 0)).c_str(), r.ref_b,
+             what.empty() ? (r.past ? "" : "(before this instant's requests)") : what.c_str());
+    std::string text = line;
+    text.erase(text.find_last_not_of(' ') + 1);
+    printf("%s\n", text.c_str());
+  }
+  printf("\nC served %" PRIu64 " of %" PRIu64 " requests in 10 s.\n", c->clients()[0].admitted(),
+         c->clients()[0].offered);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Scenario s;
+  s.clients = parse_clients("2000");
+  std::vector<std::string> bursts, partitions;
+  std::string offsets;
+  Ns timeline = 0;
+  for (int i = 1; i < argc; i++) {
+    const std::string opt = argv[i];
+    if (opt == "-h" || opt == "--help") {
+      fputs(kUsage, stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) usage_error("option " + opt + " needs a value");
+    const std::string v = argv[++i];
+    std::string err;
+    if (opt == "--hosts") s.hosts = parse_whole(v, 1, 1024, "--hosts");
+    else if (opt == "--rate") {
+      if (!dt::parse_rate(v, &s.rate, &err)) usage_error("--rate: " + err);
+    } else if (opt == "--burst") s.burst = parse_whole(v, 1, DT_BURST_MAX, "--burst");
+    else if (opt == "--period") s.period = parse_time(v, false, "--period");
+    else if (opt == "--duration") s.duration = parse_time(v, false, "--duration");
+    else if (opt == "--lb") {
+      if (!parse_lb(v, &s.lb)) usage_error("--lb: '" + v + "' is not round-robin, random or sticky");
+    } else if (opt == "--clients") s.clients = parse_clients(v);
+    else if (opt == "--client-burst") bursts.push_back(v);
+    else if (opt == "--loss") s.net.loss = parse_probability(v, "--loss");
+    else if (opt == "--dup") s.net.duplicate = parse_probability(v, "--dup");
+    else if (opt == "--delay") s.net.delay = parse_time(v, true, "--delay");
+    else if (opt == "--jitter") s.net.jitter = parse_time(v, true, "--jitter");
+    else if (opt == "--partition") partitions.push_back(v);
+    else if (opt == "--offsets") offsets = v;
+    else if (opt == "--down-after") s.peer_down_after = parse_time(v, false, "--down-after");
+    else if (opt == "--seed") s.seed = parse_whole(v, 0, UINT64_MAX, "--seed");
+    else if (opt == "--timeline") timeline = parse_time(v, false, "--timeline");
+    else if (opt == "--example") {
+      if (v != "ab") usage_error("--example: the only example is 'ab'");
+      return example_ab();
+    } else usage_error("unknown option " + opt);
+  }
+  // Options that refer to hosts or clients, once both are known.
+  for (const auto &b : bursts) parse_client_burst(b, &s.clients);
+  for (const auto &p : partitions) s.net.partitions.push_back(parse_partition(p, s.hosts));
+  if (!offsets.empty())
+    for (const auto &o : split(offsets, ',')) s.report_offset.push_back(parse_time(o, true, "--offsets"));
+  if (timeline) s.bin = timeline;
+
+  std::string err;
+  auto cluster = ClusterSim::create(s, &err);
+  if (!cluster) usage_error(err);
+  Scenario alone = s;
+  alone.reports = false;
+  auto local = ClusterSim::create(alone, &err);
+  cluster->run();
+  local->run();
+
+  printf("scenario: %zu hosts, rate %g/s, burst %" PRIu64 ", period %s, duration %s, lb %s, seed %" PRIu64 "\n",
+         s.hosts, s.rate, s.burst, fmt_time(s.period).c_str(), fmt_time(s.duration).c_str(), lb_name(s.lb), s.seed);
+  printf("network:  delay %s + jitter %s, loss %.1f%%, duplicates %.1f%%", fmt_time(s.net.delay).c_str(),
+         fmt_time(s.net.jitter).c_str(), 100 * s.net.loss, 100 * s.net.duplicate);
+  for (const auto &p : s.net.partitions) printf(", partition %s", fmt_partition(p).c_str());
+  printf("\nbudget = burst + rate * T, T = the client's first to last request; ideal = what one\n"
+         "global bucket admits of the same requests (<= offered and budget); adm/ideal = admitted/ideal\n\n");
+  print_clients("with peer reports:", *cluster);
+  print_clients("local only (no reports):", *local);
+  print_peers(*cluster);
+  if (timeline) print_timeline(*cluster, *local, timeline);
+  return 0;
+}
