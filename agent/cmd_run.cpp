@@ -37,6 +37,31 @@ void log_counters(int stats_fd, dt_stats *prev) {
   *prev = now;
 }
 
+// Logs when packets start or stop passing without a decision (fail-open: no policy,
+// or no bucket could be had because the map is full), checked about once a second.
+class FailOpenWatch {
+ public:
+  void check(int stats_fd) {
+    dt_stats st{};
+    if (read_stats(stats_fd, &st) != 0) return;
+    const uint64_t delta = st.fail_open - last_;
+    last_ = st.fail_open;
+    if (delta && !open_) DT_WARN("fail-open: %llu packets passed without a decision in the last second (no policy, "
+                                 "or the source table is full: see --max-sources)",
+                                 static_cast<unsigned long long>(delta));
+    if (!delta && open_) DT_INFO("fail-open ended: every packet is decided again");
+    open_ = delta != 0;
+  }
+  void reset(int stats_fd) {
+    dt_stats st{};
+    if (read_stats(stats_fd, &st) == 0) last_ = st.fail_open;
+  }
+
+ private:
+  uint64_t last_ = 0;
+  bool open_ = false;
+};
+
 // Replaces `path` atomically with `text` (readers never see half a file).
 void write_file_atomic(const std::string &path, const std::string &text) {
   std::string tmp = path + ".tmp";
@@ -126,10 +151,13 @@ int cmd_run(int argc, char **argv) {
   uint64_t next_stats = now + opt.stats_interval_ns;
   uint64_t next_period = now + opt.period_ns;
   uint64_t next_status = now;
+  uint64_t next_fail_open_check = now + 1'000'000'000ull;
+  FailOpenWatch fail_open;
+  fail_open.reset(dp->stats_fd());
   bool keep = opt.keep;
   for (bool running = true; running;) {
     now = mono_now_ns();
-    uint64_t due = std::min(next_stats, cluster ? next_period : next_stats);
+    uint64_t due = std::min({next_stats, next_fail_open_check, cluster ? next_period : next_stats});
     long timeout_ms = due > now ? static_cast<long>((due - now + 999999) / 1000000) : 0;
     zmq::pollitem_t items[2] = {{nullptr, sfd, ZMQ_POLLIN, 0}, {cluster ? cluster->poll_socket() : nullptr, 0, ZMQ_POLLIN, 0}};
     try {
@@ -162,6 +190,10 @@ int cmd_run(int argc, char **argv) {
         write_file_atomic(status_text_path, cluster->status_text(now));
         next_status = now + 1'000'000'000ull;
       }
+    }
+    if (now >= next_fail_open_check) {
+      fail_open.check(dp->stats_fd());
+      next_fail_open_check = now + 1'000'000'000ull;
     }
     if (now >= next_stats) {
       log_counters(dp->stats_fd(), &prev);
