@@ -216,8 +216,8 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   counters_.messages_received++;
   counters_.bytes_received += len;
   ReportHeader h;
-  std::vector<ReportEntry> entries;
-  DecodeError e = decode_report(data, len, &h, &entries);
+  ReportBody body;
+  DecodeError e = decode_report(data, len, &h, &body);
   if (e != DecodeError::None) {
     counters_.rejected[decode_error_name(e)]++;
     uint64_t suppressed = 0;
@@ -246,16 +246,29 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   }
   if (came_up) DT_INFO("peer %s is up (epoch %llu)", h.node_id.c_str(), static_cast<unsigned long long>(h.epoch));
   counters_.messages_applied++;
-  if (entries.empty()) return;
+  if (!body.tags.empty()) {
+    for (const auto &t : body.tags) counters_.tag_hits_received += t.hits;
+    if (debit_tags_) debit_tags_(body.tags, now_ns);
+  }
+  if (body.entries.empty()) return;
+  // The sender's rule names to ours; hits for rules we do not throttle are dropped.
+  std::vector<int64_t> local(body.rules.size(), -1);
+  for (size_t i = 0; i < body.rules.size(); i++)
+    if (auto it = throttle_rule_ids_.find(body.rules[i]); it != throttle_rule_ids_.end()) local[i] = it->second;
   std::vector<dt_debit> debits;
-  debits.reserve(entries.size());
-  for (const auto &en : entries) {
+  debits.reserve(body.entries.size());
+  for (const auto &en : body.entries) {
+    if (local[en.key.rule] < 0) {
+      counters_.unknown_rule_entries++;
+      continue;
+    }
     dt_debit d{};
     d.key = en.key;
+    d.key.rule = static_cast<uint32_t>(local[en.key.rule]);
     d.hits = static_cast<uint32_t>(en.hits);
-    d.rule = 0;
     debits.push_back(d);
   }
+  if (debits.empty()) return;
   DebitResult r = apply_debits(dp_.debit_batch_fd(), dp_.debit_prog_fd(), debits);
   counters_.entries_applied += r.entries_applied;
   counters_.hits_debited += r.hits_applied;
@@ -283,10 +296,15 @@ void Cluster::on_period(uint64_t now_ns) {
   h.boot_id = boot_id_;
   h.epoch = collector_.epoch() - 1;
   h.sent_unix_ms = unix_ms();
-  auto msgs = encode_report(h, next_seq_, served);
+  ReportBody body;
+  body.rules = rule_names_;
+  body.entries = std::move(served);
+  if (collect_tags_) body.tags = collect_tags_();
+  auto msgs = encode_report(h, next_seq_, body);
   next_seq_ += msgs.size();
   counters_.reports_sent++;
-  counters_.entries_sent += served.size();
+  counters_.entries_sent += body.entries.size();
+  counters_.tags_sent += body.tags.size();
   for (auto &m : msgs) {
     try {
       pub_->send(zmq::buffer(m), zmq::send_flags::dontwait);
@@ -298,6 +316,19 @@ void Cluster::on_period(uint64_t now_ns) {
   }
   for (const auto &ch : tracker_.check_liveness(now_ns))
     DT_WARN("peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(), ch.silent_ns / 1e9);
+}
+
+void Cluster::set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles) {
+  rule_names_ = names;
+  throttle_rule_ids_.clear();
+  for (size_t i = 0; i < names.size() && i < throttles.size(); i++)
+    if (throttles[i]) throttle_rule_ids_[names[i]] = static_cast<uint32_t>(i);
+}
+
+void Cluster::set_tag_hooks(std::function<std::vector<TagHit>()> collect,
+                            std::function<void(const std::vector<TagHit> &, uint64_t)> debit) {
+  collect_tags_ = std::move(collect);
+  debit_tags_ = std::move(debit);
 }
 
 void Cluster::log_summary() const {

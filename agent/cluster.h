@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,6 +44,8 @@ struct ClusterCounters {
   uint64_t messages_received = 0, bytes_received = 0, own_echoes = 0;
   uint64_t messages_applied = 0, entries_applied = 0, hits_debited = 0;
   uint64_t duplicates = 0, debit_failures = 0, collect_errors = 0;
+  uint64_t unknown_rule_entries = 0;  // hits for a rule name we do not have
+  uint64_t tags_sent = 0, tag_hits_received = 0;
   std::map<std::string, uint64_t> rejected;  // by decode error name
   uint64_t rejected_total() const;
 };
@@ -58,6 +61,14 @@ class Cluster {
   void on_readable(uint64_t now_ns);
   // End of a period: collect what we served, publish it, check peer liveness.
   void on_period(uint64_t now_ns);
+  // The local rules by index (names travel in reports; peers may number rules
+  // differently). Hits for rules that are not `throttle` here are not debited.
+  void set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles);
+  // Query-socket tags: where this host's served tag hits come from each period,
+  // and where the peers' tag hits go.
+  void set_tag_hooks(std::function<std::vector<TagHit>()> collect,
+                     std::function<void(const std::vector<TagHit> &, uint64_t now_ns)> debit);
+
   // One log line with the cluster's counters.
   void log_summary() const;
   // Writes the peers' state and the counters as JSON (for `agent stats`).
@@ -82,6 +93,10 @@ class Cluster {
   uint64_t boot_id_ = 0;
   uint64_t next_seq_ = 1;
   ClusterCounters counters_;
+  std::vector<std::string> rule_names_{"default"};
+  std::map<std::string, uint32_t> throttle_rule_ids_{{"default", 0}};
+  std::function<std::vector<TagHit>()> collect_tags_;
+  std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
 };
 

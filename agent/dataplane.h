@@ -59,6 +59,9 @@ class Dataplane {
   int collect_prog_fd() const;
   int active_ring_fd() const;
   int exempt_fd() const;
+  int rules_fd(int bank) const;
+  int rule_stats_fd() const;
+  int rule_names_fd() const;
 
   bool took_over() const { return took_over_; }
   XdpMode attached_mode() const { return mode_; }

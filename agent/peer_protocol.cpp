@@ -100,6 +100,8 @@ const char *decode_error_name(DecodeError e) {
     case DecodeError::BadVarint: return "bad varint";
     case DecodeError::AbsurdCount: return "absurd entry count";
     case DecodeError::AbsurdHits: return "absurd hit count";
+    case DecodeError::BadRuleName: return "bad rule name";
+    case DecodeError::BadTag: return "bad tag";
     case DecodeError::TrailingBytes: return "trailing bytes";
   }
   return "?";
@@ -113,47 +115,93 @@ bool valid_node_id(const std::string &id) {
   return true;
 }
 
-std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq,
-                                       const std::vector<ReportEntry> &entries, size_t max_bytes) {
-  // Split the entries into chunks that fit max_bytes: header + 2 count varints
-  // (at most 3 bytes each below 2^21 entries) + the entries.
+std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq, const ReportBody &body,
+                                       size_t max_bytes) {
+  // Items in the order they are written: entries grouped by rule, then tags. A
+  // message holds a run of them; a group's header is repeated in every message that
+  // carries some of its entries.
+  auto clamp = [](uint64_t h) { return h > kMaxHitsPerEntry ? kMaxHitsPerEntry : h; };
+  std::vector<std::vector<const ReportEntry *>> by_rule(body.rules.size());
+  for (const auto &e : body.entries)
+    if (e.hits && e.key.rule < body.rules.size() && !body.rules[e.key.rule].empty() &&
+        body.rules[e.key.rule].size() <= kMaxRuleNameLen && valid_node_id(body.rules[e.key.rule]))
+      by_rule[e.key.rule].push_back(&e);
+  std::vector<const TagHit *> tags;
+  for (const auto &t : body.tags)
+    if (t.hits && !t.tag.empty() && t.tag.size() <= kMaxTagLen && t.tag.find('\n') == std::string::npos &&
+        t.tag.find('\0') == std::string::npos)
+      tags.push_back(&t);
+
+  struct Message {
+    std::vector<std::pair<uint32_t, std::vector<const ReportEntry *>>> groups;
+    std::vector<const TagHit *> tags;
+  };
   const size_t base = kFixedBytes + hdr.node_id.size() + 2 * 3;
-  std::vector<std::vector<const ReportEntry *>> chunks(1);
+  std::vector<Message> msgs(1);
   size_t size = base;
-  for (const auto &e : entries) {
-    if (e.hits == 0) continue;
-    const uint64_t hits = e.hits > kMaxHitsPerEntry ? kMaxHitsPerEntry : e.hits;
-    const size_t n = (is_v4(e.key) ? 4 : 16) + varint_len(hits);
-    if (size + n > max_bytes && !chunks.back().empty()) {
-      chunks.emplace_back();
-      size = base;
-    }
-    chunks.back().push_back(&e);
-    size += n;
-  }
-  std::vector<std::string> out;
-  const uint16_t parts = static_cast<uint16_t>(chunks.size() > kMaxParts ? kMaxParts : chunks.size());
-  for (uint16_t part = 0; part < parts; part++) {
-    std::string msg = header_bytes(hdr, first_seq + part, part, parts);
-    for (int family = 4; family <= 6; family += 2) {
-      uint64_t n = 0;
-      for (const auto *e : chunks[part]) n += (is_v4(e->key) == (family == 4));
-      put_varint(&msg, n);
-      for (const auto *e : chunks[part]) {
-        if (is_v4(e->key) != (family == 4)) continue;
-        if (family == 4) msg.append(reinterpret_cast<const char *>(&e->key.addr[12]), 4);
-        else msg.append(reinterpret_cast<const char *>(e->key.addr), 16);
-        put_varint(&msg, e->hits > kMaxHitsPerEntry ? kMaxHitsPerEntry : e->hits);
+  // Starts a new message if `need` more bytes would not fit; true if it did.
+  auto split_for = [&](size_t need) {
+    if (size + need <= max_bytes || (msgs.back().groups.empty() && msgs.back().tags.empty())) return false;
+    msgs.emplace_back();
+    size = base;
+    return true;
+  };
+  for (uint32_t r = 0; r < by_rule.size(); r++) {
+    const size_t group_hdr = 1 + body.rules[r].size() + 2 * 3;
+    bool opened = false;
+    for (const auto *e : by_rule[r]) {
+      const size_t n = (is_v4(e->key) ? 4 : 16) + varint_len(clamp(e->hits));
+      // A group's header is repeated in every message that carries some of it.
+      if (split_for(n + group_hdr) || !opened) {
+        size += group_hdr;
+        msgs.back().groups.push_back({r, {}});
+        opened = true;
       }
+      size += n;
+      msgs.back().groups.back().second.push_back(e);
+    }
+  }
+  for (const auto *t : tags) {
+    const size_t n = varint_len(t->tag.size()) + t->tag.size() + varint_len(clamp(t->hits));
+    split_for(n);
+    size += n;
+    msgs.back().tags.push_back(t);
+  }
+
+  std::vector<std::string> out;
+  const uint16_t parts = static_cast<uint16_t>(msgs.size() > kMaxParts ? kMaxParts : msgs.size());
+  for (uint16_t part = 0; part < parts; part++) {
+    const Message &m = msgs[part];
+    std::string msg = header_bytes(hdr, first_seq + part, part, parts);
+    put_varint(&msg, m.groups.size());
+    for (const auto &[rule, entries] : m.groups) {
+      msg.push_back(static_cast<char>(body.rules[rule].size()));
+      msg += body.rules[rule];
+      for (int family = 4; family <= 6; family += 2) {
+        uint64_t n = 0;
+        for (const auto *e : entries) n += (is_v4(e->key) == (family == 4));
+        put_varint(&msg, n);
+        for (const auto *e : entries) {
+          if (is_v4(e->key) != (family == 4)) continue;
+          if (family == 4) msg.append(reinterpret_cast<const char *>(&e->key.addr[12]), 4);
+          else msg.append(reinterpret_cast<const char *>(e->key.addr), 16);
+          put_varint(&msg, clamp(e->hits));
+        }
+      }
+    }
+    put_varint(&msg, m.tags.size());
+    for (const auto *t : m.tags) {
+      put_varint(&msg, t->tag.size());
+      msg += t->tag;
+      put_varint(&msg, clamp(t->hits));
     }
     out.push_back(std::move(msg));
   }
   return out;
 }
 
-DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr,
-                          std::vector<ReportEntry> *entries) {
-  entries->clear();
+DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, ReportBody *body) {
+  *body = ReportBody{};
   if (len > kMaxAcceptedBytes) return DecodeError::TooLarge;
   Reader r{static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len};
   char magic[4];
@@ -174,29 +222,58 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr,
     return DecodeError::TooShort;
   if (h.parts == 0 || h.parts > kMaxParts || h.part >= h.parts) return DecodeError::BadParts;
 
-  std::vector<ReportEntry> out;
-  for (int family = 4; family <= 6; family += 2) {
-    const size_t addr_len = family == 4 ? 4 : 16;
-    uint64_t n;
-    if (DecodeError e = r.varint(&n); e != DecodeError::None) return e;
-    if (n > r.left() / (addr_len + 1)) return DecodeError::AbsurdCount;
-    out.reserve(out.size() + n);
-    for (uint64_t i = 0; i < n; i++) {
-      ReportEntry e{};
-      if (family == 4) {
-        memcpy(e.key.addr, kMapped, sizeof kMapped);
-        if (!r.take(&e.key.addr[12], 4)) return DecodeError::TooShort;
-      } else if (!r.take(e.key.addr, 16)) {
-        return DecodeError::TooShort;
+  ReportBody out;
+  uint64_t ngroups;
+  if (DecodeError e = r.varint(&ngroups); e != DecodeError::None) return e;
+  if (ngroups > DT_MAX_RULES || ngroups > r.left() / 4) return DecodeError::AbsurdCount;
+  for (uint64_t g = 0; g < ngroups; g++) {
+    uint8_t name_len;
+    if (!r.u8(&name_len)) return DecodeError::TooShort;
+    if (name_len == 0 || name_len > kMaxRuleNameLen) return DecodeError::BadRuleName;
+    std::string name(name_len, '\0');
+    if (!r.take(name.data(), name_len)) return DecodeError::TooShort;
+    if (!valid_node_id(name)) return DecodeError::BadRuleName;
+    const uint32_t rule = static_cast<uint32_t>(out.rules.size());
+    out.rules.push_back(std::move(name));
+    for (int family = 4; family <= 6; family += 2) {
+      const size_t addr_len = family == 4 ? 4 : 16;
+      uint64_t n;
+      if (DecodeError e = r.varint(&n); e != DecodeError::None) return e;
+      if (n > r.left() / (addr_len + 1)) return DecodeError::AbsurdCount;
+      out.entries.reserve(out.entries.size() + n);
+      for (uint64_t i = 0; i < n; i++) {
+        ReportEntry e{};
+        e.key.rule = rule;
+        if (family == 4) {
+          memcpy(e.key.addr, kMapped, sizeof kMapped);
+          if (!r.take(&e.key.addr[12], 4)) return DecodeError::TooShort;
+        } else if (!r.take(e.key.addr, 16)) {
+          return DecodeError::TooShort;
+        }
+        if (DecodeError err = r.varint(&e.hits); err != DecodeError::None) return err;
+        if (e.hits == 0 || e.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
+        out.entries.push_back(e);
       }
-      if (DecodeError err = r.varint(&e.hits); err != DecodeError::None) return err;
-      if (e.hits == 0 || e.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
-      out.push_back(e);
     }
+  }
+  uint64_t ntags;
+  if (DecodeError e = r.varint(&ntags); e != DecodeError::None) return e;
+  if (ntags > r.left() / 3) return DecodeError::AbsurdCount;
+  for (uint64_t i = 0; i < ntags; i++) {
+    uint64_t tlen;
+    if (DecodeError e = r.varint(&tlen); e != DecodeError::None) return e;
+    if (tlen == 0 || tlen > kMaxTagLen) return DecodeError::BadTag;
+    TagHit t;
+    t.tag.resize(tlen);
+    if (!r.take(t.tag.data(), tlen)) return DecodeError::TooShort;
+    if (t.tag.find('\n') != std::string::npos || t.tag.find('\0') != std::string::npos) return DecodeError::BadTag;
+    if (DecodeError e = r.varint(&t.hits); e != DecodeError::None) return e;
+    if (t.hits == 0 || t.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
+    out.tags.push_back(std::move(t));
   }
   if (r.left() != 0) return DecodeError::TrailingBytes;
   *hdr = std::move(h);
-  *entries = std::move(out);
+  *body = std::move(out);
   return DecodeError::None;
 }
 

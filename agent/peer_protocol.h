@@ -1,15 +1,19 @@
 // peer_protocol.h - the report a host publishes to its peers every period: which
-// sources it served and how many hits each (the reference daemon's "Throttle Tag /
-// Hit Count" table), in a compact, versioned binary encoding.
+// sources (per rule) and which query-socket tags it served, and how many hits each
+// (the reference daemon's "Throttle Tag / Hit Count" table), compact and versioned.
 //
-// Wire format v1 (all integers little-endian; "varint" = LEB128, at most 10 bytes):
+// Wire format v1 (integers little-endian; "varint" = LEB128, at most 10 bytes):
 //   magic "DTRP" | u8 version=1 | u8 flags=0 | u8 node_id_len (1..64) | node_id
 //   u64 boot_id | u64 seq | u64 epoch | u64 sent_unix_ms | u16 part | u16 parts
-//   varint n4 | n4 x (4-byte IPv4 address, varint hits)
-//   varint n6 | n6 x (16-byte IPv6 address, varint hits)
+//   varint ngroups, then per group (one per rule, named: peers may number their
+//     rules differently):  u8 name_len (1..47) | name
+//                          varint n4 | n4 x (4-byte IPv4 address, varint hits)
+//                          varint n6 | n6 x (16-byte IPv6 address, varint hits)
+//   varint ntags, then per tag: varint len (1..1024) | tag bytes | varint hits
 // and nothing after. An IPv4 entry costs 5 bytes while its hits fit in 7 bits
-// (< 128 hits per period) and 6 below 16384; an IPv6 entry 17 and 18. A period's
-// report is split into messages of at most kMaxMessageBytes, numbered part/parts.
+// (< 128 hits per period), 6 below 16384; an IPv6 entry 17 and 18; a rule group
+// 3 bytes plus its name. A period's report is split into messages of at most
+// kMaxMessageBytes, numbered part/parts.
 #pragma once
 
 #include <cstddef>
@@ -23,8 +27,10 @@ namespace dt {
 
 constexpr uint8_t kProtocolVersion = 1;
 constexpr size_t kMaxNodeIdLen = 64;
-constexpr size_t kMaxMessageBytes = 60 * 1024;   // what we send
-constexpr size_t kMaxAcceptedBytes = 1 << 20;    // what we accept from others
+constexpr size_t kMaxRuleNameLen = 47;
+constexpr size_t kMaxTagLen = 1024;
+constexpr size_t kMaxMessageBytes = 60 * 1024;    // what we send
+constexpr size_t kMaxAcceptedBytes = 1 << 20;     // what we accept from others
 constexpr uint64_t kMaxHitsPerEntry = 1000000000; // more in one period is absurd
 constexpr uint16_t kMaxParts = 4096;
 
@@ -38,9 +44,21 @@ struct ReportHeader {
   uint16_t parts = 1;
 };
 
+// A source's hits; key.rule indexes ReportBody::rules (the sender's rule names).
 struct ReportEntry {
   dt_key key;
   uint64_t hits;
+};
+
+struct TagHit {
+  std::string tag;
+  uint64_t hits;
+};
+
+struct ReportBody {
+  std::vector<std::string> rules;  // rule names, indexed by ReportEntry::key.rule
+  std::vector<ReportEntry> entries;
+  std::vector<TagHit> tags;
 };
 
 enum class DecodeError {
@@ -52,8 +70,10 @@ enum class DecodeError {
   BadNodeId,
   BadParts,
   BadVarint,
-  AbsurdCount,   // entry count larger than the bytes could hold
+  AbsurdCount,   // a count larger than the bytes could hold
   AbsurdHits,    // 0 or more than kMaxHitsPerEntry hits
+  BadRuleName,
+  BadTag,        // empty, too long, or with a newline or NUL byte
   TrailingBytes,
 };
 const char *decode_error_name(DecodeError e);
@@ -61,16 +81,15 @@ const char *decode_error_name(DecodeError e);
 // True if `id` is a valid node id: 1..64 chars of [A-Za-z0-9._:-].
 bool valid_node_id(const std::string &id);
 
-// Encodes one period's entries as one or more messages of at most max_bytes each.
+// Encodes one period's report as one or more messages of at most max_bytes each.
 // Message i gets seq = first_seq + i and part i of N. Entries whose hits are 0 are
-// skipped; hits above kMaxHitsPerEntry are clamped to it. Always returns at least
-// one message (an empty report says "alive, served nothing").
-std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq,
-                                       const std::vector<ReportEntry> &entries,
+// skipped; hits above kMaxHitsPerEntry are clamped to it; entries whose rule has no
+// valid name and invalid tags are skipped. Always returns at least one message (an
+// empty report says "alive, served nothing").
+std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq, const ReportBody &body,
                                        size_t max_bytes = kMaxMessageBytes);
 
-// Decodes and validates one message. On error, nothing is returned in *entries.
-DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr,
-                          std::vector<ReportEntry> *entries);
+// Decodes and validates one message. On error *body is left empty.
+DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, ReportBody *body);
 
 }  // namespace dt

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 namespace dt {
@@ -33,8 +34,12 @@ bool make_policy(double rate, uint64_t burst, dt_policy *out, std::string *err) 
            "/s would take more than 146 years to refill: lower the burst or raise the rate";
     return false;
   }
+  *out = dt_policy{};
   out->interval_ns = interval;
   out->burst_ns = burst * interval;
+  out->action = DT_ACT_THROTTLE;
+  out->v4_key_bits = 32;  // a bucket per IPv4 address
+  out->v6_key_bits = 64;  // and per IPv6 /64: one client owns a whole /64
   return true;
 }
 
@@ -47,19 +52,46 @@ unsigned long long policy_burst(const dt_policy &p) {
 }
 
 int publish_policies(int policy_fd, int config_fd, const dt_policy *rules, uint32_t n) {
-  if (n > DT_MAX_RULES) return -EINVAL;
+  RuleMaps maps;
+  maps.policy_fd = policy_fd;
+  maps.config_fd = config_fd;
+  return publish_rules(maps, std::vector<dt_policy>(rules, rules + n), {}, {});
+}
+
+int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
+                  const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
+                  const std::vector<std::string> &names) {
+  if (policies.size() > DT_MAX_RULES || lpm.size() > DT_MAX_PREFIXES) return -EINVAL;
+  if (!lpm.empty() && (maps.rules_fd[0] < 0 || maps.rules_fd[1] < 0)) return -EINVAL;
   uint32_t zero = 0;
   dt_config cfg{};
-  if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
+  if (bpf_map_lookup_elem(maps.config_fd, &zero, &cfg) != 0) return -errno;
   const uint32_t next_bank = (cfg.bank & 1) ^ 1;
   for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {
     const dt_policy empty{};
     uint32_t slot = rule * 2 + next_bank;
-    if (bpf_map_update_elem(policy_fd, &slot, rule < n ? &rules[rule] : &empty, BPF_ANY) != 0)
+    if (bpf_map_update_elem(maps.policy_fd, &slot, rule < policies.size() ? &policies[rule] : &empty, BPF_ANY) != 0)
       return -errno;
   }
+  if (maps.rules_fd[next_bank] >= 0) {
+    // Empty the idle trie (no packet reads it), then fill it.
+    const int fd = maps.rules_fd[next_bank];
+    dt_lpm_key k{};
+    while (bpf_map_get_next_key(fd, nullptr, &k) == 0)
+      if (bpf_map_delete_elem(fd, &k) != 0) return -errno;
+    for (const auto &[key, set] : lpm)
+      if (bpf_map_update_elem(fd, &key, &set, BPF_ANY) != 0) return -errno;
+  }
+  if (maps.names_fd >= 0) {
+    for (uint32_t rule = 0; rule < names.size() && rule < DT_MAX_RULES; rule++) {
+      dt_rule_name n{};
+      strncpy(n.name, names[rule].c_str(), sizeof n.name - 1);
+      if (bpf_map_update_elem(maps.names_fd, &rule, &n, BPF_ANY) != 0) return -errno;
+    }
+  }
   cfg.bank = next_bank;
-  if (bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
+  cfg.flags = lpm.empty() ? (cfg.flags & ~DT_CFG_RULES) : (cfg.flags | DT_CFG_RULES);
+  if (bpf_map_update_elem(maps.config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
   // Grace period before the old bank may be rewritten by another publish.
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return 0;

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dthrottle/common.h"
 
@@ -19,11 +21,24 @@ double policy_rate(const dt_policy &p);
 // Its burst in whole tokens.
 unsigned long long policy_burst(const dt_policy &p);
 
-// Publishes the complete rule set rules[0..n): fills the inactive bank of the
-// policy map for every rule slot (unused slots get an empty policy), then flips the
-// live bank in the config map (one aligned 32-bit store that the XDP program reads
-// once per packet). Returns 0 or -errno.
+// Publishes the complete rule set rules[0..n) with no rules trie (every packet
+// uses rule 0): see publish_rules. Returns 0 or -errno.
 int publish_policies(int policy_fd, int config_fd, const dt_policy *rules, uint32_t n);
+
+// The maps a rule set lives in.
+struct RuleMaps {
+  int policy_fd = -1, config_fd = -1;
+  int rules_fd[2] = {-1, -1};  // the two banks of the rules LPM trie
+  int names_fd = -1;           // rule names, for bpftool and `agent stats` (optional)
+};
+
+// Publishes policies[0..n) and the LPM entries `lpm` atomically: fills the inactive
+// bank (policy slots rule*2 + bank, and rules trie `bank`), then flips config.bank
+// (one aligned store the XDP program reads once per packet) and sets DT_CFG_RULES
+// when `lpm` is not empty. Returns 0 or -errno.
+int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
+                  const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
+                  const std::vector<std::string> &names);
 
 // Reads the live policy of `rule`. Returns 0 or -errno.
 int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out);

@@ -41,12 +41,12 @@ static long dt_debit_one(__u32 i, void *arg)
 	hits = d->hits;
 	if (!hits)
 		return 0;
-	pol = lc->cfg ? dt_policy_for(lc->cfg, d->rule) : NULL;
-	if (!pol || !pol->interval_ns) {
+	pol = lc->cfg ? dt_policy_for(lc->cfg, d->key.rule) : NULL;
+	if (!pol || !pol->interval_ns || pol->action != DT_ACT_THROTTLE) {
 		lc->failed++;
 		return 0;
 	}
-	b = dt_bucket_get(&d->key, d->rule, lc->st);
+	b = dt_bucket_get(&d->key, lc->st);
 	if (!b || dt_bucket_debit(b, lc->now, pol, hits) != 0) {
 		lc->failed++;
 		return 0;

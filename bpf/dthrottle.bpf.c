@@ -2,9 +2,11 @@
 /*
  * dthrottle.bpf.c - the packet path: one token bucket per source address.
  *
- * For every frame: parse down to the source address, find (or create, full) that
- * source's bucket, take one token with a compare-and-swap; no whole token means
- * XDP_DROP. Anything the throttle cannot decide about passes and is counted:
+ * For every frame: parse down to the source address, find its rule (longest
+ * prefix in the rules trie, then protocol/port/SYN conditions; rule 0, the default,
+ * without --rules), then act: `allow` passes, `deny` drops, `throttle` finds (or
+ * creates, full) the bucket of the source's key prefix under that rule and takes
+ * one token with a compare-and-swap; no whole token means XDP_DROP. Anything the throttle cannot decide about passes and is counted:
  * non-IP frames (ARP, ...), IPv6 neighbour discovery, malformed headers (the stack discards those itself),
  * no policy configured yet, or no bucket to be had.
  *
@@ -26,11 +28,43 @@
 #include "maps.h"
 #include "bucket_ops.h"
 
-/* Rule for a new source. Issue-2 scope: every source uses rule 0 (--rate/--burst). */
-static __always_inline __u32 dt_rule_for(const struct dt_key *key)
+/*
+ * The rule for this packet: the longest prefix of the source in the live rules trie,
+ * then the first of its candidate rules whose conditions (protocol, destination
+ * port, TCP SYN) hold. The agent compiles every prefix's candidates so that the
+ * default rule (0) always closes the list: one lookup decides.
+ */
+static __always_inline __u32 dt_match_rule(const struct dt_config *cfg, const struct dt_key *key,
+					   const struct dt_l3 *l3, void *data_end)
 {
-	(void)key;
-	return 0;
+	struct dt_lpm_key lk = { .prefixlen = 128 };
+	struct dt_rule_set *rs;
+	struct dt_l4 l4;
+	__u32 i, n;
+
+	__builtin_memcpy(lk.addr, key->addr, 16);
+	rs = (DT_READ_ONCE(cfg->bank) & 1) ? bpf_map_lookup_elem(&rules1, &lk)
+					   : bpf_map_lookup_elem(&rules0, &lk);
+	if (!rs)
+		return DT_RULE_DEFAULT;
+	dt_parse_l4(l3, data_end, &l4);
+	n = rs->count;
+#pragma unroll
+	for (i = 0; i < DT_MAX_CANDIDATES; i++) {
+		const struct dt_rule_match *m = &rs->m[i];
+
+		if (i >= n)
+			break;
+		if (m->proto && m->proto != l4.proto)
+			continue;
+		if ((m->flags & DT_MATCH_SYN) && !l4.syn)
+			continue;
+		if ((m->flags & DT_MATCH_PORTS) &&
+		    (!l4.has_port || l4.dport < m->dport_lo || l4.dport > m->dport_hi))
+			continue;
+		return m->rule;
+	}
+	return DT_RULE_DEFAULT;
 }
 
 SEC("xdp")
@@ -39,18 +73,20 @@ int dt_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	const struct dt_policy *pol;
+	struct dt_rule_stats *rst;
 	struct dt_config *cfg;
 	struct dt_bucket *b;
 	struct dt_stats *st;
 	struct dt_key key;
-	__u32 zero = 0, rule;
+	struct dt_l3 l3;
+	__u32 zero = 0, rule = DT_RULE_DEFAULT;
 	__u64 now;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
 		return XDP_PASS;
 
-	switch (dt_parse_source(data, data_end, &key)) {
+	switch (dt_parse_packet(data, data_end, &key, &l3)) {
 	case DT_PARSE_OK:
 		break;
 	case DT_PARSE_NON_IP:
@@ -73,14 +109,31 @@ int dt_xdp(struct xdp_md *ctx)
 		st->exempt++;
 		return XDP_PASS;
 	}
-	rule = dt_rule_for(&key);
+	if (cfg->flags & DT_CFG_RULES)
+		rule = dt_match_rule(cfg, &key, &l3, data_end);
 	pol = dt_policy_for(cfg, rule);
-	if (!pol || !pol->interval_ns) {
+	rst = bpf_map_lookup_elem(&rule_stats, &rule);
+	if (!pol || !rst) {
+		st->fail_open++;
+		return XDP_PASS;
+	}
+	if (pol->action == DT_ACT_ALLOW) {
+		rst->passed++;
+		st->allowed++;
+		return XDP_PASS;
+	}
+	if (pol->action == DT_ACT_DENY) {
+		rst->dropped++;
+		st->denied++;
+		return XDP_DROP;
+	}
+	if (!pol->interval_ns) {
 		st->fail_open++;
 		return XDP_PASS;
 	}
 
-	b = dt_bucket_get(&key, rule, st);
+	dt_key_for_rule(&key, pol, rule, l3.is_v6);
+	b = dt_bucket_get(&key, st);
 	if (!b) {
 		st->fail_open++;
 		return XDP_PASS;
@@ -92,6 +145,7 @@ int dt_xdp(struct xdp_md *ctx)
 	case DT_TAKE_ADMIT:
 		__sync_fetch_and_add(&b->passed, 1);
 		st->passed++;
+		rst->passed++;
 		if (cfg->flags & DT_CFG_REPORT)
 			dt_mark_active(b, &key, cfg->epoch, st);
 		return XDP_PASS;
@@ -101,6 +155,7 @@ int dt_xdp(struct xdp_md *ctx)
 	default:
 		__sync_fetch_and_add(&b->dropped, 1);
 		st->dropped++;
+		rst->dropped++;
 		return XDP_DROP;
 	}
 }

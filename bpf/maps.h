@@ -81,4 +81,35 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } exempt SEC(".maps");
 
+/* Packet rules, two banks (config.bank selects the live one; the agent fills the
+ * other and flips, so a reload is atomic for every packet). */
+struct dt_rules_trie {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, DT_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct dt_lpm_key);
+	__type(value, struct dt_rule_set);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+};
+struct dt_rules_trie rules0 SEC(".maps");
+struct dt_rules_trie rules1 SEC(".maps");
+
+/* Per-rule counters: per CPU, indexed by rule. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DT_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct dt_rule_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rule_stats SEC(".maps");
+
+/* Rule names, agent-written, never read by the programs (for bpftool and stats). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DT_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct dt_rule_name);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rule_names SEC(".maps");
+
 #endif /* DTHROTTLE_MAPS_H */

@@ -8,6 +8,11 @@
  *     a third tag makes the frame "malformed" for our purposes;
  *   - IPv4: version must be 4 and IHL >= 5, and the whole IHL*4-byte header
  *     (options included) must be inside the frame;
+ *   - L4 (only when rules are on, dt_parse_l4): the destination port of TCP and UDP
+ *     and TCP's SYN/ACK flags, when the first 4 (UDP) or 14 (TCP) bytes of the L4
+ *     header are in the frame; none for non-first fragments. IPv6 extension headers
+ *     (hop-by-hop, routing, destination options, fragment) are walked, at most
+ *     DT_MAX_EXT_HDRS of them; past that the packet has no L4 information.
  *   - IPv6: the 40-byte fixed header must be inside the frame (the source address
  *     is there; extension headers do not matter for a source key). Neighbour
  *     discovery (ICMPv6 types 133-137 directly after the fixed header, hop limit
@@ -26,6 +31,7 @@
 #include "dthrottle/common.h"
 
 #define DT_MAX_VLAN_DEPTH 2
+#define DT_MAX_EXT_HDRS 4
 
 /* EtherTypes in network byte order, computed at compile time. */
 #define DT_ETH_P_IP     bpf_htons(ETH_P_IP)
@@ -43,6 +49,23 @@ enum dt_parse_result {
 struct dt_cursor {
 	void *pos;
 	void *end;
+};
+
+/* What rules look at beyond the source: filled in by dt_parse_l4. */
+struct dt_l4 {
+	__u8 proto;    /* L4 protocol number (after IPv6 extension headers) */
+	__u8 has_port; /* dport is valid (TCP/UDP header present, first fragment) */
+	__u8 syn;      /* TCP SYN set and ACK clear */
+	__u8 pad;
+	__u16 dport;   /* host order */
+};
+
+/* Where dt_parse_packet stopped: the L4 header position and the protocol. */
+struct dt_l3 {
+	void *l4;
+	__u8 proto;
+	__u8 first_fragment; /* 1 unless this is a non-first fragment */
+	__u8 is_v6;
 };
 
 struct dt_vlan_hdr {
@@ -82,7 +105,7 @@ dt_parse_eth(struct dt_cursor *c, __be16 *proto)
 }
 
 static __always_inline enum dt_parse_result
-dt_parse_ipv4(struct dt_cursor *c, struct dt_key *key)
+dt_parse_ipv4(struct dt_cursor *c, struct dt_key *key, struct dt_l3 *l3)
 {
 	struct iphdr *ip = c->pos;
 	__u32 hdr_len;
@@ -100,11 +123,15 @@ dt_parse_ipv4(struct dt_cursor *c, struct dt_key *key)
 	key->addr[11] = 0xff;
 	__builtin_memcpy(&key->addr[12], &ip->saddr, 4);
 	c->pos += hdr_len;
+	l3->l4 = c->pos;
+	l3->proto = ip->protocol;
+	l3->first_fragment = (ip->frag_off & bpf_htons(0x1fff)) == 0;
+	l3->is_v6 = 0;
 	return DT_PARSE_OK;
 }
 
 static __always_inline enum dt_parse_result
-dt_parse_ipv6(struct dt_cursor *c, struct dt_key *key)
+dt_parse_ipv6(struct dt_cursor *c, struct dt_key *key, struct dt_l3 *l3)
 {
 	struct ipv6hdr *ip6 = c->pos;
 
@@ -113,7 +140,12 @@ dt_parse_ipv6(struct dt_cursor *c, struct dt_key *key)
 	if (ip6->version != 6)
 		return DT_PARSE_MALFORMED;
 	__builtin_memcpy(key->addr, &ip6->saddr, 16);
+	key->rule = 0;
 	c->pos = ip6 + 1;
+	l3->l4 = c->pos;
+	l3->proto = ip6->nexthdr;
+	l3->first_fragment = 1;
+	l3->is_v6 = 1;
 	if (ip6->nexthdr == IPPROTO_ICMPV6 && ip6->hop_limit == 255) {
 		__u8 *type = c->pos;
 
@@ -125,9 +157,9 @@ dt_parse_ipv6(struct dt_cursor *c, struct dt_key *key)
 	return DT_PARSE_OK;
 }
 
-/* Parse a whole frame down to the source address. */
+/* Parse a frame down to the source address (key->rule is left 0). */
 static __always_inline enum dt_parse_result
-dt_parse_source(void *data, void *data_end, struct dt_key *key)
+dt_parse_packet(void *data, void *data_end, struct dt_key *key, struct dt_l3 *l3)
 {
 	struct dt_cursor c = { .pos = data, .end = data_end };
 	enum dt_parse_result r;
@@ -137,10 +169,87 @@ dt_parse_source(void *data, void *data_end, struct dt_key *key)
 	if (r != DT_PARSE_OK)
 		return r;
 	if (proto == DT_ETH_P_IP)
-		return dt_parse_ipv4(&c, key);
+		return dt_parse_ipv4(&c, key, l3);
 	if (proto == DT_ETH_P_IPV6)
-		return dt_parse_ipv6(&c, key);
+		return dt_parse_ipv6(&c, key, l3);
 	return DT_PARSE_NON_IP;
+}
+
+static __always_inline enum dt_parse_result
+dt_parse_source(void *data, void *data_end, struct dt_key *key)
+{
+	struct dt_l3 l3;
+
+	return dt_parse_packet(data, data_end, key, &l3);
+}
+
+struct dt_ipv6_opt_hdr {
+	__u8 nexthdr;
+	__u8 hdrlen; /* in 8-byte units, not counting the first 8 */
+};
+
+struct dt_ipv6_frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off; /* offset << 3 | flags */
+	__be32 id;
+};
+
+/* The L4 facts rules match on; everything zero when they cannot be known. */
+static __always_inline void dt_parse_l4(const struct dt_l3 *l3, void *data_end, struct dt_l4 *out)
+{
+	void *pos = l3->l4;
+	__u8 proto = l3->proto;
+	int i;
+
+	__builtin_memset(out, 0, sizeof(*out));
+	if (!l3->first_fragment)
+		return;
+	if (l3->is_v6) {
+#pragma unroll
+		for (i = 0; i < DT_MAX_EXT_HDRS; i++) {
+			if (proto == IPPROTO_HOPOPTS || proto == IPPROTO_ROUTING ||
+			    proto == IPPROTO_DSTOPTS) {
+				struct dt_ipv6_opt_hdr *h = pos;
+
+				if ((void *)(h + 1) > data_end)
+					return;
+				proto = h->nexthdr;
+				pos += (h->hdrlen + 1) * 8;
+			} else if (proto == IPPROTO_FRAGMENT) {
+				struct dt_ipv6_frag_hdr *f = pos;
+
+				if ((void *)(f + 1) > data_end)
+					return;
+				if (f->frag_off & bpf_htons(0xfff8))
+					return; /* not the first fragment */
+				proto = f->nexthdr;
+				pos = f + 1;
+			} else {
+				break;
+			}
+		}
+		if (proto == IPPROTO_HOPOPTS || proto == IPPROTO_ROUTING ||
+		    proto == IPPROTO_DSTOPTS || proto == IPPROTO_FRAGMENT)
+			return; /* chain longer than DT_MAX_EXT_HDRS */
+	}
+	out->proto = proto;
+	if (proto == IPPROTO_UDP) {
+		__be16 *ports = pos;
+
+		if ((void *)(ports + 2) > data_end)
+			return;
+		out->dport = bpf_ntohs(ports[1]);
+		out->has_port = 1;
+	} else if (proto == IPPROTO_TCP) {
+		__u8 *th = pos;
+
+		if ((void *)(th + 14) > data_end)
+			return;
+		out->dport = ((__u16)th[2] << 8) | th[3];
+		out->has_port = 1;
+		out->syn = (th[13] & 0x12) == 0x02; /* SYN set, ACK clear */
+	}
 }
 
 #endif /* DTHROTTLE_PARSE_H */

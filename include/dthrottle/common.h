@@ -22,13 +22,22 @@
 #define DT_MAP_COLLECT_BATCH "collect_batch"
 #define DT_MAP_ACTIVE      "active"
 #define DT_MAP_EXEMPT      "exempt"
+#define DT_MAP_RULES0      "rules0"
+#define DT_MAP_RULES1      "rules1"
+#define DT_MAP_RULE_STATS  "rule_stats"
+#define DT_MAP_RULE_NAMES  "rule_names"
 #define DT_PIN_LINK        "link"
 
 #define DT_DEFAULT_PIN_ROOT   "/sys/fs/bpf/dthrottle"
 #define DT_DEFAULT_MAX_SOURCES 1048576u
 
-/* Policy slots: DT_MAX_RULES rules, each in two banks (see struct dt_config). */
+/* Policy slots: DT_MAX_RULES rules, each in two banks (see struct dt_config).
+ * Rule 0 is the default rule (--rate/--burst); rules 1.. come from --rules FILE. */
 #define DT_MAX_RULES 256u
+#define DT_RULE_DEFAULT 0u
+/* Prefixes in one bank of the rules LPM trie, and candidate rules per prefix. */
+#define DT_MAX_PREFIXES 4096u
+#define DT_MAX_CANDIDATES 8
 #define DT_POLICY_SLOTS (2u * DT_MAX_RULES)
 
 /* One debit batch: how many (source, hits) pairs one BPF_PROG_RUN applies. */
@@ -57,7 +66,8 @@
  * and `bpftool map dump` shows the familiar mapped form.
  */
 struct dt_key {
-	__u8 addr[16];
+	__u8 addr[16];  /* masked to the rule's key prefix (e.g. an IPv6 /64) */
+	__u32 rule;     /* the rule this bucket belongs to */
 };
 
 /*
@@ -88,15 +98,60 @@ struct dt_bucket {
 	__u32 epoch;        /* report period this source was last announced in */
 };
 
+/* What a rule does with a packet it matches. */
+#define DT_ACT_THROTTLE 0 /* token bucket per (masked) source */
+#define DT_ACT_ALLOW    1 /* never throttled */
+#define DT_ACT_DENY     2 /* always dropped */
+
 /*
- * A rule's refill policy as the kernel applies it. The agent turns "rate R per
- * second, burst B" into integers once: one token is worth interval_ns nanoseconds,
- * a full bucket burst_ns = B * interval_ns. interval_ns == 0 means "no policy":
- * the packet passes (fail open) and is counted.
+ * A rule's policy as the kernel applies it. The agent turns "rate R per second,
+ * burst B" into integers once: one token is worth interval_ns nanoseconds, a full
+ * bucket burst_ns = B * interval_ns. A throttle rule with interval_ns == 0 means
+ * "no policy": the packet passes (fail open) and is counted. Sources are bucketed
+ * per /v4_key_bits (IPv4) or /v6_key_bits (IPv6) prefix.
  */
 struct dt_policy {
 	__u64 interval_ns;
 	__u64 burst_ns;
+	__u8 action;      /* DT_ACT_* */
+	__u8 v4_key_bits; /* 1..32 */
+	__u8 v6_key_bits; /* 1..128 */
+	__u8 pad[5];
+};
+
+/* Key of the rules LPM trie: prefixlen bits of the 16-byte (IPv4-mapped) address. */
+struct dt_lpm_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+/* One candidate rule of a prefix, with the conditions it adds. */
+#define DT_MATCH_SYN   (1u << 0) /* TCP SYN without ACK only */
+#define DT_MATCH_PORTS (1u << 1) /* destination port in [dport_lo, dport_hi] */
+struct dt_rule_match {
+	__u16 rule;
+	__u8 proto;  /* 0: any; else the L4 protocol number */
+	__u8 flags;  /* DT_MATCH_* */
+	__u16 dport_lo;
+	__u16 dport_hi;
+};
+
+/* Value of the rules LPM trie: the first candidate whose conditions hold decides. */
+struct dt_rule_set {
+	__u32 count;
+	__u32 pad;
+	struct dt_rule_match m[DT_MAX_CANDIDATES];
+};
+
+/* A rule's name (DT_MAP_RULE_NAMES, indexed by rule), for bpftool and agent stats. */
+struct dt_rule_name {
+	char name[48];
+};
+
+/* Per-rule counters (per-CPU array indexed by rule). */
+struct dt_rule_stats {
+	__u64 passed;
+	__u64 dropped;
 };
 
 /*
@@ -111,10 +166,12 @@ struct dt_config {
 	__u32 flags; /* DT_CFG_* */
 	__u32 pad;
 };
+/* With DT_CFG_RULES, `bank` also selects the live rules trie (rules0 / rules1). */
 
 /* dt_config.flags */
 #define DT_CFG_REPORT (1u << 0) /* announce newly active sources in `active` */
 #define DT_CFG_EXEMPT (1u << 1) /* consult the `exempt` map (peers' addresses) */
+#define DT_CFG_RULES  (1u << 2) /* match rules in the live rules trie; else rule 0 */
 
 /* Global counters, one per-CPU element at key 0 of DT_MAP_STATS. */
 struct dt_stats {
@@ -129,14 +186,14 @@ struct dt_stats {
 	__u64 nd_exempt;     /* IPv6 neighbour discovery (ICMPv6 133-137), passed */
 	__u64 exempt;        /* packets from exempt addresses (peers), passed */
 	__u64 report_overflow; /* active-source events lost to a full ring (retried) */
-	__u64 pad;
+	__u64 allowed;       /* passed by an `allow` rule */
+	__u64 denied;        /* dropped by a `deny` rule */
 };
 
 /* One entry of a debit batch (DT_MAP_DEBIT_BATCH). */
 struct dt_debit {
-	struct dt_key key;
-	__u32 hits;   /* hits to debit */
-	__u32 rule;   /* rule for a bucket the debit creates */
+	struct dt_key key; /* key.rule: the rule whose policy applies */
+	__u32 hits;        /* hits to debit */
 };
 
 /* What the packet path writes to the `active` ring: a source admitted for the
@@ -144,13 +201,13 @@ struct dt_debit {
 struct dt_active_event {
 	struct dt_key key;
 	__u32 epoch;
-	__u32 pad;
 };
 
 /* One entry of a collect batch (DT_MAP_COLLECT_BATCH): in, the source; out, the
  * admitted packets not yet reported (0 if the bucket is gone). */
 struct dt_collect {
 	struct dt_key key;
+	__u32 pad;
 	__u64 hits;
 };
 
@@ -164,24 +221,28 @@ struct dt_debit_ctx {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(struct dt_key) == 16, "dt_key layout");
+static_assert(sizeof(struct dt_key) == 20, "dt_key layout");
 static_assert(sizeof(struct dt_bucket) == 56, "dt_bucket layout");
-static_assert(sizeof(struct dt_policy) == 16, "dt_policy layout");
-static_assert(sizeof(struct dt_stats) == 96, "dt_stats layout");
+static_assert(sizeof(struct dt_policy) == 24, "dt_policy layout");
+static_assert(sizeof(struct dt_lpm_key) == 20, "dt_lpm_key layout");
+static_assert(sizeof(struct dt_rule_set) == 72, "dt_rule_set layout");
+static_assert(sizeof(struct dt_stats) == 104, "dt_stats layout");
 static_assert(sizeof(struct dt_debit) == 24, "dt_debit layout");
 static_assert(sizeof(struct dt_debit_ctx) == 16, "dt_debit_ctx layout");
 static_assert(sizeof(struct dt_config) == 16, "dt_config layout");
-static_assert(sizeof(struct dt_collect) == 24, "dt_collect layout");
+static_assert(sizeof(struct dt_collect) == 32, "dt_collect layout");
 static_assert(sizeof(struct dt_active_event) == 24, "dt_active_event layout");
 #else
-_Static_assert(sizeof(struct dt_key) == 16, "dt_key layout");
+_Static_assert(sizeof(struct dt_key) == 20, "dt_key layout");
 _Static_assert(sizeof(struct dt_bucket) == 56, "dt_bucket layout");
-_Static_assert(sizeof(struct dt_policy) == 16, "dt_policy layout");
-_Static_assert(sizeof(struct dt_stats) == 96, "dt_stats layout");
+_Static_assert(sizeof(struct dt_policy) == 24, "dt_policy layout");
+_Static_assert(sizeof(struct dt_lpm_key) == 20, "dt_lpm_key layout");
+_Static_assert(sizeof(struct dt_rule_set) == 72, "dt_rule_set layout");
+_Static_assert(sizeof(struct dt_stats) == 104, "dt_stats layout");
 _Static_assert(sizeof(struct dt_debit) == 24, "dt_debit layout");
 _Static_assert(sizeof(struct dt_debit_ctx) == 16, "dt_debit_ctx layout");
 _Static_assert(sizeof(struct dt_config) == 16, "dt_config layout");
-_Static_assert(sizeof(struct dt_collect) == 24, "dt_collect layout");
+_Static_assert(sizeof(struct dt_collect) == 32, "dt_collect layout");
 _Static_assert(sizeof(struct dt_active_event) == 24, "dt_active_event layout");
 #endif
 
