@@ -43,6 +43,7 @@
 
 #include "bench.skel.h"
 #include "collector.h"
+#include "dataplane.h"
 #include "debits.h"
 #include "dthrottle.skel.h"
 #include "dthrottle/common.h"
@@ -131,6 +132,7 @@ class Throttle {
     bpf_map *m;
     bpf_object__for_each_map(m, skel_->obj) bpf_map__set_pin_path(m, nullptr);
     bpf_map__set_max_entries(skel_->maps.buckets, capacity);
+    bpf_map__set_max_entries(skel_->maps.active, dt::active_ring_bytes(capacity));  // as the agent does
     if (int rc = dthrottle_bpf__load(skel_); rc != 0)
       die("cannot load dthrottle.bpf.o (bucket map of %u): %s", capacity, strerror(-rc));
     const int pfd = bpf_map__fd(skel_->maps.policy), cfd = bpf_map__fd(skel_->maps.config);
