@@ -346,7 +346,8 @@ void Cluster::log_summary() const {
 
 std::string Cluster::status_json(uint64_t now_ns) const {
   auto u = [](uint64_t v) { return std::to_string(v); };
-  std::string j = "{\"node_id\":\"" + cfg_.node_id + "\",\"epoch\":" + u(collector_.epoch()) +
+  std::string j = "{\"node_id\":\"" + cfg_.node_id + "\",\"written_unix_ms\":" + u(unix_ms()) +
+                  ",\"epoch\":" + u(collector_.epoch()) +
                   ",\"period_ms\":" + u(cfg_.period_ns / 1000000) + ",\"counters\":{";
   const ClusterCounters &c = counters_;
   j += "\"reports_sent\":" + u(c.reports_sent) + ",\"messages_sent\":" + u(c.messages_sent) +

@@ -57,6 +57,9 @@ class Cluster {
 
   // The socket to poll for incoming reports (a zmq socket handle for zmq_poll).
   void *poll_socket() const;
+  // The active-source ring's fd: call on_ring_readable() when it is readable.
+  int ring_fd() const { return collector_.poll_fd(); }
+  void on_ring_readable() { collector_.drain(); }
   // Reads and applies every report waiting on the socket.
   void on_readable(uint64_t now_ns);
   // End of a period: collect what we served, publish it, check peer liveness.

@@ -62,6 +62,12 @@ int Collector::enable(bool exempt) {
 
 void Collector::disable() { set_config(epoch_, 0, DT_CFG_REPORT | DT_CFG_EXEMPT); }
 
+int Collector::poll_fd() const { return ring_ ? ring_buffer__epoll_fd(ring_) : -1; }
+
+void Collector::drain() {
+  if (ring_) ring_buffer__consume(ring_);
+}
+
 int Collector::on_event(void *ctx, void *data, size_t size) {
   auto *self = static_cast<Collector *>(ctx);
   if (size < sizeof(dt_active_event)) return 0;

@@ -40,6 +40,11 @@ class Collector {
   // Returns -errno in *err on a failed syscall.
   std::vector<ReportEntry> end_period(int *err);
 
+  // The ring's epoll fd: readable when announcements are waiting. Draining it
+  // during the period (drain()) keeps the ring from filling up before end_period.
+  int poll_fd() const;
+  void drain();
+
   uint32_t epoch() const { return epoch_; }
   uint64_t events() const { return events_; }
 

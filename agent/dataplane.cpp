@@ -141,6 +141,21 @@ const char *xdp_mode_name(XdpMode m) {
   return "?";
 }
 
+uint32_t active_ring_bytes(uint32_t max_sources) {
+  const uint64_t need = static_cast<uint64_t>(max_sources) * 32;  // 24-byte event + 8-byte header
+  uint64_t bytes = DT_ACTIVE_RING_BYTES;
+  while (bytes < need && bytes < (1ull << 30)) bytes <<= 1;
+  return static_cast<uint32_t>(bytes);
+}
+
+bool agent_running(const std::string &pin_dir) {
+  int fd = ::open(runtime_file(pin_dir, ".lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return held;
+}
+
 std::string runtime_file(const std::string &pin_dir, const std::string &suffix) {
   std::string name = pin_dir;
   for (char &c : name)
@@ -220,6 +235,8 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
     return nullptr;
   }
   bpf_map__set_max_entries(dp->skel_->maps.buckets, max_sources);
+  // Room in the active-source ring for every source to be announced in one period.
+  bpf_map__set_max_entries(dp->skel_->maps.active, active_ring_bytes(max_sources));
   dp->max_sources_ = max_sources;
   if (int rc = dthrottle_bpf__load(dp->skel_); rc != 0) {
     *err = "cannot load the BPF program: " + errno_str(rc) +

@@ -35,6 +35,13 @@ std::string default_pin_dir(const std::string &iface);
 // (suffix ".lock") or its cluster status (".cluster.json").
 std::string runtime_file(const std::string &pin_dir, const std::string &suffix);
 
+// True if an agent holds the lock of `pin_dir` (is running).
+bool agent_running(const std::string &pin_dir);
+
+// Size of the active-source ring for a table of max_sources: one announcement per
+// source per period fits (a power of two, at least DT_ACTIVE_RING_BYTES).
+uint32_t active_ring_bytes(uint32_t max_sources);
+
 // Makes sure the filesystem under `pin_dir` is a BPF filesystem, mounting bpffs at
 // /sys/fs/bpf if that is where pin_dir lives and nothing is mounted there yet.
 bool ensure_bpffs(const std::string &pin_dir, std::string *err);

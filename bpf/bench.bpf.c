@@ -46,13 +46,13 @@ int dt_bench_rotate(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 *saddr = data + (ipv6 ? DT_BENCH_V6_SRC_LOW_OFF : DT_BENCH_V4_SRC_OFF);
+	__u32 *src_word = data + (ipv6 ? DT_BENCH_V6_SRC_LOW_OFF : DT_BENCH_V4_SRC_OFF);
 	__u32 i = next_source++;
 
-	if ((void *)(saddr + 1) > data_end)
+	if ((void *)(src_word + 1) > data_end)
 		return XDP_ABORTED;
 	if (nsources > 1)
-		*saddr = bpf_htonl(bpf_ntohl(base_addr) + i % nsources);
+		*src_word = bpf_htonl(bpf_ntohl(base_addr) + i % nsources);
 	bpf_tail_call(ctx, &jump, 0);
 	return XDP_ABORTED;
 }

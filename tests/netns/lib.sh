@@ -1,6 +1,8 @@
 # lib.sh - helpers for the network-namespace tests and the demo (source it; needs bash, root).
 #
-# A lab is two network namespaces joined by one veth pair:
+# Two kinds of lab: the single-host lab below (lab_up), and a multi-host lab for the
+# cluster (mlab_up: a client, N hosts with one agent each, a control bridge; see "the
+# multi-host lab" further down). The single-host lab is two namespaces and a veth pair:
 #
 #   client namespace  $C_NS  $C_IF  198.18.0.1/15  2001:2::1/48   pktgen sends from here
 #   host namespace    $H_NS  $H_IF  198.18.0.2/15  2001:2::2/48   agent (XDP) + sink
@@ -299,6 +301,243 @@ sink_stop() {
 	SINK_JSON=$(cat "$WORK/sink.json")
 }
 
+# --- the multi-host lab -----------------------------------------------------------------------
+#
+# A load balancer spreading its clients over N hosts, each with its own agent:
+#
+#   client $C_NS ─ ${M_CIF[i]} ══veth══ ${M_DIF[i]} ─ host i, ns ${M_NS[i]}: data 198.18.0.1i/16 and
+#                  (one link per host)                 2001:2::1i/64 (the agent's XDP is here)
+#   host i ${M_KIF[i]} ══veth══ ${M_SWIF[i]} ─ bridge $M_BR in ns $SW_NS: control 198.19.0.1i/24
+#   hub (mlab_hub_up) $HUB_NS ══veth══ bridge: control 198.19.0.100/24
+#
+# Data and control are separate links: the agents' reports never cross the XDP program
+# under test, and a partition is just `ip link set down` of one host's control link
+# (mlab_cut) while its clients still reach it. Hosts are numbered 1..N (N <= 9); host i
+# is node "hI" in the cluster and pins its maps in ${M_PIN[i]}. No IPv6 link-local
+# addresses are generated (addrgenmode none), so no stray ND/MLD frame reaches XDP.
+#
+# Call lab_init first; lab_cleanup removes all of it. Traffic: spray_start sprays
+# sources over every host (one pktgen per host link, each at an equal share of the rate).
+
+M_BR=
+SW_NS=
+HUB_NS=
+HUB_CTL=198.19.0.100
+M_HOSTS=0
+M_NS=() M_CIF=() M_DIF=() M_KIF=() M_SWIF=() M_IP=() M_IP6=() M_MAC=() M_CTL=() M_PIN=()
+declare -A M_SNAP=()   # "NAME:I" -> host I's `agent stats --json` of snapshot NAME
+declare -A M_SNAP_T=() # NAME -> when snapshot NAME was taken (seconds)
+
+# mlab_ns_add NS: creates namespace NS (recorded for the cleanup) with lo up.
+mlab_ns_add() {
+	[ -e "/run/netns/$1" ] && die "namespace $1 already exists"
+	ip netns add "$1" || die "cannot create namespace $1"
+	LAB_NAMESPACES+=("$1")
+	ip -n "$1" link set lo up || die "cannot bring lo up in $1"
+}
+
+# mlab_ctl_port NS IF SWIF ADDR: a control link from NS (IF, ADDR/24) to the bridge (SWIF).
+mlab_ctl_port() {
+	local ns=$1 ifname=$2 swif=$3 addr=$4
+	ip -n "$ns" link add "$ifname" type veth peer name "$swif" netns "$SW_NS" &&
+		ip -n "$ns" link set "$ifname" addrgenmode none &&
+		ip -n "$SW_NS" link set "$swif" addrgenmode none master "$M_BR" up &&
+		ip -n "$ns" addr add "$addr/24" dev "$ifname" &&
+		ip -n "$ns" link set "$ifname" up || die "cannot create the control link $ifname of $ns"
+}
+
+# mlab_up N: the client, the switch and N host namespaces with their links (see above).
+mlab_up() {
+	local n=$1 i
+	[ "$n" -ge 1 ] && [ "$n" -le 9 ] || die "mlab_up: 1 to 9 hosts, not $n"
+	M_HOSTS=$n
+	SW_NS=$LAB-sw
+	M_BR=dt$$br
+	mlab_ns_add "$C_NS"
+	mlab_ns_add "$SW_NS"
+	ip -n "$SW_NS" link add "$M_BR" type bridge &&
+		ip -n "$SW_NS" link set "$M_BR" addrgenmode none up || die "cannot create the bridge $M_BR"
+	for ((i = 1; i <= n; i++)); do
+		M_NS[i]=$LAB-h$i
+		M_CIF[i]=dt$$c$i
+		M_DIF[i]=dt$$d$i
+		M_KIF[i]=dt$$k$i
+		M_SWIF[i]=dt$$s$i
+		M_IP[i]=198.18.0.1$i
+		M_IP6[i]=2001:2::1$i
+		M_CTL[i]=198.19.0.1$i
+		M_PIN[i]=/sys/fs/bpf/$LAB-h$i
+		LAB_PIN_DIRS+=("${M_PIN[i]}")
+		mlab_ns_add "${M_NS[i]}"
+		# The /16 and /64 are on-link: spoofed sources from them pass reverse-path checks.
+		ip -n "$C_NS" link add "${M_CIF[i]}" type veth peer name "${M_DIF[i]}" netns "${M_NS[i]}" &&
+			ip -n "$C_NS" link set "${M_CIF[i]}" addrgenmode none &&
+			ip -n "${M_NS[i]}" link set "${M_DIF[i]}" addrgenmode none &&
+			ip -n "${M_NS[i]}" addr add "${M_IP[i]}/16" dev "${M_DIF[i]}" &&
+			ip -n "${M_NS[i]}" addr add "${M_IP6[i]}/64" dev "${M_DIF[i]}" nodad &&
+			ip -n "$C_NS" link set "${M_CIF[i]}" up &&
+			ip -n "${M_NS[i]}" link set "${M_DIF[i]}" up || die "cannot create the data link of host $i"
+		M_MAC[i]=$(link_mac "${M_NS[i]}" "${M_DIF[i]}")
+		[ -n "${M_MAC[i]}" ] || die "cannot read the MAC address of ${M_DIF[i]}"
+		mlab_ctl_port "${M_NS[i]}" "${M_KIF[i]}" "${M_SWIF[i]}" "${M_CTL[i]}"
+	done
+}
+
+# mlab_hub_up: a namespace for `agent hub`, on the control bridge at $HUB_CTL.
+mlab_hub_up() {
+	HUB_NS=$LAB-hub
+	mlab_ns_add "$HUB_NS"
+	mlab_ctl_port "$HUB_NS" "dt$$k0" "dt$$s0" "$HUB_CTL"
+}
+
+# mlab_cut I / mlab_heal I: takes host I's control link down (a partition: it neither
+# hears nor is heard by the cluster; its data link stays up) / back up.
+mlab_cut() { ip -n "${M_NS[$1]}" link set "${M_KIF[$1]}" down; }
+mlab_heal() { ip -n "${M_NS[$1]}" link set "${M_KIF[$1]}" up; }
+
+# mlab_peers I [PORT]: the report endpoints of every host but I, comma-separated.
+mlab_peers() {
+	local i out=
+	for ((i = 1; i <= M_HOSTS; i++)); do
+		[ "$i" -eq "$1" ] || out+=${out:+,}${M_CTL[i]}:${2:-7700}
+	done
+	echo "$out"
+}
+
+# mlab_agent_start I NAME [AGENT OPTIONS...]: starts host I's agent (node id hI, on its
+# data link, its own pin directory), logging to $WORK/agent-NAME.log, and waits until it
+# has attached or taken over. Sets AGENT_PID. False (log printed) if it did not come up.
+mlab_agent_start() {
+	local i=$1 name=$2 log=$WORK/agent-$2.log
+	shift 2
+	nsenter --net="/run/netns/${M_NS[i]}" -- "$AGENT" --iface "${M_DIF[i]}" --pin-dir "${M_PIN[i]}" \
+		--node-id "h$i" "$@" >"$log" 2>&1 &
+	AGENT_PID=$!
+	LAB_PIDS[agent-$name]=$AGENT_PID
+	if ! wait_for_line "$log" '(attached|took over) dthrottle' "$AGENT_PID" 10; then
+		echo "--- agent $name did not come up; its log:"
+		cat "$log"
+		return 1
+	fi
+}
+
+# mlab_hub_start NAME: starts `agent hub` in $HUB_NS on port 7701 (agents: --hub
+# $HUB_CTL:7701), logging to $WORK/agent-NAME.log; waits until it relays.
+mlab_hub_start() {
+	local log=$WORK/agent-$1.log
+	nsenter --net="/run/netns/$HUB_NS" -- "$AGENT" hub --listen "$HUB_CTL:7701" >"$log" 2>&1 &
+	LAB_PIDS[agent-$1]=$!
+	wait_for_line "$log" 'hub relaying' "${LAB_PIDS[agent-$1]}" 10 || {
+		echo "--- hub $1 did not come up; its log:"
+		cat "$log"
+		return 1
+	}
+}
+
+# count_lines FILE PATTERN: lines of FILE matching PATTERN (grep -E), 0 if none.
+count_lines() { grep -cE "$2" "$1" 2>/dev/null || true; }
+
+# wait_for_lines FILE PATTERN N PID SECONDS: waits (SECONDS: a whole number) until FILE
+# has N lines matching PATTERN. False on timeout or if PID exits first.
+wait_for_lines() {
+	local i
+	for ((i = 0; i < $5 * 20; i++)); do
+		[ "$(count_lines "$1" "$2")" -ge "$3" ] && return 0
+		alive "$4" || break
+		sleep 0.05
+	done
+	[ "$(count_lines "$1" "$2")" -ge "$3" ]
+}
+
+# mlab_wait_peers NAME N SECONDS PEER...: waits until agent NAME has logged
+# "peer PEER is up" N times for every PEER (N > 1: it came back up after a loss).
+mlab_wait_peers() {
+	local name=$1 n=$2 secs=$3 peer
+	shift 3
+	for peer in "$@"; do
+		wait_for_lines "$WORK/agent-$name.log" "peer $peer is up" "$n" "${LAB_PIDS[agent-$name]}" "$secs" ||
+			return 1
+	done
+}
+
+# spray_start NAME RATE SECONDS SOURCES [LIMIT]: the load balancer: one pktgen per host
+# link, each sending SOURCES (comma-separated, round-robin) at RATE/N frames per second
+# for SECONDS (bounded by count), and LIMIT seconds at most (default SECONDS + 3; stop
+# earlier with spray_stop). Host I's result goes to $WORK/spray-NAME-I.json.
+spray_start() {
+	local name=$1 secs=$3 sources=$4 limit=${5:-$(($3 + 3))} i rate count
+	rate=$(calc "$2 / $M_HOSTS")
+	count=$(floor "$(calc "$rate * $secs")")
+	for ((i = 1; i <= M_HOSTS; i++)); do
+		nsenter --net="/run/netns/$C_NS" -- timeout $((limit + 10)) "$PKTGEN" send --iface "${M_CIF[i]}" \
+			--dst-ip "${M_IP[i]},${M_IP6[i]}" --dst-mac "${M_MAC[i]}" --dport 9999 --json \
+			--sources "$sources" --rate "$rate" --count "$count" --duration "${limit}s" \
+			>"$WORK/spray-$name-$i.json" 2>"$WORK/spray-$name-$i.err" &
+		LAB_PIDS[spray-$name-$i]=$!
+	done
+}
+
+# spray_wait NAME: waits for every sender of NAME; false (errors printed) if one failed.
+spray_wait() {
+	local i ok=0
+	for ((i = 1; i <= M_HOSTS; i++)); do
+		wait_exit "${LAB_PIDS[spray-$1-$i]}" 200 && [ "$EXIT_RC" -eq 0 ] && continue
+		echo "--- pktgen send $1 to host $i failed:"
+		cat "$WORK/spray-$1-$i.err"
+		ok=1
+	done
+	return $ok
+}
+
+# spray_stop NAME: ends every sender of NAME now (each still prints its counts).
+spray_stop() {
+	local i
+	for ((i = 1; i <= M_HOSTS; i++)); do kill -TERM "${LAB_PIDS[spray-$1-$i]}" 2>/dev/null; done
+	spray_wait "$1"
+}
+
+# spray_sent NAME I SRC: frames of SRC sent to host I. spray_total NAME SRC: to all.
+spray_sent() { source_num "$(cat "$WORK/spray-$1-$2.json")" "$3" sent; }
+spray_total() {
+	local i n sum=0
+	for ((i = 1; i <= M_HOSTS; i++)); do
+		n=$(spray_sent "$1" "$i" "$2")
+		sum=$((sum + ${n:-0}))
+	done
+	echo "$sum"
+}
+
+# spray_elapsed NAME: the longest first-to-last frame time of NAME's senders (seconds).
+spray_elapsed() {
+	local i
+	for ((i = 1; i <= M_HOSTS; i++)); do json_num "$(cat "$WORK/spray-$1-$i.json")" elapsed_s; done |
+		awk 'BEGIN { m = 0 } $1 + 0 > m { m = $1 + 0 } END { print m }'
+}
+
+# mlab_snapshot NAME: every host's `agent stats --json` (read from the pins, with or
+# without a running agent) and the time, kept as snapshot NAME. False if one failed.
+mlab_snapshot() {
+	local i
+	M_SNAP_T[$1]=$(now_s)
+	for ((i = 1; i <= M_HOSTS; i++)); do
+		M_SNAP[$1:$i]=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0) || return 1
+	done
+}
+
+# snap_num NAME I SRC KEY: KEY of source SRC on host I in snapshot NAME (0 if absent).
+snap_num() {
+	local v
+	v=$(source_num "${M_SNAP[$1:$2]}" "$3" "$4")
+	echo "${v:-0}"
+}
+
+# snap_sum NAME SRC KEY: KEY of source SRC summed over every host in snapshot NAME.
+snap_sum() {
+	local i sum=0
+	for ((i = 1; i <= M_HOSTS; i++)); do sum=$(calc "$sum + $(snap_num "$1" "$i" "$2" "$3")"); done
+	echo "$sum"
+}
+
 # --- cleanup ---------------------------------------------------------------------------------
 
 # lab_cleanup: removes exactly what the lab created (installed as the EXIT trap).
@@ -319,7 +558,8 @@ lab_cleanup() {
 	fi
 	for dir in "${LAB_PIN_DIRS[@]}"; do
 		[ -e "$dir" ] && rm -rf -- "$dir"
-		rm -f -- "/run/dthrottle/${dir//\//_}.lock"
+		# The agent's lock, and its cluster status files if it was killed.
+		rm -f -- "/run/dthrottle/${dir//\//_}".{lock,cluster.json,cluster.txt}
 	done
 	for ns in "${LAB_NAMESPACES[@]}"; do
 		ip netns del "$ns" 2>/dev/null
