@@ -319,7 +319,10 @@ void ClusterSim::handle_report(size_t h) {
   hdr.boot_id = host.boot_id;
   hdr.epoch = ++host.epoch;
   hdr.sent_unix_ms = now_ / kMs;
-  auto msgs = encode_report(hdr, host.seq, served);
+  ReportBody body;
+  body.rules = {"default"};  // every simulated client is under the default rule
+  body.entries = std::move(served);
+  auto msgs = encode_report(hdr, host.seq, body);
   host.seq += msgs.size();
   st.reports++;
   for (auto &m : msgs) {
@@ -367,8 +370,8 @@ void ClusterSim::handle_delivery(const Delivery &d) {
   HostStats &st = host_stats_[d.to];
   st.received++;
   ReportHeader hdr;
-  std::vector<ReportEntry> entries;
-  if (decode_report(d.msg->data(), d.msg->size(), &hdr, &entries) != DecodeError::None) {
+  ReportBody body;
+  if (decode_report(d.msg->data(), d.msg->size(), &hdr, &body) != DecodeError::None) {
     st.decode_errors++;
     return;
   }
@@ -379,7 +382,9 @@ void ClusterSim::handle_delivery(const Delivery &d) {
   }
   st.accepted++;
   st.peer_ups += came_up;
-  for (const auto &e : entries) {
+  for (ReportEntry e : body.entries) {
+    if (body.rules[e.key.rule] != "default") continue;
+    e.key.rule = DT_RULE_DEFAULT;     // the sender's group index to our rule id
     Bucket &b = host.buckets[e.key];  // unseen here: created full, then debited
     b.tat = dt_gcra_debit(b.tat, now_, &policy_, e.hits);
     st.hits_debited += e.hits;

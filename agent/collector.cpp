@@ -23,10 +23,10 @@ size_t KeyHash::operator()(const dt_key &k) const noexcept {
   uint64_t a, b;
   memcpy(&a, k.addr, 8);
   memcpy(&b, k.addr + 8, 8);
-  return std::hash<uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
+  return std::hash<uint64_t>()((a * 0x9e3779b97f4a7c15ull ^ b) + k.rule);
 }
 bool KeyEq::operator()(const dt_key &a, const dt_key &b) const noexcept {
-  return memcmp(a.addr, b.addr, sizeof a.addr) == 0;
+  return a.rule == b.rule && memcmp(a.addr, b.addr, sizeof a.addr) == 0;
 }
 
 Collector::Collector(int config_fd, int ring_fd, int batch_fd, int prog_fd)
@@ -124,7 +124,9 @@ std::vector<ReportEntry> Collector::end_period(int *err) {
     return 0;
   };
   for (const auto &k : due_) {
-    batch.push_back({k, 0});
+    dt_collect c{};
+    c.key = k;
+    batch.push_back(c);
     if (batch.size() == DT_COLLECT_BATCH) {
       if ((*err = flush()) != 0) break;
     }

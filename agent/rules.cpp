@@ -181,7 +181,7 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
     if (!str("proto", &p)) return false;
     if (p == "tcp") r->proto = IPPROTO_TCP;
     else if (p == "udp") r->proto = IPPROTO_UDP;
-    else if (p == "icmp") r->proto = r->v4 ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+    else if (p == "icmp") r->proto = static_cast<uint8_t>(r->v4 ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6});
     else {
       *err = at(rs, static_cast<int>(t.at("proto").location().line())) + "proto '" + p + "' is not one of tcp, udp, icmp";
       return false;

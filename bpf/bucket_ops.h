@@ -43,37 +43,6 @@ dt_policy_for(const struct dt_config *cfg, __u32 rule)
 	return bpf_map_lookup_elem(&policy, &slot);
 }
 
-/* Keeps the first `bits` bits of a 16-byte address, zeroes the rest. */
-static __always_inline void dt_mask_addr(__u8 *addr, __u32 bits)
-{
-	__u32 w[4];
-	int i;
-
-	__builtin_memcpy(w, addr, 16);
-#pragma unroll
-	for (i = 0; i < 4; i++) {
-		__u32 b = bits > 32 * i ? bits - 32 * i : 0;
-
-		if (b >= 32)
-			continue;
-		w[i] &= b ? bpf_htonl(~0u << (32 - b)) : 0;
-	}
-	__builtin_memcpy(addr, w, 16);
-}
-
-/* The bucket key of a source under `rule`: its address cut to the rule's key prefix. */
-static __always_inline void dt_key_for_rule(struct dt_key *key, const struct dt_policy *p,
-					    __u32 rule, int is_v6)
-{
-	__u32 bits = is_v6 ? p->v6_key_bits : 96 + p->v4_key_bits;
-
-	if (is_v6 ? !p->v6_key_bits : !p->v4_key_bits)
-		bits = 128; /* unset: per address */
-	if (bits < 128)
-		dt_mask_addr(key->addr, bits);
-	key->rule = rule;
-}
-
 /* Find the bucket of `key`, creating a full one (tat 0) on first sight. */
 static __always_inline struct dt_bucket *
 dt_bucket_get(const struct dt_key *key, struct dt_stats *st)

@@ -19,7 +19,7 @@ BURST=50
 SECS=10
 HOSTS=3
 # source:packets per second the client sends in total (over all hosts)
-OFFERS=(198.18.1.1:50 198.18.1.2:300 198.18.1.3:2000 2001:2::1:1:1000)
+OFFERS=(198.18.1.1:50 198.18.1.2:300 198.18.1.3:2000 2001:2:0:11:::1000)
 FLOOD=198.18.1.3 # shown host by host
 
 lab_init dtdemo

@@ -365,7 +365,7 @@ std::vector<dt_debit> make_debits(uint32_t n) {
     const uint32_t low = htonl(i + 1);
     memcpy(&k.addr[12], &low, 4);
     v[i].hits = 1;
-    v[i].rule = 0;
+    v[i].key.rule = DT_RULE_DEFAULT;
   }
   return v;
 }

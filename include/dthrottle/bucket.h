@@ -94,4 +94,36 @@ DT_INLINE __s64 dt_gcra_tokens_milli(__u64 tat, __u64 now, const struct dt_polic
 	return (diff / iv) * 1000 + ((diff % iv) * 1000) / iv;
 }
 
+/* Keeps the first `bits` bits of a 16-byte address and zeroes the rest. */
+DT_INLINE void dt_mask_addr(__u8 *addr, __u32 bits)
+{
+	int i;
+
+#ifndef __cplusplus
+#pragma unroll
+#endif
+	for (i = 0; i < 16; i++) {
+		__u32 keep = bits > 8u * i ? bits - 8u * i : 0;
+
+		if (keep < 8)
+			addr[i] &= (__u8)(0xff00 >> keep);
+	}
+}
+
+/*
+ * The bucket key of a source under a rule: the address cut to the rule's key prefix
+ * (v4_key_bits of an IPv4 address, v6_key_bits of an IPv6 one; 0 means the whole
+ * address), and the rule. IPv4 addresses are IPv4-mapped, so their bits start at 96.
+ */
+DT_INLINE void dt_key_for_rule(struct dt_key *key, const struct dt_policy *p, __u32 rule, int is_v6)
+{
+	__u32 bits = is_v6 ? p->v6_key_bits : 96u + p->v4_key_bits;
+
+	if (is_v6 ? !p->v6_key_bits : !p->v4_key_bits)
+		bits = 128;
+	if (bits < 128)
+		dt_mask_addr(key->addr, bits);
+	key->rule = rule;
+}
+
 #endif /* DTHROTTLE_BUCKET_H */

@@ -49,7 +49,9 @@ dt_debit make_debit(const std::string &addr, uint32_t hits) {
   dt_debit d{};
   if (!key_from_string(addr, &d.key)) ADD_FAILURE() << "not an address: " << addr;
   d.hits = hits;
-  d.rule = 0;
+  // Peers report bucket keys: under the default rule an IPv6 source's /64.
+  if (addr.find(':') != std::string::npos) dt_mask_addr(d.key.addr, 64);
+  d.key.rule = DT_RULE_DEFAULT;
   return d;
 }
 
@@ -140,6 +142,10 @@ std::optional<dt_bucket> BpfFixture::bucket(const std::string &addr) {
     ADD_FAILURE() << "not an address: " << addr;
     return std::nullopt;
   }
+  // The kernel keys a source by its rule's key prefix (the default rule: IPv4 /32,
+  // IPv6 /64): look it up the same way, with the same shared function.
+  const dt_policy pol = live_policy();
+  dt_key_for_rule(&key, &pol, DT_RULE_DEFAULT, addr.find(':') != std::string::npos);
   dt_bucket b{};
   if (bpf_map_lookup_elem(buckets_fd(), &key, &b) != 0) {
     EXPECT_EQ(errno, ENOENT) << "bucket lookup of " << addr << ": " << strerror(errno);

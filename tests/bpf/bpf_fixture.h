@@ -39,7 +39,7 @@ std::string verdict_name(int verdict);
 // All counters on one line, for messages.
 std::string stats_to_string(const dt_stats &s);
 
-// A debit entry for rule 0.
+// A debit entry for rule 0 (an IPv6 address is cut to its /64, as peers report it).
 dt_debit make_debit(const std::string &addr, uint32_t hits);
 
 class BpfFixture : public ::testing::Test {

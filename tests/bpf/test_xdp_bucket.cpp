@@ -92,10 +92,20 @@ TEST_F(XdpBucket, NewSourceStartsFull) {
   EXPECT_EQ(passes_until_drop(v6("2001:2::2"), 10), 4) << "new IPv6 source did not start full";
 }
 
+TEST_F(XdpBucket, Ipv6SourcesInOneSlash64ShareABucket) {
+  set_policy(0.001, 4);
+  EXPECT_EQ(passes_until_drop(v6("2001:2:0:7::1"), 2), 2);
+  EXPECT_EQ(passes_until_drop(v6("2001:2:0:7:ffff::9"), 10), 2)
+      << "a second address of the same /64 must draw on the same bucket";
+  EXPECT_EQ(passes_until_drop(v6("2001:2:0:8::1"), 10), 4) << "the next /64 has a bucket of its own";
+  EXPECT_EQ(bucket_count(), 2);
+}
+
 TEST_F(XdpBucket, SeparateSourcesHaveSeparateBuckets) {
   ASSERT_NO_FATAL_FAILURE(set_policy(kNoRefill, 3));
-  const std::vector<std::string> srcs = {"198.18.0.1", "198.18.0.2", "198.19.255.254", "2001:2::1",
-                                         "2001:2::2"};
+  // IPv6 sources are bucketed per /64 under the default rule: use different /64s.
+  const std::vector<std::string> srcs = {"198.18.0.1", "198.18.0.2", "198.19.255.254", "2001:2:0:1::1",
+                                         "2001:2:0:2::1"};
   for (const auto &s : srcs) {
     const auto f = s.find(':') == std::string::npos ? v4(s) : v6(s);
     EXPECT_EQ(passes_until_drop(f, 10), 3) << "source " << s;

@@ -305,14 +305,15 @@ TEST_F(XdpParse, Ipv4SourceIsKeyedAsMappedIpv6) {
   EXPECT_EQ(all[0].second.passed, 2u);
 }
 
-TEST_F(XdpParse, Ipv6SourceIsKeyedAsIs) {
-  ASSERT_EQ(run(PacketBuilder().ipv6("2001:2::abcd", "2001:2::fe").udp().build()), XDP_PASS);
+TEST_F(XdpParse, Ipv6SourceIsKeyedByItsSlash64) {
+  ASSERT_EQ(run(PacketBuilder().ipv6("2001:2:0:5:1:2:3:abcd", "2001:2::fe").udp().build()), XDP_PASS);
   auto all = all_buckets(buckets_fd());
-  ASSERT_EQ(all.size(), 1u) << "expected exactly the bucket of 2001:2::abcd";
+  ASSERT_EQ(all.size(), 1u) << "expected exactly the bucket of 2001:2:0:5::/64";
   uint8_t want[16];
-  ASSERT_EQ(inet_pton(AF_INET6, "2001:2::abcd", want), 1);
+  ASSERT_EQ(inet_pton(AF_INET6, "2001:2:0:5::", want), 1);
   EXPECT_EQ(memcmp(all[0].first.addr, want, 16), 0)
-      << "IPv6 source keyed as " << key_to_string(all[0].first) << ", not 2001:2::abcd";
+      << "IPv6 source keyed as " << key_to_string(all[0].first) << ", not 2001:2:0:5:: (its /64)";
+  EXPECT_EQ(all[0].first.rule, DT_RULE_DEFAULT);
   EXPECT_EQ(all[0].second.passed, 1u);
 }
 

@@ -26,9 +26,15 @@ int main(int argc, char **argv) {
     if (i < 2) sets[2].push_back(e);
   }
   int n = 0;
-  for (const auto &s : sets)
-    for (const auto &m : dt::encode_report(h, 1, s)) {
+  for (size_t i = 0; i < sets.size(); i++) {
+    dt::ReportBody body;
+    body.rules = {"default", "web-syn"};
+    body.entries = sets[i];
+    for (size_t j = 0; j < body.entries.size(); j++) body.entries[j].key.rule = static_cast<uint32_t>(j % 2);
+    if (i == 1) body.tags = {{"user:42", 3}, {"api:x", 200}};
+    for (const auto &m : dt::encode_report(h, 1, body)) {
       std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary) << m;
     }
+  }
   return 0;
 }

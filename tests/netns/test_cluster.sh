@@ -182,7 +182,7 @@ check_verdicts cluster/a/mesh a-mesh a-mesh "$A"
 
 # --- b. several sources at once --------------------------------------------------------------
 B_SECS=6
-B_SOURCES=(198.18.2.1 198.18.2.2 2001:2::2:1)
+B_SOURCES=(198.18.2.1 198.18.2.2 2001:2:0:21::)
 echo
 echo "== b. ${#B_SOURCES[@]} sources at once, each at $OFFER/s for ${B_SECS}s (full mesh)"
 spray_start b $((OFFER * ${#B_SOURCES[@]})) "$B_SECS" "$(IFS=,; echo "${B_SOURCES[*]}")"
