@@ -20,7 +20,10 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror \
 CXXFLAGS   ?= -O2 -g
 CXXFLAGS   += -std=c++20 -Wall -Wextra -Werror -MMD -MP -Iinclude -Iagent -I$(BUILD) \
               -DDTHROTTLE_VERSION='"$(VERSION)"'
-LDLIBS     := -lbpf -lelf -lz -lzmq -lpthread
+LDLIBS     := -lbpf -lelf -lz -lzmq -lcpp-httplib -lpthread
+# Debian's cpp-httplib is a compiled library: its header must see the feature macros
+# the library was built with (they change class layouts; TLS itself is never used).
+HTTPLIB_CFLAGS = $(or $(shell pkg-config --cflags cpp-httplib),$(error pkg-config knows no cpp-httplib: run make deps))
 GTEST_LIBS := -lgtest -lgtest_main -lpthread
 
 AGENT_SRCS := $(filter-out agent/main.cpp,$(wildcard agent/*.cpp))
@@ -55,6 +58,8 @@ SKELS := $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
 $(OBJ)/%.o: %.cpp $(SKELS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(OBJ)/agent/metrics.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
 
 $(BUILD)/libdtagent.a: $(AGENT_OBJS)
 	$(AR) rcs $@ $^

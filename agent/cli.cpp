@@ -5,8 +5,12 @@
 
 #include <unistd.h>
 
+#include <set>
+
 #include "cluster.h"
+#include "config_file.h"
 #include "dthrottle/common.h"
+#include "metrics.h"
 #include "parse_values.h"
 #include "peer_protocol.h"
 
@@ -16,6 +20,8 @@ namespace {
 const char kRunUsage[] =
     "Usage: agent --iface IFACE --rate R --burst B [--peers HOST:PORT,...] [options]\n"
     "       agent stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
+    "       agent top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
+    "       agent check [--config FILE] [options]    # validate; loads nothing\n"
     "       agent hub [--listen ADDR:PORT]\n"
     "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
     "\n"
@@ -42,6 +48,12 @@ const char kRunUsage[] =
     "                          (for upgrades: the next agent takes over)\n"
     "      --stats-interval D  log the counters every D, e.g. 10s or 500ms (default 10s)\n"
     "      --log-level LEVEL   debug, info, warn or error (default info)\n"
+    "      --metrics ADDR:PORT serve Prometheus metrics on http://ADDR:PORT/metrics;\n"
+    "                          ADDR is bound as given: 127.0.0.1 keeps them local,\n"
+    "                          0.0.0.0 exposes them on every interface\n"
+    "      --config FILE       read options from FILE: one `name = value` a line, named\n"
+    "                          like these flags without dashes, # for comments; flags\n"
+    "                          given on the command line override it\n"
     "  -h, --help              show this help\n"
     "\n"
     "Cluster options (one budget per source across hosts):\n"
@@ -63,7 +75,9 @@ const char kRunUsage[] =
     "  agent --iface eth0 --rate 100 --burst 50\n"
     "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700\n"
     "  agent --iface eth0 --rate 10/m --burst 1      # one packet every 6 s per source\n"
+    "  agent --config /etc/dthrottle/eth0.conf --iface eth0\n"
     "  agent stats --iface eth0 --top 20\n"
+    "  agent top --iface eth0\n"
     "  bpftool map dump pinned /sys/fs/bpf/dthrottle/eth0/buckets\n";
 
 const char kStatsUsage[] =
@@ -92,9 +106,27 @@ const char kHubUsage[] =
     "      --log-level LEVEL   debug, info, warn or error (default info)\n"
     "  -h, --help              show this help\n";
 
+const char kTopUsage[] =
+    "Usage: agent top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
+    "\n"
+    "Like agent stats, but live: every D it reads the pinned maps again and shows what\n"
+    "changed, as rates: packets passed and dropped per second, in total and for each\n"
+    "source that sent in that interval, the most dropped first. On a terminal the\n"
+    "screen is redrawn; otherwise frames follow each other, separated by a blank line.\n"
+    "\n"
+    "Options:\n"
+    "  -i, --iface IFACE   read /sys/fs/bpf/dthrottle/IFACE\n"
+    "      --pin-dir DIR   read the maps pinned in DIR\n"
+    "      --interval D    time between frames, 100ms to 1h (default 1s)\n"
+    "      --top N         show N sources (default 20; 0 shows every active source)\n"
+    "      --count N       stop after N frames (default 0: until interrupted)\n"
+    "  -h, --help          show this help\n";
+
 enum LongOnly {
   kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
+  kMetrics,
+  kConfig, kInterval, kCount,
 };
 
 // Appends the comma-separated endpoints of `v` to *out, normalised.
@@ -121,9 +153,13 @@ std::string flag_error(const char *flag, const std::string &msg) {
 const char *run_usage() { return kRunUsage; }
 const char *stats_usage() { return kStatsUsage; }
 const char *hub_usage() { return kHubUsage; }
+const char *top_usage() { return kTopUsage; }
 
-ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string *err) {
-  static const option kLong[] = {
+namespace {
+
+// The run flags; every one but --help is also a setting of a --config file.
+const option kRunLong[] = {
+      {"config", required_argument, nullptr, kConfig},
       {"iface", required_argument, nullptr, 'i'},
       {"rate", required_argument, nullptr, 'r'},
       {"burst", required_argument, nullptr, 'b'},
@@ -141,13 +177,22 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
       {"down-after", required_argument, nullptr, kDownAfter},
       {"curve-key", required_argument, nullptr, kCurveKey},
       {"curve-peers", required_argument, nullptr, kCurvePeers},
+      {"metrics", required_argument, nullptr, kMetrics},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
+const char kRunShort[] = ":i:r:b:p:h";
+// Settings that add up when repeated in a config file.
+const std::vector<std::string> kRunLists = {"peers", "hub"};
+
+// The getopt loop of parse_run_options. *arg_index: the argv index of the argument an
+// error is about, or -1 for errors about the whole set (a required flag missing...).
+ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *err, int *arg_index) {
   bool have_rate = false, have_burst = false;
-  optind = 1;
+  optind = 0;  // 0, not 1: glibc re-initialises fully (parse_run_options scans several argvs)
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":i:r:b:p:h", kLong, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, kRunShort, kRunLong, nullptr)) != -1) {
+    *arg_index = optind - 1;
     std::string v = optarg ? optarg : "", e;
     uint64_t n = 0;
     switch (c) {
@@ -176,6 +221,13 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
         break;
       case kCurveKey: o->curve_key = v; break;
       case kCurvePeers: o->curve_peers = v; break;
+      case kMetrics: {
+        MetricsAddress a;
+        if (!parse_metrics_address(v, &a, &e)) return *err = flag_error("metrics", e), ParseOutcome::Error;
+        o->metrics_host = a.host;
+        o->metrics_port = a.port;
+        break;
+      }
       case 'i': o->iface = v; break;
       case 'r':
         if (!parse_rate(v, &o->rate, &e)) return *err = flag_error("rate", e), ParseOutcome::Error;
@@ -205,6 +257,7 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
         o->max_sources_explicit = true;
         break;
       case kKeep: o->keep = true; break;
+      case kConfig: break;  // read by parse_run_options, ahead of this loop
       case kStatsInterval:
         if (!parse_duration(v, &o->stats_interval_ns, &e))
           return *err = flag_error("stats-interval", e), ParseOutcome::Error;
@@ -223,6 +276,7 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
         return ParseOutcome::Error;
     }
   }
+  *arg_index = -1;
   if (optind < argc) {
     *err = std::string("unexpected argument '") + argv[optind] + "'";
     return ParseOutcome::Error;
@@ -242,6 +296,52 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
     o->node_id = valid_node_id(host) ? host : "dthrottle";
   }
   return ParseOutcome::Ok;
+}
+
+// The --config file named on the command line ("": none) and the options given there.
+// Errors are left to the real parse.
+void scan_command_line(int argc, char **argv, std::string *config, std::set<int> *given) {
+  optind = 0;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, kRunShort, kRunLong, nullptr)) != -1) {
+    given->insert(c);
+    if (c == kConfig) *config = optarg;
+  }
+}
+
+}  // namespace
+
+// --config FILE: every setting becomes "--name=value" ahead of the command line, so one
+// getopt loop checks both and the command line, parsed last, wins. A flag given on the
+// command line drops the file's lines for it (--peers replaces the file's list rather
+// than adding to it), but every line of the file is first parsed on its own, so that a
+// bad line is reported as FILE:LINE even when the command line overrides it.
+ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string *err) {
+  std::string config;
+  std::set<int> given;
+  scan_command_line(argc, argv, &config, &given);
+  int at = -1;
+  if (config.empty() || given.count('h')) return parse_run_argv(argc, argv, o, err, &at);
+
+  std::vector<ConfigSetting> settings;
+  if (!load_config_file(config, kRunLong, kRunLists, &settings, err)) return ParseOutcome::Error;
+  ArgvList file_only, merged;
+  file_only.push(argv[0]);
+  merged.push(argv[0]);
+  for (const auto &s : settings) {
+    file_only.push(s.arg);
+    if (!given.count(s.opt)) merged.push(s.arg);
+  }
+  RunOptions scratch;
+  std::string e;
+  if (parse_run_argv(file_only.argc(), file_only.argv(), &scratch, &e, &at) == ParseOutcome::Error && at > 0) {
+    // "--rate: invalid rate 'x'" -> "FILE:LINE: rate: invalid rate 'x'"
+    *err = config + ":" + std::to_string(settings[at - 1].line) + ": " + (e.rfind("--", 0) == 0 ? e.substr(2) : e);
+    return ParseOutcome::Error;
+  }
+  for (int i = 1; i < argc; i++) merged.push(argv[i]);
+  return parse_run_argv(merged.argc(), merged.argv(), o, err, &at);
 }
 
 ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string *err) {
@@ -304,6 +404,46 @@ ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *o, std::st
   if (optind < argc) return *err = std::string("unexpected argument '") + argv[optind] + "'", ParseOutcome::Error;
   if (o->pin_dir.empty() && o->iface.empty())
     return *err = "say which throttle to read: --iface IFACE or --pin-dir DIR", ParseOutcome::Error;
+  if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
+  return ParseOutcome::Ok;
+}
+
+ParseOutcome parse_top_options(int argc, char **argv, TopOptions *o, std::string *err) {
+  static const option kLong[] = {{"iface", required_argument, nullptr, 'i'},
+                                 {"pin-dir", required_argument, nullptr, kPinDir},
+                                 {"interval", required_argument, nullptr, kInterval},
+                                 {"top", required_argument, nullptr, kTop},
+                                 {"count", required_argument, nullptr, kCount},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
+  optind = 0;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":i:h", kLong, nullptr)) != -1) {
+    std::string v = optarg ? optarg : "", e;
+    switch (c) {
+      case 'i': o->iface = v; break;
+      case kPinDir: o->pin_dir = v; break;
+      case kInterval:
+        if (!parse_duration(v, &o->interval_ns, &e) || o->interval_ns < 100'000'000 ||
+            o->interval_ns > 3'600'000'000'000ull)
+          return *err = flag_error("interval", e.empty() ? "'" + v + "' must be from 100ms to 1h" : e),
+                 ParseOutcome::Error;
+        break;
+      case kTop:
+        if (!parse_count(v, 0, UINT32_MAX, &o->top, &e)) return *err = flag_error("top", e), ParseOutcome::Error;
+        break;
+      case kCount:
+        if (!parse_count(v, 0, UINT32_MAX, &o->count, &e)) return *err = flag_error("count", e), ParseOutcome::Error;
+        break;
+      case 'h': return ParseOutcome::Help;
+      case ':': return *err = std::string("option ") + argv[optind - 1] + " needs a value", ParseOutcome::Error;
+      default: return *err = std::string("unknown option ") + argv[optind - 1], ParseOutcome::Error;
+    }
+  }
+  if (optind < argc) return *err = std::string("unexpected argument '") + argv[optind] + "'", ParseOutcome::Error;
+  if (o->pin_dir.empty() && o->iface.empty())
+    return *err = "say which throttle to watch: --iface IFACE or --pin-dir DIR", ParseOutcome::Error;
   if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
   return ParseOutcome::Ok;
 }

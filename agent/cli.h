@@ -29,6 +29,9 @@ struct RunOptions {
   uint64_t down_after_ns = 0;      // 0: 5 periods
   std::string node_id;             // default: the host name
   std::string curve_key, curve_peers;
+  // --metrics ADDR:PORT: Prometheus text on GET /metrics (host "": off).
+  std::string metrics_host;
+  uint16_t metrics_port = 0;
   bool cluster() const { return !peers.empty() || !hubs.empty() || !listen.empty(); }
 };
 
@@ -44,15 +47,25 @@ struct StatsOptions {
   uint64_t top = 10;  // 0: every source
 };
 
+struct TopOptions {
+  std::string iface;
+  std::string pin_dir;
+  uint64_t interval_ns = 1'000'000'000;
+  uint64_t top = 20;    // 0: every active source
+  uint64_t count = 0;   // frames to print, 0: until interrupted
+};
+
 // Outcome of parsing: run, print help, or fail with a message (exit code 2).
 enum class ParseOutcome { Ok, Help, Error };
 
 ParseOutcome parse_run_options(int argc, char **argv, RunOptions *out, std::string *err);
 ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *out, std::string *err);
 ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *out, std::string *err);
+ParseOutcome parse_top_options(int argc, char **argv, TopOptions *out, std::string *err);
 
 const char *run_usage();
 const char *stats_usage();
 const char *hub_usage();
+const char *top_usage();
 
 }  // namespace dt

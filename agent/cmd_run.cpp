@@ -17,10 +17,26 @@
 #include "dataplane.h"
 #include "log.h"
 #include "map_reader.h"
+#include "metrics.h"
 #include "policy.h"
 
 namespace dt {
 namespace {
+
+// The loop's state for the metrics server, copied once per period (never shared).
+// took_ns and the counters before the period describe the period's report.
+MetricsSnapshot metrics_snapshot(const Cluster &c, uint64_t took_ns, uint64_t entries0, uint64_t messages0,
+                                 uint64_t bytes0) {
+  MetricsSnapshot s;
+  s.cluster = true;
+  s.counters = c.counters();
+  s.peers = c.tracker().peers();
+  s.last_period_seconds = took_ns / 1e9;
+  s.last_report_entries = s.counters.entries_sent - entries0;
+  s.last_report_messages = s.counters.messages_sent - messages0;
+  s.last_report_bytes = s.counters.bytes_sent - bytes0;
+  return s;
+}
 
 void log_counters(int stats_fd, dt_stats *prev) {
   dt_stats now{};
@@ -108,6 +124,17 @@ int cmd_run(int argc, char **argv) {
     return 1;
   }
 
+  // The metrics port is bound before the dataplane is touched: a busy port must not
+  // make a restarted agent take over the throttle and then tear it down.
+  std::unique_ptr<MetricsServer> metrics;
+  if (!opt.metrics_host.empty()) {
+    metrics = MetricsServer::bind({opt.metrics_host, opt.metrics_port}, &err);
+    if (!metrics) {
+      DT_ERROR("%s", err.c_str());
+      return 1;
+    }
+  }
+
   DataplaneConfig dc{opt.iface, opt.pin_dir, opt.mode, opt.max_sources, opt.max_sources_explicit};
   auto dp = Dataplane::open(dc, &err);
   if (!dp) {
@@ -145,6 +172,17 @@ int cmd_run(int argc, char **argv) {
             opt.period_ns / 1e6);
   }
 
+  // Prometheus metrics, served from threads of their own now that the dataplane is up.
+  if (metrics) {
+    MetricsInfo mi{DTHROTTLE_VERSION, opt.node_id, opt.iface, xdp_mode_name(dp->attached_mode()),
+                   opt.rate, opt.burst, dp->max_sources()};
+    metrics->serve(mi, dp->stats_fd(), dp->buckets_fd());
+    if (cluster) {
+      const ClusterCounters &cc = cluster->counters();
+      metrics->publish(metrics_snapshot(*cluster, 0, cc.entries_sent, cc.messages_sent, cc.bytes_sent));
+    }
+  }
+
   dt_stats prev{};
   read_stats(dp->stats_fd(), &prev);
   uint64_t now = mono_now_ns();
@@ -159,9 +197,11 @@ int cmd_run(int argc, char **argv) {
     now = mono_now_ns();
     uint64_t due = std::min({next_stats, next_fail_open_check, cluster ? next_period : next_stats});
     long timeout_ms = due > now ? static_cast<long>((due - now + 999999) / 1000000) : 0;
-    zmq::pollitem_t items[2] = {{nullptr, sfd, ZMQ_POLLIN, 0}, {cluster ? cluster->poll_socket() : nullptr, 0, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[3] = {{nullptr, sfd, ZMQ_POLLIN, 0},
+                                {cluster ? cluster->poll_socket() : nullptr, 0, ZMQ_POLLIN, 0},
+                                {nullptr, cluster ? cluster->ring_fd() : -1, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(items, cluster ? 2 : 1, std::chrono::milliseconds(timeout_ms));
+      zmq::poll(items, cluster ? 3 : 1, std::chrono::milliseconds(timeout_ms));
     } catch (const zmq::error_t &e) {
       if (e.num() != EINTR) DT_WARN("poll: %s", e.what());
     }
@@ -180,8 +220,13 @@ int cmd_run(int argc, char **argv) {
       }
     }
     if (cluster && (items[1].revents & ZMQ_POLLIN)) cluster->on_readable(now);
+    if (cluster && (items[2].revents & ZMQ_POLLIN)) cluster->on_ring_readable();
     if (cluster && now >= next_period) {
+      const ClusterCounters &cc = cluster->counters();
+      const uint64_t entries0 = cc.entries_sent, messages0 = cc.messages_sent, bytes0 = cc.bytes_sent;
+      const uint64_t t0 = mono_now_ns();
       cluster->on_period(now);
+      if (metrics) metrics->publish(metrics_snapshot(*cluster, mono_now_ns() - t0, entries0, messages0, bytes0));
       // Catch up without bursts of ticks if the loop was held up.
       next_period += opt.period_ns;
       if (next_period <= now) next_period = now + opt.period_ns;
@@ -201,6 +246,7 @@ int cmd_run(int argc, char **argv) {
       next_stats = now + opt.stats_interval_ns;
     }
   }
+  metrics.reset();  // stops serving (joins its threads) before anything it reads goes
   log_counters(dp->stats_fd(), &prev);
   if (cluster) {
     cluster->log_summary();

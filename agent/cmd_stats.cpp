@@ -12,20 +12,16 @@
 #include "cli.h"
 #include "dataplane.h"
 #include "commands.h"
-#include "dthrottle/bucket.h"
 #include "map_reader.h"
 #include "policy.h"
+#include "stats_view.h"
 
 namespace dt {
 namespace {
 
-struct SourceRow {
-  dt_key key;
-  dt_bucket b;
-};
-
 // The running agent's cluster status file, or "" (single host, or no agent running).
 std::string read_cluster_status(const std::string &pin_dir, const char *suffix) {
+  if (!agent_running(pin_dir)) return "";  // a killed agent's last status is stale
   std::ifstream in(runtime_file(pin_dir, suffix));
   std::stringstream ss;
   ss << in.rdbuf();
@@ -53,29 +49,21 @@ int cmd_stats(int argc, char **argv) {
     fprintf(stderr, "agent stats: %s\n", err.c_str());
     return 1;
   }
-  dt_stats st{};
-  dt_policy pol{};
-  if (int rc = read_stats(maps.stats, &st); rc != 0) {
-    fprintf(stderr, "agent stats: cannot read %s/stats: %s\n", opt.pin_dir.c_str(), strerror(-rc));
+  StatsSnapshot snap;
+  if (!read_snapshot(maps, opt.pin_dir, &snap, &err)) {
+    fprintf(stderr, "agent stats: %s\n", err.c_str());
     return 1;
   }
-  read_live_policy(maps.policy, maps.config, 0, &pol);
-
-  std::vector<SourceRow> rows;
-  long n = for_each_bucket(maps.buckets, [&](const dt_key &k, const dt_bucket &b) {
-    rows.push_back({k, b});
-  });
-  if (n < 0) {
-    fprintf(stderr, "agent stats: cannot read %s/buckets: %s\n", opt.pin_dir.c_str(), strerror(static_cast<int>(-n)));
-    return 1;
-  }
+  const dt_stats &st = snap.counters;
+  const dt_policy &pol = snap.policy;
+  std::vector<SourceRow> &rows = snap.sources;
   std::sort(rows.begin(), rows.end(), [](const SourceRow &a, const SourceRow &b) {
     if (a.b.dropped != b.b.dropped) return a.b.dropped > b.b.dropped;
     if (a.b.passed != b.b.passed) return a.b.passed > b.b.passed;
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
   const size_t shown = opt.top == 0 ? rows.size() : std::min<size_t>(rows.size(), opt.top);
-  const uint64_t now = mono_now_ns();
+  const uint64_t now = snap.taken_ns;
 
   if (opt.json) {
     printf("{\"pin_dir\":\"%s\",\"policy\":{\"rate\":%.9g,\"burst\":%" "llu"
@@ -91,7 +79,7 @@ int cmd_stats(int argc, char **argv) {
       printf("%s{\"source\":\"%s\",\"passed\":%" "llu" ",\"dropped\":%" "llu"
              ",\"debited\":%" "llu" ",\"tokens\":%.3f,\"last_seen_ago_s\":%.3f}",
              i ? "," : "", key_to_string(r.key).c_str(), r.b.passed, r.b.dropped, r.b.debited,
-             static_cast<double>(dt_gcra_tokens_milli(r.b.tat_ns, now, &pol)) / 1000.0,
+             source_tokens(r.b, pol, now),
              r.b.last_seen_ns && now > r.b.last_seen_ns ? (now - r.b.last_seen_ns) / 1e9 : 0.0);
     }
     printf("]");
@@ -131,7 +119,7 @@ int cmd_stats(int argc, char **argv) {
       snprintf(ago, sizeof ago, "%.1fs", (now - r.b.last_seen_ns) / 1e9);
     printf("  %-39s %12" "llu" " %12" "llu" " %10" "llu" " %12.3f %10s\n",
            key_to_string(r.key).c_str(), r.b.passed, r.b.dropped, r.b.debited,
-           static_cast<double>(dt_gcra_tokens_milli(r.b.tat_ns, now, &pol)) / 1000.0, ago);
+           source_tokens(r.b, pol, now), ago);
   }
   return 0;
 }

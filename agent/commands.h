@@ -6,6 +6,8 @@ namespace dt {
 
 int cmd_run(int argc, char **argv);    // agent --iface ... (the daemon)
 int cmd_stats(int argc, char **argv);  // agent stats ...
+int cmd_top(int argc, char **argv);    // agent top ... (stats as rates, live)
+int cmd_check(int argc, char **argv);  // agent check ... (validate the run options)
 int cmd_hub(int argc, char **argv);    // agent hub ...
 int cmd_keygen(int argc, char **argv); // agent keygen ... (curve.cpp)
 

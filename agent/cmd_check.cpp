@@ -1,0 +1,36 @@
+// cmd_check.cpp - `agent check [options]`: checks a command line and its --config file
+// exactly as the daemon would (same parser, same policy limits), then exits without
+// loading, attaching or binding anything. For operators before a (re)start.
+#include <cstdio>
+
+#include "cli.h"
+#include "commands.h"
+#include "policy.h"
+
+namespace dt {
+
+int cmd_check(int argc, char **argv) {
+  RunOptions opt;
+  std::string err;
+  switch (parse_run_options(argc, argv, &opt, &err)) {
+    case ParseOutcome::Help: fputs(run_usage(), stdout); return 0;
+    case ParseOutcome::Error:
+      fprintf(stderr, "agent check: %s\nTry 'agent --help' for more information.\n", err.c_str());
+      return 2;
+    case ParseOutcome::Ok: break;
+  }
+  dt_policy pol{};
+  if (!make_policy(opt.rate, opt.burst, &pol, &err)) {
+    fprintf(stderr, "agent check: %s\n", err.c_str());
+    return 2;
+  }
+  printf("ok: %s: rate %.6g/s, burst %llu per source, xdp-mode %s, pinned in %s\n", opt.iface.c_str(),
+         policy_rate(pol), policy_burst(pol), xdp_mode_name(opt.mode), opt.pin_dir.c_str());
+  if (opt.cluster())
+    printf("ok: cluster node %s: peers %zu, hubs %zu, publishing on %s, reports every %.0f ms%s\n",
+           opt.node_id.c_str(), opt.peers.size(), opt.hubs.size(), opt.listen.empty() ? "(none)" : opt.listen.c_str(),
+           opt.period_ns / 1e6, opt.curve_key.empty() ? ", unencrypted" : ", CurveZMQ");
+  return 0;
+}
+
+}  // namespace dt

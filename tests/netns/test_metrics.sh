@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# test_metrics.sh - `agent --metrics ADDR:PORT`: Prometheus text scraped from running
+# agents with real traffic (lib.sh's multi-host lab: two hosts peering in a full mesh).
+#
+# h1 serves on 127.0.0.1:9100 and h2 on [::1]:9100, each inside its own namespace;
+# scrapes are plain HTTP/1.1 over bash's /dev/tcp (no curl needed). Two sources are
+# sprayed over both hosts at 8x their rate, then on h1:
+#   - the response is 200 with the 0.0.4 text content type, and every body line is
+#     a HELP/TYPE comment or a sample `name{labels} value`;
+#   - packets passed/dropped (global and per rule) agree with `agent stats --json`
+#     read just before and just after the scrape (equal when nothing moved between);
+#   - the table: active sources and new sources agree with the sources stats lists,
+#     no eviction estimated, capacity as configured;
+#   - the cluster: peer h2 up, heard recently, messages accepted, and the hits debited
+#     equal the `debited` column summed over h1's sources;
+#   - a later scrape (after more traffic) has no counter lower than before.
+# Errors: a bad --metrics value exits 2 and a port in use exits 1, both before the
+# dataplane is touched (no XDP attached); SIGTERM stops the server with the agent.
+# Last, an agent with a 32-entry table sees 100 sources: the eviction estimate is
+# created - present, and the fill ratio present / 32.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+TEST_NAME=metrics
+
+RATE=50
+BURST=20
+SOURCES=198.18.5.1,198.18.5.2
+OFFER=$((8 * RATE * 2)) # frames per second over both sources and both hosts
+PORT=9100
+
+lab_init dtmet
+mlab_up 2
+
+# --- helpers ---------------------------------------------------------------------------
+
+# scrape NS HOST OUT: GET /metrics from HOST:$PORT inside NS (bounded by 10 s); the
+# raw response goes to OUT, the status line to OUT.status, the body to OUT.body.
+scrape() {
+	local ns=$1 host=$2 out=$3
+	in_ns "$ns" timeout 10 bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 1
+		printf "GET /metrics HTTP/1.1\r\nHost: dthrottle\r\nConnection: close\r\n\r\n" >&3
+		cat <&3' "$host" "$PORT" >"$out" 2>"$out.err" || return 1
+	head -n 1 "$out" | tr -d '\r' >"$out.status"
+	sed '1,/^\r$/d' "$out" >"$out.body"
+}
+
+# metric FILE SERIES: the value of SERIES (name{labels}, exactly as rendered), or nothing.
+metric() { awk -v s="$2" '$1 == s { print $2 }' "$1.body"; }
+
+# bad_lines FILE: body lines that are not exposition format 0.0.4.
+bad_lines() {
+	local name='[a-zA-Z_:][a-zA-Z0-9_:]*' label='[a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\["\\n])*"'
+	local value='(-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?|NaN|[+-]Inf)'
+	grep -Ev "^(# (HELP|TYPE) $name .+|$name(\{$label(,$label)*\})? $value)\$" "$1.body"
+}
+
+# counters FILE: "series<TAB>value" for every sample of a counter family.
+counters() {
+	awk '/^# TYPE / { c = ($4 == "counter"); next } /^#/ { next }
+		c { v = $NF; s = $0; sub(/ [^ ]*$/, "", s); print s "\t" v }' "$1.body"
+}
+
+# decreased OLD NEW: counter series of OLD that are lower (or missing) in NEW.
+decreased() {
+	awk -F'\t' 'FNR == NR { now[$1] = $2; next }
+		!($1 in now) { print $1 " missing"; next }
+		now[$1] + 0 < $2 + 0 { print $1 " " $2 " -> " now[$1] }' <(counters "$2") <(counters "$1")
+}
+
+# in_range X LO HI: LO <= X <= HI.
+in_range() { num_le "$2" "$1" && num_le "$1" "$3"; }
+
+count_sources() { grep -o '{"source":' <<<"$1" | wc -l; }
+sum_debited() { grep -o '"debited":[0-9]*' <<<"$1" | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'; }
+
+# --- errors before anything is attached ---------------------------------------------------
+
+out=$(in_ns "${M_NS[1]}" timeout 20 "$AGENT" --iface "${M_DIF[1]}" --pin-dir "${M_PIN[1]}" --rate "$RATE" \
+	--burst "$BURST" --metrics 127.0.0.1:99999 2>&1)
+rc=$?
+check_eq metrics/bad-value-exit "exit code with --metrics 127.0.0.1:99999 ($out)" "$rc" 2
+check metrics/bad-value-message "no clear error for --metrics 127.0.0.1:99999: $out" \
+	grep -q -- "--metrics: '127.0.0.1:99999': the port must be from 1 to 65535" <<<"$out"
+out=$(in_ns "${M_NS[1]}" timeout 20 "$AGENT" --iface "${M_DIF[1]}" --pin-dir "${M_PIN[1]}" --rate "$RATE" \
+	--burst "$BURST" --metrics 9100 2>&1)
+rc=$?
+check_eq metrics/no-address-exit "exit code with --metrics 9100 (no address: $out)" "$rc" 2
+
+# --- two agents with metrics ------------------------------------------------------------------
+
+opts=(--rate "$RATE" --burst "$BURST" --period 200ms --stats-interval 10m)
+mlab_agent_start 1 h1 "${opts[@]}" --peers "$(mlab_peers 1)" --metrics "127.0.0.1:$PORT" ||
+	die "the agent of h1 did not start"
+mlab_agent_start 2 h2 "${opts[@]}" --peers "$(mlab_peers 2)" --metrics "[::1]:$PORT" ||
+	die "the agent of h2 did not start"
+mlab_wait_peers h1 1 10 h2 && mlab_wait_peers h2 1 10 h1 || die "the agents did not hear each other within 10 s"
+check metrics/logged "h1 did not log where it serves metrics" \
+	grep -q "metrics: Prometheus text on http://127.0.0.1:$PORT/metrics" "$(agent_log h1)"
+
+# A port in use: a third agent (on a spare veth pair in h1's namespace) must fail
+# before it attaches anything.
+ip -n "${M_NS[1]}" link add "dt$$x" type veth peer name "dt$$y" &&
+	ip -n "${M_NS[1]}" link set "dt$$x" up && ip -n "${M_NS[1]}" link set "dt$$y" up ||
+	die "cannot create the spare veth pair in ${M_NS[1]}"
+LAB_PIN_DIRS+=("/sys/fs/bpf/$LAB-x")
+out=$(in_ns "${M_NS[1]}" timeout 20 "$AGENT" --iface "dt$$x" --pin-dir "/sys/fs/bpf/$LAB-x" --rate "$RATE" \
+	--burst "$BURST" --metrics "127.0.0.1:$PORT" 2>&1)
+rc=$?
+check_eq metrics/port-in-use-exit "exit code of a second agent on port $PORT ($out)" "$rc" 1
+check metrics/port-in-use-message "no clear error for a port in use: $out" \
+	grep -q "cannot listen on 127.0.0.1:$PORT: the port is already in use" <<<"$out"
+check metrics/port-in-use-not-attached "the refused agent attached XDP to dt$$x anyway" \
+	eval "! ip -n '${M_NS[1]}' link show dev 'dt$$x' | grep -q xdp"
+
+# --- traffic, then scrapes ---------------------------------------------------------------------
+
+scrape "${M_NS[1]}" 127.0.0.1 "$WORK/s0" || die "cannot scrape h1 before traffic: $(cat "$WORK/s0.err")"
+spray_start a "$OFFER" 2 "$SOURCES"
+spray_wait a || die "the traffic could not be sent"
+sleep 1.2 # the last reports land; the cached source count (1 s) expires
+
+stats_before=$("$AGENT" stats --pin-dir "${M_PIN[1]}" --json --top 0) || die "agent stats --json failed on h1"
+scrape "${M_NS[1]}" 127.0.0.1 "$WORK/s1" || die "cannot scrape h1: $(cat "$WORK/s1.err")"
+stats_after=$("$AGENT" stats --pin-dir "${M_PIN[1]}" --json --top 0) || die "agent stats --json failed on h1"
+
+echo "--- sample scrape of h1 (dataplane and peer lines):"
+grep -E '^dthrottle_(info|packets_total|active_sources|new_sources_total|lru_evictions_total|peer_up|peer_accepted|peer_hits_debited_total|reports_sent_total|report_collect_duration_seconds)' \
+	"$WORK/s1.body"
+
+check_eq metrics/status "status line of GET /metrics: $(cat "$WORK/s1.status")" \
+	"$(grep -c '^HTTP/1.1 200 OK$' "$WORK/s1.status")" 1
+check metrics/content-type "no 0.0.4 text content type in the response headers" \
+	grep -qi '^Content-Type: text/plain; version=0.0.4; charset=utf-8' "$WORK/s1"
+bad=$(bad_lines "$WORK/s1")
+check metrics/exposition-format "lines that are not exposition format: ${bad:0:300}" test -z "$bad"
+# 17 dataplane samples, 16 cluster ones (no rejection yet), 6 for the one peer.
+check_ge metrics/sample-count "samples in the scrape" "$(grep -vc '^#' "$WORK/s1.body")" 39
+
+for v in passed dropped; do
+	lo=$(json_num "$stats_before" "$v")
+	hi=$(json_num "$stats_after" "$v")
+	got=$(metric "$WORK/s1" "dthrottle_packets_total{verdict=\"$v\"}")
+	check "metrics/$v-agrees" "dthrottle_packets_total{verdict=\"$v\"} is ${got:-missing}, agent stats --json said $lo then $hi" \
+		in_range "$got" "$lo" "$hi"
+	check_eq "metrics/$v-per-rule" "the default rule's $v vs the global one" \
+		"$(metric "$WORK/s1" "dthrottle_rule_packets_total{rule=\"default\",verdict=\"$v\"}")" "$got"
+done
+check_ge metrics/dropped-some "packets dropped (8x the rate was offered)" \
+	"$(metric "$WORK/s1" 'dthrottle_packets_total{verdict="dropped"}')" 100
+
+sources=$(metric "$WORK/s1" dthrottle_active_sources)
+check metrics/active-sources "dthrottle_active_sources is ${sources:-missing}, agent stats listed $(count_sources "$stats_before") then $(count_sources "$stats_after") sources" \
+	in_range "$sources" "$(count_sources "$stats_before")" "$(count_sources "$stats_after")"
+check metrics/new-sources "dthrottle_new_sources_total vs agent stats new_sources" \
+	in_range "$(metric "$WORK/s1" dthrottle_new_sources_total)" "$(json_num "$stats_before" new_sources)" \
+	"$(json_num "$stats_after" new_sources)"
+check_eq metrics/no-evictions "estimated LRU evictions in a table far from full" \
+	"$(metric "$WORK/s1" dthrottle_lru_evictions_total)" 0
+check_eq metrics/capacity "dthrottle_source_capacity (default --max-sources)" \
+	"$(metric "$WORK/s1" dthrottle_source_capacity)" 1048576
+check metrics/info "no dthrottle_info line naming h1, its interface, rate and burst" \
+	grep -q "^dthrottle_info{version=\"[^\"]*\",node_id=\"h1\",interface=\"${M_DIF[1]}\",rate=\"$RATE\",burst=\"$BURST\",xdp_mode=\"[a-z]*\"} 1\$" \
+	"$WORK/s1.body"
+
+check_eq metrics/peer-up "dthrottle_peer_up of h2" "$(metric "$WORK/s1" 'dthrottle_peer_up{peer="h2"}')" 1
+check_le metrics/peer-heard "seconds since h1 last heard h2" \
+	"$(metric "$WORK/s1" 'dthrottle_peer_last_heard_age_seconds{peer="h2"}')" 5
+check_ge metrics/peer-accepted "messages h1 accepted from h2" \
+	"$(metric "$WORK/s1" 'dthrottle_peer_accepted_messages_total{peer="h2"}')" 5
+check_eq metrics/peer-lost "messages from h2 lost in sequence gaps" \
+	"$(metric "$WORK/s1" 'dthrottle_peer_lost_messages_total{peer="h2"}')" 0
+debited=$(metric "$WORK/s1" dthrottle_peer_hits_debited_total)
+check_ge metrics/hits-debited "hits h1 debited for h2 (h2 served half the spray)" "$debited" 1
+check_eq metrics/hits-debited-agree "dthrottle_peer_hits_debited_total vs the debited column of agent stats on h1" \
+	"$debited" "$(sum_debited "$stats_after")"
+check_ge metrics/reports-sent "reports h1 published" "$(metric "$WORK/s1" dthrottle_reports_sent_total)" 5
+check metrics/collect-duration "no dthrottle_report_collect_duration_seconds sample" \
+	grep -qE '^dthrottle_report_collect_duration_seconds [0-9]' "$WORK/s1.body"
+
+# h2 over IPv6 loopback: it answers, and agrees with its own maps.
+scrape "${M_NS[2]}" ::1 "$WORK/h2" || die "cannot scrape h2 on [::1]:$PORT: $(cat "$WORK/h2.err")"
+h2_stats=$("$AGENT" stats --pin-dir "${M_PIN[2]}" --json --top 0) || die "agent stats --json failed on h2"
+check_eq metrics/h2-ipv6-passed "h2's passed over [::1] vs its agent stats" \
+	"$(metric "$WORK/h2" 'dthrottle_packets_total{verdict="passed"}')" "$(json_num "$h2_stats" passed)"
+check_eq metrics/h2-peer-up "dthrottle_peer_up of h1 on h2" "$(metric "$WORK/h2" 'dthrottle_peer_up{peer="h1"}')" 1
+
+# More traffic, then no counter may have gone down.
+spray_start b "$OFFER" 1 "$SOURCES,198.18.5.3"
+spray_wait b || die "the second traffic run could not be sent"
+sleep 1.2
+scrape "${M_NS[1]}" 127.0.0.1 "$WORK/s2" || die "cannot scrape h1 again: $(cat "$WORK/s2.err")"
+check_ge metrics/counter-series "counter series in the first scrape" "$(counters "$WORK/s1" | wc -l)" 25
+down=$(decreased "$WORK/s1" "$WORK/s2")
+check metrics/counters-monotonic "counters that went down or vanished between scrapes: ${down:0:300}" test -z "$down"
+down=$(decreased "$WORK/s0" "$WORK/s1")
+check metrics/counters-monotonic-from-start "counters that went down since before the traffic: ${down:0:300}" test -z "$down"
+check_ge metrics/passed-grew "passed after the second run vs the first scrape" \
+	"$(metric "$WORK/s2" 'dthrottle_packets_total{verdict="passed"}')" \
+	"$(($(metric "$WORK/s1" 'dthrottle_packets_total{verdict="passed"}') + 1))"
+
+# SIGTERM stops the server with the agent.
+agent_signal h1 TERM || die "h1 did not exit within 10 s of SIGTERM"
+check_eq metrics/sigterm-exit "exit code of h1 after SIGTERM" "$EXIT_RC" 0
+check metrics/sigterm-closed "port $PORT still answers after h1 exited" \
+	eval "! scrape '${M_NS[1]}' 127.0.0.1 '$WORK/s3'"
+
+# A table too small for its sources: 100 sources through a 32-entry table must show
+# as LRU evictions (created - present), with the table reported full or nearly.
+mlab_agent_start 1 h1small --rate "$RATE" --burst "$BURST" --stats-interval 10m --max-sources 32 \
+	--metrics "127.0.0.1:$PORT" || die "the small-table agent of h1 did not start"
+many=$(for i in $(seq 1 100); do printf '198.18.6.%s,' "$i"; done)
+spray_start c 600 1 "${many%,}"
+spray_wait c || die "the 100-source traffic could not be sent"
+sleep 1.2
+scrape "${M_NS[1]}" 127.0.0.1 "$WORK/s4" || die "cannot scrape the small-table agent: $(cat "$WORK/s4.err")"
+created=$(metric "$WORK/s4" dthrottle_new_sources_total)
+present=$(metric "$WORK/s4" dthrottle_active_sources)
+echo "small table: $created sources created, $present present," \
+	"$(metric "$WORK/s4" dthrottle_lru_evictions_total) evictions estimated"
+check_ge metrics/small-created "sources created in a 32-entry table by 100 sources" "$created" 100
+check_le metrics/small-present "sources present in a 32-entry table" "$present" 32
+check_eq metrics/small-evictions "dthrottle_lru_evictions_total vs created - present ($created - $present)" \
+	"$(metric "$WORK/s4" dthrottle_lru_evictions_total)" "$((created - present))"
+check_eq metrics/small-fill "dthrottle_source_table_fill_ratio vs $present / 32" \
+	"$(metric "$WORK/s4" dthrottle_source_table_fill_ratio)" "$(calc "$present / 32")"
+
+lab_finish
