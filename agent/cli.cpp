@@ -22,6 +22,7 @@ const char kRunUsage[] =
     "       agent stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
     "       agent top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
     "       agent check [--config FILE] [options]    # validate; loads nothing\n"
+    "       agent reload [--iface IFACE | --pin-dir DIR]\n"
     "       agent hub [--listen ADDR:PORT]\n"
     "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
     "\n"
@@ -38,6 +39,10 @@ const char kRunUsage[] =
     "                          the suffixes /s, /m, /h (10/m = one every 6 s)\n"
     "  -b, --burst B           bucket size: packets a new or idle source may send at\n"
     "                          once, 1 to 1000000000 (required)\n"
+    "      --rules FILE        packet and tag rules (TOML, see README \"Rules\"); --rate and\n"
+    "                          --burst then make the default rule for unmatched sources,\n"
+    "                          and without them unmatched sources pass. kill -HUP or\n"
+    "                          `agent reload` re-reads it without losing bucket state\n"
     "      --pin-dir DIR       where the maps and the XDP link are pinned\n"
     "                          (default /sys/fs/bpf/dthrottle/IFACE)\n"
     "      --xdp-mode MODE     auto (native, falling back to generic), native or\n"
@@ -125,7 +130,7 @@ const char kTopUsage[] =
 enum LongOnly {
   kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
-  kMetrics,
+  kMetrics, kRules,
   kConfig, kInterval, kCount,
 };
 
@@ -178,6 +183,7 @@ const option kRunLong[] = {
       {"curve-key", required_argument, nullptr, kCurveKey},
       {"curve-peers", required_argument, nullptr, kCurvePeers},
       {"metrics", required_argument, nullptr, kMetrics},
+      {"rules", required_argument, nullptr, kRules},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
 const char kRunShort[] = ":i:r:b:p:h";
@@ -221,6 +227,7 @@ ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *e
         break;
       case kCurveKey: o->curve_key = v; break;
       case kCurvePeers: o->curve_peers = v; break;
+      case kRules: o->rules_file = v; break;
       case kMetrics: {
         MetricsAddress a;
         if (!parse_metrics_address(v, &a, &e)) return *err = flag_error("metrics", e), ParseOutcome::Error;
@@ -282,8 +289,12 @@ ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *e
     return ParseOutcome::Error;
   }
   if (o->iface.empty()) return *err = "--iface is required", ParseOutcome::Error;
-  if (!have_rate) return *err = "--rate is required", ParseOutcome::Error;
-  if (!have_burst) return *err = "--burst is required", ParseOutcome::Error;
+  // --rate/--burst make the default rule; with --rules they may be left out (then
+  // sources no rule matches pass).
+  if (o->rules_file.empty() || have_rate || have_burst) {
+    if (!have_rate) return *err = "--rate is required (or --rules FILE)", ParseOutcome::Error;
+    if (!have_burst) return *err = "--burst is required (or --rules FILE)", ParseOutcome::Error;
+  }
   if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
   if (!o->peers.empty() && o->listen.empty()) o->listen = "tcp://*:7700";
   if (!o->curve_peers.empty() && o->curve_key.empty())

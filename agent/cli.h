@@ -29,6 +29,7 @@ struct RunOptions {
   uint64_t down_after_ns = 0;      // 0: 5 periods
   std::string node_id;             // default: the host name
   std::string curve_key, curve_peers;
+  std::string rules_file;          // --rules: packet and tag rules (TOML)
   // --metrics ADDR:PORT: Prometheus text on GET /metrics (host "": off).
   std::string metrics_host;
   uint16_t metrics_port = 0;

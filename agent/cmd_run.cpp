@@ -19,6 +19,7 @@
 #include "map_reader.h"
 #include "metrics.h"
 #include "policy.h"
+#include "rules.h"
 
 namespace dt {
 namespace {
@@ -78,6 +79,16 @@ class FailOpenWatch {
   bool open_ = false;
 };
 
+RuleMaps rule_maps_of(const Dataplane &dp) {
+  RuleMaps m;
+  m.policy_fd = dp.policy_fd();
+  m.config_fd = dp.config_fd();
+  m.rules_fd[0] = dp.rules_fd(0);
+  m.rules_fd[1] = dp.rules_fd(1);
+  m.names_fd = dp.rule_names_fd();
+  return m;
+}
+
 // Replaces `path` atomically with `text` (readers never see half a file).
 void write_file_atomic(const std::string &path, const std::string &text) {
   std::string tmp = path + ".tmp";
@@ -104,8 +115,8 @@ int cmd_run(int argc, char **argv) {
   set_log_level(opt.log_level);
   route_libbpf_log();
 
-  dt_policy pol{};
-  if (!make_policy(opt.rate, opt.burst, &pol, &err)) {
+  LoadedRules rules;
+  if (!load_rules(opt.rate, opt.burst, opt.rules_file, &rules, &err)) {
     fprintf(stderr, "agent: %s\n", err.c_str());
     return 2;
   }
@@ -141,13 +152,22 @@ int cmd_run(int argc, char **argv) {
     DT_ERROR("%s", err.c_str());
     return 1;
   }
-  if (int rc = publish_policies(dp->policy_fd(), dp->config_fd(), &pol, 1); rc != 0) {
-    DT_ERROR("cannot write the policy map: %s", strerror(-rc));
+  // From here on a failure must not tear down a throttle this agent took over
+  // from a crashed one: leave it attached and pinned for the next attempt.
+  auto fail = [&dp](const std::string &msg) {
+    DT_ERROR("%s", msg.c_str());
+    if (dp->took_over()) dp->keep_on_exit();
     return 1;
-  }
-  DT_INFO("%s dthrottle on %s (%s mode): rate %.6g/s, burst %llu per source, up to %u sources, pinned in %s",
+  };
+  const RuleMaps rule_maps = rule_maps_of(*dp);
+  if (int rc = publish_rules(rule_maps, rules.compiled.policies, rules.compiled.lpm, rules.names); rc != 0)
+    return fail(std::string("cannot write the rules to the maps: ") + strerror(-rc));
+  DT_INFO("%s dthrottle on %s (%s mode): %s; up to %u sources, pinned in %s",
           dp->took_over() ? "took over" : "attached", opt.iface.c_str(), xdp_mode_name(dp->attached_mode()),
-          policy_rate(pol), policy_burst(pol), dp->max_sources(), dp->pin_dir().c_str());
+          describe_rules(rules).c_str(), dp->max_sources(), dp->pin_dir().c_str());
+  const std::string reload_path = runtime_file(opt.pin_dir, ".reload");
+  uint64_t reload_generation = 0;
+  write_file_atomic(reload_path, "0 ok " + describe_rules(rules) + "\n");
 
   std::unique_ptr<Cluster> cluster;
   const std::string status_path = runtime_file(opt.pin_dir, ".cluster.json");
@@ -163,10 +183,8 @@ int cmd_run(int argc, char **argv) {
     cc.curve_key_file = opt.curve_key;
     cc.curve_peers_dir = opt.curve_peers;
     cluster = Cluster::create(cc, *dp, &err);
-    if (!cluster) {
-      DT_ERROR("%s", err.c_str());
-      return 1;
-    }
+    if (!cluster) return fail(err);
+    cluster->set_rules(rules.names, rules.throttles);
     DT_INFO("cluster: node %s, listening on %s, %zu peers, %zu hubs, reports every %.0f ms", opt.node_id.c_str(),
             opt.listen.empty() ? "(none)" : opt.listen.c_str(), opt.peers.size(), opt.hubs.size(),
             opt.period_ns / 1e6);
@@ -210,7 +228,25 @@ int cmd_run(int argc, char **argv) {
       signalfd_siginfo si{};
       while (read(sfd, &si, sizeof si) == sizeof si) {
         if (si.ssi_signo == SIGHUP) {
-          DT_INFO("SIGHUP: nothing to reload (no rules file)");
+          // Reload: a bad file changes nothing (the old rules stay in force).
+          LoadedRules next;
+          std::string why;
+          reload_generation++;
+          if (opt.rules_file.empty()) {
+            why = "nothing to reload: the agent runs without --rules";
+          } else if (load_rules(opt.rate, opt.burst, opt.rules_file, &next, &why)) {
+            if (int rc = publish_rules(rule_maps, next.compiled.policies, next.compiled.lpm, next.names); rc != 0) {
+              why = std::string("cannot write the rules to the maps: ") + strerror(-rc);
+            } else {
+              rules = std::move(next);
+              if (cluster) cluster->set_rules(rules.names, rules.throttles);
+              DT_INFO("reloaded %s: %s", opt.rules_file.c_str(), describe_rules(rules).c_str());
+              write_file_atomic(reload_path, std::to_string(reload_generation) + " ok " + describe_rules(rules) + "\n");
+              continue;
+            }
+          }
+          DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());
+          write_file_atomic(reload_path, std::to_string(reload_generation) + " error " + why + "\n");
           continue;
         }
         DT_INFO("%s received: %s", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM",
@@ -255,6 +291,7 @@ int cmd_run(int argc, char **argv) {
     unlink(status_text_path.c_str());
   }
   if (keep) dp->keep_on_exit();
+  unlink(reload_path.c_str());
   close(sfd);
   return 0;
 }

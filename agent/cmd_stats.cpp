@@ -30,6 +30,24 @@ std::string read_cluster_status(const std::string &pin_dir, const char *suffix) 
   return s;
 }
 
+// The prefix length a bucket key stands for under its rule (32/128: one address).
+int key_prefix_len(const dt_key &k, const dt_policy &p) {
+  const bool v6 = key_to_string(k).find(':') != std::string::npos;
+  const int bits = v6 ? p.v6_key_bits : p.v4_key_bits;
+  return bits ? bits : (v6 ? 128 : 32);
+}
+
+// "198.18.1.1", or "2001:2:0:5::/64" for a bucket that stands for a whole prefix.
+std::string source_text(const dt_key &k, const dt_policy &p) {
+  const int len = key_prefix_len(k, p);
+  const bool v6 = key_to_string(k).find(':') != std::string::npos;
+  return key_to_string(k) + (len < (v6 ? 128 : 32) ? "/" + std::to_string(len) : "");
+}
+
+const char *action_name(uint8_t a) {
+  return a == DT_ACT_ALLOW ? "allow" : a == DT_ACT_DENY ? "deny" : "throttle";
+}
+
 void print_counter(const char *name, unsigned long long v) { printf("  %-14s %15" "llu" "\n", name, v); }
 
 }  // namespace
@@ -76,11 +94,21 @@ int cmd_stats(int argc, char **argv) {
            st.contended, st.debit_hits, st.nd_exempt);
     for (size_t i = 0; i < shown; i++) {
       const auto &r = rows[i];
-      printf("%s{\"source\":\"%s\",\"passed\":%" "llu" ",\"dropped\":%" "llu"
+      const dt_policy &rp = snap.policy_of(r.b);
+      printf("%s{\"source\":\"%s\",\"prefix_len\":%d,\"rule\":\"%s\",\"passed\":%" "llu" ",\"dropped\":%" "llu"
              ",\"debited\":%" "llu" ",\"tokens\":%.3f,\"last_seen_ago_s\":%.3f}",
-             i ? "," : "", key_to_string(r.key).c_str(), r.b.passed, r.b.dropped, r.b.debited,
-             source_tokens(r.b, pol, now),
+             i ? "," : "", key_to_string(r.key).c_str(), key_prefix_len(r.key, rp), snap.rule_name(r.key.rule).c_str(),
+             r.b.passed, r.b.dropped, r.b.debited, source_tokens(r.b, rp, now),
              r.b.last_seen_ns && now > r.b.last_seen_ns ? (now - r.b.last_seen_ns) / 1e9 : 0.0);
+    }
+    printf("],\"rules\":[");
+    for (size_t i = 0; i < snap.rules.size(); i++) {
+      const RuleRow &rr = snap.rules[i];
+      printf("%s{\"id\":%u,\"name\":\"%s\",\"action\":\"%s\",\"rate\":%.9g,\"burst\":%llu,\"passed\":%llu,"
+             "\"dropped\":%llu}",
+             i ? "," : "", rr.id, rr.name.c_str(), action_name(rr.policy.action), policy_rate(rr.policy),
+             policy_burst(rr.policy), static_cast<unsigned long long>(rr.passed),
+             static_cast<unsigned long long>(rr.dropped));
     }
     printf("]");
     const std::string cluster = read_cluster_status(opt.pin_dir, ".cluster.json");
@@ -106,20 +134,32 @@ int cmd_stats(int argc, char **argv) {
   print_counter("contended", st.contended);
   print_counter("debited hits", st.debit_hits);
   print_counter("exempt", st.exempt);
+  if (!snap.rules.empty()) {
+    printf("\nrules:\n  %-24s %-8s %12s %10s %12s %12s\n", "RULE", "ACTION", "RATE/S", "BURST", "PASSED", "DROPPED");
+    for (const RuleRow &rr : snap.rules) {
+      char rate[32] = "-", burst[32] = "-";
+      if (rr.policy.action == DT_ACT_THROTTLE && rr.policy.interval_ns) {
+        snprintf(rate, sizeof rate, "%.6g", policy_rate(rr.policy));
+        snprintf(burst, sizeof burst, "%llu", policy_burst(rr.policy));
+      }
+      printf("  %-24s %-8s %12s %10s %12llu %12llu\n", rr.name.c_str(), action_name(rr.policy.action), rate, burst,
+             static_cast<unsigned long long>(rr.passed), static_cast<unsigned long long>(rr.dropped));
+    }
+  }
   const std::string cluster = read_cluster_status(opt.pin_dir, ".cluster.txt");
   if (!cluster.empty()) printf("\n%s\n", cluster.c_str());
   if (shown == 0) return 0;
   printf("\n%s sources by drops:\n", opt.top == 0 ? "all" : ("top " + std::to_string(shown)).c_str());
-  printf("  %-39s %12s %12s %10s %12s %10s\n", "SOURCE", "PASSED", "DROPPED", "DEBITED", "TOKENS",
+  printf("  %-43s %-16s %12s %12s %10s %12s %10s\n", "SOURCE", "RULE", "PASSED", "DROPPED", "DEBITED", "TOKENS",
          "SEEN AGO");
   for (size_t i = 0; i < shown; i++) {
     const auto &r = rows[i];
     char ago[32] = "-";
     if (r.b.last_seen_ns && now >= r.b.last_seen_ns)
       snprintf(ago, sizeof ago, "%.1fs", (now - r.b.last_seen_ns) / 1e9);
-    printf("  %-39s %12" "llu" " %12" "llu" " %10" "llu" " %12.3f %10s\n",
-           key_to_string(r.key).c_str(), r.b.passed, r.b.dropped, r.b.debited,
-           source_tokens(r.b, pol, now), ago);
+    const dt_policy &rp = snap.policy_of(r.b);
+    printf("  %-43s %-16s %12" "llu" " %12" "llu" " %10" "llu" " %12.3f %10s\n", source_text(r.key, rp).c_str(),
+           snap.rule_name(r.key.rule).c_str(), r.b.passed, r.b.dropped, r.b.debited, source_tokens(r.b, rp, now), ago);
   }
   return 0;
 }

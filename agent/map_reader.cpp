@@ -14,7 +14,7 @@
 namespace dt {
 
 PinnedMaps::~PinnedMaps() {
-  for (int fd : {buckets, stats, policy, config})
+  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names})
     if (fd >= 0) close(fd);
 }
 
@@ -34,6 +34,8 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
       return false;
     }
   }
+  rule_stats = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_STATS).c_str());
+  rule_names = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_NAMES).c_str());
   return true;
 }
 

@@ -13,6 +13,7 @@ namespace dt {
 // File descriptors of the pinned maps of one pin directory.
 struct PinnedMaps {
   int buckets = -1, stats = -1, policy = -1, config = -1;
+  int rule_stats = -1, rule_names = -1;  // absent in pins of older versions
   ~PinnedMaps();
   // Opens them; false with a sentence in *err if the directory holds no dthrottle maps.
   bool open(const std::string &pin_dir, std::string *err);

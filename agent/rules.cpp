@@ -454,4 +454,30 @@ bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err) {
   return true;
 }
 
+bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err) {
+  LoadedRules r;
+  r.set = default_rules(rate, burst);
+  if (!path.empty() && !load_rules_file(path, &r.set, err)) return false;
+  if (!compile_rules(r.set, &r.compiled, err)) return false;
+  for (const auto &rule : r.set.rules) {
+    r.names.push_back(rule.name);
+    r.throttles.push_back(rule.action == RuleAction::Throttle);
+  }
+  *out = std::move(r);
+  return true;
+}
+
+std::string describe_rules(const LoadedRules &r) {
+  int n[3] = {0, 0, 0};
+  for (size_t i = 1; i < r.set.rules.size(); i++) n[static_cast<int>(r.set.rules[i].action)]++;
+  const PacketRule &d = r.set.rules[0];
+  char def[64] = "none (unmatched sources pass)";
+  if (d.action == RuleAction::Throttle)
+    snprintf(def, sizeof def, "%.6g/s burst %llu", d.rate, static_cast<unsigned long long>(d.burst));
+  char buf[256];
+  snprintf(buf, sizeof buf, "%zu packet rules (%d throttle, %d allow, %d deny), %zu tag rules, default %s",
+           r.set.rules.size() - 1, n[DT_ACT_THROTTLE], n[DT_ACT_ALLOW], n[DT_ACT_DENY], r.set.tags.size(), def);
+  return buf;
+}
+
 }  // namespace dt

@@ -83,4 +83,17 @@ struct CompiledRules {
 };
 bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err);
 
+// Everything the agent needs of a rule set: the rules, their kernel form, the names
+// by rule index and which of them throttle (peers' hits apply to those only).
+struct LoadedRules {
+  RuleSet set;
+  CompiledRules compiled;
+  std::vector<std::string> names;
+  std::vector<bool> throttles;
+};
+// The default rule from rate/burst (rate 0: none), plus `path` if not empty.
+bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err);
+// One line: "3 packet rules (2 throttle, 1 allow, 0 deny), 2 tag rules, default 100/s burst 50".
+std::string describe_rules(const LoadedRules &r);
+
 }  // namespace dt

@@ -1,6 +1,10 @@
 // stats_view.cpp - reading the pinned maps once, and the rates between two reads.
 #include "stats_view.h"
 
+#include <bpf/libbpf.h>
+
+#include <bpf/bpf.h>
+
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -16,7 +20,7 @@ namespace {
 // A counter's increase; one that went down was reset, so it counts from zero.
 uint64_t increase(uint64_t prev, uint64_t cur) { return cur >= prev ? cur - prev : cur; }
 
-std::string key_bytes(const dt_key &k) { return std::string(reinterpret_cast<const char *>(k.addr), sizeof k.addr); }
+std::string key_bytes(const dt_key &k) { return std::string(reinterpret_cast<const char *>(&k), sizeof k); }
 
 void appendf(std::string *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void appendf(std::string *out, const char *fmt, ...) {
@@ -36,6 +40,23 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
     return *err = "cannot read " + pin_dir + "/stats: " + strerror(-rc), false;
   out->policy = dt_policy{};
   read_live_policy(maps.policy, maps.config, 0, &out->policy);
+  // Every rule in force: its live policy, its name and its per-CPU counters summed.
+  out->policies.assign(DT_MAX_RULES, dt_policy{});
+  out->rules.clear();
+  const int ncpu = libbpf_num_possible_cpus();
+  std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
+  for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
+    read_live_policy(maps.policy, maps.config, id, &out->policies[id]);
+    dt_rule_name n{};
+    if (maps.rule_names < 0 || bpf_map_lookup_elem(maps.rule_names, &id, &n) != 0 || !n.name[0]) continue;
+    RuleRow row;
+    row.id = id;
+    row.name.assign(n.name, strnlen(n.name, sizeof n.name));
+    row.policy = out->policies[id];
+    if (maps.rule_stats >= 0 && bpf_map_lookup_elem(maps.rule_stats, &id, per_cpu.data()) == 0)
+      for (const auto &c : per_cpu) row.passed += c.passed, row.dropped += c.dropped;
+    out->rules.push_back(row);
+  }
   long n = for_each_bucket(maps.buckets, [&](const dt_key &k, const dt_bucket &b) { out->sources.push_back({k, b}); });
   if (n < 0) return *err = "cannot read " + pin_dir + "/buckets: " + strerror(static_cast<int>(-n)), false;
   out->taken_ns = mono_now_ns();
@@ -69,7 +90,7 @@ TopFrame compute_top(const StatsSnapshot &prev, const StatsSnapshot &cur) {
     const uint64_t dp = reset ? r.b.passed : r.b.passed - p.passed;
     const uint64_t dd = reset ? r.b.dropped : r.b.dropped - p.dropped;
     if (dp == 0 && dd == 0) continue;
-    f.active.push_back({r.key, dp / f.interval_s, dd / f.interval_s, source_tokens(r.b, cur.policy, cur.taken_ns),
+    f.active.push_back({r.key, dp / f.interval_s, dd / f.interval_s, source_tokens(r.b, cur.policy_of(r.b), cur.taken_ns),
                         r.b.passed, r.b.dropped});
   }
   std::sort(f.active.begin(), f.active.end(), [](const SourceRate &a, const SourceRate &b) {

@@ -17,9 +17,29 @@ struct SourceRow {
 };
 
 // One read of the maps of a pin directory.
+// A rule in force (it has a name in the rule_names map).
+struct RuleRow {
+  uint32_t id = 0;
+  std::string name;
+  dt_policy policy{};
+  uint64_t passed = 0, dropped = 0;
+};
+
 struct StatsSnapshot {
   dt_stats counters{};
   dt_policy policy{};              // the live rule 0 (interval_ns 0: no policy set)
+  std::vector<dt_policy> policies; // live policy by rule id
+  std::vector<RuleRow> rules;      // the named rules, by id
+  // The policy a bucket's tokens are counted under.
+  const dt_policy &policy_of(const dt_bucket &b) const {
+    return b.rule < policies.size() ? policies[b.rule] : policy;
+  }
+  // The name of rule `id` ("rule N" if it has none).
+  std::string rule_name(uint32_t id) const {
+    for (const auto &r : rules)
+      if (r.id == id) return r.name;
+    return "rule " + std::to_string(id);
+  }
   std::vector<SourceRow> sources;  // every bucket, unordered
   uint64_t taken_ns = 0;           // CLOCK_MONOTONIC right after the read
 };

@@ -10,6 +10,7 @@ PACKAGES=(
   libcpp-httplib-dev                      # --metrics HTTP server (Prometheus)
   libgtest-dev                            # unit and BPF tests
   libclang-rt-14-dev                      # libFuzzer, ASan, UBSan for the decoder fuzzer
+  libtoml11-dev                           # the rules file (TOML)
   iproute2 procps                         # network namespaces, veth, ps/pkill
 )
 
