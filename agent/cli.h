@@ -30,6 +30,7 @@ struct RunOptions {
   std::string node_id;             // default: the host name
   std::string curve_key, curve_peers;
   std::string rules_file;          // --rules: packet and tag rules (TOML)
+  bool coarse_clock = false;       // --clock coarse
   // --metrics ADDR:PORT: Prometheus text on GET /metrics (host "": off).
   std::string metrics_host;
   uint16_t metrics_port = 0;

@@ -159,6 +159,10 @@ int cmd_run(int argc, char **argv) {
     if (dp->took_over()) dp->keep_on_exit();
     return 1;
   };
+  if (int rc = update_config_flags(dp->config_fd(), opt.coarse_clock ? DT_CFG_COARSE_CLOCK : 0,
+                                   opt.coarse_clock ? 0 : DT_CFG_COARSE_CLOCK);
+      rc != 0)
+    return fail(std::string("cannot write the config map: ") + strerror(-rc));
   const RuleMaps rule_maps = rule_maps_of(*dp);
   if (int rc = publish_rules(rule_maps, rules.compiled.policies, rules.compiled.lpm, rules.names); rc != 0)
     return fail(std::string("cannot write the rules to the maps: ") + strerror(-rc));

@@ -97,6 +97,15 @@ int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
   return 0;
 }
 
+int update_config_flags(int config_fd, uint32_t set, uint32_t clear) {
+  uint32_t zero = 0;
+  dt_config cfg{};
+  if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
+  cfg.flags = (cfg.flags | set) & ~clear;
+  if (bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
+  return 0;
+}
+
 int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out) {
   uint32_t zero = 0;
   dt_config cfg{};

@@ -40,6 +40,9 @@ int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
                   const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
                   const std::vector<std::string> &names);
 
+// Sets and clears DT_CFG_* bits in the config map (agent thread only). 0 or -errno.
+int update_config_flags(int config_fd, uint32_t set, uint32_t clear);
+
 // Reads the live policy of `rule`. Returns 0 or -errno.
 int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out);
 

@@ -24,6 +24,19 @@ enum dt_take_result {
 	DT_TAKE_CONTENDED, /* lost DT_CAS_RETRIES races in a row: treated as deny */
 };
 
+/*
+ * The time buckets are computed in. bpf_ktime_get_ns costs ~30 ns on a KVM guest,
+ * about a third of the packet path; with DT_CFG_COARSE_CLOCK the coarse clock (a
+ * few ns) is used instead: it lags by at most one tick (1-4 ms), so a source may
+ * get up to rate x tick more in a window, never more on average. Debits always use
+ * the precise clock, which is never behind the coarse one: they can only err
+ * toward fewer tokens.
+ */
+static __always_inline __u64 dt_now(const struct dt_config *cfg)
+{
+	return (cfg->flags & DT_CFG_COARSE_CLOCK) ? bpf_ktime_get_coarse_ns() : bpf_ktime_get_ns();
+}
+
 static __always_inline struct dt_config *dt_config_get(void)
 {
 	__u32 zero = 0;

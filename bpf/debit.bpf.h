@@ -71,6 +71,8 @@ int dt_debit(struct dt_debit_ctx *ctx)
 	lc.count = ctx->count;
 	if (lc.count > DT_DEBIT_BATCH)
 		lc.count = DT_DEBIT_BATCH;
+	/* The precise clock (syscall programs have no coarse one): never behind the
+	 * packet path's, so a debit can only ever err toward fewer tokens. */
 	lc.now = bpf_ktime_get_ns();
 	bpf_loop(lc.count, dt_debit_one, &lc, 0);
 	__sync_fetch_and_add(&lc.st->debit_hits, lc.hits);

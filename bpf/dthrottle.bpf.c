@@ -139,7 +139,7 @@ int dt_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	now = bpf_ktime_get_ns();
+	now = dt_now(cfg);
 	b->last_seen_ns = now;
 	switch (dt_bucket_take(b, now, pol)) {
 	case DT_TAKE_ADMIT:

@@ -96,6 +96,7 @@ struct dt_bucket {
 	__u64 last_seen_ns; /* time of the last packet from this source */
 	__u32 rule;         /* index of the rule whose policy applies */
 	__u32 epoch;        /* report period this source was last announced in */
+	__u64 pad;          /* 64 bytes: a hash element spans two cache lines, not three */
 };
 
 /* What a rule does with a packet it matches. */
@@ -172,6 +173,7 @@ struct dt_config {
 #define DT_CFG_REPORT (1u << 0) /* announce newly active sources in `active` */
 #define DT_CFG_EXEMPT (1u << 1) /* consult the `exempt` map (peers' addresses) */
 #define DT_CFG_RULES  (1u << 2) /* match rules in the live rules trie; else rule 0 */
+#define DT_CFG_COARSE_CLOCK (1u << 3) /* bpf_ktime_get_coarse_ns (one tick of lag) */
 
 /* Global counters, one per-CPU element at key 0 of DT_MAP_STATS. */
 struct dt_stats {
@@ -222,7 +224,7 @@ struct dt_debit_ctx {
 
 #ifdef __cplusplus
 static_assert(sizeof(struct dt_key) == 20, "dt_key layout");
-static_assert(sizeof(struct dt_bucket) == 56, "dt_bucket layout");
+static_assert(sizeof(struct dt_bucket) == 64, "dt_bucket layout");
 static_assert(sizeof(struct dt_policy) == 24, "dt_policy layout");
 static_assert(sizeof(struct dt_lpm_key) == 20, "dt_lpm_key layout");
 static_assert(sizeof(struct dt_rule_set) == 72, "dt_rule_set layout");
@@ -234,7 +236,7 @@ static_assert(sizeof(struct dt_collect) == 32, "dt_collect layout");
 static_assert(sizeof(struct dt_active_event) == 24, "dt_active_event layout");
 #else
 _Static_assert(sizeof(struct dt_key) == 20, "dt_key layout");
-_Static_assert(sizeof(struct dt_bucket) == 56, "dt_bucket layout");
+_Static_assert(sizeof(struct dt_bucket) == 64, "dt_bucket layout");
 _Static_assert(sizeof(struct dt_policy) == 24, "dt_policy layout");
 _Static_assert(sizeof(struct dt_lpm_key) == 20, "dt_lpm_key layout");
 _Static_assert(sizeof(struct dt_rule_set) == 72, "dt_rule_set layout");
