@@ -1,0 +1,539 @@
+// test_rules.cpp - the rules file (--rules FILE): parsing, every error with its line,
+// compiling to the kernel's LPM entries and policies, and the one-line summary.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "map_reader.h"
+#include "rules.h"
+
+namespace {
+
+constexpr const char *kOrigin = "r.toml";
+
+// parse_rules of `text` over the default rule (100/s, burst 50); the error in *err.
+bool parse(const std::string &text, dt::RuleSet *rs, std::string *err) {
+  *rs = dt::default_rules(100, 50);
+  err->clear();
+  return dt::parse_rules(text, kOrigin, rs, err);
+}
+
+// The error parse_rules gives for `text` ("" if it accepted it).
+std::string error_of(const std::string &text) {
+  dt::RuleSet rs;
+  std::string err;
+  if (parse(text, &rs, &err)) return "";
+  return err;
+}
+
+// parse + compile; fails the test on any error.
+dt::CompiledRules compiled(const std::string &text, double rate = 100, uint64_t burst = 50) {
+  dt::RuleSet rs = dt::default_rules(rate, burst);
+  std::string err;
+  dt::CompiledRules c;
+  EXPECT_TRUE(dt::parse_rules(text, kOrigin, &rs, &err)) << err;
+  EXPECT_TRUE(dt::compile_rules(rs, &c, &err)) << err;
+  return c;
+}
+
+// "198.18.1.0/24" or "2001:2::/48" as the trie's key (IPv4 mapped, length of the 128-bit form).
+dt_lpm_key lpm_key(const std::string &cidr) {
+  dt_lpm_key k{};
+  const size_t slash = cidr.find('/');
+  dt_key a{};
+  EXPECT_TRUE(dt::key_from_string(cidr.substr(0, slash), &a)) << cidr;
+  memcpy(k.addr, a.addr, 16);
+  const int len = std::stoi(cidr.substr(slash + 1));
+  k.prefixlen = static_cast<uint32_t>(cidr.find(':') == std::string::npos ? 96 + len : len);
+  return k;
+}
+
+// The candidate rule ids of `cidr` in the compiled trie; {} (and a failure) if absent.
+std::vector<uint16_t> candidates(const dt::CompiledRules &c, const std::string &cidr) {
+  const dt_lpm_key want = lpm_key(cidr);
+  for (const auto &[k, set] : c.lpm) {
+    if (k.prefixlen != want.prefixlen || memcmp(k.addr, want.addr, 16) != 0) continue;
+    std::vector<uint16_t> ids;
+    for (uint32_t i = 0; i < set.count && i < DT_MAX_CANDIDATES; i++) ids.push_back(set.m[i].rule);
+    return ids;
+  }
+  ADD_FAILURE() << "no trie entry for " << cidr;
+  return {};
+}
+
+const dt_rule_match *match_of(const dt::CompiledRules &c, const std::string &cidr, uint16_t rule) {
+  const dt_lpm_key want = lpm_key(cidr);
+  for (const auto &[k, set] : c.lpm)
+    if (k.prefixlen == want.prefixlen && memcmp(k.addr, want.addr, 16) == 0)
+      for (uint32_t i = 0; i < set.count && i < DT_MAX_CANDIDATES; i++)
+        if (set.m[i].rule == rule) return &set.m[i];
+  return nullptr;
+}
+
+using Ids = std::vector<uint16_t>;
+
+// A [[rule]] block: name, cidr and the other lines as written.
+std::string rule(const std::string &name, const std::string &cidr, const std::string &rest = "action = \"deny\"\n") {
+  return "[[rule]]\nname = \"" + name + "\"\ncidr = \"" + cidr + "\"\n" + rest;
+}
+
+TEST(RulesParse, GoodFileAllFields) {
+  const std::string text =
+      "# office and web\n"                   // 1
+      "version = 1\n"                        // 2
+      "\n"                                   // 3
+      "[[rule]]\n"                           // 4
+      "name = \"office\"\n"                  // 5
+      "cidr = \"198.18.10.0/24\"\n"          // 6
+      "action = \"allow\"\n"                 // 7
+      "\n"                                   // 8
+      "[[rule]]\n"                           // 9
+      "name = \"web-syn\"\n"                 // 10
+      "cidr = \"2001:2:0:40::/60\"\n"        // 11
+      "action = \"throttle\"\n"              // 12
+      "proto = \"tcp\"\n"                    // 13
+      "dport = \"80-443\"\n"                 // 14
+      "syn = true\n"                         // 15
+      "rate = 2.5\n"                         // 16
+      "burst = 40\n"                         // 17
+      "key_prefix = 56\n"                    // 18
+      "[[rule]]\n"                           // 19
+      "name = \"dns\"\n"                     // 20
+      "cidr = \"198.18.0.0/15\"\n"           // 21
+      "proto = \"udp\"\n"                    // 22
+      "dport = 53\n"                         // 23
+      "rate = 20\n"                          // 24
+      "burst = 10\n"                         // 25
+      "key_prefix = 24\n"                    // 26
+      "[[rule]]\n"                           // 27
+      "name = \"ping\"\n"                    // 28
+      "cidr = \"198.18.0.9\"\n"              // 29
+      "proto = \"icmp\"\n"                   // 30
+      "action = \"deny\"\n"                  // 31
+      "[[tag]]\n"                            // 32
+      "prefix = \"user:\"\n"                 // 33
+      "rate = 5\n"                           // 34
+      "burst = 10\n";                        // 35
+  dt::RuleSet rs;
+  std::string err;
+  ASSERT_TRUE(parse(text, &rs, &err)) << err;
+  EXPECT_EQ(rs.origin, kOrigin);
+  ASSERT_EQ(rs.rules.size(), 5u);
+
+  const dt::PacketRule &d = rs.rules[0];
+  EXPECT_EQ(d.name, "default") << "rules[0] must stay the --rate/--burst rule";
+  EXPECT_EQ(d.rate, 100);
+  EXPECT_EQ(d.burst, 50u);
+
+  const dt::PacketRule &office = rs.rules[1];
+  EXPECT_EQ(office.name, "office");
+  EXPECT_EQ(office.line, 4);
+  EXPECT_TRUE(office.v4);
+  EXPECT_EQ(office.prefix_len, 120) << "an IPv4 /24 is /120 of the mapped form";
+  const uint8_t office_addr[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 10, 0};
+  EXPECT_EQ(memcmp(office.addr, office_addr, 16), 0);
+  EXPECT_EQ(office.action, dt::RuleAction::Allow);
+  EXPECT_EQ(office.proto, 0);
+  EXPECT_EQ(office.dport_lo, 0);
+  EXPECT_EQ(office.dport_hi, 0);
+  EXPECT_FALSE(office.syn_only);
+  EXPECT_EQ(office.key_prefix, 32) << "IPv4 rules key per address by default";
+
+  const dt::PacketRule &web = rs.rules[2];
+  EXPECT_EQ(web.name, "web-syn");
+  EXPECT_EQ(web.line, 9);
+  EXPECT_FALSE(web.v4);
+  EXPECT_EQ(web.prefix_len, 60);
+  uint8_t web_addr[16];
+  ASSERT_EQ(inet_pton(AF_INET6, "2001:2:0:40::", web_addr), 1);
+  EXPECT_EQ(memcmp(web.addr, web_addr, 16), 0);
+  EXPECT_EQ(web.action, dt::RuleAction::Throttle);
+  EXPECT_EQ(web.proto, IPPROTO_TCP);
+  EXPECT_EQ(web.dport_lo, 80);
+  EXPECT_EQ(web.dport_hi, 443);
+  EXPECT_TRUE(web.syn_only);
+  EXPECT_EQ(web.rate, 2.5);
+  EXPECT_EQ(web.burst, 40u);
+  EXPECT_EQ(web.key_prefix, 56);
+
+  const dt::PacketRule &dns = rs.rules[3];
+  EXPECT_EQ(dns.action, dt::RuleAction::Throttle) << "throttle is the default action";
+  EXPECT_EQ(dns.prefix_len, 96 + 15);
+  EXPECT_EQ(dns.proto, IPPROTO_UDP);
+  EXPECT_EQ(dns.dport_lo, 53) << "dport may be an integer";
+  EXPECT_EQ(dns.dport_hi, 53);
+  EXPECT_EQ(dns.rate, 20);
+  EXPECT_EQ(dns.burst, 10u);
+  EXPECT_EQ(dns.key_prefix, 24);
+
+  const dt::PacketRule &ping = rs.rules[4];
+  EXPECT_EQ(ping.prefix_len, 128) << "an address without a length is one host";
+  EXPECT_EQ(ping.proto, IPPROTO_ICMP);
+  EXPECT_EQ(ping.action, dt::RuleAction::Deny);
+
+  ASSERT_EQ(rs.tags.size(), 1u);
+  EXPECT_EQ(rs.tags[0].prefix, "user:");
+  EXPECT_EQ(rs.tags[0].rate, 5);
+  EXPECT_EQ(rs.tags[0].burst, 10u);
+  EXPECT_EQ(rs.tags[0].line, 32);
+}
+
+TEST(RulesParse, IPv6DefaultsAndIcmpv6) {
+  dt::RuleSet rs;
+  std::string err;
+  ASSERT_TRUE(parse("version = 1\n" + rule("v6", "2001:2::/48", "proto = \"icmp\"\nrate = 1\nburst = 1\n"), &rs, &err))
+      << err;
+  ASSERT_EQ(rs.rules.size(), 2u);
+  EXPECT_EQ(rs.rules[1].proto, IPPROTO_ICMPV6) << "icmp in an IPv6 rule means ICMPv6";
+  EXPECT_EQ(rs.rules[1].key_prefix, 64) << "IPv6 rules key per /64 by default";
+}
+
+TEST(RulesParse, EmptyFileKeepsOnlyTheDefaultAndReplacesEarlierRules) {
+  dt::RuleSet rs = dt::default_rules(7, 3);
+  std::string err;
+  ASSERT_TRUE(dt::parse_rules("version = 1\n" + rule("a", "198.18.0.0/16") + "[[tag]]\nprefix = \"\"\nrate = 1\nburst = 1\n",
+                              "first.toml", &rs, &err))
+      << err;
+  ASSERT_EQ(rs.rules.size(), 2u);
+  ASSERT_TRUE(dt::parse_rules("version = 1\n", "second.toml", &rs, &err)) << err;
+  ASSERT_EQ(rs.rules.size(), 1u) << "a re-parse must drop the rules of the previous file";
+  EXPECT_TRUE(rs.tags.empty()) << "and its tags";
+  EXPECT_EQ(rs.rules[0].name, "default");
+  EXPECT_EQ(rs.rules[0].rate, 7);
+  EXPECT_EQ(rs.origin, "second.toml");
+}
+
+TEST(RulesParse, ErrorLeavesTheRuleSetUntouched) {
+  dt::RuleSet rs = dt::default_rules(100, 50);
+  std::string err;
+  ASSERT_TRUE(dt::parse_rules("version = 1\n" + rule("keep", "198.18.0.0/16"), "old.toml", &rs, &err)) << err;
+  EXPECT_FALSE(dt::parse_rules("version = 1\n" + rule("new", "198.18.0.1/16"), "new.toml", &rs, &err));
+  ASSERT_EQ(rs.rules.size(), 2u);
+  EXPECT_EQ(rs.rules[1].name, "keep");
+  EXPECT_EQ(rs.origin, "old.toml");
+}
+
+// Every error names the file and the line of the offending key (or of its [[rule]]).
+struct ErrorCase {
+  const char *what;
+  std::string text;
+  std::string want;  // the whole message
+};
+
+TEST(RulesParse, EveryErrorWithItsLine) {
+  const std::string v = "version = 1\n";  // line 1
+  const std::string hdr = v + "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\n";  // rule at line 2, cidr on 4
+  const std::vector<ErrorCase> cases = {
+      {"missing version", "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\naction = \"deny\"\n",
+       "r.toml:1: the file must start with 'version = 1' (the rules format version)"},
+      {"version 2", "version = 2\n", "r.toml:1: the file must start with 'version = 1' (the rules format version)"},
+      {"version as a string", "version = \"1\"\n",
+       "r.toml:1: the file must start with 'version = 1' (the rules format version)"},
+      {"unknown top-level key", v + "\n" + "limit = 3\n",
+       "r.toml:3: unknown key 'limit' in the file (known: rule, tag, version)"},
+      {"[rule] instead of [[rule]]", v + "[rule]\nname = \"a\"\n",
+       "r.toml:2: 'rule' must be written as [[rule]] tables"},
+      {"rule not a table", v + "rule = [1]\n", "r.toml:2: each [[rule]] must be a table"},
+      {"unknown rule key", hdr + "action = \"deny\"\ncolour = \"red\"\n",
+       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, burst, cidr, dport, key_prefix, name, proto, "
+       "rate, syn)"},
+      {"missing name", v + "[[rule]]\ncidr = \"198.18.0.0/24\"\n", "r.toml:2: a [[rule]] needs a 'name' and a 'cidr'"},
+      {"missing cidr", v + "\n[[rule]]\nname = \"a\"\naction = \"deny\"\n",
+       "r.toml:3: a [[rule]] needs a 'name' and a 'cidr'"},
+      {"name not a string", v + "[[rule]]\nname = 5\ncidr = \"198.18.0.0/24\"\n", "r.toml:3: 'name' must be a string"},
+      {"bad name", v + "[[rule]]\nname = \"a b\"\ncidr = \"198.18.0.0/24\"\n",
+       "r.toml:3: rule name 'a b' must be 1 to 47 characters of A-Z a-z 0-9 . _ : -"},
+      {"name too long", v + "[[rule]]\nname = \"" + std::string(48, 'n') + "\"\ncidr = \"198.18.0.0/24\"\n",
+       "r.toml:3: rule name '" + std::string(48, 'n') + "' must be 1 to 47 characters of A-Z a-z 0-9 . _ : -"},
+      {"bad cidr", v + "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.300/24\"\n",
+       "r.toml:4: '198.18.0.300/24' is not an IPv4 or IPv6 address or CIDR"},
+      {"IPv4 prefix too long", v + "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/33\"\n",
+       "r.toml:4: '198.18.0.0/33': prefix length must be 0 to 32"},
+      {"IPv6 prefix too long", v + "[[rule]]\nname = \"a\"\ncidr = \"2001:2::/129\"\n",
+       "r.toml:4: '2001:2::/129': prefix length must be 0 to 128"},
+      {"prefix length not a number", v + "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/2x\"\n",
+       "r.toml:4: '198.18.0.0/2x': prefix length must be 0 to 32"},
+      {"empty prefix length", v + "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/\"\n",
+       "r.toml:4: '198.18.0.0/': prefix length must be 0 to 32"},
+      {"host bits set", v + "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.1/24\"\n",
+       "r.toml:4: '198.18.0.1/24' has bits set past its /24 prefix (did you mean the network address?)"},
+      {"IPv6 host bits set", v + "[[rule]]\nname = \"a\"\ncidr = \"2001:2::1/64\"\n",
+       "r.toml:4: '2001:2::1/64' has bits set past its /64 prefix (did you mean the network address?)"},
+      {"IPv4-mapped IPv6 cidr", v + "[[rule]]\nname = \"a\"\ncidr = \"::ffff:198.18.0.0/120\"\n",
+       "r.toml:4: '::ffff:198.18.0.0/120' is an IPv4-mapped range: write it as an IPv4 CIDR"},
+      {"IPv4-mapped /96", v + "[[rule]]\nname = \"a\"\ncidr = \"::ffff:0:0/96\"\n",
+       "r.toml:4: '::ffff:0:0/96' is an IPv4-mapped range: write it as an IPv4 CIDR"},
+      {"bad action", hdr + "action = \"block\"\n", "r.toml:5: action 'block' is not one of throttle, allow, deny"},
+      {"bad proto", hdr + "action = \"deny\"\nproto = \"sctp\"\n", "r.toml:6: proto 'sctp' is not one of tcp, udp, icmp"},
+      {"dport without proto", hdr + "action = \"deny\"\ndport = \"80\"\n",
+       "r.toml:6: 'dport' needs proto = \"tcp\" or \"udp\""},
+      {"dport with icmp", hdr + "action = \"deny\"\nproto = \"icmp\"\ndport = \"80\"\n",
+       "r.toml:7: 'dport' needs proto = \"tcp\" or \"udp\""},
+      {"reversed port range", hdr + "action = \"deny\"\nproto = \"udp\"\ndport = \"90-80\"\n",
+       "r.toml:7: dport must be a port (1-65535) or a range like \"8000-8080\""},
+      {"port 0", hdr + "action = \"deny\"\nproto = \"tcp\"\ndport = 0\n",
+       "r.toml:7: dport must be a port (1-65535) or a range like \"8000-8080\""},
+      {"port 65536", hdr + "action = \"deny\"\nproto = \"tcp\"\ndport = \"1-65536\"\n",
+       "r.toml:7: dport must be a port (1-65535) or a range like \"8000-8080\""},
+      {"open port range", hdr + "action = \"deny\"\nproto = \"tcp\"\ndport = \"80-\"\n",
+       "r.toml:7: dport must be a port (1-65535) or a range like \"8000-8080\""},
+      {"syn without tcp", hdr + "action = \"deny\"\nproto = \"udp\"\nsyn = true\n",
+       "r.toml:7: 'syn' is true or false, and true needs proto = \"tcp\""},
+      {"syn without proto", hdr + "action = \"deny\"\nsyn = true\n",
+       "r.toml:6: 'syn' is true or false, and true needs proto = \"tcp\""},
+      {"syn not a boolean", hdr + "action = \"deny\"\nproto = \"tcp\"\nsyn = \"yes\"\n",
+       "r.toml:7: 'syn' is true or false, and true needs proto = \"tcp\""},
+      {"throttle without rate", hdr + "burst = 5\n", "r.toml:2: a throttle needs both 'rate' (per second) and 'burst'"},
+      {"throttle without burst", hdr + "action = \"throttle\"\nrate = 5\n",
+       "r.toml:2: a throttle needs both 'rate' (per second) and 'burst'"},
+      {"rate not a number", hdr + "rate = \"fast\"\nburst = 5\n", "r.toml:5: 'rate' must be a number of packets per second"},
+      {"burst not whole", hdr + "rate = 5\nburst = 2.5\n", "r.toml:6: 'burst' must be a whole number of at least 1"},
+      {"burst 0", hdr + "rate = 5\nburst = 0\n", "r.toml:6: 'burst' must be a whole number of at least 1"},
+      {"rate out of range", hdr + "rate = 2000000\nburst = 5\n",
+       "r.toml:5: rate 2000000.000000 is out of range: use 0.000001 to 1000000 packets per second"},
+      {"allow with rate", hdr + "action = \"allow\"\nrate = 5\n", "r.toml:2: an 'allow' rule takes no rate or burst"},
+      {"deny with burst", hdr + "action = \"deny\"\nburst = 5\n", "r.toml:2: an 'deny' rule takes no rate or burst"},
+      {"key_prefix 0", hdr + "rate = 5\nburst = 5\nkey_prefix = 0\n", "r.toml:7: key_prefix must be 1 to 32 for an IPv4 rule"},
+      {"key_prefix 33", hdr + "rate = 5\nburst = 5\nkey_prefix = 33\n",
+       "r.toml:7: key_prefix must be 1 to 32 for an IPv4 rule"},
+      {"IPv6 key_prefix 129", v + "[[rule]]\nname = \"a\"\ncidr = \"2001:2::/48\"\nrate = 5\nburst = 5\nkey_prefix = 129\n",
+       "r.toml:7: key_prefix must be 1 to 128 for an IPv6 rule"},
+      {"duplicate names", v + rule("a", "198.18.0.0/24") + rule("b", "198.18.1.0/24") + rule("a", "198.18.2.0/24"),
+       "r.toml:10: rule name 'a' is used twice"},
+      {"'default' as a name", v + rule("default", "198.18.0.0/24"),
+       "r.toml:2: rule name 'default' is used twice ('default' is the --rate/--burst rule)"},
+      {"tag not a table", v + "tag = [1]\n", "r.toml:2: each [[tag]] must be a table"},
+      {"tag without prefix", v + "[[tag]]\nrate = 1\nburst = 1\n",
+       "r.toml:2: a [[tag]] needs a 'prefix' string (\"\" matches every tag)"},
+      {"unknown tag key", v + "[[tag]]\nprefix = \"x\"\nrate = 1\nburst = 1\ncolour = 2\n",
+       "r.toml:6: unknown key 'colour' in a [[tag]] (known: burst, prefix, rate)"},
+      {"tag without burst", v + "[[tag]]\nprefix = \"x\"\nrate = 1\n",
+       "r.toml:2: a throttle needs both 'rate' (per second) and 'burst'"},
+      {"tag prefix duplicate", v + "[[tag]]\nprefix = \"user:\"\nrate = 1\nburst = 1\n\n[[tag]]\nprefix = \"user:\"\nrate = 2\nburst = 2\n",
+       "r.toml:7: tag prefix 'user:' is used twice"},
+  };
+  for (const ErrorCase &c : cases) EXPECT_EQ(error_of(c.text), c.want) << c.what << ", file:\n" << c.text;
+}
+
+// The rules format version is reported where it is written, not always on line 1.
+TEST(RulesParse, WrongVersionPointsAtItsLine) {
+  EXPECT_EQ(error_of("# dthrottle rules\n\nversion = 2\n"),
+            "r.toml:3: the file must start with 'version = 1' (the rules format version)");
+}
+
+TEST(RulesParse, SyntaxErrorsNameTheLine) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"version = 1\n[[rule]\nname = \"a\"\n", "r.toml:2: TOML syntax: "},
+      {"version = 1\n\nx = = 3\n", "r.toml:3: TOML syntax: "},
+      {"version = 1\n[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\nname = \"b\"\n", "r.toml:5: TOML syntax: "},
+      {"version = 1\nversion = 1\n", "r.toml:2: TOML syntax: "},
+  };
+  for (const auto &[text, prefix] : cases) {
+    const std::string err = error_of(text);
+    EXPECT_EQ(err.rfind(prefix, 0), 0u) << "error '" << err << "' does not start with '" << prefix << "' for:\n"
+                                       << text;
+    EXPECT_EQ(err.find('\n'), std::string::npos) << "a one-line message: " << err;
+    EXPECT_GT(err.size(), prefix.size()) << "says what is wrong";
+  }
+}
+
+TEST(RulesParse, AtMost255Rules) {
+  std::string text = "version = 1\n";
+  for (int i = 1; i <= 255; i++) text += rule("r" + std::to_string(i), "198.18." + std::to_string(i) + ".0/24");
+  EXPECT_EQ(error_of(text), "");
+  text += rule("r256", "198.19.0.0/24");  // at line 1 + 255 * 4 + 1
+  EXPECT_EQ(error_of(text), "r.toml:1022: too many rules: at most 255");
+}
+
+TEST(RulesParse, UnreadableFile) {
+  dt::RuleSet rs = dt::default_rules(100, 50);
+  std::string err;
+  EXPECT_FALSE(dt::load_rules_file("/nonexistent/dthrottle-rules.toml", &rs, &err));
+  EXPECT_EQ(err, "cannot read rules file /nonexistent/dthrottle-rules.toml: No such file or directory");
+}
+
+TEST(RulesCompile, OnlyTheDefaultRuleHasNoTrie) {
+  const dt::CompiledRules c = compiled("version = 1\n");
+  EXPECT_TRUE(c.lpm.empty()) << "without rules every packet takes rule 0 without a lookup";
+  ASSERT_EQ(c.policies.size(), 1u);
+  EXPECT_EQ(c.policies[0].interval_ns, 10'000'000u);
+}
+
+TEST(RulesCompile, CandidatesOwnThenInheritedThenDefault) {
+  const std::string text = "version = 1\n" +
+                           rule("wide-udp", "198.18.0.0/16", "proto = \"udp\"\naction = \"deny\"\n") +  // 1
+                           rule("net", "198.18.5.0/24", "action = \"allow\"\n") +                      // 2
+                           rule("wide", "198.18.0.0/16") +                                             // 3
+                           rule("host", "198.18.5.7") +                                                // 4
+                           rule("net-tcp", "198.18.5.0/24", "proto = \"tcp\"\naction = \"deny\"\n") +  // 5
+                           rule("other", "198.18.9.0/24") +                                            // 6
+                           rule("top", "198.18.0.0/15") +                                              // 7
+                           rule("v6", "2001:2::/48");                                                  // 8
+  const dt::CompiledRules c = compiled(text);
+  EXPECT_EQ(candidates(c, "0.0.0.0/0"), (Ids{0}));
+  EXPECT_EQ(candidates(c, "198.18.0.0/15"), (Ids{7, 0}));
+  EXPECT_EQ(candidates(c, "198.18.0.0/16"), (Ids{1, 3, 7, 0})) << "own in file order, then the /15's";
+  EXPECT_EQ(candidates(c, "198.18.5.0/24"), (Ids{2, 5, 1, 3, 7, 0})) << "own in file order, then the /16's";
+  EXPECT_EQ(candidates(c, "198.18.5.7/32"), (Ids{4, 2, 5, 1, 3, 7, 0})) << "inherits from the nearest: the /24";
+  EXPECT_EQ(candidates(c, "198.18.9.0/24"), (Ids{6, 1, 3, 7, 0})) << "a sibling /24 inherits nothing of 198.18.5.0/24";
+  EXPECT_EQ(candidates(c, "::/0"), (Ids{0}));
+  EXPECT_EQ(candidates(c, "2001:2::/48"), (Ids{8, 0}));
+  EXPECT_EQ(c.lpm.size(), 8u) << "two family roots and six distinct rule prefixes";
+}
+
+TEST(RulesCompile, FamiliesAreKeptApart) {
+  // An IPv6 ::/0 rule must not apply to IPv4 sources, which sit in ::ffff:0:0/96 of the trie.
+  const dt::CompiledRules v6 = compiled("version = 1\n" + rule("all6", "::/0"));
+  EXPECT_EQ(candidates(v6, "::/0"), (Ids{1, 0}));
+  EXPECT_EQ(candidates(v6, "0.0.0.0/0"), (Ids{0})) << "the IPv4 root must not inherit the IPv6 ::/0 rule";
+  EXPECT_EQ(v6.lpm.size(), 2u);
+
+  const dt::CompiledRules v4 = compiled("version = 1\n" + rule("all4", "0.0.0.0/0") + rule("net6", "2001:2:0:1::/64"));
+  EXPECT_EQ(candidates(v4, "0.0.0.0/0"), (Ids{1, 0}));
+  EXPECT_EQ(candidates(v4, "::/0"), (Ids{0}));
+  EXPECT_EQ(candidates(v4, "2001:2:0:1::/64"), (Ids{2, 0})) << "an IPv6 prefix inherits nothing from an IPv4 rule";
+  const dt_lpm_key root4 = lpm_key("0.0.0.0/0");
+  EXPECT_EQ(root4.prefixlen, 96u);
+}
+
+TEST(RulesCompile, MatchConditions) {
+  const dt::CompiledRules c =
+      compiled("version = 1\n" +
+               rule("syn", "198.18.1.0/24", "proto = \"tcp\"\ndport = \"80-443\"\nsyn = true\nrate = 1\nburst = 1\n") +
+               rule("dns", "198.18.1.0/24", "proto = \"udp\"\ndport = 53\naction = \"allow\"\n") +
+               rule("ping", "2001:2::/48", "proto = \"icmp\"\naction = \"deny\"\n"));
+  const dt_rule_match *syn = match_of(c, "198.18.1.0/24", 1);
+  ASSERT_NE(syn, nullptr);
+  EXPECT_EQ(syn->proto, IPPROTO_TCP);
+  EXPECT_EQ(syn->flags, DT_MATCH_SYN | DT_MATCH_PORTS);
+  EXPECT_EQ(syn->dport_lo, 80);
+  EXPECT_EQ(syn->dport_hi, 443);
+  const dt_rule_match *dns = match_of(c, "198.18.1.0/24", 2);
+  ASSERT_NE(dns, nullptr);
+  EXPECT_EQ(dns->proto, IPPROTO_UDP);
+  EXPECT_EQ(dns->flags, DT_MATCH_PORTS);
+  EXPECT_EQ(dns->dport_lo, 53);
+  EXPECT_EQ(dns->dport_hi, 53);
+  const dt_rule_match *ping = match_of(c, "2001:2::/48", 3);
+  ASSERT_NE(ping, nullptr);
+  EXPECT_EQ(ping->proto, IPPROTO_ICMPV6);
+  EXPECT_EQ(ping->flags, 0);
+  const dt_rule_match *def = match_of(c, "198.18.1.0/24", 0);
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ(def->proto, 0) << "the default rule matches anything";
+  EXPECT_EQ(def->flags, 0);
+}
+
+TEST(RulesCompile, AtMostEightCandidates) {
+  // Seven rules on one prefix plus the default: exactly the limit.
+  std::string seven = "version = 1\n";
+  for (int i = 1; i <= 7; i++) seven += rule("r" + std::to_string(i), "198.18.1.0/24");
+  EXPECT_EQ(candidates(compiled(seven), "198.18.1.0/24"), (Ids{1, 2, 3, 4, 5, 6, 7, 0}));
+
+  dt::RuleSet rs = dt::default_rules(100, 50);
+  std::string err;
+  dt::CompiledRules c;
+  ASSERT_TRUE(dt::parse_rules(seven + rule("r8", "198.18.1.0/24"), kOrigin, &rs, &err)) << err;
+  EXPECT_FALSE(dt::compile_rules(rs, &c, &err));
+  EXPECT_EQ(err, "r.toml: too many rules apply to 198.18.1.0/24 (9 with the default; at most 8)");
+
+  // Inherited candidates count too: 4 on the /16 and 4 on a /24 inside it.
+  std::string nested = "version = 1\n";
+  for (int i = 1; i <= 4; i++) nested += rule("w" + std::to_string(i), "198.18.0.0/16");
+  for (int i = 1; i <= 4; i++) nested += rule("n" + std::to_string(i), "198.18.7.0/24");
+  ASSERT_TRUE(dt::parse_rules(nested, kOrigin, &rs, &err)) << err;
+  EXPECT_FALSE(dt::compile_rules(rs, &c, &err));
+  EXPECT_EQ(err, "r.toml: too many rules apply to 198.18.7.0/24 (9 with the default; at most 8)");
+
+  std::string v6 = "version = 1\n";
+  for (int i = 1; i <= 8; i++) v6 += rule("s" + std::to_string(i), "::/0");
+  ASSERT_TRUE(dt::parse_rules(v6, kOrigin, &rs, &err)) << err;
+  EXPECT_FALSE(dt::compile_rules(rs, &c, &err));
+  EXPECT_EQ(err, "r.toml: too many rules apply to ::/0 (9 with the default; at most 8)");
+}
+
+TEST(RulesCompile, Policies) {
+  const dt::CompiledRules c = compiled(
+      "version = 1\n" + rule("t4", "198.18.1.0/24", "rate = 4\nburst = 10\nkey_prefix = 24\n") +
+      rule("ok", "198.18.2.0/24", "action = \"allow\"\n") + rule("no", "198.18.3.0/24", "action = \"deny\"\n") +
+      rule("t6", "2001:2:0:100::/56", "rate = 0.5\nburst = 3\nkey_prefix = 56\n") +
+      rule("t6d", "2001:2:0:200::/56", "rate = 1000\nburst = 1\n"));
+  ASSERT_EQ(c.policies.size(), 6u);
+  const dt_policy &d = c.policies[0];
+  EXPECT_EQ(d.action, DT_ACT_THROTTLE);
+  EXPECT_EQ(d.interval_ns, 10'000'000u) << "default 100/s";
+  EXPECT_EQ(d.burst_ns, 50u * 10'000'000u);
+  EXPECT_EQ(d.v4_key_bits, 32);
+  EXPECT_EQ(d.v6_key_bits, 64) << "the default rule keys IPv6 per /64";
+
+  const dt_policy &t4 = c.policies[1];
+  EXPECT_EQ(t4.action, DT_ACT_THROTTLE);
+  EXPECT_EQ(t4.interval_ns, 250'000'000u);
+  EXPECT_EQ(t4.burst_ns, 10u * 250'000'000u);
+  EXPECT_EQ(t4.v4_key_bits, 24);
+  EXPECT_EQ(t4.v6_key_bits, 64);
+
+  EXPECT_EQ(c.policies[2].action, DT_ACT_ALLOW);
+  EXPECT_EQ(c.policies[2].interval_ns, 0u);
+  EXPECT_EQ(c.policies[3].action, DT_ACT_DENY);
+  EXPECT_EQ(c.policies[3].interval_ns, 0u);
+
+  const dt_policy &t6 = c.policies[4];
+  EXPECT_EQ(t6.interval_ns, 2'000'000'000u);
+  EXPECT_EQ(t6.burst_ns, 6'000'000'000u);
+  EXPECT_EQ(t6.v6_key_bits, 56);
+  EXPECT_EQ(t6.v4_key_bits, 32);
+  EXPECT_EQ(c.policies[5].v6_key_bits, 64) << "IPv6 rules key per /64 unless told";
+  EXPECT_EQ(c.policies[5].interval_ns, 1'000'000u);
+
+  // Without --rate the default rule lets unmatched sources pass.
+  const dt::CompiledRules open = compiled("version = 1\n" + rule("no", "198.18.3.0/24"), 0, 0);
+  EXPECT_EQ(open.policies[0].action, DT_ACT_ALLOW);
+  EXPECT_EQ(open.policies[0].interval_ns, 0u);
+}
+
+TEST(RulesLoad, NamesThrottlesAndDescription) {
+  char path[] = "/tmp/dt-rules-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string text = "version = 1\n" + rule("a", "198.18.1.0/24", "rate = 1\nburst = 1\n") +
+                           rule("b", "198.18.2.0/24", "action = \"allow\"\n") + rule("c", "198.18.3.0/24") +
+                           rule("d", "2001:2::/48", "rate = 2\nburst = 2\n") +
+                           "[[tag]]\nprefix = \"\"\nrate = 1\nburst = 1\n[[tag]]\nprefix = \"x\"\nrate = 1\nburst = 1\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+
+  dt::LoadedRules r;
+  std::string err;
+  const bool ok = dt::load_rules(100, 50, path, &r, &err);
+  unlink(path);
+  ASSERT_TRUE(ok) << err;
+  EXPECT_EQ(r.names, (std::vector<std::string>{"default", "a", "b", "c", "d"}));
+  EXPECT_EQ(r.throttles, (std::vector<bool>{true, true, false, false, true}));
+  EXPECT_EQ(r.compiled.policies.size(), 5u);
+  EXPECT_EQ(dt::describe_rules(r), "4 packet rules (2 throttle, 1 allow, 1 deny), 2 tag rules, default 100/s burst 50");
+
+  dt::LoadedRules none;
+  ASSERT_TRUE(dt::load_rules(0, 0, "", &none, &err)) << err;
+  EXPECT_EQ(none.names, (std::vector<std::string>{"default"}));
+  EXPECT_EQ(none.throttles, (std::vector<bool>{false}));
+  EXPECT_TRUE(none.compiled.lpm.empty());
+  EXPECT_EQ(dt::describe_rules(none),
+            "0 packet rules (0 throttle, 0 allow, 0 deny), 0 tag rules, default none (unmatched sources pass)");
+
+  dt::LoadedRules fractional;
+  ASSERT_TRUE(dt::load_rules(2.5, 7, "", &fractional, &err)) << err;
+  EXPECT_EQ(dt::describe_rules(fractional),
+            "0 packet rules (0 throttle, 0 allow, 0 deny), 0 tag rules, default 2.5/s burst 7");
+
+  EXPECT_FALSE(dt::load_rules(100, 50, "/nonexistent/dthrottle-rules.toml", &none, &err));
+  EXPECT_EQ(none.names.size(), 1u) << "a failed load leaves *out as it was";
+}
+
+}  // namespace
