@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev                            # unit and BPF tests
   libclang-rt-14-dev                      # libFuzzer, ASan, UBSan for the decoder fuzzer
   iproute2 procps                         # network namespaces, veth, ps/pkill
+  python3                                 # the Python client's tests (tests/clients)
 )
 
 missing=()
