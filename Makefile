@@ -34,7 +34,7 @@ BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/dthrottle/*.h)
 
 PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktgen $(BUILD)/bench \
             $(BUILD)/fuzz_report $(BUILD)/fuzz_make_seeds \
-            $(BUILD)/simulate
+            $(BUILD)/simulate $(BUILD)/query_bench $(BUILD)/query_serve
 
 .PHONY: all deps test demo bench clean
 .SECONDARY:
@@ -80,6 +80,12 @@ $(BUILD)/bench: $(OBJ)/tools/bench.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/simulate: $(OBJ)/tools/simulate.o $(BUILD)/libdtagent.a
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/query_bench: $(OBJ)/tools/query_bench.o $(BUILD)/libdtagent.a
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/query_serve: $(OBJ)/tools/query_serve.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 # The report decoder under libFuzzer with ASan and UBSan (clang).

@@ -12,6 +12,7 @@ PACKAGES=(
   libclang-rt-14-dev                      # libFuzzer, ASan, UBSan for the decoder fuzzer
   libtoml11-dev                           # the rules file (TOML)
   iproute2 procps                         # network namespaces, veth, ps/pkill
+  python3                                 # the Python client's tests (tests/clients)
 )
 
 missing=()

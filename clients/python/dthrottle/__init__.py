@@ -1,0 +1,265 @@
+"""dthrottle - Python client of the dthrottle agent's query socket.
+
+    import dthrottle
+
+    client = dthrottle.Client("/run/dthrottle/query.sock")   # or "127.0.0.1:7800"
+    if not client.allow("user:" + user_id):
+        return too_many_requests()
+
+    @dthrottle.throttle(lambda user, *a, **kw: "export:" + user)   # skipped (None) when throttled
+    def export(user, fmt): ...
+
+    @dthrottle.throttle("partner-api", wait=True)   # sleeps for a reserved permit instead
+    def call_partner(): ...
+
+Protocol (docs/query-protocol.md): b"<tag>\\n" -> b"OK\\n" | b"NO\\n";
+b"RESERVE <tag>\\n" -> b"OK\\n" | b"WAIT <ms>\\n" | b"NO\\n".
+
+Fail-safe, as the reference daemon asks of its clients: each query has a short
+deadline (timeout, 50 ms by default, for connect, send and receive together). If the
+agent cannot be reached, does not answer in time, or answers nonsense, the request is
+allowed, the connection is dropped (a late answer must not be read as the next one's),
+and no query is made for a back-off that doubles from backoff_initial (1 s) up to
+backoff_max (30 s); every query in that period is allowed without I/O. The first query
+after it reconnects; a successful answer resets the back-off.
+
+Tags are str (UTF-8) or bytes, 1 to 1024 bytes, without "\\n" or NUL; allow() also
+refuses tags starting with "RESERVE " (the protocol would read a reservation). An
+invalid tag is never sent: the call is allowed (fail-safe) and counted in
+stats["invalid_tags"], so sanitize (e.g. hash) tags built from untrusted input.
+
+A Client keeps one connection, shared by threads under a lock, and reconnects in a
+forked child (the parent's connection is never used by two processes).
+No dependencies beyond the standard library.
+"""
+
+import functools
+import os
+import socket
+import threading
+import time
+
+__all__ = ["Client", "Throttled", "throttle", "configure", "default_client", "DEFAULT_ENDPOINT"]
+__version__ = "0.1.0"
+
+# The endpoint of the default client: $DTHROTTLE_ENDPOINT, else this path.
+DEFAULT_ENDPOINT = "/run/dthrottle/query.sock"
+MAX_TAG_BYTES = 1024
+_MAX_ANSWER_BYTES = 64
+
+
+class Throttled(Exception):
+    """Raised by @throttle(..., raise_on_throttle=True) when the call is throttled."""
+
+    def __init__(self, tag):
+        super().__init__("throttled: %r" % (tag,))
+        self.tag = tag
+
+
+def _encode(tag):
+    return tag if isinstance(tag, bytes) else str(tag).encode("utf-8")
+
+
+def _valid(tag):
+    return 0 < len(tag) <= MAX_TAG_BYTES and b"\n" not in tag and b"\0" not in tag
+
+
+class Client:
+    """One connection to the agent; see the module documentation for the fail-safe rules.
+
+    endpoint: a unix socket path ("/run/x.sock", "./x.sock", "unix:/run/x.sock") or
+    "HOST:PORT" ("127.0.0.1:7800", "[::1]:7800"). None: $DTHROTTLE_ENDPOINT or
+    DEFAULT_ENDPOINT.
+    """
+
+    def __init__(self, endpoint=None, timeout=0.05, backoff_initial=1.0, backoff_max=30.0):
+        self.endpoint = endpoint or os.environ.get("DTHROTTLE_ENDPOINT", DEFAULT_ENDPOINT)
+        self.timeout = timeout
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self._backoff = backoff_initial
+        self._retry_at = 0.0
+        self._sock = None
+        self._buf = b""
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self.stats = {"answered": 0, "failures": 0, "backed_off": 0, "invalid_tags": 0, "connects": 0}
+
+    def allow(self, tag):
+        """True if the request tagged `tag` should be served (or the agent is unavailable)."""
+        t = _encode(tag)
+        if not _valid(t) or t.startswith(b"RESERVE "):
+            return self._invalid()
+        answer = self._ask(t)
+        return answer != b"NO"
+
+    def reserve(self, tag):
+        """A reserved permit: 0.0 (go now), seconds to sleep before going (the permit is
+        yours then, do not ask again), or None (denied: the wait would be too long or
+        too many permits are reserved). Fail-safe: 0.0 when the agent is unavailable."""
+        t = _encode(tag)
+        if not _valid(t):
+            self._invalid()
+            return 0.0
+        answer = self._ask(b"RESERVE " + t)
+        if answer == b"NO":
+            return None
+        if answer is not None and answer.startswith(b"WAIT "):
+            return int(answer[5:]) / 1000.0
+        return 0.0
+
+    @property
+    def backing_off(self):
+        """True while queries are skipped after a failure."""
+        return time.monotonic() < self._retry_at
+
+    def close(self):
+        with self._lock:
+            self._disconnect()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _invalid(self):
+        with self._lock:
+            self.stats["invalid_tags"] += 1
+        return True
+
+    def _ask(self, line):
+        """Sends line + b"\\n" and returns the answer line, or None on any failure or
+        during a back-off (the caller then fails safe)."""
+        with self._lock:
+            if self._pid != os.getpid():  # forked: never share the parent's connection
+                self._sock, self._buf, self._pid = None, b"", os.getpid()
+            now = time.monotonic()
+            if now < self._retry_at:
+                self.stats["backed_off"] += 1
+                return None
+            deadline = now + self.timeout
+            try:
+                if self._sock is None:
+                    self._connect(deadline)
+                self._sock.settimeout(max(deadline - time.monotonic(), 1e-4))
+                self._sock.sendall(line + b"\n")
+                answer = self._read_line(deadline)
+                if answer not in (b"OK", b"NO") and not (answer.startswith(b"WAIT ") and answer[5:].isdigit()):
+                    raise OSError("unexpected answer %r" % (answer,))
+            except (OSError, ValueError):
+                self._fail()
+                return None
+            self.stats["answered"] += 1
+            self._backoff = self.backoff_initial
+            return answer
+
+    def _connect(self, deadline):
+        ep = self.endpoint
+        if ep.startswith("unix:"):
+            ep = ep[5:]
+        left = max(deadline - time.monotonic(), 1e-4)
+        if ep.startswith("/") or ep.startswith("."):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.settimeout(left)
+                s.connect(ep)
+            except BaseException:
+                s.close()
+                raise
+        else:
+            host, sep, port = ep.rpartition(":")
+            if not sep:
+                raise ValueError("endpoint %r is neither a path nor HOST:PORT" % (ep,))
+            host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+            s = socket.create_connection((host, int(port)), timeout=left)  # tries each address
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock, self._buf = s, b""
+        self.stats["connects"] += 1
+
+    def _read_line(self, deadline):
+        while b"\n" not in self._buf:
+            if len(self._buf) > _MAX_ANSWER_BYTES:
+                raise OSError("answer too long")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout("no answer in time")
+            self._sock.settimeout(left)
+            chunk = self._sock.recv(256)
+            if not chunk:
+                raise OSError("the agent closed the connection")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line
+
+    def _fail(self):
+        self._disconnect()
+        self.stats["failures"] += 1
+        self._retry_at = time.monotonic() + self._backoff
+        self._backoff = min(self._backoff * 2, self.backoff_max)
+
+    def _disconnect(self):
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            except OSError:
+                pass
+        self._sock, self._buf = None, b""
+
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def configure(endpoint=None, **options):
+    """Replaces the default client (used by @throttle without client=) and returns it.
+    options: timeout, backoff_initial, backoff_max (see Client)."""
+    global _default
+    with _default_lock:
+        old, _default = _default, Client(endpoint, **options)
+    if old is not None:
+        old.close()
+    return _default
+
+
+def default_client():
+    """The default client, created on first use from $DTHROTTLE_ENDPOINT."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Client()
+        return _default
+
+
+def throttle(tag, client=None, wait=False, raise_on_throttle=False):
+    """Decorator: the call goes ahead only if the agent allows `tag`.
+
+    tag: a string, or a callable given the function's arguments that returns one.
+    Throttled calls are skipped and return None, or raise Throttled with
+    raise_on_throttle=True. With wait=True the call asks for a reserved permit instead
+    (RESERVE) and sleeps until it is due; it is skipped only if the agent denies the
+    reservation. client: a Client, default the module's default_client().
+    """
+
+    def decorator(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            t = tag(*args, **kwargs) if callable(tag) else tag
+            c = client if client is not None else default_client()
+            if wait:
+                delay = c.reserve(t)
+                if delay is not None:
+                    if delay > 0:
+                        time.sleep(delay)
+                    return fn(*args, **kwargs)
+            elif c.allow(t):
+                return fn(*args, **kwargs)
+            if raise_on_throttle:
+                raise Throttled(t)
+            return None
+
+        return wrapper
+
+    return decorator

@@ -1,0 +1,262 @@
+"""test_python_client.py - the Python client (clients/python) against the real query
+server (build/query_serve), started by test_python.sh with these rules:
+
+    c:=0.000001/2   burst 2, no refill        d:=0.000001/1   burst 1, no refill
+    r:=10/1         a token every 100 ms, RESERVE waits of at most 150 ms
+
+Environment: DTHROTTLE_TEST_SOCKET (its unix socket), DTHROTTLE_TEST_TCP (127.0.0.1:PORT),
+DTHROTTLE_QUERY_SERVE (the binary, for tests that start their own server).
+Every test uses tags of its own, so the shared server's buckets do not interfere.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+import dthrottle
+
+SOCK = os.environ.get("DTHROTTLE_TEST_SOCKET", "")
+TCP = os.environ.get("DTHROTTLE_TEST_TCP", "")
+SERVE = os.environ.get("DTHROTTLE_QUERY_SERVE", "")
+
+
+def fast_client(endpoint):
+    return dthrottle.Client(endpoint, timeout=0.05, backoff_initial=0.1, backoff_max=0.2)
+
+
+def wait_for_socket(path, timeout=5.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.path.exists(path):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+class AgainstServer(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(SOCK, "DTHROTTLE_TEST_SOCKET is not set: run tests/clients/test_python.sh")
+        self.client = dthrottle.Client(SOCK)
+
+    def tearDown(self):
+        self.client.close()
+
+    def test_allow_then_throttle(self):
+        self.assertEqual([self.client.allow("c:allow") for _ in range(3)], [True, True, False],
+                         "burst 2: two OK, then NO")
+        self.assertEqual(self.client.stats["answered"], 3)
+        self.assertEqual(self.client.stats["connects"], 1, "one connection for every query")
+
+    def test_bytes_and_str_tags_are_the_same_tag(self):
+        self.assertTrue(self.client.allow("c:bytes"))
+        self.assertTrue(self.client.allow(b"c:bytes"))
+        self.assertFalse(self.client.allow("c:bytes"))
+
+    def test_tcp_endpoint(self):
+        self.assertTrue(TCP, "DTHROTTLE_TEST_TCP is not set")
+        with dthrottle.Client(TCP) as tcp:
+            self.assertTrue(tcp.allow("c:tcp"))
+            self.assertTrue(self.client.allow("c:tcp"))
+            self.assertFalse(tcp.allow("c:tcp"), "unix and TCP clients share the buckets")
+
+    def test_reserve(self):
+        self.assertEqual(self.client.reserve("r:res"), 0.0, "a token now")
+        wait = self.client.reserve("r:res")
+        self.assertIsNotNone(wait)
+        self.assertTrue(0.09 <= wait <= 0.1, "the next token is 100 ms away, got %r" % wait)
+        self.assertIsNone(self.client.reserve("r:res"), "200 ms is over the 150 ms max wait")
+
+    def test_invalid_tags_are_allowed_without_asking(self):
+        for bad in ["", "a\nb", "a\0b", "x" * 1025, "RESERVE x"]:
+            self.assertTrue(self.client.allow(bad), "invalid tag %r is allowed" % bad[:20])
+        self.assertEqual(self.client.reserve(""), 0.0)
+        self.assertEqual(self.client.stats["invalid_tags"], 6)
+        self.assertEqual(self.client.stats["answered"], 0, "nothing was sent")
+        self.assertTrue(self.client.allow("c:" + "x" * 1022), "1024 bytes is a valid tag")
+        self.assertEqual(self.client.stats["answered"], 1)
+
+    def test_threads_share_one_client(self):
+        results = []
+        lock = threading.Lock()
+
+        def worker():
+            for _ in range(50):
+                ok = self.client.allow("c:threads")
+                with lock:
+                    results.append(ok)
+
+        threads = [threading.Thread(target=worker) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        self.assertEqual(len(results), 400)
+        self.assertEqual(results.count(True), 2, "exactly the burst is allowed: no answer was mixed up")
+        self.assertEqual(self.client.stats["failures"], 0)
+
+
+class Decorator(unittest.TestCase):
+    def setUp(self):
+        self.client = dthrottle.Client(SOCK)
+        self.calls = []
+
+    def tearDown(self):
+        self.client.close()
+
+    def test_skips_when_throttled(self):
+        @dthrottle.throttle("d:skip", client=self.client)
+        def f(x):
+            self.calls.append(x)
+            return x * 2
+
+        self.assertEqual(f(21), 42)
+        self.assertIsNone(f(1), "throttled: skipped, None")
+        self.assertEqual(self.calls, [21])
+        self.assertEqual(f.__name__, "f", "functools.wraps keeps the name")
+
+    def test_raises_when_configured(self):
+        @dthrottle.throttle("d:raise", client=self.client, raise_on_throttle=True)
+        def f():
+            self.calls.append(1)
+
+        f()
+        with self.assertRaises(dthrottle.Throttled) as cm:
+            f()
+        self.assertEqual(cm.exception.tag, "d:raise")
+        self.assertEqual(self.calls, [1])
+
+    def test_tag_from_the_arguments(self):
+        @dthrottle.throttle(lambda user, **kw: "d:user:" + user, client=self.client)
+        def f(user, page=0):
+            self.calls.append((user, page))
+            return True
+
+        self.assertTrue(f("alice", page=1))
+        self.assertTrue(f("bob"))
+        self.assertIsNone(f("alice", page=2), "alice's bucket is empty, bob's is separate")
+        self.assertEqual(self.calls, [("alice", 1), ("bob", 0)])
+
+    def test_wait_sleeps_for_the_reserved_permit(self):
+        @dthrottle.throttle("r:wait", client=self.client, wait=True)
+        def f():
+            self.calls.append(time.monotonic())
+
+        start = time.monotonic()
+        f()
+        f()
+        self.assertEqual(len(self.calls), 2, "both calls went ahead")
+        self.assertGreaterEqual(self.calls[1] - start, 0.09, "the second slept for its permit (100 ms)")
+
+    def test_wait_skips_when_reservation_denied(self):
+        self.assertEqual(self.client.reserve("r:deny"), 0.0)
+        self.assertIsNotNone(self.client.reserve("r:deny"))
+
+        @dthrottle.throttle("r:deny", client=self.client, wait=True)
+        def f():
+            self.calls.append(1)
+
+        self.assertIsNone(f(), "the wait would exceed the max wait: denied, skipped")
+        self.assertEqual(self.calls, [])
+
+    def test_default_client_from_configure(self):
+        dthrottle.configure(SOCK)
+        try:
+            @dthrottle.throttle("d:default")
+            def f():
+                return "ran"
+
+            self.assertEqual(f(), "ran")
+            self.assertIsNone(f())
+            self.assertEqual(dthrottle.default_client().stats["answered"], 2)
+        finally:
+            dthrottle.configure("/nonexistent/dthrottle.sock").close()
+
+
+class FailSafe(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="dthrottle-pytest.")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_no_server_allows_and_backs_off(self):
+        c = fast_client(os.path.join(self.dir, "nobody.sock"))
+        self.assertTrue(c.allow("t"), "no agent: allow")
+        self.assertTrue(c.backing_off)
+        self.assertTrue(c.allow("t"))
+        self.assertEqual(c.reserve("t"), 0.0, "no agent: go now")
+        self.assertEqual(c.stats["failures"], 1)
+        self.assertEqual(c.stats["backed_off"], 2, "no connection attempt during the back-off")
+        time.sleep(0.15)
+        self.assertTrue(c.allow("t"))
+        self.assertEqual(c.stats["failures"], 2, "retried after the first back-off (100 ms)")
+        time.sleep(0.1)
+        self.assertTrue(c.allow("t"))
+        self.assertEqual(c.stats["failures"], 2, "the second back-off is 200 ms")
+        time.sleep(0.15)
+        self.assertTrue(c.allow("t"))
+        self.assertEqual(c.stats["failures"], 3)
+        time.sleep(0.25)
+        self.assertTrue(c.allow("t"))
+        self.assertEqual(c.stats["failures"], 4, "capped at backoff_max (200 ms), not 400 ms")
+
+    def test_bad_endpoint_allows(self):
+        c = fast_client("no-port-here")
+        self.assertTrue(c.allow("t"))
+        self.assertEqual(c.stats["failures"], 1)
+
+    def test_server_that_never_answers(self):
+        path = os.path.join(self.dir, "mute.sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen(4)  # never accepts: the connection completes in the backlog
+        try:
+            c = fast_client(path)
+            start = time.monotonic()
+            self.assertTrue(c.allow("slow"), "no answer in time: allow")
+            self.assertLess(time.monotonic() - start, 5.0, "the query gave up (timeout 50 ms)")
+            self.assertTrue(c.allow("slow2"))
+            self.assertEqual((c.stats["connects"], c.stats["failures"], c.stats["backed_off"]), (1, 1, 1))
+            conn, _ = listener.accept()
+            conn.settimeout(2)
+            data = b""
+            while True:
+                chunk = conn.recv(100)
+                if not chunk:
+                    break
+                data += chunk
+            conn.close()
+            self.assertEqual(data, b"slow\n", "one query, then the client hung up and backed off")
+        finally:
+            listener.close()
+
+    def test_reconnects_when_the_agent_comes_back(self):
+        self.assertTrue(SERVE, "DTHROTTLE_QUERY_SERVE is not set")
+        path = os.path.join(self.dir, "later.sock")
+        c = fast_client(path)
+        self.assertTrue(c.allow("back"))
+        self.assertEqual(c.stats["failures"], 1)
+        proc = subprocess.Popen([SERVE, "--socket", path, "--tag-rule", "=0.000001/1"],
+                                stderr=subprocess.DEVNULL)
+        try:
+            self.assertTrue(wait_for_socket(path), "query_serve did not create its socket")
+            time.sleep(0.15)
+            self.assertTrue(c.allow("back"))
+            self.assertFalse(c.allow("back"), "answered by the new agent (burst 1)")
+            proc.terminate()
+            proc.wait(5)
+            self.assertTrue(c.allow("back"), "the agent went away: allow")
+            self.assertEqual(c.stats["failures"], 2)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(5)
+
+
+if __name__ == "__main__":
+    unittest.main()

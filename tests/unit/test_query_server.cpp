@@ -1,0 +1,541 @@
+// test_query_server.cpp - the query socket (agent/query_server.h) over real unix and
+// loopback TCP sockets, byte for byte: answers, pipelining, errors, connection and
+// backlog bounds; and the C++ client (include/dthrottle/client.hpp) against it,
+// including its fail-safe behaviour with no server and with a server that never answers.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dthrottle/client.hpp"
+#include "map_reader.h"
+#include "query_server.h"
+#include "tags.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr double kNoRefill = 0.000001;
+
+// A scratch directory for sockets, removed with everything in it.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char t[] = "/tmp/dtquery-test.XXXXXX";
+    path = mkdtemp(t) ? t : "";
+  }
+  ~TempDir() {
+    if (DIR *d = opendir(path.c_str())) {
+      while (dirent *e = readdir(d))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlink((path + "/" + e->d_name).c_str());
+      closedir(d);
+    }
+    rmdir(path.c_str());
+  }
+  std::string file(const std::string &name) const { return path + "/" + name; }
+};
+
+// Every blocking call of the test's own sockets gives up after 2 s.
+void set_timeouts(int fd) {
+  timeval tv{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+int connect_unix(const std::string &path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path.c_str());
+  if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
+    close(fd);
+    return -1;
+  }
+  set_timeouts(fd);
+  return fd;
+}
+
+int connect_tcp(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
+    close(fd);
+    return -1;
+  }
+  set_timeouts(fd);
+  return fd;
+}
+
+// A unix listening socket that never accepts: connections complete in its backlog.
+int listen_unix(const std::string &path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path.c_str());
+  if (bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 || listen(fd, 16) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool send_all(int fd, const std::string &s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    const ssize_t n = send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads exactly n bytes (less on EOF, error or the 2 s timeout).
+std::string read_n(int fd, size_t n) {
+  std::string out;
+  char buf[65536];
+  while (out.size() < n) {
+    const ssize_t r = recv(fd, buf, std::min(sizeof buf, n - out.size()), 0);
+    if (r <= 0) break;
+    out.append(buf, static_cast<size_t>(r));
+  }
+  return out;
+}
+
+// True if the peer closed: recv returns 0 (within the 2 s timeout).
+bool at_eof(int fd) {
+  char c;
+  return recv(fd, &c, 1, 0) == 0;
+}
+
+// Polls cond every millisecond for up to 2 s.
+bool eventually(const std::function<bool()> &cond) {
+  for (int i = 0; i < 2000; i++) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return cond();
+}
+
+std::string repeat(const std::string &s, int n) {
+  std::string out;
+  for (int i = 0; i < n; i++) out += s;
+  return out;
+}
+
+class QueryServerTest : public ::testing::Test {
+ protected:
+  void start(const std::vector<dt::TagRule> &rules, dt::QueryServerConfig cfg = {}) {
+    std::string err;
+    ASSERT_FALSE(dir.path.empty()) << "mkdtemp failed";
+    server.reset();  // a restart: a new agent, with new buckets
+    table = std::make_unique<dt::TagTable>();
+    ASSERT_TRUE(table->replace_rules(rules, &err)) << err;
+    cfg.unix_path = sock();
+    cfg.tcp_listen = "127.0.0.1:0";
+    server = dt::QueryServer::start(cfg, *table, &err);
+    ASSERT_TRUE(server) << "server did not start: " << err;
+    ASSERT_NE(server->tcp_port(), 0) << "no TCP port bound";
+  }
+  std::string sock() const { return dir.file("query.sock"); }
+  int client() {
+    int fd = connect_unix(sock());
+    EXPECT_GE(fd, 0) << "cannot connect to " << sock();
+    fds.push_back(fd);
+    return fd;
+  }
+  void TearDown() override {
+    for (int fd : fds)
+      if (fd >= 0) close(fd);
+    server.reset();
+  }
+
+  TempDir dir;
+  std::unique_ptr<dt::TagTable> table;
+  std::unique_ptr<dt::QueryServer> server;  // declared after the table it uses
+  std::vector<int> fds;
+};
+
+TEST_F(QueryServerTest, AnswersOkThenNoOverUnixAndTcp) {
+  start({{"", kNoRefill, 2}});
+  int u = client();
+  ASSERT_TRUE(send_all(u, "a\n"));
+  EXPECT_EQ(read_n(u, 3), "OK\n");
+  ASSERT_TRUE(send_all(u, "a\n"));
+  EXPECT_EQ(read_n(u, 3), "OK\n");
+  ASSERT_TRUE(send_all(u, "a\n"));
+  EXPECT_EQ(read_n(u, 3), "NO\n") << "burst 2 is spent";
+  int t = connect_tcp(server->tcp_port());
+  ASSERT_GE(t, 0) << "cannot connect over TCP";
+  fds.push_back(t);
+  ASSERT_TRUE(send_all(t, "a\nb\n"));
+  EXPECT_EQ(read_n(t, 6), "NO\nOK\n") << "TCP clients share the same buckets";
+  const dt::QueryCounters c = server->counters();
+  EXPECT_EQ(c.answered_ok, 3u);
+  EXPECT_EQ(c.answered_no, 2u);
+  EXPECT_EQ(c.connections_accepted, 2u);
+  EXPECT_EQ(c.connections_open, 2u);
+}
+
+TEST_F(QueryServerTest, PipelinedQueriesAreAnsweredInOrder) {
+  start({{"p:", kNoRefill, 600}});
+  int fd = client();
+  ASSERT_TRUE(send_all(fd, repeat("p:x\n", 1000)));
+  const std::string got = read_n(fd, 3000);
+  EXPECT_EQ(got, repeat("OK\n", 600) + repeat("NO\n", 400));
+  // Interleaved tags: each has its own bucket.
+  ASSERT_TRUE(send_all(fd, "p:y\nnorule\np:x\np:y\n"));
+  EXPECT_EQ(read_n(fd, 12), "OK\nOK\nNO\nOK\n");
+  EXPECT_LE(server->counters().batches, 10u) << "pipelined queries are answered in batches, not one by one";
+}
+
+TEST_F(QueryServerTest, LargeWriteThenReadWithinSocketBuffersIsServed) {
+  start({{"", 1, 1000000}});
+  int fd = client();
+  // 40,000 queries in one write before reading: 120 kB of answers, within what the
+  // kernel buffers, so the client is not taken for one that never reads.
+  ASSERT_TRUE(send_all(fd, repeat("big\n", 40000)));
+  EXPECT_EQ(read_n(fd, 120000), repeat("OK\n", 40000));
+  EXPECT_EQ(server->counters().backlog_disconnects, 0u);
+}
+
+TEST_F(QueryServerTest, TagSplitAcrossWritesIsOneQuery) {
+  start({{"", kNoRefill, 5}});
+  int fd = client();
+  ASSERT_TRUE(send_all(fd, "spl"));
+  std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(send_all(fd, "it\nRESERVE sp"));
+  std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(send_all(fd, "lit\n"));
+  EXPECT_EQ(read_n(fd, 6), "OK\nOK\n");
+  EXPECT_EQ(table->tokens_milli("split", dt::mono_now_ns()).value_or(-1) / 1000, 3) << "two tokens of 'split' taken";
+  EXPECT_FALSE(table->tokens_milli("spl", dt::mono_now_ns())) << "no bucket for a fragment";
+}
+
+TEST_F(QueryServerTest, EmptyLineIsAnErrorButKeepsTheConnection) {
+  start({{"", kNoRefill, 5}});
+  int fd = client();
+  ASSERT_TRUE(send_all(fd, "a\n\nRESERVE \nb\n"));
+  EXPECT_EQ(read_n(fd, 34), "OK\nERR empty tag\nERR empty tag\nOK\n");
+  ASSERT_TRUE(send_all(fd, "a\n"));
+  EXPECT_EQ(read_n(fd, 3), "OK\n") << "still served after the errors";
+  EXPECT_EQ(server->counters().err_empty, 2u);
+}
+
+TEST_F(QueryServerTest, TagOver1024BytesIsRefusedAndClosed) {
+  start({{"", kNoRefill, 5}});
+  int fd = client();
+  const std::string max_tag(1024, 'm');
+  ASSERT_TRUE(send_all(fd, max_tag + "\nRESERVE " + max_tag + "\n"));
+  EXPECT_EQ(read_n(fd, 6), "OK\nOK\n") << "1024 bytes is the longest tag";
+  ASSERT_TRUE(send_all(fd, "x\n" + std::string(1025, 'l') + "\nafter\n"));
+  EXPECT_EQ(read_n(fd, 20), "OK\nERR tag too long\n") << "the answer before the error, then the error";
+  EXPECT_TRUE(at_eof(fd)) << "the server closes after a too long tag";
+  // A line that is already too long is refused before its newline arrives.
+  int fd2 = client();
+  ASSERT_TRUE(send_all(fd2, std::string(3000, 'z')));
+  EXPECT_EQ(read_n(fd2, 17), "ERR tag too long\n");
+  EXPECT_TRUE(at_eof(fd2));
+  EXPECT_EQ(server->counters().err_too_long, 2u);
+  EXPECT_EQ(server->counters().connections_open, 2u) << "both wait for the client to close (lingering close)";
+  close(fd2);
+  fds.back() = -1;
+  EXPECT_TRUE(eventually([&] { return server->counters().connections_open == 1; }))
+      << "a closing connection is released when its client closes";
+}
+
+TEST_F(QueryServerTest, NulByteIsRefusedAndClosed) {
+  start({{"", kNoRefill, 5}});
+  int fd = client();
+  ASSERT_TRUE(send_all(fd, std::string("ok\nba\0d\nafter\n", 14)));
+  EXPECT_EQ(read_n(fd, 16), "OK\nERR nul byte\n");
+  EXPECT_TRUE(at_eof(fd)) << "the server closes after a NUL byte";
+  EXPECT_EQ(server->counters().err_nul, 1u);
+  EXPECT_FALSE(table->tokens_milli("after", dt::mono_now_ns())) << "nothing after the error is answered";
+}
+
+TEST_F(QueryServerTest, ReserveAnswersOkWaitOrNo) {
+  dt::QueryServerConfig cfg;
+  cfg.max_reserve_wait_ns = 250'000'000;
+  start({{"r:", 10, 1}}, cfg);  // a token every 100 ms
+  int fd = client();
+  ASSERT_TRUE(send_all(fd, "RESERVE r:a\nRESERVE r:a\nRESERVE r:a\nRESERVE r:a\nr:a\nRESERVE web\n"));
+  std::string got = read_n(fd, 3);
+  EXPECT_EQ(got, "OK\n") << "a token now";
+  std::string w1, w2;
+  char buf[64];
+  FILE *f = fdopen(dup(fd), "r");
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(fgets(buf, sizeof buf, f));
+  w1 = buf;
+  ASSERT_TRUE(fgets(buf, sizeof buf, f));
+  w2 = buf;
+  // The queries may span two reads: allow for a millisecond between them.
+  EXPECT_TRUE(w1 == "WAIT 100\n" || w1 == "WAIT 99\n") << w1;
+  EXPECT_TRUE(w2 == "WAIT 200\n" || w2 == "WAIT 199\n") << w2;
+  ASSERT_TRUE(fgets(buf, sizeof buf, f));
+  EXPECT_STREQ(buf, "NO\n") << "300 ms is over the 250 ms max wait";
+  ASSERT_TRUE(fgets(buf, sizeof buf, f));
+  EXPECT_STREQ(buf, "NO\n") << "a plain query finds the tokens reserved";
+  ASSERT_TRUE(fgets(buf, sizeof buf, f));
+  EXPECT_STREQ(buf, "OK\n") << "no rule: proceed now";
+  fclose(f);
+  const dt::QueryCounters c = server->counters();
+  EXPECT_EQ(c.answered_wait, 2u);
+  EXPECT_EQ(c.answered_ok, 2u);
+  EXPECT_EQ(c.answered_no, 2u);
+}
+
+TEST_F(QueryServerTest, ConnectionsOverTheLimitAreAcceptedAndClosed) {
+  dt::QueryServerConfig cfg;
+  cfg.max_connections = 2;
+  start({{"", kNoRefill, 100}}, cfg);
+  int a = client(), b = client();
+  for (int fd : {a, b}) {
+    ASSERT_TRUE(send_all(fd, "x\n"));
+    ASSERT_EQ(read_n(fd, 3), "OK\n");
+  }
+  int c = client();
+  EXPECT_TRUE(at_eof(c)) << "the third connection is closed at once";
+  EXPECT_EQ(server->counters().connections_refused, 1u);
+  ASSERT_TRUE(send_all(a, "x\n"));
+  EXPECT_EQ(read_n(a, 3), "OK\n") << "the others are still served";
+  close(b);
+  fds[1] = -1;
+  ASSERT_TRUE(eventually([&] { return server->counters().connections_open == 1; }));
+  int d = client();
+  ASSERT_TRUE(send_all(d, "x\n"));
+  EXPECT_EQ(read_n(d, 3), "OK\n") << "a slot freed by a close is usable again";
+}
+
+TEST_F(QueryServerTest, ClientThatDoesNotReadIsDisconnectedOthersAreServed) {
+  dt::QueryServerConfig cfg;
+  cfg.max_backlog_bytes = 4096;
+  start({{"", 1000000, 1000000000}}, cfg);
+  int hog = client();
+  int other = client();
+  fcntl(hog, F_SETFL, O_NONBLOCK);
+  const std::string chunk = repeat("h\n", 32768);
+  bool cut_off = false;
+  // Send up to 64 MiB without ever reading; the server must cut us off long before.
+  for (int i = 0; i < 1024 && !cut_off; i++) {
+    const ssize_t n = send(hog, chunk.data(), chunk.size(), MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{hog, POLLOUT, 0};
+      poll(&p, 1, 10);
+      if (p.revents & (POLLERR | POLLHUP)) cut_off = true;
+    } else if (n < 0) {
+      cut_off = true;
+    }
+    ASSERT_TRUE(send_all(other, "o\n")) << "round " << i;
+    ASSERT_EQ(read_n(other, 3), "OK\n") << "the well-behaved client is answered meanwhile, round " << i;
+    cut_off = cut_off || server->counters().backlog_disconnects > 0;
+  }
+  EXPECT_TRUE(cut_off) << "the client that never reads was not disconnected";
+  EXPECT_TRUE(eventually([&] { return server->counters().backlog_disconnects == 1; }));
+  EXPECT_EQ(server->counters().connections_open, 1u);
+}
+
+TEST_F(QueryServerTest, ManyClientsInterleaved) {
+  start({{"m:", kNoRefill, 1}});
+  constexpr int kClients = 64;
+  std::vector<int> c;
+  for (int i = 0; i < kClients; i++) c.push_back(client());
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < kClients; i++) ASSERT_TRUE(send_all(c[i], "m:" + std::to_string(i) + "\n"));
+  for (int i = 0; i < kClients; i++) EXPECT_EQ(read_n(c[i], 6), "OK\nNO\n") << "client " << i;
+  EXPECT_EQ(server->counters().connections_open, uint64_t{kClients});
+}
+
+TEST_F(QueryServerTest, HalfClosedClientGetsItsAnswers) {
+  start({{"", kNoRefill, 5}});
+  int fd = client();
+  ASSERT_TRUE(send_all(fd, "a\nb\nincomplete"));
+  shutdown(fd, SHUT_WR);
+  EXPECT_EQ(read_n(fd, 6), "OK\nOK\n");
+  EXPECT_TRUE(at_eof(fd)) << "then the server closes; a line without newline is no query";
+}
+
+TEST_F(QueryServerTest, StaleSocketIsReplacedLiveOneRefused) {
+  ASSERT_FALSE(dir.path.empty());
+  // A socket file left by a crashed server.
+  int stale = listen_unix(sock());
+  ASSERT_GE(stale, 0);
+  close(stale);
+  start({{"", kNoRefill, 5}});
+  dt::QueryServerConfig cfg;
+  cfg.unix_path = sock();
+  std::string err;
+  dt::TagTable other;
+  EXPECT_FALSE(dt::QueryServer::start(cfg, other, &err)) << "two servers on one socket";
+  EXPECT_NE(err.find("another server"), std::string::npos) << err;
+  int fd = client();
+  ASSERT_TRUE(send_all(fd, "a\n"));
+  EXPECT_EQ(read_n(fd, 3), "OK\n") << "the first server is unharmed";
+  cfg.unix_path = dir.file("plain");
+  close(open(cfg.unix_path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+  EXPECT_FALSE(dt::QueryServer::start(cfg, other, &err));
+  EXPECT_NE(err.find("not a socket"), std::string::npos) << err;
+  cfg.unix_path.clear();
+  cfg.tcp_listen = "127.0.0.1";
+  EXPECT_FALSE(dt::QueryServer::start(cfg, other, &err)) << "no port";
+  server.reset();
+  struct stat st{};
+  EXPECT_NE(stat(sock().c_str(), &st), 0) << "the socket file is removed on stop";
+}
+
+// --- the C++ client ---------------------------------------------------------------------------
+
+dthrottle::ClientOptions fast_backoff() {
+  dthrottle::ClientOptions o;
+  o.timeout = 50ms;
+  o.backoff_initial = 100ms;
+  o.backoff_max = 200ms;
+  return o;
+}
+
+class QueryClientTest : public QueryServerTest {};
+
+TEST_F(QueryClientTest, AllowsThenThrottlesOverUnixAndTcp) {
+  start({{"c:", kNoRefill, 2}});
+  dthrottle::Client unix_client(sock());
+  EXPECT_TRUE(unix_client.allow("c:1"));
+  EXPECT_TRUE(unix_client.allow("c:1"));
+  EXPECT_FALSE(unix_client.allow("c:1")) << "burst 2 spent";
+  dthrottle::Client tcp_client("127.0.0.1:" + std::to_string(server->tcp_port()));
+  EXPECT_FALSE(tcp_client.allow("c:1"));
+  EXPECT_TRUE(tcp_client.allow("c:2"));
+  dthrottle::Client prefixed("unix:" + sock());
+  EXPECT_TRUE(prefixed.allow("c:3"));
+  const dthrottle::ClientStats s = unix_client.stats();
+  EXPECT_EQ(s.answered, 3u);
+  EXPECT_EQ(s.connects, 1u) << "one connection for all queries";
+  EXPECT_EQ(s.failures, 0u);
+}
+
+TEST_F(QueryClientTest, ThrottledCallsOnlyWhenAllowed) {
+  start({{"", kNoRefill, 1}});
+  dthrottle::Client c(sock());
+  int calls = 0;
+  EXPECT_TRUE(c.throttled("v", [&] { calls++; }));
+  EXPECT_FALSE(c.throttled("v", [&] { calls++; }));
+  EXPECT_EQ(calls, 1);
+  std::optional<int> r = c.throttled("w", [] { return 42; });
+  EXPECT_EQ(r, std::optional<int>(42));
+  EXPECT_FALSE(c.throttled("w", [] { return 42; }).has_value());
+}
+
+TEST_F(QueryClientTest, ReserveReadsOkWaitNo) {
+  dt::QueryServerConfig cfg;
+  cfg.max_reserve_wait_ns = 150'000'000;
+  start({{"", 10, 1}}, cfg);
+  dthrottle::Client c(sock());
+  EXPECT_EQ(c.reserve("r").kind, dthrottle::Reservation::Kind::Now);
+  const dthrottle::Reservation w = c.reserve("r");
+  EXPECT_EQ(w.kind, dthrottle::Reservation::Kind::Wait);
+  EXPECT_GE(w.wait.count(), 90);
+  EXPECT_LE(w.wait.count(), 100);
+  const dthrottle::Reservation no = c.reserve("r");
+  EXPECT_EQ(no.kind, dthrottle::Reservation::Kind::Denied) << "200 ms is over the max wait";
+  EXPECT_FALSE(no.granted());
+}
+
+TEST_F(QueryClientTest, InvalidTagsAreAllowedWithoutAsking) {
+  start({{"", kNoRefill, 1}});
+  dthrottle::Client c(sock());
+  EXPECT_TRUE(c.allow(""));
+  EXPECT_TRUE(c.allow("a\nb"));
+  EXPECT_TRUE(c.allow(std::string("a\0b", 3)));
+  EXPECT_TRUE(c.allow(std::string(1025, 'x')));
+  EXPECT_TRUE(c.allow("RESERVE x"));
+  EXPECT_TRUE(c.reserve("").granted());
+  EXPECT_EQ(c.stats().invalid_tags, 6u);
+  EXPECT_EQ(c.stats().answered, 0u);
+  EXPECT_EQ(server->counters().connections_accepted, 0u) << "nothing was sent";
+  EXPECT_TRUE(c.allow(std::string(1024, 'x'))) << "1024 bytes is valid";
+  EXPECT_EQ(c.stats().answered, 1u);
+}
+
+TEST_F(QueryClientTest, FailsSafeWithoutServerAndBacksOff) {
+  ASSERT_FALSE(dir.path.empty());
+  dthrottle::Client c(dir.file("nobody.sock"), fast_backoff());
+  EXPECT_TRUE(c.allow("t")) << "no agent: allow";
+  EXPECT_TRUE(c.backing_off());
+  EXPECT_TRUE(c.allow("t"));
+  EXPECT_EQ(c.reserve("t").kind, dthrottle::Reservation::Kind::Now) << "no agent: proceed now";
+  dthrottle::ClientStats s = c.stats();
+  EXPECT_EQ(s.failures, 1u);
+  EXPECT_EQ(s.backed_off, 2u) << "no connection attempt during the back-off";
+  // The back-off doubles (100 ms, 200 ms) and is capped at backoff_max (200 ms).
+  std::this_thread::sleep_for(150ms);
+  EXPECT_TRUE(c.allow("t"));
+  EXPECT_EQ(c.stats().failures, 2u) << "retried after the first back-off";
+  std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(c.allow("t"));
+  EXPECT_EQ(c.stats().failures, 2u) << "the second back-off is longer (200 ms)";
+  std::this_thread::sleep_for(150ms);
+  EXPECT_TRUE(c.allow("t"));
+  EXPECT_EQ(c.stats().failures, 3u);
+  std::this_thread::sleep_for(250ms);
+  EXPECT_TRUE(c.allow("t"));
+  EXPECT_EQ(c.stats().failures, 4u) << "capped at 200 ms, not 400 ms";
+}
+
+TEST_F(QueryClientTest, FailsSafeWhenServerNeverAnswers) {
+  ASSERT_FALSE(dir.path.empty());
+  const std::string path = dir.file("mute.sock");
+  int lfd = listen_unix(path);
+  ASSERT_GE(lfd, 0);
+  dthrottle::Client c(path, fast_backoff());
+  EXPECT_TRUE(c.allow("slow")) << "a server that does not answer in time: allow";
+  EXPECT_TRUE(c.allow("slow2"));
+  const dthrottle::ClientStats s = c.stats();
+  EXPECT_EQ(s.connects, 1u);
+  EXPECT_EQ(s.failures, 1u);
+  EXPECT_EQ(s.backed_off, 1u);
+  int conn = accept(lfd, nullptr, nullptr);
+  ASSERT_GE(conn, 0);
+  set_timeouts(conn);
+  EXPECT_EQ(read_n(conn, 100), "slow\n") << "one query, then the client hung up and backed off";
+  close(conn);
+  close(lfd);
+}
+
+TEST_F(QueryClientTest, ReconnectsAfterBackoffWhenTheAgentIsBack) {
+  dthrottle::Client c(sock(), fast_backoff());
+  EXPECT_TRUE(c.allow("back"));
+  EXPECT_EQ(c.stats().failures, 1u);
+  start({{"", kNoRefill, 1}});
+  std::this_thread::sleep_for(150ms);
+  EXPECT_TRUE(c.allow("back"));
+  EXPECT_FALSE(c.allow("back")) << "answered by the agent now";
+  // The agent restarts: the broken connection is one failure, then a new connection.
+  server.reset();
+  EXPECT_TRUE(c.allow("back")) << "connection lost: allow";
+  EXPECT_EQ(c.stats().failures, 2u);
+  start({{"", kNoRefill, 1}});
+  std::this_thread::sleep_for(150ms);
+  EXPECT_TRUE(c.allow("back")) << "a new agent, a new full bucket";
+  EXPECT_FALSE(c.allow("back"));
+  EXPECT_EQ(c.stats().connects, 2u);
+}
+
+}  // namespace
