@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "parse_values.h"
 #include "peer_protocol.h"
+#include "tags.h"
 
 namespace dt {
 namespace {
@@ -47,6 +48,17 @@ const char kRunUsage[] =
     "                          (default /sys/fs/bpf/dthrottle/IFACE)\n"
     "      --xdp-mode MODE     auto (native, falling back to generic), native or\n"
     "                          generic (default auto)\n"
+    "\n"
+    "Query socket (applications ask about any string tag, see docs/query-protocol.md):\n"
+    "      --query-socket PATH unix stream socket: send \"TAG\\n\", read \"OK\\n\" or \"NO\\n\"\n"
+    "      --query-listen A:P  the same over TCP, e.g. 127.0.0.1:7800\n"
+    "      --tag-rule P=R/B    tags starting with P: rate R, burst B (repeatable; also\n"
+    "                          [[tag]] in --rules); the longest prefix wins; a tag no\n"
+    "                          rule matches is allowed\n"
+    "      --query-max-wait D  longest wait a RESERVE may be granted (default 1s)\n"
+    "      --query-max-connections N   (default 4096)\n"
+    "      --max-tags N        tag buckets kept (default 1000000)\n"
+    "\n"
     "      --clock MODE        precise (default) or coarse: the coarse kernel clock saves\n"
     "                          ~30 ns per packet on virtual machines, and may grant a\n"
     "                          source up to rate x 4 ms more in a window (see README)\n"
@@ -133,7 +145,7 @@ const char kTopUsage[] =
 enum LongOnly {
   kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
-  kMetrics, kRules, kClock,
+  kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
   kConfig, kInterval, kCount,
 };
 
@@ -188,6 +200,12 @@ const option kRunLong[] = {
       {"metrics", required_argument, nullptr, kMetrics},
       {"rules", required_argument, nullptr, kRules},
       {"clock", required_argument, nullptr, kClock},
+      {"query-socket", required_argument, nullptr, kQuerySocket},
+      {"query-listen", required_argument, nullptr, kQueryListen},
+      {"tag-rule", required_argument, nullptr, kTagRule},
+      {"query-max-connections", required_argument, nullptr, kQueryMaxConn},
+      {"query-max-wait", required_argument, nullptr, kQueryMaxWait},
+      {"max-tags", required_argument, nullptr, kMaxTags},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
 const char kRunShort[] = ":i:r:b:p:h";
@@ -232,6 +250,24 @@ ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *e
       case kCurveKey: o->curve_key = v; break;
       case kCurvePeers: o->curve_peers = v; break;
       case kRules: o->rules_file = v; break;
+      case kQuerySocket: o->query_socket = v; break;
+      case kQueryListen: o->query_listen = v; break;
+      case kTagRule: {
+        TagRule tr;
+        if (!parse_tag_rule(v, &tr, &e)) return *err = flag_error("tag-rule", e), ParseOutcome::Error;
+        o->tag_rules.push_back(v);
+        break;
+      }
+      case kQueryMaxConn:
+        if (!parse_count(v, 1, 1000000, &o->query_max_connections, &e))
+          return *err = flag_error("query-max-connections", e), ParseOutcome::Error;
+        break;
+      case kQueryMaxWait:
+        if (!parse_duration(v, &o->query_max_wait_ns, &e)) return *err = flag_error("query-max-wait", e), ParseOutcome::Error;
+        break;
+      case kMaxTags:
+        if (!parse_count(v, 1, 100000000, &o->max_tags, &e)) return *err = flag_error("max-tags", e), ParseOutcome::Error;
+        break;
       case kClock:
         if (v != "precise" && v != "coarse")
           return *err = flag_error("clock", "'" + v + "' is not one of precise, coarse"), ParseOutcome::Error;

@@ -31,6 +31,13 @@ struct RunOptions {
   std::string curve_key, curve_peers;
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
+  // Query socket for applications (tags).
+  std::string query_socket;        // unix stream socket path
+  std::string query_listen;        // TCP ADDR:PORT
+  std::vector<std::string> tag_rules;  // --tag-rule PREFIX=RATE/BURST, besides [[tag]] in --rules
+  uint64_t query_max_connections = 4096;
+  uint64_t query_max_wait_ns = 1'000'000'000;
+  uint64_t max_tags = 1'000'000;
   // --metrics ADDR:PORT: Prometheus text on GET /metrics (host "": off).
   std::string metrics_host;
   uint16_t metrics_port = 0;

@@ -19,7 +19,9 @@
 #include "map_reader.h"
 #include "metrics.h"
 #include "policy.h"
+#include "query_server.h"
 #include "rules.h"
+#include "tags.h"
 
 namespace dt {
 namespace {
@@ -78,6 +80,17 @@ class FailOpenWatch {
   uint64_t last_ = 0;
   bool open_ = false;
 };
+
+// Tag rules: [[tag]] of the rules file, then --tag-rule flags.
+std::vector<TagRule> tag_rules_of(const LoadedRules &r, const RunOptions &opt) {
+  std::vector<TagRule> out = r.set.tags;
+  for (const auto &spec : opt.tag_rules) {
+    TagRule t;
+    std::string err;
+    if (parse_tag_rule(spec, &t, &err)) out.push_back(t);  // validated by the CLI already
+  }
+  return out;
+}
 
 RuleMaps rule_maps_of(const Dataplane &dp) {
   RuleMaps m;
@@ -146,6 +159,32 @@ int cmd_run(int argc, char **argv) {
     }
   }
 
+  // Tags of the query socket: their buckets live here, in the agent (not in XDP).
+  // Bound before the dataplane too, for the same reason as the metrics port.
+  TagTable::Options topt;
+  topt.max_buckets = opt.max_tags;
+  TagTable tags(topt);
+  if (!tags.replace_rules(tag_rules_of(rules, opt), &err)) {
+    fprintf(stderr, "agent: %s\n", err.c_str());
+    return 2;
+  }
+  std::unique_ptr<QueryServer> query;
+  if (!opt.query_socket.empty() || !opt.query_listen.empty()) {
+    QueryServerConfig qc;
+    qc.unix_path = opt.query_socket;
+    qc.tcp_listen = opt.query_listen;
+    qc.max_connections = opt.query_max_connections;
+    qc.max_reserve_wait_ns = opt.query_max_wait_ns;
+    query = QueryServer::start(qc, tags, &err);
+    if (!query) {
+      DT_ERROR("query socket: %s", err.c_str());
+      return 1;
+    }
+    DT_INFO("query socket: %s%s%s (%zu tag rules)", opt.query_socket.c_str(),
+            !opt.query_socket.empty() && !opt.query_listen.empty() ? " and " : "", opt.query_listen.c_str(),
+            tag_rules_of(rules, opt).size());
+  }
+
   DataplaneConfig dc{opt.iface, opt.pin_dir, opt.mode, opt.max_sources, opt.max_sources_explicit};
   auto dp = Dataplane::open(dc, &err);
   if (!dp) {
@@ -189,6 +228,19 @@ int cmd_run(int argc, char **argv) {
     cluster = Cluster::create(cc, *dp, &err);
     if (!cluster) return fail(err);
     cluster->set_rules(rules.names, rules.throttles);
+    // Tag hits travel in the same reports as packet hits.
+    cluster->set_tag_hooks(
+        [&tags] {
+          std::vector<TagHit> out;
+          for (auto &t : tags.collect()) out.push_back({std::move(t.tag), t.hits});
+          return out;
+        },
+        [&tags](const std::vector<TagHit> &in, uint64_t now_ns) {
+          std::vector<TagHits> hits;
+          hits.reserve(in.size());
+          for (const auto &t : in) hits.push_back({t.tag, t.hits});
+          tags.debit_batch(hits, now_ns);
+        });
     DT_INFO("cluster: node %s, listening on %s, %zu peers, %zu hubs, reports every %.0f ms", opt.node_id.c_str(),
             opt.listen.empty() ? "(none)" : opt.listen.c_str(), opt.peers.size(), opt.hubs.size(),
             opt.period_ns / 1e6);
@@ -242,6 +294,11 @@ int cmd_run(int argc, char **argv) {
             if (int rc = publish_rules(rule_maps, next.compiled.policies, next.compiled.lpm, next.names); rc != 0) {
               why = std::string("cannot write the rules to the maps: ") + strerror(-rc);
             } else {
+              std::string tag_err;
+              if (!tags.replace_rules(tag_rules_of(next, opt), &tag_err)) {
+                why = tag_err;
+                DT_ERROR("reload failed, the previous tag rules stay in force: %s", why.c_str());
+              }
               rules = std::move(next);
               if (cluster) cluster->set_rules(rules.names, rules.throttles);
               DT_INFO("reloaded %s: %s", opt.rules_file.c_str(), describe_rules(rules).c_str());
@@ -290,7 +347,7 @@ int cmd_run(int argc, char **argv) {
   log_counters(dp->stats_fd(), &prev);
   if (cluster) {
     cluster->log_summary();
-    cluster.reset();
+    cluster.reset();  // before the tag table it reads
     unlink(status_path.c_str());
     unlink(status_text_path.c_str());
   }

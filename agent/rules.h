@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "dthrottle/common.h"
+#include "tags.h"
 
 namespace dt {
 
@@ -51,13 +52,6 @@ struct PacketRule {
   uint64_t burst = 0;
   uint8_t key_prefix = 0;  // bucket granularity within the family (32/64 by default)
   int line = 0;            // where it is in the file
-};
-
-struct TagRule {
-  std::string prefix;      // "" matches every tag
-  double rate = 0;
-  uint64_t burst = 0;
-  int line = 0;
 };
 
 struct RuleSet {

@@ -54,6 +54,7 @@ struct TagRule {
   std::string prefix;  // "" matches every tag
   double rate = 0;     // tokens per second
   uint64_t burst = 0;  // bucket capacity in tokens
+  int line = 0;        // where it is in the rules file (0: --tag-rule)
 };
 
 // Parses "PREFIX=RATE/BURST", e.g. "api:=100/20", "user:=6/m/1", "=10/10" (catch-all).
