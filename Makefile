@@ -5,6 +5,9 @@
 #   make demo     throttle real packets on a built-in lab of network namespaces
 #   make bench    per-packet cost vs a baseline program, agent cost per period
 #   make deps     install missing Debian packages (apt-get)
+#   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd unit
+#                 dthrottle@.service, /etc/dthrottle/eth0.conf.example (DESTDIR, PREFIX)
+#   make uninstall
 
 VERSION   := 0.1.0
 BUILD     := build
@@ -36,7 +39,7 @@ PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktge
             $(BUILD)/fuzz_report $(BUILD)/fuzz_make_seeds \
             $(BUILD)/simulate $(BUILD)/query_bench $(BUILD)/query_serve
 
-.PHONY: all deps test demo bench clean
+.PHONY: all deps test demo bench clean install uninstall
 .SECONDARY:
 all: deps
 	@$(MAKE) --no-print-directory $(PROGRAMS)
@@ -112,5 +115,29 @@ bench: all
 
 clean:
 	rm -rf $(BUILD)
+
+# --- Install (PREFIX=/usr/local; DESTDIR stages into a directory) ------------------------
+# The unit goes where systemd looks for units of PREFIX (/usr/local/lib/systemd/system
+# is on its path); configuration stays in /etc/dthrottle whatever PREFIX is.
+PREFIX  ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+CONFDIR ?= /etc/dthrottle
+
+install: $(BUILD)/agent
+	install -D -m 0755 $(BUILD)/agent $(DESTDIR)$(SBINDIR)/dthrottle-agent
+	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR)
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/dthrottle@.service.in \
+		> $(DESTDIR)$(UNITDIR)/dthrottle@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/dthrottle@.service
+	install -m 0644 packaging/dthrottle.conf.example $(DESTDIR)$(CONFDIR)/eth0.conf.example
+	@echo "next: systemctl daemon-reload; cp $(CONFDIR)/eth0.conf.example $(CONFDIR)/eth0.conf;" \
+	      "systemctl enable --now dthrottle@eth0"
+
+# Removes what install put there; the operators' $(CONFDIR)/*.conf stay.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/dthrottle-agent $(DESTDIR)$(UNITDIR)/dthrottle@.service \
+	      $(DESTDIR)$(CONFDIR)/eth0.conf.example
+	-rmdir --ignore-fail-on-non-empty $(DESTDIR)$(CONFDIR)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -309,7 +309,9 @@ ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *e
         o->max_sources_explicit = true;
         break;
       case kKeep: o->keep = true; break;
-      case kConfig: break;  // read by parse_run_options, ahead of this loop
+      case kConfig:  // read by parse_run_options, ahead of this loop
+        if (v.empty()) return *err = flag_error("config", "needs a file name"), ParseOutcome::Error;
+        break;
       case kStatsInterval:
         if (!parse_duration(v, &o->stats_interval_ns, &e))
           return *err = flag_error("stats-interval", e), ParseOutcome::Error;

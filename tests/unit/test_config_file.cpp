@@ -233,6 +233,10 @@ TEST_F(ConfigFileTest, MissingFileAndHelp) {
   EXPECT_EQ(run({"--iface", "eth0"}, &o, &err), dt::ParseOutcome::Error);
   EXPECT_NE(err.find("cannot open config file " + path_), std::string::npos) << err;
   EXPECT_EQ(run({"--help"}, &o, &err), dt::ParseOutcome::Help) << "--help works even if the file does not";
+  dt::ArgvList a;
+  for (const char *x : {"agent", "--config=", "--iface", "eth0", "--rate", "1", "--burst", "1"}) a.push(x);
+  EXPECT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Error);
+  EXPECT_EQ(err, "--config: needs a file name");
   EXPECT_NE(std::string(dt::run_usage()).find("--config FILE"), std::string::npos);
 }
 
