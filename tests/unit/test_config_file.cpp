@@ -214,7 +214,7 @@ TEST_F(ConfigFileTest, ChecksOfTheWholeSetSeeBothSources) {
   write("rate = 1\n");
   dt::RunOptions o3;
   EXPECT_EQ(run({"--iface", "eth0"}, &o3, &err), dt::ParseOutcome::Error);
-  EXPECT_EQ(err, "--burst is required");
+  EXPECT_EQ(err, "--burst is required (or --rules FILE)");
 }
 
 TEST_F(ConfigFileTest, CommandLineErrorsStayCommandLineErrors) {

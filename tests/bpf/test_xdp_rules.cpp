@@ -1,0 +1,637 @@
+// test_xdp_rules.cpp - packet rules (--rules FILE) as the XDP program applies them.
+//
+// Each test writes a rules file as text, parses and compiles it with the agent's own
+// code (parse_rules, compile_rules) and publishes it with publish_rules, exactly as
+// `agent --rules` does. Which rule decided a packet is read from the per-rule
+// counters (rule_stats): exactly one rule's counters move per packet.
+//
+// The fixture exposes no fds for the rules maps; the ones the XDP program uses
+// (policy, rules0, rules1, rule_stats) are found through the program's map ids.
+// rule_names is used by no program, so names are not published here (names_fd -1,
+// which publish_rules allows); the netns test covers them through `agent stats`.
+//
+// Rates of 0.001/s make refill negligible (a token per 1000 s), so counts are exact.
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bpf_fixture.h"
+#include "map_reader.h"
+#include "policy.h"
+#include "rules.h"
+
+namespace dt::test {
+namespace {
+
+constexpr double kNoRefill = 0.001;  // tokens per second: < 0.001 token per test
+
+// ---- Frames ----------------------------------------------------------------------
+// Ethernet + IPv4/IPv6 (+ IPv6 extension headers) + the L4 header fields the rules
+// look at. Only test addresses (198.18.0.0/15, 2001:2::/48) are accepted.
+
+constexpr uint8_t kSyn = 0x02, kAck = 0x10;
+constexpr uint8_t kProtoOther = 253;  // experimental: no L4 fields
+
+struct L4 {
+  uint8_t proto;
+  uint16_t dport = 0;
+  uint8_t tcp_flags = 0;
+};
+L4 tcp(uint16_t dport, uint8_t flags) { return {IPPROTO_TCP, dport, flags}; }
+L4 udp(uint16_t dport) { return {IPPROTO_UDP, dport, 0}; }
+
+void put16(std::vector<uint8_t> &f, uint16_t v) {
+  f.push_back(static_cast<uint8_t>(v >> 8));
+  f.push_back(static_cast<uint8_t>(v));
+}
+
+std::vector<uint8_t> l4_bytes(const L4 &l4) {
+  std::vector<uint8_t> b;
+  switch (l4.proto) {
+    case IPPROTO_TCP:
+      put16(b, 40000);
+      put16(b, l4.dport);
+      b.insert(b.end(), {0, 0, 0, 1, 0, 0, 0, 0});  // seq, ack
+      b.push_back(0x50);                           // data offset 5 words
+      b.push_back(l4.tcp_flags);
+      put16(b, 0xffff);  // window
+      put16(b, 0);       // checksum: the parser never looks
+      put16(b, 0);       // urgent pointer
+      break;
+    case IPPROTO_UDP:
+      put16(b, 40000);
+      put16(b, l4.dport);
+      put16(b, 16);
+      put16(b, 0);
+      b.resize(16, 0xab);
+      break;
+    case IPPROTO_ICMP: b = {8, 0, 0, 0, 0, 1, 0, 1}; break;      // echo request
+    case IPPROTO_ICMPV6: b = {128, 0, 0, 0, 0, 1, 0, 1}; break;  // echo request
+    default: b.assign(16, 0x5a);
+  }
+  return b;
+}
+
+std::vector<uint8_t> ethernet(uint16_t type) {
+  std::vector<uint8_t> f = {0x02, 0, 0, 0, 0, 0xfe, 0x02, 0, 0, 0, 0, 0x01};
+  put16(f, type);
+  return f;
+}
+
+// `frag` is the IPv4 flags+offset field: 0x4000 DF, 0x2000 MF (first fragment), an
+// offset in 8-byte units for a later fragment.
+std::vector<uint8_t> ipv4(const std::string &src, const L4 &l4, uint16_t frag = 0x4000) {
+  uint8_t a[4];
+  if (inet_pton(AF_INET, src.c_str(), a) != 1 || a[0] != 198 || (a[1] & 0xfe) != 18)
+    throw std::invalid_argument(src + " is not in 198.18.0.0/15");
+  const std::vector<uint8_t> body = l4_bytes(l4);
+  std::vector<uint8_t> f = ethernet(0x0800);
+  const size_t ip = f.size();
+  f.push_back(0x45);
+  f.push_back(0);
+  put16(f, static_cast<uint16_t>(20 + body.size()));
+  put16(f, 0x1234);
+  put16(f, frag);
+  f.push_back(64);
+  f.push_back(l4.proto);
+  put16(f, 0);
+  f.insert(f.end(), a, a + 4);
+  f.insert(f.end(), {198, 18, 0, 254});
+  uint32_t sum = 0;
+  for (size_t i = ip; i < ip + 20; i += 2) sum += (f[i] << 8) | f[i + 1];
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  f[ip + 10] = static_cast<uint8_t>(~sum >> 8);
+  f[ip + 11] = static_cast<uint8_t>(~sum);
+  f.insert(f.end(), body.begin(), body.end());
+  return f;
+}
+
+enum class Ext { HopByHop, DestOpts, FragFirst, FragLater };
+
+std::vector<uint8_t> ipv6(const std::string &src, const L4 &l4, const std::vector<Ext> &exts = {}) {
+  uint8_t a[16];
+  static const uint8_t kRange[6] = {0x20, 0x01, 0x00, 0x02, 0x00, 0x00};
+  if (inet_pton(AF_INET6, src.c_str(), a) != 1 || memcmp(a, kRange, 6) != 0)
+    throw std::invalid_argument(src + " is not in 2001:2::/48");
+  // Each extension header names the next one; the last names the L4 protocol.
+  auto number = [](Ext e) -> uint8_t {
+    return e == Ext::HopByHop ? IPPROTO_HOPOPTS : e == Ext::DestOpts ? IPPROTO_DSTOPTS : IPPROTO_FRAGMENT;
+  };
+  std::vector<uint8_t> chain;
+  for (size_t i = 0; i < exts.size(); i++) {
+    const uint8_t next = i + 1 < exts.size() ? number(exts[i + 1]) : l4.proto;
+    if (exts[i] == Ext::HopByHop || exts[i] == Ext::DestOpts) {
+      chain.insert(chain.end(), {next, 0, 0x01, 0x04, 0, 0, 0, 0});  // 8 bytes: PadN
+    } else {
+      // offset << 3 | M: the first fragment has offset 0 and more to come.
+      const uint16_t off = exts[i] == Ext::FragFirst ? 0x0001 : static_cast<uint16_t>(100 << 3);
+      chain.insert(chain.end(), {next, 0, static_cast<uint8_t>(off >> 8), static_cast<uint8_t>(off), 0, 0, 0x12, 0x34});
+    }
+  }
+  const std::vector<uint8_t> body = l4_bytes(l4);
+  std::vector<uint8_t> f = ethernet(0x86dd);
+  f.insert(f.end(), {0x60, 0, 0, 0});
+  put16(f, static_cast<uint16_t>(chain.size() + body.size()));
+  f.push_back(exts.empty() ? l4.proto : number(exts[0]));
+  f.push_back(64);  // not 255: never neighbour discovery
+  f.insert(f.end(), a, a + 16);
+  uint8_t dst[16];
+  inet_pton(AF_INET6, "2001:2::fe", dst);
+  f.insert(f.end(), dst, dst + 16);
+  f.insert(f.end(), chain.begin(), chain.end());
+  f.insert(f.end(), body.begin(), body.end());
+  return f;
+}
+
+// ---- Fixture ---------------------------------------------------------------------
+
+// An fd of the map called `name` among those program `prog_fd` uses, or -errno.
+int prog_map_fd(int prog_fd, const std::string &name) {
+  bpf_prog_info info{};
+  uint32_t len = sizeof info;
+  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return -errno;
+  std::vector<uint32_t> ids(info.nr_map_ids);
+  const uint32_t n = info.nr_map_ids;
+  info = bpf_prog_info{};
+  info.nr_map_ids = n;
+  info.map_ids = reinterpret_cast<uint64_t>(ids.data());
+  len = sizeof info;
+  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return -errno;
+  for (uint32_t i = 0; i < n && i < info.nr_map_ids; i++) {
+    const int fd = bpf_map_get_fd_by_id(ids[i]);
+    if (fd < 0) continue;
+    bpf_map_info mi{};
+    uint32_t mlen = sizeof mi;
+    if (bpf_obj_get_info_by_fd(fd, &mi, &mlen) == 0 && name == mi.name) return fd;
+    close(fd);
+  }
+  return -ENOENT;
+}
+
+struct Outcome {
+  int verdict = -1;
+  int rule = -1;  // whose counters moved; -1 if none or several did
+  bool operator==(const Outcome &o) const { return verdict == o.verdict && rule == o.rule; }
+};
+std::ostream &operator<<(std::ostream &os, const Outcome &o) {
+  return os << "{" << verdict_name(o.verdict) << ", rule " << o.rule << "}";
+}
+// stats_to_string plus the rule counters.
+std::string counters(const dt_stats &s) {
+  return stats_to_string(s) + " allowed=" + std::to_string(s.allowed) + " denied=" + std::to_string(s.denied);
+}
+
+Outcome pass_by(int rule) { return {XDP_PASS, rule}; }
+Outcome drop_by(int rule) { return {XDP_DROP, rule}; }
+
+class XdpRules : public BpfFixture {
+ protected:
+  void SetUp() override {
+    BpfFixture::SetUp();
+    if (HasFatalFailure()) return;
+    struct Want {
+      const char *name;
+      int *fd;
+    } wants[] = {{"policy", &maps_.policy_fd},
+                 {"rules0", &maps_.rules_fd[0]},
+                 {"rules1", &maps_.rules_fd[1]},
+                 {"rule_stats", &rule_stats_fd_}};
+    for (const Want &w : wants) {
+      *w.fd = prog_map_fd(xdp_fd(), w.name);
+      if (*w.fd < 0)
+        GTEST_FAIL() << "cannot find map '" << w.name << "' among the XDP program's maps: " << strerror(-*w.fd);
+    }
+    maps_.config_fd = config_fd();
+  }
+
+  void TearDown() override {
+    for (int fd : {maps_.policy_fd, maps_.rules_fd[0], maps_.rules_fd[1], rule_stats_fd_})
+      if (fd >= 0) close(fd);
+    BpfFixture::TearDown();
+  }
+
+  // Parses, compiles and publishes `toml` over the default rule (rate, burst; rate 0:
+  // none), the way the agent's --rules and reload do.
+  void publish(const std::string &toml, double rate, uint64_t burst) {
+    RuleSet rs = default_rules(rate, burst);
+    CompiledRules c;
+    std::string err;
+    ASSERT_TRUE(parse_rules(toml, "test.toml", &rs, &err)) << err;
+    ASSERT_TRUE(compile_rules(rs, &c, &err)) << err;
+    const int rc = publish_rules(maps_, c.policies, c.lpm, {});
+    ASSERT_EQ(rc, 0) << "publish_rules: " << strerror(-rc);
+    rules_ = rs.rules.size();
+  }
+
+  dt_rule_stats rule_stats(uint32_t rule) {
+    const int ncpu = libbpf_num_possible_cpus();
+    std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
+    dt_rule_stats sum{};
+    EXPECT_EQ(bpf_map_lookup_elem(rule_stats_fd_, &rule, per_cpu.data()), 0)
+        << "rule_stats lookup of rule " << rule << ": " << strerror(errno);
+    for (const auto &c : per_cpu) sum.passed += c.passed, sum.dropped += c.dropped;
+    return sum;
+  }
+
+  // One packet: its verdict and the one rule whose counters it moved.
+  Outcome send(const std::vector<uint8_t> &frame) {
+    const size_t n = std::max<size_t>(rules_, 1);
+    std::vector<dt_rule_stats> before(n);
+    for (size_t r = 0; r < n; r++) before[r] = rule_stats(static_cast<uint32_t>(r));
+    Outcome o;
+    o.verdict = run(frame);
+    int moved = 0;
+    for (size_t r = 0; r < n; r++) {
+      const dt_rule_stats after = rule_stats(static_cast<uint32_t>(r));
+      const uint64_t delta = (after.passed - before[r].passed) + (after.dropped - before[r].dropped);
+      if (delta == 0) continue;
+      moved++;
+      o.rule = delta == 1 ? static_cast<int>(r) : -1;
+    }
+    if (moved != 1) o.rule = -1;
+    return o;
+  }
+
+  // `n` packets; how many passed.
+  int passes(const std::vector<uint8_t> &frame, int n) {
+    int p = 0;
+    for (int i = 0; i < n; i++) p += run(frame) == XDP_PASS;
+    return p;
+  }
+
+  // The bucket whose key is `addr` (already cut to the rule's key prefix) under `rule`.
+  std::optional<dt_bucket> bucket_of(const std::string &addr, uint32_t rule) {
+    dt_key key{};
+    if (!key_from_string(addr, &key)) {
+      ADD_FAILURE() << "not an address: " << addr;
+      return std::nullopt;
+    }
+    key.rule = rule;
+    dt_bucket b{};
+    if (bpf_map_lookup_elem(buckets_fd(), &key, &b) != 0) return std::nullopt;
+    return b;
+  }
+
+  // Every bucket as "address/rule", for messages.
+  std::string bucket_list() {
+    std::string s;
+    for_each_bucket(buckets_fd(), [&](const dt_key &k, const dt_bucket &) {
+      s += (s.empty() ? "" : " ") + key_to_string(k) + "#" + std::to_string(k.rule);
+    });
+    return s.empty() ? "(none)" : s;
+  }
+
+  // The global counters summed straight from the per-CPU map. (The fixture's stats()
+  // goes through the agent's read_stats; AllowAndDenyNeedNoBucketAndAreCounted checks
+  // that the two agree.)
+  dt_stats kernel_stats() {
+    const int ncpu = libbpf_num_possible_cpus();
+    std::vector<dt_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
+    uint32_t zero = 0;
+    EXPECT_EQ(bpf_map_lookup_elem(stats_fd(), &zero, per_cpu.data()), 0) << "stats lookup: " << strerror(errno);
+    dt_stats sum{};
+    for (const dt_stats &c : per_cpu) {
+      const uint64_t *from = reinterpret_cast<const uint64_t *>(&c);
+      uint64_t *to = reinterpret_cast<uint64_t *>(&sum);
+      for (size_t i = 0; i < sizeof sum / sizeof(uint64_t); i++) to[i] += from[i];
+    }
+    return sum;
+  }
+
+  uint32_t config_flags() {
+    uint32_t zero = 0;
+    dt_config cfg{};
+    EXPECT_EQ(bpf_map_lookup_elem(config_fd(), &zero, &cfg), 0);
+    return cfg.flags;
+  }
+
+  RuleMaps maps_;
+  int rule_stats_fd_ = -1;
+  size_t rules_ = 1;  // rules in force, the default included
+};
+
+std::string rule(const std::string &name, const std::string &cidr, const std::string &rest) {
+  return "[[rule]]\nname = \"" + name + "\"\ncidr = \"" + cidr + "\"\n" + rest + "\n";
+}
+const std::string kDeny = "action = \"deny\"";
+const std::string kAllow = "action = \"allow\"";
+
+// ---- Tests -----------------------------------------------------------------------
+
+TEST_F(XdpRules, NoRulesEverythingUnderRuleZero) {
+  ASSERT_NO_FATAL_FAILURE(set_policy(kNoRefill, 2));
+  EXPECT_EQ(config_flags() & DT_CFG_RULES, 0u) << "publish_policies must not turn rules on";
+  const std::string s = "198.18.1.1";
+  EXPECT_EQ(send(ipv4(s, tcp(80, kSyn))), pass_by(0));
+  EXPECT_EQ(send(ipv4(s, udp(53))), pass_by(0));
+  EXPECT_EQ(send(ipv4(s, {IPPROTO_ICMP})), drop_by(0)) << "one bucket per source whatever the protocol";
+  // IPv6: one bucket per /64.
+  EXPECT_EQ(send(ipv6("2001:2:0:1::1", udp(53))), pass_by(0));
+  EXPECT_EQ(send(ipv6("2001:2:0:1:ffff::2", tcp(443, kSyn))), pass_by(0));
+  EXPECT_EQ(send(ipv6("2001:2:0:1:1:2:3:4", {IPPROTO_ICMPV6})), drop_by(0));
+  EXPECT_EQ(send(ipv6("2001:2:0:2::1", udp(53))), pass_by(0));
+
+  auto b = bucket_of(s, 0);
+  ASSERT_TRUE(b) << "no bucket " << s << "#0; buckets: " << bucket_list();
+  EXPECT_EQ(b->passed, 2u);
+  EXPECT_EQ(b->dropped, 1u);
+  EXPECT_EQ(b->rule, 0u);
+  auto b6 = bucket_of("2001:2:0:1::", 0);
+  ASSERT_TRUE(b6) << "no bucket 2001:2:0:1::/64#0; buckets: " << bucket_list();
+  EXPECT_EQ(b6->passed, 2u);
+  EXPECT_EQ(bucket_count(), 3) << bucket_list();
+  const dt_rule_stats r0 = rule_stats(0);
+  EXPECT_EQ(r0.passed, 5u);
+  EXPECT_EQ(r0.dropped, 2u);
+  const dt_stats st = kernel_stats();
+  EXPECT_EQ(st.passed, 5u) << counters(st);
+  EXPECT_EQ(st.dropped, 2u) << counters(st);
+  EXPECT_EQ(st.allowed + st.denied + st.fail_open, 0u) << counters(st);
+}
+
+TEST_F(XdpRules, PublishingPoliciesAfterRulesTurnsRulesOff) {
+  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("no", "198.18.2.0/24", kDeny), kNoRefill, 5));
+  EXPECT_NE(config_flags() & DT_CFG_RULES, 0u) << "publish_rules with prefixes must turn rules on";
+  const auto f = ipv4("198.18.2.1", udp(9));
+  EXPECT_EQ(send(f), drop_by(1));
+  ASSERT_NO_FATAL_FAILURE(set_policy(kNoRefill, 5));
+  rules_ = 2;  // rule 1's counters must not move any more
+  EXPECT_EQ(config_flags() & DT_CFG_RULES, 0u);
+  EXPECT_EQ(send(f), pass_by(0)) << "without rules every packet is under rule 0";
+  EXPECT_TRUE(bucket_of("198.18.2.1", 0)) << bucket_list();
+}
+
+TEST_F(XdpRules, LongestPrefixWinsOverFileOrder) {
+  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("wide", "198.18.0.0/16", kDeny) +   // 1
+                                      rule("narrow", "198.18.5.0/24", kAllow) +              // 2
+                                      rule("host", "198.18.5.7/32", kDeny) +                 // 3
+                                      rule("wide6", "2001:2::/48", kDeny) +                  // 4
+                                      rule("narrow6", "2001:2:0:5::/64", kAllow),            // 5
+                                  kNoRefill, 100));
+  EXPECT_EQ(send(ipv4("198.18.5.1", udp(9))), pass_by(2));
+  EXPECT_EQ(send(ipv4("198.18.5.7", udp(9))), drop_by(3));
+  EXPECT_EQ(send(ipv4("198.18.5.8", udp(9))), pass_by(2));
+  EXPECT_EQ(send(ipv4("198.18.9.1", udp(9))), drop_by(1));
+  EXPECT_EQ(send(ipv4("198.19.0.1", udp(9))), pass_by(0)) << "no rule covers 198.19.0.0/16";
+  EXPECT_EQ(send(ipv6("2001:2:0:5::1", udp(9))), pass_by(5));
+  EXPECT_EQ(send(ipv6("2001:2:0:6::1", udp(9))), drop_by(4));
+}
+
+TEST_F(XdpRules, FirstMatchingCandidateByProtoPortSyn) {
+  const std::string net = "198.18.7.0/24", wide = "198.18.0.0/16";
+  ASSERT_NO_FATAL_FAILURE(publish(
+      "version = 1\n" + rule("web-syn", net, "proto = \"tcp\"\ndport = 80\nsyn = true\n" + kDeny) +  // 1
+          rule("web", net, "proto = \"tcp\"\ndport = \"80-81\"\n" + kAllow) +                          // 2
+          rule("udp-range", net, "proto = \"udp\"\ndport = \"5000-5010\"\n" + kDeny) +                 // 3
+          rule("ping", net, "proto = \"icmp\"\n" + kAllow) +                                           // 4
+          rule("wide-udp", wide, "proto = \"udp\"\n" + kAllow) +                                       // 5
+          rule("wide-syn", wide, "proto = \"tcp\"\nsyn = true\n" + kDeny),                             // 6
+      kNoRefill, 1000));
+  const std::string s = "198.18.7.1";
+  struct Case {
+    const char *what;
+    std::vector<uint8_t> frame;
+    Outcome want;
+  };
+  std::vector<uint8_t> cut_tcp = ipv4(s, tcp(80, kSyn));
+  cut_tcp.resize(cut_tcp.size() - 20 + 10);  // 10 bytes of TCP: no room for the flags
+  const std::vector<Case> cases = {
+      {"TCP SYN to 80", ipv4(s, tcp(80, kSyn)), drop_by(1)},
+      {"TCP SYN+ACK to 80", ipv4(s, tcp(80, kSyn | kAck)), pass_by(2)},
+      {"TCP ACK to 80", ipv4(s, tcp(80, kAck)), pass_by(2)},
+      {"TCP SYN to 81", ipv4(s, tcp(81, kSyn)), pass_by(2)},
+      {"TCP SYN to 82: inherited /16 rule", ipv4(s, tcp(82, kSyn)), drop_by(6)},
+      {"TCP ACK to 82", ipv4(s, tcp(82, kAck)), pass_by(0)},
+      {"UDP to 5000", ipv4(s, udp(5000)), drop_by(3)},
+      {"UDP to 5010", ipv4(s, udp(5010)), drop_by(3)},
+      {"UDP to 4999", ipv4(s, udp(4999)), pass_by(5)},
+      {"UDP to 5011", ipv4(s, udp(5011)), pass_by(5)},
+      {"UDP to 80", ipv4(s, udp(80)), pass_by(5)},
+      {"ICMP echo", ipv4(s, {IPPROTO_ICMP}), pass_by(4)},
+      {"another protocol", ipv4(s, {kProtoOther}), pass_by(0)},
+      {"first fragment, TCP SYN to 80", ipv4(s, tcp(80, kSyn), 0x2000), drop_by(1)},
+      {"later fragment looking like TCP SYN to 80", ipv4(s, tcp(80, kSyn), 100), pass_by(0)},
+      {"later fragment looking like UDP to 5000", ipv4(s, udp(5000), 100), pass_by(0)},
+      {"TCP header cut short", cut_tcp, pass_by(0)},
+      {"other /24, TCP SYN to 80", ipv4("198.18.8.1", tcp(80, kSyn)), drop_by(6)},
+      {"other /24, UDP to 5000", ipv4("198.18.8.1", udp(5000)), pass_by(5)},
+      {"other /24, ICMP", ipv4("198.18.8.1", {IPPROTO_ICMP}), pass_by(0)},
+  };
+  for (const Case &c : cases) EXPECT_EQ(send(c.frame), c.want) << c.what;
+}
+
+TEST_F(XdpRules, IPv6ExtensionHeaders) {
+  const std::string net = "2001:2:0:6::/64";
+  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("https", net, "proto = \"tcp\"\ndport = 443\n" + kDeny) +  // 1
+                                      rule("dns", net, "proto = \"udp\"\ndport = 53\n" + kAllow) +                   // 2
+                                      rule("ping", net, "proto = \"icmp\"\n" + kAllow),                             // 3
+                                  kNoRefill, 1000));
+  const std::string s = "2001:2:0:6::1";
+  using E = Ext;
+  struct Case {
+    const char *what;
+    std::vector<uint8_t> frame;
+    Outcome want;
+  };
+  const std::vector<Case> cases = {
+      {"TCP 443", ipv6(s, tcp(443, kAck)), drop_by(1)},
+      {"hop-by-hop, TCP 443", ipv6(s, tcp(443, kAck), {E::HopByHop}), drop_by(1)},
+      {"hop-by-hop, first fragment, TCP 443", ipv6(s, tcp(443, kSyn), {E::HopByHop, E::FragFirst}), drop_by(1)},
+      {"first fragment, UDP 53", ipv6(s, udp(53), {E::FragFirst}), pass_by(2)},
+      {"later fragment looking like TCP 443", ipv6(s, tcp(443, kSyn), {E::FragLater}), pass_by(0)},
+      {"hop-by-hop, later fragment looking like UDP 53", ipv6(s, udp(53), {E::HopByHop, E::FragLater}), pass_by(0)},
+      {"four extension headers, TCP 443",
+       ipv6(s, tcp(443, kAck), {E::HopByHop, E::DestOpts, E::FragFirst, E::DestOpts}), drop_by(1)},
+      {"five extension headers: past the parser's limit",
+       ipv6(s, tcp(443, kAck), {E::HopByHop, E::DestOpts, E::DestOpts, E::DestOpts, E::DestOpts}), pass_by(0)},
+      {"hop-by-hop, TCP 80", ipv6(s, tcp(80, kSyn), {E::HopByHop}), pass_by(0)},
+      {"ICMPv6 echo", ipv6(s, {IPPROTO_ICMPV6}), pass_by(3)},
+      {"destination options, ICMPv6 echo", ipv6(s, {IPPROTO_ICMPV6}, {E::DestOpts}), pass_by(3)},
+      {"another /64, TCP 443", ipv6("2001:2:0:7::1", tcp(443, kAck)), pass_by(0)},
+  };
+  for (const Case &c : cases) EXPECT_EQ(send(c.frame), c.want) << c.what;
+}
+
+TEST_F(XdpRules, AllowAndDenyNeedNoBucketAndAreCounted) {
+  // A default burst of 1 would drop the second packet of any throttled source.
+  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("ok", "198.18.10.0/24", kAllow) +  // 1
+                                      rule("no", "198.18.20.0/24", kDeny) +                  // 2
+                                      rule("ok6", "2001:2:0:10::/64", kAllow),               // 3
+                                  kNoRefill, 1));
+  for (int i = 0; i < 5; i++) {
+    EXPECT_EQ(send(ipv4("198.18.10." + std::to_string(i + 1), udp(9))), pass_by(1));
+    EXPECT_EQ(send(ipv4("198.18.20.1", udp(9))), drop_by(2));
+  }
+  for (int i = 0; i < 3; i++) EXPECT_EQ(send(ipv6("2001:2:0:10::1", tcp(80, kSyn))), pass_by(3));
+  EXPECT_EQ(bucket_count(), 0) << "allow and deny must not create buckets: " << bucket_list();
+  const dt_stats st = kernel_stats();
+  EXPECT_EQ(st.allowed, 8u) << counters(st);
+  EXPECT_EQ(st.denied, 5u) << counters(st);
+  EXPECT_EQ(st.passed + st.dropped + st.new_sources + st.fail_open, 0u)
+      << "bucket counters moved: " << counters(st);
+  EXPECT_EQ(rule_stats(1).passed, 5u);
+  EXPECT_EQ(rule_stats(1).dropped, 0u);
+  EXPECT_EQ(rule_stats(2).passed, 0u);
+  EXPECT_EQ(rule_stats(2).dropped, 5u);
+  EXPECT_EQ(rule_stats(3).passed, 3u);
+  EXPECT_EQ(rule_stats(0).passed + rule_stats(0).dropped, 0u);
+  // What the agent reads (agent stats, metrics) must agree with the kernel.
+  const dt_stats read = stats();
+  EXPECT_EQ(read.allowed, st.allowed) << "read_stats does not sum 'allowed'";
+  EXPECT_EQ(read.denied, st.denied) << "read_stats does not sum 'denied'";
+}
+
+TEST_F(XdpRules, WithoutRateUnmatchedSourcesAreAllowed) {
+  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("no", "198.18.20.0/24", kDeny), 0, 0));
+  EXPECT_EQ(send(ipv4("198.18.30.1", udp(9))), pass_by(0));
+  EXPECT_EQ(send(ipv6("2001:2:0:30::1", udp(9))), pass_by(0));
+  EXPECT_EQ(send(ipv4("198.18.20.1", udp(9))), drop_by(1));
+  EXPECT_EQ(bucket_count(), 0) << bucket_list();
+  EXPECT_EQ(kernel_stats().allowed, 2u) << counters(kernel_stats());
+}
+
+TEST_F(XdpRules, KeyPrefixSetsTheBucketGranularity) {
+  ASSERT_NO_FATAL_FAILURE(publish(
+      "version = 1\n" + rule("net24", "198.18.40.0/24", "rate = 0.001\nburst = 4\nkey_prefix = 24") +  // 1
+          rule("net56", "2001:2:0:100::/56", "rate = 0.001\nburst = 3\nkey_prefix = 56"),              // 2
+      kNoRefill, 2));
+  // Rule 1: every source of the /24 draws on one bucket of 4.
+  for (int i = 1; i <= 4; i++) EXPECT_EQ(send(ipv4("198.18.40." + std::to_string(i), udp(9))), pass_by(1));
+  EXPECT_EQ(send(ipv4("198.18.40.200", udp(9))), drop_by(1)) << "the /24's bucket is empty";
+  auto b24 = bucket_of("198.18.40.0", 1);
+  ASSERT_TRUE(b24) << "no bucket 198.18.40.0/24#1; buckets: " << bucket_list();
+  EXPECT_EQ(b24->passed, 4u);
+  EXPECT_EQ(b24->dropped, 1u);
+  EXPECT_EQ(b24->rule, 1u);
+  // Rule 2: one bucket for the IPv6 /56.
+  for (const char *src : {"2001:2:0:101::1", "2001:2:0:1ff::2", "2001:2:0:180::3"})
+    EXPECT_EQ(send(ipv6(src, udp(9))), pass_by(2)) << src;
+  EXPECT_EQ(send(ipv6("2001:2:0:1aa::4", udp(9))), drop_by(2));
+  EXPECT_TRUE(bucket_of("2001:2:0:100::", 2)) << bucket_list();
+  // The default rule: IPv6 per /64, IPv4 per address.
+  EXPECT_EQ(send(ipv6("2001:2:0:5::1", udp(9))), pass_by(0));
+  EXPECT_EQ(send(ipv6("2001:2:0:5:1::2", udp(9))), pass_by(0));
+  EXPECT_EQ(send(ipv6("2001:2:0:5:ffff::3", udp(9))), drop_by(0)) << "the /64's bucket of 2 is empty";
+  EXPECT_EQ(send(ipv6("2001:2:0:6::1", udp(9))), pass_by(0)) << "another /64, another bucket";
+  EXPECT_EQ(passes(ipv4("198.18.41.1", udp(9)), 3), 2);
+  EXPECT_EQ(send(ipv4("198.18.41.2", udp(9))), pass_by(0)) << "another address, another bucket";
+  EXPECT_TRUE(bucket_of("2001:2:0:5::", 0)) << bucket_list();
+  EXPECT_TRUE(bucket_of("2001:2:0:6::", 0)) << bucket_list();
+  EXPECT_TRUE(bucket_of("198.18.41.1", 0)) << bucket_list();
+  EXPECT_EQ(bucket_count(), 6) << bucket_list();
+}
+
+TEST_F(XdpRules, SameSourceUnderTwoRulesHasTwoBuckets) {
+  ASSERT_NO_FATAL_FAILURE(publish(
+      "version = 1\n" + rule("web", "198.18.50.0/24", "proto = \"tcp\"\ndport = 80\nrate = 0.001\nburst = 2"),
+      kNoRefill, 3));
+  const std::string s = "198.18.50.1";
+  EXPECT_EQ(send(ipv4(s, tcp(80, kSyn))), pass_by(1));
+  EXPECT_EQ(send(ipv4(s, tcp(80, kAck))), pass_by(1));
+  EXPECT_EQ(send(ipv4(s, tcp(80, kAck))), drop_by(1)) << "rule 1's bucket of 2 is empty";
+  for (int i = 0; i < 3; i++) EXPECT_EQ(send(ipv4(s, udp(9))), pass_by(0)) << "rule 0's bucket is another one";
+  EXPECT_EQ(send(ipv4(s, udp(9))), drop_by(0));
+  auto web = bucket_of(s, 1), def = bucket_of(s, 0);
+  ASSERT_TRUE(web && def) << "buckets: " << bucket_list();
+  EXPECT_EQ(web->passed, 2u);
+  EXPECT_EQ(web->dropped, 1u);
+  EXPECT_EQ(web->rule, 1u);
+  EXPECT_EQ(def->passed, 3u);
+  EXPECT_EQ(def->dropped, 1u);
+  EXPECT_EQ(def->rule, 0u);
+  EXPECT_EQ(bucket_count(), 2) << bucket_list();
+}
+
+TEST_F(XdpRules, BucketsSurviveAReloadAndTheNewLimitApplies) {
+  const std::string t3 = rule("t", "198.18.60.0/24", "rate = 0.001\nburst = 3");
+  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + t3, kNoRefill, 100));
+  const auto f = ipv4("198.18.60.1", udp(9));
+  EXPECT_EQ(passes(f, 4), 3);
+  EXPECT_EQ(send(ipv4("198.18.61.1", udp(9))), pass_by(0));
+
+  // Same rule 1, one rule more: the bucket is kept, still empty.
+  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + t3 + rule("extra", "198.18.62.0/24", kDeny), kNoRefill, 100));
+  EXPECT_EQ(bucket_count(), 2) << bucket_list();
+  auto b = bucket_of("198.18.60.1", 1);
+  ASSERT_TRUE(b) << bucket_list();
+  EXPECT_EQ(b->passed, 3u);
+  EXPECT_EQ(b->dropped, 1u);
+  EXPECT_EQ(send(f), drop_by(1)) << "a reload must not refill buckets";
+  EXPECT_EQ(send(ipv4("198.18.62.1", udp(9))), drop_by(2)) << "the new rule is in force";
+
+  // Burst 3 -> 6: the same bucket now has 3 more tokens.
+  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("t", "198.18.60.0/24", "rate = 0.001\nburst = 6"), kNoRefill, 100));
+  EXPECT_EQ(passes(f, 5), 3) << "burst raised from 3 to 6 on a bucket that passed 3";
+  b = bucket_of("198.18.60.1", 1);
+  ASSERT_TRUE(b) << bucket_list();
+  EXPECT_EQ(b->passed, 6u);
+  auto other = bucket_of("198.18.61.1", 0);
+  ASSERT_TRUE(other) << bucket_list();
+  EXPECT_EQ(other->passed, 1u);
+  EXPECT_EQ(rule_stats(1).passed, 6u) << "per-rule counters continue across reloads";
+}
+
+// Two rule sets under which the source is denied, by rule 1 in one and by rule 2 in
+// the other; in each, the other rule allows. A packet that took its rule from one
+// set and its policy from the other would pass: while the sets are swapped under a
+// stream of packets, none may pass. First through publish_rules (each swap waits its
+// grace period, so there are few), then by flipping config.bank alone as fast as
+// the syscall goes, with both banks filled: the very store publish_rules ends with.
+TEST_F(XdpRules, ReloadIsAtomicForEveryPacket) {
+  const std::string a = "version = 1\n" + rule("x", "198.18.5.0/24", kDeny) + rule("y", "198.18.6.0/24", kAllow);
+  const std::string b = "version = 1\n" + rule("x", "198.18.6.0/24", kAllow) + rule("y", "198.18.5.0/24", kDeny);
+  const auto f = ipv4("198.18.5.1", udp(9));
+  ASSERT_NO_FATAL_FAILURE(publish(a, kNoRefill, 1));
+  ASSERT_EQ(send(f), drop_by(1));
+  ASSERT_NO_FATAL_FAILURE(publish(b, kNoRefill, 1));
+  ASSERT_EQ(send(f), drop_by(2));
+
+  // One packet per BPF_PROG_TEST_RUN: a repeat > 1 costs far more per call here.
+  std::atomic<bool> done{false};
+  uint64_t sent = 2, passed = 0;
+  int error = 0;
+  std::thread hammer([&] {
+    while (!done.load() && error == 0) {
+      uint32_t verdict = 0;
+      error = test_run_xdp(xdp_fd(), f, 1, &verdict);
+      sent += error == 0;
+      passed += error == 0 && verdict == XDP_PASS;
+    }
+  });
+  constexpr int kReloads = 20, kFlips = 200000;
+  for (int i = 0; i < kReloads && !HasFailure(); i++) publish(i % 2 ? b : a, kNoRefill, 1);
+  uint32_t zero = 0;
+  dt_config cfg{};
+  int flip_error = bpf_map_lookup_elem(config_fd(), &zero, &cfg) == 0 ? 0 : errno;
+  for (int i = 0; i < kFlips && flip_error == 0; i++) {
+    cfg.bank ^= 1;
+    if (bpf_map_update_elem(config_fd(), &zero, &cfg, BPF_ANY) != 0) flip_error = errno;
+  }
+  done = true;
+  hammer.join();
+  ASSERT_EQ(error, 0) << "BPF_PROG_TEST_RUN: " << strerror(-error);
+  ASSERT_EQ(flip_error, 0) << "config update: " << strerror(flip_error);
+  printf("reload atomicity: %llu packets during %d reloads and %d bank flips\n", static_cast<unsigned long long>(sent),
+         kReloads, kFlips);
+  const dt_stats st = kernel_stats();
+  EXPECT_EQ(passed, 0u) << "packets passed: they saw half of a reload (the rule of one set, the policy of the other)";
+  EXPECT_EQ(st.allowed, 0u) << "of " << sent << " packets: " << counters(st);
+  EXPECT_EQ(st.denied, sent) << "every packet must be denied by one set or the other: " << counters(st);
+  EXPECT_EQ(rule_stats(1).passed + rule_stats(2).passed, 0u);
+  EXPECT_EQ(st.fail_open, 0u) << counters(st);
+}
+
+}  // namespace
+}  // namespace dt::test
