@@ -3,6 +3,8 @@
 #   make          build everything into build/ (agent: build/agent)
 #   make test     build, then run every test suite (needs root: BPF, XDP, netns)
 #   make demo     throttle real packets on a built-in lab of network namespaces
+#                 (and chart them: build/demo.png)
+#   make plot     redraw build/demo.png from the last demo's build/demo.dat
 #   make bench    per-packet cost vs a baseline program, agent cost per period
 #   make deps     install missing Debian packages (apt-get)
 #   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd unit
@@ -109,6 +111,14 @@ test: all
 
 demo: all
 	@scripts/demo.sh
+
+# The demo's chart, redrawn from its data (e.g. after editing scripts/plot.gnuplot).
+.PHONY: plot
+plot:
+	@test -f $(BUILD)/demo.dat || { echo "plot: no $(BUILD)/demo.dat: run make demo first" >&2; exit 1; }
+	@command -v gnuplot >/dev/null || { echo "plot: gnuplot is missing: run make deps" >&2; exit 1; }
+	@gnuplot -e "data='$(BUILD)/demo.dat'; out='$(BUILD)/demo.png'" scripts/plot.gnuplot
+	@echo "chart: $(BUILD)/demo.png"
 
 bench: all
 	@$(BUILD)/bench

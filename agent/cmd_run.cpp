@@ -290,20 +290,20 @@ int cmd_run(int argc, char **argv) {
           reload_generation++;
           if (opt.rules_file.empty()) {
             why = "nothing to reload: the agent runs without --rules";
-          } else if (load_rules(opt.rate, opt.burst, opt.rules_file, &next, &why)) {
+          } else if (load_rules(opt.rate, opt.burst, opt.rules_file, &next, &why, &rules)) {
             if (int rc = publish_rules(rule_maps, next.compiled.policies, next.compiled.lpm, next.names); rc != 0) {
               why = std::string("cannot write the rules to the maps: ") + strerror(-rc);
             } else {
               std::string tag_err;
-              if (!tags.replace_rules(tag_rules_of(next, opt), &tag_err)) {
-                why = tag_err;
-                DT_ERROR("reload failed, the previous tag rules stay in force: %s", why.c_str());
-              }
+              const bool tags_ok = tags.replace_rules(tag_rules_of(next, opt), &tag_err);
               rules = std::move(next);
               if (cluster) cluster->set_rules(rules.names, rules.throttles);
-              DT_INFO("reloaded %s: %s", opt.rules_file.c_str(), describe_rules(rules).c_str());
-              write_file_atomic(reload_path, std::to_string(reload_generation) + " ok " + describe_rules(rules) + "\n");
-              continue;
+              if (tags_ok) {
+                DT_INFO("reloaded %s: %s", opt.rules_file.c_str(), describe_rules(rules).c_str());
+                write_file_atomic(reload_path, std::to_string(reload_generation) + " ok " + describe_rules(rules) + "\n");
+                continue;
+              }
+              why = "packet rules reloaded, but the tag rules were refused (the previous ones stay): " + tag_err;
             }
           }
           DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());

@@ -89,9 +89,9 @@ int cmd_stats(int argc, char **argv) {
            opt.pin_dir.c_str(), policy_rate(pol), policy_burst(pol), pol.interval_ns, rows.size());
     printf("\"counters\":{\"passed\":%" "llu" ",\"dropped\":%" "llu" ",\"new_sources\":%" "llu"
            ",\"parse_errors\":%" "llu" ",\"non_ip\":%" "llu" ",\"fail_open\":%" "llu"
-           ",\"contended\":%" "llu" ",\"debit_hits\":%" "llu" ",\"nd_exempt\":%" "llu" "},\"sources\":[",
+           ",\"contended\":%" "llu" ",\"debit_hits\":%" "llu" ",\"nd_exempt\":%" "llu" ",\"exempt\":%" "llu" ",\"allowed\":%" "llu" ",\"denied\":%" "llu" "},\"sources\":[",
            st.passed, st.dropped, st.new_sources, st.parse_errors, st.non_ip, st.fail_open,
-           st.contended, st.debit_hits, st.nd_exempt);
+           st.contended, st.debit_hits, st.nd_exempt, st.exempt, st.allowed, st.denied);
     for (size_t i = 0; i < shown; i++) {
       const auto &r = rows[i];
       const dt_policy &rp = snap.policy_of(r.b);
@@ -134,6 +134,8 @@ int cmd_stats(int argc, char **argv) {
   print_counter("contended", st.contended);
   print_counter("debited hits", st.debit_hits);
   print_counter("exempt", st.exempt);
+  print_counter("allowed", st.allowed);
+  print_counter("denied", st.denied);
   if (!snap.rules.empty()) {
     printf("\nrules:\n  %-24s %-8s %12s %10s %12s %12s\n", "RULE", "ACTION", "RATE/S", "BURST", "PASSED", "DROPPED");
     for (const RuleRow &rr : snap.rules) {

@@ -41,10 +41,14 @@ bool has_cap(int cap) {
 }
 
 bool check_privileges(std::string *err) {
-  if (geteuid() == 0 || has_cap(CAP_SYS_ADMIN) || (has_cap(CAP_BPF) && has_cap(CAP_NET_ADMIN)))
-    return true;
-  *err = "permission denied: dthrottle loads BPF programs and attaches XDP, which needs root "
-         "or the capabilities CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON (try sudo)";
+  // What counts is the effective capability set (root may run with a reduced one).
+  if (has_cap(CAP_SYS_ADMIN)) return true;
+  std::string missing;
+  for (auto [cap, name] : {std::pair{CAP_BPF, "CAP_BPF"}, {CAP_NET_ADMIN, "CAP_NET_ADMIN"}, {CAP_PERFMON, "CAP_PERFMON"}})
+    if (!has_cap(cap)) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  if (missing.empty()) return true;
+  *err = "permission denied: loading the XDP program needs root or the capabilities CAP_BPF, CAP_NET_ADMIN "
+         "and CAP_PERFMON; missing: " + missing + " (try sudo)";
   return false;
 }
 

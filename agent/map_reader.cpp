@@ -58,6 +58,8 @@ int read_stats(int stats_fd, dt_stats *out) {
     out->nd_exempt += c.nd_exempt;
     out->exempt += c.exempt;
     out->report_overflow += c.report_overflow;
+    out->allowed += c.allowed;
+    out->denied += c.denied;
   }
   return 0;
 }

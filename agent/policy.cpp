@@ -83,9 +83,9 @@ int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
       if (bpf_map_update_elem(fd, &key, &set, BPF_ANY) != 0) return -errno;
   }
   if (maps.names_fd >= 0) {
-    for (uint32_t rule = 0; rule < names.size() && rule < DT_MAX_RULES; rule++) {
+    for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {  // past names: cleared
       dt_rule_name n{};
-      strncpy(n.name, names[rule].c_str(), sizeof n.name - 1);
+      if (rule < names.size()) strncpy(n.name, names[rule].c_str(), sizeof n.name - 1);
       if (bpf_map_update_elem(maps.names_fd, &rule, &n, BPF_ANY) != 0) return -errno;
     }
   }

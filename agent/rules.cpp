@@ -53,8 +53,8 @@ bool parse_cidr(const std::string &s, PacketRule *r, std::string *why) {
     return false;
   }
   int bits = max;
-  if (!len.empty()) {
-    bool digits = len.size() <= 3;
+  if (slash != std::string::npos) {
+    bool digits = !len.empty() && len.size() <= 3;
     for (char c : len) digits = digits && isdigit(static_cast<unsigned char>(c));
     bits = digits ? std::stoi(len) : -1;
     if (bits < 0 || bits > max) {
@@ -210,7 +210,7 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
   if (r->action == RuleAction::Throttle) {
     if (!rate_burst(rs, t, line, &r->rate, &r->burst, err)) return false;
   } else if (t.contains("rate") || t.contains("burst")) {
-    *err = at(rs, line) + "an '" + action + "' rule takes no rate or burst";
+    *err = at(rs, line) + "'" + action + "' rules take no rate or burst";
     return false;
   }
   const int max_bits = r->v4 ? 32 : 128;
@@ -291,7 +291,8 @@ bool parse_rules(const std::string &text, const std::string &origin, RuleSet *ou
   }
   if (!known_keys(rs, root, {"version", "rule", "tag"}, "the file", err)) return false;
   if (!root.contains("version") || !root.at("version").is_integer() || root.at("version").as_integer() != 1) {
-    *err = origin + ":1: the file must start with 'version = 1' (the rules format version)";
+    const int line = root.contains("version") ? static_cast<int>(root.at("version").location().line()) : 1;
+    *err = at(rs, line) + "the file needs 'version = 1' (the rules format version)";
     return false;
   }
   try {
@@ -314,6 +315,7 @@ bool parse_rules(const std::string &text, const std::string &origin, RuleSet *ou
           *err = at(rs, r.line) + "too many rules: at most " + std::to_string(DT_MAX_RULES - 1);
           return false;
         }
+        r.id = static_cast<uint32_t>(rs.rules.size());
         rs.rules.push_back(r);
       }
     }
@@ -370,10 +372,16 @@ bool load_rules_file(const std::string &path, RuleSet *out, std::string *err) {
 
 bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err) {
   CompiledRules c;
-  c.policies.resize(rs.rules.size());
+  uint32_t max_id = 0;
+  for (const auto &r : rs.rules) max_id = std::max(max_id, r.id);
+  if (max_id >= DT_MAX_RULES) {
+    *err = rs.origin + ": rule id " + std::to_string(max_id) + " out of range";
+    return false;
+  }
+  c.policies.resize(max_id + 1);  // ids not in use: empty policies no prefix leads to
   for (size_t i = 0; i < rs.rules.size(); i++) {
     const PacketRule &r = rs.rules[i];
-    dt_policy &p = c.policies[i];
+    dt_policy &p = c.policies[r.id];
     std::string why;
     if (r.action == RuleAction::Throttle && !make_policy(r.rate, r.burst, &p, &why)) {
       *err = (i == 0 ? "default rule: " : at(rs, r.line)) + why;
@@ -435,7 +443,7 @@ bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err) {
         for (size_t m = 0; m < cands[i].size(); m++) {
           const PacketRule &r = rs.rules[cands[i][m]];
           dt_rule_match &mm = set.m[m];
-          mm.rule = cands[i][m];
+          mm.rule = static_cast<uint16_t>(r.id);
           mm.proto = r.proto;
           mm.flags = static_cast<uint8_t>((r.syn_only ? DT_MATCH_SYN : 0) | (r.dport_lo ? DT_MATCH_PORTS : 0));
           mm.dport_lo = r.dport_lo;
@@ -454,14 +462,37 @@ bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err) {
   return true;
 }
 
-bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err) {
+bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
+                const LoadedRules *previous) {
   LoadedRules r;
   r.set = default_rules(rate, burst);
   if (!path.empty() && !load_rules_file(path, &r.set, err)) return false;
+  if (previous) {
+    // Same name, same id; the others take the lowest ids no kept rule uses.
+    std::map<std::string, uint32_t> old_ids;
+    for (const auto &p : previous->set.rules) old_ids[p.name] = p.id;
+    std::vector<bool> used(DT_MAX_RULES, false);
+    used[DT_RULE_DEFAULT] = true;
+    for (auto &rule : r.set.rules)
+      if (auto it = old_ids.find(rule.name); it != old_ids.end() && rule.name != "default") used[it->second] = true;
+    uint32_t next_free = 1;
+    for (size_t i = 1; i < r.set.rules.size(); i++) {
+      PacketRule &rule = r.set.rules[i];
+      if (auto it = old_ids.find(rule.name); it != old_ids.end()) {
+        rule.id = it->second;
+        continue;
+      }
+      while (next_free < DT_MAX_RULES && used[next_free]) next_free++;
+      rule.id = next_free;
+      used[next_free] = true;
+    }
+  }
   if (!compile_rules(r.set, &r.compiled, err)) return false;
+  r.names.assign(r.compiled.policies.size(), "");
+  r.throttles.assign(r.compiled.policies.size(), false);
   for (const auto &rule : r.set.rules) {
-    r.names.push_back(rule.name);
-    r.throttles.push_back(rule.action == RuleAction::Throttle);
+    r.names[rule.id] = rule.name;
+    r.throttles[rule.id] = rule.action == RuleAction::Throttle;
   }
   *out = std::move(r);
   return true;

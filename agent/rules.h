@@ -52,6 +52,7 @@ struct PacketRule {
   uint64_t burst = 0;
   uint8_t key_prefix = 0;  // bucket granularity within the family (32/64 by default)
   int line = 0;            // where it is in the file
+  uint32_t id = 0;         // the kernel's rule index (stable by name across reloads)
 };
 
 struct RuleSet {
@@ -85,8 +86,11 @@ struct LoadedRules {
   std::vector<std::string> names;
   std::vector<bool> throttles;
 };
-// The default rule from rate/burst (rate 0: none), plus `path` if not empty.
-bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err);
+// The default rule from rate/burst (rate 0: none), plus `path` if not empty. With
+// `previous` (a reload), a rule keeps the id it had under the same name, so its
+// buckets and counters stay its own; new rules take free ids.
+bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
+                const LoadedRules *previous = nullptr);
 // One line: "3 packet rules (2 throttle, 1 allow, 0 deny), 2 tag rules, default 100/s burst 50".
 std::string describe_rules(const LoadedRules &r);
 

@@ -44,16 +44,24 @@ static __always_inline struct dt_config *dt_config_get(void)
 	return bpf_map_lookup_elem(&config, &zero);
 }
 
-/* The policy that applies to `rule` right now, or NULL. */
-static __always_inline const struct dt_policy *
-dt_policy_for(const struct dt_config *cfg, __u32 rule)
+/* The policy of `rule` in policy bank `bank`, or NULL. */
+static __always_inline const struct dt_policy *dt_policy_in_bank(__u32 bank, __u32 rule)
 {
 	__u32 slot;
 
 	if (rule >= DT_MAX_RULES)
 		return NULL;
-	slot = rule * 2 + (DT_READ_ONCE(cfg->bank) & 1);
+	slot = rule * 2 + (bank & 1);
 	return bpf_map_lookup_elem(&policy, &slot);
+}
+
+/* The policy that applies to `rule` right now, or NULL. A packet that also matches
+ * rules must read the bank once and use dt_policy_in_bank, so that its rule and its
+ * policy come from the same rule set even if a reload flips the bank meanwhile. */
+static __always_inline const struct dt_policy *
+dt_policy_for(const struct dt_config *cfg, __u32 rule)
+{
+	return dt_policy_in_bank(DT_READ_ONCE(cfg->bank), rule);
 }
 
 /* Find the bucket of `key`, creating a full one (tat 0) on first sight. */

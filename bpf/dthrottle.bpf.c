@@ -34,7 +34,7 @@
  * port, TCP SYN) hold. The agent compiles every prefix's candidates so that the
  * default rule (0) always closes the list: one lookup decides.
  */
-static __always_inline __u32 dt_match_rule(const struct dt_config *cfg, const struct dt_key *key,
+static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
 					   const struct dt_l3 *l3, void *data_end)
 {
 	struct dt_lpm_key lk = { .prefixlen = 128 };
@@ -43,8 +43,7 @@ static __always_inline __u32 dt_match_rule(const struct dt_config *cfg, const st
 	__u32 i, n;
 
 	__builtin_memcpy(lk.addr, key->addr, 16);
-	rs = (DT_READ_ONCE(cfg->bank) & 1) ? bpf_map_lookup_elem(&rules1, &lk)
-					   : bpf_map_lookup_elem(&rules0, &lk);
+	rs = (bank & 1) ? bpf_map_lookup_elem(&rules1, &lk) : bpf_map_lookup_elem(&rules0, &lk);
 	if (!rs)
 		return DT_RULE_DEFAULT;
 	dt_parse_l4(l3, data_end, &l4);
@@ -79,7 +78,7 @@ int dt_xdp(struct xdp_md *ctx)
 	struct dt_stats *st;
 	struct dt_key key;
 	struct dt_l3 l3;
-	__u32 zero = 0, rule = DT_RULE_DEFAULT;
+	__u32 zero = 0, rule = DT_RULE_DEFAULT, bank;
 	__u64 now;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
@@ -109,9 +108,10 @@ int dt_xdp(struct xdp_md *ctx)
 		st->exempt++;
 		return XDP_PASS;
 	}
+	bank = DT_READ_ONCE(cfg->bank); /* once: the rule and its policy from one rule set */
 	if (cfg->flags & DT_CFG_RULES)
-		rule = dt_match_rule(cfg, &key, &l3, data_end);
-	pol = dt_policy_for(cfg, rule);
+		rule = dt_match_rule(bank, &key, &l3, data_end);
+	pol = dt_policy_in_bank(bank, rule);
 	rst = bpf_map_lookup_elem(&rule_stats, &rule);
 	if (!pol || !rst) {
 		st->fail_open++;

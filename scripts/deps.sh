@@ -13,6 +13,7 @@ PACKAGES=(
   libtoml11-dev                           # the rules file (TOML)
   iproute2 procps                         # network namespaces, veth, ps/pkill
   python3                                 # the Python client's tests (tests/clients)
+  gnuplot-nox                             # the demo's chart (build/demo.png)
 )
 
 missing=()

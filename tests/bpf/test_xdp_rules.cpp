@@ -18,9 +18,9 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -284,7 +284,7 @@ class XdpRules : public BpfFixture {
     return b;
   }
 
-  // Every bucket as "address/rule", for messages.
+  // Every bucket as "address#rule", for messages.
   std::string bucket_list() {
     std::string s;
     for_each_bucket(buckets_fd(), [&](const dt_key &k, const dt_bucket &) {

@@ -231,10 +231,10 @@ TEST(RulesParse, EveryErrorWithItsLine) {
   const std::string hdr = v + "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\n";  // rule at line 2, cidr on 4
   const std::vector<ErrorCase> cases = {
       {"missing version", "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\naction = \"deny\"\n",
-       "r.toml:1: the file must start with 'version = 1' (the rules format version)"},
-      {"version 2", "version = 2\n", "r.toml:1: the file must start with 'version = 1' (the rules format version)"},
+       "r.toml:1: the file needs 'version = 1' (the rules format version)"},
+      {"version 2", "version = 2\n", "r.toml:1: the file needs 'version = 1' (the rules format version)"},
       {"version as a string", "version = \"1\"\n",
-       "r.toml:1: the file must start with 'version = 1' (the rules format version)"},
+       "r.toml:1: the file needs 'version = 1' (the rules format version)"},
       {"unknown top-level key", v + "\n" + "limit = 3\n",
        "r.toml:3: unknown key 'limit' in the file (known: rule, tag, version)"},
       {"[rule] instead of [[rule]]", v + "[rule]\nname = \"a\"\n",
@@ -297,8 +297,8 @@ TEST(RulesParse, EveryErrorWithItsLine) {
       {"burst 0", hdr + "rate = 5\nburst = 0\n", "r.toml:6: 'burst' must be a whole number of at least 1"},
       {"rate out of range", hdr + "rate = 2000000\nburst = 5\n",
        "r.toml:5: rate 2000000.000000 is out of range: use 0.000001 to 1000000 packets per second"},
-      {"allow with rate", hdr + "action = \"allow\"\nrate = 5\n", "r.toml:2: an 'allow' rule takes no rate or burst"},
-      {"deny with burst", hdr + "action = \"deny\"\nburst = 5\n", "r.toml:2: an 'deny' rule takes no rate or burst"},
+      {"allow with rate", hdr + "action = \"allow\"\nrate = 5\n", "r.toml:2: 'allow' rules take no rate or burst"},
+      {"deny with burst", hdr + "action = \"deny\"\nburst = 5\n", "r.toml:2: 'deny' rules take no rate or burst"},
       {"key_prefix 0", hdr + "rate = 5\nburst = 5\nkey_prefix = 0\n", "r.toml:7: key_prefix must be 1 to 32 for an IPv4 rule"},
       {"key_prefix 33", hdr + "rate = 5\nburst = 5\nkey_prefix = 33\n",
        "r.toml:7: key_prefix must be 1 to 32 for an IPv4 rule"},
@@ -324,7 +324,7 @@ TEST(RulesParse, EveryErrorWithItsLine) {
 // The rules format version is reported where it is written, not always on line 1.
 TEST(RulesParse, WrongVersionPointsAtItsLine) {
   EXPECT_EQ(error_of("# dthrottle rules\n\nversion = 2\n"),
-            "r.toml:3: the file must start with 'version = 1' (the rules format version)");
+            "r.toml:3: the file needs 'version = 1' (the rules format version)");
 }
 
 TEST(RulesParse, SyntaxErrorsNameTheLine) {
@@ -534,6 +534,57 @@ TEST(RulesLoad, NamesThrottlesAndDescription) {
 
   EXPECT_FALSE(dt::load_rules(100, 50, "/nonexistent/dthrottle-rules.toml", &none, &err));
   EXPECT_EQ(none.names.size(), 1u) << "a failed load leaves *out as it was";
+}
+
+}  // namespace
+
+namespace {
+
+// A reload keeps a rule's id by name: its buckets and counters stay its own.
+TEST(RulesReload, IdsAreStableByName) {
+  char path[] = "/tmp/dthrottle-rules-ids.XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  auto write = [&](const std::string &text) {
+    FILE *f = fopen(path, "w");
+    ASSERT_NE(f, nullptr);
+    fputs(text.c_str(), f);
+    fclose(f);
+  };
+  const std::string a = "[[rule]]\nname = \"a\"\ncidr = \"198.18.1.0/24\"\nrate = 1\nburst = 1\n";
+  const std::string b = "[[rule]]\nname = \"b\"\ncidr = \"198.18.2.0/24\"\nrate = 2\nburst = 2\n";
+  const std::string c = "[[rule]]\nname = \"c\"\ncidr = \"198.18.3.0/24\"\naction = \"deny\"\n";
+  write("version = 1\n" + a + b);
+  dt::LoadedRules first, second, third;
+  std::string err;
+  ASSERT_TRUE(dt::load_rules(100, 50, path, &first, &err)) << err;
+  write("version = 1\n" + c + b);  // "a" removed, "c" inserted first, "b" moved up
+  ASSERT_TRUE(dt::load_rules(100, 50, path, &second, &err, &first)) << err;
+  write("version = 1\n" + a + c + b);
+  ASSERT_TRUE(dt::load_rules(100, 50, path, &third, &err, &second)) << err;
+  unlink(path);
+  auto id_of = [](const dt::LoadedRules &r, const std::string &name) {
+    for (const auto &rule : r.set.rules)
+      if (rule.name == name) return static_cast<int>(rule.id);
+    return -1;
+  };
+  EXPECT_EQ(id_of(first, "a"), 1);
+  EXPECT_EQ(id_of(first, "b"), 2);
+  EXPECT_EQ(id_of(second, "b"), 2) << "b keeps its id although it moved up";
+  EXPECT_EQ(id_of(second, "c"), 1) << "the new rule takes the lowest free id";
+  EXPECT_EQ(id_of(third, "c"), 1);
+  EXPECT_EQ(id_of(third, "b"), 2);
+  EXPECT_EQ(id_of(third, "a"), 3) << "a came back: a fresh id, not c's";
+  EXPECT_EQ(third.names[3], "a");
+  EXPECT_TRUE(third.throttles[2]);
+  EXPECT_FALSE(third.throttles[1]) << "c is a deny rule";
+  // The compiled candidates name kernel ids, not file positions.
+  bool saw_b = false;
+  for (const auto &[k, set] : third.compiled.lpm)
+    for (uint32_t m = 0; m < set.count; m++) saw_b |= set.m[m].rule == 2;
+  EXPECT_TRUE(saw_b);
+  EXPECT_EQ(third.compiled.policies[2].interval_ns, 500000000u) << "rule b (2/s) at id 2";
 }
 
 }  // namespace

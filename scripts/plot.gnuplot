@@ -1,0 +1,65 @@
+# plot.gnuplot - the demo's chart: what a flooding source offered and what the hosts let
+# through, per second, with the agents alone (left) and as a cluster (right).
+#
+#   gnuplot -e "data='build/demo.dat'; out='build/demo.png'" scripts/plot.gnuplot
+#
+# `make demo` writes the data (scripts/demo.sh) and draws it; `make plot` redraws it.
+# The data file is gnuplot itself: the run's parameters (source, offer, rate, burst,
+# hosts, secs, budget, admitted_alone, admitted_cluster), then one datablock per run,
+# $alone and $cluster, with a line per sample: the time since the spray started (s),
+# then over the second before it: admitted/s by host 1..hosts, admitted/s in total and
+# offered/s (admitted + dropped, all hosts).
+
+if (!exists("data")) data = "build/demo.dat"
+if (!exists("out")) out = "build/demo.png"
+load data
+
+set terminal pngcairo size 1100,520 font "DejaVu Sans,10"
+set output out
+
+# A log(1 + y) axis: the offer (thousands/s), the total admitted (hundreds) and each
+# host's share (tens) all stay readable, and an empty second (0/s) is still drawn.
+set nonlinear y via log10(y + 1) inverse 10**y - 1
+set yrange [0:offer * 3]
+set ytics ("0" 0, "10" 10, "30" 30, "100" 100, "300" 300, "1000" 1000, "3000" 3000, "10000" 10000)
+set xrange [0:secs]
+set grid xtics ytics lc "gray85" lt 1
+set border 3
+set xtics nomirror
+set ytics nomirror
+set xlabel "time since the client started sending (s)"
+set ylabel sprintf("packets per second from %s (log scale)", source)
+total = hosts + 2
+offered = hosts + 3
+hostcolor(i) = i == 1 ? "#1f77b4" : i == 2 ? "#2ca02c" : i == 3 ? "#9467bd" : "#8c564b"
+
+set multiplot layout 1,2 \
+    title sprintf("%s sends %d packets/s, sprayed evenly over %d hosts: its budget is %d at once, then %d per second", \
+                  source, offer, hosts, burst, rate) font ",12"
+
+set label 1 sprintf("each host grants the whole budget rate: %d x %d/s in all", hosts, rate) \
+    at 1.5, rate * 1.35 left font ",9" tc "gray30"
+# One legend for both panels, in the empty bottom of the first one.
+set key inside center bottom horizontal maxrows 3 samplen 2.5 opaque box lc "gray70" font ",10"
+set title sprintf("Agents alone: %d admitted in %d s = %.1f x the budget", \
+                  admitted_alone, secs, 1.0 * admitted_alone / budget) font ",11"
+plot $alone using 1:offered with lines lw 4 lc "gray75" title "offered (all hosts)", \
+     for [i = 1:hosts] $alone using 1:i + 1 with lines lw 1.5 lc rgb hostcolor(i) \
+         title sprintf("admitted by host %d", i), \
+     $alone using 1:total with lines lw 3 lc "black" title "admitted, all hosts", \
+     rate with lines lw 2 dt (8, 6) lc "red" title sprintf("budget rate (%d/s)", rate)
+
+unset key
+unset ylabel
+# The hosts granted the burst before hearing from each other; the debits that follow
+# take every bucket below zero, and the source waits until the overdraft is paid back.
+set label 1 sprintf("all %d hosts granted the burst:\nthe overdraft is paid back here", hosts) \
+    at 1.45, 3 left font ",9" tc "gray30"
+set title sprintf("Agents in a cluster: %d admitted in %d s = %.1f x the budget", \
+                  admitted_cluster, secs, 1.0 * admitted_cluster / budget) font ",11"
+plot $cluster using 1:offered with lines lw 4 lc "gray75", \
+     for [i = 1:hosts] $cluster using 1:i + 1 with lines lw 1.5 lc rgb hostcolor(i), \
+     $cluster using 1:total with lines lw 3 lc "black", \
+     rate with lines lw 2 dt (8, 6) lc "red"
+
+unset multiplot
