@@ -122,6 +122,7 @@ plot:
 
 bench: all
 	@$(BUILD)/bench
+	@$(BUILD)/query_bench
 
 clean:
 	rm -rf $(BUILD)

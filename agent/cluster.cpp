@@ -355,7 +355,9 @@ std::string Cluster::status_json(uint64_t now_ns) const {
        ",\"messages_received\":" + u(c.messages_received) + ",\"bytes_received\":" + u(c.bytes_received) +
        ",\"messages_applied\":" + u(c.messages_applied) + ",\"entries_applied\":" + u(c.entries_applied) +
        ",\"hits_debited\":" + u(c.hits_debited) + ",\"duplicates\":" + u(c.duplicates) +
-       ",\"debit_failures\":" + u(c.debit_failures) + ",\"rejected\":" + u(c.rejected_total()) + "},";
+       ",\"debit_failures\":" + u(c.debit_failures) + ",\"rejected\":" + u(c.rejected_total()) +
+       ",\"unknown_rule_entries\":" + u(c.unknown_rule_entries) + ",\"tags_sent\":" + u(c.tags_sent) +
+       ",\"tag_hits_received\":" + u(c.tag_hits_received) + "},";
   j += "\"rejected\":{";
   bool first = true;
   for (const auto &[k, v] : c.rejected) {

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# test_tags.sh - the query socket of real agents, and tag hits shared between peers.
+#
+# Two agents on the two ends of one veth pair (namespaces $H_NS and $C_NS), peering
+# over it, each with a query socket in $WORK and the tag rule user:=1/5 (1 per second,
+# burst 5). A tag spent on agent A is then refused by agent B once A's report has
+# arrived: one budget for a tag, whichever agent applications ask. Also the Python
+# client (clients/python) against a real agent, and the protocol's answers.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+TEST_NAME=tags
+PYTHON=${PYTHON:-python3}
+
+lab_init dttag
+lab_up
+ip -n "$H_NS" link set lo up
+ip -n "$C_NS" link set lo up
+B_PIN=$PIN_DIR-b
+LAB_PIN_DIRS+=("$B_PIN")
+
+agent_start a --rate 1000 --burst 1000 --query-socket "$WORK/a.sock" --tag-rule 'user:=1/5' \
+	--peers "$LAB_V4_CLIENT:7700" --node-id a --period 200ms --stats-interval 10m ||
+	die "agent a did not start"
+nsenter --net="/run/netns/$C_NS" -- "$AGENT" --iface "$C_IF" --pin-dir "$B_PIN" --rate 1000 --burst 1000 \
+	--query-socket "$WORK/b.sock" --tag-rule 'user:=1/5' --peers "$LAB_V4_HOST:7700" --node-id b \
+	--period 200ms --stats-interval 10m >"$WORK/agent-b.log" 2>&1 &
+LAB_PIDS[agent-b]=$!
+wait_for_line "$WORK/agent-b.log" 'attached dthrottle' "${LAB_PIDS[agent-b]}" 10 || die "agent b did not start"
+wait_for_line "$WORK/agent-b.log" 'peer a is up' "${LAB_PIDS[agent-b]}" 10 || die "b never heard a"
+wait_for_line "$(agent_log a)" 'peer b is up' "$AGENT_PID" 10 || die "a never heard b"
+
+# ask SOCKET TAG... : one connection, pipelined queries, prints the answers joined by ','
+ask() {
+	local sock=$1
+	shift
+	"$PYTHON" - "$sock" "$@" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(2)
+s.connect(sys.argv[1])
+s.sendall(b"".join(t.encode() + b"\n" for t in sys.argv[2:]))
+want, got = len(sys.argv) - 2, b""
+while got.count(b"\n") < want:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    got += chunk
+print(",".join(got.decode().split("\n")[:want]))
+PY
+}
+
+# The base protocol: exactly OK/NO, burst 5 then refused; other tags unaffected.
+got=$(ask "$WORK/a.sock" user:1 user:1 user:1 user:1 user:1 user:1 other-tag)
+check protocol/burst-then-no "agent a answered '$got'" [ "$got" = "OK,OK,OK,OK,OK,NO,OK" ]
+
+# The cluster: user:2 spent on a; after a's report b refuses it too.
+got=$(ask "$WORK/a.sock" user:2 user:2 user:2 user:2 user:2)
+check cluster/spent-on-a "agent a answered '$got'" [ "$got" = "OK,OK,OK,OK,OK" ]
+sleep 0.7  # three report periods
+got=$(ask "$WORK/b.sock" user:2 user:2 user:2)
+oks=$(tr ',' '\n' <<<"$got" | grep -c OK)
+check cluster/refused-on-b "b answered '$got' after a's report: at most 1 OK (refill 1/s) expected" num_cmp "$oks" '<=' 1
+# And the other way round, with the peers' debits counted in b's status.
+got=$(ask "$WORK/b.sock" user:3 user:3 user:3 user:3 user:3)
+sleep 0.7
+got=$(ask "$WORK/a.sock" user:3 user:3)
+oks=$(tr ',' '\n' <<<"$got" | grep -c OK)
+check cluster/refused-on-a "a answered '$got' after b's report" num_cmp "$oks" '<=' 1
+snap=$(nsenter --net="/run/netns/$C_NS" "$AGENT" stats --pin-dir "$B_PIN" --json)
+tag_hits=$(grep -o '"tag_hits_received":[0-9]*' <<<"$snap" | cut -d: -f2)
+check cluster/tag-hits-counted "b's status shows tag_hits_received=${tag_hits:-none}" num_cmp "${tag_hits:-0}" '>=' 5
+
+# Bad input: an overlong tag and a NUL byte are refused; the agent keeps serving.
+long=$(head -c 1100 /dev/zero | tr '\0' x)
+got=$(ask "$WORK/a.sock" "$long")
+check protocol/overlong-tag "answered '$got'" [ "$got" = "ERR tag too long" ]
+got=$(ask "$WORK/a.sock" user:9)
+check protocol/still-serving "answered '$got'" [ "$got" = "OK" ]
+
+# The Python client against the real agent: allow() and the decorator skip.
+out=$(PYTHONPATH="$DT_ROOT/clients/python" PYTHONDONTWRITEBYTECODE=1 "$PYTHON" - "$WORK/a.sock" <<'PY'
+import sys, dthrottle
+c = dthrottle.Client(sys.argv[1])
+first = [c.allow("user:py") for _ in range(6)]
+calls = []
+@dthrottle.throttle("user:py", client=c)
+def work():
+    calls.append(1)
+    return "done"
+print(first.count(True), first.count(False), work(), len(calls))
+PY
+)
+check python/allow-then-deny "python saw '$out'" [ "${out% *}" = "5 1 None" ]
+check python/decorator-skips "python saw '$out'" [ "${out##* }" = "0" ]
+
+lab_finish
