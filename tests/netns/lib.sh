@@ -230,7 +230,12 @@ agent_log() { echo "$WORK/agent-$1.log"; }
 # (stderr off meanwhile: bash would report a SIGKILLed job as "Killed" noise.)
 agent_signal() {
 	local pid=${LAB_PIDS[agent-$1]}
-	{ kill "-$2" "$pid" && wait_exit "$pid" 10; } 2>/dev/null
+	{ kill "-$2" "$pid" && wait_exit "$pid" 10; } 2>/dev/null && return 0
+	# Still there: say where it is stuck, for the report.
+	echo "agent $1 (pid $pid) still alive 10 s after SIG$2: $(cat "/proc/$pid/stat" 2>/dev/null)"
+	echo "  wchan: $(cat "/proc/$pid/wchan" 2>/dev/null); kernel stack:"
+	sed 's/^/    /' "/proc/$pid/stack" 2>/dev/null | head -20
+	return 1
 }
 
 # agent_fg [AGENT ARGS...]: runs the agent in the host namespace in the foreground
