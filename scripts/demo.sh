@@ -63,7 +63,7 @@ sample() {
 		line=$(now_s)
 		for ((i = 1; i <= HOSTS; i++)); do
 			# A read that fails loses this sample only: the next rate spans the gap.
-			json=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0) || { line=; break; }
+			json=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0 2>/dev/null) || { line=; break; }
 			line+=" $(flood_num "$json" passed) $(flood_num "$json" dropped)"
 		done
 		[ -n "$line" ] && echo "$line" >>"$WORK/samples-$name"

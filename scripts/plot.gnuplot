@@ -51,10 +51,10 @@ plot $alone using 1:offered with lines lw 4 lc "gray75" title "offered (all host
 
 unset key
 unset ylabel
-# The hosts granted the burst before hearing from each other; the debits that follow
-# take every bucket below zero, and the source waits until the overdraft is paid back.
-set label 1 sprintf("all %d hosts granted the burst:\nthe overdraft is paid back here", hosts) \
-    at 1.45, 3 left font ",9" tc "gray30"
+# Each host granted the burst before hearing from the others; the debits that follow
+# take the buckets below zero, and the dip after the start pays that extra back.
+set label 1 sprintf("at first, each of the %d hosts granted the burst:\nthe dip that follows pays the extra back", hosts) \
+    at 1.6, 4 left font ",9" tc "gray30"
 set title sprintf("Agents in a cluster: %d admitted in %d s = %.1f x the budget", \
                   admitted_cluster, secs, 1.0 * admitted_cluster / budget) font ",11"
 plot $cluster using 1:offered with lines lw 4 lc "gray75", \
