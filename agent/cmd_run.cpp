@@ -251,9 +251,22 @@ int cmd_run(int argc, char **argv) {
     MetricsInfo mi{DTHROTTLE_VERSION, opt.node_id, opt.iface, xdp_mode_name(dp->attached_mode()),
                    opt.rate, opt.burst, dp->max_sources()};
     metrics->serve(mi, dp->stats_fd(), dp->buckets_fd());
+  }
+  // The query socket's counters join whatever snapshot the loop publishes.
+  auto with_query = [&](MetricsSnapshot s) {
+    if (query) {
+      s.query = true;
+      s.query_counters = query->counters();
+      s.tag_buckets = tags.size();
+    }
+    return s;
+  };
+  if (metrics) {
     if (cluster) {
       const ClusterCounters &cc = cluster->counters();
-      metrics->publish(metrics_snapshot(*cluster, 0, cc.entries_sent, cc.messages_sent, cc.bytes_sent));
+      metrics->publish(with_query(metrics_snapshot(*cluster, 0, cc.entries_sent, cc.messages_sent, cc.bytes_sent)));
+    } else {
+      metrics->publish(with_query(MetricsSnapshot{}));
     }
   }
 
@@ -323,7 +336,8 @@ int cmd_run(int argc, char **argv) {
       const uint64_t entries0 = cc.entries_sent, messages0 = cc.messages_sent, bytes0 = cc.bytes_sent;
       const uint64_t t0 = mono_now_ns();
       cluster->on_period(now);
-      if (metrics) metrics->publish(metrics_snapshot(*cluster, mono_now_ns() - t0, entries0, messages0, bytes0));
+      if (metrics)
+        metrics->publish(with_query(metrics_snapshot(*cluster, mono_now_ns() - t0, entries0, messages0, bytes0)));
       // Catch up without bursts of ticks if the loop was held up.
       next_period += opt.period_ns;
       if (next_period <= now) next_period = now + opt.period_ns;
@@ -335,6 +349,7 @@ int cmd_run(int argc, char **argv) {
     }
     if (now >= next_fail_open_check) {
       fail_open.check(dp->stats_fd());
+      if (metrics && query && !cluster) metrics->publish(with_query(MetricsSnapshot{}));  // once a second
       next_fail_open_check = now + 1'000'000'000ull;
     }
     if (now >= next_stats) {

@@ -103,6 +103,26 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
             s.report_overflow);
 }
 
+void render_query(Exposition &x, const MetricsSnapshot &snap) {
+  const QueryCounters &q = snap.query_counters;
+  x.family("dthrottle_query_answers_total", "counter", "Query-socket answers, by answer (OK, NO, WAIT of RESERVE).");
+  x.sample("dthrottle_query_answers_total", {{"answer", "ok"}}, q.answered_ok);
+  x.sample("dthrottle_query_answers_total", {{"answer", "no"}}, q.answered_no);
+  x.sample("dthrottle_query_answers_total", {{"answer", "wait"}}, q.answered_wait);
+  x.family("dthrottle_query_errors_total", "counter", "Query-socket requests refused as malformed, by reason.");
+  x.sample("dthrottle_query_errors_total", {{"reason", "empty_tag"}}, q.err_empty);
+  x.sample("dthrottle_query_errors_total", {{"reason", "tag_too_long"}}, q.err_too_long);
+  x.sample("dthrottle_query_errors_total", {{"reason", "nul_byte"}}, q.err_nul);
+  x.counter("dthrottle_query_connections_total", "Query-socket connections served.", q.connections_accepted);
+  x.gauge("dthrottle_query_connections_open", "Query-socket connections open now.",
+          static_cast<double>(q.connections_open));
+  x.counter("dthrottle_query_connections_refused_total", "Query-socket connections refused (over the limit).",
+            q.connections_refused);
+  x.counter("dthrottle_query_backlog_disconnects_total", "Query clients cut off for not reading their answers.",
+            q.backlog_disconnects);
+  x.gauge("dthrottle_tag_buckets", "Tag buckets held by the agent.", static_cast<double>(snap.tag_buckets));
+}
+
 void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns) {
   const ClusterCounters &c = snap.counters;
   x.gauge("dthrottle_report_collect_duration_seconds",
@@ -222,6 +242,7 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
            uint64_t{1});
   render_dataplane(x, info, maps);
   if (snap.cluster) render_cluster(x, snap, now_ns);
+  if (snap.query) render_query(x, snap);
   return x.take();
 }
 

@@ -16,6 +16,7 @@
 #include "cluster.h"
 #include "dthrottle/common.h"
 #include "peer_tracker.h"
+#include "query_server.h"
 
 namespace dt {
 
@@ -44,6 +45,9 @@ struct MetricsSnapshot {
   std::map<std::string, PeerState> peers;
   double last_period_seconds = 0;  // the loop's time on the last period's report
   uint64_t last_report_entries = 0, last_report_messages = 0, last_report_bytes = 0;
+  bool query = false;    // a query socket is served: render its answers
+  QueryCounters query_counters;
+  uint64_t tag_buckets = 0;
 };
 
 // What the HTTP thread reads from the maps for one scrape.

@@ -18,7 +18,7 @@ ip -n "$C_NS" link set lo up
 B_PIN=$PIN_DIR-b
 LAB_PIN_DIRS+=("$B_PIN")
 
-agent_start a --rate 1000 --burst 1000 --query-socket "$WORK/a.sock" --tag-rule 'user:=1/5' \
+agent_start a --rate 1000 --burst 1000 --query-socket "$WORK/a.sock" --tag-rule 'user:=1/5' --metrics 127.0.0.1:9109 \
 	--peers "$LAB_V4_CLIENT:7700" --node-id a --period 200ms --stats-interval 10m ||
 	die "agent a did not start"
 nsenter --net="/run/netns/$C_NS" -- "$AGENT" --iface "$C_IF" --pin-dir "$B_PIN" --rate 1000 --burst 1000 \
@@ -92,5 +92,15 @@ PY
 )
 check python/allow-then-deny "python saw '$out'" [ "${out% *}" = "5 1 None" ]
 check python/decorator-skips "python saw '$out'" [ "${out##* }" = "0" ]
+
+# The query socket's answers in the metrics (scraped inside a's namespace, bash /dev/tcp).
+sleep 1.2  # published once a second
+scrape=$(nsenter --net="/run/netns/$H_NS" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9109 &&
+	printf "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n" >&3 && timeout 5 cat <&3')
+ok_answers=$(grep -o '^dthrottle_query_answers_total{answer="ok"} [0-9]*' <<<"$scrape" | awk '{print $2}')
+no_answers=$(grep -o '^dthrottle_query_answers_total{answer="no"} [0-9]*' <<<"$scrape" | awk '{print $2}')
+check metrics/query-answers "ok=${ok_answers:-none} no=${no_answers:-none} (at least 10 OK and 1 NO were given)" \
+	num_cmp "${ok_answers:-0}" '>=' 10
+check metrics/query-refusals "no=${no_answers:-none}" num_cmp "${no_answers:-0}" '>=' 1
 
 lab_finish
