@@ -168,6 +168,23 @@ std::string flag_error(const char *flag, const std::string &msg) {
   return std::string("--") + flag + ": " + msg;
 }
 
+// getopt_long's own complaints (':' a missing value, '?' an unknown option), as a sentence.
+ParseOutcome getopt_error(int c, char **argv, std::string *err) {
+  *err = c == ':' ? std::string("option ") + argv[optind - 1] + " needs a value"
+                  : std::string("unknown option ") + argv[optind - 1];
+  return ParseOutcome::Error;
+}
+
+// --iface or --pin-dir names an agent's pins; `what` says what the command does with them.
+ParseOutcome resolve_pin_dir(const std::string &iface, std::string *pin_dir, const char *what, std::string *err) {
+  if (pin_dir->empty() && iface.empty()) {
+    *err = std::string("say which throttle to ") + what + ": --iface IFACE or --pin-dir DIR";
+    return ParseOutcome::Error;
+  }
+  if (pin_dir->empty()) *pin_dir = default_pin_dir(iface);
+  return ParseOutcome::Ok;
+}
+
 }  // namespace
 
 const char *run_usage() { return kRunUsage; }
@@ -322,12 +339,7 @@ ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *e
                  ParseOutcome::Error;
         break;
       case 'h': return ParseOutcome::Help;
-      case ':':
-        *err = std::string("option ") + argv[optind - 1] + " needs a value";
-        return ParseOutcome::Error;
-      default:
-        *err = std::string("unknown option ") + argv[optind - 1];
-        return ParseOutcome::Error;
+      default: return getopt_error(c, argv, err);
     }
   }
   *arg_index = -1;
@@ -407,7 +419,7 @@ ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string
                                  {"log-level", required_argument, nullptr, kLogLevel},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
-  optind = 1;
+  optind = 0;  // 0: a full getopt reset, for parsers called more than once
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":h", kLong, nullptr)) != -1) {
@@ -422,8 +434,7 @@ ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string
                  ParseOutcome::Error;
         break;
       case 'h': return ParseOutcome::Help;
-      case ':': return *err = std::string("option ") + argv[optind - 1] + " needs a value", ParseOutcome::Error;
-      default: return *err = std::string("unknown option ") + argv[optind - 1], ParseOutcome::Error;
+      default: return getopt_error(c, argv, err);
     }
   }
   if (optind < argc) return *err = std::string("unexpected argument '") + argv[optind] + "'", ParseOutcome::Error;
@@ -437,7 +448,7 @@ ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *o, std::st
                                  {"top", required_argument, nullptr, kTop},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
-  optind = 1;
+  optind = 0;  // 0: a full getopt reset, for parsers called more than once
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":i:h", kLong, nullptr)) != -1) {
@@ -451,19 +462,11 @@ ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *o, std::st
           return *err = flag_error("top", e), ParseOutcome::Error;
         break;
       case 'h': return ParseOutcome::Help;
-      case ':':
-        *err = std::string("option ") + argv[optind - 1] + " needs a value";
-        return ParseOutcome::Error;
-      default:
-        *err = std::string("unknown option ") + argv[optind - 1];
-        return ParseOutcome::Error;
+      default: return getopt_error(c, argv, err);
     }
   }
   if (optind < argc) return *err = std::string("unexpected argument '") + argv[optind] + "'", ParseOutcome::Error;
-  if (o->pin_dir.empty() && o->iface.empty())
-    return *err = "say which throttle to read: --iface IFACE or --pin-dir DIR", ParseOutcome::Error;
-  if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
-  return ParseOutcome::Ok;
+  return resolve_pin_dir(o->iface, &o->pin_dir, "read", err);
 }
 
 ParseOutcome parse_top_options(int argc, char **argv, TopOptions *o, std::string *err) {
@@ -495,15 +498,11 @@ ParseOutcome parse_top_options(int argc, char **argv, TopOptions *o, std::string
         if (!parse_count(v, 0, UINT32_MAX, &o->count, &e)) return *err = flag_error("count", e), ParseOutcome::Error;
         break;
       case 'h': return ParseOutcome::Help;
-      case ':': return *err = std::string("option ") + argv[optind - 1] + " needs a value", ParseOutcome::Error;
-      default: return *err = std::string("unknown option ") + argv[optind - 1], ParseOutcome::Error;
+      default: return getopt_error(c, argv, err);
     }
   }
   if (optind < argc) return *err = std::string("unexpected argument '") + argv[optind] + "'", ParseOutcome::Error;
-  if (o->pin_dir.empty() && o->iface.empty())
-    return *err = "say which throttle to watch: --iface IFACE or --pin-dir DIR", ParseOutcome::Error;
-  if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
-  return ParseOutcome::Ok;
+  return resolve_pin_dir(o->iface, &o->pin_dir, "watch", err);
 }
 
 }  // namespace dt
