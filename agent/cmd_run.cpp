@@ -250,7 +250,7 @@ int cmd_run(int argc, char **argv) {
   if (metrics) {
     MetricsInfo mi{DTHROTTLE_VERSION, opt.node_id, opt.iface, xdp_mode_name(dp->attached_mode()),
                    opt.rate, opt.burst, dp->max_sources()};
-    metrics->serve(mi, dp->stats_fd(), dp->buckets_fd());
+    metrics->serve(mi, dp->stats_fd(), dp->buckets_fd(), dp->rule_stats_fd(), dp->rule_names_fd());
   }
   // The query socket's counters join whatever snapshot the loop publishes.
   auto with_query = [&](MetricsSnapshot s) {

@@ -1,6 +1,10 @@
 // metrics.cpp - rendering of the exposition text, and its HTTP server (cpp-httplib).
 #include "metrics.h"
 
+#include <bpf/libbpf.h>
+
+#include <bpf/bpf.h>
+
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <sys/socket.h>
@@ -75,9 +79,15 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
   x.sample("dthrottle_packets_total", {{"verdict", "passed"}}, s.passed);
   x.sample("dthrottle_packets_total", {{"verdict", "dropped"}}, s.dropped);
   x.family("dthrottle_rule_packets_total", "counter",
-           "IP packets decided by a token bucket, by rule and verdict (one rule today: default).");
-  x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "passed"}}, s.passed);
-  x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "dropped"}}, s.dropped);
+           "IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop).");
+  if (m.rules.empty()) {
+    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "passed"}}, s.passed);
+    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "dropped"}}, s.dropped);
+  }
+  for (const RuleCount &r : m.rules) {
+    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "passed"}}, r.passed);
+    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "dropped"}}, r.dropped);
+  }
   x.counter("dthrottle_contended_packets_total",
             "Packets dropped because their bucket's compare-and-swap kept losing races (not in packets_total).",
             s.contended);
@@ -251,7 +261,25 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
 struct MetricsServer::Impl {
   std::string shown;  // ADDR:PORT as the user would write it
   MetricsInfo info;
-  int stats_fd = -1, buckets_fd = -1;
+  int stats_fd = -1, buckets_fd = -1, rule_stats_fd = -1, rule_names_fd = -1;
+
+  // The named rules and their per-CPU counters, summed.
+  std::vector<RuleCount> read_rules() const {
+    std::vector<RuleCount> out;
+    if (rule_stats_fd < 0 || rule_names_fd < 0) return out;
+    const int ncpu = libbpf_num_possible_cpus();
+    std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
+    for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
+      dt_rule_name n{};
+      if (bpf_map_lookup_elem(rule_names_fd, &id, &n) != 0 || !n.name[0]) continue;
+      RuleCount r;
+      r.name.assign(n.name, strnlen(n.name, sizeof n.name));
+      if (bpf_map_lookup_elem(rule_stats_fd, &id, per_cpu.data()) == 0)
+        for (const auto &c : per_cpu) r.passed += c.passed, r.dropped += c.dropped;
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
   httplib::Server http;
   std::thread thread;
 
@@ -291,6 +319,7 @@ struct MetricsServer::Impl {
       m.evictions = evictions;
     }
     if (int rc = read_stats(stats_fd, &m.stats); rc != 0) return failed("reading the stats map", rc, out);
+    m.rules = read_rules();
     MetricsSnapshot s;
     {
       std::lock_guard<std::mutex> lock(snap_mu);
@@ -354,11 +383,14 @@ std::unique_ptr<MetricsServer> MetricsServer::bind(const MetricsAddress &addr, s
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(impl)));
 }
 
-void MetricsServer::serve(const MetricsInfo &info, int stats_fd, int buckets_fd) {
+void MetricsServer::serve(const MetricsInfo &info, int stats_fd, int buckets_fd, int rule_stats_fd,
+                          int rule_names_fd) {
   Impl *p = impl_.get();
   p->info = info;
   p->stats_fd = stats_fd;
   p->buckets_fd = buckets_fd;
+  p->rule_stats_fd = rule_stats_fd;
+  p->rule_names_fd = rule_names_fd;
   p->thread = std::thread([p] { p->http.listen_after_bind(); });
   // stop() does nothing until the accept loop runs: wait for it, so the destructor stops it.
   for (int i = 0; i < 2000 && !p->http.is_running(); i++)

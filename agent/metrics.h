@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cluster.h"
 #include "dthrottle/common.h"
@@ -51,8 +52,14 @@ struct MetricsSnapshot {
 };
 
 // What the HTTP thread reads from the maps for one scrape.
+struct RuleCount {
+  std::string name;
+  uint64_t passed = 0, dropped = 0;
+};
+
 struct MapView {
   dt_stats stats{};
+  std::vector<RuleCount> rules;  // named rules (empty: everything is rule "default")
   uint64_t sources = 0;    // buckets in the table
   uint64_t evictions = 0;  // EvictionEstimate::update
 };
@@ -88,7 +95,8 @@ class MetricsServer {
   // address of this host).
   static std::unique_ptr<MetricsServer> bind(const MetricsAddress &addr, std::string *err);
   // Serves GET /metrics from threads of its own. The fds must outlive the server.
-  void serve(const MetricsInfo &info, int stats_fd, int buckets_fd);
+  void serve(const MetricsInfo &info, int stats_fd, int buckets_fd, int rule_stats_fd = -1,
+             int rule_names_fd = -1);
   // Replaces the snapshot scrapes render (called by the event loop).
   void publish(const MetricsSnapshot &snap);
 

@@ -75,7 +75,7 @@ dthrottle_info{version="0.1.0",node_id="edge-1",interface="eth0",rate="0.5",burs
 # TYPE dthrottle_packets_total counter
 dthrottle_packets_total{verdict="passed"} 1200
 dthrottle_packets_total{verdict="dropped"} 345
-# HELP dthrottle_rule_packets_total IP packets decided by a token bucket, by rule and verdict (one rule today: default).
+# HELP dthrottle_rule_packets_total IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop).
 # TYPE dthrottle_rule_packets_total counter
 dthrottle_rule_packets_total{rule="default",verdict="passed"} 1200
 dthrottle_rule_packets_total{rule="default",verdict="dropped"} 345
@@ -267,6 +267,17 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     samples++;
   }
   EXPECT_EQ(samples, 47u);
+}
+
+TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
+  dt::MapView m = fixed_maps();
+  m.rules = {{"default", 10, 2}, {"web-syn", 5, 7}, {"office", 3, 0}};
+  const std::string text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
+  EXPECT_NE(text.find("dthrottle_rule_packets_total{rule=\"web-syn\",verdict=\"dropped\"} 7\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("dthrottle_rule_packets_total{rule=\"office\",verdict=\"passed\"} 3\n"), std::string::npos);
+  EXPECT_EQ(text.find("dthrottle_rule_packets_total{rule=\"default\",verdict=\"passed\"} 1200"), std::string::npos)
+      << "with named rules, default's series is its own counter, not the global one";
 }
 
 TEST(MetricsRender, FillRatioWithoutCapacityIsZero) {
