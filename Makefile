@@ -25,7 +25,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror \
 CXXFLAGS   ?= -O2 -g
 CXXFLAGS   += -std=c++20 -Wall -Wextra -Werror -MMD -MP -Iinclude -Iagent -I$(BUILD) \
               -DDTHROTTLE_VERSION='"$(VERSION)"'
-LDLIBS     := -lbpf -lelf -lz -lzmq -lcpp-httplib -lpthread
+LDLIBS     := -lbpf -lelf -lz -lzmq -lcpp-httplib -lhiredis -lpthread
 # Debian's cpp-httplib is a compiled library: its header must see the feature macros
 # the library was built with (they change class layouts; TLS itself is never used).
 HTTPLIB_CFLAGS = $(or $(shell pkg-config --cflags cpp-httplib),$(error pkg-config knows no cpp-httplib: run make deps))
@@ -39,7 +39,7 @@ BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/dthrottle/*.h)
 
 PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktgen $(BUILD)/bench \
             $(BUILD)/fuzz_report $(BUILD)/fuzz_make_seeds \
-            $(BUILD)/simulate $(BUILD)/query_bench $(BUILD)/query_serve
+            $(BUILD)/simulate $(BUILD)/query_bench $(BUILD)/query_serve $(BUILD)/strict_bench
 
 .PHONY: all deps test demo bench clean install uninstall
 .SECONDARY:
@@ -93,6 +93,9 @@ $(BUILD)/query_bench: $(OBJ)/tools/query_bench.o $(BUILD)/libdtagent.a
 $(BUILD)/query_serve: $(OBJ)/tools/query_serve.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/strict_bench: $(OBJ)/tools/strict_bench.o $(BUILD)/libdtagent.a
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
+
 # The report decoder under libFuzzer with ASan and UBSan (clang).
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
               -Iinclude -Iagent
@@ -123,6 +126,7 @@ plot:
 bench: all
 	@$(BUILD)/bench
 	@$(BUILD)/query_bench
+	@$(BUILD)/strict_bench
 
 clean:
 	rm -rf $(BUILD)

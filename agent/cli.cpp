@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "parse_values.h"
 #include "peer_protocol.h"
+#include "strict_redis.h"
 #include "tags.h"
 
 namespace dt {
@@ -58,6 +59,9 @@ const char kRunUsage[] =
     "      --query-max-wait D  longest wait a RESERVE may be granted (default 1s)\n"
     "      --query-max-connections N   (default 4096)\n"
     "      --max-tags N        tag buckets kept (default 1000000)\n"
+    "      --redis ADDR        Redis (HOST:PORT or a unix socket path) deciding strict\n"
+    "                          tags (strict = true in [[tag]], or --tag-rule P=R/B!strict)\n"
+    "      --redis-timeout D   connect and command timeout (default 50ms)\n"
     "\n"
     "      --clock MODE        precise (default) or coarse: the coarse kernel clock saves\n"
     "                          ~30 ns per packet on virtual machines, and may grant a\n"
@@ -146,7 +150,7 @@ enum LongOnly {
   kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
   kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
-  kConfig, kInterval, kCount,
+  kRedis, kRedisTimeout, kConfig, kInterval, kCount,
 };
 
 // Appends the comma-separated endpoints of `v` to *out, normalised.
@@ -223,6 +227,8 @@ const option kRunLong[] = {
       {"query-max-connections", required_argument, nullptr, kQueryMaxConn},
       {"query-max-wait", required_argument, nullptr, kQueryMaxWait},
       {"max-tags", required_argument, nullptr, kMaxTags},
+      {"redis", required_argument, nullptr, kRedis},
+      {"redis-timeout", required_argument, nullptr, kRedisTimeout},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
 const char kRunShort[] = ":i:r:b:p:h";
@@ -284,6 +290,18 @@ ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *e
         break;
       case kMaxTags:
         if (!parse_count(v, 1, 100000000, &o->max_tags, &e)) return *err = flag_error("max-tags", e), ParseOutcome::Error;
+        break;
+      case kRedis: {
+        std::string host;
+        int port = 0;
+        if (!parse_redis_address(v, &host, &port, &e)) return *err = flag_error("redis", e), ParseOutcome::Error;
+        o->redis = v;
+        break;
+      }
+      case kRedisTimeout:
+        if (!parse_duration(v, &o->redis_timeout_ns, &e) || o->redis_timeout_ns < 1'000'000 ||
+            o->redis_timeout_ns > 10'000'000'000ull)
+          return *err = flag_error("redis-timeout", e.empty() ? "must be between 1ms and 10s" : e), ParseOutcome::Error;
         break;
       case kClock:
         if (v != "precise" && v != "coarse")

@@ -38,6 +38,8 @@ struct RunOptions {
   uint64_t query_max_connections = 4096;
   uint64_t query_max_wait_ns = 1'000'000'000;
   uint64_t max_tags = 1'000'000;
+  std::string redis;                   // --redis: decides strict tags ("" for none)
+  uint64_t redis_timeout_ns = 50'000'000;
   // --metrics ADDR:PORT: Prometheus text on GET /metrics (host "": off).
   std::string metrics_host;
   uint16_t metrics_port = 0;

@@ -92,6 +92,18 @@ std::vector<TagRule> tag_rules_of(const LoadedRules &r, const RunOptions &opt) {
   return out;
 }
 
+// Strict tag rules are decided by Redis: without --redis (or without a query socket
+// to ask) they could only be approximated, so such a rule set is refused.
+bool check_strict(const std::vector<TagRule> &rules, const RunOptions &opt, std::string *err) {
+  for (const TagRule &r : rules) {
+    if (r.strict && opt.redis.empty()) {
+      *err = "tag rule '" + r.prefix + "' is strict, which needs --redis ADDR";
+      return false;
+    }
+  }
+  return true;
+}
+
 RuleMaps rule_maps_of(const Dataplane &dp) {
   RuleMaps m;
   m.policy_fd = dp.policy_fd();
@@ -164,7 +176,7 @@ int cmd_run(int argc, char **argv) {
   TagTable::Options topt;
   topt.max_buckets = opt.max_tags;
   TagTable tags(topt);
-  if (!tags.replace_rules(tag_rules_of(rules, opt), &err)) {
+  if (!check_strict(tag_rules_of(rules, opt), opt, &err) || !tags.replace_rules(tag_rules_of(rules, opt), &err)) {
     fprintf(stderr, "agent: %s\n", err.c_str());
     return 2;
   }
@@ -175,14 +187,17 @@ int cmd_run(int argc, char **argv) {
     qc.tcp_listen = opt.query_listen;
     qc.max_connections = opt.query_max_connections;
     qc.max_reserve_wait_ns = opt.query_max_wait_ns;
+    qc.redis_address = opt.redis;
+    qc.redis_timeout_ns = opt.redis_timeout_ns;
     query = QueryServer::start(qc, tags, &err);
     if (!query) {
       DT_ERROR("query socket: %s", err.c_str());
       return 1;
     }
-    DT_INFO("query socket: %s%s%s (%zu tag rules)", opt.query_socket.c_str(),
+    DT_INFO("query socket: %s%s%s (%zu tag rules%s%s)", opt.query_socket.c_str(),
             !opt.query_socket.empty() && !opt.query_listen.empty() ? " and " : "", opt.query_listen.c_str(),
-            tag_rules_of(rules, opt).size());
+            tag_rules_of(rules, opt).size(), opt.redis.empty() ? "" : "; strict ones decided by redis ",
+            opt.redis.c_str());
   }
 
   DataplaneConfig dc{opt.iface, opt.pin_dir, opt.mode, opt.max_sources, opt.max_sources_explicit};
@@ -308,7 +323,8 @@ int cmd_run(int argc, char **argv) {
               why = std::string("cannot write the rules to the maps: ") + strerror(-rc);
             } else {
               std::string tag_err;
-              const bool tags_ok = tags.replace_rules(tag_rules_of(next, opt), &tag_err);
+              const bool tags_ok = check_strict(tag_rules_of(next, opt), opt, &tag_err) &&
+                                   tags.replace_rules(tag_rules_of(next, opt), &tag_err);
               rules = std::move(next);
               if (cluster) cluster->set_rules(rules.names, rules.throttles);
               if (tags_ok) {

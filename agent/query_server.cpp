@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -26,6 +27,7 @@
 
 #include "log.h"
 #include "map_reader.h"
+#include "strict_redis.h"
 
 namespace dt {
 namespace {
@@ -168,11 +170,19 @@ struct QueryServer::Loop {
   struct Counters {
     std::atomic<uint64_t> ok{0}, no{0}, wait{0}, err_empty{0}, err_too_long{0}, err_nul{0};
     std::atomic<uint64_t> accepted{0}, open{0}, refused{0}, backlog{0}, batches{0};
+    std::atomic<uint64_t> strict_decided{0}, strict_round_trips{0}, strict_denied{0}, strict_local{0};
   };
 
   Loop(const QueryServerConfig &cfg, TagTable &table, int unix_fd, int tcp_fd, int wake_fd)
       : cfg(cfg), table(table), unix_fd(unix_fd), tcp_fd(tcp_fd), wake_fd(wake_fd),
-        scratch(kReadChunk + kReserve.size() + kMaxTagBytes + 1) {}
+        scratch(kReadChunk + kReserve.size() + kMaxTagBytes + 1) {
+    if (!cfg.redis_address.empty()) {
+      StrictRedisConfig rc;
+      rc.address = cfg.redis_address;
+      rc.timeout_ns = cfg.redis_timeout_ns;
+      redis = std::make_unique<StrictRedis>(rc);
+    }
+  }
 
   ~Loop() {
     for (auto &entry : conns) close(entry.first);
@@ -340,8 +350,9 @@ struct QueryServer::Loop {
       else conn.partial.assign(rest);
     }
     if (!queries.empty()) {
-      table.answer_batch(queries, now, cfg.max_reserve_wait_ns);
+      table.answer_batch(queries, now, cfg.max_reserve_wait_ns, redis ? StrictMode::Defer : StrictMode::Local);
       c.batches++;
+      if (redis) answer_strict(now);
     }
     uint64_t ok = 0, no = 0, wait = 0;
     size_t e = 0;
@@ -382,6 +393,64 @@ struct QueryServer::Loop {
                  static_cast<unsigned long long>(suppressed));
       begin_closing(conn, now);
     }
+  }
+
+  // The strict queries answer_batch left open: one pipelined round trip to Redis; the
+  // ones it cannot answer follow their rule's on_redis_error.
+  void answer_strict(uint64_t now) {
+    strict_idx.clear();
+    strict_reqs.clear();
+    for (size_t i = 0; i < queries.size(); i++) {
+      const TagQuery &q = queries[i];
+      if (!q.strict) continue;
+      StrictRequest r;
+      r.tag = q.tag;
+      r.interval_us = std::max<uint64_t>(q.strict_interval_ns / 1000, 1);
+      r.burst = q.strict_burst;
+      r.max_wait_us = q.reserve ? cfg.max_reserve_wait_ns / 1000 : 0;
+      strict_idx.push_back(i);
+      strict_reqs.push_back(r);
+    }
+    if (strict_reqs.empty()) return;
+    const uint64_t trips = redis->counters().round_trips;
+    redis->decide(strict_reqs, now);
+    c.strict_round_trips += redis->counters().round_trips - trips;
+    fallback.clear();
+    uint64_t decided = 0, denied = 0;
+    for (size_t k = 0; k < strict_reqs.size(); k++) {
+      TagQuery &q = queries[strict_idx[k]];
+      const StrictRequest &r = strict_reqs[k];
+      q.wait_ns = 0;
+      switch (r.result) {
+        case StrictResult::Ok: q.answer = TagAnswer::Ok; decided++; break;
+        case StrictResult::No: q.answer = TagAnswer::No; decided++; break;
+        case StrictResult::Wait:
+          q.answer = TagAnswer::Wait;
+          q.wait_ns = r.wait_us * 1000;
+          decided++;
+          break;
+        case StrictResult::Error:
+          if (q.strict_fallback_local) fallback.push_back(q);
+          else denied++;  // already No
+          break;
+      }
+    }
+    c.strict_decided += decided;
+    c.strict_denied += denied;
+    if (!fallback.empty()) {
+      table.answer_batch(fallback, now, cfg.max_reserve_wait_ns, StrictMode::Local);
+      size_t f = 0;
+      for (size_t k = 0; k < strict_reqs.size(); k++)
+        if (strict_reqs[k].result == StrictResult::Error && queries[strict_idx[k]].strict_fallback_local)
+          queries[strict_idx[k]] = fallback[f++];
+      c.strict_local += fallback.size();
+    }
+    uint64_t suppressed = 0;
+    if ((denied || !fallback.empty()) && redis_log.allow(now, &suppressed))
+      DT_WARN("strict tags: redis did not answer (%s): %llu denied, %zu answered by the local bucket "
+              "(%llu similar messages suppressed)",
+              redis->last_error().c_str(), static_cast<unsigned long long>(denied), fallback.size(),
+              static_cast<unsigned long long>(suppressed));
   }
 
   void begin_closing(Conn &conn, uint64_t now) {
@@ -464,6 +533,11 @@ struct QueryServer::Loop {
   std::vector<TagQuery> queries;     // of the read being answered
   std::vector<size_t> empty_before;  // an empty line came before queries[i]
   std::vector<int> expired;
+  std::unique_ptr<StrictRedis> redis;       // strict tags; this thread's own client
+  std::vector<size_t> strict_idx;           // queries[strict_idx[k]] is strict_reqs[k]
+  std::vector<StrictRequest> strict_reqs;
+  std::vector<TagQuery> fallback;           // strict, Redis failed, on_redis_error local
+  LogLimiter redis_log{10'000'000'000ull, 3};
   Counters c;
   LogLimiter warn_log{10'000'000'000ull, 5};   // refusals and cut-offs: operator news
   LogLimiter input_log{10'000'000'000ull, 5};  // bad input: the client's problem
@@ -526,6 +600,10 @@ QueryCounters QueryServer::counters() const {
   q.connections_refused = c.refused;
   q.backlog_disconnects = c.backlog;
   q.batches = c.batches;
+  q.strict_decided = c.strict_decided;
+  q.strict_round_trips = c.strict_round_trips;
+  q.strict_denied_on_error = c.strict_denied;
+  q.strict_local_on_error = c.strict_local;
   return q;
 }
 

@@ -31,6 +31,12 @@
 // once), then serves every connection from one epoll thread of its own. Each read's
 // worth of pipelined queries is answered with one TagTable::answer_batch (one lock).
 // The destructor stops the thread, closes every connection and removes the unix socket.
+//
+// Strict tags (rules with strict = true, see strict_redis.h): the batch's strict
+// queries are taken out of answer_batch and decided by Redis through the thread's own
+// StrictRedis client, all of them in one pipelined round trip; a query Redis cannot
+// answer is denied or answered by the local bucket, as its rule says (both counted and
+// logged, rate-limited). Without redis_address, strict rules are answered locally.
 #pragma once
 
 #include <sys/socket.h>
@@ -54,6 +60,8 @@ struct QueryServerConfig {
   size_t max_backlog_bytes = 128 * 1024;   // unread answers per connection
   uint64_t max_reserve_wait_ns = 1'000'000'000;  // RESERVE: longest wait granted
   uint64_t linger_ns = 1'000'000'000;      // closing after an error: how long to drain
+  std::string redis_address;               // --redis: decides strict tags ("" for none)
+  uint64_t redis_timeout_ns = 50'000'000;  // --redis-timeout: connect and each command
 };
 
 // Snapshot of the server's counters (monotonic, except connections_open).
@@ -65,6 +73,10 @@ struct QueryCounters {
   uint64_t connections_refused = 0;   // over max_connections (or out of descriptors)
   uint64_t backlog_disconnects = 0;   // clients that did not read their answers
   uint64_t batches = 0;               // answer_batch calls (queries per batch = answers / batches)
+  uint64_t strict_decided = 0;        // strict queries Redis answered
+  uint64_t strict_round_trips = 0;    // pipelined batches sent to Redis
+  uint64_t strict_denied_on_error = 0;  // strict queries denied: Redis failed (on_redis_error deny)
+  uint64_t strict_local_on_error = 0;   // answered by the local bucket: Redis failed (local)
   uint64_t answers() const { return answered_ok + answered_no + answered_wait; }
   uint64_t errors() const { return err_empty + err_too_long + err_nul; }
 };

@@ -329,7 +329,7 @@ bool parse_rules(const std::string &text, const std::string &origin, RuleSet *ou
       for (const Value &t : arr.as_array()) {
         TagRule tr;
         tr.line = static_cast<int>(t.location().line());
-        if (!t.is_table() || !known_keys(rs, t, {"prefix", "rate", "burst"}, "a [[tag]]", err)) {
+        if (!t.is_table() || !known_keys(rs, t, {"prefix", "rate", "burst", "strict", "on_redis_error"}, "a [[tag]]", err)) {
           if (err->empty()) *err = at(rs, tr.line) + "each [[tag]] must be a table";
           return false;
         }
@@ -347,6 +347,26 @@ bool parse_rules(const std::string &text, const std::string &origin, RuleSet *ou
           return false;
         }
         if (!rate_burst(rs, t, tr.line, &tr.rate, &tr.burst, err)) return false;
+        if (t.contains("strict")) {
+          if (!t.at("strict").is_boolean()) {
+            *err = at(rs, tr.line) + "'strict' must be true or false";
+            return false;
+          }
+          tr.strict = t.at("strict").as_boolean();
+        }
+        if (t.contains("on_redis_error")) {
+          const Value &v = t.at("on_redis_error");
+          const std::string s = v.is_string() ? v.as_string().str : "";
+          if (s != "deny" && s != "local") {
+            *err = at(rs, tr.line) + "'on_redis_error' must be \"deny\" or \"local\"";
+            return false;
+          }
+          if (!tr.strict) {
+            *err = at(rs, tr.line) + "'on_redis_error' applies to strict tags only (add strict = true)";
+            return false;
+          }
+          tr.strict_fallback_local = s == "local";
+        }
         rs.tags.push_back(tr);
       }
     }

@@ -22,6 +22,8 @@
 //   prefix = "user:"
 //   rate = 5
 //   burst = 10
+//   strict = true                 # decided by Redis (--redis); default false
+//   on_redis_error = "deny"       # deny (default) | local: if Redis cannot answer
 //
 // --rate/--burst make rule 0, "default", which applies to sources no rule matches;
 // without them unmatched traffic passes.

@@ -32,11 +32,20 @@ uint64_t rebase_tat(uint64_t tat, uint64_t now, const dt_policy &from, const dt_
 
 }  // namespace
 
-bool parse_tag_rule(const std::string &spec, TagRule *out, std::string *err) {
+bool parse_tag_rule(const std::string &spec_in, TagRule *out, std::string *err) {
+  std::string spec = spec_in;
+  bool strict = false, fallback_local = false;
+  for (const std::string_view suffix : {"!strict", "!strict-local"}) {
+    if (spec.ends_with(suffix)) {
+      strict = true;
+      fallback_local = suffix == "!strict-local";
+      spec.resize(spec.size() - suffix.size());
+    }
+  }
   const size_t eq = spec.rfind('=');
   const size_t slash = spec.rfind('/');
   if (eq == std::string::npos || slash == std::string::npos || slash < eq) {
-    *err = "tag rule '" + spec + "' is not PREFIX=RATE/BURST (e.g. 'api:=100/20', '=10/10')";
+    *err = "tag rule '" + spec_in + "' is not PREFIX=RATE/BURST[!strict|!strict-local] (e.g. 'api:=100/20', '=10/10')";
     return false;
   }
   TagRule r;
@@ -56,6 +65,8 @@ bool parse_tag_rule(const std::string &spec, TagRule *out, std::string *err) {
     *err = "tag rule '" + spec + "': " + why;
     return false;
   }
+  r.strict = strict;
+  r.strict_fallback_local = fallback_local;
   *out = std::move(r);
   return true;
 }
@@ -78,6 +89,7 @@ bool TagTable::replace_rules(const std::vector<TagRule> &rules, std::string *err
     }
     c.policies.push_back(p);
     c.lengths.push_back(r.prefix.size());
+    c.any_strict |= r.strict;
   }
   std::sort(c.lengths.begin(), c.lengths.end(), std::greater<>());
   c.lengths.erase(std::unique(c.lengths.begin(), c.lengths.end()), c.lengths.end());
@@ -282,11 +294,31 @@ std::optional<uint64_t> TagTable::reserve(std::string_view tag, uint64_t now_ns,
   return reserve_locked(tag, now_ns, max_wait_ns);
 }
 
-void TagTable::answer_batch(std::span<TagQuery> queries, uint64_t now_ns, uint64_t max_wait_ns) {
+bool TagTable::has_strict_rules() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rules_.any_strict;
+}
+
+void TagTable::answer_batch(std::span<TagQuery> queries, uint64_t now_ns, uint64_t max_wait_ns, StrictMode strict) {
   std::lock_guard<std::mutex> lock(mu_);
   expire_locked(now_ns);
+  const bool defer = strict == StrictMode::Defer && rules_.any_strict;
   for (TagQuery &q : queries) {
     q.wait_ns = 0;
+    q.strict = false;
+    if (defer) {
+      // Strict tags are Redis's to answer: their buckets here are left alone.
+      const dt_policy *p = match_locked(q.tag);
+      const TagRule *r = p ? &rules_.rules[static_cast<size_t>(p - rules_.policies.data())] : nullptr;
+      if (r && r->strict) {
+        q.answer = TagAnswer::No;
+        q.strict = true;
+        q.strict_fallback_local = r->strict_fallback_local;
+        q.strict_interval_ns = p->interval_ns;
+        q.strict_burst = r->burst;
+        continue;
+      }
+    }
     if (!q.reserve) {
       q.answer = admit_locked(q.tag, now_ns) ? TagAnswer::Ok : TagAnswer::No;
       continue;

@@ -55,9 +55,15 @@ struct TagRule {
   double rate = 0;     // tokens per second
   uint64_t burst = 0;  // bucket capacity in tokens
   int line = 0;        // where it is in the rules file (0: --tag-rule)
+  // Strict: decided by Redis, the one budget of every agent (see strict_redis.h), not
+  // by this table. If Redis cannot answer: deny (default), or this table's bucket.
+  bool strict = false;
+  bool strict_fallback_local = false;  // on_redis_error = "local"
 };
 
-// Parses "PREFIX=RATE/BURST", e.g. "api:=100/20", "user:=6/m/1", "=10/10" (catch-all).
+// Parses "PREFIX=RATE/BURST", e.g. "api:=100/20", "user:=6/m/1", "=10/10" (catch-all),
+// optionally followed by "!strict" (strict, deny if Redis fails) or "!strict-local"
+// (strict, this agent's bucket if Redis fails).
 // The prefix is everything before the last '=' (it may itself contain '=' or '/');
 // the burst follows the last '/'; RATE takes the forms of parse_rate ("100", "0.5",
 // "6/m"). False with a sentence in *err on anything else (including a rate or burst
@@ -77,7 +83,18 @@ struct TagQuery {
   bool reserve = false;
   TagAnswer answer = TagAnswer::Ok;  // out
   uint64_t wait_ns = 0;              // out, with TagAnswer::Wait: how long from now
+  // out, with StrictMode::Defer: the tag's rule is strict, the query is not answered
+  // (answer is No) and these are the rule's parameters for Redis.
+  bool strict = false;
+  bool strict_fallback_local = false;
+  uint64_t strict_interval_ns = 0;
+  uint64_t strict_burst = 0;
 };
+
+// What answer_batch does with tags whose rule is strict: leave them to the caller
+// (Defer), or answer them from this table's buckets like any other (Local: the
+// on_redis_error = "local" fallback, or an agent without Redis).
+enum class StrictMode : uint8_t { Defer, Local };
 
 struct TagCounters {
   uint64_t admitted = 0;         // queries answered OK from a bucket (reserve: a token now)
@@ -122,7 +139,10 @@ class TagTable {
   // nullopt = denied (wait over max_wait_ns, or a reservation bound reached).
   std::optional<uint64_t> reserve(std::string_view tag, uint64_t now_ns, uint64_t max_wait_ns);
   // Answers every query of the batch in order, under one lock.
-  void answer_batch(std::span<TagQuery> queries, uint64_t now_ns, uint64_t max_wait_ns);
+  void answer_batch(std::span<TagQuery> queries, uint64_t now_ns, uint64_t max_wait_ns,
+                    StrictMode strict = StrictMode::Local);
+  // Whether any rule is strict (then the query server needs Redis).
+  bool has_strict_rules() const;
 
   // Peer hits: each tag's bucket (created full if missing) loses `hits` tokens, possibly
   // going negative. Tags no rule matches are ignored (counted).
@@ -172,6 +192,7 @@ class TagTable {
     std::vector<dt_policy> policies;
     std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> by_prefix;
     std::vector<size_t> lengths;  // distinct prefix lengths, longest first
+    bool any_strict = false;
   };
 
   const dt_policy *match_locked(std::string_view tag) const;

@@ -312,7 +312,7 @@ TEST(RulesParse, EveryErrorWithItsLine) {
       {"tag without prefix", v + "[[tag]]\nrate = 1\nburst = 1\n",
        "r.toml:2: a [[tag]] needs a 'prefix' string (\"\" matches every tag)"},
       {"unknown tag key", v + "[[tag]]\nprefix = \"x\"\nrate = 1\nburst = 1\ncolour = 2\n",
-       "r.toml:6: unknown key 'colour' in a [[tag]] (known: burst, prefix, rate)"},
+       "r.toml:6: unknown key 'colour' in a [[tag]] (known: burst, on_redis_error, prefix, rate, strict)"},
       {"tag without burst", v + "[[tag]]\nprefix = \"x\"\nrate = 1\n",
        "r.toml:2: a throttle needs both 'rate' (per second) and 'burst'"},
       {"tag prefix duplicate", v + "[[tag]]\nprefix = \"user:\"\nrate = 1\nburst = 1\n\n[[tag]]\nprefix = \"user:\"\nrate = 2\nburst = 2\n",
