@@ -127,6 +127,8 @@ bench: all
 	@$(BUILD)/bench
 	@$(BUILD)/query_bench
 	@$(BUILD)/strict_bench
+	@echo; echo "Global accuracy: the 3-host lab (admitted / global budget per source, alone and as a cluster)"
+	@scripts/demo.sh
 
 clean:
 	rm -rf $(BUILD)
