@@ -131,6 +131,13 @@ void render_query(Exposition &x, const MetricsSnapshot &snap) {
   x.counter("dthrottle_query_backlog_disconnects_total", "Query clients cut off for not reading their answers.",
             q.backlog_disconnects);
   x.gauge("dthrottle_tag_buckets", "Tag buckets held by the agent.", static_cast<double>(snap.tag_buckets));
+  x.counter("dthrottle_strict_decisions_total", "Strict tag queries decided by Redis.", q.strict_decided);
+  x.counter("dthrottle_strict_round_trips_total", "Pipelined batches of strict queries sent to Redis.",
+            q.strict_round_trips);
+  x.family("dthrottle_strict_redis_errors_total", "counter",
+           "Strict tag queries Redis could not decide, by what the rule did instead (on_redis_error).");
+  x.sample("dthrottle_strict_redis_errors_total", {{"fallback", "deny"}}, q.strict_denied_on_error);
+  x.sample("dthrottle_strict_redis_errors_total", {{"fallback", "local"}}, q.strict_local_on_error);
 }
 
 void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns) {
