@@ -218,51 +218,44 @@ void TagTable::expire_locked(uint64_t now_ns) {
   }
 }
 
-bool TagTable::admit_locked(std::string_view tag, uint64_t now_ns) {
+TagTable::Node *TagTable::bucket_locked(std::string_view tag, uint64_t now_ns) {
   Node *n = find_locked(tag, now_ns);
   if (!n) {
     const dt_policy *p = match_locked(tag);
     if (!p) {
       c_.unruled++;
-      return true;
+      return nullptr;
     }
     n = get_locked(tag, *p, now_ns);
   }
   touch_locked(n);
+  return n;
+}
+
+bool TagTable::take_locked(Node *n, uint64_t now_ns) {
   Bucket &b = n->second;
   __u64 next;
-  if (dt_gcra_admit(b.tat, now_ns, &b.policy, &next)) {
-    b.tat = next;
-    add_hit_locked(n);
-    c_.admitted++;
-    return true;
-  }
+  if (!dt_gcra_admit(b.tat, now_ns, &b.policy, &next)) return false;
+  b.tat = next;
+  add_hit_locked(n);
+  c_.admitted++;
+  return true;
+}
+
+bool TagTable::admit_locked(std::string_view tag, uint64_t now_ns) {
+  Node *n = bucket_locked(tag, now_ns);
+  if (!n || take_locked(n, now_ns)) return true;
   c_.denied++;
   return false;
 }
 
 std::optional<uint64_t> TagTable::reserve_locked(std::string_view tag, uint64_t now_ns, uint64_t max_wait_ns) {
-  Node *n = find_locked(tag, now_ns);
-  if (!n) {
-    const dt_policy *p = match_locked(tag);
-    if (!p) {
-      c_.unruled++;
-      return 0;
-    }
-    n = get_locked(tag, *p, now_ns);
-  }
-  touch_locked(n);
+  Node *n = bucket_locked(tag, now_ns);
+  if (!n || take_locked(n, now_ns)) return 0;
   Bucket &b = n->second;
-  __u64 next;
-  if (dt_gcra_admit(b.tat, now_ns, &b.policy, &next)) {
-    b.tat = next;
-    add_hit_locked(n);
-    c_.admitted++;
-    return 0;
-  }
   // No token now: the next one accrues when the bucket could admit it, i.e. at the
   // time t where base + interval == t + burst.
-  next = dt_gcra_base(b.tat, now_ns) + b.policy.interval_ns;
+  const __u64 next = dt_gcra_base(b.tat, now_ns) + b.policy.interval_ns;
   const uint64_t wait = next - b.policy.burst_ns - now_ns;
   if (wait > max_wait_ns) {
     c_.reserve_too_far++;

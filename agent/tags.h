@@ -204,6 +204,11 @@ class TagTable {
   void lru_unlink_locked(Node *n);
   void add_hit_locked(Node *n);
   void expire_locked(uint64_t now_ns);
+  // The bucket of `tag` (created full under its rule, and touched), or nullptr if no
+  // rule matches the tag (counted as unruled: such tags are allowed).
+  Node *bucket_locked(std::string_view tag, uint64_t now_ns);
+  // Takes one token now if there is one (counted and recorded as a hit).
+  bool take_locked(Node *n, uint64_t now_ns);
   bool admit_locked(std::string_view tag, uint64_t now_ns);
   std::optional<uint64_t> reserve_locked(std::string_view tag, uint64_t now_ns, uint64_t max_wait_ns);
 
