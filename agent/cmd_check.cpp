@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "policy.h"
+#include "rules.h"
 
 namespace dt {
 
@@ -19,13 +20,15 @@ int cmd_check(int argc, char **argv) {
       return 2;
     case ParseOutcome::Ok: break;
   }
-  dt_policy pol{};
-  if (!make_policy(opt.rate, opt.burst, &pol, &err)) {
+  // The rules exactly as the daemon loads them: the default rule from --rate/--burst
+  // and the --rules file (parsed and compiled, so every error the daemon would give).
+  LoadedRules rules;
+  if (!load_rules(opt.rate, opt.burst, opt.rules_file, &rules, &err)) {
     fprintf(stderr, "agent check: %s\n", err.c_str());
     return 2;
   }
-  printf("ok: %s: rate %.6g/s, burst %llu per source, xdp-mode %s, pinned in %s\n", opt.iface.c_str(),
-         policy_rate(pol), policy_burst(pol), xdp_mode_name(opt.mode), opt.pin_dir.c_str());
+  printf("ok: %s: %s; xdp-mode %s, pinned in %s\n", opt.iface.c_str(), describe_rules(rules).c_str(),
+         xdp_mode_name(opt.mode), opt.pin_dir.c_str());
   if (opt.cluster())
     printf("ok: cluster node %s: peers %zu, hubs %zu, publishing on %s, reports every %.0f ms%s\n",
            opt.node_id.c_str(), opt.peers.size(), opt.hubs.size(), opt.listen.empty() ? "(none)" : opt.listen.c_str(),

@@ -55,7 +55,7 @@ rc=$?
 check install/sample-accepted "dthrottle-agent check on the sample: status $rc: $out" \
 	[ "$rc" -eq 0 ]
 check install/sample-values "the sample's policy, as check reports it: $out" \
-	grep -q 'ok: eth0: rate 100/s, burst 50 per source' <<<"$out"
+	grep -q 'ok: eth0: 0 packet rules (0 throttle, 0 allow, 0 deny), 0 tag rules, default 100/s burst 50' <<<"$out"
 sed 's/^burst = 50 /brust = 50 /' "$STAGE/$SAMPLE" >"$STAGE/etc/dthrottle/broken.conf"
 line=$(grep -n '^brust' "$STAGE/etc/dthrottle/broken.conf" | cut -d: -f1)
 out=$("$STAGE/$SBIN" check --config "$STAGE/etc/dthrottle/broken.conf" --iface eth0 2>&1)
