@@ -172,6 +172,21 @@ std::string flag_error(const char *flag, const std::string &msg) {
   return std::string("--") + flag + ": " + msg;
 }
 
+// Leftover non-option arguments are a mistake (a typo of a subcommand, a value without
+// its flag): the first one is named.
+ParseOutcome no_extra_arguments(int argc, char **argv, std::string *err) {
+  if (optind >= argc) return ParseOutcome::Ok;
+  *err = std::string("unexpected argument '") + argv[optind] + "'";
+  return ParseOutcome::Error;
+}
+
+// --log-level VALUE.
+bool set_log_level_flag(const std::string &v, LogLevel *out, std::string *err) {
+  if (parse_log_level(v.c_str(), out)) return true;
+  *err = flag_error("log-level", "'" + v + "' is not one of debug, info, warn, error");
+  return false;
+}
+
 // getopt_long's own complaints (':' a missing value, '?' an unknown option), as a sentence.
 ParseOutcome getopt_error(int c, char **argv, std::string *err) {
   *err = c == ':' ? std::string("option ") + argv[optind - 1] + " needs a value"
@@ -352,19 +367,14 @@ ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *e
           return *err = flag_error("stats-interval", e), ParseOutcome::Error;
         break;
       case kLogLevel:
-        if (!parse_log_level(v.c_str(), &o->log_level))
-          return *err = flag_error("log-level", "'" + v + "' is not one of debug, info, warn, error"),
-                 ParseOutcome::Error;
+        if (!set_log_level_flag(v, &o->log_level, err)) return ParseOutcome::Error;
         break;
       case 'h': return ParseOutcome::Help;
       default: return getopt_error(c, argv, err);
     }
   }
   *arg_index = -1;
-  if (optind < argc) {
-    *err = std::string("unexpected argument '") + argv[optind] + "'";
-    return ParseOutcome::Error;
-  }
+  if (no_extra_arguments(argc, argv, err) != ParseOutcome::Ok) return ParseOutcome::Error;
   if (o->iface.empty()) return *err = "--iface is required", ParseOutcome::Error;
   // --rate/--burst make the default rule; with --rules they may be left out (then
   // sources no rule matches pass).
@@ -447,16 +457,13 @@ ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string
         if (!normalize_endpoint(v, true, &o->listen, &e)) return *err = flag_error("listen", e), ParseOutcome::Error;
         break;
       case kLogLevel:
-        if (!parse_log_level(v.c_str(), &o->log_level))
-          return *err = flag_error("log-level", "'" + v + "' is not one of debug, info, warn, error"),
-                 ParseOutcome::Error;
+        if (!set_log_level_flag(v, &o->log_level, err)) return ParseOutcome::Error;
         break;
       case 'h': return ParseOutcome::Help;
       default: return getopt_error(c, argv, err);
     }
   }
-  if (optind < argc) return *err = std::string("unexpected argument '") + argv[optind] + "'", ParseOutcome::Error;
-  return ParseOutcome::Ok;
+  return no_extra_arguments(argc, argv, err);
 }
 
 ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *o, std::string *err) {
@@ -483,7 +490,7 @@ ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *o, std::st
       default: return getopt_error(c, argv, err);
     }
   }
-  if (optind < argc) return *err = std::string("unexpected argument '") + argv[optind] + "'", ParseOutcome::Error;
+  if (no_extra_arguments(argc, argv, err) != ParseOutcome::Ok) return ParseOutcome::Error;
   return resolve_pin_dir(o->iface, &o->pin_dir, "read", err);
 }
 
@@ -519,7 +526,7 @@ ParseOutcome parse_top_options(int argc, char **argv, TopOptions *o, std::string
       default: return getopt_error(c, argv, err);
     }
   }
-  if (optind < argc) return *err = std::string("unexpected argument '") + argv[optind] + "'", ParseOutcome::Error;
+  if (no_extra_arguments(argc, argv, err) != ParseOutcome::Ok) return ParseOutcome::Error;
   return resolve_pin_dir(o->iface, &o->pin_dir, "watch", err);
 }
 

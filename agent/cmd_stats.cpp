@@ -32,7 +32,7 @@ std::string read_cluster_status(const std::string &pin_dir, const char *suffix) 
 
 // The prefix length a bucket key stands for under its rule (32/128: one address).
 int key_prefix_len(const dt_key &k, const dt_policy &p) {
-  const bool v6 = key_to_string(k).find(':') != std::string::npos;
+  const bool v6 = !addr_is_v4(k.addr);
   const int bits = v6 ? p.v6_key_bits : p.v4_key_bits;
   return bits ? bits : (v6 ? 128 : 32);
 }
@@ -40,7 +40,7 @@ int key_prefix_len(const dt_key &k, const dt_policy &p) {
 // "198.18.1.1", or "2001:2:0:5::/64" for a bucket that stands for a whole prefix.
 std::string source_text(const dt_key &k, const dt_policy &p) {
   const int len = key_prefix_len(k, p);
-  const bool v6 = key_to_string(k).find(':') != std::string::npos;
+  const bool v6 = !addr_is_v4(k.addr);
   return key_to_string(k) + (len < (v6 ? 128 : 32) ? "/" + std::to_string(len) : "");
 }
 

@@ -107,9 +107,8 @@ uint64_t mono_now_ns() {
 }
 
 std::string key_to_string(const dt_key &k) {
-  static const uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   char buf[INET6_ADDRSTRLEN];
-  if (memcmp(k.addr, kMapped, sizeof kMapped) == 0)
+  if (addr_is_v4(k.addr))
     inet_ntop(AF_INET, &k.addr[12], buf, sizeof buf);
   else
     inet_ntop(AF_INET6, k.addr, buf, sizeof buf);

@@ -1,17 +1,18 @@
 // peer_protocol.cpp - encoder and strict decoder of peer reports.
 #include "peer_protocol.h"
 
+#include "map_reader.h"
+
 #include <cstring>
 
 namespace dt {
 namespace {
 
 constexpr char kMagic[4] = {'D', 'T', 'R', 'P'};
-constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 // magic, version, flags, id length, 4 x u64, 2 x u16
 constexpr size_t kFixedBytes = 4 + 1 + 1 + 1 + 4 * 8 + 2 * 2;
 
-bool is_v4(const dt_key &k) { return memcmp(k.addr, kMapped, sizeof kMapped) == 0; }
+bool is_v4(const dt_key &k) { return addr_is_v4(k.addr); }
 
 void put_u64(std::string *out, uint64_t v) {
   for (int i = 0; i < 8; i++) out->push_back(static_cast<char>(v >> (8 * i)));
@@ -245,7 +246,7 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, Repor
         ReportEntry e{};
         e.key.rule = rule;
         if (family == 4) {
-          memcpy(e.key.addr, kMapped, sizeof kMapped);
+          memcpy(e.key.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
           if (!r.take(&e.key.addr[12], 4)) return DecodeError::TooShort;
         } else if (!r.take(e.key.addr, 16)) {
           return DecodeError::TooShort;

@@ -12,13 +12,13 @@
 #include <sstream>
 #include <toml.hpp>
 
+#include "map_reader.h"
 #include "peer_protocol.h"
 #include "policy.h"
 
 namespace dt {
 namespace {
 
-constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 using Value = toml::value;
 
@@ -42,7 +42,7 @@ bool parse_cidr(const std::string &s, PacketRule *r, std::string *why) {
   uint8_t buf[16] = {};
   int max;
   if (inet_pton(AF_INET, addr.c_str(), &buf[12]) == 1) {
-    memcpy(buf, kMappedPrefix, sizeof kMappedPrefix);
+    memcpy(buf, kV4MappedPrefix, sizeof kV4MappedPrefix);
     r->v4 = true;
     max = 32;
   } else if (inet_pton(AF_INET6, addr.c_str(), buf) == 1) {
@@ -69,7 +69,7 @@ bool parse_cidr(const std::string &s, PacketRule *r, std::string *why) {
       return false;
     }
   }
-  if (!r->v4 && full >= 96 && memcmp(buf, kMappedPrefix, sizeof kMappedPrefix) == 0) {
+  if (!r->v4 && full >= 96 && addr_is_v4(buf)) {
     *why = "'" + s + "' is an IPv4-mapped range: write it as an IPv4 CIDR";
     return false;
   }
@@ -229,7 +229,7 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
 
 std::string prefix_text(const uint8_t *addr, int len) {
   char buf[INET6_ADDRSTRLEN];
-  if (memcmp(addr, kMappedPrefix, sizeof kMappedPrefix) == 0 && len >= 96) {
+  if (addr_is_v4(addr) && len >= 96) {
     inet_ntop(AF_INET, addr + 12, buf, sizeof buf);
     return std::string(buf) + "/" + std::to_string(len - 96);
   }
@@ -422,7 +422,7 @@ bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err) {
       };
       std::vector<Prefix> prefixes;
       Prefix root{};
-      if (v4) memcpy(root.addr, kMappedPrefix, sizeof kMappedPrefix);
+      if (v4) memcpy(root.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
       root.len = v4 ? 96 : 0;
       prefixes.push_back(root);
       for (size_t i = 1; i < rs.rules.size(); i++) {
