@@ -246,6 +246,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   }
   if (came_up) DT_INFO("peer %s is up (epoch %llu)", h.node_id.c_str(), static_cast<unsigned long long>(h.epoch));
   counters_.messages_applied++;
+  if (adaptive_ && !body.factors.empty()) adaptive_->on_peer_factors(h.node_id, body.factors, now_ns);
   if (!body.tags.empty()) {
     for (const auto &t : body.tags) counters_.tag_hits_received += t.hits;
     if (debit_tags_) debit_tags_(body.tags, now_ns);
@@ -255,6 +256,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   std::vector<int64_t> local(body.rules.size(), -1);
   for (size_t i = 0; i < body.rules.size(); i++)
     if (auto it = throttle_rule_ids_.find(body.rules[i]); it != throttle_rule_ids_.end()) local[i] = it->second;
+  if (adaptive_) adaptive_->add_packet_hits(body.entries, local);
   std::vector<dt_debit> debits;
   debits.reserve(body.entries.size());
   for (const auto &en : body.entries) {
@@ -300,6 +302,10 @@ void Cluster::on_period(uint64_t now_ns) {
   body.rules = rule_names_;
   body.entries = std::move(served);
   if (collect_tags_) body.tags = collect_tags_();
+  if (adaptive_) {
+    adaptive_->add_packet_hits(body.entries);
+    body.factors = adaptive_->report_factors();
+  }
   auto msgs = encode_report(h, next_seq_, body);
   next_seq_ += msgs.size();
   counters_.reports_sent++;

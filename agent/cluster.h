@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "adaptive.h"
 #include "collector.h"
 #include "curve.h"
 #include "log.h"
@@ -72,6 +73,10 @@ class Cluster {
   void set_tag_hooks(std::function<std::vector<TagHit>()> collect,
                      std::function<void(const std::vector<TagHit> &, uint64_t now_ns)> debit);
 
+  // Adaptive limits: reports carry our factors, peers' factors and every served hit
+  // (ours and theirs, for the busiest-key measurement) go to `a` (may be nullptr).
+  void set_adaptive(AdaptiveSet *a) { adaptive_ = a; }
+
   // One log line with the cluster's counters.
   void log_summary() const;
   // Writes the peers' state and the counters as JSON (for `agent stats`).
@@ -101,6 +106,7 @@ class Cluster {
   std::function<std::vector<TagHit>()> collect_tags_;
   std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
+  AdaptiveSet *adaptive_ = nullptr;
 };
 
 // Resolves the host of every tcp://host:port endpoint to addresses (for the exempt

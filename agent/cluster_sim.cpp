@@ -12,17 +12,23 @@
 namespace dt::sim {
 namespace {
 
-constexpr Ns kNever = UINT64_MAX;
 constexpr size_t kMaxHosts = 1024;
 constexpr size_t kMaxClients = size_t{1} << 17;  // 198.18.0.0/15
 constexpr double kMaxRequests = 20e6;            // memory: 16 bytes each
 constexpr double kMaxTimelineCells = 10e6;       // clients x hosts x bins
+constexpr double kMaxBusySignals = 20e6;         // memory: 16 bytes each
+const char kAdaptiveRule[] = "default";          // the rule every simulated client is under
 
 uint64_t splitmix64(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
+}
+
+// The factor as the wire carries it (AdaptiveSet::report_factors).
+uint32_t factor_ppm(double f) {
+  return static_cast<uint32_t>(std::clamp(std::llround(f * 1e6), 1ll, static_cast<long long>(kFactorOne)));
 }
 
 Ns client_stop(const Scenario &s, const Client &c) {
@@ -96,6 +102,23 @@ bool validate(const Scenario &s, std::string *err) {
     if (p.side.size() != s.hosts) return fail(err, "a partition must put every host on a side");
     if (p.end <= p.start) return fail(err, "a partition must end after it starts");
   }
+  if (!s.busy.empty() && !s.adaptive) return fail(err, "busy signals need an adaptive scenario");
+  if (s.adaptive) {
+    std::string why;
+    if (!validate_adaptive_params(s.adaptive_params, &why)) return fail(err, "adaptive: " + why);
+    if (s.duration % s.bin != 0) return fail(err, "adaptive: the timeline bin must divide the duration");
+    double signals = 0;
+    for (const auto &b : s.busy) {
+      if (b.host < 0 || b.host >= static_cast<int>(s.hosts))
+        return fail(err, "busy signals to host " + std::to_string(b.host) + ", but hosts are 0 to " +
+                             std::to_string(s.hosts - 1));
+      if (b.end <= b.start || b.end > s.duration)
+        return fail(err, "a busy window must end after it starts, and at most at the end of the scenario");
+      if (!(b.per_second > 0 && b.per_second <= 1e7)) return fail(err, "busy signals: 1 to 10000000 per second");
+      signals += b.per_second * static_cast<double>(b.end - b.start) / 1e9;
+    }
+    if (signals > kMaxBusySignals) return fail(err, "at most 20000000 busy signals");
+  }
   const double bins = static_cast<double>(s.duration / s.bin + 1);
   if (bins * static_cast<double>(s.clients.size() * s.hosts) > kMaxTimelineCells)
     return fail(err, "the timeline would be too large: use a longer bin");
@@ -137,6 +160,55 @@ Scenario reference_ab_scenario() {
               {5100 * kMs, 1, 0},  {5100 * kMs, 1, 1},  {9 * kSec, 2, 0}};
   s.clients = {c};
   return s;
+}
+
+const char *busy_pattern_name(BusyPattern p) { return p == BusyPattern::Steady ? "steady" : "flappy"; }
+
+bool parse_busy_pattern(const std::string &s, BusyPattern *out) {
+  for (auto p : {BusyPattern::Steady, BusyPattern::Flappy}) {
+    if (s == busy_pattern_name(p)) {
+      *out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The reference's busy phase lasts 10 s, then 20 s more decide whether the traffic
+// recovered. Its time=N rows are our bin [N-1, N) s: flappy's busy seconds 3, 6, 9
+// are our [2,3), [5,6), [8,9).
+Scenario busy_reference_scenario(BusyPattern p, const AdaptiveParams &params, size_t hosts) {
+  constexpr double kBusyPerSecond = 3000;  // the reference's "maximum number of busy responses"
+  Scenario s;
+  s.hosts = hosts;
+  s.rate = 10000;
+  s.burst = 5000;
+  s.period = 200 * kMs;
+  s.duration = 30 * kSec;
+  s.bin = kSec;
+  s.clients = {Client{"c0", 5000, 0, 0, {}}};
+  s.adaptive = true;
+  s.adaptive_params = params;
+  if (p == BusyPattern::Steady) s.busy = {{0, 10 * kSec, kBusyPerSecond, 0}};
+  else
+    for (Ns at : {2 * kSec, 5 * kSec, 8 * kSec}) s.busy.push_back({at, at + kSec, kBusyPerSecond, 0});
+  return s;
+}
+
+Ns busy_end(const Scenario &s) {
+  Ns end = 0;
+  for (const auto &b : s.busy) end = std::max(end, b.end);
+  return end;
+}
+
+std::optional<Ns> converged_at(const std::vector<AdaptiveRow> &rows, Ns busy_end) {
+  std::optional<Ns> at;
+  for (const auto &r : rows) {
+    if (r.start < busy_end) continue;
+    if (r.throttled) at.reset();
+    else if (!at) at = r.end;
+  }
+  return at;
 }
 
 uint64_t ClientStats::admitted() const {
@@ -186,10 +258,24 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
     host.tracker = PeerTracker(down_after);
-    host.next_report = s.reports ? (s.report_offset.empty() ? 0 : s.report_offset[h]) : kNever;
+    // Local-only hosts still end periods when adaptive: the controller runs on them.
+    host.next_report =
+        s.reports || s.adaptive ? (s.report_offset.empty() ? 0 : s.report_offset[h]) : kNever;
+    host.policy = p;
+    if (s.adaptive) host.controller.emplace(s.rate, s.adaptive_params);
   }
   host_stats_.resize(s.hosts);
   build_requests();
+  if (s.adaptive) {
+    bins_.assign(s.hosts, std::vector<AdaptiveBin>(s.duration / s.bin));
+    for (const auto &w : s.busy)
+      for (uint64_t k = 0;; k++) {
+        const Ns t = w.start + static_cast<Ns>(std::llround(static_cast<double>(k) * 1e9 / w.per_second));
+        if (t >= w.end) break;
+        busy_.push_back({t, w.host});
+      }
+    std::stable_sort(busy_.begin(), busy_.end(), [](const BusySignal &a, const BusySignal &b) { return a.at < b.at; });
+  }
 }
 
 // Every request of the scenario, in time order (ties: client order, then bursts in
@@ -239,7 +325,8 @@ void ClusterSim::advance_past(Ns t) { advance(t, true); }
 void ClusterSim::advance_to(Ns t) { advance(t, false); }
 
 // At one instant: deliveries first (a report that has arrived is applied before
-// anything else happens at that time), then reports, then requests.
+// anything else happens at that time), then reports, then requests, then busy
+// signals (a busy answer follows the request it answers).
 void ClusterSim::advance(Ns t, bool inclusive) {
   for (;;) {
     const Ns td = in_flight_.empty() ? kNever : in_flight_.top().at;
@@ -252,8 +339,10 @@ void ClusterSim::advance(Ns t, bool inclusive) {
       }
     }
     const Ns tq = next_request_ < requests_.size() ? requests_[next_request_].at : kNever;
-    const Ns next = std::min({td, tr, tq});
+    const Ns tb = next_busy_ < busy_.size() ? busy_[next_busy_].at : kNever;
+    const Ns next = std::min({td, tr, tq, tb});
     if (next == kNever || next > t || (!inclusive && next == t)) break;
+    sample_bins_until(next);  // the bins that end by now end before this event
     now_ = next;
     if (td == next) {
       Delivery d = in_flight_.top();
@@ -261,11 +350,22 @@ void ClusterSim::advance(Ns t, bool inclusive) {
       handle_delivery(d);
     } else if (tr == next) {
       handle_report(reporter);
-    } else {
+    } else if (tq == next) {
       handle_request(requests_[next_request_++]);
+    } else {
+      handle_busy(busy_[next_busy_++]);
     }
   }
+  sample_bins_until(t);
   now_ = std::max(now_, t);
+}
+
+// Records the applied factor at the end of every bin that ends at or before t
+// (called before any event at t is handled: an event at a bin's end is the next bin's).
+void ClusterSim::sample_bins_until(Ns t) {
+  if (bins_.empty()) return;
+  for (; bins_sampled_ < bins_[0].size() && (bins_sampled_ + 1) * s_.bin <= t; bins_sampled_++)
+    for (size_t h = 0; h < hosts_.size(); h++) bins_[h][bins_sampled_].factor = hosts_[h].applied;
 }
 
 size_t ClusterSim::pick_host(uint32_t client) {
@@ -284,24 +384,99 @@ size_t ClusterSim::bin_of(Ns t) const {
 // dt_xdp: one token or refuse.
 void ClusterSim::handle_request(const Request &r) {
   const size_t h = r.host >= 0 ? static_cast<size_t>(r.host) : pick_host(r.client);
-  Bucket &b = hosts_[h].buckets[client_key(r.client)];  // a new bucket is full (tat 0)
+  Host &host = hosts_[h];
+  const dt_key key = client_key(r.client);
+  Bucket &b = host.buckets[key];  // a new bucket is full (tat 0)
+  AdaptiveBin *bin = bins_.empty() || now_ / s_.bin >= bins_[h].size() ? nullptr : &bins_[h][now_ / s_.bin];
+  if (bin) bin->offered++;
   __u64 next;
-  if (dt_gcra_admit(b.tat, now_, &policy_, &next)) {
+  if (dt_gcra_admit(b.tat, now_, &host.policy, &next)) {
     b.tat = next;
     b.passed++;
     clients_[r.client].admitted_by_host[h]++;
     host_stats_[h].admitted++;
     timeline_[r.client][h][bin_of(now_)]++;
+    if (host.controller) host.period_hits[key]++;
+    if (bin) bin->admitted++;
   } else {
     clients_[r.client].refused++;
     host_stats_[h].refused++;
+    if (bin) bin->refused++;
   }
+}
+
+// A busy signal from the protected service. Dropped unless the host admitted
+// something since its last one: a busy answer needs a request.
+//
+// Workaround (adaptive.cpp): AdaptiveLimit::busy() takes "the rate admitted in the
+// last second" from observe()'s samples; before the first observe() there are none,
+// it reads 0 and the factor drops straight to the floor. Until the host has measured
+// a period, the signal is counted but not passed on.
+void ClusterSim::handle_busy(const BusySignal &s) {
+  Host &host = hosts_[s.host];
+  HostStats &st = host_stats_[s.host];
+  if (st.admitted == host.admitted_at_busy) {
+    st.busy_dropped++;
+    return;
+  }
+  host.admitted_at_busy = st.admitted;
+  st.busy++;
+  if (st.first_busy == kNever) st.first_busy = now_;
+  if (now_ / s_.bin < bins_[s.host].size()) bins_[s.host][now_ / s_.bin].busy++;
+  if (!host.measured) {
+    st.busy_unmeasured++;
+    return;
+  }
+  if (host.controller->busy(now_)) apply_factor(s.host, std::min(host.applied, host.controller->factor()));
+}
+
+// Installs the factor's policy on host h (adaptive_policy keeps the bucket's time
+// window: existing balances keep their meaning in time, as in the kernel).
+void ClusterSim::apply_factor(size_t h, double f) {
+  Host &host = hosts_[h];
+  if (f == host.applied) return;
+  host.applied = f;
+  host.policy = adaptive_policy(policy_, f);
+  if (f < 1.0 && host_stats_[h].first_backoff == kNever) host_stats_[h].first_backoff = now_;
+}
+
+// AdaptiveSet::on_period for the one rule: measure the busiest client over this
+// period (own admitted + peers' reported hits), recover, apply the lowest factor
+// heard from a live peer.
+void ClusterSim::adaptive_period(size_t h) {
+  Host &host = hosts_[h];
+  uint64_t peak = 0;
+  for (const auto &[key, hits] : host.period_hits) peak = std::max(peak, hits);
+  host.period_hits.clear();
+  const Ns span = now_ - host.last_period;
+  host.last_period = now_;
+  if (span > 0) {
+    host.controller->observe(now_, peak, span);
+    host.measured = true;
+  }
+  host.controller->tick(now_);
+  const Ns hold = s_.peer_down_after ? s_.peer_down_after : 5 * s_.period;
+  double applied = host.controller->factor();
+  for (auto it = host.peer_factors.begin(); it != host.peer_factors.end();) {
+    if (now_ - it->second.second > hold) {
+      it = host.peer_factors.erase(it);
+      continue;
+    }
+    applied = std::min(applied, it->second.first);
+    ++it;
+  }
+  apply_factor(h, applied);
 }
 
 // Cluster::on_period: collect passed - reported (dt_collect), publish, check liveness.
 void ClusterSim::handle_report(size_t h) {
   Host &host = hosts_[h];
   HostStats &st = host_stats_[h];
+  if (host.controller) adaptive_period(h);
+  if (!s_.reports) {
+    host.next_report += s_.period;
+    return;
+  }
   std::vector<ReportEntry> served;
   for (auto &[key, b] : host.buckets) {
     if (b.passed == b.reported) continue;
@@ -320,8 +495,10 @@ void ClusterSim::handle_report(size_t h) {
   hdr.epoch = ++host.epoch;
   hdr.sent_unix_ms = now_ / kMs;
   ReportBody body;
-  body.rules = {"default"};  // every simulated client is under the default rule
+  body.rules = {kAdaptiveRule};  // every simulated client is under the default rule
   body.entries = std::move(served);
+  if (host.controller && s_.adaptive_params.cluster)
+    body.factors = {RuleFactor{false, kAdaptiveRule, factor_ppm(host.controller->factor())}};
   auto msgs = encode_report(hdr, host.seq, body);
   host.seq += msgs.size();
   st.reports++;
@@ -383,18 +560,22 @@ void ClusterSim::handle_delivery(const Delivery &d) {
   st.accepted++;
   st.peer_ups += came_up;
   for (ReportEntry e : body.entries) {
-    if (body.rules[e.key.rule] != "default") continue;
+    if (body.rules[e.key.rule] != kAdaptiveRule) continue;
     e.key.rule = DT_RULE_DEFAULT;     // the sender's group index to our rule id
     Bucket &b = host.buckets[e.key];  // unseen here: created full, then debited
-    b.tat = dt_gcra_debit(b.tat, now_, &policy_, e.hits);
+    b.tat = dt_gcra_debit(b.tat, now_, &host.policy, e.hits);
     st.hits_debited += e.hits;
+    if (host.controller) host.period_hits[e.key] += e.hits;
   }
+  if (host.controller && s_.adaptive_params.cluster)
+    for (const RuleFactor &f : body.factors)
+      if (!f.tag && f.name == kAdaptiveRule) host.peer_factors[hdr.node_id] = {f.factor_ppm / 1e6, now_};
 }
 
 int64_t ClusterSim::tokens_milli(size_t host, size_t client) const {
   auto it = hosts_[host].buckets.find(client_key(client));
   const uint64_t tat = it == hosts_[host].buckets.end() ? 0 : it->second.tat;
-  return dt_gcra_tokens_milli(tat, now_, &policy_);
+  return dt_gcra_tokens_milli(tat, now_, &hosts_[host].policy);
 }
 
 uint64_t ClusterSim::admitted_between(size_t client, Ns from, Ns to, int host) const {
@@ -405,6 +586,31 @@ uint64_t ClusterSim::admitted_between(size_t client, Ns from, Ns to, int host) c
     for (size_t b = from / s_.bin; b < to / s_.bin && b < bins.size(); b++) n += bins[b];
   }
   return n;
+}
+
+std::vector<AdaptiveRow> ClusterSim::adaptive_timeline() const {
+  std::vector<AdaptiveRow> rows;
+  for (size_t i = 0; i < bins_sampled_; i++) {
+    AdaptiveRow r;
+    r.start = i * s_.bin;
+    r.end = r.start + s_.bin;
+    for (size_t h = 0; h < hosts_.size(); h++) {
+      const AdaptiveBin &b = bins_[h][i];
+      r.offered += b.offered;
+      r.admitted += b.admitted;
+      r.throttled += b.refused;
+      r.busy += b.busy;
+      r.limit.push_back(s_.rate * b.factor);
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+double ClusterSim::applied_factor(size_t host) const { return hosts_[host].applied; }
+
+const AdaptiveLimit *ClusterSim::controller(size_t host) const {
+  return hosts_[host].controller ? &*hosts_[host].controller : nullptr;
 }
 
 }  // namespace dt::sim

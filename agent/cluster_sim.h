@@ -13,15 +13,31 @@
 // The network loses, duplicates, delays and partitions messages with a seeded RNG;
 // the load balancer is round-robin, seeded-random or sticky. Same scenario and seed,
 // same result, bit for bit.
+//
+// Adaptive limits (Scenario::adaptive, agent/adaptive.h): the rule every client is
+// under is adaptive. Each host runs its own dt::AdaptiveLimit for it:
+//   busy     a busy signal from the protected service (BusyWindow) calls busy(), and
+//            the host's bucket policy becomes dt::adaptive_policy(base, applied) at
+//            once if that lowered its factor
+//   period   at each report: observe(the busiest client's hits in the period: its
+//            own admitted plus the hits peers reported for it, as the agent counts
+//            them), tick(), then applied = min(own factor, every factor a peer
+//            reported within the peer liveness threshold); the report carries the
+//            own factor in ReportBody::factors
+// A busy signal answers an admitted request, so a host only gets one if it admitted
+// something since its previous signal (the busy-response reference's rule).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "adaptive.h"
 #include "dthrottle/common.h"
 #include "peer_tracker.h"
 
@@ -30,6 +46,7 @@ namespace dt::sim {
 using Ns = uint64_t;
 constexpr Ns kMs = 1'000'000ull;
 constexpr Ns kSec = 1'000'000'000ull;
+constexpr Ns kNever = UINT64_MAX;
 
 enum class LoadBalancer { RoundRobin, Random, Sticky };
 const char *lb_name(LoadBalancer lb);
@@ -65,6 +82,14 @@ struct Network {
   std::vector<Partition> partitions;
 };
 
+// Busy signals to one host, `per_second` of them evenly spaced in [start, end)
+// (the first at start), each dropped if the host admitted nothing since its last.
+struct BusyWindow {
+  Ns start = 0, end = 0;
+  double per_second = 0;
+  int host = 0;
+};
+
 struct Scenario {
   size_t hosts = 3;
   double rate = 100;  // policy: tokens per second
@@ -79,6 +104,11 @@ struct Scenario {
   uint64_t seed = 1;
   Ns bin = kSec;        // resolution of the admitted-per-time timeline
   bool reports = true;  // false: local-only, every host on its own
+  // Adaptive limits (see the top of this file). The timeline bin must divide the
+  // duration: adaptive_timeline() has one row per bin.
+  bool adaptive = false;
+  AdaptiveParams adaptive_params;
+  std::vector<BusyWindow> busy;
 };
 
 // False with a sentence in *err if the scenario cannot be simulated.
@@ -87,6 +117,36 @@ bool validate(const Scenario &s, std::string *err);
 // The reference daemon's A/B example (dthrottle-daemon.txt) on the simulator's
 // continuous clock; the times are explained in cluster_sim.cpp.
 Scenario reference_ab_scenario();
+
+// The busy-response reference's traffic patterns (busy-response-throttling.txt):
+// one client offers 5000/s for 30 s; busy signals come at up to 3000/s, to host 0
+// only, in the busy phase [0, 10 s): steady = all the time, flappy = every third
+// second ([2,3), [5,6), [8,9) s, the reference's time=3, 6, 9). The reference then
+// gives the traffic 20 s to recover. The rule: rate 10000/s (far above the traffic,
+// as the reference's limit starts), burst 5000, reports every 200 ms, round-robin.
+constexpr Ns kReferenceBusyPhase = 10 * kSec;
+enum class BusyPattern { Steady, Flappy };
+const char *busy_pattern_name(BusyPattern p);
+// "steady" or "flappy".
+bool parse_busy_pattern(const std::string &s, BusyPattern *out);
+Scenario busy_reference_scenario(BusyPattern p, const AdaptiveParams &params, size_t hosts = 1);
+
+// When the last busy window ends (0 if there is none).
+Ns busy_end(const Scenario &s);
+
+// One bin of an adaptive scenario, summed over all hosts and clients.
+struct AdaptiveRow {
+  Ns start = 0, end = 0;  // [start, end)
+  uint64_t offered = 0, admitted = 0, throttled = 0;
+  uint64_t busy = 0;          // busy signals the hosts got
+  std::vector<double> limit;  // per host, at `end`: rate x its applied factor
+};
+
+// The end of the first bin starting at or after `busy_end` from which no bin
+// throttles anything any more, up to the last; nullopt if the last bin throttles
+// (or no bin starts after busy_end). As the reference counts: "converged at time=17"
+// for busy signals that stop at 10 means 7 s (speed 7).
+std::optional<Ns> converged_at(const std::vector<AdaptiveRow> &rows, Ns busy_end);
 
 struct ClientStats {
   std::string name;
@@ -119,6 +179,12 @@ struct HostStats {
   uint64_t rejected = 0;         // PeerTracker said Duplicate: not applied
   uint64_t hits_debited = 0;
   uint64_t peer_ups = 0, peer_downs = 0;  // liveness transitions seen
+  // Adaptive.
+  uint64_t busy = 0;            // busy signals received (passed to the controller)
+  uint64_t busy_dropped = 0;    // pattern times with nothing admitted since the last signal
+  uint64_t busy_unmeasured = 0; // of `busy`, not passed on: no measurement yet (see .cpp)
+  Ns first_busy = kNever;       // time of the first busy signal
+  Ns first_backoff = kNever;    // first time the applied factor fell below 1
 };
 
 class ClusterSim {
@@ -147,6 +213,13 @@ class ClusterSim {
   // The bucket key of client i: ::ffff:198.18.0.0 + i.
   static dt_key client_key(size_t i);
 
+  // Adaptive scenarios only (empty / 1.0 otherwise). One row per finished bin.
+  std::vector<AdaptiveRow> adaptive_timeline() const;
+  // The factor host h enforces now: min(own, live peers').
+  double applied_factor(size_t host) const;
+  // Host h's own controller; nullptr unless the scenario is adaptive.
+  const AdaptiveLimit *controller(size_t host) const;
+
  private:
   struct Bucket {
     uint64_t tat = 0, passed = 0, reported = 0;
@@ -163,6 +236,24 @@ class ClusterSim {
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
     PeerTracker tracker{0};
+    dt_policy policy{};  // the scenario's, or its adaptive reduction
+    // Adaptive.
+    std::optional<AdaptiveLimit> controller;
+    double applied = 1.0;
+    bool measured = false;  // observe() has had a period
+    Ns last_period = 0;
+    uint64_t admitted_at_busy = 0;  // HostStats::admitted at the last busy signal
+    std::unordered_map<dt_key, uint64_t, KeyHash, KeyEq> period_hits;  // own + peers'
+    std::map<std::string, std::pair<double, Ns>> peer_factors;        // node -> (factor, heard)
+  };
+  struct BusySignal {
+    Ns at;
+    int host;
+  };
+  // Per host and bin, for adaptive_timeline().
+  struct AdaptiveBin {
+    uint64_t offered = 0, admitted = 0, refused = 0, busy = 0;
+    double factor = 1.0;  // applied at the end of the bin
   };
   struct Request {
     Ns at;
@@ -189,6 +280,10 @@ class ClusterSim {
   void handle_request(const Request &r);
   void handle_report(size_t h);
   void handle_delivery(const Delivery &d);
+  void handle_busy(const BusySignal &b);
+  void adaptive_period(size_t h);
+  void apply_factor(size_t h, double f);
+  void sample_bins_until(Ns t);
   void send(size_t from, size_t to, const std::shared_ptr<const std::string> &msg);
   bool partitioned(size_t a, size_t b, Ns t) const;
   size_t pick_host(uint32_t client);
@@ -207,6 +302,10 @@ class ClusterSim {
   uint64_t round_robin_ = 0;
   Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
   std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
+  std::vector<BusySignal> busy_;  // sorted by time
+  size_t next_busy_ = 0;
+  std::vector<std::vector<AdaptiveBin>> bins_;  // [host][bin], adaptive only
+  size_t bins_sampled_ = 0;                     // bins whose end factor is recorded
 };
 
 }  // namespace dt::sim

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <zmq.hpp>
 
+#include "adaptive_driver.h"
 #include "cli.h"
 #include "cluster.h"
 #include "commands.h"
@@ -180,6 +181,7 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "agent: %s\n", err.c_str());
     return 2;
   }
+  BusyRelay busy_relay;  // BUSY lines reach the adaptive rules once they exist
   std::unique_ptr<QueryServer> query;
   if (!opt.query_socket.empty() || !opt.query_listen.empty()) {
     QueryServerConfig qc;
@@ -189,6 +191,7 @@ int cmd_run(int argc, char **argv) {
     qc.max_reserve_wait_ns = opt.query_max_wait_ns;
     qc.redis_address = opt.redis;
     qc.redis_timeout_ns = opt.redis_timeout_ns;
+    qc.busy = [&busy_relay](std::string_view name, uint64_t now_ns) { return busy_relay.busy(name, now_ns); };
     query = QueryServer::start(qc, tags, &err);
     if (!query) {
       DT_ERROR("query socket: %s", err.c_str());
@@ -223,6 +226,11 @@ int cmd_run(int argc, char **argv) {
   DT_INFO("%s dthrottle on %s (%s mode): %s; up to %u sources, pinned in %s",
           dp->took_over() ? "took over" : "attached", opt.iface.c_str(), xdp_mode_name(dp->attached_mode()),
           describe_rules(rules).c_str(), dp->max_sources(), dp->pin_dir().c_str());
+  AdaptiveDriver adaptive(*dp, rule_maps, tags, &busy_relay);
+  if (!adaptive.configure(rules, tag_rules_of(rules, opt), !opt.cluster(), opt.period_ns, &err))
+    return fail("adaptive rules: " + err);
+  const std::string adaptive_path = runtime_file(opt.pin_dir, ".adaptive.json");
+  const std::string adaptive_text_path = runtime_file(opt.pin_dir, ".adaptive.txt");
   const std::string reload_path = runtime_file(opt.pin_dir, ".reload");
   uint64_t reload_generation = 0;
   write_file_atomic(reload_path, "0 ok " + describe_rules(rules) + "\n");
@@ -243,18 +251,24 @@ int cmd_run(int argc, char **argv) {
     cluster = Cluster::create(cc, *dp, &err);
     if (!cluster) return fail(err);
     cluster->set_rules(rules.names, rules.throttles);
-    // Tag hits travel in the same reports as packet hits.
+    cluster->set_adaptive(&adaptive.set());
+    // Tag hits travel in the same reports as packet hits (and adaptive rules measure
+    // both: ours and the peers').
     cluster->set_tag_hooks(
-        [&tags] {
+        [&tags, &adaptive] {
+          std::vector<TagHits> served = tags.collect();
+          if (adaptive.active()) adaptive.observe_tags(served);
           std::vector<TagHit> out;
-          for (auto &t : tags.collect()) out.push_back({std::move(t.tag), t.hits});
+          out.reserve(served.size());
+          for (auto &t : served) out.push_back({std::move(t.tag), t.hits});
           return out;
         },
-        [&tags](const std::vector<TagHit> &in, uint64_t now_ns) {
+        [&tags, &adaptive](const std::vector<TagHit> &in, uint64_t now_ns) {
           std::vector<TagHits> hits;
           hits.reserve(in.size());
           for (const auto &t : in) hits.push_back({t.tag, t.hits});
           tags.debit_batch(hits, now_ns);
+          if (adaptive.active()) adaptive.observe_tags(hits);
         });
     DT_INFO("cluster: node %s, listening on %s, %zu peers, %zu hubs, reports every %.0f ms", opt.node_id.c_str(),
             opt.listen.empty() ? "(none)" : opt.listen.c_str(), opt.peers.size(), opt.hubs.size(),
@@ -269,6 +283,7 @@ int cmd_run(int argc, char **argv) {
   }
   // The query socket's counters join whatever snapshot the loop publishes.
   auto with_query = [&](MetricsSnapshot s) {
+    s.adaptive = adaptive.status(mono_now_ns());
     if (query) {
       s.query = true;
       s.query_counters = query->counters();
@@ -297,7 +312,8 @@ int cmd_run(int argc, char **argv) {
   bool keep = opt.keep;
   for (bool running = true; running;) {
     now = mono_now_ns();
-    uint64_t due = std::min({next_stats, next_fail_open_check, cluster ? next_period : next_stats});
+    const bool ticking = cluster || adaptive.active();  // report periods run
+    uint64_t due = std::min({next_stats, next_fail_open_check, ticking ? next_period : next_stats});
     long timeout_ms = due > now ? static_cast<long>((due - now + 999999) / 1000000) : 0;
     zmq::pollitem_t items[3] = {{nullptr, sfd, ZMQ_POLLIN, 0},
                                 {cluster ? cluster->poll_socket() : nullptr, 0, ZMQ_POLLIN, 0},
@@ -327,6 +343,9 @@ int cmd_run(int argc, char **argv) {
                                    tags.replace_rules(tag_rules_of(next, opt), &tag_err);
               rules = std::move(next);
               if (cluster) cluster->set_rules(rules.names, rules.throttles);
+              std::string adaptive_err;
+              if (!adaptive.configure(rules, tag_rules_of(rules, opt), !cluster, opt.period_ns, &adaptive_err))
+                DT_ERROR("reload: adaptive rules: %s", adaptive_err.c_str());
               if (tags_ok) {
                 DT_INFO("reloaded %s: %s", opt.rules_file.c_str(), describe_rules(rules).c_str());
                 write_file_atomic(reload_path, std::to_string(reload_generation) + " ok " + describe_rules(rules) + "\n");
@@ -347,25 +366,37 @@ int cmd_run(int argc, char **argv) {
     }
     if (cluster && (items[1].revents & ZMQ_POLLIN)) cluster->on_readable(now);
     if (cluster && (items[2].revents & ZMQ_POLLIN)) cluster->on_ring_readable();
-    if (cluster && now >= next_period) {
-      const ClusterCounters &cc = cluster->counters();
-      const uint64_t entries0 = cc.entries_sent, messages0 = cc.messages_sent, bytes0 = cc.bytes_sent;
-      const uint64_t t0 = mono_now_ns();
-      cluster->on_period(now);
-      if (metrics)
-        metrics->publish(with_query(metrics_snapshot(*cluster, mono_now_ns() - t0, entries0, messages0, bytes0)));
+    if (ticking && now >= next_period) {
+      if (cluster) {
+        const ClusterCounters &cc = cluster->counters();
+        const uint64_t entries0 = cc.entries_sent, messages0 = cc.messages_sent, bytes0 = cc.bytes_sent;
+        const uint64_t t0 = mono_now_ns();
+        cluster->on_period(now);
+        adaptive.on_period(now, false);
+        if (metrics)
+          metrics->publish(with_query(metrics_snapshot(*cluster, mono_now_ns() - t0, entries0, messages0, bytes0)));
+      } else {
+        adaptive.on_period(now, true);
+        if (metrics) metrics->publish(with_query(MetricsSnapshot{}));
+      }
       // Catch up without bursts of ticks if the loop was held up.
       next_period += opt.period_ns;
       if (next_period <= now) next_period = now + opt.period_ns;
       if (now >= next_status) {
-        write_file_atomic(status_path, cluster->status_json(now) + "\n");
-        write_file_atomic(status_text_path, cluster->status_text(now));
+        if (cluster) {
+          write_file_atomic(status_path, cluster->status_json(now) + "\n");
+          write_file_atomic(status_text_path, cluster->status_text(now));
+        }
+        if (adaptive.active()) {
+          write_file_atomic(adaptive_path, adaptive.status_json(now) + "\n");
+          write_file_atomic(adaptive_text_path, adaptive.status_text(now));
+        }
         next_status = now + 1'000'000'000ull;
       }
     }
     if (now >= next_fail_open_check) {
       fail_open.check(dp->stats_fd());
-      if (metrics && query && !cluster) metrics->publish(with_query(MetricsSnapshot{}));  // once a second
+      if (metrics && query && !ticking) metrics->publish(with_query(MetricsSnapshot{}));  // once a second
       next_fail_open_check = now + 1'000'000'000ull;
     }
     if (now >= next_stats) {
@@ -384,6 +415,8 @@ int cmd_run(int argc, char **argv) {
   }
   if (keep) dp->keep_on_exit();
   unlink(reload_path.c_str());
+  unlink(adaptive_path.c_str());
+  unlink(adaptive_text_path.c_str());
   close(sfd);
   return 0;
 }

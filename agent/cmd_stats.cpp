@@ -19,7 +19,7 @@
 namespace dt {
 namespace {
 
-// The running agent's cluster status file, or "" (single host, or no agent running).
+// A running agent's status file (cluster, adaptive rules), or "" (none, or no agent running).
 std::string read_cluster_status(const std::string &pin_dir, const char *suffix) {
   if (!agent_running(pin_dir)) return "";  // a killed agent's last status is stale
   std::ifstream in(runtime_file(pin_dir, suffix));
@@ -113,6 +113,8 @@ int cmd_stats(int argc, char **argv) {
     printf("]");
     const std::string cluster = read_cluster_status(opt.pin_dir, ".cluster.json");
     if (!cluster.empty()) printf(",\"cluster\":%s", cluster.c_str());
+    const std::string adaptive = read_cluster_status(opt.pin_dir, ".adaptive.json");
+    if (!adaptive.empty()) printf(",\"adaptive\":%s", adaptive.c_str());
     printf("}\n");
     return 0;
   }
@@ -148,6 +150,8 @@ int cmd_stats(int argc, char **argv) {
              static_cast<unsigned long long>(rr.passed), static_cast<unsigned long long>(rr.dropped));
     }
   }
+  const std::string adaptive = read_cluster_status(opt.pin_dir, ".adaptive.txt");
+  if (!adaptive.empty()) printf("\n%s\n", adaptive.c_str());
   const std::string cluster = read_cluster_status(opt.pin_dir, ".cluster.txt");
   if (!cluster.empty()) printf("\n%s\n", cluster.c_str());
   if (shown == 0) return 0;

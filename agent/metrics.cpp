@@ -138,6 +138,40 @@ void render_query(Exposition &x, const MetricsSnapshot &snap) {
            "Strict tag queries Redis could not decide, by what the rule did instead (on_redis_error).");
   x.sample("dthrottle_strict_redis_errors_total", {{"fallback", "deny"}}, q.strict_denied_on_error);
   x.sample("dthrottle_strict_redis_errors_total", {{"fallback", "local"}}, q.strict_local_on_error);
+  x.family("dthrottle_query_busy_signals_total", "counter",
+           "BUSY lines on the query socket, by whether an adaptive rule took them.");
+  x.sample("dthrottle_query_busy_signals_total", {{"result", "taken"}}, q.busy_taken);
+  x.sample("dthrottle_query_busy_signals_total", {{"result", "unknown"}}, q.busy_unknown);
+}
+
+// Adaptive rules: one sample per rule of each family, labelled kind="rule"|"tag" and
+// name (a packet rule's name, a tag rule's prefix).
+void render_adaptive(Exposition &x, const MetricsSnapshot &snap) {
+  struct Family {
+    const char *name, *type, *help;
+    double (*value)(const AdaptiveStatus &);
+  };
+  static const Family families[] = {
+      {"dthrottle_adaptive_factor", "gauge",
+       "Adaptive rule's factor in force: its limit is rate x factor (the lowest of this host's and its live peers').",
+       [](const AdaptiveStatus &s) { return s.factor; }},
+      {"dthrottle_adaptive_limit", "gauge", "Adaptive rule's rate in force, per key per second (rate x factor).",
+       [](const AdaptiveStatus &s) { return s.rate * s.factor; }},
+      {"dthrottle_adaptive_own_factor", "gauge", "Adaptive rule's factor from this host's own busy signals.",
+       [](const AdaptiveStatus &s) { return s.local_factor; }},
+      {"dthrottle_adaptive_busiest_rate", "gauge",
+       "Adaptive rule: the busiest key's admitted rate over the last second (this host and its peers).",
+       [](const AdaptiveStatus &s) { return s.observed; }},
+      {"dthrottle_adaptive_busy_signals_total", "counter", "Busy signals an adaptive rule received on this host.",
+       [](const AdaptiveStatus &s) { return static_cast<double>(s.busy_signals); }},
+      {"dthrottle_adaptive_decreases_total", "counter", "Times a busy signal lowered an adaptive rule's own factor.",
+       [](const AdaptiveStatus &s) { return static_cast<double>(s.decreases); }},
+  };
+  for (const Family &f : families) {
+    x.family(f.name, f.type, f.help);
+    for (const AdaptiveStatus &s : snap.adaptive)
+      x.sample_double(f.name, {{"kind", s.kind == AdaptiveKind::Packet ? "rule" : "tag"}, {"name", s.name}}, f.value(s));
+  }
 }
 
 void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns) {
@@ -260,6 +294,7 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
   render_dataplane(x, info, maps);
   if (snap.cluster) render_cluster(x, snap, now_ns);
   if (snap.query) render_query(x, snap);
+  if (!snap.adaptive.empty()) render_adaptive(x, snap);
   return x.take();
 }
 

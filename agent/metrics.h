@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "adaptive.h"
 #include "cluster.h"
 #include "dthrottle/common.h"
 #include "peer_tracker.h"
@@ -49,6 +50,7 @@ struct MetricsSnapshot {
   bool query = false;    // a query socket is served: render its answers
   QueryCounters query_counters;
   uint64_t tag_buckets = 0;
+  std::vector<AdaptiveStatus> adaptive;  // adaptive rules (empty: none)
 };
 
 // What the HTTP thread reads from the maps for one scrape.

@@ -21,6 +21,9 @@ void put_u16(std::string *out, uint16_t v) {
   out->push_back(static_cast<char>(v));
   out->push_back(static_cast<char>(v >> 8));
 }
+void put_u32(std::string *out, uint32_t v) {
+  for (int i = 0; i < 4; i++) out->push_back(static_cast<char>(v >> (8 * i)));
+}
 void put_varint(std::string *out, uint64_t v) {
   while (v >= 0x80) {
     out->push_back(static_cast<char>((v & 0x7f) | 0x80));
@@ -50,6 +53,13 @@ struct Reader {
     *v = static_cast<uint16_t>(b[0] | (b[1] << 8));
     return true;
   }
+  bool u32(uint32_t *v) {
+    uint8_t b[4];
+    if (!take(b, 4)) return false;
+    *v = static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 | static_cast<uint32_t>(b[2]) << 16 |
+         static_cast<uint32_t>(b[3]) << 24;
+    return true;
+  }
   bool u64(uint64_t *v) {
     uint8_t b[8];
     if (!take(b, 8)) return false;
@@ -72,10 +82,28 @@ struct Reader {
   size_t left() const { return static_cast<size_t>(end - p); }
 };
 
-std::string header_bytes(const ReportHeader &h, uint64_t seq, uint16_t part, uint16_t parts) {
+bool valid_rule_name(const std::string &name) {
+  return !name.empty() && name.size() <= kMaxRuleNameLen && valid_node_id(name);
+}
+
+// A tag or a tag rule prefix: no newline (the query protocol's separator) or NUL.
+bool valid_tag_bytes(const std::string &t) {
+  return t.size() <= kMaxTagLen && t.find('\n') == std::string::npos && t.find('\0') == std::string::npos;
+}
+
+bool valid_factor(const RuleFactor &f) {
+  if (f.factor_ppm == 0 || f.factor_ppm > kFactorOne) return false;
+  return f.tag ? valid_tag_bytes(f.name) : valid_rule_name(f.name);
+}
+
+// kind, name length, name, u32 factor
+size_t factor_bytes(const RuleFactor &f) { return 1 + varint_len(f.name.size()) + f.name.size() + 4; }
+constexpr size_t kMinFactorBytes = 1 + 1 + 0 + 4;
+
+std::string header_bytes(const ReportHeader &h, uint64_t seq, uint16_t part, uint16_t parts, uint8_t flags) {
   std::string out(kMagic, sizeof kMagic);
   out.push_back(static_cast<char>(kProtocolVersion));
-  out.push_back(0);
+  out.push_back(static_cast<char>(flags));
   out.push_back(static_cast<char>(h.node_id.size()));
   out += h.node_id;
   put_u64(&out, h.boot_id);
@@ -104,6 +132,7 @@ const char *decode_error_name(DecodeError e) {
     case DecodeError::BadRuleName: return "bad rule name";
     case DecodeError::BadTag: return "bad tag";
     case DecodeError::TrailingBytes: return "trailing bytes";
+    case DecodeError::BadFactor: return "bad factor";
   }
   return "?";
 }
@@ -120,18 +149,24 @@ std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_s
                                        size_t max_bytes) {
   // Items in the order they are written: entries grouped by rule, then tags. A
   // message holds a run of them; a group's header is repeated in every message that
-  // carries some of its entries.
+  // carries some of its entries. The factors section is small and goes whole into
+  // message 0: a receiver applies it from whichever part carries it.
   auto clamp = [](uint64_t h) { return h > kMaxHitsPerEntry ? kMaxHitsPerEntry : h; };
   std::vector<std::vector<const ReportEntry *>> by_rule(body.rules.size());
   for (const auto &e : body.entries)
-    if (e.hits && e.key.rule < body.rules.size() && !body.rules[e.key.rule].empty() &&
-        body.rules[e.key.rule].size() <= kMaxRuleNameLen && valid_node_id(body.rules[e.key.rule]))
+    if (e.hits && e.key.rule < body.rules.size() && valid_rule_name(body.rules[e.key.rule]))
       by_rule[e.key.rule].push_back(&e);
   std::vector<const TagHit *> tags;
   for (const auto &t : body.tags)
-    if (t.hits && !t.tag.empty() && t.tag.size() <= kMaxTagLen && t.tag.find('\n') == std::string::npos &&
-        t.tag.find('\0') == std::string::npos)
-      tags.push_back(&t);
+    if (t.hits && !t.tag.empty() && valid_tag_bytes(t.tag)) tags.push_back(&t);
+  std::vector<const RuleFactor *> factors;
+  size_t factors_size = 0;  // the section's bytes in message 0, 0 when absent
+  for (const auto &f : body.factors)
+    if (factors.size() < kMaxFactors && valid_factor(f)) {
+      factors.push_back(&f);
+      factors_size += factor_bytes(f);
+    }
+  if (!factors.empty()) factors_size += varint_len(factors.size());
 
   struct Message {
     std::vector<std::pair<uint32_t, std::vector<const ReportEntry *>>> groups;
@@ -139,10 +174,14 @@ std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_s
   };
   const size_t base = kFixedBytes + hdr.node_id.size() + 2 * 3;
   std::vector<Message> msgs(1);
-  size_t size = base;
-  // Starts a new message if `need` more bytes would not fit; true if it did.
+  size_t size = base + factors_size;  // message 0 carries the factors
+  // Starts a new message if `need` more bytes would not fit; true if it did. A
+  // message with nothing in it yet takes the item anyway (it cannot fit anywhere);
+  // message 0 holding only factors is not empty.
   auto split_for = [&](size_t need) {
-    if (size + need <= max_bytes || (msgs.back().groups.empty() && msgs.back().tags.empty())) return false;
+    const Message &m = msgs.back();
+    const bool empty = m.groups.empty() && m.tags.empty() && !(msgs.size() == 1 && factors_size);
+    if (size + need <= max_bytes || empty) return false;
     msgs.emplace_back();
     size = base;
     return true;
@@ -173,7 +212,8 @@ std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_s
   const uint16_t parts = static_cast<uint16_t>(msgs.size() > kMaxParts ? kMaxParts : msgs.size());
   for (uint16_t part = 0; part < parts; part++) {
     const Message &m = msgs[part];
-    std::string msg = header_bytes(hdr, first_seq + part, part, parts);
+    const bool with_factors = part == 0 && !factors.empty();
+    std::string msg = header_bytes(hdr, first_seq + part, part, parts, with_factors ? kFlagFactors : 0);
     put_varint(&msg, m.groups.size());
     for (const auto &[rule, entries] : m.groups) {
       msg.push_back(static_cast<char>(body.rules[rule].size()));
@@ -195,6 +235,15 @@ std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_s
       put_varint(&msg, t->tag.size());
       msg += t->tag;
       put_varint(&msg, clamp(t->hits));
+    }
+    if (with_factors) {
+      put_varint(&msg, factors.size());
+      for (const auto *f : factors) {
+        msg.push_back(static_cast<char>(f->tag ? 1 : 0));
+        put_varint(&msg, f->name.size());
+        msg += f->name;
+        put_u32(&msg, f->factor_ppm);
+      }
     }
     out.push_back(std::move(msg));
   }
@@ -271,6 +320,27 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, Repor
     if (DecodeError e = r.varint(&t.hits); e != DecodeError::None) return e;
     if (t.hits == 0 || t.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
     out.tags.push_back(std::move(t));
+  }
+  if (flags & kFlagFactors) {
+    uint64_t nfactors;
+    if (DecodeError e = r.varint(&nfactors); e != DecodeError::None) return e;
+    if (nfactors > kMaxFactors || nfactors > r.left() / kMinFactorBytes) return DecodeError::AbsurdCount;
+    out.factors.reserve(nfactors);
+    for (uint64_t i = 0; i < nfactors; i++) {
+      uint8_t kind;
+      uint64_t name_len;
+      if (!r.u8(&kind)) return DecodeError::TooShort;
+      if (kind > 1) return DecodeError::BadFactor;
+      if (DecodeError e = r.varint(&name_len); e != DecodeError::None) return e;
+      RuleFactor f;
+      f.tag = kind == 1;
+      // Bound the length before allocating; the content is checked below.
+      if (name_len > (f.tag ? kMaxTagLen : kMaxRuleNameLen)) return DecodeError::BadFactor;
+      f.name.resize(name_len);
+      if (!r.take(f.name.data(), name_len) || !r.u32(&f.factor_ppm)) return DecodeError::TooShort;
+      if (!valid_factor(f)) return DecodeError::BadFactor;
+      out.factors.push_back(std::move(f));
+    }
   }
   if (r.left() != 0) return DecodeError::TrailingBytes;
   *hdr = std::move(h);

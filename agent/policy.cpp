@@ -5,8 +5,9 @@
 // agent writes the bank that no packet reads (slot rule*2 + !bank), then flips
 // config.bank. A packet reads bank once and then a complete, stable policy.
 // Publishing twice in quick succession could rewrite a bank a slow reader still
-// reads, so publish_policies() waits a grace period (far longer than one packet's
-// program run) after each flip; policy changes are rare (start-up, reload).
+// reads, so a publish waits until a grace period (far longer than one packet's
+// program run) has passed since the previous flip; policy changes are rare (start-up,
+// reload, adaptive limits: at most once per report period).
 #include "policy.h"
 
 #include <bpf/bpf.h>
@@ -63,6 +64,12 @@ int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
                   const std::vector<std::string> &names) {
   if (policies.size() > DT_MAX_RULES || lpm.size() > DT_MAX_PREFIXES) return -EINVAL;
   if (!lpm.empty() && (maps.rules_fd[0] < 0 || maps.rules_fd[1] < 0)) return -EINVAL;
+  // Grace period: the bank about to be rewritten was live until the last flip; a
+  // packet that read the bank index just before it may still be reading it.
+  static std::chrono::steady_clock::time_point last_flip{};
+  const auto grace = std::chrono::milliseconds(20);
+  if (const auto since = std::chrono::steady_clock::now() - last_flip; since < grace)
+    std::this_thread::sleep_for(grace - since);
   uint32_t zero = 0;
   dt_config cfg{};
   if (bpf_map_lookup_elem(maps.config_fd, &zero, &cfg) != 0) return -errno;
@@ -92,8 +99,7 @@ int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
   cfg.bank = next_bank;
   cfg.flags = lpm.empty() ? (cfg.flags & ~DT_CFG_RULES) : (cfg.flags | DT_CFG_RULES);
   if (bpf_map_update_elem(maps.config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
-  // Grace period before the old bank may be rewritten by another publish.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  last_flip = std::chrono::steady_clock::now();
   return 0;
 }
 

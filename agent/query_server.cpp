@@ -38,6 +38,7 @@ constexpr int kAcceptsPerEvent = 64;
 constexpr int kMaxEvents = 256;
 constexpr int kSweepMs = 100;          // closing connections' deadlines are checked this often
 constexpr std::string_view kReserve = "RESERVE ";
+constexpr std::string_view kBusy = "BUSY ";
 constexpr std::string_view kErrEmpty = "ERR empty tag\n";
 constexpr std::string_view kErrTooLong = "ERR tag too long\n";
 constexpr std::string_view kErrNul = "ERR nul byte\n";
@@ -171,6 +172,7 @@ struct QueryServer::Loop {
     std::atomic<uint64_t> ok{0}, no{0}, wait{0}, err_empty{0}, err_too_long{0}, err_nul{0};
     std::atomic<uint64_t> accepted{0}, open{0}, refused{0}, backlog{0}, batches{0};
     std::atomic<uint64_t> strict_decided{0}, strict_round_trips{0}, strict_denied{0}, strict_local{0};
+    std::atomic<uint64_t> busy_taken{0}, busy_unknown{0};
   };
 
   Loop(const QueryServerConfig &cfg, TagTable &table, int unix_fd, int tcp_fd, int wake_fd)
@@ -318,7 +320,8 @@ struct QueryServer::Loop {
   // Answers every complete line of `buf` in order; keeps the incomplete rest.
   void answer(Conn &conn, std::string_view buf, uint64_t now) {
     queries.clear();
-    empty_before.clear();
+    side_before.clear();
+    uint64_t empties = 0, busy_taken = 0, busy_unknown = 0;
     Fatal fatal = Fatal::None;
     size_t pos = 0;
     while (pos < buf.size()) {
@@ -326,6 +329,14 @@ struct QueryServer::Loop {
       if (nl == std::string_view::npos) break;
       const std::string_view line = buf.substr(pos, nl - pos);
       pos = nl + 1;
+      if (line.starts_with(kBusy) && line.size() > kBusy.size() && line.size() - kBusy.size() <= kMaxTagBytes &&
+          line.find('\0') == std::string_view::npos) {
+        // A busy signal: answered in place, between the queries around it.
+        const bool taken = cfg.busy && cfg.busy(line.substr(kBusy.size()), now);
+        side_before.push_back({queries.size(), taken ? "OK\n" : "NO\n"});
+        (taken ? busy_taken : busy_unknown)++;
+        continue;
+      }
       bool reserve;
       const std::string_view tag = line_tag(line, &reserve);
       if (tag.size() > kMaxTagBytes) {
@@ -337,7 +348,8 @@ struct QueryServer::Loop {
         break;
       }
       if (tag.empty()) {
-        empty_before.push_back(queries.size());
+        side_before.push_back({queries.size(), kErrEmpty});
+        empties++;
         continue;
       }
       queries.push_back({tag, reserve});
@@ -357,7 +369,7 @@ struct QueryServer::Loop {
     uint64_t ok = 0, no = 0, wait = 0;
     size_t e = 0;
     for (size_t q = 0; q <= queries.size(); q++) {
-      for (; e < empty_before.size() && empty_before[e] == q; e++) conn.out += kErrEmpty;
+      for (; e < side_before.size() && side_before[e].first == q; e++) conn.out += side_before[e].second;
       if (q == queries.size()) break;
       switch (queries[q].answer) {
         case TagAnswer::Ok: conn.out += "OK\n"; ok++; break;
@@ -377,7 +389,9 @@ struct QueryServer::Loop {
     c.ok += ok;
     c.no += no;
     c.wait += wait;
-    c.err_empty += empty_before.size();
+    c.err_empty += empties;
+    c.busy_taken += busy_taken;
+    c.busy_unknown += busy_unknown;
     if (fatal == Fatal::TooLong) {
       conn.out += kErrTooLong;
       c.err_too_long++;
@@ -531,7 +545,8 @@ struct QueryServer::Loop {
   size_t closing_count = 0;
   std::vector<char> scratch;
   std::vector<TagQuery> queries;     // of the read being answered
-  std::vector<size_t> empty_before;  // an empty line came before queries[i]
+  // Lines answered in place (empty: ERR, BUSY: OK/NO) before queries[i], in order.
+  std::vector<std::pair<size_t, std::string_view>> side_before;
   std::vector<int> expired;
   std::unique_ptr<StrictRedis> redis;       // strict tags; this thread's own client
   std::vector<size_t> strict_idx;           // queries[strict_idx[k]] is strict_reqs[k]
@@ -604,6 +619,8 @@ QueryCounters QueryServer::counters() const {
   q.strict_round_trips = c.strict_round_trips;
   q.strict_denied_on_error = c.strict_denied;
   q.strict_local_on_error = c.strict_local;
+  q.busy_taken = c.busy_taken;
+  q.busy_unknown = c.busy_unknown;
   return q;
 }
 

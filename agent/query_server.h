@@ -13,7 +13,12 @@
 //                                       "NO\n"         the wait would exceed the max
 //                                                      wait, or too many reservations
 //                                                      are outstanding
-// (so a tag may not begin with "RESERVE "). Errors:
+// Extension, busy signals for adaptive rules (adaptive.h):
+//   client: BUSY <name>\n        server: "OK\n" an adaptive rule took the signal: the
+//                                       packet rule named <name>, else the tag rule
+//                                       the tag <name> falls under
+//                                       "NO\n" no adaptive rule by that name or tag
+// (so a tag may not begin with "RESERVE " or "BUSY "). Errors:
 //   empty line                  "ERR empty tag\n", the connection stays open
 //   tag over 1024 bytes         "ERR tag too long\n", then the server closes
 //   a NUL byte in a line        "ERR nul byte\n", then the server closes
@@ -47,6 +52,9 @@
 #include <string>
 #include <thread>
 
+#include <functional>
+#include <string_view>
+
 #include "tags.h"
 
 namespace dt {
@@ -62,6 +70,9 @@ struct QueryServerConfig {
   uint64_t linger_ns = 1'000'000'000;      // closing after an error: how long to drain
   std::string redis_address;               // --redis: decides strict tags ("" for none)
   uint64_t redis_timeout_ns = 50'000'000;  // --redis-timeout: connect and each command
+  // BUSY <name>: a busy signal for an adaptive rule (adaptive.h), called on the query
+  // thread; true if an adaptive rule took it. Without a handler, BUSY answers NO.
+  std::function<bool(std::string_view name, uint64_t now_ns)> busy;
 };
 
 // Snapshot of the server's counters (monotonic, except connections_open).
@@ -77,6 +88,8 @@ struct QueryCounters {
   uint64_t strict_round_trips = 0;    // pipelined batches sent to Redis
   uint64_t strict_denied_on_error = 0;  // strict queries denied: Redis failed (on_redis_error deny)
   uint64_t strict_local_on_error = 0;   // answered by the local bucket: Redis failed (local)
+  uint64_t busy_taken = 0;             // BUSY lines an adaptive rule took (answered OK)
+  uint64_t busy_unknown = 0;           // BUSY lines for no adaptive rule (answered NO)
   uint64_t answers() const { return answered_ok + answered_no + answered_wait; }
   uint64_t errors() const { return err_empty + err_too_long + err_nul; }
 };

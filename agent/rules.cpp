@@ -132,6 +132,53 @@ bool rate_burst(const RuleSet &rs, const Value &t, int line, double *rate, uint6
   return true;
 }
 
+// `adaptive = true`, or a table of the controller's parameters (adaptive.h).
+bool parse_adaptive(const RuleSet &rs, const Value &t, AdaptiveConfig *out, std::string *err) {
+  if (!t.contains("adaptive")) return true;
+  const Value &v = t.at("adaptive");
+  const int line = static_cast<int>(v.location().line());
+  if (v.is_boolean()) {
+    out->enabled = v.as_boolean();
+    return true;
+  }
+  if (!v.is_table()) {
+    *err = at(rs, line) + "'adaptive' must be true, false or a table like { decrease = 0.5, recovery = 3 }";
+    return false;
+  }
+  if (!known_keys(rs, v, {"decrease", "recovery", "floor", "scope", "listen_port"}, "'adaptive'", err)) return false;
+  out->enabled = true;
+  AdaptiveParams &p = out->params;
+  for (auto [key, dst] : {std::pair{"decrease", &p.decrease}, {"recovery", &p.recovery}, {"floor", &p.floor}}) {
+    if (v.contains(key) && !get_number(v.at(key), dst)) {
+      *err = at(rs, static_cast<int>(v.at(key).location().line())) + "adaptive '" + key + "' must be a number";
+      return false;
+    }
+  }
+  if (v.contains("scope")) {
+    const Value &s = v.at("scope");
+    const std::string scope = s.is_string() ? s.as_string().str : "";
+    if (scope != "cluster" && scope != "local") {
+      *err = at(rs, static_cast<int>(s.location().line())) + "adaptive 'scope' must be \"cluster\" or \"local\"";
+      return false;
+    }
+    p.cluster = scope == "cluster";
+  }
+  if (v.contains("listen_port")) {
+    const Value &lp = v.at("listen_port");
+    if (!lp.is_integer() || lp.as_integer() < 1 || lp.as_integer() > 65535) {
+      *err = at(rs, static_cast<int>(lp.location().line())) + "adaptive 'listen_port' must be a TCP port, 1 to 65535";
+      return false;
+    }
+    out->listen_port = static_cast<uint16_t>(lp.as_integer());
+  }
+  std::string why;
+  if (!validate_adaptive_params(p, &why)) {
+    *err = at(rs, line) + "adaptive: " + why;
+    return false;
+  }
+  return true;
+}
+
 bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
   const int line = static_cast<int>(t.location().line());
   r->line = line;
@@ -139,7 +186,7 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
     *err = at(rs, line) + "each [[rule]] must be a table";
     return false;
   }
-  if (!known_keys(rs, t, {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix"},
+  if (!known_keys(rs, t, {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive"},
                   "a [[rule]]", err))
     return false;
   auto str = [&](const char *k, std::string *out) -> bool {
@@ -223,6 +270,11 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
       return false;
     }
     r->key_prefix = static_cast<uint8_t>(v.as_integer());
+  }
+  if (!parse_adaptive(rs, t, &r->adaptive, err)) return false;
+  if (r->adaptive.enabled && r->action != RuleAction::Throttle) {
+    *err = at(rs, line) + "only throttle rules can be adaptive ('" + action + "' has no rate to adapt)";
+    return false;
   }
   return true;
 }
@@ -329,7 +381,7 @@ bool parse_rules(const std::string &text, const std::string &origin, RuleSet *ou
       for (const Value &t : arr.as_array()) {
         TagRule tr;
         tr.line = static_cast<int>(t.location().line());
-        if (!t.is_table() || !known_keys(rs, t, {"prefix", "rate", "burst", "strict", "on_redis_error"}, "a [[tag]]", err)) {
+        if (!t.is_table() || !known_keys(rs, t, {"prefix", "rate", "burst", "strict", "on_redis_error", "adaptive"}, "a [[tag]]", err)) {
           if (err->empty()) *err = at(rs, tr.line) + "each [[tag]] must be a table";
           return false;
         }
@@ -366,6 +418,11 @@ bool parse_rules(const std::string &text, const std::string &origin, RuleSet *ou
             return false;
           }
           tr.strict_fallback_local = s == "local";
+        }
+        if (!parse_adaptive(rs, t, &tr.adaptive, err)) return false;
+        if (tr.adaptive.enabled && tr.strict) {
+          *err = at(rs, tr.line) + "a strict tag rule cannot be adaptive (Redis holds its one budget)";
+          return false;
         }
         rs.tags.push_back(tr);
       }

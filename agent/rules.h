@@ -18,6 +18,8 @@
 //   rate = 20
 //   burst = 40
 //   key_prefix = 24               # one bucket per /24 (default: /32 IPv4, /64 IPv6)
+//   adaptive = true               # back off on busy signals (default false), or a table:
+//   adaptive = { decrease = 0.5, recovery = 3, floor = 0.01, scope = "cluster", listen_port = 443 }
 //   [[tag]]                       # query-socket tags: longest string prefix wins
 //   prefix = "user:"
 //   rate = 5
@@ -53,6 +55,7 @@ struct PacketRule {
   double rate = 0;
   uint64_t burst = 0;
   uint8_t key_prefix = 0;  // bucket granularity within the family (32/64 by default)
+  AdaptiveConfig adaptive{};  // back off on busy signals (adaptive.h); throttle rules only
   int line = 0;            // where it is in the file
   uint32_t id = 0;         // the kernel's rule index (stable by name across reloads)
 };

@@ -2,6 +2,7 @@
 #include "tags.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "dthrottle/bucket.h"
 #include "parse_values.h"
@@ -88,6 +89,7 @@ bool TagTable::replace_rules(const std::vector<TagRule> &rules, std::string *err
       return false;
     }
     c.policies.push_back(p);
+    c.base_policies.push_back(p);
     c.lengths.push_back(r.prefix.size());
     c.any_strict |= r.strict;
   }
@@ -104,6 +106,25 @@ bool TagTable::replace_rules(const std::vector<TagRule> &rules, std::string *err
 std::vector<TagRule> TagTable::rules() const {
   std::lock_guard<std::mutex> lock(mu_);
   return rules_.rules;
+}
+
+std::optional<uint32_t> TagTable::rule_of(std::string_view tag) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const dt_policy *p = match_locked(tag);
+  if (!p) return std::nullopt;
+  return static_cast<uint32_t>(p - rules_.policies.data());
+}
+
+void TagTable::set_factors(const std::vector<double> &factors) {
+  std::lock_guard<std::mutex> lock(mu_);
+  bool changed = false;
+  for (size_t i = 0; i < rules_.policies.size(); i++) {
+    const dt_policy p = adaptive_policy(rules_.base_policies[i], i < factors.size() ? factors[i] : 1.0);
+    if (memcmp(&p, &rules_.policies[i], sizeof p) == 0) continue;
+    rules_.policies[i] = p;
+    changed = true;
+  }
+  if (changed && ++rules_gen_ == 0) rules_gen_ = 1;
 }
 
 const dt_policy *TagTable::match_locked(std::string_view tag) const {

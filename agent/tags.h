@@ -43,6 +43,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "adaptive.h"
 #include "dthrottle/common.h"
 
 namespace dt {
@@ -59,6 +60,7 @@ struct TagRule {
   // by this table. If Redis cannot answer: deny (default), or this table's bucket.
   bool strict = false;
   bool strict_fallback_local = false;  // on_redis_error = "local"
+  AdaptiveConfig adaptive{};           // back off on busy signals (adaptive.h)
 };
 
 // Parses "PREFIX=RATE/BURST", e.g. "api:=100/20", "user:=6/m/1", "=10/10" (catch-all),
@@ -132,6 +134,12 @@ class TagTable {
   // for make_policy). On error nothing changes and *err says which rule is wrong.
   bool replace_rules(const std::vector<TagRule> &rules, std::string *err);
   std::vector<TagRule> rules() const;
+  // The index (in rules()) of the rule a tag falls under, if any.
+  std::optional<uint32_t> rule_of(std::string_view tag) const;
+  // Adaptive limits: rule i enforces its rate x factors[i] (adaptive_policy). Buckets
+  // pick the change up the next time they are used, keeping their balance in tokens.
+  // A shorter vector leaves the other rules at their configured rate.
+  void set_factors(const std::vector<double> &factors);
 
   // One query: true (OK) if the tag may proceed now. Creates the bucket if needed.
   bool admit(std::string_view tag, uint64_t now_ns);
@@ -189,7 +197,8 @@ class TagTable {
   };
   struct CompiledRules {
     std::vector<TagRule> rules;
-    std::vector<dt_policy> policies;
+    std::vector<dt_policy> policies;       // in force: base x adaptive factor
+    std::vector<dt_policy> base_policies;  // as configured
     std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> by_prefix;
     std::vector<size_t> lengths;  // distinct prefix lengths, longest first
     bool any_strict = false;

@@ -2,13 +2,15 @@
 // deterministic cluster simulator (agent/cluster_sim.h). Runs the scenario twice,
 // with reports and local-only, and prints per-client tables: offered, the ideal
 // global budget (burst + rate * T), admitted in total and per host. `--example ab`
-// replays the reference daemon's A/B example instead.
+// replays the reference daemon's A/B example instead; `--pattern steady|flappy`
+// runs the busy-response reference's adaptive-limit patterns as per-second tables.
 // Exit codes: 0 success, 2 usage error.
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@ using namespace dt::sim;
 const char kUsage[] =
     "usage: simulate [options]\n"
     "       simulate --example ab\n"
+    "       simulate --pattern steady|flappy [adaptive options]\n"
     "\n"
     "Simulates N dthrottle hosts behind a load balancer, each with a token bucket per\n"
     "client, reporting the hits it served every period to its peers, which debit them.\n"
@@ -50,7 +53,25 @@ const char kUsage[] =
     "  --seed S              seed of the load balancer and network RNGs (default 1)\n"
     "  --timeline D          also print admitted per client per D (e.g. 1s)\n"
     "  --example ab          the reference daemon's A/B example as a per-second trace\n"
-    "  -h, --help            this text\n";
+    "  -h, --help            this text\n"
+    "\n"
+    "Adaptive limits (busy-response-throttling.txt): one client offers 5000/s for 30 s\n"
+    "under an adaptive rule of 10000/s (burst 5000); its service answers busy (up to\n"
+    "3000 signals/s, to host 0, never more than host 0 admitted) over the first 10 s.\n"
+    "Prints per second: offered, admitted, throttled, busy signals and the limit (rate x\n"
+    "applied factor) at the end of the second, then when nothing was throttled any more.\n"
+    "  --pattern P           steady (busy the whole 10 s) or flappy (every third second)\n"
+    "  --recovery R          multiplicative (x3 per busy-free second) or constant\n"
+    "                        (+--recovery-add per second); default: both, one after\n"
+    "                        the other\n"
+    "  --recovery-add N      the constant recovery, per second (default 200)\n"
+    "  --decrease F          on busy: limit = F x the rate admitted (default 0.5)\n"
+    "  --floor F             the lowest factor (default 0.01)\n"
+    "  --hosts N             hosts (default 1 here); the load balancer spreads the\n"
+    "                        client, host 0 gets the busy signals, the others learn\n"
+    "                        its factor from its reports\n"
+    "  --period, --lb, --loss, --dup, --delay, --jitter, --offsets, --down-after and\n"
+    "  --seed apply as above; the client, rate, burst and duration are the pattern's.\n";
 
 [[noreturn]] void usage_error(const std::string &msg) {
   fprintf(stderr, "simulate: %s\n(see simulate --help)\n", msg.c_str());
@@ -294,6 +315,56 @@ int example_ab() {
   return 0;
 }
 
+double parse_number(const std::string &s, const char *what) {
+  char *end = nullptr;
+  const double v = strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !std::isfinite(v)) usage_error(std::string(what) + ": '" + s + "' is not a number");
+  return v;
+}
+
+// One run of a busy pattern, printed like the reference's trace: "---" rows while
+// busy signals may come, "+++" rows after.
+void print_adaptive_run(const Scenario &s, BusyPattern pattern) {
+  std::string err;
+  auto c = ClusterSim::create(s, &err);
+  if (!c) usage_error(err);
+  c->run();
+  const dt::AdaptiveParams &p = s.adaptive_params;
+  if (p.recovery_add > 0) printf("recovery: +%g/s per busy-free second (constant)\n", p.recovery_add);
+  else printf("recovery: x%g per busy-free second (multiplicative)\n", p.recovery);
+  uint64_t unmeasured = 0;
+  for (const HostStats &h : c->hosts()) unmeasured += h.busy_unmeasured;
+  const Ns end = kReferenceBusyPhase;
+  printf("start offered=%g/s busy<=%g/s (%s) limit=%g\n", s.clients[0].rate, s.busy[0].per_second,
+         busy_pattern_name(pattern), s.rate);
+  bool recovering = false;
+  for (const AdaptiveRow &r : c->adaptive_timeline()) {
+    if (r.start >= end && !recovering) {
+      printf("    ++++ recovering\n");
+      recovering = true;
+    }
+    printf("    %s time=%g offered=%" PRIu64 " admitted=%" PRIu64 " throttled=%" PRIu64 " busy=%" PRIu64
+           " limit=%.0f",
+           recovering ? "+++" : "---", static_cast<double>(r.end) / 1e9, r.offered, r.admitted, r.throttled, r.busy,
+           r.limit[0]);
+    if (r.limit.size() > 1) {
+      printf(" limits=");
+      for (size_t h = 0; h < r.limit.size() && h < kMaxHostColumns; h++) printf("%s%.0f", h ? "," : "", r.limit[h]);
+      if (r.limit.size() > kMaxHostColumns) printf(",...");
+    }
+    printf("\n");
+  }
+  if (auto at = converged_at(c->adaptive_timeline(), end))
+    printf("    converged at time=%g, speed=%g\n", static_cast<double>(*at) / 1e9,
+           static_cast<double>(*at - end) / 1e9);
+  else
+    printf("    failed to converge\n");
+  if (unmeasured)
+    printf("    (%" PRIu64 " busy signals came before the first report period, with nothing measured yet:\n"
+           "     counted, not passed to the controller)\n",
+           unmeasured);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -302,6 +373,10 @@ int main(int argc, char **argv) {
   std::vector<std::string> bursts, partitions;
   std::string offsets;
   Ns timeline = 0;
+  std::set<std::string> given;
+  std::string pattern, recovery;
+  dt::AdaptiveParams adaptive;
+  double recovery_add = 200;
   for (int i = 1; i < argc; i++) {
     const std::string opt = argv[i];
     if (opt == "-h" || opt == "--help") {
@@ -311,7 +386,13 @@ int main(int argc, char **argv) {
     if (i + 1 >= argc) usage_error("option " + opt + " needs a value");
     const std::string v = argv[++i];
     std::string err;
-    if (opt == "--hosts") s.hosts = parse_whole(v, 1, 1024, "--hosts");
+    given.insert(opt);
+    if (opt == "--pattern") pattern = v;
+    else if (opt == "--recovery") recovery = v;
+    else if (opt == "--recovery-add") recovery_add = parse_number(v, "--recovery-add");
+    else if (opt == "--decrease") adaptive.decrease = parse_number(v, "--decrease");
+    else if (opt == "--floor") adaptive.floor = parse_number(v, "--floor");
+    else if (opt == "--hosts") s.hosts = parse_whole(v, 1, 1024, "--hosts");
     else if (opt == "--rate") {
       if (!dt::parse_rate(v, &s.rate, &err)) usage_error("--rate: " + err);
     } else if (opt == "--burst") s.burst = parse_whole(v, 1, DT_BURST_MAX, "--burst");
@@ -341,6 +422,46 @@ int main(int argc, char **argv) {
   if (!offsets.empty())
     for (const auto &o : split(offsets, ',')) s.report_offset.push_back(parse_time(o, true, "--offsets"));
   if (timeline) s.bin = timeline;
+
+  if (!pattern.empty()) {
+    BusyPattern bp;
+    if (!parse_busy_pattern(pattern, &bp)) usage_error("--pattern: '" + pattern + "' is not steady or flappy");
+    for (const char *fixed : {"--rate", "--burst", "--duration", "--clients", "--client-burst", "--partition",
+                              "--timeline"})
+      if (given.count(fixed)) usage_error(std::string(fixed) + " does not go with --pattern (the pattern fixes it)");
+    if (!recovery.empty() && recovery != "multiplicative" && recovery != "constant")
+      usage_error("--recovery: '" + recovery + "' is not multiplicative or constant");
+    if (!(recovery_add > 0)) usage_error("--recovery-add must be greater than 0");
+    Scenario r = busy_reference_scenario(bp, adaptive, given.count("--hosts") ? s.hosts : 1);
+    r.period = s.period;
+    r.lb = s.lb;
+    r.net = s.net;
+    r.report_offset = s.report_offset;
+    r.peer_down_after = s.peer_down_after;
+    r.seed = s.seed;
+    std::string err;
+    if (!validate(r, &err)) usage_error(err);
+    std::string windows;
+    for (const BusyWindow &w : r.busy) windows += " " + fmt_time(w.start) + "-" + fmt_time(w.end);
+    printf("pattern %s: %zu host%s, one client offering %g/s for %s, adaptive rule %g/s burst %" PRIu64
+           ",\nbusy signals (<= %g/s) to host 0 in%s, reports every %s, lb %s\n",
+           busy_pattern_name(bp), r.hosts, r.hosts == 1 ? "" : "s", r.clients[0].rate, fmt_time(r.duration).c_str(),
+           r.rate, r.burst, r.busy[0].per_second, windows.c_str(), fmt_time(r.period).c_str(), lb_name(r.lb));
+    printf("decrease %g (limit = %g x admitted rate, at most once per second), floor %g (limit >= %g/s)\n",
+           adaptive.decrease, adaptive.decrease, adaptive.floor, adaptive.floor * r.rate);
+    printf("time=N is the second [N-1, N); limit = rate x the factor host 0 applies at its end%s;\n"
+           "converged: nothing throttled from time=T on; speed: T - %s (the end of the busy phase)\n\n",
+           r.hosts > 1 ? " (limits: every host's)" : "", fmt_time(kReferenceBusyPhase).c_str());
+    if (recovery.empty() || recovery == "multiplicative") print_adaptive_run(r, bp);
+    if (recovery.empty()) printf("\n");
+    if (recovery.empty() || recovery == "constant") {
+      r.adaptive_params.recovery_add = recovery_add;
+      print_adaptive_run(r, bp);
+    }
+    return 0;
+  }
+  for (const char *adaptive_only : {"--recovery", "--recovery-add", "--decrease", "--floor"})
+    if (given.count(adaptive_only)) usage_error(std::string(adaptive_only) + " goes with --pattern");
 
   std::string err;
   auto cluster = ClusterSim::create(s, &err);

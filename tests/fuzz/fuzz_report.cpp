@@ -2,7 +2,8 @@
 //
 // Whatever bytes arrive, decode_report() must not crash, read out of bounds (ASan),
 // hit undefined behaviour (UBSan), or accept something inconsistent: an accepted
-// message re-encodes to a message that decodes to the same header, entries and tags.
+// message re-encodes to a message that decodes to the same header, entries, tags and
+// adaptive factors.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -16,19 +17,37 @@ uint64_t total(const dt::ReportBody &b) {
   for (const auto &t : b.tags) n += t.hits;
   return n;
 }
+
+bool valid_factor(const dt::RuleFactor &f) {
+  if (f.factor_ppm == 0 || f.factor_ppm > dt::kFactorOne) return false;
+  if (f.tag) return f.name.size() <= dt::kMaxTagLen && f.name.find('\n') == std::string::npos &&
+                    f.name.find('\0') == std::string::npos;
+  return !f.name.empty() && f.name.size() <= dt::kMaxRuleNameLen && dt::valid_node_id(f.name);
+}
+
+bool same_factors(const std::vector<dt::RuleFactor> &a, const std::vector<dt::RuleFactor> &b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (a[i].tag != b[i].tag || a[i].name != b[i].name || a[i].factor_ppm != b[i].factor_ppm) return false;
+  return true;
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dt::ReportHeader h;
   dt::ReportBody body;
   if (dt::decode_report(data, size, &h, &body) != dt::DecodeError::None) {
-    if (!body.entries.empty() || !body.tags.empty()) abort();  // a rejected message yields nothing
+    // a rejected message yields nothing
+    if (!body.entries.empty() || !body.tags.empty() || !body.factors.empty()) abort();
     return 0;
   }
   for (const auto &e : body.entries)
     if (e.hits == 0 || e.hits > dt::kMaxHitsPerEntry || e.key.rule >= body.rules.size()) abort();
   for (const auto &t : body.tags)
     if (t.hits == 0 || t.hits > dt::kMaxHitsPerEntry || t.tag.empty()) abort();
+  if (body.factors.size() > dt::kMaxFactors) abort();
+  for (const auto &f : body.factors)
+    if (!valid_factor(f)) abort();
   // Round trip (one part, large enough to hold everything the input held).
   auto msgs = dt::encode_report(h, h.seq, body, dt::kMaxAcceptedBytes);
   if (msgs.size() != 1) abort();
@@ -36,7 +55,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dt::ReportBody b2;
   if (dt::decode_report(msgs[0].data(), msgs[0].size(), &h2, &b2) != dt::DecodeError::None) abort();
   if (h2.node_id != h.node_id || h2.seq != h.seq || h2.boot_id != h.boot_id || h2.epoch != h.epoch ||
-      b2.entries.size() != body.entries.size() || b2.tags.size() != body.tags.size() || total(b2) != total(body))
+      b2.entries.size() != body.entries.size() || b2.tags.size() != body.tags.size() || total(b2) != total(body) ||
+      !same_factors(b2.factors, body.factors))
     abort();
+  // The flag is set exactly when there are factors to carry.
+  if (((msgs[0][5] & dt::kFlagFactors) != 0) != !body.factors.empty()) abort();
   return 0;
 }

@@ -16,7 +16,8 @@ int main(int argc, char **argv) {
   h.boot_id = 7;
   h.epoch = 3;
   h.sent_unix_ms = 1700000000000ull;
-  std::vector<std::vector<dt::ReportEntry>> sets(3);
+  // Sets 0..2: entries; sets 3 and 4 repeat sets 1 and 0 with adaptive factors.
+  std::vector<std::vector<dt::ReportEntry>> sets(5);
   const char *addrs[] = {"198.18.0.1", "198.19.255.254", "2001:2::1", "2001:2:0:1::ff"};
   for (int i = 0; i < 4; i++) {
     dt::ReportEntry e{};
@@ -25,13 +26,15 @@ int main(int argc, char **argv) {
     sets[1].push_back(e);
     if (i < 2) sets[2].push_back(e);
   }
+  sets[3] = sets[1];
   int n = 0;
   for (size_t i = 0; i < sets.size(); i++) {
     dt::ReportBody body;
     body.rules = {"default", "web-syn"};
     body.entries = sets[i];
     for (size_t j = 0; j < body.entries.size(); j++) body.entries[j].key.rule = static_cast<uint32_t>(j % 2);
-    if (i == 1) body.tags = {{"user:42", 3}, {"api:x", 200}};
+    if (i == 1 || i == 3) body.tags = {{"user:42", 3}, {"api:x", 200}};
+    if (i >= 3) body.factors = {{false, "web-syn", 250000}, {true, "user:", 1000000}, {true, "", 1}};
     for (const auto &m : dt::encode_report(h, 1, body)) {
       std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary) << m;
     }

@@ -240,6 +240,34 @@ TEST_F(QueryServerTest, EmptyLineIsAnErrorButKeepsTheConnection) {
   EXPECT_EQ(server->counters().err_empty, 2u);
 }
 
+TEST_F(QueryServerTest, BusyLinesAreAnsweredInPlaceByTheHandler) {
+  std::vector<std::string> signals;  // written by the query thread, read after the answers
+  dt::QueryServerConfig cfg;
+  cfg.busy = [&signals](std::string_view name, uint64_t) {
+    signals.emplace_back(name);
+    return name == "api" || name == "user:7";
+  };
+  start({{"", kNoRefill, 1}}, cfg);
+  int fd = client();
+  ASSERT_TRUE(send_all(fd, "a\nBUSY api\nBUSY nope\n\nBUSY user:7\na\nBUSY \n"));
+  // "BUSY " with no name is an ordinary (odd) tag with a bucket of its own, not a signal.
+  EXPECT_EQ(read_n(fd, 32), "OK\nOK\nNO\nERR empty tag\nOK\nNO\nOK\n")
+      << "busy answers must come in line order between the queries";
+  EXPECT_EQ(signals, (std::vector<std::string>{"api", "nope", "user:7"}));
+  const dt::QueryCounters c = server->counters();
+  EXPECT_EQ(c.busy_taken, 2u);
+  EXPECT_EQ(c.busy_unknown, 1u);
+  EXPECT_EQ(c.answered_ok, 2u) << "BUSY lines are not tag queries (only 'a' and 'BUSY ' are)";
+}
+
+TEST_F(QueryServerTest, BusyWithoutHandlerAnswersNo) {
+  start({{"", kNoRefill, 5}});
+  int fd = client();
+  ASSERT_TRUE(send_all(fd, "BUSY api\n"));
+  EXPECT_EQ(read_n(fd, 3), "NO\n");
+  EXPECT_EQ(server->counters().busy_unknown, 1u);
+}
+
 TEST_F(QueryServerTest, TagOver1024BytesIsRefusedAndClosed) {
   start({{"", kNoRefill, 5}});
   int fd = client();

@@ -241,7 +241,8 @@ TEST(RulesParse, EveryErrorWithItsLine) {
        "r.toml:2: 'rule' must be written as [[rule]] tables"},
       {"rule not a table", v + "rule = [1]\n", "r.toml:2: each [[rule]] must be a table"},
       {"unknown rule key", hdr + "action = \"deny\"\ncolour = \"red\"\n",
-       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, burst, cidr, dport, key_prefix, name, proto, "
+       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, adaptive, burst, cidr, dport, key_prefix, name, "
+       "proto, "
        "rate, syn)"},
       {"missing name", v + "[[rule]]\ncidr = \"198.18.0.0/24\"\n", "r.toml:2: a [[rule]] needs a 'name' and a 'cidr'"},
       {"missing cidr", v + "\n[[rule]]\nname = \"a\"\naction = \"deny\"\n",
@@ -312,7 +313,7 @@ TEST(RulesParse, EveryErrorWithItsLine) {
       {"tag without prefix", v + "[[tag]]\nrate = 1\nburst = 1\n",
        "r.toml:2: a [[tag]] needs a 'prefix' string (\"\" matches every tag)"},
       {"unknown tag key", v + "[[tag]]\nprefix = \"x\"\nrate = 1\nburst = 1\ncolour = 2\n",
-       "r.toml:6: unknown key 'colour' in a [[tag]] (known: burst, on_redis_error, prefix, rate, strict)"},
+       "r.toml:6: unknown key 'colour' in a [[tag]] (known: adaptive, burst, on_redis_error, prefix, rate, strict)"},
       {"tag without burst", v + "[[tag]]\nprefix = \"x\"\nrate = 1\n",
        "r.toml:2: a throttle needs both 'rate' (per second) and 'burst'"},
       {"tag prefix duplicate", v + "[[tag]]\nprefix = \"user:\"\nrate = 1\nburst = 1\n\n[[tag]]\nprefix = \"user:\"\nrate = 2\nburst = 2\n",
@@ -585,6 +586,68 @@ TEST(RulesReload, IdsAreStableByName) {
     for (uint32_t m = 0; m < set.count; m++) saw_b |= set.m[m].rule == 2;
   EXPECT_TRUE(saw_b);
   EXPECT_EQ(third.compiled.policies[2].interval_ns, 500000000u) << "rule b (2/s) at id 2";
+}
+
+// --- adaptive rules -----------------------------------------------------------------
+
+TEST(RulesAdaptive, TrueTakesTheDefaultsAndATableSetsEachParameter) {
+  dt::RuleSet rs;
+  std::string err;
+  ASSERT_TRUE(parse("version = 1\n"
+                    "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\nrate = 10\nburst = 5\nadaptive = true\n"
+                    "[[rule]]\nname = \"b\"\ncidr = \"198.18.1.0/24\"\nrate = 10\nburst = 5\n"
+                    "adaptive = { decrease = 0.25, recovery = 2, floor = 0.05, scope = \"local\", listen_port = 8080 }\n"
+                    "[[rule]]\nname = \"c\"\ncidr = \"198.18.2.0/24\"\nrate = 10\nburst = 5\n"
+                    "[[tag]]\nprefix = \"api:\"\nrate = 5\nburst = 5\nadaptive = { listen_port = 443 }\n",
+                    &rs, &err))
+      << err;
+  ASSERT_EQ(rs.rules.size(), 4u);
+  const dt::AdaptiveConfig &a = rs.rules[1].adaptive, &b = rs.rules[2].adaptive, &c = rs.rules[3].adaptive;
+  EXPECT_TRUE(a.enabled);
+  EXPECT_DOUBLE_EQ(a.params.decrease, 0.5) << "default decrease";
+  EXPECT_DOUBLE_EQ(a.params.recovery, 3.0) << "default recovery";
+  EXPECT_DOUBLE_EQ(a.params.floor, 0.01) << "default floor";
+  EXPECT_TRUE(a.params.cluster) << "default scope is the cluster";
+  EXPECT_EQ(a.listen_port, 0);
+  EXPECT_TRUE(b.enabled);
+  EXPECT_DOUBLE_EQ(b.params.decrease, 0.25);
+  EXPECT_DOUBLE_EQ(b.params.recovery, 2.0);
+  EXPECT_DOUBLE_EQ(b.params.floor, 0.05);
+  EXPECT_FALSE(b.params.cluster);
+  EXPECT_EQ(b.listen_port, 8080);
+  EXPECT_FALSE(c.enabled) << "a rule without 'adaptive' is not adaptive";
+  ASSERT_EQ(rs.tags.size(), 1u);
+  EXPECT_TRUE(rs.tags[0].adaptive.enabled);
+  EXPECT_EQ(rs.tags[0].adaptive.listen_port, 443);
+}
+
+TEST(RulesAdaptive, EveryErrorWithItsLine) {
+  const std::string r = "version = 1\n[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\nrate = 10\nburst = 5\n";  // 2-6
+  const std::vector<ErrorCase> cases = {
+      {"adaptive not a bool or table", r + "adaptive = \"yes\"\n",
+       "r.toml:7: 'adaptive' must be true, false or a table like { decrease = 0.5, recovery = 3 }"},
+      {"unknown adaptive key", r + "adaptive = { speed = 2 }\n",
+       "r.toml:7: unknown key 'speed' in 'adaptive' (known: decrease, floor, listen_port, recovery, scope)"},
+      {"decrease 1", r + "adaptive = { decrease = 1 }\n",
+       "r.toml:7: adaptive: decrease must be between 0 and 1 (exclusive), e.g. 0.5 halves the limit on a busy signal"},
+      {"decrease not a number", r + "adaptive = { decrease = \"half\" }\n",
+       "r.toml:7: adaptive 'decrease' must be a number"},
+      {"recovery 1", r + "adaptive = { recovery = 1 }\n",
+       "r.toml:7: adaptive: recovery must be above 1 and at most 100 (the factor's growth per second), e.g. 3"},
+      {"floor 0", r + "adaptive = { floor = 0 }\n",
+       "r.toml:7: adaptive: floor must be between 0.001 and 1 (the lowest fraction of the rate), e.g. 0.01"},
+      {"bad scope", r + "adaptive = { scope = \"global\" }\n",
+       "r.toml:7: adaptive 'scope' must be \"cluster\" or \"local\""},
+      {"bad listen port", r + "adaptive = { listen_port = 70000 }\n",
+       "r.toml:7: adaptive 'listen_port' must be a TCP port, 1 to 65535"},
+      {"adaptive allow rule", "version = 1\n[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\naction = \"allow\"\n"
+                              "adaptive = true\n",
+       "r.toml:2: only throttle rules can be adaptive ('allow' has no rate to adapt)"},
+      {"adaptive strict tag", "version = 1\n[[tag]]\nprefix = \"x\"\nrate = 1\nburst = 1\nstrict = true\n"
+                              "adaptive = true\n",
+       "r.toml:2: a strict tag rule cannot be adaptive (Redis holds its one budget)"},
+  };
+  for (const auto &c : cases) EXPECT_EQ(error_of(c.text), c.want) << "case: " << c.what;
 }
 
 }  // namespace
