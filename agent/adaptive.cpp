@@ -49,13 +49,20 @@ bool AdaptiveLimit::busy(uint64_t now_ns) {
   busy_signals_++;
   busy_seen_ = true;
   last_busy_ns_ = now_ns;
-  if (decreased_ && now_ns - last_decrease_ns_ < p_.hold_ns) return false;
-  decreased_ = true;
-  last_decrease_ns_ = now_ns;
+  // Nothing measured yet (the agent just started): lower the limit itself, once,
+  // without starting the hold, so that the first measured signal can set it properly.
+  const bool measured = !samples_.empty();
+  if (!measured) {
+    if (unmeasured_decrease_) return false;
+    unmeasured_decrease_ = true;
+  } else {
+    if (decreased_ && now_ns - last_decrease_ns_ < p_.hold_ns) return false;
+    decreased_ = true;
+    last_decrease_ns_ = now_ns;
+  }
   // The rate admitted in the last second, but never more than the limit (a burst
   // can exceed it for a moment; halving that would not halve the limit).
-  // Nothing measured yet (the agent just started): the limit itself stands in.
-  const double admitted = samples_.empty() ? limit() : std::min(observed(now_ns), limit());
+  const double admitted = measured ? std::min(observed(now_ns), limit()) : limit();
   const double next = std::max(p_.floor, p_.decrease * admitted / rate_);
   if (next >= factor_) return false;
   factor_ = next;

@@ -97,7 +97,7 @@ class AdaptiveLimit {
   AdaptiveParams p_;
   double factor_ = 1.0;
   std::deque<Sample> samples_;  // the last second's observations
-  bool busy_seen_ = false, decreased_ = false;
+  bool busy_seen_ = false, decreased_ = false, unmeasured_decrease_ = false;
   uint64_t last_busy_ns_ = 0, last_decrease_ns_ = 0, last_tick_ns_ = 0;
   uint64_t busy_signals_ = 0, decreases_ = 0;
 };

@@ -407,11 +407,8 @@ void ClusterSim::handle_request(const Request &r) {
 
 // A busy signal from the protected service. Dropped unless the host admitted
 // something since its last one: a busy answer needs a request.
-//
-// Workaround (adaptive.cpp): AdaptiveLimit::busy() takes "the rate admitted in the
-// last second" from observe()'s samples; before the first observe() there are none,
-// it reads 0 and the factor drops straight to the floor. Until the host has measured
-// a period, the signal is counted but not passed on.
+// (Before the host's first report period nothing is measured: the controller then
+// halves the limit itself.)
 void ClusterSim::handle_busy(const BusySignal &s) {
   Host &host = hosts_[s.host];
   HostStats &st = host_stats_[s.host];
@@ -423,10 +420,6 @@ void ClusterSim::handle_busy(const BusySignal &s) {
   st.busy++;
   if (st.first_busy == kNever) st.first_busy = now_;
   if (now_ / s_.bin < bins_[s.host].size()) bins_[s.host][now_ / s_.bin].busy++;
-  if (!host.measured) {
-    st.busy_unmeasured++;
-    return;
-  }
   if (host.controller->busy(now_)) apply_factor(s.host, std::min(host.applied, host.controller->factor()));
 }
 

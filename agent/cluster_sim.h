@@ -182,7 +182,6 @@ struct HostStats {
   // Adaptive.
   uint64_t busy = 0;            // busy signals received (passed to the controller)
   uint64_t busy_dropped = 0;    // pattern times with nothing admitted since the last signal
-  uint64_t busy_unmeasured = 0; // of `busy`, not passed on: no measurement yet (see .cpp)
   Ns first_busy = kNever;       // time of the first busy signal
   Ns first_backoff = kNever;    // first time the applied factor fell below 1
 };

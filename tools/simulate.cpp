@@ -332,8 +332,6 @@ void print_adaptive_run(const Scenario &s, BusyPattern pattern) {
   const dt::AdaptiveParams &p = s.adaptive_params;
   if (p.recovery_add > 0) printf("recovery: +%g/s per busy-free second (constant)\n", p.recovery_add);
   else printf("recovery: x%g per busy-free second (multiplicative)\n", p.recovery);
-  uint64_t unmeasured = 0;
-  for (const HostStats &h : c->hosts()) unmeasured += h.busy_unmeasured;
   const Ns end = kReferenceBusyPhase;
   printf("start offered=%g/s busy<=%g/s (%s) limit=%g\n", s.clients[0].rate, s.busy[0].per_second,
          busy_pattern_name(pattern), s.rate);
@@ -359,10 +357,6 @@ void print_adaptive_run(const Scenario &s, BusyPattern pattern) {
            static_cast<double>(*at - end) / 1e9);
   else
     printf("    failed to converge\n");
-  if (unmeasured)
-    printf("    (%" PRIu64 " busy signals came before the first report period, with nothing measured yet:\n"
-           "     counted, not passed to the controller)\n",
-           unmeasured);
 }
 
 }  // namespace

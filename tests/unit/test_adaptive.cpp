@@ -104,6 +104,12 @@ TEST(AdaptiveLimit, WithoutAnyMeasurementABusySignalHalvesTheLimit) {
   dt::AdaptiveLimit l(1000, {});
   ASSERT_TRUE(l.busy(100 * kMs)) << "a busy signal right after start must still back off";
   EXPECT_NEAR(l.limit(), 500, 1e-6) << "no measurement yet: half the limit, not the floor";
+  for (int i = 0; i < 50; i++) EXPECT_FALSE(l.busy(100 * kMs + i * kMs)) << "unmeasured signal " << i;
+  EXPECT_NEAR(l.limit(), 500, 1e-6) << "a storm before the first measurement lowers the limit once";
+  // The first measured signal is not held back by that provisional decrease.
+  l.observe(200 * kMs, 80, 200 * kMs);  // 400/s admitted
+  ASSERT_TRUE(l.busy(250 * kMs));
+  EXPECT_NEAR(l.limit(), 200, 1e-6) << "half the measured 400/s";
 }
 
 TEST(AdaptiveLimit, LongPeriodsUseTheLatestMeasurement) {
