@@ -280,6 +280,26 @@ TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
       << "with named rules, default's series is its own counter, not the global one";
 }
 
+TEST(MetricsRender, AdaptiveRulesHaveFactorLimitAndSignals) {
+  dt::MetricsSnapshot snap;
+  snap.adaptive.push_back({dt::AdaptiveKind::Packet, "api", 3, 200, 0.5, 0.25, "h2", 180, 7, 2, true});
+  snap.adaptive.push_back({dt::AdaptiveKind::Tag, "user:\"x", 0, 10, 1, 1, "", 0, 0, 0, true});
+  const std::string text = dt::render_metrics(fixed_info(), fixed_maps(), snap, kNow);
+  for (const char *want : {
+           "dthrottle_adaptive_factor{kind=\"rule\",name=\"api\"} 0.25\n",
+           "dthrottle_adaptive_limit{kind=\"rule\",name=\"api\"} 50\n",
+           "dthrottle_adaptive_own_factor{kind=\"rule\",name=\"api\"} 0.5\n",
+           "dthrottle_adaptive_busiest_rate{kind=\"rule\",name=\"api\"} 180\n",
+           "dthrottle_adaptive_busy_signals_total{kind=\"rule\",name=\"api\"} 7\n",
+           "dthrottle_adaptive_decreases_total{kind=\"rule\",name=\"api\"} 2\n",
+           "dthrottle_adaptive_factor{kind=\"tag\",name=\"user:\\\"x\"} 1\n",
+       })
+    EXPECT_NE(text.find(want), std::string::npos) << "missing: " << want << "in:\n" << text;
+  EXPECT_EQ(dt::render_metrics(fixed_info(), fixed_maps(), dt::MetricsSnapshot{}, kNow).find("adaptive"),
+            std::string::npos)
+      << "no adaptive rule, no adaptive family";
+}
+
 TEST(MetricsRender, FillRatioWithoutCapacityIsZero) {
   dt::MetricsInfo info = fixed_info();
   info.capacity = 0;
