@@ -52,6 +52,8 @@ bool AdaptiveDriver::configure(const LoadedRules &rules, const std::vector<TagRu
   set_.configure(specs, 5 * period_ns);
   rules_ = &rules;
   tag_rules_ = tag_rules;
+  tries_synced_ = false;  // the agent has just published `rules` once: one more to go
+  applied_base_ = false;
   period_ns_ = period_ns;
 
   if (packet && own_collector && !collector_) {
@@ -138,10 +140,15 @@ bool AdaptiveDriver::apply(std::string *err) {
     any_packet = true;
   }
   if (!any_packet && applied_base_) return true;
-  if (int rc = publish_rules(maps_, policies, rules_->compiled.lpm, rules_->names); rc != 0) {
+  // Until both banks of the rules trie hold this rule set (one full publish of ours
+  // after the agent's own), the trie is written too; then the policies alone.
+  const int rc = tries_synced_ ? publish_policies_only(maps_, policies)
+                               : publish_rules(maps_, policies, rules_->compiled.lpm, rules_->names);
+  if (rc != 0) {
     *err = std::string("cannot write the policies: ") + strerror(-rc);
     return false;
   }
+  tries_synced_ = true;
   applied_base_ = !any_packet;
   return true;
 }

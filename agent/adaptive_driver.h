@@ -97,6 +97,7 @@ class AdaptiveDriver {
   uint64_t period_ns_ = 200'000'000;
   uint64_t last_period_ns_ = 0;
   bool applied_base_ = false;  // the maps hold the configured policies (every factor 1)
+  bool tries_synced_ = false;  // both rules-trie banks hold rules_ (see publish_policies_only)
   LogLimiter warn_{10'000'000'000ull, 3};
 };
 

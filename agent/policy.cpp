@@ -59,11 +59,13 @@ int publish_policies(int policy_fd, int config_fd, const dt_policy *rules, uint3
   return publish_rules(maps, std::vector<dt_policy>(rules, rules + n), {}, {});
 }
 
-int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
-                  const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
-                  const std::vector<std::string> &names) {
-  if (policies.size() > DT_MAX_RULES || lpm.size() > DT_MAX_PREFIXES) return -EINVAL;
-  if (!lpm.empty() && (maps.rules_fd[0] < 0 || maps.rules_fd[1] < 0)) return -EINVAL;
+namespace {
+
+// publish_rules, or with lpm == nullptr only the policies (see publish_policies_only).
+int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies,
+            const std::vector<std::pair<dt_lpm_key, dt_rule_set>> *lpm, const std::vector<std::string> *names) {
+  if (policies.size() > DT_MAX_RULES || (lpm && lpm->size() > DT_MAX_PREFIXES)) return -EINVAL;
+  if (lpm && !lpm->empty() && (maps.rules_fd[0] < 0 || maps.rules_fd[1] < 0)) return -EINVAL;
   // Grace period: the bank about to be rewritten was live until the last flip; a
   // packet that read the bank index just before it may still be reading it.
   static std::chrono::steady_clock::time_point last_flip{};
@@ -80,27 +82,39 @@ int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
     if (bpf_map_update_elem(maps.policy_fd, &slot, rule < policies.size() ? &policies[rule] : &empty, BPF_ANY) != 0)
       return -errno;
   }
-  if (maps.rules_fd[next_bank] >= 0) {
+  if (lpm && maps.rules_fd[next_bank] >= 0) {
     // Empty the idle trie (no packet reads it), then fill it.
     const int fd = maps.rules_fd[next_bank];
     dt_lpm_key k{};
     while (bpf_map_get_next_key(fd, nullptr, &k) == 0)
       if (bpf_map_delete_elem(fd, &k) != 0) return -errno;
-    for (const auto &[key, set] : lpm)
+    for (const auto &[key, set] : *lpm)
       if (bpf_map_update_elem(fd, &key, &set, BPF_ANY) != 0) return -errno;
   }
-  if (maps.names_fd >= 0) {
+  if (names && maps.names_fd >= 0) {
     for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {  // past names: cleared
       dt_rule_name n{};
-      if (rule < names.size()) strncpy(n.name, names[rule].c_str(), sizeof n.name - 1);
+      if (rule < names->size()) strncpy(n.name, (*names)[rule].c_str(), sizeof n.name - 1);
       if (bpf_map_update_elem(maps.names_fd, &rule, &n, BPF_ANY) != 0) return -errno;
     }
   }
   cfg.bank = next_bank;
-  cfg.flags = lpm.empty() ? (cfg.flags & ~DT_CFG_RULES) : (cfg.flags | DT_CFG_RULES);
+  if (lpm) cfg.flags = lpm->empty() ? (cfg.flags & ~DT_CFG_RULES) : (cfg.flags | DT_CFG_RULES);
   if (bpf_map_update_elem(maps.config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
   last_flip = std::chrono::steady_clock::now();
   return 0;
+}
+
+}  // namespace
+
+int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
+                  const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
+                  const std::vector<std::string> &names) {
+  return publish(maps, policies, &lpm, &names);
+}
+
+int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &policies) {
+  return publish(maps, policies, nullptr, nullptr);
 }
 
 int update_config_flags(int config_fd, uint32_t set, uint32_t clear) {

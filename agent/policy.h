@@ -40,6 +40,12 @@ int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
                   const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
                   const std::vector<std::string> &names);
 
+// The same for the policies alone, for policy changes between reloads (adaptive
+// limits): the flip also switches the rules trie, so both tries must already hold the
+// same entries, i.e. the last two publishes were publish_rules of the same rule set
+// (or this). Returns 0 or -errno.
+int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &policies);
+
 // Sets and clears DT_CFG_* bits in the config map (agent thread only). 0 or -errno.
 int update_config_flags(int config_fd, uint32_t set, uint32_t clear);
 

@@ -582,10 +582,15 @@ std::string describe_rules(const LoadedRules &r) {
   char def[64] = "none (unmatched sources pass)";
   if (d.action == RuleAction::Throttle)
     snprintf(def, sizeof def, "%.6g/s burst %llu", d.rate, static_cast<unsigned long long>(d.burst));
+  size_t adaptive = 0;
+  for (const auto &rule : r.set.rules) adaptive += rule.adaptive.enabled;
+  for (const auto &tag : r.set.tags) adaptive += tag.adaptive.enabled;
   char buf[256];
   snprintf(buf, sizeof buf, "%zu packet rules (%d throttle, %d allow, %d deny), %zu tag rules, default %s",
            r.set.rules.size() - 1, n[DT_ACT_THROTTLE], n[DT_ACT_ALLOW], n[DT_ACT_DENY], r.set.tags.size(), def);
-  return buf;
+  std::string out = buf;
+  if (adaptive) out += "; " + std::to_string(adaptive) + " adaptive";
+  return out;
 }
 
 }  // namespace dt
