@@ -405,18 +405,21 @@ void ClusterSim::handle_request(const Request &r) {
   }
 }
 
-// A busy signal from the protected service. Dropped unless the host admitted
-// something since its last one: a busy answer needs a request.
+// A busy signal from the protected service. Dropped unless the cluster admitted
+// something since the host's last one: a busy answer needs a request, and the
+// service behind the edge gets requests from every host, not only from this one.
 // (Before the host's first report period nothing is measured: the controller then
 // halves the limit itself.)
 void ClusterSim::handle_busy(const BusySignal &s) {
   Host &host = hosts_[s.host];
   HostStats &st = host_stats_[s.host];
-  if (st.admitted == host.admitted_at_busy) {
+  uint64_t cluster_admitted = 0;
+  for (const HostStats &hs : host_stats_) cluster_admitted += hs.admitted;
+  if (cluster_admitted == host.admitted_at_busy) {
     st.busy_dropped++;
     return;
   }
-  host.admitted_at_busy = st.admitted;
+  host.admitted_at_busy = cluster_admitted;
   st.busy++;
   if (st.first_busy == kNever) st.first_busy = now_;
   if (now_ / s_.bin < bins_[s.host].size()) bins_[s.host][now_ / s_.bin].busy++;

@@ -24,8 +24,9 @@
 //            them), tick(), then applied = min(own factor, every factor a peer
 //            reported within the peer liveness threshold); the report carries the
 //            own factor in ReportBody::factors
-// A busy signal answers an admitted request, so a host only gets one if it admitted
-// something since its previous signal (the busy-response reference's rule).
+// A busy signal answers an admitted request, so a host only gets one if the cluster
+// admitted something since its previous signal (the busy-response reference's rule;
+// the service behind the edge hears every host).
 #pragma once
 
 #include <cstdint>
@@ -181,7 +182,7 @@ struct HostStats {
   uint64_t peer_ups = 0, peer_downs = 0;  // liveness transitions seen
   // Adaptive.
   uint64_t busy = 0;            // busy signals received (passed to the controller)
-  uint64_t busy_dropped = 0;    // pattern times with nothing admitted since the last signal
+  uint64_t busy_dropped = 0;    // pattern times with nothing admitted (anywhere) since the last signal
   Ns first_busy = kNever;       // time of the first busy signal
   Ns first_backoff = kNever;    // first time the applied factor fell below 1
 };
@@ -241,7 +242,7 @@ class ClusterSim {
     double applied = 1.0;
     bool measured = false;  // observe() has had a period
     Ns last_period = 0;
-    uint64_t admitted_at_busy = 0;  // HostStats::admitted at the last busy signal
+    uint64_t admitted_at_busy = 0;  // the cluster's admitted total at the last busy signal
     std::unordered_map<dt_key, uint64_t, KeyHash, KeyEq> period_hits;  // own + peers'
     std::map<std::string, std::pair<double, Ns>> peer_factors;        // node -> (factor, heard)
   };
