@@ -30,19 +30,20 @@ bool validate_adaptive_params(const AdaptiveParams &p, std::string *err) {
 
 void AdaptiveLimit::observe(uint64_t now_ns, uint64_t hits, uint64_t span_ns) {
   if (span_ns == 0) return;
-  samples_.push_back({now_ns, static_cast<double>(hits) * 1e9 / static_cast<double>(span_ns)});
+  samples_.push_back({now_ns, hits, span_ns});
   // Keep the last second's samples, and always the newest one.
   while (samples_.size() > 1 && now_ns - samples_.front().at_ns >= 1'000'000'000ull) samples_.pop_front();
 }
 
 double AdaptiveLimit::observed(uint64_t now_ns) const {
-  double peak = 0;
-  bool recent = false;
+  // The mean over the last second, not the peak period: peers' reports do not line
+  // up with our periods, so one period may hold two of a peer's and the next none.
+  uint64_t hits = 0, span = 0;
   for (const Sample &s : samples_)
-    if (now_ns - s.at_ns < 1'000'000'000ull) peak = std::max(peak, s.rate), recent = true;
+    if (now_ns - s.at_ns < 1'000'000'000ull) hits += s.hits, span += s.span_ns;
   // Periods of a second or more: the latest period is the best measure there is.
-  if (!recent && !samples_.empty()) return samples_.back().rate;
-  return peak;
+  if (span == 0 && !samples_.empty()) hits = samples_.back().hits, span = samples_.back().span_ns;
+  return span ? static_cast<double>(hits) * 1e9 / static_cast<double>(span) : 0.0;
 }
 
 bool AdaptiveLimit::busy(uint64_t now_ns) {

@@ -15,9 +15,10 @@
 //                 way back, yet the way back is exponential: x3 per second gets from 1% to
 //                 100% in about 4.2 s, where a constant +step needs 1/step seconds.
 // Rules are per key (a source's bucket, a tag's bucket), so "the rate admitted" is the
-// busiest key's: the highest admitted hits of one key in a report period, summed over
-// this host and its peers (a client sprayed over N hosts is one key), as a rate. The
-// observation is capped at the current limit (a burst may briefly exceed it).
+// busiest key's: the highest admitted hits of one key in each report period, summed
+// over this host and its peers (a client sprayed over N hosts is one key), averaged
+// over the last second. The observation is capped at the current limit (a burst may
+// briefly exceed it).
 //
 // Cluster-wide: each host's own (local) factor goes out in its reports; every host
 // applies min(local, the lowest factor heard from each peer in the last `peer_hold`),
@@ -80,7 +81,8 @@ class AdaptiveLimit {
   double factor() const { return factor_; }
   double rate() const { return rate_; }
   double limit() const { return rate_ * factor_; }
-  // The busiest key's admitted rate over the last second (per second).
+  // The busiest key's admitted rate over the last second (per second): the busiest
+  // key's hits of each period in the last second over the time they span.
   double observed(uint64_t now_ns) const;
   const AdaptiveParams &params() const { return p_; }
   uint64_t busy_signals() const { return busy_signals_; }
@@ -91,7 +93,8 @@ class AdaptiveLimit {
  private:
   struct Sample {
     uint64_t at_ns;
-    double rate;
+    uint64_t hits;     // the busiest key's, in the period ending at at_ns
+    uint64_t span_ns;  // the period's length
   };
   double rate_;
   AdaptiveParams p_;

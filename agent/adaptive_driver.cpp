@@ -89,6 +89,24 @@ void AdaptiveDriver::observe_tags(const std::vector<TagHits> &hits) {
     if (const auto rule = tags_.rule_of(h.tag)) set_.add_tag_hits(*rule, h.tag, h.hits);
 }
 
+void AdaptiveDriver::poll_signals(uint64_t now_ns) {
+  if (!listen_) return;
+  std::vector<ListenQueueWatch::PortState> ports;
+  std::string why;
+  uint64_t suppressed = 0;
+  if (!listen_->poll(&ports, &why)) {
+    if (warn_.allow(now_ns, &suppressed)) DT_WARN("adaptive rules: cannot read the TCP listen queues: %s", why.c_str());
+    return;
+  }
+  for (size_t i = 0; i < ports.size() && i < watched_.size(); i++) {
+    if (!ports[i].busy()) continue;
+    char source[96];
+    snprintf(source, sizeof source, "TCP port %u listen queue %u/%u%s", ports[i].port, ports[i].queued,
+             ports[i].backlog, ports[i].overflows ? ", overflowing" : "");
+    set_.busy(watched_[i].kind, watched_[i].name, source, now_ns);
+  }
+}
+
 void AdaptiveDriver::on_period(uint64_t now_ns, bool own_tags) {
   if (set_.empty()) return;
   if (collector_) {
@@ -100,22 +118,6 @@ void AdaptiveDriver::on_period(uint64_t now_ns, bool own_tags) {
     set_.add_packet_hits(served);
   }
   if (own_tags) observe_tags(tags_.collect());
-  if (listen_) {
-    std::vector<ListenQueueWatch::PortState> ports;
-    std::string why;
-    uint64_t suppressed = 0;
-    if (!listen_->poll(&ports, &why)) {
-      if (warn_.allow(now_ns, &suppressed)) DT_WARN("adaptive rules: cannot read the TCP listen queues: %s", why.c_str());
-    } else {
-      for (size_t i = 0; i < ports.size() && i < watched_.size(); i++) {
-        if (!ports[i].busy()) continue;
-        char source[96];
-        snprintf(source, sizeof source, "TCP port %u listen queue %u/%u%s", ports[i].port, ports[i].queued,
-                 ports[i].backlog, ports[i].overflows ? ", overflowing" : "");
-        set_.busy(watched_[i].kind, watched_[i].name, source, now_ns);
-      }
-    }
-  }
   const uint64_t span = last_period_ns_ && now_ns > last_period_ns_ ? now_ns - last_period_ns_ : period_ns_;
   last_period_ns_ = now_ns;
   if (set_.on_period(now_ns, span)) {

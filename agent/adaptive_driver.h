@@ -2,13 +2,14 @@
 // (adaptive.h) with what was served and with busy signals, and applies its factors to
 // the kernel's policies (packet rules) and to the tag table (tag rules).
 //
-// Each report period, on the agent's main thread (on_period):
+// Each report period, on the agent's main thread:
 //   1. what was served: packet hits per source come from the cluster's collector
 //      (Cluster::set_adaptive) or, without peers, from a collector of our own (only
 //      when some packet rule is adaptive); tag hits from the tag table's collect(),
 //      directly without peers or through the cluster's tag hooks (observe_tags);
-//   2. the built-in busy signal: TCP listen queues of the rules' listen_port;
-//   3. the controller's period: observations, recovery, peers' factors;
+//   2. the built-in busy signal: TCP listen queues of the rules' listen_port
+//      (poll_signals, before the period's report so that it carries the result);
+//   3. the controller's period: observations, recovery, peers' factors (on_period);
 //   4. if an applied factor changed: the packet rules' policies are republished
 //      (double-banked, publish_rules) and the tag table's rates set.
 // Busy signals from applications arrive on the query thread (busy_from_query), take
@@ -67,8 +68,11 @@ class AdaptiveDriver {
   // Tag hits served here or by peers this period (tags.collect(), peers' reports).
   void observe_tags(const std::vector<TagHits> &hits);
 
-  // The period's work (see above); `own_tags`: collect the tag table's hits here (no
-  // cluster does it).
+  // Step 2 alone: polls the listen queues. Called before the cluster's report of the
+  // period, so a busy signal found now is in that report (not the next one).
+  void poll_signals(uint64_t now_ns);
+  // The period's other steps (see above); `own_tags`: collect the tag table's hits
+  // here (no cluster does it).
   void on_period(uint64_t now_ns, bool own_tags);
 
   std::vector<AdaptiveStatus> status(uint64_t now_ns) const { return set_.status(now_ns); }

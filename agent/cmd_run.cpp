@@ -367,6 +367,7 @@ int cmd_run(int argc, char **argv) {
     if (cluster && (items[1].revents & ZMQ_POLLIN)) cluster->on_readable(now);
     if (cluster && (items[2].revents & ZMQ_POLLIN)) cluster->on_ring_readable();
     if (ticking && now >= next_period) {
+      adaptive.poll_signals(now);  // before the report, which carries the factors
       if (cluster) {
         const ClusterCounters &cc = cluster->counters();
         const uint64_t entries0 = cc.entries_sent, messages0 = cc.messages_sent, bytes0 = cc.bytes_sent;
