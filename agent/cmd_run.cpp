@@ -216,8 +216,11 @@ int cmd_run(int argc, char **argv) {
     if (dp->took_over()) dp->keep_on_exit();
     return 1;
   };
+  // Announcements (and the peers' exemption) are turned on below by whoever needs
+  // them (the cluster, adaptive rules): a crashed agent's setting must not linger and
+  // fill a ring nobody drains.
   if (int rc = update_config_flags(dp->config_fd(), opt.coarse_clock ? DT_CFG_COARSE_CLOCK : 0,
-                                   opt.coarse_clock ? 0 : DT_CFG_COARSE_CLOCK);
+                                   (opt.coarse_clock ? 0 : DT_CFG_COARSE_CLOCK) | DT_CFG_REPORT | DT_CFG_EXEMPT);
       rc != 0)
     return fail(std::string("cannot write the config map: ") + strerror(-rc));
   const RuleMaps rule_maps = rule_maps_of(*dp);

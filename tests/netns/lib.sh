@@ -165,7 +165,13 @@ pins_present() {
 
 # --- processes -------------------------------------------------------------------------
 
-alive() { [ -e "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+# alive PID: the process runs (a zombie, or a /proc entry whose stat cannot be read any
+# more because it is being torn down, counts as gone).
+alive() {
+	local state
+	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
 
 # wait_exit PID SECONDS: waits for PID (our child) to exit; sets EXIT_RC. False on timeout.
 wait_exit() {
@@ -235,6 +241,10 @@ agent_signal() {
 	echo "agent $1 (pid $pid) still alive 10 s after SIG$2: $(cat "/proc/$pid/stat" 2>/dev/null)"
 	echo "  wchan: $(cat "/proc/$pid/wchan" 2>/dev/null); kernel stack:"
 	sed 's/^/    /' "/proc/$pid/stack" 2>/dev/null | head -20
+	echo "  threads (tid state wchan):"
+	for t in /proc/"$pid"/task/*; do
+		[ -e "$t/stat" ] && echo "    ${t##*/} $(awk '{ print $3 }' "$t/stat" 2>/dev/null) $(cat "$t/wchan" 2>/dev/null)"
+	done
 	return 1
 }
 
