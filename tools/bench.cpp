@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "adaptive.h"
 #include "bench.skel.h"
 #include "collector.h"
 #include "dataplane.h"
@@ -156,6 +157,15 @@ class Throttle {
   int ring_fd() const { return bpf_map__fd(skel_->maps.active); }
   int collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
   int collect_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
+  dt::RuleMaps rule_maps() const {
+    dt::RuleMaps m;
+    m.policy_fd = bpf_map__fd(skel_->maps.policy);
+    m.config_fd = config_fd();
+    m.rules_fd[0] = bpf_map__fd(skel_->maps.rules0);
+    m.rules_fd[1] = bpf_map__fd(skel_->maps.rules1);
+    m.names_fd = bpf_map__fd(skel_->maps.rule_names);
+    return m;
+  }
 
   dt_stats stats() const {
     dt_stats s{};
@@ -450,6 +460,61 @@ void collect_cost(uint32_t n, int periods) {
          static_cast<unsigned long long>(lost));
 }
 
+// (e) Adaptive limits: what the agent pays in a period in which a factor changes
+// (republishing the policies) and for measuring the busiest key (every served entry
+// goes through AdaptiveSet::add_packet_hits).
+void adaptive_cost(int rounds) {
+  Throttle t(kBucketCapacity, policy_or_die(1000, 100));
+  const dt::RuleMaps maps = t.rule_maps();
+  std::vector<dt_policy> pols(DT_MAX_RULES - 1, policy_or_die(1000, 100));
+  std::vector<std::pair<dt_lpm_key, dt_rule_set>> lpm;
+  for (uint32_t i = 0; i < DT_MAX_PREFIXES; i++) {  // the largest rule set: 4096 IPv4 /24s
+    dt_lpm_key k{};
+    k.prefixlen = 120;
+    k.addr[10] = k.addr[11] = 0xff;
+    k.addr[12] = 198;
+    k.addr[13] = static_cast<uint8_t>(18 + (i >> 8));
+    k.addr[14] = static_cast<uint8_t>(i);
+    dt_rule_set set{};
+    set.count = 1;
+    set.m[0].rule = static_cast<uint16_t>(1 + i % (DT_MAX_RULES - 2));
+    lpm.emplace_back(k, set);
+  }
+  const std::vector<std::string> names(pols.size(), "rule");
+  std::vector<double> full, only;
+  for (int r = 0; r < rounds; r++) {
+    uint64_t t0 = thread_cpu_ns();
+    if (int rc = dt::publish_rules(maps, pols, lpm, names); rc != 0) die("publish_rules: %s", strerror(-rc));
+    full.push_back((thread_cpu_ns() - t0) / 1e6);
+    t0 = thread_cpu_ns();
+    if (int rc = dt::publish_policies_only(maps, pols); rc != 0) die("publish_policies_only: %s", strerror(-rc));
+    only.push_back((thread_cpu_ns() - t0) / 1e6);
+  }
+  printf("\n  (e) adaptive limits, per period in which a factor changes (255 rules, 4096 prefixes;\n"
+         "      median of %d): republish policies and trie %.2f ms, policies alone %.2f ms (what\n"
+         "      the agent does once both trie banks hold the rule set)\n",
+         rounds, median(full), median(only));
+  for (uint32_t n : {10'000u, 100'000u}) {
+    dt::AdaptiveSet set;
+    dt::AdaptiveRuleSpec spec;
+    spec.name = "api";
+    spec.index = 0;
+    spec.rate = 1000;
+    set.configure({spec}, 1'000'000'000ull);
+    std::vector<dt::ReportEntry> served;
+    for (const dt_debit &d : make_debits(n)) served.push_back({d.key, 1});
+    std::vector<double> per;
+    for (int r = 0; r < rounds; r++) {
+      const uint64_t t0 = thread_cpu_ns();
+      set.add_packet_hits(served);
+      set.on_period(1'000'000'000ull * (r + 1), 200'000'000ull);
+      per.push_back(static_cast<double>(thread_cpu_ns() - t0) / n);
+    }
+    printf("      busiest-key measurement, %u active sources of an adaptive rule: %.0f ns per source\n", n,
+           median(per));
+  }
+}
+
 void per_period_part() {
   constexpr int kSteady = 3;
   printf("\nPart 2: agent cost per period (thread CPU time, syscalls included)\n");
@@ -478,6 +543,7 @@ void per_period_part() {
          kSteady);
   printf("  %-9s | %-26s | %s\n", "sources", "(d) end_period (per drained)", "outcome (last period)");
   for (uint32_t n : {100'000u, 1'000'000u}) collect_cost(n, kSteady);
+  adaptive_cost(5);
 }
 
 // Part 3: the peer report codec. Bytes per entry, and how many reports of 100,000
