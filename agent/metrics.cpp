@@ -78,6 +78,10 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
   x.family("dthrottle_packets_total", "counter", "IP packets decided by a source's token bucket, by verdict.");
   x.sample("dthrottle_packets_total", {{"verdict", "passed"}}, s.passed);
   x.sample("dthrottle_packets_total", {{"verdict", "dropped"}}, s.dropped);
+  x.family("dthrottle_action_packets_total", "counter",
+           "IP packets decided without a bucket: passed by allow rules, dropped by deny rules.");
+  x.sample("dthrottle_action_packets_total", {{"action", "allow"}}, s.allowed);
+  x.sample("dthrottle_action_packets_total", {{"action", "deny"}}, s.denied);
   x.family("dthrottle_rule_packets_total", "counter",
            "IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop).");
   if (m.rules.empty()) {

@@ -26,6 +26,8 @@ dt::MapView fixed_maps() {
   m.stats.nd_exempt = 7;
   m.stats.exempt = 8;
   m.stats.report_overflow = 9;
+  m.stats.allowed = 11;
+  m.stats.denied = 12;
   m.sources = 250;
   m.evictions = 10;
   return m;
@@ -75,6 +77,10 @@ dthrottle_info{version="0.1.0",node_id="edge-1",interface="eth0",rate="0.5",burs
 # TYPE dthrottle_packets_total counter
 dthrottle_packets_total{verdict="passed"} 1200
 dthrottle_packets_total{verdict="dropped"} 345
+# HELP dthrottle_action_packets_total IP packets decided without a bucket: passed by allow rules, dropped by deny rules.
+# TYPE dthrottle_action_packets_total counter
+dthrottle_action_packets_total{action="allow"} 11
+dthrottle_action_packets_total{action="deny"} 12
 # HELP dthrottle_rule_packets_total IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop).
 # TYPE dthrottle_rule_packets_total counter
 dthrottle_rule_packets_total{rule="default",verdict="passed"} 1200
@@ -266,7 +272,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 47u);
+  EXPECT_EQ(samples, 49u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
