@@ -184,7 +184,8 @@ void AdaptiveSet::on_peer_factors(const std::string &node_id, const std::vector<
   for (const RuleFactor &f : factors) {
     Rule *r = find_locked(f.tag ? AdaptiveKind::Tag : AdaptiveKind::Packet, f.name);
     if (!r || !r->spec.params.cluster || f.factor_ppm == 0 || f.factor_ppm > 1'000'000) continue;
-    r->peers[node_id] = {f.factor_ppm / 1e6, now_ns};
+    // Our floor holds whatever a peer says (its floor may differ, or its report lie).
+    r->peers[node_id] = {std::max(r->spec.params.floor, f.factor_ppm / 1e6), now_ns};
   }
 }
 

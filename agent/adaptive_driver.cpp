@@ -78,10 +78,8 @@ bool AdaptiveDriver::configure(const LoadedRules &rules, const std::vector<TagRu
 
 bool AdaptiveDriver::busy_from_query(std::string_view name, uint64_t now_ns) {
   if (set_.busy(AdaptiveKind::Packet, name, "query socket", now_ns)) return true;
-  const std::optional<uint32_t> rule = tags_.rule_of(name);
-  if (!rule) return false;
-  const std::vector<TagRule> rules = tags_.rules();
-  return *rule < rules.size() && set_.busy(AdaptiveKind::Tag, rules[*rule].prefix, "query socket", now_ns);
+  const std::optional<std::string> prefix = tags_.rule_prefix_of(name);
+  return prefix && set_.busy(AdaptiveKind::Tag, *prefix, "query socket", now_ns);
 }
 
 void AdaptiveDriver::observe_tags(const std::vector<TagHits> &hits) {

@@ -115,6 +115,13 @@ std::optional<uint32_t> TagTable::rule_of(std::string_view tag) const {
   return static_cast<uint32_t>(p - rules_.policies.data());
 }
 
+std::optional<std::string> TagTable::rule_prefix_of(std::string_view tag) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const dt_policy *p = match_locked(tag);
+  if (!p) return std::nullopt;
+  return rules_.rules[static_cast<size_t>(p - rules_.policies.data())].prefix;
+}
+
 void TagTable::set_factors(const std::vector<double> &factors) {
   std::lock_guard<std::mutex> lock(mu_);
   bool changed = false;

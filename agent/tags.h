@@ -136,6 +136,8 @@ class TagTable {
   std::vector<TagRule> rules() const;
   // The index (in rules()) of the rule a tag falls under, if any.
   std::optional<uint32_t> rule_of(std::string_view tag) const;
+  // The prefix of the rule a tag falls under, if any.
+  std::optional<std::string> rule_prefix_of(std::string_view tag) const;
   // Adaptive limits: rule i enforces its rate x factors[i] (adaptive_policy). Buckets
   // pick the change up the next time they are used, keeping their balance in tokens.
   // A shorter vector leaves the other rules at their configured rate.

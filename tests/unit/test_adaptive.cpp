@@ -199,6 +199,9 @@ TEST(AdaptiveSet, LowestLivePeerFactorAppliesAndExpires) {
     set.on_period(t + i * 200 * kMs, 200 * kMs);
   }
   EXPECT_DOUBLE_EQ(set.factors(dt::AdaptiveKind::Packet, 3)[1], 0.5) << "a silent peer's factor expires";
+  set.on_peer_factors("h4", {{false, "api", 1}}, t + 7 * 200 * kMs);
+  set.on_period(t + 7 * 200 * kMs, 200 * kMs);
+  EXPECT_DOUBLE_EQ(set.factors(dt::AdaptiveKind::Packet, 3)[1], 0.01) << "a peer cannot take us below our floor";
   // Only cluster-scoped rules are reported, with our own factor.
   const auto rep = set.report_factors();
   ASSERT_EQ(rep.size(), 1u);
@@ -237,6 +240,8 @@ TEST(TagTableFactors, ScaledRatesApplyToExistingBuckets) {
   ASSERT_FALSE(table.admit("api:x", t));
   EXPECT_EQ(table.rule_of("api:x"), std::optional<uint32_t>(0));
   EXPECT_EQ(table.rule_of("web:x"), std::nullopt);
+  EXPECT_EQ(table.rule_prefix_of("api:x"), std::optional<std::string>("api:"));
+  EXPECT_EQ(table.rule_prefix_of("web:x"), std::nullopt);
   table.set_factors({0.1});  // 1 per second, burst 10 x 0.1 = 1 token
   // Buckets pick the change up when next used, keeping their balance in tokens but
   // capped at the new burst: 0.5 s at the old 10/s gave 5 tokens, of which one stays.
