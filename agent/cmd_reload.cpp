@@ -63,8 +63,10 @@ int cmd_reload(int argc, char **argv) {
   for (int i = 0; i < 100; i++) {  // bounded: 5 s
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (read_reload_status(status, &gen, &rest) && gen > before) {
-      const bool ok = rest.rfind("ok ", 0) == 0;
-      printf("%s%s\n", ok ? "reloaded: " : "reload failed, the previous rules stay in force: ",
+      // "ok ...", "partial ..." (some of the file is in force) or "error ...".
+      const bool ok = rest.rfind("ok ", 0) == 0, partial = rest.rfind("partial ", 0) == 0;
+      printf("%s%s\n",
+             ok ? "reloaded: " : partial ? "reloaded in part: " : "reload failed, the previous rules stay in force: ",
              rest.substr(rest.find(' ') + 1).c_str());
       return ok ? 0 : 1;
     }

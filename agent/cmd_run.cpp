@@ -126,6 +126,53 @@ void write_file_atomic(const std::string &path, const std::string &text) {
   else unlink(tmp.c_str());
 }
 
+// What a reload (SIGHUP) replaces.
+struct ReloadTargets {
+  const RunOptions &opt;
+  LoadedRules &rules;
+  const RuleMaps &maps;
+  TagTable &tags;
+  Cluster *cluster;
+  AdaptiveDriver &adaptive;
+};
+
+// Re-reads the rules file and installs it everywhere; a bad file changes nothing (the
+// old rules stay in force). Returns the outcome for `agent reload`: "ok <summary>",
+// "partial <why>" (some of it is in force) or "error <why>".
+std::string reload_rules(ReloadTargets t) {
+  const RunOptions &opt = t.opt;
+  LoadedRules next;
+  std::string why;
+  if (opt.rules_file.empty()) {
+    why = "nothing to reload: the agent runs without --rules";
+  } else if (load_rules(opt.rate, opt.burst, opt.rules_file, &next, &why, &t.rules)) {
+    if (int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names); rc != 0) {
+      why = std::string("cannot write the rules to the maps: ") + strerror(-rc);
+    } else {
+      std::string tag_err;
+      const bool tags_ok = check_strict(tag_rules_of(next, opt), opt, &tag_err) &&
+                           t.tags.replace_rules(tag_rules_of(next, opt), &tag_err);
+      t.rules = std::move(next);
+      if (t.cluster) t.cluster->set_rules(t.rules.names, t.rules.throttles);
+      // The tag rules in force: the new ones, or the previous ones if those were refused.
+      std::string adaptive_err;
+      const bool adaptive_ok =
+          t.adaptive.configure(t.rules, t.tags.rules(), !t.cluster, opt.period_ns, &adaptive_err);
+      if (tags_ok && adaptive_ok) {
+        DT_INFO("reloaded %s: %s", opt.rules_file.c_str(), describe_rules(t.rules).c_str());
+        return "ok " + describe_rules(t.rules);
+      }
+      why = !tags_ok ? "the packet rules are in force, but the tag rules were refused (the previous ones stay): " +
+                           tag_err
+                     : "the rules are in force, but the adaptive limits could not be applied: " + adaptive_err;
+      DT_ERROR("reloaded %s in part: %s", opt.rules_file.c_str(), why.c_str());
+      return "partial " + why;
+    }
+  }
+  DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());
+  return "error " + why;
+}
+
 }  // namespace
 
 int cmd_run(int argc, char **argv) {
@@ -230,7 +277,7 @@ int cmd_run(int argc, char **argv) {
           dp->took_over() ? "took over" : "attached", opt.iface.c_str(), xdp_mode_name(dp->attached_mode()),
           describe_rules(rules).c_str(), dp->max_sources(), dp->pin_dir().c_str());
   AdaptiveDriver adaptive(*dp, rule_maps, tags, &busy_relay);
-  if (!adaptive.configure(rules, tag_rules_of(rules, opt), !opt.cluster(), opt.period_ns, &err))
+  if (!adaptive.configure(rules, tags.rules(), !opt.cluster(), opt.period_ns, &err))
     return fail("adaptive rules: " + err);
   const std::string adaptive_path = runtime_file(opt.pin_dir, ".adaptive.json");
   const std::string adaptive_text_path = runtime_file(opt.pin_dir, ".adaptive.txt");
@@ -331,34 +378,9 @@ int cmd_run(int argc, char **argv) {
       signalfd_siginfo si{};
       while (read(sfd, &si, sizeof si) == sizeof si) {
         if (si.ssi_signo == SIGHUP) {
-          // Reload: a bad file changes nothing (the old rules stay in force).
-          LoadedRules next;
-          std::string why;
-          reload_generation++;
-          if (opt.rules_file.empty()) {
-            why = "nothing to reload: the agent runs without --rules";
-          } else if (load_rules(opt.rate, opt.burst, opt.rules_file, &next, &why, &rules)) {
-            if (int rc = publish_rules(rule_maps, next.compiled.policies, next.compiled.lpm, next.names); rc != 0) {
-              why = std::string("cannot write the rules to the maps: ") + strerror(-rc);
-            } else {
-              std::string tag_err;
-              const bool tags_ok = check_strict(tag_rules_of(next, opt), opt, &tag_err) &&
-                                   tags.replace_rules(tag_rules_of(next, opt), &tag_err);
-              rules = std::move(next);
-              if (cluster) cluster->set_rules(rules.names, rules.throttles);
-              std::string adaptive_err;
-              if (!adaptive.configure(rules, tag_rules_of(rules, opt), !cluster, opt.period_ns, &adaptive_err))
-                DT_ERROR("reload: adaptive rules: %s", adaptive_err.c_str());
-              if (tags_ok) {
-                DT_INFO("reloaded %s: %s", opt.rules_file.c_str(), describe_rules(rules).c_str());
-                write_file_atomic(reload_path, std::to_string(reload_generation) + " ok " + describe_rules(rules) + "\n");
-                continue;
-              }
-              why = "packet rules reloaded, but the tag rules were refused (the previous ones stay): " + tag_err;
-            }
-          }
-          DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());
-          write_file_atomic(reload_path, std::to_string(reload_generation) + " error " + why + "\n");
+          ReloadTargets t{opt, rules, rule_maps, tags, cluster.get(), adaptive};
+          const std::string outcome = reload_rules(t);
+          write_file_atomic(reload_path, std::to_string(++reload_generation) + " " + outcome + "\n");
           continue;
         }
         DT_INFO("%s received: %s", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM",
