@@ -12,7 +12,8 @@
 #   - an `agent reload` of a broken file: exit 1 with file:line, old rules in force;
 #   - an `agent reload` of a changed file (slow: 200/s burst 100): exit 0, the
 #     buckets are kept as they were, the new limit applies;
-#   - kill -HUP with a file that turns blocked into allow and drops rule 5.
+#   - kill -HUP with a file that turns blocked into allow and drops rule 5;
+#   - an `agent reload` of a file whose tag rules are refused: "reloaded in part", exit 1.
 # At the end every sink count matches what XDP passed. About 15 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -242,6 +243,17 @@ check_eq rules/hup/now-allowed "blocked (now allow): more passes vs frames sent"
 	"$(($(rule_num "$s4" blocked passed) - $(rule_num "$s3" blocked passed)))" "$(sent "$WORK/p4.json" 198.18.20.1)"
 check rules/hup/default-rule "198.18.40.1 is not under the default rule after 'slow' was removed" \
 	test -n "$(bucket_num "$s4" 198.18.40.1 default passed)"
+
+# --- phase 5: a file whose packet rules take but whose tag rules are refused -------------
+# (a strict tag rule needs --redis, which this agent does not have)
+printf '\n[[tag]]\nprefix = "pay:"\nrate = 1\nburst = 1\nstrict = true\n' >>"$RULES"
+out=$("$AGENT" reload --pin-dir "$PIN_DIR" 2>&1)
+rc=$?
+echo "reload (strict tag rule without --redis, exit $rc): $out"
+check_eq rules/reload-partial/exit "agent reload exit code when the tag rules are refused" "$rc" 1
+check rules/reload-partial/message "the answer does not say the reload took in part: $out" \
+	grep -q "^reloaded in part: the packet rules are in force, but the tag rules were refused.*needs --redis" <<<"$out"
+check rules/reload-partial/agent-alive "the agent exited after a partial reload" alive "$AGENT_PID"
 
 # --- what reached the sockets: exactly what XDP passed ----------------------------------
 sink_stop || die "the sink on 9999 did not exit cleanly"
