@@ -4,9 +4,11 @@
 //   if (!throttle.allow("user:" + id)) return reply_429();
 //   auto page = throttle.throttled("api:" + key, [&] { return render(); });  // optional<>
 //   auto r = throttle.reserve("export");         // a reserved permit: sleep r.wait first
+//   throttle.busy("api");                        // the service is overloaded: adaptive
+//                                                // rules back off (see the README)
 //
 // Protocol (docs/query-protocol.md): "<tag>\n" -> "OK\n" | "NO\n";
-// "RESERVE <tag>\n" -> "OK\n" | "WAIT <ms>\n" | "NO\n".
+// "RESERVE <tag>\n" -> "OK\n" | "WAIT <ms>\n" | "NO\n"; "BUSY <name>\n" -> "OK\n" | "NO\n".
 //
 // Fail-safe, as the reference daemon asks of its clients: every query has a short
 // deadline (ClientOptions::timeout, 50 ms by default, covering connect, send and
@@ -18,7 +20,7 @@
 // successful answer resets the back-off.
 //
 // Tags: 1 to 1024 bytes, no '\n' or NUL; allow() also refuses tags beginning with
-// "RESERVE " (the protocol would read them as a reservation). An invalid tag is never
+// "RESERVE " or "BUSY " (the protocol would read them as a reservation or a busy signal). An invalid tag is never
 // sent: the call is allowed (fail-safe) and counted in stats().invalid_tags, so
 // sanitize (e.g. hash) tags built from untrusted input.
 //
@@ -86,7 +88,8 @@ class Client {
 
   // True if the request tagged `tag` should be served (or the agent is unavailable).
   bool allow(std::string_view tag) {
-    if (!valid_tag(tag) || tag.starts_with("RESERVE ")) return invalid();
+    if (!valid_tag(tag) || tag.starts_with("RESERVE ") || (tag.starts_with("BUSY ") && tag.size() > 5))
+      return invalid();
     std::string answer;
     if (!ask(std::string(tag), &answer)) return true;
     return answer == "OK";
@@ -108,6 +111,18 @@ class Client {
       r.wait = std::chrono::milliseconds(std::strtoull(answer.c_str() + 5, nullptr, 10));
     }
     return r;
+  }
+
+  // A busy signal for the adaptive rule `name` (a packet rule's name, or a tag whose
+  // tag rule is adaptive): true if an adaptive rule took it. Fail-safe the other way
+  // round from allow(): a signal that cannot be delivered changes nothing (false).
+  bool busy(std::string_view name) {
+    if (!valid_tag(name)) {
+      invalid();
+      return false;
+    }
+    std::string answer;
+    return ask("BUSY " + std::string(name), &answer) && answer == "OK";
   }
 
   // Calls fn() only if allow(tag). Returns whether it was called (void fn) or

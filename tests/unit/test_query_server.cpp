@@ -459,6 +459,24 @@ TEST_F(QueryClientTest, AllowsThenThrottlesOverUnixAndTcp) {
   EXPECT_EQ(s.failures, 0u);
 }
 
+TEST_F(QueryClientTest, BusyReportsWhetherAnAdaptiveRuleTookIt) {
+  dt::QueryServerConfig cfg;
+  cfg.busy = [](std::string_view name, uint64_t) { return name == "api"; };
+  start({{"", kNoRefill, 5}}, cfg);
+  dthrottle::Client c(sock());
+  EXPECT_TRUE(c.busy("api")) << "an adaptive rule took the signal";
+  EXPECT_FALSE(c.busy("nope")) << "no adaptive rule by that name";
+  EXPECT_FALSE(c.busy("a\nb")) << "an invalid name is not sent";
+  EXPECT_TRUE(c.allow("BUSY api")) << "a tag the server would read as a signal is allowed without asking";
+  const dthrottle::ClientStats s = c.stats();
+  EXPECT_EQ(s.answered, 2u);
+  EXPECT_EQ(s.invalid_tags, 2u);
+  EXPECT_EQ(server->counters().busy_taken, 1u);
+  EXPECT_EQ(server->counters().busy_unknown, 1u);
+  server.reset();  // the agent goes away: a signal changes nothing, and does not block
+  EXPECT_FALSE(c.busy("api"));
+}
+
 TEST_F(QueryClientTest, ThrottledCallsOnlyWhenAllowed) {
   start({{"", kNoRefill, 1}});
   dthrottle::Client c(sock());
