@@ -1,7 +1,9 @@
 // query_serve.cpp - build/query_serve: the query socket alone (the real QueryServer and
 // TagTable, no XDP), for client tests and experiments until the agent serves it.
 // Every --period it collects the tags' hits as the agent's event loop will (and logs
-// them at debug level). Runs until SIGINT or SIGTERM, then prints its counters.
+// them at debug level). --busy NAME stands in for the agent's adaptive rules: BUSY NAME
+// is answered OK (taken) for those names, NO for any other. Runs until SIGINT or SIGTERM,
+// then prints its counters.
 // Exit codes: 0 success, 1 runtime error, 2 usage error.
 #include <getopt.h>
 #include <signal.h>
@@ -9,6 +11,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +39,8 @@ const char kUsage[] =
     "  --max-reservations-per-tag N  outstanding reservations per tag (default 100)\n"
     "  --max-reservations N        outstanding reservations in total (default 100000)\n"
     "  --max-buckets N             tag buckets kept (default 1000000)\n"
+    "  --busy NAME                 answer 'BUSY NAME' with OK, as if an adaptive rule took\n"
+    "                              it (repeatable); BUSY for other names is answered NO\n"
     "  --period D                  how often hits are collected (default 200ms)\n"
     "  --log-level LEVEL           debug, info, warn, error (default info)\n";
 
@@ -46,7 +52,7 @@ int usage_error(const std::string &msg) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  enum { kSocket = 1, kListen, kRule, kMaxConn, kBacklog, kMaxWait, kPerTag, kTotal, kBuckets, kPeriod, kLog };
+  enum { kSocket = 1, kListen, kRule, kMaxConn, kBacklog, kMaxWait, kPerTag, kTotal, kBuckets, kBusy, kPeriod, kLog };
   static const option kLong[] = {{"socket", required_argument, nullptr, kSocket},
                                  {"listen", required_argument, nullptr, kListen},
                                  {"tag-rule", required_argument, nullptr, kRule},
@@ -56,6 +62,7 @@ int main(int argc, char **argv) {
                                  {"max-reservations-per-tag", required_argument, nullptr, kPerTag},
                                  {"max-reservations", required_argument, nullptr, kTotal},
                                  {"max-buckets", required_argument, nullptr, kBuckets},
+                                 {"busy", required_argument, nullptr, kBusy},
                                  {"period", required_argument, nullptr, kPeriod},
                                  {"log-level", required_argument, nullptr, kLog},
                                  {"help", no_argument, nullptr, 'h'},
@@ -63,6 +70,7 @@ int main(int argc, char **argv) {
   dt::QueryServerConfig cfg;
   dt::TagTable::Options topt;
   std::vector<dt::TagRule> rules;
+  std::set<std::string, std::less<>> busy_names;  // std::less<>: looked up by string_view
   uint64_t period_ns = 200'000'000, v = 0;
   std::string err;
   int c;
@@ -85,6 +93,12 @@ int main(int argc, char **argv) {
       case kPerTag: ok = dt::parse_count(arg, 0, UINT32_MAX, &v, &err); topt.max_reservations_per_tag = v; break;
       case kTotal: ok = dt::parse_count(arg, 0, 1ull << 40, &topt.max_reservations, &err); break;
       case kBuckets: ok = dt::parse_count(arg, 1, 1ull << 32, &v, &err); topt.max_buckets = v; break;
+      case kBusy:
+        // What the server reads as a BUSY name: 1 to 1024 bytes (argv has no NUL).
+        ok = !arg.empty() && arg.size() <= dt::kMaxTagBytes && arg.find('\n') == std::string::npos;
+        if (ok) busy_names.insert(arg);
+        else err = "invalid --busy name '" + arg + "' (1 to 1024 bytes, no newline)";
+        break;
       case kPeriod: ok = dt::parse_duration(arg, &period_ns, &err); break;
       case kLog: {
         dt::LogLevel level;
@@ -100,6 +114,10 @@ int main(int argc, char **argv) {
   }
   if (optind < argc) return usage_error(std::string("unexpected argument '") + argv[optind] + "'");
   if (cfg.unix_path.empty() && cfg.tcp_listen.empty()) return usage_error("give --socket and/or --listen");
+
+  // Called on the server thread only; busy_names is not changed after this point.
+  if (!busy_names.empty())
+    cfg.busy = [&busy_names](std::string_view name, uint64_t) { return busy_names.contains(name); };
 
   dt::TagTable table(topt);
   if (!table.replace_rules(rules, &err)) return usage_error(err);
@@ -138,9 +156,9 @@ int main(int argc, char **argv) {
   const dt::TagCounters t = table.counters(dt::mono_now_ns());
   auto u = [](uint64_t x) { return static_cast<unsigned long long>(x); };
   DT_INFO("answers OK %llu NO %llu WAIT %llu; errors %llu; connections %llu (refused %llu, cut off %llu); "
-          "buckets %llu (created %llu, evicted %llu), unruled %llu",
+          "busy OK %llu NO %llu; buckets %llu (created %llu, evicted %llu), unruled %llu",
           u(q.answered_ok), u(q.answered_no), u(q.answered_wait), u(q.errors()), u(q.connections_accepted),
-          u(q.connections_refused), u(q.backlog_disconnects), u(t.buckets), u(t.created),
-          u(t.evicted_full + t.evicted_active), u(t.unruled));
+          u(q.connections_refused), u(q.backlog_disconnects), u(q.busy_taken), u(q.busy_unknown), u(t.buckets),
+          u(t.created), u(t.evicted_full + t.evicted_active), u(t.unruled));
   return 0;
 }

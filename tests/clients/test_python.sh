@@ -2,7 +2,7 @@
 # test_python.sh - the Python client (clients/python) against the real query server.
 #
 # Starts build/query_serve on a unix socket in a temporary directory (and on a loopback
-# TCP port the kernel picks), runs tests/clients/test_python_client.py with unittest,
+# TCP port the kernel picks; --busy api stands in for an adaptive rule), runs tests/clients/test_python_client.py with unittest,
 # and prints one "PASS name" / "FAIL name: reason" line per test case, then checks that
 # the server answered, survived and exits cleanly on SIGTERM. Everything it started or
 # created (the server by PID, the directory) is removed on exit, whatever happened.
@@ -40,7 +40,7 @@ die() {
 command -v "$PYTHON" >/dev/null || die "$PYTHON not found (make deps installs python3)"
 
 SOCK=$WORK/query.sock
-"$SERVE" --socket "$SOCK" --listen 127.0.0.1:0 --max-wait 150ms \
+"$SERVE" --socket "$SOCK" --listen 127.0.0.1:0 --max-wait 150ms --busy api \
 	--tag-rule 'c:=0.000001/2' --tag-rule 'd:=0.000001/1' --tag-rule 'r:=10/1' \
 	2>"$WORK/serve.log" &
 SERVER_PID=$!
@@ -96,6 +96,13 @@ if [ "${ok:-0}" -gt 0 ] && [ "${no:-0}" -gt 0 ] && [ "${waits:-0}" -gt 0 ]; then
 	pass server/answered
 else
 	fail server/answered "expected OK, NO and WAIT answers, got: '$answers'; log: $(tail -3 "$WORK/serve.log")"
+fi
+busy=$(sed -n 's/.*busy OK \([0-9]*\) NO \([0-9]*\).*/\1 \2/p' "$WORK/serve.log")
+read -r taken unknown <<<"${busy:-0 0}"
+if [ "${taken:-0}" -gt 0 ] && [ "${unknown:-0}" -gt 0 ]; then
+	pass server/busy-signals
+else
+	fail server/busy-signals "expected BUSY lines answered OK and NO, got: '$busy'; log: $(tail -3 "$WORK/serve.log")"
 fi
 
 # --- pip can install the package ------------------------------------------------------

@@ -3,6 +3,7 @@ server (build/query_serve), started by test_python.sh with these rules:
 
     c:=0.000001/2   burst 2, no refill        d:=0.000001/1   burst 1, no refill
     r:=10/1         a token every 100 ms, RESERVE waits of at most 150 ms
+    --busy api      "BUSY api" is answered OK (an adaptive rule took it), any other BUSY NO
 
 Environment: DTHROTTLE_TEST_SOCKET (its unix socket), DTHROTTLE_TEST_TCP (127.0.0.1:PORT),
 DTHROTTLE_QUERY_SERVE (the binary, for tests that start their own server).
@@ -78,6 +79,48 @@ class AgainstServer(unittest.TestCase):
         self.assertEqual(self.client.stats["invalid_tags"], 6)
         self.assertEqual(self.client.stats["answered"], 0, "nothing was sent")
         self.assertTrue(self.client.allow("c:" + "x" * 1022), "1024 bytes is a valid tag")
+        self.assertEqual(self.client.stats["answered"], 1)
+
+    def test_tags_starting_with_busy_are_allowed_without_asking(self):
+        self.assertTrue(self.client.allow("BUSY x"), "'BUSY x' would be read as a busy signal: allowed")
+        self.assertTrue(self.client.allow(b"BUSY api"), "as bytes too")
+        self.assertEqual(self.client.stats["invalid_tags"], 2, "both counted as invalid tags")
+        self.assertEqual(self.client.stats["answered"], 0, "a tag read as a busy signal must not be sent")
+        self.assertTrue(self.client.allow("BUSY "), "'BUSY ' alone is an ordinary tag (no rule: OK)")
+        self.assertEqual(self.client.stats["answered"], 1, "'BUSY ' alone is asked")
+        self.assertEqual(self.client.stats["invalid_tags"], 2)
+
+    def test_busy_taken(self):
+        self.assertIs(self.client.busy("api"), True, "query_serve --busy api takes 'BUSY api': OK")
+        self.assertIs(self.client.busy(b"api"), True, "the name as bytes")
+        self.assertEqual(self.client.stats["answered"], 2, "both signals were answered by the agent")
+
+    def test_busy_unknown_name(self):
+        self.assertIs(self.client.busy("nope"), False, "no adaptive rule 'nope': NO, busy() is False")
+        self.assertIs(self.client.busy("api:x"), False, "only the exact name 'api' is taken by query_serve")
+        self.assertEqual(self.client.stats["answered"], 2, "the agent answered both signals")
+        self.assertFalse(self.client.backing_off, "a NO is an answer, not a failure")
+
+    def test_busy_between_queries(self):
+        self.assertTrue(self.client.allow("d:busy-mix"))
+        self.assertTrue(self.client.busy("api"))
+        self.assertFalse(self.client.allow("d:busy-mix"), "burst 1 spent: the signal did not shift the answers")
+        self.assertFalse(self.client.busy("nope"))
+        self.assertEqual(self.client.stats["connects"], 1, "one connection for queries and signals")
+
+    def test_busy_tcp(self):
+        self.assertTrue(TCP, "DTHROTTLE_TEST_TCP is not set")
+        with dthrottle.Client(TCP) as tcp:
+            self.assertIs(tcp.busy("api"), True, "'BUSY api' over TCP: OK")
+            self.assertIs(tcp.busy("nope"), False, "'BUSY nope' over TCP: NO")
+            self.assertEqual(tcp.stats["answered"], 2)
+
+    def test_busy_invalid_names_are_not_sent(self):
+        for bad in ["", "a\nb", "a\0b", "x" * 1025, "\ud800"]:
+            self.assertIs(self.client.busy(bad), False, "invalid name %r: not taken" % bad[:20])
+        self.assertEqual(self.client.stats["invalid_tags"], 5, "each invalid name is counted")
+        self.assertEqual(self.client.stats["answered"], 0, "nothing was sent")
+        self.assertFalse(self.client.busy("x" * 1024), "1024 bytes is a valid name (answered NO)")
         self.assertEqual(self.client.stats["answered"], 1)
 
     def test_threads_share_one_client(self):
@@ -176,6 +219,15 @@ class Decorator(unittest.TestCase):
         finally:
             dthrottle.configure("/nonexistent/dthrottle.sock").close()
 
+    def test_module_busy_uses_the_default_client(self):
+        client = dthrottle.configure(SOCK)
+        try:
+            self.assertIs(dthrottle.busy("api"), True, "dthrottle.busy('api') through the default client: OK")
+            self.assertIs(dthrottle.busy("nope"), False)
+            self.assertEqual(client.stats["answered"], 2, "both signals went through the configured client")
+        finally:
+            dthrottle.configure("/nonexistent/dthrottle.sock").close()
+
 
 class FailSafe(unittest.TestCase):
     def setUp(self):
@@ -204,6 +256,25 @@ class FailSafe(unittest.TestCase):
         time.sleep(0.25)
         self.assertTrue(c.allow("t"))
         self.assertEqual(c.stats["failures"], 4, "capped at backoff_max (200 ms), not 400 ms")
+
+    def test_busy_without_server_is_false_and_backs_off(self):
+        c = fast_client(os.path.join(self.dir, "nobody.sock"))
+        start = time.monotonic()
+        self.assertIs(c.busy("api"), False, "no agent: the signal is not delivered, busy() is False")
+        self.assertLess(time.monotonic() - start, 1.0, "busy() gave up at once (timeout 50 ms)")
+        self.assertTrue(c.backing_off, "a failed busy signal starts the back-off")
+        self.assertIs(c.busy("api"), False)
+        self.assertTrue(c.allow("t"), "queries are allowed during the back-off")
+        self.assertEqual(c.stats["failures"], 1)
+        self.assertEqual(c.stats["backed_off"], 2, "no connection attempt during the back-off")
+        time.sleep(0.15)
+        self.assertIs(c.busy("api"), False)
+        self.assertEqual(c.stats["failures"], 2, "retried after the back-off (100 ms)")
+
+    def test_busy_with_a_bad_endpoint_does_not_raise(self):
+        c = fast_client("no-port-here")
+        self.assertIs(c.busy("api"), False, "an unusable endpoint: False, no exception")
+        self.assertEqual(c.stats["failures"], 1)
 
     def test_bad_endpoint_allows(self):
         c = fast_client("no-port-here")

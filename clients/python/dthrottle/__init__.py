@@ -12,8 +12,11 @@
     @dthrottle.throttle("partner-api", wait=True)   # sleeps for a reserved permit instead
     def call_partner(): ...
 
+    dthrottle.busy("api")   # the service is overloaded: an adaptive rule backs off
+
 Protocol (docs/query-protocol.md): b"<tag>\\n" -> b"OK\\n" | b"NO\\n";
-b"RESERVE <tag>\\n" -> b"OK\\n" | b"WAIT <ms>\\n" | b"NO\\n".
+b"RESERVE <tag>\\n" -> b"OK\\n" | b"WAIT <ms>\\n" | b"NO\\n";
+b"BUSY <name>\\n" -> b"OK\\n" (an adaptive rule took the signal) | b"NO\\n" (none did).
 
 Fail-safe, as the reference daemon asks of its clients: each query has a short
 deadline (timeout, 50 ms by default, for connect, send and receive together). If the
@@ -21,12 +24,15 @@ agent cannot be reached, does not answer in time, or answers nonsense, the reque
 allowed, the connection is dropped (a late answer must not be read as the next one's),
 and no query is made for a back-off that doubles from backoff_initial (1 s) up to
 backoff_max (30 s); every query in that period is allowed without I/O. The first query
-after it reconnects; a successful answer resets the back-off.
+after it reconnects; a successful answer resets the back-off. A busy signal that cannot
+be delivered changes nothing: busy() then returns False, it never raises.
 
 Tags are str (UTF-8) or bytes, 1 to 1024 bytes, without "\\n" or NUL; allow() also
-refuses tags starting with "RESERVE " (the protocol would read a reservation). An
-invalid tag is never sent: the call is allowed (fail-safe) and counted in
-stats["invalid_tags"], so sanitize (e.g. hash) tags built from untrusted input.
+refuses tags starting with "RESERVE " or with "BUSY " and more (the protocol would read
+a reservation or a busy signal). An invalid tag is never sent: the call is allowed
+(fail-safe) and counted in stats["invalid_tags"], so sanitize (e.g. hash) tags built
+from untrusted input. busy() names follow the rules of tags; an invalid one is counted
+the same way and not sent (busy() returns False).
 
 A Client keeps one connection, shared by threads under a lock, and reconnects in a
 forked child (the parent's connection is never used by two processes).
@@ -39,7 +45,7 @@ import socket
 import threading
 import time
 
-__all__ = ["Client", "Throttled", "throttle", "configure", "default_client", "DEFAULT_ENDPOINT"]
+__all__ = ["Client", "Throttled", "throttle", "busy", "configure", "default_client", "DEFAULT_ENDPOINT"]
 __version__ = "0.1.0"
 
 # The endpoint of the default client: $DTHROTTLE_ENDPOINT, else this path.
@@ -57,11 +63,23 @@ class Throttled(Exception):
 
 
 def _encode(tag):
-    return tag if isinstance(tag, bytes) else str(tag).encode("utf-8")
+    """The tag's bytes, or None if it cannot be encoded (a lone surrogate): invalid."""
+    if isinstance(tag, bytes):
+        return tag
+    try:
+        return str(tag).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
 
 
 def _valid(tag):
-    return 0 < len(tag) <= MAX_TAG_BYTES and b"\n" not in tag and b"\0" not in tag
+    return tag is not None and 0 < len(tag) <= MAX_TAG_BYTES and b"\n" not in tag and b"\0" not in tag
+
+
+def _is_command(tag):
+    """True if the server would read this line as a command, not as a query of `tag`:
+    "RESERVE ..." (even "RESERVE " alone), or "BUSY " followed by at least one byte."""
+    return tag.startswith(b"RESERVE ") or (tag.startswith(b"BUSY ") and len(tag) > 5)
 
 
 class Client:
@@ -88,7 +106,7 @@ class Client:
     def allow(self, tag):
         """True if the request tagged `tag` should be served (or the agent is unavailable)."""
         t = _encode(tag)
-        if not _valid(t) or t.startswith(b"RESERVE "):
+        if not _valid(t) or _is_command(t):
             return self._invalid()
         answer = self._ask(t)
         return answer != b"NO"
@@ -107,6 +125,18 @@ class Client:
         if answer is not None and answer.startswith(b"WAIT "):
             return int(answer[5:]) / 1000.0
         return 0.0
+
+    def busy(self, name):
+        """Signals that the service behind `name` is overloaded (docs/query-protocol.md,
+        BUSY): the packet rule named `name`, else the tag rule the tag `name` falls under,
+        backs off if it is adaptive. True if an adaptive rule took the signal; False if
+        the agent answered that none did, is unavailable (the usual back-off applies), or
+        `name` is invalid (as for tags; counted in stats["invalid_tags"], not sent)."""
+        n = _encode(name)
+        if not _valid(n):
+            self._invalid()
+            return False
+        return self._ask(b"BUSY " + n) == b"OK"
 
     @property
     def backing_off(self):
@@ -231,6 +261,11 @@ def default_client():
         if _default is None:
             _default = Client()
         return _default
+
+
+def busy(name):
+    """Client.busy(name) on the default client: True if an adaptive rule took the signal."""
+    return default_client().busy(name)
 
 
 def throttle(tag, client=None, wait=False, raise_on_throttle=False):
