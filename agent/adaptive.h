@@ -8,12 +8,14 @@
 //                 decrease per second (`hold`): a service that answers busy to every
 //                 request sends thousands of signals a second, and the rate admitted after
 //                 a decrease needs a second to be measured. Signals inside the hold only
-//                 postpone recovery.
+//                 postpone recovery. Before anything is measured (just started), one
+//                 signal halves the limit itself, without starting the hold.
 //   each second   without a busy signal, the factor is multiplied by `recovery` (applied
 //                 smoothly, period by period: recovery^(elapsed seconds)), up to 1. The
 //                 longer a service stayed busy, the lower the factor and so the longer the
 //                 way back, yet the way back is exponential: x3 per second gets from 1% to
-//                 100% in about 4.2 s, where a constant +step needs 1/step seconds.
+//                 100% in about 4.2 s, where a constant +step per second needs a time
+//                 proportional to the rate.
 // Rules are per key (a source's bucket, a tag's bucket), so "the rate admitted" is the
 // busiest key's: the highest admitted hits of one key in each report period, summed
 // over this host and its peers (a client sprayed over N hosts is one key), averaged
@@ -21,8 +23,8 @@
 // briefly exceed it).
 //
 // Cluster-wide: each host's own (local) factor goes out in its reports; every host
-// applies min(local, the lowest factor heard from each peer in the last `peer_hold`),
-// so one busy backend makes the whole edge back off. A rule with cluster = false
+// applies min(local, the lowest factor heard from each peer in the last `peer_hold`,
+// never below its own floor), so one busy backend makes the whole edge back off. A rule with cluster = false
 // neither sends nor applies peers' factors.
 //
 // Threads: AdaptiveSet::busy() may be called from any thread (the query thread);
