@@ -26,11 +26,6 @@ uint64_t splitmix64(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-// The factor as the wire carries it (AdaptiveSet::report_factors).
-uint32_t factor_ppm(double f) {
-  return static_cast<uint32_t>(std::clamp(std::llround(f * 1e6), 1ll, static_cast<long long>(kFactorOne)));
-}
-
 Ns client_stop(const Scenario &s, const Client &c) {
   return c.stop == 0 ? s.duration : std::min(c.stop, s.duration);
 }
@@ -262,7 +257,15 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.next_report =
         s.reports || s.adaptive ? (s.report_offset.empty() ? 0 : s.report_offset[h]) : kNever;
     host.policy = p;
-    if (s.adaptive) host.controller.emplace(s.rate, s.adaptive_params);
+    if (s.adaptive) {
+      AdaptiveRuleSpec spec;
+      spec.name = kAdaptiveRule;
+      spec.index = DT_RULE_DEFAULT;
+      spec.rate = s.rate;
+      spec.params = s.adaptive_params;
+      host.adaptive = std::make_unique<AdaptiveSet>();
+      host.adaptive->configure({spec}, s.peer_down_after ? s.peer_down_after : 5 * s.period);
+    }
   }
   host_stats_.resize(s.hosts);
   build_requests();
@@ -396,7 +399,10 @@ void ClusterSim::handle_request(const Request &r) {
     clients_[r.client].admitted_by_host[h]++;
     host_stats_[h].admitted++;
     timeline_[r.client][h][bin_of(now_)]++;
-    if (host.controller) host.period_hits[key]++;
+    if (host.adaptive) {
+      const ReportEntry hit{key, 1};
+      host.adaptive->add_packet_hits(std::span(&hit, 1));
+    }
     if (bin) bin->admitted++;
   } else {
     clients_[r.client].refused++;
@@ -423,7 +429,8 @@ void ClusterSim::handle_busy(const BusySignal &s) {
   st.busy++;
   if (st.first_busy == kNever) st.first_busy = now_;
   if (now_ / s_.bin < bins_[s.host].size()) bins_[s.host][now_ / s_.bin].busy++;
-  if (host.controller->busy(now_)) apply_factor(s.host, std::min(host.applied, host.controller->factor()));
+  host.adaptive->busy(AdaptiveKind::Packet, kAdaptiveRule, "simulated service", now_);
+  apply_factor(s.host, std::min(host.applied, host.adaptive->status(now_).front().local_factor));
 }
 
 // Installs the factor's policy on host h (adaptive_policy keeps the bucket's time
@@ -436,39 +443,20 @@ void ClusterSim::apply_factor(size_t h, double f) {
   if (f < 1.0 && host_stats_[h].first_backoff == kNever) host_stats_[h].first_backoff = now_;
 }
 
-// AdaptiveSet::on_period for the one rule: measure the busiest client over this
-// period (own admitted + peers' reported hits), recover, apply the lowest factor
-// heard from a live peer.
+// The end of host h's period for its AdaptiveSet; the policy follows the factor.
 void ClusterSim::adaptive_period(size_t h) {
   Host &host = hosts_[h];
-  uint64_t peak = 0;
-  for (const auto &[key, hits] : host.period_hits) peak = std::max(peak, hits);
-  host.period_hits.clear();
   const Ns span = now_ - host.last_period;
   host.last_period = now_;
-  if (span > 0) {
-    host.controller->observe(now_, peak, span);
-    host.measured = true;
-  }
-  host.controller->tick(now_);
-  const Ns hold = s_.peer_down_after ? s_.peer_down_after : 5 * s_.period;
-  double applied = host.controller->factor();
-  for (auto it = host.peer_factors.begin(); it != host.peer_factors.end();) {
-    if (now_ - it->second.second > hold) {
-      it = host.peer_factors.erase(it);
-      continue;
-    }
-    applied = std::min(applied, it->second.first);
-    ++it;
-  }
-  apply_factor(h, applied);
+  host.adaptive->on_period(now_, span);
+  apply_factor(h, host.adaptive->factors(AdaptiveKind::Packet, 1)[DT_RULE_DEFAULT]);
 }
 
 // Cluster::on_period: collect passed - reported (dt_collect), publish, check liveness.
 void ClusterSim::handle_report(size_t h) {
   Host &host = hosts_[h];
   HostStats &st = host_stats_[h];
-  if (host.controller) adaptive_period(h);
+  if (host.adaptive) adaptive_period(h);
   if (!s_.reports) {
     host.next_report += s_.period;
     return;
@@ -493,8 +481,7 @@ void ClusterSim::handle_report(size_t h) {
   ReportBody body;
   body.rules = {kAdaptiveRule};  // every simulated client is under the default rule
   body.entries = std::move(served);
-  if (host.controller && s_.adaptive_params.cluster)
-    body.factors = {RuleFactor{false, kAdaptiveRule, factor_ppm(host.controller->factor())}};
+  if (host.adaptive) body.factors = host.adaptive->report_factors();
   auto msgs = encode_report(hdr, host.seq, body);
   host.seq += msgs.size();
   st.reports++;
@@ -561,11 +548,15 @@ void ClusterSim::handle_delivery(const Delivery &d) {
     Bucket &b = host.buckets[e.key];  // unseen here: created full, then debited
     b.tat = dt_gcra_debit(b.tat, now_, &host.policy, e.hits);
     st.hits_debited += e.hits;
-    if (host.controller) host.period_hits[e.key] += e.hits;
   }
-  if (host.controller && s_.adaptive_params.cluster)
-    for (const RuleFactor &f : body.factors)
-      if (!f.tag && f.name == kAdaptiveRule) host.peer_factors[hdr.node_id] = {f.factor_ppm / 1e6, now_};
+  if (host.adaptive) {
+    // As Cluster::handle_message: the sender's rule groups to our rule id.
+    std::vector<int64_t> local(body.rules.size(), -1);
+    for (size_t i = 0; i < body.rules.size(); i++)
+      if (body.rules[i] == kAdaptiveRule) local[i] = DT_RULE_DEFAULT;
+    host.adaptive->add_packet_hits(body.entries, local);
+    host.adaptive->on_peer_factors(hdr.node_id, body.factors, now_);
+  }
 }
 
 int64_t ClusterSim::tokens_milli(size_t host, size_t client) const {
@@ -605,8 +596,5 @@ std::vector<AdaptiveRow> ClusterSim::adaptive_timeline() const {
 
 double ClusterSim::applied_factor(size_t host) const { return hosts_[host].applied; }
 
-const AdaptiveLimit *ClusterSim::controller(size_t host) const {
-  return hosts_[host].controller ? &*hosts_[host].controller : nullptr;
-}
 
 }  // namespace dt::sim

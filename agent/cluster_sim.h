@@ -15,15 +15,17 @@
 // same result, bit for bit.
 //
 // Adaptive limits (Scenario::adaptive, agent/adaptive.h): the rule every client is
-// under is adaptive. Each host runs its own dt::AdaptiveLimit for it:
+// under is adaptive. Each host runs the agent's own dt::AdaptiveSet for it, fed as
+// the agent feeds it (Cluster, AdaptiveDriver):
+//   admit    every admitted request is a hit of its client (add_packet_hits)
 //   busy     a busy signal from the protected service (BusyWindow) calls busy(), and
 //            the host's bucket policy becomes dt::adaptive_policy(base, applied) at
-//            once if that lowered its factor
-//   period   at each report: observe(the busiest client's hits in the period: its
-//            own admitted plus the hits peers reported for it, as the agent counts
-//            them), tick(), then applied = min(own factor, every factor a peer
-//            reported within the peer liveness threshold); the report carries the
-//            own factor in ReportBody::factors
+//            once if that lowered its own factor (the agent waits for its next period)
+//   period   at each report: on_period() (the busiest client over the period, its own
+//            admitted plus the hits peers reported for it; recovery; the lowest live
+//            peer factor), then the policy follows the factor it applies; the report
+//            carries report_factors()
+//   receive  peers' entries are hits too, their factors go to on_peer_factors()
 // A busy signal answers an admitted request, so a host only gets one if the cluster
 // admitted something since its previous signal (the busy-response reference's rule;
 // the service behind the edge hears every host).
@@ -217,8 +219,6 @@ class ClusterSim {
   std::vector<AdaptiveRow> adaptive_timeline() const;
   // The factor host h enforces now: min(own, live peers').
   double applied_factor(size_t host) const;
-  // Host h's own controller; nullptr unless the scenario is adaptive.
-  const AdaptiveLimit *controller(size_t host) const;
 
  private:
   struct Bucket {
@@ -237,14 +237,11 @@ class ClusterSim {
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
     PeerTracker tracker{0};
     dt_policy policy{};  // the scenario's, or its adaptive reduction
-    // Adaptive.
-    std::optional<AdaptiveLimit> controller;
-    double applied = 1.0;
-    bool measured = false;  // observe() has had a period
+    // Adaptive: the agent's own AdaptiveSet, with the one rule.
+    std::unique_ptr<AdaptiveSet> adaptive;
+    double applied = 1.0;  // the factor the host's policy is built with
     Ns last_period = 0;
     uint64_t admitted_at_busy = 0;  // the cluster's admitted total at the last busy signal
-    std::unordered_map<dt_key, uint64_t, KeyHash, KeyEq> period_hits;  // own + peers'
-    std::map<std::string, std::pair<double, Ns>> peer_factors;        // node -> (factor, heard)
   };
   struct BusySignal {
     Ns at;
