@@ -110,16 +110,14 @@ std::vector<TagRule> TagTable::rules() const {
 
 std::optional<uint32_t> TagTable::rule_of(std::string_view tag) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const dt_policy *p = match_locked(tag);
-  if (!p) return std::nullopt;
-  return static_cast<uint32_t>(p - rules_.policies.data());
+  return match_index_locked(tag);
 }
 
 std::optional<std::string> TagTable::rule_prefix_of(std::string_view tag) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const dt_policy *p = match_locked(tag);
-  if (!p) return std::nullopt;
-  return rules_.rules[static_cast<size_t>(p - rules_.policies.data())].prefix;
+  const std::optional<uint32_t> i = match_index_locked(tag);
+  if (!i) return std::nullopt;
+  return rules_.rules[*i].prefix;
 }
 
 void TagTable::set_factors(const std::vector<double> &factors) {
@@ -134,13 +132,18 @@ void TagTable::set_factors(const std::vector<double> &factors) {
   if (changed && ++rules_gen_ == 0) rules_gen_ = 1;
 }
 
-const dt_policy *TagTable::match_locked(std::string_view tag) const {
+std::optional<uint32_t> TagTable::match_index_locked(std::string_view tag) const {
   for (size_t len : rules_.lengths) {
     if (len > tag.size()) continue;
     auto it = rules_.by_prefix.find(tag.substr(0, len));
-    if (it != rules_.by_prefix.end()) return &rules_.policies[it->second];
+    if (it != rules_.by_prefix.end()) return it->second;
   }
-  return nullptr;
+  return std::nullopt;
+}
+
+const dt_policy *TagTable::match_locked(std::string_view tag) const {
+  const std::optional<uint32_t> i = match_index_locked(tag);
+  return i ? &rules_.policies[*i] : nullptr;
 }
 
 // The tag's bucket if it has one, brought up to date with the current rule set.
@@ -329,8 +332,9 @@ void TagTable::answer_batch(std::span<TagQuery> queries, uint64_t now_ns, uint64
     q.strict = false;
     if (defer) {
       // Strict tags are Redis's to answer: their buckets here are left alone.
-      const dt_policy *p = match_locked(q.tag);
-      const TagRule *r = p ? &rules_.rules[static_cast<size_t>(p - rules_.policies.data())] : nullptr;
+      const std::optional<uint32_t> i = match_index_locked(q.tag);
+      const TagRule *r = i ? &rules_.rules[*i] : nullptr;
+      const dt_policy *p = i ? &rules_.policies[*i] : nullptr;
       if (r && r->strict) {
         q.answer = TagAnswer::No;
         q.strict = true;

@@ -206,6 +206,8 @@ class TagTable {
     bool any_strict = false;
   };
 
+  // The index of the rule with the longest prefix of `tag` (rules_.rules, .policies).
+  std::optional<uint32_t> match_index_locked(std::string_view tag) const;
   const dt_policy *match_locked(std::string_view tag) const;
   Node *find_locked(std::string_view tag, uint64_t now_ns);
   Node *get_locked(std::string_view tag, const dt_policy &pol, uint64_t now_ns);
