@@ -20,7 +20,7 @@ namespace dt {
 namespace {
 
 // A running agent's status file (cluster, adaptive rules), or "" (none, or no agent running).
-std::string read_cluster_status(const std::string &pin_dir, const char *suffix) {
+std::string read_status_file(const std::string &pin_dir, const char *suffix) {
   if (!agent_running(pin_dir)) return "";  // a killed agent's last status is stale
   std::ifstream in(runtime_file(pin_dir, suffix));
   std::stringstream ss;
@@ -111,9 +111,9 @@ int cmd_stats(int argc, char **argv) {
              static_cast<unsigned long long>(rr.dropped));
     }
     printf("]");
-    const std::string cluster = read_cluster_status(opt.pin_dir, ".cluster.json");
+    const std::string cluster = read_status_file(opt.pin_dir, ".cluster.json");
     if (!cluster.empty()) printf(",\"cluster\":%s", cluster.c_str());
-    const std::string adaptive = read_cluster_status(opt.pin_dir, ".adaptive.json");
+    const std::string adaptive = read_status_file(opt.pin_dir, ".adaptive.json");
     if (!adaptive.empty()) printf(",\"adaptive\":%s", adaptive.c_str());
     printf("}\n");
     return 0;
@@ -150,9 +150,9 @@ int cmd_stats(int argc, char **argv) {
              static_cast<unsigned long long>(rr.passed), static_cast<unsigned long long>(rr.dropped));
     }
   }
-  const std::string adaptive = read_cluster_status(opt.pin_dir, ".adaptive.txt");
+  const std::string adaptive = read_status_file(opt.pin_dir, ".adaptive.txt");
   if (!adaptive.empty()) printf("\n%s\n", adaptive.c_str());
-  const std::string cluster = read_cluster_status(opt.pin_dir, ".cluster.txt");
+  const std::string cluster = read_status_file(opt.pin_dir, ".cluster.txt");
   if (!cluster.empty()) printf("\n%s\n", cluster.c_str());
   if (shown == 0) return 0;
   printf("\n%s sources by drops:\n", opt.top == 0 ? "all" : ("top " + std::to_string(shown)).c_str());
