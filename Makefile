@@ -31,7 +31,8 @@ LDLIBS     := -lbpf -lelf -lz -lzmq -lcpp-httplib -lhiredis -lpthread
 HTTPLIB_CFLAGS = $(or $(shell pkg-config --cflags cpp-httplib),$(error pkg-config knows no cpp-httplib: run make deps))
 GTEST_LIBS := -lgtest -lgtest_main -lpthread
 
-AGENT_SRCS := $(filter-out agent/main.cpp,$(wildcard agent/*.cpp))
+AGENT_SRCS := $(wildcard agent/*/*.cpp)
+SIM_SRCS   := $(wildcard tools/sim/*.cpp)
 AGENT_OBJS := $(AGENT_SRCS:%.cpp=$(OBJ)/%.o)
 UNIT_SRCS  := $(wildcard tests/unit/*.cpp)
 BPFT_SRCS  := $(wildcard tests/bpf/*.cpp)
@@ -56,23 +57,31 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
-# Everything C++ that includes a skeleton needs it generated first.
-SKELS := $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
+# Only the objects that include a skeleton wait for it (and rebuild when it changes);
+# any other object is untouched by a BPF edit.
+$(OBJ)/agent/dataplane/dataplane.o $(OBJ)/tests/bpf/bpf_fixture.o: $(BUILD)/dthrottle.skel.h
+$(OBJ)/tools/bench.o: $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
 
 # --- C++ ------------------------------------------------------------------------
-$(OBJ)/%.o: %.cpp $(SKELS) | $(BUILD)
+$(OBJ)/%.o: %.cpp | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(OBJ)/agent/metrics.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
+$(OBJ)/agent/metrics/metrics.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
+# Tools and tests may use the simulator (tools/sim); the agent may not.
+$(OBJ)/tools/%.o $(OBJ)/tests/%.o: CXXFLAGS += -Itools
 
 $(BUILD)/libdtagent.a: $(AGENT_OBJS)
+	$(AR) rcs $@ $^
+
+# The cluster simulator: a library of its own for build/simulate and its tests.
+$(BUILD)/libdtsim.a: $(SIM_SRCS:%.cpp=$(OBJ)/%.o)
 	$(AR) rcs $@ $^
 
 $(BUILD)/agent: $(OBJ)/agent/main.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/unit_tests: $(UNIT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
+$(BUILD)/unit_tests: $(UNIT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtsim.a $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(GTEST_LIBS) $(LDLIBS)
 
 $(BUILD)/bpf_tests: $(BPFT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
@@ -84,7 +93,7 @@ $(BUILD)/pktgen: $(OBJ)/tools/pktgen.o
 $(BUILD)/bench: $(OBJ)/tools/bench.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/simulate: $(OBJ)/tools/simulate.o $(BUILD)/libdtagent.a
+$(BUILD)/simulate: $(OBJ)/tools/simulate.o $(BUILD)/libdtsim.a $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/query_bench: $(OBJ)/tools/query_bench.o $(BUILD)/libdtagent.a
@@ -99,8 +108,9 @@ $(BUILD)/strict_bench: $(OBJ)/tools/strict_bench.o $(BUILD)/libdtagent.a
 # The report decoder under libFuzzer with ASan and UBSan (clang).
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
               -Iinclude -Iagent
-$(BUILD)/fuzz_report: tests/fuzz/fuzz_report.cpp agent/peer_protocol.cpp agent/peer_protocol.h | $(BUILD)
-	$(CLANGXX) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_report.cpp agent/peer_protocol.cpp
+FUZZ_SRCS  := agent/cluster/peer_protocol.cpp agent/common/address.cpp agent/common/report_types.cpp
+$(BUILD)/fuzz_report: tests/fuzz/fuzz_report.cpp $(FUZZ_SRCS) agent/cluster/peer_protocol.h | $(BUILD)
+	$(CLANGXX) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_report.cpp $(FUZZ_SRCS)
 
 $(BUILD)/fuzz_make_seeds: $(OBJ)/tests/fuzz/make_seeds.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)

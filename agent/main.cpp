@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "commands.h"
+#include "commands/commands.h"
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "stats") == 0) return dt::cmd_stats(argc - 1, argv + 1);

@@ -58,7 +58,7 @@ fi
 
 run_gtest unit build/unit_tests
 run_gtest bpf build/bpf_tests
-for s in tests/fuzz/test_*.sh tests/clients/test_*.sh tests/netns/test_*.sh; do
+for s in tests/layout/test_*.sh tests/fuzz/test_*.sh tests/clients/test_*.sh tests/netns/test_*.sh; do
   [ -e "$s" ] && run_script "$s"
 done
 

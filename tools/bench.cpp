@@ -42,16 +42,16 @@
 #include <string>
 #include <vector>
 
-#include "adaptive.h"
+#include "adaptive/adaptive.h"
 #include "bench.skel.h"
-#include "collector.h"
-#include "dataplane.h"
-#include "debits.h"
+#include "dataplane/collector.h"
+#include "dataplane/dataplane.h"
+#include "dataplane/debits.h"
 #include "dthrottle.skel.h"
 #include "dthrottle/common.h"
-#include "map_reader.h"
-#include "peer_protocol.h"
-#include "policy.h"
+#include "dataplane/map_reader.h"
+#include "cluster/peer_protocol.h"
+#include "dataplane/policy.h"
 
 namespace {
 

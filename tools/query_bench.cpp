@@ -30,10 +30,10 @@
 #include <string>
 #include <vector>
 
-#include "map_reader.h"
-#include "parse_values.h"
-#include "query_server.h"
-#include "tags.h"
+#include "common/clock.h"
+#include "common/parse_values.h"
+#include "query/query_server.h"
+#include "rules/tags.h"
 
 namespace {
 

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "log.h"
-#include "map_reader.h"
-#include "parse_values.h"
-#include "query_server.h"
-#include "tags.h"
+#include "common/log.h"
+#include "common/clock.h"
+#include "common/parse_values.h"
+#include "query/query_server.h"
+#include "rules/tags.h"
 
 namespace {
 
@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
       case kBuckets: ok = dt::parse_count(arg, 1, 1ull << 32, &v, &err); topt.max_buckets = v; break;
       case kBusy:
         // What the server reads as a BUSY name: 1 to 1024 bytes (argv has no NUL).
-        ok = !arg.empty() && arg.size() <= dt::kMaxTagBytes && arg.find('\n') == std::string::npos;
+        ok = !arg.empty() && arg.size() <= dt::kMaxTagLen && arg.find('\n') == std::string::npos;
         if (ok) busy_names.insert(arg);
         else err = "invalid --busy name '" + arg + "' (1 to 1024 bytes, no newline)";
         break;
@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     // What the agent does each period: collect the hits to report to peers.
-    for (const dt::TagHits &h : table.collect()) DT_DEBUG("hits %s %llu", h.tag.c_str(), (unsigned long long)h.hits);
+    for (const dt::TagHit &h : table.collect()) DT_DEBUG("hits %s %llu", h.tag.c_str(), (unsigned long long)h.hits);
   }
   const dt::QueryCounters q = server->counters();
   server.reset();

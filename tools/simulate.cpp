@@ -1,5 +1,5 @@
 // simulate.cpp - build/simulate: what peer reports buy a dthrottle cluster, on the
-// deterministic cluster simulator (agent/cluster_sim.h). Runs the scenario twice,
+// deterministic cluster simulator (tools/sim/cluster_sim.h). Runs the scenario twice,
 // with reports and local-only, and prints per-client tables: offered, the ideal
 // global budget (burst + rate * T), admitted in total and per host. `--example ab`
 // replays the reference daemon's A/B example instead; `--pattern steady|flappy`
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "cluster_sim.h"
-#include "log.h"
-#include "parse_values.h"
+#include "sim/cluster_sim.h"
+#include "common/log.h"
+#include "common/parse_values.h"
 
 namespace {
 

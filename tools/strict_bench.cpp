@@ -24,10 +24,10 @@
 #include <thread>
 #include <vector>
 
-#include "map_reader.h"
-#include "query_server.h"
-#include "strict_redis.h"
-#include "tags.h"
+#include "common/clock.h"
+#include "query/query_server.h"
+#include "query/strict_redis.h"
+#include "rules/tags.h"
 
 namespace {
 

@@ -159,7 +159,7 @@ struct dt_rule_stats {
  * Global configuration, one element at key 0 of DT_MAP_CONFIG.
  * Policies are double-banked so that a rule's two 64-bit fields never reach a
  * packet half-written: the agent writes the inactive bank (slot rule*2 + !bank),
- * then flips `bank` with one aligned 32-bit store. See agent/policy.cpp.
+ * then flips `bank` with one aligned 32-bit store. See agent/dataplane/policy.cpp.
  */
 struct dt_config {
 	__u32 bank;  /* 0 or 1: which policy bank is live */

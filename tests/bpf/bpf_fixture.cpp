@@ -11,8 +11,10 @@
 
 #include "dthrottle.skel.h"
 #include "dthrottle/bucket.h"
-#include "map_reader.h"
-#include "policy.h"
+#include "common/clock.h"
+#include "common/address.h"
+#include "dataplane/map_reader.h"
+#include "dataplane/policy.h"
 
 namespace dt::test {
 

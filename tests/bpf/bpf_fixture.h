@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "debits.h"
+#include "dataplane/debits.h"
 #include "dthrottle/common.h"
 
 struct dthrottle_bpf;

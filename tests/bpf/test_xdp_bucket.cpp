@@ -16,7 +16,7 @@
 
 #include "bpf_fixture.h"
 #include "dthrottle/bucket.h"
-#include "map_reader.h"
+#include "common/clock.h"
 #include "packet_builder.h"
 
 namespace dt::test {

@@ -16,7 +16,8 @@
 #include <vector>
 
 #include "bpf_fixture.h"
-#include "map_reader.h"
+#include "common/address.h"
+#include "dataplane/map_reader.h"
 #include "packet_builder.h"
 
 namespace dt::test {

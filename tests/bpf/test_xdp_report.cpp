@@ -8,8 +8,8 @@
 #include <map>
 
 #include "bpf_fixture.h"
-#include "collector.h"
-#include "map_reader.h"
+#include "dataplane/collector.h"
+#include "common/address.h"
 #include "packet_builder.h"
 
 namespace dt::test {

@@ -28,9 +28,10 @@
 #include <vector>
 
 #include "bpf_fixture.h"
-#include "map_reader.h"
-#include "policy.h"
-#include "rules.h"
+#include "common/address.h"
+#include "dataplane/map_reader.h"
+#include "dataplane/policy.h"
+#include "rules/rules.h"
 
 namespace dt::test {
 namespace {

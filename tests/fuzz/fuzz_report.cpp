@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "peer_protocol.h"
+#include "cluster/peer_protocol.h"
 
 namespace {
 uint64_t total(const dt::ReportBody &b) {

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <string>
 
-#include "map_reader.h"
-#include "peer_protocol.h"
+#include "common/address.h"
+#include "cluster/peer_protocol.h"
 
 int main(int argc, char **argv) {
   if (argc != 2) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """busy_service.py - a real TCP service that can be made busy, and its clients, for
 tests/netns/test_adaptive.sh (the agent's built-in busy signal: a listener whose accept
-queue is full, read with NETLINK_SOCK_DIAG; agent/listen_watch.h).
+queue is full, read with NETLINK_SOCK_DIAG; agent/adaptive/listen_watch.h).
 
   busy_service.py serve --port P --backlog N --busy-file F --duration S
       Listens on 0.0.0.0:P with listen(N). Healthy (F absent): accepts every pending

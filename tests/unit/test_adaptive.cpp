@@ -1,4 +1,4 @@
-// test_adaptive.cpp - the adaptive-limit controller (agent/adaptive.h): back-off to a
+// test_adaptive.cpp - the adaptive-limit controller (agent/adaptive/adaptive.h): back-off to a
 // fraction of the busiest key's admitted rate, one decrease per hold, multiplicative
 // recovery after a busy-free second, the floor, the policy it yields, and the set of
 // rules with peers' factors (lowest live one wins, silent peers expire).
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "adaptive.h"
-#include "policy.h"
-#include "tags.h"
+#include "adaptive/adaptive.h"
+#include "dataplane/policy.h"
+#include "rules/tags.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "cluster_sim.h"
-#include "log.h"
+#include "sim/cluster_sim.h"
+#include "common/log.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "dthrottle/bucket.h"
-#include "policy.h"
+#include "dataplane/policy.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// test_cluster_sim.cpp - the cluster simulator (agent/cluster_sim.h): the reference
+// test_cluster_sim.cpp - the cluster simulator (tools/sim/cluster_sim.h): the reference
 // daemon's A/B example to the thousandth of a token, and what reports buy a cluster
 // under loss, partitions, duplicates, several clients and each load balancer.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "cluster_sim.h"
+#include "sim/cluster_sim.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "config_file.h"
+#include "cli/cli.h"
+#include "rules/config_file.h"
 
 namespace {
 

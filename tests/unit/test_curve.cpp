@@ -8,8 +8,8 @@
 #include <fstream>
 #include <zmq.hpp>
 
-#include "commands.h"
-#include "curve.h"
+#include "commands/commands.h"
+#include "cluster/curve.h"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-// test_listen_watch.cpp - the listen-queue busy signal (agent/listen_watch.h) against
+// test_listen_watch.cpp - the listen-queue busy signal (agent/adaptive/listen_watch.h) against
 // real loopback listeners, and its /proc/net/netstat parser on fixed text.
 //
 // Each socket test runs in a thread of its own that first enters a new network
@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "listen_watch.h"
+#include "adaptive/listen_watch.h"
 
 namespace {
 

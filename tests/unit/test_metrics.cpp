@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "metrics.h"
+#include "metrics/metrics.h"
 
 namespace {
 

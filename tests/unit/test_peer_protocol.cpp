@@ -3,9 +3,9 @@
 
 #include <map>
 
-#include "map_reader.h"
-#include "peer_protocol.h"
-#include "peer_tracker.h"
+#include "common/address.h"
+#include "cluster/peer_protocol.h"
+#include "cluster/peer_tracker.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// test_query_server.cpp - the query socket (agent/query_server.h) over real unix and
+// test_query_server.cpp - the query socket (agent/query/query_server.h) over real unix and
 // loopback TCP sockets, byte for byte: answers, pipelining, errors, connection and
 // backlog bounds; and the C++ client (include/dthrottle/client.hpp) against it,
 // including its fail-safe behaviour with no server and with a server that never answers.
@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "dthrottle/client.hpp"
-#include "map_reader.h"
-#include "query_server.h"
-#include "tags.h"
+#include "common/clock.h"
+#include "query/query_server.h"
+#include "rules/tags.h"
 
 namespace {
 

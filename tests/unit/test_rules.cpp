@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "map_reader.h"
-#include "rules.h"
+#include "common/address.h"
+#include "rules/rules.h"
 
 namespace {
 

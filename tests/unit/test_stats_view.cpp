@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "map_reader.h"
-#include "policy.h"
-#include "stats_view.h"
+#include "common/address.h"
+#include "dataplane/policy.h"
+#include "commands/stats_view.h"
 
 namespace {
 

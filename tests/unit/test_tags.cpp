@@ -1,4 +1,4 @@
-// test_tags.cpp - tag rules and per-tag buckets (agent/tags.h): prefix matching, the
+// test_tags.cpp - tag rules and per-tag buckets (agent/rules/tags.h): prefix matching, the
 // reference daemon's A/B example with tags, peer debits, collect, rule reloads,
 // bounded memory, reserved permits and the batch API under concurrency.
 #include <gtest/gtest.h>
@@ -10,12 +10,12 @@
 #include <thread>
 #include <vector>
 
-#include "tags.h"
+#include "rules/tags.h"
 
 namespace {
 
 using dt::TagAnswer;
-using dt::TagHits;
+using dt::TagHit;
 using dt::TagQuery;
 using dt::TagRule;
 using dt::TagTable;
@@ -39,7 +39,7 @@ int drain(TagTable &t, const std::string &tag, uint64_t now, int limit = 100000)
 
 std::map<std::string, uint64_t> collect_map(TagTable &t) {
   std::map<std::string, uint64_t> m;
-  for (const TagHits &h : t.collect()) m[h.tag] += h.hits;
+  for (const TagHit &h : t.collect()) m[h.tag] += h.hits;
   return m;
 }
 
@@ -182,7 +182,7 @@ TEST(TagTable, DebitCreatesFullBucketAndMayGoNegative) {
 TEST(TagTable, DebitBatchAppliesEveryEntry) {
   TagTable t;
   set_rules(t, {{"", 1, 10}});
-  const std::vector<TagHits> batch{{"a", 4}, {"b", 12}, {"a", 1}, {"c", 0}};
+  const std::vector<TagHit> batch{{"a", 4}, {"b", 12}, {"a", 1}, {"c", 0}};
   t.debit_batch(batch, T0);
   EXPECT_EQ(*t.tokens_milli("a", T0), 5000);
   EXPECT_EQ(*t.tokens_milli("b", T0), -2000);
@@ -383,11 +383,11 @@ TEST(TagTable, ConcurrentBatchesDebitsAndCollects) {
   });
   uint64_t collected = 0;
   for (int round = 0; round < 100000 && !done; round++) {
-    for (const TagHits &h : t.collect()) collected += h.hits;
+    for (const TagHit &h : t.collect()) collected += h.hits;
     t.debit("t" + std::to_string(round % kTags), 1, T0);
   }
   query.join();
-  for (const TagHits &h : t.collect()) collected += h.hits;
+  for (const TagHit &h : t.collect()) collected += h.hits;
   const dt::TagCounters c = t.counters(T0 + 10 * kSec);
   EXPECT_EQ(collected, c.admitted + c.reserved) << "each admitted or reserved hit collected once";
   EXPECT_EQ(answered_ok, c.admitted + c.reserved);

@@ -1,10 +1,10 @@
 // test_values.cpp - command-line value parsing and policy validation.
 #include <gtest/gtest.h>
 
-#include "cli.h"
-#include "cluster.h"
-#include "parse_values.h"
-#include "policy.h"
+#include "cli/cli.h"
+#include "cluster/cluster.h"
+#include "common/parse_values.h"
+#include "dataplane/policy.h"
 
 namespace {
 

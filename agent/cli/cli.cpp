@@ -1,0 +1,534 @@
+// cli.cpp - flag parsing with getopt_long; every error names the flag and the value.
+#include "cli/cli.h"
+
+#include <getopt.h>
+
+#include <unistd.h>
+
+#include <set>
+
+#include "cluster/cluster.h"
+#include "rules/config_file.h"
+#include "dthrottle/common.h"
+#include "metrics/metrics.h"
+#include "common/parse_values.h"
+#include "common/report_types.h"
+#include "query/strict_redis.h"
+#include "rules/tags.h"
+
+namespace dt {
+namespace {
+
+const char kRunUsage[] =
+    "Usage: agent --iface IFACE --rate R --burst B [--peers HOST:PORT,...] [options]\n"
+    "       agent stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
+    "       agent top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
+    "       agent check [--config FILE] [options]    # validate; loads nothing\n"
+    "       agent reload [--iface IFACE | --pin-dir DIR]\n"
+    "       agent hub [--listen ADDR:PORT]\n"
+    "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
+    "\n"
+    "Throttles packets per source address on IFACE with an XDP program: every source\n"
+    "gets a token bucket of B packets that refills at R packets per second; a packet\n"
+    "without a token is dropped. Runs until SIGINT or SIGTERM, then detaches.\n"
+    "If the agent dies, the program stays attached and keeps enforcing; a restarted\n"
+    "agent takes it over with the same bucket state.\n"
+    "\n"
+    "Options:\n"
+    "  -i, --iface IFACE       network interface to protect (required)\n"
+    "  -r, --rate R            refill rate per source, packets per second (required);\n"
+    "                          fractions allowed (0.1666 = one packet every 6 s), and\n"
+    "                          the suffixes /s, /m, /h (10/m = one every 6 s)\n"
+    "  -b, --burst B           bucket size: packets a new or idle source may send at\n"
+    "                          once, 1 to 1000000000 (required)\n"
+    "      --rules FILE        packet and tag rules (TOML, see README \"Rules\"); --rate and\n"
+    "                          --burst then make the default rule for unmatched sources,\n"
+    "                          and without them unmatched sources pass. kill -HUP or\n"
+    "                          `agent reload` re-reads it without losing bucket state\n"
+    "      --pin-dir DIR       where the maps and the XDP link are pinned\n"
+    "                          (default /sys/fs/bpf/dthrottle/IFACE)\n"
+    "      --xdp-mode MODE     auto (native, falling back to generic), native or\n"
+    "                          generic (default auto)\n"
+    "\n"
+    "Query socket (applications ask about any string tag, see docs/query-protocol.md):\n"
+    "      --query-socket PATH unix stream socket: send \"TAG\\n\", read \"OK\\n\" or \"NO\\n\";\n"
+    "                          \"BUSY NAME\\n\" tells adaptive rules the service is busy\n"
+    "      --query-listen A:P  the same over TCP, e.g. 127.0.0.1:7800\n"
+    "      --tag-rule P=R/B    tags starting with P: rate R, burst B (repeatable; also\n"
+    "                          [[tag]] in --rules); the longest prefix wins; a tag no\n"
+    "                          rule matches is allowed\n"
+    "      --query-max-wait D  longest wait a RESERVE may be granted (default 1s)\n"
+    "      --query-max-connections N   (default 4096)\n"
+    "      --max-tags N        tag buckets kept (default 1000000)\n"
+    "      --redis ADDR        Redis (HOST:PORT or a unix socket path) deciding strict\n"
+    "                          tags (strict = true in [[tag]], or --tag-rule P=R/B!strict)\n"
+    "      --redis-timeout D   connect and command timeout (default 50ms)\n"
+    "\n"
+    "      --clock MODE        precise (default) or coarse: the coarse kernel clock saves\n"
+    "                          ~30 ns per packet on virtual machines, and may grant a\n"
+    "                          source up to rate x 4 ms more in a window (see README)\n"
+    "      --max-sources N     capacity of the source table, least recently seen\n"
+    "                          sources evicted beyond it (default 1048576)\n"
+    "      --keep              on exit, leave the program attached and the maps pinned\n"
+    "                          (for upgrades: the next agent takes over)\n"
+    "      --stats-interval D  log the counters every D, e.g. 10s or 500ms (default 10s)\n"
+    "      --log-level LEVEL   debug, info, warn or error (default info)\n"
+    "      --metrics ADDR:PORT serve Prometheus metrics on http://ADDR:PORT/metrics;\n"
+    "                          ADDR is bound as given: 127.0.0.1 keeps them local,\n"
+    "                          0.0.0.0 exposes them on every interface\n"
+    "      --config FILE       read options from FILE: one `name = value` a line, named\n"
+    "                          like these flags without dashes, # for comments; flags\n"
+    "                          given on the command line override it\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Cluster options (one budget per source across hosts):\n"
+    "  -p, --peers LIST        peers' report endpoints, HOST:PORT[,HOST:PORT...]; may be\n"
+    "                          repeated; a tcp:// prefix is accepted\n"
+    "      --listen ADDR:PORT  where this agent publishes its reports (default *:7700\n"
+    "                          when --peers is given)\n"
+    "      --hub HOST:PORT     publish to an `agent hub` at HOST:PORT and subscribe at\n"
+    "                          HOST:PORT+1, instead of (or besides) a full mesh\n"
+    "      --period D          how often reports are exchanged (default 200ms)\n"
+    "      --node-id NAME      this agent's name in reports (default: the host name)\n"
+    "      --down-after D      a peer silent this long is reported down (default 5\n"
+    "                          periods)\n"
+    "      --curve-key FILE    this node's CurveZMQ key pair (agent keygen): encrypt and\n"
+    "                          authenticate peer traffic\n"
+    "      --curve-peers DIR   public keys (*.pub) of the peers allowed to subscribe\n"
+    "\n"
+    "Examples:\n"
+    "  agent --iface eth0 --rate 100 --burst 50\n"
+    "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700\n"
+    "  agent --iface eth0 --rate 10/m --burst 1      # one packet every 6 s per source\n"
+    "  agent --config /etc/dthrottle/eth0.conf --iface eth0\n"
+    "  agent stats --iface eth0 --top 20\n"
+    "  agent top --iface eth0\n"
+    "  bpftool map dump pinned /sys/fs/bpf/dthrottle/eth0/buckets\n";
+
+const char kStatsUsage[] =
+    "Usage: agent stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
+    "\n"
+    "Reads the pinned maps (no running agent needed) and prints the global counters\n"
+    "and the sources with the most drops, with their current tokens.\n"
+    "\n"
+    "Options:\n"
+    "  -i, --iface IFACE   read /sys/fs/bpf/dthrottle/IFACE\n"
+    "      --pin-dir DIR   read the maps pinned in DIR\n"
+    "      --json          machine-readable output\n"
+    "      --top N         show N sources (default 10; 0 shows every source)\n"
+    "  -h, --help          show this help\n";
+
+const char kHubUsage[] =
+    "Usage: agent hub [--listen ADDR:PORT] [--log-level LEVEL]\n"
+    "\n"
+    "Relays peer reports so that agents need not all connect to each other: agents\n"
+    "started with --hub HOST:PORT publish to ADDR:PORT (an XSUB socket) and subscribe\n"
+    "at port+1 (XPUB); the hub forwards every report to every agent (zmq_proxy).\n"
+    "Run two hubs and give agents both for redundancy (duplicates are dropped).\n"
+    "\n"
+    "Options:\n"
+    "      --listen ADDR:PORT  frontend to bind (default *:7701; backend: port + 1)\n"
+    "      --log-level LEVEL   debug, info, warn or error (default info)\n"
+    "  -h, --help              show this help\n";
+
+const char kTopUsage[] =
+    "Usage: agent top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
+    "\n"
+    "Like agent stats, but live: every D it reads the pinned maps again and shows what\n"
+    "changed, as rates: packets passed and dropped per second, in total and for each\n"
+    "source that sent in that interval, the most dropped first. On a terminal the\n"
+    "screen is redrawn; otherwise frames follow each other, separated by a blank line.\n"
+    "\n"
+    "Options:\n"
+    "  -i, --iface IFACE   read /sys/fs/bpf/dthrottle/IFACE\n"
+    "      --pin-dir DIR   read the maps pinned in DIR\n"
+    "      --interval D    time between frames, 100ms to 1h (default 1s)\n"
+    "      --top N         show N sources (default 20; 0 shows every active source)\n"
+    "      --count N       stop after N frames (default 0: until interrupted)\n"
+    "  -h, --help          show this help\n";
+
+enum LongOnly {
+  kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop,
+  kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
+  kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
+  kRedis, kRedisTimeout, kConfig, kInterval, kCount,
+};
+
+// Appends the comma-separated endpoints of `v` to *out, normalised.
+bool add_endpoints(const std::string &v, std::vector<std::string> *out, std::string *err) {
+  size_t start = 0;
+  while (start <= v.size()) {
+    size_t comma = v.find(',', start);
+    std::string one = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string ep;
+    if (!normalize_endpoint(one, false, &ep, err)) return false;
+    out->push_back(ep);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return true;
+}
+
+std::string flag_error(const char *flag, const std::string &msg) {
+  return std::string("--") + flag + ": " + msg;
+}
+
+// Leftover non-option arguments are a mistake (a typo of a subcommand, a value without
+// its flag): the first one is named.
+ParseOutcome no_extra_arguments(int argc, char **argv, std::string *err) {
+  if (optind >= argc) return ParseOutcome::Ok;
+  *err = std::string("unexpected argument '") + argv[optind] + "'";
+  return ParseOutcome::Error;
+}
+
+// --log-level VALUE.
+bool set_log_level_flag(const std::string &v, LogLevel *out, std::string *err) {
+  if (parse_log_level(v.c_str(), out)) return true;
+  *err = flag_error("log-level", "'" + v + "' is not one of debug, info, warn, error");
+  return false;
+}
+
+// getopt_long's own complaints (':' a missing value, '?' an unknown option), as a sentence.
+ParseOutcome getopt_error(int c, char **argv, std::string *err) {
+  *err = c == ':' ? std::string("option ") + argv[optind - 1] + " needs a value"
+                  : std::string("unknown option ") + argv[optind - 1];
+  return ParseOutcome::Error;
+}
+
+// --iface or --pin-dir names an agent's pins; `what` says what the command does with them.
+ParseOutcome resolve_pin_dir(const std::string &iface, std::string *pin_dir, const char *what, std::string *err) {
+  if (pin_dir->empty() && iface.empty()) {
+    *err = std::string("say which throttle to ") + what + ": --iface IFACE or --pin-dir DIR";
+    return ParseOutcome::Error;
+  }
+  if (pin_dir->empty()) *pin_dir = default_pin_dir(iface);
+  return ParseOutcome::Ok;
+}
+
+}  // namespace
+
+const char *run_usage() { return kRunUsage; }
+const char *stats_usage() { return kStatsUsage; }
+const char *hub_usage() { return kHubUsage; }
+const char *top_usage() { return kTopUsage; }
+
+namespace {
+
+// The run flags; every one but --help is also a setting of a --config file.
+const option kRunLong[] = {
+      {"config", required_argument, nullptr, kConfig},
+      {"iface", required_argument, nullptr, 'i'},
+      {"rate", required_argument, nullptr, 'r'},
+      {"burst", required_argument, nullptr, 'b'},
+      {"pin-dir", required_argument, nullptr, kPinDir},
+      {"xdp-mode", required_argument, nullptr, kXdpMode},
+      {"max-sources", required_argument, nullptr, kMaxSources},
+      {"keep", no_argument, nullptr, kKeep},
+      {"stats-interval", required_argument, nullptr, kStatsInterval},
+      {"log-level", required_argument, nullptr, kLogLevel},
+      {"peers", required_argument, nullptr, 'p'},
+      {"listen", required_argument, nullptr, kListen},
+      {"hub", required_argument, nullptr, kHub},
+      {"period", required_argument, nullptr, kPeriod},
+      {"node-id", required_argument, nullptr, kNodeId},
+      {"down-after", required_argument, nullptr, kDownAfter},
+      {"curve-key", required_argument, nullptr, kCurveKey},
+      {"curve-peers", required_argument, nullptr, kCurvePeers},
+      {"metrics", required_argument, nullptr, kMetrics},
+      {"rules", required_argument, nullptr, kRules},
+      {"clock", required_argument, nullptr, kClock},
+      {"query-socket", required_argument, nullptr, kQuerySocket},
+      {"query-listen", required_argument, nullptr, kQueryListen},
+      {"tag-rule", required_argument, nullptr, kTagRule},
+      {"query-max-connections", required_argument, nullptr, kQueryMaxConn},
+      {"query-max-wait", required_argument, nullptr, kQueryMaxWait},
+      {"max-tags", required_argument, nullptr, kMaxTags},
+      {"redis", required_argument, nullptr, kRedis},
+      {"redis-timeout", required_argument, nullptr, kRedisTimeout},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0}};
+const char kRunShort[] = ":i:r:b:p:h";
+// Settings that add up when repeated in a config file.
+const std::vector<std::string> kRunLists = {"peers", "hub"};
+
+// The getopt loop of parse_run_options. *arg_index: the argv index of the argument an
+// error is about, or -1 for errors about the whole set (a required flag missing...).
+ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *err, int *arg_index) {
+  bool have_rate = false, have_burst = false;
+  optind = 0;  // 0, not 1: glibc re-initialises fully (parse_run_options scans several argvs)
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, kRunShort, kRunLong, nullptr)) != -1) {
+    *arg_index = optind - 1;
+    std::string v = optarg ? optarg : "", e;
+    uint64_t n = 0;
+    switch (c) {
+      case 'p':
+        if (!add_endpoints(v, &o->peers, &e)) return *err = flag_error("peers", e), ParseOutcome::Error;
+        break;
+      case kHub:
+        if (!add_endpoints(v, &o->hubs, &e)) return *err = flag_error("hub", e), ParseOutcome::Error;
+        break;
+      case kListen:
+        if (!normalize_endpoint(v, true, &o->listen, &e)) return *err = flag_error("listen", e), ParseOutcome::Error;
+        break;
+      case kPeriod:
+        if (!parse_duration(v, &o->period_ns, &e) || o->period_ns < 10'000'000 || o->period_ns > 60'000'000'000ull)
+          return *err = flag_error("period", e.empty() ? "'" + v + "' must be from 10ms to 60s" : e),
+                 ParseOutcome::Error;
+        break;
+      case kDownAfter:
+        if (!parse_duration(v, &o->down_after_ns, &e)) return *err = flag_error("down-after", e), ParseOutcome::Error;
+        break;
+      case kNodeId:
+        if (!valid_node_id(v))
+          return *err = flag_error("node-id", "'" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -"),
+                 ParseOutcome::Error;
+        o->node_id = v;
+        break;
+      case kCurveKey: o->curve_key = v; break;
+      case kCurvePeers: o->curve_peers = v; break;
+      case kRules: o->rules_file = v; break;
+      case kQuerySocket: o->query_socket = v; break;
+      case kQueryListen: o->query_listen = v; break;
+      case kTagRule: {
+        TagRule tr;
+        if (!parse_tag_rule(v, &tr, &e)) return *err = flag_error("tag-rule", e), ParseOutcome::Error;
+        o->tag_rules.push_back(v);
+        break;
+      }
+      case kQueryMaxConn:
+        if (!parse_count(v, 1, 1000000, &o->query_max_connections, &e))
+          return *err = flag_error("query-max-connections", e), ParseOutcome::Error;
+        break;
+      case kQueryMaxWait:
+        if (!parse_duration(v, &o->query_max_wait_ns, &e)) return *err = flag_error("query-max-wait", e), ParseOutcome::Error;
+        break;
+      case kMaxTags:
+        if (!parse_count(v, 1, 100000000, &o->max_tags, &e)) return *err = flag_error("max-tags", e), ParseOutcome::Error;
+        break;
+      case kRedis: {
+        std::string host;
+        int port = 0;
+        if (!parse_redis_address(v, &host, &port, &e)) return *err = flag_error("redis", e), ParseOutcome::Error;
+        o->redis = v;
+        break;
+      }
+      case kRedisTimeout:
+        if (!parse_duration(v, &o->redis_timeout_ns, &e) || o->redis_timeout_ns < 1'000'000 ||
+            o->redis_timeout_ns > 10'000'000'000ull)
+          return *err = flag_error("redis-timeout", e.empty() ? "must be between 1ms and 10s" : e), ParseOutcome::Error;
+        break;
+      case kClock:
+        if (v != "precise" && v != "coarse")
+          return *err = flag_error("clock", "'" + v + "' is not one of precise, coarse"), ParseOutcome::Error;
+        o->coarse_clock = v == "coarse";
+        break;
+      case kMetrics: {
+        MetricsAddress a;
+        if (!parse_metrics_address(v, &a, &e)) return *err = flag_error("metrics", e), ParseOutcome::Error;
+        o->metrics_host = a.host;
+        o->metrics_port = a.port;
+        break;
+      }
+      case 'i': o->iface = v; break;
+      case 'r':
+        if (!parse_rate(v, &o->rate, &e)) return *err = flag_error("rate", e), ParseOutcome::Error;
+        have_rate = true;
+        break;
+      case 'b':
+        if (!parse_count(v, 1, DT_BURST_MAX, &o->burst, &e))
+          return *err = flag_error("burst", e), ParseOutcome::Error;
+        have_burst = true;
+        break;
+      case kPinDir:
+        if (v.empty() || v[0] != '/')
+          return *err = flag_error("pin-dir", "'" + v + "' must be an absolute path"),
+                 ParseOutcome::Error;
+        while (v.size() > 1 && v.back() == '/') v.pop_back();
+        o->pin_dir = v;
+        break;
+      case kXdpMode:
+        if (!parse_xdp_mode(v, &o->mode))
+          return *err = flag_error("xdp-mode", "'" + v + "' is not one of auto, native, generic"),
+                 ParseOutcome::Error;
+        break;
+      case kMaxSources:
+        if (!parse_count(v, 1, 1u << 28, &n, &e))
+          return *err = flag_error("max-sources", e), ParseOutcome::Error;
+        o->max_sources = static_cast<uint32_t>(n);
+        o->max_sources_explicit = true;
+        break;
+      case kKeep: o->keep = true; break;
+      case kConfig:  // read by parse_run_options, ahead of this loop
+        if (v.empty()) return *err = flag_error("config", "needs a file name"), ParseOutcome::Error;
+        break;
+      case kStatsInterval:
+        if (!parse_duration(v, &o->stats_interval_ns, &e))
+          return *err = flag_error("stats-interval", e), ParseOutcome::Error;
+        break;
+      case kLogLevel:
+        if (!set_log_level_flag(v, &o->log_level, err)) return ParseOutcome::Error;
+        break;
+      case 'h': return ParseOutcome::Help;
+      default: return getopt_error(c, argv, err);
+    }
+  }
+  *arg_index = -1;
+  if (no_extra_arguments(argc, argv, err) != ParseOutcome::Ok) return ParseOutcome::Error;
+  if (o->iface.empty()) return *err = "--iface is required", ParseOutcome::Error;
+  // --rate/--burst make the default rule; with --rules they may be left out (then
+  // sources no rule matches pass).
+  if (o->rules_file.empty() || have_rate || have_burst) {
+    if (!have_rate) return *err = "--rate is required (or --rules FILE)", ParseOutcome::Error;
+    if (!have_burst) return *err = "--burst is required (or --rules FILE)", ParseOutcome::Error;
+  }
+  if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
+  if (!o->peers.empty() && o->listen.empty()) o->listen = "tcp://*:7700";
+  if (!o->curve_peers.empty() && o->curve_key.empty())
+    return *err = "--curve-peers needs --curve-key (this node's key pair)", ParseOutcome::Error;
+  if (!o->curve_key.empty() && !o->cluster())
+    return *err = "--curve-key only makes sense with --peers, --listen or --hub", ParseOutcome::Error;
+  if (o->node_id.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    o->node_id = valid_node_id(host) ? host : "dthrottle";
+  }
+  return ParseOutcome::Ok;
+}
+
+// The --config file named on the command line ("": none) and the options given there.
+// Errors are left to the real parse.
+void scan_command_line(int argc, char **argv, std::string *config, std::set<int> *given) {
+  optind = 0;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, kRunShort, kRunLong, nullptr)) != -1) {
+    given->insert(c);
+    if (c == kConfig) *config = optarg;
+  }
+}
+
+}  // namespace
+
+// --config FILE: every setting becomes "--name=value" ahead of the command line, so one
+// getopt loop checks both and the command line, parsed last, wins. A flag given on the
+// command line drops the file's lines for it (--peers replaces the file's list rather
+// than adding to it), but every line of the file is first parsed on its own, so that a
+// bad line is reported as FILE:LINE even when the command line overrides it.
+ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string *err) {
+  std::string config;
+  std::set<int> given;
+  scan_command_line(argc, argv, &config, &given);
+  int at = -1;
+  if (config.empty() || given.count('h')) return parse_run_argv(argc, argv, o, err, &at);
+
+  std::vector<ConfigSetting> settings;
+  if (!load_config_file(config, kRunLong, kRunLists, &settings, err)) return ParseOutcome::Error;
+  ArgvList file_only, merged;
+  file_only.push(argv[0]);
+  merged.push(argv[0]);
+  for (const auto &s : settings) {
+    file_only.push(s.arg);
+    if (!given.count(s.opt)) merged.push(s.arg);
+  }
+  RunOptions scratch;
+  std::string e;
+  if (parse_run_argv(file_only.argc(), file_only.argv(), &scratch, &e, &at) == ParseOutcome::Error && at > 0) {
+    // "--rate: invalid rate 'x'" -> "FILE:LINE: rate: invalid rate 'x'"
+    *err = config + ":" + std::to_string(settings[at - 1].line) + ": " + (e.rfind("--", 0) == 0 ? e.substr(2) : e);
+    return ParseOutcome::Error;
+  }
+  for (int i = 1; i < argc; i++) merged.push(argv[i]);
+  return parse_run_argv(merged.argc(), merged.argv(), o, err, &at);
+}
+
+ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string *err) {
+  static const option kLong[] = {{"listen", required_argument, nullptr, kListen},
+                                 {"log-level", required_argument, nullptr, kLogLevel},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
+  optind = 0;  // 0: a full getopt reset, for parsers called more than once
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", kLong, nullptr)) != -1) {
+    std::string v = optarg ? optarg : "", e;
+    switch (c) {
+      case kListen:
+        if (!normalize_endpoint(v, true, &o->listen, &e)) return *err = flag_error("listen", e), ParseOutcome::Error;
+        break;
+      case kLogLevel:
+        if (!set_log_level_flag(v, &o->log_level, err)) return ParseOutcome::Error;
+        break;
+      case 'h': return ParseOutcome::Help;
+      default: return getopt_error(c, argv, err);
+    }
+  }
+  return no_extra_arguments(argc, argv, err);
+}
+
+ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *o, std::string *err) {
+  static const option kLong[] = {{"iface", required_argument, nullptr, 'i'},
+                                 {"pin-dir", required_argument, nullptr, kPinDir},
+                                 {"json", no_argument, nullptr, kJson},
+                                 {"top", required_argument, nullptr, kTop},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
+  optind = 0;  // 0: a full getopt reset, for parsers called more than once
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":i:h", kLong, nullptr)) != -1) {
+    std::string v = optarg ? optarg : "", e;
+    switch (c) {
+      case 'i': o->iface = v; break;
+      case kPinDir: o->pin_dir = v; break;
+      case kJson: o->json = true; break;
+      case kTop:
+        if (!parse_count(v, 0, UINT32_MAX, &o->top, &e))
+          return *err = flag_error("top", e), ParseOutcome::Error;
+        break;
+      case 'h': return ParseOutcome::Help;
+      default: return getopt_error(c, argv, err);
+    }
+  }
+  if (no_extra_arguments(argc, argv, err) != ParseOutcome::Ok) return ParseOutcome::Error;
+  return resolve_pin_dir(o->iface, &o->pin_dir, "read", err);
+}
+
+ParseOutcome parse_top_options(int argc, char **argv, TopOptions *o, std::string *err) {
+  static const option kLong[] = {{"iface", required_argument, nullptr, 'i'},
+                                 {"pin-dir", required_argument, nullptr, kPinDir},
+                                 {"interval", required_argument, nullptr, kInterval},
+                                 {"top", required_argument, nullptr, kTop},
+                                 {"count", required_argument, nullptr, kCount},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
+  optind = 0;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":i:h", kLong, nullptr)) != -1) {
+    std::string v = optarg ? optarg : "", e;
+    switch (c) {
+      case 'i': o->iface = v; break;
+      case kPinDir: o->pin_dir = v; break;
+      case kInterval:
+        if (!parse_duration(v, &o->interval_ns, &e) || o->interval_ns < 100'000'000 ||
+            o->interval_ns > 3'600'000'000'000ull)
+          return *err = flag_error("interval", e.empty() ? "'" + v + "' must be from 100ms to 1h" : e),
+                 ParseOutcome::Error;
+        break;
+      case kTop:
+        if (!parse_count(v, 0, UINT32_MAX, &o->top, &e)) return *err = flag_error("top", e), ParseOutcome::Error;
+        break;
+      case kCount:
+        if (!parse_count(v, 0, UINT32_MAX, &o->count, &e)) return *err = flag_error("count", e), ParseOutcome::Error;
+        break;
+      case 'h': return ParseOutcome::Help;
+      default: return getopt_error(c, argv, err);
+    }
+  }
+  if (no_extra_arguments(argc, argv, err) != ParseOutcome::Ok) return ParseOutcome::Error;
+  return resolve_pin_dir(o->iface, &o->pin_dir, "watch", err);
+}
+
+}  // namespace dt

@@ -1,0 +1,82 @@
+// cli.h - command line of the agent: subcommands, flags, --help text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dataplane/dataplane.h"
+#include "common/log.h"
+
+namespace dt {
+
+struct RunOptions {
+  std::string iface;
+  double rate = 0;
+  uint64_t burst = 0;
+  std::string pin_dir;  // empty: default_pin_dir(iface)
+  XdpMode mode = XdpMode::Auto;
+  uint32_t max_sources = 0;
+  bool max_sources_explicit = false;
+  bool keep = false;
+  uint64_t stats_interval_ns = 10'000'000'000ull;
+  LogLevel log_level = LogLevel::Info;
+  // Cluster (enabled by --peers, --hub or --listen).
+  std::vector<std::string> peers;  // normalised tcp://host:port
+  std::vector<std::string> hubs;
+  std::string listen;              // normalised; default tcp://*:7700 with --peers
+  uint64_t period_ns = 200'000'000;
+  uint64_t down_after_ns = 0;      // 0: 5 periods
+  std::string node_id;             // default: the host name
+  std::string curve_key, curve_peers;
+  std::string rules_file;          // --rules: packet and tag rules (TOML)
+  bool coarse_clock = false;       // --clock coarse
+  // Query socket for applications (tags).
+  std::string query_socket;        // unix stream socket path
+  std::string query_listen;        // TCP ADDR:PORT
+  std::vector<std::string> tag_rules;  // --tag-rule PREFIX=RATE/BURST, besides [[tag]] in --rules
+  uint64_t query_max_connections = 4096;
+  uint64_t query_max_wait_ns = 1'000'000'000;
+  uint64_t max_tags = 1'000'000;
+  std::string redis;                   // --redis: decides strict tags ("" for none)
+  uint64_t redis_timeout_ns = 50'000'000;
+  // --metrics ADDR:PORT: Prometheus text on GET /metrics (host "": off).
+  std::string metrics_host;
+  uint16_t metrics_port = 0;
+  bool cluster() const { return !peers.empty() || !hubs.empty() || !listen.empty(); }
+};
+
+struct HubOptions {
+  std::string listen = "tcp://*:7701";  // frontend; the backend is port + 1
+  LogLevel log_level = LogLevel::Info;
+};
+
+struct StatsOptions {
+  std::string iface;
+  std::string pin_dir;
+  bool json = false;
+  uint64_t top = 10;  // 0: every source
+};
+
+struct TopOptions {
+  std::string iface;
+  std::string pin_dir;
+  uint64_t interval_ns = 1'000'000'000;
+  uint64_t top = 20;    // 0: every active source
+  uint64_t count = 0;   // frames to print, 0: until interrupted
+};
+
+// Outcome of parsing: run, print help, or fail with a message (exit code 2).
+enum class ParseOutcome { Ok, Help, Error };
+
+ParseOutcome parse_run_options(int argc, char **argv, RunOptions *out, std::string *err);
+ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *out, std::string *err);
+ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *out, std::string *err);
+ParseOutcome parse_top_options(int argc, char **argv, TopOptions *out, std::string *err);
+
+const char *run_usage();
+const char *stats_usage();
+const char *hub_usage();
+const char *top_usage();
+
+}  // namespace dt

@@ -1,0 +1,419 @@
+// cluster.cpp - ZeroMQ pub-sub of period reports and their application as debits.
+#include "cluster/cluster.h"
+
+#include <bpf/bpf.h>
+#include <netdb.h>
+#include <sys/random.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <zmq.hpp>
+
+#include "cluster/curve.h"
+#include "dataplane/dataplane.h"
+#include "dataplane/debits.h"
+#include "common/address.h"
+
+namespace dt {
+namespace {
+
+constexpr int64_t kRecvMaxMsg = 4 << 20;  // ZeroMQ drops anything larger outright
+
+uint64_t unix_ms() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Splits "tcp://host:port" into host and port.
+bool split_endpoint(const std::string &ep, std::string *host, std::string *port) {
+  std::string s = ep.rfind("tcp://", 0) == 0 ? ep.substr(6) : ep;
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos) return false;
+  *host = s.substr(0, colon);
+  *port = s.substr(colon + 1);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']')
+    *host = host->substr(1, host->size() - 2);
+  return !port->empty();
+}
+
+}  // namespace
+
+uint64_t ClusterCounters::rejected_total() const {
+  uint64_t n = 0;
+  for (const auto &[k, v] : rejected) n += v;
+  return n;
+}
+
+bool normalize_endpoint(const std::string &in, bool for_bind, std::string *out, std::string *err) {
+  std::string s = in.rfind("tcp://", 0) == 0 ? in.substr(6) : in;
+  if (s.find("://") != std::string::npos) {
+    *err = "'" + in + "': only tcp:// endpoints are supported";
+    return false;
+  }
+  bool all_digits = !s.empty();
+  for (char c : s) all_digits = all_digits && isdigit(static_cast<unsigned char>(c));
+  if (all_digits) s = ":" + s;  // a bare port
+  size_t colon = s.rfind(':');
+  std::string host = colon == std::string::npos ? s : s.substr(0, colon);
+  std::string port = colon == std::string::npos ? "" : s.substr(colon + 1);
+  bool port_ok = !port.empty() && port.size() <= 5;
+  for (char c : port) port_ok = port_ok && isdigit(static_cast<unsigned char>(c));
+  if (!port_ok || std::stoul(port) == 0 || std::stoul(port) > 65535) {
+    *err = "'" + in + "': expected HOST:PORT with a port from 1 to 65535";
+    return false;
+  }
+  if (host.empty()) {
+    if (!for_bind) {
+      *err = "'" + in + "': a peer needs a host name or address";
+      return false;
+    }
+    host = "*";
+  }
+  if (host == "0.0.0.0" && for_bind) host = "*";
+  *out = "tcp://" + host + ":" + port;
+  return true;
+}
+
+std::vector<dt_key> resolve_endpoint_hosts(const std::vector<std::string> &endpoints, std::string *err) {
+  std::vector<dt_key> keys;
+  for (const auto &ep : endpoints) {
+    std::string host, port;
+    if (!split_endpoint(ep, &host, &port)) continue;
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *res = nullptr;
+    if (int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res); rc != 0) {
+      *err += (err->empty() ? "" : "; ") + std::string("cannot resolve ") + host + ": " + gai_strerror(rc);
+      continue;
+    }
+    for (addrinfo *ai = res; ai; ai = ai->ai_next) {
+      dt_key k{};
+      if (ai->ai_family == AF_INET) {
+        k.addr[10] = k.addr[11] = 0xff;
+        memcpy(&k.addr[12], &reinterpret_cast<sockaddr_in *>(ai->ai_addr)->sin_addr, 4);
+      } else if (ai->ai_family == AF_INET6) {
+        memcpy(k.addr, &reinterpret_cast<sockaddr_in6 *>(ai->ai_addr)->sin6_addr, 16);
+      } else {
+        continue;
+      }
+      keys.push_back(k);
+    }
+    freeaddrinfo(res);
+  }
+  return keys;
+}
+
+Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
+    : cfg_(cfg),
+      dp_(dp),
+      collector_(dp.config_fd(), dp.active_ring_fd(), dp.collect_batch_fd(), dp.collect_prog_fd()),
+      tracker_(cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns) {}
+
+Cluster::~Cluster() {
+  collector_.disable();
+  if (pub_) pub_->close();
+  if (sub_) sub_->close();
+  auth_.reset();
+}
+
+std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp, std::string *err) {
+  std::unique_ptr<Cluster> c(new Cluster(cfg, dp));
+  if (getrandom(&c->boot_id_, sizeof c->boot_id_, 0) != sizeof c->boot_id_)
+    c->boot_id_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+
+  // Peers' own addresses are never throttled by the traffic between agents.
+  std::vector<std::string> remote = cfg.peers;
+  remote.insert(remote.end(), cfg.hubs.begin(), cfg.hubs.end());
+  std::string resolve_err;
+  auto exempt = resolve_endpoint_hosts(remote, &resolve_err);
+  if (!resolve_err.empty()) DT_WARN("%s (those peers' packets may be throttled)", resolve_err.c_str());
+  for (const auto &k : exempt) {
+    uint32_t one = 1;
+    if (bpf_map_update_elem(dp.exempt_fd(), &k, &one, BPF_ANY) != 0)
+      DT_WARN("cannot add %s to the exempt map: %s", key_to_string(k).c_str(), strerror(errno));
+  }
+  if (int rc = c->collector_.enable(!exempt.empty()); rc != 0) {
+    *err = std::string("cannot enable report collection: ") + strerror(-rc);
+    return nullptr;
+  }
+
+  try {
+    c->ctx_ = std::make_unique<zmq::context_t>(1);
+    c->pub_ = std::make_unique<zmq::socket_t>(*c->ctx_, zmq::socket_type::pub);
+    c->sub_ = std::make_unique<zmq::socket_t>(*c->ctx_, zmq::socket_type::sub);
+    c->pub_->set(zmq::sockopt::linger, 0);
+    c->sub_->set(zmq::sockopt::linger, 0);
+    c->sub_->set(zmq::sockopt::maxmsgsize, kRecvMaxMsg);
+    c->sub_->set(zmq::sockopt::subscribe, "");
+    std::vector<CurvePeer> curve_peers;
+    const bool curve = !cfg.curve_key_file.empty();
+    if (curve) {
+      if (!cfg.hubs.empty()) {
+        *err = "--curve-key with --hub is not supported yet: the hub would terminate the encryption";
+        return nullptr;
+      }
+      c->auth_ = configure_curve(cfg.curve_key_file, cfg.curve_peers_dir, *c->ctx_, *c->pub_, *c->sub_,
+                                 &curve_peers, err);
+      if (!c->auth_) return nullptr;
+      DT_INFO("CurveZMQ on: %zu peer keys allowed", curve_peers.size());
+    } else {
+      DT_WARN("peer traffic is unauthenticated and unencrypted (no --curve-key): anyone who can "
+              "reach %s can send reports; use --curve-key and --curve-peers on untrusted networks",
+              cfg.listen.empty() ? "the hubs" : cfg.listen.c_str());
+    }
+    if (!cfg.listen.empty()) {
+      try {
+        c->pub_->bind(cfg.listen);
+      } catch (const zmq::error_t &e) {
+        *err = "cannot listen on " + cfg.listen + ": " + e.what();
+        return nullptr;
+      }
+    }
+    for (const auto &p : cfg.peers) {
+      if (!curve) c->sub_->connect(p);
+      else if (!connect_curve_peer(*c->sub_, p, curve_peers, cfg.curve_peers_dir, err)) return nullptr;
+    }
+    for (const auto &h : cfg.hubs) {
+      std::string host, port;
+      split_endpoint(h, &host, &port);
+      c->pub_->connect(h);
+      c->sub_->connect("tcp://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
+                       ":" + std::to_string(std::stoul(port) + 1));
+    }
+  } catch (const zmq::error_t &e) {
+    *err = std::string("ZeroMQ: ") + e.what();
+    return nullptr;
+  }
+  return c;
+}
+
+void *Cluster::poll_socket() const { return sub_->handle(); }
+
+void Cluster::on_readable(uint64_t now_ns) {
+  for (int i = 0; i < 10000; i++) {  // bounded: the period tick must not starve
+    zmq::message_t msg;
+    zmq::recv_result_t got;
+    try {
+      got = sub_->recv(msg, zmq::recv_flags::dontwait);
+    } catch (const zmq::error_t &e) {
+      DT_WARN("receiving a peer report failed: %s", e.what());
+      return;
+    }
+    if (!got) return;
+    if (msg.more()) {  // we never send multipart: drain the rest and reject
+      while (msg.more() && sub_->recv(msg, zmq::recv_flags::dontwait)) {
+      }
+      counters_.rejected["multipart"]++;
+      continue;
+    }
+    handle_message(msg.data(), msg.size(), now_ns);
+  }
+}
+
+void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
+  counters_.messages_received++;
+  counters_.bytes_received += len;
+  ReportHeader h;
+  ReportBody body;
+  DecodeError e = decode_report(data, len, &h, &body);
+  if (e != DecodeError::None) {
+    counters_.rejected[decode_error_name(e)]++;
+    uint64_t suppressed = 0;
+    if (reject_log_.allow(now_ns, &suppressed))
+      DT_WARN("rejected a peer message of %zu bytes: %s (nothing debited)%s", len, decode_error_name(e),
+              suppressed ? (" [" + std::to_string(suppressed) + " similar lines suppressed]").c_str() : "");
+    return;
+  }
+  if (h.node_id == cfg_.node_id) {
+    // Our own report, echoed by a hub (or another agent using our node id).
+    if (h.boot_id != boot_id_) {
+      counters_.rejected["node id clash"]++;
+      uint64_t suppressed = 0;
+      if (reject_log_.allow(now_ns, &suppressed))
+        DT_WARN("another agent uses our node id '%s': its reports are ignored; give every agent a "
+                "unique --node-id", h.node_id.c_str());
+    } else {
+      counters_.own_echoes++;
+    }
+    return;
+  }
+  bool came_up = false;
+  if (tracker_.on_message(h, now_ns, &came_up) == Verdict::Duplicate) {
+    counters_.duplicates++;
+    return;
+  }
+  if (came_up) DT_INFO("peer %s is up (epoch %llu)", h.node_id.c_str(), static_cast<unsigned long long>(h.epoch));
+  counters_.messages_applied++;
+  if (adaptive_ && !body.factors.empty()) adaptive_->on_peer_factors(h.node_id, body.factors, now_ns);
+  if (!body.tags.empty()) {
+    for (const auto &t : body.tags) counters_.tag_hits_received += t.hits;
+    if (debit_tags_) debit_tags_(body.tags, now_ns);
+  }
+  if (body.entries.empty()) return;
+  // The sender's rule names to ours; hits for rules we do not throttle are dropped.
+  std::vector<int64_t> local(body.rules.size(), -1);
+  for (size_t i = 0; i < body.rules.size(); i++)
+    if (auto it = throttle_rule_ids_.find(body.rules[i]); it != throttle_rule_ids_.end()) local[i] = it->second;
+  if (adaptive_) adaptive_->add_packet_hits(body.entries, local);
+  std::vector<dt_debit> debits;
+  debits.reserve(body.entries.size());
+  for (const auto &en : body.entries) {
+    if (local[en.key.rule] < 0) {
+      counters_.unknown_rule_entries++;
+      continue;
+    }
+    dt_debit d{};
+    d.key = en.key;
+    d.key.rule = static_cast<uint32_t>(local[en.key.rule]);
+    d.hits = static_cast<uint32_t>(en.hits);
+    debits.push_back(d);
+  }
+  if (debits.empty()) return;
+  DebitResult r = apply_debits(dp_.debit_batch_fd(), dp_.debit_prog_fd(), debits);
+  counters_.entries_applied += r.entries_applied;
+  counters_.hits_debited += r.hits_applied;
+  counters_.debit_failures += r.entries_failed;
+  if (r.error != 0 || r.entries_failed) {
+    uint64_t suppressed = 0;
+    if (reject_log_.allow(now_ns, &suppressed))
+      DT_WARN("applying %zu debits from %s: %llu failed%s%s", debits.size(), h.node_id.c_str(),
+              static_cast<unsigned long long>(r.entries_failed), r.error ? ": " : "",
+              r.error ? strerror(-r.error) : "");
+  }
+}
+
+void Cluster::on_period(uint64_t now_ns) {
+  int err = 0;
+  std::vector<ReportEntry> served = collector_.end_period(&err);
+  if (err != 0) {
+    counters_.collect_errors++;
+    uint64_t suppressed = 0;
+    if (reject_log_.allow(now_ns, &suppressed))
+      DT_WARN("collecting this period's hits failed: %s", strerror(-err));
+  }
+  ReportHeader h;
+  h.node_id = cfg_.node_id;
+  h.boot_id = boot_id_;
+  h.epoch = collector_.epoch() - 1;
+  h.sent_unix_ms = unix_ms();
+  ReportBody body;
+  body.rules = rule_names_;
+  body.entries = std::move(served);
+  if (collect_tags_) body.tags = collect_tags_();
+  if (adaptive_) {
+    adaptive_->add_packet_hits(body.entries);
+    body.factors = adaptive_->report_factors();
+  }
+  auto msgs = encode_report(h, next_seq_, body);
+  next_seq_ += msgs.size();
+  counters_.reports_sent++;
+  counters_.entries_sent += body.entries.size();
+  counters_.tags_sent += body.tags.size();
+  for (auto &m : msgs) {
+    try {
+      pub_->send(zmq::buffer(m), zmq::send_flags::dontwait);
+      counters_.messages_sent++;
+      counters_.bytes_sent += m.size();
+    } catch (const zmq::error_t &e) {
+      DT_WARN("publishing a report failed: %s", e.what());
+    }
+  }
+  for (const auto &ch : tracker_.check_liveness(now_ns))
+    DT_WARN("peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(), ch.silent_ns / 1e9);
+}
+
+void Cluster::set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles) {
+  rule_names_ = names;
+  throttle_rule_ids_.clear();
+  for (size_t i = 0; i < names.size() && i < throttles.size(); i++)
+    if (throttles[i]) throttle_rule_ids_[names[i]] = static_cast<uint32_t>(i);
+}
+
+void Cluster::set_tag_hooks(std::function<std::vector<TagHit>()> collect,
+                            std::function<void(const std::vector<TagHit> &, uint64_t)> debit) {
+  collect_tags_ = std::move(collect);
+  debit_tags_ = std::move(debit);
+}
+
+void Cluster::log_summary() const {
+  DT_INFO("cluster: %zu of %zu peers up; sent %llu reports (%llu entries, %llu bytes); applied %llu "
+          "messages (%llu hits debited); rejected %llu, duplicates %llu",
+          tracker_.up_count(), tracker_.peers().size(),
+          static_cast<unsigned long long>(counters_.reports_sent),
+          static_cast<unsigned long long>(counters_.entries_sent),
+          static_cast<unsigned long long>(counters_.bytes_sent),
+          static_cast<unsigned long long>(counters_.messages_applied),
+          static_cast<unsigned long long>(counters_.hits_debited),
+          static_cast<unsigned long long>(counters_.rejected_total()),
+          static_cast<unsigned long long>(counters_.duplicates));
+}
+
+std::string Cluster::status_json(uint64_t now_ns) const {
+  auto u = [](uint64_t v) { return std::to_string(v); };
+  std::string j = "{\"node_id\":\"" + cfg_.node_id + "\",\"written_unix_ms\":" + u(unix_ms()) +
+                  ",\"epoch\":" + u(collector_.epoch()) +
+                  ",\"period_ms\":" + u(cfg_.period_ns / 1000000) + ",\"counters\":{";
+  const ClusterCounters &c = counters_;
+  j += "\"reports_sent\":" + u(c.reports_sent) + ",\"messages_sent\":" + u(c.messages_sent) +
+       ",\"bytes_sent\":" + u(c.bytes_sent) + ",\"entries_sent\":" + u(c.entries_sent) +
+       ",\"messages_received\":" + u(c.messages_received) + ",\"bytes_received\":" + u(c.bytes_received) +
+       ",\"messages_applied\":" + u(c.messages_applied) + ",\"entries_applied\":" + u(c.entries_applied) +
+       ",\"hits_debited\":" + u(c.hits_debited) + ",\"duplicates\":" + u(c.duplicates) +
+       ",\"debit_failures\":" + u(c.debit_failures) + ",\"rejected\":" + u(c.rejected_total()) +
+       ",\"unknown_rule_entries\":" + u(c.unknown_rule_entries) + ",\"tags_sent\":" + u(c.tags_sent) +
+       ",\"tag_hits_received\":" + u(c.tag_hits_received) + "},";
+  j += "\"rejected\":{";
+  bool first = true;
+  for (const auto &[k, v] : c.rejected) {
+    j += (first ? "\"" : ",\"") + k + "\":" + u(v);
+    first = false;
+  }
+  j += "},\"peers\":[";
+  first = true;
+  for (const auto &[id, p] : tracker_.peers()) {
+    j += std::string(first ? "" : ",") + "{\"node_id\":\"" + id + "\",\"up\":" + (p.up ? "true" : "false") +
+         ",\"last_heard_ago_ms\":" + u((now_ns - p.last_heard_ns) / 1000000) + ",\"accepted\":" + u(p.accepted) +
+         ",\"duplicates\":" + u(p.duplicates) + ",\"lost\":" + u(p.lost) + ",\"restarts\":" + u(p.restarts) + "}";
+    first = false;
+  }
+  j += "]}";
+  return j;
+}
+
+std::string Cluster::status_text(uint64_t now_ns) const {
+  const ClusterCounters &c = counters_;
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  char line[256];
+  std::string t;
+  snprintf(line, sizeof line, "cluster: node %s, epoch %u, period %llu ms, %zu of %zu peers up\n",
+           cfg_.node_id.c_str(), collector_.epoch(), u(cfg_.period_ns / 1000000), tracker_.up_count(),
+           tracker_.peers().size());
+  t += line;
+  snprintf(line, sizeof line, "  sent     %llu reports, %llu messages, %llu entries, %llu bytes\n", u(c.reports_sent),
+           u(c.messages_sent), u(c.entries_sent), u(c.bytes_sent));
+  t += line;
+  snprintf(line, sizeof line, "  received %llu messages (%llu bytes): applied %llu, duplicates %llu, rejected %llu\n",
+           u(c.messages_received), u(c.bytes_received), u(c.messages_applied), u(c.duplicates),
+           u(c.rejected_total()));
+  t += line;
+  snprintf(line, sizeof line, "  debited  %llu hits over %llu entries (%llu failed)\n", u(c.hits_debited),
+           u(c.entries_applied), u(c.debit_failures));
+  t += line;
+  for (const auto &[k, v] : c.rejected) {
+    snprintf(line, sizeof line, "  rejected %-20s %llu\n", k.c_str(), u(v));
+    t += line;
+  }
+  snprintf(line, sizeof line, "  %-24s %-5s %10s %10s %8s %8s %8s\n", "PEER", "STATE", "HEARD AGO", "ACCEPTED", "DUPS",
+           "LOST", "RESTARTS");
+  t += line;
+  for (const auto &[id, p] : tracker_.peers()) {
+    snprintf(line, sizeof line, "  %-24s %-5s %9.1fs %10llu %8llu %8llu %8llu\n", id.c_str(), p.up ? "up" : "DOWN",
+             (now_ns - p.last_heard_ns) / 1e9, u(p.accepted), u(p.duplicates), u(p.lost), u(p.restarts));
+    t += line;
+  }
+  return t;
+}
+
+}  // namespace dt

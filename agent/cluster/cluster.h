@@ -1,0 +1,120 @@
+// cluster.h - this agent's place in the cluster: publish what this host served every
+// period (ZeroMQ PUB), hear every peer (ZeroMQ SUB) and debit what they served from
+// our own buckets, so a client sprayed over N hosts gets one budget, not N.
+//
+// Topology: a full mesh (each agent binds --listen and connects to every --peers
+// endpoint) or one or more hubs (`agent hub`, a zmq_proxy between XSUB and XPUB):
+// with --hub HOST:PORT an agent publishes to HOST:PORT and subscribes to HOST:PORT+1.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adaptive/adaptive.h"
+#include "dataplane/collector.h"
+#include "cluster/curve.h"
+#include "common/log.h"
+#include "cluster/peer_tracker.h"
+
+namespace zmq {
+class context_t;
+class socket_t;
+}  // namespace zmq
+
+namespace dt {
+
+class Dataplane;
+
+struct ClusterConfig {
+  std::vector<std::string> peers;  // tcp://host:port
+  std::vector<std::string> hubs;   // tcp://host:port of hub frontends
+  std::string listen;              // tcp://addr:port to bind ("" with hubs only)
+  uint64_t period_ns = 200'000'000;
+  uint64_t down_after_ns = 0;      // 0: 5 periods
+  std::string node_id;
+  std::string curve_key_file;      // this node's key pair (agent keygen)
+  std::string curve_peers_dir;     // allowlist: the peers' public keys
+};
+
+struct ClusterCounters {
+  uint64_t reports_sent = 0, messages_sent = 0, bytes_sent = 0, entries_sent = 0;
+  uint64_t messages_received = 0, bytes_received = 0, own_echoes = 0;
+  uint64_t messages_applied = 0, entries_applied = 0, hits_debited = 0;
+  uint64_t duplicates = 0, debit_failures = 0, collect_errors = 0;
+  uint64_t unknown_rule_entries = 0;  // hits for a rule name we do not have
+  uint64_t tags_sent = 0, tag_hits_received = 0;
+  std::map<std::string, uint64_t> rejected;  // by decode error name
+  uint64_t rejected_total() const;
+};
+
+class Cluster {
+ public:
+  ~Cluster();
+  static std::unique_ptr<Cluster> create(const ClusterConfig &cfg, Dataplane &dp, std::string *err);
+
+  // The socket to poll for incoming reports (a zmq socket handle for zmq_poll).
+  void *poll_socket() const;
+  // The active-source ring's fd: call on_ring_readable() when it is readable.
+  int ring_fd() const { return collector_.poll_fd(); }
+  void on_ring_readable() { collector_.drain(); }
+  // Reads and applies every report waiting on the socket.
+  void on_readable(uint64_t now_ns);
+  // End of a period: collect what we served, publish it, check peer liveness.
+  void on_period(uint64_t now_ns);
+  // The local rules by index (names travel in reports; peers may number rules
+  // differently). Hits for rules that are not `throttle` here are not debited.
+  void set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles);
+  // Query-socket tags: where this host's served tag hits come from each period,
+  // and where the peers' tag hits go.
+  void set_tag_hooks(std::function<std::vector<TagHit>()> collect,
+                     std::function<void(const std::vector<TagHit> &, uint64_t now_ns)> debit);
+
+  // Adaptive limits: reports carry our factors, peers' factors and every served hit
+  // (ours and theirs, for the busiest-key measurement) go to `a` (may be nullptr).
+  void set_adaptive(AdaptiveSet *a) { adaptive_ = a; }
+
+  // One log line with the cluster's counters.
+  void log_summary() const;
+  // Writes the peers' state and the counters as JSON (for `agent stats`).
+  std::string status_json(uint64_t now_ns) const;
+  // The same as an aligned human-readable table.
+  std::string status_text(uint64_t now_ns) const;
+
+  const ClusterCounters &counters() const { return counters_; }
+  const PeerTracker &tracker() const { return tracker_; }
+
+ private:
+  Cluster(const ClusterConfig &cfg, Dataplane &dp);
+  void handle_message(const void *data, size_t len, uint64_t now_ns);
+
+  ClusterConfig cfg_;
+  Dataplane &dp_;
+  std::unique_ptr<zmq::context_t> ctx_;
+  std::unique_ptr<zmq::socket_t> pub_, sub_;
+  CurveAuthPtr auth_;  // destroyed before ctx_ (declared after it)
+  Collector collector_;
+  PeerTracker tracker_;
+  uint64_t boot_id_ = 0;
+  uint64_t next_seq_ = 1;
+  ClusterCounters counters_;
+  std::vector<std::string> rule_names_{"default"};
+  std::map<std::string, uint32_t> throttle_rule_ids_{{"default", 0}};
+  std::function<std::vector<TagHit>()> collect_tags_;
+  std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
+  LogLimiter reject_log_{10'000'000'000ull, 5};
+  AdaptiveSet *adaptive_ = nullptr;
+};
+
+// Resolves the host of every tcp://host:port endpoint to addresses (for the exempt
+// map). Unresolvable hosts are reported in *err and skipped.
+std::vector<dt_key> resolve_endpoint_hosts(const std::vector<std::string> &endpoints, std::string *err);
+
+// Normalises "host:port", "tcp://host:port", "[v6]:port" or ":port"/"port" (bind)
+// to a ZeroMQ endpoint. False with a sentence in *err if it is not one.
+bool normalize_endpoint(const std::string &in, bool for_bind, std::string *out, std::string *err);
+
+}  // namespace dt

@@ -1,0 +1,343 @@
+// peer_protocol.cpp - encoder and strict decoder of peer reports.
+#include "cluster/peer_protocol.h"
+
+#include "common/address.h"
+
+#include <cstring>
+
+namespace dt {
+namespace {
+
+constexpr char kMagic[4] = {'D', 'T', 'R', 'P'};
+// magic, version, flags, id length, 4 x u64, 2 x u16
+constexpr size_t kFixedBytes = 4 + 1 + 1 + 1 + 4 * 8 + 2 * 2;
+
+bool is_v4(const dt_key &k) { return addr_is_v4(k.addr); }
+
+void put_u64(std::string *out, uint64_t v) {
+  for (int i = 0; i < 8; i++) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+void put_u16(std::string *out, uint16_t v) {
+  out->push_back(static_cast<char>(v));
+  out->push_back(static_cast<char>(v >> 8));
+}
+void put_u32(std::string *out, uint32_t v) {
+  for (int i = 0; i < 4; i++) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+void put_varint(std::string *out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+size_t varint_len(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) v >>= 7, n++;
+  return n;
+}
+
+// Bounds-checked reader over the message.
+struct Reader {
+  const uint8_t *p, *end;
+  bool take(void *dst, size_t n) {
+    if (static_cast<size_t>(end - p) < n) return false;
+    memcpy(dst, p, n);
+    p += n;
+    return true;
+  }
+  bool u8(uint8_t *v) { return take(v, 1); }
+  bool u16(uint16_t *v) {
+    uint8_t b[2];
+    if (!take(b, 2)) return false;
+    *v = static_cast<uint16_t>(b[0] | (b[1] << 8));
+    return true;
+  }
+  bool u32(uint32_t *v) {
+    uint8_t b[4];
+    if (!take(b, 4)) return false;
+    *v = static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 | static_cast<uint32_t>(b[2]) << 16 |
+         static_cast<uint32_t>(b[3]) << 24;
+    return true;
+  }
+  bool u64(uint64_t *v) {
+    uint8_t b[8];
+    if (!take(b, 8)) return false;
+    *v = 0;
+    for (int i = 7; i >= 0; i--) *v = (*v << 8) | b[i];
+    return true;
+  }
+  // Returns None, TooShort or BadVarint.
+  DecodeError varint(uint64_t *v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      uint8_t b;
+      if (!u8(&b)) return DecodeError::TooShort;
+      if (shift == 63 && (b & 0x7e)) return DecodeError::BadVarint;  // > 64 bits
+      *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return DecodeError::None;
+    }
+    return DecodeError::BadVarint;
+  }
+  size_t left() const { return static_cast<size_t>(end - p); }
+};
+
+bool valid_rule_name(const std::string &name) {
+  return !name.empty() && name.size() <= kMaxRuleNameLen && valid_node_id(name);
+}
+
+// A tag or a tag rule prefix: no newline (the query protocol's separator) or NUL.
+bool valid_tag_bytes(const std::string &t) {
+  return t.size() <= kMaxTagLen && t.find('\n') == std::string::npos && t.find('\0') == std::string::npos;
+}
+
+bool valid_factor(const RuleFactor &f) {
+  if (f.factor_ppm == 0 || f.factor_ppm > kFactorOne) return false;
+  return f.tag ? valid_tag_bytes(f.name) : valid_rule_name(f.name);
+}
+
+// kind, name length, name, u32 factor
+size_t factor_bytes(const RuleFactor &f) { return 1 + varint_len(f.name.size()) + f.name.size() + 4; }
+constexpr size_t kMinFactorBytes = 1 + 1 + 0 + 4;
+
+std::string header_bytes(const ReportHeader &h, uint64_t seq, uint16_t part, uint16_t parts, uint8_t flags) {
+  std::string out(kMagic, sizeof kMagic);
+  out.push_back(static_cast<char>(kProtocolVersion));
+  out.push_back(static_cast<char>(flags));
+  out.push_back(static_cast<char>(h.node_id.size()));
+  out += h.node_id;
+  put_u64(&out, h.boot_id);
+  put_u64(&out, seq);
+  put_u64(&out, h.epoch);
+  put_u64(&out, h.sent_unix_ms);
+  put_u16(&out, part);
+  put_u16(&out, parts);
+  return out;
+}
+
+}  // namespace
+
+const char *decode_error_name(DecodeError e) {
+  switch (e) {
+    case DecodeError::None: return "ok";
+    case DecodeError::TooShort: return "truncated";
+    case DecodeError::TooLarge: return "oversized";
+    case DecodeError::BadMagic: return "bad magic";
+    case DecodeError::WrongVersion: return "wrong version";
+    case DecodeError::BadNodeId: return "bad node id";
+    case DecodeError::BadParts: return "bad part numbers";
+    case DecodeError::BadVarint: return "bad varint";
+    case DecodeError::AbsurdCount: return "absurd entry count";
+    case DecodeError::AbsurdHits: return "absurd hit count";
+    case DecodeError::BadRuleName: return "bad rule name";
+    case DecodeError::BadTag: return "bad tag";
+    case DecodeError::TrailingBytes: return "trailing bytes";
+    case DecodeError::BadFactor: return "bad factor";
+  }
+  return "?";
+}
+
+std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq, const ReportBody &body,
+                                       size_t max_bytes) {
+  // Items in the order they are written: entries grouped by rule, then tags. A
+  // message holds a run of them; a group's header is repeated in every message that
+  // carries some of its entries. The factors section is small and goes whole into
+  // message 0: a receiver applies it from whichever part carries it.
+  auto clamp = [](uint64_t h) { return h > kMaxHitsPerEntry ? kMaxHitsPerEntry : h; };
+  std::vector<std::vector<const ReportEntry *>> by_rule(body.rules.size());
+  for (const auto &e : body.entries)
+    if (e.hits && e.key.rule < body.rules.size() && valid_rule_name(body.rules[e.key.rule]))
+      by_rule[e.key.rule].push_back(&e);
+  std::vector<const TagHit *> tags;
+  for (const auto &t : body.tags)
+    if (t.hits && !t.tag.empty() && valid_tag_bytes(t.tag)) tags.push_back(&t);
+  std::vector<const RuleFactor *> factors;
+  size_t factors_size = 0;  // the section's bytes in message 0, 0 when absent
+  for (const auto &f : body.factors)
+    if (factors.size() < kMaxFactors && valid_factor(f)) {
+      factors.push_back(&f);
+      factors_size += factor_bytes(f);
+    }
+  if (!factors.empty()) factors_size += varint_len(factors.size());
+
+  struct Message {
+    std::vector<std::pair<uint32_t, std::vector<const ReportEntry *>>> groups;
+    std::vector<const TagHit *> tags;
+  };
+  const size_t base = kFixedBytes + hdr.node_id.size() + 2 * 3;
+  std::vector<Message> msgs(1);
+  size_t size = base + factors_size;  // message 0 carries the factors
+  // Starts a new message if `need` more bytes would not fit; true if it did. A
+  // message with nothing in it yet takes the item anyway (it cannot fit anywhere);
+  // message 0 holding only factors is not empty.
+  auto split_for = [&](size_t need) {
+    const Message &m = msgs.back();
+    const bool empty = m.groups.empty() && m.tags.empty() && !(msgs.size() == 1 && factors_size);
+    if (size + need <= max_bytes || empty) return false;
+    msgs.emplace_back();
+    size = base;
+    return true;
+  };
+  for (uint32_t r = 0; r < by_rule.size(); r++) {
+    const size_t group_hdr = 1 + body.rules[r].size() + 2 * 3;
+    bool opened = false;
+    for (const auto *e : by_rule[r]) {
+      const size_t n = (is_v4(e->key) ? 4 : 16) + varint_len(clamp(e->hits));
+      // A group's header is repeated in every message that carries some of it.
+      if (split_for(n + group_hdr) || !opened) {
+        size += group_hdr;
+        msgs.back().groups.push_back({r, {}});
+        opened = true;
+      }
+      size += n;
+      msgs.back().groups.back().second.push_back(e);
+    }
+  }
+  for (const auto *t : tags) {
+    const size_t n = varint_len(t->tag.size()) + t->tag.size() + varint_len(clamp(t->hits));
+    split_for(n);
+    size += n;
+    msgs.back().tags.push_back(t);
+  }
+
+  std::vector<std::string> out;
+  const uint16_t parts = static_cast<uint16_t>(msgs.size() > kMaxParts ? kMaxParts : msgs.size());
+  for (uint16_t part = 0; part < parts; part++) {
+    const Message &m = msgs[part];
+    const bool with_factors = part == 0 && !factors.empty();
+    std::string msg = header_bytes(hdr, first_seq + part, part, parts, with_factors ? kFlagFactors : 0);
+    put_varint(&msg, m.groups.size());
+    for (const auto &[rule, entries] : m.groups) {
+      msg.push_back(static_cast<char>(body.rules[rule].size()));
+      msg += body.rules[rule];
+      for (int family = 4; family <= 6; family += 2) {
+        uint64_t n = 0;
+        for (const auto *e : entries) n += (is_v4(e->key) == (family == 4));
+        put_varint(&msg, n);
+        for (const auto *e : entries) {
+          if (is_v4(e->key) != (family == 4)) continue;
+          if (family == 4) msg.append(reinterpret_cast<const char *>(&e->key.addr[12]), 4);
+          else msg.append(reinterpret_cast<const char *>(e->key.addr), 16);
+          put_varint(&msg, clamp(e->hits));
+        }
+      }
+    }
+    put_varint(&msg, m.tags.size());
+    for (const auto *t : m.tags) {
+      put_varint(&msg, t->tag.size());
+      msg += t->tag;
+      put_varint(&msg, clamp(t->hits));
+    }
+    if (with_factors) {
+      put_varint(&msg, factors.size());
+      for (const auto *f : factors) {
+        msg.push_back(static_cast<char>(f->tag ? 1 : 0));
+        put_varint(&msg, f->name.size());
+        msg += f->name;
+        put_u32(&msg, f->factor_ppm);
+      }
+    }
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, ReportBody *body) {
+  *body = ReportBody{};
+  if (len > kMaxAcceptedBytes) return DecodeError::TooLarge;
+  Reader r{static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len};
+  char magic[4];
+  uint8_t version, flags, id_len;
+  if (!r.take(magic, 4)) return DecodeError::TooShort;
+  if (memcmp(magic, kMagic, 4) != 0) return DecodeError::BadMagic;
+  if (!r.u8(&version)) return DecodeError::TooShort;
+  if (version != kProtocolVersion) return DecodeError::WrongVersion;
+  if (!r.u8(&flags) || !r.u8(&id_len)) return DecodeError::TooShort;
+  if (id_len == 0 || id_len > kMaxNodeIdLen) return DecodeError::BadNodeId;
+  std::string id(id_len, '\0');
+  if (!r.take(id.data(), id_len)) return DecodeError::TooShort;
+  if (!valid_node_id(id)) return DecodeError::BadNodeId;
+  ReportHeader h;
+  h.node_id = std::move(id);
+  if (!r.u64(&h.boot_id) || !r.u64(&h.seq) || !r.u64(&h.epoch) || !r.u64(&h.sent_unix_ms) ||
+      !r.u16(&h.part) || !r.u16(&h.parts))
+    return DecodeError::TooShort;
+  if (h.parts == 0 || h.parts > kMaxParts || h.part >= h.parts) return DecodeError::BadParts;
+
+  ReportBody out;
+  uint64_t ngroups;
+  if (DecodeError e = r.varint(&ngroups); e != DecodeError::None) return e;
+  if (ngroups > DT_MAX_RULES || ngroups > r.left() / 4) return DecodeError::AbsurdCount;
+  for (uint64_t g = 0; g < ngroups; g++) {
+    uint8_t name_len;
+    if (!r.u8(&name_len)) return DecodeError::TooShort;
+    if (name_len == 0 || name_len > kMaxRuleNameLen) return DecodeError::BadRuleName;
+    std::string name(name_len, '\0');
+    if (!r.take(name.data(), name_len)) return DecodeError::TooShort;
+    if (!valid_node_id(name)) return DecodeError::BadRuleName;
+    const uint32_t rule = static_cast<uint32_t>(out.rules.size());
+    out.rules.push_back(std::move(name));
+    for (int family = 4; family <= 6; family += 2) {
+      const size_t addr_len = family == 4 ? 4 : 16;
+      uint64_t n;
+      if (DecodeError e = r.varint(&n); e != DecodeError::None) return e;
+      if (n > r.left() / (addr_len + 1)) return DecodeError::AbsurdCount;
+      out.entries.reserve(out.entries.size() + n);
+      for (uint64_t i = 0; i < n; i++) {
+        ReportEntry e{};
+        e.key.rule = rule;
+        if (family == 4) {
+          memcpy(e.key.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
+          if (!r.take(&e.key.addr[12], 4)) return DecodeError::TooShort;
+        } else if (!r.take(e.key.addr, 16)) {
+          return DecodeError::TooShort;
+        }
+        if (DecodeError err = r.varint(&e.hits); err != DecodeError::None) return err;
+        if (e.hits == 0 || e.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
+        out.entries.push_back(e);
+      }
+    }
+  }
+  uint64_t ntags;
+  if (DecodeError e = r.varint(&ntags); e != DecodeError::None) return e;
+  if (ntags > r.left() / 3) return DecodeError::AbsurdCount;
+  for (uint64_t i = 0; i < ntags; i++) {
+    uint64_t tlen;
+    if (DecodeError e = r.varint(&tlen); e != DecodeError::None) return e;
+    if (tlen == 0 || tlen > kMaxTagLen) return DecodeError::BadTag;
+    TagHit t;
+    t.tag.resize(tlen);
+    if (!r.take(t.tag.data(), tlen)) return DecodeError::TooShort;
+    if (t.tag.find('\n') != std::string::npos || t.tag.find('\0') != std::string::npos) return DecodeError::BadTag;
+    if (DecodeError e = r.varint(&t.hits); e != DecodeError::None) return e;
+    if (t.hits == 0 || t.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
+    out.tags.push_back(std::move(t));
+  }
+  if (flags & kFlagFactors) {
+    uint64_t nfactors;
+    if (DecodeError e = r.varint(&nfactors); e != DecodeError::None) return e;
+    if (nfactors > kMaxFactors || nfactors > r.left() / kMinFactorBytes) return DecodeError::AbsurdCount;
+    out.factors.reserve(nfactors);
+    for (uint64_t i = 0; i < nfactors; i++) {
+      uint8_t kind;
+      uint64_t name_len;
+      if (!r.u8(&kind)) return DecodeError::TooShort;
+      if (kind > 1) return DecodeError::BadFactor;
+      if (DecodeError e = r.varint(&name_len); e != DecodeError::None) return e;
+      RuleFactor f;
+      f.tag = kind == 1;
+      // Bound the length before allocating; the content is checked below.
+      if (name_len > (f.tag ? kMaxTagLen : kMaxRuleNameLen)) return DecodeError::BadFactor;
+      f.name.resize(name_len);
+      if (!r.take(f.name.data(), name_len) || !r.u32(&f.factor_ppm)) return DecodeError::TooShort;
+      if (!valid_factor(f)) return DecodeError::BadFactor;
+      out.factors.push_back(std::move(f));
+    }
+  }
+  if (r.left() != 0) return DecodeError::TrailingBytes;
+  *hdr = std::move(h);
+  *body = std::move(out);
+  return DecodeError::None;
+}
+
+}  // namespace dt

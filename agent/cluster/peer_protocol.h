@@ -1,0 +1,94 @@
+// peer_protocol.h - the report a host publishes to its peers every period: which
+// sources (per rule) and which query-socket tags it served, and how many hits each
+// (the reference daemon's "Throttle Tag / Hit Count" table), and the current factor
+// of each of its adaptive rules; compact and versioned.
+//
+// Wire format v1 (integers little-endian; "varint" = LEB128, at most 10 bytes):
+//   magic "DTRP" | u8 version=1 | u8 flags | u8 node_id_len (1..64) | node_id
+//   u64 boot_id | u64 seq | u64 epoch | u64 sent_unix_ms | u16 part | u16 parts
+//   varint ngroups, then per group (one per rule, named: peers may number their
+//     rules differently):  u8 name_len (1..47) | name
+//                          varint n4 | n4 x (4-byte IPv4 address, varint hits)
+//                          varint n6 | n6 x (16-byte IPv6 address, varint hits)
+//   varint ntags, then per tag: varint len (1..1024) | tag bytes | varint hits
+//   only if flags bit 0 (kFlagFactors) is set, the adaptive factors section:
+//     varint nfactors (0..512), then per factor:
+//       u8 kind (0 packet rule, 1 tag rule) | varint name_len | name | u32 factor_ppm
+//     name: the packet rule's name (1..47 chars, as above) or the tag rule's prefix
+//     (0..1024 bytes, no newline or NUL; "" is the catch-all); factor_ppm 1..1000000.
+// and nothing after. Other flag bits are ignored. The encoder sets kFlagFactors
+// only when there are factors, so a report without adaptive rules is the same bytes
+// as before the section existed (and agents older than it still decode it).
+// An IPv4 entry costs 5 bytes while its hits fit in 7 bits (< 128 hits per period),
+// 6 below 16384; an IPv6 entry 17 and 18; a rule group 3 bytes plus its name; a
+// factor 6 bytes plus its name. A period's report is split into messages of at most
+// kMaxMessageBytes, numbered part/parts; the factors travel in part 0 only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/report_types.h"
+#include "dthrottle/common.h"
+
+namespace dt {
+
+constexpr uint8_t kProtocolVersion = 1;
+constexpr size_t kMaxMessageBytes = 60 * 1024;    // what we send
+constexpr size_t kMaxAcceptedBytes = 1 << 20;     // what we accept from others
+constexpr uint64_t kMaxHitsPerEntry = 1000000000; // more in one period is absurd
+constexpr uint16_t kMaxParts = 4096;
+constexpr size_t kMaxFactors = 512;               // adaptive factors per report
+constexpr uint8_t kFlagFactors = 1;               // header flags bit 0: a factors section follows the tags
+
+struct ReportHeader {
+  std::string node_id;
+  uint64_t boot_id = 0;  // random per agent start: a restart resets sequence tracking
+  uint64_t seq = 0;      // per message, from 1, per boot
+  uint64_t epoch = 0;    // the sender's period number
+  uint64_t sent_unix_ms = 0;
+  uint16_t part = 0;     // 0..parts-1
+  uint16_t parts = 1;
+};
+
+struct ReportBody {
+  std::vector<std::string> rules;  // rule names, indexed by ReportEntry::key.rule
+  std::vector<ReportEntry> entries;
+  std::vector<TagHit> tags;
+  std::vector<RuleFactor> factors;  // sent in part 0 of a report only
+};
+
+enum class DecodeError {
+  None,
+  TooShort,      // truncated anywhere
+  TooLarge,      // over kMaxAcceptedBytes
+  BadMagic,
+  WrongVersion,
+  BadNodeId,
+  BadParts,
+  BadVarint,
+  AbsurdCount,   // a count larger than the bytes could hold
+  AbsurdHits,    // 0 or more than kMaxHitsPerEntry hits
+  BadRuleName,
+  BadTag,        // empty, too long, or with a newline or NUL byte
+  TrailingBytes,
+  BadFactor,     // factor 0 or above 1000000, bad rule name or prefix, or unknown kind
+};
+const char *decode_error_name(DecodeError e);
+
+// Encodes one period's report as one or more messages of at most max_bytes each.
+// Message i gets seq = first_seq + i and part i of N. Entries whose hits are 0 are
+// skipped; hits above kMaxHitsPerEntry are clamped to it; entries whose rule has no
+// valid name, invalid tags and invalid factors are skipped, as are valid factors past
+// the first kMaxFactors. The factors go in message 0 (which may then exceed max_bytes
+// only if they alone do not fit). Always returns at least one message (an empty
+// report says "alive, served nothing").
+std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq, const ReportBody &body,
+                                       size_t max_bytes = kMaxMessageBytes);
+
+// Decodes and validates one message. On error *body is left empty.
+DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, ReportBody *body);
+
+}  // namespace dt

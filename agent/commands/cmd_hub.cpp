@@ -1,0 +1,63 @@
+// cmd_hub.cpp - `agent hub`: a ZeroMQ XSUB/XPUB proxy that relays every agent's
+// reports to every other agent, so N agents need N connections, not N x (N-1).
+#include <signal.h>
+
+#include <cstdio>
+#include <thread>
+#include <zmq.hpp>
+
+#include "cli/cli.h"
+#include "commands/commands.h"
+#include "common/log.h"
+
+namespace dt {
+
+int cmd_hub(int argc, char **argv) {
+  HubOptions opt;
+  std::string err;
+  switch (parse_hub_options(argc, argv, &opt, &err)) {
+    case ParseOutcome::Help: fputs(hub_usage(), stdout); return 0;
+    case ParseOutcome::Error:
+      fprintf(stderr, "agent hub: %s\nTry 'agent hub --help' for more information.\n", err.c_str());
+      return 2;
+    case ParseOutcome::Ok: break;
+  }
+  set_log_level(opt.log_level);
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  const size_t colon = opt.listen.rfind(':');
+  const std::string backend = opt.listen.substr(0, colon + 1) + std::to_string(std::stoul(opt.listen.substr(colon + 1)) + 1);
+  zmq::context_t ctx(1);
+  zmq::socket_t front(ctx, zmq::socket_type::xsub), back(ctx, zmq::socket_type::xpub);
+  zmq::socket_t control(ctx, zmq::socket_type::pair), controller(ctx, zmq::socket_type::pair);
+  try {
+    for (auto *s : {&front, &back, &control, &controller}) s->set(zmq::sockopt::linger, 0);
+    front.bind(opt.listen);
+    back.bind(backend);
+    control.bind("inproc://hub-control");
+    controller.connect("inproc://hub-control");
+  } catch (const zmq::error_t &e) {
+    DT_ERROR("cannot listen on %s and %s: %s", opt.listen.c_str(), backend.c_str(), e.what());
+    return 1;
+  }
+  DT_INFO("hub relaying reports: agents publish to %s and subscribe to %s", opt.listen.c_str(), backend.c_str());
+  std::thread proxy([&] {
+    try {
+      zmq::proxy_steerable(front, back, zmq::socket_ref(), control);
+    } catch (const zmq::error_t &e) {
+      if (e.num() != ETERM) DT_ERROR("hub proxy stopped: %s", e.what());
+    }
+  });
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  DT_INFO("%s received: stopping the hub", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  controller.send(zmq::str_buffer("TERMINATE"), zmq::send_flags::none);
+  proxy.join();
+  return 0;
+}
+
+}  // namespace dt

@@ -1,0 +1,79 @@
+// cmd_reload.cpp - `agent reload`: make the running agent re-read its --rules file
+// (SIGHUP) and report whether the new rules are in force.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "cli/cli.h"
+#include "commands/commands.h"
+#include "common/runtime_files.h"
+#include "dataplane/dataplane.h"
+
+namespace dt {
+namespace {
+
+// The agent's last reload outcome: "<generation> ok|error <message>".
+bool read_reload_status(const std::string &path, unsigned long long *gen, std::string *rest) {
+  std::ifstream in(path);
+  if (!(in >> *gen)) return false;
+  std::getline(in, *rest);
+  if (!rest->empty() && (*rest)[0] == ' ') rest->erase(0, 1);
+  return true;
+}
+
+}  // namespace
+
+int cmd_reload(int argc, char **argv) {
+  StatsOptions opt;  // the same way to name an agent: --iface or --pin-dir
+  std::string err;
+  switch (parse_stats_options(argc, argv, &opt, &err)) {
+    case ParseOutcome::Help:
+      printf("Usage: agent reload [--iface IFACE | --pin-dir DIR]\n\n"
+             "Makes the agent of IFACE re-read its --rules file (like kill -HUP) and waits\n"
+             "up to 5 s to say whether the new rules are in force. An invalid file changes\n"
+             "nothing: the agent keeps its rules and this command prints why (exit 1).\n");
+      return 0;
+    case ParseOutcome::Error:
+      fprintf(stderr, "agent reload: %s\nTry 'agent reload --help'.\n", err.c_str());
+      return 2;
+    case ParseOutcome::Ok: break;
+  }
+  if (!agent_running(opt.pin_dir)) {
+    fprintf(stderr, "agent reload: no agent is running with pin directory %s\n", opt.pin_dir.c_str());
+    return 1;
+  }
+  std::ifstream lock(runtime_file(opt.pin_dir, kLockFile));
+  long pid = 0;
+  if (!(lock >> pid) || pid <= 1) {
+    fprintf(stderr, "agent reload: cannot read the agent's PID from %s\n", runtime_file(opt.pin_dir, kLockFile).c_str());
+    return 1;
+  }
+  const std::string status = runtime_file(opt.pin_dir, kReloadFile);
+  unsigned long long before = 0, gen = 0;
+  std::string rest;
+  read_reload_status(status, &before, &rest);
+  if (kill(static_cast<pid_t>(pid), SIGHUP) != 0) {
+    fprintf(stderr, "agent reload: cannot signal pid %ld: %s\n", pid, strerror(errno));
+    return 1;
+  }
+  for (int i = 0; i < 100; i++) {  // bounded: 5 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (read_reload_status(status, &gen, &rest) && gen > before) {
+      // "ok ...", "partial ..." (some of the file is in force) or "error ...".
+      const bool ok = rest.rfind("ok ", 0) == 0, partial = rest.rfind("partial ", 0) == 0;
+      printf("%s%s\n",
+             ok ? "reloaded: " : partial ? "reloaded in part: " : "reload failed, the previous rules stay in force: ",
+             rest.substr(rest.find(' ') + 1).c_str());
+      return ok ? 0 : 1;
+    }
+  }
+  fprintf(stderr, "agent reload: pid %ld did not answer within 5 s (see its log)\n", pid);
+  return 1;
+}
+
+}  // namespace dt

@@ -1,0 +1,15 @@
+// commands.h - the agent's subcommands; each returns the process exit code
+// (0 success, 1 runtime failure, 2 usage error).
+#pragma once
+
+namespace dt {
+
+int cmd_run(int argc, char **argv);    // agent --iface ... (the daemon)
+int cmd_stats(int argc, char **argv);  // agent stats ...
+int cmd_top(int argc, char **argv);    // agent top ... (stats as rates, live)
+int cmd_check(int argc, char **argv);  // agent check ... (validate the run options)
+int cmd_hub(int argc, char **argv);    // agent hub ...
+int cmd_reload(int argc, char **argv); // agent reload ...
+int cmd_keygen(int argc, char **argv); // agent keygen NAME (a CurveZMQ key pair)
+
+}  // namespace dt

@@ -1,0 +1,130 @@
+// stats_view.cpp - reading the pinned maps once, and the rates between two reads.
+#include "commands/stats_view.h"
+#include "common/clock.h"
+#include "common/address.h"
+
+#include <bpf/libbpf.h>
+
+#include <bpf/bpf.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+
+#include "dthrottle/bucket.h"
+#include "dataplane/policy.h"
+
+namespace dt {
+namespace {
+
+// A counter's increase; one that went down was reset, so it counts from zero.
+uint64_t increase(uint64_t prev, uint64_t cur) { return cur >= prev ? cur - prev : cur; }
+
+std::string key_bytes(const dt_key &k) { return std::string(reinterpret_cast<const char *>(&k), sizeof k); }
+
+void appendf(std::string *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void appendf(std::string *out, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n > 0) out->append(buf, std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
+}
+
+}  // namespace
+
+bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnapshot *out, std::string *err) {
+  out->sources.clear();
+  if (int rc = read_stats(maps.stats, &out->counters); rc != 0)
+    return *err = "cannot read " + pin_dir + "/stats: " + strerror(-rc), false;
+  out->policy = dt_policy{};
+  read_live_policy(maps.policy, maps.config, 0, &out->policy);
+  // Every rule in force: its live policy, its name and its per-CPU counters summed.
+  out->policies.assign(DT_MAX_RULES, dt_policy{});
+  out->rules.clear();
+  const int ncpu = libbpf_num_possible_cpus();
+  std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
+  for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
+    read_live_policy(maps.policy, maps.config, id, &out->policies[id]);
+    dt_rule_name n{};
+    if (maps.rule_names < 0 || bpf_map_lookup_elem(maps.rule_names, &id, &n) != 0 || !n.name[0]) continue;
+    RuleRow row;
+    row.id = id;
+    row.name.assign(n.name, strnlen(n.name, sizeof n.name));
+    row.policy = out->policies[id];
+    if (maps.rule_stats >= 0 && bpf_map_lookup_elem(maps.rule_stats, &id, per_cpu.data()) == 0)
+      for (const auto &c : per_cpu) row.passed += c.passed, row.dropped += c.dropped;
+    out->rules.push_back(row);
+  }
+  long n = for_each_bucket(maps.buckets, [&](const dt_key &k, const dt_bucket &b) { out->sources.push_back({k, b}); });
+  if (n < 0) return *err = "cannot read " + pin_dir + "/buckets: " + strerror(static_cast<int>(-n)), false;
+  out->taken_ns = mono_now_ns();
+  return true;
+}
+
+double source_tokens(const dt_bucket &b, const dt_policy &pol, uint64_t now) {
+  return static_cast<double>(dt_gcra_tokens_milli(b.tat_ns, now, &pol)) / 1000.0;
+}
+
+TopFrame compute_top(const StatsSnapshot &prev, const StatsSnapshot &cur) {
+  TopFrame f;
+  // Snapshots taken in the same nanosecond would divide by zero; a rate is then 0 or huge.
+  f.interval_s = cur.taken_ns > prev.taken_ns ? (cur.taken_ns - prev.taken_ns) / 1e9 : 1e-9;
+  auto rate = [&](uint64_t a, uint64_t b) { return static_cast<double>(increase(a, b)) / f.interval_s; };
+  f.passed_per_s = rate(prev.counters.passed, cur.counters.passed);
+  f.dropped_per_s = rate(prev.counters.dropped, cur.counters.dropped);
+  f.new_sources_per_s = rate(prev.counters.new_sources, cur.counters.new_sources);
+  f.fail_open_per_s = rate(prev.counters.fail_open, cur.counters.fail_open);
+  f.sources_total = cur.sources.size();
+
+  std::unordered_map<std::string, const dt_bucket *> before;
+  before.reserve(prev.sources.size());
+  for (const auto &r : prev.sources) before.emplace(key_bytes(r.key), &r.b);
+  for (const auto &r : cur.sources) {
+    auto it = before.find(key_bytes(r.key));
+    const dt_bucket zero{};
+    const dt_bucket &p = it == before.end() ? zero : *it->second;
+    // An evicted source seen again restarts both counters: count it from zero.
+    const bool reset = r.b.passed < p.passed || r.b.dropped < p.dropped;
+    const uint64_t dp = reset ? r.b.passed : r.b.passed - p.passed;
+    const uint64_t dd = reset ? r.b.dropped : r.b.dropped - p.dropped;
+    if (dp == 0 && dd == 0) continue;
+    f.active.push_back({r.key, dp / f.interval_s, dd / f.interval_s, source_tokens(r.b, cur.policy_of(r.b), cur.taken_ns),
+                        r.b.passed, r.b.dropped});
+  }
+  std::sort(f.active.begin(), f.active.end(), [](const SourceRate &a, const SourceRate &b) {
+    if (a.dropped_per_s != b.dropped_per_s) return a.dropped_per_s > b.dropped_per_s;
+    if (a.passed_per_s != b.passed_per_s) return a.passed_per_s > b.passed_per_s;
+    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
+  });
+  return f;
+}
+
+std::string render_top(const TopFrame &f, const dt_policy &pol, const std::string &pin_dir, size_t top) {
+  std::string out;
+  appendf(&out, "dthrottle top: %s, last %.2fs\n", pin_dir.c_str(), f.interval_s);
+  if (pol.interval_ns)
+    appendf(&out, "policy: rate %.6g/s, burst %llu per source\n", policy_rate(pol), policy_burst(pol));
+  else
+    appendf(&out, "policy: none set (every packet passes, counted as fail-open)\n");
+  appendf(&out, "total: passed %.1f/s, dropped %.1f/s, new sources %.1f/s, fail-open %.1f/s\n", f.passed_per_s,
+          f.dropped_per_s, f.new_sources_per_s, f.fail_open_per_s);
+  appendf(&out, "sources: %zu in the table, %zu sent in the interval\n", f.sources_total, f.active.size());
+  if (f.active.empty()) return out;
+  const size_t shown = top == 0 ? f.active.size() : std::min(f.active.size(), top);
+  appendf(&out, "\n  %-39s %11s %11s %10s %12s %12s\n", "SOURCE", "PASSED/s", "DROPPED/s", "TOKENS", "PASSED",
+          "DROPPED");
+  for (size_t i = 0; i < shown; i++) {
+    const auto &s = f.active[i];
+    appendf(&out, "  %-39s %11.1f %11.1f %10.3f %12llu %12llu\n", key_to_string(s.key).c_str(), s.passed_per_s,
+            s.dropped_per_s, s.tokens, static_cast<unsigned long long>(s.passed),
+            static_cast<unsigned long long>(s.dropped));
+  }
+  if (shown < f.active.size()) appendf(&out, "  (%zu more)\n", f.active.size() - shown);
+  return out;
+}
+
+}  // namespace dt

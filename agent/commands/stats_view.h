@@ -1,0 +1,75 @@
+// stats_view.h - what `agent stats` and `agent top` show: one read of the pinned maps
+// (counters, live policy, every bucket) and, for top, the rates between two reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dthrottle/common.h"
+#include "dataplane/map_reader.h"
+
+namespace dt {
+
+struct SourceRow {
+  dt_key key;
+  dt_bucket b;
+};
+
+// One read of the maps of a pin directory.
+// A rule in force (it has a name in the rule_names map).
+struct RuleRow {
+  uint32_t id = 0;
+  std::string name;
+  dt_policy policy{};
+  uint64_t passed = 0, dropped = 0;
+};
+
+struct StatsSnapshot {
+  dt_stats counters{};
+  dt_policy policy{};              // the live rule 0 (interval_ns 0: no policy set)
+  std::vector<dt_policy> policies; // live policy by rule id
+  std::vector<RuleRow> rules;      // the named rules, by id
+  // The policy a bucket's tokens are counted under.
+  const dt_policy &policy_of(const dt_bucket &b) const {
+    return b.rule < policies.size() ? policies[b.rule] : policy;
+  }
+  // The name of rule `id` ("rule N" if it has none).
+  std::string rule_name(uint32_t id) const {
+    for (const auto &r : rules)
+      if (r.id == id) return r.name;
+    return "rule " + std::to_string(id);
+  }
+  std::vector<SourceRow> sources;  // every bucket, unordered
+  uint64_t taken_ns = 0;           // CLOCK_MONOTONIC right after the read
+};
+
+// Reads counters, policy and buckets. False with a sentence in *err.
+bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnapshot *out, std::string *err);
+
+// Tokens in a bucket at `now` (may be negative after debits).
+double source_tokens(const dt_bucket &b, const dt_policy &pol, uint64_t now);
+
+// A source that sent during the interval between two snapshots.
+struct SourceRate {
+  dt_key key;
+  double passed_per_s = 0, dropped_per_s = 0;
+  double tokens = 0;                  // at the end of the interval
+  uint64_t passed = 0, dropped = 0;   // totals at the end of the interval
+};
+
+struct TopFrame {
+  double interval_s = 0;
+  double passed_per_s = 0, dropped_per_s = 0, new_sources_per_s = 0, fail_open_per_s = 0;
+  size_t sources_total = 0;
+  std::vector<SourceRate> active;  // most dropped/s first, then most passed/s, then address
+};
+
+// Rates from `prev` to `cur`. A counter that went down (the map was recreated, or the
+// source evicted and seen again) counts from zero.
+TopFrame compute_top(const StatsSnapshot &prev, const StatsSnapshot &cur);
+
+// The text of one frame: header, policy, totals, then up to `top` sources (0: all).
+std::string render_top(const TopFrame &f, const dt_policy &pol, const std::string &pin_dir, size_t top);
+
+}  // namespace dt

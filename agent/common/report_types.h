@@ -1,0 +1,43 @@
+// report_types.h - the vocabulary hosts share: what a host served (per source, per
+// tag), an adaptive rule's factor, and the names that identify hosts and rules. The
+// wire format (cluster/peer_protocol.h) carries them; the dataplane, the adaptive
+// rules and the tag table produce and consume them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "dthrottle/common.h"
+
+namespace dt {
+
+constexpr size_t kMaxNodeIdLen = 64;
+constexpr size_t kMaxRuleNameLen = 47;
+constexpr size_t kMaxTagLen = 1024;
+constexpr uint32_t kFactorOne = 1000000;  // factor_ppm of an unreduced rule
+
+// A source's hits; in a report, key.rule indexes ReportBody::rules (the sender's rule names).
+struct ReportEntry {
+  dt_key key;
+  uint64_t hits;
+};
+
+// A query-socket tag's hits.
+struct TagHit {
+  std::string tag;
+  uint64_t hits = 0;
+};
+
+// The current factor of one adaptive rule (effective rate = rate x factor_ppm / 1e6).
+// Rules are named, not numbered, as peers may order their rules differently.
+struct RuleFactor {
+  bool tag = false;                  // false: a packet rule, by name; true: a tag rule, by prefix
+  std::string name;                  // packet rule name, or tag rule prefix ("" = catch-all)
+  uint32_t factor_ppm = kFactorOne;  // millionths, 1..1000000
+};
+
+// True if `id` is a valid node id (and rule name charset): 1..64 chars of [A-Za-z0-9._:-].
+bool valid_node_id(const std::string &id);
+
+}  // namespace dt

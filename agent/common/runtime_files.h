@@ -1,0 +1,25 @@
+// runtime_files.h - the files an agent keeps under /run/dthrottle beside its pinned
+// maps: its lock, the outcome of its last reload, its status for `agent stats`.
+// Every name is defined here, once; the files of one agent are named after its pin
+// directory, so agents on several interfaces never meet.
+#pragma once
+
+#include <string>
+
+namespace dt {
+
+constexpr const char *kRuntimeDir = "/run/dthrottle";
+
+// Suffixes of the files of one agent (see runtime_file).
+constexpr const char *kLockFile = ".lock";                 // flock()ed while it runs; holds its PID
+constexpr const char *kReloadFile = ".reload";             // "<generation> ok|partial|error <text>"
+constexpr const char *kClusterStatusJson = ".cluster.json";
+constexpr const char *kClusterStatusText = ".cluster.txt";
+constexpr const char *kAdaptiveStatusJson = ".adaptive.json";
+constexpr const char *kAdaptiveStatusText = ".adaptive.txt";
+
+// The file with `suffix` of the agent that pins its maps in `pin_dir`
+// (/run/dthrottle/<pin_dir with '/' as '_'><suffix>).
+std::string runtime_file(const std::string &pin_dir, const std::string &suffix);
+
+}  // namespace dt

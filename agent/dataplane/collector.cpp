@@ -1,0 +1,130 @@
+// collector.cpp - draining the active ring and running dt_collect.
+#include "dataplane/collector.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "common/log.h"
+
+namespace dt {
+namespace {
+// Longer than any one run of the XDP program: after it, no packet still holds the
+// old epoch (XDP runs to completion in softirq, microseconds at most).
+constexpr auto kEpochGrace = std::chrono::milliseconds(2);
+}  // namespace
+
+Collector::Collector(int config_fd, int ring_fd, int batch_fd, int prog_fd)
+    : config_fd_(config_fd), batch_fd_(batch_fd), prog_fd_(prog_fd) {
+  ring_ = ring_buffer__new(ring_fd, on_event, this, nullptr);
+  if (!ring_) DT_ERROR("cannot open the active-source ring: %s", strerror(errno));
+}
+
+Collector::~Collector() {
+  if (ring_) ring_buffer__free(ring_);
+}
+
+int Collector::set_config(uint32_t epoch, uint32_t set_flags, uint32_t clear_flags) {
+  uint32_t zero = 0;
+  dt_config cfg{};
+  if (bpf_map_lookup_elem(config_fd_, &zero, &cfg) != 0) return -errno;
+  cfg.epoch = epoch;
+  cfg.flags = (cfg.flags | set_flags) & ~clear_flags;
+  if (bpf_map_update_elem(config_fd_, &zero, &cfg, BPF_ANY) != 0) return -errno;
+  return 0;
+}
+
+int Collector::enable(bool exempt) {
+  if (!ring_) return -EINVAL;
+  uint32_t zero = 0;
+  dt_config cfg{};
+  if (bpf_map_lookup_elem(config_fd_, &zero, &cfg) != 0) return -errno;
+  epoch_ = cfg.epoch + 1;  // continue after a previous agent's epochs
+  if (epoch_ == 0) epoch_ = 1;
+  return set_config(epoch_, DT_CFG_REPORT | (exempt ? DT_CFG_EXEMPT : 0u),
+                    exempt ? 0u : DT_CFG_EXEMPT);
+}
+
+void Collector::disable() { set_config(epoch_, 0, DT_CFG_REPORT | DT_CFG_EXEMPT); }
+
+int Collector::poll_fd() const { return ring_ ? ring_buffer__epoll_fd(ring_) : -1; }
+
+void Collector::drain() {
+  if (ring_) ring_buffer__consume(ring_);
+}
+
+int Collector::on_event(void *ctx, void *data, size_t size) {
+  auto *self = static_cast<Collector *>(ctx);
+  if (size < sizeof(dt_active_event)) return 0;
+  dt_active_event ev;
+  memcpy(&ev, data, sizeof ev);
+  self->events_++;
+  // Announced in the epoch that is starting: collect at the end of that one.
+  if (ev.epoch == self->epoch_ + 1) self->next_.insert(ev.key);
+  else self->due_.insert(ev.key);
+  return 0;
+}
+
+std::vector<ReportEntry> Collector::end_period(int *err) {
+  *err = 0;
+  std::vector<ReportEntry> out;
+  if (!ring_) {
+    *err = -EINVAL;
+    return out;
+  }
+  // 1. New epoch: packets from now on announce themselves for the next report.
+  const uint32_t ending = epoch_;
+  uint32_t next = epoch_ + 1 ? epoch_ + 1 : 1;
+  if (int rc = set_config(next, 0, 0); rc != 0) {
+    *err = rc;
+    return out;
+  }
+  std::this_thread::sleep_for(kEpochGrace);
+  // 2. Everything announced so far (the callback sorts by epoch).
+  epoch_ = ending;  // on_event compares against epoch_ + 1 == next
+  ring_buffer__consume(ring_);
+  epoch_ = next;
+  // 3. Read passed - reported for the due sources, DT_COLLECT_BATCH at a time.
+  std::vector<dt_collect> batch;
+  batch.reserve(DT_COLLECT_BATCH);
+  std::vector<uint32_t> keys(DT_COLLECT_BATCH);
+  std::iota(keys.begin(), keys.end(), 0u);
+  auto flush = [&]() -> int {
+    if (batch.empty()) return 0;
+    uint32_t n = static_cast<uint32_t>(batch.size());
+    if (bpf_map_update_batch(batch_fd_, keys.data(), batch.data(), &n, nullptr) != 0) return -errno;
+    dt_debit_ctx ctx{};
+    ctx.count = static_cast<uint32_t>(batch.size());
+    // A syscall program's ctx is copied back into ctx_in (ctx_out is not allowed).
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx, .ctx_size_in = sizeof ctx);
+    if (bpf_prog_test_run_opts(prog_fd_, &opts) != 0) return -errno;
+    n = static_cast<uint32_t>(batch.size());
+    uint32_t out_batch = 0;
+    if (bpf_map_lookup_batch(batch_fd_, nullptr, &out_batch, keys.data(), batch.data(), &n, nullptr) != 0 &&
+        errno != ENOENT)
+      return -errno;
+    for (uint32_t i = 0; i < n && i < batch.size(); i++)
+      if (batch[i].hits) out.push_back({batch[i].key, batch[i].hits});
+    batch.clear();
+    return 0;
+  };
+  for (const auto &k : due_) {
+    dt_collect c{};
+    c.key = k;
+    batch.push_back(c);
+    if (batch.size() == DT_COLLECT_BATCH) {
+      if ((*err = flush()) != 0) break;
+    }
+  }
+  if (*err == 0) *err = flush();
+  due_.clear();
+  due_.swap(next_);
+  return out;
+}
+
+}  // namespace dt

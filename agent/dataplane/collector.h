@@ -1,0 +1,57 @@
+// collector.h - what this host served per source since its last report.
+//
+// Once per period: advance the report epoch in the config map, give packets that
+// read the old epoch a moment to finish, drain the `active` ring (sources the packet
+// path announced), and run dt_collect over them to read passed - reported per
+// source. Work per period grows with the sources active in it, not with the map.
+#pragma once
+
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "dthrottle/common.h"
+#include "common/key_hash.h"
+#include "common/report_types.h"
+
+struct ring_buffer;
+
+namespace dt {
+
+class Collector {
+ public:
+  Collector(int config_fd, int ring_fd, int batch_fd, int prog_fd);
+  ~Collector();
+  Collector(const Collector &) = delete;
+  Collector &operator=(const Collector &) = delete;
+
+  // Turns announcements on (and the exempt check if `exempt`); starts the epoch.
+  int enable(bool exempt);
+  // Turns announcements off again (on exit, so a dead agent fills no ring).
+  void disable();
+
+  // Ends the current period; returns the sources with their unreported hits (> 0).
+  // Returns -errno in *err on a failed syscall.
+  std::vector<ReportEntry> end_period(int *err);
+
+  // The ring's epoll fd: readable when announcements are waiting. Draining it
+  // during the period (drain()) keeps the ring from filling up before end_period.
+  int poll_fd() const;
+  void drain();
+
+  uint32_t epoch() const { return epoch_; }
+  uint64_t events() const { return events_; }
+
+ private:
+  static int on_event(void *ctx, void *data, size_t size);
+  int set_config(uint32_t epoch, uint32_t set_flags, uint32_t clear_flags);
+
+  int config_fd_, batch_fd_, prog_fd_;
+  ring_buffer *ring_ = nullptr;
+  uint32_t epoch_ = 0;
+  uint64_t events_ = 0;
+  // Announced sources: due now (epoch <= the one ending) and early ones (next epoch).
+  std::unordered_set<dt_key, KeyHash, KeyEq> due_, next_;
+};
+
+}  // namespace dt

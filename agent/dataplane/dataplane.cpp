@@ -1,0 +1,337 @@
+// dataplane.cpp - load, pin, attach, take over, detach.
+#include "dataplane/dataplane.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "dthrottle.skel.h"
+#include "dthrottle/common.h"
+#include "common/log.h"
+#include "common/runtime_files.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+namespace dt {
+namespace {
+
+constexpr const char *kBpffsRoot = "/sys/fs/bpf";
+
+std::string errno_str(int e) { return std::string(strerror(e < 0 ? -e : e)); }
+
+bool has_cap(int cap) {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (syscall(SYS_capget, &hdr, data) != 0) return false;
+  return (data[cap / 32].effective >> (cap % 32)) & 1u;
+}
+
+bool check_privileges(std::string *err) {
+  // What counts is the effective capability set (root may run with a reduced one).
+  if (has_cap(CAP_SYS_ADMIN)) return true;
+  std::string missing;
+  for (auto [cap, name] : {std::pair{CAP_BPF, "CAP_BPF"}, {CAP_NET_ADMIN, "CAP_NET_ADMIN"}, {CAP_PERFMON, "CAP_PERFMON"}})
+    if (!has_cap(cap)) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  if (missing.empty()) return true;
+  *err = "permission denied: loading the XDP program needs root or the capabilities CAP_BPF, CAP_NET_ADMIN "
+         "and CAP_PERFMON; missing: " + missing + " (try sudo)";
+  return false;
+}
+
+bool is_bpffs(const std::string &path) {
+  struct statfs st {};
+  return statfs(path.c_str(), &st) == 0 && static_cast<unsigned long>(st.f_type) == BPF_FS_MAGIC;
+}
+
+std::string nearest_existing(std::string path) {
+  while (!path.empty() && access(path.c_str(), F_OK) != 0) {
+    size_t slash = path.find_last_of('/');
+    path = slash == 0 ? "/" : path.substr(0, slash == std::string::npos ? 0 : slash);
+  }
+  return path.empty() ? "/" : path;
+}
+
+bool mkdir_p(const std::string &path, std::string *err) {
+  for (size_t pos = 1; pos <= path.size(); pos++) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    std::string part = path.substr(0, pos);
+    if (mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
+      *err = "cannot create pin directory " + part + ": " + errno_str(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+// One agent per pin directory: an flock()ed file under /run/dthrottle, holding the PID.
+int acquire_lock(const std::string &pin_dir, std::string *err) {
+  std::string path = runtime_file(pin_dir, kLockFile);
+  mkdir(kRuntimeDir, 0755);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *err = "cannot create lock file " + path + ": " + errno_str(errno);
+    return -1;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {};
+    ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+    (void)n;
+    *err = "another dthrottle agent (pid " + std::string(pid[0] ? pid : "?") +
+           ") is already running with pin directory " + pin_dir +
+           "; stop it first (kill -TERM that pid)";
+    close(fd);
+    return -1;
+  }
+  std::string me = std::to_string(getpid());
+  if (ftruncate(fd, 0) == 0 && pwrite(fd, me.data(), me.size(), 0) < 0) {
+    // The PID is only informational; the lock itself is what counts.
+  }
+  return fd;
+}
+
+uint32_t xdp_flags_for(XdpMode m) {
+  switch (m) {
+    case XdpMode::Native: return XDP_FLAGS_DRV_MODE;
+    case XdpMode::Generic: return XDP_FLAGS_SKB_MODE;
+    case XdpMode::Auto: return 0;
+  }
+  return 0;
+}
+
+std::string attached_prog_desc(int ifindex) {
+  LIBBPF_OPTS(bpf_xdp_query_opts, q);
+  if (bpf_xdp_query(ifindex, 0, &q) != 0) return "";
+  uint32_t id = q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id);
+  return id ? " (program id " + std::to_string(id) + ")" : "";
+}
+
+XdpMode query_mode(int ifindex) {
+  LIBBPF_OPTS(bpf_xdp_query_opts, q);
+  if (bpf_xdp_query(ifindex, 0, &q) == 0 && q.attach_mode == XDP_ATTACHED_SKB)
+    return XdpMode::Generic;
+  return XdpMode::Native;
+}
+
+}  // namespace
+
+bool parse_xdp_mode(const std::string &s, XdpMode *out) {
+  if (s == "auto") *out = XdpMode::Auto;
+  else if (s == "native") *out = XdpMode::Native;
+  else if (s == "generic") *out = XdpMode::Generic;
+  else return false;
+  return true;
+}
+
+const char *xdp_mode_name(XdpMode m) {
+  switch (m) {
+    case XdpMode::Auto: return "auto";
+    case XdpMode::Native: return "native";
+    case XdpMode::Generic: return "generic";
+  }
+  return "?";
+}
+
+uint32_t active_ring_bytes(uint32_t max_sources) {
+  const uint64_t need = static_cast<uint64_t>(max_sources) * 32;  // 24-byte event + 8-byte header
+  uint64_t bytes = DT_ACTIVE_RING_BYTES;
+  while (bytes < need && bytes < (1ull << 30)) bytes <<= 1;
+  return static_cast<uint32_t>(bytes);
+}
+
+bool agent_running(const std::string &pin_dir) {
+  int fd = ::open(runtime_file(pin_dir, kLockFile).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return held;
+}
+
+std::string default_pin_dir(const std::string &iface) {
+  return std::string(DT_DEFAULT_PIN_ROOT) + "/" + iface;
+}
+
+bool ensure_bpffs(const std::string &pin_dir, std::string *err) {
+  std::string existing = nearest_existing(pin_dir);
+  if (is_bpffs(existing)) return true;
+  const std::string root = kBpffsRoot;
+  bool under_root = pin_dir.compare(0, root.size() + 1, root + "/") == 0;
+  if (under_root && access(kBpffsRoot, F_OK) == 0 && !is_bpffs(kBpffsRoot)) {
+    if (mount("bpf", kBpffsRoot, "bpf", 0, "mode=0700") == 0) {
+      DT_INFO("mounted the BPF filesystem at %s", kBpffsRoot);
+      return true;
+    }
+    *err = std::string("the BPF filesystem is not mounted at ") + kBpffsRoot +
+           " and mounting it failed (" + errno_str(errno) +
+           "); mount it with: mount -t bpf bpf /sys/fs/bpf";
+    return false;
+  }
+  *err = "pin directory " + pin_dir + " is not on a BPF filesystem (" + existing +
+         " is not bpffs); mount one with: mount -t bpf bpf " + existing;
+  return false;
+}
+
+std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::string *err) {
+  if (!check_privileges(err)) return nullptr;
+  const int ifindex = static_cast<int>(if_nametoindex(cfg.iface.c_str()));
+  if (ifindex == 0) {
+    *err = "unknown interface '" + cfg.iface + "' (see `ip link` for the interfaces here)";
+    return nullptr;
+  }
+  if (!ensure_bpffs(cfg.pin_dir, err) || !mkdir_p(cfg.pin_dir, err)) return nullptr;
+
+  std::unique_ptr<Dataplane> dp(new Dataplane());
+  dp->pin_dir_ = cfg.pin_dir;
+  dp->iface_ = cfg.iface;
+  dp->lock_fd_ = acquire_lock(cfg.pin_dir, err);
+  if (dp->lock_fd_ < 0) {
+    dp->keep_ = true;  // nothing of ours to remove; never touch the other agent's pins
+    return nullptr;
+  }
+
+  // Size of the bucket map: a pinned map keeps its size (its buckets are reused).
+  uint32_t max_sources = cfg.max_sources ? cfg.max_sources : DT_DEFAULT_MAX_SOURCES;
+  const std::string buckets_pin = cfg.pin_dir + "/" + DT_MAP_BUCKETS;
+  const bool had_pins = access(buckets_pin.c_str(), F_OK) == 0;
+  if (int fd = bpf_obj_get(buckets_pin.c_str()); fd >= 0) {
+    bpf_map_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.max_entries != max_sources) {
+      if (cfg.max_sources_explicit) {
+        *err = "the pinned bucket map " + buckets_pin + " holds " +
+               std::to_string(info.max_entries) + " sources, not --max-sources " +
+               std::to_string(max_sources) + "; keep its size, or stop the agent without --keep "
+               "to remove the pins (this forgets every bucket)";
+        close(fd);
+        dp->keep_ = true;
+        return nullptr;
+      }
+      max_sources = info.max_entries;
+    }
+    close(fd);
+  }
+
+  LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = cfg.pin_dir.c_str());
+  dp->skel_ = dthrottle_bpf__open_opts(&oo);
+  if (!dp->skel_) {
+    *err = "cannot open the BPF object: " + errno_str(errno);
+    dp->keep_ = true;
+    return nullptr;
+  }
+  bpf_map__set_max_entries(dp->skel_->maps.buckets, max_sources);
+  // Room in the active-source ring for every source to be announced in one period.
+  bpf_map__set_max_entries(dp->skel_->maps.active, active_ring_bytes(max_sources));
+  dp->max_sources_ = max_sources;
+  if (int rc = dthrottle_bpf__load(dp->skel_); rc != 0) {
+    *err = "cannot load the BPF program: " + errno_str(rc) +
+           (rc == -EPERM || errno == EPERM ? " (are you root?)"
+                                           : " (maps pinned under " + cfg.pin_dir +
+                                                 " by an incompatible version? see the log above)");
+    dp->keep_ = true;
+    return nullptr;
+  }
+
+  const int prog_fd = bpf_program__fd(dp->skel_->progs.dt_xdp);
+  const std::string link_pin = cfg.pin_dir + "/" + DT_PIN_LINK;
+  if (int lfd = bpf_obj_get(link_pin.c_str()); lfd >= 0) {
+    bpf_link_info info{};
+    uint32_t len = sizeof info;
+    bool ours = bpf_obj_get_info_by_fd(lfd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP &&
+                static_cast<int>(info.xdp.ifindex) == ifindex;
+    if (ours && bpf_link_update(lfd, prog_fd, nullptr) == 0) {
+      dp->link_fd_ = lfd;
+      dp->took_over_ = true;
+      dp->mode_ = query_mode(ifindex);
+      return dp;
+    }
+    // A link for another (or a vanished) interface: it enforces nothing here.
+    DT_WARN("replacing stale pinned link %s (it was attached to ifindex %u)", link_pin.c_str(),
+            info.xdp.ifindex);
+    unlink(link_pin.c_str());
+    close(lfd);
+  }
+
+  const XdpMode order[2] = {cfg.mode == XdpMode::Generic ? XdpMode::Generic : XdpMode::Native,
+                            XdpMode::Generic};
+  const int attempts = cfg.mode == XdpMode::Auto ? 2 : 1;
+  int lfd = -1, last_errno = 0;
+  for (int i = 0; i < attempts && lfd < 0; i++) {
+    LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = xdp_flags_for(order[i]));
+    lfd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &lo);
+    if (lfd >= 0) {
+      dp->mode_ = order[i];
+    } else {
+      last_errno = errno;
+      if (last_errno == EBUSY || last_errno == EEXIST) break;
+      if (i + 1 < attempts)
+        DT_WARN("native XDP attach on %s failed (%s); falling back to generic (skb) mode",
+                cfg.iface.c_str(), errno_str(last_errno).c_str());
+    }
+  }
+  if (lfd < 0) {
+    dp->keep_ = had_pins;  // never throw away bucket state a previous agent left
+    if (last_errno == EBUSY || last_errno == EEXIST)
+      *err = "interface " + cfg.iface + " already has an XDP program attached" +
+             attached_prog_desc(ifindex) +
+             "; dthrottle will not replace it. If it is stale, detach it with: ip link set dev " +
+             cfg.iface + " xdp off";
+    else
+      *err = std::string("cannot attach XDP to ") + cfg.iface + " in " + xdp_mode_name(cfg.mode) +
+             " mode: " + errno_str(last_errno) +
+             (cfg.mode == XdpMode::Native ? " (try --xdp-mode generic)" : "");
+    return nullptr;
+  }
+  dp->link_fd_ = lfd;
+  if (bpf_obj_pin(lfd, link_pin.c_str()) != 0) {
+    *err = "cannot pin the XDP link at " + link_pin + ": " + errno_str(errno);
+    return nullptr;
+  }
+  return dp;
+}
+
+int Dataplane::buckets_fd() const { return bpf_map__fd(skel_->maps.buckets); }
+int Dataplane::stats_fd() const { return bpf_map__fd(skel_->maps.stats); }
+int Dataplane::policy_fd() const { return bpf_map__fd(skel_->maps.policy); }
+int Dataplane::config_fd() const { return bpf_map__fd(skel_->maps.config); }
+int Dataplane::debit_batch_fd() const { return bpf_map__fd(skel_->maps.debit_batch); }
+int Dataplane::debit_prog_fd() const { return bpf_program__fd(skel_->progs.dt_debit); }
+int Dataplane::xdp_prog_fd() const { return bpf_program__fd(skel_->progs.dt_xdp); }
+int Dataplane::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
+int Dataplane::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
+int Dataplane::active_ring_fd() const { return bpf_map__fd(skel_->maps.active); }
+int Dataplane::exempt_fd() const { return bpf_map__fd(skel_->maps.exempt); }
+int Dataplane::rules_fd(int bank) const { return bpf_map__fd(bank ? skel_->maps.rules1 : skel_->maps.rules0); }
+int Dataplane::rule_stats_fd() const { return bpf_map__fd(skel_->maps.rule_stats); }
+int Dataplane::rule_names_fd() const { return bpf_map__fd(skel_->maps.rule_names); }
+
+void Dataplane::detach_and_unpin() {
+  unlink((pin_dir_ + "/" + DT_PIN_LINK).c_str());
+  if (link_fd_ >= 0) close(link_fd_);  // last reference: the program detaches
+  link_fd_ = -1;
+  // NULL: each map's own pin path (maps without one, like debit_batch, are skipped).
+  if (skel_) bpf_object__unpin_maps(skel_->obj, nullptr);
+  rmdir(pin_dir_.c_str());
+  rmdir(DT_DEFAULT_PIN_ROOT);  // only succeeds when empty
+}
+
+Dataplane::~Dataplane() {
+  if (!keep_) detach_and_unpin();
+  if (link_fd_ >= 0) close(link_fd_);
+  if (skel_) dthrottle_bpf__destroy(skel_);
+  if (lock_fd_ >= 0) close(lock_fd_);
+}
+
+}  // namespace dt

@@ -1,0 +1,92 @@
+// dataplane.h - the loaded XDP program and its pinned maps, owned RAII-style.
+//
+// Dataplane::open() loads dthrottle.bpf.o through its libbpf skeleton with every
+// map pinned by name under the pin directory (reusing maps a previous agent left
+// there, so bucket state survives restarts), then attaches through a BPF link that
+// is itself pinned: if the agent dies, the link, and so the throttle, stay. A new
+// agent that finds a pinned link for the same interface takes it over by swapping
+// in its freshly loaded program (bpf_link_update), without a gap in enforcement.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+struct dthrottle_bpf;
+
+namespace dt {
+
+enum class XdpMode { Auto, Native, Generic };
+bool parse_xdp_mode(const std::string &s, XdpMode *out);
+const char *xdp_mode_name(XdpMode m);
+
+struct DataplaneConfig {
+  std::string iface;
+  std::string pin_dir;
+  XdpMode mode = XdpMode::Auto;
+  uint32_t max_sources = 0;         // 0: default, or the pinned map's size
+  bool max_sources_explicit = false;
+};
+
+// The pin directory used when --pin-dir is not given.
+std::string default_pin_dir(const std::string &iface);
+
+// True if an agent holds the lock of `pin_dir` (is running).
+bool agent_running(const std::string &pin_dir);
+
+// Size of the active-source ring for a table of max_sources: one announcement per
+// source per period fits (a power of two, at least DT_ACTIVE_RING_BYTES).
+uint32_t active_ring_bytes(uint32_t max_sources);
+
+// Makes sure the filesystem under `pin_dir` is a BPF filesystem, mounting bpffs at
+// /sys/fs/bpf if that is where pin_dir lives and nothing is mounted there yet.
+bool ensure_bpffs(const std::string &pin_dir, std::string *err);
+
+class Dataplane {
+ public:
+  ~Dataplane();
+  Dataplane(const Dataplane &) = delete;
+  Dataplane &operator=(const Dataplane &) = delete;
+
+  // Loads, pins and attaches. Returns nullptr with a sentence in *err on failure.
+  static std::unique_ptr<Dataplane> open(const DataplaneConfig &cfg, std::string *err);
+
+  int buckets_fd() const;
+  int stats_fd() const;
+  int policy_fd() const;
+  int config_fd() const;
+  int debit_batch_fd() const;
+  int debit_prog_fd() const;
+  int xdp_prog_fd() const;
+  int collect_batch_fd() const;
+  int collect_prog_fd() const;
+  int active_ring_fd() const;
+  int exempt_fd() const;
+  int rules_fd(int bank) const;
+  int rule_stats_fd() const;
+  int rule_names_fd() const;
+
+  bool took_over() const { return took_over_; }
+  XdpMode attached_mode() const { return mode_; }
+  uint32_t max_sources() const { return max_sources_; }
+  const std::string &pin_dir() const { return pin_dir_; }
+
+  // Leaves the program attached and everything pinned (for upgrades: --keep).
+  void keep_on_exit() { keep_ = true; }
+
+ private:
+  Dataplane() = default;
+  void detach_and_unpin();
+
+  dthrottle_bpf *skel_ = nullptr;
+  int link_fd_ = -1;
+  int lock_fd_ = -1;
+  bool took_over_ = false;
+  bool keep_ = false;
+  XdpMode mode_ = XdpMode::Auto;
+  uint32_t max_sources_ = 0;
+  std::string pin_dir_;
+  std::string iface_;
+};
+
+}  // namespace dt

@@ -1,0 +1,138 @@
+// policy.cpp - the agent owns refill policy; the kernel only applies it.
+//
+// Why two banks: a userspace update of an array element is a memcpy into the live
+// value, so a packet could read a new interval_ns with an old burst_ns. Instead the
+// agent writes the bank that no packet reads (slot rule*2 + !bank), then flips
+// config.bank. A packet reads bank once and then a complete, stable policy.
+// Publishing twice in quick succession could rewrite a bank a slow reader still
+// reads, so a publish waits until a grace period (far longer than one packet's
+// program run) has passed since the previous flip; policy changes are rare (start-up,
+// reload, adaptive limits: at most once per report period).
+#include "dataplane/policy.h"
+
+#include <bpf/bpf.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+namespace dt {
+
+bool make_policy(double rate, uint64_t burst, dt_policy *out, std::string *err) {
+  if (!(rate >= DT_RATE_MIN && rate <= DT_RATE_MAX)) {
+    *err = "rate " + std::to_string(rate) + " is out of range: use 0.000001 to 1000000 packets per second";
+    return false;
+  }
+  if (burst < 1 || burst > DT_BURST_MAX) {
+    *err = "burst " + std::to_string(burst) + " is out of range: use 1 to 1000000000 packets";
+    return false;
+  }
+  const uint64_t interval = static_cast<uint64_t>(std::llround(1e9 / rate));
+  if (burst > (1ull << 62) / interval) {
+    *err = "burst " + std::to_string(burst) + " at rate " + std::to_string(rate) +
+           "/s would take more than 146 years to refill: lower the burst or raise the rate";
+    return false;
+  }
+  *out = dt_policy{};
+  out->interval_ns = interval;
+  out->burst_ns = burst * interval;
+  out->action = DT_ACT_THROTTLE;
+  out->v4_key_bits = 32;  // a bucket per IPv4 address
+  out->v6_key_bits = 64;  // and per IPv6 /64: one client owns a whole /64
+  return true;
+}
+
+double policy_rate(const dt_policy &p) {
+  return p.interval_ns ? 1e9 / static_cast<double>(p.interval_ns) : 0.0;
+}
+
+unsigned long long policy_burst(const dt_policy &p) {
+  return p.interval_ns ? p.burst_ns / p.interval_ns : 0;
+}
+
+int publish_policies(int policy_fd, int config_fd, const dt_policy *rules, uint32_t n) {
+  RuleMaps maps;
+  maps.policy_fd = policy_fd;
+  maps.config_fd = config_fd;
+  return publish_rules(maps, std::vector<dt_policy>(rules, rules + n), {}, {});
+}
+
+namespace {
+
+// publish_rules, or with lpm == nullptr only the policies (see publish_policies_only).
+int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies,
+            const std::vector<std::pair<dt_lpm_key, dt_rule_set>> *lpm, const std::vector<std::string> *names) {
+  if (policies.size() > DT_MAX_RULES || (lpm && lpm->size() > DT_MAX_PREFIXES)) return -EINVAL;
+  if (lpm && !lpm->empty() && (maps.rules_fd[0] < 0 || maps.rules_fd[1] < 0)) return -EINVAL;
+  // Grace period: the bank about to be rewritten was live until the last flip; a
+  // packet that read the bank index just before it may still be reading it.
+  static std::chrono::steady_clock::time_point last_flip{};
+  const auto grace = std::chrono::milliseconds(20);
+  if (const auto since = std::chrono::steady_clock::now() - last_flip; since < grace)
+    std::this_thread::sleep_for(grace - since);
+  uint32_t zero = 0;
+  dt_config cfg{};
+  if (bpf_map_lookup_elem(maps.config_fd, &zero, &cfg) != 0) return -errno;
+  const uint32_t next_bank = (cfg.bank & 1) ^ 1;
+  for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {
+    const dt_policy empty{};
+    uint32_t slot = rule * 2 + next_bank;
+    if (bpf_map_update_elem(maps.policy_fd, &slot, rule < policies.size() ? &policies[rule] : &empty, BPF_ANY) != 0)
+      return -errno;
+  }
+  if (lpm && maps.rules_fd[next_bank] >= 0) {
+    // Empty the idle trie (no packet reads it), then fill it.
+    const int fd = maps.rules_fd[next_bank];
+    dt_lpm_key k{};
+    while (bpf_map_get_next_key(fd, nullptr, &k) == 0)
+      if (bpf_map_delete_elem(fd, &k) != 0) return -errno;
+    for (const auto &[key, set] : *lpm)
+      if (bpf_map_update_elem(fd, &key, &set, BPF_ANY) != 0) return -errno;
+  }
+  if (names && maps.names_fd >= 0) {
+    for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {  // past names: cleared
+      dt_rule_name n{};
+      if (rule < names->size()) strncpy(n.name, (*names)[rule].c_str(), sizeof n.name - 1);
+      if (bpf_map_update_elem(maps.names_fd, &rule, &n, BPF_ANY) != 0) return -errno;
+    }
+  }
+  cfg.bank = next_bank;
+  if (lpm) cfg.flags = lpm->empty() ? (cfg.flags & ~DT_CFG_RULES) : (cfg.flags | DT_CFG_RULES);
+  if (bpf_map_update_elem(maps.config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
+  last_flip = std::chrono::steady_clock::now();
+  return 0;
+}
+
+}  // namespace
+
+int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
+                  const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
+                  const std::vector<std::string> &names) {
+  return publish(maps, policies, &lpm, &names);
+}
+
+int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &policies) {
+  return publish(maps, policies, nullptr, nullptr);
+}
+
+int update_config_flags(int config_fd, uint32_t set, uint32_t clear) {
+  uint32_t zero = 0;
+  dt_config cfg{};
+  if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
+  cfg.flags = (cfg.flags | set) & ~clear;
+  if (bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
+  return 0;
+}
+
+int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out) {
+  uint32_t zero = 0;
+  dt_config cfg{};
+  if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
+  uint32_t slot = rule * 2 + (cfg.bank & 1);
+  if (bpf_map_lookup_elem(policy_fd, &slot, out) != 0) return -errno;
+  return 0;
+}
+
+}  // namespace dt

@@ -1,0 +1,453 @@
+// metrics.cpp - rendering of the exposition text, and its HTTP server (cpp-httplib).
+#include "metrics/metrics.h"
+
+#include <bpf/libbpf.h>
+
+#include <bpf/bpf.h>
+
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/log.h"
+#include "common/clock.h"
+#include "dataplane/map_reader.h"
+
+namespace dt {
+namespace {
+
+using Labels = std::vector<std::pair<const char *, std::string>>;
+
+// Shortest text that reads back as the same double (Prometheus parses Go floats).
+std::string format_double(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// Appends metric families to one exposition text: HELP and TYPE, then samples.
+class Exposition {
+ public:
+  void family(const char *name, const char *type, const char *help) {
+    text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  }
+  void sample(const char *name, const Labels &labels, const std::string &value) {
+    text_ += name;
+    if (!labels.empty()) {
+      text_ += '{';
+      for (size_t i = 0; i < labels.size(); i++) {
+        text_ += (i ? "," : "") + std::string(labels[i].first) + "=\"";
+        text_ += escape_label_value(labels[i].second) + "\"";
+      }
+      text_ += '}';
+    }
+    text_ += " " + value + "\n";
+  }
+  void sample(const char *name, const Labels &labels, uint64_t v) { sample(name, labels, std::to_string(v)); }
+  void sample_double(const char *name, const Labels &labels, double v) { sample(name, labels, format_double(v)); }
+
+  // A family of one unlabelled sample.
+  void counter(const char *name, const char *help, uint64_t v) {
+    family(name, "counter", help);
+    sample(name, {}, v);
+  }
+  void gauge(const char *name, const char *help, double v) {
+    family(name, "gauge", help);
+    sample_double(name, {}, v);
+  }
+
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) {
+  const dt_stats &s = m.stats;
+  x.family("dthrottle_packets_total", "counter", "IP packets decided by a source's token bucket, by verdict.");
+  x.sample("dthrottle_packets_total", {{"verdict", "passed"}}, s.passed);
+  x.sample("dthrottle_packets_total", {{"verdict", "dropped"}}, s.dropped);
+  x.family("dthrottle_action_packets_total", "counter",
+           "IP packets decided without a bucket: passed by allow rules, dropped by deny rules.");
+  x.sample("dthrottle_action_packets_total", {{"action", "allow"}}, s.allowed);
+  x.sample("dthrottle_action_packets_total", {{"action", "deny"}}, s.denied);
+  x.family("dthrottle_rule_packets_total", "counter",
+           "IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop).");
+  if (m.rules.empty()) {
+    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "passed"}}, s.passed);
+    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "dropped"}}, s.dropped);
+  }
+  for (const RuleCount &r : m.rules) {
+    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "passed"}}, r.passed);
+    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "dropped"}}, r.dropped);
+  }
+  x.counter("dthrottle_contended_packets_total",
+            "Packets dropped because their bucket's compare-and-swap kept losing races (not in packets_total).",
+            s.contended);
+  x.counter("dthrottle_non_ip_packets_total", "Non-IP frames (ARP, LLDP, ...), passed without a bucket.", s.non_ip);
+  x.counter("dthrottle_nd_packets_total", "IPv6 neighbour discovery packets, passed without a bucket.", s.nd_exempt);
+  x.counter("dthrottle_malformed_packets_total", "Truncated or malformed headers, passed without a bucket.",
+            s.parse_errors);
+  x.counter("dthrottle_exempt_packets_total", "Packets from exempt addresses (the peers), passed.", s.exempt);
+  x.counter("dthrottle_fail_open_packets_total", "Packets passed without a decision (no policy, or no bucket).",
+            s.fail_open);
+  x.counter("dthrottle_new_sources_total", "Buckets created (new sources).", s.new_sources);
+  x.gauge("dthrottle_active_sources", "Sources with a bucket in the table (idle ones stay until evicted).",
+          static_cast<double>(m.sources));
+  x.gauge("dthrottle_source_capacity", "Capacity of the source table (--max-sources).", info.capacity);
+  x.gauge("dthrottle_source_table_fill_ratio", "Sources in the table divided by its capacity.",
+          info.capacity ? static_cast<double>(m.sources) / info.capacity : 0.0);
+  x.counter("dthrottle_lru_evictions_total",
+            "Estimate of the sources the full table evicted (least recently seen first): buckets created "
+            "minus buckets present, never decreasing.",
+            m.evictions);
+  x.counter("dthrottle_report_ring_overflows_total",
+            "Active-source announcements lost to a full ring buffer (the packet path retries them).",
+            s.report_overflow);
+}
+
+void render_query(Exposition &x, const MetricsSnapshot &snap) {
+  const QueryCounters &q = snap.query_counters;
+  x.family("dthrottle_query_answers_total", "counter", "Query-socket answers, by answer (OK, NO, WAIT of RESERVE).");
+  x.sample("dthrottle_query_answers_total", {{"answer", "ok"}}, q.answered_ok);
+  x.sample("dthrottle_query_answers_total", {{"answer", "no"}}, q.answered_no);
+  x.sample("dthrottle_query_answers_total", {{"answer", "wait"}}, q.answered_wait);
+  x.family("dthrottle_query_errors_total", "counter", "Query-socket requests refused as malformed, by reason.");
+  x.sample("dthrottle_query_errors_total", {{"reason", "empty_tag"}}, q.err_empty);
+  x.sample("dthrottle_query_errors_total", {{"reason", "tag_too_long"}}, q.err_too_long);
+  x.sample("dthrottle_query_errors_total", {{"reason", "nul_byte"}}, q.err_nul);
+  x.counter("dthrottle_query_connections_total", "Query-socket connections served.", q.connections_accepted);
+  x.gauge("dthrottle_query_connections_open", "Query-socket connections open now.",
+          static_cast<double>(q.connections_open));
+  x.counter("dthrottle_query_connections_refused_total", "Query-socket connections refused (over the limit).",
+            q.connections_refused);
+  x.counter("dthrottle_query_backlog_disconnects_total", "Query clients cut off for not reading their answers.",
+            q.backlog_disconnects);
+  x.gauge("dthrottle_tag_buckets", "Tag buckets held by the agent.", static_cast<double>(snap.tag_buckets));
+  x.counter("dthrottle_strict_decisions_total", "Strict tag queries decided by Redis.", q.strict_decided);
+  x.counter("dthrottle_strict_round_trips_total", "Pipelined batches of strict queries sent to Redis.",
+            q.strict_round_trips);
+  x.family("dthrottle_strict_redis_errors_total", "counter",
+           "Strict tag queries Redis could not decide, by what the rule did instead (on_redis_error).");
+  x.sample("dthrottle_strict_redis_errors_total", {{"fallback", "deny"}}, q.strict_denied_on_error);
+  x.sample("dthrottle_strict_redis_errors_total", {{"fallback", "local"}}, q.strict_local_on_error);
+  x.family("dthrottle_query_busy_signals_total", "counter",
+           "BUSY lines on the query socket, by whether an adaptive rule took them.");
+  x.sample("dthrottle_query_busy_signals_total", {{"result", "taken"}}, q.busy_taken);
+  x.sample("dthrottle_query_busy_signals_total", {{"result", "unknown"}}, q.busy_unknown);
+}
+
+// Adaptive rules: one sample per rule of each family, labelled kind="rule"|"tag" and
+// name (a packet rule's name, a tag rule's prefix).
+void render_adaptive(Exposition &x, const MetricsSnapshot &snap) {
+  struct Family {
+    const char *name, *type, *help;
+    double (*value)(const AdaptiveStatus &);
+  };
+  static const Family families[] = {
+      {"dthrottle_adaptive_factor", "gauge",
+       "Adaptive rule's factor in force: its limit is rate x factor (the lowest of this host's and its live peers').",
+       [](const AdaptiveStatus &s) { return s.factor; }},
+      {"dthrottle_adaptive_limit", "gauge", "Adaptive rule's rate in force, per key per second (rate x factor).",
+       [](const AdaptiveStatus &s) { return s.rate * s.factor; }},
+      {"dthrottle_adaptive_own_factor", "gauge", "Adaptive rule's factor from this host's own busy signals.",
+       [](const AdaptiveStatus &s) { return s.local_factor; }},
+      {"dthrottle_adaptive_busiest_rate", "gauge",
+       "Adaptive rule: the busiest key's admitted rate over the last second (this host and its peers).",
+       [](const AdaptiveStatus &s) { return s.observed; }},
+      {"dthrottle_adaptive_busy_signals_total", "counter", "Busy signals an adaptive rule received on this host.",
+       [](const AdaptiveStatus &s) { return static_cast<double>(s.busy_signals); }},
+      {"dthrottle_adaptive_decreases_total", "counter", "Times a busy signal lowered an adaptive rule's own factor.",
+       [](const AdaptiveStatus &s) { return static_cast<double>(s.decreases); }},
+  };
+  for (const Family &f : families) {
+    x.family(f.name, f.type, f.help);
+    for (const AdaptiveStatus &s : snap.adaptive)
+      x.sample_double(f.name, {{"kind", s.kind == AdaptiveKind::Packet ? "rule" : "tag"}, {"name", s.name}}, f.value(s));
+  }
+}
+
+void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns) {
+  const ClusterCounters &c = snap.counters;
+  x.gauge("dthrottle_report_collect_duration_seconds",
+          "Time the last period's report took: collect the hits served (dt_collect), encode, publish. "
+          "There is no refill sweep (buckets refill lazily in the packet path).",
+          snap.last_period_seconds);
+  x.gauge("dthrottle_last_report_entries", "Sources in the last period's report.",
+          static_cast<double>(snap.last_report_entries));
+  x.gauge("dthrottle_last_report_messages", "Messages the last period's report was split into.",
+          static_cast<double>(snap.last_report_messages));
+  x.gauge("dthrottle_last_report_bytes", "Bytes of the last period's report.",
+          static_cast<double>(snap.last_report_bytes));
+  x.counter("dthrottle_reports_sent_total", "Period reports published.", c.reports_sent);
+  x.counter("dthrottle_report_messages_sent_total", "Report messages published.", c.messages_sent);
+  x.counter("dthrottle_report_bytes_sent_total", "Bytes of report messages published.", c.bytes_sent);
+  x.counter("dthrottle_report_entries_sent_total", "Source entries published in reports.", c.entries_sent);
+  x.counter("dthrottle_report_messages_received_total", "Report messages received from peers.",
+            c.messages_received);
+  x.counter("dthrottle_report_bytes_received_total", "Bytes of report messages received.", c.bytes_received);
+  x.counter("dthrottle_report_messages_applied_total", "Received report messages applied (debited).",
+            c.messages_applied);
+  x.counter("dthrottle_report_entries_applied_total", "Report entries debited from local buckets.",
+            c.entries_applied);
+  x.counter("dthrottle_report_duplicates_total", "Report messages ignored as duplicates or replays.",
+            c.duplicates);
+  x.family("dthrottle_report_messages_rejected_total", "counter",
+           "Report messages rejected as invalid (nothing debited), by reason.");
+  for (const auto &[reason, n] : c.rejected)
+    x.sample("dthrottle_report_messages_rejected_total", {{"reason", reason}}, n);
+  x.counter("dthrottle_peer_hits_debited_total", "Hits served by peers and debited from local buckets.",
+            c.hits_debited);
+  x.counter("dthrottle_debit_failures_total", "Report entries that could not be debited.", c.debit_failures);
+  x.counter("dthrottle_collect_errors_total", "Periods whose collection of served hits failed.", c.collect_errors);
+
+  struct PeerFamily {
+    const char *name, *type, *help;
+    std::string (*value)(const PeerState &, uint64_t now_ns);
+  };
+  static const PeerFamily kPeer[] = {
+      {"dthrottle_peer_up", "gauge", "1 if the peer was heard from recently (--down-after), else 0.",
+       [](const PeerState &p, uint64_t) { return std::string(p.up ? "1" : "0"); }},
+      {"dthrottle_peer_last_heard_age_seconds", "gauge", "Seconds since the last message accepted from the peer.",
+       [](const PeerState &p, uint64_t now) {
+         return format_double(now > p.last_heard_ns ? (now - p.last_heard_ns) / 1e9 : 0.0);
+       }},
+      {"dthrottle_peer_accepted_messages_total", "counter", "Messages accepted from the peer.",
+       [](const PeerState &p, uint64_t) { return std::to_string(p.accepted); }},
+      {"dthrottle_peer_lost_messages_total", "counter", "Messages from the peer missing in sequence gaps.",
+       [](const PeerState &p, uint64_t) { return std::to_string(p.lost); }},
+      {"dthrottle_peer_duplicate_messages_total", "counter", "Duplicate or replayed messages from the peer.",
+       [](const PeerState &p, uint64_t) { return std::to_string(p.duplicates); }},
+      {"dthrottle_peer_restarts_total", "counter", "Restarts of the peer's agent seen (new boot id).",
+       [](const PeerState &p, uint64_t) { return std::to_string(p.restarts); }},
+  };
+  for (const auto &f : kPeer) {
+    x.family(f.name, f.type, f.help);
+    for (const auto &[id, p] : snap.peers) x.sample(f.name, {{"peer", id}}, f.value(p, now_ns));
+  }
+}
+
+constexpr uint64_t kSourceCountMaxAgeNs = 1'000'000'000ull;  // a table walk at most once a second
+
+}  // namespace
+
+bool parse_metrics_address(const std::string &in, MetricsAddress *out, std::string *err) {
+  const std::string hint =
+      "'" + in + "': expected ADDR:PORT with a numeric address, e.g. 127.0.0.1:9100 (this host only), "
+      "[::1]:9100, or 0.0.0.0:9100 (every interface)";
+  std::string host, port;
+  int family = AF_INET;
+  if (!in.empty() && in[0] == '[') {
+    size_t close = in.find("]:");
+    if (close == std::string::npos) return *err = hint, false;
+    host = in.substr(1, close - 1);
+    port = in.substr(close + 2);
+    family = AF_INET6;
+  } else {
+    size_t colon = in.find(':');
+    if (colon == std::string::npos || in.find(':', colon + 1) != std::string::npos) return *err = hint, false;
+    host = in.substr(0, colon);
+    port = in.substr(colon + 1);
+  }
+  unsigned char buf[sizeof(in6_addr)];
+  if (host.empty() || inet_pton(family, host.c_str(), buf) != 1) return *err = hint, false;
+  unsigned long p = 0;
+  auto r = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (port.empty() || r.ec != std::errc() || r.ptr != port.data() + port.size() || p == 0 || p > 65535)
+    return *err = "'" + in + "': the port must be from 1 to 65535", false;
+  out->host = host;
+  out->port = static_cast<uint16_t>(p);
+  return true;
+}
+
+std::string escape_label_value(const std::string &v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string render_metrics(const MetricsInfo &info, const MapView &maps, const MetricsSnapshot &snap,
+                           uint64_t now_ns) {
+  Exposition x;
+  x.family("dthrottle_info", "gauge", "The agent's version and configuration (always 1).");
+  x.sample("dthrottle_info",
+           {{"version", info.version},
+            {"node_id", info.node_id},
+            {"interface", info.iface},
+            {"rate", format_double(info.rate)},
+            {"burst", std::to_string(info.burst)},
+            {"xdp_mode", info.xdp_mode}},
+           uint64_t{1});
+  render_dataplane(x, info, maps);
+  if (snap.cluster) render_cluster(x, snap, now_ns);
+  if (snap.query) render_query(x, snap);
+  if (!snap.adaptive.empty()) render_adaptive(x, snap);
+  return x.take();
+}
+
+// --- the server ---------------------------------------------------------------------
+
+struct MetricsServer::Impl {
+  std::string shown;  // ADDR:PORT as the user would write it
+  MetricsInfo info;
+  int stats_fd = -1, buckets_fd = -1, rule_stats_fd = -1, rule_names_fd = -1;
+
+  // The named rules and their per-CPU counters, summed.
+  std::vector<RuleCount> read_rules() const {
+    std::vector<RuleCount> out;
+    if (rule_stats_fd < 0 || rule_names_fd < 0) return out;
+    const int ncpu = libbpf_num_possible_cpus();
+    std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
+    for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
+      dt_rule_name n{};
+      if (bpf_map_lookup_elem(rule_names_fd, &id, &n) != 0 || !n.name[0]) continue;
+      RuleCount r;
+      r.name.assign(n.name, strnlen(n.name, sizeof n.name));
+      if (bpf_map_lookup_elem(rule_stats_fd, &id, per_cpu.data()) == 0)
+        for (const auto &c : per_cpu) r.passed += c.passed, r.dropped += c.dropped;
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+  httplib::Server http;
+  std::thread thread;
+
+  std::mutex snap_mu;  // guards snap (written by the event loop, read by scrapes)
+  MetricsSnapshot snap;
+
+  std::mutex maps_mu;  // guards the cached bucket count; one table walk at a time
+  uint64_t counted_at_ns = 0;
+  bool counted = false;
+  uint64_t sources = 0, evictions = 0;
+  EvictionEstimate eviction_estimate;
+
+  static bool failed(const char *what, int neg_errno, std::string *out) {
+    *out = std::string(what) + ": " + strerror(-neg_errno) + "\n";
+    return false;
+  }
+
+  // Reads the maps and renders; false with a sentence in *out on a failed syscall.
+  bool scrape(std::string *out) {
+    MapView m;
+    {
+      std::lock_guard<std::mutex> lock(maps_mu);
+      const uint64_t now = mono_now_ns();
+      if (!counted || now - counted_at_ns >= kSourceCountMaxAgeNs) {
+        // Created before present: a bucket created during the walk can only make
+        // the estimate lower, never stick it too high.
+        dt_stats before{};
+        if (int rc = read_stats(stats_fd, &before); rc != 0) return failed("reading the stats map", rc, out);
+        long n = for_each_bucket(buckets_fd, [](const dt_key &, const dt_bucket &) {});
+        if (n < 0) return failed("walking the bucket table", static_cast<int>(n), out);
+        sources = static_cast<uint64_t>(n);
+        evictions = eviction_estimate.update(before.new_sources, sources);
+        counted_at_ns = now;
+        counted = true;
+      }
+      m.sources = sources;
+      m.evictions = evictions;
+    }
+    if (int rc = read_stats(stats_fd, &m.stats); rc != 0) return failed("reading the stats map", rc, out);
+    m.rules = read_rules();
+    MetricsSnapshot s;
+    {
+      std::lock_guard<std::mutex> lock(snap_mu);
+      s = snap;
+    }
+    *out = render_metrics(info, m, s, mono_now_ns());
+    return true;
+  }
+};
+
+MetricsServer::MetricsServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+MetricsServer::~MetricsServer() {
+  // A server bound but never served keeps its socket until the process exits
+  // (cmd_run returns right after such a failure).
+  impl_->http.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+std::unique_ptr<MetricsServer> MetricsServer::bind(const MetricsAddress &addr, std::string *err) {
+  auto impl = std::make_unique<Impl>();
+  impl->shown = addr.host.find(':') != std::string::npos ? "[" + addr.host + "]:" + std::to_string(addr.port)
+                                                         : addr.host + ":" + std::to_string(addr.port);
+  httplib::Server &http = impl->http;
+  // Two workers: scrapes are rare; more threads would only add table walks.
+  http.new_task_queue = [] { return new httplib::ThreadPool(2); };
+  // httplib's default is SO_REUSEPORT, which would let a second agent bind the same
+  // port without an error and split the scrapes between them: SO_REUSEADDR only.
+  http.set_socket_options([](socket_t sock) {
+    int one = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  });
+  http.set_payload_max_length(64 * 1024);
+  // One request per connection (scrapes are seconds apart), and short waits for a
+  // request: stop() cannot interrupt a worker waiting on an idle connection, so
+  // these bound how long SIGTERM waits for the threads (httplib's default: 5 s).
+  http.set_keep_alive_max_count(1);
+  http.set_keep_alive_timeout(1);
+  http.set_read_timeout(2);
+  http.set_write_timeout(2);
+  Impl *p = impl.get();
+  http.Get("/metrics", [p](const httplib::Request &, httplib::Response &res) {
+    std::string body;
+    if (p->scrape(&body)) {
+      res.set_content(body, "text/plain; version=0.0.4; charset=utf-8");
+    } else {
+      res.status = 500;
+      res.set_content(body, "text/plain; charset=utf-8");
+    }
+  });
+  errno = 0;
+  if (!http.bind_to_port(addr.host, addr.port)) {
+    int e = errno;
+    *err = "--metrics: cannot listen on " + impl->shown + ": " +
+           (e == EADDRINUSE      ? std::string("the port is already in use")
+            : e == EADDRNOTAVAIL ? std::string("the address is not one of this host's")
+            : e                  ? std::string(strerror(e))
+                                 : std::string("bind failed"));
+    return nullptr;
+  }
+  return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(impl)));
+}
+
+void MetricsServer::serve(const MetricsInfo &info, int stats_fd, int buckets_fd, int rule_stats_fd,
+                          int rule_names_fd) {
+  Impl *p = impl_.get();
+  p->info = info;
+  p->stats_fd = stats_fd;
+  p->buckets_fd = buckets_fd;
+  p->rule_stats_fd = rule_stats_fd;
+  p->rule_names_fd = rule_names_fd;
+  p->thread = std::thread([p] { p->http.listen_after_bind(); });
+  // stop() does nothing until the accept loop runs: wait for it, so the destructor stops it.
+  for (int i = 0; i < 2000 && !p->http.is_running(); i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  DT_INFO("metrics: Prometheus text on http://%s/metrics", p->shown.c_str());
+}
+
+void MetricsServer::publish(const MetricsSnapshot &snap) {
+  std::lock_guard<std::mutex> lock(impl_->snap_mu);
+  impl_->snap = snap;
+}
+
+}  // namespace dt

@@ -1,0 +1,112 @@
+// metrics.h - Prometheus text exposition (format 0.0.4) of the agent's state on
+// GET /metrics (--metrics ADDR:PORT), served by cpp-httplib in its own threads.
+//
+// The event loop is single-threaded and owns the cluster state, so it never shares
+// it: once per period it copies a small MetricsSnapshot under a mutex (publish()).
+// A scrape renders that latest snapshot plus what the HTTP thread reads itself from
+// the BPF maps (the global counters, one syscall; the bucket count, a walk of the
+// table that is cached for a second so scrapes cannot turn into a table-walk loop).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adaptive/adaptive.h"
+#include "cluster/cluster.h"
+#include "dthrottle/common.h"
+#include "cluster/peer_tracker.h"
+#include "query/query_server.h"
+
+namespace dt {
+
+// Where the metrics server listens: a numeric address (never a default: the user
+// says whether it is exposed) and a port.
+struct MetricsAddress {
+  std::string host;  // IPv4 or IPv6 literal, without brackets
+  uint16_t port = 0;
+};
+
+// Parses "A.B.C.D:PORT" or "[IPv6]:PORT". False with a sentence in *err otherwise.
+bool parse_metrics_address(const std::string &in, MetricsAddress *out, std::string *err);
+
+// What never changes while the agent runs (the info metric, the table capacity).
+struct MetricsInfo {
+  std::string version, node_id, iface, xdp_mode;
+  double rate = 0;
+  uint64_t burst = 0;
+  uint32_t capacity = 0;  // --max-sources: entries of the bucket table
+};
+
+// What the event loop publishes (its own state, copied once per period).
+struct MetricsSnapshot {
+  bool cluster = false;  // without a cluster, no cluster metric is rendered
+  ClusterCounters counters;
+  std::map<std::string, PeerState> peers;
+  double last_period_seconds = 0;  // the loop's time on the last period's report
+  uint64_t last_report_entries = 0, last_report_messages = 0, last_report_bytes = 0;
+  bool query = false;    // a query socket is served: render its answers
+  QueryCounters query_counters;
+  uint64_t tag_buckets = 0;
+  std::vector<AdaptiveStatus> adaptive;  // adaptive rules (empty: none)
+};
+
+// What the HTTP thread reads from the maps for one scrape.
+struct RuleCount {
+  std::string name;
+  uint64_t passed = 0, dropped = 0;
+};
+
+struct MapView {
+  dt_stats stats{};
+  std::vector<RuleCount> rules;  // named rules (empty: everything is rule "default")
+  uint64_t sources = 0;    // buckets in the table
+  uint64_t evictions = 0;  // EvictionEstimate::update
+};
+
+// Buckets created minus buckets present is how many the LRU table evicted (buckets
+// are never deleted otherwise). It is an estimate: the two are read at different
+// moments. A counter must never decrease, so this keeps the highest value seen.
+class EvictionEstimate {
+ public:
+  uint64_t update(uint64_t created, uint64_t present) {
+    if (created > present && created - present > max_) max_ = created - present;
+    return max_;
+  }
+
+ private:
+  uint64_t max_ = 0;
+};
+
+// "\" -> "\\", '"' -> "\"", newline -> "\n": a label value in exposition format.
+std::string escape_label_value(const std::string &v);
+
+// The whole exposition text. now_ns (CLOCK_MONOTONIC) dates the peers' silences.
+std::string render_metrics(const MetricsInfo &info, const MapView &maps, const MetricsSnapshot &snap,
+                           uint64_t now_ns);
+
+// The HTTP server, in two steps: bind() before the dataplane is touched (a busy port
+// must not cost a taken-over throttle its state), serve() once it is up. Stopped
+// (threads joined) by the destructor.
+class MetricsServer {
+ public:
+  ~MetricsServer();
+  // Binds addr; nullptr with a sentence in *err if it cannot (port in use, not an
+  // address of this host).
+  static std::unique_ptr<MetricsServer> bind(const MetricsAddress &addr, std::string *err);
+  // Serves GET /metrics from threads of its own. The fds must outlive the server.
+  void serve(const MetricsInfo &info, int stats_fd, int buckets_fd, int rule_stats_fd = -1,
+             int rule_names_fd = -1);
+  // Replaces the snapshot scrapes render (called by the event loop).
+  void publish(const MetricsSnapshot &snap);
+
+  struct Impl;
+
+ private:
+  explicit MetricsServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dt

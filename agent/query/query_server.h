@@ -1,0 +1,129 @@
+// query_server.h - the query socket applications ask "serve or throttle this tag?".
+//
+// Protocol (the reference daemon's, exactly; full text in docs/query-protocol.md):
+//   client: <tag>\n             server: "OK\n" (serve) or "NO\n" (throttle)
+// Line based, request/reply, answers in order, computed at once; pipelining is fine
+// (a client may send many lines before reading). A tag is any bytes but '\n' and NUL,
+// at most kMaxTagLen (1024); "\r" is part of the tag (no CRLF folding).
+// Extension, reserved permits:
+//   client: RESERVE <tag>\n     server: "OK\n"         a token now, proceed
+//                                       "WAIT <ms>\n"  a permit is reserved for you in
+//                                                      <ms> ms (rounded up): sleep that
+//                                                      long, then proceed, no new query
+//                                       "NO\n"         the wait would exceed the max
+//                                                      wait, or too many reservations
+//                                                      are outstanding
+// Extension, busy signals for adaptive rules (adaptive.h):
+//   client: BUSY <name>\n        server: "OK\n" an adaptive rule took the signal: the
+//                                       packet rule named <name>, else the tag rule
+//                                       the tag <name> falls under
+//                                       "NO\n" no adaptive rule by that name or tag
+// (so a tag may not begin with "RESERVE " or "BUSY "). Errors:
+//   empty line                  "ERR empty tag\n", the connection stays open
+//   tag over 1024 bytes         "ERR tag too long\n", then the server closes
+//   a NUL byte in a line        "ERR nul byte\n", then the server closes
+// Answers to the lines before a closing error are sent first. Closing means: flush,
+// shut down the write side, discard input until the client closes or linger_ns pass.
+//
+// Resource bounds: at most max_connections open connections (more are accepted and
+// closed at once, counted as refused); at most max_backlog_bytes of answers the socket
+// would not take (the client has not read them and the kernel's socket buffer, ~200 KiB,
+// is full): beyond it the client is disconnected (counted), so a client that never
+// reads cannot hold memory or block anyone; the server thread never blocks. A client
+// may pipeline freely as long as it reads its answers as it goes.
+//
+// Threading: start() binds the sockets in the caller's thread (errors come back at
+// once), then serves every connection from one epoll thread of its own. Each read's
+// worth of pipelined queries is answered with one TagTable::answer_batch (one lock).
+// The destructor stops the thread, closes every connection and removes the unix socket.
+//
+// Strict tags (rules with strict = true, see strict_redis.h): the batch's strict
+// queries are taken out of answer_batch and decided by Redis through the thread's own
+// StrictRedis client, all of them in one pipelined round trip; a query Redis cannot
+// answer is denied or answered by the local bucket, as its rule says (both counted and
+// logged, rate-limited). Without redis_address, strict rules are answered locally.
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <functional>
+#include <string_view>
+
+#include "rules/tags.h"
+
+namespace dt {
+
+struct QueryServerConfig {
+  std::string unix_path;   // --query-socket PATH; "" for none
+  std::string tcp_listen;  // --query-listen ADDR:PORT ("127.0.0.1:7800", "[::1]:7800",
+                           // "*:7800" = all addresses); port 0 picks a free one. "" for none
+  unsigned unix_mode = 0666;               // permissions of the unix socket file
+  size_t max_connections = 4096;
+  size_t max_backlog_bytes = 128 * 1024;   // unread answers per connection
+  uint64_t max_reserve_wait_ns = 1'000'000'000;  // RESERVE: longest wait granted
+  uint64_t linger_ns = 1'000'000'000;      // closing after an error: how long to drain
+  std::string redis_address;               // --redis: decides strict tags ("" for none)
+  uint64_t redis_timeout_ns = 50'000'000;  // --redis-timeout: connect and each command
+  // BUSY <name>: a busy signal for an adaptive rule (adaptive.h), called on the query
+  // thread; true if an adaptive rule took it. Without a handler, BUSY answers NO.
+  std::function<bool(std::string_view name, uint64_t now_ns)> busy;
+};
+
+// Snapshot of the server's counters (monotonic, except connections_open).
+struct QueryCounters {
+  uint64_t answered_ok = 0, answered_no = 0, answered_wait = 0;
+  uint64_t err_empty = 0, err_too_long = 0, err_nul = 0;
+  uint64_t connections_accepted = 0;  // served connections, ever
+  uint64_t connections_open = 0;
+  uint64_t connections_refused = 0;   // over max_connections (or out of descriptors)
+  uint64_t backlog_disconnects = 0;   // clients that did not read their answers
+  uint64_t batches = 0;               // answer_batch calls (queries per batch = answers / batches)
+  uint64_t strict_decided = 0;        // strict queries Redis answered
+  uint64_t strict_round_trips = 0;    // pipelined batches sent to Redis
+  uint64_t strict_denied_on_error = 0;  // strict queries denied: Redis failed (on_redis_error deny)
+  uint64_t strict_local_on_error = 0;   // answered by the local bucket: Redis failed (local)
+  uint64_t busy_taken = 0;             // BUSY lines an adaptive rule took (answered OK)
+  uint64_t busy_unknown = 0;           // BUSY lines for no adaptive rule (answered NO)
+  uint64_t answers() const { return answered_ok + answered_no + answered_wait; }
+  uint64_t errors() const { return err_empty + err_too_long + err_nul; }
+};
+
+// Parses "ADDR:PORT" for tcp_listen into a bindable address; false with *err if bad.
+bool parse_listen_address(const std::string &s, sockaddr_storage *out, socklen_t *len,
+                          std::string *err);
+
+class QueryServer {
+ public:
+  // Binds every configured socket and starts the thread; nullptr with *err on failure
+  // (e.g. the unix path is in use by a live server; a stale socket file is replaced).
+  static std::unique_ptr<QueryServer> start(const QueryServerConfig &cfg, TagTable &table,
+                                            std::string *err);
+  ~QueryServer();
+  QueryServer(const QueryServer &) = delete;
+  QueryServer &operator=(const QueryServer &) = delete;
+
+  uint16_t tcp_port() const { return tcp_port_; }  // the bound port (0: no TCP)
+  const std::string &unix_path() const { return cfg_.unix_path; }
+  QueryCounters counters() const;
+
+ private:
+  struct Loop;
+  QueryServer(const QueryServerConfig &cfg, TagTable &table);
+
+  QueryServerConfig cfg_;
+  TagTable &table_;
+  int unix_fd_ = -1, tcp_fd_ = -1, wake_fd_ = -1;
+  uint16_t tcp_port_ = 0;
+  dev_t unix_dev_ = 0;
+  ino_t unix_ino_ = 0;  // the socket file we created (removed only if still ours)
+  std::unique_ptr<Loop> loop_;
+  std::thread thread_;
+};
+
+}  // namespace dt

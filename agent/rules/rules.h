@@ -1,0 +1,102 @@
+// rules.h - the rules file (--rules FILE): whom to throttle how.
+//
+// Format: TOML, version 1 (see README "Rules"). TOML because it has comments, typed
+// values and, through Debian's toml11, line-precise error messages; JSON has no
+// comments and YAML's implicit typing turns `no` into false.
+//
+//   version = 1
+//   [[rule]]                      # packet rules: longest prefix wins, then file order
+//   name = "office"
+//   cidr = "198.18.10.0/24"
+//   action = "allow"              # throttle (default) | allow | deny
+//   [[rule]]
+//   name = "web-syn"
+//   cidr = "0.0.0.0/0"
+//   proto = "tcp"                 # tcp | udp | icmp (any if absent)
+//   dport = "80-443"              # one port or a range (tcp/udp only)
+//   syn = true                    # TCP SYN without ACK only (new connections)
+//   rate = 20
+//   burst = 40
+//   key_prefix = 24               # one bucket per /24 (default: /32 IPv4, /64 IPv6)
+//   adaptive = true               # back off on busy signals (default false), or a table:
+//   adaptive = { decrease = 0.5, recovery = 3, floor = 0.01, scope = "cluster", listen_port = 443 }
+//   [[tag]]                       # query-socket tags: longest string prefix wins
+//   prefix = "user:"
+//   rate = 5
+//   burst = 10
+//   strict = true                 # decided by Redis (--redis); default false
+//   on_redis_error = "deny"       # deny (default) | local: if Redis cannot answer
+//
+// --rate/--burst make rule 0, "default", which applies to sources no rule matches;
+// without them unmatched traffic passes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dthrottle/common.h"
+#include "rules/tags.h"
+
+namespace dt {
+
+enum class RuleAction : uint8_t { Throttle = DT_ACT_THROTTLE, Allow = DT_ACT_ALLOW, Deny = DT_ACT_DENY };
+const char *rule_action_name(RuleAction a);
+
+struct PacketRule {
+  std::string name;
+  uint8_t addr[16] = {};   // network, IPv4 as ::ffff:a.b.c.d
+  uint8_t prefix_len = 0;  // of the 128-bit form (IPv4 /24 is 120)
+  bool v4 = true;
+  uint8_t proto = 0;       // 0 any, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP (ICMPv6 for IPv6)
+  uint16_t dport_lo = 0, dport_hi = 0;  // 0,0: any
+  bool syn_only = false;
+  RuleAction action = RuleAction::Throttle;
+  double rate = 0;
+  uint64_t burst = 0;
+  uint8_t key_prefix = 0;  // bucket granularity within the family (32/64 by default)
+  AdaptiveConfig adaptive{};  // back off on busy signals (adaptive.h); throttle rules only
+  int line = 0;            // where it is in the file
+  uint32_t id = 0;         // the kernel's rule index (stable by name across reloads)
+};
+
+struct RuleSet {
+  std::vector<PacketRule> rules;  // rules[0] is "default" (from --rate/--burst, or allow)
+  std::vector<TagRule> tags;      // may be empty: tags then follow the default rate/burst
+  std::string origin;             // file name, for messages
+};
+
+// The rule set with only the default rule (rate 0 means: no default, pass).
+RuleSet default_rules(double rate, uint64_t burst);
+
+// Parses TOML text into *out (whose rules[0] must already be the default rule).
+// Errors name the file, the line and what is wrong; *out is untouched on error.
+bool parse_rules(const std::string &text, const std::string &origin, RuleSet *out, std::string *err);
+bool load_rules_file(const std::string &path, RuleSet *out, std::string *err);
+
+// The kernel's view: policies by rule index and the LPM entries (per family, each
+// prefix with its candidate rules: its own in file order, then those it inherits
+// from shorter prefixes, ending with the default rule).
+struct CompiledRules {
+  std::vector<dt_policy> policies;
+  std::vector<std::pair<dt_lpm_key, dt_rule_set>> lpm;
+};
+bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err);
+
+// Everything the agent needs of a rule set: the rules, their kernel form, the names
+// by rule index and which of them throttle (peers' hits apply to those only).
+struct LoadedRules {
+  RuleSet set;
+  CompiledRules compiled;
+  std::vector<std::string> names;
+  std::vector<bool> throttles;
+};
+// The default rule from rate/burst (rate 0: none), plus `path` if not empty. With
+// `previous` (a reload), a rule keeps the id it had under the same name, so its
+// buckets and counters stay its own; new rules take free ids.
+bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
+                const LoadedRules *previous = nullptr);
+// One line: "3 packet rules (2 throttle, 1 allow, 0 deny), 2 tag rules, default 100/s burst 50".
+std::string describe_rules(const LoadedRules &r);
+
+}  // namespace dt

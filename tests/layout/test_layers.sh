@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# test_layers.sh - the agent's folders include each other in one direction, and the
+# README's layout section is the tree as it is (tests/layout/layers.py).
+set -u
+cd "$(dirname "$0")/../.."
+layers=tests/layout/layers.py
+tmp=$(mktemp -d /tmp/dthrottle-layers.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# The check itself must catch a cycle: a two-folder tree whose folders include each other.
+mkdir -p "$tmp/agent/low" "$tmp/agent/high"
+printf '// a.h - x\n#include "high/b.h"\n' >"$tmp/agent/low/a.h"
+printf '// b.h - x\n#include "low/a.h"\n' >"$tmp/agent/high/b.h"
+printf '// main.cpp - x\n' >"$tmp/agent/main.cpp"
+if out=$(python3 "$layers" check "$tmp") || ! grep -q 'cycle between folders: high -> low -> high' <<<"$out"; then
+  echo "FAIL layers/detects-cycle: a planted cycle high <-> low was not reported (got: $out)"
+else
+  echo "PASS layers/detects-cycle"
+fi
+
+if out=$(python3 "$layers" check); then
+  echo "PASS layers/no-cycle: $(python3 "$layers" order | tr '\n' ' ')"
+else
+  echo "FAIL layers/no-cycle: agent/ breaks its layering:"
+  sed 's/^/  /' <<<"$out"
+fi
+
+# README: the block between the layout markers is what `layers.py tree` prints.
+python3 "$layers" tree >"$tmp/tree"
+sed -n '/<!-- layout:begin/,/<!-- layout:end/p' README.md | sed '1,2d;$d' | sed '$d' >"$tmp/readme"
+if diff -u "$tmp/readme" "$tmp/tree" >"$tmp/diff"; then
+  echo "PASS layers/readme-layout"
+else
+  echo "FAIL layers/readme-layout: README.md's layout section differs from the tree; regenerate it with" \
+       "'python3 $layers tree' (diff: - README, + tree):"
+  head -40 "$tmp/diff"
+fi

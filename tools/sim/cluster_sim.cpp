@@ -1,0 +1,600 @@
+// cluster_sim.cpp - the deterministic cluster simulator (see cluster_sim.h).
+#include "sim/cluster_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "dthrottle/bucket.h"
+#include "cluster/peer_protocol.h"
+#include "dataplane/policy.h"
+
+namespace dt::sim {
+namespace {
+
+constexpr size_t kMaxHosts = 1024;
+constexpr size_t kMaxClients = size_t{1} << 17;  // 198.18.0.0/15
+constexpr double kMaxRequests = 20e6;            // memory: 16 bytes each
+constexpr double kMaxTimelineCells = 10e6;       // clients x hosts x bins
+constexpr double kMaxBusySignals = 20e6;         // memory: 16 bytes each
+const char kAdaptiveRule[] = "default";          // the rule every simulated client is under
+
+uint64_t splitmix64(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+Ns client_stop(const Scenario &s, const Client &c) {
+  return c.stop == 0 ? s.duration : std::min(c.stop, s.duration);
+}
+
+bool fail(std::string *err, const std::string &msg) {
+  *err = msg;
+  return false;
+}
+
+}  // namespace
+
+const char *lb_name(LoadBalancer lb) {
+  switch (lb) {
+    case LoadBalancer::RoundRobin: return "round-robin";
+    case LoadBalancer::Random: return "random";
+    case LoadBalancer::Sticky: return "sticky";
+  }
+  return "?";
+}
+
+bool parse_lb(const std::string &s, LoadBalancer *out) {
+  for (auto lb : {LoadBalancer::RoundRobin, LoadBalancer::Random, LoadBalancer::Sticky}) {
+    if (s == lb_name(lb)) {
+      *out = lb;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool validate(const Scenario &s, std::string *err) {
+  if (s.hosts < 1 || s.hosts > kMaxHosts)
+    return fail(err, "hosts must be 1 to " + std::to_string(kMaxHosts));
+  dt_policy p;
+  if (!make_policy(s.rate, s.burst, &p, err)) return false;
+  if (s.period == 0 || s.duration == 0 || s.bin == 0)
+    return fail(err, "period, duration and timeline bin must be greater than 0");
+  if (s.duration > 365 * 24 * 3600 * kSec) return fail(err, "duration must be at most a year");
+  if (!s.report_offset.empty() && s.report_offset.size() != s.hosts)
+    return fail(err, "give one report offset per host (or none)");
+  for (Ns o : s.report_offset)
+    if (o >= s.period) return fail(err, "every report offset must be shorter than the period");
+  if (s.clients.size() > kMaxClients)
+    return fail(err, "at most " + std::to_string(kMaxClients) + " clients (one per address of 198.18.0.0/15)");
+  double requests = 0;
+  for (const auto &c : s.clients) {
+    if (!(c.rate >= 0 && c.rate <= 1e7))
+      return fail(err, "client " + c.name + ": offered rate must be 0 to 10000000 per second");
+    if (c.stop != 0 && c.stop <= c.start)
+      return fail(err, "client " + c.name + ": stop must come after start");
+    const Ns stop = client_stop(s, c);
+    if (c.rate > 0 && stop > c.start) requests += c.rate * static_cast<double>(stop - c.start) / 1e9;
+    for (const auto &b : c.bursts) {
+      if (b.host < -1 || b.host >= static_cast<int>(s.hosts))
+        return fail(err, "client " + c.name + ": a burst names host " + std::to_string(b.host) +
+                             ", but hosts are 0 to " + std::to_string(s.hosts - 1));
+      if (b.at > s.duration) return fail(err, "client " + c.name + ": a burst comes after the end");
+      requests += b.count;
+    }
+  }
+  if (requests > kMaxRequests)
+    return fail(err, "the scenario offers about " + std::to_string(static_cast<uint64_t>(requests)) +
+                         " requests; the simulator takes at most 20000000");
+  if (!(s.net.loss >= 0 && s.net.loss <= 1) || !(s.net.duplicate >= 0 && s.net.duplicate <= 1))
+    return fail(err, "loss and duplicate are probabilities: 0 to 1");
+  if (s.net.delay > 3600 * kSec || s.net.jitter > 3600 * kSec)
+    return fail(err, "network delay and jitter must be at most an hour");
+  for (const auto &p : s.net.partitions) {
+    if (p.side.size() != s.hosts) return fail(err, "a partition must put every host on a side");
+    if (p.end <= p.start) return fail(err, "a partition must end after it starts");
+  }
+  if (!s.busy.empty() && !s.adaptive) return fail(err, "busy signals need an adaptive scenario");
+  if (s.adaptive) {
+    std::string why;
+    if (!validate_adaptive_params(s.adaptive_params, &why)) return fail(err, "adaptive: " + why);
+    if (s.duration % s.bin != 0) return fail(err, "adaptive: the timeline bin must divide the duration");
+    double signals = 0;
+    for (const auto &b : s.busy) {
+      if (b.host < 0 || b.host >= static_cast<int>(s.hosts))
+        return fail(err, "busy signals to host " + std::to_string(b.host) + ", but hosts are 0 to " +
+                             std::to_string(s.hosts - 1));
+      if (b.end <= b.start || b.end > s.duration)
+        return fail(err, "a busy window must end after it starts, and at most at the end of the scenario");
+      if (!(b.per_second > 0 && b.per_second <= 1e7)) return fail(err, "busy signals: 1 to 10000000 per second");
+      signals += b.per_second * static_cast<double>(b.end - b.start) / 1e9;
+    }
+    if (signals > kMaxBusySignals) return fail(err, "at most 20000000 busy signals");
+  }
+  const double bins = static_cast<double>(s.duration / s.bin + 1);
+  if (bins * static_cast<double>(s.clients.size() * s.hosts) > kMaxTimelineCells)
+    return fail(err, "the timeline would be too large: use a longer bin");
+  return true;
+}
+
+// The reference daemon's A/B example (hosts A = 0 and B = 1, burst 10, rate 1/s,
+// reports every 5 s). The reference keeps whole-second books: its buckets refill by
+// one token at each whole second counted from t=0, before client C's first request
+// at t=0.1. Continuous refill (GCRA) starts counting when the bucket is first drawn
+// from, so the reference's clock maps onto ours as:
+//   reference t=0.1  C: 17 requests (9 to A, 8 to B)      here t=0
+//   reference t=0.2  C: 2 requests to A (1 refused)        here t=0.1
+//   reference t=5    A and B send their reports            here t=4.9 (report offset)
+//   reference t=5.1  the reports are applied: -3 and -3    here t=5.0 (0.1 s delay)
+//   reference t=5.2  C: 2 requests (one each), refused     here t=5.1
+//   reference t=6..9 -2, -1, 0, 1 on both hosts            here t=6..9
+// i.e. every event happens 0.1 s earlier here, and whole seconds are the same
+// seconds: the reference's whole-token refill at each whole second from t=0 equals
+// continuous refill from C's first request at our t=0.
+// Where the books differ: between whole seconds the reference shows no refill, we
+// show the fraction: A holds 0.1 (reference 0) after the requests at reference
+// t=0.2, and both hosts -2.9 (reference -3) at reference t=5.2. Then C makes 2
+// requests to A at t=9: one is served. A's report of that hit, sent at t=9.9,
+// reaches B at t=10.0.
+Scenario reference_ab_scenario() {
+  Scenario s;
+  s.hosts = 2;
+  s.rate = 1;
+  s.burst = 10;
+  s.period = 5 * kSec;
+  s.duration = 10 * kSec;
+  s.report_offset = {4900 * kMs, 4900 * kMs};
+  s.net.delay = 100 * kMs;
+  s.bin = kSec;
+  Client c;
+  c.name = "C";
+  c.bursts = {{0, 9, 0},           {0, 8, 1},           {100 * kMs, 2, 0},
+              {5100 * kMs, 1, 0},  {5100 * kMs, 1, 1},  {9 * kSec, 2, 0}};
+  s.clients = {c};
+  return s;
+}
+
+const char *busy_pattern_name(BusyPattern p) { return p == BusyPattern::Steady ? "steady" : "flappy"; }
+
+bool parse_busy_pattern(const std::string &s, BusyPattern *out) {
+  for (auto p : {BusyPattern::Steady, BusyPattern::Flappy}) {
+    if (s == busy_pattern_name(p)) {
+      *out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The reference's busy phase lasts 10 s, then 20 s more decide whether the traffic
+// recovered. Its time=N rows are our bin [N-1, N) s: flappy's busy seconds 3, 6, 9
+// are our [2,3), [5,6), [8,9).
+Scenario busy_reference_scenario(BusyPattern p, const AdaptiveParams &params, size_t hosts) {
+  constexpr double kBusyPerSecond = 3000;  // the reference's "maximum number of busy responses"
+  Scenario s;
+  s.hosts = hosts;
+  s.rate = 10000;
+  s.burst = 5000;
+  s.period = 200 * kMs;
+  s.duration = 30 * kSec;
+  s.bin = kSec;
+  s.clients = {Client{"c0", 5000, 0, 0, {}}};
+  s.adaptive = true;
+  s.adaptive_params = params;
+  if (p == BusyPattern::Steady) s.busy = {{0, 10 * kSec, kBusyPerSecond, 0}};
+  else
+    for (Ns at : {2 * kSec, 5 * kSec, 8 * kSec}) s.busy.push_back({at, at + kSec, kBusyPerSecond, 0});
+  return s;
+}
+
+Ns busy_end(const Scenario &s) {
+  Ns end = 0;
+  for (const auto &b : s.busy) end = std::max(end, b.end);
+  return end;
+}
+
+std::optional<Ns> converged_at(const std::vector<AdaptiveRow> &rows, Ns busy_end) {
+  std::optional<Ns> at;
+  for (const auto &r : rows) {
+    if (r.start < busy_end) continue;
+    if (r.throttled) at.reset();
+    else if (!at) at = r.end;
+  }
+  return at;
+}
+
+uint64_t ClientStats::admitted() const {
+  uint64_t n = 0;
+  for (uint64_t a : admitted_by_host) n += a;
+  return n;
+}
+
+size_t ClusterSim::KeyHash::operator()(const dt_key &k) const {
+  uint64_t a, b;
+  memcpy(&a, k.addr, 8);
+  memcpy(&b, k.addr + 8, 8);
+  return static_cast<size_t>(a * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full ^ (b >> 29));
+}
+
+bool ClusterSim::KeyEq::operator()(const dt_key &a, const dt_key &b) const {
+  return memcmp(a.addr, b.addr, sizeof a.addr) == 0;
+}
+
+uint64_t ClusterSim::Rng::next() { return splitmix64(&s); }
+double ClusterSim::Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+dt_key ClusterSim::client_key(size_t i) {
+  dt_key k{};
+  k.addr[10] = k.addr[11] = 0xff;
+  k.addr[12] = 198;
+  k.addr[13] = static_cast<uint8_t>(18 + (i >> 16));
+  k.addr[14] = static_cast<uint8_t>(i >> 8);
+  k.addr[15] = static_cast<uint8_t>(i);
+  return k;
+}
+
+std::unique_ptr<ClusterSim> ClusterSim::create(const Scenario &s, std::string *err) {
+  if (!validate(s, err)) return nullptr;
+  dt_policy p;
+  make_policy(s.rate, s.burst, &p, err);
+  return std::unique_ptr<ClusterSim>(new ClusterSim(s, p));
+}
+
+ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
+    : s_(s), policy_(p), lb_rng_{s.seed ^ 0x4c4200000000ull}, net_rng_{s.seed ^ 0x4e4554000000ull} {
+  const Ns down_after = s.peer_down_after ? s.peer_down_after : 5 * s.period;
+  uint64_t boot_seed = s.seed;
+  hosts_.resize(s.hosts);
+  for (size_t h = 0; h < s.hosts; h++) {
+    Host &host = hosts_[h];
+    host.node_id = "h" + std::to_string(h);
+    host.boot_id = splitmix64(&boot_seed);
+    host.tracker = PeerTracker(down_after);
+    // Local-only hosts still end periods when adaptive: the controller runs on them.
+    host.next_report =
+        s.reports || s.adaptive ? (s.report_offset.empty() ? 0 : s.report_offset[h]) : kNever;
+    host.policy = p;
+    if (s.adaptive) {
+      AdaptiveRuleSpec spec;
+      spec.name = kAdaptiveRule;
+      spec.index = DT_RULE_DEFAULT;
+      spec.rate = s.rate;
+      spec.params = s.adaptive_params;
+      host.adaptive = std::make_unique<AdaptiveSet>();
+      host.adaptive->configure({spec}, s.peer_down_after ? s.peer_down_after : 5 * s.period);
+    }
+  }
+  host_stats_.resize(s.hosts);
+  build_requests();
+  if (s.adaptive) {
+    bins_.assign(s.hosts, std::vector<AdaptiveBin>(s.duration / s.bin));
+    for (const auto &w : s.busy)
+      for (uint64_t k = 0;; k++) {
+        const Ns t = w.start + static_cast<Ns>(std::llround(static_cast<double>(k) * 1e9 / w.per_second));
+        if (t >= w.end) break;
+        busy_.push_back({t, w.host});
+      }
+    std::stable_sort(busy_.begin(), busy_.end(), [](const BusySignal &a, const BusySignal &b) { return a.at < b.at; });
+  }
+}
+
+// Every request of the scenario, in time order (ties: client order, then bursts in
+// the order given). The host is picked when the request is handled.
+void ClusterSim::build_requests() {
+  const size_t bins = s_.duration / s_.bin + 1;
+  clients_.resize(s_.clients.size());
+  timeline_.assign(s_.clients.size(),
+                   std::vector<std::vector<uint64_t>>(s_.hosts, std::vector<uint64_t>(bins, 0)));
+  for (uint32_t i = 0; i < s_.clients.size(); i++) {
+    const Client &c = s_.clients[i];
+    const Ns stop = client_stop(s_, c);
+    if (c.rate > 0) {
+      for (uint64_t k = 0;; k++) {
+        // From k, not by adding a rounded interval: no drift over long runs.
+        const Ns t = c.start + static_cast<Ns>(std::llround(static_cast<double>(k) * 1e9 / c.rate));
+        if (t >= stop) break;
+        requests_.push_back({t, i, -1});
+      }
+    }
+    for (const auto &b : c.bursts)
+      for (uint32_t k = 0; k < b.count; k++) requests_.push_back({b.at, i, b.host});
+    clients_[i].name = c.name;
+    clients_[i].admitted_by_host.assign(s_.hosts, 0);
+  }
+  std::stable_sort(requests_.begin(), requests_.end(),
+                   [](const Request &a, const Request &b) { return a.at < b.at; });
+  for (const auto &r : requests_) {
+    ClientStats &c = clients_[r.client];
+    if (c.offered == 0) c.first = r.at;
+    c.last = r.at;
+    c.offered++;
+  }
+  std::vector<__u64> central(clients_.size(), 0);  // one global bucket per client
+  for (const auto &r : requests_) {
+    __u64 next;
+    if (dt_gcra_admit(central[r.client], r.at, &policy_, &next)) {
+      central[r.client] = next;
+      clients_[r.client].ideal++;
+    }
+  }
+  for (auto &c : clients_)
+    if (c.offered) c.budget = s_.burst + (c.last - c.first) / policy_.interval_ns;
+}
+
+void ClusterSim::advance_past(Ns t) { advance(t, true); }
+void ClusterSim::advance_to(Ns t) { advance(t, false); }
+
+// At one instant: deliveries first (a report that has arrived is applied before
+// anything else happens at that time), then reports, then requests, then busy
+// signals (a busy answer follows the request it answers).
+void ClusterSim::advance(Ns t, bool inclusive) {
+  for (;;) {
+    const Ns td = in_flight_.empty() ? kNever : in_flight_.top().at;
+    Ns tr = kNever;
+    size_t reporter = 0;
+    for (size_t h = 0; h < hosts_.size(); h++) {
+      if (hosts_[h].next_report < tr && hosts_[h].next_report <= s_.duration) {
+        tr = hosts_[h].next_report;
+        reporter = h;
+      }
+    }
+    const Ns tq = next_request_ < requests_.size() ? requests_[next_request_].at : kNever;
+    const Ns tb = next_busy_ < busy_.size() ? busy_[next_busy_].at : kNever;
+    const Ns next = std::min({td, tr, tq, tb});
+    if (next == kNever || next > t || (!inclusive && next == t)) break;
+    sample_bins_until(next);  // the bins that end by now end before this event
+    now_ = next;
+    if (td == next) {
+      Delivery d = in_flight_.top();
+      in_flight_.pop();
+      handle_delivery(d);
+    } else if (tr == next) {
+      handle_report(reporter);
+    } else if (tq == next) {
+      handle_request(requests_[next_request_++]);
+    } else {
+      handle_busy(busy_[next_busy_++]);
+    }
+  }
+  sample_bins_until(t);
+  now_ = std::max(now_, t);
+}
+
+// Records the applied factor at the end of every bin that ends at or before t
+// (called before any event at t is handled: an event at a bin's end is the next bin's).
+void ClusterSim::sample_bins_until(Ns t) {
+  if (bins_.empty()) return;
+  for (; bins_sampled_ < bins_[0].size() && (bins_sampled_ + 1) * s_.bin <= t; bins_sampled_++)
+    for (size_t h = 0; h < hosts_.size(); h++) bins_[h][bins_sampled_].factor = hosts_[h].applied;
+}
+
+size_t ClusterSim::pick_host(uint32_t client) {
+  switch (s_.lb) {
+    case LoadBalancer::RoundRobin: return round_robin_++ % s_.hosts;
+    case LoadBalancer::Random: return static_cast<size_t>(lb_rng_.uniform() * static_cast<double>(s_.hosts));
+    case LoadBalancer::Sticky: return client % s_.hosts;
+  }
+  return 0;
+}
+
+size_t ClusterSim::bin_of(Ns t) const {
+  return std::min<size_t>(t / s_.bin, timeline_.empty() ? 0 : timeline_[0][0].size() - 1);
+}
+
+// dt_xdp: one token or refuse.
+void ClusterSim::handle_request(const Request &r) {
+  const size_t h = r.host >= 0 ? static_cast<size_t>(r.host) : pick_host(r.client);
+  Host &host = hosts_[h];
+  const dt_key key = client_key(r.client);
+  Bucket &b = host.buckets[key];  // a new bucket is full (tat 0)
+  AdaptiveBin *bin = bins_.empty() || now_ / s_.bin >= bins_[h].size() ? nullptr : &bins_[h][now_ / s_.bin];
+  if (bin) bin->offered++;
+  __u64 next;
+  if (dt_gcra_admit(b.tat, now_, &host.policy, &next)) {
+    b.tat = next;
+    b.passed++;
+    clients_[r.client].admitted_by_host[h]++;
+    host_stats_[h].admitted++;
+    timeline_[r.client][h][bin_of(now_)]++;
+    if (host.adaptive) {
+      const ReportEntry hit{key, 1};
+      host.adaptive->add_packet_hits(std::span(&hit, 1));
+    }
+    if (bin) bin->admitted++;
+  } else {
+    clients_[r.client].refused++;
+    host_stats_[h].refused++;
+    if (bin) bin->refused++;
+  }
+}
+
+// A busy signal from the protected service. Dropped unless the cluster admitted
+// something since the host's last one: a busy answer needs a request, and the
+// service behind the edge gets requests from every host, not only from this one.
+// (Before the host's first report period nothing is measured: the controller then
+// halves the limit itself.)
+void ClusterSim::handle_busy(const BusySignal &s) {
+  Host &host = hosts_[s.host];
+  HostStats &st = host_stats_[s.host];
+  uint64_t cluster_admitted = 0;
+  for (const HostStats &hs : host_stats_) cluster_admitted += hs.admitted;
+  if (cluster_admitted == host.admitted_at_busy) {
+    st.busy_dropped++;
+    return;
+  }
+  host.admitted_at_busy = cluster_admitted;
+  st.busy++;
+  if (st.first_busy == kNever) st.first_busy = now_;
+  if (now_ / s_.bin < bins_[s.host].size()) bins_[s.host][now_ / s_.bin].busy++;
+  host.adaptive->busy(AdaptiveKind::Packet, kAdaptiveRule, "simulated service", now_);
+  apply_factor(s.host, std::min(host.applied, host.adaptive->status(now_).front().local_factor));
+}
+
+// Installs the factor's policy on host h (adaptive_policy keeps the bucket's time
+// window: existing balances keep their meaning in time, as in the kernel).
+void ClusterSim::apply_factor(size_t h, double f) {
+  Host &host = hosts_[h];
+  if (f == host.applied) return;
+  host.applied = f;
+  host.policy = adaptive_policy(policy_, f);
+  if (f < 1.0 && host_stats_[h].first_backoff == kNever) host_stats_[h].first_backoff = now_;
+}
+
+// The end of host h's period for its AdaptiveSet; the policy follows the factor.
+void ClusterSim::adaptive_period(size_t h) {
+  Host &host = hosts_[h];
+  const Ns span = now_ - host.last_period;
+  host.last_period = now_;
+  host.adaptive->on_period(now_, span);
+  apply_factor(h, host.adaptive->factors(AdaptiveKind::Packet, 1)[DT_RULE_DEFAULT]);
+}
+
+// Cluster::on_period: collect passed - reported (dt_collect), publish, check liveness.
+void ClusterSim::handle_report(size_t h) {
+  Host &host = hosts_[h];
+  HostStats &st = host_stats_[h];
+  if (host.adaptive) adaptive_period(h);
+  if (!s_.reports) {
+    host.next_report += s_.period;
+    return;
+  }
+  std::vector<ReportEntry> served;
+  for (auto &[key, b] : host.buckets) {
+    if (b.passed == b.reported) continue;
+    served.push_back({key, b.passed - b.reported});
+    st.hits_reported += b.passed - b.reported;
+    b.reported = b.passed;
+  }
+  // Hash order is the standard library's business: sort, so the messages (and their
+  // split into parts) are the same everywhere.
+  std::sort(served.begin(), served.end(), [](const ReportEntry &a, const ReportEntry &b) {
+    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
+  });
+  ReportHeader hdr;
+  hdr.node_id = host.node_id;
+  hdr.boot_id = host.boot_id;
+  hdr.epoch = ++host.epoch;
+  hdr.sent_unix_ms = now_ / kMs;
+  ReportBody body;
+  body.rules = {kAdaptiveRule};  // every simulated client is under the default rule
+  body.entries = std::move(served);
+  if (host.adaptive) body.factors = host.adaptive->report_factors();
+  auto msgs = encode_report(hdr, host.seq, body);
+  host.seq += msgs.size();
+  st.reports++;
+  for (auto &m : msgs) {
+    auto shared = std::make_shared<const std::string>(std::move(m));
+    for (size_t to = 0; to < hosts_.size(); to++)
+      if (to != h) send(h, to, shared);
+  }
+  for (const auto &change : host.tracker.check_liveness(now_)) st.peer_downs += !change.up;
+  host.next_report += s_.period;
+}
+
+bool ClusterSim::partitioned(size_t a, size_t b, Ns t) const {
+  for (const auto &p : s_.net.partitions)
+    if (t >= p.start && t < p.end && p.side[a] != p.side[b]) return true;
+  return false;
+}
+
+// One message to one receiver. Every send draws the same four random numbers
+// whatever happens to it, so adding a partition or changing the loss does not
+// reshuffle the fate of the other messages.
+void ClusterSim::send(size_t from, size_t to, const std::shared_ptr<const std::string> &msg) {
+  HostStats &st = host_stats_[from];
+  const double u_loss = net_rng_.uniform(), u_dup = net_rng_.uniform();
+  const double u_delay[2] = {net_rng_.uniform(), net_rng_.uniform()};
+  st.messages_sent++;
+  if (partitioned(from, to, now_)) {
+    st.cut++;
+    return;
+  }
+  if (u_loss < s_.net.loss) {
+    st.lost++;
+    return;
+  }
+  const int copies = u_dup < s_.net.duplicate ? 2 : 1;
+  st.duplicated += copies - 1;
+  for (int i = 0; i < copies; i++) {
+    const Ns jitter = static_cast<Ns>(u_delay[i] * static_cast<double>(s_.net.jitter + 1));
+    in_flight_.push({now_ + s_.net.delay + std::min(jitter, s_.net.jitter), delivery_order_++, to, msg});
+  }
+}
+
+// Cluster::handle_message: decode, once-only check, debit every entry (dt_debit).
+void ClusterSim::handle_delivery(const Delivery &d) {
+  Host &host = hosts_[d.to];
+  HostStats &st = host_stats_[d.to];
+  st.received++;
+  ReportHeader hdr;
+  ReportBody body;
+  if (decode_report(d.msg->data(), d.msg->size(), &hdr, &body) != DecodeError::None) {
+    st.decode_errors++;
+    return;
+  }
+  bool came_up = false;
+  if (host.tracker.on_message(hdr, now_, &came_up) == Verdict::Duplicate) {
+    st.rejected++;
+    return;
+  }
+  st.accepted++;
+  st.peer_ups += came_up;
+  for (ReportEntry e : body.entries) {
+    if (body.rules[e.key.rule] != kAdaptiveRule) continue;
+    e.key.rule = DT_RULE_DEFAULT;     // the sender's group index to our rule id
+    Bucket &b = host.buckets[e.key];  // unseen here: created full, then debited
+    b.tat = dt_gcra_debit(b.tat, now_, &host.policy, e.hits);
+    st.hits_debited += e.hits;
+  }
+  if (host.adaptive) {
+    // As Cluster::handle_message: the sender's rule groups to our rule id.
+    std::vector<int64_t> local(body.rules.size(), -1);
+    for (size_t i = 0; i < body.rules.size(); i++)
+      if (body.rules[i] == kAdaptiveRule) local[i] = DT_RULE_DEFAULT;
+    host.adaptive->add_packet_hits(body.entries, local);
+    host.adaptive->on_peer_factors(hdr.node_id, body.factors, now_);
+  }
+}
+
+int64_t ClusterSim::tokens_milli(size_t host, size_t client) const {
+  auto it = hosts_[host].buckets.find(client_key(client));
+  const uint64_t tat = it == hosts_[host].buckets.end() ? 0 : it->second.tat;
+  return dt_gcra_tokens_milli(tat, now_, &hosts_[host].policy);
+}
+
+uint64_t ClusterSim::admitted_between(size_t client, Ns from, Ns to, int host) const {
+  uint64_t n = 0;
+  for (size_t h = 0; h < s_.hosts; h++) {
+    if (host >= 0 && static_cast<size_t>(host) != h) continue;
+    const auto &bins = timeline_[client][h];
+    for (size_t b = from / s_.bin; b < to / s_.bin && b < bins.size(); b++) n += bins[b];
+  }
+  return n;
+}
+
+std::vector<AdaptiveRow> ClusterSim::adaptive_timeline() const {
+  std::vector<AdaptiveRow> rows;
+  for (size_t i = 0; i < bins_sampled_; i++) {
+    AdaptiveRow r;
+    r.start = i * s_.bin;
+    r.end = r.start + s_.bin;
+    for (size_t h = 0; h < hosts_.size(); h++) {
+      const AdaptiveBin &b = bins_[h][i];
+      r.offered += b.offered;
+      r.admitted += b.admitted;
+      r.throttled += b.refused;
+      r.busy += b.busy;
+      r.limit.push_back(s_.rate * b.factor);
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+double ClusterSim::applied_factor(size_t host) const { return hosts_[host].applied; }
+
+
+}  // namespace dt::sim

@@ -1,0 +1,308 @@
+// cluster_sim.h - a deterministic simulator of a dthrottle cluster.
+//
+// N simulated hosts run the agent's cluster logic (agent/cluster/cluster.cpp and the BPF
+// programs it drives) on an injected clock (integer ns from 0), with in-memory
+// bucket maps instead of BPF maps:
+//   admit    dt_gcra_admit on the host's bucket for the client, passed++ (dt_xdp)
+//   report   every period at t = k*period + offset: hits = passed - reported,
+//            reported = passed (dt_collect), then dt::encode_report with
+//            (node id, boot id, seq, epoch) to every peer through the network
+//   receive  dt::decode_report, dt::PeerTracker::on_message (duplicates, gaps,
+//            liveness), then dt_gcra_debit of every entry at the receive time
+//            (dt_debit; a bucket the host never saw is created full, then debited)
+// The network loses, duplicates, delays and partitions messages with a seeded RNG;
+// the load balancer is round-robin, seeded-random or sticky. Same scenario and seed,
+// same result, bit for bit.
+//
+// Adaptive limits (Scenario::adaptive, agent/adaptive/adaptive.h): the rule every client is
+// under is adaptive. Each host runs the agent's own dt::AdaptiveSet for it, fed as
+// the agent feeds it (Cluster, AdaptiveDriver):
+//   admit    every admitted request is a hit of its client (add_packet_hits)
+//   busy     a busy signal from the protected service (BusyWindow) calls busy(), and
+//            the host's bucket policy becomes dt::adaptive_policy(base, applied) at
+//            once if that lowered its own factor (the agent waits for its next period)
+//   period   at each report: on_period() (the busiest client over the period, its own
+//            admitted plus the hits peers reported for it; recovery; the lowest live
+//            peer factor), then the policy follows the factor it applies; the report
+//            carries report_factors()
+//   receive  peers' entries are hits too, their factors go to on_peer_factors()
+// A busy signal answers an admitted request, so a host only gets one if the cluster
+// admitted something since its previous signal (the busy-response reference's rule;
+// the service behind the edge hears every host).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "adaptive/adaptive.h"
+#include "dthrottle/common.h"
+#include "cluster/peer_tracker.h"
+
+namespace dt::sim {
+
+using Ns = uint64_t;
+constexpr Ns kMs = 1'000'000ull;
+constexpr Ns kSec = 1'000'000'000ull;
+constexpr Ns kNever = UINT64_MAX;
+
+enum class LoadBalancer { RoundRobin, Random, Sticky };
+const char *lb_name(LoadBalancer lb);
+// "round-robin", "random" or "sticky".
+bool parse_lb(const std::string &s, LoadBalancer *out);
+
+// `count` requests at the same instant, handled in order.
+struct Burst {
+  Ns at = 0;
+  uint32_t count = 0;
+  int host = -1;  // -1: the load balancer picks each request's host; else this host
+};
+
+struct Client {
+  std::string name;
+  double rate = 0;  // offered requests per second, evenly spaced from start; 0: none
+  Ns start = 0;
+  Ns stop = 0;      // requests in [start, stop); 0: until the end of the scenario
+  std::vector<Burst> bursts;
+};
+
+// While active, messages between hosts on different sides are dropped (at send time).
+struct Partition {
+  Ns start = 0, end = 0;  // [start, end)
+  std::vector<int> side;  // side[h] for every host
+};
+
+struct Network {
+  double loss = 0;       // probability that one message to one receiver is lost
+  double duplicate = 0;  // probability that it is delivered a second time
+  Ns delay = kMs;        // one-way delay: delay + uniform [0, jitter]
+  Ns jitter = 0;
+  std::vector<Partition> partitions;
+};
+
+// Busy signals to one host, `per_second` of them evenly spaced in [start, end)
+// (the first at start), each dropped if the host admitted nothing since its last.
+struct BusyWindow {
+  Ns start = 0, end = 0;
+  double per_second = 0;
+  int host = 0;
+};
+
+struct Scenario {
+  size_t hosts = 3;
+  double rate = 100;  // policy: tokens per second
+  uint64_t burst = 50;
+  Ns period = 200 * kMs;
+  Ns duration = 10 * kSec;
+  std::vector<Ns> report_offset;  // per host, each < period; empty: all 0
+  Ns peer_down_after = 0;         // PeerTracker threshold; 0: 5 periods, as the agent
+  LoadBalancer lb = LoadBalancer::RoundRobin;
+  std::vector<Client> clients;
+  Network net;
+  uint64_t seed = 1;
+  Ns bin = kSec;        // resolution of the admitted-per-time timeline
+  bool reports = true;  // false: local-only, every host on its own
+  // Adaptive limits (see the top of this file). The timeline bin must divide the
+  // duration: adaptive_timeline() has one row per bin.
+  bool adaptive = false;
+  AdaptiveParams adaptive_params;
+  std::vector<BusyWindow> busy;
+};
+
+// False with a sentence in *err if the scenario cannot be simulated.
+bool validate(const Scenario &s, std::string *err);
+
+// The reference daemon's A/B example (dthrottle-daemon.txt) on the simulator's
+// continuous clock; the times are explained in cluster_sim.cpp.
+Scenario reference_ab_scenario();
+
+// The busy-response reference's traffic patterns (busy-response-throttling.txt):
+// one client offers 5000/s for 30 s; busy signals come at up to 3000/s, to host 0
+// only, in the busy phase [0, 10 s): steady = all the time, flappy = every third
+// second ([2,3), [5,6), [8,9) s, the reference's time=3, 6, 9). The reference then
+// gives the traffic 20 s to recover. The rule: rate 10000/s (far above the traffic,
+// as the reference's limit starts), burst 5000, reports every 200 ms, round-robin.
+constexpr Ns kReferenceBusyPhase = 10 * kSec;
+enum class BusyPattern { Steady, Flappy };
+const char *busy_pattern_name(BusyPattern p);
+// "steady" or "flappy".
+bool parse_busy_pattern(const std::string &s, BusyPattern *out);
+Scenario busy_reference_scenario(BusyPattern p, const AdaptiveParams &params, size_t hosts = 1);
+
+// When the last busy window ends (0 if there is none).
+Ns busy_end(const Scenario &s);
+
+// One bin of an adaptive scenario, summed over all hosts and clients.
+struct AdaptiveRow {
+  Ns start = 0, end = 0;  // [start, end)
+  uint64_t offered = 0, admitted = 0, throttled = 0;
+  uint64_t busy = 0;          // busy signals the hosts got
+  std::vector<double> limit;  // per host, at `end`: rate x its applied factor
+};
+
+// The end of the first bin starting at or after `busy_end` from which no bin
+// throttles anything any more, up to the last; nullopt if the last bin throttles
+// (or no bin starts after busy_end). As the reference counts: "converged at time=17"
+// for busy signals that stop at 10 means 7 s (speed 7).
+std::optional<Ns> converged_at(const std::vector<AdaptiveRow> &rows, Ns busy_end);
+
+struct ClientStats {
+  std::string name;
+  uint64_t offered = 0;
+  uint64_t refused = 0;
+  std::vector<uint64_t> admitted_by_host;
+  Ns first = 0, last = 0;  // times of its first and last request
+  // The global budget over the client's active span: burst + rate * T, with
+  // T = last - first (whole tokens).
+  uint64_t budget = 0;
+  // What one global bucket (a central limiter that sees every request) admits of
+  // the same requests: at most min(offered, budget), less if bursts overflow it.
+  uint64_t ideal = 0;
+  uint64_t admitted() const;
+};
+
+struct HostStats {
+  uint64_t admitted = 0, refused = 0;
+  // Sending side.
+  uint64_t reports = 0;          // report periods
+  uint64_t hits_reported = 0;
+  uint64_t messages_sent = 0;    // message copies handed to the network (x receivers)
+  uint64_t lost = 0;             // dropped by random loss
+  uint64_t cut = 0;              // dropped by a partition
+  uint64_t duplicated = 0;       // extra copies the network delivered
+  // Receiving side.
+  uint64_t received = 0;
+  uint64_t decode_errors = 0;
+  uint64_t accepted = 0;
+  uint64_t rejected = 0;         // PeerTracker said Duplicate: not applied
+  uint64_t hits_debited = 0;
+  uint64_t peer_ups = 0, peer_downs = 0;  // liveness transitions seen
+  // Adaptive.
+  uint64_t busy = 0;            // busy signals received (passed to the controller)
+  uint64_t busy_dropped = 0;    // pattern times with nothing admitted (anywhere) since the last signal
+  Ns first_busy = kNever;       // time of the first busy signal
+  Ns first_backoff = kNever;    // first time the applied factor fell below 1
+};
+
+class ClusterSim {
+ public:
+  // nullptr with a sentence in *err if validate() fails.
+  static std::unique_ptr<ClusterSim> create(const Scenario &s, std::string *err);
+
+  // Process every event at a time <= t (advance_past) or < t (advance_to: the events
+  // at t are still pending); the clock then reads t. Never goes back in time.
+  void advance_past(Ns t);
+  void advance_to(Ns t);
+  void run() { advance_past(s_.duration); }
+
+  Ns now() const { return now_; }
+  const Scenario &scenario() const { return s_; }
+  const dt_policy &policy() const { return policy_; }
+  const std::vector<ClientStats> &clients() const { return clients_; }
+  const std::vector<HostStats> &hosts() const { return host_stats_; }
+  const PeerTracker &tracker(size_t host) const { return hosts_[host].tracker; }
+
+  // The client's balance on a host now, in thousandths of a token (full if unseen).
+  int64_t tokens_milli(size_t host, size_t client) const;
+  // Admitted in [from, to), both multiples of the scenario's bin; host -1: all hosts.
+  uint64_t admitted_between(size_t client, Ns from, Ns to, int host = -1) const;
+
+  // The bucket key of client i: ::ffff:198.18.0.0 + i.
+  static dt_key client_key(size_t i);
+
+  // Adaptive scenarios only (empty / 1.0 otherwise). One row per finished bin.
+  std::vector<AdaptiveRow> adaptive_timeline() const;
+  // The factor host h enforces now: min(own, live peers').
+  double applied_factor(size_t host) const;
+
+ private:
+  struct Bucket {
+    uint64_t tat = 0, passed = 0, reported = 0;
+  };
+  struct KeyHash {
+    size_t operator()(const dt_key &k) const;
+  };
+  struct KeyEq {
+    bool operator()(const dt_key &a, const dt_key &b) const;
+  };
+  struct Host {
+    std::string node_id;
+    uint64_t boot_id = 0, seq = 1, epoch = 0;
+    Ns next_report = 0;
+    std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
+    PeerTracker tracker{0};
+    dt_policy policy{};  // the scenario's, or its adaptive reduction
+    // Adaptive: the agent's own AdaptiveSet, with the one rule.
+    std::unique_ptr<AdaptiveSet> adaptive;
+    double applied = 1.0;  // the factor the host's policy is built with
+    Ns last_period = 0;
+    uint64_t admitted_at_busy = 0;  // the cluster's admitted total at the last busy signal
+  };
+  struct BusySignal {
+    Ns at;
+    int host;
+  };
+  // Per host and bin, for adaptive_timeline().
+  struct AdaptiveBin {
+    uint64_t offered = 0, admitted = 0, refused = 0, busy = 0;
+    double factor = 1.0;  // applied at the end of the bin
+  };
+  struct Request {
+    Ns at;
+    uint32_t client;
+    int host;
+  };
+  struct Delivery {
+    Ns at;
+    uint64_t order;  // ties: in the order the network accepted them
+    size_t to;
+    std::shared_ptr<const std::string> msg;
+    bool operator>(const Delivery &o) const { return at != o.at ? at > o.at : order > o.order; }
+  };
+  // splitmix64: tiny, and the same sequence on every platform.
+  struct Rng {
+    uint64_t s;
+    uint64_t next();
+    double uniform();  // [0, 1)
+  };
+
+  ClusterSim(const Scenario &s, const dt_policy &p);
+  void build_requests();
+  void advance(Ns t, bool inclusive);
+  void handle_request(const Request &r);
+  void handle_report(size_t h);
+  void handle_delivery(const Delivery &d);
+  void handle_busy(const BusySignal &b);
+  void adaptive_period(size_t h);
+  void apply_factor(size_t h, double f);
+  void sample_bins_until(Ns t);
+  void send(size_t from, size_t to, const std::shared_ptr<const std::string> &msg);
+  bool partitioned(size_t a, size_t b, Ns t) const;
+  size_t pick_host(uint32_t client);
+  size_t bin_of(Ns t) const;
+
+  Scenario s_;
+  dt_policy policy_;
+  Ns now_ = 0;
+  std::vector<Host> hosts_;
+  std::vector<HostStats> host_stats_;
+  std::vector<ClientStats> clients_;
+  std::vector<Request> requests_;  // sorted by time
+  size_t next_request_ = 0;
+  std::priority_queue<Delivery, std::vector<Delivery>, std::greater<Delivery>> in_flight_;
+  uint64_t delivery_order_ = 0;
+  uint64_t round_robin_ = 0;
+  Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
+  std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
+  std::vector<BusySignal> busy_;  // sorted by time
+  size_t next_busy_ = 0;
+  std::vector<std::vector<AdaptiveBin>> bins_;  // [host][bin], adaptive only
+  size_t bins_sampled_ = 0;                     // bins whose end factor is recorded
+};
+
+}  // namespace dt::sim
