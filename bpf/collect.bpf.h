@@ -12,6 +12,12 @@
 #ifndef DTHROTTLE_COLLECT_BPF_H
 #define DTHROTTLE_COLLECT_BPF_H
 
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "dthrottle/common.h"
+#include "maps.h"
+#include "bucket_ops.h"
+
 struct dt_collect_loop {
 	__u32 count;
 	__u32 found;

@@ -14,6 +14,12 @@
 #ifndef DTHROTTLE_DEBIT_BPF_H
 #define DTHROTTLE_DEBIT_BPF_H
 
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "dthrottle/common.h"
+#include "maps.h"
+#include "bucket_ops.h"
+
 struct dt_debit_loop {
 	__u64 now;
 	__u32 count;

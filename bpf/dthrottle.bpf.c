@@ -27,6 +27,8 @@
 #include "parse.h"
 #include "maps.h"
 #include "bucket_ops.h"
+#include "debit.bpf.h"    /* dt_debit: the agent's writes into live buckets */
+#include "collect.bpf.h"  /* dt_collect: what active sources owe the next report */
 
 /*
  * The rule for this packet: the longest prefix of the source in the live rules trie,
@@ -159,8 +161,5 @@ int dt_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 }
-
-#include "debit.bpf.h"
-#include "collect.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -140,8 +140,10 @@ class Throttle {
     if (int rc = dthrottle_bpf__load(skel_); rc != 0)
       die("cannot load dthrottle.bpf.o (bucket map of %u): %s", capacity, strerror(-rc));
     const int pfd = bpf_map__fd(skel_->maps.policy), cfd = bpf_map__fd(skel_->maps.config);
-    if (int rc = dt::publish_policies(pfd, cfd, &pol, 1); rc != 0)
-      die("publish_policies: %s", strerror(-rc));
+    dt::RuleMaps maps;
+    maps.policy_fd = pfd;
+    maps.config_fd = cfd;
+    if (int rc = dt::publish_rules(maps, {pol}, {}, {}); rc != 0) die("publish_rules: %s", strerror(-rc));
     if (coarse_clock && dt::update_config_flags(cfd, DT_CFG_COARSE_CLOCK, 0) != 0) die("cannot set --clock coarse");
   }
   ~Throttle() { dthrottle_bpf__destroy(skel_); }

@@ -52,13 +52,6 @@ unsigned long long policy_burst(const dt_policy &p) {
   return p.interval_ns ? p.burst_ns / p.interval_ns : 0;
 }
 
-int publish_policies(int policy_fd, int config_fd, const dt_policy *rules, uint32_t n) {
-  RuleMaps maps;
-  maps.policy_fd = policy_fd;
-  maps.config_fd = config_fd;
-  return publish_rules(maps, std::vector<dt_policy>(rules, rules + n), {}, {});
-}
-
 namespace {
 
 // publish_rules, or with lpm == nullptr only the policies (see publish_policies_only).

@@ -21,10 +21,6 @@ double policy_rate(const dt_policy &p);
 // Its burst in whole tokens.
 unsigned long long policy_burst(const dt_policy &p);
 
-// Publishes the complete rule set rules[0..n) with no rules trie (every packet
-// uses rule 0): see publish_rules. Returns 0 or -errno.
-int publish_policies(int policy_fd, int config_fd, const dt_policy *rules, uint32_t n);
-
 // The maps a rule set lives in.
 struct RuleMaps {
   int policy_fd = -1, config_fd = -1;

@@ -222,30 +222,23 @@ struct dt_debit_ctx {
 	__u32 pad;
 };
 
+/* The layouts the kernel and the agent share, checked once for both languages. */
 #ifdef __cplusplus
-static_assert(sizeof(struct dt_key) == 20, "dt_key layout");
-static_assert(sizeof(struct dt_bucket) == 64, "dt_bucket layout");
-static_assert(sizeof(struct dt_policy) == 24, "dt_policy layout");
-static_assert(sizeof(struct dt_lpm_key) == 20, "dt_lpm_key layout");
-static_assert(sizeof(struct dt_rule_set) == 72, "dt_rule_set layout");
-static_assert(sizeof(struct dt_stats) == 104, "dt_stats layout");
-static_assert(sizeof(struct dt_debit) == 24, "dt_debit layout");
-static_assert(sizeof(struct dt_debit_ctx) == 16, "dt_debit_ctx layout");
-static_assert(sizeof(struct dt_config) == 16, "dt_config layout");
-static_assert(sizeof(struct dt_collect) == 32, "dt_collect layout");
-static_assert(sizeof(struct dt_active_event) == 24, "dt_active_event layout");
+#define DT_LAYOUT_ASSERT(type, size) static_assert(sizeof(struct type) == (size), #type " layout")
 #else
-_Static_assert(sizeof(struct dt_key) == 20, "dt_key layout");
-_Static_assert(sizeof(struct dt_bucket) == 64, "dt_bucket layout");
-_Static_assert(sizeof(struct dt_policy) == 24, "dt_policy layout");
-_Static_assert(sizeof(struct dt_lpm_key) == 20, "dt_lpm_key layout");
-_Static_assert(sizeof(struct dt_rule_set) == 72, "dt_rule_set layout");
-_Static_assert(sizeof(struct dt_stats) == 104, "dt_stats layout");
-_Static_assert(sizeof(struct dt_debit) == 24, "dt_debit layout");
-_Static_assert(sizeof(struct dt_debit_ctx) == 16, "dt_debit_ctx layout");
-_Static_assert(sizeof(struct dt_config) == 16, "dt_config layout");
-_Static_assert(sizeof(struct dt_collect) == 32, "dt_collect layout");
-_Static_assert(sizeof(struct dt_active_event) == 24, "dt_active_event layout");
+#define DT_LAYOUT_ASSERT(type, size) _Static_assert(sizeof(struct type) == (size), #type " layout")
 #endif
+DT_LAYOUT_ASSERT(dt_key, 20);
+DT_LAYOUT_ASSERT(dt_bucket, 64);
+DT_LAYOUT_ASSERT(dt_policy, 24);
+DT_LAYOUT_ASSERT(dt_lpm_key, 20);
+DT_LAYOUT_ASSERT(dt_rule_set, 72);
+DT_LAYOUT_ASSERT(dt_stats, 104);
+DT_LAYOUT_ASSERT(dt_debit, 24);
+DT_LAYOUT_ASSERT(dt_debit_ctx, 16);
+DT_LAYOUT_ASSERT(dt_config, 16);
+DT_LAYOUT_ASSERT(dt_collect, 32);
+DT_LAYOUT_ASSERT(dt_active_event, 24);
+#undef DT_LAYOUT_ASSERT
 
 #endif /* DTHROTTLE_COMMON_H */

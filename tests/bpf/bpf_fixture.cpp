@@ -98,19 +98,26 @@ int BpfFixture::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collec
 int BpfFixture::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
 int BpfFixture::exempt_fd() const { return bpf_map__fd(skel_->maps.exempt); }
 
+// The policy and config maps alone: rule sets without a rules trie (every packet uses rule 0).
+RuleMaps BpfFixture::policy_maps() {
+  RuleMaps m;
+  m.policy_fd = bpf_map__fd(skel_->maps.policy);
+  m.config_fd = bpf_map__fd(skel_->maps.config);
+  return m;
+}
+
 void BpfFixture::set_policy(double rate, uint64_t burst) {
   dt_policy p{};
   std::string err;
   ASSERT_TRUE(make_policy(rate, burst, &p, &err)) << "make_policy(" << rate << ", " << burst
                                                   << "): " << err;
-  int rc = publish_policies(bpf_map__fd(skel_->maps.policy), bpf_map__fd(skel_->maps.config), &p, 1);
-  ASSERT_EQ(rc, 0) << "publish_policies: " << strerror(-rc);
+  int rc = publish_rules(policy_maps(), {p}, {}, {});
+  ASSERT_EQ(rc, 0) << "publish_rules (one policy): " << strerror(-rc);
 }
 
 void BpfFixture::clear_policy() {
-  int rc = publish_policies(bpf_map__fd(skel_->maps.policy), bpf_map__fd(skel_->maps.config),
-                            nullptr, 0);
-  ASSERT_EQ(rc, 0) << "publish_policies (empty): " << strerror(-rc);
+  int rc = publish_rules(policy_maps(), {}, {}, {});
+  ASSERT_EQ(rc, 0) << "publish_rules (empty): " << strerror(-rc);
 }
 
 dt_policy BpfFixture::live_policy() {

@@ -4,7 +4,7 @@
 // with pinning switched off (nothing appears under /sys/fs/bpf, nothing is shared
 // with a running agent or with another test) and a small bucket map. Packets go
 // through the real XDP program with BPF_PROG_TEST_RUN; the helpers use the agent's
-// own code (make_policy, publish_policies, read_stats, apply_debits) so the tests
+// own code (make_policy, publish_rules, read_stats, apply_debits) so the tests
 // exercise the pair the way the agent drives it.
 //
 // Not root, or no BPF in this kernel: the test FAILS with a message saying so.
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dataplane/debits.h"
+#include "dataplane/policy.h"
 #include "dthrottle/common.h"
 
 struct dthrottle_bpf;
@@ -88,6 +89,7 @@ class BpfFixture : public ::testing::Test {
   uint64_t start_ns_ = 0;  // CLOCK_MONOTONIC when the object was loaded
 
  private:
+  RuleMaps policy_maps();
   dthrottle_bpf *skel_ = nullptr;
 };
 
