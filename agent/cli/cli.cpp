@@ -7,13 +7,11 @@
 
 #include <set>
 
-#include "cluster/cluster.h"
-#include "rules/config_file.h"
-#include "dthrottle/common.h"
-#include "metrics/metrics.h"
+#include "common/endpoint.h"
 #include "common/parse_values.h"
 #include "common/report_types.h"
-#include "query/strict_redis.h"
+#include "dthrottle/common.h"
+#include "rules/config_file.h"
 #include "rules/tags.h"
 
 namespace dt {
@@ -154,14 +152,16 @@ enum LongOnly {
   kRedis, kRedisTimeout, kConfig, kInterval, kCount,
 };
 
-// Appends the comma-separated endpoints of `v` to *out, normalised.
-bool add_endpoints(const std::string &v, std::vector<std::string> *out, std::string *err) {
+// Appends the comma-separated endpoints of `v` to *out, normalised. A hub's port must
+// leave room for its subscribers' port (+ 1).
+bool add_endpoints(const std::string &v, bool hubs, std::vector<std::string> *out, std::string *err) {
   size_t start = 0;
   while (start <= v.size()) {
     size_t comma = v.find(',', start);
     std::string one = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    std::string ep;
+    std::string ep, backend;
     if (!normalize_endpoint(one, false, &ep, err)) return false;
+    if (hubs && !hub_backend_endpoint(one, &backend, err)) return false;
     out->push_back(ep);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -186,6 +186,13 @@ bool set_log_level_flag(const std::string &v, LogLevel *out, std::string *err) {
   if (parse_log_level(v.c_str(), out)) return true;
   *err = flag_error("log-level", "'" + v + "' is not one of debug, info, warn, error");
   return false;
+}
+
+// Before a getopt_long loop: optind 0, not 1, makes glibc re-initialise fully (the parsers
+// run more than once, parse_run_options on several argvs); the errors are ours to word.
+void start_getopt() {
+  optind = 0;
+  opterr = 0;
 }
 
 // getopt_long's own complaints (':' a missing value, '?' an unknown option), as a sentence.
@@ -251,137 +258,176 @@ const char kRunShort[] = ":i:r:b:p:h";
 // Settings that add up when repeated in a config file.
 const std::vector<std::string> kRunLists = {"peers", "hub"};
 
-// The getopt loop of parse_run_options. *arg_index: the argv index of the argument an
-// error is about, or -1 for errors about the whole set (a required flag missing...).
-ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *err, int *arg_index) {
-  bool have_rate = false, have_burst = false;
-  optind = 0;  // 0, not 1: glibc re-initialises fully (parse_run_options scans several argvs)
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, kRunShort, kRunLong, nullptr)) != -1) {
-    *arg_index = optind - 1;
-    std::string v = optarg ? optarg : "", e;
-    uint64_t n = 0;
-    switch (c) {
-      case 'p':
-        if (!add_endpoints(v, &o->peers, &e)) return *err = flag_error("peers", e), ParseOutcome::Error;
-        break;
-      case kHub:
-        if (!add_endpoints(v, &o->hubs, &e)) return *err = flag_error("hub", e), ParseOutcome::Error;
-        break;
-      case kListen:
-        if (!normalize_endpoint(v, true, &o->listen, &e)) return *err = flag_error("listen", e), ParseOutcome::Error;
-        break;
-      case kPeriod:
-        if (!parse_duration(v, &o->period_ns, &e) || o->period_ns < 10'000'000 || o->period_ns > 60'000'000'000ull)
-          return *err = flag_error("period", e.empty() ? "'" + v + "' must be from 10ms to 60s" : e),
-                 ParseOutcome::Error;
-        break;
-      case kDownAfter:
-        if (!parse_duration(v, &o->down_after_ns, &e)) return *err = flag_error("down-after", e), ParseOutcome::Error;
-        break;
-      case kNodeId:
-        if (!valid_node_id(v))
-          return *err = flag_error("node-id", "'" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -"),
-                 ParseOutcome::Error;
-        o->node_id = v;
-        break;
-      case kCurveKey: o->curve_key = v; break;
-      case kCurvePeers: o->curve_peers = v; break;
-      case kRules: o->rules_file = v; break;
-      case kQuerySocket: o->query_socket = v; break;
-      case kQueryListen: o->query_listen = v; break;
-      case kTagRule: {
-        TagRule tr;
-        if (!parse_tag_rule(v, &tr, &e)) return *err = flag_error("tag-rule", e), ParseOutcome::Error;
-        o->tag_rules.push_back(v);
-        break;
-      }
-      case kQueryMaxConn:
-        if (!parse_count(v, 1, 1000000, &o->query_max_connections, &e))
-          return *err = flag_error("query-max-connections", e), ParseOutcome::Error;
-        break;
-      case kQueryMaxWait:
-        if (!parse_duration(v, &o->query_max_wait_ns, &e)) return *err = flag_error("query-max-wait", e), ParseOutcome::Error;
-        break;
-      case kMaxTags:
-        if (!parse_count(v, 1, 100000000, &o->max_tags, &e)) return *err = flag_error("max-tags", e), ParseOutcome::Error;
-        break;
-      case kRedis: {
-        std::string host;
-        int port = 0;
-        if (!parse_redis_address(v, &host, &port, &e)) return *err = flag_error("redis", e), ParseOutcome::Error;
-        o->redis = v;
-        break;
-      }
-      case kRedisTimeout:
-        if (!parse_duration(v, &o->redis_timeout_ns, &e) || o->redis_timeout_ns < 1'000'000 ||
-            o->redis_timeout_ns > 10'000'000'000ull)
-          return *err = flag_error("redis-timeout", e.empty() ? "must be between 1ms and 10s" : e), ParseOutcome::Error;
-        break;
-      case kClock:
-        if (v != "precise" && v != "coarse")
-          return *err = flag_error("clock", "'" + v + "' is not one of precise, coarse"), ParseOutcome::Error;
-        o->coarse_clock = v == "coarse";
-        break;
-      case kMetrics: {
-        MetricsAddress a;
-        if (!parse_metrics_address(v, &a, &e)) return *err = flag_error("metrics", e), ParseOutcome::Error;
-        o->metrics_host = a.host;
-        o->metrics_port = a.port;
-        break;
-      }
-      case 'i': o->iface = v; break;
-      case 'r':
-        if (!parse_rate(v, &o->rate, &e)) return *err = flag_error("rate", e), ParseOutcome::Error;
-        have_rate = true;
-        break;
-      case 'b':
-        if (!parse_count(v, 1, DT_BURST_MAX, &o->burst, &e))
-          return *err = flag_error("burst", e), ParseOutcome::Error;
-        have_burst = true;
-        break;
-      case kPinDir:
-        if (v.empty() || v[0] != '/')
-          return *err = flag_error("pin-dir", "'" + v + "' must be an absolute path"),
-                 ParseOutcome::Error;
-        while (v.size() > 1 && v.back() == '/') v.pop_back();
-        o->pin_dir = v;
-        break;
-      case kXdpMode:
-        if (!parse_xdp_mode(v, &o->mode))
-          return *err = flag_error("xdp-mode", "'" + v + "' is not one of auto, native, generic"),
-                 ParseOutcome::Error;
-        break;
-      case kMaxSources:
-        if (!parse_count(v, 1, 1u << 28, &n, &e))
-          return *err = flag_error("max-sources", e), ParseOutcome::Error;
-        o->max_sources = static_cast<uint32_t>(n);
-        o->max_sources_explicit = true;
-        break;
-      case kKeep: o->keep = true; break;
-      case kConfig:  // read by parse_run_options, ahead of this loop
-        if (v.empty()) return *err = flag_error("config", "needs a file name"), ParseOutcome::Error;
-        break;
-      case kStatsInterval:
-        if (!parse_duration(v, &o->stats_interval_ns, &e))
-          return *err = flag_error("stats-interval", e), ParseOutcome::Error;
-        break;
-      case kLogLevel:
-        if (!set_log_level_flag(v, &o->log_level, err)) return ParseOutcome::Error;
-        break;
-      case 'h': return ParseOutcome::Help;
-      default: return getopt_error(c, argv, err);
-    }
+// What the flag groups note for finish_run_options while the argv is read.
+struct RunFlagsSeen {
+  bool rate = false, burst = false;
+};
+
+// A run flag read by its group, refused (*err says why), or another group's.
+enum class FlagOutcome { Handled, Failed, NotMine };
+
+FlagOutcome flag_failed(const char *flag, const std::string &msg, std::string *err) {
+  *err = flag_error(flag, msg);
+  return FlagOutcome::Failed;
+}
+
+// --iface, --rate, --burst, --rules, --pin-dir, --xdp-mode, --max-sources, --clock: the
+// XDP program and its tables.
+FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *seen, std::string *err) {
+  std::string e;
+  uint64_t n = 0;
+  switch (c) {
+    case 'i': o->iface = v; break;
+    case 'r':
+      if (!parse_rate(v, &o->rate, &e)) return flag_failed("rate", e, err);
+      seen->rate = true;
+      break;
+    case 'b':
+      if (!parse_count(v, 1, DT_BURST_MAX, &o->burst, &e)) return flag_failed("burst", e, err);
+      seen->burst = true;
+      break;
+    case kRules: o->rules_file = v; break;
+    case kPinDir:
+      if (v.empty() || v[0] != '/') return flag_failed("pin-dir", "'" + v + "' must be an absolute path", err);
+      while (v.size() > 1 && v.back() == '/') v.pop_back();
+      o->pin_dir = v;
+      break;
+    case kXdpMode:
+      if (!parse_xdp_mode(v, &o->mode))
+        return flag_failed("xdp-mode", "'" + v + "' is not one of auto, native, generic", err);
+      break;
+    case kMaxSources:
+      if (!parse_count(v, 1, 1u << 28, &n, &e)) return flag_failed("max-sources", e, err);
+      o->max_sources = static_cast<uint32_t>(n);
+      o->max_sources_explicit = true;
+      break;
+    case kClock:
+      if (v != "precise" && v != "coarse")
+        return flag_failed("clock", "'" + v + "' is not one of precise, coarse", err);
+      o->coarse_clock = v == "coarse";
+      break;
+    default: return FlagOutcome::NotMine;
   }
-  *arg_index = -1;
-  if (no_extra_arguments(argc, argv, err) != ParseOutcome::Ok) return ParseOutcome::Error;
+  return FlagOutcome::Handled;
+}
+
+// --peers, --hub, --listen, --period, --down-after, --node-id, --curve-key, --curve-peers.
+FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *, std::string *err) {
+  std::string e;
+  switch (c) {
+    case 'p':
+      if (!add_endpoints(v, false, &o->peers, &e)) return flag_failed("peers", e, err);
+      break;
+    case kHub:
+      if (!add_endpoints(v, true, &o->hubs, &e)) return flag_failed("hub", e, err);
+      break;
+    case kListen:
+      if (!normalize_endpoint(v, true, &o->listen, &e)) return flag_failed("listen", e, err);
+      break;
+    case kPeriod:
+      if (!parse_duration(v, &o->period_ns, &e) || o->period_ns < 10'000'000 || o->period_ns > 60'000'000'000ull)
+        return flag_failed("period", e.empty() ? "'" + v + "' must be from 10ms to 60s" : e, err);
+      break;
+    case kDownAfter:
+      if (!parse_duration(v, &o->down_after_ns, &e)) return flag_failed("down-after", e, err);
+      break;
+    case kNodeId:
+      if (!valid_node_id(v))
+        return flag_failed("node-id", "'" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -", err);
+      o->node_id = v;
+      break;
+    case kCurveKey: o->curve_key = v; break;
+    case kCurvePeers: o->curve_peers = v; break;
+    default: return FlagOutcome::NotMine;
+  }
+  return FlagOutcome::Handled;
+}
+
+// --query-socket, --query-listen, --tag-rule, --query-max-connections, --query-max-wait,
+// --max-tags, --redis, --redis-timeout: the query socket for applications.
+FlagOutcome parse_query_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *, std::string *err) {
+  std::string e, redis_host;
+  int redis_port = 0;
+  HostPort listen;
+  TagRule tag_rule;
+  switch (c) {
+    case kQuerySocket: o->query_socket = v; break;
+    case kQueryListen:
+      if (!parse_query_listen(v, &listen, &e)) return flag_failed("query-listen", e, err);
+      o->query_listen = v;
+      break;
+    case kTagRule:
+      if (!parse_tag_rule(v, &tag_rule, &e)) return flag_failed("tag-rule", e, err);
+      o->tag_rules.push_back(v);
+      break;
+    case kQueryMaxConn:
+      if (!parse_count(v, 1, 1000000, &o->query_max_connections, &e))
+        return flag_failed("query-max-connections", e, err);
+      break;
+    case kQueryMaxWait:
+      if (!parse_duration(v, &o->query_max_wait_ns, &e)) return flag_failed("query-max-wait", e, err);
+      break;
+    case kMaxTags:
+      if (!parse_count(v, 1, 100000000, &o->max_tags, &e)) return flag_failed("max-tags", e, err);
+      break;
+    case kRedis:
+      if (!parse_redis_address(v, &redis_host, &redis_port, &e)) return flag_failed("redis", e, err);
+      o->redis = v;
+      break;
+    case kRedisTimeout:
+      if (!parse_duration(v, &o->redis_timeout_ns, &e) || o->redis_timeout_ns < 1'000'000 ||
+          o->redis_timeout_ns > 10'000'000'000ull)
+        return flag_failed("redis-timeout", e.empty() ? "must be between 1ms and 10s" : e, err);
+      break;
+    default: return FlagOutcome::NotMine;
+  }
+  return FlagOutcome::Handled;
+}
+
+// --metrics, --stats-interval, --log-level, --keep, --config: what the agent reports, and how
+// it starts and stops.
+FlagOutcome parse_agent_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *, std::string *err) {
+  std::string e;
+  HostPort metrics;
+  switch (c) {
+    case kMetrics:
+      if (!parse_metrics_address(v, &metrics, &e)) return flag_failed("metrics", e, err);
+      o->metrics_host = metrics.host;
+      o->metrics_port = metrics.port;
+      break;
+    case kStatsInterval:
+      if (!parse_duration(v, &o->stats_interval_ns, &e)) return flag_failed("stats-interval", e, err);
+      break;
+    case kLogLevel: return set_log_level_flag(v, &o->log_level, err) ? FlagOutcome::Handled : FlagOutcome::Failed;
+    case kKeep: o->keep = true; break;
+    case kConfig:  // read by parse_run_options, ahead of this loop
+      if (v.empty()) return flag_failed("config", "needs a file name", err);
+      break;
+    default: return FlagOutcome::NotMine;
+  }
+  return FlagOutcome::Handled;
+}
+
+using RunFlagGroup = FlagOutcome (*)(int c, std::string v, RunOptions *o, RunFlagsSeen *seen, std::string *err);
+constexpr RunFlagGroup kRunFlagGroups[] = {parse_dataplane_flag, parse_cluster_flag, parse_query_flag,
+                                           parse_agent_flag};
+
+// Flag c with its value v, read by the group it belongs to; NotMine if none has it.
+FlagOutcome parse_run_flag(int c, const std::string &v, RunOptions *o, RunFlagsSeen *seen, std::string *err) {
+  for (RunFlagGroup group : kRunFlagGroups)
+    if (FlagOutcome r = group(c, v, o, seen, err); r != FlagOutcome::NotMine) return r;
+  return FlagOutcome::NotMine;
+}
+
+// After the last flag: what is required, the defaults that depend on other flags, and the
+// flags that make sense only together.
+ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::string *err) {
   if (o->iface.empty()) return *err = "--iface is required", ParseOutcome::Error;
   // --rate/--burst make the default rule; with --rules they may be left out (then
   // sources no rule matches pass).
-  if (o->rules_file.empty() || have_rate || have_burst) {
-    if (!have_rate) return *err = "--rate is required (or --rules FILE)", ParseOutcome::Error;
-    if (!have_burst) return *err = "--burst is required (or --rules FILE)", ParseOutcome::Error;
+  if (o->rules_file.empty() || seen.rate || seen.burst) {
+    if (!seen.rate) return *err = "--rate is required (or --rules FILE)", ParseOutcome::Error;
+    if (!seen.burst) return *err = "--burst is required (or --rules FILE)", ParseOutcome::Error;
   }
   if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
   if (!o->peers.empty() && o->listen.empty()) o->listen = "tcp://*:7700";
@@ -397,11 +443,31 @@ ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *e
   return ParseOutcome::Ok;
 }
 
+// The getopt loop of parse_run_options. *arg_index: the argv index of the argument an
+// error is about, or -1 for errors about the whole set (a required flag missing...).
+// Each flag is read by its group (kRunFlagGroups); finish_run_options then checks the set.
+ParseOutcome parse_run_argv(int argc, char **argv, RunOptions *o, std::string *err, int *arg_index) {
+  RunFlagsSeen seen;
+  start_getopt();
+  int c;
+  while ((c = getopt_long(argc, argv, kRunShort, kRunLong, nullptr)) != -1) {
+    *arg_index = optind - 1;
+    if (c == 'h') return ParseOutcome::Help;
+    switch (parse_run_flag(c, optarg ? optarg : "", o, &seen, err)) {
+      case FlagOutcome::Handled: break;
+      case FlagOutcome::Failed: return ParseOutcome::Error;
+      case FlagOutcome::NotMine: return getopt_error(c, argv, err);
+    }
+  }
+  *arg_index = -1;
+  if (no_extra_arguments(argc, argv, err) != ParseOutcome::Ok) return ParseOutcome::Error;
+  return finish_run_options(seen, o, err);
+}
+
 // The --config file named on the command line ("": none) and the options given there.
 // Errors are left to the real parse.
 void scan_command_line(int argc, char **argv, std::string *config, std::set<int> *given) {
-  optind = 0;
-  opterr = 0;
+  start_getopt();
   int c;
   while ((c = getopt_long(argc, argv, kRunShort, kRunLong, nullptr)) != -1) {
     given->insert(c);
@@ -448,15 +514,17 @@ ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string
                                  {"log-level", required_argument, nullptr, kLogLevel},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
-  optind = 0;  // 0: a full getopt reset, for parsers called more than once
-  opterr = 0;
+  start_getopt();
   int c;
   while ((c = getopt_long(argc, argv, ":h", kLong, nullptr)) != -1) {
     std::string v = optarg ? optarg : "", e;
     switch (c) {
-      case kListen:
-        if (!normalize_endpoint(v, true, &o->listen, &e)) return *err = flag_error("listen", e), ParseOutcome::Error;
+      case kListen: {
+        std::string backend;
+        if (!normalize_endpoint(v, true, &o->listen, &e) || !hub_backend_endpoint(v, &backend, &e))
+          return *err = flag_error("listen", e), ParseOutcome::Error;
         break;
+      }
       case kLogLevel:
         if (!set_log_level_flag(v, &o->log_level, err)) return ParseOutcome::Error;
         break;
@@ -474,8 +542,7 @@ ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *o, std::st
                                  {"top", required_argument, nullptr, kTop},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
-  optind = 0;  // 0: a full getopt reset, for parsers called more than once
-  opterr = 0;
+  start_getopt();
   int c;
   while ((c = getopt_long(argc, argv, ":i:h", kLong, nullptr)) != -1) {
     std::string v = optarg ? optarg : "", e;
@@ -503,8 +570,7 @@ ParseOutcome parse_top_options(int argc, char **argv, TopOptions *o, std::string
                                  {"count", required_argument, nullptr, kCount},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
-  optind = 0;
-  opterr = 0;
+  start_getopt();
   int c;
   while ((c = getopt_long(argc, argv, ":i:h", kLong, nullptr)) != -1) {
     std::string v = optarg ? optarg : "", e;

@@ -14,6 +14,7 @@
 #include "dataplane/dataplane.h"
 #include "dataplane/debits.h"
 #include "common/address.h"
+#include "common/endpoint.h"
 
 namespace dt {
 namespace {
@@ -26,18 +27,6 @@ uint64_t unix_ms() {
                                    .count());
 }
 
-// Splits "tcp://host:port" into host and port.
-bool split_endpoint(const std::string &ep, std::string *host, std::string *port) {
-  std::string s = ep.rfind("tcp://", 0) == 0 ? ep.substr(6) : ep;
-  size_t colon = s.rfind(':');
-  if (colon == std::string::npos) return false;
-  *host = s.substr(0, colon);
-  *port = s.substr(colon + 1);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']')
-    *host = host->substr(1, host->size() - 2);
-  return !port->empty();
-}
-
 }  // namespace
 
 uint64_t ClusterCounters::rejected_total() const {
@@ -46,46 +35,16 @@ uint64_t ClusterCounters::rejected_total() const {
   return n;
 }
 
-bool normalize_endpoint(const std::string &in, bool for_bind, std::string *out, std::string *err) {
-  std::string s = in.rfind("tcp://", 0) == 0 ? in.substr(6) : in;
-  if (s.find("://") != std::string::npos) {
-    *err = "'" + in + "': only tcp:// endpoints are supported";
-    return false;
-  }
-  bool all_digits = !s.empty();
-  for (char c : s) all_digits = all_digits && isdigit(static_cast<unsigned char>(c));
-  if (all_digits) s = ":" + s;  // a bare port
-  size_t colon = s.rfind(':');
-  std::string host = colon == std::string::npos ? s : s.substr(0, colon);
-  std::string port = colon == std::string::npos ? "" : s.substr(colon + 1);
-  bool port_ok = !port.empty() && port.size() <= 5;
-  for (char c : port) port_ok = port_ok && isdigit(static_cast<unsigned char>(c));
-  if (!port_ok || std::stoul(port) == 0 || std::stoul(port) > 65535) {
-    *err = "'" + in + "': expected HOST:PORT with a port from 1 to 65535";
-    return false;
-  }
-  if (host.empty()) {
-    if (!for_bind) {
-      *err = "'" + in + "': a peer needs a host name or address";
-      return false;
-    }
-    host = "*";
-  }
-  if (host == "0.0.0.0" && for_bind) host = "*";
-  *out = "tcp://" + host + ":" + port;
-  return true;
-}
-
 std::vector<dt_key> resolve_endpoint_hosts(const std::vector<std::string> &endpoints, std::string *err) {
   std::vector<dt_key> keys;
   for (const auto &ep : endpoints) {
-    std::string host, port;
-    if (!split_endpoint(ep, &host, &port)) continue;
+    HostPort hp;
+    if (!parse_host_port(ep, {.tcp_scheme = true}, &hp)) continue;
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     addrinfo *res = nullptr;
-    if (int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res); rc != 0) {
-      *err += (err->empty() ? "" : "; ") + std::string("cannot resolve ") + host + ": " + gai_strerror(rc);
+    if (int rc = getaddrinfo(hp.host.c_str(), nullptr, &hints, &res); rc != 0) {
+      *err += (err->empty() ? "" : "; ") + std::string("cannot resolve ") + hp.host + ": " + gai_strerror(rc);
       continue;
     }
     for (addrinfo *ai = res; ai; ai = ai->ai_next) {
@@ -176,11 +135,10 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
       else if (!connect_curve_peer(*c->sub_, p, curve_peers, cfg.curve_peers_dir, err)) return nullptr;
     }
     for (const auto &h : cfg.hubs) {
-      std::string host, port;
-      split_endpoint(h, &host, &port);
+      std::string backend;
+      if (!hub_backend_endpoint(h, &backend, err)) return nullptr;
       c->pub_->connect(h);
-      c->sub_->connect("tcp://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
-                       ":" + std::to_string(std::stoul(port) + 1));
+      c->sub_->connect(backend);
     }
   } catch (const zmq::error_t &e) {
     *err = std::string("ZeroMQ: ") + e.what();

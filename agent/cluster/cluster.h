@@ -113,8 +113,4 @@ class Cluster {
 // map). Unresolvable hosts are reported in *err and skipped.
 std::vector<dt_key> resolve_endpoint_hosts(const std::vector<std::string> &endpoints, std::string *err);
 
-// Normalises "host:port", "tcp://host:port", "[v6]:port" or ":port"/"port" (bind)
-// to a ZeroMQ endpoint. False with a sentence in *err if it is not one.
-bool normalize_endpoint(const std::string &in, bool for_bind, std::string *out, std::string *err);
-
 }  // namespace dt

@@ -12,7 +12,7 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "cluster/cluster.h"
+#include "common/endpoint.h"
 #include "common/log.h"
 #include "common/clock.h"
 

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "commands/commands.h"
+#include "common/endpoint.h"
 #include "common/log.h"
 
 namespace dt {
@@ -29,8 +30,11 @@ int cmd_hub(int argc, char **argv) {
   sigaddset(&sigs, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
-  const size_t colon = opt.listen.rfind(':');
-  const std::string backend = opt.listen.substr(0, colon + 1) + std::to_string(std::stoul(opt.listen.substr(colon + 1)) + 1);
+  std::string backend;
+  if (!hub_backend_endpoint(opt.listen, &backend, &err)) {  // parse_hub_options checked it
+    DT_ERROR("--listen: %s", err.c_str());
+    return 2;
+  }
   zmq::context_t ctx(1);
   zmq::socket_t front(ctx, zmq::socket_type::xsub), back(ctx, zmq::socket_type::xpub);
   zmq::socket_t control(ctx, zmq::socket_type::pair), controller(ctx, zmq::socket_type::pair);

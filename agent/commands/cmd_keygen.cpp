@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "cluster/cluster.h"
+#include "common/endpoint.h"
 #include "commands/commands.h"
 
 namespace dt {

@@ -5,7 +5,6 @@
 
 #include <bpf/bpf.h>
 
-#include <arpa/inet.h>
 #include <httplib.h>
 #include <sys/socket.h>
 
@@ -243,35 +242,6 @@ constexpr uint64_t kSourceCountMaxAgeNs = 1'000'000'000ull;  // a table walk at 
 
 }  // namespace
 
-bool parse_metrics_address(const std::string &in, MetricsAddress *out, std::string *err) {
-  const std::string hint =
-      "'" + in + "': expected ADDR:PORT with a numeric address, e.g. 127.0.0.1:9100 (this host only), "
-      "[::1]:9100, or 0.0.0.0:9100 (every interface)";
-  std::string host, port;
-  int family = AF_INET;
-  if (!in.empty() && in[0] == '[') {
-    size_t close = in.find("]:");
-    if (close == std::string::npos) return *err = hint, false;
-    host = in.substr(1, close - 1);
-    port = in.substr(close + 2);
-    family = AF_INET6;
-  } else {
-    size_t colon = in.find(':');
-    if (colon == std::string::npos || in.find(':', colon + 1) != std::string::npos) return *err = hint, false;
-    host = in.substr(0, colon);
-    port = in.substr(colon + 1);
-  }
-  unsigned char buf[sizeof(in6_addr)];
-  if (host.empty() || inet_pton(family, host.c_str(), buf) != 1) return *err = hint, false;
-  unsigned long p = 0;
-  auto r = std::from_chars(port.data(), port.data() + port.size(), p);
-  if (port.empty() || r.ec != std::errc() || r.ptr != port.data() + port.size() || p == 0 || p > 65535)
-    return *err = "'" + in + "': the port must be from 1 to 65535", false;
-  out->host = host;
-  out->port = static_cast<uint16_t>(p);
-  return true;
-}
-
 std::string escape_label_value(const std::string &v) {
   std::string out;
   out.reserve(v.size());
@@ -388,8 +358,7 @@ MetricsServer::~MetricsServer() {
 
 std::unique_ptr<MetricsServer> MetricsServer::bind(const MetricsAddress &addr, std::string *err) {
   auto impl = std::make_unique<Impl>();
-  impl->shown = addr.host.find(':') != std::string::npos ? "[" + addr.host + "]:" + std::to_string(addr.port)
-                                                         : addr.host + ":" + std::to_string(addr.port);
+  impl->shown = addr.text();
   httplib::Server &http = impl->http;
   // Two workers: scrapes are rare; more threads would only add table walks.
   http.new_task_queue = [] { return new httplib::ThreadPool(2); };

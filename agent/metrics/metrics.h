@@ -18,19 +18,14 @@
 #include "cluster/cluster.h"
 #include "dthrottle/common.h"
 #include "cluster/peer_tracker.h"
+#include "common/endpoint.h"
 #include "query/query_server.h"
 
 namespace dt {
 
 // Where the metrics server listens: a numeric address (never a default: the user
-// says whether it is exposed) and a port.
-struct MetricsAddress {
-  std::string host;  // IPv4 or IPv6 literal, without brackets
-  uint16_t port = 0;
-};
-
-// Parses "A.B.C.D:PORT" or "[IPv6]:PORT". False with a sentence in *err otherwise.
-bool parse_metrics_address(const std::string &in, MetricsAddress *out, std::string *err);
+// says whether it is exposed) and a port; parse_metrics_address (common/endpoint.h) reads it.
+using MetricsAddress = HostPort;
 
 // What never changes while the agent runs (the info metric, the table capacity).
 struct MetricsInfo {

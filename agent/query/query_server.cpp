@@ -27,6 +27,7 @@
 
 #include "common/log.h"
 #include "common/clock.h"
+#include "common/endpoint.h"
 #include "query/strict_redis.h"
 
 namespace dt {
@@ -120,30 +121,18 @@ int bind_tcp(const std::string &listen_at, uint16_t *port, std::string *err) {
 }  // namespace
 
 bool parse_listen_address(const std::string &s, sockaddr_storage *out, socklen_t *len, std::string *err) {
-  std::string host, port;
-  if (!s.empty() && s[0] == '[') {
-    const size_t close = s.find("]:");
-    if (close == std::string::npos) {
-      *err = "query listen address '" + s + "' is not [IPv6]:PORT";
-      return false;
-    }
-    host = s.substr(1, close - 1);
-    port = s.substr(close + 2);
-  } else {
-    const size_t colon = s.rfind(':');
-    if (colon == std::string::npos) {
-      *err = "query listen address '" + s + "' is not ADDR:PORT (e.g. 127.0.0.1:7800)";
-      return false;
-    }
-    host = s.substr(0, colon);
-    port = s.substr(colon + 1);
+  HostPort hp;
+  if (!parse_query_listen(s, &hp, err)) {
+    *err = "query listen address " + *err;
+    return false;
   }
-  if (host == "*") host = "0.0.0.0";
+  if (hp.host == "*") hp.host = "0.0.0.0";
+  const std::string port = std::to_string(hp.port);
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo *res = nullptr;
-  const int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &res);
+  const int rc = getaddrinfo(hp.host.c_str(), port.c_str(), &hints, &res);
   if (rc != 0 || !res) {
     *err = "query listen address '" + s + "': " + gai_strerror(rc);
     return false;

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <memory>
 
+#include "common/endpoint.h"
+
 namespace dt {
 
 // Microseconds fit a Lua double exactly (now is ~2^51 us since 1970); numbers are
@@ -59,44 +61,10 @@ void block_sigpipe_in_this_thread() {
 
 }  // namespace
 
-bool parse_redis_address(const std::string &addr, std::string *host, int *port, std::string *err) {
-  if (addr.find('/') != std::string::npos) {
-    *host = addr;
-    *port = 0;
-    return true;
-  }
-  std::string h, p;
-  if (!addr.empty() && addr[0] == '[') {
-    const size_t close = addr.find("]:");
-    if (close == std::string::npos) {
-      *err = "redis address '" + addr + "' is not [IPv6]:PORT";
-      return false;
-    }
-    h = addr.substr(1, close - 1);
-    p = addr.substr(close + 2);
-  } else {
-    const size_t colon = addr.rfind(':');
-    if (colon == std::string::npos || colon == 0) {
-      *err = "redis address '" + addr + "' is not HOST:PORT or a unix socket path (with a '/')";
-      return false;
-    }
-    h = addr.substr(0, colon);
-    p = addr.substr(colon + 1);
-  }
-  char *end = nullptr;
-  const long v = strtol(p.c_str(), &end, 10);
-  if (p.empty() || *end != '\0' || v < 1 || v > 65535) {
-    *err = "redis address '" + addr + "': bad port '" + p + "'";
-    return false;
-  }
-  *host = h;
-  *port = static_cast<int>(v);
-  return true;
-}
-
 StrictRedis::StrictRedis(StrictRedisConfig cfg) : cfg_(std::move(cfg)) {
   std::string err;
-  if (!parse_redis_address(cfg_.address, &host_, &port_, &err)) last_error_ = err;  // connect() fails then
+  // A bad address: connect() fails with this error.
+  if (!parse_redis_address(cfg_.address, &host_, &port_, &err)) last_error_ = "redis address " + err;
 }
 
 StrictRedis::~StrictRedis() {

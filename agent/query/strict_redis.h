@@ -79,9 +79,6 @@ struct StrictCounters {
   uint64_t noscript = 0;      // batches re-sent with EVAL
 };
 
-// Parses "host:port", "[v6]:port" or a path (anything with a '/'); false with *err.
-bool parse_redis_address(const std::string &addr, std::string *host, int *port, std::string *err);
-
 class StrictRedis {
  public:
   explicit StrictRedis(StrictRedisConfig cfg);

@@ -27,8 +27,9 @@
 // One connection per Client, kept open between queries. The calls are thread-safe
 // (a mutex serializes them); for many threads, one Client per thread avoids waiting.
 // Endpoints: a path ("/run/x.sock", "./x.sock", "unix:/run/x.sock") or HOST:PORT
-// ("127.0.0.1:7800", "[::1]:7800"; a host name is resolved with getaddrinfo, which may
-// block: prefer numeric addresses).
+// ("127.0.0.1:7800", "[::1]:7800"; the grammar of endpoint.hpp; a host name is resolved
+// with getaddrinfo, which may block: prefer numeric addresses). An endpoint that is neither
+// fails every connection, so every query is allowed (fail-safe).
 #pragma once
 
 #include <netdb.h>
@@ -51,6 +52,8 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+
+#include "endpoint.hpp"
 
 namespace dthrottle {
 
@@ -222,23 +225,13 @@ class Client {
       std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
       return open_socket(AF_UNIX, reinterpret_cast<sockaddr *>(&sa), sizeof sa, deadline);
     }
-    std::string host, port;
-    if (endpoint_.starts_with("[")) {
-      const size_t close_at = endpoint_.find("]:");
-      if (close_at == std::string::npos) return false;
-      host = endpoint_.substr(1, close_at - 1);
-      port = endpoint_.substr(close_at + 2);
-    } else {
-      const size_t colon = endpoint_.rfind(':');
-      if (colon == std::string::npos) return false;
-      host = endpoint_.substr(0, colon);
-      port = endpoint_.substr(colon + 1);
-    }
+    HostPort hp;
+    if (!parse_host_port(endpoint_, {}, &hp)) return false;
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV;
     addrinfo *res = nullptr;
-    if (getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0 || !res) return false;
+    if (getaddrinfo(hp.host.c_str(), std::to_string(hp.port).c_str(), &hints, &res) != 0 || !res) return false;
     bool ok = false;  // "localhost" may be ::1 and 127.0.0.1: try each address in turn
     for (addrinfo *a = res; a && !ok; a = a->ai_next) ok = open_socket(a->ai_family, a->ai_addr, a->ai_addrlen, deadline);
     freeaddrinfo(res);

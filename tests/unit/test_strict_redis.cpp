@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/endpoint.h"
 #include "query/query_server.h"
 #include "rules/rules.h"
 #include "query/strict_redis.h"

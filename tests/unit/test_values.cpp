@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "cluster/cluster.h"
+#include "common/endpoint.h"
 #include "common/parse_values.h"
 #include "dataplane/policy.h"
 
