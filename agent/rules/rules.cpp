@@ -359,7 +359,8 @@ bool parse_tag_strict(const RuleSet &rs, const Value &t, TagRule *tr, std::strin
 // One [[tag]] table; `prefixes` holds the prefixes of the tags before it (each may appear once).
 bool parse_tag(const RuleSet &rs, const Value &t, std::set<std::string> *prefixes, TagRule *tr, std::string *err) {
   tr->line = static_cast<int>(t.location().line());
-  if (!t.is_table() || !known_keys(rs, t, {"prefix", "rate", "burst", "strict", "on_redis_error", "adaptive"}, "a [[tag]]", err)) {
+  if (!t.is_table() ||
+      !known_keys(rs, t, {"prefix", "rate", "burst", "strict", "on_redis_error", "adaptive"}, "a [[tag]]", err)) {
     if (err->empty()) *err = at(rs, tr->line) + "each [[tag]] must be a table";
     return false;
   }

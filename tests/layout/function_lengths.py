@@ -19,7 +19,8 @@ import sys
 
 SCOPE = re.compile(r'^(template\s*<.*>\s*)?(namespace|class|struct|union|enum)\b|^extern\s*""$', re.S)
 IDENT = r'~?[A-Za-z_]\w*'
-NAME = re.compile(rf'((?:{IDENT}\s*::\s*)*(?:operator\s*[^\s(]+|{IDENT}))\s*$')
+OPERATOR = r'operator\s*(?:\(\s*\)|[^\s(]+)'  # operator(), operator==, operator<<, ...
+NAME = re.compile(rf'((?:{IDENT}\s*::\s*)*(?:{OPERATOR}|{IDENT}))\s*$')
 
 
 def blank_code(text):
@@ -79,10 +80,10 @@ def function_name(header):
     """The (qualified) name of the function a signature declares, or None when the header is
     not a function signature (no parameter list, or an `=` before it)."""
     depth_angle = 0
-    for m in re.finditer(r'operator\s*\(\s*\)|[<>()=]', header):
+    for m in re.finditer(rf'{OPERATOR}|[<>()=]', header):
         tok = m.group(0)
         if tok.startswith('operator'):
-            continue
+            continue  # its symbols are a name, not brackets or an initializer
         if tok == '<':
             depth_angle += 1
         elif tok == '>':
@@ -91,12 +92,7 @@ def function_name(header):
         elif tok == '=' and depth_angle == 0:
             return None
         elif tok == '(' and depth_angle == 0:
-            before = header[:m.start()]
-            if before.rstrip().endswith('operator'):
-                before = before.rstrip()
-                name = re.search(r'([\w:~\s]*operator)$', before)
-                return re.sub(r'\s+', '', name.group(1)) + '()' if name else None
-            name = NAME.search(before)
+            name = NAME.search(header[:m.start()])
             if not name:
                 return None
             return re.sub(r'\s+', '', name.group(1))

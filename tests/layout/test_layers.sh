@@ -30,13 +30,14 @@ fi
 lengths=tests/layout/function_lengths.py
 mkdir -p "$tmp/long/agent/low"
 {
-  printf '// long.cpp - x\nnamespace dt {\nconst int kTable[] = {\n  1,\n  2,\n};\nint short_one(int x) {\n  return x;\n}\n'
+  printf '// long.cpp - x\nnamespace dt {\nconst int kTable[] = {\n  1,\n  2,\n};\n'
+  printf 'int short_one(int x) {\n  return x;\n}\n'
   printf 'int planted_long(int x) {\n'
   for _ in $(seq 118); do printf '  x += [](int y) { return y; }(1);\n'; done
   printf '}\n}  // namespace dt\n'
 } >"$tmp/long/agent/low/long.cpp"
-if out=$(python3 "$lengths" "$tmp/long" --max 100) || ! grep -q 'agent/low/long.cpp:10 planted_long 120 lines' <<<"$out" ||
-   grep -q -e short_one -e kTable <<<"$out"; then
+if out=$(python3 "$lengths" "$tmp/long" --max 100) ||
+   ! grep -q 'agent/low/long.cpp:10 planted_long 120 lines' <<<"$out" || grep -q -e short_one -e kTable <<<"$out"; then
   echo "FAIL layers/detects-long-function: a planted 120-line function was not reported alone (got: $out)"
 else
   echo "PASS layers/detects-long-function"
