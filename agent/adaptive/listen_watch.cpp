@@ -51,6 +51,84 @@ bool parse_u64(std::string_view s, uint64_t *out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
+// Sends dump request number `seq` for the family's TCP listeners (TCP_LISTEN only).
+bool send_listener_dump(int fd, int family, uint32_t seq, const std::string &what, std::string *err) {
+  struct {
+    nlmsghdr nlh;
+    inet_diag_req_v2 req;
+  } msg{};
+  msg.nlh.nlmsg_len = sizeof(msg);
+  msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  msg.nlh.nlmsg_seq = seq;
+  msg.req.sdiag_family = static_cast<uint8_t>(family);
+  msg.req.sdiag_protocol = IPPROTO_TCP;
+  msg.req.idiag_states = 1u << TCP_LISTEN;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  ssize_t sent;
+  do {
+    sent = sendto(fd, &msg, sizeof(msg), 0, reinterpret_cast<sockaddr *>(&kernel),
+                  sizeof(kernel));
+  } while (sent < 0 && errno == EINTR);
+  if (sent != static_cast<ssize_t>(sizeof(msg))) {
+    *err = errno_sentence("cannot send " + what + " request", sent < 0 ? errno : EIO);
+    return false;
+  }
+  return true;
+}
+
+// Folds one listener into the state of its port, when it is a port we watch.
+void fold_listener(const inet_diag_msg &m, std::vector<ListenQueueWatch::PortState> *states) {
+  const uint16_t port = ntohs(m.id.idiag_sport);
+  const uint32_t queued = m.idiag_rqueue, backlog = m.idiag_wqueue;
+  const bool full = queued > 0 && queued >= backlog;
+  for (ListenQueueWatch::PortState &s : *states) {
+    if (s.port != port) continue;
+    // Keep the fullest listener: a full one first, then the longest queue.
+    if (s.listeners == 0 || (full && !s.full) || (full == s.full && queued > s.queued)) {
+      s.queued = queued;
+      s.backlog = backlog;
+      s.full = full;
+    }
+    s.listeners++;
+  }
+}
+
+enum class DumpPart { More, Done, Failed };
+
+// One netlink message of our dump: its end, an error (Failed with *err), or a listener.
+DumpPart take_dump_message(const nlmsghdr *h, int family, const std::string &what,
+                           std::vector<ListenQueueWatch::PortState> *states, std::string *err) {
+  if (h->nlmsg_type == NLMSG_DONE) {
+    // A dump that failed midway ends with NLMSG_DONE carrying -errno.
+    int status = 0;
+    if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
+      std::memcpy(&status, NLMSG_DATA(h), sizeof(int));
+    if (status < 0) {
+      *err = errno_sentence("the kernel aborted " + what, -status);
+      return DumpPart::Failed;
+    }
+    return DumpPart::Done;
+  }
+  if (h->nlmsg_type == NLMSG_ERROR) {
+    int code = EPROTO;
+    if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr)))
+      code = -static_cast<const nlmsgerr *>(NLMSG_DATA(h))->error;
+    // No IPv6 in this kernel: there are no IPv6 listeners to report.
+    if (family == AF_INET6 && code == ENOENT) return DumpPart::Done;
+    *err = errno_sentence("the kernel refused " + what, code);
+    return DumpPart::Failed;
+  }
+  if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY) return DumpPart::More;
+  if (h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+    *err = what + " holds a message too short for inet_diag_msg";
+    return DumpPart::Failed;
+  }
+  fold_listener(*static_cast<const inet_diag_msg *>(NLMSG_DATA(h)), states);
+  return DumpPart::More;
+}
+
 }  // namespace
 
 bool parse_listen_counters(std::string_view netstat, ListenCounters *out, std::string *err) {
@@ -161,31 +239,8 @@ bool ListenQueueWatch::read_counters(ListenCounters *out, std::string *err) {
 // Asks for the family's TCP listeners and folds each one into the state of its port.
 bool ListenQueueWatch::dump_family(int family, std::vector<PortState> *states,
                                    std::string *err) {
-  struct {
-    nlmsghdr nlh;
-    inet_diag_req_v2 req;
-  } msg{};
-  msg.nlh.nlmsg_len = sizeof(msg);
-  msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  msg.nlh.nlmsg_seq = ++seq_;
-  msg.req.sdiag_family = static_cast<uint8_t>(family);
-  msg.req.sdiag_protocol = IPPROTO_TCP;
-  msg.req.idiag_states = 1u << TCP_LISTEN;
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
   const std::string what = std::string("the ") + family_name(family) + " listener dump";
-
-  ssize_t sent;
-  do {
-    sent = sendto(nl_fd_, &msg, sizeof(msg), 0, reinterpret_cast<sockaddr *>(&kernel),
-                  sizeof(kernel));
-  } while (sent < 0 && errno == EINTR);
-  if (sent != static_cast<ssize_t>(sizeof(msg))) {
-    *err = errno_sentence("cannot send " + what + " request", sent < 0 ? errno : EIO);
-    return false;
-  }
-
+  if (!send_listener_dump(nl_fd_, family, ++seq_, what, err)) return false;
   for (int reads = 0; reads < kMaxDumpReads; reads++) {
     iovec iov{buf_.data(), buf_.size()};
     msghdr mh{};
@@ -205,45 +260,8 @@ bool ListenQueueWatch::dump_family(int family, std::vector<PortState> *states,
     for (auto *h = reinterpret_cast<nlmsghdr *>(buf_.data()); NLMSG_OK(h, len);
          h = NLMSG_NEXT(h, len)) {
       if (h->nlmsg_seq != seq_) continue;  // left over from an earlier, failed dump
-      if (h->nlmsg_type == NLMSG_DONE) {
-        // A dump that failed midway ends with NLMSG_DONE carrying -errno.
-        int status = 0;
-        if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
-          std::memcpy(&status, NLMSG_DATA(h), sizeof(int));
-        if (status < 0) {
-          *err = errno_sentence("the kernel aborted " + what, -status);
-          return false;
-        }
-        return true;
-      }
-      if (h->nlmsg_type == NLMSG_ERROR) {
-        int code = EPROTO;
-        if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr)))
-          code = -static_cast<const nlmsgerr *>(NLMSG_DATA(h))->error;
-        // No IPv6 in this kernel: there are no IPv6 listeners to report.
-        if (family == AF_INET6 && code == ENOENT) return true;
-        *err = errno_sentence("the kernel refused " + what, code);
-        return false;
-      }
-      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY) continue;
-      if (h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
-        *err = what + " holds a message too short for inet_diag_msg";
-        return false;
-      }
-      const auto *m = static_cast<const inet_diag_msg *>(NLMSG_DATA(h));
-      const uint16_t port = ntohs(m->id.idiag_sport);
-      const uint32_t queued = m->idiag_rqueue, backlog = m->idiag_wqueue;
-      const bool full = queued > 0 && queued >= backlog;
-      for (PortState &s : *states) {
-        if (s.port != port) continue;
-        // Keep the fullest listener: a full one first, then the longest queue.
-        if (s.listeners == 0 || (full && !s.full) || (full == s.full && queued > s.queued)) {
-          s.queued = queued;
-          s.backlog = backlog;
-          s.full = full;
-        }
-        s.listeners++;
-      }
+      const DumpPart part = take_dump_message(h, family, what, states, err);
+      if (part != DumpPart::More) return part == DumpPart::Done;
     }
   }
   *err = what + " did not end after " + std::to_string(kMaxDumpReads) + " reads";

@@ -115,6 +115,234 @@ std::string header_bytes(const ReportHeader &h, uint64_t seq, uint16_t part, uin
   return out;
 }
 
+
+uint64_t clamp_hits(uint64_t h) { return h > kMaxHitsPerEntry ? kMaxHitsPerEntry : h; }
+
+// What of a body goes on the wire: valid entries grouped by rule, valid tags, and at most
+// kMaxFactors valid factors with the bytes their section takes (0 when there are none).
+struct ReportItems {
+  std::vector<std::vector<const ReportEntry *>> by_rule;
+  std::vector<const TagHit *> tags;
+  std::vector<const RuleFactor *> factors;
+  size_t factors_size = 0;
+};
+
+ReportItems select_items(const ReportBody &body) {
+  ReportItems items;
+  items.by_rule.resize(body.rules.size());
+  for (const auto &e : body.entries)
+    if (e.hits && e.key.rule < body.rules.size() && valid_rule_name(body.rules[e.key.rule]))
+      items.by_rule[e.key.rule].push_back(&e);
+  for (const auto &t : body.tags)
+    if (t.hits && !t.tag.empty() && valid_tag_bytes(t.tag)) items.tags.push_back(&t);
+  for (const auto &f : body.factors)
+    if (items.factors.size() < kMaxFactors && valid_factor(f)) {
+      items.factors.push_back(&f);
+      items.factors_size += factor_bytes(f);
+    }
+  if (!items.factors.empty()) items.factors_size += varint_len(items.factors.size());
+  return items;
+}
+
+// A rule (its index in the body) and some of its entries.
+using Group = std::pair<uint32_t, std::vector<const ReportEntry *>>;
+
+// One message's share of the items: groups and tags.
+struct Message {
+  std::vector<Group> groups;
+  std::vector<const TagHit *> tags;
+};
+
+// Items in the order they are written: entries grouped by rule, then tags. A message holds
+// a run of them within max_bytes; a group's header is repeated in every message that carries
+// some of its entries. The factors section is small and goes whole into message 0: a receiver
+// applies it from whichever part carries it.
+std::vector<Message> plan_messages(const ReportHeader &hdr, const ReportBody &body, const ReportItems &items,
+                                   size_t max_bytes) {
+  const size_t base = kFixedBytes + hdr.node_id.size() + 2 * 3;
+  std::vector<Message> msgs(1);
+  size_t size = base + items.factors_size;  // message 0 carries the factors
+  // Starts a new message if `need` more bytes would not fit; true if it did. A
+  // message with nothing in it yet takes the item anyway (it cannot fit anywhere);
+  // message 0 holding only factors is not empty.
+  auto split_for = [&](size_t need) {
+    const Message &m = msgs.back();
+    const bool empty = m.groups.empty() && m.tags.empty() && !(msgs.size() == 1 && items.factors_size);
+    if (size + need <= max_bytes || empty) return false;
+    msgs.emplace_back();
+    size = base;
+    return true;
+  };
+  for (uint32_t r = 0; r < items.by_rule.size(); r++) {
+    const size_t group_hdr = 1 + body.rules[r].size() + 2 * 3;
+    bool opened = false;
+    for (const auto *e : items.by_rule[r]) {
+      const size_t n = (is_v4(e->key) ? 4 : 16) + varint_len(clamp_hits(e->hits));
+      // A group's header is repeated in every message that carries some of it.
+      if (split_for(n + group_hdr) || !opened) {
+        size += group_hdr;
+        msgs.back().groups.push_back({r, {}});
+        opened = true;
+      }
+      size += n;
+      msgs.back().groups.back().second.push_back(e);
+    }
+  }
+  for (const auto *t : items.tags) {
+    const size_t n = varint_len(t->tag.size()) + t->tag.size() + varint_len(clamp_hits(t->hits));
+    split_for(n);
+    size += n;
+    msgs.back().tags.push_back(t);
+  }
+  return msgs;
+}
+
+// Groups section: count, then per group the rule name and its IPv4 then IPv6 entries.
+void put_groups(std::string *msg, const ReportBody &body, const std::vector<Group> &groups) {
+  put_varint(msg, groups.size());
+  for (const auto &[rule, entries] : groups) {
+    msg->push_back(static_cast<char>(body.rules[rule].size()));
+    *msg += body.rules[rule];
+    for (int family = 4; family <= 6; family += 2) {
+      uint64_t n = 0;
+      for (const auto *e : entries) n += (is_v4(e->key) == (family == 4));
+      put_varint(msg, n);
+      for (const auto *e : entries) {
+        if (is_v4(e->key) != (family == 4)) continue;
+        if (family == 4) msg->append(reinterpret_cast<const char *>(&e->key.addr[12]), 4);
+        else msg->append(reinterpret_cast<const char *>(e->key.addr), 16);
+        put_varint(msg, clamp_hits(e->hits));
+      }
+    }
+  }
+}
+
+// Tags section: count, then each tag's length, bytes and hits.
+void put_tags(std::string *msg, const std::vector<const TagHit *> &tags) {
+  put_varint(msg, tags.size());
+  for (const auto *t : tags) {
+    put_varint(msg, t->tag.size());
+    *msg += t->tag;
+    put_varint(msg, clamp_hits(t->hits));
+  }
+}
+
+// Factors section (only with kFlagFactors): count, then kind, name and factor of each.
+void put_factors(std::string *msg, const std::vector<const RuleFactor *> &factors) {
+  put_varint(msg, factors.size());
+  for (const auto *f : factors) {
+    msg->push_back(static_cast<char>(f->tag ? 1 : 0));
+    put_varint(msg, f->name.size());
+    *msg += f->name;
+    put_u32(msg, f->factor_ppm);
+  }
+}
+
+// Magic, version, flags, node id, boot id, seq, epoch, send time and part numbers.
+DecodeError take_header(Reader &r, ReportHeader *h, uint8_t *flags) {
+  char magic[4];
+  uint8_t version, id_len;
+  if (!r.take(magic, 4)) return DecodeError::TooShort;
+  if (memcmp(magic, kMagic, 4) != 0) return DecodeError::BadMagic;
+  if (!r.u8(&version)) return DecodeError::TooShort;
+  if (version != kProtocolVersion) return DecodeError::WrongVersion;
+  if (!r.u8(flags) || !r.u8(&id_len)) return DecodeError::TooShort;
+  if (id_len == 0 || id_len > kMaxNodeIdLen) return DecodeError::BadNodeId;
+  std::string id(id_len, '\0');
+  if (!r.take(id.data(), id_len)) return DecodeError::TooShort;
+  if (!valid_node_id(id)) return DecodeError::BadNodeId;
+  h->node_id = std::move(id);
+  if (!r.u64(&h->boot_id) || !r.u64(&h->seq) || !r.u64(&h->epoch) || !r.u64(&h->sent_unix_ms) ||
+      !r.u16(&h->part) || !r.u16(&h->parts))
+    return DecodeError::TooShort;
+  if (h->parts == 0 || h->parts > kMaxParts || h->part >= h->parts) return DecodeError::BadParts;
+  return DecodeError::None;
+}
+
+// One group's entries of one family (4 or 6): count, then address and hits of each.
+DecodeError take_entries(Reader &r, int family, uint32_t rule, ReportBody *out) {
+  const size_t addr_len = family == 4 ? 4 : 16;
+  uint64_t n;
+  if (DecodeError e = r.varint(&n); e != DecodeError::None) return e;
+  if (n > r.left() / (addr_len + 1)) return DecodeError::AbsurdCount;
+  out->entries.reserve(out->entries.size() + n);
+  for (uint64_t i = 0; i < n; i++) {
+    ReportEntry e{};
+    e.key.rule = rule;
+    if (family == 4) {
+      memcpy(e.key.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
+      if (!r.take(&e.key.addr[12], 4)) return DecodeError::TooShort;
+    } else if (!r.take(e.key.addr, 16)) {
+      return DecodeError::TooShort;
+    }
+    if (DecodeError err = r.varint(&e.hits); err != DecodeError::None) return err;
+    if (e.hits == 0 || e.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
+    out->entries.push_back(e);
+  }
+  return DecodeError::None;
+}
+
+DecodeError take_groups(Reader &r, ReportBody *out) {
+  uint64_t ngroups;
+  if (DecodeError e = r.varint(&ngroups); e != DecodeError::None) return e;
+  if (ngroups > DT_MAX_RULES || ngroups > r.left() / 4) return DecodeError::AbsurdCount;
+  for (uint64_t g = 0; g < ngroups; g++) {
+    uint8_t name_len;
+    if (!r.u8(&name_len)) return DecodeError::TooShort;
+    if (name_len == 0 || name_len > kMaxRuleNameLen) return DecodeError::BadRuleName;
+    std::string name(name_len, '\0');
+    if (!r.take(name.data(), name_len)) return DecodeError::TooShort;
+    if (!valid_node_id(name)) return DecodeError::BadRuleName;
+    const uint32_t rule = static_cast<uint32_t>(out->rules.size());
+    out->rules.push_back(std::move(name));
+    for (int family = 4; family <= 6; family += 2)
+      if (DecodeError e = take_entries(r, family, rule, out); e != DecodeError::None) return e;
+  }
+  return DecodeError::None;
+}
+
+DecodeError take_tags(Reader &r, ReportBody *out) {
+  uint64_t ntags;
+  if (DecodeError e = r.varint(&ntags); e != DecodeError::None) return e;
+  if (ntags > r.left() / 3) return DecodeError::AbsurdCount;
+  for (uint64_t i = 0; i < ntags; i++) {
+    uint64_t tlen;
+    if (DecodeError e = r.varint(&tlen); e != DecodeError::None) return e;
+    if (tlen == 0 || tlen > kMaxTagLen) return DecodeError::BadTag;
+    TagHit t;
+    t.tag.resize(tlen);
+    if (!r.take(t.tag.data(), tlen)) return DecodeError::TooShort;
+    if (t.tag.find('\n') != std::string::npos || t.tag.find('\0') != std::string::npos) return DecodeError::BadTag;
+    if (DecodeError e = r.varint(&t.hits); e != DecodeError::None) return e;
+    if (t.hits == 0 || t.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
+    out->tags.push_back(std::move(t));
+  }
+  return DecodeError::None;
+}
+
+DecodeError take_factors(Reader &r, ReportBody *out) {
+  uint64_t nfactors;
+  if (DecodeError e = r.varint(&nfactors); e != DecodeError::None) return e;
+  if (nfactors > kMaxFactors || nfactors > r.left() / kMinFactorBytes) return DecodeError::AbsurdCount;
+  out->factors.reserve(nfactors);
+  for (uint64_t i = 0; i < nfactors; i++) {
+    uint8_t kind;
+    uint64_t name_len;
+    if (!r.u8(&kind)) return DecodeError::TooShort;
+    if (kind > 1) return DecodeError::BadFactor;
+    if (DecodeError e = r.varint(&name_len); e != DecodeError::None) return e;
+    RuleFactor f;
+    f.tag = kind == 1;
+    // Bound the length before allocating; the content is checked below.
+    if (name_len > (f.tag ? kMaxTagLen : kMaxRuleNameLen)) return DecodeError::BadFactor;
+    f.name.resize(name_len);
+    if (!r.take(f.name.data(), name_len) || !r.u32(&f.factor_ppm)) return DecodeError::TooShort;
+    if (!valid_factor(f)) return DecodeError::BadFactor;
+    out->factors.push_back(std::move(f));
+  }
+  return DecodeError::None;
+}
+
 }  // namespace
 
 const char *decode_error_name(DecodeError e) {
@@ -139,104 +367,17 @@ const char *decode_error_name(DecodeError e) {
 
 std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq, const ReportBody &body,
                                        size_t max_bytes) {
-  // Items in the order they are written: entries grouped by rule, then tags. A
-  // message holds a run of them; a group's header is repeated in every message that
-  // carries some of its entries. The factors section is small and goes whole into
-  // message 0: a receiver applies it from whichever part carries it.
-  auto clamp = [](uint64_t h) { return h > kMaxHitsPerEntry ? kMaxHitsPerEntry : h; };
-  std::vector<std::vector<const ReportEntry *>> by_rule(body.rules.size());
-  for (const auto &e : body.entries)
-    if (e.hits && e.key.rule < body.rules.size() && valid_rule_name(body.rules[e.key.rule]))
-      by_rule[e.key.rule].push_back(&e);
-  std::vector<const TagHit *> tags;
-  for (const auto &t : body.tags)
-    if (t.hits && !t.tag.empty() && valid_tag_bytes(t.tag)) tags.push_back(&t);
-  std::vector<const RuleFactor *> factors;
-  size_t factors_size = 0;  // the section's bytes in message 0, 0 when absent
-  for (const auto &f : body.factors)
-    if (factors.size() < kMaxFactors && valid_factor(f)) {
-      factors.push_back(&f);
-      factors_size += factor_bytes(f);
-    }
-  if (!factors.empty()) factors_size += varint_len(factors.size());
-
-  struct Message {
-    std::vector<std::pair<uint32_t, std::vector<const ReportEntry *>>> groups;
-    std::vector<const TagHit *> tags;
-  };
-  const size_t base = kFixedBytes + hdr.node_id.size() + 2 * 3;
-  std::vector<Message> msgs(1);
-  size_t size = base + factors_size;  // message 0 carries the factors
-  // Starts a new message if `need` more bytes would not fit; true if it did. A
-  // message with nothing in it yet takes the item anyway (it cannot fit anywhere);
-  // message 0 holding only factors is not empty.
-  auto split_for = [&](size_t need) {
-    const Message &m = msgs.back();
-    const bool empty = m.groups.empty() && m.tags.empty() && !(msgs.size() == 1 && factors_size);
-    if (size + need <= max_bytes || empty) return false;
-    msgs.emplace_back();
-    size = base;
-    return true;
-  };
-  for (uint32_t r = 0; r < by_rule.size(); r++) {
-    const size_t group_hdr = 1 + body.rules[r].size() + 2 * 3;
-    bool opened = false;
-    for (const auto *e : by_rule[r]) {
-      const size_t n = (is_v4(e->key) ? 4 : 16) + varint_len(clamp(e->hits));
-      // A group's header is repeated in every message that carries some of it.
-      if (split_for(n + group_hdr) || !opened) {
-        size += group_hdr;
-        msgs.back().groups.push_back({r, {}});
-        opened = true;
-      }
-      size += n;
-      msgs.back().groups.back().second.push_back(e);
-    }
-  }
-  for (const auto *t : tags) {
-    const size_t n = varint_len(t->tag.size()) + t->tag.size() + varint_len(clamp(t->hits));
-    split_for(n);
-    size += n;
-    msgs.back().tags.push_back(t);
-  }
-
+  const ReportItems items = select_items(body);
+  const std::vector<Message> msgs = plan_messages(hdr, body, items, max_bytes);
   std::vector<std::string> out;
   const uint16_t parts = static_cast<uint16_t>(msgs.size() > kMaxParts ? kMaxParts : msgs.size());
   for (uint16_t part = 0; part < parts; part++) {
     const Message &m = msgs[part];
-    const bool with_factors = part == 0 && !factors.empty();
+    const bool with_factors = part == 0 && !items.factors.empty();
     std::string msg = header_bytes(hdr, first_seq + part, part, parts, with_factors ? kFlagFactors : 0);
-    put_varint(&msg, m.groups.size());
-    for (const auto &[rule, entries] : m.groups) {
-      msg.push_back(static_cast<char>(body.rules[rule].size()));
-      msg += body.rules[rule];
-      for (int family = 4; family <= 6; family += 2) {
-        uint64_t n = 0;
-        for (const auto *e : entries) n += (is_v4(e->key) == (family == 4));
-        put_varint(&msg, n);
-        for (const auto *e : entries) {
-          if (is_v4(e->key) != (family == 4)) continue;
-          if (family == 4) msg.append(reinterpret_cast<const char *>(&e->key.addr[12]), 4);
-          else msg.append(reinterpret_cast<const char *>(e->key.addr), 16);
-          put_varint(&msg, clamp(e->hits));
-        }
-      }
-    }
-    put_varint(&msg, m.tags.size());
-    for (const auto *t : m.tags) {
-      put_varint(&msg, t->tag.size());
-      msg += t->tag;
-      put_varint(&msg, clamp(t->hits));
-    }
-    if (with_factors) {
-      put_varint(&msg, factors.size());
-      for (const auto *f : factors) {
-        msg.push_back(static_cast<char>(f->tag ? 1 : 0));
-        put_varint(&msg, f->name.size());
-        msg += f->name;
-        put_u32(&msg, f->factor_ppm);
-      }
-    }
+    put_groups(&msg, body, m.groups);
+    put_tags(&msg, m.tags);
+    if (with_factors) put_factors(&msg, items.factors);
     out.push_back(std::move(msg));
   }
   return out;
@@ -246,94 +387,14 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, Repor
   *body = ReportBody{};
   if (len > kMaxAcceptedBytes) return DecodeError::TooLarge;
   Reader r{static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len};
-  char magic[4];
-  uint8_t version, flags, id_len;
-  if (!r.take(magic, 4)) return DecodeError::TooShort;
-  if (memcmp(magic, kMagic, 4) != 0) return DecodeError::BadMagic;
-  if (!r.u8(&version)) return DecodeError::TooShort;
-  if (version != kProtocolVersion) return DecodeError::WrongVersion;
-  if (!r.u8(&flags) || !r.u8(&id_len)) return DecodeError::TooShort;
-  if (id_len == 0 || id_len > kMaxNodeIdLen) return DecodeError::BadNodeId;
-  std::string id(id_len, '\0');
-  if (!r.take(id.data(), id_len)) return DecodeError::TooShort;
-  if (!valid_node_id(id)) return DecodeError::BadNodeId;
   ReportHeader h;
-  h.node_id = std::move(id);
-  if (!r.u64(&h.boot_id) || !r.u64(&h.seq) || !r.u64(&h.epoch) || !r.u64(&h.sent_unix_ms) ||
-      !r.u16(&h.part) || !r.u16(&h.parts))
-    return DecodeError::TooShort;
-  if (h.parts == 0 || h.parts > kMaxParts || h.part >= h.parts) return DecodeError::BadParts;
-
+  uint8_t flags;
+  if (DecodeError e = take_header(r, &h, &flags); e != DecodeError::None) return e;
   ReportBody out;
-  uint64_t ngroups;
-  if (DecodeError e = r.varint(&ngroups); e != DecodeError::None) return e;
-  if (ngroups > DT_MAX_RULES || ngroups > r.left() / 4) return DecodeError::AbsurdCount;
-  for (uint64_t g = 0; g < ngroups; g++) {
-    uint8_t name_len;
-    if (!r.u8(&name_len)) return DecodeError::TooShort;
-    if (name_len == 0 || name_len > kMaxRuleNameLen) return DecodeError::BadRuleName;
-    std::string name(name_len, '\0');
-    if (!r.take(name.data(), name_len)) return DecodeError::TooShort;
-    if (!valid_node_id(name)) return DecodeError::BadRuleName;
-    const uint32_t rule = static_cast<uint32_t>(out.rules.size());
-    out.rules.push_back(std::move(name));
-    for (int family = 4; family <= 6; family += 2) {
-      const size_t addr_len = family == 4 ? 4 : 16;
-      uint64_t n;
-      if (DecodeError e = r.varint(&n); e != DecodeError::None) return e;
-      if (n > r.left() / (addr_len + 1)) return DecodeError::AbsurdCount;
-      out.entries.reserve(out.entries.size() + n);
-      for (uint64_t i = 0; i < n; i++) {
-        ReportEntry e{};
-        e.key.rule = rule;
-        if (family == 4) {
-          memcpy(e.key.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
-          if (!r.take(&e.key.addr[12], 4)) return DecodeError::TooShort;
-        } else if (!r.take(e.key.addr, 16)) {
-          return DecodeError::TooShort;
-        }
-        if (DecodeError err = r.varint(&e.hits); err != DecodeError::None) return err;
-        if (e.hits == 0 || e.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
-        out.entries.push_back(e);
-      }
-    }
-  }
-  uint64_t ntags;
-  if (DecodeError e = r.varint(&ntags); e != DecodeError::None) return e;
-  if (ntags > r.left() / 3) return DecodeError::AbsurdCount;
-  for (uint64_t i = 0; i < ntags; i++) {
-    uint64_t tlen;
-    if (DecodeError e = r.varint(&tlen); e != DecodeError::None) return e;
-    if (tlen == 0 || tlen > kMaxTagLen) return DecodeError::BadTag;
-    TagHit t;
-    t.tag.resize(tlen);
-    if (!r.take(t.tag.data(), tlen)) return DecodeError::TooShort;
-    if (t.tag.find('\n') != std::string::npos || t.tag.find('\0') != std::string::npos) return DecodeError::BadTag;
-    if (DecodeError e = r.varint(&t.hits); e != DecodeError::None) return e;
-    if (t.hits == 0 || t.hits > kMaxHitsPerEntry) return DecodeError::AbsurdHits;
-    out.tags.push_back(std::move(t));
-  }
-  if (flags & kFlagFactors) {
-    uint64_t nfactors;
-    if (DecodeError e = r.varint(&nfactors); e != DecodeError::None) return e;
-    if (nfactors > kMaxFactors || nfactors > r.left() / kMinFactorBytes) return DecodeError::AbsurdCount;
-    out.factors.reserve(nfactors);
-    for (uint64_t i = 0; i < nfactors; i++) {
-      uint8_t kind;
-      uint64_t name_len;
-      if (!r.u8(&kind)) return DecodeError::TooShort;
-      if (kind > 1) return DecodeError::BadFactor;
-      if (DecodeError e = r.varint(&name_len); e != DecodeError::None) return e;
-      RuleFactor f;
-      f.tag = kind == 1;
-      // Bound the length before allocating; the content is checked below.
-      if (name_len > (f.tag ? kMaxTagLen : kMaxRuleNameLen)) return DecodeError::BadFactor;
-      f.name.resize(name_len);
-      if (!r.take(f.name.data(), name_len) || !r.u32(&f.factor_ppm)) return DecodeError::TooShort;
-      if (!valid_factor(f)) return DecodeError::BadFactor;
-      out.factors.push_back(std::move(f));
-    }
-  }
+  if (DecodeError e = take_groups(r, &out); e != DecodeError::None) return e;
+  if (DecodeError e = take_tags(r, &out); e != DecodeError::None) return e;
+  if (flags & kFlagFactors)
+    if (DecodeError e = take_factors(r, &out); e != DecodeError::None) return e;
   if (r.left() != 0) return DecodeError::TrailingBytes;
   *hdr = std::move(h);
   *body = std::move(out);

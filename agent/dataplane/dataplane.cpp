@@ -126,6 +126,65 @@ XdpMode query_mode(int ifindex) {
   return XdpMode::Native;
 }
 
+// The bucket map's size: a pinned map keeps its size (its buckets are reused), and a different
+// size asked for with --max-sources is an error rather than a silent reset of every bucket.
+bool bucket_map_size(const DataplaneConfig &cfg, uint32_t *max_sources, std::string *err) {
+  *max_sources = cfg.max_sources ? cfg.max_sources : DT_DEFAULT_MAX_SOURCES;
+  const std::string buckets_pin = cfg.pin_dir + "/" + DT_MAP_BUCKETS;
+  const int fd = bpf_obj_get(buckets_pin.c_str());
+  if (fd < 0) return true;
+  bpf_map_info info{};
+  uint32_t len = sizeof info;
+  if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.max_entries != *max_sources) {
+    if (cfg.max_sources_explicit) {
+      *err = "the pinned bucket map " + buckets_pin + " holds " +
+             std::to_string(info.max_entries) + " sources, not --max-sources " +
+             std::to_string(*max_sources) + "; keep its size, or stop the agent without --keep "
+             "to remove the pins (this forgets every bucket)";
+      close(fd);
+      return false;
+    }
+    *max_sources = info.max_entries;
+  }
+  close(fd);
+  return true;
+}
+
+// A new XDP link for prog_fd: in auto mode native first, then generic. Returns the link's fd
+// (and its mode in *mode), or -1 with the last attach errno in *last_errno.
+int create_xdp_link(const DataplaneConfig &cfg, int prog_fd, int ifindex, XdpMode *mode, int *last_errno) {
+  const XdpMode order[2] = {cfg.mode == XdpMode::Generic ? XdpMode::Generic : XdpMode::Native,
+                            XdpMode::Generic};
+  const int attempts = cfg.mode == XdpMode::Auto ? 2 : 1;
+  int lfd = -1;
+  for (int i = 0; i < attempts && lfd < 0; i++) {
+    LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = xdp_flags_for(order[i]));
+    lfd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &lo);
+    if (lfd >= 0) {
+      *mode = order[i];
+    } else {
+      *last_errno = errno;
+      if (*last_errno == EBUSY || *last_errno == EEXIST) break;
+      if (i + 1 < attempts)
+        DT_WARN("native XDP attach on %s failed (%s); falling back to generic (skb) mode",
+                cfg.iface.c_str(), errno_str(*last_errno).c_str());
+    }
+  }
+  return lfd;
+}
+
+// Why no link could be created: another program holds the interface, or the mode failed.
+std::string attach_error(const DataplaneConfig &cfg, int ifindex, int last_errno) {
+  if (last_errno == EBUSY || last_errno == EEXIST)
+    return "interface " + cfg.iface + " already has an XDP program attached" +
+           attached_prog_desc(ifindex) +
+           "; dthrottle will not replace it. If it is stale, detach it with: ip link set dev " +
+           cfg.iface + " xdp off";
+  return std::string("cannot attach XDP to ") + cfg.iface + " in " + xdp_mode_name(cfg.mode) +
+         " mode: " + errno_str(last_errno) +
+         (cfg.mode == XdpMode::Native ? " (try --xdp-mode generic)" : "");
+}
+
 }  // namespace
 
 bool parse_xdp_mode(const std::string &s, XdpMode *out) {
@@ -202,104 +261,70 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
     return nullptr;
   }
 
-  // Size of the bucket map: a pinned map keeps its size (its buckets are reused).
-  uint32_t max_sources = cfg.max_sources ? cfg.max_sources : DT_DEFAULT_MAX_SOURCES;
-  const std::string buckets_pin = cfg.pin_dir + "/" + DT_MAP_BUCKETS;
-  const bool had_pins = access(buckets_pin.c_str(), F_OK) == 0;
-  if (int fd = bpf_obj_get(buckets_pin.c_str()); fd >= 0) {
-    bpf_map_info info{};
-    uint32_t len = sizeof info;
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.max_entries != max_sources) {
-      if (cfg.max_sources_explicit) {
-        *err = "the pinned bucket map " + buckets_pin + " holds " +
-               std::to_string(info.max_entries) + " sources, not --max-sources " +
-               std::to_string(max_sources) + "; keep its size, or stop the agent without --keep "
-               "to remove the pins (this forgets every bucket)";
-        close(fd);
-        dp->keep_ = true;
-        return nullptr;
-      }
-      max_sources = info.max_entries;
-    }
-    close(fd);
-  }
-
-  LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = cfg.pin_dir.c_str());
-  dp->skel_ = dthrottle_bpf__open_opts(&oo);
-  if (!dp->skel_) {
-    *err = "cannot open the BPF object: " + errno_str(errno);
+  const bool had_pins = access((cfg.pin_dir + "/" + DT_MAP_BUCKETS).c_str(), F_OK) == 0;
+  uint32_t max_sources = 0;
+  if (!bucket_map_size(cfg, &max_sources, err) || !dp->load(cfg, max_sources, err)) {
     dp->keep_ = true;
     return nullptr;
   }
-  bpf_map__set_max_entries(dp->skel_->maps.buckets, max_sources);
-  // Room in the active-source ring for every source to be announced in one period.
-  bpf_map__set_max_entries(dp->skel_->maps.active, active_ring_bytes(max_sources));
-  dp->max_sources_ = max_sources;
-  if (int rc = dthrottle_bpf__load(dp->skel_); rc != 0) {
-    *err = "cannot load the BPF program: " + errno_str(rc) +
-           (rc == -EPERM || errno == EPERM ? " (are you root?)"
-                                           : " (maps pinned under " + cfg.pin_dir +
-                                                 " by an incompatible version? see the log above)");
-    dp->keep_ = true;
-    return nullptr;
-  }
-
-  const int prog_fd = bpf_program__fd(dp->skel_->progs.dt_xdp);
+  // Attach: take over the link a previous agent pinned for this interface, or create one.
   const std::string link_pin = cfg.pin_dir + "/" + DT_PIN_LINK;
-  if (int lfd = bpf_obj_get(link_pin.c_str()); lfd >= 0) {
-    bpf_link_info info{};
-    uint32_t len = sizeof info;
-    bool ours = bpf_obj_get_info_by_fd(lfd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP &&
-                static_cast<int>(info.xdp.ifindex) == ifindex;
-    if (ours && bpf_link_update(lfd, prog_fd, nullptr) == 0) {
-      dp->link_fd_ = lfd;
-      dp->took_over_ = true;
-      dp->mode_ = query_mode(ifindex);
-      return dp;
-    }
-    // A link for another (or a vanished) interface: it enforces nothing here.
-    DT_WARN("replacing stale pinned link %s (it was attached to ifindex %u)", link_pin.c_str(),
-            info.xdp.ifindex);
-    unlink(link_pin.c_str());
-    close(lfd);
-  }
+  if (dp->take_over_link(ifindex, link_pin)) return dp;
 
-  const XdpMode order[2] = {cfg.mode == XdpMode::Generic ? XdpMode::Generic : XdpMode::Native,
-                            XdpMode::Generic};
-  const int attempts = cfg.mode == XdpMode::Auto ? 2 : 1;
-  int lfd = -1, last_errno = 0;
-  for (int i = 0; i < attempts && lfd < 0; i++) {
-    LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = xdp_flags_for(order[i]));
-    lfd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &lo);
-    if (lfd >= 0) {
-      dp->mode_ = order[i];
-    } else {
-      last_errno = errno;
-      if (last_errno == EBUSY || last_errno == EEXIST) break;
-      if (i + 1 < attempts)
-        DT_WARN("native XDP attach on %s failed (%s); falling back to generic (skb) mode",
-                cfg.iface.c_str(), errno_str(last_errno).c_str());
-    }
-  }
-  if (lfd < 0) {
+  int last_errno = 0;
+  dp->link_fd_ = create_xdp_link(cfg, dp->xdp_prog_fd(), ifindex, &dp->mode_, &last_errno);
+  if (dp->link_fd_ < 0) {
     dp->keep_ = had_pins;  // never throw away bucket state a previous agent left
-    if (last_errno == EBUSY || last_errno == EEXIST)
-      *err = "interface " + cfg.iface + " already has an XDP program attached" +
-             attached_prog_desc(ifindex) +
-             "; dthrottle will not replace it. If it is stale, detach it with: ip link set dev " +
-             cfg.iface + " xdp off";
-    else
-      *err = std::string("cannot attach XDP to ") + cfg.iface + " in " + xdp_mode_name(cfg.mode) +
-             " mode: " + errno_str(last_errno) +
-             (cfg.mode == XdpMode::Native ? " (try --xdp-mode generic)" : "");
+    *err = attach_error(cfg, ifindex, last_errno);
     return nullptr;
   }
-  dp->link_fd_ = lfd;
-  if (bpf_obj_pin(lfd, link_pin.c_str()) != 0) {
+  if (bpf_obj_pin(dp->link_fd_, link_pin.c_str()) != 0) {
     *err = "cannot pin the XDP link at " + link_pin + ": " + errno_str(errno);
     return nullptr;
   }
   return dp;
+}
+
+bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::string *err) {
+  LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = cfg.pin_dir.c_str());
+  skel_ = dthrottle_bpf__open_opts(&oo);
+  if (!skel_) {
+    *err = "cannot open the BPF object: " + errno_str(errno);
+    return false;
+  }
+  bpf_map__set_max_entries(skel_->maps.buckets, max_sources);
+  // Room in the active-source ring for every source to be announced in one period.
+  bpf_map__set_max_entries(skel_->maps.active, active_ring_bytes(max_sources));
+  max_sources_ = max_sources;
+  if (int rc = dthrottle_bpf__load(skel_); rc != 0) {
+    *err = "cannot load the BPF program: " + errno_str(rc) +
+           (rc == -EPERM || errno == EPERM ? " (are you root?)"
+                                           : " (maps pinned under " + cfg.pin_dir +
+                                                 " by an incompatible version? see the log above)");
+    return false;
+  }
+  return true;
+}
+
+bool Dataplane::take_over_link(int ifindex, const std::string &link_pin) {
+  int lfd = bpf_obj_get(link_pin.c_str());
+  if (lfd < 0) return false;
+  bpf_link_info info{};
+  uint32_t len = sizeof info;
+  bool ours = bpf_obj_get_info_by_fd(lfd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP &&
+              static_cast<int>(info.xdp.ifindex) == ifindex;
+  if (ours && bpf_link_update(lfd, xdp_prog_fd(), nullptr) == 0) {
+    link_fd_ = lfd;
+    took_over_ = true;
+    mode_ = query_mode(ifindex);
+    return true;
+  }
+  // A link for another (or a vanished) interface: it enforces nothing here.
+  DT_WARN("replacing stale pinned link %s (it was attached to ifindex %u)", link_pin.c_str(),
+          info.xdp.ifindex);
+  unlink(link_pin.c_str());
+  close(lfd);
+  return false;
 }
 
 int Dataplane::buckets_fd() const { return bpf_map__fd(skel_->maps.buckets); }

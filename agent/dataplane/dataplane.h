@@ -76,6 +76,11 @@ class Dataplane {
 
  private:
   Dataplane() = default;
+  // Phases of open(). load: opens the skeleton with its maps sized and loads it (false with a
+  // sentence in *err); take_over_link: swaps our program into a link a previous agent pinned
+  // for this interface (false, after removing any stale link, when there is none to take).
+  bool load(const DataplaneConfig &cfg, uint32_t max_sources, std::string *err);
+  bool take_over_link(int ifindex, const std::string &link_pin);
   void detach_and_unpin();
 
   dthrottle_bpf *skel_ = nullptr;

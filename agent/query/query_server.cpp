@@ -306,11 +306,37 @@ struct QueryServer::Loop {
     return true;
   }
 
+  // What one read's answers were, counted once they are all written.
+  struct Tally {
+    uint64_t empties = 0, busy_taken = 0, busy_unknown = 0;
+    uint64_t ok = 0, no = 0, wait = 0;
+  };
+
   // Answers every complete line of `buf` in order; keeps the incomplete rest.
   void answer(Conn &conn, std::string_view buf, uint64_t now) {
+    Tally tally;
+    const Fatal fatal = take_lines(conn, buf, now, &tally);
+    if (!queries.empty()) {
+      table.answer_batch(queries, now, cfg.max_reserve_wait_ns, redis ? StrictMode::Defer : StrictMode::Local);
+      c.batches++;
+      if (redis) answer_strict(now);
+    }
+    write_answers(conn, &tally);
+    c.ok += tally.ok;
+    c.no += tally.no;
+    c.wait += tally.wait;
+    c.err_empty += tally.empties;
+    c.busy_taken += tally.busy_taken;
+    c.busy_unknown += tally.busy_unknown;
+    if (fatal != Fatal::None) refuse_input(conn, fatal, now);
+  }
+
+  // Splits `buf` into lines: tag queries go into `queries`; busy signals and empty lines are
+  // answered in place (side_before). Stops at the first line that ends the connection and
+  // returns why; an incomplete last line is kept in conn.partial.
+  Fatal take_lines(Conn &conn, std::string_view buf, uint64_t now, Tally *tally) {
     queries.clear();
     side_before.clear();
-    uint64_t empties = 0, busy_taken = 0, busy_unknown = 0;
     Fatal fatal = Fatal::None;
     size_t pos = 0;
     while (pos < buf.size()) {
@@ -323,7 +349,7 @@ struct QueryServer::Loop {
         // A busy signal: answered in place, between the queries around it.
         const bool taken = cfg.busy && cfg.busy(line.substr(kBusy.size()), now);
         side_before.push_back({queries.size(), taken ? "OK\n" : "NO\n"});
-        (taken ? busy_taken : busy_unknown)++;
+        (taken ? tally->busy_taken : tally->busy_unknown)++;
         continue;
       }
       bool reserve;
@@ -338,7 +364,7 @@ struct QueryServer::Loop {
       }
       if (tag.empty()) {
         side_before.push_back({queries.size(), kErrEmpty});
-        empties++;
+        tally->empties++;
         continue;
       }
       queries.push_back({tag, reserve});
@@ -350,19 +376,18 @@ struct QueryServer::Loop {
       if (line_tag(rest, &reserve).size() > kMaxTagLen) fatal = Fatal::TooLong;
       else conn.partial.assign(rest);
     }
-    if (!queries.empty()) {
-      table.answer_batch(queries, now, cfg.max_reserve_wait_ns, redis ? StrictMode::Defer : StrictMode::Local);
-      c.batches++;
-      if (redis) answer_strict(now);
-    }
-    uint64_t ok = 0, no = 0, wait = 0;
+    return fatal;
+  }
+
+  // The answers in line order: each query's, after the in-place answers that came before it.
+  void write_answers(Conn &conn, Tally *tally) {
     size_t e = 0;
     for (size_t q = 0; q <= queries.size(); q++) {
       for (; e < side_before.size() && side_before[e].first == q; e++) conn.out += side_before[e].second;
       if (q == queries.size()) break;
       switch (queries[q].answer) {
-        case TagAnswer::Ok: conn.out += "OK\n"; ok++; break;
-        case TagAnswer::No: conn.out += "NO\n"; no++; break;
+        case TagAnswer::Ok: conn.out += "OK\n"; tally->ok++; break;
+        case TagAnswer::No: conn.out += "NO\n"; tally->no++; break;
         case TagAnswer::Wait: {
           char num[24];
           const uint64_t ms = (queries[q].wait_ns + 999'999) / 1'000'000;  // never early
@@ -370,17 +395,15 @@ struct QueryServer::Loop {
           conn.out += "WAIT ";
           conn.out.append(num, r.ptr);
           conn.out += '\n';
-          wait++;
+          tally->wait++;
           break;
         }
       }
     }
-    c.ok += ok;
-    c.no += no;
-    c.wait += wait;
-    c.err_empty += empties;
-    c.busy_taken += busy_taken;
-    c.busy_unknown += busy_unknown;
+  }
+
+  // After a tag over the limit or a NUL byte: the error line, then the connection closes.
+  void refuse_input(Conn &conn, Fatal fatal, uint64_t now) {
     if (fatal == Fatal::TooLong) {
       conn.out += kErrTooLong;
       c.err_too_long++;
@@ -388,14 +411,12 @@ struct QueryServer::Loop {
       conn.out += kErrNul;
       c.err_nul++;
     }
-    if (fatal != Fatal::None) {
-      uint64_t suppressed = 0;
-      if (input_log.allow(now, &suppressed))
-        DT_DEBUG("query socket: closing a connection after %s (%llu similar messages suppressed)",
-                 fatal == Fatal::Nul ? "a NUL byte" : "a tag over 1024 bytes",
-                 static_cast<unsigned long long>(suppressed));
-      begin_closing(conn, now);
-    }
+    uint64_t suppressed = 0;
+    if (input_log.allow(now, &suppressed))
+      DT_DEBUG("query socket: closing a connection after %s (%llu similar messages suppressed)",
+               fatal == Fatal::Nul ? "a NUL byte" : "a tag over 1024 bytes",
+               static_cast<unsigned long long>(suppressed));
+    begin_closing(conn, now);
   }
 
   // The strict queries answer_batch left open: one pipelined round trip to Redis; the

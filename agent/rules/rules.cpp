@@ -179,31 +179,25 @@ bool parse_adaptive(const RuleSet &rs, const Value &t, AdaptiveConfig *out, std:
   return true;
 }
 
-bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
-  const int line = static_cast<int>(t.location().line());
-  r->line = line;
-  if (!t.is_table()) {
-    *err = at(rs, line) + "each [[rule]] must be a table";
+// The string value of key k in table t.
+bool get_string(const RuleSet &rs, const Value &t, const char *k, std::string *out, std::string *err) {
+  const Value &v = t.at(k);
+  if (!v.is_string()) {
+    *err = at(rs, static_cast<int>(v.location().line())) + "'" + k + "' must be a string";
     return false;
   }
-  if (!known_keys(rs, t, {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive"},
-                  "a [[rule]]", err))
-    return false;
-  auto str = [&](const char *k, std::string *out) -> bool {
-    const Value &v = t.at(k);
-    if (!v.is_string()) {
-      *err = at(rs, static_cast<int>(v.location().line())) + "'" + k + "' must be a string";
-      return false;
-    }
-    *out = v.as_string().str;
-    return true;
-  };
+  *out = v.as_string().str;
+  return true;
+}
+
+// A [[rule]]'s name and the addresses it covers.
+bool parse_rule_name_cidr(const RuleSet &rs, const Value &t, int line, PacketRule *r, std::string *err) {
   if (!t.contains("name") || !t.contains("cidr")) {
     *err = at(rs, line) + "a [[rule]] needs a 'name' and a 'cidr'";
     return false;
   }
   std::string cidr, why;
-  if (!str("name", &r->name) || !str("cidr", &cidr)) return false;
+  if (!get_string(rs, t, "name", &r->name, err) || !get_string(rs, t, "cidr", &cidr, err)) return false;
   if (!valid_node_id(r->name) || r->name.size() > 47) {
     *err = at(rs, static_cast<int>(t.at("name").location().line())) + "rule name '" + r->name +
            "' must be 1 to 47 characters of A-Z a-z 0-9 . _ : -";
@@ -213,19 +207,29 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
     *err = at(rs, static_cast<int>(t.at("cidr").location().line())) + why;
     return false;
   }
-  std::string action = "throttle";
-  if (t.contains("action") && !str("action", &action)) return false;
-  if (action == "throttle") r->action = RuleAction::Throttle;
-  else if (action == "allow") r->action = RuleAction::Allow;
-  else if (action == "deny") r->action = RuleAction::Deny;
+  return true;
+}
+
+// A [[rule]]'s action; *action keeps its text for later messages.
+bool parse_rule_action(const RuleSet &rs, const Value &t, PacketRule *r, std::string *action, std::string *err) {
+  *action = "throttle";
+  if (t.contains("action") && !get_string(rs, t, "action", action, err)) return false;
+  if (*action == "throttle") r->action = RuleAction::Throttle;
+  else if (*action == "allow") r->action = RuleAction::Allow;
+  else if (*action == "deny") r->action = RuleAction::Deny;
   else {
-    *err = at(rs, static_cast<int>(t.at("action").location().line())) + "action '" + action +
+    *err = at(rs, static_cast<int>(t.at("action").location().line())) + "action '" + *action +
            "' is not one of throttle, allow, deny";
     return false;
   }
+  return true;
+}
+
+// What a [[rule]] matches within its CIDR: proto, dport, syn.
+bool parse_rule_match(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
   if (t.contains("proto")) {
     std::string p;
-    if (!str("proto", &p)) return false;
+    if (!get_string(rs, t, "proto", &p, err)) return false;
     if (p == "tcp") r->proto = IPPROTO_TCP;
     else if (p == "udp") r->proto = IPPROTO_UDP;
     else if (p == "icmp") r->proto = static_cast<uint8_t>(r->v4 ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6});
@@ -254,6 +258,12 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
     }
     r->syn_only = v.as_boolean();
   }
+  return true;
+}
+
+// How a [[rule]] throttles: rate and burst (throttle rules only), key_prefix, adaptive.
+bool parse_rule_limits(const RuleSet &rs, const Value &t, int line, const std::string &action, PacketRule *r,
+                       std::string *err) {
   if (r->action == RuleAction::Throttle) {
     if (!rate_burst(rs, t, line, &r->rate, &r->burst, err)) return false;
   } else if (t.contains("rate") || t.contains("burst")) {
@@ -279,6 +289,139 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
   return true;
 }
 
+bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
+  const int line = static_cast<int>(t.location().line());
+  r->line = line;
+  if (!t.is_table()) {
+    *err = at(rs, line) + "each [[rule]] must be a table";
+    return false;
+  }
+  if (!known_keys(rs, t, {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive"},
+                  "a [[rule]]", err))
+    return false;
+  std::string action;
+  return parse_rule_name_cidr(rs, t, line, r, err) && parse_rule_action(rs, t, r, &action, err) &&
+         parse_rule_match(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err);
+}
+
+// The [[rule]] tables, appended to rs.rules after the default rule with ids in file order.
+bool parse_rule_tables(RuleSet &rs, const Value &root, std::string *err) {
+  if (!root.contains("rule")) return true;
+  const Value &arr = root.at("rule");
+  if (!arr.is_array()) {
+    *err = at(rs, static_cast<int>(arr.location().line())) + "'rule' must be written as [[rule]] tables";
+    return false;
+  }
+  std::set<std::string> names = {"default"};
+  for (const Value &t : arr.as_array()) {
+    PacketRule r;
+    if (!parse_rule(rs, t, &r, err)) return false;
+    if (!names.insert(r.name).second) {
+      *err = at(rs, r.line) + "rule name '" + r.name + "' is used twice" +
+             (r.name == "default" ? " ('default' is the --rate/--burst rule)" : "");
+      return false;
+    }
+    if (rs.rules.size() >= DT_MAX_RULES) {
+      *err = at(rs, r.line) + "too many rules: at most " + std::to_string(DT_MAX_RULES - 1);
+      return false;
+    }
+    r.id = static_cast<uint32_t>(rs.rules.size());
+    rs.rules.push_back(r);
+  }
+  return true;
+}
+
+// A [[tag]]'s strict (Redis-held) budget and what to do when Redis fails.
+bool parse_tag_strict(const RuleSet &rs, const Value &t, TagRule *tr, std::string *err) {
+  if (t.contains("strict")) {
+    if (!t.at("strict").is_boolean()) {
+      *err = at(rs, tr->line) + "'strict' must be true or false";
+      return false;
+    }
+    tr->strict = t.at("strict").as_boolean();
+  }
+  if (t.contains("on_redis_error")) {
+    const Value &v = t.at("on_redis_error");
+    const std::string s = v.is_string() ? v.as_string().str : "";
+    if (s != "deny" && s != "local") {
+      *err = at(rs, tr->line) + "'on_redis_error' must be \"deny\" or \"local\"";
+      return false;
+    }
+    if (!tr->strict) {
+      *err = at(rs, tr->line) + "'on_redis_error' applies to strict tags only (add strict = true)";
+      return false;
+    }
+    tr->strict_fallback_local = s == "local";
+  }
+  return true;
+}
+
+// One [[tag]] table; `prefixes` holds the prefixes of the tags before it (each may appear once).
+bool parse_tag(const RuleSet &rs, const Value &t, std::set<std::string> *prefixes, TagRule *tr, std::string *err) {
+  tr->line = static_cast<int>(t.location().line());
+  if (!t.is_table() ||
+      !known_keys(rs, t, {"prefix", "rate", "burst", "strict", "on_redis_error", "adaptive"}, "a [[tag]]", err)) {
+    if (err->empty()) *err = at(rs, tr->line) + "each [[tag]] must be a table";
+    return false;
+  }
+  if (!t.contains("prefix") || !t.at("prefix").is_string()) {
+    *err = at(rs, tr->line) + "a [[tag]] needs a 'prefix' string (\"\" matches every tag)";
+    return false;
+  }
+  tr->prefix = t.at("prefix").as_string().str;
+  if (tr->prefix.size() > 1024 || tr->prefix.find('\n') != std::string::npos) {
+    *err = at(rs, tr->line) + "tag prefix must be at most 1024 bytes, without newlines";
+    return false;
+  }
+  if (!prefixes->insert(tr->prefix).second) {
+    *err = at(rs, tr->line) + "tag prefix '" + tr->prefix + "' is used twice";
+    return false;
+  }
+  if (!rate_burst(rs, t, tr->line, &tr->rate, &tr->burst, err)) return false;
+  if (!parse_tag_strict(rs, t, tr, err)) return false;
+  if (!parse_adaptive(rs, t, &tr->adaptive, err)) return false;
+  if (tr->adaptive.enabled && tr->strict) {
+    *err = at(rs, tr->line) + "a strict tag rule cannot be adaptive (Redis holds its one budget)";
+    return false;
+  }
+  return true;
+}
+
+// The [[tag]] tables, into rs.tags in file order.
+bool parse_tag_tables(RuleSet &rs, const Value &root, std::string *err) {
+  if (!root.contains("tag")) return true;
+  const Value &arr = root.at("tag");
+  if (!arr.is_array()) {
+    *err = at(rs, static_cast<int>(arr.location().line())) + "'tag' must be written as [[tag]] tables";
+    return false;
+  }
+  std::set<std::string> prefixes;
+  for (const Value &t : arr.as_array()) {
+    TagRule tr;
+    if (!parse_tag(rs, t, &prefixes, &tr, err)) return false;
+    rs.tags.push_back(tr);
+  }
+  return true;
+}
+
+// The TOML document, or false with the first line of the parser's complaint.
+bool parse_toml(const RuleSet &rs, const std::string &text, Value *root, std::string *err) {
+  try {
+    std::istringstream in(text);
+    *root = toml::parse(in, rs.origin);
+  } catch (const toml::syntax_error &e) {
+    std::string first = e.what();
+    first = first.substr(0, first.find('\n'));
+    if (first.rfind("[error] ", 0) == 0) first = first.substr(8);
+    *err = at(rs, static_cast<int>(e.location().line())) + "TOML syntax: " + first;
+    return false;
+  } catch (const std::exception &e) {
+    *err = rs.origin + ": " + e.what();
+    return false;
+  }
+  return true;
+}
+
 std::string prefix_text(const uint8_t *addr, int len) {
   char buf[INET6_ADDRSTRLEN];
   if (addr_is_v4(addr) && len >= 96) {
@@ -293,6 +436,106 @@ bool covers(const uint8_t *net, int len, const uint8_t *addr) {
   for (int i = 0; i < len; i++) {
     const uint8_t bit = 0x80 >> (i % 8);
     if ((net[i / 8] & bit) != (addr[i / 8] & bit)) return false;
+  }
+  return true;
+}
+
+
+// One policy per rule id, so the program finds a rule's policy at its id.
+bool compile_policies(const RuleSet &rs, CompiledRules *c, std::string *err) {
+  uint32_t max_id = 0;
+  for (const auto &r : rs.rules) max_id = std::max(max_id, r.id);
+  if (max_id >= DT_MAX_RULES) {
+    *err = rs.origin + ": rule id " + std::to_string(max_id) + " out of range";
+    return false;
+  }
+  c->policies.resize(max_id + 1);  // ids not in use: empty policies no prefix leads to
+  for (size_t i = 0; i < rs.rules.size(); i++) {
+    const PacketRule &r = rs.rules[i];
+    dt_policy &p = c->policies[r.id];
+    std::string why;
+    if (r.action == RuleAction::Throttle && !make_policy(r.rate, r.burst, &p, &why)) {
+      *err = (i == 0 ? "default rule: " : at(rs, r.line)) + why;
+      return false;
+    }
+    p.action = static_cast<uint8_t>(r.action);
+    p.v4_key_bits = r.key_prefix && r.v4 ? r.key_prefix : 32;
+    p.v6_key_bits = r.key_prefix && !r.v4 ? r.key_prefix : 64;
+  }
+  return true;
+}
+
+// A distinct rule prefix (or a family's root) and the indexes of the rules written with it.
+struct Prefix {
+  uint8_t addr[16];
+  int len;
+  std::vector<uint16_t> own;
+};
+
+// The family's root and every distinct prefix of its rules (IPv4 ones when v4), shortest first.
+std::vector<Prefix> family_prefixes(const RuleSet &rs, bool v4) {
+  std::vector<Prefix> prefixes;
+  Prefix root{};
+  if (v4) memcpy(root.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
+  root.len = v4 ? 96 : 0;
+  prefixes.push_back(root);
+  for (size_t i = 1; i < rs.rules.size(); i++) {
+    const PacketRule &r = rs.rules[i];
+    if (r.v4 != v4) continue;
+    auto it = std::find_if(prefixes.begin(), prefixes.end(), [&](const Prefix &p) {
+      return p.len == r.prefix_len && memcmp(p.addr, r.addr, 16) == 0;
+    });
+    if (it == prefixes.end()) {
+      Prefix p{};
+      memcpy(p.addr, r.addr, 16);
+      p.len = r.prefix_len;
+      prefixes.push_back(p);
+      it = prefixes.end() - 1;
+    }
+    it->own.push_back(static_cast<uint16_t>(i));
+  }
+  std::sort(prefixes.begin(), prefixes.end(), [](const Prefix &a, const Prefix &b) { return a.len < b.len; });
+  return prefixes;
+}
+
+// The LPM value of a prefix: its candidate rules (indexes into rs.rules) in the order they are tried.
+dt_rule_set rule_set_of(const RuleSet &rs, const std::vector<uint16_t> &cands) {
+  dt_rule_set set{};
+  set.count = static_cast<uint32_t>(cands.size());
+  for (size_t m = 0; m < cands.size(); m++) {
+    const PacketRule &r = rs.rules[cands[m]];
+    dt_rule_match &mm = set.m[m];
+    mm.rule = static_cast<uint16_t>(r.id);
+    mm.proto = r.proto;
+    mm.flags = static_cast<uint8_t>((r.syn_only ? DT_MATCH_SYN : 0) | (r.dport_lo ? DT_MATCH_PORTS : 0));
+    mm.dport_lo = r.dport_lo;
+    mm.dport_hi = r.dport_hi;
+  }
+  return set;
+}
+
+// One family's LPM entries: every rule prefix plus the family's root, each with its own
+// candidates then its nearest covering prefix's candidates.
+bool compile_family(const RuleSet &rs, bool v4, CompiledRules *c, std::string *err) {
+  const std::vector<Prefix> prefixes = family_prefixes(rs, v4);
+  std::vector<std::vector<uint16_t>> cands(prefixes.size());
+  for (size_t i = 0; i < prefixes.size(); i++) {
+    cands[i] = prefixes[i].own;
+    int parent = -1;
+    for (size_t j = 0; j < i; j++)
+      if (prefixes[j].len < prefixes[i].len && covers(prefixes[j].addr, prefixes[j].len, prefixes[i].addr))
+        parent = static_cast<int>(j);  // sorted by length: the last one is the nearest
+    if (parent >= 0) cands[i].insert(cands[i].end(), cands[parent].begin(), cands[parent].end() - 1);
+    cands[i].push_back(DT_RULE_DEFAULT);
+    if (cands[i].size() > DT_MAX_CANDIDATES) {
+      *err = rs.origin + ": too many rules apply to " + prefix_text(prefixes[i].addr, prefixes[i].len) + " (" +
+             std::to_string(cands[i].size()) + " with the default; at most " + std::to_string(DT_MAX_CANDIDATES) + ")";
+      return false;
+    }
+    dt_lpm_key k{};
+    k.prefixlen = static_cast<uint32_t>(prefixes[i].len);
+    memcpy(k.addr, prefixes[i].addr, 16);
+    c->lpm.emplace_back(k, rule_set_of(rs, cands[i]));
   }
   return true;
 }
@@ -328,19 +571,7 @@ bool parse_rules(const std::string &text, const std::string &origin, RuleSet *ou
   rs.rules.resize(1);  // keep the default rule only
   rs.tags.clear();
   Value root;
-  try {
-    std::istringstream in(text);
-    root = toml::parse(in, origin);
-  } catch (const toml::syntax_error &e) {
-    std::string first = e.what();
-    first = first.substr(0, first.find('\n'));
-    if (first.rfind("[error] ", 0) == 0) first = first.substr(8);
-    *err = at(rs, static_cast<int>(e.location().line())) + "TOML syntax: " + first;
-    return false;
-  } catch (const std::exception &e) {
-    *err = origin + ": " + e.what();
-    return false;
-  }
+  if (!parse_toml(rs, text, &root, err)) return false;
   if (!known_keys(rs, root, {"version", "rule", "tag"}, "the file", err)) return false;
   if (!root.contains("version") || !root.at("version").is_integer() || root.at("version").as_integer() != 1) {
     const int line = root.contains("version") ? static_cast<int>(root.at("version").location().line()) : 1;
@@ -348,85 +579,7 @@ bool parse_rules(const std::string &text, const std::string &origin, RuleSet *ou
     return false;
   }
   try {
-    if (root.contains("rule")) {
-      const Value &arr = root.at("rule");
-      if (!arr.is_array()) {
-        *err = at(rs, static_cast<int>(arr.location().line())) + "'rule' must be written as [[rule]] tables";
-        return false;
-      }
-      std::set<std::string> names = {"default"};
-      for (const Value &t : arr.as_array()) {
-        PacketRule r;
-        if (!parse_rule(rs, t, &r, err)) return false;
-        if (!names.insert(r.name).second) {
-          *err = at(rs, r.line) + "rule name '" + r.name + "' is used twice" +
-                 (r.name == "default" ? " ('default' is the --rate/--burst rule)" : "");
-          return false;
-        }
-        if (rs.rules.size() >= DT_MAX_RULES) {
-          *err = at(rs, r.line) + "too many rules: at most " + std::to_string(DT_MAX_RULES - 1);
-          return false;
-        }
-        r.id = static_cast<uint32_t>(rs.rules.size());
-        rs.rules.push_back(r);
-      }
-    }
-    if (root.contains("tag")) {
-      const Value &arr = root.at("tag");
-      if (!arr.is_array()) {
-        *err = at(rs, static_cast<int>(arr.location().line())) + "'tag' must be written as [[tag]] tables";
-        return false;
-      }
-      std::set<std::string> prefixes;
-      for (const Value &t : arr.as_array()) {
-        TagRule tr;
-        tr.line = static_cast<int>(t.location().line());
-        if (!t.is_table() || !known_keys(rs, t, {"prefix", "rate", "burst", "strict", "on_redis_error", "adaptive"}, "a [[tag]]", err)) {
-          if (err->empty()) *err = at(rs, tr.line) + "each [[tag]] must be a table";
-          return false;
-        }
-        if (!t.contains("prefix") || !t.at("prefix").is_string()) {
-          *err = at(rs, tr.line) + "a [[tag]] needs a 'prefix' string (\"\" matches every tag)";
-          return false;
-        }
-        tr.prefix = t.at("prefix").as_string().str;
-        if (tr.prefix.size() > 1024 || tr.prefix.find('\n') != std::string::npos) {
-          *err = at(rs, tr.line) + "tag prefix must be at most 1024 bytes, without newlines";
-          return false;
-        }
-        if (!prefixes.insert(tr.prefix).second) {
-          *err = at(rs, tr.line) + "tag prefix '" + tr.prefix + "' is used twice";
-          return false;
-        }
-        if (!rate_burst(rs, t, tr.line, &tr.rate, &tr.burst, err)) return false;
-        if (t.contains("strict")) {
-          if (!t.at("strict").is_boolean()) {
-            *err = at(rs, tr.line) + "'strict' must be true or false";
-            return false;
-          }
-          tr.strict = t.at("strict").as_boolean();
-        }
-        if (t.contains("on_redis_error")) {
-          const Value &v = t.at("on_redis_error");
-          const std::string s = v.is_string() ? v.as_string().str : "";
-          if (s != "deny" && s != "local") {
-            *err = at(rs, tr.line) + "'on_redis_error' must be \"deny\" or \"local\"";
-            return false;
-          }
-          if (!tr.strict) {
-            *err = at(rs, tr.line) + "'on_redis_error' applies to strict tags only (add strict = true)";
-            return false;
-          }
-          tr.strict_fallback_local = s == "local";
-        }
-        if (!parse_adaptive(rs, t, &tr.adaptive, err)) return false;
-        if (tr.adaptive.enabled && tr.strict) {
-          *err = at(rs, tr.line) + "a strict tag rule cannot be adaptive (Redis holds its one budget)";
-          return false;
-        }
-        rs.tags.push_back(tr);
-      }
-    }
+    if (!parse_rule_tables(rs, root, err) || !parse_tag_tables(rs, root, err)) return false;
   } catch (const std::exception &e) {
     std::string first = e.what();
     *err = origin + ": " + first.substr(0, first.find('\n'));
@@ -449,86 +602,9 @@ bool load_rules_file(const std::string &path, RuleSet *out, std::string *err) {
 
 bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err) {
   CompiledRules c;
-  uint32_t max_id = 0;
-  for (const auto &r : rs.rules) max_id = std::max(max_id, r.id);
-  if (max_id >= DT_MAX_RULES) {
-    *err = rs.origin + ": rule id " + std::to_string(max_id) + " out of range";
-    return false;
-  }
-  c.policies.resize(max_id + 1);  // ids not in use: empty policies no prefix leads to
-  for (size_t i = 0; i < rs.rules.size(); i++) {
-    const PacketRule &r = rs.rules[i];
-    dt_policy &p = c.policies[r.id];
-    std::string why;
-    if (r.action == RuleAction::Throttle && !make_policy(r.rate, r.burst, &p, &why)) {
-      *err = (i == 0 ? "default rule: " : at(rs, r.line)) + why;
-      return false;
-    }
-    p.action = static_cast<uint8_t>(r.action);
-    p.v4_key_bits = r.key_prefix && r.v4 ? r.key_prefix : 32;
-    p.v6_key_bits = r.key_prefix && !r.v4 ? r.key_prefix : 64;
-  }
+  if (!compile_policies(rs, &c, err)) return false;
   if (rs.rules.size() > 1) {
-    // Per family: every rule prefix plus the family's root, each with its own
-    // candidates then its nearest covering prefix's candidates.
-    for (int v4 = 0; v4 <= 1; v4++) {
-      struct Prefix {
-        uint8_t addr[16];
-        int len;
-        std::vector<uint16_t> own;
-      };
-      std::vector<Prefix> prefixes;
-      Prefix root{};
-      if (v4) memcpy(root.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
-      root.len = v4 ? 96 : 0;
-      prefixes.push_back(root);
-      for (size_t i = 1; i < rs.rules.size(); i++) {
-        const PacketRule &r = rs.rules[i];
-        if (r.v4 != static_cast<bool>(v4)) continue;
-        auto it = std::find_if(prefixes.begin(), prefixes.end(), [&](const Prefix &p) {
-          return p.len == r.prefix_len && memcmp(p.addr, r.addr, 16) == 0;
-        });
-        if (it == prefixes.end()) {
-          Prefix p{};
-          memcpy(p.addr, r.addr, 16);
-          p.len = r.prefix_len;
-          prefixes.push_back(p);
-          it = prefixes.end() - 1;
-        }
-        it->own.push_back(static_cast<uint16_t>(i));
-      }
-      std::sort(prefixes.begin(), prefixes.end(), [](const Prefix &a, const Prefix &b) { return a.len < b.len; });
-      std::vector<std::vector<uint16_t>> cands(prefixes.size());
-      for (size_t i = 0; i < prefixes.size(); i++) {
-        cands[i] = prefixes[i].own;
-        int parent = -1;
-        for (size_t j = 0; j < i; j++)
-          if (prefixes[j].len < prefixes[i].len && covers(prefixes[j].addr, prefixes[j].len, prefixes[i].addr))
-            parent = static_cast<int>(j);  // sorted by length: the last one is the nearest
-        if (parent >= 0) cands[i].insert(cands[i].end(), cands[parent].begin(), cands[parent].end() - 1);
-        cands[i].push_back(DT_RULE_DEFAULT);
-        if (cands[i].size() > DT_MAX_CANDIDATES) {
-          *err = rs.origin + ": too many rules apply to " + prefix_text(prefixes[i].addr, prefixes[i].len) + " (" +
-                 std::to_string(cands[i].size()) + " with the default; at most " + std::to_string(DT_MAX_CANDIDATES) + ")";
-          return false;
-        }
-        dt_lpm_key k{};
-        k.prefixlen = static_cast<uint32_t>(prefixes[i].len);
-        memcpy(k.addr, prefixes[i].addr, 16);
-        dt_rule_set set{};
-        set.count = static_cast<uint32_t>(cands[i].size());
-        for (size_t m = 0; m < cands[i].size(); m++) {
-          const PacketRule &r = rs.rules[cands[i][m]];
-          dt_rule_match &mm = set.m[m];
-          mm.rule = static_cast<uint16_t>(r.id);
-          mm.proto = r.proto;
-          mm.flags = static_cast<uint8_t>((r.syn_only ? DT_MATCH_SYN : 0) | (r.dport_lo ? DT_MATCH_PORTS : 0));
-          mm.dport_lo = r.dport_lo;
-          mm.dport_hi = r.dport_hi;
-        }
-        c.lpm.emplace_back(k, set);
-      }
-    }
+    if (!compile_family(rs, false, &c, err) || !compile_family(rs, true, &c, err)) return false;
     if (c.lpm.size() > DT_MAX_PREFIXES) {
       *err = rs.origin + ": too many distinct prefixes (" + std::to_string(c.lpm.size()) + ", at most " +
              std::to_string(DT_MAX_PREFIXES) + ")";

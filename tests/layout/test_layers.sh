@@ -25,6 +25,31 @@ else
   sed 's/^/  /' <<<"$out"
 fi
 
+# The length check itself must catch a long function: a 120-line one planted in a temp tree,
+# next to a short one and a namespace-scope table (neither of which may be reported).
+lengths=tests/layout/function_lengths.py
+mkdir -p "$tmp/long/agent/low"
+{
+  printf '// long.cpp - x\nnamespace dt {\nconst int kTable[] = {\n  1,\n  2,\n};\n'
+  printf 'int short_one(int x) {\n  return x;\n}\n'
+  printf 'int planted_long(int x) {\n'
+  for _ in $(seq 118); do printf '  x += [](int y) { return y; }(1);\n'; done
+  printf '}\n}  // namespace dt\n'
+} >"$tmp/long/agent/low/long.cpp"
+if out=$(python3 "$lengths" "$tmp/long" --max 100) ||
+   ! grep -q 'agent/low/long.cpp:10 planted_long 120 lines' <<<"$out" || grep -q -e short_one -e kTable <<<"$out"; then
+  echo "FAIL layers/detects-long-function: a planted 120-line function was not reported alone (got: $out)"
+else
+  echo "PASS layers/detects-long-function"
+fi
+
+if out=$(python3 "$lengths" --max 100); then
+  echo "PASS layers/function-length: no function in agent/ over 100 lines"
+else
+  echo "FAIL layers/function-length: split these by phase into named functions (longest first):"
+  sed 's/^/  /' <<<"$out"
+fi
+
 # README: the block between the layout markers is what `layers.py tree` prints.
 python3 "$layers" tree >"$tmp/tree"
 sed -n '/<!-- layout:begin/,/<!-- layout:end/p' README.md | sed '1,2d;$d' | sed '$d' >"$tmp/readme"
