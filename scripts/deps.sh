@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev                            # unit and BPF tests
   libclang-rt-14-dev                      # libFuzzer, ASan, UBSan for the decoder fuzzer
   libtoml11-dev                           # the rules file (TOML)
+  nlohmann-json3-dev                      # `agent stats --json`, the status files (JSON)
   libhiredis-dev redis-server             # strict tag limits (Redis), their tests and bench
   iproute2 procps                         # network namespaces, veth, ps/pkill
   python3                                 # the Python client's tests (tests/clients)

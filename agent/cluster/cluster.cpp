@@ -15,6 +15,7 @@
 #include "dataplane/debits.h"
 #include "common/address.h"
 #include "common/endpoint.h"
+#include "common/json.h"
 
 namespace dt {
 namespace {
@@ -309,35 +310,44 @@ void Cluster::log_summary() const {
 }
 
 std::string Cluster::status_json(uint64_t now_ns) const {
-  auto u = [](uint64_t v) { return std::to_string(v); };
-  std::string j = "{\"node_id\":\"" + cfg_.node_id + "\",\"written_unix_ms\":" + u(unix_ms()) +
-                  ",\"epoch\":" + u(collector_.epoch()) +
-                  ",\"period_ms\":" + u(cfg_.period_ns / 1000000) + ",\"counters\":{";
-  const ClusterCounters &c = counters_;
-  j += "\"reports_sent\":" + u(c.reports_sent) + ",\"messages_sent\":" + u(c.messages_sent) +
-       ",\"bytes_sent\":" + u(c.bytes_sent) + ",\"entries_sent\":" + u(c.entries_sent) +
-       ",\"messages_received\":" + u(c.messages_received) + ",\"bytes_received\":" + u(c.bytes_received) +
-       ",\"messages_applied\":" + u(c.messages_applied) + ",\"entries_applied\":" + u(c.entries_applied) +
-       ",\"hits_debited\":" + u(c.hits_debited) + ",\"duplicates\":" + u(c.duplicates) +
-       ",\"debit_failures\":" + u(c.debit_failures) + ",\"rejected\":" + u(c.rejected_total()) +
-       ",\"unknown_rule_entries\":" + u(c.unknown_rule_entries) + ",\"tags_sent\":" + u(c.tags_sent) +
-       ",\"tag_hits_received\":" + u(c.tag_hits_received) + "},";
-  j += "\"rejected\":{";
-  bool first = true;
-  for (const auto &[k, v] : c.rejected) {
-    j += (first ? "\"" : ",\"") + k + "\":" + u(v);
-    first = false;
-  }
-  j += "},\"peers\":[";
-  first = true;
-  for (const auto &[id, p] : tracker_.peers()) {
-    j += std::string(first ? "" : ",") + "{\"node_id\":\"" + id + "\",\"up\":" + (p.up ? "true" : "false") +
-         ",\"last_heard_ago_ms\":" + u((now_ns - p.last_heard_ns) / 1000000) + ",\"accepted\":" + u(p.accepted) +
-         ",\"duplicates\":" + u(p.duplicates) + ",\"lost\":" + u(p.lost) + ",\"restarts\":" + u(p.restarts) + "}";
-    first = false;
-  }
-  j += "]}";
-  return j;
+  const ClusterStatusHead head{cfg_.node_id, unix_ms(), now_ns, collector_.epoch(), cfg_.period_ns};
+  return cluster_status_json(head, counters_, tracker_.peers());
+}
+
+std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCounters &c,
+                                const std::map<std::string, PeerState> &peers) {
+  Json j;
+  j["node_id"] = head.node_id;
+  j["written_unix_ms"] = head.written_unix_ms;
+  j["epoch"] = head.epoch;
+  j["period_ms"] = head.period_ns / 1000000;
+  j["counters"] = {{"reports_sent", c.reports_sent},
+                   {"messages_sent", c.messages_sent},
+                   {"bytes_sent", c.bytes_sent},
+                   {"entries_sent", c.entries_sent},
+                   {"messages_received", c.messages_received},
+                   {"bytes_received", c.bytes_received},
+                   {"messages_applied", c.messages_applied},
+                   {"entries_applied", c.entries_applied},
+                   {"hits_debited", c.hits_debited},
+                   {"duplicates", c.duplicates},
+                   {"debit_failures", c.debit_failures},
+                   {"rejected", c.rejected_total()},
+                   {"unknown_rule_entries", c.unknown_rule_entries},
+                   {"tags_sent", c.tags_sent},
+                   {"tag_hits_received", c.tag_hits_received}};
+  j["rejected"] = Json::object();
+  for (const auto &[reason, count] : c.rejected) j["rejected"][reason] = count;
+  j["peers"] = Json::array();
+  for (const auto &[id, p] : peers)
+    j["peers"].push_back(Json{{"node_id", id},
+                              {"up", p.up},
+                              {"last_heard_ago_ms", (head.now_ns - p.last_heard_ns) / 1000000},
+                              {"accepted", p.accepted},
+                              {"duplicates", p.duplicates},
+                              {"lost", p.lost},
+                              {"restarts", p.restarts}});
+  return dump_json(j);
 }
 
 std::string Cluster::status_text(uint64_t now_ns) const {

@@ -109,6 +109,19 @@ class Cluster {
   AdaptiveSet *adaptive_ = nullptr;
 };
 
+// Who writes the cluster status file, and when.
+struct ClusterStatusHead {
+  std::string node_id;
+  uint64_t written_unix_ms = 0;  // wall clock
+  uint64_t now_ns = 0;           // monotonic, the clock of the peers' last_heard_ns
+  uint32_t epoch = 0;
+  uint64_t period_ns = 0;
+};
+
+// The cluster status file (Cluster::status_json): one line of JSON, every string escaped.
+std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCounters &c,
+                                const std::map<std::string, PeerState> &peers);
+
 // Resolves the host of every tcp://host:port endpoint to addresses (for the exempt
 // map). Unresolvable hosts are reported in *err and skipped.
 std::vector<dt_key> resolve_endpoint_hosts(const std::vector<std::string> &endpoints, std::string *err);

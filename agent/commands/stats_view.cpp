@@ -24,17 +24,27 @@ uint64_t increase(uint64_t prev, uint64_t cur) { return cur >= prev ? cur - prev
 
 std::string key_bytes(const dt_key &k) { return std::string(reinterpret_cast<const char *>(&k), sizeof k); }
 
-void appendf(std::string *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+}  // namespace
+
 void appendf(std::string *out, const char *fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  const int n = vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  if (n > 0) out->append(buf, std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
+  if (n <= 0) return;
+  if (static_cast<size_t>(n) < sizeof buf) {
+    out->append(buf, static_cast<size_t>(n));
+    return;
+  }
+  // Longer than the buffer (a long pin directory or rule name): format again in place.
+  const size_t at = out->size();
+  out->resize(at + static_cast<size_t>(n) + 1);
+  va_start(ap, fmt);
+  vsnprintf(out->data() + at, static_cast<size_t>(n) + 1, fmt, ap);
+  va_end(ap);
+  out->resize(at + static_cast<size_t>(n));
 }
-
-}  // namespace
 
 bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnapshot *out, std::string *err) {
   out->sources.clear();

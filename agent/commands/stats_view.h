@@ -44,6 +44,9 @@ struct StatsSnapshot {
   uint64_t taken_ns = 0;           // CLOCK_MONOTONIC right after the read
 };
 
+// Appends printf's output to *out, however long (the text views of stats and top).
+void appendf(std::string *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 // Reads counters, policy and buckets. False with a sentence in *err.
 bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnapshot *out, std::string *err);
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/json.h"
 #include "dataplane/collector.h"
 #include "dataplane/dataplane.h"
 
@@ -153,26 +154,23 @@ bool AdaptiveDriver::apply(std::string *err) {
   return true;
 }
 
-std::string AdaptiveDriver::status_json(uint64_t now_ns) const {
-  std::string out = "[";
-  char buf[512];
-  for (const AdaptiveStatus &s : status(now_ns)) {
-    std::string name;
-    for (char c : s.name) {
-      if (c == '"' || c == '\\') name += '\\';
-      if (static_cast<unsigned char>(c) < 0x20) continue;
-      name += c;
-    }
-    snprintf(buf, sizeof buf,
-             "%s{\"kind\":\"%s\",\"name\":\"%s\",\"rate\":%.9g,\"factor\":%.6f,\"limit\":%.9g,\"own_factor\":%.6f,"
-             "\"lowest_from\":\"%s\",\"observed\":%.9g,\"busy_signals\":%llu,\"decreases\":%llu,\"scope\":\"%s\"}",
-             out.size() > 1 ? "," : "", s.kind == AdaptiveKind::Packet ? "rule" : "tag", name.c_str(), s.rate,
-             s.factor, s.rate * s.factor, s.local_factor, s.lowest_from.c_str(), s.observed,
-             static_cast<unsigned long long>(s.busy_signals), static_cast<unsigned long long>(s.decreases),
-             s.cluster ? "cluster" : "local");
-    out += buf;
-  }
-  return out + "]";
+std::string AdaptiveDriver::status_json(uint64_t now_ns) const { return adaptive_status_json(status(now_ns)); }
+
+std::string adaptive_status_json(const std::vector<AdaptiveStatus> &all) {
+  Json j = Json::array();
+  for (const AdaptiveStatus &s : all)
+    j.push_back(Json{{"kind", s.kind == AdaptiveKind::Packet ? "rule" : "tag"},
+                     {"name", s.name},
+                     {"rate", printed_number("%.9g", s.rate)},
+                     {"factor", printed_number("%.6f", s.factor)},
+                     {"limit", printed_number("%.9g", s.rate * s.factor)},
+                     {"own_factor", printed_number("%.6f", s.local_factor)},
+                     {"lowest_from", s.lowest_from},
+                     {"observed", printed_number("%.9g", s.observed)},
+                     {"busy_signals", s.busy_signals},
+                     {"decreases", s.decreases},
+                     {"scope", s.cluster ? "cluster" : "local"}});
+  return dump_json(j);
 }
 
 std::string AdaptiveDriver::status_text(uint64_t now_ns) const {

@@ -105,4 +105,7 @@ class AdaptiveDriver {
   LogLimiter warn_{10'000'000'000ull, 3};
 };
 
+// The adaptive status file (AdaptiveDriver::status_json): a JSON array, every string escaped.
+std::string adaptive_status_json(const std::vector<AdaptiveStatus> &all);
+
 }  // namespace dt

@@ -5,7 +5,8 @@
                             include that is not folder-qualified or reaches outside agent/
   layers.py order [ROOT]    the folders from the bottom layer up (one per line)
   layers.py tree  [ROOT]    the layout section of the README: each source file with the
-                            first line of its header comment
+                            first sentence of its header comment
+  layers.py readme [ROOT]   rewrites that section of ROOT/README.md in place
 
 ROOT defaults to the repository (the folder above tests/). Folder X "uses" folder Y when a
 file in agent/X includes "Y/...". Reading only #include lines keeps it free of a compiler.
@@ -141,7 +142,7 @@ def tree(agent, edges):
 
 
 def main(argv):
-    if len(argv) < 2 or argv[1] not in ('check', 'order', 'tree'):
+    if len(argv) < 2 or argv[1] not in ('check', 'order', 'tree', 'readme'):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     root = argv[2] if len(argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
@@ -155,7 +156,21 @@ def main(argv):
         for p in problems:
             print(p)
         return 1 if problems else 0
+    if argv[1] == 'readme':
+        return rewrite_readme(os.path.join(root, 'README.md'), tree(agent, edges))
     print('\n'.join(order(edges)) if argv[1] == 'order' else tree(agent, edges))
+    return 0
+
+
+def rewrite_readme(path, text):
+    with open(path, encoding='utf-8') as f:
+        readme = f.read()
+    block = re.compile(r'(<!-- layout:begin[^\n]*\n```\n).*?(\n```\n<!-- layout:end)', re.S)
+    if not block.search(readme):
+        print(f'{path}: no layout block (<!-- layout:begin ... ``` ... ``` <!-- layout:end -->)', file=sys.stderr)
+        return 1
+    with open(path, 'w', encoding='utf-8') as f:
+        f.write(block.sub(lambda m: m.group(1) + text + m.group(2), readme, count=1))
     return 0
 
 

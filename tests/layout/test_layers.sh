@@ -57,6 +57,6 @@ if diff -u "$tmp/readme" "$tmp/tree" >"$tmp/diff"; then
   echo "PASS layers/readme-layout"
 else
   echo "FAIL layers/readme-layout: README.md's layout section differs from the tree; regenerate it with" \
-       "'python3 $layers tree' (diff: - README, + tree):"
+       "'python3 $layers readme' (diff: - README, + tree):"
   head -40 "$tmp/diff"
 fi

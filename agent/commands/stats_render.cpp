@@ -1,0 +1,181 @@
+// stats_render.cpp - `agent stats` as a table and as JSON, from one snapshot.
+#include "commands/stats_render.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "common/address.h"
+#include "common/json.h"
+#include "dataplane/policy.h"
+
+namespace dt {
+namespace {
+
+// The prefix length a bucket key stands for under its rule (32/128: one address).
+int key_prefix_len(const dt_key &k, const dt_policy &p) {
+  const bool v6 = !addr_is_v4(k.addr);
+  const int bits = v6 ? p.v6_key_bits : p.v4_key_bits;
+  return bits ? bits : (v6 ? 128 : 32);
+}
+
+// "198.18.1.1", or "2001:2:0:5::/64" for a bucket that stands for a whole prefix.
+std::string source_text(const dt_key &k, const dt_policy &p) {
+  const int len = key_prefix_len(k, p);
+  const bool v6 = !addr_is_v4(k.addr);
+  return key_to_string(k) + (len < (v6 ? 128 : 32) ? "/" + std::to_string(len) : "");
+}
+
+const char *action_name(uint8_t a) {
+  return a == DT_ACT_ALLOW ? "allow" : a == DT_ACT_DENY ? "deny" : "throttle";
+}
+
+// --- the table ---
+
+void append_counter(std::string *out, const char *name, unsigned long long v) {
+  appendf(out, "  %-14s %15llu\n", name, v);
+}
+
+void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, const std::string &pin_dir) {
+  const dt_stats &st = snap.counters;
+  const dt_policy &pol = snap.policy;
+  appendf(out, "dthrottle maps in %s\n", pin_dir.c_str());
+  if (pol.interval_ns)
+    appendf(out, "policy: rate %.6g/s, burst %llu per source\n", policy_rate(pol), policy_burst(pol));
+  else
+    appendf(out, "policy: none set (every packet passes, counted as fail-open)\n");
+  appendf(out, "counters:\n");
+  append_counter(out, "passed", st.passed);
+  append_counter(out, "dropped", st.dropped);
+  append_counter(out, "sources", snap.sources.size());
+  append_counter(out, "new sources", st.new_sources);
+  append_counter(out, "non-IP", st.non_ip);
+  append_counter(out, "IPv6 ND", st.nd_exempt);
+  append_counter(out, "malformed", st.parse_errors);
+  append_counter(out, "fail-open", st.fail_open);
+  append_counter(out, "contended", st.contended);
+  append_counter(out, "debited hits", st.debit_hits);
+  append_counter(out, "exempt", st.exempt);
+  append_counter(out, "allowed", st.allowed);
+  append_counter(out, "denied", st.denied);
+}
+
+void append_rules_table(std::string *out, const std::vector<RuleRow> &rules) {
+  if (rules.empty()) return;
+  appendf(out, "\nrules:\n  %-24s %-8s %12s %10s %12s %12s\n", "RULE", "ACTION", "RATE/S", "BURST", "PASSED",
+          "DROPPED");
+  for (const RuleRow &rr : rules) {
+    char rate[32] = "-", burst[32] = "-";
+    if (rr.policy.action == DT_ACT_THROTTLE && rr.policy.interval_ns) {
+      snprintf(rate, sizeof rate, "%.6g", policy_rate(rr.policy));
+      snprintf(burst, sizeof burst, "%llu", policy_burst(rr.policy));
+    }
+    appendf(out, "  %-24s %-8s %12s %10s %12llu %12llu\n", rr.name.c_str(), action_name(rr.policy.action), rate, burst,
+            static_cast<unsigned long long>(rr.passed), static_cast<unsigned long long>(rr.dropped));
+  }
+}
+
+void append_sources_table(std::string *out, const StatsSnapshot &snap, size_t top) {
+  const std::vector<const SourceRow *> shown = sources_by_drops(snap, top);
+  if (shown.empty()) return;
+  appendf(out, "\n%s sources by drops:\n", top == 0 ? "all" : ("top " + std::to_string(shown.size())).c_str());
+  appendf(out, "  %-43s %-16s %12s %12s %10s %12s %10s\n", "SOURCE", "RULE", "PASSED", "DROPPED", "DEBITED", "TOKENS",
+          "SEEN AGO");
+  const uint64_t now = snap.taken_ns;
+  for (const SourceRow *r : shown) {
+    char ago[32] = "-";
+    if (r->b.last_seen_ns && now >= r->b.last_seen_ns)
+      snprintf(ago, sizeof ago, "%.1fs", (now - r->b.last_seen_ns) / 1e9);
+    const dt_policy &rp = snap.policy_of(r->b);
+    appendf(out, "  %-43s %-16s %12llu %12llu %10llu %12.3f %10s\n", source_text(r->key, rp).c_str(),
+            snap.rule_name(r->key.rule).c_str(), static_cast<unsigned long long>(r->b.passed),
+            static_cast<unsigned long long>(r->b.dropped), static_cast<unsigned long long>(r->b.debited),
+            source_tokens(r->b, rp, now), ago);
+  }
+}
+
+// --- JSON ---
+
+Json counters_json(const dt_stats &st) {
+  return {{"passed", st.passed},       {"dropped", st.dropped},       {"new_sources", st.new_sources},
+          {"parse_errors", st.parse_errors}, {"non_ip", st.non_ip},   {"fail_open", st.fail_open},
+          {"contended", st.contended}, {"debit_hits", st.debit_hits}, {"nd_exempt", st.nd_exempt},
+          {"exempt", st.exempt},       {"allowed", st.allowed},       {"denied", st.denied}};
+}
+
+Json source_json(const StatsSnapshot &snap, const SourceRow &r) {
+  const dt_policy &rp = snap.policy_of(r.b);
+  const uint64_t now = snap.taken_ns;
+  const double ago_s = r.b.last_seen_ns && now > r.b.last_seen_ns ? (now - r.b.last_seen_ns) / 1e9 : 0.0;
+  return {{"source", key_to_string(r.key)},
+          {"prefix_len", key_prefix_len(r.key, rp)},
+          {"rule", snap.rule_name(r.key.rule)},
+          {"passed", r.b.passed},
+          {"dropped", r.b.dropped},
+          {"debited", r.b.debited},
+          {"tokens", printed_number("%.3f", source_tokens(r.b, rp, now))},
+          {"last_seen_ago_s", printed_number("%.3f", ago_s)}};
+}
+
+Json rule_json(const RuleRow &rr) {
+  return {{"id", rr.id},
+          {"name", rr.name},
+          {"action", action_name(rr.policy.action)},
+          {"rate", printed_number("%.9g", policy_rate(rr.policy))},
+          {"burst", policy_burst(rr.policy)},
+          {"passed", rr.passed},
+          {"dropped", rr.dropped}};
+}
+
+// A status document of the agent's, under `key`, unless the file was missing or does
+// not parse (it is the agent's own output: a broken one is left out, not passed on).
+void add_status_document(Json *j, const char *key, const std::string &text) {
+  if (text.empty()) return;
+  Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_discarded()) (*j)[key] = std::move(doc);
+}
+
+}  // namespace
+
+std::vector<const SourceRow *> sources_by_drops(const StatsSnapshot &snap, size_t top) {
+  std::vector<const SourceRow *> rows;
+  rows.reserve(snap.sources.size());
+  for (const SourceRow &r : snap.sources) rows.push_back(&r);
+  std::sort(rows.begin(), rows.end(), [](const SourceRow *a, const SourceRow *b) {
+    if (a->b.dropped != b->b.dropped) return a->b.dropped > b->b.dropped;
+    if (a->b.passed != b->b.passed) return a->b.passed > b->b.passed;
+    return memcmp(a->key.addr, b->key.addr, sizeof a->key.addr) < 0;
+  });
+  if (top != 0 && rows.size() > top) rows.resize(top);
+  return rows;
+}
+
+std::string render_stats_text(const StatsSnapshot &snap, const StatsOptions &opt, const AgentStatusFiles &status) {
+  std::string out;
+  append_policy_and_counters(&out, snap, opt.pin_dir);
+  append_rules_table(&out, snap.rules);
+  if (!status.adaptive.empty()) appendf(&out, "\n%s\n", status.adaptive.c_str());
+  if (!status.cluster.empty()) appendf(&out, "\n%s\n", status.cluster.c_str());
+  append_sources_table(&out, snap, opt.top);
+  return out;
+}
+
+std::string render_stats_json(const StatsSnapshot &snap, const StatsOptions &opt, const AgentStatusFiles &status) {
+  const dt_policy &pol = snap.policy;
+  Json j;
+  j["pin_dir"] = opt.pin_dir;
+  j["policy"] = {{"rate", printed_number("%.9g", policy_rate(pol))},
+                 {"burst", policy_burst(pol)},
+                 {"interval_ns", pol.interval_ns}};
+  j["sources_total"] = snap.sources.size();
+  j["counters"] = counters_json(snap.counters);
+  j["sources"] = Json::array();
+  for (const SourceRow *r : sources_by_drops(snap, opt.top)) j["sources"].push_back(source_json(snap, *r));
+  j["rules"] = Json::array();
+  for (const RuleRow &rr : snap.rules) j["rules"].push_back(rule_json(rr));
+  add_status_document(&j, "cluster", status.cluster);
+  add_status_document(&j, "adaptive", status.adaptive);
+  return dump_json(j) + "\n";
+}
+
+}  // namespace dt

@@ -1,0 +1,322 @@
+// test_stats_render.cpp - `agent stats` (table and JSON) and the agent's status files as JSON.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "commands/stats_render.h"
+#include "common/address.h"
+#include "common/json.h"
+#include "daemon/adaptive_driver.h"
+
+namespace {
+
+using dt::Json;
+
+constexpr uint64_t kSecond = 1'000'000'000;
+// Every character JSON must escape, and a byte below 0x20 besides the newline.
+const std::string kAwkward = "a\"b\\c\nd\te\x01z";
+
+dt_policy throttle_policy(uint64_t per_second, uint64_t burst) {
+  dt_policy p{};
+  p.interval_ns = kSecond / per_second;
+  p.burst_ns = burst * p.interval_ns;
+  p.action = DT_ACT_THROTTLE;
+  return p;
+}
+
+dt::SourceRow source(const char *addr, uint32_t rule, uint64_t passed, uint64_t dropped, uint64_t seen_ns) {
+  dt::SourceRow r{};
+  EXPECT_TRUE(dt::key_from_string(addr, &r.key)) << addr;
+  r.key.rule = rule;
+  r.b.rule = rule;
+  r.b.passed = passed;
+  r.b.dropped = dropped;
+  r.b.last_seen_ns = seen_ns;
+  return r;
+}
+
+// Rule 0 "default" at 100/s burst 20, rule 1 `rule1_name` denies; three sources.
+dt::StatsSnapshot sample_snapshot(const std::string &rule1_name = "blocked") {
+  dt::StatsSnapshot s;
+  s.taken_ns = 50 * kSecond;
+  s.policy = throttle_policy(100, 20);
+  dt_policy deny{};
+  deny.action = DT_ACT_DENY;
+  s.policies = {s.policy, deny};
+  s.rules = {{0, "default", s.policy, 700, 300}, {1, rule1_name, deny, 0, 9}};
+  s.counters.passed = 700;
+  s.counters.dropped = 309;
+  s.counters.new_sources = 3;
+  s.counters.denied = 9;
+  s.sources = {source("198.18.1.2", 0, 200, 0, 49 * kSecond), source("198.18.1.1", 0, 500, 300, 48 * kSecond),
+               source("2001:2::1", 1, 0, 9, 0)};
+  // .1 has spent its burst until 1 s from now: -100 tokens at 100/s.
+  s.sources[1].b.tat_ns = s.taken_ns + kSecond + s.policy.burst_ns;
+  return s;
+}
+
+dt::StatsOptions options(const std::string &pin_dir, uint64_t top) {
+  dt::StatsOptions o;
+  o.pin_dir = pin_dir;
+  o.json = true;
+  o.top = top;
+  return o;
+}
+
+// The keys of a JSON object, in document order.
+std::vector<std::string> keys_of(const Json &obj) {
+  std::vector<std::string> keys;
+  for (const auto &[k, v] : obj.items()) keys.push_back(k);
+  return keys;
+}
+
+Json parse_or_fail(const std::string &text) {
+  Json j = Json::parse(text, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "not valid JSON: " << text;
+  return j;
+}
+
+TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
+  const std::string out = dt::render_stats_json(sample_snapshot(), options("/sys/fs/bpf/dthrottle/eth0", 0), {});
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out.back(), '\n') << "one line, ended";
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << "more than one line: " << out;
+  const Json j = parse_or_fail(out);
+  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"pin_dir", "policy", "sources_total", "counters", "sources", "rules"}))
+      << "no agent status given, so no cluster or adaptive";
+  EXPECT_EQ(j["pin_dir"], "/sys/fs/bpf/dthrottle/eth0");
+  EXPECT_EQ(j["policy"].dump(), R"({"rate":100,"burst":20,"interval_ns":10000000})")
+      << "a whole rate is printed as an integer, as before";
+  EXPECT_EQ(j["sources_total"], 3);
+  EXPECT_EQ(keys_of(j["counters"]),
+            (std::vector<std::string>{"passed", "dropped", "new_sources", "parse_errors", "non_ip", "fail_open",
+                                      "contended", "debit_hits", "nd_exempt", "exempt", "allowed", "denied"}));
+  EXPECT_EQ(j["counters"]["dropped"], 309);
+  EXPECT_EQ(j["counters"]["denied"], 9);
+
+  ASSERT_EQ(j["sources"].size(), 3u);
+  const Json &first = j["sources"][0];
+  EXPECT_EQ(keys_of(first), (std::vector<std::string>{"source", "prefix_len", "rule", "passed", "dropped", "debited",
+                                                      "tokens", "last_seen_ago_s"}));
+  EXPECT_EQ(first["source"], "198.18.1.1") << "most dropped first";
+  EXPECT_EQ(first["prefix_len"], 32);
+  EXPECT_EQ(first["rule"], "default");
+  EXPECT_EQ(first["dropped"], 300);
+  EXPECT_DOUBLE_EQ(first["tokens"].get<double>(), -100.0);
+  EXPECT_DOUBLE_EQ(first["last_seen_ago_s"].get<double>(), 2.0);
+  EXPECT_EQ(j["sources"][1]["source"], "2001:2::1") << "then the next most dropped";
+  EXPECT_EQ(j["sources"][1]["prefix_len"], 128);
+  EXPECT_EQ(j["sources"][1]["rule"], "blocked");
+  EXPECT_EQ(j["sources"][1]["last_seen_ago_s"], 0.0) << "never seen: 0";
+  EXPECT_EQ(j["sources"][2]["source"], "198.18.1.2");
+
+  ASSERT_EQ(j["rules"].size(), 2u);
+  EXPECT_EQ(j["rules"][0].dump(),
+            R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300})");
+  EXPECT_EQ(j["rules"][1].dump(),
+            R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9})");
+}
+
+TEST(StatsJson, TopLimitsTheSourcesButNotTheirTotal) {
+  const Json j = parse_or_fail(dt::render_stats_json(sample_snapshot(), options("/p", 1), {}));
+  ASSERT_EQ(j["sources"].size(), 1u);
+  EXPECT_EQ(j["sources"][0]["source"], "198.18.1.1");
+  EXPECT_EQ(j["sources_total"], 3);
+}
+
+TEST(StatsJson, FloatsKeepThePrintedDigits) {
+  dt::StatsSnapshot s = sample_snapshot();
+  s.policy.interval_ns = 3;  // 333333333.33/s: %.9g keeps 9 digits
+  s.sources[1].b.last_seen_ns = s.taken_ns - 1'234'567;  // 0.001234567 s: %.3f keeps 0.001
+  const std::string out = dt::render_stats_json(s, options("/p", 0), {});
+  EXPECT_NE(out.find(R"("policy":{"rate":333333333,)"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"("last_seen_ago_s":0.001})"), std::string::npos) << out;
+}
+
+TEST(StatsJson, AwkwardPinDirectoryAndRuleNameRoundTrip) {
+  const std::string pin_dir = "/sys/fs/bpf/" + kAwkward;
+  const std::string out = dt::render_stats_json(sample_snapshot(kAwkward), options(pin_dir, 0), {});
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << "a newline in a string must be escaped: " << out;
+  const Json j = parse_or_fail(out);
+  EXPECT_EQ(j["pin_dir"], pin_dir);
+  EXPECT_EQ(j["rules"][1]["name"], kAwkward);
+  EXPECT_EQ(j["sources"][1]["rule"], kAwkward) << "a source's rule is named the same way";
+}
+
+TEST(StatsJson, NonUtf8PinDirectoryStillGivesValidJson) {
+  const Json j = parse_or_fail(dt::render_stats_json(sample_snapshot(), options("/p/\xff\xfe", 0), {}));
+  EXPECT_EQ(j["pin_dir"], "/p/\xEF\xBF\xBD\xEF\xBF\xBD") << "each bad byte becomes U+FFFD";
+}
+
+TEST(StatsJson, EmbedsTheAgentsStatusDocuments) {
+  dt::AgentStatusFiles status;
+  status.cluster = R"({"node_id":"h1","epoch":7,"peers":[]})";
+  status.adaptive = R"([{"kind":"rule","name":"svc","factor":0.5}])";
+  const std::string out = dt::render_stats_json(sample_snapshot(), options("/p", 0), status);
+  const Json j = parse_or_fail(out);
+  EXPECT_EQ(keys_of(j).back(), "adaptive") << "cluster, then adaptive, after the rules";
+  EXPECT_EQ(j["cluster"].dump(), status.cluster) << "embedded as parsed, keys in their order";
+  EXPECT_EQ(j["adaptive"].dump(), status.adaptive);
+  EXPECT_NE(out.find(R"("adaptive":[{"kind":"rule","name":"svc")"), std::string::npos)
+      << "test_adaptive.sh greps for this: " << out;
+}
+
+TEST(StatsJson, LeavesOutAStatusFileThatDoesNotParse) {
+  dt::AgentStatusFiles status;
+  status.cluster = R"({"node_id":"h1","epoch":)";  // cut short
+  status.adaptive = "[]";
+  const Json j = parse_or_fail(dt::render_stats_json(sample_snapshot(), options("/p", 0), status));
+  EXPECT_FALSE(j.contains("cluster")) << "a broken file is left out, as a missing one is";
+  ASSERT_TRUE(j.contains("adaptive"));
+  EXPECT_EQ(j["adaptive"], Json::array());
+}
+
+TEST(StatsText, TableOfPolicyCountersRulesAndSources) {
+  dt::AgentStatusFiles status;
+  status.adaptive = "adaptive rules:\n  (table)";
+  status.cluster = "cluster: node h1";
+  dt::StatsOptions opt = options("/p", 2);
+  opt.json = false;
+  const std::string out = dt::render_stats_text(sample_snapshot(), opt, status);
+  const std::string want =
+      "dthrottle maps in /p\n"
+      "policy: rate 100/s, burst 20 per source\n"
+      "counters:\n"
+      "  passed                     700\n"
+      "  dropped                    309\n"
+      "  sources                      3\n"
+      "  new sources                  3\n"
+      "  non-IP                       0\n"
+      "  IPv6 ND                      0\n"
+      "  malformed                    0\n"
+      "  fail-open                    0\n"
+      "  contended                    0\n"
+      "  debited hits                 0\n"
+      "  exempt                       0\n"
+      "  allowed                      0\n"
+      "  denied                       9\n"
+      "\n"
+      "rules:\n"
+      "  RULE                     ACTION         RATE/S      BURST       PASSED      DROPPED\n"
+      "  default                  throttle          100         20          700          300\n"
+      "  blocked                  deny                -          -            0            9\n"
+      "\n"
+      "adaptive rules:\n"
+      "  (table)\n"
+      "\n"
+      "cluster: node h1\n"
+      "\n"
+      "top 2 sources by drops:\n"
+      "  SOURCE                                      RULE                   PASSED      DROPPED    DEBITED       TOKENS"
+      "   SEEN AGO\n"
+      "  198.18.1.1                                  default                   500          300          0     -100.000"
+      "       2.0s\n"
+      "  2001:2::1                                   blocked                     0            9          0        0.000"
+      "          -\n";
+  EXPECT_EQ(out, want);
+}
+
+TEST(StatsText, NoPolicyAndNoSources) {
+  dt::StatsSnapshot s;
+  dt::StatsOptions opt = options("/p", 0);
+  opt.json = false;
+  const std::string out = dt::render_stats_text(s, opt, {});
+  EXPECT_NE(out.find("policy: none set (every packet passes, counted as fail-open)\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("rules:"), std::string::npos) << "no rules table without rules: " << out;
+  EXPECT_EQ(out.find("sources by drops"), std::string::npos) << "no sources table without sources: " << out;
+}
+
+TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
+  dt::ClusterStatusHead head{kAwkward, 1'700'000'000'123, 10 * kSecond, 42, 200'000'000};
+  dt::ClusterCounters c;
+  c.reports_sent = 5;
+  c.rejected = {{"bad \"magic\"", 2}, {"short", 1}};
+  std::map<std::string, dt::PeerState> peers;
+  peers[kAwkward].up = true;
+  peers[kAwkward].last_heard_ns = 9 * kSecond;
+  peers[kAwkward].accepted = 12;
+  peers["h2"].last_heard_ns = 4 * kSecond;
+  const std::string out = dt::cluster_status_json(head, c, peers);
+  EXPECT_EQ(out.find('\n'), std::string::npos) << "one line: " << out;
+  const Json j = parse_or_fail(out);
+  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"node_id", "written_unix_ms", "epoch", "period_ms", "counters",
+                                                  "rejected", "peers"}));
+  EXPECT_EQ(j["node_id"], kAwkward);
+  EXPECT_EQ(j["written_unix_ms"], 1'700'000'000'123u);
+  EXPECT_EQ(j["epoch"], 42);
+  EXPECT_EQ(j["period_ms"], 200);
+  EXPECT_EQ(j["counters"]["reports_sent"], 5);
+  EXPECT_EQ(j["counters"]["rejected"], 3) << "the total of the reasons";
+  EXPECT_EQ(keys_of(j["counters"]).size(), 15u);
+  EXPECT_EQ(j["rejected"]["bad \"magic\""], 2);
+  ASSERT_EQ(j["peers"].size(), 2u);
+  // Peers by node id: the awkward one ("a...") before "h2".
+  EXPECT_EQ(j["peers"][0].dump(),
+            Json({{"node_id", kAwkward}, {"up", true}, {"last_heard_ago_ms", 1000}, {"accepted", 12},
+                  {"duplicates", 0}, {"lost", 0}, {"restarts", 0}})
+                .dump());
+  EXPECT_EQ(j["peers"][1]["node_id"], "h2");
+  EXPECT_EQ(j["peers"][1]["up"], false);
+  EXPECT_EQ(j["peers"][1]["last_heard_ago_ms"], 6000);
+}
+
+TEST(ClusterStatusJson, NoPeersNoRejections) {
+  const Json j = parse_or_fail(dt::cluster_status_json({"h1", 1, 0, 0, 200'000'000}, {}, {}));
+  EXPECT_EQ(j["rejected"], Json::object()) << "an empty object, as before";
+  EXPECT_EQ(j["peers"], Json::array()) << "an empty list, as before";
+}
+
+dt::AdaptiveStatus adaptive(dt::AdaptiveKind kind, const std::string &name, double rate, double factor) {
+  dt::AdaptiveStatus s{};
+  s.kind = kind;
+  s.name = name;
+  s.rate = rate;
+  s.factor = factor;
+  s.local_factor = factor;
+  s.observed = 123.456;
+  s.busy_signals = 4;
+  s.cluster = true;
+  return s;
+}
+
+TEST(AdaptiveStatusJson, AwkwardTagPrefixRoundTripsAndNumbersReadAsBefore) {
+  std::vector<dt::AdaptiveStatus> all = {adaptive(dt::AdaptiveKind::Packet, "svc", 100, 0.5),
+                                         adaptive(dt::AdaptiveKind::Tag, kAwkward, 2.5, 1.0)};
+  all[0].lowest_from = kAwkward;  // a peer's node id
+  all[1].cluster = false;
+  const std::string out = dt::adaptive_status_json(all);
+  EXPECT_EQ(out.find('\n'), std::string::npos) << "one line: " << out;
+  EXPECT_EQ(out.rfind(R"([{"kind":"rule","name":"svc","rate":100,"factor":0.5,"limit":50,"own_factor":0.5,)", 0), 0u)
+      << "test_adaptive.sh greps the rule's object by its first keys: " << out;
+  const Json j = parse_or_fail(out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(keys_of(j[0]), (std::vector<std::string>{"kind", "name", "rate", "factor", "limit", "own_factor",
+                                                     "lowest_from", "observed", "busy_signals", "decreases", "scope"}));
+  EXPECT_EQ(j[0]["lowest_from"], kAwkward);
+  EXPECT_EQ(j[0]["observed"], 123.456);
+  EXPECT_EQ(j[0]["busy_signals"], 4);
+  EXPECT_EQ(j[0]["scope"], "cluster");
+  EXPECT_EQ(j[1]["kind"], "tag");
+  EXPECT_EQ(j[1]["name"], kAwkward) << "the prefix comes back byte for byte (control characters included)";
+  EXPECT_EQ(j[1]["rate"], 2.5);
+  EXPECT_EQ(j[1]["scope"], "local");
+  EXPECT_EQ(dt::adaptive_status_json({}), "[]") << "no adaptive rules: an empty list, as before";
+}
+
+TEST(PrintedNumber, ReadsAsPrintfPrintedIt) {
+  EXPECT_EQ(dt::printed_number("%.9g", 100.0).dump(), "100");
+  EXPECT_TRUE(dt::printed_number("%.9g", 100.0).is_number_integer()) << "whole numbers stay integers";
+  EXPECT_EQ(dt::printed_number("%.9g", 1.0 / 3).dump(), "0.333333333");
+  EXPECT_EQ(dt::printed_number("%.9g", 1e20).dump(), "1e+20");
+  EXPECT_EQ(dt::printed_number("%.3f", 2.0 / 3).dump(), "0.667");
+  EXPECT_EQ(dt::printed_number("%.3f", -100.0).dump(), "-100.0") << "%.3f text has a point: a float";
+  EXPECT_EQ(dt::printed_number("%.6f", 0.5).dump(), "0.5");
+  EXPECT_TRUE(dt::printed_number("%.9g", std::nan("")).is_null()) << "JSON has no NaN";
+  EXPECT_TRUE(dt::printed_number("%.9g", INFINITY).is_null()) << "JSON has no infinity";
+}
+
+}  // namespace
