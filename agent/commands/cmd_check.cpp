@@ -1,12 +1,13 @@
 // cmd_check.cpp - `agent check [options]`: checks a command line and its --config file
 // exactly as the daemon would (same parser, same policy limits), then exits without
-// loading, attaching or binding anything. For operators before a (re)start.
+// loading, attaching or binding anything. For operators before a (re)start. The checks
+// are the daemon's own (daemon/run_config.h).
 #include <cstdio>
 
 #include "cli/cli.h"
 #include "commands/commands.h"
+#include "daemon/run_config.h"
 #include "dataplane/policy.h"
-#include "rules/rules.h"
 
 namespace dt {
 
@@ -20,14 +21,14 @@ int cmd_check(int argc, char **argv) {
       return 2;
     case ParseOutcome::Ok: break;
   }
-  // The rules exactly as the daemon loads them: the default rule from --rate/--burst
-  // and the --rules file (parsed and compiled, so every error the daemon would give).
-  LoadedRules rules;
-  if (!load_rules(opt.rate, opt.burst, opt.rules_file, &rules, &err)) {
+  // Every configuration error the daemon would exit with (status 2), with its message:
+  // the rules file, the tag rules (theirs and --tag-rule), the adaptive limits.
+  RunConfig config;
+  if (!load_run_config(opt, &config, &err)) {
     fprintf(stderr, "agent check: %s\n", err.c_str());
     return 2;
   }
-  printf("ok: %s: %s; xdp-mode %s, pinned in %s\n", opt.iface.c_str(), describe_rules(rules).c_str(),
+  printf("ok: %s: %s; xdp-mode %s, pinned in %s\n", opt.iface.c_str(), describe_run_rules(config).c_str(),
          xdp_mode_name(opt.mode), opt.pin_dir.c_str());
   if (opt.cluster())
     printf("ok: cluster node %s: peers %zu, hubs %zu, publishing on %s, reports every %.0f ms%s\n",

@@ -651,7 +651,9 @@ bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRule
   return true;
 }
 
-std::string describe_rules(const LoadedRules &r) {
+std::string describe_rules(const LoadedRules &r) { return describe_rules(r, r.set.tags); }
+
+std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag_rules) {
   int n[3] = {0, 0, 0};
   for (size_t i = 1; i < r.set.rules.size(); i++) n[static_cast<int>(r.set.rules[i].action)]++;
   const PacketRule &d = r.set.rules[0];
@@ -660,10 +662,10 @@ std::string describe_rules(const LoadedRules &r) {
     snprintf(def, sizeof def, "%.6g/s burst %llu", d.rate, static_cast<unsigned long long>(d.burst));
   size_t adaptive = 0;
   for (const auto &rule : r.set.rules) adaptive += rule.adaptive.enabled;
-  for (const auto &tag : r.set.tags) adaptive += tag.adaptive.enabled;
+  for (const auto &tag : tag_rules) adaptive += tag.adaptive.enabled;
   char buf[256];
   snprintf(buf, sizeof buf, "%zu packet rules (%d throttle, %d allow, %d deny), %zu tag rules, default %s",
-           r.set.rules.size() - 1, n[DT_ACT_THROTTLE], n[DT_ACT_ALLOW], n[DT_ACT_DENY], r.set.tags.size(), def);
+           r.set.rules.size() - 1, n[DT_ACT_THROTTLE], n[DT_ACT_ALLOW], n[DT_ACT_DENY], tag_rules.size(), def);
   std::string out = buf;
   if (adaptive) out += "; " + std::to_string(adaptive) + " adaptive";
   return out;

@@ -97,6 +97,8 @@ struct LoadedRules {
 bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
                 const LoadedRules *previous = nullptr);
 // One line: "3 packet rules (2 throttle, 1 allow, 0 deny), 2 tag rules, default 100/s burst 50".
+// The tag rules counted are the file's, or `tag_rules` (the file's and --tag-rule flags').
 std::string describe_rules(const LoadedRules &r);
+std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag_rules);
 
 }  // namespace dt

@@ -1,0 +1,405 @@
+// daemon.cpp - the running agent: setup steps, the event loop and its handlers.
+#include "daemon/daemon.h"
+
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <zmq.hpp>
+
+#include "cluster/cluster.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/runtime_files.h"
+#include "daemon/reload.h"
+#include "dataplane/dataplane.h"
+#include "dataplane/map_reader.h"
+#include "metrics/metrics.h"
+#include "query/query_server.h"
+
+namespace dt {
+namespace {
+
+constexpr uint64_t kSecond = 1'000'000'000ull;
+
+TagTable::Options tag_table_options(const RunOptions &opt) {
+  TagTable::Options o;
+  o.max_buckets = opt.max_tags;
+  return o;
+}
+
+RuleMaps rule_maps_of(const Dataplane &dp) {
+  RuleMaps m;
+  m.policy_fd = dp.policy_fd();
+  m.config_fd = dp.config_fd();
+  m.rules_fd[0] = dp.rules_fd(0);
+  m.rules_fd[1] = dp.rules_fd(1);
+  m.names_fd = dp.rule_names_fd();
+  return m;
+}
+
+}  // namespace
+
+void FailOpenWatch::check(int stats_fd) {
+  dt_stats st{};
+  if (read_stats(stats_fd, &st) != 0) return;
+  const uint64_t delta = st.fail_open - last_;
+  last_ = st.fail_open;
+  if (delta && !open_) DT_WARN("fail-open: %llu packets passed without a decision in the last second (no policy, "
+                               "or the source table is full: see --max-sources)",
+                               static_cast<unsigned long long>(delta));
+  if (!delta && open_) DT_INFO("fail-open ended: every packet is decided again");
+  open_ = delta != 0;
+}
+
+void FailOpenWatch::reset(int stats_fd) {
+  dt_stats st{};
+  if (read_stats(stats_fd, &st) == 0) last_ = st.fail_open;
+}
+
+Daemon::Daemon(RunConfig config) : config_(std::move(config)), tags_(tag_table_options(config_.opt)) {}
+
+Daemon::~Daemon() {
+  if (signal_fd_ >= 0) close(signal_fd_);
+  // The members go now, in reverse declaration order (see daemon.h).
+}
+
+int Daemon::run() {
+  if (!setup()) return exit_code_;
+  serve();
+  on_exit();
+  return 0;
+}
+
+// --- setup ---------------------------------------------------------------------------
+
+bool Daemon::setup() {
+  // The metrics port and the query socket first: nothing is lost if they are taken.
+  if (!bind_signals() || !bind_metrics() || !install_tag_rules() || !start_query()) return false;
+  if (!open_dataplane() || !publish_rules() || !start_adaptive() || !join_cluster()) return false;
+  serve_metrics();
+  return true;
+}
+
+bool Daemon::runtime_failure(const std::string &msg) {
+  DT_ERROR("%s", msg.c_str());
+  exit_code_ = 1;
+  return false;
+}
+
+bool Daemon::fail(const std::string &msg) {
+  // Not tearing down a throttle this agent took over from a crashed one: it stays
+  // attached and pinned for the next attempt.
+  if (dp_->took_over()) dp_->keep_on_exit();
+  return runtime_failure(msg);
+}
+
+// Signals arrive through a file descriptor polled with the peer socket.
+bool Daemon::bind_signals() {
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  signal_fd_ = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd_ < 0) return runtime_failure(std::string("signalfd: ") + strerror(errno));
+  return true;
+}
+
+// Bound before the dataplane is touched: a busy port must not make a restarted agent
+// take over the throttle and then tear it down.
+bool Daemon::bind_metrics() {
+  const RunOptions &opt = config_.opt;
+  if (opt.metrics_host.empty()) return true;
+  std::string err;
+  metrics_ = MetricsServer::bind({opt.metrics_host, opt.metrics_port}, &err);
+  return metrics_ ? true : runtime_failure(err);
+}
+
+// Tags of the query socket: their buckets live here, in the agent (not in XDP). The
+// rules passed load_run_config; the table's own check has the last word.
+bool Daemon::install_tag_rules() {
+  std::string err;
+  if (check_strict(config_.tag_rules, config_.opt, &err) && tags_.replace_rules(config_.tag_rules, &err)) return true;
+  fprintf(stderr, "agent: %s\n", err.c_str());
+  exit_code_ = 2;
+  return false;
+}
+
+// Bound before the dataplane too, for the same reason as the metrics port.
+bool Daemon::start_query() {
+  const RunOptions &opt = config_.opt;
+  if (opt.query_socket.empty() && opt.query_listen.empty()) return true;
+  QueryServerConfig qc;
+  qc.unix_path = opt.query_socket;
+  qc.tcp_listen = opt.query_listen;
+  qc.max_connections = opt.query_max_connections;
+  qc.max_reserve_wait_ns = opt.query_max_wait_ns;
+  qc.redis_address = opt.redis;
+  qc.redis_timeout_ns = opt.redis_timeout_ns;
+  qc.busy = [this](std::string_view name, uint64_t now_ns) { return busy_relay_.busy(name, now_ns); };
+  std::string err;
+  query_ = QueryServer::start(qc, tags_, &err);
+  if (!query_) return runtime_failure("query socket: " + err);
+  DT_INFO("query socket: %s%s%s (%zu tag rules%s%s)", opt.query_socket.c_str(),
+          !opt.query_socket.empty() && !opt.query_listen.empty() ? " and " : "", opt.query_listen.c_str(),
+          config_.tag_rules.size(), opt.redis.empty() ? "" : "; strict ones decided by redis ", opt.redis.c_str());
+  return true;
+}
+
+bool Daemon::open_dataplane() {
+  const RunOptions &opt = config_.opt;
+  DataplaneConfig dc{opt.iface, opt.pin_dir, opt.mode, opt.max_sources, opt.max_sources_explicit};
+  std::string err;
+  dp_ = Dataplane::open(dc, &err);
+  return dp_ ? true : runtime_failure(err);
+}
+
+bool Daemon::publish_rules() {
+  const RunOptions &opt = config_.opt;
+  // Announcements (and the peers' exemption) are turned on later by whoever needs
+  // them (the cluster, adaptive rules): a crashed agent's setting must not linger and
+  // fill a ring nobody drains.
+  if (int rc = update_config_flags(dp_->config_fd(), opt.coarse_clock ? DT_CFG_COARSE_CLOCK : 0,
+                                   (opt.coarse_clock ? 0 : DT_CFG_COARSE_CLOCK) | DT_CFG_REPORT | DT_CFG_EXEMPT);
+      rc != 0)
+    return fail(std::string("cannot write the config map: ") + strerror(-rc));
+  rule_maps_ = rule_maps_of(*dp_);
+  const LoadedRules &rules = config_.rules;
+  if (int rc = dt::publish_rules(rule_maps_, rules.compiled.policies, rules.compiled.lpm, rules.names); rc != 0)
+    return fail(std::string("cannot write the rules to the maps: ") + strerror(-rc));
+  DT_INFO("%s dthrottle on %s (%s mode): %s; up to %u sources, pinned in %s",
+          dp_->took_over() ? "took over" : "attached", opt.iface.c_str(), xdp_mode_name(dp_->attached_mode()),
+          describe_run_rules(config_).c_str(), dp_->max_sources(), dp_->pin_dir().c_str());
+  return true;
+}
+
+bool Daemon::start_adaptive() {
+  const RunOptions &opt = config_.opt;
+  adaptive_ = std::make_unique<AdaptiveDriver>(*dp_, rule_maps_, tags_, &busy_relay_);
+  std::string err;
+  if (!adaptive_->configure(config_.rules, tags_.rules(), !opt.cluster(), opt.period_ns, &err))
+    return fail("adaptive rules: " + err);
+  adaptive_json_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kAdaptiveStatusJson));
+  adaptive_text_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kAdaptiveStatusText));
+  reload_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kReloadFile));
+  write_file_atomic(reload_path_, "0 ok " + describe_run_rules(config_) + "\n");
+  return true;
+}
+
+bool Daemon::join_cluster() {
+  const RunOptions &opt = config_.opt;
+  if (!opt.cluster()) return true;
+  ClusterConfig cc;
+  cc.peers = opt.peers;
+  cc.hubs = opt.hubs;
+  cc.listen = opt.listen;
+  cc.period_ns = opt.period_ns;
+  cc.down_after_ns = opt.down_after_ns;
+  cc.node_id = opt.node_id;
+  cc.curve_key_file = opt.curve_key;
+  cc.curve_peers_dir = opt.curve_peers;
+  std::string err;
+  cluster_ = Cluster::create(cc, *dp_, &err);
+  if (!cluster_) return fail(err);
+  cluster_json_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusJson));
+  cluster_text_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusText));
+  cluster_->set_rules(config_.rules.names, config_.rules.throttles);
+  cluster_->set_adaptive(&adaptive_->set());
+  set_tag_hooks();
+  DT_INFO("cluster: node %s, listening on %s, %zu peers, %zu hubs, reports every %.0f ms", opt.node_id.c_str(),
+          opt.listen.empty() ? "(none)" : opt.listen.c_str(), opt.peers.size(), opt.hubs.size(),
+          opt.period_ns / 1e6);
+  return true;
+}
+
+// Tag hits travel in the same reports as packet hits (and adaptive rules measure both:
+// ours and the peers').
+void Daemon::set_tag_hooks() {
+  cluster_->set_tag_hooks(
+      [this] {
+        std::vector<TagHit> served = tags_.collect();
+        if (adaptive_->active()) adaptive_->observe_tags(served);
+        return served;
+      },
+      [this](const std::vector<TagHit> &hits, uint64_t now_ns) {
+        tags_.debit_batch(hits, now_ns);
+        if (adaptive_->active()) adaptive_->observe_tags(hits);
+      });
+}
+
+// Prometheus metrics, served from threads of their own now that the dataplane is up.
+void Daemon::serve_metrics() {
+  if (!metrics_) return;
+  const RunOptions &opt = config_.opt;
+  MetricsInfo mi{DTHROTTLE_VERSION, opt.node_id, opt.iface, xdp_mode_name(dp_->attached_mode()),
+                 opt.rate, opt.burst, dp_->max_sources()};
+  metrics_->serve(mi, dp_->stats_fd(), dp_->buckets_fd(), dp_->rule_stats_fd(), dp_->rule_names_fd());
+  publish_metrics();
+}
+
+// --- the event loop ------------------------------------------------------------------
+
+void Daemon::serve() {
+  const RunOptions &opt = config_.opt;
+  read_stats(dp_->stats_fd(), &prev_stats_);
+  const uint64_t start = mono_now_ns();
+  period_ = PeriodicTimer(opt.period_ns, start + opt.period_ns);
+  status_ = PeriodicTimer(kSecond, start);  // written at the first period
+  fail_open_check_ = PeriodicTimer(kSecond, start + kSecond);
+  stats_log_ = PeriodicTimer(opt.stats_interval_ns, start + opt.stats_interval_ns);
+  fail_open_.reset(dp_->stats_fd());
+  while (running_) {
+    ticking_ = cluster_ || adaptive_->active();
+    const Ready ready = wait_for_events();
+    const uint64_t now = mono_now_ns();
+    if (ready.signal) on_signal();
+    if (ready.peer) on_peer_readable(now);
+    if (ready.ring) on_ring_readable();
+    if (ticking_ && period_.due(now)) on_period(now);
+    if (fail_open_check_.due(now)) on_fail_open_check(now);
+    if (stats_log_.due(now)) on_stats_log(now);
+  }
+}
+
+// Polls the signals (and, with a cluster, the peer socket and the ring) until the
+// earliest deadline of the timers that run.
+Daemon::Ready Daemon::wait_for_events() {
+  uint64_t due = std::min(stats_log_.deadline(), fail_open_check_.deadline());
+  if (ticking_) due = std::min(due, period_.deadline());
+  zmq::pollitem_t items[3] = {{nullptr, signal_fd_, ZMQ_POLLIN, 0},
+                              {cluster_ ? cluster_->poll_socket() : nullptr, 0, ZMQ_POLLIN, 0},
+                              {nullptr, cluster_ ? cluster_->ring_fd() : -1, ZMQ_POLLIN, 0}};
+  try {
+    zmq::poll(items, cluster_ ? 3 : 1, std::chrono::milliseconds(PeriodicTimer::timeout_ms(mono_now_ns(), due)));
+  } catch (const zmq::error_t &e) {
+    if (e.num() != EINTR) DT_WARN("poll: %s", e.what());
+  }
+  Ready r;
+  r.signal = items[0].revents & ZMQ_POLLIN;
+  r.peer = cluster_ && (items[1].revents & ZMQ_POLLIN);
+  r.ring = cluster_ && (items[2].revents & ZMQ_POLLIN);
+  return r;
+}
+
+void Daemon::on_signal() {
+  signalfd_siginfo si{};
+  while (read(signal_fd_, &si, sizeof si) == sizeof si) {
+    if (si.ssi_signo == SIGHUP) {
+      on_reload();
+      continue;
+    }
+    DT_INFO("%s received: %s", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM",
+            config_.opt.keep ? "leaving the program attached and the maps pinned (--keep)"
+                             : "detaching and removing the pins");
+    running_ = false;
+  }
+}
+
+// SIGHUP: the outcome goes to the reload file as "<generation> <outcome>" for `agent reload`.
+void Daemon::on_reload() {
+  const std::string outcome = reload_rules({config_, rule_maps_, tags_, cluster_.get(), *adaptive_});
+  write_file_atomic(reload_path_, std::to_string(++reload_generation_) + " " + outcome + "\n");
+}
+
+void Daemon::on_peer_readable(uint64_t now_ns) { cluster_->on_readable(now_ns); }
+
+void Daemon::on_ring_readable() { cluster_->on_ring_readable(); }
+
+void Daemon::on_period(uint64_t now_ns) {
+  adaptive_->poll_signals(now_ns);  // before the report, which carries the factors
+  if (cluster_) {
+    const ClusterCounters &cc = cluster_->counters();
+    const ReportCost before{0, cc.entries_sent, cc.messages_sent, cc.bytes_sent};
+    const uint64_t t0 = mono_now_ns();
+    cluster_->on_period(now_ns);
+    adaptive_->on_period(now_ns, false);
+    last_report_ = {mono_now_ns() - t0, cc.entries_sent - before.entries, cc.messages_sent - before.messages,
+                    cc.bytes_sent - before.bytes};
+  } else {
+    adaptive_->on_period(now_ns, true);
+  }
+  publish_metrics();
+  period_.advance(now_ns);
+  if (status_.due(now_ns)) on_status(now_ns);
+}
+
+// The files `agent stats` reads, about once a second.
+void Daemon::on_status(uint64_t now_ns) {
+  if (cluster_) {
+    write_file_atomic(cluster_json_path_, cluster_->status_json(now_ns) + "\n");
+    write_file_atomic(cluster_text_path_, cluster_->status_text(now_ns));
+  }
+  if (adaptive_->active()) {
+    write_file_atomic(adaptive_json_path_, adaptive_->status_json(now_ns) + "\n");
+    write_file_atomic(adaptive_text_path_, adaptive_->status_text(now_ns));
+  }
+  status_.advance(now_ns);
+}
+
+void Daemon::on_fail_open_check(uint64_t now_ns) {
+  fail_open_.check(dp_->stats_fd());
+  // Without report periods, the query socket's counters reach the metrics from here.
+  if (query_ && !ticking_) publish_metrics();
+  fail_open_check_.advance(now_ns);
+}
+
+void Daemon::on_stats_log(uint64_t now_ns) {
+  log_counters();
+  if (cluster_) cluster_->log_summary();
+  stats_log_.advance(now_ns);
+}
+
+// The last words; the members then go in the order daemon.h gives them.
+void Daemon::on_exit() {
+  log_counters();
+  if (cluster_) cluster_->log_summary();
+  if (config_.opt.keep) dp_->keep_on_exit();
+}
+
+// The loop's state for the metrics server, copied (never shared). The last report's
+// cost describes the last period.
+void Daemon::publish_metrics() {
+  if (!metrics_) return;
+  MetricsSnapshot s;
+  if (cluster_) {
+    s.cluster = true;
+    s.counters = cluster_->counters();
+    s.peers = cluster_->tracker().peers();
+    s.last_period_seconds = last_report_.took_ns / 1e9;
+    s.last_report_entries = last_report_.entries;
+    s.last_report_messages = last_report_.messages;
+    s.last_report_bytes = last_report_.bytes;
+  }
+  s.adaptive = adaptive_->status(mono_now_ns());
+  if (query_) {
+    s.query = true;
+    s.query_counters = query_->counters();
+    s.tag_buckets = tags_.size();
+  }
+  metrics_->publish(s);
+}
+
+void Daemon::log_counters() {
+  dt_stats now{};
+  if (read_stats(dp_->stats_fd(), &now) != 0) {
+    DT_WARN("cannot read the stats map: %s", strerror(errno));
+    return;
+  }
+  const dt_stats &prev = prev_stats_;
+  auto u = [](__u64 v) { return static_cast<unsigned long long>(v); };
+  DT_INFO("passed %llu (+%llu) dropped %llu (+%llu) new sources %llu non-IP %llu malformed %llu "
+          "fail-open %llu contended %llu exempt %llu",
+          u(now.passed), u(now.passed - prev.passed), u(now.dropped), u(now.dropped - prev.dropped),
+          u(now.new_sources), u(now.non_ip), u(now.parse_errors), u(now.fail_open), u(now.contended),
+          u(now.exempt));
+  prev_stats_ = now;
+}
+
+}  // namespace dt

@@ -1,0 +1,129 @@
+// daemon.h - the running agent: set up in named steps, then one event loop until SIGINT
+// or SIGTERM. The steps: signals, metrics port, query socket, dataplane, rules, adaptive
+// limits, cluster, metrics served; the events: signals, peer reports, the active-source
+// ring, timers (report period, status files, fail-open check, stats log).
+//
+// Order matters twice:
+//   setup     the metrics port and the query socket are bound before the dataplane is
+//             touched: a busy port must not make a restarted agent take over the
+//             throttle and then tear it down. Once the dataplane is open, a failure
+//             leaves a taken-over throttle attached and pinned for the next attempt.
+//   teardown  members go in reverse declaration order (see the members below): the
+//             metrics server stops before anything it reads, the cluster before the
+//             adaptive limits and the tag table it feeds, the runtime files are removed
+//             while the dataplane (and its lock) is still there.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/files.h"
+#include "common/periodic_timer.h"
+#include "daemon/adaptive_driver.h"
+#include "daemon/run_config.h"
+#include "dataplane/policy.h"
+#include "dthrottle/common.h"
+#include "rules/tags.h"
+
+namespace dt {
+
+class Cluster;
+class Dataplane;
+class MetricsServer;
+class QueryServer;
+
+// Logs when packets start or stop passing without a decision (fail-open: no policy,
+// or no bucket could be had because the map is full), checked about once a second.
+class FailOpenWatch {
+ public:
+  void check(int stats_fd);
+  void reset(int stats_fd);
+
+ private:
+  uint64_t last_ = 0;
+  bool open_ = false;
+};
+
+class Daemon {
+ public:
+  // `config` has passed load_run_config.
+  explicit Daemon(RunConfig config);
+  ~Daemon();
+  Daemon(const Daemon &) = delete;
+  Daemon &operator=(const Daemon &) = delete;
+
+  // Sets up, serves until SIGINT or SIGTERM and returns the exit status: 0, 1 for a
+  // runtime failure, 2 for a configuration error.
+  int run();
+
+ private:
+  // Setup steps, in order; each false (with exit_code_ set, the reason logged) on failure.
+  bool setup();
+  bool bind_signals();
+  bool bind_metrics();
+  bool install_tag_rules();
+  bool start_query();
+  bool open_dataplane();
+  bool publish_rules();
+  bool start_adaptive();
+  bool join_cluster();
+  void set_tag_hooks();
+  void serve_metrics();
+  // A failure before the dataplane is open (exit status 1).
+  bool runtime_failure(const std::string &msg);
+  // A failure once it is open: keeps a taken-over throttle attached (exit status 1).
+  bool fail(const std::string &msg);
+
+  // The event loop: waits for the next event or deadline, then one handler per event.
+  struct Ready {
+    bool signal = false, peer = false, ring = false;
+  };
+  void serve();
+  Ready wait_for_events();
+  void on_signal();
+  void on_reload();
+  void on_peer_readable(uint64_t now_ns);
+  void on_ring_readable();
+  void on_period(uint64_t now_ns);
+  void on_status(uint64_t now_ns);
+  void on_fail_open_check(uint64_t now_ns);
+  void on_stats_log(uint64_t now_ns);
+  void on_exit();
+
+  // The one place the metrics snapshot is built and published.
+  void publish_metrics();
+  void log_counters();
+
+  // What the last period's report cost (for the metrics).
+  struct ReportCost {
+    uint64_t took_ns = 0;
+    uint64_t entries = 0, messages = 0, bytes = 0;
+  };
+
+  // Declared in the order they must outlive each other (destroyed bottom up).
+  RunConfig config_;      // the options, and the rules in force (reload replaces them)
+  int signal_fd_ = -1;    // closed by ~Daemon, before any member goes
+  TagTable tags_;         // read by the query thread, the cluster and the adaptive limits
+  BusyRelay busy_relay_;  // BUSY lines reach the adaptive rules once they exist
+  std::unique_ptr<QueryServer> query_;
+  std::unique_ptr<Dataplane> dp_;
+  RuleMaps rule_maps_;
+  std::unique_ptr<AdaptiveDriver> adaptive_;  // reads the dataplane and the tag table
+  RemoveOnExit runtime_files_;  // status and reload files: gone while the dataplane's lock is held
+  std::unique_ptr<Cluster> cluster_;          // reads the tag table and the adaptive limits
+  std::unique_ptr<MetricsServer> metrics_;    // its threads read the maps: stops first
+
+  // The loop's state.
+  std::string reload_path_, adaptive_json_path_, adaptive_text_path_, cluster_json_path_, cluster_text_path_;
+  uint64_t reload_generation_ = 0;
+  PeriodicTimer period_, status_, fail_open_check_, stats_log_;
+  FailOpenWatch fail_open_;
+  dt_stats prev_stats_{};
+  ReportCost last_report_;
+  bool ticking_ = false;  // report periods run (a cluster, or adaptive rules), as of this loop turn
+  bool running_ = true;
+  int exit_code_ = 0;
+};
+
+}  // namespace dt

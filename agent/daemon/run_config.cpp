@@ -1,0 +1,62 @@
+// run_config.cpp - load and check the daemon's configuration without a dataplane.
+#include "daemon/run_config.h"
+
+#include "adaptive/adaptive.h"
+
+namespace dt {
+
+std::vector<TagRule> tag_rules_of(const LoadedRules &r, const RunOptions &opt) {
+  std::vector<TagRule> out = r.set.tags;
+  for (const auto &spec : opt.tag_rules) {
+    TagRule t;
+    std::string err;
+    if (parse_tag_rule(spec, &t, &err)) out.push_back(t);  // validated by the CLI already
+  }
+  return out;
+}
+
+bool check_strict(const std::vector<TagRule> &rules, const RunOptions &opt, std::string *err) {
+  for (const TagRule &r : rules) {
+    if (r.strict && opt.redis.empty()) {
+      *err = "tag rule '" + r.prefix + "' is strict, which needs --redis ADDR";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool check_tag_rules(const std::vector<TagRule> &rules, const RunOptions &opt, std::string *err) {
+  if (!check_strict(rules, opt, err)) return false;
+  TagTable::Options scratch_options;
+  scratch_options.max_buckets = 1;  // never used: only its rule check runs
+  TagTable scratch(scratch_options);
+  return scratch.replace_rules(rules, err);
+}
+
+bool check_adaptive_rules(const LoadedRules &rules, const std::vector<TagRule> &tag_rules, std::string *err) {
+  std::string why;
+  for (const PacketRule &r : rules.set.rules) {
+    if (r.adaptive.enabled && !validate_adaptive_params(r.adaptive.params, &why)) {
+      *err = "adaptive rules: rule '" + r.name + "': " + why;
+      return false;
+    }
+  }
+  for (const TagRule &t : tag_rules) {
+    if (t.adaptive.enabled && !validate_adaptive_params(t.adaptive.params, &why)) {
+      *err = "adaptive rules: tag rule '" + t.prefix + "': " + why;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
+  out->opt = opt;
+  if (!load_rules(opt.rate, opt.burst, opt.rules_file, &out->rules, err)) return false;
+  out->tag_rules = tag_rules_of(out->rules, opt);
+  return check_tag_rules(out->tag_rules, opt, err) && check_adaptive_rules(out->rules, out->tag_rules, err);
+}
+
+std::string describe_run_rules(const RunConfig &c) { return describe_rules(c.rules, c.tag_rules); }
+
+}  // namespace dt

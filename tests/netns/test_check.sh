@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_check.sh - `agent check` refuses what the daemon refuses, with the same message and
+# exit status 2, and its summary counts every tag rule (the rules file's and --tag-rule's).
+#
+#   1. a strict --tag-rule without --redis: check exits 2 naming --redis; with --redis, 0;
+#   2. a tag rule set the tag table refuses (a file [[tag]] and a flag with one prefix):
+#      exit 2, and the daemon gives the very same message and status;
+#   3. the summary line counts the file's [[tag]] and the --tag-rule flags.
+# Touches nothing outside its temporary directory (no namespaces, no BPF): check loads
+# nothing, and the daemon stops at its configuration check before binding anything. The
+# daemon runs on an interface that does not exist and a pin directory in the temporary
+# directory, so that a regression could not reach a real interface either.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+TEST_NAME=check
+
+[ -x "$AGENT" ] || { echo "FAIL setup: $AGENT is missing; run make first"; exit 1; }
+WORK=$(mktemp -d /tmp/dthrottle-check.XXXXXX)
+trap 'rm -rf -- "$WORK"' EXIT
+IFACE=dtcheck$$ # no such interface
+BASE=(--iface "$IFACE" --pin-dir "$WORK/pins" --rate 10 --burst 5)
+
+# --- 1. strict tag rules need --redis ------------------------------------------------------
+out=$("$AGENT" check "${BASE[@]}" --tag-rule 'pay:=5/1!strict' 2>&1)
+rc=$?
+check_eq check/strict-without-redis/exit "check's exit status for a strict --tag-rule without --redis ($out)" "$rc" 2
+check check/strict-without-redis/message "check's message does not name --redis: $out" \
+	grep -qF "agent check: tag rule 'pay:' is strict, which needs --redis ADDR" <<<"$out"
+daemon_out=$(timeout 10 "$AGENT" "${BASE[@]}" --tag-rule 'pay:=5/1!strict' 2>&1)
+daemon_rc=$?
+check check/strict-without-redis/same-as-daemon \
+	"the daemon said (status $daemon_rc) '$daemon_out', check said (status $rc) '$out'" \
+	[ "$daemon_rc:${daemon_out#agent: }" = "$rc:${out#agent check: }" ]
+
+out=$("$AGENT" check "${BASE[@]}" --tag-rule 'pay:=5/1!strict' --redis 127.0.0.1:6379 2>&1)
+rc=$?
+check_eq check/strict-with-redis/exit "check's exit status for a strict --tag-rule with --redis ($out)" "$rc" 0
+
+# --- 2. a tag rule set the tag table refuses -----------------------------------------------------
+printf 'version = 1\n[[tag]]\nprefix = "api:"\nrate = 5\nburst = 10\n' >"$WORK/rules.toml"
+out=$("$AGENT" check "${BASE[@]}" --rules "$WORK/rules.toml" --tag-rule 'api:=100/20' 2>&1)
+rc=$?
+check_eq check/duplicate-prefix/exit "check's exit status for two tag rules with prefix 'api:' ($out)" "$rc" 2
+check check/duplicate-prefix/message "check's message does not say which rule: $out" \
+	grep -qF "agent check: tag rule 2 (prefix 'api:'): duplicate prefix" <<<"$out"
+daemon_out=$(timeout 10 "$AGENT" "${BASE[@]}" --rules "$WORK/rules.toml" --tag-rule 'api:=100/20' 2>&1)
+daemon_rc=$?
+check check/duplicate-prefix/same-as-daemon \
+	"the daemon said (status $daemon_rc) '$daemon_out', check said (status $rc) '$out'" \
+	[ "$daemon_rc:${daemon_out#agent: }" = "$rc:${out#agent check: }" ]
+
+# --- 3. the summary counts every tag rule ----------------------------------------------------------
+out=$("$AGENT" check "${BASE[@]}" --rules "$WORK/rules.toml" --tag-rule 'user:=6/m/1' --tag-rule '=1/1' 2>&1)
+rc=$?
+check_eq check/summary/exit "check's exit status for valid tag rules ($out)" "$rc" 0
+check check/summary/tag-rules "the summary does not count 1 [[tag]] and 2 --tag-rule as 3 tag rules: $out" \
+	grep -qF "ok: $IFACE: 0 packet rules (0 throttle, 0 allow, 0 deny), 3 tag rules, default 10/s burst 5" <<<"$out"
+
+lab_finish
