@@ -103,6 +103,19 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rule_stats SEC(".maps");
 
+/*
+ * Dry run: per rule, what enforcing would have dropped (packets, or bytes for byte
+ * rules); per CPU, indexed by rule. A map of its own rather than a field of
+ * dt_rule_stats, so that pins of an older agent (taken over on upgrade) still fit.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DT_MAX_RULES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rule_would_drop SEC(".maps");
+
 /* Rule names, agent-written, never read by the programs (for bpftool and stats). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -341,6 +341,7 @@ int Dataplane::exempt_fd() const { return bpf_map__fd(skel_->maps.exempt); }
 int Dataplane::rules_fd(int bank) const { return bpf_map__fd(bank ? skel_->maps.rules1 : skel_->maps.rules0); }
 int Dataplane::rule_stats_fd() const { return bpf_map__fd(skel_->maps.rule_stats); }
 int Dataplane::rule_names_fd() const { return bpf_map__fd(skel_->maps.rule_names); }
+int Dataplane::rule_would_drop_fd() const { return bpf_map__fd(skel_->maps.rule_would_drop); }
 
 void Dataplane::detach_and_unpin() {
   unlink((pin_dir_ + "/" + DT_PIN_LINK).c_str());

@@ -12,7 +12,7 @@
 namespace dt {
 
 PinnedMaps::~PinnedMaps() {
-  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names})
+  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop})
     if (fd >= 0) close(fd);
 }
 
@@ -34,6 +34,7 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
   }
   rule_stats = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_STATS).c_str());
   rule_names = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_NAMES).c_str());
+  rule_would_drop = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_WOULD_DROP).c_str());
   return true;
 }
 

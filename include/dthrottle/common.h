@@ -26,6 +26,7 @@
 #define DT_MAP_RULES1      "rules1"
 #define DT_MAP_RULE_STATS  "rule_stats"
 #define DT_MAP_RULE_NAMES  "rule_names"
+#define DT_MAP_RULE_WOULD_DROP "rule_would_drop"
 #define DT_PIN_LINK        "link"
 
 #define DT_DEFAULT_PIN_ROOT   "/sys/fs/bpf/dthrottle"
@@ -96,7 +97,7 @@ struct dt_bucket {
 	__u64 last_seen_ns; /* time of the last packet from this source */
 	__u32 rule;         /* index of the rule whose policy applies */
 	__u32 epoch;        /* report period this source was last announced in */
-	__u64 pad;          /* 64 bytes: a hash element spans two cache lines, not three */
+	__u64 would_drop;   /* dry run: packets (or bytes) that enforcing would have dropped */
 };
 
 /* What a rule does with a packet it matches. */
@@ -117,8 +118,13 @@ struct dt_policy {
 	__u8 action;      /* DT_ACT_* */
 	__u8 v4_key_bits; /* 1..32 */
 	__u8 v6_key_bits; /* 1..128 */
-	__u8 pad[5];
+	__u8 flags;       /* DT_POL_* */
+	__u8 pad[4];
 };
+
+/* dt_policy.flags */
+#define DT_POL_DRY_RUN 0x1 /* decide and count as if enforcing, never drop (would_drop) */
+#define DT_POL_BYTES   0x2 /* tokens are bytes of the frame (Ethernet header included), not packets */
 
 /* Key of the rules LPM trie: prefixlen bits of the 16-byte (IPv4-mapped) address. */
 struct dt_lpm_key {
