@@ -143,6 +143,50 @@ class AgainstServer(unittest.TestCase):
         self.assertEqual(self.client.stats["failures"], 0)
 
 
+class Endpoint(unittest.TestCase):
+    """parse_host_port: the HOST:PORT grammar of include/dthrottle/endpoint.hpp."""
+    ACCEPTED = [
+        ("198.18.0.1:7800", ("198.18.0.1", 7800)),
+        ("[2001:2::1]:7800", ("2001:2::1", 7800)),
+        ("[fe80::1%eth0]:1", ("fe80::1%eth0", 1)),
+        ("localhost:65535", ("localhost", 65535)),
+        ("edge-1.example_net:80", ("edge-1.example_net", 80)),
+    ]
+    REFUSED = [
+        ("localhost", "expected HOST:PORT"),
+        (":7800", "needs a host name or address"),
+        ("*:7800", "only for listening"),
+        ("::1:7800", "goes in brackets"),
+        ("2001:2::1:7800", "goes in brackets"),
+        ("[::1]7800", "expected ':' and the port after ']'"),
+        ("[::1:7800", "no ']' closes"),
+        ("[localhost]:80", "is not one"),
+        ("256.1.1.1:80", "is not an IPv4 address"),
+        ("127.1:80", "is not an IPv4 address"),
+        ("a b:80", "is not a host name"),
+        ("h:0", "from 1 to 65535"),
+        ("h:65536", "from 1 to 65535"),
+        ("h:+80", "from 1 to 65535"),
+        ("h:000080", "from 1 to 65535"),
+        ("tcp://h:80", "no scheme"),
+    ]
+
+    def test_accepted(self):
+        for text, want in self.ACCEPTED:
+            self.assertEqual(dthrottle.parse_host_port(text), want, "parse_host_port(%r)" % text)
+
+    def test_refused(self):
+        for text, why in self.REFUSED:
+            with self.assertRaises(ValueError, msg="%r must be refused (%s)" % (text, why)) as cm:
+                dthrottle.parse_host_port(text)
+            self.assertIn(why, str(cm.exception), "the reason for %r" % text)
+
+    def test_bare_ipv6_endpoint_allows(self):
+        with fast_client("::1:7800") as c:
+            self.assertTrue(c.allow("x"), "an endpoint the grammar refuses: fail-safe, allowed")
+            self.assertEqual(c.stats["failures"], 1)
+
+
 class Decorator(unittest.TestCase):
     def setUp(self):
         self.client = dthrottle.Client(SOCK)

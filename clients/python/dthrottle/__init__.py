@@ -82,6 +82,58 @@ def _is_command(tag):
     return tag.startswith(b"RESERVE ") or (tag.startswith(b"BUSY ") and len(tag) > 5)
 
 
+def _is_ip(family, text):
+    try:
+        socket.inet_pton(family, text.split("%", 1)[0] if family == socket.AF_INET6 else text)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def parse_host_port(text):
+    """(host, port) of "HOST:PORT" by the grammar of include/dthrottle/endpoint.hpp (the C++
+    client's and the agent's): an IPv4 address, an IPv6 address in brackets ("[::1]:7800"),
+    or a host name; a port from 1 to 65535. Raises ValueError with the reason otherwise
+    (a bare IPv6 address is refused: its port cannot be told from its last group)."""
+    def fail(why):
+        raise ValueError("%r: %s" % (text, why))
+    shape = "expected HOST:PORT, e.g. 127.0.0.1:7800"
+    if "://" in text:
+        fail(shape + " (no scheme)")
+    if text.startswith("["):
+        close = text.find("]")
+        if close < 0:
+            fail("no ']' closes the IPv6 address")
+        host = text[1:close]
+        if not _is_ip(socket.AF_INET6, host):
+            fail("brackets hold an IPv6 address, and %r is not one" % host)
+        if close + 1 == len(text):
+            fail(shape)
+        if text[close + 1] != ":":
+            fail("expected ':' and the port after ']'")
+        port = text[close + 2:]
+    else:
+        host, sep, port = text.rpartition(":")
+        if not sep:
+            fail(shape)
+        if not host:
+            fail("needs a host name or address, " + shape)
+        if host == "*":
+            fail("'*' (every address) is only for listening")
+        if _is_ip(socket.AF_INET6, host):
+            fail("an IPv6 address goes in brackets, e.g. [%s]:%s" % (host, port))
+        if _is_ip(socket.AF_INET6, text):
+            fail("an IPv6 address goes in brackets, followed by the port: [ADDRESS]:PORT")
+        if all(c.isdigit() or c == "." for c in host):
+            if not _is_ip(socket.AF_INET, host):
+                fail("%r is not an IPv4 address (four numbers from 0 to 255)" % host)
+        elif len(host) > 253 or not all(c.isascii() and (c.isalnum() or c in "-._") for c in host):
+            fail("%r is not a host name or address" % host)
+    if not (port.isascii() and port.isdigit()) or len(port) > 5 or not 1 <= int(port) <= 65535:
+        fail("the port must be from 1 to 65535")
+    return host, int(port)
+
+
 class Client:
     """One connection to the agent; see the module documentation for the fail-safe rules.
 
@@ -200,11 +252,8 @@ class Client:
                 s.close()
                 raise
         else:
-            host, sep, port = ep.rpartition(":")
-            if not sep:
-                raise ValueError("endpoint %r is neither a path nor HOST:PORT" % (ep,))
-            host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-            s = socket.create_connection((host, int(port)), timeout=left)  # tries each address
+            host, port = parse_host_port(ep)
+            s = socket.create_connection((host, port), timeout=left)  # tries each address
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock, self._buf = s, b""
         self.stats["connects"] += 1
