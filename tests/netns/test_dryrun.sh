@@ -5,7 +5,8 @@
 # Phase 1 (--dry-run): rate 100/s, burst 50; pktgen offers ~1000 pps from each of two
 # IPv4 sources and one IPv6 source for ~3 s. The sink receives every frame sent; XDP
 # dropped none; per source passed + would_drop = sent; passed is within its budget.
-# stats, the log and the metrics (dthrottle_packets_total{verdict="would_drop"}) say so.
+# stats, top, the log, bpftool and the metrics (dthrottle_packets_total{verdict="would_drop"})
+# say so.
 # Phase 2: the same pattern through a fresh enforcing agent (same flags without
 # --dry-run): its total dropped equals phase 1's total would-drop within 2%.
 # Phase 3 (--rules, one rule with dry_run = true, rate 1/s burst 20): 200 pps for 1 s
@@ -53,7 +54,18 @@ check dryrun/startup-log "the log does not say the agent is in dry run: $(grep -
 	grep -q 'dry run (--dry-run): nothing is dropped; ' "$(agent_log dry)"
 check dryrun/summary "the rules summary does not count the default rule in dry run" \
 	grep -q 'default 100/s burst 50; 1 in dry run' "$(agent_log dry)"
+# agent top during the traffic: one frame of the second second.
+"$AGENT" top --pin-dir "$PIN_DIR" --count 2 --interval 1s >"$WORK/top.txt" 2>"$WORK/top.err" &
+LAB_PIDS[top]=$!
 offer_all dry || die "pktgen send failed"
+wait_exit "${LAB_PIDS[top]}" 10 || die "agent top --count 2 did not end"
+top_wd=$(sed -n 's/^total: .*would-drop \([0-9.]*\)\/s.*/\1/p' "$WORK/top.txt" | tail -n 1)
+echo "agent top, second frame: would-drop ${top_wd:-?}/s over ${#SOURCES[@]} sources offering ${PER_SOURCE_PPS} pps each"
+check_ge dryrun/top-rate "agent top's would-drop rate (rate $RATE/s of ${PER_SOURCE_PPS} pps per source)" \
+	"$top_wd" "$(((PER_SOURCE_PPS - RATE) * ${#SOURCES[@]} * 8 / 10))"
+check dryrun/top-line "agent top does not say it plainly: $(head -n 4 "$WORK/top.txt")" \
+	grep -q '^dry run: every rule (nothing is dropped; ' "$WORK/top.txt"
+check dryrun/top-column "agent top has no WOULD-DROP/s column" grep -q 'WOULD-DROP/s' "$WORK/top.txt"
 sink_stop || die "the sink did not exit cleanly"
 sink1=$SINK_JSON
 s1=$(stats_json) || die "agent stats --json failed"
@@ -95,6 +107,9 @@ check_eq dryrun/metrics-rule "dthrottle_rule_packets_total{rule=\"default\",verd
 	"$(metric "$WORK/metrics1" 'dthrottle_rule_packets_total{rule="default",verdict="would_drop"}')" "$wd1"
 check_eq dryrun/metrics-dropped "dthrottle_packets_total{verdict=\"dropped\"} in dry run" \
 	"$(metric "$WORK/metrics1" 'dthrottle_packets_total{verdict="dropped"}')" 0
+# bpftool's view of the buckets names the field (BTF) and holds the same counts.
+bpf_wd=$(bpftool map dump pinned "$PIN_DIR/buckets" 2>&1 | grep -o '"would_drop": [0-9]*' | awk '{ s += $2 } END { print s + 0 }')
+check_eq dryrun/bpftool "the sum of would_drop in bpftool map dump pinned $PIN_DIR/buckets" "$bpf_wd" "$wd1"
 agent_signal dry TERM || die "the dry-run agent did not exit within 10 s of SIGTERM"
 
 # --- phase 2: the same traffic, enforcing -------------------------------------------------
