@@ -9,12 +9,14 @@
 // Rules are parsed and compiled with the agent's own code and published with
 // publish_rules, as `agent --rules` and `agent reload` do; --dry-run is
 // set_all_dry_run, as the daemon applies it. Rates of 0.001/s make refill negligible.
+// In cluster mode, admissions are reported and peers' debits charge the bucket as usual.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@
 #include "bpf_fixture.h"
 #include "common/address.h"
 #include "common/clock.h"
+#include "dataplane/collector.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
 #include "packet_builder.h"
@@ -254,6 +257,33 @@ TEST_F(XdpDryRun, ReloadToEnforcingKeepsTheBucket) {
   EXPECT_EQ(b->dropped, 2u);
   EXPECT_EQ(b->would_drop, 2u) << "the dry run's count stays";
   EXPECT_EQ(rule_would_drop(1), 2u);
+}
+
+// Cluster mode in dry run: what the source was admitted is reported (and only that),
+// and peers' hits debited here count against it as when enforcing, so the would-drops
+// are what the cluster would drop.
+TEST_F(XdpDryRun, ReportsAdmissionsAndTakesPeersDebits) {
+  ASSERT_NO_FATAL_FAILURE(publish("", kNoRefill, 10, /*all_dry=*/true));
+  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  ASSERT_EQ(c.enable(false), 0);
+  auto period = [&] {
+    int err = 0;
+    std::map<std::string, uint64_t> m;
+    for (const auto &e : c.end_period(&err)) m[key_to_string(e.key)] += e.hits;
+    EXPECT_EQ(err, 0) << strerror(-err);
+    return m;
+  };
+  const auto f = v4("198.18.13.1");
+  EXPECT_EQ(send(f, 4).passed, 4);
+  EXPECT_EQ(period(), (std::map<std::string, uint64_t>{{"198.18.13.1", 4}}));
+  const DebitResult d = apply({make_debit("198.18.13.1", 3)});
+  EXPECT_EQ(d.hits_applied, 3u) << "a peer's 3 hits";
+  EXPECT_EQ(send(f, 5).passed, 5) << "dry run passes everything";
+  auto b = bucket_of("198.18.13.1", 0);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->passed, 7u) << "10 - 4 admitted - 3 debited = 3 more admitted";
+  EXPECT_EQ(b->would_drop, 2u) << "what the cluster would have dropped";
+  EXPECT_EQ(period(), (std::map<std::string, uint64_t>{{"198.18.13.1", 3}})) << "admissions only, not would-drops";
 }
 
 }  // namespace
