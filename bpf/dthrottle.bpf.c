@@ -6,7 +6,8 @@
  * prefix in the rules trie, then protocol/port/SYN conditions; rule 0, the default,
  * without --rules), then act: `allow` passes, `deny` drops, `throttle` finds (or
  * creates, full) the bucket of the source's key prefix under that rule and takes
- * one token with a compare-and-swap; no whole token means XDP_DROP. Anything the throttle cannot decide about passes and is counted:
+ * one token with a compare-and-swap; no whole token means XDP_DROP (in dry run:
+ * XDP_PASS, counted as would-drop). Anything the throttle cannot decide about passes and is counted:
  * non-IP frames (ARP, ...), IPv6 neighbour discovery, malformed headers (the stack discards those itself),
  * no policy configured yet, or no bucket to be had.
  *
@@ -68,6 +69,22 @@ static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
 	return DT_RULE_DEFAULT;
 }
 
+/*
+ * Dry run (DT_POL_DRY_RUN in the rule's policy): a packet that enforcing would drop
+ * passes instead, counted as would-drop for its rule (per CPU) and its source (`b`,
+ * none for a deny rule). Everything before it was decided and charged as usual.
+ */
+static __always_inline int dt_dry_run_pass(__u32 rule, struct dt_bucket *b)
+{
+	__u64 *wd = bpf_map_lookup_elem(&rule_would_drop, &rule);
+
+	if (wd)
+		*wd += 1;
+	if (b)
+		__sync_fetch_and_add(&b->would_drop, 1);
+	return XDP_PASS;
+}
+
 SEC("xdp")
 int dt_xdp(struct xdp_md *ctx)
 {
@@ -125,6 +142,8 @@ int dt_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 	if (pol->action == DT_ACT_DENY) {
+		if (pol->flags & DT_POL_DRY_RUN)
+			return dt_dry_run_pass(rule, NULL);
 		rst->dropped++;
 		st->denied++;
 		return XDP_DROP;
@@ -155,6 +174,8 @@ int dt_xdp(struct xdp_md *ctx)
 		st->contended++;
 		/* fallthrough: never admit a token we could not take */
 	default:
+		if (pol->flags & DT_POL_DRY_RUN)
+			return dt_dry_run_pass(rule, b);
 		__sync_fetch_and_add(&b->dropped, 1);
 		st->dropped++;
 		rst->dropped++;

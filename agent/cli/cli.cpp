@@ -43,6 +43,10 @@ const char kRunUsage[] =
     "                          --burst then make the default rule for unmatched sources,\n"
     "                          and without them unmatched sources pass. kill -HUP or\n"
     "                          `agent reload` re-reads it without losing bucket state\n"
+    "      --dry-run           decide and count every packet as if enforcing, but drop\n"
+    "                          nothing: what would be dropped is counted as would-drop\n"
+    "                          (agent stats, agent top, metrics). Per rule: dry_run =\n"
+    "                          true in --rules, then enforce by a reload (buckets kept)\n"
     "      --pin-dir DIR       where the maps and the XDP link are pinned\n"
     "                          (default /sys/fs/bpf/dthrottle/IFACE)\n"
     "      --xdp-mode MODE     auto (native, falling back to generic), native or\n"
@@ -149,7 +153,7 @@ enum LongOnly {
   kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
   kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
-  kRedis, kRedisTimeout, kConfig, kInterval, kCount,
+  kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun,
 };
 
 // Appends the comma-separated endpoints of `v` to *out, normalised. A hub's port must
@@ -244,6 +248,7 @@ const option kRunLong[] = {
       {"metrics", required_argument, nullptr, kMetrics},
       {"rules", required_argument, nullptr, kRules},
       {"clock", required_argument, nullptr, kClock},
+      {"dry-run", no_argument, nullptr, kDryRun},
       {"query-socket", required_argument, nullptr, kQuerySocket},
       {"query-listen", required_argument, nullptr, kQueryListen},
       {"tag-rule", required_argument, nullptr, kTagRule},
@@ -271,8 +276,8 @@ FlagOutcome flag_failed(const char *flag, const std::string &msg, std::string *e
   return FlagOutcome::Failed;
 }
 
-// --iface, --rate, --burst, --rules, --pin-dir, --xdp-mode, --max-sources, --clock: the
-// XDP program and its tables.
+// --iface, --rate, --burst, --rules, --dry-run, --pin-dir, --xdp-mode, --max-sources,
+// --clock: the XDP program and its tables.
 FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *seen, std::string *err) {
   std::string e;
   uint64_t n = 0;
@@ -287,6 +292,7 @@ FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSe
       seen->burst = true;
       break;
     case kRules: o->rules_file = v; break;
+    case kDryRun: o->dry_run = true; break;
     case kPinDir:
       if (v.empty() || v[0] != '/') return flag_failed("pin-dir", "'" + v + "' must be an absolute path", err);
       while (v.size() > 1 && v.back() == '/') v.pop_back();

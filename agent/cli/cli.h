@@ -31,6 +31,7 @@ struct RunOptions {
   std::string curve_key, curve_peers;
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
+  bool dry_run = false;            // --dry-run: every rule decides and counts, nothing is dropped
   // Query socket for applications (tags).
   std::string query_socket;        // unix stream socket path
   std::string query_listen;        // TCP ADDR:PORT

@@ -44,9 +44,11 @@ void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, con
     appendf(out, "policy: rate %.6g/s, burst %llu per source\n", policy_rate(pol), policy_burst(pol));
   else
     appendf(out, "policy: none set (every packet passes, counted as fail-open)\n");
+  if (const std::string dry = dry_run_line(snap); !dry.empty()) appendf(out, "%s\n", dry.c_str());
   appendf(out, "counters:\n");
   append_counter(out, "passed", st.passed);
   append_counter(out, "dropped", st.dropped);
+  append_counter(out, "would-drop", snap.would_drop);
   append_counter(out, "sources", snap.sources.size());
   append_counter(out, "new sources", st.new_sources);
   append_counter(out, "non-IP", st.non_ip);
@@ -62,16 +64,18 @@ void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, con
 
 void append_rules_table(std::string *out, const std::vector<RuleRow> &rules) {
   if (rules.empty()) return;
-  appendf(out, "\nrules:\n  %-24s %-8s %12s %10s %12s %12s\n", "RULE", "ACTION", "RATE/S", "BURST", "PASSED",
-          "DROPPED");
+  appendf(out, "\nrules:\n  %-24s %-8s %12s %10s %12s %12s %12s\n", "RULE", "ACTION", "RATE/S", "BURST", "PASSED",
+          "DROPPED", "WOULD-DROP");
   for (const RuleRow &rr : rules) {
     char rate[32] = "-", burst[32] = "-";
     if (rr.policy.action == DT_ACT_THROTTLE && rr.policy.interval_ns) {
       snprintf(rate, sizeof rate, "%.6g", policy_rate(rr.policy));
       snprintf(burst, sizeof burst, "%llu", policy_burst(rr.policy));
     }
-    appendf(out, "  %-24s %-8s %12s %10s %12llu %12llu\n", rr.name.c_str(), action_name(rr.policy.action), rate, burst,
-            static_cast<unsigned long long>(rr.passed), static_cast<unsigned long long>(rr.dropped));
+    const std::string name = rr.name + (rr.dry_run() ? " (dry run)" : "");
+    appendf(out, "  %-24s %-8s %12s %10s %12llu %12llu %12llu\n", name.c_str(), action_name(rr.policy.action), rate,
+            burst, static_cast<unsigned long long>(rr.passed), static_cast<unsigned long long>(rr.dropped),
+            static_cast<unsigned long long>(rr.would_drop));
   }
 }
 
@@ -79,25 +83,26 @@ void append_sources_table(std::string *out, const StatsSnapshot &snap, size_t to
   const std::vector<const SourceRow *> shown = sources_by_drops(snap, top);
   if (shown.empty()) return;
   appendf(out, "\n%s sources by drops:\n", top == 0 ? "all" : ("top " + std::to_string(shown.size())).c_str());
-  appendf(out, "  %-43s %-16s %12s %12s %10s %12s %10s\n", "SOURCE", "RULE", "PASSED", "DROPPED", "DEBITED", "TOKENS",
-          "SEEN AGO");
+  appendf(out, "  %-43s %-16s %12s %12s %12s %10s %12s %10s\n", "SOURCE", "RULE", "PASSED", "DROPPED", "WOULD-DROP",
+          "DEBITED", "TOKENS", "SEEN AGO");
   const uint64_t now = snap.taken_ns;
   for (const SourceRow *r : shown) {
     char ago[32] = "-";
     if (r->b.last_seen_ns && now >= r->b.last_seen_ns)
       snprintf(ago, sizeof ago, "%.1fs", (now - r->b.last_seen_ns) / 1e9);
     const dt_policy &rp = snap.policy_of(r->b);
-    appendf(out, "  %-43s %-16s %12llu %12llu %10llu %12.3f %10s\n", source_text(r->key, rp).c_str(),
+    appendf(out, "  %-43s %-16s %12llu %12llu %12llu %10llu %12.3f %10s\n", source_text(r->key, rp).c_str(),
             snap.rule_name(r->key.rule).c_str(), static_cast<unsigned long long>(r->b.passed),
-            static_cast<unsigned long long>(r->b.dropped), static_cast<unsigned long long>(r->b.debited),
-            source_tokens(r->b, rp, now), ago);
+            static_cast<unsigned long long>(r->b.dropped), static_cast<unsigned long long>(r->b.would_drop),
+            static_cast<unsigned long long>(r->b.debited), source_tokens(r->b, rp, now), ago);
   }
 }
 
 // --- JSON ---
 
-Json counters_json(const dt_stats &st) {
-  return {{"passed", st.passed},       {"dropped", st.dropped},       {"new_sources", st.new_sources},
+Json counters_json(const dt_stats &st, uint64_t would_drop) {
+  return {{"passed", st.passed},       {"dropped", st.dropped},       {"would_drop", would_drop},
+          {"new_sources", st.new_sources},
           {"parse_errors", st.parse_errors}, {"non_ip", st.non_ip},   {"fail_open", st.fail_open},
           {"contended", st.contended}, {"debit_hits", st.debit_hits}, {"nd_exempt", st.nd_exempt},
           {"exempt", st.exempt},       {"allowed", st.allowed},       {"denied", st.denied}};
@@ -112,6 +117,7 @@ Json source_json(const StatsSnapshot &snap, const SourceRow &r) {
           {"rule", snap.rule_name(r.key.rule)},
           {"passed", r.b.passed},
           {"dropped", r.b.dropped},
+          {"would_drop", r.b.would_drop},
           {"debited", r.b.debited},
           {"tokens", printed_number("%.3f", source_tokens(r.b, rp, now))},
           {"last_seen_ago_s", printed_number("%.3f", ago_s)}};
@@ -124,7 +130,23 @@ Json rule_json(const RuleRow &rr) {
           {"rate", printed_number("%.9g", policy_rate(rr.policy))},
           {"burst", policy_burst(rr.policy)},
           {"passed", rr.passed},
-          {"dropped", rr.dropped}};
+          {"dropped", rr.dropped},
+          {"would_drop", rr.would_drop},
+          {"dry_run", rr.dry_run()}};
+}
+
+// "dry_run": whether every rule that could drop is in dry run, and which ones are.
+Json dry_run_json(const StatsSnapshot &snap) {
+  Json names = Json::array();
+  size_t could_drop = 0;
+  for (const RuleRow &rr : snap.rules) {
+    if (rr.policy.action == DT_ACT_ALLOW) continue;
+    could_drop++;
+    if (rr.dry_run()) names.push_back(rr.name);
+  }
+  const bool all = snap.rules.empty() ? (snap.policy.flags & DT_POL_DRY_RUN) != 0
+                                      : could_drop > 0 && names.size() == could_drop;
+  return {{"all", all}, {"rules", std::move(names)}};
 }
 
 // A status document of the agent's, under `key`, unless the file was missing or does
@@ -142,7 +164,8 @@ std::vector<const SourceRow *> sources_by_drops(const StatsSnapshot &snap, size_
   rows.reserve(snap.sources.size());
   for (const SourceRow &r : snap.sources) rows.push_back(&r);
   std::sort(rows.begin(), rows.end(), [](const SourceRow *a, const SourceRow *b) {
-    if (a->b.dropped != b->b.dropped) return a->b.dropped > b->b.dropped;
+    const uint64_t da = a->b.dropped + a->b.would_drop, db = b->b.dropped + b->b.would_drop;
+    if (da != db) return da > db;
     if (a->b.passed != b->b.passed) return a->b.passed > b->b.passed;
     return memcmp(a->key.addr, b->key.addr, sizeof a->key.addr) < 0;
   });
@@ -168,7 +191,8 @@ std::string render_stats_json(const StatsSnapshot &snap, const StatsOptions &opt
                  {"burst", policy_burst(pol)},
                  {"interval_ns", pol.interval_ns}};
   j["sources_total"] = snap.sources.size();
-  j["counters"] = counters_json(snap.counters);
+  j["dry_run"] = dry_run_json(snap);
+  j["counters"] = counters_json(snap.counters, snap.would_drop);
   j["sources"] = Json::array();
   for (const SourceRow *r : sources_by_drops(snap, opt.top)) j["sources"].push_back(source_json(snap, *r));
   j["rules"] = Json::array();

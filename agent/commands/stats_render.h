@@ -17,7 +17,7 @@ struct AgentStatusFiles {
   std::string adaptive;  // .adaptive.json or .adaptive.txt
 };
 
-// The sources both views list: most dropped first, then most passed, then by address;
+// The sources both views list: most dropped (with would-drop) first, then most passed, then by address;
 // at most `top` of them (0: all).
 std::vector<const SourceRow *> sources_by_drops(const StatsSnapshot &snap, size_t top);
 

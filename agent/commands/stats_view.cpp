@@ -24,6 +24,14 @@ uint64_t increase(uint64_t prev, uint64_t cur) { return cur >= prev ? cur - prev
 
 std::string key_bytes(const dt_key &k) { return std::string(reinterpret_cast<const char *>(&k), sizeof k); }
 
+// Rule `id`'s would-drop, summed over CPUs (0 in pins without the map).
+uint64_t read_would_drop(const PinnedMaps &maps, uint32_t id, std::vector<uint64_t> &per_cpu) {
+  uint64_t sum = 0;
+  if (maps.rule_would_drop >= 0 && bpf_map_lookup_elem(maps.rule_would_drop, &id, per_cpu.data()) == 0)
+    for (uint64_t v : per_cpu) sum += v;
+  return sum;
+}
+
 }  // namespace
 
 void appendf(std::string *out, const char *fmt, ...) {
@@ -57,14 +65,19 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
   out->rules.clear();
   const int ncpu = libbpf_num_possible_cpus();
   std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
+  std::vector<uint64_t> per_cpu_wd(per_cpu.size());
+  out->would_drop = 0;
   for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
     read_live_policy(maps.policy, maps.config, id, &out->policies[id]);
+    const uint64_t would_drop = read_would_drop(maps, id, per_cpu_wd);
+    out->would_drop += would_drop;
     dt_rule_name n{};
     if (maps.rule_names < 0 || bpf_map_lookup_elem(maps.rule_names, &id, &n) != 0 || !n.name[0]) continue;
     RuleRow row;
     row.id = id;
     row.name.assign(n.name, strnlen(n.name, sizeof n.name));
     row.policy = out->policies[id];
+    row.would_drop = would_drop;
     if (maps.rule_stats >= 0 && bpf_map_lookup_elem(maps.rule_stats, &id, per_cpu.data()) == 0)
       for (const auto &c : per_cpu) row.passed += c.passed, row.dropped += c.dropped;
     out->rules.push_back(row);
@@ -79,6 +92,25 @@ double source_tokens(const dt_bucket &b, const dt_policy &pol, uint64_t now) {
   return static_cast<double>(dt_gcra_tokens_milli(b.tat_ns, now, &pol)) / 1000.0;
 }
 
+std::string dry_run_line(const StatsSnapshot &snap) {
+  const char *what = "nothing is dropped; would-drop counts what enforcing would drop";
+  // Pins without rule names: the default rule alone.
+  if (snap.rules.empty()) return (snap.policy.flags & DT_POL_DRY_RUN) ? std::string("dry run: ") + what : "";
+  std::string names;
+  size_t dry = 0, could_drop = 0;
+  for (const RuleRow &r : snap.rules) {
+    if (r.policy.action == DT_ACT_ALLOW) continue;
+    could_drop++;
+    if (!r.dry_run()) continue;
+    dry++;
+    names += (names.empty() ? "" : ", ") + r.name;
+  }
+  if (dry == 0) return "";
+  if (dry == could_drop) return std::string("dry run: every rule (") + what + ")";
+  return std::string("dry run: rule") + (dry > 1 ? "s " : " ") + names +
+         " (they drop nothing; would-drop counts what they would drop)";
+}
+
 TopFrame compute_top(const StatsSnapshot &prev, const StatsSnapshot &cur) {
   TopFrame f;
   // Snapshots taken in the same nanosecond would divide by zero; a rate is then 0 or huge.
@@ -88,6 +120,8 @@ TopFrame compute_top(const StatsSnapshot &prev, const StatsSnapshot &cur) {
   f.dropped_per_s = rate(prev.counters.dropped, cur.counters.dropped);
   f.new_sources_per_s = rate(prev.counters.new_sources, cur.counters.new_sources);
   f.fail_open_per_s = rate(prev.counters.fail_open, cur.counters.fail_open);
+  f.would_drop_per_s = rate(prev.would_drop, cur.would_drop);
+  f.dry_run = dry_run_line(cur);
   f.sources_total = cur.sources.size();
 
   std::unordered_map<std::string, const dt_bucket *> before;
@@ -98,15 +132,17 @@ TopFrame compute_top(const StatsSnapshot &prev, const StatsSnapshot &cur) {
     const dt_bucket zero{};
     const dt_bucket &p = it == before.end() ? zero : *it->second;
     // An evicted source seen again restarts both counters: count it from zero.
-    const bool reset = r.b.passed < p.passed || r.b.dropped < p.dropped;
+    const bool reset = r.b.passed < p.passed || r.b.dropped < p.dropped || r.b.would_drop < p.would_drop;
     const uint64_t dp = reset ? r.b.passed : r.b.passed - p.passed;
     const uint64_t dd = reset ? r.b.dropped : r.b.dropped - p.dropped;
-    if (dp == 0 && dd == 0) continue;
+    const uint64_t dw = reset ? r.b.would_drop : r.b.would_drop - p.would_drop;
+    if (dp == 0 && dd == 0 && dw == 0) continue;
     f.active.push_back({r.key, dp / f.interval_s, dd / f.interval_s, source_tokens(r.b, cur.policy_of(r.b), cur.taken_ns),
-                        r.b.passed, r.b.dropped});
+                        r.b.passed, r.b.dropped, dw / f.interval_s, r.b.would_drop});
   }
   std::sort(f.active.begin(), f.active.end(), [](const SourceRate &a, const SourceRate &b) {
-    if (a.dropped_per_s != b.dropped_per_s) return a.dropped_per_s > b.dropped_per_s;
+    const double da = a.dropped_per_s + a.would_drop_per_s, db = b.dropped_per_s + b.would_drop_per_s;
+    if (da != db) return da > db;
     if (a.passed_per_s != b.passed_per_s) return a.passed_per_s > b.passed_per_s;
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
@@ -120,17 +156,18 @@ std::string render_top(const TopFrame &f, const dt_policy &pol, const std::strin
     appendf(&out, "policy: rate %.6g/s, burst %llu per source\n", policy_rate(pol), policy_burst(pol));
   else
     appendf(&out, "policy: none set (every packet passes, counted as fail-open)\n");
-  appendf(&out, "total: passed %.1f/s, dropped %.1f/s, new sources %.1f/s, fail-open %.1f/s\n", f.passed_per_s,
-          f.dropped_per_s, f.new_sources_per_s, f.fail_open_per_s);
+  if (!f.dry_run.empty()) appendf(&out, "%s\n", f.dry_run.c_str());
+  appendf(&out, "total: passed %.1f/s, dropped %.1f/s, would-drop %.1f/s, new sources %.1f/s, fail-open %.1f/s\n",
+          f.passed_per_s, f.dropped_per_s, f.would_drop_per_s, f.new_sources_per_s, f.fail_open_per_s);
   appendf(&out, "sources: %zu in the table, %zu sent in the interval\n", f.sources_total, f.active.size());
   if (f.active.empty()) return out;
   const size_t shown = top == 0 ? f.active.size() : std::min(f.active.size(), top);
-  appendf(&out, "\n  %-39s %11s %11s %10s %12s %12s\n", "SOURCE", "PASSED/s", "DROPPED/s", "TOKENS", "PASSED",
-          "DROPPED");
+  appendf(&out, "\n  %-39s %11s %11s %12s %10s %12s %12s\n", "SOURCE", "PASSED/s", "DROPPED/s", "WOULD-DROP/s",
+          "TOKENS", "PASSED", "DROPPED");
   for (size_t i = 0; i < shown; i++) {
     const auto &s = f.active[i];
-    appendf(&out, "  %-39s %11.1f %11.1f %10.3f %12llu %12llu\n", key_to_string(s.key).c_str(), s.passed_per_s,
-            s.dropped_per_s, s.tokens, static_cast<unsigned long long>(s.passed),
+    appendf(&out, "  %-39s %11.1f %11.1f %12.1f %10.3f %12llu %12llu\n", key_to_string(s.key).c_str(),
+            s.passed_per_s, s.dropped_per_s, s.would_drop_per_s, s.tokens, static_cast<unsigned long long>(s.passed),
             static_cast<unsigned long long>(s.dropped));
   }
   if (shown < f.active.size()) appendf(&out, "  (%zu more)\n", f.active.size() - shown);

@@ -23,6 +23,8 @@ struct RuleRow {
   std::string name;
   dt_policy policy{};
   uint64_t passed = 0, dropped = 0;
+  uint64_t would_drop = 0;  // dry run: what enforcing would have dropped
+  bool dry_run() const { return policy.flags & DT_POL_DRY_RUN; }
 };
 
 struct StatsSnapshot {
@@ -30,6 +32,7 @@ struct StatsSnapshot {
   dt_policy policy{};              // the live rule 0 (interval_ns 0: no policy set)
   std::vector<dt_policy> policies; // live policy by rule id
   std::vector<RuleRow> rules;      // the named rules, by id
+  uint64_t would_drop = 0;         // dry run: every rule's would-drop, summed
   // The policy a bucket's tokens are counted under.
   const dt_policy &policy_of(const dt_bucket &b) const {
     return b.rule < policies.size() ? policies[b.rule] : policy;
@@ -59,14 +62,22 @@ struct SourceRate {
   double passed_per_s = 0, dropped_per_s = 0;
   double tokens = 0;                  // at the end of the interval
   uint64_t passed = 0, dropped = 0;   // totals at the end of the interval
+  double would_drop_per_s = 0;        // dry run
+  uint64_t would_drop = 0;
 };
 
 struct TopFrame {
   double interval_s = 0;
   double passed_per_s = 0, dropped_per_s = 0, new_sources_per_s = 0, fail_open_per_s = 0;
+  double would_drop_per_s = 0;
+  std::string dry_run;  // "" or what is in dry run (dry_run_line)
   size_t sources_total = 0;
-  std::vector<SourceRate> active;  // most dropped/s first, then most passed/s, then address
+  std::vector<SourceRate> active;  // most (would-)dropped/s first, then most passed/s, then address
 };
+
+// "" when nothing is in dry run, else a plain line: "dry run: every rule (nothing is
+// dropped...)" or "dry run: rules a, b (...)".
+std::string dry_run_line(const StatsSnapshot &snap);
 
 // Rates from `prev` to `cur`. A counter that went down (the map was recreated, or the
 // source evicted and seen again) counts from zero.

@@ -177,6 +177,7 @@ bool Daemon::publish_rules() {
   DT_INFO("%s dthrottle on %s (%s mode): %s; up to %u sources, pinned in %s",
           dp_->took_over() ? "took over" : "attached", opt.iface.c_str(), xdp_mode_name(dp_->attached_mode()),
           describe_run_rules(config_).c_str(), dp_->max_sources(), dp_->pin_dir().c_str());
+  if (const std::string dry = describe_dry_run(config_); !dry.empty()) DT_INFO("%s", dry.c_str());
   return true;
 }
 
@@ -240,7 +241,8 @@ void Daemon::serve_metrics() {
   const RunOptions &opt = config_.opt;
   MetricsInfo mi{DTHROTTLE_VERSION, opt.node_id, opt.iface, xdp_mode_name(dp_->attached_mode()),
                  opt.rate, opt.burst, dp_->max_sources()};
-  metrics_->serve(mi, dp_->stats_fd(), dp_->buckets_fd(), dp_->rule_stats_fd(), dp_->rule_names_fd());
+  metrics_->serve(mi, dp_->stats_fd(), dp_->buckets_fd(), dp_->rule_stats_fd(), dp_->rule_names_fd(),
+                  dp_->rule_would_drop_fd());
   publish_metrics();
 }
 

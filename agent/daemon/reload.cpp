@@ -28,6 +28,7 @@ std::string install_rules(ReloadTargets t, LoadedRules next) {
   if (tags_ok && adaptive_ok) {
     const std::string summary = describe_run_rules(t.config);
     DT_INFO("reloaded %s: %s", opt.rules_file.c_str(), summary.c_str());
+    if (const std::string dry = describe_dry_run(t.config); !dry.empty()) DT_INFO("%s", dry.c_str());
     return "ok " + summary;
   }
   const std::string why =
@@ -46,6 +47,7 @@ std::string reload_rules(ReloadTargets t) {
   if (opt.rules_file.empty()) {
     why = "nothing to reload: the agent runs without --rules";
   } else if (load_rules(opt.rate, opt.burst, opt.rules_file, &next, &why, &t.config.rules)) {
+    if (opt.dry_run) set_all_dry_run(&next);  // --dry-run holds for the new rules too
     const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names);
     if (rc == 0) return install_rules(t, std::move(next));
     why = std::string("cannot write the rules to the maps: ") + strerror(-rc);

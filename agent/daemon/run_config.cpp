@@ -53,8 +53,21 @@ bool check_adaptive_rules(const LoadedRules &rules, const std::vector<TagRule> &
 bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
   out->opt = opt;
   if (!load_rules(opt.rate, opt.burst, opt.rules_file, &out->rules, err)) return false;
+  if (opt.dry_run) set_all_dry_run(&out->rules);
   out->tag_rules = tag_rules_of(out->rules, opt);
   return check_tag_rules(out->tag_rules, opt, err) && check_adaptive_rules(out->rules, out->tag_rules, err);
+}
+
+std::string describe_dry_run(const RunConfig &c) {
+  const char *what = "what enforcing would drop is counted as would-drop (agent stats, agent top, "
+                     "dthrottle_packets_total{verdict=\"would_drop\"})";
+  if (c.opt.dry_run) return std::string("dry run (--dry-run): nothing is dropped; ") + what;
+  const std::vector<std::string> names = dry_run_rule_names(c.rules);
+  if (names.empty()) return "";
+  std::string list;
+  for (const auto &n : names) list += (list.empty() ? "" : ", ") + n;
+  return "dry run for rule" + std::string(names.size() > 1 ? "s " : " ") + list + ": nothing they match is dropped; " +
+         what;
 }
 
 std::string describe_run_rules(const RunConfig &c) { return describe_rules(c.rules, c.tag_rules); }

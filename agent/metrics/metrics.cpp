@@ -75,22 +75,28 @@ class Exposition {
 
 void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) {
   const dt_stats &s = m.stats;
-  x.family("dthrottle_packets_total", "counter", "IP packets decided by a source's token bucket, by verdict.");
+  x.family("dthrottle_packets_total", "counter",
+           "IP packets decided by a source's token bucket, by verdict; would_drop: passed in dry run where "
+           "enforcing would have dropped them (deny rules' included).");
   x.sample("dthrottle_packets_total", {{"verdict", "passed"}}, s.passed);
   x.sample("dthrottle_packets_total", {{"verdict", "dropped"}}, s.dropped);
+  x.sample("dthrottle_packets_total", {{"verdict", "would_drop"}}, m.would_drop);
   x.family("dthrottle_action_packets_total", "counter",
            "IP packets decided without a bucket: passed by allow rules, dropped by deny rules.");
   x.sample("dthrottle_action_packets_total", {{"action", "allow"}}, s.allowed);
   x.sample("dthrottle_action_packets_total", {{"action", "deny"}}, s.denied);
   x.family("dthrottle_rule_packets_total", "counter",
-           "IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop).");
+           "IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop; "
+           "would_drop: passed in dry run instead of dropped).");
   if (m.rules.empty()) {
     x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "passed"}}, s.passed);
     x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "dropped"}}, s.dropped);
+    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "would_drop"}}, m.would_drop);
   }
   for (const RuleCount &r : m.rules) {
     x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "passed"}}, r.passed);
     x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "dropped"}}, r.dropped);
+    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "would_drop"}}, r.would_drop);
   }
   x.counter("dthrottle_contended_packets_total",
             "Packets dropped because their bucket's compare-and-swap kept losing races (not in packets_total).",
@@ -278,19 +284,32 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
 struct MetricsServer::Impl {
   std::string shown;  // ADDR:PORT as the user would write it
   MetricsInfo info;
-  int stats_fd = -1, buckets_fd = -1, rule_stats_fd = -1, rule_names_fd = -1;
+  int stats_fd = -1, buckets_fd = -1, rule_stats_fd = -1, rule_names_fd = -1, rule_would_drop_fd = -1;
 
-  // The named rules and their per-CPU counters, summed.
-  std::vector<RuleCount> read_rules() const {
+  // Rule `id`'s would-drop, its per-CPU counters summed (0 without the map).
+  uint64_t read_would_drop(uint32_t id, std::vector<uint64_t> &per_cpu) const {
+    uint64_t sum = 0;
+    if (rule_would_drop_fd >= 0 && bpf_map_lookup_elem(rule_would_drop_fd, &id, per_cpu.data()) == 0)
+      for (uint64_t v : per_cpu) sum += v;
+    return sum;
+  }
+
+  // The named rules and their per-CPU counters, summed; *would_drop: every rule's would-drop.
+  std::vector<RuleCount> read_rules(uint64_t *would_drop) const {
     std::vector<RuleCount> out;
-    if (rule_stats_fd < 0 || rule_names_fd < 0) return out;
     const int ncpu = libbpf_num_possible_cpus();
     std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
+    std::vector<uint64_t> per_cpu_wd(per_cpu.size());
+    *would_drop = 0;
     for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
+      const uint64_t wd = read_would_drop(id, per_cpu_wd);
+      *would_drop += wd;
+      if (rule_stats_fd < 0 || rule_names_fd < 0) continue;
       dt_rule_name n{};
       if (bpf_map_lookup_elem(rule_names_fd, &id, &n) != 0 || !n.name[0]) continue;
       RuleCount r;
       r.name.assign(n.name, strnlen(n.name, sizeof n.name));
+      r.would_drop = wd;
       if (bpf_map_lookup_elem(rule_stats_fd, &id, per_cpu.data()) == 0)
         for (const auto &c : per_cpu) r.passed += c.passed, r.dropped += c.dropped;
       out.push_back(std::move(r));
@@ -336,7 +355,7 @@ struct MetricsServer::Impl {
       m.evictions = evictions;
     }
     if (int rc = read_stats(stats_fd, &m.stats); rc != 0) return failed("reading the stats map", rc, out);
-    m.rules = read_rules();
+    m.rules = read_rules(&m.would_drop);
     MetricsSnapshot s;
     {
       std::lock_guard<std::mutex> lock(snap_mu);
@@ -400,13 +419,14 @@ std::unique_ptr<MetricsServer> MetricsServer::bind(const MetricsAddress &addr, s
 }
 
 void MetricsServer::serve(const MetricsInfo &info, int stats_fd, int buckets_fd, int rule_stats_fd,
-                          int rule_names_fd) {
+                          int rule_names_fd, int rule_would_drop_fd) {
   Impl *p = impl_.get();
   p->info = info;
   p->stats_fd = stats_fd;
   p->buckets_fd = buckets_fd;
   p->rule_stats_fd = rule_stats_fd;
   p->rule_names_fd = rule_names_fd;
+  p->rule_would_drop_fd = rule_would_drop_fd;
   p->thread = std::thread([p] { p->http.listen_after_bind(); });
   // stop() does nothing until the accept loop runs: wait for it, so the destructor stops it.
   for (int i = 0; i < 2000 && !p->http.is_running(); i++)

@@ -289,6 +289,20 @@ bool parse_rule_limits(const RuleSet &rs, const Value &t, int line, const std::s
   return true;
 }
 
+// `dry_run = true`: the rule decides and counts as if enforcing, and drops nothing.
+bool parse_rule_dry_run(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
+  if (!t.contains("dry_run")) return true;
+  const Value &v = t.at("dry_run");
+  if (!v.is_boolean()) {
+    *err = at(rs, static_cast<int>(v.location().line())) +
+           "'dry_run' must be true or false (without quotes): dry_run = true counts what the rule would drop "
+           "and drops nothing";
+    return false;
+  }
+  r->dry_run = v.as_boolean();
+  return true;
+}
+
 bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
   const int line = static_cast<int>(t.location().line());
   r->line = line;
@@ -296,12 +310,15 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
     *err = at(rs, line) + "each [[rule]] must be a table";
     return false;
   }
-  if (!known_keys(rs, t, {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive"},
+  if (!known_keys(rs, t,
+                  {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive",
+                   "dry_run"},
                   "a [[rule]]", err))
     return false;
   std::string action;
   return parse_rule_name_cidr(rs, t, line, r, err) && parse_rule_action(rs, t, r, &action, err) &&
-         parse_rule_match(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err);
+         parse_rule_match(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err) &&
+         parse_rule_dry_run(rs, t, r, err);
 }
 
 // The [[rule]] tables, appended to rs.rules after the default rule with ids in file order.
@@ -459,6 +476,7 @@ bool compile_policies(const RuleSet &rs, CompiledRules *c, std::string *err) {
       return false;
     }
     p.action = static_cast<uint8_t>(r.action);
+    p.flags = static_cast<uint8_t>(p.flags | (r.dry_run ? DT_POL_DRY_RUN : 0));
     p.v4_key_bits = r.key_prefix && r.v4 ? r.key_prefix : 32;
     p.v6_key_bits = r.key_prefix && !r.v4 ? r.key_prefix : 64;
   }
@@ -651,6 +669,18 @@ bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRule
   return true;
 }
 
+void set_all_dry_run(LoadedRules *r) {
+  for (auto &rule : r->set.rules) rule.dry_run = true;
+  for (auto &p : r->compiled.policies) p.flags |= DT_POL_DRY_RUN;
+}
+
+std::vector<std::string> dry_run_rule_names(const LoadedRules &r) {
+  std::vector<std::string> out;
+  for (const auto &rule : r.set.rules)
+    if (rule.dry_run && rule.action != RuleAction::Allow) out.push_back(rule.name);
+  return out;
+}
+
 std::string describe_rules(const LoadedRules &r) { return describe_rules(r, r.set.tags); }
 
 std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag_rules) {
@@ -668,6 +698,7 @@ std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag
            r.set.rules.size() - 1, n[DT_ACT_THROTTLE], n[DT_ACT_ALLOW], n[DT_ACT_DENY], tag_rules.size(), def);
   std::string out = buf;
   if (adaptive) out += "; " + std::to_string(adaptive) + " adaptive";
+  if (const size_t dry = dry_run_rule_names(r).size()) out += "; " + std::to_string(dry) + " in dry run";
   return out;
 }
 

@@ -20,6 +20,7 @@
 //   key_prefix = 24               # one bucket per /24 (default: /32 IPv4, /64 IPv6)
 //   adaptive = true               # back off on busy signals (default false), or a table:
 //   adaptive = { decrease = 0.5, recovery = 3, floor = 0.01, scope = "cluster", listen_port = 443 }
+//   dry_run = true                # decide and count, drop nothing (would_drop); default false
 //   [[tag]]                       # query-socket tags: longest string prefix wins
 //   prefix = "user:"
 //   rate = 5
@@ -56,6 +57,7 @@ struct PacketRule {
   uint64_t burst = 0;
   uint8_t key_prefix = 0;  // bucket granularity within the family (32/64 by default)
   AdaptiveConfig adaptive{};  // back off on busy signals (adaptive.h); throttle rules only
+  bool dry_run = false;    // DT_POL_DRY_RUN: decided and counted, never dropped (would_drop)
   int line = 0;            // where it is in the file
   uint32_t id = 0;         // the kernel's rule index (stable by name across reloads)
 };
@@ -96,7 +98,12 @@ struct LoadedRules {
 // buckets and counters stay its own; new rules take free ids.
 bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
                 const LoadedRules *previous = nullptr);
-// One line: "3 packet rules (2 throttle, 1 allow, 0 deny), 2 tag rules, default 100/s burst 50".
+// --dry-run: every rule of `r` in dry run (its policy flagged DT_POL_DRY_RUN).
+void set_all_dry_run(LoadedRules *r);
+// The names of the rules in dry run that could drop (throttle and deny rules), in file order.
+std::vector<std::string> dry_run_rule_names(const LoadedRules &r);
+// One line: "3 packet rules (2 throttle, 1 allow, 0 deny), 2 tag rules, default 100/s burst 50"
+// (then "; 1 adaptive", "; 2 in dry run" when there are).
 // The tag rules counted are the file's, or `tag_rules` (the file's and --tag-rule flags').
 std::string describe_rules(const LoadedRules &r);
 std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag_rules);

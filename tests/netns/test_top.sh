@@ -38,7 +38,7 @@ check top/no-ansi "terminal codes in the output to a pipe" bash -c "! grep -q $'
 
 # The last frame: from its header to the end.
 last=$(awk '/^dthrottle top: / { f = "" } { f = f $0 "\n" } END { printf "%s", f }' "$WORK/top.txt")
-# col SOURCE N: column N of SOURCE's row (SOURCE PASSED/s DROPPED/s TOKENS PASSED DROPPED).
+# col SOURCE N: column N of SOURCE's row (SOURCE PASSED/s DROPPED/s WOULD-DROP/s TOKENS PASSED DROPPED).
 col() { awk -v s="$1" -v n="$2" '$1 == s { print $n }' <<<"$last"; }
 first=$(awk '/^  SOURCE/ { getline; print $1 }' <<<"$last")
 check top/heaviest-first "first source row is '$first', expected $HEAVY (most drops/s)" [ "$first" = "$HEAVY" ]

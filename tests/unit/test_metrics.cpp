@@ -28,6 +28,7 @@ dt::MapView fixed_maps() {
   m.stats.report_overflow = 9;
   m.stats.allowed = 11;
   m.stats.denied = 12;
+  m.would_drop = 13;
   m.sources = 250;
   m.evictions = 10;
   return m;
@@ -73,18 +74,20 @@ const char kSingleHost[] =
     R"(# HELP dthrottle_info The agent's version and configuration (always 1).
 # TYPE dthrottle_info gauge
 dthrottle_info{version="0.1.0",node_id="edge-1",interface="eth0",rate="0.5",burst="50",xdp_mode="native"} 1
-# HELP dthrottle_packets_total IP packets decided by a source's token bucket, by verdict.
+# HELP dthrottle_packets_total IP packets decided by a source's token bucket, by verdict; would_drop: passed in dry run where enforcing would have dropped them (deny rules' included).
 # TYPE dthrottle_packets_total counter
 dthrottle_packets_total{verdict="passed"} 1200
 dthrottle_packets_total{verdict="dropped"} 345
+dthrottle_packets_total{verdict="would_drop"} 13
 # HELP dthrottle_action_packets_total IP packets decided without a bucket: passed by allow rules, dropped by deny rules.
 # TYPE dthrottle_action_packets_total counter
 dthrottle_action_packets_total{action="allow"} 11
 dthrottle_action_packets_total{action="deny"} 12
-# HELP dthrottle_rule_packets_total IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop).
+# HELP dthrottle_rule_packets_total IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop; would_drop: passed in dry run instead of dropped).
 # TYPE dthrottle_rule_packets_total counter
 dthrottle_rule_packets_total{rule="default",verdict="passed"} 1200
 dthrottle_rule_packets_total{rule="default",verdict="dropped"} 345
+dthrottle_rule_packets_total{rule="default",verdict="would_drop"} 13
 # HELP dthrottle_contended_packets_total Packets dropped because their bucket's compare-and-swap kept losing races (not in packets_total).
 # TYPE dthrottle_contended_packets_total counter
 dthrottle_contended_packets_total 6
@@ -272,13 +275,16 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 49u);
+  EXPECT_EQ(samples, 51u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
   dt::MapView m = fixed_maps();
-  m.rules = {{"default", 10, 2}, {"web-syn", 5, 7}, {"office", 3, 0}};
+  m.rules = {{"default", 10, 2}, {"web-syn", 5, 7, 40}, {"office", 3, 0}};
   const std::string text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
+  EXPECT_NE(text.find("dthrottle_rule_packets_total{rule=\"web-syn\",verdict=\"would_drop\"} 40\n"), std::string::npos)
+      << "a rule in dry run: its would-drops\n" << text;
+  EXPECT_NE(text.find("dthrottle_rule_packets_total{rule=\"office\",verdict=\"would_drop\"} 0\n"), std::string::npos);
   EXPECT_NE(text.find("dthrottle_rule_packets_total{rule=\"web-syn\",verdict=\"dropped\"} 7\n"), std::string::npos)
       << text;
   EXPECT_NE(text.find("dthrottle_rule_packets_total{rule=\"office\",verdict=\"passed\"} 3\n"), std::string::npos);

@@ -241,9 +241,8 @@ TEST(RulesParse, EveryErrorWithItsLine) {
        "r.toml:2: 'rule' must be written as [[rule]] tables"},
       {"rule not a table", v + "rule = [1]\n", "r.toml:2: each [[rule]] must be a table"},
       {"unknown rule key", hdr + "action = \"deny\"\ncolour = \"red\"\n",
-       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, adaptive, burst, cidr, dport, key_prefix, name, "
-       "proto, "
-       "rate, syn)"},
+       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, adaptive, burst, cidr, dport, dry_run, "
+       "key_prefix, name, proto, rate, syn)"},
       {"missing name", v + "[[rule]]\ncidr = \"198.18.0.0/24\"\n", "r.toml:2: a [[rule]] needs a 'name' and a 'cidr'"},
       {"missing cidr", v + "\n[[rule]]\nname = \"a\"\naction = \"deny\"\n",
        "r.toml:3: a [[rule]] needs a 'name' and a 'cidr'"},
@@ -648,6 +647,53 @@ TEST(RulesAdaptive, EveryErrorWithItsLine) {
        "r.toml:2: a strict tag rule cannot be adaptive (Redis holds its one budget)"},
   };
   for (const auto &c : cases) EXPECT_EQ(error_of(c.text), c.want) << "case: " << c.what;
+}
+
+// --- dry run ------------------------------------------------------------------------
+
+TEST(RulesDryRun, FlagsThePoliciesOfTheRulesInDryRun) {
+  const std::string text = "version = 1\n" + rule("t", "198.18.1.0/24", "rate = 10\nburst = 5\ndry_run = true\n") +
+                           rule("d", "198.18.2.0/24", "action = \"deny\"\ndry_run = true\n") +
+                           rule("e", "198.18.3.0/24", "rate = 10\nburst = 5\ndry_run = false\n") +
+                           rule("a", "198.18.4.0/24", "action = \"allow\"\n");
+  const dt::CompiledRules c = compiled(text);
+  ASSERT_EQ(c.policies.size(), 5u);
+  const std::vector<uint8_t> want = {0, DT_POL_DRY_RUN, DT_POL_DRY_RUN, 0, 0};
+  for (size_t i = 0; i < want.size(); i++) EXPECT_EQ(c.policies[i].flags, want[i]) << "rule " << i;
+  EXPECT_EQ(c.policies[1].interval_ns, 100'000'000u) << "dry run changes nothing else of the policy";
+}
+
+TEST(RulesDryRun, BadValueNamesItsLine) {
+  const std::string r = "version = 1\n[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\nrate = 1\nburst = 1\n";
+  const std::string want =
+      "r.toml:7: 'dry_run' must be true or false (without quotes): dry_run = true counts what the rule would "
+      "drop and drops nothing";
+  EXPECT_EQ(error_of(r + "dry_run = \"yes\"\n"), want);
+  EXPECT_EQ(error_of(r + "dry_run = 1\n"), want);
+  EXPECT_EQ(error_of(r + "\ndry_run = \"true\"\n"), "r.toml:8" + want.substr(std::string("r.toml:7").size()));
+}
+
+TEST(RulesDryRun, AllRulesWithTheFlagAndTheSummarySaysHowMany) {
+  char path[] = "/tmp/dthrottle-dryrun-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string text = "version = 1\n" + rule("t", "198.18.1.0/24", "rate = 1\nburst = 1\ndry_run = true\n") +
+                           rule("b", "198.18.2.0/24", "action = \"allow\"\n") + rule("c", "198.18.3.0/24");
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  dt::LoadedRules r;
+  std::string err;
+  const bool ok = dt::load_rules(100, 50, path, &r, &err);
+  unlink(path);
+  ASSERT_TRUE(ok) << err;
+  EXPECT_EQ(dt::dry_run_rule_names(r), (std::vector<std::string>{"t"}));
+  EXPECT_EQ(dt::describe_rules(r),
+            "3 packet rules (1 throttle, 1 allow, 1 deny), 0 tag rules, default 100/s burst 50; 1 in dry run");
+  dt::set_all_dry_run(&r);
+  EXPECT_EQ(dt::dry_run_rule_names(r), (std::vector<std::string>{"default", "t", "c"})) << "allow rules drop nothing";
+  for (const dt_policy &p : r.compiled.policies) EXPECT_TRUE(p.flags & DT_POL_DRY_RUN);
+  EXPECT_EQ(dt::describe_rules(r),
+            "3 packet rules (1 throttle, 1 allow, 1 deny), 0 tag rules, default 100/s burst 50; 3 in dry run");
 }
 
 }  // namespace

@@ -120,6 +120,49 @@ TEST_F(RunConfigTest, RulesFileErrorIsTheDaemons) {
   EXPECT_NE(err.find(rules_ + ":"), std::string::npos) << "the message does not name the file: " << err;
 }
 
+TEST_F(RunConfigTest, DryRunFlagPutsEveryRuleInDryRun) {
+  write_rules("version = 1\n[[rule]]\nname = \"web\"\ncidr = \"198.18.10.0/24\"\nrate = 5\nburst = 5\n"
+              "[[rule]]\nname = \"office\"\ncidr = \"198.18.11.0/24\"\naction = \"allow\"\n");
+  dt::RunConfig enforcing, dry;
+  std::string err;
+  ASSERT_TRUE(load({"--rules", rules_}, &enforcing, &err)) << err;
+  ASSERT_TRUE(load({"--rules", rules_, "--dry-run"}, &dry, &err)) << err;
+  EXPECT_EQ(dt::describe_dry_run(enforcing), "") << "enforcing says nothing about dry run";
+  for (const dt_policy &p : enforcing.rules.compiled.policies) EXPECT_EQ(p.flags & DT_POL_DRY_RUN, 0);
+  for (const dt_policy &p : dry.rules.compiled.policies) EXPECT_TRUE(p.flags & DT_POL_DRY_RUN);
+  EXPECT_EQ(dt::describe_dry_run(dry).rfind("dry run (--dry-run): nothing is dropped; ", 0), 0u)
+      << dt::describe_dry_run(dry);
+  EXPECT_EQ(dt::describe_run_rules(dry),
+            "2 packet rules (1 throttle, 1 allow, 0 deny), 0 tag rules, default 10/s burst 5; 2 in dry run");
+}
+
+TEST_F(RunConfigTest, DryRunRulesAreNamedInTheLog) {
+  write_rules("version = 1\n[[rule]]\nname = \"web\"\ncidr = \"198.18.10.0/24\"\nrate = 5\nburst = 5\n"
+              "dry_run = true\n");
+  dt::RunConfig c;
+  std::string err;
+  ASSERT_TRUE(load({"--rules", rules_}, &c, &err)) << err;
+  EXPECT_EQ(dt::describe_dry_run(c).rfind("dry run for rule web: nothing they match is dropped; ", 0), 0u)
+      << dt::describe_dry_run(c);
+}
+
+TEST_F(RunConfigTest, DryRunInAConfigFile) {
+  const std::string conf = dir_ + "/agent.conf";
+  FILE *f = fopen(conf.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs("rate = 10\nburst = 5\ndry-run = true\n", f);
+  fclose(f);
+  dt::ArgvList a;
+  for (const char *x : {"agent", "--iface", "lo", "--config", conf.c_str()}) a.push(x);
+  dt::RunOptions opt;
+  std::string err;
+  const dt::ParseOutcome r = dt::parse_run_options(a.argc(), a.argv(), &opt, &err);
+  unlink(conf.c_str());
+  ASSERT_EQ(r, dt::ParseOutcome::Ok) << err;
+  EXPECT_TRUE(opt.dry_run);
+  EXPECT_NE(std::string(dt::run_usage()).find("--dry-run"), std::string::npos) << "--help documents it";
+}
+
 TEST(AdaptiveRulesCheck, RefusesParametersOutOfRange) {
   dt::LoadedRules rules;
   std::string err;

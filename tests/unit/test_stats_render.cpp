@@ -86,22 +86,25 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   EXPECT_EQ(out.back(), '\n') << "one line, ended";
   EXPECT_EQ(out.find('\n'), out.size() - 1) << "more than one line: " << out;
   const Json j = parse_or_fail(out);
-  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"pin_dir", "policy", "sources_total", "counters", "sources", "rules"}))
+  EXPECT_EQ(keys_of(j),
+            (std::vector<std::string>{"pin_dir", "policy", "sources_total", "dry_run", "counters", "sources", "rules"}))
       << "no agent status given, so no cluster or adaptive";
   EXPECT_EQ(j["pin_dir"], "/sys/fs/bpf/dthrottle/eth0");
   EXPECT_EQ(j["policy"].dump(), R"({"rate":100,"burst":20,"interval_ns":10000000})")
       << "a whole rate is printed as an integer, as before";
   EXPECT_EQ(j["sources_total"], 3);
   EXPECT_EQ(keys_of(j["counters"]),
-            (std::vector<std::string>{"passed", "dropped", "new_sources", "parse_errors", "non_ip", "fail_open",
-                                      "contended", "debit_hits", "nd_exempt", "exempt", "allowed", "denied"}));
+            (std::vector<std::string>{"passed", "dropped", "would_drop", "new_sources", "parse_errors", "non_ip",
+                                      "fail_open", "contended", "debit_hits", "nd_exempt", "exempt", "allowed",
+                                      "denied"}));
+  EXPECT_EQ(j["dry_run"].dump(), R"({"all":false,"rules":[]})") << "enforcing";
   EXPECT_EQ(j["counters"]["dropped"], 309);
   EXPECT_EQ(j["counters"]["denied"], 9);
 
   ASSERT_EQ(j["sources"].size(), 3u);
   const Json &first = j["sources"][0];
-  EXPECT_EQ(keys_of(first), (std::vector<std::string>{"source", "prefix_len", "rule", "passed", "dropped", "debited",
-                                                      "tokens", "last_seen_ago_s"}));
+  EXPECT_EQ(keys_of(first), (std::vector<std::string>{"source", "prefix_len", "rule", "passed", "dropped",
+                                                      "would_drop", "debited", "tokens", "last_seen_ago_s"}));
   EXPECT_EQ(first["source"], "198.18.1.1") << "most dropped first";
   EXPECT_EQ(first["prefix_len"], 32);
   EXPECT_EQ(first["rule"], "default");
@@ -116,9 +119,11 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
 
   ASSERT_EQ(j["rules"].size(), 2u);
   EXPECT_EQ(j["rules"][0].dump(),
-            R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300})");
+            R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300,)"
+            R"("would_drop":0,"dry_run":false})");
   EXPECT_EQ(j["rules"][1].dump(),
-            R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9})");
+            R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9,"would_drop":0,)"
+            R"("dry_run":false})");
 }
 
 TEST(StatsJson, TopLimitsTheSourcesButNotTheirTotal) {
@@ -188,6 +193,7 @@ TEST(StatsText, TableOfPolicyCountersRulesAndSources) {
       "counters:\n"
       "  passed                     700\n"
       "  dropped                    309\n"
+      "  would-drop                   0\n"
       "  sources                      3\n"
       "  new sources                  3\n"
       "  non-IP                       0\n"
@@ -201,9 +207,9 @@ TEST(StatsText, TableOfPolicyCountersRulesAndSources) {
       "  denied                       9\n"
       "\n"
       "rules:\n"
-      "  RULE                     ACTION         RATE/S      BURST       PASSED      DROPPED\n"
-      "  default                  throttle          100         20          700          300\n"
-      "  blocked                  deny                -          -            0            9\n"
+      "  RULE                     ACTION         RATE/S      BURST       PASSED      DROPPED   WOULD-DROP\n"
+      "  default                  throttle          100         20          700          300            0\n"
+      "  blocked                  deny                -          -            0            9            0\n"
       "\n"
       "adaptive rules:\n"
       "  (table)\n"
@@ -211,13 +217,64 @@ TEST(StatsText, TableOfPolicyCountersRulesAndSources) {
       "cluster: node h1\n"
       "\n"
       "top 2 sources by drops:\n"
-      "  SOURCE                                      RULE                   PASSED      DROPPED    DEBITED       TOKENS"
-      "   SEEN AGO\n"
-      "  198.18.1.1                                  default                   500          300          0     -100.000"
-      "       2.0s\n"
-      "  2001:2::1                                   blocked                     0            9          0        0.000"
-      "          -\n";
+      "  SOURCE                                      RULE                   PASSED      DROPPED   WOULD-DROP    DEBITED"
+      "       TOKENS   SEEN AGO\n"
+      "  198.18.1.1                                  default                   500          300            0          0"
+      "     -100.000       2.0s\n"
+      "  2001:2::1                                   blocked                     0            9            0          0"
+      "        0.000          -\n";
   EXPECT_EQ(out, want);
+}
+
+// Rule 1 (deny) in dry run: a plain line names it, its would-drops show per rule, per
+// source and in total, and a source that would have been dropped ranks as dropped.
+dt::StatsSnapshot dry_run_snapshot() {
+  dt::StatsSnapshot s = sample_snapshot();
+  s.policies[1].flags = DT_POL_DRY_RUN;
+  s.rules[1].policy.flags = DT_POL_DRY_RUN;
+  s.rules[1].dropped = 0;
+  s.rules[1].would_drop = 400;
+  s.would_drop = 400;
+  s.counters.denied = 0;
+  s.counters.dropped = 300;
+  s.sources[2].b.dropped = 0;
+  s.sources[2].b.would_drop = 400;
+  return s;
+}
+
+TEST(StatsText, SaysWhichRulesAreInDryRun) {
+  dt::StatsOptions opt = options("/p", 1);
+  opt.json = false;
+  const std::string out = dt::render_stats_text(dry_run_snapshot(), opt, {});
+  EXPECT_NE(out.find("policy: rate 100/s, burst 20 per source\n"
+                     "dry run: rule blocked (they drop nothing; would-drop counts what they would drop)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  would-drop                 400\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("  blocked (dry run)        deny                -          -            0            0          400\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("top 1 sources by drops:"), std::string::npos) << out;
+  EXPECT_NE(out.find("  2001:2::1  "), std::string::npos) << "400 would-drops outrank 300 drops\n" << out;
+
+  dt::StatsSnapshot all = dry_run_snapshot();
+  all.rules[0].policy.flags = DT_POL_DRY_RUN;
+  EXPECT_NE(dt::render_stats_text(all, opt, {}).find("dry run: every rule (nothing is dropped; "), std::string::npos);
+  EXPECT_EQ(dt::render_stats_text(sample_snapshot(), opt, {}).find("dry run"), std::string::npos) << "enforcing";
+}
+
+TEST(StatsJson, SaysWhichRulesAreInDryRun) {
+  const Json j = parse_or_fail(dt::render_stats_json(dry_run_snapshot(), options("/p", 0), {}));
+  EXPECT_EQ(j["dry_run"].dump(), R"({"all":false,"rules":["blocked"]})");
+  EXPECT_EQ(j["counters"]["would_drop"], 400);
+  EXPECT_EQ(j["rules"][1]["would_drop"], 400);
+  EXPECT_EQ(j["rules"][1]["dry_run"], true);
+  EXPECT_EQ(j["sources"][0]["source"], "2001:2::1") << "would-drops rank as drops";
+  EXPECT_EQ(j["sources"][0]["would_drop"], 400);
+  dt::StatsSnapshot all = dry_run_snapshot();
+  all.rules[0].policy.flags = DT_POL_DRY_RUN;
+  EXPECT_EQ(parse_or_fail(dt::render_stats_json(all, options("/p", 0), {}))["dry_run"].dump(),
+            R"({"all":true,"rules":["default","blocked"]})");
 }
 
 TEST(StatsText, NoPolicyAndNoSources) {

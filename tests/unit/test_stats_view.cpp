@@ -88,6 +88,40 @@ TEST(Top, RenderShowsPolicyTotalsAndTheTopSources) {
   EXPECT_EQ(text.find('\033'), std::string::npos) << "no terminal codes in the frame itself";
 }
 
+// Dry run: nothing is dropped; what would be shows as would-drop, in total and per
+// source, and ranks sources as drops do.
+TEST(Top, DryRunShowsWouldDropRates) {
+  dt_policy pol{};
+  std::string err;
+  ASSERT_TRUE(dt::make_policy(100, 50, &pol, &err)) << err;
+  pol.flags = DT_POL_DRY_RUN;
+  auto a = snap(kSecond, 0, 0, {row("198.18.1.1", 10, 0), row("198.18.1.2", 10, 0)});
+  a.would_drop = 100;
+  a.sources[1].b.would_drop = 100;
+  auto b = snap(3 * kSecond, 400, 0, {row("198.18.1.1", 210, 0), row("198.18.1.2", 210, 0)});
+  b.would_drop = 900;
+  b.sources[1].b.would_drop = 900;
+  b.policy = pol;
+  const dt::TopFrame f = dt::compute_top(a, b);
+  EXPECT_DOUBLE_EQ(f.would_drop_per_s, 400.0);
+  ASSERT_EQ(f.active.size(), 2u);
+  EXPECT_EQ(dt::key_to_string(f.active[0].key), "198.18.1.2") << "would-drops rank as drops";
+  EXPECT_DOUBLE_EQ(f.active[0].would_drop_per_s, 400.0);
+  EXPECT_EQ(f.active[0].would_drop, 900u);
+  EXPECT_DOUBLE_EQ(f.active[1].would_drop_per_s, 0.0);
+  const std::string text = dt::render_top(f, pol, "/p", 0);
+  EXPECT_NE(text.find("dry run: nothing is dropped; would-drop counts what enforcing would drop\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("total: passed 200.0/s, dropped 0.0/s, would-drop 400.0/s,"), std::string::npos) << text;
+  EXPECT_NE(text.find("WOULD-DROP/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("  198.18.1.2                                    100.0         0.0        400.0"),
+            std::string::npos)
+      << text;
+  b.policy.flags = 0;
+  EXPECT_EQ(dt::render_top(dt::compute_top(a, b), b.policy, "/p", 0).find("dry run"), std::string::npos)
+      << "enforcing: no dry-run line";
+}
+
 TEST(Top, RenderWithoutPolicyOrTraffic) {
   auto a = snap(kSecond, 5, 0, {row("198.18.1.1", 5, 0)});
   auto b = snap(2 * kSecond, 5, 0, {row("198.18.1.1", 5, 0)});
