@@ -81,7 +81,7 @@ int dt_xdp(struct xdp_md *ctx)
 	struct dt_key key;
 	struct dt_l3 l3;
 	__u32 zero = 0, rule = DT_RULE_DEFAULT, bank;
-	__u64 now;
+	__u64 now, cost;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
@@ -141,11 +141,15 @@ int dt_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
+	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet
+	 * header included) under a byte rule. A bucket's passed/dropped count the same
+	 * unit, so reports and debits are in bytes for byte rules. */
+	cost = (pol->flags & DT_POL_BYTES) ? (__u64)(data_end - data) : 1;
 	now = dt_now(cfg);
 	b->last_seen_ns = now;
-	switch (dt_bucket_take(b, now, pol)) {
+	switch (dt_bucket_take(b, now, pol, cost)) {
 	case DT_TAKE_ADMIT:
-		__sync_fetch_and_add(&b->passed, 1);
+		__sync_fetch_and_add(&b->passed, cost);
 		st->passed++;
 		rst->passed++;
 		if (cfg->flags & DT_CFG_REPORT)
@@ -155,7 +159,7 @@ int dt_xdp(struct xdp_md *ctx)
 		st->contended++;
 		/* fallthrough: never admit a token we could not take */
 	default:
-		__sync_fetch_and_add(&b->dropped, 1);
+		__sync_fetch_and_add(&b->dropped, cost);
 		st->dropped++;
 		rst->dropped++;
 		return XDP_DROP;
