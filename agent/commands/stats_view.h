@@ -59,6 +59,7 @@ struct SourceRate {
   double passed_per_s = 0, dropped_per_s = 0;
   double tokens = 0;                  // at the end of the interval
   uint64_t passed = 0, dropped = 0;   // totals at the end of the interval
+  bool bytes = false;                 // a byte budget's source: all of the above in bytes
 };
 
 struct TopFrame {

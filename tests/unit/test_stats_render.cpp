@@ -89,7 +89,7 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   EXPECT_EQ(keys_of(j), (std::vector<std::string>{"pin_dir", "policy", "sources_total", "counters", "sources", "rules"}))
       << "no agent status given, so no cluster or adaptive";
   EXPECT_EQ(j["pin_dir"], "/sys/fs/bpf/dthrottle/eth0");
-  EXPECT_EQ(j["policy"].dump(), R"({"rate":100,"burst":20,"interval_ns":10000000})")
+  EXPECT_EQ(j["policy"].dump(), R"({"rate":100,"burst":20,"interval_ns":10000000,"unit":"packets"})")
       << "a whole rate is printed as an integer, as before";
   EXPECT_EQ(j["sources_total"], 3);
   EXPECT_EQ(keys_of(j["counters"]),
@@ -101,7 +101,7 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   ASSERT_EQ(j["sources"].size(), 3u);
   const Json &first = j["sources"][0];
   EXPECT_EQ(keys_of(first), (std::vector<std::string>{"source", "prefix_len", "rule", "passed", "dropped", "debited",
-                                                      "tokens", "last_seen_ago_s"}));
+                                                      "tokens", "last_seen_ago_s", "unit"}));
   EXPECT_EQ(first["source"], "198.18.1.1") << "most dropped first";
   EXPECT_EQ(first["prefix_len"], 32);
   EXPECT_EQ(first["rule"], "default");
@@ -116,9 +116,9 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
 
   ASSERT_EQ(j["rules"].size(), 2u);
   EXPECT_EQ(j["rules"][0].dump(),
-            R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300})");
+            R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300,"unit":"packets"})");
   EXPECT_EQ(j["rules"][1].dump(),
-            R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9})");
+            R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9,"unit":"packets"})");
 }
 
 TEST(StatsJson, TopLimitsTheSourcesButNotTheirTotal) {
@@ -134,7 +134,7 @@ TEST(StatsJson, FloatsKeepThePrintedDigits) {
   s.sources[1].b.last_seen_ns = s.taken_ns - 1'234'567;  // 0.001234567 s: %.3f keeps 0.001
   const std::string out = dt::render_stats_json(s, options("/p", 0), {});
   EXPECT_NE(out.find(R"("policy":{"rate":333333333,)"), std::string::npos) << out;
-  EXPECT_NE(out.find(R"("last_seen_ago_s":0.001})"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"("last_seen_ago_s":0.001,)"), std::string::npos) << out;
 }
 
 TEST(StatsJson, AwkwardPinDirectoryAndRuleNameRoundTrip) {
