@@ -1,5 +1,5 @@
 // test_byte_budget.cpp - byte budgets: the value parser (units), make_policy's limits
-// for bytes, the bucket arithmetic with a cost of n tokens, the rules file and flags.
+// for bytes, the rules file and flags (the bucket arithmetic with a cost: test_bucket.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,13 +7,10 @@
 #include "cli/cli.h"
 #include "common/parse_values.h"
 #include "dataplane/policy.h"
-#include "dthrottle/bucket.h"
 #include "rules/config_file.h"
 #include "rules/rules.h"
 
 namespace {
-
-constexpr uint64_t kSec = 1000000000ull;
 
 // ---- values ---------------------------------------------------------------------
 
@@ -146,43 +143,6 @@ TEST(BytePolicy, RefusesWhatItCannotKeep) {
   EXPECT_EQ(err, "byte burst 1517 B is out of range: use 1518 B (one full-size Ethernet frame, which a smaller "
                  "burst could never admit) to 1GB, e.g. 15kB");
   EXPECT_TRUE(dt::make_policy(1e5, 1518, &p, &err, true)) << err;
-}
-
-// ---- the bucket with a cost -----------------------------------------------------
-
-TEST(ByteBucket, AdmitsOnlyWhatIsThere) {
-  dt_policy p{};
-  std::string err;
-  ASSERT_TRUE(dt::make_policy(1e5, 2500, &p, &err, true)) << err;  // 100 kB/s: 10 us per byte
-  const uint64_t now = 100 * kSec;
-  __u64 tat = 0, next = 0;
-  ASSERT_TRUE(dt_gcra_admit_n(tat, now, &p, 1000, &next));
-  tat = next;
-  ASSERT_TRUE(dt_gcra_admit_n(tat, now, &p, 1000, &next));
-  tat = next;
-  EXPECT_EQ(dt_gcra_tokens_milli(tat, now, &p), 500000) << "500 bytes left";
-  EXPECT_FALSE(dt_gcra_admit_n(tat, now, &p, 1000, &next)) << "1000 bytes do not fit in 500";
-  EXPECT_FALSE(dt_gcra_admit_n(tat, now, &p, 501, &next));
-  EXPECT_TRUE(dt_gcra_admit_n(tat, now, &p, 500, &next)) << "exactly the 500 left";
-  // Refill: 500 bytes more take 5 ms at 100 kB/s.
-  EXPECT_FALSE(dt_gcra_admit_n(tat, now + 5 * 1000000 - 1, &p, 1000, &next));
-  EXPECT_TRUE(dt_gcra_admit_n(tat, now + 5 * 1000000, &p, 1000, &next));
-  // A cost above the burst never fits, even in a full bucket (and does not overflow).
-  EXPECT_FALSE(dt_gcra_admit_n(0, now, &p, 2501, &next));
-  EXPECT_FALSE(dt_gcra_admit_n(0, now, &p, ~0ull, &next));
-  EXPECT_TRUE(dt_gcra_admit_n(0, now, &p, 2500, &next));
-  EXPECT_EQ(next, now + 2500 * p.interval_ns);
-}
-
-TEST(ByteBucket, CostOneIsAdmit) {
-  dt_policy p{};
-  std::string err;
-  ASSERT_TRUE(dt::make_policy(100, 5, &p, &err)) << err;
-  for (uint64_t tat : {uint64_t{0}, 10 * kSec, 10 * kSec + 40000000, 10 * kSec + 60000000}) {
-    __u64 a = 0, b = 0;
-    EXPECT_EQ(dt_gcra_admit(tat, 10 * kSec, &p, &a), dt_gcra_admit_n(tat, 10 * kSec, &p, 1, &b)) << tat;
-    EXPECT_EQ(a, b) << tat;
-  }
 }
 
 // ---- rules file and flags -------------------------------------------------------
