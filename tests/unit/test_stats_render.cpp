@@ -320,3 +320,32 @@ TEST(PrintedNumber, ReadsAsPrintfPrintedIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// A byte budget (rule 0 at 100 kB/s, burst 10 kB): shown in bytes, with "unit" in JSON.
+TEST(StatsBytes, ByteRuleShownInBytes) {
+  dt::StatsSnapshot s = sample_snapshot();
+  s.policy = throttle_policy(100000, 10000);
+  s.policy.flags = DT_POL_BYTES;
+  s.policies[0] = s.policy;
+  s.rules[0].policy = s.policy;
+  s.sources[1].b.tat_ns = 0;  // a full bucket: 10000 bytes
+  dt::AgentStatusFiles status;
+  dt::StatsOptions opt = options("/p", 10);
+  opt.json = false;
+  const std::string text = dt::render_stats_text(s, opt, status);
+  EXPECT_NE(text.find("policy: rate 100 kB/s, burst 10 kB per source (a byte budget)"), std::string::npos) << text;
+  EXPECT_NE(text.find("throttle     100 kB/s      10 kB          700"), std::string::npos)
+      << "the rules table's rate and burst (passed/dropped per rule stay packets):\n" << text;
+  EXPECT_NE(text.find("10000.000"), std::string::npos) << "tokens in bytes:\n" << text;
+  EXPECT_NE(text.find("(bytes)"), std::string::npos) << text;
+  const Json j = Json::parse(dt::render_stats_json(s, options("/p", 10), status));
+  EXPECT_EQ(j["policy"]["unit"], "bytes");
+  EXPECT_EQ(j["rules"][0]["unit"], "bytes");
+  EXPECT_EQ(j["rules"][1]["unit"], "packets");
+  for (const auto &src : j["sources"])
+    EXPECT_EQ(src["unit"], src["rule"] == "default" ? "bytes" : "packets") << src.dump();
+}
+
+}  // namespace
