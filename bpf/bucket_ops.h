@@ -80,15 +80,16 @@ dt_bucket_get(const struct dt_key *key, struct dt_stats *st)
 	return bpf_map_lookup_elem(&buckets, key);
 }
 
-/* Take one token at `now` if there is a whole one. */
+/* Take `cost` tokens at `now` if they are all there (1 for a packet, the frame's
+ * length for a byte rule): a packet never passes on part of its cost. */
 static __always_inline enum dt_take_result
-dt_bucket_take(struct dt_bucket *b, __u64 now, const struct dt_policy *p)
+dt_bucket_take(struct dt_bucket *b, __u64 now, const struct dt_policy *p, __u64 cost)
 {
 	__u64 old = DT_READ_ONCE(b->tat_ns), next, seen;
 	int i;
 
 	for (i = 0; i < DT_CAS_RETRIES; i++) {
-		if (!dt_gcra_admit(old, now, p, &next))
+		if (!dt_gcra_admit_n(old, now, p, cost, &next))
 			return DT_TAKE_DENY;
 		seen = __sync_val_compare_and_swap(&b->tat_ns, old, next);
 		if (seen == old)

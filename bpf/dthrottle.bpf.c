@@ -74,14 +74,14 @@ static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
  * passes instead, counted as would-drop for its rule (per CPU) and its source (`b`,
  * none for a deny rule). Everything before it was decided and charged as usual.
  */
-static __always_inline int dt_dry_run_pass(__u32 rule, struct dt_bucket *b)
+static __always_inline int dt_dry_run_pass(__u32 rule, struct dt_bucket *b, __u64 cost)
 {
 	__u64 *wd = bpf_map_lookup_elem(&rule_would_drop, &rule);
 
 	if (wd)
 		*wd += 1;
 	if (b)
-		__sync_fetch_and_add(&b->would_drop, 1);
+		__sync_fetch_and_add(&b->would_drop, cost);
 	return XDP_PASS;
 }
 
@@ -98,7 +98,7 @@ int dt_xdp(struct xdp_md *ctx)
 	struct dt_key key;
 	struct dt_l3 l3;
 	__u32 zero = 0, rule = DT_RULE_DEFAULT, bank;
-	__u64 now;
+	__u64 now, cost;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
@@ -143,7 +143,7 @@ int dt_xdp(struct xdp_md *ctx)
 	}
 	if (pol->action == DT_ACT_DENY) {
 		if (pol->flags & DT_POL_DRY_RUN)
-			return dt_dry_run_pass(rule, NULL);
+			return dt_dry_run_pass(rule, NULL, 1);
 		rst->dropped++;
 		st->denied++;
 		return XDP_DROP;
@@ -160,11 +160,15 @@ int dt_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
+	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet
+	 * header included) under a byte rule. A bucket's passed/dropped count the same
+	 * unit, so reports and debits are in bytes for byte rules. */
+	cost = (pol->flags & DT_POL_BYTES) ? (__u64)(data_end - data) : 1;
 	now = dt_now(cfg);
 	b->last_seen_ns = now;
-	switch (dt_bucket_take(b, now, pol)) {
+	switch (dt_bucket_take(b, now, pol, cost)) {
 	case DT_TAKE_ADMIT:
-		__sync_fetch_and_add(&b->passed, 1);
+		__sync_fetch_and_add(&b->passed, cost);
 		st->passed++;
 		rst->passed++;
 		if (cfg->flags & DT_CFG_REPORT)
@@ -175,8 +179,8 @@ int dt_xdp(struct xdp_md *ctx)
 		/* fallthrough: never admit a token we could not take */
 	default:
 		if (pol->flags & DT_POL_DRY_RUN)
-			return dt_dry_run_pass(rule, b);
-		__sync_fetch_and_add(&b->dropped, 1);
+			return dt_dry_run_pass(rule, b, cost);
+		__sync_fetch_and_add(&b->dropped, cost);
 		st->dropped++;
 		rst->dropped++;
 		return XDP_DROP;

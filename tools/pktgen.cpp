@@ -50,7 +50,7 @@ const char kUsage[] =
     "Usage: pktgen send --iface IF --dst-ip A[,A6] --dst-mac MAC\n"
     "                   (--sources S1,S2,... | --src-range FIRST+N)\n"
     "                   --rate PPS --count N --duration D\n"
-    "                   [--src-mac MAC] [--dport P] [--json]\n"
+    "                   [--src-mac MAC] [--dport P] [--size BYTES] [--json]\n"
     "       pktgen sink [--port P] --duration D [--json]\n"
     "\n"
     "Test traffic for dthrottle, for network namespaces joined by veth pairs.\n"
@@ -73,6 +73,8 @@ const char kUsage[] =
     "    --count N           stop after N frames in total (required)\n"
     "    --duration D        stop after D, e.g. 2s, 500ms (required, at most 1h)\n"
     "    --dport P           destination UDP port (default 9999)\n"
+    "    --size BYTES        length of each frame, Ethernet header included, 100 to\n"
+    "                        1514 (default: the shortest, 58 IPv4 / 78 IPv6)\n"
     "\n"
     "sink: counts the UDP datagrams arriving on port P per source address (IPv4 and\n"
     "  IPv6) for D, or until SIGINT/SIGTERM, then prints the counts. Prints\n"
@@ -265,10 +267,14 @@ uint16_t csum_fold(uint32_t sum) {
 
 // One complete Ethernet + IPv4/IPv6 + UDP frame; the payload is constant, so each
 // source's frame is built once and sent as is.
+// `size` (0: the default) is the whole frame's length, Ethernet header included: the
+// payload repeats kPayload to fill it (at least kPayloadLen bytes).
 std::vector<uint8_t> build_frame(const Mac &dst_mac, const Mac &src_mac, const Addr &src,
-                                 const Addr &dst, uint16_t sport, uint16_t dport) {
+                                 const Addr &dst, uint16_t sport, uint16_t dport, size_t size = 0) {
   const bool v6 = src.family == AF_INET6;
-  const size_t ip_len = v6 ? 40 : 20, udp_len = 8 + kPayloadLen;
+  const size_t ip_len = v6 ? 40 : 20;
+  const size_t payload = size > 14 + ip_len + 8 + kPayloadLen ? size - 14 - ip_len - 8 : kPayloadLen;
+  const size_t udp_len = 8 + payload;
   std::vector<uint8_t> f(14 + ip_len + udp_len, 0);
   memcpy(&f[0], dst_mac.data(), 6);
   memcpy(&f[6], src_mac.data(), 6);
@@ -278,7 +284,7 @@ std::vector<uint8_t> build_frame(const Mac &dst_mac, const Mac &src_mac, const A
   put16(&udp[0], sport);
   put16(&udp[2], dport);
   put16(&udp[4], static_cast<uint16_t>(udp_len));
-  memcpy(&udp[8], kPayload, kPayloadLen);
+  for (size_t i = 0; i < payload; i++) udp[8 + i] = static_cast<uint8_t>(kPayload[i % kPayloadLen]);
 
   uint8_t pseudo[40] = {};  // the checksum's pseudo header: addresses, protocol, length
   memcpy(pseudo, src.b.data(), src.len());
@@ -319,12 +325,13 @@ struct SendOptions {
   double rate = 0, seconds = 0;
   uint64_t count = 0;
   uint16_t dport = kDefaultPort;
+  uint64_t size = 0;  // frame length; 0: the shortest
 };
 
 // Returns -1 to go on, else the exit code (help or a usage error).
 int parse_send(int argc, char **argv, SendOptions *o) {
   enum { kIface = 1000, kDstIp, kDstMac, kSrcMac, kSources, kSrcRange, kRate, kCount, kDuration,
-         kDport, kJson };
+         kDport, kSize, kJson };
   static const option kLong[] = {
       {"iface", required_argument, nullptr, kIface},
       {"dst-ip", required_argument, nullptr, kDstIp},
@@ -336,6 +343,7 @@ int parse_send(int argc, char **argv, SendOptions *o) {
       {"count", required_argument, nullptr, kCount},
       {"duration", required_argument, nullptr, kDuration},
       {"dport", required_argument, nullptr, kDport},
+      {"size", required_argument, nullptr, kSize},
       {"json", no_argument, nullptr, kJson},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
@@ -392,6 +400,10 @@ int parse_send(int argc, char **argv, SendOptions *o) {
       case kDport:
         if (!parse_uint(v, 65535, &n) || n == 0) return usage_error("--dport: '" + v + "' is not a port from 1 to 65535");
         o->dport = static_cast<uint16_t>(n);
+        break;
+      case kSize:
+        if (!parse_uint(v, 1514, &o->size) || o->size < 100)
+          return usage_error("--size: '" + v + "' is not a frame length from 100 to 1514 bytes");
         break;
       case kJson: o->json = true; break;
       case 'h': fputs(kUsage, stdout); return 0;
@@ -485,7 +497,7 @@ int cmd_send(int argc, char **argv) {
     const Addr &dst = *std::find_if(o.dsts.begin(), o.dsts.end(),
                                     [&](const Addr &d) { return d.family == src.family; });
     frames.push_back(build_frame(o.dst_mac, o.src_mac, src, dst,
-                                 static_cast<uint16_t>(40000 + i % 20000), o.dport));
+                                 static_cast<uint16_t>(40000 + i % 20000), o.dport, o.size));
   }
   sockaddr_ll to{};
   to.sll_family = AF_PACKET;

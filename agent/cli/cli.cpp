@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/endpoint.h"
+#include "dataplane/policy.h"
 #include "common/parse_values.h"
 #include "common/report_types.h"
 #include "dthrottle/common.h"
@@ -36,9 +37,11 @@ const char kRunUsage[] =
     "  -i, --iface IFACE       network interface to protect (required)\n"
     "  -r, --rate R            refill rate per source, packets per second (required);\n"
     "                          fractions allowed (0.1666 = one packet every 6 s), and\n"
-    "                          the suffixes /s, /m, /h (10/m = one every 6 s)\n"
+    "                          the suffixes /s, /m, /h (10/m = one every 6 s); with a\n"
+    "                          byte unit a byte budget: 100kB/s, 10Mbit/s, 1MiB/s\n"
     "  -b, --burst B           bucket size: packets a new or idle source may send at\n"
-    "                          once, 1 to 1000000000 (required)\n"
+    "                          once, 1 to 1000000000 (required); bytes with a byte\n"
+    "                          rate: 15kB, 64KiB (at least 1518B, one full frame)\n"
     "      --rules FILE        packet and tag rules (TOML, see README \"Rules\"); --rate and\n"
     "                          --burst then make the default rule for unmatched sources,\n"
     "                          and without them unmatched sources pass. kill -HUP or\n"
@@ -266,6 +269,8 @@ const std::vector<std::string> kRunLists = {"peers", "hub"};
 // What the flag groups note for finish_run_options while the argv is read.
 struct RunFlagsSeen {
   bool rate = false, burst = false;
+  bool rate_bytes = false, burst_bytes = false;  // given with byte units
+  std::string rate_text, burst_text;             // as given, for messages
 };
 
 // A run flag read by its group, refused (*err says why), or another group's.
@@ -284,12 +289,14 @@ FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSe
   switch (c) {
     case 'i': o->iface = v; break;
     case 'r':
-      if (!parse_rate(v, &o->rate, &e)) return flag_failed("rate", e, err);
+      if (!parse_budget_rate(v, &o->rate, &seen->rate_bytes, &e)) return flag_failed("rate", e, err);
       seen->rate = true;
+      seen->rate_text = v;
       break;
     case 'b':
-      if (!parse_count(v, 1, DT_BURST_MAX, &o->burst, &e)) return flag_failed("burst", e, err);
+      if (!parse_budget_burst(v, &o->burst, &seen->burst_bytes, &e)) return flag_failed("burst", e, err);
       seen->burst = true;
+      seen->burst_text = v;
       break;
     case kRules: o->rules_file = v; break;
     case kDryRun: o->dry_run = true; break;
@@ -434,6 +441,14 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
   if (o->rules_file.empty() || seen.rate || seen.burst) {
     if (!seen.rate) return *err = "--rate is required (or --rules FILE)", ParseOutcome::Error;
     if (!seen.burst) return *err = "--burst is required (or --rules FILE)", ParseOutcome::Error;
+    if (std::string m = budget_unit_mismatch(seen.rate_bytes, seen.burst_bytes, "--rate " + seen.rate_text,
+                                             "--burst " + seen.burst_text);
+        !m.empty())
+      return *err = m, ParseOutcome::Error;
+    o->bytes = seen.rate_bytes;
+    dt_policy p{};
+    if (std::string why; !make_policy(o->rate, o->burst, &p, &why, o->bytes))
+      return *err = "--rate " + seen.rate_text + " --burst " + seen.burst_text + ": " + why, ParseOutcome::Error;
   }
   if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
   if (!o->peers.empty() && o->listen.empty()) o->listen = "tcp://*:7700";

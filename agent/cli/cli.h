@@ -12,8 +12,9 @@ namespace dt {
 
 struct RunOptions {
   std::string iface;
-  double rate = 0;
-  uint64_t burst = 0;
+  double rate = 0;     // packets per second, or bytes per second with `bytes`
+  uint64_t burst = 0;  // packets, or bytes with `bytes`
+  bool bytes = false;  // --rate/--burst have byte units: a byte budget (README "Byte budgets")
   std::string pin_dir;  // empty: default_pin_dir(iface)
   XdpMode mode = XdpMode::Auto;
   uint32_t max_sources = 0;

@@ -7,6 +7,7 @@
 
 #include "common/address.h"
 #include "common/json.h"
+#include "common/parse_values.h"
 #include "dataplane/policy.h"
 
 namespace dt {
@@ -40,7 +41,10 @@ void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, con
   const dt_stats &st = snap.counters;
   const dt_policy &pol = snap.policy;
   appendf(out, "dthrottle maps in %s\n", pin_dir.c_str());
-  if (pol.interval_ns)
+  if (pol.interval_ns && policy_bytes(pol))
+    appendf(out, "policy: rate %s/s, burst %s per source (a byte budget)\n", format_bytes(policy_rate(pol)).c_str(),
+            format_bytes(static_cast<double>(policy_burst(pol))).c_str());
+  else if (pol.interval_ns)
     appendf(out, "policy: rate %.6g/s, burst %llu per source\n", policy_rate(pol), policy_burst(pol));
   else
     appendf(out, "policy: none set (every packet passes, counted as fail-open)\n");
@@ -68,7 +72,10 @@ void append_rules_table(std::string *out, const std::vector<RuleRow> &rules) {
           "DROPPED", "WOULD-DROP");
   for (const RuleRow &rr : rules) {
     char rate[32] = "-", burst[32] = "-";
-    if (rr.policy.action == DT_ACT_THROTTLE && rr.policy.interval_ns) {
+    if (rr.policy.action == DT_ACT_THROTTLE && rr.policy.interval_ns && policy_bytes(rr.policy)) {
+      snprintf(rate, sizeof rate, "%s/s", format_bytes(policy_rate(rr.policy)).c_str());
+      snprintf(burst, sizeof burst, "%s", format_bytes(static_cast<double>(policy_burst(rr.policy))).c_str());
+    } else if (rr.policy.action == DT_ACT_THROTTLE && rr.policy.interval_ns) {
       snprintf(rate, sizeof rate, "%.6g", policy_rate(rr.policy));
       snprintf(burst, sizeof burst, "%llu", policy_burst(rr.policy));
     }
@@ -91,10 +98,11 @@ void append_sources_table(std::string *out, const StatsSnapshot &snap, size_t to
     if (r->b.last_seen_ns && now >= r->b.last_seen_ns)
       snprintf(ago, sizeof ago, "%.1fs", (now - r->b.last_seen_ns) / 1e9);
     const dt_policy &rp = snap.policy_of(r->b);
-    appendf(out, "  %-43s %-16s %12llu %12llu %12llu %10llu %12.3f %10s\n", source_text(r->key, rp).c_str(),
+    appendf(out, "  %-43s %-16s %12llu %12llu %12llu %10llu %12.3f %10s%s\n", source_text(r->key, rp).c_str(),
             snap.rule_name(r->key.rule).c_str(), static_cast<unsigned long long>(r->b.passed),
             static_cast<unsigned long long>(r->b.dropped), static_cast<unsigned long long>(r->b.would_drop),
-            static_cast<unsigned long long>(r->b.debited), source_tokens(r->b, rp, now), ago);
+            static_cast<unsigned long long>(r->b.debited), source_tokens(r->b, rp, now), ago,
+            policy_bytes(rp) ? "  (bytes)" : "");
   }
 }
 
@@ -120,7 +128,8 @@ Json source_json(const StatsSnapshot &snap, const SourceRow &r) {
           {"would_drop", r.b.would_drop},
           {"debited", r.b.debited},
           {"tokens", printed_number("%.3f", source_tokens(r.b, rp, now))},
-          {"last_seen_ago_s", printed_number("%.3f", ago_s)}};
+          {"last_seen_ago_s", printed_number("%.3f", ago_s)},
+          {"unit", policy_bytes(rp) ? "bytes" : "packets"}};  // of passed, dropped, debited, tokens
 }
 
 Json rule_json(const RuleRow &rr) {
@@ -132,7 +141,8 @@ Json rule_json(const RuleRow &rr) {
           {"passed", rr.passed},
           {"dropped", rr.dropped},
           {"would_drop", rr.would_drop},
-          {"dry_run", rr.dry_run()}};
+          {"dry_run", rr.dry_run()},
+          {"unit", policy_bytes(rr.policy) ? "bytes" : "packets"}};  // of rate and burst (passed/dropped: packets)
 }
 
 // "dry_run": whether every rule that could drop is in dry run, and which ones are.
@@ -189,7 +199,8 @@ std::string render_stats_json(const StatsSnapshot &snap, const StatsOptions &opt
   j["pin_dir"] = opt.pin_dir;
   j["policy"] = {{"rate", printed_number("%.9g", policy_rate(pol))},
                  {"burst", policy_burst(pol)},
-                 {"interval_ns", pol.interval_ns}};
+                 {"interval_ns", pol.interval_ns},
+                 {"unit", policy_bytes(pol) ? "bytes" : "packets"}};
   j["sources_total"] = snap.sources.size();
   j["dry_run"] = dry_run_json(snap);
   j["counters"] = counters_json(snap.counters, snap.would_drop);

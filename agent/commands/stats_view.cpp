@@ -2,6 +2,7 @@
 #include "commands/stats_view.h"
 #include "common/clock.h"
 #include "common/address.h"
+#include "common/parse_values.h"
 
 #include <bpf/libbpf.h>
 
@@ -138,7 +139,8 @@ TopFrame compute_top(const StatsSnapshot &prev, const StatsSnapshot &cur) {
     const uint64_t dw = reset ? r.b.would_drop : r.b.would_drop - p.would_drop;
     if (dp == 0 && dd == 0 && dw == 0) continue;
     f.active.push_back({r.key, dp / f.interval_s, dd / f.interval_s, source_tokens(r.b, cur.policy_of(r.b), cur.taken_ns),
-                        r.b.passed, r.b.dropped, dw / f.interval_s, r.b.would_drop});
+                        r.b.passed, r.b.dropped, dw / f.interval_s, r.b.would_drop,
+                        policy_bytes(cur.policy_of(r.b))});
   }
   std::sort(f.active.begin(), f.active.end(), [](const SourceRate &a, const SourceRate &b) {
     const double da = a.dropped_per_s + a.would_drop_per_s, db = b.dropped_per_s + b.would_drop_per_s;
@@ -152,7 +154,10 @@ TopFrame compute_top(const StatsSnapshot &prev, const StatsSnapshot &cur) {
 std::string render_top(const TopFrame &f, const dt_policy &pol, const std::string &pin_dir, size_t top) {
   std::string out;
   appendf(&out, "dthrottle top: %s, last %.2fs\n", pin_dir.c_str(), f.interval_s);
-  if (pol.interval_ns)
+  if (pol.interval_ns && policy_bytes(pol))
+    appendf(&out, "policy: rate %s/s, burst %s per source (a byte budget)\n", format_bytes(policy_rate(pol)).c_str(),
+            format_bytes(static_cast<double>(policy_burst(pol))).c_str());
+  else if (pol.interval_ns)
     appendf(&out, "policy: rate %.6g/s, burst %llu per source\n", policy_rate(pol), policy_burst(pol));
   else
     appendf(&out, "policy: none set (every packet passes, counted as fail-open)\n");
@@ -166,9 +171,9 @@ std::string render_top(const TopFrame &f, const dt_policy &pol, const std::strin
           "TOKENS", "PASSED", "DROPPED");
   for (size_t i = 0; i < shown; i++) {
     const auto &s = f.active[i];
-    appendf(&out, "  %-39s %11.1f %11.1f %12.1f %10.3f %12llu %12llu\n", key_to_string(s.key).c_str(),
+    appendf(&out, "  %-39s %11.1f %11.1f %12.1f %10.3f %12llu %12llu%s\n", key_to_string(s.key).c_str(),
             s.passed_per_s, s.dropped_per_s, s.would_drop_per_s, s.tokens, static_cast<unsigned long long>(s.passed),
-            static_cast<unsigned long long>(s.dropped));
+            static_cast<unsigned long long>(s.dropped), s.bytes ? "  (bytes)" : "");
   }
   if (shown < f.active.size()) appendf(&out, "  (%zu more)\n", f.active.size() - shown);
   return out;

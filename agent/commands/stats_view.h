@@ -64,6 +64,7 @@ struct SourceRate {
   uint64_t passed = 0, dropped = 0;   // totals at the end of the interval
   double would_drop_per_s = 0;        // dry run
   uint64_t would_drop = 0;
+  bool bytes = false;                 // a byte budget's source: all of the above in bytes
 };
 
 struct TopFrame {

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
+
+#include "dthrottle/common.h"
 
 namespace dt {
 namespace {
@@ -23,9 +26,50 @@ bool parse_number(const std::string &s, double *out) {
   return true;
 }
 
+struct ByteUnit {
+  const char *name;
+  double bytes;
+};
+constexpr ByteUnit kUnitTable[] = {{"B", 1},           {"kB", 1e3},          {"MB", 1e6},
+                                   {"GB", 1e9},        {"KiB", 1024.0},      {"MiB", 1048576.0},
+                                   {"GiB", 1073741824.0}, {"bit", 0.125},   {"kbit", 125.0},
+                                   {"Mbit", 125000.0}, {"Gbit", 125000000.0}};
+
+// Splits "10kB" into "10" and "kB" (the unit starts at the first letter).
+void split_unit(const std::string &s, std::string *num, std::string *unit) {
+  size_t i = 0;
+  while (i < s.size() && (isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) i++;
+  *num = s.substr(0, i);
+  *unit = s.substr(i);
+}
+
+// Bytes per unit, 0 if `unit` is none of kUnitTable.
+double unit_bytes(const std::string &unit) {
+  for (const auto &u : kUnitTable)
+    if (unit == u.name) return u.bytes;
+  return 0;
+}
+
+std::string unknown_unit(const std::string &s, const std::string &unit, const char *example) {
+  return "unknown unit '" + unit + "' in '" + s + "': use " + kByteUnits + ", e.g. " + example;
+}
+
 }  // namespace
 
+const char kByteUnits[] =
+    "B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, Mbit, Gbit (bits)";
+
 bool parse_rate(const std::string &s, double *per_second, std::string *err) {
+  bool bytes = false;
+  if (!parse_budget_rate(s, per_second, &bytes, err)) return false;
+  if (bytes) {
+    *err = "rate '" + s + "' is in bytes, but this limit counts packets (or queries): give a number per second such as 100";
+    return false;
+  }
+  return true;
+}
+
+bool parse_budget_rate(const std::string &s, double *per_second, bool *bytes, std::string *err) {
   std::string num = s;
   double unit = 1.0;
   static const struct { const char *suffix; double seconds; } kUnits[] = {
@@ -38,19 +82,80 @@ bool parse_rate(const std::string &s, double *per_second, std::string *err) {
       break;
     }
   }
+  std::string digits, name;
+  split_unit(num, &digits, &name);
+  const double per_unit = name.empty() ? 1.0 : unit_bytes(name);
   double v;
-  if (!parse_number(num, &v)) {
-    *err = "invalid rate '" + s +
-           "': expected packets per second such as 100, 0.1666 or 10/m";
+  if (!name.empty() && per_unit == 0 && !digits.empty()) {
+    *err = unknown_unit(s, name, "100kB/s or 10Mbit/s");
     return false;
   }
-  v /= unit;
+  if (!parse_number(digits, &v)) {
+    *err = "invalid rate '" + s +
+           "': expected packets per second such as 100, 0.1666 or 10/m, or bytes per second such as 100kB/s or 10Mbit/s";
+    return false;
+  }
+  v = v * per_unit / unit;
   if (v <= 0.0) {
     *err = "invalid rate '" + s + "': must be greater than 0";
     return false;
   }
   *per_second = v;
+  *bytes = !name.empty();
   return true;
+}
+
+bool parse_budget_burst(const std::string &s, uint64_t *tokens, bool *bytes, std::string *err) {
+  std::string digits, name;
+  split_unit(s, &digits, &name);
+  if (name.empty()) {
+    *bytes = false;
+    return parse_count(s, 1, DT_BURST_MAX, tokens, err);
+  }
+  if (name.find('/') != std::string::npos) {
+    *err = "invalid burst '" + s + "': a burst is an amount, not a rate: drop the '/...', e.g. 10kB";
+    return false;
+  }
+  const double per_unit = unit_bytes(name);
+  double v;
+  if (per_unit == 0 && !digits.empty()) {
+    *err = unknown_unit(s, name, "10kB or 64KiB");
+    return false;
+  }
+  if (!parse_number(digits, &v) || v * per_unit < 1 || v * per_unit > static_cast<double>(DT_BURST_MAX)) {
+    *err = "invalid burst '" + s + "': expected packets (1 to 1000000000) or bytes such as 15kB (1 B to 1 GB)";
+    return false;
+  }
+  const double b = v * per_unit;
+  if (std::fabs(b - std::round(b)) > 1e-6 * b) {
+    *err = "invalid burst '" + s + "': is " + std::to_string(b) + " bytes, not a whole number of bytes";
+    return false;
+  }
+  *tokens = static_cast<uint64_t>(std::llround(b));
+  *bytes = true;
+  return true;
+}
+
+std::string budget_unit_mismatch(bool rate_bytes, bool burst_bytes, const std::string &rate_src,
+                                 const std::string &burst_src) {
+  if (rate_bytes == burst_bytes) return "";
+  if (burst_bytes)
+    return rate_src + " is in packets but " + burst_src +
+           " is in bytes: give both in bytes (e.g. a rate of 100kB/s), or both in packets";
+  return rate_src + " is in bytes but " + burst_src +
+         " is in packets: give both in bytes (e.g. a burst of 15kB), or both in packets";
+}
+
+std::string format_bytes(double bytes) {
+  static const char *kPrefix[] = {"", "k", "M", "G", "T"};
+  int i = 0;
+  while (i < 4 && std::fabs(bytes) >= 1000) {
+    bytes /= 1000;
+    i++;
+  }
+  char buf[48];
+  snprintf(buf, sizeof buf, "%.4g %sB", bytes, kPrefix[i]);
+  return buf;
 }
 
 bool parse_duration(const std::string &s, uint64_t *ns, std::string *err) {

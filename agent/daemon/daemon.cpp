@@ -241,6 +241,7 @@ void Daemon::serve_metrics() {
   const RunOptions &opt = config_.opt;
   MetricsInfo mi{DTHROTTLE_VERSION, opt.node_id, opt.iface, xdp_mode_name(dp_->attached_mode()),
                  opt.rate, opt.burst, dp_->max_sources()};
+  mi.bytes = opt.bytes;
   metrics_->serve(mi, dp_->stats_fd(), dp_->buckets_fd(), dp_->rule_stats_fd(), dp_->rule_names_fd(),
                   dp_->rule_would_drop_fd());
   publish_metrics();

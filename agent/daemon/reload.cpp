@@ -46,7 +46,7 @@ std::string reload_rules(ReloadTargets t) {
   std::string why;
   if (opt.rules_file.empty()) {
     why = "nothing to reload: the agent runs without --rules";
-  } else if (load_rules(opt.rate, opt.burst, opt.rules_file, &next, &why, &t.config.rules)) {
+  } else if (load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &next, &why, &t.config.rules)) {
     if (opt.dry_run) set_all_dry_run(&next);  // --dry-run holds for the new rules too
     const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names);
     if (rc == 0) return install_rules(t, std::move(next));

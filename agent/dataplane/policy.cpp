@@ -15,17 +15,55 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
 namespace dt {
 
-bool make_policy(double rate, uint64_t burst, dt_policy *out, std::string *err) {
-  if (!(rate >= DT_RATE_MIN && rate <= DT_RATE_MAX)) {
+double byte_rate_precision(double rate) {
+  const double exact = 1e9 / rate;
+  return std::fabs(std::round(exact) - exact) / exact;
+}
+
+namespace {
+
+// The limits of a byte budget (make_policy's checks of the packet limits do not apply).
+bool check_byte_budget(double rate, uint64_t burst, std::string *err) {
+  char buf[512];
+  if (const double e = rate > 0 ? byte_rate_precision(rate) : 0; e > kByteRateMaxError) {
+    snprintf(buf, sizeof buf,
+             "byte rate %.6g B/s cannot be kept within 1%%: one byte every %.3g ns rounds to %.0f ns "
+             "(%.1f%% off); rates up to 20MB/s (160Mbit/s) are always exact to 1%%, faster ones only "
+             "when 1e9/rate is close to a whole number of ns: 1GB/s (8Gbit/s, the highest), 500MB/s, "
+             "250MB/s, 125MB/s (1Gbit/s), 100MB/s, 50MB/s",
+             rate, 1e9 / rate, std::round(1e9 / rate), e * 100);
+    return *err = buf, false;
+  }
+  if (!(rate >= kByteRateMin && rate <= kByteRateMax)) {
+    snprintf(buf, sizeof buf, "byte rate %.6g B/s is out of range: use 1B/s to 1GB/s (8Gbit/s)", rate);
+    return *err = buf, false;
+  }
+  if (burst < kMinByteBurst || burst > DT_BURST_MAX) {
+    snprintf(buf, sizeof buf,
+             "byte burst %llu B is out of range: use %llu B (one full-size Ethernet frame, which a smaller "
+             "burst could never admit) to 1GB, e.g. 15kB",
+             static_cast<unsigned long long>(burst), static_cast<unsigned long long>(kMinByteBurst));
+    return *err = buf, false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool make_policy(double rate, uint64_t burst, dt_policy *out, std::string *err, bool bytes) {
+  if (bytes) {
+    if (!check_byte_budget(rate, burst, err)) return false;
+  } else if (!(rate >= DT_RATE_MIN && rate <= DT_RATE_MAX)) {
     *err = "rate " + std::to_string(rate) + " is out of range: use 0.000001 to 1000000 packets per second";
     return false;
   }
-  if (burst < 1 || burst > DT_BURST_MAX) {
+  if (!bytes && (burst < 1 || burst > DT_BURST_MAX)) {
     *err = "burst " + std::to_string(burst) + " is out of range: use 1 to 1000000000 packets";
     return false;
   }
@@ -41,6 +79,7 @@ bool make_policy(double rate, uint64_t burst, dt_policy *out, std::string *err) 
   out->action = DT_ACT_THROTTLE;
   out->v4_key_bits = 32;  // a bucket per IPv4 address
   out->v6_key_bits = 64;  // and per IPv6 /64: one client owns a whole /64
+  out->flags = bytes ? DT_POL_BYTES : 0;
   return true;
 }
 

@@ -14,7 +14,26 @@ namespace dt {
 // Validates rate and burst and computes interval_ns = round(1e9 / rate) and
 // burst_ns = burst * interval_ns. Fails (with a sentence in *err) when the values
 // are out of range or the bucket would take longer than 2^62 ns to fill.
-bool make_policy(double rate_per_s, uint64_t burst, dt_policy *out, std::string *err);
+// With `bytes` (a byte budget, DT_POL_BYTES): rate in bytes per second, from
+// kByteRateMin to kByteRateMax, kept within 1% by the whole-ns interval (see
+// byte_rate_precision), and burst in bytes, at least kMinByteBurst.
+bool make_policy(double rate_per_s, uint64_t burst, dt_policy *out, std::string *err, bool bytes = false);
+
+// Byte budgets: 1 B/s to 1 GB/s (8 Gbit/s: one byte per ns, the clock's resolution).
+constexpr double kByteRateMin = 1.0;
+constexpr double kByteRateMax = 1e9;
+// The smallest byte burst: one full-size Ethernet frame as XDP sees it (1500 bytes of
+// MTU, 14 of header, 4 of a VLAN tag). A burst below a frame's length can never admit
+// that frame, so a source sending full-size frames would be cut off for good.
+constexpr uint64_t kMinByteBurst = 1518;
+// Largest relative error of a byte rate's whole-ns interval that is accepted.
+constexpr double kByteRateMaxError = 0.01;
+
+// How far round(1e9 / rate) ns per byte is from the exact 1e9 / rate (relative).
+double byte_rate_precision(double rate_per_s);
+
+// Whether a policy counts bytes (DT_POL_BYTES).
+inline bool policy_bytes(const dt_policy &p) { return (p.flags & DT_POL_BYTES) != 0; }
 
 // The rate a policy really enforces (1e9 / interval_ns), for display.
 double policy_rate(const dt_policy &p);

@@ -264,14 +264,11 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
                            uint64_t now_ns) {
   Exposition x;
   x.family("dthrottle_info", "gauge", "The agent's version and configuration (always 1).");
-  x.sample("dthrottle_info",
-           {{"version", info.version},
-            {"node_id", info.node_id},
-            {"interface", info.iface},
-            {"rate", format_double(info.rate)},
-            {"burst", std::to_string(info.burst)},
-            {"xdp_mode", info.xdp_mode}},
-           uint64_t{1});
+  Labels labels = {{"version", info.version},          {"node_id", info.node_id},
+                   {"interface", info.iface},          {"rate", format_double(info.rate)},
+                   {"burst", std::to_string(info.burst)}, {"xdp_mode", info.xdp_mode}};
+  if (info.bytes) labels.emplace_back("unit", "bytes");  // rate in bytes/s, burst in bytes
+  x.sample("dthrottle_info", labels, uint64_t{1});
   render_dataplane(x, info, maps);
   if (snap.cluster) render_cluster(x, snap, now_ns);
   if (snap.query) render_query(x, snap);

@@ -33,6 +33,7 @@ struct MetricsInfo {
   double rate = 0;
   uint64_t burst = 0;
   uint32_t capacity = 0;  // --max-sources: entries of the bucket table
+  bool bytes = false;     // rate and burst are a byte budget (dthrottle_info gains unit="bytes")
 };
 
 // What the event loop publishes (its own state, copied once per period).

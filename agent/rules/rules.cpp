@@ -13,6 +13,7 @@
 #include <toml.hpp>
 
 #include "common/address.h"
+#include "common/parse_values.h"
 #include "common/report_types.h"
 #include "dataplane/policy.h"
 
@@ -108,27 +109,70 @@ bool known_keys(const RuleSet &rs, const Value &table, const std::set<std::strin
   return true;
 }
 
-bool rate_burst(const RuleSet &rs, const Value &t, int line, double *rate, uint64_t *burst, std::string *err) {
+// A rate or burst value as written, for messages: 100, "10Mbit/s".
+std::string written(const Value &v) {
+  if (v.is_string()) return "\"" + v.as_string().str + "\"";
+  if (v.is_integer()) return std::to_string(v.as_integer());
+  if (v.is_floating()) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%g", v.as_floating());
+    return buf;
+  }
+  return "?";
+}
+
+// 'rate': a number (packets per second) or a string: "10/m", "100kB/s", "10Mbit/s".
+bool read_rate(const RuleSet &rs, const Value &r, double *rate, bool *bytes, std::string *err) {
+  const int line = static_cast<int>(r.location().line());
+  std::string why;
+  if (r.is_string() && !parse_budget_rate(r.as_string().str, rate, bytes, &why))
+    return *err = at(rs, line) + "'rate': " + why, false;
+  if (r.is_string()) return true;
+  *bytes = false;
+  if (!get_number(r, rate))
+    return *err = at(rs, line) + "'rate' must be a number of packets per second, or a string such as \"10Mbit/s\"",
+           false;
+  return true;
+}
+
+// 'burst': a whole number of packets, or a string with a byte unit: "15kB".
+bool read_burst(const RuleSet &rs, const Value &b, uint64_t *burst, bool *bytes, std::string *err) {
+  const int line = static_cast<int>(b.location().line());
+  std::string why;
+  if (b.is_string() && !parse_budget_burst(b.as_string().str, burst, bytes, &why))
+    return *err = at(rs, line) + "'burst': " + why, false;
+  if (b.is_string()) return true;
+  *bytes = false;
+  if (!b.is_integer() || b.as_integer() < 1)
+    return *err = at(rs, line) + "'burst' must be a whole number of at least 1, or bytes such as \"15kB\"", false;
+  *burst = static_cast<uint64_t>(b.as_integer());
+  return true;
+}
+
+// A throttle's rate and burst. `bytes` null: a tag rule, which counts queries only.
+bool rate_burst(const RuleSet &rs, const Value &t, int line, double *rate, uint64_t *burst, bool *bytes,
+                std::string *err) {
   if (!t.contains("rate") || !t.contains("burst")) {
     *err = at(rs, line) + "a throttle needs both 'rate' (per second) and 'burst'";
     return false;
   }
   const Value &r = t.at("rate"), &b = t.at("burst");
-  if (!get_number(r, rate)) {
-    *err = at(rs, static_cast<int>(r.location().line())) + "'rate' must be a number of packets per second";
+  bool rate_bytes = false, burst_bytes = false;
+  if (!read_rate(rs, r, rate, &rate_bytes, err) || !read_burst(rs, b, burst, &burst_bytes, err)) return false;
+  if (!bytes && (rate_bytes || burst_bytes)) {
+    *err = at(rs, line) + "tag rules count queries, not bytes: give 'rate' and 'burst' as numbers (rate = 100, burst = 50)";
     return false;
   }
-  if (!b.is_integer() || b.as_integer() < 1) {
-    *err = at(rs, static_cast<int>(b.location().line())) + "'burst' must be a whole number of at least 1";
-    return false;
-  }
-  *burst = static_cast<uint64_t>(b.as_integer());
+  if (std::string m = budget_unit_mismatch(rate_bytes, burst_bytes, "rate = " + written(r), "burst = " + written(b));
+      !m.empty())
+    return *err = at(rs, line) + m, false;
   dt_policy p{};
   std::string why;
-  if (!make_policy(*rate, *burst, &p, &why)) {
+  if (!make_policy(*rate, *burst, &p, &why, rate_bytes)) {
     *err = at(rs, static_cast<int>(r.location().line())) + why;
     return false;
   }
+  if (bytes) *bytes = rate_bytes;
   return true;
 }
 
@@ -265,7 +309,7 @@ bool parse_rule_match(const RuleSet &rs, const Value &t, PacketRule *r, std::str
 bool parse_rule_limits(const RuleSet &rs, const Value &t, int line, const std::string &action, PacketRule *r,
                        std::string *err) {
   if (r->action == RuleAction::Throttle) {
-    if (!rate_burst(rs, t, line, &r->rate, &r->burst, err)) return false;
+    if (!rate_burst(rs, t, line, &r->rate, &r->burst, &r->bytes, err)) return false;
   } else if (t.contains("rate") || t.contains("burst")) {
     *err = at(rs, line) + "'" + action + "' rules take no rate or burst";
     return false;
@@ -394,7 +438,7 @@ bool parse_tag(const RuleSet &rs, const Value &t, std::set<std::string> *prefixe
     *err = at(rs, tr->line) + "tag prefix '" + tr->prefix + "' is used twice";
     return false;
   }
-  if (!rate_burst(rs, t, tr->line, &tr->rate, &tr->burst, err)) return false;
+  if (!rate_burst(rs, t, tr->line, &tr->rate, &tr->burst, nullptr, err)) return false;
   if (!parse_tag_strict(rs, t, tr, err)) return false;
   if (!parse_adaptive(rs, t, &tr->adaptive, err)) return false;
   if (tr->adaptive.enabled && tr->strict) {
@@ -471,7 +515,7 @@ bool compile_policies(const RuleSet &rs, CompiledRules *c, std::string *err) {
     const PacketRule &r = rs.rules[i];
     dt_policy &p = c->policies[r.id];
     std::string why;
-    if (r.action == RuleAction::Throttle && !make_policy(r.rate, r.burst, &p, &why)) {
+    if (r.action == RuleAction::Throttle && !make_policy(r.rate, r.burst, &p, &why, r.bytes)) {
       *err = (i == 0 ? "default rule: " : at(rs, r.line)) + why;
       return false;
     }
@@ -569,7 +613,7 @@ const char *rule_action_name(RuleAction a) {
   return "?";
 }
 
-RuleSet default_rules(double rate, uint64_t burst) {
+RuleSet default_rules(double rate, uint64_t burst, bool bytes) {
   RuleSet rs;
   PacketRule d;
   d.name = "default";
@@ -577,6 +621,7 @@ RuleSet default_rules(double rate, uint64_t burst) {
   d.action = rate > 0 ? RuleAction::Throttle : RuleAction::Allow;
   d.rate = rate;
   d.burst = burst;
+  d.bytes = bytes;
   d.key_prefix = 0;  // per family defaults: /32 and /64
   rs.rules.push_back(d);
   rs.origin = "command line";
@@ -633,10 +678,10 @@ bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err) {
   return true;
 }
 
-bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
-                const LoadedRules *previous) {
+bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out,
+                std::string *err, const LoadedRules *previous) {
   LoadedRules r;
-  r.set = default_rules(rate, burst);
+  r.set = default_rules(rate, burst, bytes);
   if (!path.empty() && !load_rules_file(path, &r.set, err)) return false;
   if (previous) {
     // Same name, same id; the others take the lowest ids no kept rule uses.
@@ -688,7 +733,10 @@ std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag
   for (size_t i = 1; i < r.set.rules.size(); i++) n[static_cast<int>(r.set.rules[i].action)]++;
   const PacketRule &d = r.set.rules[0];
   char def[64] = "none (unmatched sources pass)";
-  if (d.action == RuleAction::Throttle)
+  if (d.action == RuleAction::Throttle && d.bytes)
+    snprintf(def, sizeof def, "%s/s burst %s", format_bytes(d.rate).c_str(),
+             format_bytes(static_cast<double>(d.burst)).c_str());
+  else if (d.action == RuleAction::Throttle)
     snprintf(def, sizeof def, "%.6g/s burst %llu", d.rate, static_cast<unsigned long long>(d.burst));
   size_t adaptive = 0;
   for (const auto &rule : r.set.rules) adaptive += rule.adaptive.enabled;

@@ -15,8 +15,8 @@
 //   proto = "tcp"                 # tcp | udp | icmp (any if absent)
 //   dport = "80-443"              # one port or a range (tcp/udp only)
 //   syn = true                    # TCP SYN without ACK only (new connections)
-//   rate = 20
-//   burst = 40
+//   rate = 20                     # packets per second, or bytes: rate = "10Mbit/s"
+//   burst = 40                    # packets, or bytes with a byte rate: burst = "15kB"
 //   key_prefix = 24               # one bucket per /24 (default: /32 IPv4, /64 IPv6)
 //   adaptive = true               # back off on busy signals (default false), or a table:
 //   adaptive = { decrease = 0.5, recovery = 3, floor = 0.01, scope = "cluster", listen_port = 443 }
@@ -53,8 +53,9 @@ struct PacketRule {
   uint16_t dport_lo = 0, dport_hi = 0;  // 0,0: any
   bool syn_only = false;
   RuleAction action = RuleAction::Throttle;
-  double rate = 0;
-  uint64_t burst = 0;
+  double rate = 0;         // per second: packets, or bytes with `bytes`
+  uint64_t burst = 0;      // packets, or bytes with `bytes`
+  bool bytes = false;      // a byte budget: rate = "100kB/s", burst = "15kB" (DT_POL_BYTES)
   uint8_t key_prefix = 0;  // bucket granularity within the family (32/64 by default)
   AdaptiveConfig adaptive{};  // back off on busy signals (adaptive.h); throttle rules only
   bool dry_run = false;    // DT_POL_DRY_RUN: decided and counted, never dropped (would_drop)
@@ -69,7 +70,7 @@ struct RuleSet {
 };
 
 // The rule set with only the default rule (rate 0 means: no default, pass).
-RuleSet default_rules(double rate, uint64_t burst);
+RuleSet default_rules(double rate, uint64_t burst, bool bytes = false);
 
 // Parses TOML text into *out (whose rules[0] must already be the default rule).
 // Errors name the file, the line and what is wrong; *out is untouched on error.
@@ -93,11 +94,16 @@ struct LoadedRules {
   std::vector<std::string> names;
   std::vector<bool> throttles;
 };
-// The default rule from rate/burst (rate 0: none), plus `path` if not empty. With
+// The default rule from rate/burst (rate 0: none; `bytes`: a byte budget), plus `path` if not empty. With
 // `previous` (a reload), a rule keeps the id it had under the same name, so its
 // buckets and counters stay its own; new rules take free ids.
-bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
-                const LoadedRules *previous = nullptr);
+bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out,
+                std::string *err, const LoadedRules *previous = nullptr);
+// The same with a default rule in packets.
+inline bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
+                       const LoadedRules *previous = nullptr) {
+  return load_rules(rate, burst, false, path, out, err, previous);
+}
 // --dry-run: every rule of `r` in dry run (its policy flagged DT_POL_DRY_RUN).
 void set_all_dry_run(LoadedRules *r);
 // The names of the rules in dry run that could drop (throttle and deny rules), in file order.

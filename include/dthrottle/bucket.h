@@ -49,18 +49,31 @@ DT_INLINE __u64 dt_gcra_base(__u64 tat, __u64 now)
 }
 
 /*
- * Try to take one token at time `now`. Returns 1 and stores the bucket's next
- * state in *next if a whole token is available, else returns 0 (state unchanged).
+ * Try to take `n` tokens at time `now` (n = 1 for a packet rule, the frame's length
+ * for a byte rule, DT_POL_BYTES). Returns 1 and stores the bucket's next state in
+ * *next if n whole tokens are available, else returns 0 (state unchanged). A cost
+ * above the burst can never be met and is refused before n * interval_ns is formed,
+ * so that product is at most burst_ns (<= 2^62) and cannot overflow.
  */
+DT_INLINE int dt_gcra_admit_n(__u64 tat, __u64 now, const struct dt_policy *p, __u64 n,
+			      __u64 *next)
+{
+	__u64 v;
+
+	if (n != 1 && (!p->interval_ns || n > p->burst_ns / p->interval_ns))
+		return 0;
+	v = dt_gcra_base(tat, now) + n * p->interval_ns;
+	if (v > now + p->burst_ns)
+		return 0;
+	*next = v;
+	return 1;
+}
+
+/* Take one token (a packet rule's cost). */
 DT_INLINE int dt_gcra_admit(__u64 tat, __u64 now, const struct dt_policy *p,
 			    __u64 *next)
 {
-	__u64 n = dt_gcra_base(tat, now) + p->interval_ns;
-
-	if (n > now + p->burst_ns)
-		return 0;
-	*next = n;
-	return 1;
+	return dt_gcra_admit_n(tat, now, p, 1, next);
 }
 
 /*

@@ -115,6 +115,15 @@ void BpfFixture::set_policy(double rate, uint64_t burst) {
   ASSERT_EQ(rc, 0) << "publish_rules (one policy): " << strerror(-rc);
 }
 
+void BpfFixture::set_byte_policy(double rate, uint64_t burst) {
+  dt_policy p{};
+  std::string err;
+  ASSERT_TRUE(make_policy(rate, burst, &p, &err, true)) << "make_policy(" << rate << " B/s, " << burst
+                                                        << " B): " << err;
+  int rc = publish_rules(policy_maps(), {p}, {}, {});
+  ASSERT_EQ(rc, 0) << "publish_rules (one byte policy): " << strerror(-rc);
+}
+
 void BpfFixture::clear_policy() {
   int rc = publish_rules(policy_maps(), {}, {}, {});
   ASSERT_EQ(rc, 0) << "publish_rules (empty): " << strerror(-rc);

@@ -53,6 +53,8 @@ class BpfFixture : public ::testing::Test {
 
   // Publishes rule 0 = (rate/s, burst) the way the agent does. Fails the test on error.
   void set_policy(double rate, uint64_t burst);
+  // The same for a byte budget: rate in bytes/s, burst in bytes (DT_POL_BYTES).
+  void set_byte_policy(double rate, uint64_t burst);
   // Publishes an empty rule set (interval_ns 0 everywhere: fail open).
   void clear_policy();
   // The policy of rule 0 as the XDP program sees it.

@@ -479,6 +479,7 @@ mlab_wait_peers() {
 # link, each sending SOURCES (comma-separated, round-robin) at RATE/N frames per second
 # for SECONDS (bounded by count), and LIMIT seconds at most (default SECONDS + 3; stop
 # earlier with spray_stop). Host I's result goes to $WORK/spray-NAME-I.json.
+# SPRAY_OPTS: more pktgen send options for every sender (e.g. "--size 1000").
 spray_start() {
 	local name=$1 secs=$3 sources=$4 limit=${5:-$(($3 + 3))} i rate count
 	rate=$(calc "$2 / $M_HOSTS")
@@ -486,7 +487,7 @@ spray_start() {
 	for ((i = 1; i <= M_HOSTS; i++)); do
 		nsenter --net="/run/netns/$C_NS" -- timeout $((limit + 10)) "$PKTGEN" send --iface "${M_CIF[i]}" \
 			--dst-ip "${M_IP[i]},${M_IP6[i]}" --dst-mac "${M_MAC[i]}" --dport 9999 --json \
-			--sources "$sources" --rate "$rate" --count "$count" --duration "${limit}s" \
+			--sources "$sources" --rate "$rate" --count "$count" --duration "${limit}s" ${SPRAY_OPTS:-} \
 			>"$WORK/spray-$name-$i.json" 2>"$WORK/spray-$name-$i.err" &
 		LAB_PIDS[spray-$name-$i]=$!
 	done

@@ -134,4 +134,41 @@ TEST(Bucket, ReferenceDaemonExample) {
   EXPECT_EQ(drain(&a, t0 + 9 * kSec, p), 1) << "C can make one request at t=9";
 }
 
+// ---- byte budgets: a cost of n tokens (dt_gcra_admit_n) ----------------------------
+
+TEST(ByteBucket, AdmitsOnlyWhatIsThere) {
+  dt_policy p{};
+  std::string err;
+  ASSERT_TRUE(dt::make_policy(1e5, 2500, &p, &err, true)) << err;  // 100 kB/s: 10 us per byte
+  const uint64_t now = 100 * kSec;
+  __u64 tat = 0, next = 0;
+  ASSERT_TRUE(dt_gcra_admit_n(tat, now, &p, 1000, &next));
+  tat = next;
+  ASSERT_TRUE(dt_gcra_admit_n(tat, now, &p, 1000, &next));
+  tat = next;
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, now, &p), 500000) << "500 bytes left";
+  EXPECT_FALSE(dt_gcra_admit_n(tat, now, &p, 1000, &next)) << "1000 bytes do not fit in 500";
+  EXPECT_FALSE(dt_gcra_admit_n(tat, now, &p, 501, &next));
+  EXPECT_TRUE(dt_gcra_admit_n(tat, now, &p, 500, &next)) << "exactly the 500 left";
+  // Refill: 500 bytes more take 5 ms at 100 kB/s.
+  EXPECT_FALSE(dt_gcra_admit_n(tat, now + 5 * 1000000 - 1, &p, 1000, &next));
+  EXPECT_TRUE(dt_gcra_admit_n(tat, now + 5 * 1000000, &p, 1000, &next));
+  // A cost above the burst never fits, even in a full bucket (and does not overflow).
+  EXPECT_FALSE(dt_gcra_admit_n(0, now, &p, 2501, &next));
+  EXPECT_FALSE(dt_gcra_admit_n(0, now, &p, ~0ull, &next));
+  EXPECT_TRUE(dt_gcra_admit_n(0, now, &p, 2500, &next));
+  EXPECT_EQ(next, now + 2500 * p.interval_ns);
+}
+
+TEST(ByteBucket, CostOneIsAdmit) {
+  dt_policy p{};
+  std::string err;
+  ASSERT_TRUE(dt::make_policy(100, 5, &p, &err)) << err;
+  for (uint64_t tat : {uint64_t{0}, 10 * kSec, 10 * kSec + 40000000, 10 * kSec + 60000000}) {
+    __u64 a = 0, b = 0;
+    EXPECT_EQ(dt_gcra_admit(tat, 10 * kSec, &p, &a), dt_gcra_admit_n(tat, 10 * kSec, &p, 1, &b)) << tat;
+    EXPECT_EQ(a, b) << tat;
+  }
+}
+
 }  // namespace

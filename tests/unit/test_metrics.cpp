@@ -217,6 +217,19 @@ TEST(MetricsRender, ExactTextSingleHost) {
   EXPECT_EQ(dt::render_metrics(fixed_info(), fixed_maps(), dt::MetricsSnapshot{}, kNow), kSingleHost);
 }
 
+// A byte budget (--rate 100kB/s --burst 15kB): dthrottle_info says unit="bytes".
+TEST(MetricsRender, ByteBudgetInfo) {
+  dt::MetricsInfo info = fixed_info();
+  info.rate = 100000;
+  info.burst = 15000;
+  info.bytes = true;
+  const std::string text = dt::render_metrics(info, fixed_maps(), dt::MetricsSnapshot{}, kNow);
+  EXPECT_NE(text.find("dthrottle_info{version=\"0.1.0\",node_id=\"edge-1\",interface=\"eth0\",rate=\"1e+05\","
+                      "burst=\"15000\",xdp_mode=\"native\",unit=\"bytes\"} 1\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(MetricsRender, ExactTextCluster) {
   std::string text = dt::render_metrics(fixed_info(), fixed_maps(), fixed_cluster(), kNow);
   ASSERT_EQ(text.substr(0, sizeof kSingleHost - 1), kSingleHost) << "the dataplane part differs";

@@ -90,7 +90,7 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
             (std::vector<std::string>{"pin_dir", "policy", "sources_total", "dry_run", "counters", "sources", "rules"}))
       << "no agent status given, so no cluster or adaptive";
   EXPECT_EQ(j["pin_dir"], "/sys/fs/bpf/dthrottle/eth0");
-  EXPECT_EQ(j["policy"].dump(), R"({"rate":100,"burst":20,"interval_ns":10000000})")
+  EXPECT_EQ(j["policy"].dump(), R"({"rate":100,"burst":20,"interval_ns":10000000,"unit":"packets"})")
       << "a whole rate is printed as an integer, as before";
   EXPECT_EQ(j["sources_total"], 3);
   EXPECT_EQ(keys_of(j["counters"]),
@@ -104,7 +104,7 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   ASSERT_EQ(j["sources"].size(), 3u);
   const Json &first = j["sources"][0];
   EXPECT_EQ(keys_of(first), (std::vector<std::string>{"source", "prefix_len", "rule", "passed", "dropped",
-                                                      "would_drop", "debited", "tokens", "last_seen_ago_s"}));
+                                                      "would_drop", "debited", "tokens", "last_seen_ago_s", "unit"}));
   EXPECT_EQ(first["source"], "198.18.1.1") << "most dropped first";
   EXPECT_EQ(first["prefix_len"], 32);
   EXPECT_EQ(first["rule"], "default");
@@ -120,10 +120,10 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   ASSERT_EQ(j["rules"].size(), 2u);
   EXPECT_EQ(j["rules"][0].dump(),
             R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300,)"
-            R"("would_drop":0,"dry_run":false})");
+            R"("would_drop":0,"dry_run":false,"unit":"packets"})");
   EXPECT_EQ(j["rules"][1].dump(),
             R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9,"would_drop":0,)"
-            R"("dry_run":false})");
+            R"("dry_run":false,"unit":"packets"})");
 }
 
 TEST(StatsJson, TopLimitsTheSourcesButNotTheirTotal) {
@@ -139,7 +139,7 @@ TEST(StatsJson, FloatsKeepThePrintedDigits) {
   s.sources[1].b.last_seen_ns = s.taken_ns - 1'234'567;  // 0.001234567 s: %.3f keeps 0.001
   const std::string out = dt::render_stats_json(s, options("/p", 0), {});
   EXPECT_NE(out.find(R"("policy":{"rate":333333333,)"), std::string::npos) << out;
-  EXPECT_NE(out.find(R"("last_seen_ago_s":0.001})"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"("last_seen_ago_s":0.001,)"), std::string::npos) << out;
 }
 
 TEST(StatsJson, AwkwardPinDirectoryAndRuleNameRoundTrip) {
@@ -374,6 +374,35 @@ TEST(PrintedNumber, ReadsAsPrintfPrintedIt) {
   EXPECT_EQ(dt::printed_number("%.6f", 0.5).dump(), "0.5");
   EXPECT_TRUE(dt::printed_number("%.9g", std::nan("")).is_null()) << "JSON has no NaN";
   EXPECT_TRUE(dt::printed_number("%.9g", INFINITY).is_null()) << "JSON has no infinity";
+}
+
+}  // namespace
+
+namespace {
+
+// A byte budget (rule 0 at 100 kB/s, burst 10 kB): shown in bytes, with "unit" in JSON.
+TEST(StatsBytes, ByteRuleShownInBytes) {
+  dt::StatsSnapshot s = sample_snapshot();
+  s.policy = throttle_policy(100000, 10000);
+  s.policy.flags = DT_POL_BYTES;
+  s.policies[0] = s.policy;
+  s.rules[0].policy = s.policy;
+  s.sources[1].b.tat_ns = 0;  // a full bucket: 10000 bytes
+  dt::AgentStatusFiles status;
+  dt::StatsOptions opt = options("/p", 10);
+  opt.json = false;
+  const std::string text = dt::render_stats_text(s, opt, status);
+  EXPECT_NE(text.find("policy: rate 100 kB/s, burst 10 kB per source (a byte budget)"), std::string::npos) << text;
+  EXPECT_NE(text.find("throttle     100 kB/s      10 kB          700"), std::string::npos)
+      << "the rules table's rate and burst (passed/dropped per rule stay packets):\n" << text;
+  EXPECT_NE(text.find("10000.000"), std::string::npos) << "tokens in bytes:\n" << text;
+  EXPECT_NE(text.find("(bytes)"), std::string::npos) << text;
+  const Json j = Json::parse(dt::render_stats_json(s, options("/p", 10), status));
+  EXPECT_EQ(j["policy"]["unit"], "bytes");
+  EXPECT_EQ(j["rules"][0]["unit"], "bytes");
+  EXPECT_EQ(j["rules"][1]["unit"], "packets");
+  for (const auto &src : j["sources"])
+    EXPECT_EQ(src["unit"], src["rule"] == "default" ? "bytes" : "packets") << src.dump();
 }
 
 }  // namespace
