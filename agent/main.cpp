@@ -9,6 +9,7 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "top") == 0) return dt::cmd_top(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "check") == 0) return dt::cmd_check(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "hub") == 0) return dt::cmd_hub(argc - 1, argv + 1);
+  if (argc >= 2 && strcmp(argv[1], "explain") == 0) return dt::cmd_explain(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "reload") == 0) return dt::cmd_reload(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "keygen") == 0) return dt::cmd_keygen(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "--version") == 0) {

@@ -24,6 +24,7 @@ const char kRunUsage[] =
     "       agent top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
     "       agent check [--config FILE] [options]    # validate; loads nothing\n"
     "       agent reload [--iface IFACE | --pin-dir DIR]\n"
+    "       agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json]   # why is ADDR throttled?\n"
     "       agent hub [--listen ADDR:PORT]\n"
     "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
     "\n"
@@ -123,6 +124,22 @@ const char kStatsUsage[] =
     "      --top N         show N sources (default 10; 0 shows every source)\n"
     "  -h, --help          show this help\n";
 
+const char kExplainUsage[] =
+    "Usage: agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json] [--watch DURATION]\n"
+    "\n"
+    "Why is ADDR throttled (or not)? Reads the pinned maps: the rule that matches ADDR (the\n"
+    "prefix in the live rules and each candidate's conditions), the bucket key of each\n"
+    "rule that applies, its tokens now and its passed / dropped / debited / would-drop\n"
+    "counts, dry run or not. A running agent in a cluster also watches its peers' reports\n"
+    "for DURATION and says which peers reported ADDR, with how many hits.\n"
+    "\n"
+    "Options:\n"
+    "  -i, --iface IFACE     read /sys/fs/bpf/dthrottle/IFACE\n"
+    "      --pin-dir DIR     read the maps pinned in DIR\n"
+    "      --json            machine-readable output\n"
+    "      --watch DURATION  how long to watch the peers' reports (default 1s; 0: do not ask)\n"
+    "  -h, --help            show this help\n";
+
 const char kHubUsage[] =
     "Usage: agent hub [--listen ADDR:PORT] [--log-level LEVEL]\n"
     "\n"
@@ -153,7 +170,7 @@ const char kTopUsage[] =
     "  -h, --help          show this help\n";
 
 enum LongOnly {
-  kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop,
+  kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop, kWatch,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
   kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
   kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun,
@@ -224,6 +241,7 @@ ParseOutcome resolve_pin_dir(const std::string &iface, std::string *pin_dir, con
 const char *run_usage() { return kRunUsage; }
 const char *stats_usage() { return kStatsUsage; }
 const char *hub_usage() { return kHubUsage; }
+const char *explain_usage() { return kExplainUsage; }
 const char *top_usage() { return kTopUsage; }
 
 namespace {
@@ -581,6 +599,36 @@ ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *o, std::st
   }
   if (no_extra_arguments(argc, argv, err) != ParseOutcome::Ok) return ParseOutcome::Error;
   return resolve_pin_dir(o->iface, &o->pin_dir, "read", err);
+}
+
+ParseOutcome parse_explain_options(int argc, char **argv, ExplainOptions *o, std::string *err) {
+  static const option kLong[] = {{"iface", required_argument, nullptr, 'i'},
+                                 {"pin-dir", required_argument, nullptr, kPinDir},
+                                 {"json", no_argument, nullptr, kJson},
+                                 {"watch", required_argument, nullptr, kWatch},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
+  start_getopt();
+  int c;
+  while ((c = getopt_long(argc, argv, ":i:h", kLong, nullptr)) != -1) {
+    std::string v = optarg ? optarg : "", e;
+    switch (c) {
+      case 'i': o->iface = v; break;
+      case kPinDir: o->pin_dir = v; break;
+      case kJson: o->json = true; break;
+      case kWatch:
+        if (v == "0") o->watch_ns = 0;
+        else if (!parse_duration(v, &o->watch_ns, &e) || o->watch_ns > 10'000'000'000ull)
+          return *err = flag_error("watch", e.empty() ? "'" + v + "' must be from 0 to 10s" : e), ParseOutcome::Error;
+        break;
+      case 'h': return ParseOutcome::Help;
+      default: return getopt_error(c, argv, err);
+    }
+  }
+  if (optind >= argc) return *err = "say which address to explain: agent explain ADDR", ParseOutcome::Error;
+  o->address = argv[optind++];
+  if (no_extra_arguments(argc, argv, err) != ParseOutcome::Ok) return ParseOutcome::Error;
+  return resolve_pin_dir(o->iface, &o->pin_dir, "explain", err);
 }
 
 ParseOutcome parse_top_options(int argc, char **argv, TopOptions *o, std::string *err) {

@@ -73,6 +73,15 @@ enum class ParseOutcome { Ok, Help, Error };
 
 ParseOutcome parse_run_options(int argc, char **argv, RunOptions *out, std::string *err);
 ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *out, std::string *err);
+// agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json] [--watch DURATION]
+struct ExplainOptions {
+  std::string address;
+  std::string iface, pin_dir;
+  bool json = false;
+  uint64_t watch_ns = 1'000'000'000;  // how long the running agent watches peers' reports
+};
+ParseOutcome parse_explain_options(int argc, char **argv, ExplainOptions *out, std::string *err);
+const char *explain_usage();
 ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *out, std::string *err);
 ParseOutcome parse_top_options(int argc, char **argv, TopOptions *out, std::string *err);
 

@@ -211,6 +211,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
     if (debit_tags_) debit_tags_(body.tags, now_ns);
   }
   if (body.entries.empty()) return;
+  if (watch_.active()) watch_.observe(h.node_id, body);
   // The sender's rule names to ours; hits for rules we do not throttle are dropped.
   std::vector<int64_t> local(body.rules.size(), -1);
   for (size_t i = 0; i < body.rules.size(); i++)

@@ -19,6 +19,7 @@
 #include "cluster/curve.h"
 #include "common/log.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/source_watch.h"
 
 namespace zmq {
 class context_t;
@@ -86,6 +87,8 @@ class Cluster {
 
   const ClusterCounters &counters() const { return counters_; }
   const PeerTracker &tracker() const { return tracker_; }
+  // Which peers report one source (agent explain): started by the daemon, fed here.
+  SourceWatch &source_watch() { return watch_; }
 
  private:
   Cluster(const ClusterConfig &cfg, Dataplane &dp);
@@ -107,6 +110,7 @@ class Cluster {
   std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
   AdaptiveSet *adaptive_ = nullptr;
+  SourceWatch watch_;
 };
 
 // Who writes the cluster status file, and when.

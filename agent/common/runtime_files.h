@@ -17,6 +17,8 @@ constexpr const char *kClusterStatusJson = ".cluster.json";
 constexpr const char *kClusterStatusText = ".cluster.txt";
 constexpr const char *kAdaptiveStatusJson = ".adaptive.json";
 constexpr const char *kAdaptiveStatusText = ".adaptive.txt";
+constexpr const char *kExplainRequest = ".explain.req";    // "<id> <address> <window ms>" from `agent explain`
+constexpr const char *kExplainAnswer = ".explain.json";    // the peers that reported it (daemon/explain_watch)
 
 // The file with `suffix` of the agent that pins its maps in `pin_dir`
 // (/run/dthrottle/<pin_dir with '/' as '_'><suffix>).

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/runtime_files.h"
+#include "daemon/explain_watch.h"
 #include "daemon/reload.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
@@ -81,6 +82,7 @@ bool Daemon::setup() {
   // The metrics port and the query socket first: nothing is lost if they are taken.
   if (!bind_signals() || !bind_metrics() || !install_tag_rules() || !start_query()) return false;
   if (!open_dataplane() || !publish_rules() || !start_adaptive() || !join_cluster()) return false;
+  start_explain();
   serve_metrics();
   return true;
 }
@@ -105,6 +107,7 @@ bool Daemon::bind_signals() {
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGHUP);
+  sigaddset(&sigs, SIGUSR1);  // agent explain
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
   signal_fd_ = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -194,6 +197,14 @@ bool Daemon::start_adaptive() {
   return true;
 }
 
+// agent explain's requests: answered from the peers' reports (with a cluster) or at once.
+void Daemon::start_explain() {
+  const std::string &pin_dir = config_.opt.pin_dir;
+  runtime_files_.add(runtime_file(pin_dir, kExplainRequest));
+  runtime_files_.add(runtime_file(pin_dir, kExplainAnswer));
+  explain_ = std::make_unique<ExplainWatch>(pin_dir, cluster_.get());
+}
+
 bool Daemon::join_cluster() {
   const RunOptions &opt = config_.opt;
   if (!opt.cluster()) return true;
@@ -266,6 +277,7 @@ void Daemon::serve() {
     if (ready.peer) on_peer_readable(now);
     if (ready.ring) on_ring_readable();
     if (ticking_ && period_.due(now)) on_period(now);
+    explain_->poll(now);
     if (fail_open_check_.due(now)) on_fail_open_check(now);
     if (stats_log_.due(now)) on_stats_log(now);
   }
@@ -296,6 +308,10 @@ void Daemon::on_signal() {
   while (read(signal_fd_, &si, sizeof si) == sizeof si) {
     if (si.ssi_signo == SIGHUP) {
       on_reload();
+      continue;
+    }
+    if (si.ssi_signo == SIGUSR1) {
+      explain_->on_request(mono_now_ns());
       continue;
     }
     DT_INFO("%s received: %s", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM",

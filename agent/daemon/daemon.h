@@ -29,6 +29,7 @@
 namespace dt {
 
 class Cluster;
+class ExplainWatch;
 class Dataplane;
 class MetricsServer;
 class QueryServer;
@@ -81,6 +82,7 @@ class Daemon {
   };
   void serve();
   Ready wait_for_events();
+  void start_explain();
   void on_signal();
   void on_reload();
   void on_peer_readable(uint64_t now_ns);
@@ -112,6 +114,7 @@ class Daemon {
   std::unique_ptr<AdaptiveDriver> adaptive_;  // reads the dataplane and the tag table
   RemoveOnExit runtime_files_;  // status and reload files: gone while the dataplane's lock is held
   std::unique_ptr<Cluster> cluster_;          // reads the tag table and the adaptive limits
+  std::unique_ptr<ExplainWatch> explain_;     // reads the cluster
   std::unique_ptr<MetricsServer> metrics_;    // its threads read the maps: stops first
 
   // The loop's state.

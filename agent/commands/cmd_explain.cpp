@@ -1,0 +1,107 @@
+// cmd_explain.cpp - `agent explain ADDR`: why a source is throttled (or not), from the
+// pinned maps, and which peers reported it, from the running agent (SIGUSR1 and two
+// runtime files: the request and the answer; daemon/explain_watch.h answers).
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli.h"
+#include "commands/commands.h"
+#include "commands/explain.h"
+#include "common/address.h"
+#include "common/files.h"
+#include "common/json.h"
+#include "common/runtime_files.h"
+#include "dataplane/dataplane.h"
+#include "dataplane/map_reader.h"
+
+namespace dt {
+namespace {
+
+long agent_pid(const std::string &pin_dir) {
+  std::ifstream lock(runtime_file(pin_dir, kLockFile));
+  long pid = 0;
+  return (lock >> pid) && pid > 1 ? pid : 0;
+}
+
+// The answer file, once it holds the answer to request `id`.
+bool read_answer(const std::string &path, const std::string &id, Json *out) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Json j = Json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("id", "") != id) return false;
+  *out = std::move(j);
+  return true;
+}
+
+void take_answer(const Json &j, ExplainPeers *p) {
+  if (!j.value("cluster", false)) {
+    p->state = ExplainPeers::State::NoCluster;
+    return;
+  }
+  p->state = ExplainPeers::State::Answered;
+  p->window_ms = j.value("window_ms", 0ull);
+  for (const Json &r : j.value("peers", Json::array()))
+    p->reports.push_back({r.value("node", ""), r.value("rule", ""), r.value("hits", 0ull), r.value("reports", 0ull)});
+}
+
+// Asks the running agent which peers report the address, waiting for its answer.
+ExplainPeers ask_agent(const ExplainOptions &opt) {
+  ExplainPeers p;
+  if (opt.watch_ns == 0) return p;
+  const long pid = agent_running(opt.pin_dir) ? agent_pid(opt.pin_dir) : 0;
+  if (!pid) return p.state = ExplainPeers::State::NoAgent, p;
+  const uint64_t window_ms = opt.watch_ns / 1'000'000;
+  const std::string id = std::to_string(getpid()) + "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  write_file_atomic(runtime_file(opt.pin_dir, kExplainRequest),
+                    id + " " + opt.address + " " + std::to_string(window_ms) + "\n");
+  p.state = ExplainPeers::State::NoAnswer;
+  if (kill(static_cast<pid_t>(pid), SIGUSR1) != 0) return p;
+  const std::string answer = runtime_file(opt.pin_dir, kExplainAnswer);
+  Json j;
+  for (uint64_t waited = 0; waited < window_ms + 2000; waited += 20) {  // bounded: the window plus 2 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (read_answer(answer, id, &j)) {
+      take_answer(j, &p);
+      break;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+int cmd_explain(int argc, char **argv) {
+  ExplainOptions opt;
+  std::string err;
+  switch (parse_explain_options(argc, argv, &opt, &err)) {
+    case ParseOutcome::Help: fputs(explain_usage(), stdout); return 0;
+    case ParseOutcome::Error:
+      fprintf(stderr, "agent explain: %s\nTry 'agent explain --help'.\n", err.c_str());
+      return 2;
+    case ParseOutcome::Ok: break;
+  }
+  dt_key probe{};
+  if (!key_from_string(opt.address, &probe)) {
+    fprintf(stderr, "agent explain: '%s' is not an IPv4 or IPv6 address\n", opt.address.c_str());
+    return 2;
+  }
+  PinnedMaps maps;
+  Explanation e;
+  if (!maps.open(opt.pin_dir, &err) || !read_explanation(maps, opt.pin_dir, opt.address, &e, &err)) {
+    fprintf(stderr, "agent explain: %s\n", err.c_str());
+    return 1;
+  }
+  e.peers = ask_agent(opt);
+  const std::string text = opt.json ? render_explanation_json(e) : render_explanation_text(e);
+  fputs(text.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace dt

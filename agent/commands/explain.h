@@ -1,0 +1,59 @@
+// explain.h - what `agent explain ADDR` says: the rule that matches an address (and why),
+// the bucket of each rule that may apply, and which peers reported it, read from the
+// pinned maps and, for the peers, from the running agent.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dthrottle/common.h"
+
+namespace dt {
+
+struct PinnedMaps;
+
+// One candidate rule of the matched prefix, in the order the packet path tries them.
+struct ExplainRule {
+  uint32_t id = 0;
+  std::string name;
+  std::string when;     // its conditions: "any packet", "udp dport 53", "tcp syn dport 80-89"
+  dt_policy policy{};   // live
+  dt_key key{};         // the bucket key of the address under this rule (throttle rules)
+  bool has_bucket = false;
+  dt_bucket bucket{};
+};
+
+// Which peers reported the address while the running agent watched their reports.
+struct ExplainPeers {
+  enum class State { NotAsked, NoAgent, NoCluster, NoAnswer, Answered } state = State::NotAsked;
+  uint64_t window_ms = 0;
+  struct Report {
+    std::string node, rule;
+    uint64_t hits = 0, reports = 0;
+  };
+  std::vector<Report> reports;
+};
+
+struct Explanation {
+  std::string address;
+  dt_key addr{};          // the address as the maps hold it (IPv4-mapped), rule 0
+  bool rules_on = false;  // the agent runs with --rules (a rules trie decides)
+  std::string prefix;     // the longest prefix of the live rules that holds it ("": none)
+  std::vector<ExplainRule> rules;
+  uint64_t now_ns = 0;    // CLOCK_MONOTONIC when the buckets were read
+  ExplainPeers peers;
+};
+
+// Reads the maps of `pin_dir` (opened in `maps`) about `address`. False with a sentence in
+// *err if the address is not one or the maps cannot be read.
+bool read_explanation(const PinnedMaps &maps, const std::string &pin_dir, const std::string &address,
+                      Explanation *out, std::string *err);
+
+// The conditions of one rules-trie candidate, as words.
+std::string match_text(const dt_rule_match &m);
+
+std::string render_explanation_text(const Explanation &e);
+std::string render_explanation_json(const Explanation &e);  // one line and a newline
+
+}  // namespace dt

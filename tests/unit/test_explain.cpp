@@ -1,0 +1,104 @@
+// test_explain.cpp - `agent explain`: the words for a rule's conditions, the rendering of
+// an explanation, and the watch of peers' reports for one source (cluster/source_watch.h).
+#include <gtest/gtest.h>
+
+#include "cluster/source_watch.h"
+#include "commands/explain.h"
+#include "common/address.h"
+#include "dataplane/policy.h"
+#include "dthrottle/bucket.h"
+
+namespace dt {
+namespace {
+
+dt_key key_of(const char *text, uint32_t rule = 0) {
+  dt_key k{};
+  EXPECT_TRUE(key_from_string(text, &k)) << text;
+  k.rule = rule;
+  return k;
+}
+
+TEST(Explain, MatchText) {
+  dt_rule_match m{};
+  EXPECT_EQ(match_text(m), "any packet");
+  m.proto = 17;
+  m.flags = DT_MATCH_PORTS;
+  m.dport_lo = m.dport_hi = 53;
+  EXPECT_EQ(match_text(m), "udp dport 53");
+  m.proto = 6;
+  m.flags = DT_MATCH_PORTS | DT_MATCH_SYN;
+  m.dport_lo = 80, m.dport_hi = 89;
+  EXPECT_EQ(match_text(m), "tcp syn dport 80-89");
+  m = dt_rule_match{};
+  m.flags = DT_MATCH_SYN;
+  EXPECT_EQ(match_text(m), "tcp syn");
+  m.proto = 132;
+  EXPECT_EQ(match_text(m), "protocol 132 syn");
+}
+
+TEST(Explain, RendersAnUnknownSourceAndNoAgent) {
+  Explanation e;
+  e.address = "198.18.9.9";
+  e.addr = key_of("198.18.9.9");
+  ExplainRule r;
+  r.name = "default";
+  r.when = "any packet";
+  std::string err;
+  ASSERT_TRUE(make_policy(100, 50, &r.policy, &err)) << err;
+  r.key = e.addr;
+  e.rules.push_back(r);
+  e.peers.state = ExplainPeers::State::NoAgent;
+  const std::string text = render_explanation_text(e);
+  EXPECT_NE(text.find("198.18.9.9: no --rules: every packet uses the default rule"), std::string::npos) << text;
+  EXPECT_NE(text.find("rule default: no bucket for 198.18.9.9/32 (never seen, or evicted): it would start full, "
+                      "50 tokens"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("peers: unknown: no agent is running"), std::string::npos) << text;
+  const std::string json = render_explanation_json(e);
+  EXPECT_NE(json.find(R"("bucket":null)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("peers":{"state":"no_agent"})"), std::string::npos) << json;
+}
+
+ReportBody body_with(std::vector<std::pair<const char *, uint64_t>> entries) {
+  ReportBody b;
+  b.rules = {"default", "web"};
+  for (const auto &[addr, hits] : entries) b.entries.push_back({key_of(addr, 1), hits});
+  return b;
+}
+
+TEST(SourceWatch, CountsTheSourceUnderAnyKeyPrefixAndNothingElse) {
+  SourceWatch w;
+  const dt_key src = key_of("198.18.3.7");
+  EXPECT_FALSE(w.active());
+  w.observe("h2", body_with({{"198.18.3.7", 5}}));  // not watching: ignored
+  w.start(src.addr, 1000);
+  w.observe("h2", body_with({{"198.18.3.7", 5}, {"198.18.3.8", 100}, {"198.18.4.7", 100}}));
+  w.observe("h2", body_with({{"198.18.3.0", 7}}));  // its /24 bucket key
+  w.observe("h3", body_with({{"198.18.0.0", 2}}));  // its /16 bucket key
+  w.observe("h3", body_with({{"0.0.0.0", 9}, {"2001:2::1", 9}}));  // not prefixes of an IPv4 source
+  EXPECT_FALSE(w.done(999));
+  EXPECT_TRUE(w.done(1000));
+  const auto seen = w.take();
+  ASSERT_EQ(seen.size(), 2u) << "one row per (peer, rule)";
+  EXPECT_EQ(seen[0].node, "h2");
+  EXPECT_EQ(seen[0].rule, "web");
+  EXPECT_EQ(seen[0].hits, 12u) << "198.18.3.7 itself and its /24 key; 198.18.3.8 and 198.18.4.7 are others";
+  EXPECT_EQ(seen[0].reports, 2u);
+  EXPECT_EQ(seen[1].node, "h3");
+  EXPECT_EQ(seen[1].hits, 2u);
+  EXPECT_FALSE(w.active()) << "take ends the watch";
+}
+
+TEST(SourceWatch, IPv6KeyPrefixes) {
+  SourceWatch w;
+  const dt_key src = key_of("2001:2:0:5::9");
+  w.start(src.addr, 1);
+  w.observe("h2", body_with({{"2001:2:0:5::", 3}, {"2001:2:0:6::", 4}, {"2001:2:0:5::9", 1}}));
+  const auto seen = w.take();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].hits, 4u) << "the /64 key and the address, not the other /64";
+}
+
+}  // namespace
+}  // namespace dt
