@@ -85,6 +85,22 @@ static __always_inline int dt_dry_run_pass(__u32 rule, struct dt_bucket *b, __u6
 	return XDP_PASS;
 }
 
+/* A byte rule's bytes, per rule and per CPU (packet rules skip the lookup). */
+static __always_inline void dt_count_rule_bytes(const struct dt_policy *pol, __u32 rule, __u64 bytes, int passed)
+{
+	struct dt_rule_bytes *rb;
+
+	if (!(pol->flags & DT_POL_BYTES))
+		return;
+	rb = bpf_map_lookup_elem(&rule_bytes, &rule);
+	if (!rb)
+		return;
+	if (passed)
+		rb->passed += bytes;
+	else
+		rb->dropped += bytes;
+}
+
 SEC("xdp")
 int dt_xdp(struct xdp_md *ctx)
 {
@@ -171,6 +187,7 @@ int dt_xdp(struct xdp_md *ctx)
 		__sync_fetch_and_add(&b->passed, cost);
 		st->passed++;
 		rst->passed++;
+		dt_count_rule_bytes(pol, rule, cost, 1);
 		if (cfg->flags & DT_CFG_REPORT)
 			dt_mark_active(b, &key, cfg->epoch, st);
 		return XDP_PASS;
@@ -183,6 +200,7 @@ int dt_xdp(struct xdp_md *ctx)
 		__sync_fetch_and_add(&b->dropped, cost);
 		st->dropped++;
 		rst->dropped++;
+		dt_count_rule_bytes(pol, rule, cost, 0);
 		return XDP_DROP;
 	}
 }

@@ -116,6 +116,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rule_would_drop SEC(".maps");
 
+/* Byte rules' bytes per rule (dt_rule_bytes): per CPU, written only for DT_POL_BYTES rules. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DT_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct dt_rule_bytes);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rule_bytes SEC(".maps");
+
 /* Rule names, agent-written, never read by the programs (for bpftool and stats). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -254,7 +254,7 @@ void Daemon::serve_metrics() {
                  opt.rate, opt.burst, dp_->max_sources()};
   mi.bytes = opt.bytes;
   metrics_->serve(mi, dp_->stats_fd(), dp_->buckets_fd(), dp_->rule_stats_fd(), dp_->rule_names_fd(),
-                  dp_->rule_would_drop_fd());
+                  dp_->rule_would_drop_fd(), dp_->rule_bytes_fd());
   publish_metrics();
 }
 

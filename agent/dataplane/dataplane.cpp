@@ -342,6 +342,7 @@ int Dataplane::rules_fd(int bank) const { return bpf_map__fd(bank ? skel_->maps.
 int Dataplane::rule_stats_fd() const { return bpf_map__fd(skel_->maps.rule_stats); }
 int Dataplane::rule_names_fd() const { return bpf_map__fd(skel_->maps.rule_names); }
 int Dataplane::rule_would_drop_fd() const { return bpf_map__fd(skel_->maps.rule_would_drop); }
+int Dataplane::rule_bytes_fd() const { return bpf_map__fd(skel_->maps.rule_bytes); }
 
 void Dataplane::detach_and_unpin() {
   unlink((pin_dir_ + "/" + DT_PIN_LINK).c_str());

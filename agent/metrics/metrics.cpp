@@ -73,6 +73,22 @@ class Exposition {
   std::string text_;
 };
 
+// Byte rules' frame bytes per rule and verdict; no family at all without a byte rule.
+void render_rule_bytes(Exposition &x, const MapView &m) {
+  std::vector<const RuleCount *> rows;
+  if (m.rules.empty() && (m.default_bytes.bytes_passed || m.default_bytes.bytes_dropped)) rows.push_back(&m.default_bytes);
+  for (const RuleCount &r : m.rules)
+    if (r.bytes_passed || r.bytes_dropped) rows.push_back(&r);
+  if (rows.empty()) return;
+  x.family("dthrottle_rule_bytes_total", "counter",
+           "Frame bytes (Ethernet header included) decided by the buckets of byte rules, by rule and verdict.");
+  for (const RuleCount *r : rows) {
+    const std::string name = r->name.empty() ? "default" : r->name;
+    x.sample("dthrottle_rule_bytes_total", {{"rule", name}, {"verdict", "passed"}}, r->bytes_passed);
+    x.sample("dthrottle_rule_bytes_total", {{"rule", name}, {"verdict", "dropped"}}, r->bytes_dropped);
+  }
+}
+
 void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) {
   const dt_stats &s = m.stats;
   x.family("dthrottle_packets_total", "counter",
@@ -98,6 +114,7 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
     x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "dropped"}}, r.dropped);
     x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "would_drop"}}, r.would_drop);
   }
+  render_rule_bytes(x, m);
   x.counter("dthrottle_contended_packets_total",
             "Packets dropped because their bucket's compare-and-swap kept losing races (not in packets_total).",
             s.contended);
@@ -282,6 +299,7 @@ struct MetricsServer::Impl {
   std::string shown;  // ADDR:PORT as the user would write it
   MetricsInfo info;
   int stats_fd = -1, buckets_fd = -1, rule_stats_fd = -1, rule_names_fd = -1, rule_would_drop_fd = -1;
+  int rule_bytes_fd = -1;
 
   // Rule `id`'s would-drop, its per-CPU counters summed (0 without the map).
   uint64_t read_would_drop(uint32_t id, std::vector<uint64_t> &per_cpu) const {
@@ -291,12 +309,20 @@ struct MetricsServer::Impl {
     return sum;
   }
 
+  // Rule `id`'s bytes (byte rules), its per-CPU counters summed into r.
+  void read_bytes(uint32_t id, RuleCount *r, std::vector<dt_rule_bytes> &per_cpu) const {
+    if (rule_bytes_fd >= 0 && bpf_map_lookup_elem(rule_bytes_fd, &id, per_cpu.data()) == 0)
+      for (const auto &c : per_cpu) r->bytes_passed += c.passed, r->bytes_dropped += c.dropped;
+  }
+
   // The named rules and their per-CPU counters, summed; *would_drop: every rule's would-drop.
-  std::vector<RuleCount> read_rules(uint64_t *would_drop) const {
+  std::vector<RuleCount> read_rules(uint64_t *would_drop, RuleCount *default_bytes) const {
     std::vector<RuleCount> out;
     const int ncpu = libbpf_num_possible_cpus();
     std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
     std::vector<uint64_t> per_cpu_wd(per_cpu.size());
+    std::vector<dt_rule_bytes> per_cpu_bytes(per_cpu.size());
+    read_bytes(DT_RULE_DEFAULT, default_bytes, per_cpu_bytes);
     *would_drop = 0;
     for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
       const uint64_t wd = read_would_drop(id, per_cpu_wd);
@@ -307,6 +333,7 @@ struct MetricsServer::Impl {
       RuleCount r;
       r.name.assign(n.name, strnlen(n.name, sizeof n.name));
       r.would_drop = wd;
+      read_bytes(id, &r, per_cpu_bytes);
       if (bpf_map_lookup_elem(rule_stats_fd, &id, per_cpu.data()) == 0)
         for (const auto &c : per_cpu) r.passed += c.passed, r.dropped += c.dropped;
       out.push_back(std::move(r));
@@ -352,7 +379,7 @@ struct MetricsServer::Impl {
       m.evictions = evictions;
     }
     if (int rc = read_stats(stats_fd, &m.stats); rc != 0) return failed("reading the stats map", rc, out);
-    m.rules = read_rules(&m.would_drop);
+    m.rules = read_rules(&m.would_drop, &m.default_bytes);
     MetricsSnapshot s;
     {
       std::lock_guard<std::mutex> lock(snap_mu);
@@ -416,7 +443,7 @@ std::unique_ptr<MetricsServer> MetricsServer::bind(const MetricsAddress &addr, s
 }
 
 void MetricsServer::serve(const MetricsInfo &info, int stats_fd, int buckets_fd, int rule_stats_fd,
-                          int rule_names_fd, int rule_would_drop_fd) {
+                          int rule_names_fd, int rule_would_drop_fd, int rule_bytes_fd) {
   Impl *p = impl_.get();
   p->info = info;
   p->stats_fd = stats_fd;
@@ -424,6 +451,7 @@ void MetricsServer::serve(const MetricsInfo &info, int stats_fd, int buckets_fd,
   p->rule_stats_fd = rule_stats_fd;
   p->rule_names_fd = rule_names_fd;
   p->rule_would_drop_fd = rule_would_drop_fd;
+  p->rule_bytes_fd = rule_bytes_fd;
   p->thread = std::thread([p] { p->http.listen_after_bind(); });
   // stop() does nothing until the accept loop runs: wait for it, so the destructor stops it.
   for (int i = 0; i < 2000 && !p->http.is_running(); i++)

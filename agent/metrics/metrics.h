@@ -54,12 +54,14 @@ struct RuleCount {
   std::string name;
   uint64_t passed = 0, dropped = 0;
   uint64_t would_drop = 0;  // dry run: what enforcing would have dropped
+  uint64_t bytes_passed = 0, bytes_dropped = 0;  // byte rules only (frame bytes)
 };
 
 struct MapView {
   dt_stats stats{};
   std::vector<RuleCount> rules;  // named rules (empty: everything is rule "default")
   uint64_t would_drop = 0;       // dry run: the sum of every rule's would-drop
+  RuleCount default_bytes;       // rule 0's bytes when rules are unnamed (a byte --rate/--burst)
   uint64_t sources = 0;    // buckets in the table
   uint64_t evictions = 0;  // EvictionEstimate::update
 };
@@ -96,7 +98,7 @@ class MetricsServer {
   static std::unique_ptr<MetricsServer> bind(const MetricsAddress &addr, std::string *err);
   // Serves GET /metrics from threads of its own. The fds must outlive the server.
   void serve(const MetricsInfo &info, int stats_fd, int buckets_fd, int rule_stats_fd = -1,
-             int rule_names_fd = -1, int rule_would_drop_fd = -1);
+             int rule_names_fd = -1, int rule_would_drop_fd = -1, int rule_bytes_fd = -1);
   // Replaces the snapshot scrapes render (called by the event loop).
   void publish(const MetricsSnapshot &snap);
 

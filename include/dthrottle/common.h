@@ -27,6 +27,7 @@
 #define DT_MAP_RULE_STATS  "rule_stats"
 #define DT_MAP_RULE_NAMES  "rule_names"
 #define DT_MAP_RULE_WOULD_DROP "rule_would_drop"
+#define DT_MAP_RULE_BYTES  "rule_bytes"
 #define DT_PIN_LINK        "link"
 
 #define DT_DEFAULT_PIN_ROOT   "/sys/fs/bpf/dthrottle"
@@ -161,6 +162,13 @@ struct dt_rule_stats {
 	__u64 dropped;
 };
 
+/* Per-rule bytes of byte rules (DT_POL_BYTES): frame bytes passed and dropped by their
+ * buckets (per-CPU array indexed by rule; a map of its own so older pins still fit). */
+struct dt_rule_bytes {
+	__u64 passed;
+	__u64 dropped;
+};
+
 /*
  * Global configuration, one element at key 0 of DT_MAP_CONFIG.
  * Policies are double-banked so that a rule's two 64-bit fields never reach a
@@ -243,6 +251,7 @@ DT_LAYOUT_ASSERT(dt_stats, 104);
 DT_LAYOUT_ASSERT(dt_debit, 24);
 DT_LAYOUT_ASSERT(dt_debit_ctx, 16);
 DT_LAYOUT_ASSERT(dt_config, 16);
+DT_LAYOUT_ASSERT(dt_rule_bytes, 16);
 DT_LAYOUT_ASSERT(dt_collect, 32);
 DT_LAYOUT_ASSERT(dt_active_event, 24);
 #undef DT_LAYOUT_ASSERT

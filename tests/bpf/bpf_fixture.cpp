@@ -97,6 +97,7 @@ int BpfFixture::active_ring_fd() const { return bpf_map__fd(skel_->maps.active);
 int BpfFixture::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
 int BpfFixture::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
 int BpfFixture::exempt_fd() const { return bpf_map__fd(skel_->maps.exempt); }
+int BpfFixture::rule_bytes_fd() const { return bpf_map__fd(skel_->maps.rule_bytes); }
 
 // The policy and config maps alone: rule sets without a rules trie (every packet uses rule 0).
 RuleMaps BpfFixture::policy_maps() {

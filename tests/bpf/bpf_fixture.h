@@ -87,6 +87,7 @@ class BpfFixture : public ::testing::Test {
   int collect_batch_fd() const;
   int collect_prog_fd() const;
   int exempt_fd() const;
+  int rule_bytes_fd() const;
 
   uint64_t start_ns_ = 0;  // CLOCK_MONOTONIC when the object was loaded
 

@@ -4,6 +4,8 @@
 //
 // Exact counts where refill is negligible: at 1 B/s a test's milliseconds refill
 // well under one byte. Where time matters, only lower bounds on elapsed time.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
 #include <chrono>
@@ -34,6 +36,14 @@ class XdpBytes : public BpfFixture {
     for (int i = 0; i < n; i++) passed += run(frame) == XDP_PASS;
     return passed;
   }
+  // A rule's rule_bytes entry, its per-CPU values summed.
+  dt_rule_bytes rule_bytes(uint32_t rule) {
+    std::vector<dt_rule_bytes> per_cpu(static_cast<size_t>(libbpf_num_possible_cpus()));
+    dt_rule_bytes sum{};
+    EXPECT_EQ(bpf_map_lookup_elem(rule_bytes_fd(), &rule, per_cpu.data()), 0) << "rule_bytes lookup";
+    for (const auto &c : per_cpu) sum.passed += c.passed, sum.dropped += c.dropped;
+    return sum;
+  }
 };
 
 TEST_F(XdpBytes, BurstOverFrameLengthFramesPassAtOnce) {
@@ -52,6 +62,17 @@ TEST_F(XdpBytes, BurstOverFrameLengthFramesPassAtOnce) {
   const dt_stats st = stats();
   EXPECT_EQ(st.passed, 10u + 15 + 64) << "global counters stay in packets: " << stats_to_string(st);
   EXPECT_EQ(st.dropped, 15u) << stats_to_string(st);
+  const dt_rule_bytes rb = rule_bytes(DT_RULE_DEFAULT);
+  EXPECT_EQ(rb.passed, (10u + 15 + 64) * 1000) << "rule_bytes: the rule's bytes passed, summed over CPUs";
+  EXPECT_EQ(rb.dropped, 15u * 1000) << "rule_bytes: the rule's bytes dropped";
+}
+
+TEST_F(XdpBytes, PacketRulesLeaveRuleBytesAlone) {
+  ASSERT_NO_FATAL_FAILURE(set_policy(1, 3));
+  const auto f = frame_of("198.18.0.9", 1000);
+  EXPECT_EQ(send(f, 10), 3);
+  const dt_rule_bytes rb = rule_bytes(DT_RULE_DEFAULT);
+  EXPECT_EQ(rb.passed + rb.dropped, 0u) << "a packet rule costs no rule_bytes lookup";
 }
 
 TEST_F(XdpBytes, LargerFrameDroppedSmallerPasses) {

@@ -305,6 +305,23 @@ TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
       << "with named rules, default's series is its own counter, not the global one";
 }
 
+TEST(MetricsRender, ByteRulesHaveTheirBytes) {
+  dt::MapView m = fixed_maps();
+  EXPECT_EQ(dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow).find("dthrottle_rule_bytes_total"),
+            std::string::npos)
+      << "no byte rule: no family";
+  m.default_bytes.bytes_passed = 5000, m.default_bytes.bytes_dropped = 70000;
+  std::string text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
+  EXPECT_NE(text.find("dthrottle_rule_bytes_total{rule=\"default\",verdict=\"dropped\"} 70000\n"), std::string::npos)
+      << "a byte --rate/--burst without rules: rule default's bytes\n" << text;
+  m.rules = {{"web", 10, 2}, {"video", 5, 7}};
+  m.rules[1].bytes_passed = 123456;
+  text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
+  EXPECT_NE(text.find("dthrottle_rule_bytes_total{rule=\"video\",verdict=\"passed\"} 123456\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("dthrottle_rule_bytes_total{rule=\"web\""), std::string::npos) << "a packet rule has no bytes series";
+}
+
 TEST(MetricsRender, AdaptiveRulesHaveFactorLimitAndSignals) {
   dt::MetricsSnapshot snap;
   snap.adaptive.push_back({dt::AdaptiveKind::Packet, "api", 3, 200, 0.5, 0.25, "h2", 180, 7, 2, true});
