@@ -101,11 +101,13 @@ static __always_inline void dt_count_rule_bytes(const struct dt_policy *pol, __u
 		rb->dropped += bytes;
 }
 
-SEC("xdp")
-int dt_xdp(struct xdp_md *ctx)
+/*
+ * The decision for one frame, whatever hook it arrives at: XDP_PASS or XDP_DROP
+ * (the hook's entry point turns these into its own verdict codes). `data` is the
+ * Ethernet header, `data_end` the end of the linear data the program may read.
+ */
+static __always_inline int dt_decide(void *data, void *data_end)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	const struct dt_policy *pol;
 	struct dt_rule_stats *rst;
 	struct dt_config *cfg;
@@ -203,6 +205,12 @@ int dt_xdp(struct xdp_md *ctx)
 		dt_count_rule_bytes(pol, rule, cost, 0);
 		return XDP_DROP;
 	}
+}
+
+SEC("xdp")
+int dt_xdp(struct xdp_md *ctx)
+{
+	return dt_decide((void *)(long)ctx->data, (void *)(long)ctx->data_end);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
