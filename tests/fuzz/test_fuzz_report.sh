@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test: runs alone (timing-heavy: tests/run_all.sh starts nothing beside it)
 # test_fuzz_report.sh - a short libFuzzer run of the peer report decoder (ASan+UBSan).
 # Bounded: 20 s or 2,000,000 inputs, whichever comes first.
 set -u

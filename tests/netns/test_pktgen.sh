@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test: runs alone (timing-heavy: tests/run_all.sh starts nothing beside it)
 # test_pktgen.sh - the traffic tool itself, with no throttle in the path.
 #
 #   - frames it builds are valid: the host stack delivers every IPv4 and IPv6 one to
