@@ -231,6 +231,7 @@ int dt_xdp(struct xdp_md *ctx)
  * frame as XDP would see it. The parser reads only the linear part: when the
  * headers it may need are not all there (a non-linear skb), they are pulled in
  * first; if that fails, the parser sees less and the frame passes as malformed.
+ * Verdicts: TC_ACT_SHOT for a drop, TC_ACT_UNSPEC (tcx: TCX_NEXT) to pass it on.
  */
 SEC("tc")
 int dt_tc(struct __sk_buff *skb)
@@ -246,7 +247,9 @@ int dt_tc(struct __sk_buff *skb)
 	}
 	if (dt_decide(data, data_end, skb->len, skb->gso_segs ? skb->gso_segs : 1) == XDP_DROP)
 		return TC_ACT_SHOT;
-	return TC_ACT_OK;
+	/* Not TC_ACT_OK: that would end classification, and the tc programs or
+	 * filters after ours (another product's) would never see the packet. */
+	return TC_ACT_UNSPEC;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
