@@ -1,5 +1,6 @@
 // dataplane.cpp - load, pin, attach, take over, detach.
 #include "dataplane/dataplane.h"
+#include "dataplane/kernel_probe.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -273,6 +274,11 @@ bool ensure_bpffs(const std::string &pin_dir, std::string *err) {
 
 std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::string *err) {
   if (!check_privileges(err)) return nullptr;
+  // An old kernel gets a sentence naming what it lacks, not a verifier log.
+  if (std::string floor = check_kernel_floor(); !floor.empty()) {
+    *err = floor;
+    return nullptr;
+  }
   const int ifindex = static_cast<int>(if_nametoindex(cfg.iface.c_str()));
   if (ifindex == 0) {
     *err = "unknown interface '" + cfg.iface + "' (see `ip link` for the interfaces here)";

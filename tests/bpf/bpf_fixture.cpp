@@ -13,6 +13,7 @@
 #include "dthrottle/bucket.h"
 #include "common/clock.h"
 #include "common/address.h"
+#include "dataplane/kernel_probe.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
 
@@ -86,10 +87,13 @@ void BpfFixture::SetUp() {
   }
   if (int rc = bpf_map__set_max_entries(skel_->maps.buckets, kMaxSources); rc != 0)
     GTEST_FAIL() << "cannot size the bucket map: " << strerror(-rc);
-  if (int rc = dthrottle_bpf__load(skel_); rc != 0)
-    GTEST_FAIL() << "cannot load the dthrottle BPF object (" << strerror(-rc)
-                 << "): is BPF available in this kernel, and are we root? "
-                    "libbpf's log above has the details";
+  if (int rc = dthrottle_bpf__load(skel_); rc != 0) {
+    const std::string floor = check_kernel_floor();
+    GTEST_FAIL() << "cannot load the dthrottle BPF object (" << strerror(-rc) << "): "
+                 << (floor.empty() ? "is BPF available in this kernel, and are we root? "
+                                     "libbpf's log above has the details"
+                                   : floor);
+  }
   start_ns_ = mono_now_ns();
 }
 
