@@ -15,7 +15,10 @@
 #      survives SIGKILL and is taken over; SIGTERM removes the filter and the clsact qdisc it
 #      created. With a clsact qdisc and a foreign tc filter there before, SIGTERM leaves both,
 #      and the foreign filter saw what dthrottle passed (it passes packets on, TC_ACT_UNSPEC).
-# Takes about 30 s.
+#   7. Switching hooks (the foreign XDP program gone): an agent at XDP is SIGKILLed, one with
+#      --attach tc removes its XDP link, and after another SIGKILL one at XDP removes the tcx
+#      link; the bucket state carries over each time.
+# Takes about 25 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=tc
@@ -155,5 +158,28 @@ check_ge tc/shared/dropped-some "198.18.3.21 passed (300 sent, burst $BURST)" "$
 check_eq tc/shared/passed-on "packets the foreign filter after dthrottle's saw (dthrottle passed $passed)" \
 	"$((${seen:-0} - ${seen0:-0}))" "$passed"
 check tc/shared/foreign-xdp-kept "the foreign XDP program is not attached at the end" foreign_kept
+
+# --- 7. switching between XDP and tc ----------------------------------------------------------------
+unset DTHROTTLE_TC_CLSACT
+ip -n "$H_NS" link set dev "$H_IF" xdp off || die "cannot detach the foreign XDP program"
+tc -n "$H_NS" qdisc del dev "$H_IF" clsact || die "cannot remove the foreign clsact qdisc"
+agent_start f --rate "$RATE" --burst "$BURST" --stats-interval 10m || die "agent F (XDP) did not attach"
+agent_signal f KILL || die "agent F did not die on SIGKILL"
+send_traffic "$WORK/switch.json" --sources 198.18.3.30 --rate "$PPS" --count 200 --duration 3s || die "pktgen send failed"
+p_xdp=$(source_num "$(stats_json)" 198.18.3.30 passed)
+agent_start g --attach tc --rate "$RATE" --burst "$BURST" --stats-interval 10m || die "agent G (tc) did not attach"
+check tc/switch/to-tc-logged "agent G did not log the switch from XDP" grep -q 'switched .* from XDP to tc ingress' "$(agent_log g)"
+check tc/switch/xdp-gone "dthrottle's XDP program is still attached after the switch to tc" eval '[ -z "$(foreign_id)" ]'
+check_eq tc/switch/state-kept "198.18.3.30 passed after the switch to tc (before: $p_xdp)" \
+	"$(source_num "$(stats_json)" 198.18.3.30 passed)" "$p_xdp"
+agent_signal g KILL || die "agent G did not die on SIGKILL"
+agent_start h --rate "$RATE" --burst "$BURST" --stats-interval 10m || die "agent H (XDP) did not attach"
+check tc/switch/to-xdp-logged "agent H did not log the switch from tc" \
+	grep -q 'switched .* from tc ingress to XDP: removed its tcx link' "$(agent_log h)"
+check tc/switch/tc-link-gone "the tcx link pin is still there after the switch to XDP" eval '! tc_link_pinned'
+check tc/switch/xdp-attached "no XDP program after the switch back" xdp_attached
+agent_signal h TERM || die "agent H did not exit within 10 s of SIGTERM"
+check tc/switch/clean "something is left after SIGTERM: xdp '$(foreign_id)', pins $(ls "$PIN_DIR" 2>/dev/null | tr '\n' ' ')" \
+	eval '[ -z "$(foreign_id)" ] && [ ! -e "$PIN_DIR" ]'
 
 lab_finish
