@@ -23,6 +23,7 @@
  * sources active in that period, never with the size of the map.
  */
 #include <linux/bpf.h>
+#include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include "dthrottle/common.h"
 #include "parse.h"
@@ -30,6 +31,11 @@
 #include "bucket_ops.h"
 #include "debit.bpf.h"    /* dt_debit: the agent's writes into live buckets */
 #include "collect.bpf.h"  /* dt_collect: what active sources owe the next report */
+
+/* Bytes of headers the tc entry point makes linear before parsing: Ethernet, two
+ * VLAN tags, IPv6 with its extension headers as far as the parser follows them, and
+ * the TCP flags. */
+#define DT_TC_PULL_LEN 256
 
 /*
  * The rule for this packet: the longest prefix of the source in the live rules trie,
@@ -104,9 +110,12 @@ static __always_inline void dt_count_rule_bytes(const struct dt_policy *pol, __u
 /*
  * The decision for one frame, whatever hook it arrives at: XDP_PASS or XDP_DROP
  * (the hook's entry point turns these into its own verdict codes). `data` is the
- * Ethernet header, `data_end` the end of the linear data the program may read.
+ * Ethernet header, `data_end` the end of the linear data the program may read;
+ * `frame_len` is the whole frame's length (what a byte rule charges) and `segs`
+ * the packets it stands for (what a packet rule charges): 1, or at tc the
+ * segments GRO merged into one skb.
  */
-static __always_inline int dt_decide(void *data, void *data_end)
+static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len, __u32 segs)
 {
 	const struct dt_policy *pol;
 	struct dt_rule_stats *rst;
@@ -181,7 +190,7 @@ static __always_inline int dt_decide(void *data, void *data_end)
 	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet
 	 * header included) under a byte rule. A bucket's passed/dropped count the same
 	 * unit, so reports and debits are in bytes for byte rules. */
-	cost = (pol->flags & DT_POL_BYTES) ? (__u64)(data_end - data) : 1;
+	cost = (pol->flags & DT_POL_BYTES) ? frame_len : segs;
 	now = dt_now(cfg);
 	b->last_seen_ns = now;
 	switch (dt_bucket_take(b, now, pol, cost)) {
@@ -210,7 +219,37 @@ static __always_inline int dt_decide(void *data, void *data_end)
 SEC("xdp")
 int dt_xdp(struct xdp_md *ctx)
 {
-	return dt_decide((void *)(long)ctx->data, (void *)(long)ctx->data_end);
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+
+	return dt_decide(data, data_end, (__u64)(data_end - data), 1);
+}
+
+/*
+ * The same decision at tc ingress (--attach tc: a tcx link, or a clsact filter on
+ * kernels before 6.6), for hosts whose XDP hook belongs to another program. At
+ * ingress skb->data is the Ethernet header, as for XDP, and skb->len the whole
+ * frame as XDP would see it. The parser reads only the linear part: when the
+ * headers it may need are not all there (a non-linear skb), they are pulled in
+ * first; if that fails, the parser sees less and the frame passes as malformed.
+ * Verdicts: TC_ACT_SHOT for a drop, TC_ACT_UNSPEC (tcx: TCX_NEXT) to pass it on.
+ */
+SEC("tc")
+int dt_tc(struct __sk_buff *skb)
+{
+	__u32 want = skb->len < DT_TC_PULL_LEN ? skb->len : DT_TC_PULL_LEN;
+	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
+
+	if (data + want > data_end) {
+		/* The call invalidates packet pointers, failed or not: read them again. */
+		bpf_skb_pull_data(skb, want);
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+	}
+	if (dt_decide(data, data_end, skb->len, skb->gso_segs ? skb->gso_segs : 1) == XDP_DROP)
+		return TC_ACT_SHOT;
+	/* Not TC_ACT_OK: that would end classification, and the tc programs or
+	 * filters after ours (another product's) would never see the packet. */
+	return TC_ACT_UNSPEC;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -28,7 +28,8 @@ const char kRunUsage[] =
     "       agent hub [--listen ADDR:PORT]\n"
     "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
     "\n"
-    "Throttles packets per source address on IFACE with an XDP program: every source\n"
+    "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
+    "ingress, --attach tc): every source\n"
     "gets a token bucket of B packets that refills at R packets per second; a packet\n"
     "without a token is dropped. Runs until SIGINT or SIGTERM, then detaches.\n"
     "If the agent dies, the program stays attached and keeps enforcing; a restarted\n"
@@ -55,6 +56,11 @@ const char kRunUsage[] =
     "                          (default /sys/fs/bpf/dthrottle/IFACE)\n"
     "      --xdp-mode MODE     auto (native, falling back to generic), native or\n"
     "                          generic (default auto)\n"
+    "      --attach HOOK       xdp (default) or tc: the same decisions at tc ingress\n"
+    "                          (a tcx link on Linux 6.6+, else a clsact filter), for\n"
+    "                          hosts whose XDP hook belongs to another program; the\n"
+    "                          same pins, survival and take-over; stopping removes only\n"
+    "                          what dthrottle added\n"
     "\n"
     "Query socket (applications ask about any string tag, see docs/query-protocol.md):\n"
     "      --query-socket PATH unix stream socket: send \"TAG\\n\", read \"OK\\n\" or \"NO\\n\";\n"
@@ -170,7 +176,7 @@ const char kTopUsage[] =
     "  -h, --help          show this help\n";
 
 enum LongOnly {
-  kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop, kWatch,
+  kPinDir = 1000, kXdpMode, kAttach, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop, kWatch,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
   kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
   kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun,
@@ -254,6 +260,7 @@ const option kRunLong[] = {
       {"burst", required_argument, nullptr, 'b'},
       {"pin-dir", required_argument, nullptr, kPinDir},
       {"xdp-mode", required_argument, nullptr, kXdpMode},
+      {"attach", required_argument, nullptr, kAttach},
       {"max-sources", required_argument, nullptr, kMaxSources},
       {"keep", no_argument, nullptr, kKeep},
       {"stats-interval", required_argument, nullptr, kStatsInterval},
@@ -289,6 +296,7 @@ struct RunFlagsSeen {
   bool rate = false, burst = false;
   bool rate_bytes = false, burst_bytes = false;  // given with byte units
   std::string rate_text, burst_text;             // as given, for messages
+  bool xdp_mode = false;                         // --xdp-mode given
 };
 
 // A run flag read by its group, refused (*err says why), or another group's.
@@ -299,7 +307,7 @@ FlagOutcome flag_failed(const char *flag, const std::string &msg, std::string *e
   return FlagOutcome::Failed;
 }
 
-// --iface, --rate, --burst, --rules, --dry-run, --pin-dir, --xdp-mode, --max-sources,
+// --iface, --rate, --burst, --rules, --dry-run, --pin-dir, --xdp-mode, --attach, --max-sources,
 // --clock: the XDP program and its tables.
 FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *seen, std::string *err) {
   std::string e;
@@ -326,6 +334,10 @@ FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSe
     case kXdpMode:
       if (!parse_xdp_mode(v, &o->mode))
         return flag_failed("xdp-mode", "'" + v + "' is not one of auto, native, generic", err);
+      seen->xdp_mode = true;
+      break;
+    case kAttach:
+      if (!parse_attach_hook(v, &o->hook)) return flag_failed("attach", "'" + v + "' is not one of xdp, tc", err);
       break;
     case kMaxSources:
       if (!parse_count(v, 1, 1u << 28, &n, &e)) return flag_failed("max-sources", e, err);
@@ -468,6 +480,8 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
     if (std::string why; !make_policy(o->rate, o->burst, &p, &why, o->bytes))
       return *err = "--rate " + seen.rate_text + " --burst " + seen.burst_text + ": " + why, ParseOutcome::Error;
   }
+  if (o->hook == AttachHook::Tc && seen.xdp_mode)
+    return *err = "--xdp-mode is for --attach xdp; with --attach tc no XDP program is attached", ParseOutcome::Error;
   if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
   if (!o->peers.empty() && o->listen.empty()) o->listen = "tcp://*:7700";
   if (!o->curve_peers.empty() && o->curve_key.empty())

@@ -17,6 +17,7 @@ struct RunOptions {
   bool bytes = false;  // --rate/--burst have byte units: a byte budget (README "Byte budgets")
   std::string pin_dir;  // empty: default_pin_dir(iface)
   XdpMode mode = XdpMode::Auto;
+  AttachHook hook = AttachHook::Xdp;  // --attach
   uint32_t max_sources = 0;
   bool max_sources_explicit = false;
   bool keep = false;

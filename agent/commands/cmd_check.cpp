@@ -28,8 +28,10 @@ int cmd_check(int argc, char **argv) {
     fprintf(stderr, "agent check: %s\n", err.c_str());
     return 2;
   }
-  printf("ok: %s: %s; xdp-mode %s, pinned in %s\n", opt.iface.c_str(), describe_run_rules(config).c_str(),
-         xdp_mode_name(opt.mode), opt.pin_dir.c_str());
+  const std::string hook = opt.hook == AttachHook::Tc ? std::string("attach tc (ingress)")
+                                                      : std::string("xdp-mode ") + xdp_mode_name(opt.mode);
+  printf("ok: %s: %s; %s, pinned in %s\n", opt.iface.c_str(), describe_run_rules(config).c_str(), hook.c_str(),
+         opt.pin_dir.c_str());
   if (opt.cluster())
     printf("ok: cluster node %s: peers %zu, hubs %zu, publishing on %s, reports every %.0f ms%s\n",
            opt.node_id.c_str(), opt.peers.size(), opt.hubs.size(), opt.listen.empty() ? "(none)" : opt.listen.c_str(),

@@ -47,6 +47,7 @@ int cmd_stats(int argc, char **argv) {
   AgentStatusFiles status;
   status.cluster = read_status_file(opt.pin_dir, opt.json ? kClusterStatusJson : kClusterStatusText);
   status.adaptive = read_status_file(opt.pin_dir, opt.json ? kAdaptiveStatusJson : kAdaptiveStatusText);
+  status.hook = recorded_hook(opt.pin_dir);  // the attachment outlives a killed agent: read it anyway
   const std::string out = opt.json ? render_stats_json(snap, opt, status) : render_stats_text(snap, opt, status);
   fwrite(out.data(), 1, out.size(), stdout);
   return 0;

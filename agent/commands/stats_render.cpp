@@ -37,10 +37,12 @@ void append_counter(std::string *out, const char *name, unsigned long long v) {
   appendf(out, "  %-14s %15llu\n", name, v);
 }
 
-void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, const std::string &pin_dir) {
+void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, const std::string &pin_dir,
+                                const std::string &hook) {
   const dt_stats &st = snap.counters;
   const dt_policy &pol = snap.policy;
   appendf(out, "dthrottle maps in %s\n", pin_dir.c_str());
+  if (!hook.empty()) appendf(out, "attached: %s\n", hook.c_str());
   if (pol.interval_ns && policy_bytes(pol))
     appendf(out, "policy: rate %s/s, burst %s per source (a byte budget)\n", format_bytes(policy_rate(pol)).c_str(),
             format_bytes(static_cast<double>(policy_burst(pol))).c_str());
@@ -185,7 +187,7 @@ std::vector<const SourceRow *> sources_by_drops(const StatsSnapshot &snap, size_
 
 std::string render_stats_text(const StatsSnapshot &snap, const StatsOptions &opt, const AgentStatusFiles &status) {
   std::string out;
-  append_policy_and_counters(&out, snap, opt.pin_dir);
+  append_policy_and_counters(&out, snap, opt.pin_dir, status.hook);
   append_rules_table(&out, snap.rules);
   if (!status.adaptive.empty()) appendf(&out, "\n%s\n", status.adaptive.c_str());
   if (!status.cluster.empty()) appendf(&out, "\n%s\n", status.cluster.c_str());
@@ -197,6 +199,7 @@ std::string render_stats_json(const StatsSnapshot &snap, const StatsOptions &opt
   const dt_policy &pol = snap.policy;
   Json j;
   j["pin_dir"] = opt.pin_dir;
+  if (!status.hook.empty()) j["attached"] = status.hook;
   j["policy"] = {{"rate", printed_number("%.9g", policy_rate(pol))},
                  {"burst", policy_burst(pol)},
                  {"interval_ns", pol.interval_ns},

@@ -15,6 +15,7 @@ namespace dt {
 struct AgentStatusFiles {
   std::string cluster;   // .cluster.json or .cluster.txt
   std::string adaptive;  // .adaptive.json or .adaptive.txt
+  std::string hook;      // .attach: how the program is attached ("native mode", "tc ingress, tcx link"; "" unknown)
 };
 
 // The sources both views list: most dropped (with would-drop) first, then most passed, then by address;

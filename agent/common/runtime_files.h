@@ -19,6 +19,10 @@ constexpr const char *kAdaptiveStatusJson = ".adaptive.json";
 constexpr const char *kAdaptiveStatusText = ".adaptive.txt";
 constexpr const char *kExplainRequest = ".explain.req";    // "<id> <address> <window ms>" from `agent explain`
 constexpr const char *kExplainAnswer = ".explain.json";    // the peers that reported it (daemon/explain_watch)
+// How the program is attached (first line: "native mode", "tc ingress, tcx link", ...) and,
+// on a second line "clsact-created", that dthrottle created the clsact qdisc. It outlives the
+// agent as the attachment does (for `agent stats` and the next agent); removed on detach.
+constexpr const char *kAttachFile = ".attach";
 
 // The file with `suffix` of the agent that pins its maps in `pin_dir`
 // (/run/dthrottle/<pin_dir with '/' as '_'><suffix>).

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <zmq.hpp>
 
@@ -159,6 +160,9 @@ bool Daemon::start_query() {
 bool Daemon::open_dataplane() {
   const RunOptions &opt = config_.opt;
   DataplaneConfig dc{opt.iface, opt.pin_dir, opt.mode, opt.max_sources, opt.max_sources_explicit};
+  dc.hook = opt.hook;
+  const char *clsact = getenv("DTHROTTLE_TC_CLSACT");  // tests: the path of kernels without tcx
+  dc.force_clsact = clsact && strcmp(clsact, "1") == 0;
   std::string err;
   dp_ = Dataplane::open(dc, &err);
   return dp_ ? true : runtime_failure(err);
@@ -177,8 +181,8 @@ bool Daemon::publish_rules() {
   const LoadedRules &rules = config_.rules;
   if (int rc = dt::publish_rules(rule_maps_, rules.compiled.policies, rules.compiled.lpm, rules.names); rc != 0)
     return fail(std::string("cannot write the rules to the maps: ") + strerror(-rc));
-  DT_INFO("%s dthrottle on %s (%s mode): %s; up to %u sources, pinned in %s",
-          dp_->took_over() ? "took over" : "attached", opt.iface.c_str(), xdp_mode_name(dp_->attached_mode()),
+  DT_INFO("%s dthrottle on %s (%s): %s; up to %u sources, pinned in %s",
+          dp_->took_over() ? "took over" : "attached", opt.iface.c_str(), dp_->hook_desc().c_str(),
           describe_run_rules(config_).c_str(), dp_->max_sources(), dp_->pin_dir().c_str());
   if (const std::string dry = describe_dry_run(config_); !dry.empty()) DT_INFO("%s", dry.c_str());
   return true;
@@ -250,7 +254,9 @@ void Daemon::set_tag_hooks() {
 void Daemon::serve_metrics() {
   if (!metrics_) return;
   const RunOptions &opt = config_.opt;
-  MetricsInfo mi{DTHROTTLE_VERSION, opt.node_id, opt.iface, xdp_mode_name(dp_->attached_mode()),
+  // With --attach tc there is no XDP mode: the label says "tc".
+  MetricsInfo mi{DTHROTTLE_VERSION, opt.node_id, opt.iface,
+                 dp_->hook() == AttachHook::Tc ? "tc" : xdp_mode_name(dp_->attached_mode()),
                  opt.rate, opt.burst, dp_->max_sources()};
   mi.bytes = opt.bytes;
   metrics_->serve(mi, dp_->stats_fd(), dp_->buckets_fd(), dp_->rule_stats_fd(), dp_->rule_names_fd(),

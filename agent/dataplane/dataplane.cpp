@@ -1,5 +1,6 @@
 // dataplane.cpp - load, pin, attach, take over, detach.
 #include "dataplane/dataplane.h"
+#include "dataplane/kernel_probe.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -16,9 +17,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "dthrottle.skel.h"
 #include "dthrottle/common.h"
+#include "common/files.h"
 #include "common/log.h"
 #include "common/runtime_files.h"
 
@@ -178,11 +181,21 @@ std::string attach_error(const DataplaneConfig &cfg, int ifindex, int last_errno
   if (last_errno == EBUSY || last_errno == EEXIST)
     return "interface " + cfg.iface + " already has an XDP program attached" +
            attached_prog_desc(ifindex) +
-           "; dthrottle will not replace it. If it is stale, detach it with: ip link set dev " +
+           "; dthrottle will not replace it. To run beside it, attach at tc ingress instead: "
+           "--attach tc (attach = tc in a --config file). If it is stale, detach it with: ip link set dev " +
            cfg.iface + " xdp off";
   return std::string("cannot attach XDP to ") + cfg.iface + " in " + xdp_mode_name(cfg.mode) +
          " mode: " + errno_str(last_errno) +
          (cfg.mode == XdpMode::Native ? " (try --xdp-mode generic)" : "");
+}
+
+// Whether the attachment record of `pin_dir` says dthrottle created the clsact qdisc.
+bool qdisc_recorded(const std::string &pin_dir) {
+  std::ifstream rec(runtime_file(pin_dir, kAttachFile));
+  std::string line, created;
+  std::getline(rec, line);
+  std::getline(rec, created);
+  return created == "clsact-created";
 }
 
 }  // namespace
@@ -202,6 +215,22 @@ const char *xdp_mode_name(XdpMode m) {
     case XdpMode::Generic: return "generic";
   }
   return "?";
+}
+
+bool parse_attach_hook(const std::string &s, AttachHook *out) {
+  if (s == "xdp") *out = AttachHook::Xdp;
+  else if (s == "tc") *out = AttachHook::Tc;
+  else return false;
+  return true;
+}
+
+const char *attach_hook_name(AttachHook h) { return h == AttachHook::Tc ? "tc" : "xdp"; }
+
+std::string recorded_hook(const std::string &pin_dir) {
+  std::ifstream in(runtime_file(pin_dir, kAttachFile));
+  std::string line;
+  std::getline(in, line);
+  return line;
 }
 
 uint32_t active_ring_bytes(uint32_t max_sources) {
@@ -245,6 +274,11 @@ bool ensure_bpffs(const std::string &pin_dir, std::string *err) {
 
 std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::string *err) {
   if (!check_privileges(err)) return nullptr;
+  // An old kernel gets a sentence naming what it lacks, not a verifier log.
+  if (std::string floor = check_kernel_floor(); !floor.empty()) {
+    *err = floor;
+    return nullptr;
+  }
   const int ifindex = static_cast<int>(if_nametoindex(cfg.iface.c_str()));
   if (ifindex == 0) {
     *err = "unknown interface '" + cfg.iface + "' (see `ip link` for the interfaces here)";
@@ -267,22 +301,75 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
     dp->keep_ = true;
     return nullptr;
   }
-  // Attach: take over the link a previous agent pinned for this interface, or create one.
-  const std::string link_pin = cfg.pin_dir + "/" + DT_PIN_LINK;
-  if (dp->take_over_link(ifindex, link_pin)) return dp;
-
-  int last_errno = 0;
-  dp->link_fd_ = create_xdp_link(cfg, dp->xdp_prog_fd(), ifindex, &dp->mode_, &last_errno);
-  if (dp->link_fd_ < 0) {
-    dp->keep_ = had_pins;  // never throw away bucket state a previous agent left
-    *err = attach_error(cfg, ifindex, last_errno);
+  dp->ifindex_ = ifindex;
+  dp->hook_ = cfg.hook;
+  const bool attached = cfg.hook == AttachHook::Tc ? dp->attach_tc(cfg, ifindex, err)
+                                                   : dp->attach_xdp(cfg, ifindex, had_pins, err);
+  if (!attached) {
+    dp->keep_ = dp->keep_ || had_pins;  // never throw away bucket state a previous agent left
     return nullptr;
   }
-  if (bpf_obj_pin(dp->link_fd_, link_pin.c_str()) != 0) {
-    *err = "cannot pin the XDP link at " + link_pin + ": " + errno_str(errno);
-    return nullptr;
-  }
+  dp->remove_other_hook(ifindex);
+  dp->record_hook();
   return dp;
+}
+
+bool Dataplane::attach_xdp(const DataplaneConfig &cfg, int ifindex, bool had_pins, std::string *err) {
+  // Take over the link a previous agent pinned for this interface, or create one.
+  const std::string link_pin = cfg.pin_dir + "/" + DT_PIN_LINK;
+  if (take_over_link(ifindex, link_pin)) return true;
+  int last_errno = 0;
+  link_fd_ = create_xdp_link(cfg, xdp_prog_fd(), ifindex, &mode_, &last_errno);
+  if (link_fd_ < 0) {
+    keep_ = had_pins;
+    *err = attach_error(cfg, ifindex, last_errno);
+    return false;
+  }
+  if (bpf_obj_pin(link_fd_, link_pin.c_str()) != 0) {
+    *err = "cannot pin the XDP link at " + link_pin + ": " + errno_str(errno);
+    return false;
+  }
+  return true;
+}
+
+bool Dataplane::attach_tc(const DataplaneConfig &cfg, int ifindex, std::string *err) {
+  if (!tc_attach(ifindex, cfg.iface, tc_prog_fd(), cfg.pin_dir + "/" + DT_PIN_TC_LINK, qdisc_recorded(cfg.pin_dir),
+                 cfg.force_clsact, &tc_, err))
+    return false;
+  took_over_ = tc_.took_over;
+  return true;
+}
+
+void Dataplane::remove_other_hook(int ifindex) {
+  if (hook_ == AttachHook::Tc) {
+    // A pinned XDP link of a previous agent run with --attach xdp: removed now that tc enforces.
+    const std::string link_pin = pin_dir_ + "/" + DT_PIN_LINK;
+    const int lfd = bpf_obj_get(link_pin.c_str());
+    if (lfd < 0) return;
+    bpf_link_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(lfd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP) {
+      unlink(link_pin.c_str());
+      DT_INFO("switched %s from XDP to tc ingress: removed dthrottle's XDP link", iface_.c_str());
+    }
+    close(lfd);
+    return;
+  }
+  const std::string removed = tc_remove(ifindex, pin_dir_ + "/" + DT_PIN_TC_LINK, -1, qdisc_recorded(pin_dir_));
+  if (!removed.empty())
+    DT_INFO("switched %s from tc ingress to XDP: removed %s", iface_.c_str(), removed.c_str());
+}
+
+void Dataplane::record_hook() {
+  std::string text = hook_desc() + "\n";
+  if (hook_ == AttachHook::Tc && tc_.created_qdisc) text += "clsact-created\n";
+  mkdir(kRuntimeDir, 0755);
+  write_file_atomic(runtime_file(pin_dir_, kAttachFile), text);
+}
+
+std::string Dataplane::hook_desc() const {
+  if (hook_ == AttachHook::Tc) return tc_how_desc(tc_.how);
+  return std::string(xdp_mode_name(mode_)) + " mode";
 }
 
 bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::string *err) {
@@ -334,6 +421,7 @@ int Dataplane::config_fd() const { return bpf_map__fd(skel_->maps.config); }
 int Dataplane::debit_batch_fd() const { return bpf_map__fd(skel_->maps.debit_batch); }
 int Dataplane::debit_prog_fd() const { return bpf_program__fd(skel_->progs.dt_debit); }
 int Dataplane::xdp_prog_fd() const { return bpf_program__fd(skel_->progs.dt_xdp); }
+int Dataplane::tc_prog_fd() const { return bpf_program__fd(skel_->progs.dt_tc); }
 int Dataplane::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
 int Dataplane::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
 int Dataplane::active_ring_fd() const { return bpf_map__fd(skel_->maps.active); }
@@ -345,6 +433,12 @@ int Dataplane::rule_would_drop_fd() const { return bpf_map__fd(skel_->maps.rule_
 int Dataplane::rule_bytes_fd() const { return bpf_map__fd(skel_->maps.rule_bytes); }
 
 void Dataplane::detach_and_unpin() {
+  if (hook_ == AttachHook::Tc && tc_.how != TcHow::None) {
+    const std::string removed = tc_remove(ifindex_, pin_dir_ + "/" + DT_PIN_TC_LINK, tc_.link_fd, tc_.created_qdisc);
+    tc_.link_fd = -1;
+    DT_INFO("detached from %s: removed %s", iface_.c_str(), removed.empty() ? "nothing (it was gone)" : removed.c_str());
+  }
+  if (tc_.how != TcHow::None || link_fd_ >= 0) unlink(runtime_file(pin_dir_, kAttachFile).c_str());
   unlink((pin_dir_ + "/" + DT_PIN_LINK).c_str());
   if (link_fd_ >= 0) close(link_fd_);  // last reference: the program detaches
   link_fd_ = -1;
@@ -357,6 +451,7 @@ void Dataplane::detach_and_unpin() {
 Dataplane::~Dataplane() {
   if (!keep_) detach_and_unpin();
   if (link_fd_ >= 0) close(link_fd_);
+  if (tc_.link_fd >= 0) close(tc_.link_fd);
   if (skel_) dthrottle_bpf__destroy(skel_);
   if (lock_fd_ >= 0) close(lock_fd_);
 }

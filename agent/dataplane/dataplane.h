@@ -6,11 +6,15 @@
 // is itself pinned: if the agent dies, the link, and so the throttle, stay. A new
 // agent that finds a pinned link for the same interface takes it over by swapping
 // in its freshly loaded program (bpf_link_update), without a gap in enforcement.
+// With --attach tc the same object's tc program is attached at tc ingress instead
+// (dataplane/tc_attach.h), with the same maps, pins and take-over.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "dataplane/tc_attach.h"
 
 struct dthrottle_bpf;
 
@@ -20,16 +24,30 @@ enum class XdpMode { Auto, Native, Generic };
 bool parse_xdp_mode(const std::string &s, XdpMode *out);
 const char *xdp_mode_name(XdpMode m);
 
+// Where the program decides: the XDP hook (default) or tc ingress (--attach tc), for hosts
+// whose XDP hook belongs to another program.
+enum class AttachHook { Xdp, Tc };
+bool parse_attach_hook(const std::string &s, AttachHook *out);
+const char *attach_hook_name(AttachHook h);
+
 struct DataplaneConfig {
   std::string iface;
   std::string pin_dir;
   XdpMode mode = XdpMode::Auto;
   uint32_t max_sources = 0;         // 0: default, or the pinned map's size
   bool max_sources_explicit = false;
+  AttachHook hook = AttachHook::Xdp;
+  // tc: a clsact filter even where tcx links exist (the tests' way to exercise the path
+  // of kernels before 6.6; set by DTHROTTLE_TC_CLSACT=1 in the environment).
+  bool force_clsact = false;
 };
 
 // The pin directory used when --pin-dir is not given.
 std::string default_pin_dir(const std::string &iface);
+
+// How the agent pinning in `pin_dir` attached ("native mode", "tc ingress, tcx link", ...), as
+// it recorded it; "" if no attachment is recorded (none, or it was removed).
+std::string recorded_hook(const std::string &pin_dir);
 
 // True if an agent holds the lock of `pin_dir` (is running).
 bool agent_running(const std::string &pin_dir);
@@ -68,8 +86,13 @@ class Dataplane {
   int rule_would_drop_fd() const;  // dry run: per rule, per CPU
   int rule_bytes_fd() const;       // byte rules: bytes per rule, per CPU
 
+  int tc_prog_fd() const;
+
   bool took_over() const { return took_over_; }
   XdpMode attached_mode() const { return mode_; }
+  AttachHook hook() const { return hook_; }
+  // "native mode", "generic mode", "tc ingress, tcx link", "tc ingress, clsact filter ...".
+  std::string hook_desc() const;
   uint32_t max_sources() const { return max_sources_; }
   const std::string &pin_dir() const { return pin_dir_; }
 
@@ -83,6 +106,14 @@ class Dataplane {
   // for this interface (false, after removing any stale link, when there is none to take).
   bool load(const DataplaneConfig &cfg, uint32_t max_sources, std::string *err);
   bool take_over_link(int ifindex, const std::string &link_pin);
+  // --attach xdp: a new XDP link (pinned), unless take_over_link took one.
+  bool attach_xdp(const DataplaneConfig &cfg, int ifindex, bool had_pins, std::string *err);
+  // --attach tc: tc_attach, then whatever XDP link a previous agent pinned here is removed.
+  bool attach_tc(const DataplaneConfig &cfg, int ifindex, std::string *err);
+  // After attaching: the record for recorded_hook() and a later agent; the other hook's
+  // attachment a previous agent left (a switch between --attach xdp and tc) removed.
+  void record_hook();
+  void remove_other_hook(int ifindex);
   void detach_and_unpin();
 
   dthrottle_bpf *skel_ = nullptr;
@@ -91,6 +122,9 @@ class Dataplane {
   bool took_over_ = false;
   bool keep_ = false;
   XdpMode mode_ = XdpMode::Auto;
+  AttachHook hook_ = AttachHook::Xdp;
+  TcAttachment tc_;
+  int ifindex_ = 0;
   uint32_t max_sources_ = 0;
   std::string pin_dir_;
   std::string iface_;

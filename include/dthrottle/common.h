@@ -29,6 +29,7 @@
 #define DT_MAP_RULE_WOULD_DROP "rule_would_drop"
 #define DT_MAP_RULE_BYTES  "rule_bytes"
 #define DT_PIN_LINK        "link"
+#define DT_PIN_TC_LINK     "tc_link"   /* --attach tc on Linux 6.6+: the tcx link */
 
 #define DT_DEFAULT_PIN_ROOT   "/sys/fs/bpf/dthrottle"
 #define DT_DEFAULT_MAX_SOURCES 1048576u

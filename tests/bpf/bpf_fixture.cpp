@@ -13,6 +13,7 @@
 #include "dthrottle/bucket.h"
 #include "common/clock.h"
 #include "common/address.h"
+#include "dataplane/kernel_probe.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
 
@@ -23,6 +24,17 @@ int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat
   LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
               .data_size_in = static_cast<uint32_t>(frame.size()),
               .repeat = static_cast<int>(repeat));
+  if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return -errno;
+  *verdict = opts.retval;
+  return 0;
+}
+
+int test_run_tc(int prog_fd, const std::vector<uint8_t> &frame, uint32_t gso_segs, uint32_t *verdict) {
+  __sk_buff ctx{};
+  ctx.gso_segs = gso_segs;
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
+              .data_size_in = static_cast<uint32_t>(frame.size()), .ctx_in = &ctx,
+              .ctx_size_in = sizeof ctx, .repeat = 1);
   if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return -errno;
   *verdict = opts.retval;
   return 0;
@@ -75,10 +87,13 @@ void BpfFixture::SetUp() {
   }
   if (int rc = bpf_map__set_max_entries(skel_->maps.buckets, kMaxSources); rc != 0)
     GTEST_FAIL() << "cannot size the bucket map: " << strerror(-rc);
-  if (int rc = dthrottle_bpf__load(skel_); rc != 0)
-    GTEST_FAIL() << "cannot load the dthrottle BPF object (" << strerror(-rc)
-                 << "): is BPF available in this kernel, and are we root? "
-                    "libbpf's log above has the details";
+  if (int rc = dthrottle_bpf__load(skel_); rc != 0) {
+    const std::string floor = check_kernel_floor();
+    GTEST_FAIL() << "cannot load the dthrottle BPF object (" << strerror(-rc) << "): "
+                 << (floor.empty() ? "is BPF available in this kernel, and are we root? "
+                                     "libbpf's log above has the details"
+                                   : floor);
+  }
   start_ns_ = mono_now_ns();
 }
 
@@ -88,6 +103,7 @@ void BpfFixture::TearDown() {
 }
 
 int BpfFixture::xdp_fd() const { return bpf_program__fd(skel_->progs.dt_xdp); }
+int BpfFixture::tc_fd() const { return bpf_program__fd(skel_->progs.dt_tc); }
 int BpfFixture::debit_prog_fd() const { return bpf_program__fd(skel_->progs.dt_debit); }
 int BpfFixture::debit_batch_fd() const { return bpf_map__fd(skel_->maps.debit_batch); }
 int BpfFixture::buckets_fd() const { return bpf_map__fd(skel_->maps.buckets); }
@@ -142,6 +158,17 @@ int BpfFixture::run(const std::vector<uint8_t> &frame) {
   int rc = test_run_xdp(xdp_fd(), frame, 1, &verdict);
   if (rc != 0) {
     ADD_FAILURE() << "BPF_PROG_TEST_RUN of a " << frame.size()
+                  << "-byte frame failed: " << strerror(-rc);
+    return -1;
+  }
+  return static_cast<int>(verdict);
+}
+
+int BpfFixture::run_tc(const std::vector<uint8_t> &frame, uint32_t gso_segs) {
+  uint32_t verdict = 0;
+  int rc = test_run_tc(tc_fd(), frame, gso_segs, &verdict);
+  if (rc != 0) {
+    ADD_FAILURE() << "BPF_PROG_TEST_RUN of the tc program on a " << frame.size()
                   << "-byte frame failed: " << strerror(-rc);
     return -1;
   }

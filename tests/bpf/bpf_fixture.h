@@ -35,6 +35,11 @@ constexpr size_t kMinTestFrame = 14;
 int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat,
                  uint32_t *verdict);
 
+// Runs the tc program `prog_fd` once on `frame` as an skb at ingress (BPF_PROG_TEST_RUN
+// builds it with skb->data at the Ethernet header); `gso_segs` as GRO would set it for a
+// merged skb (0: a plain one). Returns 0 or -errno; *verdict is TC_ACT_OK, TC_ACT_SHOT, ...
+int test_run_tc(int prog_fd, const std::vector<uint8_t> &frame, uint32_t gso_segs, uint32_t *verdict);
+
 // "XDP_PASS", "XDP_DROP", ... for messages.
 std::string verdict_name(int verdict);
 // All counters on one line, for messages.
@@ -64,6 +69,9 @@ class BpfFixture : public ::testing::Test {
   // BPF_PROG_TEST_RUN itself failed.
   int run(const std::vector<uint8_t> &frame);
 
+  // The same through the tc program (dt_tc): TC_ACT_OK, TC_ACT_SHOT, or -1 on failure.
+  int run_tc(const std::vector<uint8_t> &frame, uint32_t gso_segs = 0);
+
   dt_stats stats();
   // The bucket of `addr` (IPv4 or IPv6 text), or nullopt if there is none.
   std::optional<dt_bucket> bucket(const std::string &addr);
@@ -78,6 +86,7 @@ class BpfFixture : public ::testing::Test {
   DebitResult apply(const std::vector<dt_debit> &debits);
 
   int xdp_fd() const;
+  int tc_fd() const;
   int debit_prog_fd() const;
   int debit_batch_fd() const;
   int buckets_fd() const;

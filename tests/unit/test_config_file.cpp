@@ -127,6 +127,18 @@ class ConfigFileTest : public ::testing::Test {
   std::string dir_, path_;
 };
 
+TEST_F(ConfigFileTest, AttachTcFromTheFile) {
+  write("iface = eth0\nrate = 10\nburst = 5\nattach = tc\n");
+  dt::RunOptions o;
+  std::string err;
+  ASSERT_EQ(run({}, &o, &err), dt::ParseOutcome::Ok) << err;
+  EXPECT_EQ(o.hook, dt::AttachHook::Tc);
+  // The command line overrides the file, as for every setting.
+  dt::RunOptions x;
+  ASSERT_EQ(run({"--attach", "xdp"}, &x, &err), dt::ParseOutcome::Ok) << err;
+  EXPECT_EQ(x.hook, dt::AttachHook::Xdp);
+}
+
 TEST_F(ConfigFileTest, FileAloneConfiguresTheAgent) {
   write("iface = eth0\nrate = 10/m\nburst = 3\nxdp-mode = generic\nmax-sources = 4096\nkeep = yes\n"
         "stats-interval = 500ms\nlog-level = warn\npeers = 198.18.1.2:7700, 198.18.1.3:7700\nperiod = 1s\n"

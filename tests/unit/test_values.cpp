@@ -113,6 +113,21 @@ TEST(Cli, RunOptionsDefaultsAndFlags) {
   EXPECT_TRUE(o.keep);
   EXPECT_EQ(o.stats_interval_ns, 500000000u);
   EXPECT_EQ(o.pin_dir, "/sys/fs/bpf/dthrottle/eth0");
+  EXPECT_EQ(o.hook, dt::AttachHook::Xdp) << "XDP unless --attach tc";
+}
+
+TEST(Cli, AttachTc) {
+  Argv a{"agent", "--iface", "eth0", "--rate", "10", "--burst", "5", "--attach", "tc"};
+  dt::RunOptions o;
+  std::string err;
+  ASSERT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Ok) << err;
+  EXPECT_EQ(o.hook, dt::AttachHook::Tc);
+  EXPECT_STREQ(dt::attach_hook_name(o.hook), "tc");
+  Argv x{"agent", "--iface", "eth0", "--rate", "10", "--burst", "5", "--attach", "xdp", "--xdp-mode", "native"};
+  dt::RunOptions ox;
+  ASSERT_EQ(dt::parse_run_options(x.argc(), x.argv(), &ox, &err), dt::ParseOutcome::Ok) << err;
+  EXPECT_EQ(ox.hook, dt::AttachHook::Xdp);
+  EXPECT_EQ(ox.mode, dt::XdpMode::Native);
 }
 
 TEST(Cli, RunOptionsErrorsNameTheFlag) {
@@ -126,6 +141,9 @@ TEST(Cli, RunOptionsErrorsNameTheFlag) {
       {{"agent", "--iface", "x", "--rate", "-1", "--burst", "1"}, "--rate: invalid rate '-1'"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "0"}, "--burst: invalid value '0'"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--xdp-mode", "fast"}, "--xdp-mode"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tcx"}, "--attach: 'tcx' is not one of xdp, tc"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tc", "--xdp-mode", "generic"},
+       "--xdp-mode is for --attach xdp"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--stats-interval", "soon"},
        "--stats-interval: invalid duration 'soon'"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--pin-dir", "rel"}, "absolute"},
@@ -143,7 +161,7 @@ TEST(Cli, RunOptionsErrorsNameTheFlag) {
 
 TEST(Cli, HelpDocumentsEveryFlag) {
   const std::string help = dt::run_usage();
-  for (const char *flag : {"--iface", "--rate", "--burst", "--pin-dir", "--xdp-mode", "--max-sources",
+  for (const char *flag : {"--iface", "--rate", "--burst", "--pin-dir", "--xdp-mode", "--attach", "--max-sources",
                            "--keep", "--stats-interval", "--log-level", "--help"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag << " missing from --help";
 }

@@ -1,0 +1,57 @@
+// kernel_probe.cpp - probe the kernel for what dthrottle.bpf.o needs; word the refusal.
+#include "dataplane/kernel_probe.h"
+
+#include <bpf/libbpf.h>
+#include <sys/utsname.h>
+
+#include <cctype>
+#include <vector>
+
+namespace dt {
+
+KernelProbe probe_kernel() {
+  KernelProbe p;
+  p.syscall_prog = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, nullptr);
+  // Without the program type the helper cannot be asked about: it is missing with it.
+  p.bpf_loop = p.syscall_prog == 0 ? 0 : libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL, BPF_FUNC_loop, nullptr);
+  p.ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, nullptr);
+  return p;
+}
+
+std::string kernel_version(const std::string &release) {
+  // Up to three dot-separated numbers, at least two: "major.minor[.patch]".
+  size_t pos = 0;
+  int parts = 0;
+  std::string out;
+  while (parts < 3) {
+    size_t digits = pos;
+    while (digits < release.size() && std::isdigit(static_cast<unsigned char>(release[digits]))) digits++;
+    if (digits == pos) break;
+    out += (parts ? "." : "") + release.substr(pos, digits - pos);
+    parts++;
+    if (digits >= release.size() || release[digits] != '.') break;
+    pos = digits + 1;
+  }
+  return parts >= 2 ? out : "";
+}
+
+std::string kernel_floor_error(const std::string &release, const KernelProbe &probe) {
+  std::vector<std::string> missing;
+  if (probe.bpf_loop == 0) missing.push_back("bpf_loop");
+  if (probe.syscall_prog == 0) missing.push_back("BPF_PROG_TYPE_SYSCALL");
+  if (probe.ringbuf == 0) missing.push_back("the BPF ring buffer");
+  if (missing.empty()) return "";
+  std::string what;
+  for (const std::string &m : missing) what += (what.empty() ? "" : ", ") + m;
+  const std::string version = kernel_version(release);
+  return std::string("dthrottle needs Linux ") + kKernelFloor + " or later (" + what + "); this is " +
+         (version.empty() ? "'" + release + "'" : version);
+}
+
+std::string check_kernel_floor() {
+  utsname u{};
+  uname(&u);
+  return kernel_floor_error(u.release, probe_kernel());
+}
+
+}  // namespace dt

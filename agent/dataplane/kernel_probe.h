@@ -1,0 +1,40 @@
+// kernel_probe.h - the kernel floor: what the BPF object needs, probed at start, and the message when it is missing.
+//
+// dthrottle needs Linux 5.17 or later: the agent's debit and collect programs
+// (BPF_PROG_TYPE_SYSCALL, 5.14) walk their batches with bpf_loop (5.17), and the packet
+// path announces active sources through a BPF ring buffer (5.8). The probe asks the
+// kernel itself (libbpf_probe_*), not its version number, so a distribution kernel with
+// these backported (RHEL 9's 5.14) passes; the version only goes into the message.
+// --attach tc needs nothing more: tcx links (6.6) are used where they exist.
+#pragma once
+
+#include <string>
+
+namespace dt {
+
+// The oldest mainline kernel with everything the object needs.
+constexpr const char *kKernelFloor = "5.17";
+
+// What the running kernel supports, as the probes answered: 1 yes, 0 no, < 0 the probe
+// itself failed (unknown: not held against the kernel).
+struct KernelProbe {
+  int syscall_prog = -1;  // BPF_PROG_TYPE_SYSCALL programs
+  int bpf_loop = -1;      // the bpf_loop helper in them
+  int ringbuf = -1;       // BPF_MAP_TYPE_RINGBUF
+};
+
+// Probes the running kernel (needs the privileges of a BPF load).
+KernelProbe probe_kernel();
+
+// "5.15.0" from a uname release such as "5.15.0-91-generic" ("" if it does not start
+// with a version number).
+std::string kernel_version(const std::string &release);
+
+// The refusal for a kernel that lacks something the object needs, e.g. "dthrottle needs
+// Linux 5.17 or later (bpf_loop); this is 5.15.0"; "" if nothing is known to be missing.
+std::string kernel_floor_error(const std::string &release, const KernelProbe &probe);
+
+// The same for the running kernel (uname and probe_kernel).
+std::string check_kernel_floor();
+
+}  // namespace dt

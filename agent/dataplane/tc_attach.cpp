@@ -1,0 +1,238 @@
+// tc_attach.cpp - attach, take over and remove dthrottle at tc ingress (tcx link or clsact filter).
+#include "dataplane/tc_attach.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+
+namespace dt {
+namespace {
+
+// Debian 12's headers (Linux 6.1) predate tcx (6.6): its uapi values, fixed by the kernel ABI.
+constexpr int kAttachTcxIngress = 46;     // BPF_TCX_INGRESS
+constexpr uint32_t kLinkTypeTcx = 11;     // BPF_LINK_TYPE_TCX
+constexpr uint32_t kFlagBefore = 1u << 3; // BPF_F_BEFORE: with no relative program, first of all
+
+std::string errno_str(int e) { return std::string(strerror(e < 0 ? -e : e)); }
+
+// "pref 1 handle 0xd7", as `tc filter show` prints it.
+std::string place() {
+  char b[48];
+  snprintf(b, sizeof b, "pref %u handle 0x%x", kTcPriority, kTcHandle);
+  return b;
+}
+
+// True if the program `prog_id` is dthrottle's tc program (by its name).
+bool prog_is_ours(uint32_t prog_id) {
+  const int fd = bpf_prog_get_fd_by_id(prog_id);
+  if (fd < 0) return false;
+  bpf_prog_info info{};
+  uint32_t len = sizeof info;
+  const bool ours = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && strcmp(info.name, kTcProgName) == 0;
+  close(fd);
+  return ours;
+}
+
+int count_filters(int sock, int ifindex, uint32_t parent);
+int filter_count(int ifindex, bool egress_too);
+
+// The program id of the clsact ingress filter at dthrottle's place, 0 if there is none.
+uint32_t filter_prog_id(int ifindex) {
+  // Asked only where there are filters: libbpf would log the kernel's complaint about a
+  // missing qdisc as an error.
+  if (filter_count(ifindex, false) <= 0) return 0;
+  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
+  LIBBPF_OPTS(bpf_tc_opts, q, .handle = kTcHandle, .priority = kTcPriority);
+  if (bpf_tc_query(&hook, &q) != 0) return 0;
+  return q.prog_id;
+}
+
+// The tcx link pinned at link_pin if it is one for `ifindex`, else -1 (a stale pin is removed).
+int pinned_tcx_link(int ifindex, const std::string &link_pin) {
+  const int lfd = bpf_obj_get(link_pin.c_str());
+  if (lfd < 0) return -1;
+  bpf_link_info info{};
+  uint32_t len = sizeof info;
+  // A tcx link's info starts with its ifindex, where an XDP link's does.
+  if (bpf_obj_get_info_by_fd(lfd, &info, &len) == 0 && info.type == kLinkTypeTcx &&
+      static_cast<int>(info.xdp.ifindex) == ifindex)
+    return lfd;
+  DT_WARN("removing stale pinned link %s (not a tc link of ifindex %d)", link_pin.c_str(), ifindex);
+  unlink(link_pin.c_str());
+  close(lfd);
+  return -1;
+}
+
+// Swaps prog_fd into dthrottle's clsact filter (atomic: packets see the old program or the new).
+int replace_filter(int ifindex, int prog_fd) {
+  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
+  LIBBPF_OPTS(bpf_tc_opts, o, .prog_fd = prog_fd, .flags = BPF_TC_F_REPLACE, .handle = kTcHandle,
+              .priority = kTcPriority);
+  return bpf_tc_attach(&hook, &o);
+}
+
+// A previous agent's attachment, taken over (prog_fd swapped in); false if there is none.
+bool take_over(int ifindex, int prog_fd, const std::string &link_pin, bool qdisc_was_ours, TcAttachment *out) {
+  if (int lfd = pinned_tcx_link(ifindex, link_pin); lfd >= 0) {
+    if (bpf_link_update(lfd, prog_fd, nullptr) == 0) {
+      *out = TcAttachment{TcHow::Tcx, lfd, true, false};
+      return true;
+    }
+    DT_WARN("cannot take over the tcx link %s (%s); attaching anew", link_pin.c_str(), errno_str(errno).c_str());
+    unlink(link_pin.c_str());
+    close(lfd);
+  }
+  const uint32_t id = filter_prog_id(ifindex);
+  if (id == 0 || !prog_is_ours(id)) return false;
+  if (int rc = replace_filter(ifindex, prog_fd); rc != 0) {
+    DT_WARN("cannot replace the program of dthrottle's clsact filter (%s)", errno_str(rc).c_str());
+    return false;
+  }
+  *out = TcAttachment{TcHow::Clsact, -1, true, qdisc_was_ours};
+  return true;
+}
+
+// A new clsact filter (and the clsact qdisc if the interface has none).
+bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachment *out, std::string *err) {
+  if (uint32_t id = filter_prog_id(ifindex); id != 0) {
+    *err = "interface " + iface + " already has a tc ingress filter at dthrottle's place (" + place() +
+           ", program id " + std::to_string(id) + ") that is not dthrottle's; dthrottle will not replace it. "
+           "See: tc filter show dev " + iface + " ingress";
+    return false;
+  }
+  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
+  const int hrc = bpf_tc_hook_create(&hook);
+  if (hrc != 0 && hrc != -EEXIST) {
+    *err = "cannot create the clsact qdisc on " + iface + ": " + errno_str(hrc);
+    return false;
+  }
+  if (int rc = replace_filter(ifindex, prog_fd); rc != 0) {
+    *err = "cannot attach the tc filter to " + iface + " ingress: " + errno_str(rc);
+    if (hrc == 0) {
+      LIBBPF_OPTS(bpf_tc_hook, both, .ifindex = ifindex, .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
+      bpf_tc_hook_destroy(&both);
+    }
+    return false;
+  }
+  *out = TcAttachment{TcHow::Clsact, -1, false, hrc == 0};
+  return true;
+}
+
+// One dump of the filters under `parent`: their number, or -1.
+int count_filters(int sock, int ifindex, uint32_t parent) {
+  struct {
+    nlmsghdr n;
+    tcmsg t;
+  } req{};
+  req.n.nlmsg_len = NLMSG_LENGTH(sizeof(tcmsg));
+  req.n.nlmsg_type = RTM_GETTFILTER;
+  req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  req.n.nlmsg_seq = parent;
+  req.t.tcm_family = AF_UNSPEC;
+  req.t.tcm_ifindex = ifindex;
+  req.t.tcm_parent = parent;
+  if (send(sock, &req, req.n.nlmsg_len, 0) < 0) return -1;
+  int count = 0;
+  alignas(nlmsghdr) char buf[32768];
+  for (;;) {
+    const ssize_t n = recv(sock, buf, sizeof buf, 0);
+    if (n <= 0) return -1;
+    int left = static_cast<int>(n);
+    for (auto *h = reinterpret_cast<nlmsghdr *>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+      if (h->nlmsg_type == NLMSG_DONE) return count;
+      if (h->nlmsg_type == NLMSG_ERROR) return -1;
+      if (h->nlmsg_type == RTM_NEWTFILTER) count++;
+    }
+  }
+}
+
+// Filters on the clsact ingress (and egress) of `ifindex`, or -1 if they cannot be listed.
+int filter_count(int ifindex, bool egress_too) {
+  const int sock = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (sock < 0) return -1;
+  timeval tv{2, 0};
+  setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const int in = count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS));
+  const int eg = in < 0 || !egress_too ? 0 : count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS));
+  close(sock);
+  return in < 0 || eg < 0 ? -1 : in + eg;
+}
+
+}  // namespace
+
+std::string tc_how_desc(TcHow how) {
+  switch (how) {
+    case TcHow::Tcx: return "tc ingress, tcx link";
+    case TcHow::Clsact: return "tc ingress, clsact filter " + place();
+    case TcHow::None: break;
+  }
+  return "tc ingress";
+}
+
+int clsact_filter_count(int ifindex) { return filter_count(ifindex, true); }
+
+bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::string &link_pin,
+               bool qdisc_was_ours, bool force_clsact, TcAttachment *out, std::string *err) {
+  if (take_over(ifindex, prog_fd, link_pin, qdisc_was_ours, out)) return true;
+  if (!force_clsact) {
+    LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = kFlagBefore);
+    const int lfd = bpf_link_create(prog_fd, ifindex, static_cast<bpf_attach_type>(kAttachTcxIngress), &lo);
+    if (lfd >= 0) {
+      if (bpf_obj_pin(lfd, link_pin.c_str()) != 0) {
+        *err = "cannot pin the tcx link at " + link_pin + ": " + errno_str(errno);
+        close(lfd);
+        return false;
+      }
+      *out = TcAttachment{TcHow::Tcx, lfd, false, false};
+      return true;
+    }
+    DT_INFO("no tcx link on %s (%s: Linux 6.6 or later has them); attaching a clsact filter instead",
+            iface.c_str(), errno_str(errno).c_str());
+  }
+  return attach_clsact(ifindex, iface, prog_fd, out, err);
+}
+
+std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours) {
+  std::string removed;
+  // The link: unpinned and closed, it detaches once no one holds it.
+  const int pinned = pinned_tcx_link(ifindex, link_pin);
+  if (pinned >= 0 || link_fd >= 0) {
+    unlink(link_pin.c_str());
+    removed = "its tcx link";
+  }
+  if (pinned >= 0) close(pinned);
+  if (link_fd >= 0) close(link_fd);
+  // The filter, only if the program in it is ours.
+  if (const uint32_t id = filter_prog_id(ifindex); id != 0 && prog_is_ours(id)) {
+    LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
+    LIBBPF_OPTS(bpf_tc_opts, o, .handle = kTcHandle, .priority = kTcPriority);
+    if (int rc = bpf_tc_detach(&hook, &o); rc == 0)
+      removed += std::string(removed.empty() ? "" : ", ") + "its clsact filter";
+    else
+      DT_WARN("cannot remove dthrottle's clsact filter (ifindex %d): %s", ifindex, errno_str(rc).c_str());
+  }
+  // The qdisc, only if dthrottle created it and no one else's filter is on it.
+  if (qdisc_ours) {
+    const int others = clsact_filter_count(ifindex);
+    if (others == 0) {
+      LIBBPF_OPTS(bpf_tc_hook, both, .ifindex = ifindex,
+                  .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
+      if (bpf_tc_hook_destroy(&both) == 0) removed += " and the clsact qdisc it had created";
+    } else {
+      DT_INFO("leaving the clsact qdisc dthrottle created (ifindex %d): %s", ifindex,
+              others < 0 ? "cannot list its filters" : "other filters use it");
+    }
+  }
+  return removed;
+}
+
+}  // namespace dt
