@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/endpoint.h"
+#include "common/node_id.h"
 #include "dataplane/policy.h"
 #include "common/parse_values.h"
 #include "common/report_types.h"
@@ -95,7 +96,9 @@ const char kRunUsage[] =
     "      --hub HOST:PORT     publish to an `agent hub` at HOST:PORT and subscribe at\n"
     "                          HOST:PORT+1, instead of (or besides) a full mesh\n"
     "      --period D          how often reports are exchanged (default 200ms)\n"
-    "      --node-id NAME      this agent's name in reports (default: the host name)\n"
+    "      --node-id NAME      this agent's name in reports, unique in the cluster\n"
+    "                          (default: the host name and a hash of IFACE's MAC\n"
+    "                          address, e.g. web1-3fa2c1, so cloned hosts differ)\n"
     "      --down-after D      a peer silent this long is reported down (default 5\n"
     "                          periods)\n"
     "      --curve-key FILE    this node's CurveZMQ key pair (agent keygen): encrypt and\n"
@@ -474,11 +477,7 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
     return *err = "--curve-peers needs --curve-key (this node's key pair)", ParseOutcome::Error;
   if (!o->curve_key.empty() && !o->cluster())
     return *err = "--curve-key only makes sense with --peers, --listen or --hub", ParseOutcome::Error;
-  if (o->node_id.empty()) {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    o->node_id = valid_node_id(host) ? host : "dthrottle";
-  }
+  if (o->node_id.empty()) o->node_id = default_node_id(o->iface);
   return ParseOutcome::Ok;
 }
 
