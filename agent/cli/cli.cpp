@@ -26,7 +26,7 @@ const char kRunUsage[] =
     "       agent check [--config FILE] [options]    # validate; loads nothing\n"
     "       agent reload [--iface IFACE | --pin-dir DIR]\n"
     "       agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json]   # why is ADDR throttled?\n"
-    "       agent hub [--listen ADDR:PORT]\n"
+    "       agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR]\n"
     "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
     "\n"
     "Throttles packets per source address on IFACE with an XDP program: every source\n"
@@ -91,8 +91,12 @@ const char kRunUsage[] =
     "Cluster options (one budget per source across hosts):\n"
     "  -p, --peers LIST        peers' report endpoints, HOST:PORT[,HOST:PORT...]; may be\n"
     "                          repeated; a tcp:// prefix is accepted\n"
+    "      --peers-file PATH   more peers, one HOST:PORT a line (# comments); kill -HUP\n"
+    "                          or `agent reload` re-reads it (and the --config file's\n"
+    "                          peers), connects to added peers, drops removed ones,\n"
+    "                          resolves DNS names again; buckets are kept\n"
     "      --listen ADDR:PORT  where this agent publishes its reports (default *:7700\n"
-    "                          when --peers is given)\n"
+    "                          with --peers or --peers-file)\n"
     "      --hub HOST:PORT     publish to an `agent hub` at HOST:PORT and subscribe at\n"
     "                          HOST:PORT+1, instead of (or besides) a full mesh\n"
     "      --period D          how often reports are exchanged (default 200ms)\n"
@@ -102,8 +106,10 @@ const char kRunUsage[] =
     "      --down-after D      a peer silent this long is reported down (default 5\n"
     "                          periods)\n"
     "      --curve-key FILE    this node's CurveZMQ key pair (agent keygen): encrypt and\n"
-    "                          authenticate peer traffic\n"
-    "      --curve-peers DIR   public keys (*.pub) of the peers allowed to subscribe\n"
+    "                          authenticate peer traffic (also through an `agent hub\n"
+    "                          --curve-key`)\n"
+    "      --curve-peers DIR   public keys (*.pub) of the peers allowed to subscribe, and\n"
+    "                          of the hubs (read again on reload)\n"
     "\n"
     "Examples:\n"
     "  agent --iface eth0 --rate 100 --burst 50\n"
@@ -144,15 +150,21 @@ const char kExplainUsage[] =
     "  -h, --help            show this help\n";
 
 const char kHubUsage[] =
-    "Usage: agent hub [--listen ADDR:PORT] [--log-level LEVEL]\n"
+    "Usage: agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR] [--log-level LEVEL]\n"
     "\n"
     "Relays peer reports so that agents need not all connect to each other: agents\n"
     "started with --hub HOST:PORT publish to ADDR:PORT (an XSUB socket) and subscribe\n"
     "at port+1 (XPUB); the hub forwards every report to every agent (zmq_proxy).\n"
     "Run two hubs and give agents both for redundancy (duplicates are dropped).\n"
+    "With --curve-key both ports are CurveZMQ servers: only agents whose public key is\n"
+    "in --curve-peers may publish or subscribe (others are refused and logged), and\n"
+    "every report is encrypted. Agents then need --curve-key, and the hub's .pub file\n"
+    "(with 'endpoint = HOST:PORT' of --hub) in their --curve-peers.\n"
     "\n"
     "Options:\n"
     "      --listen ADDR:PORT  frontend to bind (default *:7701; backend: port + 1)\n"
+    "      --curve-key FILE    the hub's CurveZMQ key pair (agent keygen hub)\n"
+    "      --curve-peers DIR   public keys (*.pub) of the agents allowed in\n"
     "      --log-level LEVEL   debug, info, warn or error (default info)\n"
     "  -h, --help              show this help\n";
 
@@ -176,7 +188,7 @@ enum LongOnly {
   kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop, kWatch,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
   kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
-  kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun,
+  kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun, kPeersFile,
 };
 
 // Appends the comma-separated endpoints of `v` to *out, normalised. A hub's port must
@@ -262,6 +274,7 @@ const option kRunLong[] = {
       {"stats-interval", required_argument, nullptr, kStatsInterval},
       {"log-level", required_argument, nullptr, kLogLevel},
       {"peers", required_argument, nullptr, 'p'},
+      {"peers-file", required_argument, nullptr, kPeersFile},
       {"listen", required_argument, nullptr, kListen},
       {"hub", required_argument, nullptr, kHub},
       {"period", required_argument, nullptr, kPeriod},
@@ -345,7 +358,8 @@ FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSe
   return FlagOutcome::Handled;
 }
 
-// --peers, --hub, --listen, --period, --down-after, --node-id, --curve-key, --curve-peers.
+// --peers, --peers-file, --hub, --listen, --period, --down-after, --node-id, --curve-key,
+// --curve-peers.
 FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *, std::string *err) {
   std::string e;
   switch (c) {
@@ -369,6 +383,10 @@ FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen
       if (!valid_node_id(v))
         return flag_failed("node-id", "'" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -", err);
       o->node_id = v;
+      break;
+    case kPeersFile:
+      if (v.empty()) return flag_failed("peers-file", "needs a file name", err);
+      o->peers_file = v;
       break;
     case kCurveKey: o->curve_key = v; break;
     case kCurvePeers: o->curve_peers = v; break;
@@ -472,7 +490,7 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
       return *err = "--rate " + seen.rate_text + " --burst " + seen.burst_text + ": " + why, ParseOutcome::Error;
   }
   if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
-  if (!o->peers.empty() && o->listen.empty()) o->listen = "tcp://*:7700";
+  if ((!o->peers.empty() || !o->peers_file.empty()) && o->listen.empty()) o->listen = "tcp://*:7700";
   if (!o->curve_peers.empty() && o->curve_key.empty())
     return *err = "--curve-peers needs --curve-key (this node's key pair)", ParseOutcome::Error;
   if (!o->curve_key.empty() && !o->cluster())
@@ -544,12 +562,32 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
     return ParseOutcome::Error;
   }
   for (int i = 1; i < argc; i++) merged.push(argv[i]);
-  return parse_run_argv(merged.argc(), merged.argv(), o, err, &at);
+  const ParseOutcome r = parse_run_argv(merged.argc(), merged.argv(), o, err, &at);
+  o->config_file = config;
+  o->config_peers = !given.count('p');
+  return r;
+}
+
+bool read_config_peers(const std::string &config_file, std::vector<std::string> *out, std::string *err) {
+  std::vector<ConfigSetting> settings;
+  if (!load_config_file(config_file, kRunLong, kRunLists, &settings, err)) return false;
+  const std::string prefix = "--peers=";
+  for (const auto &s : settings) {
+    if (s.opt != 'p' || s.arg.rfind(prefix, 0) != 0) continue;
+    std::string e;
+    if (!add_endpoints(s.arg.substr(prefix.size()), false, out, &e)) {
+      *err = config_file + ":" + std::to_string(s.line) + ": peers: " + e;
+      return false;
+    }
+  }
+  return true;
 }
 
 ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string *err) {
   static const option kLong[] = {{"listen", required_argument, nullptr, kListen},
                                  {"log-level", required_argument, nullptr, kLogLevel},
+                                 {"curve-key", required_argument, nullptr, kCurveKey},
+                                 {"curve-peers", required_argument, nullptr, kCurvePeers},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   start_getopt();
@@ -566,10 +604,16 @@ ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string
       case kLogLevel:
         if (!set_log_level_flag(v, &o->log_level, err)) return ParseOutcome::Error;
         break;
+      case kCurveKey: o->curve_key = v; break;
+      case kCurvePeers: o->curve_peers = v; break;
       case 'h': return ParseOutcome::Help;
       default: return getopt_error(c, argv, err);
     }
   }
+  if (o->curve_key.empty() != o->curve_peers.empty())
+    return *err = o->curve_key.empty() ? "--curve-peers needs --curve-key (the hub's key pair)"
+                                       : "--curve-key needs --curve-peers DIR (the agents' public keys)",
+           ParseOutcome::Error;
   return no_extra_arguments(argc, argv, err);
 }
 

@@ -1,5 +1,6 @@
 // cmd_hub.cpp - `agent hub`: a ZeroMQ XSUB/XPUB proxy that relays every agent's
-// reports to every other agent, so N agents need N connections, not N x (N-1).
+// reports to every other agent, so N agents need N connections, not N x (N-1); with
+// --curve-key a CurveZMQ server on both ports, admitting only the agents' keys.
 #include <signal.h>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <zmq.hpp>
 
 #include "cli/cli.h"
+#include "cluster/curve.h"
 #include "commands/commands.h"
 #include "common/endpoint.h"
 #include "common/log.h"
@@ -38,8 +40,22 @@ int cmd_hub(int argc, char **argv) {
   zmq::context_t ctx(1);
   zmq::socket_t front(ctx, zmq::socket_type::xsub), back(ctx, zmq::socket_type::xpub);
   zmq::socket_t control(ctx, zmq::socket_type::pair), controller(ctx, zmq::socket_type::pair);
+  CurveAuthPtr auth;  // before the sockets are closed: declared after them, destroyed first
   try {
     for (auto *s : {&front, &back, &control, &controller}) s->set(zmq::sockopt::linger, 0);
+    if (!opt.curve_key.empty()) {
+      CurveKeys keys;
+      if (!load_curve_keys(opt.curve_key, opt.curve_peers, &keys, &err)) {
+        DT_ERROR("%s", err.c_str());
+        return 2;
+      }
+      auth = start_curve_auth(ctx, keys.peers, "an agent");
+      make_curve_server(front, keys);
+      make_curve_server(back, keys);
+      DT_INFO("CurveZMQ on: %zu agent keys allowed", keys.peers.size());
+    } else {
+      DT_WARN("reports pass the hub unauthenticated and unencrypted (no --curve-key)");
+    }
     front.bind(opt.listen);
     back.bind(backend);
     control.bind("inproc://hub-control");
