@@ -113,7 +113,7 @@ const char kRunUsage[] =
     "\n"
     "Examples:\n"
     "  agent --iface eth0 --rate 100 --burst 50\n"
-    "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700\n"
+    "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700\n"    "  agent --iface eth0 --rate 100 --burst 50 --peers-file /etc/dthrottle/peers\n"
     "  agent --iface eth0 --rate 10/m --burst 1      # one packet every 6 s per source\n"
     "  agent --config /etc/dthrottle/eth0.conf --iface eth0\n"
     "  agent stats --iface eth0 --top 20\n"
@@ -150,7 +150,8 @@ const char kExplainUsage[] =
     "  -h, --help            show this help\n";
 
 const char kHubUsage[] =
-    "Usage: agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR] [--log-level LEVEL]\n"
+    "Usage: agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR]\n"
+    "                 [--log-level LEVEL]\n"
     "\n"
     "Relays peer reports so that agents need not all connect to each other: agents\n"
     "started with --hub HOST:PORT publish to ADDR:PORT (an XSUB socket) and subscribe\n"
