@@ -71,6 +71,10 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
 
 Cluster::~Cluster() {
   collector_.disable();
+  if (pub_mon_) zmq_socket_monitor(pub_->handle(), nullptr, 0);
+  if (sub_mon_) zmq_socket_monitor(sub_->handle(), nullptr, 0);
+  if (pub_mon_) pub_mon_->close();
+  if (sub_mon_) sub_mon_->close();
   if (pub_) pub_->close();
   if (sub_) sub_->close();
   auth_.reset();

@@ -112,6 +112,12 @@ class Cluster {
   void refresh_exempt();
   void note_sender(const std::string &node_id) { senders_[node_id] = sender_; }
   void forget_removed();
+  // CurveZMQ: a server that refuses our key ends the connection for good (ZeroMQ does
+  // not retry after a handshake error); the refusal is logged and the connection made
+  // again every kRetryRefusedNs, so a key allowed later (its reload) lets us in.
+  void start_monitors();
+  void poll_monitor(zmq::socket_t &mon, bool pub, uint64_t now_ns);
+  void retry_refused(uint64_t now_ns);
 
   ClusterConfig cfg_;
   Dataplane &dp_;
@@ -124,6 +130,9 @@ class Cluster {
   std::map<std::string, std::string> senders_;  // node id -> the address its reports come from
   std::vector<dt_key> removed_addrs_;           // of peers removed by the last change
   uint64_t forget_until_ns_ = 0;                // ... forgotten if heard until then
+  std::unique_ptr<zmq::socket_t> pub_mon_, sub_mon_;       // handshake events (with CurveZMQ)
+  std::map<std::pair<bool, std::string>, uint64_t> retry_;  // (pub?, endpoint) -> when to connect again
+  LogLimiter refused_log_{10'000'000'000ull, 3};
   Collector collector_;
   PeerTracker tracker_;
   uint64_t boot_id_ = 0;

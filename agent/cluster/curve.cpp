@@ -223,6 +223,25 @@ std::string no_curve_key_error(const std::string &endpoint, const std::string &p
          endpoint.substr(endpoint.rfind("tcp://", 0) == 0 ? 6 : 0) + "'";
 }
 
+bool check_curve_endpoints(const CurveKeys &keys, const std::vector<std::string> &peers,
+                           const std::vector<std::string> &hubs, std::string *err) {
+  for (const auto &p : peers) {
+    if (!find_curve_peer(keys.peers, p)) {
+      *err = no_curve_key_error(p, keys.peers_dir);
+      return false;
+    }
+  }
+  for (const auto &h : hubs) {
+    if (!find_curve_peer(keys.peers, h)) {
+      const std::string hp = h.substr(h.rfind("tcp://", 0) == 0 ? 6 : 0);
+      *err = "no public key for hub " + hp + " in " + keys.peers_dir +
+             ": add the hub's .pub file (agent keygen) with the line 'endpoint = " + hp + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool connect_curve_client(zmq::socket_t &s, const std::string &endpoint, const std::string &key_endpoint,
                           const CurveKeys &keys, std::string *err) {
   const CurvePeer *p = find_curve_peer(keys.peers, key_endpoint);

@@ -81,6 +81,11 @@ bool connect_curve_client(zmq::socket_t &s, const std::string &endpoint, const s
 // The peer file naming `endpoint` (tcp://host:port), or nullptr.
 const CurvePeer *find_curve_peer(const std::vector<CurvePeer> &peers, const std::string &endpoint);
 
+// Every peer and hub endpoint (tcp://host:port) has a key in `keys` (agent check, and the
+// agent before it connects); false with the first one missing in *err.
+bool check_curve_endpoints(const CurveKeys &keys, const std::vector<std::string> &peers,
+                           const std::vector<std::string> &hubs, std::string *err);
+
 // "no public key for peer ... add its .pub file with the line 'endpoint = ...'".
 std::string no_curve_key_error(const std::string &endpoint, const std::string &peers_dir);
 

@@ -1,10 +1,12 @@
 // cmd_check.cpp - `agent check [options]`: checks a command line and its --config file
 // exactly as the daemon would (same parser, same policy limits), then exits without
 // loading, attaching or binding anything. For operators before a (re)start. The checks
-// are the daemon's own (daemon/run_config.h).
+// are the daemon's own (daemon/run_config.h); with --curve-key, the key files too (every
+// peer and hub needs a key in --curve-peers).
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "cluster/curve.h"
 #include "commands/commands.h"
 #include "daemon/run_config.h"
 #include "dataplane/policy.h"
@@ -27,6 +29,15 @@ int cmd_check(int argc, char **argv) {
   if (!load_run_config(opt, &config, &err)) {
     fprintf(stderr, "agent check: %s\n", err.c_str());
     return 2;
+  }
+  // CurveZMQ: the key pair, the allowlist, and a key for every peer and hub.
+  if (!opt.curve_key.empty()) {
+    CurveKeys keys;
+    if (!load_curve_keys(opt.curve_key, opt.curve_peers, &keys, &err) ||
+        !check_curve_endpoints(keys, config.peers, opt.hubs, &err)) {
+      fprintf(stderr, "agent check: %s\n", err.c_str());
+      return 2;
+    }
   }
   printf("ok: %s: %s; xdp-mode %s, pinned in %s\n", opt.iface.c_str(), describe_run_rules(config).c_str(),
          xdp_mode_name(opt.mode), opt.pin_dir.c_str());

@@ -15,6 +15,28 @@
 
 namespace dt {
 
+namespace {
+
+// SIGHUP: the agents' keys read again (agents added or removed without a restart); a
+// directory that cannot be read keeps the allowlist in force.
+void reload_allowlist(const HubOptions &opt, CurveAuth *auth) {
+  if (!auth) {
+    DT_INFO("SIGHUP received: nothing to reload without --curve-key");
+    return;
+  }
+  CurveKeys keys;
+  std::string err;
+  if (!load_curve_keys(opt.curve_key, opt.curve_peers, &keys, &err)) {
+    DT_ERROR("reload failed, the previous agent keys stay allowed: %s", err.c_str());
+    return;
+  }
+  update_curve_allowed(auth, keys.peers);
+  DT_INFO("reloaded %s: %zu agent keys allowed (connected agents keep their sessions)", opt.curve_peers.c_str(),
+          keys.peers.size());
+}
+
+}  // namespace
+
 int cmd_hub(int argc, char **argv) {
   HubOptions opt;
   std::string err;
@@ -30,6 +52,7 @@ int cmd_hub(int argc, char **argv) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGHUP);  // --curve-peers read again
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   std::string backend;
@@ -73,7 +96,7 @@ int cmd_hub(int argc, char **argv) {
     }
   });
   int sig = 0;
-  sigwait(&sigs, &sig);
+  while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) reload_allowlist(opt, auth.get());
   DT_INFO("%s received: stopping the hub", sig == SIGINT ? "SIGINT" : "SIGTERM");
   controller.send(zmq::str_buffer("TERMINATE"), zmq::send_flags::none);
   proxy.join();

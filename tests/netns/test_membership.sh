@@ -9,7 +9,8 @@
 #      cluster admits about two budgets (h1 + h2 one, h3 alone one).
 #   b. `agent hub` with CurveZMQ: h1 and h2 (keys allowed by the hub) share one budget
 #      through it; h3, whose key the hub does not know, is refused (logged by the hub) and
-#      neither hears nor is heard.
+#      neither hears nor is heard (h3 logs the refusal); once its key is added and the hub
+#      gets SIGHUP, h3's next retry (every 3 s) gets in.
 #   c. Three agents with the same host name (namespaces share it) and no --node-id: the
 #      default node ids differ, every agent hears the others, no node id clash, one budget.
 # Takes about 45 s.
@@ -195,6 +196,16 @@ b_b=$(budget "$(spray_elapsed b)")
 check_le membership/b/pair-one-budget "h1 + h2 admitted (one budget $b_b + 10%)" "$pair" "$(calc "1.1 * $b_b")"
 check_ge membership/b/pair-near-budget "h1 + h2 admitted (one budget $b_b - 10%)" "$pair" "$(calc "0.9 * $b_b")"
 check membership/b/h3-hears-nobody "h3 heard a peer through the hub" test "$(count_lines "$WORK/agent-sec3.log" 'peer h[12] is up')" -eq 0
+check membership/b/h3-logs-refusal "h3 did not log that the hub refused its key" \
+	logged sec3 "hub $HUB_CTL:7701 refused our CurveZMQ handshake \\(authentication failed, status 400\\)" 1
+# The hub reads its allowlist again on SIGHUP: h3 gets in without a restart.
+cp "$KEYS/h3.pub" "$WORK/hub-allows/"
+kill -HUP "${LAB_PIDS[agent-hub]}"
+check membership/b/hub-reloaded "the hub did not log its reloaded allowlist" \
+	wait_for_line "$WORK/agent-hub.log" 'reloaded .*: 3 agent keys allowed' "${LAB_PIDS[agent-hub]}" 5
+check membership/b/h3-admitted-after-reload "h3 did not hear h1 and h2 within 8 s of the hub's reload (it retries every 3 s)" \
+	mlab_wait_peers sec3 1 8 h1 h2
+check membership/b/h1-hears-h3-after-reload "h1 did not hear h3 within 5 s of h3 hearing it" mlab_wait_peers sec1 1 5 h3
 stop_agents
 
 # --- c. the same host name, default node ids --------------------------------------------------
