@@ -339,10 +339,10 @@ void Daemon::on_period(uint64_t now_ns) {
     const ReportCost before{0, cc.entries_sent, cc.messages_sent, cc.bytes_sent};
     const uint64_t t0 = mono_now_ns();
     cluster_->on_period(now_ns);
-    cluster_->tick_membership(now_ns);
     adaptive_->on_period(now_ns, false);
     last_report_ = {mono_now_ns() - t0, cc.entries_sent - before.entries, cc.messages_sent - before.messages,
                     cc.bytes_sent - before.bytes};
+    cluster_->tick_membership(now_ns);  // removed peers, refused CurveZMQ connections
   } else {
     adaptive_->on_period(now_ns, true);
   }
