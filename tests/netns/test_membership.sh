@@ -11,8 +11,9 @@
 #      through it; h3, whose key the hub does not know, is refused (logged by the hub) and
 #      neither hears nor is heard (h3 logs the refusal); once its key is added and the hub
 #      gets SIGHUP, h3's next retry (every 3 s) gets in.
-#   c. Three agents with the same host name (namespaces share it) and no --node-id: the
-#      default node ids differ, every agent hears the others, no node id clash, one budget.
+#   c. Three agents with the same host name (namespaces share it) and no --node-id, all
+#      with one peers file listing the three (each its own endpoint too): the default node
+#      ids differ, every agent hears the others, no node id clash, one budget.
 # Takes about 45 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -210,11 +211,12 @@ stop_agents
 
 # --- c. the same host name, default node ids --------------------------------------------------
 echo
-echo "== c. three agents with the same host name ($(hostname)) and no --node-id"
+echo "== c. three agents with the same host name ($(hostname)), no --node-id, one peers file for all"
 declare -A IDS=()
+peers_of all 1 2 3 # one file for every host, each one's own endpoint included
 for i in 1 2 3; do
 	MLAB_DEFAULT_ID=1 mlab_agent_start "$i" "same$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m \
-		--period "$PERIOD" --peers "$(mlab_peers "$i")" || die "the agent of h$i did not start"
+		--period "$PERIOD" --peers-file "$WORK/peers-all" || die "the agent of h$i did not start"
 	CUR_AGENT[$i]=same$i
 	wait_for_line "$WORK/agent-same$i.log" 'cluster: node ' "$AGENT_PID" 5
 	IDS[$i]=$(sed -n 's/.*cluster: node \([^,]*\),.*/\1/p' "$WORK/agent-same$i.log" | head -n 1)
