@@ -72,10 +72,27 @@ std::string reload_peers(ReloadTargets t) {
   return "error " + why;
 }
 
+// Peers written into the --config file of an agent that runs without a cluster: a
+// reload cannot start one, and says so ("" if there are none).
+static std::string peers_without_cluster(const RunOptions &opt) {
+  std::vector<std::string> now;
+  std::string err;
+  if (!opt.config_peers || !read_config_peers(opt.config_file, &now, &err) || now.empty()) return "";
+  DT_WARN("%s has peers now, but this agent runs without a cluster: restart it to join one",
+          opt.config_file.c_str());
+  return "peers: ignored, the agent runs without a cluster (restart it to join one)";
+}
+
 std::string reload_all(ReloadTargets t) {
   const RunOptions &opt = t.config.opt;
   const bool peers = t.cluster && (!opt.peers_file.empty() || opt.config_peers);
-  if (!peers) return reload_rules(t);
+  if (!peers) {
+    const std::string note = t.cluster ? "" : peers_without_cluster(opt);
+    if (note.empty()) return reload_rules(t);
+    if (opt.rules_file.empty()) return "error " + note;
+    const std::string r = reload_rules(t);
+    return (r.rfind("error ", 0) == 0 ? "error " : "partial ") + r.substr(r.find(' ') + 1) + "; " + note;
+  }
   const std::string p = reload_peers(t);
   if (opt.rules_file.empty()) return p;
   const std::string r = reload_rules(t);

@@ -14,6 +14,8 @@
 #   c. Three agents with the same host name (namespaces share it) and no --node-id, all
 #      with one peers file listing the three (each its own endpoint too): the default node
 #      ids differ, every agent hears the others, no node id clash, one budget.
+#   d. An agent started without a cluster whose --config file gets peers: a reload says
+#      that joining needs a restart.
 # Takes about 45 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -239,6 +241,18 @@ for i in 1 2 3; do
 	check "membership/c/h$i/no-clash" "h$i logged a node id clash" test "$(count_lines "$WORK/agent-same$i.log" 'uses our node id')" -eq 0
 done
 stop_agents
+
+# --- d. peers written into the --config file of an agent without a cluster ---------------------
+echo
+echo "== d. an agent without a cluster gets peers in its --config file: a reload says it cannot join"
+printf 'rate = %s\nburst = %s\n' "$RATE" "$BURST" >"$WORK/single.conf"
+mlab_agent_start 1 single --config "$WORK/single.conf" --stats-interval 10m || die "the single agent did not start"
+echo "peers = ${M_CTL[2]}:7700" >>"$WORK/single.conf"
+reload 1
+check_eq membership/d/exit "agent reload exit code (peers ignored: reloaded in part)" "$RC" 1
+check membership/d/says-restart "the outcome does not say a restart is needed: $OUT" \
+	grep -qF "peers: ignored, the agent runs without a cluster (restart it to join one)" <<<"$OUT"
+agent_signal single TERM || die "the single agent did not exit on SIGTERM"
 
 echo
 echo "membership test: $(calc "$(now_s) - $T_START") s"
