@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/endpoint.h"
+#include "common/node_id.h"
 #include "dataplane/policy.h"
 #include "common/parse_values.h"
 #include "common/report_types.h"
@@ -25,7 +26,7 @@ const char kRunUsage[] =
     "       agent check [--config FILE] [options]    # validate; loads nothing\n"
     "       agent reload [--iface IFACE | --pin-dir DIR]\n"
     "       agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json]   # why is ADDR throttled?\n"
-    "       agent hub [--listen ADDR:PORT]\n"
+    "       agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR]\n"
     "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
     "\n"
     "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
@@ -96,21 +97,29 @@ const char kRunUsage[] =
     "Cluster options (one budget per source across hosts):\n"
     "  -p, --peers LIST        peers' report endpoints, HOST:PORT[,HOST:PORT...]; may be\n"
     "                          repeated; a tcp:// prefix is accepted\n"
+    "      --peers-file PATH   more peers, one HOST:PORT a line (# comments); kill -HUP\n"
+    "                          or `agent reload` re-reads it (and the --config file's\n"
+    "                          peers), connects to added peers, drops removed ones,\n"
+    "                          resolves DNS names again; buckets are kept\n"
     "      --listen ADDR:PORT  where this agent publishes its reports (default *:7700\n"
-    "                          when --peers is given)\n"
+    "                          with --peers or --peers-file)\n"
     "      --hub HOST:PORT     publish to an `agent hub` at HOST:PORT and subscribe at\n"
     "                          HOST:PORT+1, instead of (or besides) a full mesh\n"
     "      --period D          how often reports are exchanged (default 200ms)\n"
-    "      --node-id NAME      this agent's name in reports (default: the host name)\n"
+    "      --node-id NAME      this agent's name in reports, unique in the cluster\n"
+    "                          (default: the host name and a hash of IFACE's MAC\n"
+    "                          address, e.g. web1-3fa2c1, so cloned hosts differ)\n"
     "      --down-after D      a peer silent this long is reported down (default 5\n"
     "                          periods)\n"
     "      --curve-key FILE    this node's CurveZMQ key pair (agent keygen): encrypt and\n"
-    "                          authenticate peer traffic\n"
-    "      --curve-peers DIR   public keys (*.pub) of the peers allowed to subscribe\n"
+    "                          authenticate peer traffic (also through an `agent hub\n"
+    "                          --curve-key`)\n"
+    "      --curve-peers DIR   public keys (*.pub) of the peers allowed to subscribe, and\n"
+    "                          of the hubs (read again on reload)\n"
     "\n"
     "Examples:\n"
     "  agent --iface eth0 --rate 100 --burst 50\n"
-    "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700\n"
+    "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700\n"    "  agent --iface eth0 --rate 100 --burst 50 --peers-file /etc/dthrottle/peers\n"
     "  agent --iface eth0 --rate 10/m --burst 1      # one packet every 6 s per source\n"
     "  agent --config /etc/dthrottle/eth0.conf --iface eth0\n"
     "  agent stats --iface eth0 --top 20\n"
@@ -147,15 +156,23 @@ const char kExplainUsage[] =
     "  -h, --help            show this help\n";
 
 const char kHubUsage[] =
-    "Usage: agent hub [--listen ADDR:PORT] [--log-level LEVEL]\n"
+    "Usage: agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR]\n"
+    "                 [--log-level LEVEL]\n"
     "\n"
     "Relays peer reports so that agents need not all connect to each other: agents\n"
     "started with --hub HOST:PORT publish to ADDR:PORT (an XSUB socket) and subscribe\n"
     "at port+1 (XPUB); the hub forwards every report to every agent (zmq_proxy).\n"
     "Run two hubs and give agents both for redundancy (duplicates are dropped).\n"
+    "With --curve-key both ports are CurveZMQ servers: only agents whose public key is\n"
+    "in --curve-peers may publish or subscribe (others are refused and logged), and\n"
+    "every report is encrypted. Agents then need --curve-key, and the hub's .pub file\n"
+    "(with 'endpoint = HOST:PORT' of --hub) in their --curve-peers. kill -HUP makes\n"
+    "the hub read --curve-peers again (agents added or removed without a restart).\n"
     "\n"
     "Options:\n"
     "      --listen ADDR:PORT  frontend to bind (default *:7701; backend: port + 1)\n"
+    "      --curve-key FILE    the hub's CurveZMQ key pair (agent keygen hub)\n"
+    "      --curve-peers DIR   public keys (*.pub) of the agents allowed in\n"
     "      --log-level LEVEL   debug, info, warn or error (default info)\n"
     "  -h, --help              show this help\n";
 
@@ -179,7 +196,7 @@ enum LongOnly {
   kPinDir = 1000, kXdpMode, kAttach, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop, kWatch,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
   kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
-  kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun,
+  kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun, kPeersFile,
 };
 
 // Appends the comma-separated endpoints of `v` to *out, normalised. A hub's port must
@@ -266,6 +283,7 @@ const option kRunLong[] = {
       {"stats-interval", required_argument, nullptr, kStatsInterval},
       {"log-level", required_argument, nullptr, kLogLevel},
       {"peers", required_argument, nullptr, 'p'},
+      {"peers-file", required_argument, nullptr, kPeersFile},
       {"listen", required_argument, nullptr, kListen},
       {"hub", required_argument, nullptr, kHub},
       {"period", required_argument, nullptr, kPeriod},
@@ -354,7 +372,8 @@ FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSe
   return FlagOutcome::Handled;
 }
 
-// --peers, --hub, --listen, --period, --down-after, --node-id, --curve-key, --curve-peers.
+// --peers, --peers-file, --hub, --listen, --period, --down-after, --node-id, --curve-key,
+// --curve-peers.
 FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *, std::string *err) {
   std::string e;
   switch (c) {
@@ -378,6 +397,10 @@ FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen
       if (!valid_node_id(v))
         return flag_failed("node-id", "'" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -", err);
       o->node_id = v;
+      break;
+    case kPeersFile:
+      if (v.empty()) return flag_failed("peers-file", "needs a file name", err);
+      o->peers_file = v;
       break;
     case kCurveKey: o->curve_key = v; break;
     case kCurvePeers: o->curve_peers = v; break;
@@ -483,16 +506,12 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
   if (o->hook == AttachHook::Tc && seen.xdp_mode)
     return *err = "--xdp-mode is for --attach xdp; with --attach tc no XDP program is attached", ParseOutcome::Error;
   if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
-  if (!o->peers.empty() && o->listen.empty()) o->listen = "tcp://*:7700";
+  if ((!o->peers.empty() || !o->peers_file.empty()) && o->listen.empty()) o->listen = "tcp://*:7700";
   if (!o->curve_peers.empty() && o->curve_key.empty())
     return *err = "--curve-peers needs --curve-key (this node's key pair)", ParseOutcome::Error;
   if (!o->curve_key.empty() && !o->cluster())
     return *err = "--curve-key only makes sense with --peers, --listen or --hub", ParseOutcome::Error;
-  if (o->node_id.empty()) {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    o->node_id = valid_node_id(host) ? host : "dthrottle";
-  }
+  if (o->node_id.empty()) o->node_id = default_node_id(o->iface);
   return ParseOutcome::Ok;
 }
 
@@ -559,12 +578,32 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
     return ParseOutcome::Error;
   }
   for (int i = 1; i < argc; i++) merged.push(argv[i]);
-  return parse_run_argv(merged.argc(), merged.argv(), o, err, &at);
+  const ParseOutcome r = parse_run_argv(merged.argc(), merged.argv(), o, err, &at);
+  o->config_file = config;
+  o->config_peers = !given.count('p');
+  return r;
+}
+
+bool read_config_peers(const std::string &config_file, std::vector<std::string> *out, std::string *err) {
+  std::vector<ConfigSetting> settings;
+  if (!load_config_file(config_file, kRunLong, kRunLists, &settings, err)) return false;
+  const std::string prefix = "--peers=";
+  for (const auto &s : settings) {
+    if (s.opt != 'p' || s.arg.rfind(prefix, 0) != 0) continue;
+    std::string e;
+    if (!add_endpoints(s.arg.substr(prefix.size()), false, out, &e)) {
+      *err = config_file + ":" + std::to_string(s.line) + ": peers: " + e;
+      return false;
+    }
+  }
+  return true;
 }
 
 ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string *err) {
   static const option kLong[] = {{"listen", required_argument, nullptr, kListen},
                                  {"log-level", required_argument, nullptr, kLogLevel},
+                                 {"curve-key", required_argument, nullptr, kCurveKey},
+                                 {"curve-peers", required_argument, nullptr, kCurvePeers},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   start_getopt();
@@ -581,10 +620,16 @@ ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string
       case kLogLevel:
         if (!set_log_level_flag(v, &o->log_level, err)) return ParseOutcome::Error;
         break;
+      case kCurveKey: o->curve_key = v; break;
+      case kCurvePeers: o->curve_peers = v; break;
       case 'h': return ParseOutcome::Help;
       default: return getopt_error(c, argv, err);
     }
   }
+  if (o->curve_key.empty() != o->curve_peers.empty())
+    return *err = o->curve_key.empty() ? "--curve-peers needs --curve-key (the hub's key pair)"
+                                       : "--curve-key needs --curve-peers DIR (the agents' public keys)",
+           ParseOutcome::Error;
   return no_extra_arguments(argc, argv, err);
 }
 

@@ -24,12 +24,15 @@ struct RunOptions {
   uint64_t stats_interval_ns = 10'000'000'000ull;
   LogLevel log_level = LogLevel::Info;
   // Cluster (enabled by --peers, --hub or --listen).
-  std::vector<std::string> peers;  // normalised tcp://host:port
+  std::vector<std::string> peers;  // normalised tcp://host:port (--peers, or the --config file's)
+  std::string peers_file;          // --peers-file: more peers, re-read on reload
+  std::string config_file;         // --config ("" for none)
+  bool config_peers = false;       // `peers` came from the --config file: re-read on reload
   std::vector<std::string> hubs;
   std::string listen;              // normalised; default tcp://*:7700 with --peers
   uint64_t period_ns = 200'000'000;
   uint64_t down_after_ns = 0;      // 0: 5 periods
-  std::string node_id;             // default: the host name
+  std::string node_id;             // default: default_node_id(iface), host name + MAC hash
   std::string curve_key, curve_peers;
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
@@ -46,11 +49,12 @@ struct RunOptions {
   // --metrics ADDR:PORT: Prometheus text on GET /metrics (host "": off).
   std::string metrics_host;
   uint16_t metrics_port = 0;
-  bool cluster() const { return !peers.empty() || !hubs.empty() || !listen.empty(); }
+  bool cluster() const { return !peers.empty() || !peers_file.empty() || !hubs.empty() || !listen.empty(); }
 };
 
 struct HubOptions {
   std::string listen = "tcp://*:7701";  // frontend; the backend is port + 1
+  std::string curve_key, curve_peers;   // CurveZMQ: the hub's key pair, the agents' public keys
   LogLevel log_level = LogLevel::Info;
 };
 
@@ -73,6 +77,9 @@ struct TopOptions {
 enum class ParseOutcome { Ok, Help, Error };
 
 ParseOutcome parse_run_options(int argc, char **argv, RunOptions *out, std::string *err);
+// The `peers` of a --config file as the file says now (for a reload), normalised, added
+// to *out. False with "FILE:LINE: peers: why" in *err.
+bool read_config_peers(const std::string &config_file, std::vector<std::string> *out, std::string *err);
 ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *out, std::string *err);
 // agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json] [--watch DURATION]
 struct ExplainOptions {

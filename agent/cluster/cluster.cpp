@@ -20,8 +20,6 @@
 namespace dt {
 namespace {
 
-constexpr int64_t kRecvMaxMsg = 4 << 20;  // ZeroMQ drops anything larger outright
-
 uint64_t unix_ms() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
@@ -73,6 +71,10 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
 
 Cluster::~Cluster() {
   collector_.disable();
+  if (pub_mon_) zmq_socket_monitor(pub_->handle(), nullptr, 0);
+  if (sub_mon_) zmq_socket_monitor(sub_->handle(), nullptr, 0);
+  if (pub_mon_) pub_mon_->close();
+  if (sub_mon_) sub_mon_->close();
   if (pub_) pub_->close();
   if (sub_) sub_->close();
   auth_.reset();
@@ -84,67 +86,12 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
     c->boot_id_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 
   // Peers' own addresses are never throttled by the traffic between agents.
-  std::vector<std::string> remote = cfg.peers;
-  remote.insert(remote.end(), cfg.hubs.begin(), cfg.hubs.end());
-  std::string resolve_err;
-  auto exempt = resolve_endpoint_hosts(remote, &resolve_err);
-  if (!resolve_err.empty()) DT_WARN("%s (those peers' packets may be throttled)", resolve_err.c_str());
-  for (const auto &k : exempt) {
-    uint32_t one = 1;
-    if (bpf_map_update_elem(dp.exempt_fd(), &k, &one, BPF_ANY) != 0)
-      DT_WARN("cannot add %s to the exempt map: %s", key_to_string(k).c_str(), strerror(errno));
-  }
-  if (int rc = c->collector_.enable(!exempt.empty()); rc != 0) {
+  c->refresh_exempt();
+  if (int rc = c->collector_.enable(!c->exempt_.empty()); rc != 0) {
     *err = std::string("cannot enable report collection: ") + strerror(-rc);
     return nullptr;
   }
-
-  try {
-    c->ctx_ = std::make_unique<zmq::context_t>(1);
-    c->pub_ = std::make_unique<zmq::socket_t>(*c->ctx_, zmq::socket_type::pub);
-    c->sub_ = std::make_unique<zmq::socket_t>(*c->ctx_, zmq::socket_type::sub);
-    c->pub_->set(zmq::sockopt::linger, 0);
-    c->sub_->set(zmq::sockopt::linger, 0);
-    c->sub_->set(zmq::sockopt::maxmsgsize, kRecvMaxMsg);
-    c->sub_->set(zmq::sockopt::subscribe, "");
-    std::vector<CurvePeer> curve_peers;
-    const bool curve = !cfg.curve_key_file.empty();
-    if (curve) {
-      if (!cfg.hubs.empty()) {
-        *err = "--curve-key with --hub is not supported yet: the hub would terminate the encryption";
-        return nullptr;
-      }
-      c->auth_ = configure_curve(cfg.curve_key_file, cfg.curve_peers_dir, *c->ctx_, *c->pub_, *c->sub_,
-                                 &curve_peers, err);
-      if (!c->auth_) return nullptr;
-      DT_INFO("CurveZMQ on: %zu peer keys allowed", curve_peers.size());
-    } else {
-      DT_WARN("peer traffic is unauthenticated and unencrypted (no --curve-key): anyone who can "
-              "reach %s can send reports; use --curve-key and --curve-peers on untrusted networks",
-              cfg.listen.empty() ? "the hubs" : cfg.listen.c_str());
-    }
-    if (!cfg.listen.empty()) {
-      try {
-        c->pub_->bind(cfg.listen);
-      } catch (const zmq::error_t &e) {
-        *err = "cannot listen on " + cfg.listen + ": " + e.what();
-        return nullptr;
-      }
-    }
-    for (const auto &p : cfg.peers) {
-      if (!curve) c->sub_->connect(p);
-      else if (!connect_curve_peer(*c->sub_, p, curve_peers, cfg.curve_peers_dir, err)) return nullptr;
-    }
-    for (const auto &h : cfg.hubs) {
-      std::string backend;
-      if (!hub_backend_endpoint(h, &backend, err)) return nullptr;
-      c->pub_->connect(h);
-      c->sub_->connect(backend);
-    }
-  } catch (const zmq::error_t &e) {
-    *err = std::string("ZeroMQ: ") + e.what();
-    return nullptr;
-  }
+  if (!c->open_sockets(err)) return nullptr;
   return c;
 }
 
@@ -161,6 +108,8 @@ void Cluster::on_readable(uint64_t now_ns) {
       return;
     }
     if (!got) return;
+    const char *from = zmq_msg_gets(msg.handle(), "Peer-Address");  // who sent it (a peer, or a hub)
+    sender_ = from ? from : "";
     if (msg.more()) {  // we never send multipart: drain the rest and reject
       while (msg.more() && sub_->recv(msg, zmq::recv_flags::dontwait)) {
       }
@@ -198,6 +147,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
     }
     return;
   }
+  note_sender(h.node_id);
   bool came_up = false;
   if (tracker_.on_message(h, now_ns, &came_up) == Verdict::Duplicate) {
     counters_.duplicates++;

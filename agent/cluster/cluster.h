@@ -18,6 +18,7 @@
 #include "dataplane/collector.h"
 #include "cluster/curve.h"
 #include "common/log.h"
+#include "common/peers_file.h"
 #include "cluster/peer_tracker.h"
 #include "cluster/source_watch.h"
 
@@ -85,6 +86,17 @@ class Cluster {
   // The same as an aligned human-readable table.
   std::string status_text(uint64_t now_ns) const;
 
+  // Membership (agent reload): connects to the endpoints of `peers` not connected yet,
+  // disconnects from those no longer in it, resolves every peer's and hub's name again
+  // for the exempt map, and forgets the removed peers (by the address their reports came
+  // from). With CurveZMQ the --curve-peers directory is read again first (the keys of new
+  // peers, the allowlist); a new peer without a key refuses the change (false, *err) and
+  // nothing changes. Buckets are not touched.
+  bool update_peers(const std::vector<std::string> &peers, PeersChange *change, std::string *err);
+  // Every period: forgets removed peers whose last queued reports arrived after the change.
+  void tick_membership(uint64_t now_ns);
+  const std::vector<std::string> &peer_endpoints() const { return cfg_.peers; }
+
   const ClusterCounters &counters() const { return counters_; }
   const PeerTracker &tracker() const { return tracker_; }
   // Which peers report one source (agent explain): started by the daemon, fed here.
@@ -93,12 +105,34 @@ class Cluster {
  private:
   Cluster(const ClusterConfig &cfg, Dataplane &dp);
   void handle_message(const void *data, size_t len, uint64_t now_ns);
+  // Membership (cluster_membership.cpp).
+  bool open_sockets(std::string *err);
+  bool connect_peer(const std::string &endpoint, std::string *err);
+  bool connect_hub(const std::string &frontend, std::string *err);
+  void refresh_exempt();
+  void note_sender(const std::string &node_id) { senders_[node_id] = sender_; }
+  void forget_removed();
+  // CurveZMQ: a server that refuses our key ends the connection for good (ZeroMQ does
+  // not retry after a handshake error); the refusal is logged and the connection made
+  // again every kRetryRefusedNs, so a key allowed later (its reload) lets us in.
+  void start_monitors();
+  void poll_monitor(zmq::socket_t &mon, bool pub, uint64_t now_ns);
+  void retry_refused(uint64_t now_ns);
 
   ClusterConfig cfg_;
   Dataplane &dp_;
   std::unique_ptr<zmq::context_t> ctx_;
   std::unique_ptr<zmq::socket_t> pub_, sub_;
   CurveAuthPtr auth_;  // destroyed before ctx_ (declared after it)
+  CurveKeys curve_;    // with --curve-key: this node's keys and the allowlist
+  std::vector<dt_key> exempt_;                  // the peers' and hubs' addresses in the exempt map
+  std::string sender_;                          // Peer-Address of the message being handled
+  std::map<std::string, std::string> senders_;  // node id -> the address its reports come from
+  std::vector<dt_key> removed_addrs_;           // of peers removed by the last change
+  uint64_t forget_until_ns_ = 0;                // ... forgotten if heard until then
+  std::unique_ptr<zmq::socket_t> pub_mon_, sub_mon_;       // handshake events (with CurveZMQ)
+  std::map<std::pair<bool, std::string>, uint64_t> retry_;  // (pub?, endpoint) -> when to connect again
+  LogLimiter refused_log_{10'000'000'000ull, 3};
   Collector collector_;
   PeerTracker tracker_;
   uint64_t boot_id_ = 0;

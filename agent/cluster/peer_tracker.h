@@ -54,6 +54,8 @@ class PeerTracker {
 
   const std::map<std::string, PeerState> &peers() const { return peers_; }
   size_t up_count() const;
+  // A peer removed from the cluster (agent reload): no longer listed, up or down.
+  void forget(const std::string &node_id) { peers_.erase(node_id); }
 
  private:
   uint64_t down_after_ns_;

@@ -1,10 +1,12 @@
 // cmd_check.cpp - `agent check [options]`: checks a command line and its --config file
 // exactly as the daemon would (same parser, same policy limits), then exits without
 // loading, attaching or binding anything. For operators before a (re)start. The checks
-// are the daemon's own (daemon/run_config.h).
+// are the daemon's own (daemon/run_config.h); with --curve-key, the key files too (every
+// peer and hub needs a key in --curve-peers).
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "cluster/curve.h"
 #include "commands/commands.h"
 #include "daemon/run_config.h"
 #include "dataplane/policy.h"
@@ -28,13 +30,24 @@ int cmd_check(int argc, char **argv) {
     fprintf(stderr, "agent check: %s\n", err.c_str());
     return 2;
   }
+  // CurveZMQ: the key pair, the allowlist, and a key for every peer and hub.
+  if (!opt.curve_key.empty()) {
+    CurveKeys keys;
+    if (!load_curve_keys(opt.curve_key, opt.curve_peers, &keys, &err) ||
+        !check_curve_endpoints(keys, config.peers, opt.hubs, &err)) {
+      fprintf(stderr, "agent check: %s\n", err.c_str());
+      return 2;
+    }
+  }
   const std::string hook = opt.hook == AttachHook::Tc ? std::string("attach tc (ingress)")
                                                       : std::string("xdp-mode ") + xdp_mode_name(opt.mode);
   printf("ok: %s: %s; %s, pinned in %s\n", opt.iface.c_str(), describe_run_rules(config).c_str(), hook.c_str(),
          opt.pin_dir.c_str());
   if (opt.cluster())
-    printf("ok: cluster node %s: peers %zu, hubs %zu, publishing on %s, reports every %.0f ms%s\n",
-           opt.node_id.c_str(), opt.peers.size(), opt.hubs.size(), opt.listen.empty() ? "(none)" : opt.listen.c_str(),
+    printf("ok: cluster node %s: peers %zu%s%s%s, hubs %zu, publishing on %s, reports every %.0f ms%s\n",
+           opt.node_id.c_str(), config.peers.size(), opt.peers_file.empty() ? "" : " (with ",
+           opt.peers_file.c_str(), opt.peers_file.empty() ? "" : ")", opt.hubs.size(),
+           opt.listen.empty() ? "(none)" : opt.listen.c_str(),
            opt.period_ns / 1e6, opt.curve_key.empty() ? ", unencrypted" : ", CurveZMQ");
   return 0;
 }

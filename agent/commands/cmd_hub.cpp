@@ -1,5 +1,6 @@
 // cmd_hub.cpp - `agent hub`: a ZeroMQ XSUB/XPUB proxy that relays every agent's
-// reports to every other agent, so N agents need N connections, not N x (N-1).
+// reports to every other agent, so N agents need N connections, not N x (N-1); with
+// --curve-key a CurveZMQ server on both ports, admitting only the agents' keys.
 #include <signal.h>
 
 #include <cstdio>
@@ -7,11 +8,34 @@
 #include <zmq.hpp>
 
 #include "cli/cli.h"
+#include "cluster/curve.h"
 #include "commands/commands.h"
 #include "common/endpoint.h"
 #include "common/log.h"
 
 namespace dt {
+
+namespace {
+
+// SIGHUP: the agents' keys read again (agents added or removed without a restart); a
+// directory that cannot be read keeps the allowlist in force.
+void reload_allowlist(const HubOptions &opt, CurveAuth *auth) {
+  if (!auth) {
+    DT_INFO("SIGHUP received: nothing to reload without --curve-key");
+    return;
+  }
+  CurveKeys keys;
+  std::string err;
+  if (!load_curve_keys(opt.curve_key, opt.curve_peers, &keys, &err)) {
+    DT_ERROR("reload failed, the previous agent keys stay allowed: %s", err.c_str());
+    return;
+  }
+  update_curve_allowed(auth, keys.peers);
+  DT_INFO("reloaded %s: %zu agent keys allowed (connected agents keep their sessions)", opt.curve_peers.c_str(),
+          keys.peers.size());
+}
+
+}  // namespace
 
 int cmd_hub(int argc, char **argv) {
   HubOptions opt;
@@ -28,6 +52,7 @@ int cmd_hub(int argc, char **argv) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGHUP);  // --curve-peers read again
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   std::string backend;
@@ -38,8 +63,22 @@ int cmd_hub(int argc, char **argv) {
   zmq::context_t ctx(1);
   zmq::socket_t front(ctx, zmq::socket_type::xsub), back(ctx, zmq::socket_type::xpub);
   zmq::socket_t control(ctx, zmq::socket_type::pair), controller(ctx, zmq::socket_type::pair);
+  CurveAuthPtr auth;  // before the sockets are closed: declared after them, destroyed first
   try {
     for (auto *s : {&front, &back, &control, &controller}) s->set(zmq::sockopt::linger, 0);
+    if (!opt.curve_key.empty()) {
+      CurveKeys keys;
+      if (!load_curve_keys(opt.curve_key, opt.curve_peers, &keys, &err)) {
+        DT_ERROR("%s", err.c_str());
+        return 2;
+      }
+      auth = start_curve_auth(ctx, keys.peers, "an agent");
+      make_curve_server(front, keys);
+      make_curve_server(back, keys);
+      DT_INFO("CurveZMQ on: %zu agent keys allowed", keys.peers.size());
+    } else {
+      DT_WARN("reports pass the hub unauthenticated and unencrypted (no --curve-key)");
+    }
     front.bind(opt.listen);
     back.bind(backend);
     control.bind("inproc://hub-control");
@@ -57,7 +96,7 @@ int cmd_hub(int argc, char **argv) {
     }
   });
   int sig = 0;
-  sigwait(&sigs, &sig);
+  while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) reload_allowlist(opt, auth.get());
   DT_INFO("%s received: stopping the hub", sig == SIGINT ? "SIGINT" : "SIGTERM");
   controller.send(zmq::str_buffer("TERMINATE"), zmq::send_flags::none);
   proxy.join();

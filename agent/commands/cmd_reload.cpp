@@ -1,5 +1,5 @@
-// cmd_reload.cpp - `agent reload`: make the running agent re-read its --rules file
-// (SIGHUP) and report whether the new rules are in force.
+// cmd_reload.cpp - `agent reload`: make the running agent re-read its --rules file and
+// its peers (SIGHUP) and report whether the new rules and peers are in force.
 #include <signal.h>
 #include <unistd.h>
 
@@ -34,9 +34,11 @@ int cmd_reload(int argc, char **argv) {
   switch (parse_stats_options(argc, argv, &opt, &err)) {
     case ParseOutcome::Help:
       printf("Usage: agent reload [--iface IFACE | --pin-dir DIR]\n\n"
-             "Makes the agent of IFACE re-read its --rules file (like kill -HUP) and waits\n"
-             "up to 5 s to say whether the new rules are in force. An invalid file changes\n"
-             "nothing: the agent keeps its rules and this command prints why (exit 1).\n");
+             "Makes the agent of IFACE re-read its --rules file and its peers (--peers-file,\n"
+             "the peers of its --config file) like kill -HUP, and waits up to 5 s to say\n"
+             "whether the new rules and peers are in force (peers added and removed live,\n"
+             "buckets kept). An invalid file changes nothing: the agent keeps its rules or\n"
+             "peers and this command prints why (exit 1).\n");
       return 0;
     case ParseOutcome::Error:
       fprintf(stderr, "agent reload: %s\nTry 'agent reload --help'.\n", err.c_str());
@@ -67,7 +69,7 @@ int cmd_reload(int argc, char **argv) {
       // "ok ...", "partial ..." (some of the file is in force) or "error ...".
       const bool ok = rest.rfind("ok ", 0) == 0, partial = rest.rfind("partial ", 0) == 0;
       printf("%s%s\n",
-             ok ? "reloaded: " : partial ? "reloaded in part: " : "reload failed, the previous rules stay in force: ",
+             ok ? "reloaded: " : partial ? "reloaded in part: " : "reload failed, nothing changed: ",
              rest.substr(rest.find(' ') + 1).c_str());
       return ok ? 0 : 1;
     }

@@ -213,7 +213,7 @@ bool Daemon::join_cluster() {
   const RunOptions &opt = config_.opt;
   if (!opt.cluster()) return true;
   ClusterConfig cc;
-  cc.peers = opt.peers;
+  cc.peers = config_.peers;
   cc.hubs = opt.hubs;
   cc.listen = opt.listen;
   cc.period_ns = opt.period_ns;
@@ -230,7 +230,7 @@ bool Daemon::join_cluster() {
   cluster_->set_adaptive(&adaptive_->set());
   set_tag_hooks();
   DT_INFO("cluster: node %s, listening on %s, %zu peers, %zu hubs, reports every %.0f ms", opt.node_id.c_str(),
-          opt.listen.empty() ? "(none)" : opt.listen.c_str(), opt.peers.size(), opt.hubs.size(),
+          opt.listen.empty() ? "(none)" : opt.listen.c_str(), config_.peers.size(), opt.hubs.size(),
           opt.period_ns / 1e6);
   return true;
 }
@@ -327,9 +327,10 @@ void Daemon::on_signal() {
   }
 }
 
-// SIGHUP: the outcome goes to the reload file as "<generation> <outcome>" for `agent reload`.
+// SIGHUP: the rules and the peers re-read; the outcome goes to the reload file as
+// "<generation> <outcome>" for `agent reload`.
 void Daemon::on_reload() {
-  const std::string outcome = reload_rules({config_, rule_maps_, tags_, cluster_.get(), *adaptive_});
+  const std::string outcome = reload_all({config_, rule_maps_, tags_, cluster_.get(), *adaptive_});
   write_file_atomic(reload_path_, std::to_string(++reload_generation_) + " " + outcome + "\n");
 }
 
@@ -347,6 +348,7 @@ void Daemon::on_period(uint64_t now_ns) {
     adaptive_->on_period(now_ns, false);
     last_report_ = {mono_now_ns() - t0, cc.entries_sent - before.entries, cc.messages_sent - before.messages,
                     cc.bytes_sent - before.bytes};
+    cluster_->tick_membership(now_ns);  // removed peers, refused CurveZMQ connections
   } else {
     adaptive_->on_period(now_ns, true);
   }

@@ -45,7 +45,7 @@ std::string reload_rules(ReloadTargets t) {
   LoadedRules next;
   std::string why;
   if (opt.rules_file.empty()) {
-    why = "nothing to reload: the agent runs without --rules";
+    why = "nothing to reload: the agent runs without --rules, --peers-file or peers in --config";
   } else if (load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &next, &why, &t.config.rules)) {
     if (opt.dry_run) set_all_dry_run(&next);  // --dry-run holds for the new rules too
     const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names);
@@ -54,6 +54,56 @@ std::string reload_rules(ReloadTargets t) {
   }
   DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());
   return "error " + why;
+}
+
+std::string reload_peers(ReloadTargets t) {
+  std::vector<std::string> next;
+  std::string why;
+  PeersChange change;
+  const size_t before = t.cluster->peer_endpoints().size();
+  if (load_peers(t.config.opt, true, &next, &why) && t.cluster->update_peers(next, &change, &why)) {
+    t.config.peers = t.cluster->peer_endpoints();
+    const std::string summary = describe_peers_change(change);
+    DT_INFO("reloaded %s", summary.c_str());
+    return "ok " + summary;
+  }
+  why = "peers: the previous " + std::to_string(before) + (before == 1 ? " peer stays: " : " peers stay: ") + why;
+  DT_ERROR("reload of the peers failed: %s", why.c_str());
+  return "error " + why;
+}
+
+// Peers written into the --config file of an agent that runs without a cluster: a
+// reload cannot start one, and says so ("" if there are none).
+static std::string peers_without_cluster(const RunOptions &opt) {
+  std::vector<std::string> now;
+  std::string err;
+  if (!opt.config_peers || !read_config_peers(opt.config_file, &now, &err) || now.empty()) return "";
+  DT_WARN("%s has peers now, but this agent runs without a cluster: restart it to join one",
+          opt.config_file.c_str());
+  return "peers: ignored, the agent runs without a cluster (restart it to join one)";
+}
+
+std::string reload_all(ReloadTargets t) {
+  const RunOptions &opt = t.config.opt;
+  const bool peers = t.cluster && (!opt.peers_file.empty() || opt.config_peers);
+  if (!peers) {
+    const std::string note = t.cluster ? "" : peers_without_cluster(opt);
+    if (note.empty()) return reload_rules(t);
+    if (opt.rules_file.empty()) return "error " + note;
+    const std::string r = reload_rules(t);
+    return (r.rfind("error ", 0) == 0 ? "error " : "partial ") + r.substr(r.find(' ') + 1) + "; " + note;
+  }
+  const std::string p = reload_peers(t);
+  if (opt.rules_file.empty()) return p;
+  const std::string r = reload_rules(t);
+  auto status = [](const std::string &o) { return o.substr(0, o.find(' ')); };
+  auto text = [](const std::string &o) { return o.substr(o.find(' ') + 1); };
+  const std::string rs = status(r), ps = status(p);
+  const std::string rules_text = rs == "error" ? "rules: the previous ones stay in force: " + text(r) : text(r);
+  const std::string outcome = rs == "ok" && ps == "ok"         ? "ok"
+                              : rs == "error" && ps == "error" ? "error"
+                                                               : "partial";
+  return outcome + " " + rules_text + "; " + text(p);
 }
 
 }  // namespace dt

@@ -1,5 +1,7 @@
 // reload.h - SIGHUP: re-read the rules file and install it everywhere (the maps, the tag
-// table, the cluster, the adaptive limits), or keep the rules in force.
+// table, the cluster, the adaptive limits), or keep the rules in force; re-read the peers
+// (--peers-file, the --config file's peers) and change the cluster's membership, or keep
+// the peers in force.
 #pragma once
 
 #include <string>
@@ -26,5 +28,13 @@ struct ReloadTargets {
 // old rules stay in force). Returns the outcome for `agent reload`: "ok <summary>",
 // "partial <why>" (some of it is in force) or "error <why>".
 std::string reload_rules(ReloadTargets t);
+
+// Re-reads the peers (load_peers) and hands them to the cluster: "ok peers: 1 added
+// (h4:7700); 3 peers", or "error ..." with the previous peers kept.
+std::string reload_peers(ReloadTargets t);
+
+// What SIGHUP does: reload_rules with --rules, reload_peers with a cluster whose peers
+// come from a file; one outcome for both ("partial" if one failed and the other did not).
+std::string reload_all(ReloadTargets t);
 
 }  // namespace dt

@@ -1,7 +1,10 @@
 // run_config.cpp - load and check the daemon's configuration without a dataplane.
 #include "daemon/run_config.h"
 
+#include <set>
+
 #include "adaptive/adaptive.h"
+#include "common/peers_file.h"
 
 namespace dt {
 
@@ -50,8 +53,24 @@ bool check_adaptive_rules(const LoadedRules &rules, const std::vector<TagRule> &
   return true;
 }
 
+bool load_peers(const RunOptions &opt, bool reread, std::vector<std::string> *out, std::string *err) {
+  std::vector<std::string> peers;
+  if (reread && opt.config_peers && !opt.config_file.empty()) {
+    if (!read_config_peers(opt.config_file, &peers, err)) return false;
+  } else {
+    peers = opt.peers;
+  }
+  if (!opt.peers_file.empty() && !read_peers_file(opt.peers_file, &peers, err)) return false;
+  std::set<std::string> seen;
+  out->clear();
+  for (auto &p : peers)
+    if (seen.insert(p).second) out->push_back(std::move(p));
+  return true;
+}
+
 bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
   out->opt = opt;
+  if (!load_peers(opt, false, &out->peers, err)) return false;
   if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err)) return false;
   if (opt.dry_run) set_all_dry_run(&out->rules);
   out->tag_rules = tag_rules_of(out->rules, opt);

@@ -17,7 +17,12 @@ struct RunConfig {
   RunOptions opt;
   LoadedRules rules;               // the default rule (--rate/--burst) and --rules
   std::vector<TagRule> tag_rules;  // [[tag]] of the rules file, then --tag-rule flags
+  std::vector<std::string> peers;  // every peer endpoint in force (see load_peers)
 };
+
+// The cluster's peers: --peers (or the --config file's peers, read again when `reread`),
+// then those of --peers-file; repeats dropped. False with the file's error in *err.
+bool load_peers(const RunOptions &opt, bool reread, std::vector<std::string> *out, std::string *err);
 
 // Loads the rules of `opt` and checks them (see check_tag_rules, check_adaptive_rules).
 // False with the daemon's sentence in *err: a configuration error (exit status 2).

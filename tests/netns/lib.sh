@@ -422,11 +422,13 @@ mlab_peers() {
 # mlab_agent_start I NAME [AGENT OPTIONS...]: starts host I's agent (node id hI, on its
 # data link, its own pin directory), logging to $WORK/agent-NAME.log, and waits until it
 # has attached or taken over. Sets AGENT_PID. False (log printed) if it did not come up.
+# MLAB_DEFAULT_ID=1: no --node-id (the agent's default one; namespaces share the host name).
 mlab_agent_start() {
-	local i=$1 name=$2 log=$WORK/agent-$2.log
+	local i=$1 name=$2 log=$WORK/agent-$2.log id=(--node-id "h$1")
 	shift 2
+	[ "${MLAB_DEFAULT_ID:-0}" = 1 ] && id=()
 	nsenter --net="/run/netns/${M_NS[i]}" -- "$AGENT" --iface "${M_DIF[i]}" --pin-dir "${M_PIN[i]}" \
-		--node-id "h$i" "$@" >"$log" 2>&1 &
+		"${id[@]}" "$@" >"$log" 2>&1 &
 	AGENT_PID=$!
 	LAB_PIDS[agent-$name]=$AGENT_PID
 	if ! wait_for_line "$log" '(attached|took over) dthrottle' "$AGENT_PID" 10; then
@@ -436,14 +438,15 @@ mlab_agent_start() {
 	fi
 }
 
-# mlab_hub_start NAME: starts `agent hub` in $HUB_NS on port 7701 (agents: --hub
-# $HUB_CTL:7701), logging to $WORK/agent-NAME.log; waits until it relays.
+# mlab_hub_start NAME [HUB OPTIONS...]: starts `agent hub` in $HUB_NS on port 7701 (agents:
+# --hub $HUB_CTL:7701), logging to $WORK/agent-NAME.log; waits until it relays.
 mlab_hub_start() {
-	local log=$WORK/agent-$1.log
-	nsenter --net="/run/netns/$HUB_NS" -- "$AGENT" hub --listen "$HUB_CTL:7701" >"$log" 2>&1 &
-	LAB_PIDS[agent-$1]=$!
-	wait_for_line "$log" 'hub relaying' "${LAB_PIDS[agent-$1]}" 10 || {
-		echo "--- hub $1 did not come up; its log:"
+	local name=$1 log=$WORK/agent-$1.log
+	shift
+	nsenter --net="/run/netns/$HUB_NS" -- "$AGENT" hub --listen "$HUB_CTL:7701" "$@" >"$log" 2>&1 &
+	LAB_PIDS[agent-$name]=$!
+	wait_for_line "$log" 'hub relaying' "${LAB_PIDS[agent-$name]}" 10 || {
+		echo "--- hub $name did not come up; its log:"
 		cat "$log"
 		return 1
 	}

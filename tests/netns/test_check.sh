@@ -56,4 +56,31 @@ check_eq check/summary/exit "check's exit status for valid tag rules ($out)" "$r
 check check/summary/tag-rules "the summary does not count 1 [[tag]] and 2 --tag-rule as 3 tag rules: $out" \
 	grep -qF "ok: $IFACE: 0 packet rules (0 throttle, 0 allow, 0 deny), 3 tag rules, default 10/s burst 5" <<<"$out"
 
+# --- 4. the peers file, as the daemon reads it; CurveZMQ keys for every peer ---------------------
+printf '# peers\n198.18.1.2:7700\n198.18.1.3\n' >"$WORK/peers"
+out=$("$AGENT" check "${BASE[@]}" --peers-file "$WORK/peers" 2>&1)
+rc=$?
+check_eq check/peers-file-broken/exit "check's exit status for a peers file line without a port ($out)" "$rc" 2
+check check/peers-file-broken/message "check's message does not name $WORK/peers:3: $out" \
+	grep -qF "agent check: $WORK/peers:3: " <<<"$out"
+daemon_out=$(timeout 10 "$AGENT" "${BASE[@]}" --peers-file "$WORK/peers" 2>&1)
+daemon_rc=$?
+check check/peers-file-broken/same-as-daemon \
+	"the daemon said (status $daemon_rc) '$daemon_out', check said (status $rc) '$out'" \
+	[ "$daemon_rc:${daemon_out#agent: }" = "$rc:${out#agent check: }" ]
+printf '# peers\n198.18.1.2:7700\n198.18.1.3:7700  # h3\n' >"$WORK/peers"
+out=$("$AGENT" check "${BASE[@]}" --peers 198.18.1.4:7700 --peers-file "$WORK/peers" 2>&1)
+rc=$?
+check_eq check/peers-file/exit "check's exit status for a valid peers file ($out)" "$rc" 0
+check check/peers-file/summary "the summary does not count 3 peers with the file: $out" \
+	grep -qF "peers 3 (with $WORK/peers), hubs 0" <<<"$out"
+mkdir -p "$WORK/keys" "$WORK/known"
+"$AGENT" keygen me --dir "$WORK/keys" >/dev/null && "$AGENT" keygen h2 --dir "$WORK/known" --endpoint 198.18.1.2:7700 >/dev/null ||
+	die "agent keygen failed"
+out=$("$AGENT" check "${BASE[@]}" --peers-file "$WORK/peers" --curve-key "$WORK/keys/me.key" --curve-peers "$WORK/known" 2>&1)
+rc=$?
+check_eq check/curve-missing-key/exit "check's exit status for a peer without a key ($out)" "$rc" 2
+check check/curve-missing-key/message "check's message does not name the peer without a key: $out" \
+	grep -qF "no public key for peer tcp://198.18.1.3:7700 in $WORK/known" <<<"$out"
+
 lab_finish

@@ -99,4 +99,62 @@ TEST_F(CurveTest, KeyFileErrorsAreClear) {
   EXPECT_NE(err.find("cannot read --curve-peers directory"), std::string::npos) << err;
 }
 
+// The hub's side: a CURVE server with an allowlist (make_curve_server, start_curve_auth)
+// and clients that connect with connect_curve_client; the allowlist replaced at run time.
+TEST_F(CurveTest, HubServerAdmitsAllowedClientsAndReloadsItsAllowlist) {
+  const std::string ep = "tcp://127.0.0.1:" + std::to_string(port_ + 1);
+  std::ofstream(dir_ + "/allowed/pub.pub", std::ios::app) << "endpoint = 127.0.0.1:" << port_ + 1 << "\n";
+  zmq::context_t hub_ctx(1);
+  zmq::socket_t hub(hub_ctx, zmq::socket_type::pub);
+  hub.set(zmq::sockopt::linger, 0);
+  dt::CurveKeys hub_keys;
+  std::string err;
+  ASSERT_TRUE(dt::load_curve_keys(dir_ + "/pub.key", dir_ + "/pub-side", &hub_keys, &err)) << err;
+  auto auth = dt::start_curve_auth(hub_ctx, hub_keys.peers, "an agent");
+  dt::make_curve_server(hub, hub_keys);
+  hub.bind(ep);
+  // Messages `who` receives as a client of the hub, out of up to 30 sent.
+  auto receive = [&](const char *who) {
+    zmq::context_t ctx(1);
+    zmq::socket_t sub(ctx, zmq::socket_type::sub);
+    sub.set(zmq::sockopt::linger, 0);
+    sub.set(zmq::sockopt::subscribe, "");
+    dt::CurveKeys keys;
+    std::string e;
+    EXPECT_TRUE(dt::load_curve_keys(dir_ + "/" + who + ".key", dir_ + "/allowed", &keys, &e)) << e;
+    EXPECT_TRUE(dt::check_curve_endpoints(keys, {}, {ep}, &e)) << e;
+    EXPECT_TRUE(dt::connect_curve_client(sub, ep, ep, keys, &e)) << e;
+    int got = 0;
+    for (int i = 0; i < 30 && got < 3; i++) {  // bounded: 30 x 100 ms
+      hub.send(zmq::str_buffer("report"), zmq::send_flags::dontwait);
+      zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::message_t m;
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) > 0 && sub.recv(m, zmq::recv_flags::dontwait)) got++;
+    }
+    sub.close();
+    return got;
+  };
+  EXPECT_GE(receive("good"), 3) << "an allowed agent must hear the hub";
+  EXPECT_EQ(receive("evil"), 0) << "an agent whose key the hub does not know must hear nothing";
+  fs::copy_file(dir_ + "/evil.pub", dir_ + "/pub-side/evil.pub");
+  ASSERT_TRUE(dt::load_curve_keys(dir_ + "/pub.key", dir_ + "/pub-side", &hub_keys, &err)) << err;
+  dt::update_curve_allowed(auth.get(), hub_keys.peers);
+  EXPECT_GE(receive("evil"), 3) << "a key added to the allowlist by a reload must be admitted";
+  hub.close();
+  auth.reset();
+}
+
+TEST_F(CurveTest, EveryPeerAndHubNeedsAKey) {
+  dt::CurveKeys keys;
+  std::string err;
+  ASSERT_TRUE(dt::load_curve_keys(dir_ + "/good.key", dir_ + "/allowed", &keys, &err)) << err;
+  const std::string known = "tcp://127.0.0.1:" + std::to_string(port_);
+  EXPECT_TRUE(dt::check_curve_endpoints(keys, {known}, {}, &err)) << err;
+  EXPECT_FALSE(dt::check_curve_endpoints(keys, {known, "tcp://198.18.1.9:7700"}, {}, &err));
+  EXPECT_NE(err.find("no public key for peer tcp://198.18.1.9:7700"), std::string::npos) << err;
+  EXPECT_NE(err.find("'endpoint = 198.18.1.9:7700'"), std::string::npos) << err;
+  EXPECT_FALSE(dt::check_curve_endpoints(keys, {}, {"tcp://198.19.0.100:7701"}, &err));
+  EXPECT_NE(err.find("no public key for hub 198.19.0.100:7701"), std::string::npos) << err;
+}
+
 }  // namespace

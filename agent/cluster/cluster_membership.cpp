@@ -1,0 +1,264 @@
+// cluster_membership.cpp - the cluster's sockets and who is in it: connecting to peers and
+// hubs (with CurveZMQ or not), the exempt map of their addresses, peers added and removed
+// by a reload.
+#include <bpf/bpf.h>
+#include <zmq.h>
+
+#include <algorithm>
+#include <cstring>
+#include <zmq.hpp>
+
+#include "cluster/cluster.h"
+#include "common/address.h"
+#include "common/clock.h"
+#include "common/endpoint.h"
+#include "dataplane/dataplane.h"
+#include "dataplane/policy.h"
+
+namespace dt {
+namespace {
+
+constexpr int64_t kRecvMaxMsg = 4 << 20;  // ZeroMQ drops anything larger outright
+constexpr uint64_t kRetryRefusedNs = 3'000'000'000ull;  // a peer or hub that refused our key
+constexpr int kHandshakeFailed =
+    ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+
+bool same_key(const dt_key &a, const dt_key &b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+bool has_key(const std::vector<dt_key> &keys, const dt_key &k) {
+  return std::any_of(keys.begin(), keys.end(), [&](const dt_key &x) { return same_key(x, k); });
+}
+
+}  // namespace
+
+// The PUB socket binds --listen (a CURVE server with --curve-key), the SUB socket
+// connects to every peer, and both connect to every hub (CURVE clients of it).
+bool Cluster::open_sockets(std::string *err) {
+  try {
+    ctx_ = std::make_unique<zmq::context_t>(1);
+    pub_ = std::make_unique<zmq::socket_t>(*ctx_, zmq::socket_type::pub);
+    sub_ = std::make_unique<zmq::socket_t>(*ctx_, zmq::socket_type::sub);
+    pub_->set(zmq::sockopt::linger, 0);
+    sub_->set(zmq::sockopt::linger, 0);
+    sub_->set(zmq::sockopt::maxmsgsize, kRecvMaxMsg);
+    sub_->set(zmq::sockopt::subscribe, "");
+    if (!cfg_.curve_key_file.empty()) {
+      if (!load_curve_keys(cfg_.curve_key_file, cfg_.curve_peers_dir, &curve_, err)) return false;
+      auth_ = start_curve_auth(*ctx_, curve_.peers, "a subscriber");
+      make_curve_server(*pub_, curve_);
+      DT_INFO("CurveZMQ on: %zu peer keys allowed", curve_.peers.size());
+      start_monitors();
+    } else {
+      DT_WARN("peer traffic is unauthenticated and unencrypted (no --curve-key): anyone who can "
+              "reach %s can send reports; use --curve-key and --curve-peers on untrusted networks",
+              cfg_.listen.empty() ? "the hubs" : cfg_.listen.c_str());
+    }
+    if (!cfg_.listen.empty()) {
+      try {
+        pub_->bind(cfg_.listen);
+      } catch (const zmq::error_t &e) {
+        *err = "cannot listen on " + cfg_.listen + ": " + e.what();
+        return false;
+      }
+    }
+    for (const auto &p : cfg_.peers)
+      if (!connect_peer(p, err)) return false;
+    for (const auto &h : cfg_.hubs)
+      if (!connect_hub(h, err)) return false;
+  } catch (const zmq::error_t &e) {
+    *err = std::string("ZeroMQ: ") + e.what();
+    return false;
+  }
+  return true;
+}
+
+bool Cluster::connect_peer(const std::string &endpoint, std::string *err) {
+  if (cfg_.curve_key_file.empty()) {
+    sub_->connect(endpoint);
+    return true;
+  }
+  return connect_curve_client(*sub_, endpoint, endpoint, curve_, err);
+}
+
+// Agents publish to a hub's frontend and subscribe to its backend; with CurveZMQ both
+// are the hub's (one key, named by the frontend in --curve-peers).
+bool Cluster::connect_hub(const std::string &frontend, std::string *err) {
+  std::string backend;
+  if (!hub_backend_endpoint(frontend, &backend, err)) return false;
+  if (cfg_.curve_key_file.empty()) {
+    pub_->connect(frontend);
+    sub_->connect(backend);
+    return true;
+  }
+  if (!check_curve_endpoints(curve_, {}, {frontend}, err)) return false;
+  return connect_curve_client(*pub_, frontend, frontend, curve_, err) &&
+         connect_curve_client(*sub_, backend, frontend, curve_, err);
+}
+
+// Resolves every peer's and hub's host again and makes the exempt map hold exactly those
+// addresses (a name that no longer resolves loses its exemption, with a warning).
+void Cluster::refresh_exempt() {
+  std::vector<std::string> remote = cfg_.peers;
+  remote.insert(remote.end(), cfg_.hubs.begin(), cfg_.hubs.end());
+  std::string resolve_err;
+  std::vector<dt_key> next = resolve_endpoint_hosts(remote, &resolve_err);
+  if (!resolve_err.empty()) DT_WARN("%s (those peers' packets may be throttled)", resolve_err.c_str());
+  for (const auto &k : exempt_)
+    if (!has_key(next, k)) bpf_map_delete_elem(dp_.exempt_fd(), &k);
+  for (const auto &k : next) {
+    uint32_t one = 1;
+    if (bpf_map_update_elem(dp_.exempt_fd(), &k, &one, BPF_ANY) != 0)
+      DT_WARN("cannot add %s to the exempt map: %s", key_to_string(k).c_str(), strerror(errno));
+  }
+  exempt_ = std::move(next);
+}
+
+bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *change, std::string *err) {
+  PeersChange c = diff_peers(cfg_.peers, peers);
+  if (!cfg_.curve_key_file.empty()) {  // every key first: a refused change changes nothing
+    CurveKeys keys;
+    if (!load_curve_keys(cfg_.curve_key_file, cfg_.curve_peers_dir, &keys, err)) return false;
+    if (!check_curve_endpoints(keys, c.added, {}, err)) return false;
+    curve_ = std::move(keys);
+    update_curve_allowed(auth_.get(), curve_.peers);
+  }
+  try {
+    for (const auto &ep : c.removed) sub_->disconnect(ep);
+    for (const auto &ep : c.added)
+      if (!connect_peer(ep, err)) return false;  // cannot happen: the keys were checked
+  } catch (const zmq::error_t &e) {
+    *err = std::string("ZeroMQ: ") + e.what();
+    return false;
+  }
+  cfg_.peers = peers;
+  // The removed peers' addresses, unless a remaining peer or hub has them too.
+  std::string ignored;
+  const std::vector<dt_key> gone = resolve_endpoint_hosts(c.removed, &ignored);
+  refresh_exempt();
+  if (int rc = update_config_flags(dp_.config_fd(), exempt_.empty() ? 0 : DT_CFG_EXEMPT,
+                                   exempt_.empty() ? DT_CFG_EXEMPT : 0);
+      rc != 0)
+    DT_WARN("cannot switch the peers' exemption: %s", strerror(-rc));
+  removed_addrs_.clear();
+  for (const auto &k : gone)
+    if (!has_key(exempt_, k)) removed_addrs_.push_back(k);
+  forget_until_ns_ = mono_now_ns() + 2 * (cfg_.down_after_ns ? cfg_.down_after_ns : 5 * cfg_.period_ns);
+  forget_removed();
+  *change = std::move(c);
+  return true;
+}
+
+// Removed peers leave the tracker (stats, metrics): those whose reports came from a
+// removed peer's address.
+void Cluster::forget_removed() {
+  for (auto it = senders_.begin(); it != senders_.end();) {
+    dt_key k{};
+    if (key_from_string(it->second, &k) && has_key(removed_addrs_, k)) {
+      if (tracker_.peers().count(it->first)) DT_INFO("peer %s removed: forgotten", it->first.c_str());
+      tracker_.forget(it->first);
+      it = senders_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Cluster::tick_membership(uint64_t now_ns) {
+  if (pub_mon_) poll_monitor(*pub_mon_, true, now_ns);
+  if (sub_mon_) poll_monitor(*sub_mon_, false, now_ns);
+  if (!retry_.empty()) retry_refused(now_ns);
+  if (removed_addrs_.empty()) return;
+  if (now_ns > forget_until_ns_) {
+    removed_addrs_.clear();
+    return;
+  }
+  forget_removed();
+}
+
+void Cluster::start_monitors() {
+  int n = 0;
+  for (auto *s : {&pub_, &sub_}) {
+    const std::string addr = "inproc://dthrottle-monitor-" + std::to_string(n++);
+    if (zmq_socket_monitor((*s)->handle(), addr.c_str(), kHandshakeFailed) != 0) {
+      DT_WARN("cannot watch the CurveZMQ handshakes: %s (a refused connection is not retried)", zmq_strerror(errno));
+      return;
+    }
+    auto mon = std::make_unique<zmq::socket_t>(*ctx_, zmq::socket_type::pair);
+    mon->set(zmq::sockopt::linger, 0);
+    mon->connect(addr);
+    (s == &pub_ ? pub_mon_ : sub_mon_) = std::move(mon);
+  }
+}
+
+// Monitor events: a frame with the event (16 bits) and its value (32 bits), then one with
+// the endpoint. Only connections we make are retried (not subscribers refused on --listen).
+void Cluster::poll_monitor(zmq::socket_t &mon, bool pub, uint64_t now_ns) {
+  for (int i = 0; i < 100; i++) {  // bounded
+    zmq::message_t ev, ep;
+    try {
+      if (!mon.recv(ev, zmq::recv_flags::dontwait)) return;
+      if (!ev.more() || !mon.recv(ep, zmq::recv_flags::dontwait)) continue;
+    } catch (const zmq::error_t &) {
+      return;
+    }
+    if (ev.size() < 6) continue;
+    uint16_t event = 0;
+    uint32_t value = 0;
+    memcpy(&event, ev.data(), 2);
+    memcpy(&value, static_cast<const char *>(ev.data()) + 2, 4);
+    const std::string endpoint = ep.to_string();
+    std::string what, err;
+    for (const auto &h : cfg_.hubs) {
+      std::string backend;
+      if (pub ? endpoint == h : hub_backend_endpoint(h, &backend, &err) && endpoint == backend)
+        what = "hub " + h.substr(6);
+    }
+    if (!pub && std::find(cfg_.peers.begin(), cfg_.peers.end(), endpoint) != cfg_.peers.end())
+      what = "peer " + endpoint.substr(6);
+    if (what.empty()) continue;
+    uint64_t suppressed = 0;
+    if (refused_log_.allow(now_ns, &suppressed))
+      DT_WARN("%s refused our CurveZMQ handshake (%s%s): %s; trying again every %.0f s", what.c_str(),
+              event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? "authentication failed, status " : "protocol error",
+              event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? std::to_string(value).c_str() : "",
+              event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+                  ? "add this node's .pub file to its --curve-peers and reload it"
+                  : "is its key the one in our --curve-peers?",
+              kRetryRefusedNs / 1e9);
+    retry_.try_emplace({pub, endpoint}, now_ns + kRetryRefusedNs);
+  }
+}
+
+// A refused connection made again, with the keys in force now.
+void Cluster::retry_refused(uint64_t now_ns) {
+  for (auto it = retry_.begin(); it != retry_.end();) {
+    if (it->second > now_ns) {
+      ++it;
+      continue;
+    }
+    const auto [pub, endpoint] = it->first;
+    it = retry_.erase(it);
+    zmq::socket_t &s = pub ? *pub_ : *sub_;
+    std::string key_endpoint = endpoint, err;
+    for (const auto &h : cfg_.hubs) {
+      std::string backend;
+      if (hub_backend_endpoint(h, &backend, &err) && (endpoint == h || endpoint == backend)) key_endpoint = h;
+    }
+    const bool still_ours = key_endpoint != endpoint || pub ||
+                            std::find(cfg_.peers.begin(), cfg_.peers.end(), endpoint) != cfg_.peers.end();
+    if (!still_ours) continue;  // removed by a reload meanwhile
+    try {
+      try {
+        s.disconnect(endpoint);
+      } catch (const zmq::error_t &) {
+        // the refused connection is gone already
+      }
+      if (!connect_curve_client(s, endpoint, key_endpoint, curve_, &err))
+        DT_WARN("cannot connect to %s again: %s", endpoint.c_str(), err.c_str());
+    } catch (const zmq::error_t &e) {
+      DT_WARN("cannot connect to %s again: %s", endpoint.c_str(), e.what());
+    }
+  }
+}
+
+}  // namespace dt
