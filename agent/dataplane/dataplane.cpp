@@ -311,6 +311,9 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
   }
   dp->remove_other_hook(ifindex);
   dp->record_hook();
+  if (cfg.hook == AttachHook::Tc && attached_prog_desc(ifindex).empty())
+    DT_INFO("the XDP hook of %s is free: --attach xdp would drop floods before the kernel builds an skb",
+            cfg.iface.c_str());
   return dp;
 }
 

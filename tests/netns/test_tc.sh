@@ -169,6 +169,9 @@ send_traffic "$WORK/switch.json" --sources 198.18.3.30 --rate "$PPS" --count 200
 p_xdp=$(source_num "$(stats_json)" 198.18.3.30 passed)
 agent_start g --attach tc --rate "$RATE" --burst "$BURST" --stats-interval 10m || die "agent G (tc) did not attach"
 check tc/switch/to-tc-logged "agent G did not log the switch from XDP" grep -q 'switched .* from XDP to tc ingress' "$(agent_log g)"
+check tc/switch/hint-xdp-free "agent G did not say the XDP hook is free" grep -q 'XDP hook of .* is free' "$(agent_log g)"
+check tc/attach/no-hint-when-taken "agent A said the XDP hook is free beside the foreign program" \
+	eval "! grep -q 'XDP hook of .* is free' '$(agent_log a)'"
 check tc/switch/xdp-gone "dthrottle's XDP program is still attached after the switch to tc" eval '[ -z "$(foreign_id)" ]'
 check_eq tc/switch/state-kept "198.18.3.30 passed after the switch to tc (before: $p_xdp)" \
 	"$(source_num "$(stats_json)" 198.18.3.30 passed)" "$p_xdp"
