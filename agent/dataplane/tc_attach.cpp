@@ -6,6 +6,7 @@
 #include <linux/netlink.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -42,8 +43,8 @@ bool prog_is_ours(uint32_t prog_id) {
   return ours;
 }
 
-int count_filters(int sock, int ifindex, uint32_t parent);
-int filter_count(int ifindex, bool egress_too);
+int count_filters(int sock, int ifindex, uint32_t parent, int *sharing);
+int filter_count(int ifindex, bool egress_too, int *sharing = nullptr);
 
 // The program id of the clsact ingress filter at dthrottle's place, 0 if there is none.
 uint32_t filter_prog_id(int ifindex) {
@@ -72,6 +73,19 @@ int pinned_tcx_link(int ifindex, const std::string &link_pin) {
   return -1;
 }
 
+// Others' filters at dthrottle's pref run in the order they were added: one added before
+// dthrottle's that returns a verdict keeps it from seeing the packet. Said, not changed.
+void warn_if_shared(int ifindex) {
+  int sharing = 0;
+  if (filter_count(ifindex, false, &sharing) <= 0 || sharing == 0) return;
+  char name[IF_NAMESIZE] = "?";
+  if_indextoname(static_cast<unsigned>(ifindex), name);
+  DT_WARN("%d other tc filter(s) share dthrottle's %s on the ingress of %s: tc runs them in the order they "
+          "were added, and one that returns a verdict first keeps dthrottle from seeing the packet "
+          "(see: tc filter show dev %s ingress)",
+          sharing, place().c_str(), name, name);
+}
+
 // Swaps prog_fd into dthrottle's clsact filter (atomic: packets see the old program or the new).
 int replace_filter(int ifindex, int prog_fd) {
   LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
@@ -98,6 +112,7 @@ bool take_over(int ifindex, int prog_fd, const std::string &link_pin, bool qdisc
     return false;
   }
   *out = TcAttachment{TcHow::Clsact, -1, true, qdisc_was_ours};
+  warn_if_shared(ifindex);
   return true;
 }
 
@@ -124,11 +139,13 @@ bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachm
     return false;
   }
   *out = TcAttachment{TcHow::Clsact, -1, false, hrc == 0};
+  warn_if_shared(ifindex);
   return true;
 }
 
-// One dump of the filters under `parent`: their number, or -1.
-int count_filters(int sock, int ifindex, uint32_t parent) {
+// One dump of the filters under `parent`: their number, or -1. *sharing (if given) counts the
+// filters of others at dthrottle's pref.
+int count_filters(int sock, int ifindex, uint32_t parent, int *sharing) {
   struct {
     nlmsghdr n;
     tcmsg t;
@@ -150,19 +167,25 @@ int count_filters(int sock, int ifindex, uint32_t parent) {
     for (auto *h = reinterpret_cast<nlmsghdr *>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
       if (h->nlmsg_type == NLMSG_DONE) return count;
       if (h->nlmsg_type == NLMSG_ERROR) return -1;
-      if (h->nlmsg_type == RTM_NEWTFILTER) count++;
+      if (h->nlmsg_type != RTM_NEWTFILTER) continue;
+      count++;
+      const auto *t = static_cast<const tcmsg *>(NLMSG_DATA(h));
+      // tcm_info: pref << 16 | protocol; handle 0 is the entry of the pref itself.
+      if (sharing && (t->tcm_info >> 16) == kTcPriority && t->tcm_handle != 0 && t->tcm_handle != kTcHandle)
+        (*sharing)++;
     }
   }
 }
 
 // Filters on the clsact ingress (and egress) of `ifindex`, or -1 if they cannot be listed.
-int filter_count(int ifindex, bool egress_too) {
+int filter_count(int ifindex, bool egress_too, int *sharing) {
   const int sock = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (sock < 0) return -1;
   timeval tv{2, 0};
   setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  const int in = count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS));
-  const int eg = in < 0 || !egress_too ? 0 : count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS));
+  const int in = count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS), sharing);
+  const int eg =
+      in < 0 || !egress_too ? 0 : count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS), nullptr);
   close(sock);
   return in < 0 || eg < 0 ? -1 : in + eg;
 }

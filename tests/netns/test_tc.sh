@@ -15,7 +15,8 @@
 #   6. The clsact path of kernels without tcx (DTHROTTLE_TC_CLSACT=1): a filter that enforces,
 #      survives SIGKILL and is taken over; SIGTERM removes the filter and the clsact qdisc it
 #      created. With a clsact qdisc and a foreign tc filter there before, SIGTERM leaves both,
-#      and the foreign filter saw what dthrottle passed (it passes packets on, TC_ACT_UNSPEC).
+#      and the foreign filter saw what dthrottle passed (it passes packets on, TC_ACT_UNSPEC);
+#      a foreign filter at dthrottle's own pref (which runs first) draws a warning.
 #   7. Switching hooks (the foreign XDP program gone): an agent at XDP is SIGKILLed, one with
 #      --attach tc removes its XDP link, and after another SIGKILL one at XDP removes the tcx
 #      link; the bucket state carries over each time.
@@ -172,10 +173,22 @@ agent_signal e TERM || die "agent E did not exit within 10 s of SIGTERM"
 check tc/shared/qdisc-kept "SIGTERM removed a clsact qdisc dthrottle did not create" has_clsact
 check tc/shared/filter-kept "SIGTERM removed the foreign tc filter: $(tc_filters)" grep -q 'foreign_tc' <<<"$(tc_filters)"
 check tc/shared/ours-removed "dthrottle's filter is still there: $(tc_filters)" eval '! grep -q dt_tc <<<"$(tc_filters)"'
+check tc/shared/no-warning "agent E warned of a shared pref with the foreign filter at pref 10" \
+	eval "! grep -q 'share dthrottle' '$(agent_log e)'"
 check_ge tc/shared/dropped-some "198.18.3.21 passed (300 sent, burst $BURST)" "$((300 - ${passed:-300}))" 1
 check_eq tc/shared/passed-on "packets the foreign filter after dthrottle's saw (dthrottle passed $passed)" \
 	"$((${seen:-0} - ${seen0:-0}))" "$passed"
 check tc/shared/foreign-xdp-kept "the foreign XDP program is not attached at the end" foreign_kept
+
+# A foreign filter at dthrottle's pref, added first, runs first: the agent says so.
+tc -n "$H_NS" filter add dev "$H_IF" ingress pref 1 handle 0x1 protocol all bpf da obj "$FOREIGN_OBJ" sec tc ||
+	die "cannot add the foreign filter at pref 1"
+agent_start e2 --attach tc --rate "$RATE" --burst "$BURST" --stats-interval 10m || die "agent E2 (clsact) did not attach"
+check tc/shared/warns-same-pref "agent E2 did not warn of the foreign filter at pref 1" \
+	grep -q '1 other tc filter(s) share dthrottle' "$(agent_log e2)"
+agent_signal e2 TERM || die "agent E2 did not exit within 10 s of SIGTERM"
+check tc/shared/same-pref-kept "SIGTERM removed the foreign filter at pref 1: $(tc_filters)" \
+	grep -q 'pref 1 bpf chain 0 handle 0x1 ' <<<"$(tc_filters)"
 
 # --- 7. switching between XDP and tc ----------------------------------------------------------------
 unset DTHROTTLE_TC_CLSACT
