@@ -94,16 +94,19 @@ int replace_filter(int ifindex, int prog_fd) {
   return bpf_tc_attach(&hook, &o);
 }
 
-// A previous agent's attachment, taken over (prog_fd swapped in); false if there is none.
-bool take_over(int ifindex, int prog_fd, const std::string &link_pin, bool qdisc_was_ours, TcAttachment *out) {
+// A previous agent's attachment, taken over (prog_fd swapped in); false if there is none. A tcx
+// link that refuses the new program is left in *stale, still pinned and enforcing, for the
+// caller to remove once a new attachment is in.
+bool take_over(int ifindex, int prog_fd, const std::string &link_pin, bool qdisc_was_ours, TcAttachment *out,
+               int *stale) {
   if (int lfd = pinned_tcx_link(ifindex, link_pin); lfd >= 0) {
     if (bpf_link_update(lfd, prog_fd, nullptr) == 0) {
       *out = TcAttachment{TcHow::Tcx, lfd, true, false};
       return true;
     }
-    DT_WARN("cannot take over the tcx link %s (%s); attaching anew", link_pin.c_str(), errno_str(errno).c_str());
-    unlink(link_pin.c_str());
-    close(lfd);
+    DT_WARN("cannot take over the tcx link %s (%s); attaching anew, then removing it", link_pin.c_str(),
+            errno_str(errno).c_str());
+    *stale = lfd;
   }
   const uint32_t id = filter_prog_id(ifindex);
   if (id == 0 || !prog_is_ours(id)) return false;
@@ -190,6 +193,31 @@ int filter_count(int ifindex, bool egress_too, int *sharing) {
   return in < 0 || eg < 0 ? -1 : in + eg;
 }
 
+// A new tcx link pinned at link_pin (where a stale link's pin is replaced: `replace_pin`),
+// or on kernels without tcx (or with force_clsact) a clsact filter.
+bool attach_new(int ifindex, const std::string &iface, int prog_fd, const std::string &link_pin, bool force_clsact,
+                bool replace_pin, TcAttachment *out, std::string *err) {
+  if (!force_clsact) {
+    LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = kFlagBefore);
+    const int lfd = bpf_link_create(prog_fd, ifindex, static_cast<bpf_attach_type>(kAttachTcxIngress), &lo);
+    if (lfd >= 0) {
+      if (replace_pin) unlink(link_pin.c_str());
+      if (bpf_obj_pin(lfd, link_pin.c_str()) != 0) {
+        *err = "cannot pin the tcx link at " + link_pin + ": " + errno_str(errno);
+        close(lfd);
+        return false;
+      }
+      *out = TcAttachment{TcHow::Tcx, lfd, false, false};
+      return true;
+    }
+    DT_INFO("no tcx link on %s (%s: Linux 6.6 or later has them); attaching a clsact filter instead",
+            iface.c_str(), errno_str(errno).c_str());
+  }
+  if (!attach_clsact(ifindex, iface, prog_fd, out, err)) return false;
+  if (replace_pin) unlink(link_pin.c_str());
+  return true;
+}
+
 }  // namespace
 
 std::string tc_how_desc(TcHow how) {
@@ -205,23 +233,13 @@ int clsact_filter_count(int ifindex) { return filter_count(ifindex, true); }
 
 bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::string &link_pin,
                bool qdisc_was_ours, bool force_clsact, TcAttachment *out, std::string *err) {
-  if (take_over(ifindex, prog_fd, link_pin, qdisc_was_ours, out)) return true;
-  if (!force_clsact) {
-    LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = kFlagBefore);
-    const int lfd = bpf_link_create(prog_fd, ifindex, static_cast<bpf_attach_type>(kAttachTcxIngress), &lo);
-    if (lfd >= 0) {
-      if (bpf_obj_pin(lfd, link_pin.c_str()) != 0) {
-        *err = "cannot pin the tcx link at " + link_pin + ": " + errno_str(errno);
-        close(lfd);
-        return false;
-      }
-      *out = TcAttachment{TcHow::Tcx, lfd, false, false};
-      return true;
-    }
-    DT_INFO("no tcx link on %s (%s: Linux 6.6 or later has them); attaching a clsact filter instead",
-            iface.c_str(), errno_str(errno).c_str());
-  }
-  return attach_clsact(ifindex, iface, prog_fd, out, err);
+  int stale = -1;
+  if (take_over(ifindex, prog_fd, link_pin, qdisc_was_ours, out, &stale)) return true;
+  const bool ok = attach_new(ifindex, iface, prog_fd, link_pin, force_clsact, stale >= 0, out, err);
+  // Unpinned once the new attachment is in, a stale link detaches here; otherwise its pin keeps
+  // it enforcing.
+  if (stale >= 0) close(stale);
+  return ok;
 }
 
 std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours) {
