@@ -20,7 +20,7 @@
 #   7. Switching hooks (the foreign XDP program gone): an agent at XDP is SIGKILLed, one with
 #      --attach tc removes its XDP link, and after another SIGKILL one at XDP removes the tcx
 #      link; the bucket state carries over each time.
-# Takes about 30 s. TC_TEST_CLSACT=1 runs it all as on a pre-6.6 kernel (the clsact filter).
+# Takes about 26 s. TC_TEST_CLSACT=1 runs it all as on a pre-6.6 kernel (the clsact filter).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=tc
