@@ -43,14 +43,20 @@ bool prog_is_ours(uint32_t prog_id) {
   return ours;
 }
 
-int count_filters(int sock, int ifindex, uint32_t parent, int *sharing);
-int filter_count(int ifindex, bool egress_too, int *sharing = nullptr);
+// What a dump of the ingress filters found at dthrottle's pref.
+struct PrefScan {
+  int others = 0;      // filters of others at kTcPriority
+  bool ours = false;   // a filter at kTcPriority, kTcHandle (whoever's program it holds)
+};
+int count_filters(int sock, int ifindex, uint32_t parent, PrefScan *scan);
+int filter_count(int ifindex, bool egress_too, PrefScan *scan = nullptr);
 
 // The program id of the clsact ingress filter at dthrottle's place, 0 if there is none.
 uint32_t filter_prog_id(int ifindex) {
-  // Asked only where there are filters: libbpf would log the kernel's complaint about a
-  // missing qdisc as an error.
-  if (filter_count(ifindex, false) <= 0) return 0;
+  // Asked only where the dump saw one: libbpf would log the kernel's complaint about a
+  // missing qdisc or filter as an error.
+  PrefScan scan;
+  if (filter_count(ifindex, false, &scan) <= 0 || !scan.ours) return 0;
   LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
   LIBBPF_OPTS(bpf_tc_opts, q, .handle = kTcHandle, .priority = kTcPriority);
   if (bpf_tc_query(&hook, &q) != 0) return 0;
@@ -76,14 +82,14 @@ int pinned_tcx_link(int ifindex, const std::string &link_pin) {
 // Others' filters at dthrottle's pref run in the order they were added: one added before
 // dthrottle's that returns a verdict keeps it from seeing the packet. Said, not changed.
 void warn_if_shared(int ifindex) {
-  int sharing = 0;
-  if (filter_count(ifindex, false, &sharing) <= 0 || sharing == 0) return;
+  PrefScan scan;
+  if (filter_count(ifindex, false, &scan) <= 0 || scan.others == 0) return;
   char name[IF_NAMESIZE] = "?";
   if_indextoname(static_cast<unsigned>(ifindex), name);
   DT_WARN("%d other tc filter(s) share dthrottle's %s on the ingress of %s: tc runs them in the order they "
           "were added, and one that returns a verdict first keeps dthrottle from seeing the packet "
           "(see: tc filter show dev %s ingress)",
-          sharing, place().c_str(), name, name);
+          scan.others, place().c_str(), name, name);
 }
 
 // Swaps prog_fd into dthrottle's clsact filter (atomic: packets see the old program or the new).
@@ -119,6 +125,16 @@ bool take_over(int ifindex, int prog_fd, const std::string &link_pin, bool qdisc
   return true;
 }
 
+// bpf_tc_hook_create, without libbpf logging the kernel's "Exclusivity flag on" as an error when
+// the qdisc is there already: -EEXIST is an answer here. (At start, before any thread of the
+// agent uses libbpf.)
+int create_clsact_quietly(bpf_tc_hook *hook) {
+  const libbpf_print_fn_t previous = libbpf_set_print(nullptr);
+  const int rc = bpf_tc_hook_create(hook);
+  libbpf_set_print(previous);
+  return rc;
+}
+
 // A new clsact filter (and the clsact qdisc if the interface has none).
 bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachment *out, std::string *err) {
   if (uint32_t id = filter_prog_id(ifindex); id != 0) {
@@ -128,7 +144,7 @@ bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachm
     return false;
   }
   LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
-  const int hrc = bpf_tc_hook_create(&hook);
+  const int hrc = create_clsact_quietly(&hook);
   if (hrc != 0 && hrc != -EEXIST) {
     *err = "cannot create the clsact qdisc on " + iface + ": " + errno_str(hrc);
     return false;
@@ -146,9 +162,9 @@ bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachm
   return true;
 }
 
-// One dump of the filters under `parent`: their number, or -1. *sharing (if given) counts the
-// filters of others at dthrottle's pref.
-int count_filters(int sock, int ifindex, uint32_t parent, int *sharing) {
+// One dump of the filters under `parent`: their number, or -1; *scan (if given) what is at
+// dthrottle's pref.
+int count_filters(int sock, int ifindex, uint32_t parent, PrefScan *scan) {
   struct {
     nlmsghdr n;
     tcmsg t;
@@ -174,19 +190,22 @@ int count_filters(int sock, int ifindex, uint32_t parent, int *sharing) {
       count++;
       const auto *t = static_cast<const tcmsg *>(NLMSG_DATA(h));
       // tcm_info: pref << 16 | protocol; handle 0 is the entry of the pref itself.
-      if (sharing && (t->tcm_info >> 16) == kTcPriority && t->tcm_handle != 0 && t->tcm_handle != kTcHandle)
-        (*sharing)++;
+      if (!scan || (t->tcm_info >> 16) != kTcPriority || t->tcm_handle == 0) continue;
+      if (t->tcm_handle == kTcHandle)
+        scan->ours = true;
+      else
+        scan->others++;
     }
   }
 }
 
 // Filters on the clsact ingress (and egress) of `ifindex`, or -1 if they cannot be listed.
-int filter_count(int ifindex, bool egress_too, int *sharing) {
+int filter_count(int ifindex, bool egress_too, PrefScan *scan) {
   const int sock = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (sock < 0) return -1;
   timeval tv{2, 0};
   setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  const int in = count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS), sharing);
+  const int in = count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS), scan);
   const int eg =
       in < 0 || !egress_too ? 0 : count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS), nullptr);
   close(sock);

@@ -216,4 +216,8 @@ agent_signal h TERM || die "agent H did not exit within 10 s of SIGTERM"
 check tc/switch/clean "something is left after SIGTERM: xdp '$(foreign_id)', pins $(ls "$PIN_DIR" 2>/dev/null | tr '\n' ' ')" \
 	eval '[ -z "$(foreign_id)" ] && [ ! -e "$PIN_DIR" ]'
 
+# Attaching, taking over and removing at tc is no reason for libbpf to log errors.
+noise=$(grep -h 'libbpf:' "$WORK"/agent-*.log | head -n 3)
+check tc/quiet-logs "the agents' logs have libbpf complaints: $noise" test -z "$noise"
+
 lab_finish
