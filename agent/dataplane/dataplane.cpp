@@ -311,6 +311,9 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
   }
   dp->remove_other_hook(ifindex);
   dp->record_hook();
+  if (cfg.hook == AttachHook::Tc && attached_prog_desc(ifindex).empty())
+    DT_INFO("the XDP hook of %s is free: --attach xdp would drop floods before the kernel builds an skb",
+            cfg.iface.c_str());
   return dp;
 }
 
@@ -379,6 +382,9 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
     *err = "cannot open the BPF object: " + errno_str(errno);
     return false;
   }
+  // Only the entry point of the hook in use is loaded (and verified): the other would cost
+  // the load as much again, for nothing.
+  bpf_program__set_autoload(cfg.hook == AttachHook::Tc ? skel_->progs.dt_xdp : skel_->progs.dt_tc, false);
   bpf_map__set_max_entries(skel_->maps.buckets, max_sources);
   // Room in the active-source ring for every source to be announced in one period.
   bpf_map__set_max_entries(skel_->maps.active, active_ring_bytes(max_sources));

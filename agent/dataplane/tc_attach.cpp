@@ -6,6 +6,7 @@
 #include <linux/netlink.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -42,14 +43,20 @@ bool prog_is_ours(uint32_t prog_id) {
   return ours;
 }
 
-int count_filters(int sock, int ifindex, uint32_t parent);
-int filter_count(int ifindex, bool egress_too);
+// What a dump of the ingress filters found at dthrottle's pref.
+struct PrefScan {
+  int others = 0;      // filters of others at kTcPriority
+  bool ours = false;   // a filter at kTcPriority, kTcHandle (whoever's program it holds)
+};
+int count_filters(int sock, int ifindex, uint32_t parent, PrefScan *scan);
+int filter_count(int ifindex, bool egress_too, PrefScan *scan = nullptr);
 
 // The program id of the clsact ingress filter at dthrottle's place, 0 if there is none.
 uint32_t filter_prog_id(int ifindex) {
-  // Asked only where there are filters: libbpf would log the kernel's complaint about a
-  // missing qdisc as an error.
-  if (filter_count(ifindex, false) <= 0) return 0;
+  // Asked only where the dump saw one: libbpf would log the kernel's complaint about a
+  // missing qdisc or filter as an error.
+  PrefScan scan;
+  if (filter_count(ifindex, false, &scan) <= 0 || !scan.ours) return 0;
   LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
   LIBBPF_OPTS(bpf_tc_opts, q, .handle = kTcHandle, .priority = kTcPriority);
   if (bpf_tc_query(&hook, &q) != 0) return 0;
@@ -72,6 +79,19 @@ int pinned_tcx_link(int ifindex, const std::string &link_pin) {
   return -1;
 }
 
+// Others' filters at dthrottle's pref run in the order they were added: one added before
+// dthrottle's that returns a verdict keeps it from seeing the packet. Said, not changed.
+void warn_if_shared(int ifindex) {
+  PrefScan scan;
+  if (filter_count(ifindex, false, &scan) <= 0 || scan.others == 0) return;
+  char name[IF_NAMESIZE] = "?";
+  if_indextoname(static_cast<unsigned>(ifindex), name);
+  DT_WARN("%d other tc filter(s) share dthrottle's %s on the ingress of %s: tc runs them in the order they "
+          "were added, and one that returns a verdict first keeps dthrottle from seeing the packet "
+          "(see: tc filter show dev %s ingress)",
+          scan.others, place().c_str(), name, name);
+}
+
 // Swaps prog_fd into dthrottle's clsact filter (atomic: packets see the old program or the new).
 int replace_filter(int ifindex, int prog_fd) {
   LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
@@ -80,16 +100,19 @@ int replace_filter(int ifindex, int prog_fd) {
   return bpf_tc_attach(&hook, &o);
 }
 
-// A previous agent's attachment, taken over (prog_fd swapped in); false if there is none.
-bool take_over(int ifindex, int prog_fd, const std::string &link_pin, bool qdisc_was_ours, TcAttachment *out) {
+// A previous agent's attachment, taken over (prog_fd swapped in); false if there is none. A tcx
+// link that refuses the new program is left in *stale, still pinned and enforcing, for the
+// caller to remove once a new attachment is in.
+bool take_over(int ifindex, int prog_fd, const std::string &link_pin, bool qdisc_was_ours, TcAttachment *out,
+               int *stale) {
   if (int lfd = pinned_tcx_link(ifindex, link_pin); lfd >= 0) {
     if (bpf_link_update(lfd, prog_fd, nullptr) == 0) {
       *out = TcAttachment{TcHow::Tcx, lfd, true, false};
       return true;
     }
-    DT_WARN("cannot take over the tcx link %s (%s); attaching anew", link_pin.c_str(), errno_str(errno).c_str());
-    unlink(link_pin.c_str());
-    close(lfd);
+    DT_WARN("cannot take over the tcx link %s (%s); attaching anew, then removing it", link_pin.c_str(),
+            errno_str(errno).c_str());
+    *stale = lfd;
   }
   const uint32_t id = filter_prog_id(ifindex);
   if (id == 0 || !prog_is_ours(id)) return false;
@@ -98,7 +121,18 @@ bool take_over(int ifindex, int prog_fd, const std::string &link_pin, bool qdisc
     return false;
   }
   *out = TcAttachment{TcHow::Clsact, -1, true, qdisc_was_ours};
+  warn_if_shared(ifindex);
   return true;
+}
+
+// bpf_tc_hook_create, without libbpf logging the kernel's "Exclusivity flag on" as an error when
+// the qdisc is there already: -EEXIST is an answer here. (At start, before any thread of the
+// agent uses libbpf.)
+int create_clsact_quietly(bpf_tc_hook *hook) {
+  const libbpf_print_fn_t previous = libbpf_set_print(nullptr);
+  const int rc = bpf_tc_hook_create(hook);
+  libbpf_set_print(previous);
+  return rc;
 }
 
 // A new clsact filter (and the clsact qdisc if the interface has none).
@@ -110,7 +144,7 @@ bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachm
     return false;
   }
   LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
-  const int hrc = bpf_tc_hook_create(&hook);
+  const int hrc = create_clsact_quietly(&hook);
   if (hrc != 0 && hrc != -EEXIST) {
     *err = "cannot create the clsact qdisc on " + iface + ": " + errno_str(hrc);
     return false;
@@ -124,11 +158,13 @@ bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachm
     return false;
   }
   *out = TcAttachment{TcHow::Clsact, -1, false, hrc == 0};
+  warn_if_shared(ifindex);
   return true;
 }
 
-// One dump of the filters under `parent`: their number, or -1.
-int count_filters(int sock, int ifindex, uint32_t parent) {
+// One dump of the filters under `parent`: their number, or -1; *scan (if given) what is at
+// dthrottle's pref.
+int count_filters(int sock, int ifindex, uint32_t parent, PrefScan *scan) {
   struct {
     nlmsghdr n;
     tcmsg t;
@@ -150,21 +186,55 @@ int count_filters(int sock, int ifindex, uint32_t parent) {
     for (auto *h = reinterpret_cast<nlmsghdr *>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
       if (h->nlmsg_type == NLMSG_DONE) return count;
       if (h->nlmsg_type == NLMSG_ERROR) return -1;
-      if (h->nlmsg_type == RTM_NEWTFILTER) count++;
+      if (h->nlmsg_type != RTM_NEWTFILTER) continue;
+      count++;
+      const auto *t = static_cast<const tcmsg *>(NLMSG_DATA(h));
+      // tcm_info: pref << 16 | protocol; handle 0 is the entry of the pref itself.
+      if (!scan || (t->tcm_info >> 16) != kTcPriority || t->tcm_handle == 0) continue;
+      if (t->tcm_handle == kTcHandle)
+        scan->ours = true;
+      else
+        scan->others++;
     }
   }
 }
 
 // Filters on the clsact ingress (and egress) of `ifindex`, or -1 if they cannot be listed.
-int filter_count(int ifindex, bool egress_too) {
+int filter_count(int ifindex, bool egress_too, PrefScan *scan) {
   const int sock = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (sock < 0) return -1;
   timeval tv{2, 0};
   setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  const int in = count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS));
-  const int eg = in < 0 || !egress_too ? 0 : count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS));
+  const int in = count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS), scan);
+  const int eg =
+      in < 0 || !egress_too ? 0 : count_filters(sock, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS), nullptr);
   close(sock);
   return in < 0 || eg < 0 ? -1 : in + eg;
+}
+
+// A new tcx link pinned at link_pin (where a stale link's pin is replaced: `replace_pin`),
+// or on kernels without tcx (or with force_clsact) a clsact filter.
+bool attach_new(int ifindex, const std::string &iface, int prog_fd, const std::string &link_pin, bool force_clsact,
+                bool replace_pin, TcAttachment *out, std::string *err) {
+  if (!force_clsact) {
+    LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = kFlagBefore);
+    const int lfd = bpf_link_create(prog_fd, ifindex, static_cast<bpf_attach_type>(kAttachTcxIngress), &lo);
+    if (lfd >= 0) {
+      if (replace_pin) unlink(link_pin.c_str());
+      if (bpf_obj_pin(lfd, link_pin.c_str()) != 0) {
+        *err = "cannot pin the tcx link at " + link_pin + ": " + errno_str(errno);
+        close(lfd);
+        return false;
+      }
+      *out = TcAttachment{TcHow::Tcx, lfd, false, false};
+      return true;
+    }
+    DT_INFO("no tcx link on %s (%s: Linux 6.6 or later has them); attaching a clsact filter instead",
+            iface.c_str(), errno_str(errno).c_str());
+  }
+  if (!attach_clsact(ifindex, iface, prog_fd, out, err)) return false;
+  if (replace_pin) unlink(link_pin.c_str());
+  return true;
 }
 
 }  // namespace
@@ -182,23 +252,13 @@ int clsact_filter_count(int ifindex) { return filter_count(ifindex, true); }
 
 bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::string &link_pin,
                bool qdisc_was_ours, bool force_clsact, TcAttachment *out, std::string *err) {
-  if (take_over(ifindex, prog_fd, link_pin, qdisc_was_ours, out)) return true;
-  if (!force_clsact) {
-    LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = kFlagBefore);
-    const int lfd = bpf_link_create(prog_fd, ifindex, static_cast<bpf_attach_type>(kAttachTcxIngress), &lo);
-    if (lfd >= 0) {
-      if (bpf_obj_pin(lfd, link_pin.c_str()) != 0) {
-        *err = "cannot pin the tcx link at " + link_pin + ": " + errno_str(errno);
-        close(lfd);
-        return false;
-      }
-      *out = TcAttachment{TcHow::Tcx, lfd, false, false};
-      return true;
-    }
-    DT_INFO("no tcx link on %s (%s: Linux 6.6 or later has them); attaching a clsact filter instead",
-            iface.c_str(), errno_str(errno).c_str());
-  }
-  return attach_clsact(ifindex, iface, prog_fd, out, err);
+  int stale = -1;
+  if (take_over(ifindex, prog_fd, link_pin, qdisc_was_ours, out, &stale)) return true;
+  const bool ok = attach_new(ifindex, iface, prog_fd, link_pin, force_clsact, stale >= 0, out, err);
+  // Unpinned once the new attachment is in, a stale link detaches here; otherwise its pin keeps
+  // it enforcing.
+  if (stale >= 0) close(stale);
+  return ok;
 }
 
 std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours) {

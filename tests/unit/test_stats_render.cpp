@@ -277,6 +277,22 @@ TEST(StatsJson, SaysWhichRulesAreInDryRun) {
             R"({"all":true,"rules":["default","blocked"]})");
 }
 
+TEST(StatsText, SaysWhereTheProgramIsAttached) {
+  dt::AgentStatusFiles status;
+  status.hook = "tc ingress, tcx link";
+  dt::StatsOptions opt = options("/p", 0);
+  opt.json = false;
+  const std::string out = dt::render_stats_text(sample_snapshot(), opt, status);
+  EXPECT_EQ(out.rfind("dthrottle maps in /p\nattached: tc ingress, tcx link\npolicy: ", 0), 0u) << out;
+  const Json j = parse_or_fail(dt::render_stats_json(sample_snapshot(), options("/p", 0), status));
+  EXPECT_EQ(j["attached"], "tc ingress, tcx link");
+  EXPECT_EQ(keys_of(j)[1], "attached") << "right after pin_dir";
+  // Nothing recorded (no agent attached it, or it was detached): no line, no key.
+  const std::string none = dt::render_stats_text(sample_snapshot(), opt, {});
+  EXPECT_EQ(none.find("attached:"), std::string::npos) << none;
+  EXPECT_FALSE(parse_or_fail(dt::render_stats_json(sample_snapshot(), options("/p", 0), {})).contains("attached"));
+}
+
 TEST(StatsText, NoPolicyAndNoSources) {
   dt::StatsSnapshot s;
   dt::StatsOptions opt = options("/p", 0);
