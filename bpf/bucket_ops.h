@@ -116,12 +116,105 @@ static __always_inline int dt_bucket_debit(struct dt_bucket *b, __u64 now,
 	return -1;
 }
 
+/* Records that the source was seen at `now`, but writes the bucket only when its
+ * last_seen_ns is more than DT_LAST_SEEN_SLACK_NS old (or ahead of `now`, after a
+ * clock switch): a flood on every CPU then writes it every few ms, not per packet. */
+static __always_inline void dt_touch(struct dt_bucket *b, __u64 now)
+{
+	__s64 age = (__s64)(now - DT_READ_ONCE(b->last_seen_ns));
+
+	if (age > (__s64)DT_LAST_SEEN_SLACK_NS || age < 0)
+		b->last_seen_ns = now;
+}
+
+/* The key's 5 words, for hashing and comparing. */
+struct dt_key_words {
+	__u32 w[5];
+};
+
+static __always_inline __u32 dt_drop_slot(const struct dt_key *key)
+{
+	struct dt_key_words k;
+	__u32 h;
+
+	__builtin_memcpy(&k, key, sizeof(k));
+	h = (k.w[0] ^ k.w[1] ^ k.w[2] ^ k.w[3]) * 0x9e3779b1u ^ k.w[4];
+	h *= 0x85ebca6bu;
+	return (h >> 24) & (DT_DROP_SLOTS - 1);
+}
+
+static __always_inline int dt_key_eq(const struct dt_key *a, const struct dt_key *b)
+{
+	struct dt_key_words x, y;
+
+	__builtin_memcpy(&x, a, sizeof(x));
+	__builtin_memcpy(&y, b, sizeof(y));
+	return !((x.w[0] ^ y.w[0]) | (x.w[1] ^ y.w[1]) | (x.w[2] ^ y.w[2]) | (x.w[3] ^ y.w[3]) |
+		 (x.w[4] ^ y.w[4]));
+}
+
+/* Adds a slot's held counts into bucket `b` (one atomic add per count) and frees it. */
+static __always_inline void dt_drop_flush(struct dt_bucket *b, struct dt_drop_pending *s)
+{
+	if (b && s->dropped)
+		__sync_fetch_and_add(&b->dropped, s->dropped);
+	if (b && s->would_drop)
+		__sync_fetch_and_add(&b->would_drop, s->would_drop);
+	s->dropped = 0;
+	s->would_drop = 0;
+	s->packets = 0;
+}
+
+/*
+ * Counts a drop (or, `would`, a dry-run would-drop) of `cost` for the bucket `b` of
+ * `key` at `now`, without writing the shared bucket per packet: see struct
+ * dt_drop_pending in dthrottle/common.h for the slots and who reads them.
+ */
+static __always_inline void dt_count_drop(struct dt_bucket *b, const struct dt_key *key, __u64 cost,
+					  int would, __u64 now)
+{
+	__u32 slot = dt_drop_slot(key);
+	struct dt_drop_pending *s = bpf_map_lookup_elem(&drop_pending, &slot);
+
+	if (!s) {
+		__sync_fetch_and_add(would ? &b->would_drop : &b->dropped, cost);
+		return;
+	}
+	if (s->packets && !dt_key_eq(&s->key, key)) {
+		if (now - s->since_ns < DT_DROP_FLUSH_NS) {
+			/* Held by another source, recently: count this one directly. */
+			__sync_fetch_and_add(would ? &b->would_drop : &b->dropped, cost);
+			return;
+		}
+		/* Held by a source not dropped for a while: its counts go home first
+		 * (its bucket may be gone: then they go with it). */
+		dt_drop_flush(bpf_map_lookup_elem(&buckets, &s->key), s);
+	}
+	if (!s->packets) {
+		s->key = *key;
+		s->since_ns = now;
+	}
+	if (would)
+		s->would_drop += cost;
+	else
+		s->dropped += cost;
+	s->packets++;
+	if (s->packets >= DT_DROP_FLUSH_PACKETS || now - s->since_ns >= DT_DROP_FLUSH_NS)
+		dt_drop_flush(b, s);
+}
+
 /*
  * Cluster mode: announce a source the first time it is admitted in report period
  * `epoch`, so the agent learns which buckets owe a report without walking the map.
  * One CPU wins the compare-and-swap of b->epoch and writes the key to the ring.
  * If the ring is full the mark is undone, so a later packet announces it again:
  * the hits themselves are never lost (they stay in passed - reported).
+ *
+ * No wakeup per record: the agent drains the ring at the end of every period
+ * (Collector::end_period), so a record only wakes it when the ring is more than
+ * 1/2^DT_ACTIVE_WAKE_SHIFT full (half), to drain it early. With the default
+ * wakeup, an agent that drains promptly is woken (an irq_work and a task wakeup)
+ * for nearly every record: 3x the cost of the whole packet path with many sources.
  */
 static __always_inline void dt_mark_active(struct dt_bucket *b, const struct dt_key *key,
 					   __u32 epoch, struct dt_stats *st)
@@ -134,7 +227,12 @@ static __always_inline void dt_mark_active(struct dt_bucket *b, const struct dt_
 		return;
 	struct dt_active_event ev = { .key = *key, .epoch = epoch };
 
-	if (bpf_ringbuf_output(&active, &ev, sizeof(ev), 0) != 0) {
+	__u64 wake = bpf_ringbuf_query(&active, BPF_RB_AVAIL_DATA) >
+		     (bpf_ringbuf_query(&active, BPF_RB_RING_SIZE) >> DT_ACTIVE_WAKE_SHIFT)
+			     ? BPF_RB_FORCE_WAKEUP
+			     : BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_output(&active, &ev, sizeof(ev), wake) != 0) {
 		b->epoch = 0;
 		st->report_overflow++;
 	}

@@ -65,7 +65,8 @@ class BpfFixture : public ::testing::Test {
   int run(const std::vector<uint8_t> &frame);
 
   dt_stats stats();
-  // The bucket of `addr` (IPv4 or IPv6 text), or nullopt if there is none.
+  // The bucket of `addr` (IPv4 or IPv6 text) as users read it (dt::read_bucket: the
+  // drops held per CPU added), or nullopt if there is none.
   std::optional<dt_bucket> bucket(const std::string &addr);
   long bucket_count();
   // tokens in thousandths at this instant, under the live policy.
@@ -84,6 +85,7 @@ class BpfFixture : public ::testing::Test {
   int stats_fd() const;
   int config_fd() const;
   int active_ring_fd() const;
+  int drop_pending_fd() const;
   int collect_batch_fd() const;
   int collect_prog_fd() const;
   int exempt_fd() const;
