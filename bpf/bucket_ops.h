@@ -117,32 +117,16 @@ static __always_inline int dt_bucket_debit(struct dt_bucket *b, __u64 now,
 }
 
 /* Records that the source was seen at `now`, but writes the bucket only when its
- * last_seen_ns is more than DT_LAST_SEEN_SLACK_NS old (or ahead of `now`, after a
- * clock switch): a flood on every CPU then writes it every few ms, not per packet. */
+ * last_seen_ns is more than DT_LAST_SEEN_SLACK_NS old: a flood on every CPU then
+ * writes it every few ms, not per packet. (Signed: after a switch to the coarse
+ * clock, which lags by a tick, a stored time a little ahead is simply fresh.) */
 static __always_inline void dt_touch(struct dt_bucket *b, __u64 now)
 {
-	__s64 age = (__s64)(now - DT_READ_ONCE(b->last_seen_ns));
-
-	if (age > (__s64)DT_LAST_SEEN_SLACK_NS || age < 0)
+	if ((__s64)(now - DT_READ_ONCE(b->last_seen_ns)) > (__s64)DT_LAST_SEEN_SLACK_NS)
 		b->last_seen_ns = now;
 }
 
-/* The key's 5 words, for hashing and comparing. */
-struct dt_key_words {
-	__u32 w[5];
-};
-
-static __always_inline __u32 dt_drop_slot(const struct dt_key *key)
-{
-	struct dt_key_words k;
-	__u32 h;
-
-	__builtin_memcpy(&k, key, sizeof(k));
-	h = (k.w[0] ^ k.w[1] ^ k.w[2] ^ k.w[3]) * 0x9e3779b1u ^ k.w[4];
-	h *= 0x85ebca6bu;
-	return (h >> 24) & (DT_DROP_SLOTS - 1);
-}
-
+/* Compares two bucket keys (struct dt_key_words: dthrottle/bucket.h). */
 static __always_inline int dt_key_eq(const struct dt_key *a, const struct dt_key *b)
 {
 	struct dt_key_words x, y;
@@ -203,6 +187,18 @@ static __always_inline void dt_count_drop(struct dt_bucket *b, const struct dt_k
 		dt_drop_flush(b, s);
 }
 
+/* True for one key in DT_ACTIVE_WAKE_SAMPLE (by a hash of it). */
+static __always_inline int dt_key_sampled(const struct dt_key *key)
+{
+	struct dt_key_words k;
+	__u32 h;
+
+	__builtin_memcpy(&k, key, sizeof(k));
+	/* Top bits of the products: they depend on every bit of the key. */
+	h = ((k.w[0] ^ k.w[1] ^ k.w[2] ^ k.w[3]) * 0x9e3779b1u ^ k.w[4]) * 0xc2b2ae35u;
+	return h < 0xffffffffu / DT_ACTIVE_WAKE_SAMPLE;
+}
+
 /*
  * Cluster mode: announce a source the first time it is admitted in report period
  * `epoch`, so the agent learns which buckets owe a report without walking the map.
@@ -212,7 +208,8 @@ static __always_inline void dt_count_drop(struct dt_bucket *b, const struct dt_k
  *
  * No wakeup per record: the agent drains the ring at the end of every period
  * (Collector::end_period), so a record only wakes it when the ring is more than
- * 1/2^DT_ACTIVE_WAKE_SHIFT full (half), to drain it early. With the default
+ * 1/2^DT_ACTIVE_WAKE_SHIFT full (half), to drain it early (looked at for one
+ * announcement in DT_ACTIVE_WAKE_SAMPLE only). With the default
  * wakeup, an agent that drains promptly is woken (an irq_work and a task wakeup)
  * for nearly every record: 3x the cost of the whole packet path with many sources.
  */
@@ -227,10 +224,16 @@ static __always_inline void dt_mark_active(struct dt_bucket *b, const struct dt_
 		return;
 	struct dt_active_event ev = { .key = *key, .epoch = epoch };
 
-	__u64 wake = bpf_ringbuf_query(&active, BPF_RB_AVAIL_DATA) >
-		     (bpf_ringbuf_query(&active, BPF_RB_RING_SIZE) >> DT_ACTIVE_WAKE_SHIFT)
-			     ? BPF_RB_FORCE_WAKEUP
-			     : BPF_RB_NO_WAKEUP;
+	__u64 wake = BPF_RB_NO_WAKEUP;
+
+	/* The fill level is looked at for one announcement in DT_ACTIVE_WAKE_SAMPLE
+	 * (by a hash of the key): the queries cost more than the rest of the
+	 * announcement, and a ring past half full sees that many more records at most
+	 * before its reader is woken. */
+	if (dt_key_sampled(key) &&
+	    bpf_ringbuf_query(&active, BPF_RB_AVAIL_DATA) >
+		    (bpf_ringbuf_query(&active, BPF_RB_RING_SIZE) >> DT_ACTIVE_WAKE_SHIFT))
+		wake = BPF_RB_FORCE_WAKEUP;
 
 	if (bpf_ringbuf_output(&active, &ev, sizeof(ev), wake) != 0) {
 		b->epoch = 0;

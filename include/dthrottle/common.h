@@ -52,6 +52,8 @@
 /* A record wakes the agent only once the ring is more than 1/2^shift full; the
  * agent drains it at every period's end anyway (see dt_mark_active). */
 #define DT_ACTIVE_WAKE_SHIFT 1
+/* The fill level is looked at for one announcement in this many (by a key hash). */
+#define DT_ACTIVE_WAKE_SAMPLE 64u
 /* Addresses never throttled (the peers' own). */
 #define DT_MAX_EXEMPT 4096u
 

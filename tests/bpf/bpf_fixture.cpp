@@ -117,6 +117,11 @@ void BpfFixture::set_policy(double rate, uint64_t burst) {
   ASSERT_EQ(rc, 0) << "publish_rules (one policy): " << strerror(-rc);
 }
 
+void BpfFixture::publish_policy(const dt_policy &p) {
+  int rc = publish_rules(policy_maps(), {p}, {}, {});
+  ASSERT_EQ(rc, 0) << "publish_rules (one policy): " << strerror(-rc);
+}
+
 void BpfFixture::set_byte_policy(double rate, uint64_t burst) {
   dt_policy p{};
   std::string err;

@@ -55,6 +55,8 @@ class BpfFixture : public ::testing::Test {
   void set_policy(double rate, uint64_t burst);
   // The same for a byte budget: rate in bytes/s, burst in bytes (DT_POL_BYTES).
   void set_byte_policy(double rate, uint64_t burst);
+  // Publishes rule 0 = `p` as it is (e.g. live_policy() with DT_POL_DRY_RUN added).
+  void publish_policy(const dt_policy &p);
   // Publishes an empty rule set (interval_ns 0 everywhere: fail open).
   void clear_policy();
   // The policy of rule 0 as the XDP program sees it.
