@@ -5,7 +5,7 @@
 #   make demo     throttle real packets on a built-in lab of network namespaces
 #                 (and chart them: build/demo.png)
 #   make plot     redraw build/demo.png from the last demo's build/demo.dat
-#   make bench    per-packet cost vs a baseline program, agent cost per period
+#   make bench    per-packet cost vs a baseline program, agent cost per period, under attack
 #   make deps     install missing Debian packages (apt-get)
 #   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd unit
 #                 dthrottle@.service, /etc/dthrottle/eth0.conf.example (DESTDIR, PREFIX)

@@ -116,12 +116,104 @@ static __always_inline int dt_bucket_debit(struct dt_bucket *b, __u64 now,
 	return -1;
 }
 
+/* Records that the source was seen at `now`, but writes the bucket only when its
+ * last_seen_ns is more than DT_LAST_SEEN_SLACK_NS old: a flood on every CPU then
+ * writes it every few ms, not per packet. (Signed: after a switch to the coarse
+ * clock, which lags by a tick, a stored time a little ahead is simply fresh.) */
+static __always_inline void dt_touch(struct dt_bucket *b, __u64 now)
+{
+	if ((__s64)(now - DT_READ_ONCE(b->last_seen_ns)) > (__s64)DT_LAST_SEEN_SLACK_NS)
+		b->last_seen_ns = now;
+}
+
+/* Compares two bucket keys (struct dt_key_words: dthrottle/bucket.h). */
+static __always_inline int dt_key_eq(const struct dt_key *a, const struct dt_key *b)
+{
+	struct dt_key_words x, y;
+
+	__builtin_memcpy(&x, a, sizeof(x));
+	__builtin_memcpy(&y, b, sizeof(y));
+	return !((x.w[0] ^ y.w[0]) | (x.w[1] ^ y.w[1]) | (x.w[2] ^ y.w[2]) | (x.w[3] ^ y.w[3]) |
+		 (x.w[4] ^ y.w[4]));
+}
+
+/* Adds a slot's held counts into bucket `b` (one atomic add per count) and frees it. */
+static __always_inline void dt_drop_flush(struct dt_bucket *b, struct dt_drop_pending *s)
+{
+	if (b && s->dropped)
+		__sync_fetch_and_add(&b->dropped, s->dropped);
+	if (b && s->would_drop)
+		__sync_fetch_and_add(&b->would_drop, s->would_drop);
+	s->dropped = 0;
+	s->would_drop = 0;
+	s->packets = 0;
+}
+
+/*
+ * Counts a drop (or, `would`, a dry-run would-drop) of `cost` for the bucket `b` of
+ * `key` at `now`, without writing the shared bucket per packet: see struct
+ * dt_drop_pending in dthrottle/common.h for the slots and who reads them.
+ * `b` must be `key`'s element of the `buckets` map: a stale slot's holder is looked
+ * up there (a bucket kept in another map needs its own slots or a map argument).
+ */
+static __always_inline void dt_count_drop(struct dt_bucket *b, const struct dt_key *key, __u64 cost,
+					  int would, __u64 now)
+{
+	__u32 slot = dt_drop_slot(key);
+	struct dt_drop_pending *s = bpf_map_lookup_elem(&drop_pending, &slot);
+
+	if (!s) {
+		__sync_fetch_and_add(would ? &b->would_drop : &b->dropped, cost);
+		return;
+	}
+	if (s->packets && !dt_key_eq(&s->key, key)) {
+		if (now - s->since_ns < DT_DROP_FLUSH_NS) {
+			/* Held by another source, recently: count this one directly. */
+			__sync_fetch_and_add(would ? &b->would_drop : &b->dropped, cost);
+			return;
+		}
+		/* Held by a source not dropped for a while: its counts go home first
+		 * (its bucket may be gone: then they go with it). */
+		dt_drop_flush(bpf_map_lookup_elem(&buckets, &s->key), s);
+	}
+	if (!s->packets) {
+		s->key = *key;
+		s->since_ns = now;
+	}
+	if (would)
+		s->would_drop += cost;
+	else
+		s->dropped += cost;
+	s->packets++;
+	if (s->packets >= DT_DROP_FLUSH_PACKETS || now - s->since_ns >= DT_DROP_FLUSH_NS)
+		dt_drop_flush(b, s);
+}
+
+/* True for one key in DT_ACTIVE_WAKE_SAMPLE (by a hash of it). */
+static __always_inline int dt_key_sampled(const struct dt_key *key)
+{
+	struct dt_key_words k;
+	__u32 h;
+
+	__builtin_memcpy(&k, key, sizeof(k));
+	/* Top bits of the products: they depend on every bit of the key. */
+	h = ((k.w[0] ^ k.w[1] ^ k.w[2] ^ k.w[3]) * 0x9e3779b1u ^ k.w[4]) * 0xc2b2ae35u;
+	return h < 0xffffffffu / DT_ACTIVE_WAKE_SAMPLE;
+}
+
 /*
  * Cluster mode: announce a source the first time it is admitted in report period
  * `epoch`, so the agent learns which buckets owe a report without walking the map.
  * One CPU wins the compare-and-swap of b->epoch and writes the key to the ring.
  * If the ring is full the mark is undone, so a later packet announces it again:
  * the hits themselves are never lost (they stay in passed - reported).
+ *
+ * No wakeup per record: the agent drains the ring at the end of every period
+ * (Collector::end_period), so a record only wakes it when the ring is more than
+ * 1/2^DT_ACTIVE_WAKE_SHIFT full (half), to drain it early (looked at for one
+ * announcement in DT_ACTIVE_WAKE_SAMPLE only). With the default
+ * wakeup, an agent that drains promptly is woken (an irq_work and a task wakeup)
+ * for nearly every record: 3x the cost of the whole packet path with many sources.
  */
 static __always_inline void dt_mark_active(struct dt_bucket *b, const struct dt_key *key,
 					   __u32 epoch, struct dt_stats *st)
@@ -134,7 +226,18 @@ static __always_inline void dt_mark_active(struct dt_bucket *b, const struct dt_
 		return;
 	struct dt_active_event ev = { .key = *key, .epoch = epoch };
 
-	if (bpf_ringbuf_output(&active, &ev, sizeof(ev), 0) != 0) {
+	__u64 wake = BPF_RB_NO_WAKEUP;
+
+	/* The fill level is looked at for one announcement in DT_ACTIVE_WAKE_SAMPLE
+	 * (by a hash of the key): the queries cost more than the rest of the
+	 * announcement, and a ring past half full sees that many more records at most
+	 * before its reader is woken. */
+	if (dt_key_sampled(key) &&
+	    bpf_ringbuf_query(&active, BPF_RB_AVAIL_DATA) >
+		    (bpf_ringbuf_query(&active, BPF_RB_RING_SIZE) >> DT_ACTIVE_WAKE_SHIFT))
+		wake = BPF_RB_FORCE_WAKEUP;
+
+	if (bpf_ringbuf_output(&active, &ev, sizeof(ev), wake) != 0) {
 		b->epoch = 0;
 		st->report_overflow++;
 	}

@@ -80,14 +80,15 @@ static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
  * passes instead, counted as would-drop for its rule (per CPU) and its source (`b`,
  * none for a deny rule). Everything before it was decided and charged as usual.
  */
-static __always_inline int dt_dry_run_pass(__u32 rule, struct dt_bucket *b, __u64 cost)
+static __always_inline int dt_dry_run_pass(__u32 rule, struct dt_bucket *b, const struct dt_key *key,
+					   __u64 cost, __u64 now)
 {
 	__u64 *wd = bpf_map_lookup_elem(&rule_would_drop, &rule);
 
 	if (wd)
 		*wd += 1;
 	if (b)
-		__sync_fetch_and_add(&b->would_drop, cost);
+		dt_count_drop(b, key, cost, 1, now);
 	return XDP_PASS;
 }
 
@@ -170,7 +171,7 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	}
 	if (pol->action == DT_ACT_DENY) {
 		if (pol->flags & DT_POL_DRY_RUN)
-			return dt_dry_run_pass(rule, NULL, 1);
+			return dt_dry_run_pass(rule, NULL, NULL, 1, 0);
 		rst->dropped++;
 		st->denied++;
 		return XDP_DROP;
@@ -192,7 +193,7 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	 * unit, so reports and debits are in bytes for byte rules. */
 	cost = (pol->flags & DT_POL_BYTES) ? frame_len : segs;
 	now = dt_now(cfg);
-	b->last_seen_ns = now;
+	dt_touch(b, now);
 	switch (dt_bucket_take(b, now, pol, cost)) {
 	case DT_TAKE_ADMIT:
 		__sync_fetch_and_add(&b->passed, cost);
@@ -207,8 +208,9 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 		/* fallthrough: never admit a token we could not take */
 	default:
 		if (pol->flags & DT_POL_DRY_RUN)
-			return dt_dry_run_pass(rule, b, cost);
-		__sync_fetch_and_add(&b->dropped, cost);
+			return dt_dry_run_pass(rule, b, &key, cost, now);
+		/* Nothing shared is written from here on: see dt_count_drop. */
+		dt_count_drop(b, &key, cost, 0, now);
 		st->dropped++;
 		rst->dropped++;
 		dt_count_rule_bytes(pol, rule, cost, 0);

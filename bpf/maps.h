@@ -125,6 +125,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rule_bytes SEC(".maps");
 
+/* Drops on their way to their bucket (struct dt_drop_pending): per CPU, by slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DT_DROP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct dt_drop_pending);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} drop_pending SEC(".maps");
+
 /* Rule names, agent-written, never read by the programs (for bpftool and stats). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

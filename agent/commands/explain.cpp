@@ -68,7 +68,7 @@ ExplainRule explain_rule(const PinnedMaps &m, const dt_key &addr, uint32_t id, c
   r.key = addr;
   dt_key_for_rule(&r.key, &r.policy, id, !addr_is_v4(addr.addr));
   if (r.policy.action == DT_ACT_THROTTLE && r.policy.interval_ns)
-    r.has_bucket = bpf_map_lookup_elem(m.buckets, &r.key, &r.bucket) == 0;
+    r.has_bucket = read_bucket(m.buckets, m.drop_pending, r.key, &r.bucket) == 0;
   return r;
 }
 

@@ -23,6 +23,17 @@ namespace {
 // A counter's increase; one that went down was reset, so it counts from zero.
 uint64_t increase(uint64_t prev, uint64_t cur) { return cur >= prev ? cur - prev : cur; }
 
+// A counter's increase, 0 if it went down.
+uint64_t increase_or_zero(uint64_t prev, uint64_t cur) { return cur > prev ? cur - prev : 0; }
+
+// How far a source's dropped or would_drop may read low for a moment while a CPU
+// flushes the drops it holds: DT_DROP_FLUSH_PACKETS packets per CPU (of at most 64 KiB
+// each for a byte rule).
+uint64_t held_drop_slack(bool bytes) {
+  const int ncpu = libbpf_num_possible_cpus();
+  return static_cast<uint64_t>(ncpu > 0 ? ncpu : 1) * DT_DROP_FLUSH_PACKETS * (bytes ? 65536u : 1u);
+}
+
 std::string key_bytes(const dt_key &k) { return std::string(reinterpret_cast<const char *>(&k), sizeof k); }
 
 // Rule `id`'s would-drop, summed over CPUs (0 in pins without the map).
@@ -83,7 +94,8 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
       for (const auto &c : per_cpu) row.passed += c.passed, row.dropped += c.dropped;
     out->rules.push_back(row);
   }
-  long n = for_each_bucket(maps.buckets, [&](const dt_key &k, const dt_bucket &b) { out->sources.push_back({k, b}); });
+  long n = for_each_bucket(maps.buckets, maps.drop_pending,
+                           [&](const dt_key &k, const dt_bucket &b) { out->sources.push_back({k, b}); });
   if (n < 0) return *err = "cannot read " + pin_dir + "/buckets: " + strerror(static_cast<int>(-n)), false;
   out->taken_ns = mono_now_ns();
   return true;
@@ -132,11 +144,14 @@ TopFrame compute_top(const StatsSnapshot &prev, const StatsSnapshot &cur) {
     auto it = before.find(key_bytes(r.key));
     const dt_bucket zero{};
     const dt_bucket &p = it == before.end() ? zero : *it->second;
-    // An evicted source seen again restarts both counters: count it from zero.
-    const bool reset = r.b.passed < p.passed || r.b.dropped < p.dropped || r.b.would_drop < p.would_drop;
+    // An evicted source seen again restarts its counters: count it from zero. Drops
+    // held per CPU may make a reading during a flood dip by less than held_drop_slack
+    // (see PendingDrops): such a dip is no increase, not a restart.
+    const uint64_t slack = held_drop_slack(policy_bytes(cur.policy_of(r.b)));
+    const bool reset = r.b.passed < p.passed || r.b.dropped + slack < p.dropped || r.b.would_drop + slack < p.would_drop;
     const uint64_t dp = reset ? r.b.passed : r.b.passed - p.passed;
-    const uint64_t dd = reset ? r.b.dropped : r.b.dropped - p.dropped;
-    const uint64_t dw = reset ? r.b.would_drop : r.b.would_drop - p.would_drop;
+    const uint64_t dd = reset ? r.b.dropped : increase_or_zero(p.dropped, r.b.dropped);
+    const uint64_t dw = reset ? r.b.would_drop : increase_or_zero(p.would_drop, r.b.would_drop);
     if (dp == 0 && dd == 0 && dw == 0) continue;
     f.active.push_back({r.key, dp / f.interval_s, dd / f.interval_s, source_tokens(r.b, cur.policy_of(r.b), cur.taken_ns),
                         r.b.passed, r.b.dropped, dw / f.interval_s, r.b.would_drop,

@@ -12,7 +12,7 @@
 namespace dt {
 
 PinnedMaps::~PinnedMaps() {
-  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop})
+  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop, drop_pending})
     if (fd >= 0) close(fd);
 }
 
@@ -35,6 +35,7 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
   rule_stats = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_STATS).c_str());
   rule_names = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_NAMES).c_str());
   rule_would_drop = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_WOULD_DROP).c_str());
+  drop_pending = bpf_obj_get((pin_dir + "/" + DT_MAP_DROP_PENDING).c_str());
   return true;
 }
 
@@ -97,6 +98,53 @@ long for_each_bucket(int fd, const std::function<void(const dt_key &, const dt_b
     cur = &key;
   }
   return seen;
+}
+
+int PendingDrops::read(int pending_fd) {
+  held_.clear();
+  if (pending_fd < 0) return 0;
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return ncpu ? ncpu : -EINVAL;
+  std::vector<dt_drop_pending> per_cpu(static_cast<size_t>(ncpu));
+  for (uint32_t slot = 0; slot < DT_DROP_SLOTS; slot++) {
+    if (bpf_map_lookup_elem(pending_fd, &slot, per_cpu.data()) != 0) return -errno;
+    for (const auto &p : per_cpu) {
+      if (!p.packets) continue;  // a free slot: its key and counts mean nothing
+      auto &h = held_[p.key];
+      h.first += p.dropped;
+      h.second += p.would_drop;
+    }
+  }
+  return 0;
+}
+
+void PendingDrops::add_to(const dt_key &key, dt_bucket *b) const {
+  auto it = held_.find(key);
+  if (it == held_.end()) return;
+  b->dropped += it->second.first;
+  b->would_drop += it->second.second;
+}
+
+long for_each_bucket(int buckets_fd, int pending_fd,
+                     const std::function<void(const dt_key &, const dt_bucket &)> &fn) {
+  std::vector<std::pair<dt_key, dt_bucket>> all;
+  const long n = for_each_bucket(buckets_fd, [&](const dt_key &k, const dt_bucket &b) { all.emplace_back(k, b); });
+  if (n < 0) return n;
+  PendingDrops pending;
+  if (int rc = pending.read(pending_fd); rc != 0) return rc;
+  for (auto &[k, b] : all) {
+    pending.add_to(k, &b);
+    fn(k, b);
+  }
+  return n;
+}
+
+int read_bucket(int buckets_fd, int pending_fd, const dt_key &key, dt_bucket *out) {
+  if (bpf_map_lookup_elem(buckets_fd, &key, out) != 0) return -errno;
+  PendingDrops pending;
+  if (int rc = pending.read(pending_fd); rc != 0) return rc;
+  pending.add_to(key, out);
+  return 0;
 }
 
 }  // namespace dt

@@ -139,4 +139,24 @@ DT_INLINE void dt_key_for_rule(struct dt_key *key, const struct dt_policy *p, __
 	key->rule = rule;
 }
 
+/* A bucket key as its 5 32-bit words, for hashing and comparing. */
+struct dt_key_words {
+	__u32 w[5];
+};
+
+/*
+ * The drop_pending slot (0 .. DT_DROP_SLOTS-1) that holds a key's drops on each CPU
+ * (see struct dt_drop_pending). Shared so that tests can find keys that share a slot.
+ */
+DT_INLINE __u32 dt_drop_slot(const struct dt_key *key)
+{
+	struct dt_key_words k;
+	__u32 h;
+
+	__builtin_memcpy(&k, key, sizeof(k));
+	h = (k.w[0] ^ k.w[1] ^ k.w[2] ^ k.w[3]) * 0x9e3779b1u ^ k.w[4];
+	h *= 0x85ebca6bu;
+	return (h >> 24) & (DT_DROP_SLOTS - 1);
+}
+
 #endif /* DTHROTTLE_BUCKET_H */

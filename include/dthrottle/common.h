@@ -28,6 +28,7 @@
 #define DT_MAP_RULE_NAMES  "rule_names"
 #define DT_MAP_RULE_WOULD_DROP "rule_would_drop"
 #define DT_MAP_RULE_BYTES  "rule_bytes"
+#define DT_MAP_DROP_PENDING "drop_pending"
 #define DT_PIN_LINK        "link"
 #define DT_PIN_TC_LINK     "tc_link"   /* --attach tc on Linux 6.6+: the tcx link */
 
@@ -49,8 +50,24 @@
 #define DT_COLLECT_BATCH 4096u
 /* Ring buffer of sources that became active in a period (bytes, power of 2). */
 #define DT_ACTIVE_RING_BYTES (16u << 20)
+/* A record wakes the agent only once the ring is more than 1/2^shift full; the
+ * agent drains it at every period's end anyway (see dt_mark_active). */
+#define DT_ACTIVE_WAKE_SHIFT 1
+/* The fill level is looked at for one announcement in this many (by a key hash). */
+#define DT_ACTIVE_WAKE_SAMPLE 64u
 /* Addresses never throttled (the peers' own). */
 #define DT_MAX_EXEMPT 4096u
+
+/*
+ * The drop path writes nothing shared (see struct dt_drop_pending): a bucket's
+ * last_seen_ns is rewritten only once it is DT_LAST_SEEN_SLACK_NS old, and its
+ * dropped / would_drop counts gather per CPU in one of DT_DROP_SLOTS slots, added
+ * into the bucket after DT_DROP_FLUSH_PACKETS packets or DT_DROP_FLUSH_NS.
+ */
+#define DT_LAST_SEEN_SLACK_NS 4000000ull   /* 4 ms */
+#define DT_DROP_SLOTS 8u                   /* per CPU; a power of 2 */
+#define DT_DROP_FLUSH_PACKETS 256u
+#define DT_DROP_FLUSH_NS 10000000ull       /* 10 ms */
 
 /* Bounded compare-and-swap retries on a contended bucket. */
 #define DT_CAS_RETRIES 16
@@ -80,12 +97,19 @@ struct dt_key {
  * that would replace the element and lose concurrent kernel updates):
  *   tat_ns       compare-and-swap only, by the XDP program (admit) and by the
  *                debit program the agent runs with BPF_PROG_RUN (peer hits).
- *   passed,
- *   dropped      atomic add, XDP program.
+ *   passed       atomic add, XDP program (admissions are rare under a flood: the
+ *                bucket's rate bounds them).
+ *   dropped,
+ *   would_drop   atomic add, XDP program, but not per packet: drops gather per CPU
+ *                in the drop_pending map (struct dt_drop_pending) and reach the
+ *                bucket DT_DROP_FLUSH_PACKETS at a time, or after DT_DROP_FLUSH_NS.
+ *                Readers add the pending counts (dt::for_each_bucket, read_bucket).
  *   debited      atomic add, debit program.
  *   reported     the collect program only (the agent runs it, one thread): the value
  *                of `passed` already reported to peers; passed - reported is owed.
- *   last_seen_ns plain store by the XDP program (any CPU's recent time is fine).
+ *   last_seen_ns plain store by the XDP program (any CPU's recent time is fine),
+ *                only when it is more than DT_LAST_SEEN_SLACK_NS old: a flood
+ *                rewrites it every few ms, not every packet.
  *   rule         set once when the bucket is created.
  *   epoch        compare-and-swap by the XDP program: the last report period in
  *                which this source was announced as active (see dt_mark_active).
@@ -207,6 +231,28 @@ struct dt_stats {
 	__u64 denied;        /* dropped by a `deny` rule */
 };
 
+/*
+ * Drops not yet added to their bucket: DT_DROP_SLOTS per CPU (a per-CPU array
+ * DT_MAP_DROP_PENDING, the slot chosen by a hash of the key), so that a source
+ * flooding every CPU costs each CPU no write to the shared bucket per packet.
+ * A slot belongs to one bucket key while it holds counts (packets > 0). A drop of
+ * that key adds to it; after DT_DROP_FLUSH_PACKETS packets, or once the slot is
+ * DT_DROP_FLUSH_NS old, its counts go into the bucket with one atomic add each.
+ * A drop of another key whose slot is held adds to its bucket directly (as before
+ * this map), unless the holder is DT_DROP_FLUSH_NS old: then the holder's counts
+ * go to its bucket and the slot changes hands. Readers add every CPU's pending
+ * counts to the bucket of the same key: exact when nothing is being dropped; while
+ * a flush is under way a reading may miss up to DT_DROP_FLUSH_PACKETS packets of
+ * a slot for a moment. A map of its own, so older pins still fit.
+ */
+struct dt_drop_pending {
+	struct dt_key key;   /* the bucket these counts belong to (packets > 0) */
+	__u32 packets;       /* drops held, in packets (the flush threshold) */
+	__u64 dropped;       /* to add to the bucket's dropped (packets, or bytes) */
+	__u64 would_drop;    /* to add to its would_drop (dry run) */
+	__u64 since_ns;      /* when the slot took its first held drop */
+};
+
 /* One entry of a debit batch (DT_MAP_DEBIT_BATCH). */
 struct dt_debit {
 	struct dt_key key; /* key.rule: the rule whose policy applies */
@@ -255,6 +301,7 @@ DT_LAYOUT_ASSERT(dt_config, 16);
 DT_LAYOUT_ASSERT(dt_rule_bytes, 16);
 DT_LAYOUT_ASSERT(dt_collect, 32);
 DT_LAYOUT_ASSERT(dt_active_event, 24);
+DT_LAYOUT_ASSERT(dt_drop_pending, 48);
 #undef DT_LAYOUT_ASSERT
 
 #endif /* DTHROTTLE_COMMON_H */

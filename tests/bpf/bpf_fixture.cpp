@@ -110,6 +110,7 @@ int BpfFixture::buckets_fd() const { return bpf_map__fd(skel_->maps.buckets); }
 int BpfFixture::stats_fd() const { return bpf_map__fd(skel_->maps.stats); }
 int BpfFixture::config_fd() const { return bpf_map__fd(skel_->maps.config); }
 int BpfFixture::active_ring_fd() const { return bpf_map__fd(skel_->maps.active); }
+int BpfFixture::drop_pending_fd() const { return bpf_map__fd(skel_->maps.drop_pending); }
 int BpfFixture::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
 int BpfFixture::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
 int BpfFixture::exempt_fd() const { return bpf_map__fd(skel_->maps.exempt); }
@@ -128,6 +129,11 @@ void BpfFixture::set_policy(double rate, uint64_t burst) {
   std::string err;
   ASSERT_TRUE(make_policy(rate, burst, &p, &err)) << "make_policy(" << rate << ", " << burst
                                                   << "): " << err;
+  int rc = publish_rules(policy_maps(), {p}, {}, {});
+  ASSERT_EQ(rc, 0) << "publish_rules (one policy): " << strerror(-rc);
+}
+
+void BpfFixture::publish_policy(const dt_policy &p) {
   int rc = publish_rules(policy_maps(), {p}, {}, {});
   ASSERT_EQ(rc, 0) << "publish_rules (one policy): " << strerror(-rc);
 }
@@ -192,9 +198,10 @@ std::optional<dt_bucket> BpfFixture::bucket(const std::string &addr) {
   // IPv6 /64): look it up the same way, with the same shared function.
   const dt_policy pol = live_policy();
   dt_key_for_rule(&key, &pol, DT_RULE_DEFAULT, addr.find(':') != std::string::npos);
+  // As users read it (agent stats, explain): the drops held per CPU added.
   dt_bucket b{};
-  if (bpf_map_lookup_elem(buckets_fd(), &key, &b) != 0) {
-    EXPECT_EQ(errno, ENOENT) << "bucket lookup of " << addr << ": " << strerror(errno);
+  if (int rc = read_bucket(buckets_fd(), drop_pending_fd(), key, &b); rc != 0) {
+    EXPECT_EQ(rc, -ENOENT) << "bucket lookup of " << addr << ": " << strerror(-rc);
     return std::nullopt;
   }
   return b;

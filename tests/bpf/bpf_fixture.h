@@ -60,6 +60,8 @@ class BpfFixture : public ::testing::Test {
   void set_policy(double rate, uint64_t burst);
   // The same for a byte budget: rate in bytes/s, burst in bytes (DT_POL_BYTES).
   void set_byte_policy(double rate, uint64_t burst);
+  // Publishes rule 0 = `p` as it is (e.g. live_policy() with DT_POL_DRY_RUN added).
+  void publish_policy(const dt_policy &p);
   // Publishes an empty rule set (interval_ns 0 everywhere: fail open).
   void clear_policy();
   // The policy of rule 0 as the XDP program sees it.
@@ -73,7 +75,8 @@ class BpfFixture : public ::testing::Test {
   int run_tc(const std::vector<uint8_t> &frame, uint32_t gso_segs = 0);
 
   dt_stats stats();
-  // The bucket of `addr` (IPv4 or IPv6 text), or nullopt if there is none.
+  // The bucket of `addr` (IPv4 or IPv6 text) as users read it (dt::read_bucket: the
+  // drops held per CPU added), or nullopt if there is none.
   std::optional<dt_bucket> bucket(const std::string &addr);
   long bucket_count();
   // tokens in thousandths at this instant, under the live policy.
@@ -93,6 +96,7 @@ class BpfFixture : public ::testing::Test {
   int stats_fd() const;
   int config_fd() const;
   int active_ring_fd() const;
+  int drop_pending_fd() const;
   int collect_batch_fd() const;
   int collect_prog_fd() const;
   int exempt_fd() const;

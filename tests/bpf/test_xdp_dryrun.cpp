@@ -139,7 +139,7 @@ class XdpDryRun : public BpfFixture {
     if (!key_from_string(addr, &key)) return std::nullopt;
     key.rule = rule;
     dt_bucket b{};
-    if (bpf_map_lookup_elem(buckets_fd(), &key, &b) != 0) return std::nullopt;
+    if (read_bucket(buckets_fd(), drop_pending_fd(), key, &b) != 0) return std::nullopt;  // as users read it
     return b;
   }
 

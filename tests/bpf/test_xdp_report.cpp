@@ -4,6 +4,7 @@
 // exempt map (peers' addresses are never throttled).
 #include <bpf/bpf.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <map>
 
@@ -92,6 +93,25 @@ TEST_F(XdpReport, ManySourcesInOnePeriodAreAllCollected) {
   EXPECT_EQ(r.size(), 1000u);
   EXPECT_EQ(got, want);
   EXPECT_EQ(c.events(), 1000u) << "one announcement per source per period";
+}
+
+TEST_F(XdpReport, AnnouncementsWakeNobodyAndReachTheNextReport) {
+  // No wakeup per record (BPF_RB_NO_WAKEUP below half a ring): the agent's poll on the
+  // ring stays quiet, and end_period drains the ring on its own timer all the same.
+  set_policy(1000, 10);
+  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  ASSERT_EQ(c.enable(false), 0);
+  for (int i = 0; i < 50; i++) send(v4("198.18.40." + std::to_string(i + 1)), 2);
+  pollfd p{c.poll_fd(), POLLIN, 0};
+  ASSERT_GE(p.fd, 0);
+  EXPECT_EQ(poll(&p, 1, 20), 0) << "the ring woke its reader for a few records";
+  const auto r = end_period(c);
+  EXPECT_EQ(r.size(), 50u) << "every announced source reaches the report";
+  uint64_t hits = 0;
+  for (const auto &[k, v] : r) hits += v;
+  EXPECT_EQ(hits, 100u);
+  EXPECT_EQ(c.events(), 50u);
+  EXPECT_EQ(stats().report_overflow, 0u);
 }
 
 TEST_F(XdpReport, ExemptAddressesPassWithoutABucket) {

@@ -66,6 +66,23 @@ TEST(Top, CountersThatWentDownCountFromZero) {
   EXPECT_DOUBLE_EQ(f.active[0].dropped_per_s, 5.0);
 }
 
+TEST(Top, AFloodedSourcesHeldDropsDipIsNoRestart) {
+  // A reading during a flood may lack drops a CPU was flushing at that moment (fewer
+  // than DT_DROP_FLUSH_PACKETS per CPU): no drop rate for that frame, not a restart.
+  auto a = snap(kSecond, 100, 10000, {row("198.18.1.1", 100, 10000)});
+  auto b = snap(2 * kSecond, 150, 10200, {row("198.18.1.1", 150, 10000 - (DT_DROP_FLUSH_PACKETS - 1))});
+  dt::TopFrame f = dt::compute_top(a, b);
+  ASSERT_EQ(f.active.size(), 1u);
+  EXPECT_DOUBLE_EQ(f.active[0].passed_per_s, 50.0) << "passed counts on, it is exact";
+  EXPECT_DOUBLE_EQ(f.active[0].dropped_per_s, 0.0) << "a dip of held drops is no increase";
+  // A fall far beyond what CPUs can hold is a restarted source: counted from zero.
+  auto c = snap(3 * kSecond, 160, 10300, {row("198.18.1.1", 160, 7)});
+  f = dt::compute_top(b, c);
+  ASSERT_EQ(f.active.size(), 1u);
+  EXPECT_DOUBLE_EQ(f.active[0].dropped_per_s, 7.0);
+  EXPECT_DOUBLE_EQ(f.active[0].passed_per_s, 160.0);
+}
+
 TEST(Top, RenderShowsPolicyTotalsAndTheTopSources) {
   dt_policy pol{};
   std::string err;
