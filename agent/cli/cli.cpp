@@ -98,6 +98,10 @@ const char kRunUsage[] =
     "      --node-id NAME      this agent's name in reports (default: the host name)\n"
     "      --down-after D      a peer silent this long is reported down (default 5\n"
     "                          periods)\n"
+    "      --report-max-age D  peers' reports older than D are not charged, nor those a\n"
+    "                          peer sent while it could not hear us (a partition's\n"
+    "                          backlog); at least one period, at most 1h (default 5\n"
+    "                          periods); off: charge every report whatever its age\n"
     "      --curve-key FILE    this node's CurveZMQ key pair (agent keygen): encrypt and\n"
     "                          authenticate peer traffic\n"
     "      --curve-peers DIR   public keys (*.pub) of the peers allowed to subscribe\n"
@@ -171,7 +175,7 @@ const char kTopUsage[] =
 
 enum LongOnly {
   kPinDir = 1000, kXdpMode, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop, kWatch,
-  kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
+  kListen, kHub, kPeriod, kNodeId, kDownAfter, kReportMaxAge, kCurveKey, kCurvePeers,
   kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
   kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun,
 };
@@ -264,6 +268,7 @@ const option kRunLong[] = {
       {"period", required_argument, nullptr, kPeriod},
       {"node-id", required_argument, nullptr, kNodeId},
       {"down-after", required_argument, nullptr, kDownAfter},
+      {"report-max-age", required_argument, nullptr, kReportMaxAge},
       {"curve-key", required_argument, nullptr, kCurveKey},
       {"curve-peers", required_argument, nullptr, kCurvePeers},
       {"metrics", required_argument, nullptr, kMetrics},
@@ -342,7 +347,8 @@ FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSe
   return FlagOutcome::Handled;
 }
 
-// --peers, --hub, --listen, --period, --down-after, --node-id, --curve-key, --curve-peers.
+// --peers, --hub, --listen, --period, --down-after, --report-max-age, --node-id, --curve-key,
+// --curve-peers.
 FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *, std::string *err) {
   std::string e;
   switch (c) {
@@ -361,6 +367,11 @@ FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen
       break;
     case kDownAfter:
       if (!parse_duration(v, &o->down_after_ns, &e)) return flag_failed("down-after", e, err);
+      break;
+    case kReportMaxAge:
+      if (v == "off") o->report_max_age_ns = UINT64_MAX;
+      else if (!parse_duration(v, &o->report_max_age_ns, &e) || o->report_max_age_ns > 3'600'000'000'000ull)
+        return flag_failed("report-max-age", e.empty() ? "'" + v + "' must be at most 1h (or off)" : e, err);
       break;
     case kNodeId:
       if (!valid_node_id(v))

@@ -30,12 +30,15 @@ namespace dt {
 
 class Dataplane;
 
+constexpr uint64_t kReportMaxAgeOff = UINT64_MAX;
+
 struct ClusterConfig {
   std::vector<std::string> peers;  // tcp://host:port
   std::vector<std::string> hubs;   // tcp://host:port of hub frontends
   std::string listen;              // tcp://addr:port to bind ("" with hubs only)
   uint64_t period_ns = 200'000'000;
   uint64_t down_after_ns = 0;      // 0: 5 periods
+  uint64_t report_max_age_ns = 0;  // 0: 5 periods; kReportMaxAgeOff: charge any age
   std::string node_id;
   std::string curve_key_file;      // this node's key pair (agent keygen)
   std::string curve_peers_dir;     // allowlist: the peers' public keys
@@ -46,6 +49,8 @@ struct ClusterCounters {
   uint64_t messages_received = 0, bytes_received = 0, own_echoes = 0;
   uint64_t messages_applied = 0, entries_applied = 0, hits_debited = 0;
   uint64_t duplicates = 0, debit_failures = 0, collect_errors = 0;
+  uint64_t recovered = 0;                      // messages of a gap, resent and applied
+  uint64_t stale_messages = 0, stale_hits = 0;  // reports too old to charge, and their hits
   uint64_t unknown_rule_entries = 0;  // hits for a rule name we do not have
   uint64_t tags_sent = 0, tag_hits_received = 0;
   std::map<std::string, uint64_t> rejected;  // by decode error name
@@ -93,6 +98,11 @@ class Cluster {
  private:
   Cluster(const ClusterConfig &cfg, Dataplane &dp);
   void handle_message(const void *data, size_t len, uint64_t now_ns);
+  bool decode_message(const void *data, size_t len, uint64_t now_ns, ReportHeader *h, ReportBody *body);
+  bool is_own_echo(const ReportHeader &h, uint64_t now_ns);
+  void skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
+  void apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
 
   ClusterConfig cfg_;
   Dataplane &dp_;
@@ -109,9 +119,13 @@ class Cluster {
   std::function<std::vector<TagHit>()> collect_tags_;
   std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
+  LogLimiter stale_log_{10'000'000'000ull, 5};
   AdaptiveSet *adaptive_ = nullptr;
   SourceWatch watch_;
 };
+
+// The report age the tracker tolerates for `cfg` (0: any).
+uint64_t report_max_age_ns(const ClusterConfig &cfg);
 
 // Who writes the cluster status file, and when.
 struct ClusterStatusHead {

@@ -204,11 +204,77 @@ TEST(ClusterSim, PartitionEachSideEnforcesItsOwnBudgetThenReconverges) {
   EXPECT_NEAR(pair, 200, 20) << "hosts 1+2 together must grant the full rate (100/s) during the split";
   const double after = static_cast<double>(c->admitted_between(0, 7 * kSec, 10 * kSec));
   EXPECT_NEAR(after, 300, 30) << "after healing at 6 s the cluster must be back to ~100/s";
-  EXPECT_GT(c->hosts()[0].cut, 0u) << "the partition must have cut messages";
+  EXPECT_GT(c->hosts()[0].queued, 0u) << "the partition must have held messages (TCP queues them)";
+  EXPECT_EQ(c->hosts()[0].cut, 0u) << "3 s of reports fit under the high-water mark";
   EXPECT_EQ(c->hosts()[0].peer_downs, 2u) << "host 0 must see both peers go down";
   EXPECT_EQ(c->hosts()[1].peer_downs, 1u) << "host 1 must see host 0 go down";
   EXPECT_EQ(c->hosts()[0].peer_ups, 4u) << "host 0: both peers up at start and again after healing";
-  EXPECT_GT(c->tracker(1).peers().at("h0").lost, 0u) << "the tracker must count the cut reports as a gap";
+  EXPECT_EQ(c->tracker(1).peers().at("h0").lost, 0u) << "TCP delivers the held reports: no gap";
+  EXPECT_GT(c->hosts()[1].stale, 0u) << "the held reports arrive stale after the heal";
+}
+
+// Issue 12, as measured on real agents: one source sprayed over 3 hosts at 20x the rate,
+// every host cut off from the others (TCP holds their reports) from 10 s to 30 s.
+Scenario healed_partition() {
+  Scenario s = three_hosts({sprayer()});
+  s.duration = 70 * kSec;
+  s.net.partitions = {{10 * kSec, 30 * kSec, {0, 1, 2}}};
+  return s;
+}
+
+// Seconds in [from, to) in which the cluster admitted nothing of client 0.
+int dark_seconds(const ClusterSim &c, dt::sim::Ns from, dt::sim::Ns to) {
+  int n = 0;
+  for (dt::sim::Ns t = from; t < to; t += kSec) n += c.admitted_between(0, t, t + kSec) == 0;
+  return n;
+}
+
+// The golden test of the heal. Before issue 12 (legacy: every report charged, no debt
+// cap) the backlog of 20 s of the other hosts' grants is charged on every host at the
+// heal, and the source is blacked out for about 40 s. Now the backlog is stale (sent
+// while its sender was silent to us), nothing is dark after the horizon (1 s) and the
+// 30 s after the heal admit the rate within 10%.
+TEST(ClusterSim, HealedPartitionNoLongerBlacksOut) {
+  Scenario old = healed_partition();
+  old.legacy();
+  auto before = run(old);
+  auto now = run(healed_partition());
+  ASSERT_TRUE(before && now);
+  for (const ClusterSim *c : {before.get(), now.get()}) {
+    const double split = static_cast<double>(c->admitted_between(0, 11 * kSec, 30 * kSec));
+    EXPECT_NEAR(split, 3 * 100 * 19, 0.05 * 3 * 100 * 19) << "each host alone grants the rate: 3x in all";
+    EXPECT_EQ(c->hosts()[0].cut, 0u) << "20 s of reports fit under the high-water mark";
+    EXPECT_GT(c->hosts()[0].queued, 190u) << "2 peers x 100 reports held";
+  }
+  const int dark_before = dark_seconds(*before, 30 * kSec, 70 * kSec);
+  EXPECT_GE(dark_before, 35) << "before: the charged backlog blacks the source out for ~40 of 40 s";
+  EXPECT_EQ(dark_seconds(*now, 31 * kSec, 70 * kSec), 0) << "now: no dark second after the horizon";
+  const double after = static_cast<double>(now->admitted_between(0, 30 * kSec, 60 * kSec));
+  EXPECT_NEAR(after, 3000, 300) << "now: the rate (100/s) within 10% over the 30 s after the heal";
+  const auto &h = now->hosts();
+  EXPECT_NEAR(static_cast<double>(h[0].hits_debited + h[0].stale_hits),
+              static_cast<double>(h[1].hits_reported + h[2].hits_reported), 50)
+      << "host 0: every hit its peers reported is charged or counted stale (but the last reports, in flight)";
+  EXPECT_GT(h[0].stale_hits, 3000u) << "host 0: its peers' ~2 x 2000 hits of the partition not charged";
+  EXPECT_EQ(before->hosts()[0].stale_hits, 0u) << "before: everything charged";
+  // The old simulator dropped a partition's messages: it did not show the blackout.
+  Scenario dropping = old;
+  dropping.net.queue_hwm = 0;
+  auto dropped = run(dropping);
+  ASSERT_TRUE(dropped);
+  EXPECT_EQ(dark_seconds(*dropped, 31 * kSec, 70 * kSec), 0) << "a partition that drops never blacks out";
+}
+
+// The same, every host's clock set differently (an hour apart): the age of a report is
+// learned per peer, so the skew changes nothing.
+TEST(ClusterSim, HealedPartitionWithSkewedClocks) {
+  auto plain = run(healed_partition());
+  Scenario s = healed_partition();
+  s.clock_skew_ms = {0, 3600 * 1000, -3600 * 1000 + 17};
+  auto skewed = run(s);
+  ASSERT_TRUE(plain && skewed);
+  EXPECT_EQ(skewed->clients()[0].admitted_by_host, plain->clients()[0].admitted_by_host);
+  EXPECT_EQ(dark_seconds(*skewed, 31 * kSec, 70 * kSec), 0);
 }
 
 TEST(ClusterSim, DuplicatedMessagesAreAppliedOnce) {
