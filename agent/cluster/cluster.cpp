@@ -21,6 +21,7 @@ namespace dt {
 namespace {
 
 constexpr int64_t kRecvMaxMsg = 4 << 20;  // ZeroMQ drops anything larger outright
+constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
 
 uint64_t unix_ms() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -74,7 +75,8 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
     : cfg_(cfg),
       dp_(dp),
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.collect_batch_fd(), dp.collect_prog_fd()),
-      tracker_(cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns, report_max_age_ns(cfg)) {}
+      tracker_(cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns, report_max_age_ns(cfg)),
+      resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs) {}
 
 Cluster::~Cluster() {
   collector_.disable();
@@ -182,6 +184,10 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   ReportHeader h;
   ReportBody body;
   if (!decode_message(data, len, now_ns, &h, &body) || is_own_echo(h, now_ns)) return;
+  if (!body.resend.empty()) {  // a peer asks for messages it missed: not a report
+    serve_resend(body.resend, now_ns);
+    return;
+  }
   const Arrival a = tracker_.arrive(h, now_ns);
   if (a.verdict == Verdict::Duplicate) {
     counters_.duplicates++;
@@ -193,6 +199,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
             "by %lld ms; its clock offset is learned again", h.node_id.c_str(), static_cast<long long>(a.relearned_ms));
   counters_.messages_applied++;
   counters_.recovered += a.recovered;
+  if (a.gap) request_resends(now_ns);  // at once: every period of delay is over-admission
   if (a.stale) {
     skip_stale(h, body, a, now_ns);
     return;
@@ -309,22 +316,62 @@ void Cluster::on_period(uint64_t now_ns) {
     adaptive_->add_packet_hits(body.entries);
     body.factors = adaptive_->report_factors();
   }
+  publish_report(h, body, now_ns);
+  request_resends(now_ns);
+  for (const auto &ch : tracker_.check_liveness(now_ns))
+    DT_WARN("peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(), ch.silent_ns / 1e9);
+}
+
+bool Cluster::publish(const std::string &m) {
+  try {
+    pub_->send(zmq::buffer(m), zmq::send_flags::dontwait);
+    return true;
+  } catch (const zmq::error_t &e) {
+    DT_WARN("publishing a report failed: %s", e.what());
+    return false;
+  }
+}
+
+// This period's report, kept for resends.
+void Cluster::publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
   auto msgs = encode_report(h, next_seq_, body);
-  next_seq_ += msgs.size();
   counters_.reports_sent++;
   counters_.entries_sent += body.entries.size();
   counters_.tags_sent += body.tags.size();
   for (auto &m : msgs) {
-    try {
-      pub_->send(zmq::buffer(m), zmq::send_flags::dontwait);
-      counters_.messages_sent++;
-      counters_.bytes_sent += m.size();
-    } catch (const zmq::error_t &e) {
-      DT_WARN("publishing a report failed: %s", e.what());
+    auto kept = std::make_shared<const std::string>(std::move(m));
+    resend_.keep(next_seq_++, kept, now_ns);
+    if (!publish(*kept)) continue;
+    counters_.messages_sent++;
+    counters_.bytes_sent += kept->size();
+  }
+}
+
+// Asks the peers for the messages missing in their sequences (not yet stale).
+void Cluster::request_resends(uint64_t now_ns) {
+  ReportHeader h;
+  h.node_id = cfg_.node_id;
+  h.boot_id = boot_id_;
+  h.epoch = collector_.epoch();
+  h.sent_unix_ms = unix_ms();
+  const std::string msg = encode_resend_request(h, tracker_.resend_requests(now_ns, kMaxResendSeqs));
+  if (msg.empty() || !publish(msg)) return;
+  counters_.resend_requests_sent++;
+  counters_.resend_request_bytes += msg.size();
+}
+
+// Publishes again what a peer asks of us (one publish reaches every subscriber; the
+// others drop it as a duplicate).
+void Cluster::serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns) {
+  for (const auto &r : reqs) {
+    if (r.node_id != cfg_.node_id) continue;
+    counters_.resend_requests_received++;
+    for (const auto &m : resend_.take(r, boot_id_, now_ns, cfg_.period_ns / 2)) {
+      if (!publish(*m)) continue;
+      counters_.resent_messages++;
+      counters_.resent_bytes += m->size();
     }
   }
-  for (const auto &ch : tracker_.check_liveness(now_ns))
-    DT_WARN("peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(), ch.silent_ns / 1e9);
 }
 
 void Cluster::set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles) {
@@ -376,6 +423,9 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"hits_debited", c.hits_debited},
                    {"duplicates", c.duplicates},
                    {"recovered", c.recovered},
+                   {"resend_requests_sent", c.resend_requests_sent},
+                   {"resend_requests_received", c.resend_requests_received},
+                   {"resent_messages", c.resent_messages},
                    {"stale_messages", c.stale_messages},
                    {"stale_hits", c.stale_hits},
                    {"debit_failures", c.debit_failures},
@@ -421,6 +471,9 @@ std::string Cluster::status_text(uint64_t now_ns) const {
   t += line;
   snprintf(line, sizeof line, "  stale    %llu messages, %llu hits not charged; recovered %llu messages\n",
            u(c.stale_messages), u(c.stale_hits), u(c.recovered));
+  t += line;
+  snprintf(line, sizeof line, "  resends  asked %llu times; asked of us %llu times, resent %llu messages (%llu bytes)\n",
+           u(c.resend_requests_sent), u(c.resend_requests_received), u(c.resent_messages), u(c.resent_bytes));
   t += line;
   for (const auto &[k, v] : c.rejected) {
     snprintf(line, sizeof line, "  rejected %-20s %llu\n", k.c_str(), u(v));

@@ -19,6 +19,7 @@
 #include "cluster/curve.h"
 #include "common/log.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/resend_buffer.h"
 #include "cluster/source_watch.h"
 
 namespace zmq {
@@ -50,6 +51,9 @@ struct ClusterCounters {
   uint64_t messages_applied = 0, entries_applied = 0, hits_debited = 0;
   uint64_t duplicates = 0, debit_failures = 0, collect_errors = 0;
   uint64_t recovered = 0;                      // messages of a gap, resent and applied
+  uint64_t resend_requests_sent = 0, resend_request_bytes = 0;  // our requests for missing messages
+  uint64_t resend_requests_received = 0;       // peers' requests naming us
+  uint64_t resent_messages = 0, resent_bytes = 0;  // what we published again for them
   uint64_t stale_messages = 0, stale_hits = 0;  // reports too old to charge, and their hits
   uint64_t unknown_rule_entries = 0;  // hits for a rule name we do not have
   uint64_t tags_sent = 0, tag_hits_received = 0;
@@ -103,6 +107,10 @@ class Cluster {
   void skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
   void apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
+  void serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns);
+  bool publish(const std::string &msg);
+  void publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  void request_resends(uint64_t now_ns);
 
   ClusterConfig cfg_;
   Dataplane &dp_;
@@ -111,6 +119,7 @@ class Cluster {
   CurveAuthPtr auth_;  // destroyed before ctx_ (declared after it)
   Collector collector_;
   PeerTracker tracker_;
+  ResendBuffer resend_;
   uint64_t boot_id_ = 0;
   uint64_t next_seq_ = 1;
   ClusterCounters counters_;

@@ -25,17 +25,22 @@ Verdict PeerTracker::sequence(PeerState &p, bool fresh, const ReportHeader &h, u
     }
     const uint64_t gap = h.seq - p.last_seq - 1;
     p.lost += gap;
+    a->gap = gap > 0;
     for (uint64_t s = h.seq - std::min<uint64_t>(gap, kMaxMissing); s < h.seq; s++) p.missing[s] = now_ns;
     while (p.missing.size() > kMaxMissing) p.missing.erase(p.missing.begin());
-  } else if (!fresh) {
-    // Another boot of the peer: a restart, unless the message is older than what we
-    // already accepted (a replay of an earlier boot's traffic).
-    if (h.sent_unix_ms < p.last_sent_unix_ms) {
-      p.duplicates++;
-      return Verdict::Duplicate;
-    }
-    p.restarts++;
+  } else if (fresh || h.sent_unix_ms >= p.last_sent_unix_ms) {
+    // A peer heard for the first time, or a restart: what it sent before this message
+    // in this boot may still be worth asking for (its first report carries its initial
+    // burst); it only resends what is recent, and a stale resend is not charged. Not
+    // counted as lost: we were not listening.
+    if (!fresh) p.restarts++;
     p.missing.clear();
+    for (uint64_t s = h.seq - std::min<uint64_t>(h.seq - 1, kMaxMissing); s < h.seq; s++) p.missing[s] = now_ns;
+  } else {
+    // Another boot of the peer, older than what we already accepted: a replay of an
+    // earlier boot's traffic.
+    p.duplicates++;
+    return Verdict::Duplicate;
   }
   p.boot_id = h.boot_id;
   p.last_seq = h.seq;

@@ -75,16 +75,10 @@ struct Arrival {
   Verdict verdict = Verdict::Accept;
   bool came_up = false;    // this message brought the peer (back) up
   bool recovered = false;  // it filled an earlier gap (a resend)
+  bool gap = false;        // it revealed missing messages (to be asked for at once)
   bool stale = false;      // older than max_age: do not charge its hits
   uint64_t age_ms = 0;     // receipt later than the peer's fastest, see above
   int64_t relearned_ms = 0;  // != 0: the peer's clock stepped by this much; offset relearned
-};
-
-// A request to a peer to send some of its messages again (its boot's seqs).
-struct ResendRequest {
-  std::string node_id;
-  uint64_t boot_id = 0;
-  std::vector<uint64_t> seqs;  // ascending
 };
 
 struct LivenessChange {

@@ -240,6 +240,13 @@ void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns)
   x.counter("dthrottle_report_stale_hits_total", "Hits of stale report messages, not debited.", c.stale_hits);
   x.counter("dthrottle_report_recovered_messages_total",
             "Report messages missing in a peer's sequence, resent on request and applied.", c.recovered);
+  x.counter("dthrottle_resend_requests_sent_total", "Requests this agent sent for messages missing from peers.",
+            c.resend_requests_sent);
+  x.counter("dthrottle_resend_requests_received_total", "Peers' requests for messages of this agent.",
+            c.resend_requests_received);
+  x.counter("dthrottle_resent_messages_total", "Report messages this agent published again on request.",
+            c.resent_messages);
+  x.counter("dthrottle_resent_bytes_total", "Bytes of report messages published again on request.", c.resent_bytes);
 
   struct PeerFamily {
     const char *name, *type, *help;

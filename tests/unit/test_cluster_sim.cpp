@@ -149,12 +149,14 @@ TEST(ClusterSim, SprayedClientGetsOneGlobalBudget) {
 // 1.071 x budget for N=3, p=0.1. On top of that, losing one of the first reports
 // (each carries the ~50 hits of the initial burst every host grants) costs ~17 hits
 // (1.6%), so we assert the mean over 10 seeds <= 1.1 x 1.071 and every seed <= 1.25.
+// (This is the cluster before resend requests: Scenario::legacy.)
 TEST(ClusterSim, MessageLossDegradesGracefully) {
   auto mean_ratio = [](double loss, double *worst) {
     double sum = 0;
     *worst = 0;
     for (uint64_t seed = 1; seed <= 10; seed++) {
       Scenario s = three_hosts({sprayer()});
+      s.legacy();
       s.net.loss = loss;
       s.seed = seed;
       auto c = run(s);
@@ -188,6 +190,69 @@ TEST(ClusterSim, MessageLossDegradesGracefully) {
   EXPECT_LT(r0, r10) << "more loss, more over-admission";
   EXPECT_LT(r10, r30) << "more loss, more over-admission";
   EXPECT_LT(worst30, 2.0) << "even 30% loss stays far below local-only (3x)";
+}
+
+// admitted/ideal of the sprayer over `seeds` seeds: the mean and the worst.
+struct Ratios {
+  double mean = 0, worst = 0;
+};
+Ratios loss_ratios(Scenario s, int seeds) {
+  Ratios r;
+  for (int seed = 1; seed <= seeds; seed++) {
+    s.seed = static_cast<uint64_t>(seed);
+    auto c = run(s);
+    if (!c) return r;
+    const double ratio = static_cast<double>(c->clients()[0].admitted()) / static_cast<double>(c->clients()[0].ideal);
+    r.mean += ratio / seeds;
+    r.worst = std::max(r.worst, ratio);
+    uint64_t reported = 0;
+    for (const auto &h : c->hosts()) reported += h.hits_reported;
+    for (size_t h = 0; h < 3; h++)
+      EXPECT_LE(c->hosts()[h].hits_debited, reported - c->hosts()[h].hits_reported)
+          << "seed " << seed << " host " << h << ": a hit charged twice";
+  }
+  return r;
+}
+
+// Issue 12: a receiver asks for the messages missing in a peer's sequence (at once, and
+// every period while they are not stale) and the peer publishes them again, applied
+// once. At 10% loss the brief's 10 s run admits 1.00-1.04x (before: 1.06-1.13x), the
+// rest being the debt still unpaid at the end of a short run: over 30 s every seed is
+// within 1.03 (before: 1.05-1.10). Reports are the same bytes when nothing is lost.
+TEST(ClusterSim, LostReportsHealThemselves) {
+  Scenario s = three_hosts({sprayer()});
+  s.net.loss = 0.1;
+  Scenario before = s;
+  before.legacy();
+  const Ratios now10 = loss_ratios(s, 10), before10 = loss_ratios(before, 10);
+  EXPECT_LE(now10.mean, 1.03) << "10 s at 10% loss: mean admitted/ideal over 10 seeds";
+  EXPECT_LE(now10.worst, 1.04) << "10 s at 10% loss: worst seed";
+  EXPECT_GE(before10.mean, 1.06) << "before: 10% loss costs ~1.07x";
+  s.duration = before.duration = 30 * kSec;
+  const Ratios now30 = loss_ratios(s, 10), before30 = loss_ratios(before, 10);
+  EXPECT_LE(now30.worst, 1.03) << "30 s at 10% loss: every seed within 1.03";
+  EXPECT_GE(before30.mean, 1.05) << "before: 10% loss costs 1.05-1.10x";
+  s.net.duplicate = 0.2;
+  s.net.jitter = 50 * kMs;  // reordered, duplicated, lost: still never charged twice
+  loss_ratios(s, 3);
+
+  s = three_hosts({sprayer()});
+  auto clean = run(s);
+  s.net.loss = 0.1;
+  auto lossy = run(s);
+  ASSERT_TRUE(clean && lossy);
+  uint64_t recovered = 0, lost = 0, extra = 0, report_bytes = 0;
+  for (size_t h = 0; h < 3; h++) {
+    const auto &c = clean->hosts()[h], &l = lossy->hosts()[h];
+    EXPECT_EQ(c.resend_bytes + c.request_bytes, 0u) << "no loss, no resends nor requests";
+    recovered += l.recovered;
+    for (const auto &[id, p] : lossy->tracker(h).peers()) lost += p.lost;
+    extra += l.resend_bytes + l.request_bytes;
+    report_bytes += l.report_bytes;
+  }
+  EXPECT_GT(lost, 10u);
+  EXPECT_GE(recovered + 2, lost) << "every gap filled (but in the last period, and with the first messages)";
+  EXPECT_LT(extra, report_bytes) << "at 10% loss, resends and requests cost less than the reports";
 }
 
 // The gossip reference: "Each partition will deliver tokens at the same, total rate

@@ -189,6 +189,18 @@ dthrottle_report_stale_hits_total 0
 # HELP dthrottle_report_recovered_messages_total Report messages missing in a peer's sequence, resent on request and applied.
 # TYPE dthrottle_report_recovered_messages_total counter
 dthrottle_report_recovered_messages_total 0
+# HELP dthrottle_resend_requests_sent_total Requests this agent sent for messages missing from peers.
+# TYPE dthrottle_resend_requests_sent_total counter
+dthrottle_resend_requests_sent_total 0
+# HELP dthrottle_resend_requests_received_total Peers' requests for messages of this agent.
+# TYPE dthrottle_resend_requests_received_total counter
+dthrottle_resend_requests_received_total 0
+# HELP dthrottle_resent_messages_total Report messages this agent published again on request.
+# TYPE dthrottle_resent_messages_total counter
+dthrottle_resent_messages_total 0
+# HELP dthrottle_resent_bytes_total Bytes of report messages published again on request.
+# TYPE dthrottle_resent_bytes_total counter
+dthrottle_resent_bytes_total 0
 # HELP dthrottle_peer_up 1 if the peer was heard from recently (--down-after), else 0.
 # TYPE dthrottle_peer_up gauge
 dthrottle_peer_up{peer="h2"} 1
@@ -305,7 +317,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 58u);
+  EXPECT_EQ(samples, 62u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {

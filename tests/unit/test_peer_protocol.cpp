@@ -6,6 +6,7 @@
 #include "common/address.h"
 #include "cluster/peer_protocol.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/resend_buffer.h"
 
 namespace {
 
@@ -418,8 +419,8 @@ TEST(PeerProtocolFactors, HandBuiltSectionDecodes) {
   EXPECT_EQ(decode_body(m, &out), dt::DecodeError::None);
   EXPECT_EQ(out.factors.size(), 2u);
   m = dt::encode_report(header(), 1, body_of({entry("198.18.0.1", 3)}))[0];
-  m[kFlagsAt] = static_cast<char>(0xfe);
-  EXPECT_EQ(decode_body(m, &out), dt::DecodeError::None) << "flags other than bit 0 are ignored";
+  m[kFlagsAt] = static_cast<char>(0xfc);
+  EXPECT_EQ(decode_body(m, &out), dt::DecodeError::None) << "flags other than bits 0 and 1 are ignored";
   EXPECT_TRUE(out.factors.empty());
   // Data after the section is still an error.
   EXPECT_EQ(decode_body(with_section(two) + "x", &out), dt::DecodeError::TrailingBytes);
@@ -704,6 +705,104 @@ TEST(PeerTrackerResend, AsksForMissingSeqsUntilTheyAreStale) {
   t.arrive(h, 1400 * kMsNs);
   EXPECT_EQ(t.peers().at("b").missing.size(), dt::kMaxMissing);
   EXPECT_EQ(t.peers().at("b").lost, 3u + 999994u);
+}
+
+TEST(PeerProtocolResend, RoundTripAndSize) {
+  const std::vector<dt::ResendRequest> reqs = {{"h2", 77, {5, 6, 9}}, {"edge-3", 1ull << 60, {1ull << 40}}};
+  const std::string m = dt::encode_resend_request(header(), reqs);
+  dt::ReportHeader h;
+  dt::ReportBody b;
+  ASSERT_EQ(dt::decode_report(m.data(), m.size(), &h, &b), dt::DecodeError::None);
+  EXPECT_EQ(h.seq, 0u) << "a request is not part of the report sequence";
+  EXPECT_TRUE(b.entries.empty() && b.tags.empty() && b.factors.empty());
+  ASSERT_EQ(b.resend.size(), 2u);
+  EXPECT_EQ(b.resend[0].node_id, "h2");
+  EXPECT_EQ(b.resend[0].boot_id, 77u);
+  EXPECT_EQ(b.resend[0].seqs, (std::vector<uint64_t>{5, 6, 9}));
+  EXPECT_EQ(b.resend[1].seqs, (std::vector<uint64_t>{1ull << 40}));
+  // header 53 + 2 empty sections + count, then per peer: id, boot, count, gaps (1 byte each).
+  EXPECT_EQ(m.size(), 4 + 3 + 6 + 32 + 4 + 2 + 1 + (1 + 2 + 8 + 1 + 3) + (1 + 6 + 8 + 1 + 6));
+}
+
+TEST(PeerProtocolResend, EncoderKeepsOnlyValidRequests) {
+  EXPECT_EQ(dt::encode_resend_request(header(), {}), "") << "nothing to ask";
+  EXPECT_EQ(dt::encode_resend_request(header(), {{"bad id", 1, {1}}, {"ok", 1, {}}}), "") << "nothing valid";
+  std::vector<dt::ResendRequest> many;
+  for (int i = 0; i < 100; i++) many.push_back({"p" + std::to_string(i), 1, {3, 2, 3, 0}});
+  many[0].seqs.clear();
+  for (uint64_t s = 1; s <= 100; s++) many[0].seqs.push_back(s);
+  const std::string m = dt::encode_resend_request(header(), many);
+  dt::ReportHeader h;
+  dt::ReportBody b;
+  ASSERT_EQ(dt::decode_report(m.data(), m.size(), &h, &b), dt::DecodeError::None);
+  EXPECT_EQ(b.resend.size(), dt::kMaxResendPeers);
+  EXPECT_EQ(b.resend[0].seqs.size(), dt::kMaxResendSeqs);
+  EXPECT_EQ(b.resend[1].seqs, std::vector<uint64_t>{3}) << "not ascending: the rest skipped";
+}
+
+TEST(PeerProtocolResend, RejectsMalformedRequests) {
+  const std::string good = dt::encode_resend_request(header(), {{"h2", 7, {4, 5}}});
+  dt::ReportHeader h;
+  dt::ReportBody b;
+  auto decode = [&](const std::string &m) { return dt::decode_report(m.data(), m.size(), &h, &b); };
+  ASSERT_EQ(decode(good), dt::DecodeError::None);
+  const size_t sections = 4 + 3 + 6 + 32 + 4;  // after the header: groups, tags, resend
+  for (size_t cut = 0; cut < good.size(); cut++)
+    EXPECT_NE(decode(good.substr(0, cut)), dt::DecodeError::None) << "cut at " << cut;
+  std::string m = good;
+  m[4 + 3 + 6 + 8] = 1;  // seq 1: a request has no seq
+  EXPECT_EQ(decode(m), dt::DecodeError::BadResend);
+  m = good;
+  m[5] |= dt::kFlagFactors;
+  EXPECT_EQ(decode(m), dt::DecodeError::BadResend) << "no factors with a request";
+  m = good;
+  m[sections + 2] = 0;  // no peers
+  EXPECT_EQ(decode(m.substr(0, sections + 3)), dt::DecodeError::BadResend);
+  m = good;
+  const size_t nseqs_at = sections + 2 + 1 + 1 + 2 + 8;  // count, id length, "h2", boot
+  m[nseqs_at] = 0;  // no seqs
+  EXPECT_EQ(decode(m.substr(0, nseqs_at + 1)), dt::DecodeError::BadResend);
+  m = good;
+  m[m.size() - 1] = 0;  // a gap of 0: seqs not ascending
+  EXPECT_EQ(decode(m), dt::DecodeError::BadResend);
+  m = good;
+  m[nseqs_at] = 65;  // more seqs than allowed
+  EXPECT_EQ(decode(m), dt::DecodeError::BadResend);
+  // Hits in a request message: refused.
+  std::string with_hits = dt::encode_report(header(), 1, body_of({entry("198.18.0.1", 3)}))[0];
+  with_hits[5] = dt::kFlagResend;
+  for (int i = 0; i < 8; i++) with_hits[4 + 3 + 6 + 8 + i] = 0;
+  EXPECT_EQ(decode(with_hits), dt::DecodeError::BadResend);
+}
+
+// What an agent older than resend requests makes of one: its decoder knew no flag bit
+// 1, so it reads no section and finds trailing bytes (rejected, nothing debited).
+TEST(PeerProtocolResend, OldDecodersRejectRequestsAsTrailingBytes) {
+  std::string m = dt::encode_resend_request(header(), {{"h2", 7, {4}}});
+  m[5] = 0;  // what a decoder that ignores bit 1 sees
+  dt::ReportHeader h;
+  dt::ReportBody b;
+  EXPECT_EQ(dt::decode_report(m.data(), m.size(), &h, &b), dt::DecodeError::TrailingBytes);
+}
+
+TEST(ResendBuffer, KeepsRecentMessagesAndResendsEachOncePerGap) {
+  dt::ResendBuffer buf(1000 * kMsNs, 1000);
+  auto msg = [](char c) { return std::make_shared<const std::string>(100, c); };
+  for (uint64_t seq = 1; seq <= 5; seq++) buf.keep(seq, msg(static_cast<char>('a' + seq)), seq * 200 * kMsNs);
+  const dt::ResendRequest r{"me", 9, {2, 4, 7}};
+  auto got = buf.take(r, 9, 1000 * kMsNs, 100 * kMsNs);
+  ASSERT_EQ(got.size(), 2u) << "seq 7 was never sent";
+  EXPECT_EQ((*got[0])[0], 'c');
+  EXPECT_EQ((*got[1])[0], 'e');
+  EXPECT_TRUE(buf.take(r, 9, 1050 * kMsNs, 100 * kMsNs).empty()) << "asked again within the gap: once";
+  EXPECT_EQ(buf.take(r, 9, 1100 * kMsNs, 100 * kMsNs).size(), 2u) << "after the gap: again";
+  EXPECT_TRUE(buf.take(r, 8, 1500 * kMsNs, 100 * kMsNs).empty()) << "another boot's seqs";
+  EXPECT_EQ(buf.take(r, 9, 1500 * kMsNs, 100 * kMsNs).size(), 1u) << "seq 2 (sent at 400 ms) expired at 1.5 s";
+  for (uint64_t seq = 6; seq <= 30; seq++) buf.keep(seq, msg('z'), 1500 * kMsNs);
+  EXPECT_LE(buf.bytes(), 1000u) << "bounded in bytes";
+  EXPECT_EQ(buf.size(), 10u);
+  buf.keep(1, msg('n'), 1600 * kMsNs);
+  EXPECT_EQ(buf.size(), 1u) << "a new sequence (restart of ours) drops the old one";
 }
 
 }  // namespace

@@ -270,6 +270,7 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
     host.tracker = PeerTracker(down_after, max_age_ns(s));
+    host.resend = ResendBuffer(max_age_ns(s) ? max_age_ns(s) : 5 * kSec);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report =
         s.reports || s.adaptive ? (s.report_offset.empty() ? 0 : s.report_offset[h]) : kNever;
@@ -500,18 +501,51 @@ void ClusterSim::handle_report(size_t h) {
   body.entries = std::move(served);
   if (host.adaptive) body.factors = host.adaptive->report_factors();
   auto msgs = encode_report(hdr, host.seq, body);
-  host.seq += msgs.size();
   st.reports++;
   for (auto &m : msgs) {
     auto shared = std::make_shared<const std::string>(std::move(m));
-    for (size_t to = 0; to < hosts_.size(); to++)
-      if (to != h) {
-        st.report_bytes += shared->size();
-        send(h, to, shared);
-      }
+    st.report_bytes += shared->size() * (hosts_.size() - 1);
+    host.resend.keep(host.seq++, shared, now_);
+    broadcast(h, shared);
   }
+  request_resends(h);
   for (const auto &change : host.tracker.check_liveness(now_)) st.peer_downs += !change.up;
   host.next_report += s_.period;
+}
+
+// As Cluster::request_resends: ask for what is missing, at once when a gap shows and
+// every period until it comes.
+void ClusterSim::request_resends(size_t h) {
+  if (!s_.resend) return;
+  Host &host = hosts_[h];
+  ReportHeader hdr;
+  hdr.node_id = host.node_id;
+  hdr.boot_id = host.boot_id;
+  hdr.epoch = host.epoch;
+  hdr.sent_unix_ms = wall_ms(h);
+  std::string req = encode_resend_request(hdr, host.tracker.resend_requests(now_, kMaxResendSeqs));
+  if (req.empty()) return;
+  host_stats_[h].request_bytes += req.size() * (hosts_.size() - 1);
+  broadcast(h, std::make_shared<const std::string>(std::move(req)));
+}
+
+// A PUB socket: one copy to every other host.
+void ClusterSim::broadcast(size_t from, std::shared_ptr<const std::string> msg) {
+  for (size_t to = 0; to < hosts_.size(); to++)
+    if (to != from) send(from, to, msg);
+}
+
+// As Cluster::serve_resend: publish again what a peer asks of host h.
+void ClusterSim::serve_resend(size_t h, const std::vector<ResendRequest> &reqs) {
+  Host &host = hosts_[h];
+  for (const auto &r : reqs) {
+    if (r.node_id != host.node_id) continue;
+    for (const auto &m : host.resend.take(r, host.boot_id, now_, s_.period / 2)) {
+      host_stats_[h].resends++;
+      host_stats_[h].resend_bytes += m->size() * (hosts_.size() - 1);
+      broadcast(h, m);
+    }
+  }
 }
 
 Ns ClusterSim::cut_until(size_t a, size_t b, Ns t) const {
@@ -564,6 +598,10 @@ void ClusterSim::handle_delivery(const Delivery &d) {
     st.decode_errors++;
     return;
   }
+  if (!body.resend.empty()) {
+    if (s_.resend) serve_resend(d.to, body.resend);
+    return;
+  }
   const Arrival a = host.tracker.arrive(hdr, now_);
   if (a.verdict == Verdict::Duplicate) {
     st.rejected++;
@@ -572,6 +610,7 @@ void ClusterSim::handle_delivery(const Delivery &d) {
   st.accepted++;
   st.peer_ups += a.came_up;
   st.recovered += a.recovered;
+  if (a.gap) request_resends(d.to);
   if (a.stale) {  // as Cluster::handle_message: counted, nothing charged
     st.stale++;
     for (const ReportEntry &e : body.entries) st.stale_hits += e.hits;

@@ -54,6 +54,7 @@
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/resend_buffer.h"
 
 namespace dt::sim {
 
@@ -273,6 +274,7 @@ class ClusterSim {
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
     PeerTracker tracker{0};
+    ResendBuffer resend{0};  // its messages, kept for resend requests
     dt_policy policy{};  // the scenario's, or its adaptive reduction
     // Adaptive: the agent's own AdaptiveSet, with the one rule.
     std::unique_ptr<AdaptiveSet> adaptive;
@@ -314,6 +316,9 @@ class ClusterSim {
   void handle_request(const Request &r);
   void handle_report(size_t h);
   void handle_delivery(const Delivery &d);
+  void serve_resend(size_t h, const std::vector<ResendRequest> &reqs);
+  void request_resends(size_t h);
+  void broadcast(size_t from, std::shared_ptr<const std::string> msg);
   void handle_busy(const BusySignal &b);
   void adaptive_period(size_t h);
   void apply_factor(size_t h, double f);
