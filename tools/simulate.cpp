@@ -51,7 +51,7 @@ const char kUsage[] =
     "                        one more side), so 3s-6s:0 isolates host 0 (repeatable)\n"
     "  --queue-hwm N         messages a cut link holds, beyond them it drops (ZeroMQ's\n"
     "                        high-water mark, default 1000); 0: a cut drops everything\n"
-    "  --report-max-age D    reports older than D are not charged (default 5 periods);\n"
+    "  --report-max-age D    reports older than D are not charged (default 10 periods);\n"
     "                        off: every report is charged whatever its age\n"
     "  --legacy              the cluster before issue 12: every report charged, no\n"
     "                        debt cap, no resend requests\n"

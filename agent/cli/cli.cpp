@@ -100,7 +100,7 @@ const char kRunUsage[] =
     "                          periods)\n"
     "      --report-max-age D  peers' reports older than D are not charged, nor those a\n"
     "                          peer sent while it could not hear us (a partition's\n"
-    "                          backlog); at least one period, at most 1h (default 5\n"
+    "                          backlog); at least one period, at most 1h (default 10\n"
     "                          periods); off: charge every report whatever its age\n"
     "      --curve-key FILE    this node's CurveZMQ key pair (agent keygen): encrypt and\n"
     "                          authenticate peer traffic\n"

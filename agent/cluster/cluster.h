@@ -39,7 +39,7 @@ struct ClusterConfig {
   std::string listen;              // tcp://addr:port to bind ("" with hubs only)
   uint64_t period_ns = 200'000'000;
   uint64_t down_after_ns = 0;      // 0: 5 periods
-  uint64_t report_max_age_ns = 0;  // 0: 5 periods; kReportMaxAgeOff: charge any age
+  uint64_t report_max_age_ns = 0;  // 0: kReportMaxAgePeriods periods; kReportMaxAgeOff: any age
   std::string node_id;
   std::string curve_key_file;      // this node's key pair (agent keygen)
   std::string curve_peers_dir;     // allowlist: the peers' public keys

@@ -91,8 +91,12 @@ Arrival PeerTracker::arrive(const ReportHeader &h, uint64_t now_ns) {
   a.verdict = sequence(p, fresh, h, now_ns, &a);
   if (a.verdict == Verdict::Duplicate) return a;
   if (fresh) p.last_heard_ns = now_ns;
-  // Back from a silence that was not a restart: what it sent meanwhile may follow.
-  if (!p.up) p.back_ns = fresh || p.boot_id != boot_before ? 0 : now_ns;
+  // Back from a silence longer than the max age that was not a restart: what it sent
+  // meanwhile may follow (shorter silences, TCP stalls, are judged by age alone).
+  if (!p.up) {
+    const bool restart = fresh || p.boot_id != boot_before;
+    p.back_ns = !restart && now_ns - p.last_heard_ns > max_age_ns_ ? now_ns : 0;
+  }
   judge_age(p, h, now_ns, &a);
   p.stale += a.stale;
   p.last_heard_ns = now_ns;

@@ -23,9 +23,8 @@
 // A message's age is sample - offset: how much later than the fastest of this peer's
 // messages it arrived. Only the rate of the peer's wall clock matters (NTP slewing is
 // fine), not its setting. A message is stale if it is older than max_age, or if it was
-// sent (now - age, by our clock) before the peer came back from a silence of
-// down_after or more that was not a restart (less down_after / 10): the backlog of a
-// partition, which TCP delivers in a burst after the heal, when each side has already
+// sent (now - age, by our clock) before the peer came back from a silence longer than
+// max_age that was not a restart (less down_after / 10): the backlog of a partition, which TCP delivers in a burst after the heal, when each side has already
 // granted the full rate on its own. A stale message is accepted (it is not asked
 // again) but its hits are not to be charged. Without a max age nothing is stale. If a peer's messages stay stale for
 // kRelearnAfterNs while they keep coming, its clock was stepped back: the offset is
@@ -41,6 +40,7 @@
 
 namespace dt {
 
+constexpr uint64_t kReportMaxAgePeriods = 10;           // the default --report-max-age: 2 s at 200 ms
 constexpr size_t kMaxMissing = 256;                     // remembered missing seqs per peer
 constexpr uint64_t kOffsetCreepPpm = 1000;              // 1 ms per second of steady arrivals
 constexpr uint64_t kRelearnAfterNs = 10'000'000'000ull;  // stale for 10 s while arriving: a clock step

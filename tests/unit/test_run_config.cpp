@@ -59,7 +59,7 @@ TEST_F(RunConfigTest, ReportMaxAgeAtLeastOnePeriod) {
   EXPECT_TRUE(load({"--report-max-age", "off"}, &c, &err)) << err;
   EXPECT_EQ(c.opt.report_max_age_ns, UINT64_MAX) << "off: every report charged";
   EXPECT_TRUE(load({}, &c, &err)) << err;
-  EXPECT_EQ(c.opt.report_max_age_ns, 0u) << "default: 5 periods, resolved by the cluster";
+  EXPECT_EQ(c.opt.report_max_age_ns, 0u) << "default: 10 periods, resolved by the cluster";
 }
 
 TEST_F(RunConfigTest, StrictTagRuleWithoutRedisIsRefused) {

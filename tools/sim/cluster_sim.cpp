@@ -31,7 +31,7 @@ uint64_t splitmix64(uint64_t *s) {
 // The report age a scenario's receivers tolerate (PeerTracker: 0 is no limit).
 uint64_t max_age_ns(const Scenario &s) {
   if (s.report_max_age == kNever) return 0;
-  return s.report_max_age ? s.report_max_age : 5 * s.period;
+  return s.report_max_age ? s.report_max_age : kReportMaxAgePeriods * s.period;
 }
 
 Ns client_stop(const Scenario &s, const Client &c) {

@@ -123,7 +123,7 @@ struct Scenario {
   uint64_t seed = 1;
   Ns bin = kSec;        // resolution of the admitted-per-time timeline
   bool reports = true;  // false: local-only, every host on its own
-  // Reports older than this (PeerTracker's age) are not charged; 0: 5 periods, as the
+  // Reports older than this (PeerTracker's age) are not charged; 0: 10 periods, as the
   // agent's default; kNever: every report is charged whatever its age.
   Ns report_max_age = 0;
   bool debt_cap = true;  // debits stop at -DT_DEBT_MAX_BURSTS x burst (dt_gcra_debit)
