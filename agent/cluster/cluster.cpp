@@ -209,13 +209,13 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   if (a.relearned_ms)
     DT_WARN("peer %s: its reports were all stale for 10 s while arriving steadily, so its clock was stepped "
             "by %lld ms; its clock offset is learned again", h.node_id.c_str(), static_cast<long long>(a.relearned_ms));
-  counters_.messages_applied++;
   counters_.recovered += a.recovered;
   if (a.gap) request_resends(now_ns);  // at once: every period of delay is over-admission
   if (a.stale) {
     skip_stale(h, body, a, now_ns);
     return;
   }
+  counters_.messages_applied++;
   apply_report(h, body, now_ns);
 }
 
