@@ -12,6 +12,7 @@
 //                             duplicate or replay (never applied twice)
 //   new boot_id               the peer restarted: accepted if the message is not older
 //                             than the last one accepted (sent_unix_ms), tracking restarts
+//   seq 0                     not a report (a resend request): never given to the tracker
 // Liveness: a peer not heard from for `down_after_ns` is down; it comes back up with
 // its next accepted message. Transitions are returned so the caller can log them.
 //
@@ -22,13 +23,18 @@
 // between two arrivals, so that clock drift is followed, and never across a silence).
 // A message's age is sample - offset: how much later than the fastest of this peer's
 // messages it arrived. Only the rate of the peer's wall clock matters (NTP slewing is
-// fine), not its setting. A message is stale if it is older than max_age, or if it was
-// sent (now - age, by our clock) before the peer came back from a silence longer than
-// max_age that was not a restart (less down_after / 10): the backlog of a partition, which TCP delivers in a burst after the heal, when each side has already
-// granted the full rate on its own. A stale message is accepted (it is not asked
-// again) but its hits are not to be charged. Without a max age nothing is stale. If a peer's messages stay stale for
-// kRelearnAfterNs while they keep coming, its clock was stepped back: the offset is
-// learned again from the current message.
+// fine), not its setting.
+//
+// Stale (its hits not to be charged): a message older than max_age, or one sent (now -
+// age, by our clock, give or take down_after / 10) before the peer came back from a
+// silence longer than max_age that was not a restart: the backlog of a partition, which
+// TCP delivers in a burst after the heal, when each side has already granted the full
+// rate on its own. A stale message is accepted (it is not asked again). Without a max
+// age nothing is stale. If a peer's messages stay stale for kRelearnAfterNs while they
+// keep coming, its clock was stepped back: the offset is learned again.
+//
+// A new peer's (or a restarted one's) earlier seqs of its boot are remembered as
+// missing too, without counting them lost: its first report carries its initial burst.
 #pragma once
 
 #include <cstdint>
