@@ -14,6 +14,7 @@ PACKAGES=(
   nlohmann-json3-dev                      # `agent stats --json`, the status files (JSON)
   libhiredis-dev redis-server             # strict tag limits (Redis), their tests and bench
   iproute2 procps                         # network namespaces, veth, ps/pkill
+  nftables                                # partitions and report loss in tests/netns
   python3                                 # the Python client's tests (tests/clients)
   gnuplot-nox                             # the demo's chart (build/demo.png)
 )

@@ -46,9 +46,15 @@ const char kUsage[] =
     "  --dup P               probability that it is delivered twice (default 0)\n"
     "  --delay D             one-way network delay (default 1ms)\n"
     "  --jitter D            plus a uniform random [0, D] (default 0)\n"
-    "  --partition A-B:SIDES from A to B, messages between sides are dropped; SIDES\n"
-    "                        like 0|1,2 (hosts not named form one more side), so\n"
-    "                        3s-6s:0 isolates host 0 (repeatable)\n"
+    "  --partition A-B:SIDES from A to B, messages between sides are held (TCP) and\n"
+    "                        delivered at B; SIDES like 0|1,2 (hosts not named form\n"
+    "                        one more side), so 3s-6s:0 isolates host 0 (repeatable)\n"
+    "  --queue-hwm N         messages a cut link holds, beyond them it drops (ZeroMQ's\n"
+    "                        high-water mark, default 1000); 0: a cut drops everything\n"
+    "  --report-max-age D    reports older than D are not charged (default 10 periods);\n"
+    "                        off: every report is charged whatever its age\n"
+    "  --legacy              the cluster before issue 12: every report charged, no\n"
+    "                        debt cap, no resend requests\n"
     "  --offsets LIST        report phase offset per host: 0,50ms,100ms (default 0)\n"
     "  --down-after D        peer liveness threshold (default 5 periods)\n"
     "  --seed S              seed of the load balancer and network RNGs (default 1)\n"
@@ -218,20 +224,36 @@ void print_clients(const char *title, const ClusterSim &c) {
 }
 
 void print_peers(const ClusterSim &c) {
-  printf("peer reports (with reports):\n%-5s %7s %8s %8s %6s %6s %6s | %7s %7s %8s %6s %8s %5s %5s\n", "host",
-         "reports", "hits-out", "msgs-out", "lost", "cut", "dup", "msgs-in", "applied", "rejected", "gaps",
-         "debited", "downs", "ups");
+  printf("peer reports (with reports):\n%-5s %7s %8s %8s %6s %6s %6s %6s %6s | %7s %7s %8s %6s %6s %6s %8s %8s %5s %5s\n",
+         "host", "reports", "hits-out", "msgs-out", "lost", "held", "cut", "dup", "resent", "msgs-in", "applied",
+         "rejected", "gaps", "recov", "stale", "debited", "not-chg", "downs", "ups");
   for (size_t h = 0; h < c.hosts().size(); h++) {
     const HostStats &s = c.hosts()[h];
     uint64_t gaps = 0;
     for (const auto &[id, p] : c.tracker(h).peers()) gaps += p.lost;
-    printf("h%-4zu %7" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " | %7" PRIu64
-           " %7" PRIu64 " %8" PRIu64 " %6" PRIu64 " %8" PRIu64 " %5" PRIu64 " %5" PRIu64 "\n",
-           h, s.reports, s.hits_reported, s.messages_sent, s.lost, s.cut, s.duplicated, s.received, s.accepted,
-           s.rejected, gaps, s.hits_debited, s.peer_downs, s.peer_ups);
+    printf("h%-4zu %7" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64
+           " | %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %8" PRIu64 " %8" PRIu64
+           " %5" PRIu64 " %5" PRIu64 "\n",
+           h, s.reports, s.hits_reported, s.messages_sent, s.lost, s.queued, s.cut, s.duplicated, s.resends,
+           s.received, s.accepted, s.rejected, gaps, s.recovered, s.stale, s.hits_debited, s.stale_hits,
+           s.peer_downs, s.peer_ups);
   }
-  printf("(msgs-out counts one per receiver; rejected = duplicates or late reorders the tracker\n"
-         " refused; gaps = messages missing from a peer's sequence)\n\n");
+  uint64_t report_bytes = 0, resend_bytes = 0, request_bytes = 0, reports = 0;
+  for (const HostStats &s : c.hosts()) {
+    report_bytes += s.report_bytes, resend_bytes += s.resend_bytes, request_bytes += s.request_bytes;
+    reports += s.reports * (c.hosts().size() - 1);
+  }
+  printf("(msgs-out counts one per receiver; held = kept by a partition and delivered at its end,\n"
+         " cut = dropped by it; rejected = duplicates or late reorders the tracker refused; gaps =\n"
+         " messages missing from a peer's sequence, recov = of those, resent and applied; stale =\n"
+         " messages too old to charge, not-chg = their hits)\n");
+  if (reports)
+    printf("bytes per report and receiver: %.1f (reports %.1f, resends %.1f, resend requests %.1f)\n",
+           static_cast<double>(report_bytes + resend_bytes + request_bytes) / static_cast<double>(reports),
+           static_cast<double>(report_bytes) / static_cast<double>(reports),
+           static_cast<double>(resend_bytes) / static_cast<double>(reports),
+           static_cast<double>(request_bytes) / static_cast<double>(reports));
+  printf("\n");
 }
 
 void print_timeline(const ClusterSim &cluster, const ClusterSim &local, Ns bin) {
@@ -381,6 +403,10 @@ int main(int argc, char **argv) {
       fputs(kUsage, stdout);
       return 0;
     }
+    if (opt == "--legacy") {
+      s.legacy();
+      continue;
+    }
     if (i + 1 >= argc) usage_error("option " + opt + " needs a value");
     const std::string v = argv[++i];
     std::string err;
@@ -405,6 +431,8 @@ int main(int argc, char **argv) {
     else if (opt == "--delay") s.net.delay = parse_time(v, true, "--delay");
     else if (opt == "--jitter") s.net.jitter = parse_time(v, true, "--jitter");
     else if (opt == "--partition") partitions.push_back(v);
+    else if (opt == "--queue-hwm") s.net.queue_hwm = parse_whole(v, 0, 10000000, "--queue-hwm");
+    else if (opt == "--report-max-age") s.report_max_age = v == "off" ? kNever : parse_time(v, false, "--report-max-age");
     else if (opt == "--offsets") offsets = v;
     else if (opt == "--down-after") s.peer_down_after = parse_time(v, false, "--down-after");
     else if (opt == "--seed") s.seed = parse_whole(v, 0, UINT64_MAX, "--seed");

@@ -111,6 +111,10 @@ const char kRunUsage[] =
     "                          address, e.g. web1-3fa2c1, so cloned hosts differ)\n"
     "      --down-after D      a peer silent this long is reported down (default 5\n"
     "                          periods)\n"
+    "      --report-max-age D  peers' reports older than D are not charged, nor those a\n"
+    "                          peer sent while it could not hear us (a partition's\n"
+    "                          backlog); at least one period, at most 1h (default 10\n"
+    "                          periods); off: charge every report whatever its age\n"
     "      --curve-key FILE    this node's CurveZMQ key pair (agent keygen): encrypt and\n"
     "                          authenticate peer traffic (also through an `agent hub\n"
     "                          --curve-key`)\n"
@@ -194,7 +198,7 @@ const char kTopUsage[] =
 
 enum LongOnly {
   kPinDir = 1000, kXdpMode, kAttach, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop, kWatch,
-  kListen, kHub, kPeriod, kNodeId, kDownAfter, kCurveKey, kCurvePeers,
+  kListen, kHub, kPeriod, kNodeId, kDownAfter, kReportMaxAge, kCurveKey, kCurvePeers,
   kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
   kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun, kPeersFile,
 };
@@ -289,6 +293,7 @@ const option kRunLong[] = {
       {"period", required_argument, nullptr, kPeriod},
       {"node-id", required_argument, nullptr, kNodeId},
       {"down-after", required_argument, nullptr, kDownAfter},
+      {"report-max-age", required_argument, nullptr, kReportMaxAge},
       {"curve-key", required_argument, nullptr, kCurveKey},
       {"curve-peers", required_argument, nullptr, kCurvePeers},
       {"metrics", required_argument, nullptr, kMetrics},
@@ -372,7 +377,7 @@ FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSe
   return FlagOutcome::Handled;
 }
 
-// --peers, --peers-file, --hub, --listen, --period, --down-after, --node-id, --curve-key,
+// --peers, --peers-file, --hub, --listen, --period, --down-after, --report-max-age, --node-id, --curve-key,
 // --curve-peers.
 FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *, std::string *err) {
   std::string e;
@@ -392,6 +397,11 @@ FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen
       break;
     case kDownAfter:
       if (!parse_duration(v, &o->down_after_ns, &e)) return flag_failed("down-after", e, err);
+      break;
+    case kReportMaxAge:
+      if (v == "off") o->report_max_age_ns = UINT64_MAX;
+      else if (!parse_duration(v, &o->report_max_age_ns, &e) || o->report_max_age_ns > 3'600'000'000'000ull)
+        return flag_failed("report-max-age", e.empty() ? "'" + v + "' must be at most 1h (or off)" : e, err);
       break;
     case kNodeId:
       if (!valid_node_id(v))

@@ -20,6 +20,8 @@
 namespace dt {
 namespace {
 
+constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
+
 uint64_t unix_ms() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
@@ -27,6 +29,11 @@ uint64_t unix_ms() {
 }
 
 }  // namespace
+
+uint64_t report_max_age_ns(const ClusterConfig &cfg) {
+  if (cfg.report_max_age_ns == kReportMaxAgeOff) return 0;
+  return cfg.report_max_age_ns ? cfg.report_max_age_ns : kReportMaxAgePeriods * cfg.period_ns;
+}
 
 uint64_t ClusterCounters::rejected_total() const {
   uint64_t n = 0;
@@ -67,7 +74,8 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
     : cfg_(cfg),
       dp_(dp),
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.collect_batch_fd(), dp.collect_prog_fd()),
-      tracker_(cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns) {}
+      tracker_(cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns, report_max_age_ns(cfg)),
+      resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs) {}
 
 Cluster::~Cluster() {
   collector_.disable();
@@ -125,36 +133,76 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   counters_.bytes_received += len;
   ReportHeader h;
   ReportBody body;
-  DecodeError e = decode_report(data, len, &h, &body);
-  if (e != DecodeError::None) {
-    counters_.rejected[decode_error_name(e)]++;
-    uint64_t suppressed = 0;
-    if (reject_log_.allow(now_ns, &suppressed))
-      DT_WARN("rejected a peer message of %zu bytes: %s (nothing debited)%s", len, decode_error_name(e),
-              suppressed ? (" [" + std::to_string(suppressed) + " similar lines suppressed]").c_str() : "");
-    return;
-  }
-  if (h.node_id == cfg_.node_id) {
-    // Our own report, echoed by a hub (or another agent using our node id).
-    if (h.boot_id != boot_id_) {
-      counters_.rejected["node id clash"]++;
-      uint64_t suppressed = 0;
-      if (reject_log_.allow(now_ns, &suppressed))
-        DT_WARN("another agent uses our node id '%s': its reports are ignored; give every agent a "
-                "unique --node-id", h.node_id.c_str());
-    } else {
-      counters_.own_echoes++;
-    }
+  if (!decode_message(data, len, now_ns, &h, &body) || is_own_echo(h, now_ns)) return;
+  if (!body.resend.empty()) {  // a peer asks for messages it missed: not a report
+    serve_resend(body.resend, now_ns);
     return;
   }
   note_sender(h.node_id);
-  bool came_up = false;
-  if (tracker_.on_message(h, now_ns, &came_up) == Verdict::Duplicate) {
+  const Arrival a = tracker_.arrive(h, now_ns);
+  if (a.verdict == Verdict::Duplicate) {
     counters_.duplicates++;
     return;
   }
-  if (came_up) DT_INFO("peer %s is up (epoch %llu)", h.node_id.c_str(), static_cast<unsigned long long>(h.epoch));
+  if (a.came_up) DT_INFO("peer %s is up (epoch %llu)", h.node_id.c_str(), static_cast<unsigned long long>(h.epoch));
+  if (a.relearned_ms)
+    DT_WARN("peer %s: its reports were all stale for 10 s while arriving steadily, so its clock was stepped "
+            "by %lld ms; its clock offset is learned again", h.node_id.c_str(), static_cast<long long>(a.relearned_ms));
+  counters_.recovered += a.recovered;
+  if (a.gap) request_resends(now_ns);  // at once: every period of delay is over-admission
+  if (a.stale) {
+    skip_stale(h, body, a, now_ns);
+    return;
+  }
   counters_.messages_applied++;
+  apply_report(h, body, now_ns);
+}
+
+// Decodes one message; a bad one is counted by reason and logged (rate-limited).
+bool Cluster::decode_message(const void *data, size_t len, uint64_t now_ns, ReportHeader *h, ReportBody *body) {
+  const DecodeError e = decode_report(data, len, h, body);
+  if (e == DecodeError::None) return true;
+  counters_.rejected[decode_error_name(e)]++;
+  uint64_t suppressed = 0;
+  if (reject_log_.allow(now_ns, &suppressed))
+    DT_WARN("rejected a peer message of %zu bytes: %s (nothing debited)%s", len, decode_error_name(e),
+            suppressed ? (" [" + std::to_string(suppressed) + " similar lines suppressed]").c_str() : "");
+  return false;
+}
+
+// Our own report, echoed by a hub (or another agent using our node id).
+bool Cluster::is_own_echo(const ReportHeader &h, uint64_t now_ns) {
+  if (h.node_id != cfg_.node_id) return false;
+  if (h.boot_id == boot_id_) {
+    counters_.own_echoes++;
+    return true;
+  }
+  counters_.rejected["node id clash"]++;
+  uint64_t suppressed = 0;
+  if (reject_log_.allow(now_ns, &suppressed))
+    DT_WARN("another agent uses our node id '%s': its reports are ignored; give every agent a "
+            "unique --node-id", h.node_id.c_str());
+  return true;
+}
+
+// A report too old to charge: its hits are counted, not debited (README "Partitions").
+void Cluster::skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns) {
+  uint64_t hits = 0;
+  for (const auto &en : body.entries) hits += en.hits;
+  for (const auto &t : body.tags) hits += t.hits;
+  counters_.stale_messages++;
+  counters_.stale_hits += hits;
+  uint64_t suppressed = 0;
+  if (stale_log_.allow(now_ns, &suppressed))
+    DT_WARN("not charging %llu hits of a report from %s: %.1f s old (%s)%s", static_cast<unsigned long long>(hits),
+            h.node_id.c_str(), a.age_ms / 1e3,
+            a.age_ms * 1000000 > tracker_.max_age_ns() ? "older than --report-max-age"
+                                                       : "sent while it could not hear us, before it came back",
+            suppressed ? (" [" + std::to_string(suppressed) + " similar lines suppressed]").c_str() : "");
+}
+
+// A fresh report: peers' factors, tag hits, then the packet hits as debits.
+void Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
   if (adaptive_ && !body.factors.empty()) adaptive_->on_peer_factors(h.node_id, body.factors, now_ns);
   if (!body.tags.empty()) {
     for (const auto &t : body.tags) counters_.tag_hits_received += t.hits;
@@ -180,7 +228,10 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
     d.hits = static_cast<uint32_t>(en.hits);
     debits.push_back(d);
   }
-  if (debits.empty()) return;
+  if (!debits.empty()) debit(h.node_id, debits, now_ns);
+}
+
+void Cluster::debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns) {
   DebitResult r = apply_debits(dp_.debit_batch_fd(), dp_.debit_prog_fd(), debits);
   counters_.entries_applied += r.entries_applied;
   counters_.hits_debited += r.hits_applied;
@@ -188,7 +239,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   if (r.error != 0 || r.entries_failed) {
     uint64_t suppressed = 0;
     if (reject_log_.allow(now_ns, &suppressed))
-      DT_WARN("applying %zu debits from %s: %llu failed%s%s", debits.size(), h.node_id.c_str(),
+      DT_WARN("applying %zu debits from %s: %llu failed%s%s", debits.size(), from.c_str(),
               static_cast<unsigned long long>(r.entries_failed), r.error ? ": " : "",
               r.error ? strerror(-r.error) : "");
   }
@@ -216,22 +267,62 @@ void Cluster::on_period(uint64_t now_ns) {
     adaptive_->add_packet_hits(body.entries);
     body.factors = adaptive_->report_factors();
   }
+  publish_report(h, body, now_ns);
+  request_resends(now_ns);
+  for (const auto &ch : tracker_.check_liveness(now_ns))
+    DT_WARN("peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(), ch.silent_ns / 1e9);
+}
+
+bool Cluster::publish(const std::string &m) {
+  try {
+    pub_->send(zmq::buffer(m), zmq::send_flags::dontwait);
+    return true;
+  } catch (const zmq::error_t &e) {
+    DT_WARN("publishing a report failed: %s", e.what());
+    return false;
+  }
+}
+
+// This period's report, kept for resends.
+void Cluster::publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
   auto msgs = encode_report(h, next_seq_, body);
-  next_seq_ += msgs.size();
   counters_.reports_sent++;
   counters_.entries_sent += body.entries.size();
   counters_.tags_sent += body.tags.size();
   for (auto &m : msgs) {
-    try {
-      pub_->send(zmq::buffer(m), zmq::send_flags::dontwait);
-      counters_.messages_sent++;
-      counters_.bytes_sent += m.size();
-    } catch (const zmq::error_t &e) {
-      DT_WARN("publishing a report failed: %s", e.what());
+    auto kept = std::make_shared<const std::string>(std::move(m));
+    resend_.keep(next_seq_++, kept, now_ns);
+    if (!publish(*kept)) continue;
+    counters_.messages_sent++;
+    counters_.bytes_sent += kept->size();
+  }
+}
+
+// Asks the peers for the messages missing in their sequences (not yet stale).
+void Cluster::request_resends(uint64_t now_ns) {
+  ReportHeader h;
+  h.node_id = cfg_.node_id;
+  h.boot_id = boot_id_;
+  h.epoch = collector_.epoch();
+  h.sent_unix_ms = unix_ms();
+  const std::string msg = encode_resend_request(h, tracker_.resend_requests(now_ns, kMaxResendSeqs));
+  if (msg.empty() || !publish(msg)) return;
+  counters_.resend_requests_sent++;
+  counters_.resend_request_bytes += msg.size();
+}
+
+// Publishes again what a peer asks of us (one publish reaches every subscriber; the
+// others drop it as a duplicate).
+void Cluster::serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns) {
+  for (const auto &r : reqs) {
+    if (r.node_id != cfg_.node_id) continue;
+    counters_.resend_requests_received++;
+    for (const auto &m : resend_.take(r, boot_id_, now_ns, cfg_.period_ns / 2)) {
+      if (!publish(*m)) continue;
+      counters_.resent_messages++;
+      counters_.resent_bytes += m->size();
     }
   }
-  for (const auto &ch : tracker_.check_liveness(now_ns))
-    DT_WARN("peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(), ch.silent_ns / 1e9);
 }
 
 void Cluster::set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles) {
@@ -282,6 +373,12 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"entries_applied", c.entries_applied},
                    {"hits_debited", c.hits_debited},
                    {"duplicates", c.duplicates},
+                   {"recovered", c.recovered},
+                   {"resend_requests_sent", c.resend_requests_sent},
+                   {"resend_requests_received", c.resend_requests_received},
+                   {"resent_messages", c.resent_messages},
+                   {"stale_messages", c.stale_messages},
+                   {"stale_hits", c.stale_hits},
                    {"debit_failures", c.debit_failures},
                    {"rejected", c.rejected_total()},
                    {"unknown_rule_entries", c.unknown_rule_entries},
@@ -297,6 +394,9 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                               {"accepted", p.accepted},
                               {"duplicates", p.duplicates},
                               {"lost", p.lost},
+                              {"recovered", p.recovered},
+                              {"stale", p.stale},
+                              {"last_age_ms", p.last_age_ms},
                               {"restarts", p.restarts}});
   return dump_json(j);
 }
@@ -319,6 +419,12 @@ std::string Cluster::status_text(uint64_t now_ns) const {
   t += line;
   snprintf(line, sizeof line, "  debited  %llu hits over %llu entries (%llu failed)\n", u(c.hits_debited),
            u(c.entries_applied), u(c.debit_failures));
+  t += line;
+  snprintf(line, sizeof line, "  stale    %llu messages, %llu hits not charged; recovered %llu messages\n",
+           u(c.stale_messages), u(c.stale_hits), u(c.recovered));
+  t += line;
+  snprintf(line, sizeof line, "  resends  asked %llu times; asked of us %llu times, resent %llu messages (%llu bytes)\n",
+           u(c.resend_requests_sent), u(c.resend_requests_received), u(c.resent_messages), u(c.resent_bytes));
   t += line;
   for (const auto &[k, v] : c.rejected) {
     snprintf(line, sizeof line, "  rejected %-20s %llu\n", k.c_str(), u(v));

@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/peers_file.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/resend_buffer.h"
 #include "cluster/source_watch.h"
 
 namespace zmq {
@@ -31,12 +32,15 @@ namespace dt {
 
 class Dataplane;
 
+constexpr uint64_t kReportMaxAgeOff = UINT64_MAX;
+
 struct ClusterConfig {
   std::vector<std::string> peers;  // tcp://host:port
   std::vector<std::string> hubs;   // tcp://host:port of hub frontends
   std::string listen;              // tcp://addr:port to bind ("" with hubs only)
   uint64_t period_ns = 200'000'000;
   uint64_t down_after_ns = 0;      // 0: 5 periods
+  uint64_t report_max_age_ns = 0;  // 0: kReportMaxAgePeriods periods; kReportMaxAgeOff: any age
   std::string node_id;
   std::string curve_key_file;      // this node's key pair (agent keygen)
   std::string curve_peers_dir;     // allowlist: the peers' public keys
@@ -47,6 +51,11 @@ struct ClusterCounters {
   uint64_t messages_received = 0, bytes_received = 0, own_echoes = 0;
   uint64_t messages_applied = 0, entries_applied = 0, hits_debited = 0;
   uint64_t duplicates = 0, debit_failures = 0, collect_errors = 0;
+  uint64_t recovered = 0;                      // messages of a gap, resent and applied
+  uint64_t resend_requests_sent = 0, resend_request_bytes = 0;  // our requests for missing messages
+  uint64_t resend_requests_received = 0;       // peers' requests naming us
+  uint64_t resent_messages = 0, resent_bytes = 0;  // what we published again for them
+  uint64_t stale_messages = 0, stale_hits = 0;  // reports too old to charge, and their hits
   uint64_t unknown_rule_entries = 0;  // hits for a rule name we do not have
   uint64_t tags_sent = 0, tag_hits_received = 0;
   std::map<std::string, uint64_t> rejected;  // by decode error name
@@ -118,6 +127,15 @@ class Cluster {
   void start_monitors();
   void poll_monitor(zmq::socket_t &mon, bool pub, uint64_t now_ns);
   void retry_refused(uint64_t now_ns);
+  bool decode_message(const void *data, size_t len, uint64_t now_ns, ReportHeader *h, ReportBody *body);
+  bool is_own_echo(const ReportHeader &h, uint64_t now_ns);
+  void skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
+  void apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
+  void serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns);
+  bool publish(const std::string &msg);
+  void publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  void request_resends(uint64_t now_ns);
 
   ClusterConfig cfg_;
   Dataplane &dp_;
@@ -135,6 +153,7 @@ class Cluster {
   LogLimiter refused_log_{10'000'000'000ull, 3};
   Collector collector_;
   PeerTracker tracker_;
+  ResendBuffer resend_;
   uint64_t boot_id_ = 0;
   uint64_t next_seq_ = 1;
   ClusterCounters counters_;
@@ -143,9 +162,13 @@ class Cluster {
   std::function<std::vector<TagHit>()> collect_tags_;
   std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
+  LogLimiter stale_log_{10'000'000'000ull, 5};
   AdaptiveSet *adaptive_ = nullptr;
   SourceWatch watch_;
 };
+
+// The report age the tracker tolerates for `cfg` (0: any).
+uint64_t report_max_age_ns(const ClusterConfig &cfg);
 
 // Who writes the cluster status file, and when.
 struct ClusterStatusHead {

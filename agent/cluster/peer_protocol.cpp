@@ -343,6 +343,56 @@ DecodeError take_factors(Reader &r, ReportBody *out) {
   return DecodeError::None;
 }
 
+// Resend requests section (only with kFlagResend): peers, each with its boot and seqs.
+void put_resend(std::string *msg, const std::vector<ResendRequest> &reqs) {
+  put_varint(msg, reqs.size());
+  for (const auto &r : reqs) {
+    msg->push_back(static_cast<char>(r.node_id.size()));
+    *msg += r.node_id;
+    put_u64(msg, r.boot_id);
+    put_varint(msg, r.seqs.size());
+    uint64_t prev = 0;
+    for (uint64_t seq : r.seqs) {
+      put_varint(msg, seq - prev);
+      prev = seq;
+    }
+  }
+}
+
+DecodeError take_resend_peer(Reader &r, ResendRequest *req) {
+  uint8_t id_len;
+  if (!r.u8(&id_len)) return DecodeError::TooShort;
+  if (id_len == 0 || id_len > kMaxNodeIdLen) return DecodeError::BadNodeId;
+  req->node_id.resize(id_len);
+  if (!r.take(req->node_id.data(), id_len)) return DecodeError::TooShort;
+  if (!valid_node_id(req->node_id)) return DecodeError::BadNodeId;
+  uint64_t nseqs;
+  if (!r.u64(&req->boot_id)) return DecodeError::TooShort;
+  if (DecodeError e = r.varint(&nseqs); e != DecodeError::None) return e;
+  if (nseqs == 0 || nseqs > kMaxResendSeqs) return DecodeError::BadResend;
+  uint64_t seq = 0;
+  for (uint64_t i = 0; i < nseqs; i++) {
+    uint64_t gap;
+    if (DecodeError e = r.varint(&gap); e != DecodeError::None) return e;
+    if (gap == 0 || gap > UINT64_MAX - seq) return DecodeError::BadResend;
+    seq += gap;
+    req->seqs.push_back(seq);
+  }
+  return DecodeError::None;
+}
+
+DecodeError take_resend(Reader &r, ReportBody *out) {
+  uint64_t npeers;
+  if (DecodeError e = r.varint(&npeers); e != DecodeError::None) return e;
+  if (npeers == 0 || npeers > kMaxResendPeers) return DecodeError::BadResend;
+  for (uint64_t i = 0; i < npeers; i++) {
+    ResendRequest req;
+    if (DecodeError e = take_resend_peer(r, &req); e != DecodeError::None) return e;
+    out->resend.push_back(std::move(req));
+  }
+  return DecodeError::None;
+}
+
 }  // namespace
 
 const char *decode_error_name(DecodeError e) {
@@ -361,6 +411,7 @@ const char *decode_error_name(DecodeError e) {
     case DecodeError::BadTag: return "bad tag";
     case DecodeError::TrailingBytes: return "trailing bytes";
     case DecodeError::BadFactor: return "bad factor";
+    case DecodeError::BadResend: return "bad resend request";
   }
   return "?";
 }
@@ -383,6 +434,24 @@ std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_s
   return out;
 }
 
+std::string encode_resend_request(const ReportHeader &hdr, const std::vector<ResendRequest> &reqs) {
+  std::vector<ResendRequest> valid;
+  for (const auto &r : reqs) {
+    if (valid.size() >= kMaxResendPeers) break;
+    if (r.node_id.empty() || r.node_id.size() > kMaxNodeIdLen || !valid_node_id(r.node_id)) continue;
+    ResendRequest v{r.node_id, r.boot_id, {}};
+    for (uint64_t seq : r.seqs)
+      if (v.seqs.size() < kMaxResendSeqs && seq > (v.seqs.empty() ? 0 : v.seqs.back())) v.seqs.push_back(seq);
+    if (!v.seqs.empty()) valid.push_back(std::move(v));
+  }
+  if (valid.empty()) return "";
+  std::string msg = header_bytes(hdr, 0, 0, 1, kFlagResend);
+  put_varint(&msg, 0);  // no rule groups
+  put_varint(&msg, 0);  // no tags
+  put_resend(&msg, valid);
+  return msg;
+}
+
 DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, ReportBody *body) {
   *body = ReportBody{};
   if (len > kMaxAcceptedBytes) return DecodeError::TooLarge;
@@ -393,8 +462,13 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, Repor
   ReportBody out;
   if (DecodeError e = take_groups(r, &out); e != DecodeError::None) return e;
   if (DecodeError e = take_tags(r, &out); e != DecodeError::None) return e;
-  if (flags & kFlagFactors)
+  if (flags & kFlagResend) {
+    // A message of its own: no seq, no hits, no factors.
+    if (h.seq != 0 || !out.rules.empty() || !out.tags.empty() || (flags & kFlagFactors)) return DecodeError::BadResend;
+    if (DecodeError e = take_resend(r, &out); e != DecodeError::None) return e;
+  } else if (flags & kFlagFactors) {
     if (DecodeError e = take_factors(r, &out); e != DecodeError::None) return e;
+  }
   if (r.left() != 0) return DecodeError::TrailingBytes;
   *hdr = std::move(h);
   *body = std::move(out);

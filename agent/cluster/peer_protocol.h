@@ -16,9 +16,20 @@
 //       u8 kind (0 packet rule, 1 tag rule) | varint name_len | name | u32 factor_ppm
 //     name: the packet rule's name (1..47 chars, as above) or the tag rule's prefix
 //     (0..1024 bytes, no newline or NUL; "" is the catch-all); factor_ppm 1..1000000.
+//   only if flags bit 1 (kFlagResend) is set, in a message of its own (seq 0, no rule
+//     groups, no tags, no factors), the resend requests section:
+//     varint npeers (1..kMaxResendPeers), then per peer whose messages we miss:
+//       u8 node_id_len | node_id | u64 boot_id | varint nseqs (1..kMaxResendSeqs)
+//       | varint first seq (>= 1) | (nseqs - 1) x varint gap to the next (>= 1)
+//     Its sender asks each named peer to publish those messages of that boot again
+//     (the very bytes, with their seq); a receiver applies a resent message once
+//     (PeerTracker) and not at all if it is stale by then.
 // and nothing after. Other flag bits are ignored. The encoder sets kFlagFactors
 // only when there are factors, so a report without adaptive rules is the same bytes
 // as before the section existed (and agents older than it still decode it).
+// Mixed versions: an agent older than resend requests rejects their messages as
+// "trailing bytes" (counted and logged; they carry no hits, so it loses nothing), and
+// never asks for resends itself; the reports themselves are unchanged.
 // An IPv4 entry costs 5 bytes while its hits fit in 7 bits (< 128 hits per period),
 // 6 below 16384; an IPv6 entry 17 and 18; a rule group 3 bytes plus its name; a
 // factor 6 bytes plus its name. A period's report is split into messages of at most
@@ -42,6 +53,9 @@ constexpr uint64_t kMaxHitsPerEntry = 1000000000; // more in one period is absur
 constexpr uint16_t kMaxParts = 4096;
 constexpr size_t kMaxFactors = 512;               // adaptive factors per report
 constexpr uint8_t kFlagFactors = 1;               // header flags bit 0: a factors section follows the tags
+constexpr uint8_t kFlagResend = 2;                // header flags bit 1: a resend request message
+constexpr size_t kMaxResendPeers = 64;            // peers named in one resend request message
+constexpr size_t kMaxResendSeqs = 64;             // seqs asked of one peer in one message
 
 struct ReportHeader {
   std::string node_id;
@@ -53,11 +67,19 @@ struct ReportHeader {
   uint16_t parts = 1;
 };
 
+// A request to a peer to send some of its messages again (its boot's seqs).
+struct ResendRequest {
+  std::string node_id;
+  uint64_t boot_id = 0;
+  std::vector<uint64_t> seqs;  // ascending, distinct, >= 1
+};
+
 struct ReportBody {
   std::vector<std::string> rules;  // rule names, indexed by ReportEntry::key.rule
   std::vector<ReportEntry> entries;
   std::vector<TagHit> tags;
   std::vector<RuleFactor> factors;  // sent in part 0 of a report only
+  std::vector<ResendRequest> resend;  // only in a resend request message (kFlagResend)
 };
 
 enum class DecodeError {
@@ -75,6 +97,7 @@ enum class DecodeError {
   BadTag,        // empty, too long, or with a newline or NUL byte
   TrailingBytes,
   BadFactor,     // factor 0 or above 1000000, bad rule name or prefix, or unknown kind
+  BadResend,     // a resend request with hits, a seq, no peers or seqs, or seqs not ascending
 };
 const char *decode_error_name(DecodeError e);
 
@@ -87,6 +110,11 @@ const char *decode_error_name(DecodeError e);
 // report says "alive, served nothing").
 std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq, const ReportBody &body,
                                        size_t max_bytes = kMaxMessageBytes);
+
+// Encodes a resend request message (seq 0, kFlagResend): the first kMaxResendPeers
+// requests with valid node ids, the first kMaxResendSeqs valid seqs of each (ascending,
+// distinct, >= 1). Empty if nothing valid is left.
+std::string encode_resend_request(const ReportHeader &hdr, const std::vector<ResendRequest> &reqs);
 
 // Decodes and validates one message. On error *body is left empty.
 DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, ReportBody *body);

@@ -2,6 +2,7 @@
 #include "daemon/run_config.h"
 
 #include <set>
+#include <cstdio>
 
 #include "adaptive/adaptive.h"
 #include "common/peers_file.h"
@@ -71,10 +72,23 @@ bool load_peers(const RunOptions &opt, bool reread, std::vector<std::string> *ou
 bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
   out->opt = opt;
   if (!load_peers(opt, false, &out->peers, err)) return false;
+  if (!check_report_max_age(opt, err)) return false;
   if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err)) return false;
   if (opt.dry_run) set_all_dry_run(&out->rules);
   out->tag_rules = tag_rules_of(out->rules, opt);
   return check_tag_rules(out->tag_rules, opt, err) && check_adaptive_rules(out->rules, out->tag_rules, err);
+}
+
+bool check_report_max_age(const RunOptions &opt, std::string *err) {
+  const uint64_t age = opt.report_max_age_ns;
+  if (age == 0 || age == UINT64_MAX || age >= opt.period_ns) return true;
+  char buf[256];
+  snprintf(buf, sizeof buf,
+           "--report-max-age %gms is shorter than the report period (%gms): every report would be stale; "
+           "give at least the period, or off",
+           age / 1e6, opt.period_ns / 1e6);
+  *err = buf;
+  return false;
 }
 
 std::string describe_dry_run(const RunConfig &c) {

@@ -43,6 +43,9 @@ bool check_tag_rules(const std::vector<TagRule> &rules, const RunOptions &opt, s
 // rule's parameters. The rest (hit counting, map writes) can only fail at run time.
 bool check_adaptive_rules(const LoadedRules &rules, const std::vector<TagRule> &tag_rules, std::string *err);
 
+// A --report-max-age shorter than --period would make every report stale: refused.
+bool check_report_max_age(const RunOptions &opt, std::string *err);
+
 // What is in dry run, as the log says it: "dry run: nothing is dropped; ..." (--dry-run),
 // "dry run for rules a, b: ..." (dry_run = true in the rules file), or "" (enforcing).
 std::string describe_dry_run(const RunConfig &c);

@@ -234,6 +234,19 @@ void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns)
             c.hits_debited);
   x.counter("dthrottle_debit_failures_total", "Report entries that could not be debited.", c.debit_failures);
   x.counter("dthrottle_collect_errors_total", "Periods whose collection of served hits failed.", c.collect_errors);
+  x.counter("dthrottle_report_stale_messages_total",
+            "Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.",
+            c.stale_messages);
+  x.counter("dthrottle_report_stale_hits_total", "Hits of stale report messages, not debited.", c.stale_hits);
+  x.counter("dthrottle_report_recovered_messages_total",
+            "Report messages missing in a peer's sequence, resent on request and applied.", c.recovered);
+  x.counter("dthrottle_resend_requests_sent_total", "Requests this agent sent for messages missing from peers.",
+            c.resend_requests_sent);
+  x.counter("dthrottle_resend_requests_received_total", "Peers' requests for messages of this agent.",
+            c.resend_requests_received);
+  x.counter("dthrottle_resent_messages_total", "Report messages this agent published again on request.",
+            c.resent_messages);
+  x.counter("dthrottle_resent_bytes_total", "Bytes of report messages published again on request.", c.resent_bytes);
 
   struct PeerFamily {
     const char *name, *type, *help;
@@ -250,6 +263,10 @@ void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns)
        [](const PeerState &p, uint64_t) { return std::to_string(p.accepted); }},
       {"dthrottle_peer_lost_messages_total", "counter", "Messages from the peer missing in sequence gaps.",
        [](const PeerState &p, uint64_t) { return std::to_string(p.lost); }},
+      {"dthrottle_peer_recovered_messages_total", "counter", "Of the lost messages, those resent and applied.",
+       [](const PeerState &p, uint64_t) { return std::to_string(p.recovered); }},
+      {"dthrottle_peer_stale_messages_total", "counter", "Messages from the peer too old to charge.",
+       [](const PeerState &p, uint64_t) { return std::to_string(p.stale); }},
       {"dthrottle_peer_duplicate_messages_total", "counter", "Duplicate or replayed messages from the peer.",
        [](const PeerState &p, uint64_t) { return std::to_string(p.duplicates); }},
       {"dthrottle_peer_restarts_total", "counter", "Restarts of the peer's agent seen (new boot id).",

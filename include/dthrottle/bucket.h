@@ -24,7 +24,8 @@
  *     is 1/1000 of a token or finer for every rate up to DT_RATE_MAX.
  *
  * Overflow: the agent keeps interval_ns <= 1e15 and burst_ns <= 2^62 (see
- * common.h limits), and a debit never moves tat more than DT_TAT_HORIZON_NS past now,
+ * common.h limits), and a debit never moves tat more than DT_TAT_HORIZON_NS past now
+ * (in practice no more than (DT_DEBT_MAX_BURSTS + 1) x burst_ns),
  * so every sum below fits in 64 bits for any uptime below 2^62 ns (146 years).
  */
 #ifndef DTHROTTLE_BUCKET_H
@@ -77,20 +78,51 @@ DT_INLINE int dt_gcra_admit(__u64 tat, __u64 now, const struct dt_policy *p,
 }
 
 /*
+ * Most debt peers' reports may put on a bucket, in bursts: a bucket is never debited
+ * below -DT_DEBT_MAX_BURSTS x burst tokens, so however many hits arrive at once (a
+ * healed partition's backlog, a lying or buggy peer), a source is back to a full
+ * bucket within (DT_DEBT_MAX_BURSTS + 1) x burst / rate. In steady state a bucket's
+ * debt is about (hosts - 1) x what the others admit in a period, far from it.
+ */
+#define DT_DEBT_MAX_BURSTS 16
+
+/*
+ * The latest TAT a debit may set at `now`: now + (DT_DEBT_MAX_BURSTS + 1) x burst_ns,
+ * saturating at now + DT_TAT_HORIZON_NS.
+ */
+DT_INLINE __u64 dt_gcra_debt_limit(__u64 now, const struct dt_policy *p)
+{
+	if (p->burst_ns > DT_TAT_HORIZON_NS / (DT_DEBT_MAX_BURSTS + 1))
+		return now + DT_TAT_HORIZON_NS;
+	return now + p->burst_ns * (DT_DEBT_MAX_BURSTS + 1);
+}
+
+/*
  * Debit `hits` tokens unconditionally (hits another host admitted): the balance may
- * go negative. Saturates at now + DT_TAT_HORIZON_NS instead of overflowing.
+ * go negative, but the TAT never moves past `limit` (a TAT already beyond it is left
+ * where it is). dt_gcra_debit's limit is dt_gcra_debt_limit; now + DT_TAT_HORIZON_NS
+ * means no cap (the simulator's "before the cap" mode).
+ */
+DT_INLINE __u64 dt_gcra_debit_upto(__u64 tat, __u64 now, const struct dt_policy *p,
+				   __u64 hits, __u64 limit)
+{
+	__u64 base = dt_gcra_base(tat, now);
+
+	if (base >= limit)
+		return base;
+	if (p->interval_ns && hits > (limit - base) / p->interval_ns)
+		return limit;
+	return base + hits * p->interval_ns;
+}
+
+/*
+ * Debit `hits` tokens (hits another host admitted): the balance may go negative, down
+ * to -DT_DEBT_MAX_BURSTS x burst, where it stays however many more hits come.
  */
 DT_INLINE __u64 dt_gcra_debit(__u64 tat, __u64 now, const struct dt_policy *p,
 			      __u64 hits)
 {
-	__u64 base = dt_gcra_base(tat, now);
-	__u64 room = now + DT_TAT_HORIZON_NS - base; /* base <= now + horizon */
-
-	if (base >= now + DT_TAT_HORIZON_NS)
-		return base;
-	if (p->interval_ns && hits > room / p->interval_ns)
-		return now + DT_TAT_HORIZON_NS;
-	return base + hits * p->interval_ns;
+	return dt_gcra_debit_upto(tat, now, p, hits, dt_gcra_debt_limit(now, p));
 }
 
 /*

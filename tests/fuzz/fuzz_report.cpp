@@ -3,7 +3,7 @@
 // Whatever bytes arrive, decode_report() must not crash, read out of bounds (ASan),
 // hit undefined behaviour (UBSan), or accept something inconsistent: an accepted
 // message re-encodes to a message that decodes to the same header, entries, tags and
-// adaptive factors.
+// adaptive factors; a resend request re-encodes to the same requests.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -38,7 +38,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dt::ReportBody body;
   if (dt::decode_report(data, size, &h, &body) != dt::DecodeError::None) {
     // a rejected message yields nothing
-    if (!body.entries.empty() || !body.tags.empty() || !body.factors.empty()) abort();
+    if (!body.entries.empty() || !body.tags.empty() || !body.factors.empty() || !body.resend.empty()) abort();
+    return 0;
+  }
+  if (!body.resend.empty()) {
+    // A resend request: nothing else in it, bounded, seqs ascending from 1; round trip.
+    if (h.seq != 0 || !body.entries.empty() || !body.tags.empty() || !body.factors.empty() ||
+        body.resend.size() > dt::kMaxResendPeers)
+      abort();
+    for (const auto &r : body.resend) {
+      if (r.seqs.empty() || r.seqs.size() > dt::kMaxResendSeqs || r.seqs[0] == 0) abort();
+      for (size_t i = 1; i < r.seqs.size(); i++)
+        if (r.seqs[i] <= r.seqs[i - 1]) abort();
+    }
+    const std::string m = dt::encode_resend_request(h, body.resend);
+    dt::ReportHeader h2;
+    dt::ReportBody b2;
+    if (dt::decode_report(m.data(), m.size(), &h2, &b2) != dt::DecodeError::None || b2.resend.size() != body.resend.size())
+      abort();
+    for (size_t i = 0; i < b2.resend.size(); i++)
+      if (b2.resend[i].node_id != body.resend[i].node_id || b2.resend[i].boot_id != body.resend[i].boot_id ||
+          b2.resend[i].seqs != body.resend[i].seqs)
+        abort();
     return 0;
   }
   for (const auto &e : body.entries)

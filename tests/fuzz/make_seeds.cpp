@@ -39,5 +39,8 @@ int main(int argc, char **argv) {
       std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary) << m;
     }
   }
+  // A resend request message.
+  std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary)
+      << dt::encode_resend_request(h, {{"edge-2", 99, {1, 2, 300}}, {"edge-3", 5, {1ull << 40}}});
   return 0;
 }

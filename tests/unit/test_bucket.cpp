@@ -94,14 +94,42 @@ TEST(Bucket, NegativeTokensRoundTowardZero) {
 }
 
 TEST(Bucket, DebitSaturatesInsteadOfOverflowing) {
-  const dt_policy p = policy(0.000001, 1);  // interval 1e15 ns
+  dt_policy p = policy(0.000001, 1);  // interval 1e15 ns
+  p.burst_ns = 1ull << 62;            // the largest burst the agent allows
   const uint64_t now = 5 * kSec;
   __u64 tat = dt_gcra_debit(0, now, &p, 0xffffffffull);
   EXPECT_EQ(tat, now + DT_TAT_HORIZON_NS);
   EXPECT_EQ(dt_gcra_debit(tat, now, &p, 1), tat) << "already at the horizon: stays there";
   __u64 next;
   EXPECT_FALSE(dt_gcra_admit(tat, now, &p, &next));
-  EXPECT_LT(dt_gcra_tokens_milli(tat, now, &p), 0);
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, now, &p), 0) << "a debt of one burst (2^62 ns), no more";
+}
+
+// However many hits peers report, a bucket's debt stops at DT_DEBT_MAX_BURSTS bursts:
+// a healed partition's backlog or a lying peer cannot black a source out for longer
+// than (DT_DEBT_MAX_BURSTS + 1) x burst / rate.
+TEST(Bucket, DebtIsCappedAtMaxBursts) {
+  const dt_policy p = policy(100, 50);  // 10 ms a token
+  const uint64_t now = 100 * kSec;
+  const int64_t floor_milli = -int64_t{DT_DEBT_MAX_BURSTS} * 50 * 1000;
+  __u64 tat = dt_gcra_debit(0, now, &p, 1000000);
+  EXPECT_EQ(tat, now + (DT_DEBT_MAX_BURSTS + 1) * p.burst_ns);
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, now, &p), floor_milli) << "a million hits: debt of 16 bursts, no more";
+  EXPECT_EQ(dt_gcra_debit(tat, now, &p, 1), tat) << "at the cap, more hits change nothing";
+  // Below the cap debits add up exactly.
+  __u64 t2 = dt_gcra_debit(0, now, &p, 50 + 700);
+  EXPECT_EQ(dt_gcra_tokens_milli(t2, now, &p), -700 * 1000);
+  t2 = dt_gcra_debit(t2, now, &p, 99);
+  EXPECT_EQ(dt_gcra_tokens_milli(t2, now, &p), -799 * 1000) << "the last token below the cap";
+  t2 = dt_gcra_debit(t2, now, &p, 5);
+  EXPECT_EQ(dt_gcra_tokens_milli(t2, now, &p), floor_milli) << "a debit across the cap stops at it";
+  // And the source is back to a full bucket in (16 + 1) x burst / rate = 8.5 s.
+  __u64 next;
+  EXPECT_FALSE(dt_gcra_admit(tat, now + 8 * kSec, &p, &next));
+  EXPECT_EQ(dt_gcra_tokens_milli(tat, now + 8500 * 1000000ull, &p), 50 * 1000);
+  // A TAT beyond the cap (a smaller burst since) is not moved back.
+  const __u64 far = now + 100 * p.burst_ns;
+  EXPECT_EQ(dt_gcra_debit(far, now, &p, 3), far);
 }
 
 TEST(Bucket, DebitOfZeroHitsOnlyCapsIdleCredit) {

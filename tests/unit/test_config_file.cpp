@@ -142,7 +142,7 @@ TEST_F(ConfigFileTest, AttachTcFromTheFile) {
 TEST_F(ConfigFileTest, FileAloneConfiguresTheAgent) {
   write("iface = eth0\nrate = 10/m\nburst = 3\nxdp-mode = generic\nmax-sources = 4096\nkeep = yes\n"
         "stats-interval = 500ms\nlog-level = warn\npeers = 198.18.1.2:7700, 198.18.1.3:7700\nperiod = 1s\n"
-        "node-id = edge-1\n");
+        "node-id = edge-1\nreport-max-age = 2s\n");
   dt::RunOptions o;
   std::string err;
   ASSERT_EQ(run({}, &o, &err), dt::ParseOutcome::Ok) << err;
@@ -158,6 +158,7 @@ TEST_F(ConfigFileTest, FileAloneConfiguresTheAgent) {
   EXPECT_EQ(o.listen, "tcp://*:7700");
   EXPECT_EQ(o.period_ns, 1000000000u);
   EXPECT_EQ(o.node_id, "edge-1");
+  EXPECT_EQ(o.report_max_age_ns, 2000000000u);
   EXPECT_EQ(o.pin_dir, "/sys/fs/bpf/dthrottle/eth0");
 }
 
@@ -192,6 +193,8 @@ TEST_F(ConfigFileTest, BadValuesAreReportedWithTheirLine) {
       {"rate = 1\nburst = 1\npeers = 198.18.1.2:7700, 198.18.1.3\n", ":3: peers: '198.18.1.3': expected HOST:PORT"},
       {"rate = 1\nburst = 1\npin-dir = relative\n", ":3: pin-dir: 'relative' must be an absolute path"},
       {"rate = 1\nburst = 1\nperiod = 1ms\n", ":3: period: '1ms' must be from 10ms to 60s"},
+      {"rate = 1\nburst = 1\nreport-max-age = 2h\n", ":3: report-max-age: '2h' must be at most 1h (or off)"},
+      {"rate = 1\nburst = 1\nreport-max-age = soon\n", ":3: report-max-age: "},
       {"rate = 1\nburst = 1\nbrust = 2\n", ":3: unknown setting 'brust' (did you mean 'burst'?)"},
   };
   for (const auto &c : cases) {

@@ -180,6 +180,27 @@ dthrottle_debit_failures_total 1
 # HELP dthrottle_collect_errors_total Periods whose collection of served hits failed.
 # TYPE dthrottle_collect_errors_total counter
 dthrottle_collect_errors_total 2
+# HELP dthrottle_report_stale_messages_total Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.
+# TYPE dthrottle_report_stale_messages_total counter
+dthrottle_report_stale_messages_total 0
+# HELP dthrottle_report_stale_hits_total Hits of stale report messages, not debited.
+# TYPE dthrottle_report_stale_hits_total counter
+dthrottle_report_stale_hits_total 0
+# HELP dthrottle_report_recovered_messages_total Report messages missing in a peer's sequence, resent on request and applied.
+# TYPE dthrottle_report_recovered_messages_total counter
+dthrottle_report_recovered_messages_total 0
+# HELP dthrottle_resend_requests_sent_total Requests this agent sent for messages missing from peers.
+# TYPE dthrottle_resend_requests_sent_total counter
+dthrottle_resend_requests_sent_total 0
+# HELP dthrottle_resend_requests_received_total Peers' requests for messages of this agent.
+# TYPE dthrottle_resend_requests_received_total counter
+dthrottle_resend_requests_received_total 0
+# HELP dthrottle_resent_messages_total Report messages this agent published again on request.
+# TYPE dthrottle_resent_messages_total counter
+dthrottle_resent_messages_total 0
+# HELP dthrottle_resent_bytes_total Bytes of report messages published again on request.
+# TYPE dthrottle_resent_bytes_total counter
+dthrottle_resent_bytes_total 0
 # HELP dthrottle_peer_up 1 if the peer was heard from recently (--down-after), else 0.
 # TYPE dthrottle_peer_up gauge
 dthrottle_peer_up{peer="h2"} 1
@@ -196,6 +217,14 @@ dthrottle_peer_accepted_messages_total{peer="h3"} 490
 # TYPE dthrottle_peer_lost_messages_total counter
 dthrottle_peer_lost_messages_total{peer="h2"} 0
 dthrottle_peer_lost_messages_total{peer="h3"} 4
+# HELP dthrottle_peer_recovered_messages_total Of the lost messages, those resent and applied.
+# TYPE dthrottle_peer_recovered_messages_total counter
+dthrottle_peer_recovered_messages_total{peer="h2"} 0
+dthrottle_peer_recovered_messages_total{peer="h3"} 0
+# HELP dthrottle_peer_stale_messages_total Messages from the peer too old to charge.
+# TYPE dthrottle_peer_stale_messages_total counter
+dthrottle_peer_stale_messages_total{peer="h2"} 0
+dthrottle_peer_stale_messages_total{peer="h3"} 0
 # HELP dthrottle_peer_duplicate_messages_total Duplicate or replayed messages from the peer.
 # TYPE dthrottle_peer_duplicate_messages_total counter
 dthrottle_peer_duplicate_messages_total{peer="h2"} 0
@@ -288,7 +317,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 51u);
+  EXPECT_EQ(samples, 62u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {

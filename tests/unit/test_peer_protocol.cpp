@@ -6,6 +6,7 @@
 #include "common/address.h"
 #include "cluster/peer_protocol.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/resend_buffer.h"
 
 namespace {
 
@@ -418,8 +419,8 @@ TEST(PeerProtocolFactors, HandBuiltSectionDecodes) {
   EXPECT_EQ(decode_body(m, &out), dt::DecodeError::None);
   EXPECT_EQ(out.factors.size(), 2u);
   m = dt::encode_report(header(), 1, body_of({entry("198.18.0.1", 3)}))[0];
-  m[kFlagsAt] = static_cast<char>(0xfe);
-  EXPECT_EQ(decode_body(m, &out), dt::DecodeError::None) << "flags other than bit 0 are ignored";
+  m[kFlagsAt] = static_cast<char>(0xfc);
+  EXPECT_EQ(decode_body(m, &out), dt::DecodeError::None) << "flags other than bits 0 and 1 are ignored";
   EXPECT_TRUE(out.factors.empty());
   // Data after the section is still an error.
   EXPECT_EQ(decode_body(with_section(two) + "x", &out), dt::DecodeError::TrailingBytes);
@@ -510,12 +511,22 @@ TEST(PeerTracker, AppliesEachReportOnceAndCountsGaps) {
   h.seq = 4;
   EXPECT_EQ(t.on_message(h, 12, &up), dt::Verdict::Accept);
   EXPECT_FALSE(up);
-  h.seq = 3;
-  EXPECT_EQ(t.on_message(h, 13, &up), dt::Verdict::Duplicate) << "late/out-of-order: already past it";
   const auto &p = t.peers().at("b");
-  EXPECT_EQ(p.accepted, 2u);
-  EXPECT_EQ(p.duplicates, 2u);
   EXPECT_EQ(p.lost, 2u) << "seq 2 and 3 were never seen in order";
+  EXPECT_EQ(p.missing.size(), 2u) << "seq 2 and 3 are remembered, to be asked again";
+  h.seq = 3;
+  const dt::Arrival late = t.arrive(h, 13);
+  EXPECT_EQ(late.verdict, dt::Verdict::Accept) << "a missing seq, late (a resend): accepted once";
+  EXPECT_TRUE(late.recovered);
+  EXPECT_EQ(t.on_message(h, 14, &up), dt::Verdict::Duplicate) << "the resend again: already applied";
+  h.seq = 5;
+  EXPECT_EQ(t.on_message(h, 15, &up), dt::Verdict::Accept);
+  h.seq = 4;
+  EXPECT_EQ(t.on_message(h, 16, &up), dt::Verdict::Duplicate) << "seq 4 was applied in order";
+  EXPECT_EQ(p.accepted, 4u);
+  EXPECT_EQ(p.duplicates, 3u);
+  EXPECT_EQ(p.recovered, 1u);
+  EXPECT_EQ(p.last_seq, 5u) << "a resend does not move the sequence back";
 }
 
 TEST(PeerTracker, RestartIsAcceptedButOldBootIsAReplay) {
@@ -549,6 +560,249 @@ TEST(PeerTracker, DownAfterSilenceAndBackWithoutRestart) {
   t.on_message(h, 2000, &up);
   EXPECT_TRUE(up) << "comes back with its next message";
   EXPECT_EQ(t.up_count(), 1u);
+}
+
+constexpr uint64_t kMsNs = 1000000;
+
+// A peer whose clock is an hour ahead of ours, reporting every 200 ms with 1-3 ms on
+// the wire: every report is fresh (age 0-2 ms); a 20 s partition's backlog, delivered
+// in a burst after the heal, is stale, except its last second.
+TEST(PeerTrackerAge, SkewDoesNotMatterABacklogIsStale) {
+  dt::PeerTracker t(1000 * kMsNs, 1000 * kMsNs);
+  dt::ReportHeader h = header("b");
+  const uint64_t wall0 = 1700000000000ull + 3600 * 1000;  // an hour ahead
+  uint64_t seq = 0;
+  auto send_at = [&](uint64_t sent_ms, uint64_t recv_ms) {
+    h.seq = ++seq;
+    h.sent_unix_ms = wall0 + sent_ms;
+    return t.arrive(h, 5000 * kMsNs + recv_ms * kMsNs);
+  };
+  for (uint64_t ms = 0; ms < 10000; ms += 200) {
+    const dt::Arrival a = send_at(ms, ms + 1 + (ms / 200) % 3);
+    EXPECT_FALSE(a.stale) << "report sent at " << ms << " ms";
+    EXPECT_LE(a.age_ms, 2u);
+  }
+  // Partition 10-30 s: 100 reports queued, all delivered at 30.005 s.
+  size_t stale = 0, fresh = 0;
+  for (uint64_t ms = 10000; ms < 30000; ms += 200) {
+    const dt::Arrival a = send_at(ms, 30005);
+    (a.stale ? stale : fresh)++;
+    EXPECT_NEAR(static_cast<double>(a.age_ms), static_cast<double>(30005 - ms - 1), 1)
+        << "age of the report sent at " << ms << " ms (1 ms on the wire at best)";
+  }
+  EXPECT_EQ(stale, 96u) << "all but the last second of the backlog is stale";
+  EXPECT_EQ(fresh, 4u) << "sent at 29.2-29.8 s: less than 1 s old at 30.005 s";
+  EXPECT_EQ(t.peers().at("b").stale, 96u);
+  EXPECT_FALSE(send_at(30000, 30001).stale) << "reports after the heal are fresh";
+  EXPECT_EQ(t.peers().at("b").relearned, 0u) << "a backlog is not a clock step";
+}
+
+// The same partition, with the peer seen down meanwhile (as the agent checks every
+// period): the whole backlog is stale, since it was sent before the peer came back.
+// A peer that restarts after a silence is not a backlog: its first report is charged.
+TEST(PeerTrackerAge, BacklogAfterASilenceIsStale) {
+  dt::PeerTracker t(1000 * kMsNs, 1000 * kMsNs);
+  dt::ReportHeader h = header("b");
+  uint64_t seq = 0;
+  auto send_at = [&](uint64_t sent_ms, uint64_t recv_ms) {
+    h.seq = ++seq;
+    h.sent_unix_ms = 1700000000000ull + sent_ms;
+    return t.arrive(h, recv_ms * kMsNs);
+  };
+  for (uint64_t ms = 0; ms < 10000; ms += 200) EXPECT_FALSE(send_at(ms, ms + 1).stale);
+  EXPECT_EQ(t.check_liveness(12000 * kMsNs).size(), 1u) << "silent: down";
+  size_t stale = 0;
+  for (uint64_t ms = 10000; ms < 30000; ms += 200) stale += send_at(ms, 30005).stale;
+  EXPECT_EQ(stale, 100u) << "the whole backlog was sent before the peer came back";
+  EXPECT_FALSE(send_at(30000, 30006).stale) << "sent after it came back: charged";
+  EXPECT_FALSE(send_at(30200, 30201).stale);
+  // Killed at 31 s, restarted at 40 s: its first report carries what its XDP program
+  // admitted meanwhile, fresh.
+  t.check_liveness(40000 * kMsNs);
+  h.boot_id++;
+  seq = 0;
+  const dt::Arrival a = send_at(40000, 40003);
+  EXPECT_TRUE(a.came_up);
+  EXPECT_FALSE(a.stale) << "a restarted peer has no backlog";
+}
+
+// The peer's clock runs 500 ppm slow (NTP's limit): the offset follows it.
+TEST(PeerTrackerAge, FollowsDrift) {
+  dt::PeerTracker t(1000 * kMsNs, 1000 * kMsNs);
+  dt::ReportHeader h = header("b");
+  for (uint64_t k = 1; k <= 36000; k++) {  // two hours of reports
+    const uint64_t recv_ms = k * 200;
+    h.seq = k;
+    h.sent_unix_ms = 1700000000000ull + recv_ms - recv_ms / 2000;  // 0.5 ms behind per second
+    const dt::Arrival a = t.arrive(h, recv_ms * kMsNs);
+    ASSERT_FALSE(a.stale) << "report " << k;
+    ASSERT_LE(a.age_ms, 1u) << "report " << k;
+  }
+}
+
+// The peer's clock is stepped back 5 s: its reports look 5 s old, are not charged for
+// 10 s, then the offset is learned again. A step forward is taken at once.
+TEST(PeerTrackerAge, RelearnsAfterAClockStep) {
+  dt::PeerTracker t(1000 * kMsNs, 1000 * kMsNs);
+  dt::ReportHeader h = header("b");
+  uint64_t seq = 0, stale = 0;
+  dt::Arrival a;
+  auto report = [&](uint64_t recv_ms, int64_t step_ms) {
+    h.seq = ++seq;
+    h.sent_unix_ms = static_cast<uint64_t>(1700000000000ll + static_cast<int64_t>(recv_ms) + step_ms);
+    a = t.arrive(h, recv_ms * kMsNs);
+    stale += a.stale;
+  };
+  for (uint64_t ms = 200; ms <= 5000; ms += 200) report(ms, 0);
+  EXPECT_EQ(stale, 0u);
+  uint64_t ms = 5200;
+  for (; a.relearned_ms == 0 && ms < 60000; ms += 200) report(ms, -5000);
+  EXPECT_NEAR(static_cast<double>(a.relearned_ms), 5000, 20) << "the step back learned (less the 10 s of creep)";
+  EXPECT_EQ(stale, 50u) << "10 s of reports not charged (counted)";
+  EXPECT_FALSE(a.stale);
+  report(ms, -5000);
+  EXPECT_FALSE(a.stale) << "fresh again after the relearning";
+  report(ms + 200, 0);  // stepped forward again: looks newer, taken at once
+  EXPECT_FALSE(a.stale);
+  report(ms + 400, 0);
+  EXPECT_FALSE(a.stale);
+  EXPECT_EQ(t.peers().at("b").relearned, 1u);
+}
+
+TEST(PeerTrackerAge, NoMaxAgeChargesAnyAge) {
+  dt::PeerTracker t(1000 * kMsNs, 0);
+  dt::ReportHeader h = header("b");
+  h.seq = 1;
+  EXPECT_FALSE(t.arrive(h, 1000 * kMsNs).stale);
+  h.seq = 2;
+  const dt::Arrival a = t.arrive(h, 100000 * kMsNs);
+  EXPECT_FALSE(a.stale);
+  EXPECT_EQ(a.age_ms, 99000u);
+}
+
+// Missing seqs are asked again while younger than the max age, newest first if capped.
+TEST(PeerTrackerResend, AsksForMissingSeqsUntilTheyAreStale) {
+  dt::PeerTracker t(1000 * kMsNs, 1000 * kMsNs);
+  dt::ReportHeader h = header("b");
+  h.seq = 1;
+  t.arrive(h, 0);
+  h.seq = 5;
+  t.arrive(h, 200 * kMsNs);
+  auto r = t.resend_requests(300 * kMsNs, 64);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].node_id, "b");
+  EXPECT_EQ(r[0].boot_id, h.boot_id);
+  EXPECT_EQ(r[0].seqs, (std::vector<uint64_t>{2, 3, 4}));
+  EXPECT_EQ(t.resend_requests(300 * kMsNs, 2)[0].seqs, (std::vector<uint64_t>{3, 4})) << "capped: the newest";
+  h.seq = 3;
+  EXPECT_TRUE(t.arrive(h, 400 * kMsNs).recovered);
+  EXPECT_EQ(t.resend_requests(500 * kMsNs, 64)[0].seqs, (std::vector<uint64_t>{2, 4}));
+  EXPECT_TRUE(t.resend_requests(1200 * kMsNs, 64).empty()) << "a second after the gap: they would be stale";
+  h.seq = 2;
+  EXPECT_EQ(t.arrive(h, 1300 * kMsNs).verdict, dt::Verdict::Duplicate) << "forgotten: no longer accepted";
+  // A huge jump remembers only the newest kMaxMissing.
+  h.seq = 1000000;
+  t.arrive(h, 1400 * kMsNs);
+  EXPECT_EQ(t.peers().at("b").missing.size(), dt::kMaxMissing);
+  EXPECT_EQ(t.peers().at("b").lost, 3u + 999994u);
+}
+
+TEST(PeerProtocolResend, RoundTripAndSize) {
+  const std::vector<dt::ResendRequest> reqs = {{"h2", 77, {5, 6, 9}}, {"edge-3", 1ull << 60, {1ull << 40}}};
+  const std::string m = dt::encode_resend_request(header(), reqs);
+  dt::ReportHeader h;
+  dt::ReportBody b;
+  ASSERT_EQ(dt::decode_report(m.data(), m.size(), &h, &b), dt::DecodeError::None);
+  EXPECT_EQ(h.seq, 0u) << "a request is not part of the report sequence";
+  EXPECT_TRUE(b.entries.empty() && b.tags.empty() && b.factors.empty());
+  ASSERT_EQ(b.resend.size(), 2u);
+  EXPECT_EQ(b.resend[0].node_id, "h2");
+  EXPECT_EQ(b.resend[0].boot_id, 77u);
+  EXPECT_EQ(b.resend[0].seqs, (std::vector<uint64_t>{5, 6, 9}));
+  EXPECT_EQ(b.resend[1].seqs, (std::vector<uint64_t>{1ull << 40}));
+  // header 53 + 2 empty sections + count, then per peer: id, boot, count, gaps (1 byte each).
+  EXPECT_EQ(m.size(), 4 + 3 + 6 + 32 + 4 + 2 + 1 + (1 + 2 + 8 + 1 + 3) + (1 + 6 + 8 + 1 + 6));
+}
+
+TEST(PeerProtocolResend, EncoderKeepsOnlyValidRequests) {
+  EXPECT_EQ(dt::encode_resend_request(header(), {}), "") << "nothing to ask";
+  EXPECT_EQ(dt::encode_resend_request(header(), {{"bad id", 1, {1}}, {"ok", 1, {}}}), "") << "nothing valid";
+  std::vector<dt::ResendRequest> many;
+  for (int i = 0; i < 100; i++) many.push_back({"p" + std::to_string(i), 1, {3, 2, 3, 0}});
+  many[0].seqs.clear();
+  for (uint64_t s = 1; s <= 100; s++) many[0].seqs.push_back(s);
+  const std::string m = dt::encode_resend_request(header(), many);
+  dt::ReportHeader h;
+  dt::ReportBody b;
+  ASSERT_EQ(dt::decode_report(m.data(), m.size(), &h, &b), dt::DecodeError::None);
+  EXPECT_EQ(b.resend.size(), dt::kMaxResendPeers);
+  EXPECT_EQ(b.resend[0].seqs.size(), dt::kMaxResendSeqs);
+  EXPECT_EQ(b.resend[1].seqs, std::vector<uint64_t>{3}) << "not ascending: the rest skipped";
+}
+
+TEST(PeerProtocolResend, RejectsMalformedRequests) {
+  const std::string good = dt::encode_resend_request(header(), {{"h2", 7, {4, 5}}});
+  dt::ReportHeader h;
+  dt::ReportBody b;
+  auto decode = [&](const std::string &m) { return dt::decode_report(m.data(), m.size(), &h, &b); };
+  ASSERT_EQ(decode(good), dt::DecodeError::None);
+  const size_t sections = 4 + 3 + 6 + 32 + 4;  // after the header: groups, tags, resend
+  for (size_t cut = 0; cut < good.size(); cut++)
+    EXPECT_NE(decode(good.substr(0, cut)), dt::DecodeError::None) << "cut at " << cut;
+  std::string m = good;
+  m[4 + 3 + 6 + 8] = 1;  // seq 1: a request has no seq
+  EXPECT_EQ(decode(m), dt::DecodeError::BadResend);
+  m = good;
+  m[5] |= dt::kFlagFactors;
+  EXPECT_EQ(decode(m), dt::DecodeError::BadResend) << "no factors with a request";
+  m = good;
+  m[sections + 2] = 0;  // no peers
+  EXPECT_EQ(decode(m.substr(0, sections + 3)), dt::DecodeError::BadResend);
+  m = good;
+  const size_t nseqs_at = sections + 2 + 1 + 1 + 2 + 8;  // count, id length, "h2", boot
+  m[nseqs_at] = 0;  // no seqs
+  EXPECT_EQ(decode(m.substr(0, nseqs_at + 1)), dt::DecodeError::BadResend);
+  m = good;
+  m[m.size() - 1] = 0;  // a gap of 0: seqs not ascending
+  EXPECT_EQ(decode(m), dt::DecodeError::BadResend);
+  m = good;
+  m[nseqs_at] = 65;  // more seqs than allowed
+  EXPECT_EQ(decode(m), dt::DecodeError::BadResend);
+  // Hits in a request message: refused.
+  std::string with_hits = dt::encode_report(header(), 1, body_of({entry("198.18.0.1", 3)}))[0];
+  with_hits[5] = dt::kFlagResend;
+  for (int i = 0; i < 8; i++) with_hits[4 + 3 + 6 + 8 + i] = 0;
+  EXPECT_EQ(decode(with_hits), dt::DecodeError::BadResend);
+}
+
+// What an agent older than resend requests makes of one: its decoder knew no flag bit
+// 1, so it reads no section and finds trailing bytes (rejected, nothing debited).
+TEST(PeerProtocolResend, OldDecodersRejectRequestsAsTrailingBytes) {
+  std::string m = dt::encode_resend_request(header(), {{"h2", 7, {4}}});
+  m[5] = 0;  // what a decoder that ignores bit 1 sees
+  dt::ReportHeader h;
+  dt::ReportBody b;
+  EXPECT_EQ(dt::decode_report(m.data(), m.size(), &h, &b), dt::DecodeError::TrailingBytes);
+}
+
+TEST(ResendBuffer, KeepsRecentMessagesAndResendsEachOncePerGap) {
+  dt::ResendBuffer buf(1000 * kMsNs, 1000);
+  auto msg = [](char c) { return std::make_shared<const std::string>(100, c); };
+  for (uint64_t seq = 1; seq <= 5; seq++) buf.keep(seq, msg(static_cast<char>('a' + seq)), seq * 200 * kMsNs);
+  const dt::ResendRequest r{"me", 9, {2, 4, 7}};
+  auto got = buf.take(r, 9, 1000 * kMsNs, 100 * kMsNs);
+  ASSERT_EQ(got.size(), 2u) << "seq 7 was never sent";
+  EXPECT_EQ((*got[0])[0], 'c');
+  EXPECT_EQ((*got[1])[0], 'e');
+  EXPECT_TRUE(buf.take(r, 9, 1050 * kMsNs, 100 * kMsNs).empty()) << "asked again within the gap: once";
+  EXPECT_EQ(buf.take(r, 9, 1100 * kMsNs, 100 * kMsNs).size(), 2u) << "after the gap: again";
+  EXPECT_TRUE(buf.take(r, 8, 1500 * kMsNs, 100 * kMsNs).empty()) << "another boot's seqs";
+  EXPECT_EQ(buf.take(r, 9, 1500 * kMsNs, 100 * kMsNs).size(), 1u) << "seq 2 (sent at 400 ms) expired at 1.5 s";
+  for (uint64_t seq = 6; seq <= 30; seq++) buf.keep(seq, msg('z'), 1500 * kMsNs);
+  EXPECT_LE(buf.bytes(), 1000u) << "bounded in bytes";
+  EXPECT_EQ(buf.size(), 10u);
+  buf.keep(1, msg('n'), 1600 * kMsNs);
+  EXPECT_EQ(buf.size(), 1u) << "a new sequence (restart of ours) drops the old one";
 }
 
 }  // namespace

@@ -48,6 +48,20 @@ class RunConfigTest : public ::testing::Test {
   std::string dir_, rules_;
 };
 
+TEST_F(RunConfigTest, ReportMaxAgeAtLeastOnePeriod) {
+  dt::RunConfig c;
+  std::string err;
+  EXPECT_FALSE(load({"--period", "500ms", "--report-max-age", "200ms"}, &c, &err));
+  EXPECT_EQ(err, "--report-max-age 200ms is shorter than the report period (500ms): every report would be stale; "
+                 "give at least the period, or off");
+  EXPECT_TRUE(load({"--period", "500ms", "--report-max-age", "500ms"}, &c, &err)) << err;
+  EXPECT_EQ(c.opt.report_max_age_ns, 500000000u);
+  EXPECT_TRUE(load({"--report-max-age", "off"}, &c, &err)) << err;
+  EXPECT_EQ(c.opt.report_max_age_ns, UINT64_MAX) << "off: every report charged";
+  EXPECT_TRUE(load({}, &c, &err)) << err;
+  EXPECT_EQ(c.opt.report_max_age_ns, 0u) << "default: 10 periods, resolved by the cluster";
+}
+
 TEST_F(RunConfigTest, StrictTagRuleWithoutRedisIsRefused) {
   dt::RunConfig c;
   std::string err;

@@ -324,13 +324,14 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(j["period_ms"], 200);
   EXPECT_EQ(j["counters"]["reports_sent"], 5);
   EXPECT_EQ(j["counters"]["rejected"], 3) << "the total of the reasons";
-  EXPECT_EQ(keys_of(j["counters"]).size(), 15u);
+  EXPECT_EQ(keys_of(j["counters"]).size(), 21u);
   EXPECT_EQ(j["rejected"]["bad \"magic\""], 2);
   ASSERT_EQ(j["peers"].size(), 2u);
   // Peers by node id: the awkward one ("a...") before "h2".
   EXPECT_EQ(j["peers"][0].dump(),
             Json({{"node_id", kAwkward}, {"up", true}, {"last_heard_ago_ms", 1000}, {"accepted", 12},
-                  {"duplicates", 0}, {"lost", 0}, {"restarts", 0}})
+                  {"duplicates", 0}, {"lost", 0}, {"recovered", 0}, {"stale", 0}, {"last_age_ms", 0},
+                  {"restarts", 0}})
                 .dump());
   EXPECT_EQ(j["peers"][1]["node_id"], "h2");
   EXPECT_EQ(j["peers"][1]["up"], false);

@@ -17,13 +17,21 @@ constexpr size_t kMaxClients = size_t{1} << 17;  // 198.18.0.0/15
 constexpr double kMaxRequests = 20e6;            // memory: 16 bytes each
 constexpr double kMaxTimelineCells = 10e6;       // clients x hosts x bins
 constexpr double kMaxBusySignals = 20e6;         // memory: 16 bytes each
-const char kAdaptiveRule[] = "default";          // the rule every simulated client is under
+const char kAdaptiveRule[] = "default";
+constexpr int64_t kMaxSkewMs = 86'400'000;
+constexpr uint64_t kWallEpochMs = 1'700'000'000'000ull;  // the simulated wall clock at t = 0          // the rule every simulated client is under
 
 uint64_t splitmix64(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
+}
+
+// The report age a scenario's receivers tolerate (PeerTracker: 0 is no limit).
+uint64_t max_age_ns(const Scenario &s) {
+  if (s.report_max_age == kNever) return 0;
+  return s.report_max_age ? s.report_max_age : kReportMaxAgePeriods * s.period;
 }
 
 Ns client_stop(const Scenario &s, const Client &c) {
@@ -68,6 +76,10 @@ bool validate(const Scenario &s, std::string *err) {
     return fail(err, "give one report offset per host (or none)");
   for (Ns o : s.report_offset)
     if (o >= s.period) return fail(err, "every report offset must be shorter than the period");
+  if (!s.clock_skew_ms.empty() && s.clock_skew_ms.size() != s.hosts)
+    return fail(err, "give one clock skew per host (or none)");
+  for (int64_t k : s.clock_skew_ms)
+    if (k < -kMaxSkewMs || k > kMaxSkewMs) return fail(err, "a clock skew must be within a day");
   if (s.clients.size() > kMaxClients)
     return fail(err, "at most " + std::to_string(kMaxClients) + " clients (one per address of 198.18.0.0/15)");
   double requests = 0;
@@ -219,6 +231,11 @@ size_t ClusterSim::KeyHash::operator()(const dt_key &k) const {
   return static_cast<size_t>(a * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full ^ (b >> 29));
 }
 
+uint64_t ClusterSim::wall_ms(size_t h) const {
+  const int64_t skew = s_.clock_skew_ms.empty() ? 0 : s_.clock_skew_ms[h];
+  return static_cast<uint64_t>(static_cast<int64_t>(kWallEpochMs + now_ / kMs) + skew);
+}
+
 bool ClusterSim::KeyEq::operator()(const dt_key &a, const dt_key &b) const {
   return memcmp(a.addr, b.addr, sizeof a.addr) == 0;
 }
@@ -252,7 +269,8 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     Host &host = hosts_[h];
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
-    host.tracker = PeerTracker(down_after);
+    host.tracker = PeerTracker(down_after, max_age_ns(s));
+    host.resend = ResendBuffer(max_age_ns(s) ? max_age_ns(s) : 5 * kSec);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report =
         s.reports || s.adaptive ? (s.report_offset.empty() ? 0 : s.report_offset[h]) : kNever;
@@ -477,39 +495,84 @@ void ClusterSim::handle_report(size_t h) {
   hdr.node_id = host.node_id;
   hdr.boot_id = host.boot_id;
   hdr.epoch = ++host.epoch;
-  hdr.sent_unix_ms = now_ / kMs;
+  hdr.sent_unix_ms = wall_ms(h);
   ReportBody body;
   body.rules = {kAdaptiveRule};  // every simulated client is under the default rule
   body.entries = std::move(served);
   if (host.adaptive) body.factors = host.adaptive->report_factors();
   auto msgs = encode_report(hdr, host.seq, body);
-  host.seq += msgs.size();
   st.reports++;
   for (auto &m : msgs) {
     auto shared = std::make_shared<const std::string>(std::move(m));
-    for (size_t to = 0; to < hosts_.size(); to++)
-      if (to != h) send(h, to, shared);
+    st.report_bytes += shared->size() * (hosts_.size() - 1);
+    host.resend.keep(host.seq++, shared, now_);
+    broadcast(h, shared);
   }
+  request_resends(h);
   for (const auto &change : host.tracker.check_liveness(now_)) st.peer_downs += !change.up;
   host.next_report += s_.period;
 }
 
-bool ClusterSim::partitioned(size_t a, size_t b, Ns t) const {
+// As Cluster::request_resends: ask for what is missing, at once when a gap shows and
+// every period until it comes.
+void ClusterSim::request_resends(size_t h) {
+  if (!s_.resend) return;
+  Host &host = hosts_[h];
+  ReportHeader hdr;
+  hdr.node_id = host.node_id;
+  hdr.boot_id = host.boot_id;
+  hdr.epoch = host.epoch;
+  hdr.sent_unix_ms = wall_ms(h);
+  std::string req = encode_resend_request(hdr, host.tracker.resend_requests(now_, kMaxResendSeqs));
+  if (req.empty()) return;
+  host_stats_[h].request_bytes += req.size() * (hosts_.size() - 1);
+  broadcast(h, std::make_shared<const std::string>(std::move(req)));
+}
+
+// A PUB socket: one copy to every other host.
+void ClusterSim::broadcast(size_t from, std::shared_ptr<const std::string> msg) {
+  for (size_t to = 0; to < hosts_.size(); to++)
+    if (to != from) send(from, to, msg);
+}
+
+// As Cluster::serve_resend: publish again what a peer asks of host h.
+void ClusterSim::serve_resend(size_t h, const std::vector<ResendRequest> &reqs) {
+  Host &host = hosts_[h];
+  for (const auto &r : reqs) {
+    if (r.node_id != host.node_id) continue;
+    for (const auto &m : host.resend.take(r, host.boot_id, now_, s_.period / 2)) {
+      host_stats_[h].resends++;
+      host_stats_[h].resend_bytes += m->size() * (hosts_.size() - 1);
+      broadcast(h, m);
+    }
+  }
+}
+
+Ns ClusterSim::cut_until(size_t a, size_t b, Ns t) const {
+  Ns until = 0;
   for (const auto &p : s_.net.partitions)
-    if (t >= p.start && t < p.end && p.side[a] != p.side[b]) return true;
-  return false;
+    if (t >= p.start && t < p.end && p.side[a] != p.side[b]) until = std::max(until, p.end);
+  return until;
 }
 
 // One message to one receiver. Every send draws the same four random numbers
 // whatever happens to it, so adding a partition or changing the loss does not
-// reshuffle the fate of the other messages.
+// reshuffle the fate of the other messages. A cut link holds the message (TCP and
+// ZeroMQ's queue) until the heal, up to the high-water mark.
 void ClusterSim::send(size_t from, size_t to, const std::shared_ptr<const std::string> &msg) {
   HostStats &st = host_stats_[from];
   const double u_loss = net_rng_.uniform(), u_dup = net_rng_.uniform();
   const double u_delay[2] = {net_rng_.uniform(), net_rng_.uniform()};
   st.messages_sent++;
-  if (partitioned(from, to, now_)) {
-    st.cut++;
+  if (const Ns heal = cut_until(from, to, now_)) {
+    uint64_t &held = held_[{from, to, heal}];
+    if (held >= s_.net.queue_hwm) {
+      st.cut++;
+      return;
+    }
+    held++;
+    st.queued++;
+    in_flight_.push({heal + s_.net.delay, delivery_order_++, to, msg});
     return;
   }
   if (u_loss < s_.net.loss) {
@@ -535,18 +598,30 @@ void ClusterSim::handle_delivery(const Delivery &d) {
     st.decode_errors++;
     return;
   }
-  bool came_up = false;
-  if (host.tracker.on_message(hdr, now_, &came_up) == Verdict::Duplicate) {
+  if (!body.resend.empty()) {
+    if (s_.resend) serve_resend(d.to, body.resend);
+    return;
+  }
+  const Arrival a = host.tracker.arrive(hdr, now_);
+  if (a.verdict == Verdict::Duplicate) {
     st.rejected++;
     return;
   }
   st.accepted++;
-  st.peer_ups += came_up;
+  st.peer_ups += a.came_up;
+  st.recovered += a.recovered;
+  if (a.gap) request_resends(d.to);
+  if (a.stale) {  // as Cluster::handle_message: counted, nothing charged
+    st.stale++;
+    for (const ReportEntry &e : body.entries) st.stale_hits += e.hits;
+    return;
+  }
   for (ReportEntry e : body.entries) {
     if (body.rules[e.key.rule] != kAdaptiveRule) continue;
     e.key.rule = DT_RULE_DEFAULT;     // the sender's group index to our rule id
     Bucket &b = host.buckets[e.key];  // unseen here: created full, then debited
-    b.tat = dt_gcra_debit(b.tat, now_, &host.policy, e.hits);
+    const Ns limit = s_.debt_cap ? dt_gcra_debt_limit(now_, &host.policy) : now_ + DT_TAT_HORIZON_NS;
+    b.tat = dt_gcra_debit_upto(b.tat, now_, &host.policy, e.hits, limit);
     st.hits_debited += e.hits;
   }
   if (host.adaptive) {

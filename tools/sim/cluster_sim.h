@@ -10,9 +10,19 @@
 //   receive  dt::decode_report, dt::PeerTracker::on_message (duplicates, gaps,
 //            liveness), then dt_gcra_debit of every entry at the receive time
 //            (dt_debit; a bucket the host never saw is created full, then debited)
-// The network loses, duplicates, delays and partitions messages with a seeded RNG;
-// the load balancer is round-robin, seeded-random or sticky. Same scenario and seed,
-// same result, bit for bit.
+// The network loses, duplicates and delays messages with a seeded RNG, and partitions
+// them as TCP does (ZeroMQ's peer links are TCP): while a link is cut its messages queue
+// in order, up to a high-water mark (ZeroMQ's SNDHWM, 1000 messages by default; beyond
+// it they are dropped), and are delivered in one burst when it heals. The load balancer
+// is round-robin, seeded-random or sticky. Same scenario and seed, same result, bit for
+// bit.
+//
+// What a receiver charges (issue 12): a report older than Scenario::report_max_age by
+// the receiver's PeerTracker is not debited (stale); a debit never takes a bucket below
+// -DT_DEBT_MAX_BURSTS x burst; a receiver asks again for the messages missing in a
+// peer's sequence (a resend request each period, as Cluster::on_period does) and the
+// peer sends them again. Scenario::legacy() switches all three off: the cluster as it
+// was before (every report charged whatever its age, no cap, no resends).
 //
 // Adaptive limits (Scenario::adaptive, agent/adaptive/adaptive.h): the rule every client is
 // under is adaptive. Each host runs the agent's own dt::AdaptiveSet for it, fed as
@@ -37,12 +47,14 @@
 #include <optional>
 #include <queue>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/resend_buffer.h"
 
 namespace dt::sim {
 
@@ -71,7 +83,8 @@ struct Client {
   std::vector<Burst> bursts;
 };
 
-// While active, messages between hosts on different sides are dropped (at send time).
+// While active, messages between hosts on different sides are queued (up to
+// Network::queue_hwm per link, then dropped) and delivered when it ends.
 struct Partition {
   Ns start = 0, end = 0;  // [start, end)
   std::vector<int> side;  // side[h] for every host
@@ -83,6 +96,9 @@ struct Network {
   Ns delay = kMs;        // one-way delay: delay + uniform [0, jitter]
   Ns jitter = 0;
   std::vector<Partition> partitions;
+  // Messages a cut link holds, per sender and receiver (ZeroMQ's SNDHWM); 0: a cut
+  // link drops every message (no TCP), as the simulator did before issue 12.
+  uint64_t queue_hwm = 1000;
 };
 
 // Busy signals to one host, `per_second` of them evenly spaced in [start, end)
@@ -107,6 +123,20 @@ struct Scenario {
   uint64_t seed = 1;
   Ns bin = kSec;        // resolution of the admitted-per-time timeline
   bool reports = true;  // false: local-only, every host on its own
+  // Reports older than this (PeerTracker's age) are not charged; 0: 10 periods, as the
+  // agent's default; kNever: every report is charged whatever its age.
+  Ns report_max_age = 0;
+  bool debt_cap = true;  // debits stop at -DT_DEBT_MAX_BURSTS x burst (dt_gcra_debit)
+  bool resend = true;    // receivers ask for missing messages, senders send them again
+  // Per host: its wall clock minus the true time, in ms (the receivers learn offsets).
+  std::vector<int64_t> clock_skew_ms;
+  // The cluster before issue 12: every report charged, no debt cap, no resends.
+  Scenario &legacy() {
+    report_max_age = kNever;
+    debt_cap = false;
+    resend = false;
+    return *this;
+  }
   // Adaptive limits (see the top of this file). The timeline bin must divide the
   // duration: adaptive_timeline() has one row per bin.
   bool adaptive = false;
@@ -173,13 +203,21 @@ struct HostStats {
   uint64_t hits_reported = 0;
   uint64_t messages_sent = 0;    // message copies handed to the network (x receivers)
   uint64_t lost = 0;             // dropped by random loss
-  uint64_t cut = 0;              // dropped by a partition
+  uint64_t cut = 0;              // dropped by a partition (no queue, or the queue full)
+  uint64_t queued = 0;           // held by a partition and delivered at its end
+  uint64_t resends = 0;          // messages sent again on a peer's request
+  uint64_t resend_bytes = 0;     // their bytes (x receivers)
+  uint64_t request_bytes = 0;    // resend requests this host sent (x receivers)
+  uint64_t report_bytes = 0;     // report messages' bytes (x receivers)
   uint64_t duplicated = 0;       // extra copies the network delivered
   // Receiving side.
   uint64_t received = 0;
   uint64_t decode_errors = 0;
   uint64_t accepted = 0;
   uint64_t rejected = 0;         // PeerTracker said Duplicate: not applied
+  uint64_t recovered = 0;        // accepted messages that filled a gap (resends)
+  uint64_t stale = 0;            // accepted messages too old to charge
+  uint64_t stale_hits = 0;       // their hits, not debited
   uint64_t hits_debited = 0;
   uint64_t peer_ups = 0, peer_downs = 0;  // liveness transitions seen
   // Adaptive.
@@ -236,6 +274,7 @@ class ClusterSim {
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
     PeerTracker tracker{0};
+    ResendBuffer resend{0};  // its messages, kept for resend requests
     dt_policy policy{};  // the scenario's, or its adaptive reduction
     // Adaptive: the agent's own AdaptiveSet, with the one rule.
     std::unique_ptr<AdaptiveSet> adaptive;
@@ -277,14 +316,19 @@ class ClusterSim {
   void handle_request(const Request &r);
   void handle_report(size_t h);
   void handle_delivery(const Delivery &d);
+  void serve_resend(size_t h, const std::vector<ResendRequest> &reqs);
+  void request_resends(size_t h);
+  void broadcast(size_t from, std::shared_ptr<const std::string> msg);
   void handle_busy(const BusySignal &b);
   void adaptive_period(size_t h);
   void apply_factor(size_t h, double f);
   void sample_bins_until(Ns t);
   void send(size_t from, size_t to, const std::shared_ptr<const std::string> &msg);
-  bool partitioned(size_t a, size_t b, Ns t) const;
+  // The end of the partition that cuts a from b at t (the latest, if several); 0: none.
+  Ns cut_until(size_t a, size_t b, Ns t) const;
   size_t pick_host(uint32_t client);
   size_t bin_of(Ns t) const;
+  uint64_t wall_ms(size_t h) const;  // host h's wall clock now (sent_unix_ms)
 
   Scenario s_;
   dt_policy policy_;
@@ -296,6 +340,7 @@ class ClusterSim {
   size_t next_request_ = 0;
   std::priority_queue<Delivery, std::vector<Delivery>, std::greater<Delivery>> in_flight_;
   uint64_t delivery_order_ = 0;
+  std::map<std::tuple<size_t, size_t, Ns>, uint64_t> held_;  // (from, to, heal time) -> messages queued
   uint64_t round_robin_ = 0;
   Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
   std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
