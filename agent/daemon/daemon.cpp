@@ -40,6 +40,7 @@ RuleMaps rule_maps_of(const Dataplane &dp) {
   m.rules_fd[0] = dp.rules_fd(0);
   m.rules_fd[1] = dp.rules_fd(1);
   m.names_fd = dp.rule_names_fd();
+  m.prefix_fd = dp.prefix_policy_fd();
   return m;
 }
 
@@ -175,7 +176,9 @@ bool Daemon::publish_rules() {
     return fail(std::string("cannot write the config map: ") + strerror(-rc));
   rule_maps_ = rule_maps_of(*dp_);
   const LoadedRules &rules = config_.rules;
-  if (int rc = dt::publish_rules(rule_maps_, rules.compiled.policies, rules.compiled.lpm, rules.names); rc != 0)
+  if (int rc = dt::publish_rules(rule_maps_, rules.compiled.policies, rules.compiled.lpm, rules.names,
+                                   rules.compiled.prefix);
+      rc != 0)
     return fail(std::string("cannot write the rules to the maps: ") + strerror(-rc));
   DT_INFO("%s dthrottle on %s (%s mode): %s; up to %u sources, pinned in %s",
           dp_->took_over() ? "took over" : "attached", opt.iface.c_str(), xdp_mode_name(dp_->attached_mode()),

@@ -46,9 +46,9 @@ std::string reload_rules(ReloadTargets t) {
   std::string why;
   if (opt.rules_file.empty()) {
     why = "nothing to reload: the agent runs without --rules";
-  } else if (load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &next, &why, &t.config.rules)) {
+  } else if (load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &next, &why, &t.config.rules, opt.prefix_limits)) {
     if (opt.dry_run) set_all_dry_run(&next);  // --dry-run holds for the new rules too
-    const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names);
+    const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names, next.compiled.prefix);
     if (rc == 0) return install_rules(t, std::move(next));
     why = std::string("cannot write the rules to the maps: ") + strerror(-rc);
   }

@@ -52,7 +52,7 @@ bool check_adaptive_rules(const LoadedRules &rules, const std::vector<TagRule> &
 
 bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
   out->opt = opt;
-  if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err)) return false;
+  if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err, nullptr, opt.prefix_limits)) return false;
   if (opt.dry_run) set_all_dry_run(&out->rules);
   out->tag_rules = tag_rules_of(out->rules, opt);
   return check_tag_rules(out->tag_rules, opt, err) && check_adaptive_rules(out->rules, out->tag_rules, err);

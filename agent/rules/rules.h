@@ -21,6 +21,10 @@
 //   adaptive = true               # back off on busy signals (default false), or a table:
 //   adaptive = { decrease = 0.5, recovery = 3, floor = 0.01, scope = "cluster", listen_port = 443 }
 //   dry_run = true                # decide and count, drop nothing (would_drop); default false
+//   prefix_limits = [             # also cap the aggregate of the rule's sources per prefix
+//     { prefix = "v4/24", rate = 1000, burst = 2000 },
+//     "v4/16=5000/s,burst=10000",  # the --prefix-limit syntax works too
+//   ]
 //   [[tag]]                       # query-socket tags: longest string prefix wins
 //   prefix = "user:"
 //   rate = 5
@@ -37,6 +41,7 @@
 #include <vector>
 
 #include "dthrottle/common.h"
+#include "rules/prefix_limits.h"
 #include "rules/tags.h"
 
 namespace dt {
@@ -59,6 +64,7 @@ struct PacketRule {
   uint8_t key_prefix = 0;  // bucket granularity within the family (32/64 by default)
   AdaptiveConfig adaptive{};  // back off on busy signals (adaptive.h); throttle rules only
   bool dry_run = false;    // DT_POL_DRY_RUN: decided and counted, never dropped (would_drop)
+  std::vector<PrefixLimit> prefix_limits;  // prefix budgets (DT_POL_PREFIX); throttle rules only
   int line = 0;            // where it is in the file
   uint32_t id = 0;         // the kernel's rule index (stable by name across reloads)
 };
@@ -82,6 +88,7 @@ bool load_rules_file(const std::string &path, RuleSet *out, std::string *err);
 // from shorter prefixes, ending with the default rule).
 struct CompiledRules {
   std::vector<dt_policy> policies;
+  std::vector<dt_prefix_policy> prefix;  // by rule id, beside policies (empty for rules without)
   std::vector<std::pair<dt_lpm_key, dt_rule_set>> lpm;
 };
 bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err);
@@ -94,11 +101,13 @@ struct LoadedRules {
   std::vector<std::string> names;
   std::vector<bool> throttles;
 };
-// The default rule from rate/burst (rate 0: none; `bytes`: a byte budget), plus `path` if not empty. With
+// The default rule from rate/burst (rate 0: none; `bytes`: a byte budget; `prefix`: its
+// prefix budgets, --prefix-limit), plus `path` if not empty. With
 // `previous` (a reload), a rule keeps the id it had under the same name, so its
 // buckets and counters stay its own; new rules take free ids.
 bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out,
-                std::string *err, const LoadedRules *previous = nullptr);
+                std::string *err, const LoadedRules *previous = nullptr,
+                const std::vector<PrefixLimit> &prefix = {});
 // The same with a default rule in packets.
 inline bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
                        const LoadedRules *previous = nullptr) {
