@@ -226,6 +226,7 @@ bool Daemon::join_cluster() {
   cluster_json_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusJson));
   cluster_text_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusText));
   cluster_->set_rules(config_.rules.names, config_.rules.throttles);
+  cluster_->set_prefix_levels(prefix_level_keys(config_.rules));
   cluster_->set_adaptive(&adaptive_->set());
   set_tag_hooks();
   DT_INFO("cluster: node %s, listening on %s, %zu peers, %zu hubs, reports every %.0f ms", opt.node_id.c_str(),

@@ -20,7 +20,10 @@ std::string install_rules(ReloadTargets t, LoadedRules next) {
   const bool tags_ok = check_strict(next_tags, opt, &tag_err) && t.tags.replace_rules(next_tags, &tag_err);
   t.config.rules = std::move(next);
   if (tags_ok) t.config.tag_rules = std::move(next_tags);
-  if (t.cluster) t.cluster->set_rules(t.config.rules.names, t.config.rules.throttles);
+  if (t.cluster) {
+    t.cluster->set_rules(t.config.rules.names, t.config.rules.throttles);
+    t.cluster->set_prefix_levels(prefix_level_keys(t.config.rules));
+  }
   // The tag rules in force: the new ones, or the previous ones if those were refused.
   std::string adaptive_err;
   const bool adaptive_ok =

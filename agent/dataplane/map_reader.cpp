@@ -12,7 +12,7 @@
 namespace dt {
 
 PinnedMaps::~PinnedMaps() {
-  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop})
+  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop, prefix_policy, prefix_drops})
     if (fd >= 0) close(fd);
 }
 
@@ -35,6 +35,8 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
   rule_stats = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_STATS).c_str());
   rule_names = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_NAMES).c_str());
   rule_would_drop = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_WOULD_DROP).c_str());
+  prefix_policy = bpf_obj_get((pin_dir + "/" + DT_MAP_PREFIX_POLICY).c_str());
+  prefix_drops = bpf_obj_get((pin_dir + "/" + DT_MAP_PREFIX_DROPS).c_str());
   return true;
 }
 

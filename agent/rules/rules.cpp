@@ -16,6 +16,7 @@
 #include "common/parse_values.h"
 #include "common/report_types.h"
 #include "dataplane/policy.h"
+#include "dthrottle/bucket.h"
 
 namespace dt {
 namespace {
@@ -799,6 +800,14 @@ bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path
   }
   *out = std::move(r);
   return true;
+}
+
+std::set<uint32_t> prefix_level_keys(const LoadedRules &r) {
+  std::set<uint32_t> out;
+  for (const auto &rule : r.set.rules)
+    if (rule.action == RuleAction::Throttle)
+      for (const PrefixLimit &l : rule.prefix_limits) out.insert(dt_prefix_key_rule(rule.id, l.bits, !l.v4));
+  return out;
 }
 
 void set_all_dry_run(LoadedRules *r) {

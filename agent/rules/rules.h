@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,9 @@ inline bool load_rules(double rate, uint64_t burst, const std::string &path, Loa
                        const LoadedRules *previous = nullptr) {
   return load_rules(rate, burst, false, path, out, err, previous);
 }
+// The prefix levels in force, as the key.rule of their buckets (dt_prefix_key_rule):
+// what the cluster accepts peers' prefix hits for.
+std::set<uint32_t> prefix_level_keys(const LoadedRules &r);
 // --dry-run: every rule of `r` in dry run (its policy flagged DT_POL_DRY_RUN).
 void set_all_dry_run(LoadedRules *r);
 // The names of the rules in dry run that could drop (throttle and deny rules), in file order.
