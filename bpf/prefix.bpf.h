@@ -169,6 +169,8 @@ __noinline int dt_pfx_passed(const struct dt_pfx_arg *a, const struct dt_policy 
 	if (!b)
 		return 0;
 	__sync_fetch_and_add(&b->passed, a->cost);
+	if (DT_READ_ONCE(b->last_seen_ns) != a->now)
+		b->last_seen_ns = a->now;  /* admitted packets only: bounded by the level's rate */
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (a->epoch && st)
 		dt_mark_active(b, &lk, a->epoch, st);

@@ -843,6 +843,11 @@ std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag
   std::string out = buf;
   if (adaptive) out += "; " + std::to_string(adaptive) + " adaptive";
   if (const size_t dry = dry_run_rule_names(r).size()) out += "; " + std::to_string(dry) + " in dry run";
+  std::string levels;
+  for (const auto &rule : r.set.rules)
+    for (const PrefixLimit &l : rule.prefix_limits)
+      levels += (levels.empty() ? "" : ", ") + rule.name + " " + format_prefix_limit(l);
+  if (!levels.empty()) out += "; prefix budgets: " + levels;
   return out;
 }
 

@@ -122,7 +122,8 @@ void set_all_dry_run(LoadedRules *r);
 // The names of the rules in dry run that could drop (throttle and deny rules), in file order.
 std::vector<std::string> dry_run_rule_names(const LoadedRules &r);
 // One line: "3 packet rules (2 throttle, 1 allow, 0 deny), 2 tag rules, default 100/s burst 50"
-// (then "; 1 adaptive", "; 2 in dry run" when there are).
+// (then "; 1 adaptive", "; 2 in dry run", "; prefix budgets: default v4/24=1000/s,burst=2000"
+// when there are).
 // The tag rules counted are the file's, or `tag_rules` (the file's and --tag-rule flags').
 std::string describe_rules(const LoadedRules &r);
 std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag_rules);
