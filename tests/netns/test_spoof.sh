@@ -4,9 +4,9 @@
 #
 # Agents: rate 5/s burst 10 per source, and prefix budgets v4/16=1000/s,burst=200 and
 # v4/24=200/s,burst=200 (the /24s of a flood spread over 256 of them stay under theirs:
-# the /16 binds). A load balancer sprays 20,000 frames/s, each from a random address of
+# the /16 binds). A load balancer sprays 12,000 frames/s, each from a random address of
 # 198.18.0.0/16 (pktgen --src-random: nearly every frame a new source, each under its own
-# limit), over both hosts for 4 s; four legitimate sources of 198.19.7.0/24 send 4/s
+# limit), over both hosts for 8 s; four legitimate sources of 198.19.7.0/24 send 4/s
 # each to h1 meanwhile. Checked:
 #   a. the flood's admitted total (both hosts' /16 bucket) is within 5% of its budget,
 #      burst + rate x T (T: the flood's duration), though it offered ~20x that;
@@ -16,8 +16,9 @@
 #   d. report sizes are bounded by the prefix budget, not by the flood: the largest report
 #      (dthrottle_report_entries_max, in `agent stats --json`) holds at most a period's
 #      budget plus the prefix buckets, and prefix buckets travel (each host debited
-#      exactly what the other's /16 bucket admitted).
-# Takes about 20 s.
+#      exactly what the other's /16 bucket admitted);
+#   e. agent explain of an address of the flood shows the /16 budget it shares.
+# Takes about 17 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=spoof
@@ -27,8 +28,8 @@ BURST=10
 P16_RATE=1000
 P16_BURST=200
 PERIOD_S=0.2
-OFFER=20000 # flood frames per second, over both hosts
-SECS=4
+OFFER=12000 # flood frames per second, over both hosts
+SECS=8
 HOSTS=2
 LEGIT=(198.19.7.1 198.19.7.2 198.19.7.3 198.19.7.4)
 LEGIT_PPS=4 # per legitimate source
@@ -126,6 +127,11 @@ for ((i = 1; i <= HOSTS; i++)); do
 	check_eq "spoof/prefix-debited/h$i" "hits of 198.18.0.0/16 debited on h$i (what h$other's /16 admitted)" \
 		"$(json_num "${P16[i]}" debited)" "$(json_num "${P16[other]}" passed)"
 done
+
+# agent explain of an address of the flood names the prefix budgets it shares.
+ex=$("$AGENT" explain 198.18.77.77 --pin-dir "${M_PIN[1]}" --watch 0 2>&1)
+check spoof/explain "agent explain 198.18.77.77 does not show the /16 level it shares: $ex" \
+	grep -q "per v4/16 prefix (1000/s burst 200, shared by every source of 198.18.0.0/16)" <<<"$ex"
 
 for ((i = 1; i <= HOSTS; i++)); do
 	agent_signal "h$i" TERM || fail spoof/stop "agent h$i did not exit on SIGTERM"
