@@ -58,7 +58,11 @@ class BpfFixture : public ::testing::Test {
   void set_byte_policy(double rate, uint64_t burst);
   // Rule 0 = (rate/s, burst) with prefix budgets `levels` (bytes: a byte budget), as
   // the agent compiles them (compile_prefix_limits, DT_POL_PREFIX).
-  void set_prefix_policy(double rate, uint64_t burst, const std::vector<PrefixLimit> &levels, bool bytes = false);
+  // dry_run: the rule in dry run (DT_POL_DRY_RUN).
+  void set_prefix_policy(double rate, uint64_t burst, const std::vector<PrefixLimit> &levels, bool bytes = false,
+                         bool dry_run = false);
+  // Rule 0's would-drop count (rule_would_drop), summed over CPUs.
+  uint64_t would_drop_of_rule0();
   // The bucket of the prefix level v4/bits or v6/bits that `addr` falls in, or nullopt.
   std::optional<dt_bucket> prefix_bucket(const std::string &addr, unsigned bits);
   // Packets dropped by level `slot` of rule 0 (IPv6 levels from DT_PREFIX_LEVELS), summed over CPUs.

@@ -168,6 +168,17 @@ TEST_F(XdpPrefix, ARefusedSourceGivesTheLevelsTheirTokensBackExactly) {
       << "1000 bytes taken, plus at most 1 B/s of refill";
 }
 
+TEST_F(XdpPrefix, DryRunPassesWhatALevelWouldDropAndCountsIt) {
+  ASSERT_NO_FATAL_FAILURE(set_prefix_policy(kNoRefill, 4, {level(true, 24, kNoRefill, 6)}, false, true));
+  EXPECT_EQ(send(v4("198.18.0.1"), 4), 4);
+  EXPECT_EQ(send(v4("198.18.0.2"), 4), 4) << "dry run: nothing is dropped";
+  EXPECT_EQ(send(v4("198.18.0.3"), 4), 4);
+  EXPECT_EQ(would_drop_of_rule0(), 2u + 4u) << "enforcing, the /24 would have dropped 2 of .2 and all 4 of .3";
+  EXPECT_EQ(prefix_drops(0), 6u);
+  EXPECT_FALSE(bucket("198.18.0.3")) << "as enforcing: no bucket for a source whose prefix is out of budget";
+  EXPECT_EQ(prefix_bucket("198.18.0.0", 24)->passed, 6u);
+}
+
 TEST_F(XdpPrefix, PeersDebitPrefixBucketsByTheirKey) {
   ASSERT_NO_FATAL_FAILURE(set_prefix_policy(kNoRefill, 4, {level(true, 24, kNoRefill, 10)}));
   dt_debit d{};
