@@ -55,11 +55,12 @@ struct dt_pfx_arg {
 	struct dt_key src;  /* the source's bucket key */
 	__u32 rule;
 	__u32 is_v6;
+	__u32 epoch;        /* cluster mode: the report period (0: not reporting) */
 	__u64 now;
 	__u64 cost;
-	__u32 epoch;        /* cluster mode: the report period (0: not reporting) */
-	__u32 pad;
 };
+
+_Static_assert(sizeof(struct dt_pfx_arg) == 48, "dt_pfx_arg has no hole");
 
 /* What dt_prefix_check leaves for dt_prefix_settle (on the caller's stack; scalars
  * only, as global functions require). */
@@ -257,7 +258,6 @@ static __always_inline void dt_prefix_init(struct dt_prefix_pass *ps, __u32 bank
 	ps->a.now = now;
 	ps->a.cost = cost;
 	ps->a.epoch = (cfg->flags & DT_CFG_REPORT) ? cfg->epoch : 0;
-	ps->a.pad = 0;
 }
 
 /*
