@@ -19,6 +19,7 @@
 #include "dthrottle/common.h"
 #include "maps.h"
 #include "bucket_ops.h"
+#include "prefix.bpf.h"
 
 struct dt_debit_loop {
 	__u64 now;
@@ -47,7 +48,8 @@ static long dt_debit_one(__u32 i, void *arg)
 	hits = d->hits;
 	if (!hits)
 		return 0;
-	pol = lc->cfg ? dt_policy_for(lc->cfg, d->key.rule) : NULL;
+	/* A source's rule, or the prefix level a prefix bucket's key names. */
+	pol = lc->cfg ? dt_policy_for_key(lc->cfg, d->key.rule) : NULL;
 	if (!pol || !pol->interval_ns || pol->action != DT_ACT_THROTTLE) {
 		lc->failed++;
 		return 0;

@@ -7,7 +7,8 @@
  * without --rules), then act: `allow` passes, `deny` drops, `throttle` finds (or
  * creates, full) the bucket of the source's key prefix under that rule and takes
  * one token with a compare-and-swap; no whole token means XDP_DROP (in dry run:
- * XDP_PASS, counted as would-drop). Anything the throttle cannot decide about passes and is counted:
+ * XDP_PASS, counted as would-drop). A rule with prefix budgets first checks the
+ * source's prefixes (bpf/prefix.bpf.h). Anything the throttle cannot decide about passes and is counted:
  * non-IP frames (ARP, ...), IPv6 neighbour discovery, malformed headers (the stack discards those itself),
  * no policy configured yet, or no bucket to be had.
  *
@@ -29,6 +30,7 @@
 #include "parse.h"
 #include "maps.h"
 #include "bucket_ops.h"
+#include "prefix.bpf.h"   /* prefix budgets: per-prefix caps checked before the source */
 #include "debit.bpf.h"    /* dt_debit: the agent's writes into live buckets */
 #include "collect.bpf.h"  /* dt_collect: what active sources owe the next report */
 
@@ -123,6 +125,8 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	struct dt_config *cfg;
 	struct dt_bucket *b;
 	struct dt_stats *st;
+	struct dt_prefix_pass pfx;
+	enum dt_take_result take;
 	struct dt_key key;
 	struct dt_l3 l3;
 	__u32 zero = 0, rule = DT_RULE_DEFAULT, bank;
@@ -182,19 +186,36 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	}
 
 	dt_key_for_rule(&key, pol, rule, l3.is_v6);
+	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet
+	 * header included) under a byte rule. A bucket's passed/dropped count the same
+	 * unit, so reports and debits are in bytes for byte rules. */
+	cost = (pol->flags & DT_POL_BYTES) ? frame_len : segs;
+	now = dt_now(cfg);
+	/* Prefix budgets first (bpf/prefix.bpf.h): a prefix out of budget drops the
+	 * packet before its source gets a bucket of its own. */
+	pfx.state = DT_PFX_NONE;
+	if (pol->flags & DT_POL_PREFIX) {
+		dt_prefix_init(&pfx, bank, rule, &key, l3.is_v6, now, cost, cfg);
+		if (dt_prefix_check(&pfx, pol) != 0) {
+			if (pol->flags & DT_POL_DRY_RUN)
+				return dt_dry_run_pass(rule, NULL, NULL, cost, 0);
+			st->dropped++;
+			rst->dropped++;
+			dt_count_rule_bytes(pol, rule, cost, 0);
+			return XDP_DROP;
+		}
+	}
 	b = dt_bucket_get(&key, st);
 	if (!b) {
 		st->fail_open++;
 		return XDP_PASS;
 	}
 
-	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet
-	 * header included) under a byte rule. A bucket's passed/dropped count the same
-	 * unit, so reports and debits are in bytes for byte rules. */
-	cost = (pol->flags & DT_POL_BYTES) ? frame_len : segs;
-	now = dt_now(cfg);
 	dt_touch(b, now);
-	switch (dt_bucket_take(b, now, pol, cost)) {
+	take = dt_bucket_take(b, now, pol, cost);
+	if (pfx.state != DT_PFX_NONE)
+		take = dt_prefix_settle(&pfx, b, pol, take);
+	switch (take) {
 	case DT_TAKE_ADMIT:
 		__sync_fetch_and_add(&b->passed, cost);
 		st->passed++;

@@ -133,6 +133,26 @@ struct {
 	__type(value, struct dt_drop_pending);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } drop_pending SEC(".maps");
+/* Prefix budgets (struct dt_prefix_policy), two banks per rule (slot = rule * 2 + bank),
+ * switched with `policy` by config.bank. Agent-written only. A map of its own, so pins
+ * of an older agent (taken over on upgrade) still fit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DT_POLICY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct dt_prefix_policy);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} prefix_policy SEC(".maps");
+
+/* Packets dropped by each prefix level (index rule * DT_PREFIX_SLOTS + level, IPv6
+ * levels from DT_PREFIX_LEVELS): per CPU, so a flood's drops write no shared line. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DT_MAX_RULES * DT_PREFIX_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} prefix_drops SEC(".maps");
 
 /* Rule names, agent-written, never read by the programs (for bpftool and stats). */
 struct {

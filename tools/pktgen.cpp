@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,7 +51,7 @@ const char kUsage[] =
     "Usage: pktgen send --iface IF --dst-ip A[,A6] --dst-mac MAC\n"
     "                   (--sources S1,S2,... | --src-range FIRST+N)\n"
     "                   --rate PPS --count N --duration D\n"
-    "                   [--src-mac MAC] [--dport P] [--size BYTES] [--json]\n"
+    "                   [--src-random] [--src-mac MAC] [--dport P] [--size BYTES] [--json]\n"
     "       pktgen sink [--port P] --duration D [--json]\n"
     "\n"
     "Test traffic for dthrottle, for network namespaces joined by veth pairs.\n"
@@ -67,6 +68,8 @@ const char kUsage[] =
     "    --dst-mac MAC       destination MAC (the peer veth's address)\n"
     "    --src-mac MAC       source MAC (default: IF's own address)\n"
     "    --sources LIST      comma-separated source addresses\n"
+    "    --src-random        each frame's source drawn at random from the sources\n"
+    "                        (a spoofed flood) instead of round-robin\n"
     "    --src-range A+N     N consecutive source addresses starting at A (may be\n"
     "                        combined with --sources)\n"
     "    --rate PPS          frames per second, all sources together\n"
@@ -322,6 +325,7 @@ struct SendOptions {
   std::vector<Addr> dsts, sources;
   Mac dst_mac{}, src_mac{};
   bool have_dst_mac = false, have_src_mac = false, json = false;
+  bool random = false;  // --src-random
   double rate = 0, seconds = 0;
   uint64_t count = 0;
   uint16_t dport = kDefaultPort;
@@ -331,7 +335,7 @@ struct SendOptions {
 // Returns -1 to go on, else the exit code (help or a usage error).
 int parse_send(int argc, char **argv, SendOptions *o) {
   enum { kIface = 1000, kDstIp, kDstMac, kSrcMac, kSources, kSrcRange, kRate, kCount, kDuration,
-         kDport, kSize, kJson };
+         kDport, kSize, kJson, kSrcRandom };
   static const option kLong[] = {
       {"iface", required_argument, nullptr, kIface},
       {"dst-ip", required_argument, nullptr, kDstIp},
@@ -345,6 +349,7 @@ int parse_send(int argc, char **argv, SendOptions *o) {
       {"dport", required_argument, nullptr, kDport},
       {"size", required_argument, nullptr, kSize},
       {"json", no_argument, nullptr, kJson},
+      {"src-random", no_argument, nullptr, kSrcRandom},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
   bool have_count = false;
@@ -406,6 +411,7 @@ int parse_send(int argc, char **argv, SendOptions *o) {
           return usage_error("--size: '" + v + "' is not a frame length from 100 to 1514 bytes");
         break;
       case kJson: o->json = true; break;
+      case kSrcRandom: o->random = true; break;
       case 'h': fputs(kUsage, stdout); return 0;
       case ':': return usage_error(std::string("option ") + argv[optind - 1] + " needs a value");
       default: return usage_error(std::string("unknown option ") + argv[optind - 1]);
@@ -510,6 +516,7 @@ int cmd_send(int argc, char **argv) {
   const uint64_t start = now_ns();
   const uint64_t deadline = start + static_cast<uint64_t>(o.seconds * 1e9);
   uint64_t k = 0, first = 0, last = 0;
+  std::mt19937_64 rng(start ^ static_cast<uint64_t>(getpid()));
   // Frame k is due at start + k / rate: sleep until the next one is due, then send
   // every frame due by now (catching up after a late wake-up keeps the average rate).
   while (k < o.count && !g_stop) {
@@ -518,7 +525,7 @@ int cmd_send(int argc, char **argv) {
     const uint64_t due = std::min<uint64_t>(
         o.count, static_cast<uint64_t>(static_cast<double>(t - start) * o.rate / 1e9) + 1);
     for (; k < due; k++) {
-      const size_t i = k % n;
+      const size_t i = o.random ? static_cast<size_t>(rng() % n) : k % n;
       if (sendto(fd, frames[i].data(), frames[i].size(), 0, reinterpret_cast<sockaddr *>(&to),
                  sizeof to) == static_cast<ssize_t>(frames[i].size())) {
         last = now_ns();

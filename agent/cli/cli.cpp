@@ -14,6 +14,7 @@
 #include "common/report_types.h"
 #include "dthrottle/common.h"
 #include "rules/config_file.h"
+#include "rules/prefix_limits.h"
 #include "rules/tags.h"
 
 namespace dt {
@@ -53,6 +54,13 @@ const char kRunUsage[] =
     "                          nothing: what would be dropped is counted as would-drop\n"
     "                          (agent stats, agent top, metrics). Per rule: dry_run =\n"
     "                          true in --rules, then enforce by a reload (buckets kept)\n"
+    "      --prefix-limit L    also cap the default rule's sources per prefix: L is\n"
+    "                          v4/N=RATE,burst=B or v6/N=RATE,burst=B (repeatable, up\n"
+    "                          to 4 levels per family, e.g. v4/24=1000/s,burst=2000 and\n"
+    "                          v4/16=5000/s,burst=10000): a packet passes only if every\n"
+    "                          level of its prefix has a token, checked before its\n"
+    "                          source gets a bucket (spoofed floods; README \"Spoofed\n"
+    "                          floods\"); prefix_limits in a [[rule]] of --rules\n"
     "      --pin-dir DIR       where the maps and the XDP link are pinned\n"
     "                          (default /sys/fs/bpf/dthrottle/IFACE)\n"
     "      --xdp-mode MODE     auto (native, falling back to generic), native or\n"
@@ -200,7 +208,7 @@ enum LongOnly {
   kPinDir = 1000, kXdpMode, kAttach, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop, kWatch,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kReportMaxAge, kCurveKey, kCurvePeers,
   kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
-  kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun, kPeersFile,
+  kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun, kPeersFile, kPrefixLimit,
 };
 
 // Appends the comma-separated endpoints of `v` to *out, normalised. A hub's port must
@@ -300,6 +308,7 @@ const option kRunLong[] = {
       {"rules", required_argument, nullptr, kRules},
       {"clock", required_argument, nullptr, kClock},
       {"dry-run", no_argument, nullptr, kDryRun},
+      {"prefix-limit", required_argument, nullptr, kPrefixLimit},
       {"query-socket", required_argument, nullptr, kQuerySocket},
       {"query-listen", required_argument, nullptr, kQueryListen},
       {"tag-rule", required_argument, nullptr, kTagRule},
@@ -312,7 +321,7 @@ const option kRunLong[] = {
       {nullptr, 0, nullptr, 0}};
 const char kRunShort[] = ":i:r:b:p:h";
 // Settings that add up when repeated in a config file.
-const std::vector<std::string> kRunLists = {"peers", "hub"};
+const std::vector<std::string> kRunLists = {"peers", "hub", "prefix-limit"};
 
 // What the flag groups note for finish_run_options while the argv is read.
 struct RunFlagsSeen {
@@ -330,8 +339,8 @@ FlagOutcome flag_failed(const char *flag, const std::string &msg, std::string *e
   return FlagOutcome::Failed;
 }
 
-// --iface, --rate, --burst, --rules, --dry-run, --pin-dir, --xdp-mode, --attach, --max-sources,
-// --clock: the XDP program and its tables.
+// --iface, --rate, --burst, --rules, --dry-run, --prefix-limit, --pin-dir, --xdp-mode, --attach,
+// --max-sources, --clock: the XDP program and its tables.
 FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *seen, std::string *err) {
   std::string e;
   uint64_t n = 0;
@@ -349,6 +358,12 @@ FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSe
       break;
     case kRules: o->rules_file = v; break;
     case kDryRun: o->dry_run = true; break;
+    case kPrefixLimit: {
+      PrefixLimit l;
+      if (!parse_prefix_limit(v, &l, &e)) return flag_failed("prefix-limit", e, err);
+      o->prefix_limits.push_back(l);
+      break;
+    }
     case kPinDir:
       if (v.empty() || v[0] != '/') return flag_failed("pin-dir", "'" + v + "' must be an absolute path", err);
       while (v.size() > 1 && v.back() == '/') v.pop_back();
@@ -512,6 +527,14 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
     dt_policy p{};
     if (std::string why; !make_policy(o->rate, o->burst, &p, &why, o->bytes))
       return *err = "--rate " + seen.rate_text + " --burst " + seen.burst_text + ": " + why, ParseOutcome::Error;
+    if (std::string why; !check_prefix_limits(o->prefix_limits, "default", o->bytes, 32, 64, &why))
+      return *err = "--prefix-limit: " + why + " (the default rule is --rate " + seen.rate_text + " --burst " +
+                    seen.burst_text + ")",
+             ParseOutcome::Error;
+  } else if (!o->prefix_limits.empty()) {
+    return *err = "--prefix-limit caps the default rule's sources per prefix, which needs --rate and --burst "
+                  "(for a rule of the --rules file: prefix_limits in its [[rule]])",
+           ParseOutcome::Error;
   }
   if (o->hook == AttachHook::Tc && seen.xdp_mode)
     return *err = "--xdp-mode is for --attach xdp; with --attach tc no XDP program is attached", ParseOutcome::Error;

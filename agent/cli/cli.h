@@ -7,6 +7,7 @@
 
 #include "dataplane/dataplane.h"
 #include "common/log.h"
+#include "rules/prefix_limits.h"
 
 namespace dt {
 
@@ -38,6 +39,7 @@ struct RunOptions {
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
   bool dry_run = false;            // --dry-run: every rule decides and counts, nothing is dropped
+  std::vector<PrefixLimit> prefix_limits;  // --prefix-limit: the default rule's prefix budgets
   // Query socket for applications (tags).
   std::string query_socket;        // unix stream socket path
   std::string query_listen;        // TCP ADDR:PORT

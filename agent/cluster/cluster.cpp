@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "common/address.h"
 #include "common/endpoint.h"
 #include "common/json.h"
+#include "dthrottle/bucket.h"
 
 namespace dt {
 namespace {
@@ -212,19 +214,34 @@ void Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64
   if (watch_.active()) watch_.observe(h.node_id, body);
   // The sender's rule names to ours; hits for rules we do not throttle are dropped.
   std::vector<int64_t> local(body.rules.size(), -1);
-  for (size_t i = 0; i < body.rules.size(); i++)
+  std::vector<int64_t> level(body.rules.size(), -1);  // groups RULE::pBITS: rule | bits << 16
+  for (size_t i = 0; i < body.rules.size(); i++) {
+    std::string base;
+    unsigned bits = 0;
     if (auto it = throttle_rule_ids_.find(body.rules[i]); it != throttle_rule_ids_.end()) local[i] = it->second;
+    else if (split_prefix_group_name(body.rules[i], &base, &bits))
+      if (auto b = throttle_rule_ids_.find(base); b != throttle_rule_ids_.end()) level[i] = b->second | bits << 16;
+  }
   if (adaptive_) adaptive_->add_packet_hits(body.entries, local);
   std::vector<dt_debit> debits;
   debits.reserve(body.entries.size());
   for (const auto &en : body.entries) {
-    if (local[en.key.rule] < 0) {
+    dt_debit d{};
+    d.key = en.key;
+    if (local[en.key.rule] >= 0) {
+      d.key.rule = static_cast<uint32_t>(local[en.key.rule]);
+    } else if (const int64_t l = level[en.key.rule]; l >= 0) {
+      // A prefix bucket: the level of our rule with that length, in the entry's family.
+      d.key.rule = dt_prefix_key_rule(static_cast<uint32_t>(l & 0xffff), static_cast<uint32_t>(l >> 16),
+                                      !addr_is_v4(en.key.addr));
+      if (!prefix_levels_.count(d.key.rule)) {
+        counters_.unknown_rule_entries++;
+        continue;
+      }
+    } else {
       counters_.unknown_rule_entries++;
       continue;
     }
-    dt_debit d{};
-    d.key = en.key;
-    d.key.rule = static_cast<uint32_t>(local[en.key.rule]);
     d.hits = static_cast<uint32_t>(en.hits);
     debits.push_back(d);
   }
@@ -243,6 +260,28 @@ void Cluster::debit(const std::string &from, const std::vector<dt_debit> &debits
               static_cast<unsigned long long>(r.entries_failed), r.error ? ": " : "",
               r.error ? strerror(-r.error) : "");
   }
+}
+
+// Prefix buckets' entries (key.rule with DT_KEY_PREFIX) go in groups of their own,
+// named RULE::pBITS and appended to body->rules, so that peers map them by name.
+// Returns how many entries are prefix buckets.
+size_t name_prefix_groups(ReportBody *body) {
+  std::map<std::string, uint32_t> groups;
+  size_t n = 0;
+  for (auto &e : body->entries) {
+    if (!dt_key_is_prefix(e.key.rule)) continue;
+    const uint32_t id = dt_key_rule_id(e.key.rule);
+    if (id >= body->rules.size() || body->rules[id].empty()) {
+      e.hits = 0;  // a rule gone since: the encoder skips entries without hits
+      continue;
+    }
+    const std::string name = prefix_group_name(body->rules[id], dt_key_prefix_bits(e.key.rule));
+    auto [it, fresh] = groups.emplace(name, static_cast<uint32_t>(body->rules.size()));
+    if (fresh) body->rules.push_back(name);
+    e.key.rule = it->second;
+    n++;
+  }
+  return n;
 }
 
 void Cluster::on_period(uint64_t now_ns) {
@@ -267,6 +306,7 @@ void Cluster::on_period(uint64_t now_ns) {
     adaptive_->add_packet_hits(body.entries);
     body.factors = adaptive_->report_factors();
   }
+  counters_.prefix_entries_sent += name_prefix_groups(&body);
   publish_report(h, body, now_ns);
   request_resends(now_ns);
   for (const auto &ch : tracker_.check_liveness(now_ns))
@@ -288,6 +328,7 @@ void Cluster::publish_report(const ReportHeader &h, const ReportBody &body, uint
   auto msgs = encode_report(h, next_seq_, body);
   counters_.reports_sent++;
   counters_.entries_sent += body.entries.size();
+  counters_.max_report_entries = std::max<uint64_t>(counters_.max_report_entries, body.entries.size());
   counters_.tags_sent += body.tags.size();
   for (auto &m : msgs) {
     auto kept = std::make_shared<const std::string>(std::move(m));
@@ -367,6 +408,8 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"messages_sent", c.messages_sent},
                    {"bytes_sent", c.bytes_sent},
                    {"entries_sent", c.entries_sent},
+                   {"prefix_entries_sent", c.prefix_entries_sent},
+                   {"max_report_entries", c.max_report_entries},
                    {"messages_received", c.messages_received},
                    {"bytes_received", c.bytes_received},
                    {"messages_applied", c.messages_applied},

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "cluster/curve.h"
 #include "common/log.h"
 #include "common/peers_file.h"
+#include "cluster/peer_protocol.h"
 #include "cluster/peer_tracker.h"
 #include "cluster/resend_buffer.h"
 #include "cluster/source_watch.h"
@@ -48,6 +50,8 @@ struct ClusterConfig {
 
 struct ClusterCounters {
   uint64_t reports_sent = 0, messages_sent = 0, bytes_sent = 0, entries_sent = 0;
+  uint64_t prefix_entries_sent = 0;  // of entries_sent: prefix buckets (groups RULE::pBITS)
+  uint64_t max_report_entries = 0;   // the largest report so far, in entries
   uint64_t messages_received = 0, bytes_received = 0, own_echoes = 0;
   uint64_t messages_applied = 0, entries_applied = 0, hits_debited = 0;
   uint64_t duplicates = 0, debit_failures = 0, collect_errors = 0;
@@ -79,6 +83,9 @@ class Cluster {
   // The local rules by index (names travel in reports; peers may number rules
   // differently). Hits for rules that are not `throttle` here are not debited.
   void set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles);
+  // The prefix levels in force here, as prefix bucket key.rule values (prefix_level_keys):
+  // peers' hits for a level we do not have are not debited.
+  void set_prefix_levels(std::set<uint32_t> levels) { prefix_levels_ = std::move(levels); }
   // Query-socket tags: where this host's served tag hits come from each period,
   // and where the peers' tag hits go.
   void set_tag_hooks(std::function<std::vector<TagHit>()> collect,
@@ -159,6 +166,7 @@ class Cluster {
   ClusterCounters counters_;
   std::vector<std::string> rule_names_{"default"};
   std::map<std::string, uint32_t> throttle_rule_ids_{{"default", 0}};
+  std::set<uint32_t> prefix_levels_;
   std::function<std::vector<TagHit>()> collect_tags_;
   std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
@@ -169,6 +177,9 @@ class Cluster {
 
 // The report age the tracker tolerates for `cfg` (0: any).
 uint64_t report_max_age_ns(const ClusterConfig &cfg);
+// Puts the prefix buckets' entries of `body` in groups named RULE::pBITS (appended to
+// body->rules; see prefix_group_name). Returns how many entries are prefix buckets.
+size_t name_prefix_groups(ReportBody *body);
 
 // Who writes the cluster status file, and when.
 struct ClusterStatusHead {

@@ -7,7 +7,8 @@
 //   magic "DTRP" | u8 version=1 | u8 flags | u8 node_id_len (1..64) | node_id
 //   u64 boot_id | u64 seq | u64 epoch | u64 sent_unix_ms | u16 part | u16 parts
 //   varint ngroups, then per group (one per rule, named: peers may number their
-//     rules differently):  u8 name_len (1..47) | name
+//     rules differently; a rule's prefix budget level travels as a group of its own
+//     named "RULE::pBITS", see prefix_group_name):  u8 name_len (1..47) | name
 //                          varint n4 | n4 x (4-byte IPv4 address, varint hits)
 //                          varint n6 | n6 x (16-byte IPv6 address, varint hits)
 //   varint ntags, then per tag: varint len (1..1024) | tag bytes | varint hits

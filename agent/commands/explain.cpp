@@ -58,6 +58,23 @@ std::string rule_name(int names_fd, uint32_t id) {
   return id == DT_RULE_DEFAULT ? "default" : "rule " + std::to_string(id);
 }
 
+// The prefix budget levels of rule r for the address's family, with their buckets.
+void read_levels(const PinnedMaps &m, const dt_key &addr, ExplainRule *r) {
+  dt_prefix_policy pp{};
+  if (read_live_prefix_policy(m.prefix_policy, m.config, r->id, &pp) != 0) return;
+  const bool v6 = !addr_is_v4(addr.addr);
+  const uint32_t n = v6 ? pp.n_v6 : pp.n_v4;
+  for (uint32_t i = 0; i < n && i < DT_PREFIX_LEVELS; i++) {
+    ExplainLevel l;
+    l.policy = v6 ? pp.v6[i] : pp.v4[i];
+    const uint32_t bits = v6 ? l.policy.v6_key_bits : l.policy.v4_key_bits;
+    l.level = (v6 ? "v6/" : "v4/") + std::to_string(bits);
+    dt_key_for_level(&l.key, &addr, r->id, bits, v6);
+    l.has_bucket = bpf_map_lookup_elem(m.buckets, &l.key, &l.bucket) == 0;
+    r->levels.push_back(l);
+  }
+}
+
 // One rule as it applies to the address: live policy, bucket key, bucket (if any).
 ExplainRule explain_rule(const PinnedMaps &m, const dt_key &addr, uint32_t id, const std::string &when) {
   ExplainRule r;
@@ -69,6 +86,7 @@ ExplainRule explain_rule(const PinnedMaps &m, const dt_key &addr, uint32_t id, c
   dt_key_for_rule(&r.key, &r.policy, id, !addr_is_v4(addr.addr));
   if (r.policy.action == DT_ACT_THROTTLE && r.policy.interval_ns)
     r.has_bucket = read_bucket(m.buckets, m.drop_pending, r.key, &r.bucket) == 0;
+  if ((r.policy.flags & DT_POL_PREFIX) && m.prefix_policy >= 0) read_levels(m, addr, &r);
   return r;
 }
 
@@ -178,6 +196,21 @@ std::string bucket_text(const ExplainRule &r, uint64_t now_ns) {
   return buf;
 }
 
+// A prefix level's budget and bucket: its packets share it with the whole prefix.
+std::string level_text(const ExplainLevel &l, uint64_t now_ns) {
+  const dt_policy &p = l.policy;
+  const bool bytes = policy_bytes(p);
+  const std::string key = key_to_string(l.key) + "/" + l.level.substr(3);
+  std::string out = l.level + " prefix (" + amount(policy_rate(p), bytes) + "/s burst " +
+                    amount(static_cast<double>(policy_burst(p)), bytes) + ", shared by every source of " + key + "): ";
+  if (!l.has_bucket) return out + "no bucket yet, it would start full";
+  char buf[160];
+  snprintf(buf, sizeof buf, "%.3f of %llu %s now; passed %llu, debited %llu (peers' hits)",
+           source_tokens(l.bucket, p, now_ns), policy_burst(p), bytes ? "bytes" : "tokens",
+           static_cast<unsigned long long>(l.bucket.passed), static_cast<unsigned long long>(l.bucket.debited));
+  return out + buf;
+}
+
 std::string peers_text(const ExplainPeers &p) {
   using S = ExplainPeers::State;
   switch (p.state) {
@@ -215,6 +248,18 @@ Json rule_json(const ExplainRule &r, uint64_t now_ns) {
   j["unit"] = policy_bytes(p) ? "bytes" : "packets";
   j["key"] = key_to_string(r.key);
   j["key_prefix_len"] = key_bits(r);
+  if (!r.levels.empty()) {
+    Json levels = Json::array();
+    for (const ExplainLevel &l : r.levels) {
+      Json lj = {{"level", l.level}, {"rate", printed_number("%.9g", policy_rate(l.policy))},
+                 {"burst", policy_burst(l.policy)}, {"key", key_to_string(l.key)}, {"bucket", nullptr}};
+      if (l.has_bucket)
+        lj["bucket"] = {{"tokens", printed_number("%.3f", source_tokens(l.bucket, l.policy, now_ns))},
+                        {"passed", l.bucket.passed}, {"debited", l.bucket.debited}};
+      levels.push_back(std::move(lj));
+    }
+    j["prefix_levels"] = std::move(levels);
+  }
   if (!r.has_bucket) {
     j["bucket"] = nullptr;
     return j;
@@ -239,7 +284,10 @@ std::string render_explanation_text(const Explanation &e) {
     snprintf(line, sizeof line, "  %-22s -> rule %s: %s\n", r.when.c_str(), r.name.c_str(), policy_text(r).c_str());
     out += line;
   }
-  for (const ExplainRule &r : e.rules) out += "  rule " + r.name + ": " + bucket_text(r, e.now_ns) + "\n";
+  for (const ExplainRule &r : e.rules) {
+    out += "  rule " + r.name + ": " + bucket_text(r, e.now_ns) + "\n";
+    for (const ExplainLevel &l : r.levels) out += "  rule " + r.name + " per " + level_text(l, e.now_ns) + "\n";
+  }
   out += "  peers: " + peers_text(e.peers) + "\n";
   return out;
 }

@@ -13,6 +13,15 @@ namespace dt {
 
 struct PinnedMaps;
 
+// One prefix budget level of a rule as it applies to the address (its family's levels).
+struct ExplainLevel {
+  std::string level;    // "v4/24"
+  dt_policy policy{};   // live
+  dt_key key{};         // the level's bucket key: the address cut to the level
+  bool has_bucket = false;
+  dt_bucket bucket{};
+};
+
 // One candidate rule of the matched prefix, in the order the packet path tries them.
 struct ExplainRule {
   uint32_t id = 0;
@@ -22,6 +31,7 @@ struct ExplainRule {
   dt_key key{};         // the bucket key of the address under this rule (throttle rules)
   bool has_bucket = false;
   dt_bucket bucket{};
+  std::vector<ExplainLevel> levels;  // its prefix budgets for the address's family, broadest first
 };
 
 // Which peers reported the address while the running agent watched their reports.

@@ -9,6 +9,7 @@
 #include "common/json.h"
 #include "common/parse_values.h"
 #include "dataplane/policy.h"
+#include "dthrottle/bucket.h"
 
 namespace dt {
 namespace {
@@ -68,6 +69,26 @@ void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, con
   append_counter(out, "denied", st.denied);
 }
 
+std::string rate_text(const dt_policy &p) {
+  char buf[32];
+  if (policy_bytes(p)) snprintf(buf, sizeof buf, "%s/s", format_bytes(policy_rate(p)).c_str());
+  else snprintf(buf, sizeof buf, "%.6g", policy_rate(p));
+  return buf;
+}
+
+std::string burst_text(const dt_policy &p) {
+  return policy_bytes(p) ? format_bytes(static_cast<double>(policy_burst(p))) : std::to_string(policy_burst(p));
+}
+
+// fn(level policy, "v4/24", packets the level dropped) for each prefix level of a rule.
+template <typename Fn>
+void for_each_level(const RuleRow &rr, Fn fn) {
+  for (uint32_t i = 0; i < rr.prefix.n_v4 && i < DT_PREFIX_LEVELS; i++)
+    fn(rr.prefix.v4[i], "v4/" + std::to_string(rr.prefix.v4[i].v4_key_bits), rr.prefix_drops[i]);
+  for (uint32_t i = 0; i < rr.prefix.n_v6 && i < DT_PREFIX_LEVELS; i++)
+    fn(rr.prefix.v6[i], "v6/" + std::to_string(rr.prefix.v6[i].v6_key_bits), rr.prefix_drops[DT_PREFIX_LEVELS + i]);
+}
+
 void append_rules_table(std::string *out, const std::vector<RuleRow> &rules) {
   if (rules.empty()) return;
   appendf(out, "\nrules:\n  %-24s %-8s %12s %10s %12s %12s %12s\n", "RULE", "ACTION", "RATE/S", "BURST", "PASSED",
@@ -85,6 +106,10 @@ void append_rules_table(std::string *out, const std::vector<RuleRow> &rules) {
     appendf(out, "  %-24s %-8s %12s %10s %12llu %12llu %12llu\n", name.c_str(), action_name(rr.policy.action), rate,
             burst, static_cast<unsigned long long>(rr.passed), static_cast<unsigned long long>(rr.dropped),
             static_cast<unsigned long long>(rr.would_drop));
+    for_each_level(rr, [&](const dt_policy &l, const std::string &level, uint64_t drops) {
+      appendf(out, "    per %-19s %-8s %12s %10s %12s %12llu\n", level.c_str(), "prefix", rate_text(l).c_str(),
+              burst_text(l).c_str(), "", static_cast<unsigned long long>(drops));
+    });
   }
 }
 
@@ -131,10 +156,18 @@ Json source_json(const StatsSnapshot &snap, const SourceRow &r) {
           {"debited", r.b.debited},
           {"tokens", printed_number("%.3f", source_tokens(r.b, rp, now))},
           {"last_seen_ago_s", printed_number("%.3f", ago_s)},
-          {"unit", policy_bytes(rp) ? "bytes" : "packets"}};  // of passed, dropped, debited, tokens
+          {"unit", policy_bytes(rp) ? "bytes" : "packets"},  // of passed, dropped, debited, tokens
+          {"prefix_bucket", dt_key_is_prefix(r.key.rule) != 0}};  // a prefix budget's bucket, not a source's
 }
 
 Json rule_json(const RuleRow &rr) {
+  Json levels = Json::array();
+  for_each_level(rr, [&](const dt_policy &l, const std::string &level, uint64_t drops) {
+    levels.push_back({{"level", level},
+                      {"rate", printed_number("%.9g", policy_rate(l))},
+                      {"burst", policy_burst(l)},
+                      {"dropped", drops}});
+  });
   return {{"id", rr.id},
           {"name", rr.name},
           {"action", action_name(rr.policy.action)},
@@ -144,7 +177,8 @@ Json rule_json(const RuleRow &rr) {
           {"dropped", rr.dropped},
           {"would_drop", rr.would_drop},
           {"dry_run", rr.dry_run()},
-          {"unit", policy_bytes(rr.policy) ? "bytes" : "packets"}};  // of rate and burst (passed/dropped: packets)
+          {"unit", policy_bytes(rr.policy) ? "bytes" : "packets"},  // of rate and burst (passed/dropped: packets)
+          {"prefix_limits", std::move(levels)}};  // its prefix budgets (level, rate, burst, dropped)
 }
 
 // "dry_run": whether every rule that could drop is in dry run, and which ones are.

@@ -44,7 +44,37 @@ uint64_t read_would_drop(const PinnedMaps &maps, uint32_t id, std::vector<uint64
   return sum;
 }
 
+// Rule `id`'s live prefix budgets and per-level drops (none in pins without the maps).
+void read_prefix(const PinnedMaps &maps, uint32_t id, dt_prefix_policy *pp, uint64_t *drops, size_t ncpu) {
+  *pp = dt_prefix_policy{};
+  if (maps.prefix_policy >= 0) read_live_prefix_policy(maps.prefix_policy, maps.config, id, pp);
+  if (maps.prefix_drops < 0 || (!pp->n_v4 && !pp->n_v6)) return;
+  std::vector<uint64_t> per_cpu(ncpu);
+  for (uint32_t slot = 0; slot < DT_PREFIX_SLOTS; slot++) {
+    uint32_t idx = id * DT_PREFIX_SLOTS + slot;
+    drops[slot] = 0;
+    if (bpf_map_lookup_elem(maps.prefix_drops, &idx, per_cpu.data()) == 0)
+      for (uint64_t v : per_cpu) drops[slot] += v;
+  }
+}
+
 }  // namespace
+
+const dt_policy &StatsSnapshot::policy_of(const dt_bucket &b) const {
+  if (!dt_key_is_prefix(b.rule)) return b.rule < policies.size() ? policies[b.rule] : policy;
+  const uint32_t id = dt_key_rule_id(b.rule);
+  const dt_policy *l = id < prefix.size() ? dt_prefix_level_of(&prefix[id], b.rule) : nullptr;
+  return l ? *l : policy;
+}
+
+std::string StatsSnapshot::rule_name(uint32_t id) const {
+  const uint32_t rule = dt_key_rule_id(id);
+  std::string name = "rule " + std::to_string(rule);
+  for (const auto &r : rules)
+    if (r.id == rule) name = r.name;
+  if (dt_key_is_prefix(id)) name += (dt_key_prefix_v6(id) ? " v6/" : " v4/") + std::to_string(dt_key_prefix_bits(id));
+  return name;
+}
 
 void appendf(std::string *out, const char *fmt, ...) {
   char buf[512];
@@ -74,6 +104,7 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
   read_live_policy(maps.policy, maps.config, 0, &out->policy);
   // Every rule in force: its live policy, its name and its per-CPU counters summed.
   out->policies.assign(DT_MAX_RULES, dt_policy{});
+  out->prefix.assign(DT_MAX_RULES, dt_prefix_policy{});
   out->rules.clear();
   const int ncpu = libbpf_num_possible_cpus();
   std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
@@ -81,6 +112,8 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
   out->would_drop = 0;
   for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
     read_live_policy(maps.policy, maps.config, id, &out->policies[id]);
+    uint64_t prefix_drops[DT_PREFIX_SLOTS] = {};
+    read_prefix(maps, id, &out->prefix[id], prefix_drops, per_cpu.size());
     const uint64_t would_drop = read_would_drop(maps, id, per_cpu_wd);
     out->would_drop += would_drop;
     dt_rule_name n{};
@@ -90,6 +123,8 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
     row.name.assign(n.name, strnlen(n.name, sizeof n.name));
     row.policy = out->policies[id];
     row.would_drop = would_drop;
+    row.prefix = out->prefix[id];
+    memcpy(row.prefix_drops, prefix_drops, sizeof prefix_drops);
     if (maps.rule_stats >= 0 && bpf_map_lookup_elem(maps.rule_stats, &id, per_cpu.data()) == 0)
       for (const auto &c : per_cpu) row.passed += c.passed, row.dropped += c.dropped;
     out->rules.push_back(row);

@@ -24,6 +24,8 @@ struct RuleRow {
   dt_policy policy{};
   uint64_t passed = 0, dropped = 0;
   uint64_t would_drop = 0;  // dry run: what enforcing would have dropped
+  dt_prefix_policy prefix{};                  // its prefix budgets (n_v4 = n_v6 = 0: none)
+  uint64_t prefix_drops[DT_PREFIX_SLOTS] = {};  // drops per level (IPv6 levels from DT_PREFIX_LEVELS)
   bool dry_run() const { return policy.flags & DT_POL_DRY_RUN; }
 };
 
@@ -33,16 +35,12 @@ struct StatsSnapshot {
   std::vector<dt_policy> policies; // live policy by rule id
   std::vector<RuleRow> rules;      // the named rules, by id
   uint64_t would_drop = 0;         // dry run: every rule's would-drop, summed
-  // The policy a bucket's tokens are counted under.
-  const dt_policy &policy_of(const dt_bucket &b) const {
-    return b.rule < policies.size() ? policies[b.rule] : policy;
-  }
-  // The name of rule `id` ("rule N" if it has none).
-  std::string rule_name(uint32_t id) const {
-    for (const auto &r : rules)
-      if (r.id == id) return r.name;
-    return "rule " + std::to_string(id);
-  }
+  std::vector<dt_prefix_policy> prefix;  // live prefix budgets by rule id
+  // The policy a bucket's tokens are counted under (a prefix bucket's: its level's).
+  const dt_policy &policy_of(const dt_bucket &b) const;
+  // The name of rule `id` ("rule N" if it has none); a prefix bucket's key.rule
+  // names the rule and the level: "web v4/24".
+  std::string rule_name(uint32_t id) const;
   std::vector<SourceRow> sources;  // every bucket, unordered
   uint64_t taken_ns = 0;           // CLOCK_MONOTONIC right after the read
 };

@@ -40,4 +40,15 @@ struct RuleFactor {
 // True if `id` is a valid node id (and rule name charset): 1..64 chars of [A-Za-z0-9._:-].
 bool valid_node_id(const std::string &id);
 
+// Prefix budgets in reports: the buckets of a rule's prefix level travel in a group of
+// their own named "RULE::pBITS" (e.g. "web::p24": the /24 level of rule web; IPv4 and
+// IPv6 levels of the same length share the group, the entry's family tells them
+// apart), so that peers map them by rule name and level. A rule name with prefix
+// budgets is therefore at most kMaxRuleNameLen - kPrefixGroupSuffixMax characters, and
+// no rule name may itself end like a level ("::p" and digits).
+constexpr size_t kPrefixGroupSuffixMax = 6;  // "::p128"
+std::string prefix_group_name(const std::string &rule, unsigned bits);
+// Splits "RULE::pBITS" (BITS 1..128); false for any other name.
+bool split_prefix_group_name(const std::string &name, std::string *rule, unsigned *bits);
+
 }  // namespace dt

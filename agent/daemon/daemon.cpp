@@ -41,6 +41,7 @@ RuleMaps rule_maps_of(const Dataplane &dp) {
   m.rules_fd[0] = dp.rules_fd(0);
   m.rules_fd[1] = dp.rules_fd(1);
   m.names_fd = dp.rule_names_fd();
+  m.prefix_fd = dp.prefix_policy_fd();
   return m;
 }
 
@@ -179,7 +180,9 @@ bool Daemon::publish_rules() {
     return fail(std::string("cannot write the config map: ") + strerror(-rc));
   rule_maps_ = rule_maps_of(*dp_);
   const LoadedRules &rules = config_.rules;
-  if (int rc = dt::publish_rules(rule_maps_, rules.compiled.policies, rules.compiled.lpm, rules.names); rc != 0)
+  if (int rc = dt::publish_rules(rule_maps_, rules.compiled.policies, rules.compiled.lpm, rules.names,
+                                   rules.compiled.prefix);
+      rc != 0)
     return fail(std::string("cannot write the rules to the maps: ") + strerror(-rc));
   DT_INFO("%s dthrottle on %s (%s): %s; up to %u sources, pinned in %s",
           dp_->took_over() ? "took over" : "attached", opt.iface.c_str(), dp_->hook_desc().c_str(),
@@ -228,6 +231,7 @@ bool Daemon::join_cluster() {
   cluster_json_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusJson));
   cluster_text_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusText));
   cluster_->set_rules(config_.rules.names, config_.rules.throttles);
+  cluster_->set_prefix_levels(prefix_level_keys(config_.rules));
   cluster_->set_adaptive(&adaptive_->set());
   set_tag_hooks();
   DT_INFO("cluster: node %s, listening on %s, %zu peers, %zu hubs, reports every %.0f ms", opt.node_id.c_str(),

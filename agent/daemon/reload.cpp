@@ -20,7 +20,10 @@ std::string install_rules(ReloadTargets t, LoadedRules next) {
   const bool tags_ok = check_strict(next_tags, opt, &tag_err) && t.tags.replace_rules(next_tags, &tag_err);
   t.config.rules = std::move(next);
   if (tags_ok) t.config.tag_rules = std::move(next_tags);
-  if (t.cluster) t.cluster->set_rules(t.config.rules.names, t.config.rules.throttles);
+  if (t.cluster) {
+    t.cluster->set_rules(t.config.rules.names, t.config.rules.throttles);
+    t.cluster->set_prefix_levels(prefix_level_keys(t.config.rules));
+  }
   // The tag rules in force: the new ones, or the previous ones if those were refused.
   std::string adaptive_err;
   const bool adaptive_ok =
@@ -46,9 +49,9 @@ std::string reload_rules(ReloadTargets t) {
   std::string why;
   if (opt.rules_file.empty()) {
     why = "nothing to reload: the agent runs without --rules, --peers-file or peers in --config";
-  } else if (load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &next, &why, &t.config.rules)) {
+  } else if (load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &next, &why, &t.config.rules, opt.prefix_limits)) {
     if (opt.dry_run) set_all_dry_run(&next);  // --dry-run holds for the new rules too
-    const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names);
+    const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names, next.compiled.prefix);
     if (rc == 0) return install_rules(t, std::move(next));
     why = std::string("cannot write the rules to the maps: ") + strerror(-rc);
   }

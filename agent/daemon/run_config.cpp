@@ -73,7 +73,7 @@ bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
   out->opt = opt;
   if (!load_peers(opt, false, &out->peers, err)) return false;
   if (!check_report_max_age(opt, err)) return false;
-  if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err)) return false;
+  if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err, nullptr, opt.prefix_limits)) return false;
   if (opt.dry_run) set_all_dry_run(&out->rules);
   out->tag_rules = tag_rules_of(out->rules, opt);
   return check_tag_rules(out->tag_rules, opt, err) && check_adaptive_rules(out->rules, out->tag_rules, err);

@@ -437,6 +437,8 @@ int Dataplane::rule_stats_fd() const { return bpf_map__fd(skel_->maps.rule_stats
 int Dataplane::rule_names_fd() const { return bpf_map__fd(skel_->maps.rule_names); }
 int Dataplane::rule_would_drop_fd() const { return bpf_map__fd(skel_->maps.rule_would_drop); }
 int Dataplane::rule_bytes_fd() const { return bpf_map__fd(skel_->maps.rule_bytes); }
+int Dataplane::prefix_policy_fd() const { return bpf_map__fd(skel_->maps.prefix_policy); }
+int Dataplane::prefix_drops_fd() const { return bpf_map__fd(skel_->maps.prefix_drops); }
 
 void Dataplane::detach_and_unpin() {
   if (hook_ == AttachHook::Tc && tc_.how != TcHow::None) {

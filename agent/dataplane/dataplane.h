@@ -85,6 +85,8 @@ class Dataplane {
   int rule_names_fd() const;
   int rule_would_drop_fd() const;  // dry run: per rule, per CPU
   int rule_bytes_fd() const;       // byte rules: bytes per rule, per CPU
+  int prefix_policy_fd() const;    // prefix budgets by rule, banked
+  int prefix_drops_fd() const;     // drops per prefix level, per CPU
 
   int tc_prog_fd() const;
 

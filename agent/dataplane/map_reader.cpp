@@ -12,7 +12,8 @@
 namespace dt {
 
 PinnedMaps::~PinnedMaps() {
-  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop, drop_pending})
+  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop, drop_pending, prefix_policy,
+                 prefix_drops})
     if (fd >= 0) close(fd);
 }
 
@@ -36,6 +37,8 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
   rule_names = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_NAMES).c_str());
   rule_would_drop = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_WOULD_DROP).c_str());
   drop_pending = bpf_obj_get((pin_dir + "/" + DT_MAP_DROP_PENDING).c_str());
+  prefix_policy = bpf_obj_get((pin_dir + "/" + DT_MAP_PREFIX_POLICY).c_str());
+  prefix_drops = bpf_obj_get((pin_dir + "/" + DT_MAP_PREFIX_DROPS).c_str());
   return true;
 }
 

@@ -19,6 +19,7 @@ struct PinnedMaps {
   int rule_stats = -1, rule_names = -1;  // absent in pins of older versions
   int rule_would_drop = -1;               // likewise
   int drop_pending = -1;                  // likewise
+  int prefix_policy = -1, prefix_drops = -1;  // likewise (prefix budgets)
   ~PinnedMaps();
   // Opens them; false with a sentence in *err if the directory holds no dthrottle maps.
   bool open(const std::string &pin_dir, std::string *err);

@@ -93,10 +93,22 @@ unsigned long long policy_burst(const dt_policy &p) {
 
 namespace {
 
+// The prefix budgets of every rule into bank `bank` (rules past prefix's end: none).
+int write_prefix_bank(int fd, uint32_t bank, const std::vector<dt_prefix_policy> &prefix) {
+  for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {
+    const dt_prefix_policy none{};
+    uint32_t slot = rule * 2 + bank;
+    if (bpf_map_update_elem(fd, &slot, rule < prefix.size() ? &prefix[rule] : &none, BPF_ANY) != 0) return -errno;
+  }
+  return 0;
+}
+
 // publish_rules, or with lpm == nullptr only the policies (see publish_policies_only).
 int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies,
-            const std::vector<std::pair<dt_lpm_key, dt_rule_set>> *lpm, const std::vector<std::string> *names) {
+            const std::vector<std::pair<dt_lpm_key, dt_rule_set>> *lpm, const std::vector<std::string> *names,
+            const std::vector<dt_prefix_policy> *prefix) {
   if (policies.size() > DT_MAX_RULES || (lpm && lpm->size() > DT_MAX_PREFIXES)) return -EINVAL;
+  if (prefix && prefix->size() > DT_MAX_RULES) return -EINVAL;
   if (lpm && !lpm->empty() && (maps.rules_fd[0] < 0 || maps.rules_fd[1] < 0)) return -EINVAL;
   // Grace period: the bank about to be rewritten was live until the last flip; a
   // packet that read the bank index just before it may still be reading it.
@@ -123,6 +135,8 @@ int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies,
     for (const auto &[key, set] : *lpm)
       if (bpf_map_update_elem(fd, &key, &set, BPF_ANY) != 0) return -errno;
   }
+  if (prefix && maps.prefix_fd >= 0)
+    if (int rc = write_prefix_bank(maps.prefix_fd, next_bank, *prefix); rc != 0) return rc;
   if (names && maps.names_fd >= 0) {
     for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {  // past names: cleared
       dt_rule_name n{};
@@ -141,12 +155,12 @@ int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies,
 
 int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
                   const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
-                  const std::vector<std::string> &names) {
-  return publish(maps, policies, &lpm, &names);
+                  const std::vector<std::string> &names, const std::vector<dt_prefix_policy> &prefix) {
+  return publish(maps, policies, &lpm, &names, &prefix);
 }
 
 int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &policies) {
-  return publish(maps, policies, nullptr, nullptr);
+  return publish(maps, policies, nullptr, nullptr, nullptr);
 }
 
 int update_config_flags(int config_fd, uint32_t set, uint32_t clear) {
@@ -164,6 +178,15 @@ int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out
   if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
   uint32_t slot = rule * 2 + (cfg.bank & 1);
   if (bpf_map_lookup_elem(policy_fd, &slot, out) != 0) return -errno;
+  return 0;
+}
+
+int read_live_prefix_policy(int prefix_fd, int config_fd, uint32_t rule, dt_prefix_policy *out) {
+  uint32_t zero = 0;
+  dt_config cfg{};
+  if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
+  uint32_t slot = rule * 2 + (cfg.bank & 1);
+  if (bpf_map_lookup_elem(prefix_fd, &slot, out) != 0) return -errno;
   return 0;
 }
 

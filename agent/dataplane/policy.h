@@ -45,18 +45,21 @@ struct RuleMaps {
   int policy_fd = -1, config_fd = -1;
   int rules_fd[2] = {-1, -1};  // the two banks of the rules LPM trie
   int names_fd = -1;           // rule names, for bpftool and `agent stats` (optional)
+  int prefix_fd = -1;          // prefix budgets by rule, banked like policy_fd (optional)
 };
 
 // Publishes policies[0..n) and the LPM entries `lpm` atomically: fills the inactive
 // bank (policy slots rule*2 + bank, and rules trie `bank`), then flips config.bank
 // (one aligned store the XDP program reads once per packet) and sets DT_CFG_RULES
-// when `lpm` is not empty. Returns 0 or -errno.
+// when `lpm` is not empty. `prefix` holds the prefix budgets by rule id (rules past
+// its end have none), written to the same bank of maps.prefix_fd; a rule's policy
+// must carry DT_POL_PREFIX for the program to look at them. Returns 0 or -errno.
 int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
                   const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
-                  const std::vector<std::string> &names);
+                  const std::vector<std::string> &names, const std::vector<dt_prefix_policy> &prefix = {});
 
 // The same for the policies alone, for policy changes between reloads (adaptive
-// limits): the flip also switches the rules trie, so both tries must already hold the
+// limits): the flip also switches the rules trie and the prefix budgets, so both banks must already hold the
 // same entries, i.e. the last two publishes were publish_rules of the same rule set
 // (or this). Returns 0 or -errno.
 int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &policies);
@@ -66,5 +69,7 @@ int update_config_flags(int config_fd, uint32_t set, uint32_t clear);
 
 // Reads the live policy of `rule`. Returns 0 or -errno.
 int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out);
+// Reads the live prefix budgets of `rule`. Returns 0 or -errno.
+int read_live_prefix_policy(int prefix_fd, int config_fd, uint32_t rule, dt_prefix_policy *out);
 
 }  // namespace dt

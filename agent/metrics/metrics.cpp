@@ -217,6 +217,10 @@ void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns)
   x.counter("dthrottle_report_messages_sent_total", "Report messages published.", c.messages_sent);
   x.counter("dthrottle_report_bytes_sent_total", "Bytes of report messages published.", c.bytes_sent);
   x.counter("dthrottle_report_entries_sent_total", "Source entries published in reports.", c.entries_sent);
+  x.counter("dthrottle_report_prefix_entries_sent_total",
+            "Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).", c.prefix_entries_sent);
+  x.gauge("dthrottle_report_entries_max", "Entries of the largest report published since the agent started.",
+          static_cast<double>(c.max_report_entries));
   x.counter("dthrottle_report_messages_received_total", "Report messages received from peers.",
             c.messages_received);
   x.counter("dthrottle_report_bytes_received_total", "Bytes of report messages received.", c.bytes_received);

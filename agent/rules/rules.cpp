@@ -16,6 +16,7 @@
 #include "common/parse_values.h"
 #include "common/report_types.h"
 #include "dataplane/policy.h"
+#include "dthrottle/bucket.h"
 
 namespace dt {
 namespace {
@@ -247,6 +248,13 @@ bool parse_rule_name_cidr(const RuleSet &rs, const Value &t, int line, PacketRul
            "' must be 1 to 47 characters of A-Z a-z 0-9 . _ : -";
     return false;
   }
+  std::string base;
+  unsigned level_bits = 0;
+  if (split_prefix_group_name(r->name, &base, &level_bits)) {
+    *err = at(rs, static_cast<int>(t.at("name").location().line())) + "rule name '" + r->name +
+           "' ends like a prefix level in peers' reports ('::p' and a length): choose another name";
+    return false;
+  }
   if (!parse_cidr(cidr, r, &why)) {
     *err = at(rs, static_cast<int>(t.at("cidr").location().line())) + why;
     return false;
@@ -347,6 +355,72 @@ bool parse_rule_dry_run(const RuleSet &rs, const Value &t, PacketRule *r, std::s
   return true;
 }
 
+// One element of `prefix_limits`: "v4/24=1000/s,burst=2000" or { prefix = "v4/24", rate = 1000, burst = 2000 }.
+bool parse_prefix_limit_value(const RuleSet &rs, const Value &v, PrefixLimit *out, std::string *err) {
+  const int line = static_cast<int>(v.location().line());
+  std::string why;
+  if (v.is_string()) {
+    if (!parse_prefix_limit(v.as_string().str, out, &why)) return *err = at(rs, line) + "prefix_limits: " + why, false;
+    return true;
+  }
+  if (!v.is_table())
+    return *err = at(rs, line) + "each prefix limit is a table { prefix = \"v4/24\", rate = 1000, burst = 2000 } "
+                                 "or a string \"v4/24=1000/s,burst=2000\"",
+           false;
+  if (!known_keys(rs, v, {"prefix", "rate", "burst"}, "a prefix limit", err)) return false;
+  if (!v.contains("prefix") || !v.at("prefix").is_string())
+    return *err = at(rs, line) + "a prefix limit needs 'prefix', a level such as \"v4/24\" or \"v6/48\"", false;
+  if (!v.contains("rate") || !v.contains("burst"))
+    return *err = at(rs, line) + "a prefix limit needs both 'rate' (per second) and 'burst'", false;
+  double rate = 0;
+  uint64_t burst = 0;
+  bool rate_bytes = false, burst_bytes = false;
+  if (!read_rate(rs, v.at("rate"), &rate, &rate_bytes, err) || !read_burst(rs, v.at("burst"), &burst, &burst_bytes, err))
+    return false;
+  if (std::string m = budget_unit_mismatch(rate_bytes, burst_bytes, "rate = " + written(v.at("rate")),
+                                           "burst = " + written(v.at("burst")));
+      !m.empty())
+    return *err = at(rs, line) + m, false;
+  unsigned bits = 0;
+  if (!parse_prefix_level(v.at("prefix").as_string().str, &out->v4, &bits, &why))
+    return *err = at(rs, static_cast<int>(v.at("prefix").location().line())) + "prefix limit " + why, false;
+  out->bits = static_cast<uint8_t>(bits);
+  out->rate = rate;
+  out->burst = burst;
+  out->bytes = rate_bytes;
+  out->text = v.at("prefix").as_string().str + "=" + written(v.at("rate")) + ",burst=" + written(v.at("burst"));
+  return true;
+}
+
+// `prefix_limits = [...]`: the rule's prefix budgets, checked against the rule.
+bool parse_rule_prefix_limits(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
+  if (!t.contains("prefix_limits")) return true;
+  const Value &v = t.at("prefix_limits");
+  const int line = static_cast<int>(v.location().line());
+  if (!v.is_array())
+    return *err = at(rs, line) + "'prefix_limits' must be a list: prefix_limits = [{ prefix = \"v4/24\", rate = 1000, "
+                                 "burst = 2000 }]",
+           false;
+  if (r->action != RuleAction::Throttle)
+    return *err = at(rs, line) + "only throttle rules take prefix_limits ('" + rule_action_name(r->action) +
+                  "' has no budget to share)",
+           false;
+  for (const Value &e : v.as_array()) {
+    PrefixLimit l;
+    if (!parse_prefix_limit_value(rs, e, &l, err)) return false;
+    r->prefix_limits.push_back(l);
+  }
+  std::string why;
+  const unsigned v4_key = r->v4 ? r->key_prefix : 32, v6_key = r->v4 ? 64 : r->key_prefix;
+  if (!check_prefix_limits(r->prefix_limits, r->name, r->bytes, v4_key, v6_key, &why)) return *err = at(rs, line) + why, false;
+  if (!r->prefix_limits.empty() && r->name.size() > kMaxRuleNameLen - kPrefixGroupSuffixMax)
+    return *err = at(rs, line) + "rule '" + r->name + "' has prefix limits, so its name may have at most " +
+                  std::to_string(kMaxRuleNameLen - kPrefixGroupSuffixMax) +
+                  " characters (peers' reports name its levels as '" + prefix_group_name(r->name, 24) + "')",
+           false;
+  return true;
+}
+
 bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
   const int line = static_cast<int>(t.location().line());
   r->line = line;
@@ -356,13 +430,13 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
   }
   if (!known_keys(rs, t,
                   {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive",
-                   "dry_run"},
+                   "dry_run", "prefix_limits"},
                   "a [[rule]]", err))
     return false;
   std::string action;
   return parse_rule_name_cidr(rs, t, line, r, err) && parse_rule_action(rs, t, r, &action, err) &&
          parse_rule_match(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err) &&
-         parse_rule_dry_run(rs, t, r, err);
+         parse_rule_dry_run(rs, t, r, err) && parse_rule_prefix_limits(rs, t, r, err);
 }
 
 // The [[rule]] tables, appended to rs.rules after the default rule with ids in file order.
@@ -523,6 +597,19 @@ bool compile_policies(const RuleSet &rs, CompiledRules *c, std::string *err) {
     p.flags = static_cast<uint8_t>(p.flags | (r.dry_run ? DT_POL_DRY_RUN : 0));
     p.v4_key_bits = r.key_prefix && r.v4 ? r.key_prefix : 32;
     p.v6_key_bits = r.key_prefix && !r.v4 ? r.key_prefix : 64;
+    if (r.prefix_limits.empty()) continue;
+    if (r.action != RuleAction::Throttle) {
+      *err = (i == 0 ? std::string("default rule: ") : at(rs, r.line)) +
+             "prefix limits need a throttle rule (for the default rule: --rate and --burst)";
+      return false;
+    }
+    if (!check_prefix_limits(r.prefix_limits, r.name, r.bytes, p.v4_key_bits, p.v6_key_bits, &why)) {
+      *err = (i == 0 ? "" : at(rs, r.line)) + why;
+      return false;
+    }
+    c->prefix.resize(c->policies.size());
+    c->prefix[r.id] = compile_prefix_limits(r.prefix_limits);
+    p.flags = static_cast<uint8_t>(p.flags | DT_POL_PREFIX);
   }
   return true;
 }
@@ -679,9 +766,10 @@ bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err) {
 }
 
 bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out,
-                std::string *err, const LoadedRules *previous) {
+                std::string *err, const LoadedRules *previous, const std::vector<PrefixLimit> &prefix) {
   LoadedRules r;
   r.set = default_rules(rate, burst, bytes);
+  r.set.rules[0].prefix_limits = prefix;
   if (!path.empty() && !load_rules_file(path, &r.set, err)) return false;
   if (previous) {
     // Same name, same id; the others take the lowest ids no kept rule uses.
@@ -712,6 +800,14 @@ bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path
   }
   *out = std::move(r);
   return true;
+}
+
+std::set<uint32_t> prefix_level_keys(const LoadedRules &r) {
+  std::set<uint32_t> out;
+  for (const auto &rule : r.set.rules)
+    if (rule.action == RuleAction::Throttle)
+      for (const PrefixLimit &l : rule.prefix_limits) out.insert(dt_prefix_key_rule(rule.id, l.bits, !l.v4));
+  return out;
 }
 
 void set_all_dry_run(LoadedRules *r) {
@@ -747,6 +843,11 @@ std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag
   std::string out = buf;
   if (adaptive) out += "; " + std::to_string(adaptive) + " adaptive";
   if (const size_t dry = dry_run_rule_names(r).size()) out += "; " + std::to_string(dry) + " in dry run";
+  std::string levels;
+  for (const auto &rule : r.set.rules)
+    for (const PrefixLimit &l : rule.prefix_limits)
+      levels += (levels.empty() ? "" : ", ") + rule.name + " " + format_prefix_limit(l);
+  if (!levels.empty()) out += "; prefix budgets: " + levels;
   return out;
 }
 

@@ -21,6 +21,10 @@
 //   adaptive = true               # back off on busy signals (default false), or a table:
 //   adaptive = { decrease = 0.5, recovery = 3, floor = 0.01, scope = "cluster", listen_port = 443 }
 //   dry_run = true                # decide and count, drop nothing (would_drop); default false
+//   prefix_limits = [             # also cap the aggregate of the rule's sources per prefix
+//     { prefix = "v4/24", rate = 1000, burst = 2000 },
+//     "v4/16=5000/s,burst=10000",  # the --prefix-limit syntax works too
+//   ]
 //   [[tag]]                       # query-socket tags: longest string prefix wins
 //   prefix = "user:"
 //   rate = 5
@@ -33,10 +37,12 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "dthrottle/common.h"
+#include "rules/prefix_limits.h"
 #include "rules/tags.h"
 
 namespace dt {
@@ -59,6 +65,7 @@ struct PacketRule {
   uint8_t key_prefix = 0;  // bucket granularity within the family (32/64 by default)
   AdaptiveConfig adaptive{};  // back off on busy signals (adaptive.h); throttle rules only
   bool dry_run = false;    // DT_POL_DRY_RUN: decided and counted, never dropped (would_drop)
+  std::vector<PrefixLimit> prefix_limits;  // prefix budgets (DT_POL_PREFIX); throttle rules only
   int line = 0;            // where it is in the file
   uint32_t id = 0;         // the kernel's rule index (stable by name across reloads)
 };
@@ -82,6 +89,7 @@ bool load_rules_file(const std::string &path, RuleSet *out, std::string *err);
 // from shorter prefixes, ending with the default rule).
 struct CompiledRules {
   std::vector<dt_policy> policies;
+  std::vector<dt_prefix_policy> prefix;  // by rule id, beside policies (empty for rules without)
   std::vector<std::pair<dt_lpm_key, dt_rule_set>> lpm;
 };
 bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err);
@@ -94,22 +102,28 @@ struct LoadedRules {
   std::vector<std::string> names;
   std::vector<bool> throttles;
 };
-// The default rule from rate/burst (rate 0: none; `bytes`: a byte budget), plus `path` if not empty. With
+// The default rule from rate/burst (rate 0: none; `bytes`: a byte budget; `prefix`: its
+// prefix budgets, --prefix-limit), plus `path` if not empty. With
 // `previous` (a reload), a rule keeps the id it had under the same name, so its
 // buckets and counters stay its own; new rules take free ids.
 bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out,
-                std::string *err, const LoadedRules *previous = nullptr);
+                std::string *err, const LoadedRules *previous = nullptr,
+                const std::vector<PrefixLimit> &prefix = {});
 // The same with a default rule in packets.
 inline bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
                        const LoadedRules *previous = nullptr) {
   return load_rules(rate, burst, false, path, out, err, previous);
 }
+// The prefix levels in force, as the key.rule of their buckets (dt_prefix_key_rule):
+// what the cluster accepts peers' prefix hits for.
+std::set<uint32_t> prefix_level_keys(const LoadedRules &r);
 // --dry-run: every rule of `r` in dry run (its policy flagged DT_POL_DRY_RUN).
 void set_all_dry_run(LoadedRules *r);
 // The names of the rules in dry run that could drop (throttle and deny rules), in file order.
 std::vector<std::string> dry_run_rule_names(const LoadedRules &r);
 // One line: "3 packet rules (2 throttle, 1 allow, 0 deny), 2 tag rules, default 100/s burst 50"
-// (then "; 1 adaptive", "; 2 in dry run" when there are).
+// (then "; 1 adaptive", "; 2 in dry run", "; prefix budgets: default v4/24=1000/s,burst=2000"
+// when there are).
 // The tag rules counted are the file's, or `tag_rules` (the file's and --tag-rule flags').
 std::string describe_rules(const LoadedRules &r);
 std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag_rules);

@@ -191,4 +191,72 @@ DT_INLINE __u32 dt_drop_slot(const struct dt_key *key)
 	return (h >> 24) & (DT_DROP_SLOTS - 1);
 }
 
+/*
+ * Give back `n` tokens taken from a bucket whose state is now `tat` (prefix budgets:
+ * a level that took its tokens for a packet that a later check refused). Taking
+ * moved tat from max(tat0, t) to max(tat0, t) + n * interval_ns, and other takes and
+ * debits since then only moved it further; moving it back by the same amount leaves
+ * the bucket as if this packet had never taken anything (if the result is before now,
+ * the bucket is simply full, as it was). Never below 0, in case the bucket was
+ * evicted and recreated meanwhile (then there is nothing to give back).
+ */
+DT_INLINE __u64 dt_gcra_refund(__u64 tat, const struct dt_policy *p, __u64 n)
+{
+	__u64 back;
+
+	if (!p->interval_ns || n > p->burst_ns / p->interval_ns)
+		return tat;  /* a cost admit_n would never have granted */
+	back = n * p->interval_ns;
+	return tat > back ? tat - back : 0;
+}
+
+/* The key.rule of a prefix bucket: rule, level prefix length (within its family), family. */
+DT_INLINE __u32 dt_prefix_key_rule(__u32 rule, __u32 bits, int is_v6)
+{
+	return DT_KEY_PREFIX | (is_v6 ? DT_KEY_PREFIX_V6 : 0) | ((bits & 0xffu) << DT_KEY_BITS_SHIFT) |
+	       (rule & DT_KEY_RULE_MASK);
+}
+
+DT_INLINE int dt_key_is_prefix(__u32 key_rule) { return (key_rule & DT_KEY_PREFIX) != 0; }
+DT_INLINE __u32 dt_key_rule_id(__u32 key_rule) { return key_rule & DT_KEY_RULE_MASK; }
+DT_INLINE __u32 dt_key_prefix_bits(__u32 key_rule) { return (key_rule >> DT_KEY_BITS_SHIFT) & 0xffu; }
+DT_INLINE int dt_key_prefix_v6(__u32 key_rule) { return (key_rule & DT_KEY_PREFIX_V6) != 0; }
+
+/*
+ * The key of the prefix bucket of `addr` (a source key, IPv4-mapped) at a level of
+ * `bits` (within the family) of `rule`: the address cut to the level, and the
+ * encoded rule above.
+ */
+DT_INLINE void dt_key_for_level(struct dt_key *out, const struct dt_key *src, __u32 rule, __u32 bits,
+				int is_v6)
+{
+	__builtin_memcpy(out->addr, src->addr, 16);
+	dt_mask_addr(out->addr, is_v6 ? bits : 96u + bits);
+	out->rule = dt_prefix_key_rule(rule, bits, is_v6);
+}
+
+/*
+ * The level of a prefix policy that a prefix bucket's key.rule names (same family,
+ * same prefix length), or NULL: how the debit program and the agent find the
+ * policy of a prefix bucket a peer reported.
+ */
+DT_INLINE const struct dt_policy *dt_prefix_level_of(const struct dt_prefix_policy *pp, __u32 key_rule)
+{
+	__u32 bits = dt_key_prefix_bits(key_rule), i;
+	int v6 = dt_key_prefix_v6(key_rule);
+
+#ifndef __cplusplus
+#pragma unroll
+#endif
+	for (i = 0; i < DT_PREFIX_LEVELS; i++) {
+		const struct dt_policy *l = v6 ? &pp->v6[i] : &pp->v4[i];
+
+		if (i >= (v6 ? pp->n_v6 : pp->n_v4))
+			break;
+		if ((v6 ? l->v6_key_bits : l->v4_key_bits) == bits)
+			return l;
+	}
+	return 0;
+}
+
 #endif /* DTHROTTLE_BUCKET_H */

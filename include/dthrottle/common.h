@@ -29,6 +29,8 @@
 #define DT_MAP_RULE_WOULD_DROP "rule_would_drop"
 #define DT_MAP_RULE_BYTES  "rule_bytes"
 #define DT_MAP_DROP_PENDING "drop_pending"
+#define DT_MAP_PREFIX_POLICY "prefix_policy"
+#define DT_MAP_PREFIX_DROPS  "prefix_drops"
 #define DT_PIN_LINK        "link"
 #define DT_PIN_TC_LINK     "tc_link"   /* --attach tc on Linux 6.6+: the tcx link */
 
@@ -151,6 +153,45 @@ struct dt_policy {
 /* dt_policy.flags */
 #define DT_POL_DRY_RUN 0x1 /* decide and count as if enforcing, never drop (would_drop) */
 #define DT_POL_BYTES   0x2 /* tokens are bytes of the frame (Ethernet header included), not packets */
+#define DT_POL_PREFIX  0x4 /* the rule also caps its sources per prefix (struct dt_prefix_policy) */
+
+/*
+ * Prefix budgets: a throttle rule may also cap the aggregate of its sources per
+ * prefix, at up to DT_PREFIX_LEVELS levels per family (e.g. IPv4 /24 and /16, IPv6
+ * /48 and /32), each a token bucket of its own. A packet passes only when every
+ * level of its family and its source bucket have a token (bpf/prefix.bpf.h).
+ *
+ * The levels of rule R live in DT_MAP_PREFIX_POLICY at slot R*2 + bank, banked
+ * like `policy` (one config.bank flip switches both). A level is a dt_policy:
+ * interval_ns and burst_ns as for a source, action DT_ACT_THROTTLE, flags
+ * DT_POL_BYTES as its rule's, and its prefix length in v4_key_bits (an IPv4 level)
+ * or v6_key_bits (an IPv6 level). The agent sorts each family's levels broadest
+ * first, so a flooded /16 refuses before any of its /24 buckets is looked at.
+ */
+#define DT_PREFIX_LEVELS 4u
+#define DT_PREFIX_SLOTS  (2u * DT_PREFIX_LEVELS) /* per rule: IPv4 levels 0..3, IPv6 4..7 */
+struct dt_prefix_policy {
+	__u8 n_v4;  /* levels in use in v4[] */
+	__u8 n_v6;  /* levels in use in v6[] */
+	__u8 pad[6];
+	struct dt_policy v4[DT_PREFIX_LEVELS];
+	struct dt_policy v6[DT_PREFIX_LEVELS];
+};
+
+/*
+ * A prefix bucket lives in DT_MAP_BUCKETS beside the source buckets, so that the
+ * collect, debit and report machinery shares it across the cluster unchanged. Its
+ * key is the address cut to the level's prefix, and key.rule (and bucket.rule)
+ *   bit 31       DT_KEY_PREFIX: a prefix bucket
+ *   bit 30       DT_KEY_PREFIX_V6: an IPv6 level (else IPv4)
+ *   bits 16..23  the level's prefix length within its family (24 for an IPv4 /24)
+ *   bits 0..15   the rule
+ * A source bucket's key.rule is the rule alone (< DT_MAX_RULES), so the two never meet.
+ */
+#define DT_KEY_PREFIX    (1u << 31)
+#define DT_KEY_PREFIX_V6 (1u << 30)
+#define DT_KEY_BITS_SHIFT 16
+#define DT_KEY_RULE_MASK 0xffffu
 
 /* Key of the rules LPM trie: prefixlen bits of the 16-byte (IPv4-mapped) address. */
 struct dt_lpm_key {
@@ -302,6 +343,7 @@ DT_LAYOUT_ASSERT(dt_rule_bytes, 16);
 DT_LAYOUT_ASSERT(dt_collect, 32);
 DT_LAYOUT_ASSERT(dt_active_event, 24);
 DT_LAYOUT_ASSERT(dt_drop_pending, 48);
+DT_LAYOUT_ASSERT(dt_prefix_policy, 200);
 #undef DT_LAYOUT_ASSERT
 
 #endif /* DTHROTTLE_COMMON_H */

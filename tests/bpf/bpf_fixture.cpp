@@ -121,7 +121,57 @@ RuleMaps BpfFixture::policy_maps() {
   RuleMaps m;
   m.policy_fd = bpf_map__fd(skel_->maps.policy);
   m.config_fd = bpf_map__fd(skel_->maps.config);
+  m.prefix_fd = bpf_map__fd(skel_->maps.prefix_policy);
   return m;
+}
+
+int BpfFixture::prefix_policy_fd() const { return bpf_map__fd(skel_->maps.prefix_policy); }
+
+void BpfFixture::set_prefix_policy(double rate, uint64_t burst, const std::vector<PrefixLimit> &levels, bool bytes,
+                                   bool dry_run) {
+  dt_policy p{};
+  std::string err;
+  ASSERT_TRUE(make_policy(rate, burst, &p, &err, bytes)) << "make_policy(" << rate << ", " << burst << "): " << err;
+  ASSERT_TRUE(check_prefix_limits(levels, "default", bytes, p.v4_key_bits, p.v6_key_bits, &err)) << err;
+  p.flags |= DT_POL_PREFIX | (dry_run ? DT_POL_DRY_RUN : 0);
+  const int rc = publish_rules(policy_maps(), {p}, {}, {}, {compile_prefix_limits(levels)});
+  ASSERT_EQ(rc, 0) << "publish_rules (with prefix budgets): " << strerror(-rc);
+}
+
+std::optional<dt_bucket> BpfFixture::prefix_bucket(const std::string &addr, unsigned bits) {
+  dt_key src{}, key{};
+  if (!key_from_string(addr, &src)) {
+    ADD_FAILURE() << "not an address: " << addr;
+    return std::nullopt;
+  }
+  dt_key_for_level(&key, &src, DT_RULE_DEFAULT, bits, addr.find(':') != std::string::npos);
+  dt_bucket b{};
+  if (bpf_map_lookup_elem(buckets_fd(), &key, &b) != 0) return std::nullopt;
+  return b;
+}
+
+uint64_t BpfFixture::would_drop_of_rule0() {
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(libbpf_num_possible_cpus()));
+  uint32_t rule = DT_RULE_DEFAULT;
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.rule_would_drop), &rule, per_cpu.data()) != 0) {
+    ADD_FAILURE() << "rule_would_drop lookup: " << strerror(errno);
+    return 0;
+  }
+  uint64_t sum = 0;
+  for (uint64_t v : per_cpu) sum += v;
+  return sum;
+}
+
+uint64_t BpfFixture::prefix_drops(uint32_t slot) {
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(libbpf_num_possible_cpus()));
+  uint32_t idx = DT_RULE_DEFAULT * DT_PREFIX_SLOTS + slot;
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.prefix_drops), &idx, per_cpu.data()) != 0) {
+    ADD_FAILURE() << "prefix_drops lookup: " << strerror(errno);
+    return 0;
+  }
+  uint64_t sum = 0;
+  for (uint64_t v : per_cpu) sum += v;
+  return sum;
 }
 
 void BpfFixture::set_policy(double rate, uint64_t burst) {

@@ -21,6 +21,7 @@
 #include "dataplane/debits.h"
 #include "dataplane/policy.h"
 #include "dthrottle/common.h"
+#include "rules/prefix_limits.h"
 
 struct dthrottle_bpf;
 
@@ -62,6 +63,18 @@ class BpfFixture : public ::testing::Test {
   void set_byte_policy(double rate, uint64_t burst);
   // Publishes rule 0 = `p` as it is (e.g. live_policy() with DT_POL_DRY_RUN added).
   void publish_policy(const dt_policy &p);
+  // Rule 0 = (rate/s, burst) with prefix budgets `levels` (bytes: a byte budget), as
+  // the agent compiles them (compile_prefix_limits, DT_POL_PREFIX).
+  // dry_run: the rule in dry run (DT_POL_DRY_RUN).
+  void set_prefix_policy(double rate, uint64_t burst, const std::vector<PrefixLimit> &levels, bool bytes = false,
+                         bool dry_run = false);
+  // Rule 0's would-drop count (rule_would_drop), summed over CPUs.
+  uint64_t would_drop_of_rule0();
+  // The bucket of the prefix level v4/bits or v6/bits that `addr` falls in, or nullopt.
+  std::optional<dt_bucket> prefix_bucket(const std::string &addr, unsigned bits);
+  // Packets dropped by level `slot` of rule 0 (IPv6 levels from DT_PREFIX_LEVELS), summed over CPUs.
+  uint64_t prefix_drops(uint32_t slot);
+  int prefix_policy_fd() const;
   // Publishes an empty rule set (interval_ns 0 everywhere: fail open).
   void clear_policy();
   // The policy of rule 0 as the XDP program sees it.

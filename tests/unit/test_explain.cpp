@@ -60,6 +60,48 @@ TEST(Explain, RendersAnUnknownSourceAndNoAgent) {
   EXPECT_NE(json.find(R"("peers":{"state":"no_agent"})"), std::string::npos) << json;
 }
 
+TEST(Explain, RendersThePrefixBudgetsASourceShares) {
+  Explanation e;
+  e.address = "198.18.9.9";
+  e.addr = key_of("198.18.9.9");
+  ExplainRule r;
+  r.name = "default";
+  r.when = "any packet";
+  std::string err;
+  ASSERT_TRUE(make_policy(100, 50, &r.policy, &err)) << err;
+  r.key = e.addr;
+  ExplainLevel l;
+  l.level = "v4/16";
+  ASSERT_TRUE(make_policy(1000, 200, &l.policy, &err)) << err;
+  l.policy.v4_key_bits = 16;
+  dt_key_for_level(&l.key, &e.addr, 0, 16, 0);
+  l.has_bucket = true;
+  l.bucket.passed = 700;
+  l.bucket.debited = 5;
+  l.bucket.tat_ns = 0;  // full
+  r.levels.push_back(l);
+  ExplainLevel l24 = l;
+  l24.level = "v4/24";
+  l24.has_bucket = false;
+  dt_key_for_level(&l24.key, &e.addr, 0, 24, 0);
+  r.levels.push_back(l24);
+  e.rules.push_back(r);
+  const std::string text = render_explanation_text(e);
+  EXPECT_NE(text.find("rule default per v4/16 prefix (1000/s burst 200, shared by every source of 198.18.0.0/16): "
+                      "200.000 of 200 tokens now; passed 700, debited 5 (peers' hits)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rule default per v4/24 prefix (1000/s burst 200, shared by every source of 198.18.9.0/24): "
+                      "no bucket yet, it would start full"),
+            std::string::npos)
+      << text;
+  const std::string json = render_explanation_json(e);
+  EXPECT_NE(json.find(R"("prefix_levels":[{"level":"v4/16","rate":1000,"burst":200,"key":"198.18.0.0","bucket":)"
+                      R"({"tokens":200.0,"passed":700,"debited":5}},{"level":"v4/24")"),
+            std::string::npos)
+      << json;
+}
+
 ReportBody body_with(std::vector<std::pair<const char *, uint64_t>> entries) {
   ReportBody b;
   b.rules = {"default", "web"};

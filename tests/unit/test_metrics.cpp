@@ -152,6 +152,12 @@ dthrottle_report_bytes_sent_total 64000
 # HELP dthrottle_report_entries_sent_total Source entries published in reports.
 # TYPE dthrottle_report_entries_sent_total counter
 dthrottle_report_entries_sent_total 1900
+# HELP dthrottle_report_prefix_entries_sent_total Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).
+# TYPE dthrottle_report_prefix_entries_sent_total counter
+dthrottle_report_prefix_entries_sent_total 0
+# HELP dthrottle_report_entries_max Entries of the largest report published since the agent started.
+# TYPE dthrottle_report_entries_max gauge
+dthrottle_report_entries_max 0
 # HELP dthrottle_report_messages_received_total Report messages received from peers.
 # TYPE dthrottle_report_messages_received_total counter
 dthrottle_report_messages_received_total 990
@@ -317,7 +323,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 62u);
+  EXPECT_EQ(samples, 64u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {

@@ -104,7 +104,8 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   ASSERT_EQ(j["sources"].size(), 3u);
   const Json &first = j["sources"][0];
   EXPECT_EQ(keys_of(first), (std::vector<std::string>{"source", "prefix_len", "rule", "passed", "dropped",
-                                                      "would_drop", "debited", "tokens", "last_seen_ago_s", "unit"}));
+                                                      "would_drop", "debited", "tokens", "last_seen_ago_s", "unit",
+                                                      "prefix_bucket"}));
   EXPECT_EQ(first["source"], "198.18.1.1") << "most dropped first";
   EXPECT_EQ(first["prefix_len"], 32);
   EXPECT_EQ(first["rule"], "default");
@@ -120,10 +121,10 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   ASSERT_EQ(j["rules"].size(), 2u);
   EXPECT_EQ(j["rules"][0].dump(),
             R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300,)"
-            R"("would_drop":0,"dry_run":false,"unit":"packets"})");
+            R"("would_drop":0,"dry_run":false,"unit":"packets","prefix_limits":[]})");
   EXPECT_EQ(j["rules"][1].dump(),
             R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9,"would_drop":0,)"
-            R"("dry_run":false,"unit":"packets"})");
+            R"("dry_run":false,"unit":"packets","prefix_limits":[]})");
 }
 
 TEST(StatsJson, TopLimitsTheSourcesButNotTheirTotal) {
@@ -324,7 +325,7 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(j["period_ms"], 200);
   EXPECT_EQ(j["counters"]["reports_sent"], 5);
   EXPECT_EQ(j["counters"]["rejected"], 3) << "the total of the reasons";
-  EXPECT_EQ(keys_of(j["counters"]).size(), 21u);
+  EXPECT_EQ(keys_of(j["counters"]).size(), 23u);
   EXPECT_EQ(j["rejected"]["bad \"magic\""], 2);
   ASSERT_EQ(j["peers"].size(), 2u);
   // Peers by node id: the awkward one ("a...") before "h2".

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * prefix.bpf.h - prefix budgets: a throttle rule's cap on the aggregate of its
+ * sources per prefix (e.g. every IPv4 /24 and /16, every IPv6 /48), so that a flood
+ * of random spoofed sources, each new and under its own limit, meets one budget per
+ * flooded prefix instead of passing whole.
+ *
+ * A packet of a rule with DT_POL_PREFIX passes only when every level of its family
+ * and its own source bucket have its tokens. The levels are checked first, so a
+ * source whose prefix is out of budget is dropped without its own bucket being
+ * created: the LRU keeps the legitimate sources. Each level is a bucket in the
+ * `buckets` map (key: the address cut to the level, key.rule encoded as in
+ * common.h), so the collect, debit and report machinery shares it with the peers
+ * exactly like a source bucket.
+ *
+ * Exactness (no token created, none lost for good): tokens are taken one bucket at a
+ * time with the usual compare-and-swap, so a later refusal (a narrower level, or
+ * the source) means the levels already charged must be paid back. dt_gcra_refund
+ * moves a level's tat back by exactly what was taken (bucket.h), with bounded
+ * compare-and-swap retries; a refund that loses DT_CAS_RETRIES races in a row is
+ * given up, which errs toward fewer tokens, never more. To keep refunds (shared
+ * writes) off the drop path of a flood, nothing is written until every check is
+ * known to pass:
+ *   1. a known source already out of tokens is left to its own bucket, which drops
+ *      it (the levels are not touched: DT_PFX_DEFERRED);
+ *   2. every level is looked at without writing (broadest first); one without
+ *      tokens drops the packet here, counted per level and per CPU;
+ *   3. only then is a token taken at every level (creating a level's bucket on
+ *      first sight); a race lost since step 2 refunds the levels already taken.
+ * After the source's own take, dt_prefix_settle completes the packet: admitted, the
+ * levels count it as passed (and are announced for the next report in cluster
+ * mode); refused, the levels get their tokens back. In the deferred case a source
+ * that does get a token after all (another CPU's refund gave one back) has its
+ * levels charged then, or its token refunded and the packet dropped.
+ */
+#ifndef DTHROTTLE_PREFIX_BPF_H
+#define DTHROTTLE_PREFIX_BPF_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "dthrottle/common.h"
+#include "dthrottle/bucket.h"
+#include "maps.h"
+#include "bucket_ops.h"
+
+enum dt_prefix_state {
+	DT_PFX_NONE = 0,  /* no levels for this packet: the source bucket alone decides */
+	DT_PFX_TAKEN,     /* every level's token is taken: settle after the source's take */
+	DT_PFX_DEFERRED,  /* the source had no token at a first look: levels untouched */
+};
+
+/* The packet as the level functions see it (one pointer: global functions take at
+ * most five arguments, and scalars only behind pointers). */
+struct dt_pfx_arg {
+	struct dt_key src;  /* the source's bucket key */
+	__u32 rule;
+	__u32 is_v6;
+	__u32 epoch;        /* cluster mode: the report period (0: not reporting) */
+	__u64 now;
+	__u64 cost;
+};
+
+_Static_assert(sizeof(struct dt_pfx_arg) == 48, "dt_pfx_arg has no hole");
+
+/* What dt_prefix_check leaves for dt_prefix_settle (on the caller's stack; scalars
+ * only, as global functions require). */
+struct dt_prefix_pass {
+	__u32 state;   /* enum dt_prefix_state */
+	__u32 slot;    /* the rule's slot in prefix_policy: rule * 2 + bank */
+	__u32 taken;   /* bit i: level i's token was taken (no bit: no bucket to be had) */
+	__u32 pad;
+	struct dt_pfx_arg a;
+};
+
+/* The level functions are global BPF functions: the verifier checks each once, not
+ * once per level and per path through the packet program (with their compare-and-
+ * swap loops inlined four times over, dt_xdp exceeded the verifier's budget). They
+ * find the level's bucket by its key each time rather than keep pointers across calls. */
+
+/* Level `l`'s bucket key for the packet. */
+static __always_inline void dt_pfx_key(struct dt_key *lk, const struct dt_pfx_arg *a, const struct dt_policy *l)
+{
+	dt_key_for_level(lk, &a->src, a->rule, a->is_v6 ? l->v6_key_bits : l->v4_key_bits, a->is_v6);
+}
+
+/* Give `cost` tokens back to a source bucket (the deferred case; bounded retries). */
+static __always_inline void dt_bucket_refund(struct dt_bucket *b, const struct dt_policy *p, __u64 cost)
+{
+	__u64 old = DT_READ_ONCE(b->tat_ns), seen;
+	int i;
+
+	for (i = 0; i < DT_CAS_RETRIES; i++) {
+		seen = __sync_val_compare_and_swap(&b->tat_ns, old, dt_gcra_refund(old, p, cost));
+		if (seen == old)
+			return;
+		old = seen;
+	}
+}
+
+/* Step 2: 1 if level `l` has the packet's tokens (a bucket not there yet is full), else 0. */
+__noinline int dt_pfx_peek(const struct dt_pfx_arg *a, const struct dt_policy *l)
+{
+	struct dt_bucket *b;
+	struct dt_key lk;
+	__u64 next;
+
+	if (!a || !l)
+		return 1;
+	dt_pfx_key(&lk, a, l);
+	b = bpf_map_lookup_elem(&buckets, &lk);
+	return !b || dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), a->now, l, a->cost, &next);
+}
+
+/* Step 3 for one level: 1 taken, 0 refused, 2 no bucket to be had (fails open). */
+__noinline int dt_pfx_take(const struct dt_pfx_arg *a, const struct dt_policy *l)
+{
+	struct dt_bucket *b;
+	struct dt_stats *st;
+	struct dt_key lk;
+	__u32 zero = 0;
+
+	if (!a || !l)
+		return 2;
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
+		return 2;
+	dt_pfx_key(&lk, a, l);
+	b = dt_bucket_get(&lk, st);
+	if (!b)
+		return 2;
+	return dt_bucket_take(b, a->now, l, a->cost) == DT_TAKE_ADMIT;
+}
+
+/* Give the packet's tokens back to level `l` (bounded retries, see the top). */
+__noinline int dt_pfx_refund(const struct dt_pfx_arg *a, const struct dt_policy *l)
+{
+	struct dt_bucket *b;
+	struct dt_key lk;
+	__u64 old, seen;
+	int i;
+
+	if (!a || !l)
+		return 0;
+	dt_pfx_key(&lk, a, l);
+	b = bpf_map_lookup_elem(&buckets, &lk);
+	if (!b)
+		return 0;  /* evicted meanwhile: nothing to give back to */
+	old = DT_READ_ONCE(b->tat_ns);
+	for (i = 0; i < DT_CAS_RETRIES; i++) {
+		seen = __sync_val_compare_and_swap(&b->tat_ns, old, dt_gcra_refund(old, l, a->cost));
+		if (seen == old)
+			return 1;
+		old = seen;
+	}
+	return 0;
+}
+
+/* The packet passed: level `l` counts it (and announces itself for the next report). */
+__noinline int dt_pfx_passed(const struct dt_pfx_arg *a, const struct dt_policy *l)
+{
+	struct dt_bucket *b;
+	struct dt_stats *st;
+	struct dt_key lk;
+	__u32 zero = 0;
+
+	if (!a || !l)
+		return 0;
+	dt_pfx_key(&lk, a, l);
+	b = bpf_map_lookup_elem(&buckets, &lk);
+	if (!b)
+		return 0;
+	__sync_fetch_and_add(&b->passed, a->cost);
+	if (DT_READ_ONCE(b->last_seen_ns) != a->now)
+		b->last_seen_ns = a->now;  /* admitted packets only: bounded by the level's rate */
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (a->epoch && st)
+		dt_mark_active(b, &lk, a->epoch, st);
+	return 1;
+}
+
+/* Level i's policy for this packet's family. */
+static __always_inline const struct dt_policy *dt_prefix_level(const struct dt_prefix_policy *pp,
+							       const struct dt_prefix_pass *ps, __u32 i)
+{
+	return ps->a.is_v6 ? &pp->v6[i] : &pp->v4[i];
+}
+
+/* Levels of the packet's family. */
+static __always_inline __u32 dt_prefix_count(const struct dt_prefix_policy *pp, const struct dt_prefix_pass *ps)
+{
+	__u32 n = ps->a.is_v6 ? pp->n_v6 : pp->n_v4;
+
+	return n < DT_PREFIX_LEVELS ? n : DT_PREFIX_LEVELS;
+}
+
+/* One more packet dropped by level i of the rule (per CPU: no shared write). */
+static __always_inline void dt_prefix_count_drop(const struct dt_prefix_pass *ps, __u32 i)
+{
+	__u32 idx = ps->a.rule * DT_PREFIX_SLOTS + (ps->a.is_v6 ? DT_PREFIX_LEVELS : 0) + i;
+	__u64 *c = bpf_map_lookup_elem(&prefix_drops, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+/* Refund the levels whose token was taken. */
+static __always_inline void dt_prefix_refund(const struct dt_prefix_policy *pp, struct dt_prefix_pass *ps)
+{
+	__u32 i;
+
+	for (i = 0; i < DT_PREFIX_LEVELS; i++)
+		if (ps->taken & (1u << i))
+			dt_pfx_refund(&ps->a, dt_prefix_level(pp, ps, i));
+	ps->taken = 0;
+}
+
+/* Step 3: a token at every level, broadest first. 0, or -1 with the levels taken so
+ * far refunded and the refusing level's drop counted. */
+static __always_inline int dt_prefix_take_all(const struct dt_prefix_policy *pp, struct dt_prefix_pass *ps)
+{
+	__u32 i, n = dt_prefix_count(pp, ps), refused = DT_PREFIX_LEVELS;
+	int r;
+
+	ps->taken = 0;
+	for (i = 0; i < n; i++) {
+		r = dt_pfx_take(&ps->a, dt_prefix_level(pp, ps, i));
+		if (r == 0) {
+			refused = i;
+			break;
+		}
+		if (r == 1)
+			ps->taken |= 1u << i;
+	}
+	if (refused < DT_PREFIX_LEVELS) {
+		dt_prefix_refund(pp, ps);
+		dt_prefix_count_drop(ps, refused);
+		return -1;
+	}
+	ps->state = DT_PFX_TAKEN;
+	return 0;
+}
+
+/*
+ * Fills `ps` for a packet of `rule` (the source's bucket key `src`, cut to the rule's
+ * key prefix, which is longer than every level). Then dt_prefix_check.
+ */
+static __always_inline void dt_prefix_init(struct dt_prefix_pass *ps, __u32 bank, __u32 rule,
+					   const struct dt_key *src, int is_v6, __u64 now, __u64 cost,
+					   const struct dt_config *cfg)
+{
+	ps->state = DT_PFX_NONE;
+	ps->slot = (rule & DT_KEY_RULE_MASK) * 2 + (bank & 1);
+	ps->taken = 0;
+	ps->pad = 0;
+	ps->a.src = *src;
+	ps->a.rule = rule & DT_KEY_RULE_MASK;
+	ps->a.is_v6 = is_v6;
+	ps->a.now = now;
+	ps->a.cost = cost;
+	ps->a.epoch = (cfg->flags & DT_CFG_REPORT) ? cfg->epoch : 0;
+}
+
+/*
+ * Before the source bucket is looked up or created: 0 to go on (the source decides,
+ * then dt_prefix_settle), or -1 when a level of the packet's prefix is out of budget
+ * (the packet is to be dropped; nothing of the source was created or charged).
+ * `pol` is the rule's policy. A global function: verified once, and the packet
+ * program sees only its verdict.
+ */
+__noinline int dt_prefix_check(struct dt_prefix_pass *ps, const struct dt_policy *pol)
+{
+	const struct dt_prefix_policy *pp;
+	struct dt_bucket *b;
+	__u32 i, n, slot;
+	__u64 next;
+
+	if (!ps || !pol)
+		return 0;
+	ps->state = DT_PFX_NONE;
+	slot = ps->slot;
+	if (ps->a.rule >= DT_MAX_RULES)
+		return 0;
+	pp = bpf_map_lookup_elem(&prefix_policy, &slot);
+	if (!pp)
+		return 0;
+	n = dt_prefix_count(pp, ps);
+	if (!n)
+		return 0;
+	/* 1. A known source without a token: its own bucket drops it. */
+	b = bpf_map_lookup_elem(&buckets, &ps->a.src);
+	if (b && !dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), ps->a.now, pol, ps->a.cost, &next)) {
+		ps->state = DT_PFX_DEFERRED;
+		return 0;
+	}
+	/* 2. Look at every level, writing nothing. */
+	for (i = 0; i < n; i++) {
+		if (!dt_pfx_peek(&ps->a, dt_prefix_level(pp, ps, i))) {
+			dt_prefix_count_drop(ps, i);
+			return -1;
+		}
+	}
+	/* 3. Take them all. */
+	return dt_prefix_take_all(pp, ps);
+}
+
+/*
+ * After the source's own take (`res`, an enum dt_take_result, on bucket `sb`): the
+ * final result. Admitted, the levels count the packet as passed (and, in cluster
+ * mode, are announced for the next report like a source); refused, they get their
+ * tokens back. A global function, like dt_prefix_check.
+ */
+__noinline int dt_prefix_settle(struct dt_prefix_pass *ps, struct dt_bucket *sb, const struct dt_policy *pol,
+				int res)
+{
+	const struct dt_prefix_policy *pp;
+	__u32 i, slot;
+
+	if (!ps || ps->state == DT_PFX_NONE)
+		return res;
+	slot = ps->slot;
+	pp = bpf_map_lookup_elem(&prefix_policy, &slot);
+	if (!pp)
+		return res;
+	if (res != DT_TAKE_ADMIT) {
+		if (ps->state == DT_PFX_TAKEN)
+			dt_prefix_refund(pp, ps);
+		return res;
+	}
+	if (ps->state == DT_PFX_DEFERRED && dt_prefix_take_all(pp, ps) != 0) {
+		if (sb && pol)
+			dt_bucket_refund(sb, pol, ps->a.cost);
+		return DT_TAKE_DENY;
+	}
+	for (i = 0; i < DT_PREFIX_LEVELS; i++)
+		if (ps->taken & (1u << i))
+			dt_pfx_passed(&ps->a, dt_prefix_level(pp, ps, i));
+	return res;
+}
+
+/* The policy that applies to a bucket key's rule: a source's rule, or the level a
+ * prefix bucket's key names (NULL if that rule has no such level now). */
+static __always_inline const struct dt_policy *dt_policy_for_key(const struct dt_config *cfg, __u32 key_rule)
+{
+	const struct dt_prefix_policy *pp;
+	__u32 slot, rule = dt_key_rule_id(key_rule);
+
+	if (!dt_key_is_prefix(key_rule))
+		return dt_policy_for(cfg, key_rule);
+	if (rule >= DT_MAX_RULES)
+		return NULL;
+	slot = rule * 2 + (DT_READ_ONCE(cfg->bank) & 1);
+	pp = bpf_map_lookup_elem(&prefix_policy, &slot);
+	return pp ? dt_prefix_level_of(pp, key_rule) : NULL;
+}
+
+#endif /* DTHROTTLE_PREFIX_BPF_H */
