@@ -37,6 +37,32 @@ static __always_inline __u64 dt_now(const struct dt_config *cfg)
 	return (cfg->flags & DT_CFG_COARSE_CLOCK) ? bpf_ktime_get_coarse_ns() : bpf_ktime_get_ns();
 }
 
+/*
+ * The time to decide a take of `cost` from `b` at, with the precise clock's verdict
+ * (default mode) but without its cost on a refusal: the coarse clock is never ahead
+ * of the precise one and lags it by at most a tick, so a take refused at
+ * coarse + coarse_lag_ns (twice the tick: dt_config) would be refused at any precise
+ * time too (a GCRA take only gets easier as time passes). Then *refused is set and
+ * the coarse time returned (for last_seen and the drop counts); otherwise the
+ * precise time is read, and the take decided on it as always. With --clock coarse,
+ * or no lag known (an older agent's config), this is dt_now.
+ */
+static __always_inline __u64 dt_now_for_take(const struct dt_config *cfg, const struct dt_bucket *b,
+					     const struct dt_policy *p, __u64 cost, int *refused)
+{
+	__u32 lag = cfg->coarse_lag_ns;
+	__u64 coarse, next;
+
+	if ((cfg->flags & DT_CFG_COARSE_CLOCK) || !lag)
+		return dt_now(cfg);
+	coarse = bpf_ktime_get_coarse_ns();
+	if (!dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), coarse + lag, p, cost, &next)) {
+		*refused = 1;
+		return coarse;
+	}
+	return bpf_ktime_get_ns();
+}
+
 static __always_inline struct dt_config *dt_config_get(void)
 {
 	__u32 zero = 0;

@@ -127,6 +127,7 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	struct dt_stats *st;
 	struct dt_prefix_pass pfx;
 	enum dt_take_result take;
+	int refused;
 	struct dt_key key;
 	struct dt_l3 l3;
 	__u32 zero = 0, rule = DT_RULE_DEFAULT, bank;
@@ -190,11 +191,12 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	 * header included) under a byte rule. A bucket's passed/dropped count the same
 	 * unit, so reports and debits are in bytes for byte rules. */
 	cost = (pol->flags & DT_POL_BYTES) ? frame_len : segs;
-	now = dt_now(cfg);
+	now = 0;
 	/* Prefix budgets first (bpf/prefix.bpf.h): a prefix out of budget drops the
 	 * packet before its source gets a bucket of its own. */
 	pfx.state = DT_PFX_NONE;
 	if (pol->flags & DT_POL_PREFIX) {
+		now = dt_now(cfg);
 		dt_prefix_init(&pfx, bank, rule, &key, l3.is_v6, now, cost, cfg);
 		if (dt_prefix_check(&pfx, pol) != 0) {
 			if (pol->flags & DT_POL_DRY_RUN)
@@ -211,8 +213,13 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 		return XDP_PASS;
 	}
 
+	/* Without prefix levels, a packet refused even a clock tick from now is refused
+	 * on the cheap coarse clock: a flood's drop path reads no precise time. */
+	refused = 0;
+	if (!now)
+		now = dt_now_for_take(cfg, b, pol, cost, &refused);
 	dt_touch(b, now);
-	take = dt_bucket_take(b, now, pol, cost);
+	take = refused ? DT_TAKE_DENY : dt_bucket_take(b, now, pol, cost);
 	if (pfx.state != DT_PFX_NONE)
 		take = dt_prefix_settle(&pfx, b, pol, take);
 	switch (take) {

@@ -59,6 +59,7 @@
 
 #include "adaptive/adaptive.h"
 #include "bench.skel.h"
+#include "common/clock.h"
 #include "dataplane/collector.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/debits.h"
@@ -159,7 +160,9 @@ class Throttle {
     maps.policy_fd = pfd;
     maps.config_fd = cfd;
     if (int rc = dt::publish_rules(maps, {pol}, {}, {}); rc != 0) die("publish_rules: %s", strerror(-rc));
-    if (coarse_clock && dt::update_config_flags(cfd, DT_CFG_COARSE_CLOCK, 0) != 0) die("cannot set --clock coarse");
+    // As the agent configures it: the coarse clock's lag (the refusal shortcut), --clock coarse if asked.
+    if (dt::update_config_flags(cfd, coarse_clock ? DT_CFG_COARSE_CLOCK : 0, 0, dt::coarse_clock_lag_ns()) != 0)
+      die("cannot write the config map");
   }
   ~Throttle() { dthrottle_bpf__destroy(skel_); }
   Throttle(const Throttle &) = delete;

@@ -11,4 +11,11 @@ uint64_t mono_now_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+uint32_t coarse_clock_lag_ns() {
+  timespec res{};
+  if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0 || res.tv_sec != 0) return 0;
+  const uint64_t lag = 2 * static_cast<uint64_t>(res.tv_nsec);
+  return lag > 100'000'000ull ? 0 : static_cast<uint32_t>(lag);
+}
+
 }  // namespace dt

@@ -175,7 +175,8 @@ bool Daemon::publish_rules() {
   // them (the cluster, adaptive rules): a crashed agent's setting must not linger and
   // fill a ring nobody drains.
   if (int rc = update_config_flags(dp_->config_fd(), opt.coarse_clock ? DT_CFG_COARSE_CLOCK : 0,
-                                   (opt.coarse_clock ? 0 : DT_CFG_COARSE_CLOCK) | DT_CFG_REPORT | DT_CFG_EXEMPT);
+                                   (opt.coarse_clock ? 0 : DT_CFG_COARSE_CLOCK) | DT_CFG_REPORT | DT_CFG_EXEMPT,
+                                   coarse_clock_lag_ns());
       rc != 0)
     return fail(std::string("cannot write the config map: ") + strerror(-rc));
   rule_maps_ = rule_maps_of(*dp_);

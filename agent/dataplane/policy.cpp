@@ -163,11 +163,12 @@ int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &po
   return publish(maps, policies, nullptr, nullptr, nullptr);
 }
 
-int update_config_flags(int config_fd, uint32_t set, uint32_t clear) {
+int update_config_flags(int config_fd, uint32_t set, uint32_t clear, uint32_t coarse_lag_ns) {
   uint32_t zero = 0;
   dt_config cfg{};
   if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
   cfg.flags = (cfg.flags | set) & ~clear;
+  if (coarse_lag_ns) cfg.coarse_lag_ns = coarse_lag_ns;
   if (bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
   return 0;
 }

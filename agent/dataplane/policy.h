@@ -65,7 +65,9 @@ int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
 int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &policies);
 
 // Sets and clears DT_CFG_* bits in the config map (agent thread only). 0 or -errno.
-int update_config_flags(int config_fd, uint32_t set, uint32_t clear);
+// With coarse_lag_ns (common/clock.h: coarse_clock_lag_ns), also sets the config's
+// coarse_lag_ns, which lets a refusal skip the precise clock (dt_now_for_take).
+int update_config_flags(int config_fd, uint32_t set, uint32_t clear, uint32_t coarse_lag_ns = 0);
 
 // Reads the live policy of `rule`. Returns 0 or -errno.
 int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out);

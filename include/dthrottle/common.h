@@ -245,7 +245,8 @@ struct dt_config {
 	__u32 bank;  /* 0 or 1: which policy bank is live */
 	__u32 epoch; /* current report period (cluster mode), from 1 */
 	__u32 flags; /* DT_CFG_* */
-	__u32 pad;
+	__u32 coarse_lag_ns; /* how far the coarse clock may lag the precise one (twice its
+	                      * tick, set by the agent; 0: unknown): see dt_now_for_take */
 };
 /* With DT_CFG_RULES, `bank` also selects the live rules trie (rules0 / rules1). */
 

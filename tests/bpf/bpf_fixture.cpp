@@ -94,6 +94,9 @@ void BpfFixture::SetUp() {
                                      "libbpf's log above has the details"
                                    : floor);
   }
+  // Configured as the agent does: a refusal may be decided on the coarse clock.
+  if (int rc = update_config_flags(config_fd(), 0, 0, coarse_clock_lag_ns()); rc != 0)
+    GTEST_FAIL() << "cannot write the config map: " << strerror(-rc);
   start_ns_ = mono_now_ns();
 }
 

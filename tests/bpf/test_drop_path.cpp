@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 
 #include <chrono>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -194,9 +195,13 @@ TEST_F(XdpDropPath, LastSeenIsWrittenOnlyWhenStale) {
   }
   EXPECT_TRUE(checked) << "never managed two packets within 4 ms";
 
-  // Stale: rewritten by the next packet (dropped or not).
+  // Stale: rewritten by the next packet (dropped or not). A refusal is stamped with
+  // the coarse clock (dt_now_for_take), which lags the precise one by up to a tick:
+  // `before` is read on that clock too.
   std::this_thread::sleep_for(std::chrono::nanoseconds(2 * DT_LAST_SEEN_SLACK_NS));
-  before = mono_now_ns();
+  timespec coarse{};
+  ASSERT_EQ(clock_gettime(CLOCK_MONOTONIC_COARSE, &coarse), 0);
+  before = static_cast<uint64_t>(coarse.tv_sec) * 1000000000ull + static_cast<uint64_t>(coarse.tv_nsec);
   ASSERT_EQ(run(v4(src)), XDP_DROP);
   after = mono_now_ns();
   r = raw(src);
@@ -220,6 +225,43 @@ TEST_F(XdpDropPath, DryRunWouldDropsAreHeldAndReadExactly) {
   EXPECT_EQ(b->would_drop, kPackets);
   EXPECT_EQ(b->dropped, 0u);
   EXPECT_LT(kPackets - raw(src).would_drop, DT_DROP_FLUSH_PACKETS);
+}
+
+
+// A refusal decided on the coarse clock (dt_now_for_take) is exactly a refusal on the
+// precise one: a source that has a token is never refused because the coarse clock
+// lags. At 1000/s a token accrues every 1 ms, well within a tick (4 ms at HZ=250), so
+// a shortcut that forgot the lag would refuse most of these packets.
+TEST_F(XdpDropPath, TheCoarseClockNeverRefusesASourceWithAToken) {
+  dt_config cfg{};
+  const uint32_t zero = 0;
+  ASSERT_EQ(bpf_map_lookup_elem(config_fd(), &zero, &cfg), 0);
+  ASSERT_GT(cfg.coarse_lag_ns, 0u) << "the fixture sets the coarse clock's lag as the agent does";
+  ASSERT_NO_FATAL_FAILURE(set_policy(1000, 2));
+  const std::string src = "198.18.30.9";
+  int refused_with_a_token = 0;
+  for (int round = 0; round < 20; round++) {
+    while (run(v4(src)) == XDP_PASS) {
+    }  // empty: the last packet was refused
+    std::this_thread::sleep_for(std::chrono::microseconds(1500));  // 1.5 tokens accrue
+    if (run(v4(src)) != XDP_PASS) refused_with_a_token++;
+  }
+  EXPECT_EQ(refused_with_a_token, 0) << "packets refused although 1.5 ms (1.5 tokens at 1000/s) had passed";
+}
+
+// A flood of a source out of tokens is refused on the coarse clock, with the same
+// counts as ever: one pass, every other packet dropped and counted.
+TEST_F(XdpDropPath, RefusalsOnTheCoarseClockAreCountedAsEver) {
+  ASSERT_NO_FATAL_FAILURE(set_policy(kNoRefill, 1));
+  const std::string src = "198.18.30.10";
+  ASSERT_EQ(run(v4(src)), XDP_PASS);
+  ASSERT_EQ(burst_of(src, 300), static_cast<uint32_t>(XDP_DROP));
+  const auto b = bucket(src);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->passed, 1u);
+  EXPECT_EQ(b->dropped, 300u);
+  EXPECT_EQ(stats().dropped, 300u);
+  EXPECT_GT(b->last_seen_ns, 0u) << "last_seen is written from the coarse time";
 }
 
 }  // namespace

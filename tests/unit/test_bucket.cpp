@@ -2,6 +2,8 @@
 // functions the XDP and debit programs compile.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "dthrottle/bucket.h"
 #include "dataplane/policy.h"
 
@@ -200,3 +202,25 @@ TEST(ByteBucket, CostOneIsAdmit) {
 }
 
 }  // namespace
+
+// The kernel's coarse-clock shortcut (dt_now_for_take in bpf/bucket_ops.h) refuses a
+// take that is refused at a later time: sound only if a take refused at some time is
+// refused at every earlier time. Checked over random states, times, policies and costs.
+TEST(Bucket, ARefusalLaterIsARefusalAtEveryEarlierTime) {
+  std::mt19937_64 rng(42);
+  const dt_policy pols[] = {policy(1000, 5), policy(100, 50), policy(1e6, 1000), policy(0.5, 1)};
+  int refusals = 0;
+  for (int i = 0; i < 200000; i++) {
+    const dt_policy &p = pols[i % 4];
+    const uint64_t now = 1'000'000'000'000ull + rng() % 10'000'000'000ull;
+    const uint64_t tat = now - p.burst_ns + rng() % (3 * p.burst_ns);
+    const uint64_t later = now + rng() % 20'000'000ull;  // up to 20 ms: a few ticks
+    const uint64_t cost = 1 + rng() % 3;
+    __u64 next = 0;
+    if (dt_gcra_admit_n(tat, later, &p, cost, &next)) continue;
+    refusals++;
+    ASSERT_FALSE(dt_gcra_admit_n(tat, now, &p, cost, &next))
+        << "refused at " << later << " but admitted at the earlier " << now << " (tat " << tat << ")";
+  }
+  EXPECT_GT(refusals, 10000) << "the draw must exercise refusals";
+}
