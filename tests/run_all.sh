@@ -2,8 +2,48 @@
 # run_all.sh - every test suite of `make test`, then one closing line "N passed, N failed".
 # GoogleTest suites count their test cases; shell suites count their "PASS name" and
 # "FAIL name: reason" lines (a script that fails without a FAIL line counts as one failure).
+#
+#   tests/run_all.sh                          every suite (make test)
+#   tests/run_all.sh --suites bpf,netns       a subset: suite groups (unit bpf layout fuzz
+#                                             clients netns) or scripts by name (test_rules)
+# DT_SCRIPT_TIMEOUT: seconds one shell suite may take (300; make test-kernel gives more).
+# DT_SUITE_TIMES=1: also print how long each suite took (make test-kernel sets it).
 set -u
 cd "$(dirname "$0")/.."
+
+GROUPS_ALL="unit bpf layout fuzz clients netns"
+usage() {
+  echo "usage: tests/run_all.sh [--suites LIST]" >&2
+  echo "  LIST: comma-separated suite groups ($GROUPS_ALL) or scripts by name (test_rules)" >&2
+}
+suites=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --suites) [ $# -ge 2 ] || { usage; exit 2; }; suites=$2; shift 2 ;;
+    --suites=*) suites=${1#--suites=}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run_all.sh: unknown argument '$1'" >&2; usage; exit 2 ;;
+  esac
+done
+suites=${suites//,/ }
+script_timeout=${DT_SCRIPT_TIMEOUT:-300}
+
+# wanted GROUP [SCRIPT]: is this suite (or this script of the group) asked for?
+wanted() {
+  [ -z "$suites" ] && return 0
+  local s
+  for s in $suites; do
+    [ "$s" = "$1" ] && return 0
+    [ -n "${2:-}" ] && [ "$s" = "$(basename "$2" .sh)" ] && return 0
+  done
+  return 1
+}
+# Every name asked for must be a group or a script: a typo must not run nothing and pass.
+for s in $suites; do
+  case " $GROUPS_ALL " in *" $s "*) continue ;; esac
+  ls tests/*/"$s".sh >/dev/null 2>&1 && continue
+  echo "run_all.sh: no suite or test script named '$s'" >&2; usage; exit 2
+done
 
 passed=0
 failed=0
@@ -35,7 +75,7 @@ run_script() {  # script
   name=$(basename "$script" .sh)
   local log="$log_dir/$name.log"
   echo "== $name"
-  timeout 300 "$script" >"$log" 2>&1
+  timeout "$script_timeout" "$script" >"$log" 2>&1
   local rc=$?
   local p f
   p=$(grep -c '^PASS ' "$log")
@@ -56,10 +96,20 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-run_gtest unit build/unit_tests
-run_gtest bpf build/bpf_tests
-for s in tests/layout/test_*.sh tests/fuzz/test_*.sh tests/clients/test_*.sh tests/netns/test_*.sh; do
-  [ -e "$s" ] && run_script "$s"
+# timed FUNCTION ARGS...: run one suite, then its duration when DT_SUITE_TIMES is set.
+timed() {
+  local t0=$SECONDS
+  "$@"
+  [ -n "${DT_SUITE_TIMES:-}" ] && echo "   ($((SECONDS - t0)) s)"
+  return 0
+}
+
+wanted unit && timed run_gtest unit build/unit_tests
+wanted bpf && timed run_gtest bpf build/bpf_tests
+for group in layout fuzz clients netns; do
+  for s in tests/$group/test_*.sh; do
+    [ -e "$s" ] && wanted "$group" "$s" && timed run_script "$s"
+  done
 done
 
 echo

@@ -1,0 +1,53 @@
+#!/bin/bash
+# guest.sh - PID 1 of the test-kernel guest, after the initramfs's switch_root: mounts what a
+# booted system has (proc, sys, bpffs, devpts, tmpfs /run and /tmp), loads the kernel modules
+# the suites need from build/kernel/<version>/lib/modules, runs the suites with
+# tests/run_all.sh as root and powers the VM off. Its console (ttyS0) is the host's report:
+# the suite lines, then "test-kernel: guest status N". Everything runs over the tmpfs
+# overlay of the read-only 9p root: no write reaches the host.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+
+off() {
+	sync
+	echo "test-kernel: guest powering off"
+	busybox reboot -f
+	sleep 5
+	echo b >/proc/sysrq-trigger
+}
+trap off EXIT
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t bpf bpf /sys/fs/bpf
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+hostname dthrottle-guest
+ip link set lo up
+
+# The caller's settings (PATH, HOME, suites, timeouts), written by tests/kernel/run.sh.
+# shellcheck source=/dev/null
+. "$repo/build/kernel/guest.env" || { echo "test-kernel: no $repo/build/kernel/guest.env"; exit 1; }
+kver=$(uname -r)
+echo "test-kernel: guest up: Linux $kver, $(nproc) CPUs, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
+
+# The image package ships its modules under build/kernel; the host has none for this kernel.
+mkdir -p /usr/lib/modules
+ln -sfn "$repo/build/kernel/$kver/lib/modules/$kver" "/usr/lib/modules/$kver"
+# veth: every lab; inet_diag/tcp_diag: ss and the adaptive suite;: nft;
+# sch_ingress/cls_bpf/act_bpf (and sch_clsact's home, sch_ingress): tc attach mode.
+for m in veth inet_diag tcp_diag udp_diag sch_ingress cls_bpf act_bpf; do
+	busybox modprobe "$m" || echo "test-kernel: cannot load kernel module $m"
+done
+
+cd "$repo" || exit 1
+start=$(date +%s)
+tests/run_all.sh --suites "$DT_SUITES"
+rc=$?
+echo "test-kernel: guest ran suites $DT_SUITES in $(($(date +%s) - start)) s"
+echo "test-kernel: guest status $rc"
