@@ -39,9 +39,16 @@ echo "test-kernel: guest up: Linux $kver, $(nproc) CPUs, $(awk '/MemTotal/ { pri
 # The image package ships its modules under build/kernel; the host has none for this kernel.
 mkdir -p /usr/lib/modules
 ln -sfn "$repo/build/kernel/$kver/lib/modules/$kver" "/usr/lib/modules/$kver"
-# veth: every lab; inet_diag/tcp_diag: ss and the adaptive suite;: nft;
-# sch_ingress/cls_bpf/act_bpf (and sch_clsact's home, sch_ingress): tc attach mode.
-for m in veth inet_diag tcp_diag udp_diag sch_ingress cls_bpf act_bpf; do
+# The kernel asks /sbin/modprobe for the modules it wants on first use (bridge for
+# `ip link add type bridge`, inet_diag for NETLINK_SOCK_DIAG, qdiscs for tc...); the host
+# has no kmod for this tree: busybox's modprobe answers instead (modules.alias, modules.dep).
+printf '#!/bin/sh\nexec busybox modprobe "$@"\n' >/run/modprobe
+chmod 0755 /run/modprobe
+echo /run/modprobe >/proc/sys/kernel/modprobe
+# Loaded up front all the same: veth (every lab), bridge (the multi-host lab),
+# inet_diag/tcp_diag (the adaptive suite's listen-queue watch), sch_ingress/cls_bpf/act_bpf
+# (the tc attach mode).
+for m in veth bridge inet_diag tcp_diag udp_diag sch_ingress cls_bpf act_bpf; do
 	busybox modprobe "$m" || echo "test-kernel: cannot load kernel module $m"
 done
 

@@ -96,7 +96,7 @@ kvm_args=(-accel kvm -cpu host)
 tcg_args=(-accel tcg,thread=multi -cpu max)
 kvm_boots() {
   [ -c /dev/kvm ] || return 1
-  timeout -k 5 30 qemu-system-x86_64 "${kvm_args[@]}" -m 256M -nodefaults -no-user-config \
+  timeout -k 5 20 qemu-system-x86_64 "${kvm_args[@]}" -m 256M -nodefaults -no-user-config \
     -display none -no-reboot -serial stdio -monitor none \
     -kernel "$kernel" -initrd "$KDIR/initrd.img" -append "console=ttyS0 quiet panic=-1 dt_probe" \
     </dev/null 2>&1 | grep -q '^test-kernel: probe booted'
