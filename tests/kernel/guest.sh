@@ -54,7 +54,15 @@ done
 
 cd "$repo" || exit 1
 start=$(date +%s)
-tests/run_all.sh --suites "$DT_SUITES"
-rc=$?
+skip_args=()
+[ -z "$DT_SKIP" ] || skip_args=(--skip "$DT_SKIP" --skip-reason "$DT_SKIP_REASON")
+tests/run_all.sh --suites "$DT_SUITES" "${skip_args[@]}" | tee /run/run_all.out
+rc=${PIPESTATUS[0]}
+# The logs of failed suites live in the guest's /tmp and die with it: copy them to the
+# console (the host keeps it in build/kernel/console.log; only the suite lines are shown).
+sed -n 's/^  .* (log: \(.*\))$/\1/p' /run/run_all.out | while read -r log; do
+	echo "test-kernel: log of a failed suite follows: $log"
+	sed 's/^/log| /' "$log"
+done
 echo "test-kernel: guest ran suites $DT_SUITES in $(($(date +%s) - start)) s"
 echo "test-kernel: guest status $rc"
