@@ -141,7 +141,7 @@ timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
   -append "console=ttyS0 quiet panic=-1 dt_repo=$repo" \
   -fsdev local,id=rootfs,path=/,security_model=none,readonly=on,multidevs=remap \
   -device virtio-9p-pci,fsdev=rootfs,mount_tag=root \
-  </dev/null 2>&1 | tr -d '\r' | tee "$console" | grep --line-buffered -E \
+  </dev/null 2>&1 | sed -u 's/\r$//' | tee "$console" | grep --line-buffered -E \
     '^(== |   |test-kernel: |[0-9]+ passed, [0-9]+ failed|failed suites:|  [^ ]|PASS |FAIL |\[ *[0-9.]+\] )'
 qemu_rc=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
