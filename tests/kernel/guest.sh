@@ -34,7 +34,8 @@ ip link set lo up
 # shellcheck source=/dev/null
 . "$repo/build/kernel/guest.env" || { echo "test-kernel: no $repo/build/kernel/guest.env"; exit 1; }
 kver=$(uname -r)
-echo "test-kernel: guest up: Linux $kver, $(nproc) CPUs, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
+echo "test-kernel: guest up: Linux $kver, $(nproc) CPUs, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)," \
+	"clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 
 # The image package ships its modules under build/kernel; the host has none for this kernel.
 mkdir -p /usr/lib/modules
