@@ -15,7 +15,9 @@
 #   DT_KERNEL_SKIP     suites not run, each reported as SKIP with the reason (under TCG:
 #                      test_adaptive, whose 100 ms samples and 1 s deadlines emulation
 #                      cannot keep; under KVM: none); DT_KERNEL_SKIP= runs everything
-#   DT_KERNEL_MEM      guest memory (4G); the guest gets every host CPU, at most 4
+#   DT_KERNEL_MEM      guest memory (4G); the guest gets every host CPU, at least 2, at most 4
+#   DT_KERNEL_CPU      qemu's CPU model under TCG (qemu64)
+#   DT_KERNEL_KARGS    more kernel command-line arguments (e.g. clocksource=tsc)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
