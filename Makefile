@@ -3,7 +3,7 @@
 #   make          build everything into build/ (agent: build/agent)
 #   make test     build, then run every test suite (needs root: BPF, XDP, netns)
 #   make test-kernel  the BPF and netns suites on Debian 12's stock kernel (6.1), booted
-#                 under qemu (KVM if it works, else TCG): ~10 min on TCG; installs qemu and
+#                 under qemu (KVM if it works, else TCG): ~15 min on TCG; installs qemu and
 #                 busybox, unpacks linux-image-amd64 into build/kernel (writes nothing else)
 #   make demo     throttle real packets on a built-in lab of network namespaces
 #                 (and chart them: build/demo.png)
