@@ -2,6 +2,9 @@
 #
 #   make          build everything into build/ (agent: build/agent)
 #   make test     build, then run every test suite (needs root: BPF, XDP, netns)
+#   make test-kernel  the BPF and netns suites on Debian 12's stock kernel (6.1), booted
+#                 under qemu (KVM if it works, else TCG): ~15 min on TCG; installs qemu and
+#                 busybox, unpacks linux-image-amd64 into build/kernel (writes nothing else)
 #   make demo     throttle real packets on a built-in lab of network namespaces
 #                 (and chart them: build/demo.png)
 #   make plot     redraw build/demo.png from the last demo's build/demo.dat
@@ -42,7 +45,7 @@ PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktge
             $(BUILD)/fuzz_report $(BUILD)/fuzz_make_seeds \
             $(BUILD)/simulate $(BUILD)/query_bench $(BUILD)/query_serve $(BUILD)/strict_bench
 
-.PHONY: all deps test demo bench clean install uninstall
+.PHONY: all deps test test-kernel demo bench clean install uninstall
 .SECONDARY:
 all: deps
 	@$(MAKE) --no-print-directory $(PROGRAMS)
@@ -121,6 +124,12 @@ $(BUILD):
 # --- Top-level jobs ---------------------------------------------------------------
 test: all
 	@tests/run_all.sh
+
+# The same suites on the distribution's kernel: tests/kernel/run.sh boots it over a
+# read-only view of / (DT_KERNEL_SUITES=bpf,test_rules picks suites; see its header).
+test-kernel: all
+	@scripts/kernel-deps.sh
+	@tests/kernel/run.sh
 
 demo: all
 	@scripts/demo.sh

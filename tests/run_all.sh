@@ -2,11 +2,62 @@
 # run_all.sh - every test suite of `make test`, then one closing line "N passed, N failed".
 # GoogleTest suites count their test cases; shell suites count their "PASS name" and
 # "FAIL name: reason" lines (a script that fails without a FAIL line counts as one failure).
+#
+#   tests/run_all.sh                          every suite (make test)
+#   tests/run_all.sh --suites bpf,netns       a subset: suite groups (unit bpf layout fuzz
+#                                             clients netns) or scripts by name (test_rules)
+#   --skip test_adaptive --skip-reason TEXT   do not run these scripts: each is listed as
+#                                             "SKIP name: TEXT" and counted in ", N skipped"
+# DT_SCRIPT_TIMEOUT: seconds one shell suite may take (300; make test-kernel gives more).
+# DT_SUITE_TIMES=1: also print how long each GoogleTest suite took (shell suites always say).
+# DT_TEST_JOBS: shell suites run at once (2; see run_scripts below).
 set -u
 cd "$(dirname "$0")/.."
 
+GROUPS_ALL="unit bpf layout fuzz clients netns"
+usage() {
+  echo "usage: tests/run_all.sh [--suites LIST] [--skip LIST --skip-reason TEXT]" >&2
+  echo "  LIST: comma-separated suite groups ($GROUPS_ALL) or scripts by name (test_rules)" >&2
+}
+suites=""
+skips=""
+skip_reason=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --suites) [ $# -ge 2 ] || { usage; exit 2; }; suites=$2; shift 2 ;;
+    --suites=*) suites=${1#--suites=}; shift ;;
+    --skip) [ $# -ge 2 ] || { usage; exit 2; }; skips=$2; shift 2 ;;
+    --skip-reason) [ $# -ge 2 ] || { usage; exit 2; }; skip_reason=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run_all.sh: unknown argument '$1'" >&2; usage; exit 2 ;;
+  esac
+done
+suites=${suites//,/ }
+skips=${skips//,/ }
+[ -z "$skips" ] || [ -n "$skip_reason" ] || {
+  echo "run_all.sh: --skip needs --skip-reason: a skipped suite must say why" >&2; exit 2; }
+script_timeout=${DT_SCRIPT_TIMEOUT:-300}
+
+# wanted GROUP [SCRIPT]: is this suite (or this script of the group) asked for?
+wanted() {
+  [ -z "$suites" ] && return 0
+  local s
+  for s in $suites; do
+    [ "$s" = "$1" ] && return 0
+    [ -n "${2:-}" ] && [ "$s" = "$(basename "$2" .sh)" ] && return 0
+  done
+  return 1
+}
+# Every name asked for must be a group or a script: a typo must not run nothing and pass.
+for s in $suites $skips; do
+  case " $GROUPS_ALL " in *" $s "*) continue ;; esac
+  ls tests/*/"$s".sh >/dev/null 2>&1 && continue
+  echo "run_all.sh: no suite or test script named '$s'" >&2; usage; exit 2
+done
+
 passed=0
 failed=0
+skipped=0
 failures=()
 log_dir=$(mktemp -d /tmp/dthrottle-test.XXXXXX)
 
@@ -41,7 +92,7 @@ start_script() {  # script
   local script=$1 name
   name=$(basename "$script" .sh)
   SUITE_START[$script]=$(date +%s)
-  ( timeout 300 "$script" >"$log_dir/$name.log" 2>&1; echo $? >"$log_dir/$name.rc" ) &
+  ( timeout "$script_timeout" "$script" >"$log_dir/$name.log" 2>&1; echo $? >"$log_dir/$name.rc" ) &
   SUITE_PID[$script]=$!
 }
 
@@ -92,18 +143,40 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-run_gtest unit build/unit_tests
-run_gtest bpf build/bpf_tests
-suites=()
-for s in tests/layout/test_*.sh tests/fuzz/test_*.sh tests/clients/test_*.sh tests/netns/test_*.sh; do
-  [ -e "$s" ] && suites+=("$s")
+# timed FUNCTION ARGS...: run one suite, then its duration when DT_SUITE_TIMES is set.
+timed() {
+  local t0=$SECONDS
+  "$@"
+  [ -n "${DT_SUITE_TIMES:-}" ] && echo "   ($((SECONDS - t0)) s)"
+  return 0
+}
+
+wanted unit && timed run_gtest unit build/unit_tests
+wanted bpf && timed run_gtest bpf build/bpf_tests
+scripts=()
+for group in layout fuzz clients netns; do
+  for s in tests/$group/test_*.sh; do
+    [ -e "$s" ] && wanted "$group" "$s" || continue
+    case " $skips " in
+      *" $(basename "$s" .sh) "*)
+        echo "== $(basename "$s" .sh)"
+        echo "   SKIP $(basename "$s" .sh): $skip_reason"
+        skipped=$((skipped + 1))
+        continue ;;
+    esac
+    scripts+=("$s")
+  done
 done
-run_scripts "${suites[@]}"
+[ ${#scripts[@]} -gt 0 ] && run_scripts "${scripts[@]}"
 
 echo
 if [ ${#failures[@]} -gt 0 ]; then
   echo "failed suites:"
   printf '  %s\n' "${failures[@]}"
 fi
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ]

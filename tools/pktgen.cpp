@@ -526,10 +526,13 @@ int cmd_send(int argc, char **argv) {
         o.count, static_cast<uint64_t>(static_cast<double>(t - start) * o.rate / 1e9) + 1);
     for (; k < due; k++) {
       const size_t i = o.random ? static_cast<size_t>(rng() % n) : k % n;
+      // A frame's time is when its send began: a slow first send (a fresh socket, a slow
+      // kernel) must not shorten the measured span between the first and the last frame.
+      const uint64_t began = now_ns();
       if (sendto(fd, frames[i].data(), frames[i].size(), 0, reinterpret_cast<sockaddr *>(&to),
                  sizeof to) == static_cast<ssize_t>(frames[i].size())) {
-        last = now_ns();
-        if (!first) first = last;
+        last = began;
+        if (!first) first = began;
         sent[i]++;
       } else if (errno == ENOBUFS || errno == EAGAIN || errno == ENOMEM) {
         failed[i]++;  // transient: the frame is lost, the run goes on

@@ -54,18 +54,37 @@ got=$(ask "$WORK/a.sock" user:1 user:1 user:1 user:1 user:1 user:1 other-tag)
 check protocol/burst-then-no "agent a answered '$got'" [ "$got" = "OK,OK,OK,OK,OK,NO,OK" ]
 
 # The cluster: user:2 spent on a; after a's report b refuses it too.
-got=$(ask "$WORK/a.sock" user:2 user:2 user:2 user:2 user:2)
-check cluster/spent-on-a "agent a answered '$got'" [ "$got" = "OK,OK,OK,OK,OK" ]
-sleep 0.7  # three report periods
-got=$(ask "$WORK/b.sock" user:2 user:2 user:2)
-oks=$(tr ',' '\n' <<<"$got" | grep -c OK)
-check cluster/refused-on-b "b answered '$got' after a's report: at most 1 OK (refill 1/s) expected" num_cmp "$oks" '<=' 1
+# tag_hits NAME: the tag hits agent NAME (a or b) has applied from its peer's reports.
+tag_hits() {
+	local ns=$H_NS pin=$PIN_DIR
+	[ "$1" = b ] && ns=$C_NS pin=$B_PIN
+	nsenter --net="/run/netns/$ns" "$AGENT" stats --pin-dir "$pin" --json |
+		grep -o '"tag_hits_received":[0-9]*' | cut -d: -f2
+}
+# spent_then_refused WHO OTHER TAG: TAG's burst spent on WHO; once OTHER has applied WHO's
+# report (at least 0.7 s, three report periods; at most 5 s), OTHER grants at most the
+# tokens refilled since: 1 + 1/s x the seconds since the spending.
+spent_then_refused() {
+	local who=$1 other=$2 tag=$3 before got oks t0 waited allowed
+	before=$(tag_hits "$other")
+	got=$(ask "$WORK/$who.sock" "$tag" "$tag" "$tag" "$tag" "$tag")
+	check "cluster/spent-on-$who" "agent $who answered '$got'" [ "$got" = "OK,OK,OK,OK,OK" ]
+	t0=$(now_s)
+	sleep 0.7
+	for _ in $(seq 40); do
+		num_ge "$(tag_hits "$other")" $((${before:-0} + 5)) && break
+		sleep 0.1
+	done
+	got=$(ask "$WORK/$other.sock" "$tag" "$tag" "$tag")
+	waited=$(calc "$(now_s) - $t0")
+	allowed=$(floor "$(calc "1 + $waited")")
+	oks=$(tr ',' '\n' <<<"$got" | grep -c OK)
+	check "cluster/refused-on-$other" "$other answered '$got' ${waited}s after $who spent $tag: at most $allowed OK (refill 1/s) expected" \
+		num_cmp "$oks" '<=' "$allowed"
+}
+spent_then_refused a b user:2
 # And the other way round, with the peers' debits counted in b's status.
-got=$(ask "$WORK/b.sock" user:3 user:3 user:3 user:3 user:3)
-sleep 0.7
-got=$(ask "$WORK/a.sock" user:3 user:3)
-oks=$(tr ',' '\n' <<<"$got" | grep -c OK)
-check cluster/refused-on-a "a answered '$got' after b's report" num_cmp "$oks" '<=' 1
+spent_then_refused b a user:3
 snap=$(nsenter --net="/run/netns/$C_NS" "$AGENT" stats --pin-dir "$B_PIN" --json)
 tag_hits=$(grep -o '"tag_hits_received":[0-9]*' <<<"$snap" | cut -d: -f2)
 check cluster/tag-hits-counted "b's status shows tag_hits_received=${tag_hits:-none}" num_cmp "${tag_hits:-0}" '>=' 5

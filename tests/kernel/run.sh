@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# run.sh - make test-kernel: boots Debian 12's stock kernel (build/kernel/current, unpacked by
+# scripts/kernel-deps.sh) under qemu-system-x86_64 and runs test suites there as root.
+#
+# The guest's root is the host's / as a read-only 9p export with a tmpfs overlay on top, so
+# it runs this work tree's build/ with the host's tools, and every file a test makes stays in
+# the guest's memory. On the host, only build/kernel/ is written (the initramfs, guest.env,
+# console.log). The guest's console is the report: its suite lines are printed here, then
+# one closing "N passed, N failed" line. Exit status 0 only if the guest ran every suite and
+# all passed; a guest that hangs is killed after the timeout and counts as a failure.
+#
+#   DT_KERNEL_SUITES   run_all.sh --suites list (bpf,netns)
+#   DT_KERNEL_TIMEOUT  seconds for the whole VM run (2400)
+#   DT_KERNEL_ACCEL    kvm or tcg (kvm if a probe boot under /dev/kvm works, else tcg)
+#   DT_KERNEL_SKIP     suites not run, each reported as SKIP with the reason (under TCG:
+#                      test_adaptive, whose 100 ms samples and 1 s deadlines emulation
+#                      cannot keep; under KVM: none); DT_KERNEL_SKIP= runs everything
+#   DT_KERNEL_MEM      guest memory (4G); the guest gets every host CPU, at least 2, at most 4
+#   DT_KERNEL_CPU      qemu's CPU model under TCG (qemu64)
+#   DT_KERNEL_KARGS    more kernel command-line arguments (e.g. clocksource=tsc)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+repo=$(pwd)
+
+KDIR=build/kernel
+suites=${DT_KERNEL_SUITES:-bpf,netns}
+vm_timeout=${DT_KERNEL_TIMEOUT:-2400}
+mem=${DT_KERNEL_MEM:-4G}
+console=$KDIR/console.log
+
+# not_run REASON: the guest could not run at all; this is the closing line.
+not_run() {
+  echo "test-kernel: $1" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || not_run "needs root (qemu exports / to the guest; the suites load BPF)"
+command -v qemu-system-x86_64 >/dev/null ||
+  not_run "no qemu-system-x86_64: run scripts/kernel-deps.sh (apt-get install qemu-system-x86)"
+command -v busybox >/dev/null ||
+  not_run "no busybox: run scripts/kernel-deps.sh (apt-get install busybox-static)"
+[ -e "$KDIR/current/.complete" ] ||
+  not_run "no kernel in $KDIR/current: run scripts/kernel-deps.sh (unpacks linux-image-amd64)"
+case $repo in *[[:space:]]*) not_run "the work tree's path has a blank: $repo" ;; esac
+[ -x build/bpf_tests ] && [ -x build/agent ] || not_run "build/ is not built: run make"
+
+kver=$(readlink "$KDIR/current")
+kernel=$KDIR/$kver/boot/vmlinuz-$kver
+moddir=$KDIR/$kver/lib/modules/$kver
+
+# --- the initramfs: busybox, the modules that mount the 9p root, /init ---------------------
+build_initramfs() {
+  local root m f
+  root=$(mktemp -d "$KDIR/initramfs.XXXXXX")
+  mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/lib/modules/$kver"
+  cp "$(command -v busybox)" "$root/bin/busybox"
+  for a in sh mount umount modprobe insmod switch_root reboot sleep cat mkdir uname; do
+    ln -s busybox "$root/bin/$a"
+  done
+  # The modules /init loads and everything they depend on (modules.dep, made by kernel-deps).
+  local want="virtio_pci 9pnet_virtio 9p overlay" todo=() seen=" "
+  for m in $want; do
+    todo+=("$(awk -v m="/$m.ko:" 'index($0, m) { print $1; exit }' "$moddir/modules.dep")")
+  done
+  while [ ${#todo[@]} -gt 0 ]; do
+    f=${todo[0]%:}; todo=("${todo[@]:1}")
+    [ -n "$f" ] || { rm -rf "$root"; return 1; }
+    case $seen in *" $f "*) continue ;; esac
+    seen="$seen$f "
+    mkdir -p "$root/lib/modules/$kver/$(dirname "$f")"
+    cp "$moddir/$f" "$root/lib/modules/$kver/$f"
+    # shellcheck disable=SC2207
+    todo+=($(awk -v f="$f:" '$1 == f { $1 = ""; print; exit }' "$moddir/modules.dep"))
+  done
+  grep -E "^($(echo "$seen" | xargs | tr ' ' '|')):" "$moddir/modules.dep" >"$root/lib/modules/$kver/modules.dep"
+  cp tests/kernel/initramfs_init.sh "$root/init"
+  chmod 0755 "$root/init"
+  (cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 >"$KDIR/initrd.img.tmp" &&
+    mv "$KDIR/initrd.img.tmp" "$KDIR/initrd.img"
+  local rc=$?
+  rm -rf "$root"
+  return $rc
+}
+build_initramfs || not_run "cannot build the initramfs from $moddir (9p, virtio, overlay modules)"
+
+# --- accelerator: KVM when this machine offers a working one, else TCG (pure emulation) -----
+# /dev/kvm may be there and still not run a guest (nested virtualisation without the CPU
+# features: qemu aborts, or the kernel hangs at boot): a short probe boot decides.
+kvm_args=(-accel kvm -cpu host)
+# qemu64, not max, under TCG: the BPF suite took 74 s instead of 104 (max adds features that
+# are slow to emulate); DT_KERNEL_CPU picks another model.
+tcg_args=(-accel tcg,thread=multi -cpu "${DT_KERNEL_CPU:-qemu64}")
+kvm_boots() {
+  [ -c /dev/kvm ] || return 1
+  timeout -k 5 20 qemu-system-x86_64 "${kvm_args[@]}" -m 256M -nodefaults -no-user-config \
+    -display none -no-reboot -serial stdio -monitor none \
+    -kernel "$kernel" -initrd "$KDIR/initrd.img" -append "console=ttyS0 quiet panic=-1 dt_probe" \
+    </dev/null 2>&1 | grep -q '^test-kernel: probe booted'
+}
+accel=${DT_KERNEL_ACCEL:-}
+if [ -z "$accel" ]; then
+  if kvm_boots; then accel=kvm; else accel=tcg; fi
+fi
+case $accel in
+  kvm) accel_args=("${kvm_args[@]}") ;;
+  tcg) accel_args=("${tcg_args[@]}") ;;
+  *) not_run "DT_KERNEL_ACCEL must be kvm or tcg, not $accel" ;;
+esac
+# Timing-heavy suites cannot hold their deadlines under emulation (test_adaptive: 473 s
+# instead of 30, its 100 ms sampler misses most samples): reported as skipped, never hidden.
+if [ "$accel" = tcg ]; then
+  skip=${DT_KERNEL_SKIP-test_adaptive}
+  skip_reason="timing-heavy (100 ms samples, 1 s deadlines): cannot hold its timings under TCG emulation; it runs when KVM works (or DT_KERNEL_SKIP= to force it)"
+else
+  skip=${DT_KERNEL_SKIP-}
+  skip_reason="skipped by DT_KERNEL_SKIP"
+fi
+clock_args=${DT_KERNEL_KARGS-}
+cpus=$(nproc); [ "$cpus" -gt 4 ] && cpus=4
+[ "$cpus" -ge 2 ] || cpus=2   # the XDP tests hammer from several CPUs
+
+# --- what the guest reads: the caller's PATH and HOME, the suites, a longer script timeout --
+{
+  printf 'export PATH=%q\n' "$PATH"
+  printf 'export HOME=%q\n' "${HOME:-/root}"
+  printf 'DT_SUITES=%q\n' "$suites"
+  printf 'DT_SKIP=%q\n' "$skip"
+  printf 'DT_SKIP_REASON=%q\n' "$skip_reason"
+  # TCG runs everything several times slower: give each shell suite more than make test's 300 s.
+  printf 'export DT_SUITE_TIMES=1\n'
+  printf 'export DT_SCRIPT_TIMEOUT=%q\n' "${DT_SCRIPT_TIMEOUT:-900}"
+} >"$KDIR/guest.env"
+
+echo "test-kernel: booting Debian's kernel $kver ($accel, $cpus CPUs, $mem) to run: $suites"
+[ -z "$skip" ] || echo "test-kernel: not run ($accel): $skip: $skip_reason"
+echo "test-kernel: the guest's root is the host's / read-only (9p) under a tmpfs overlay;" \
+     "the whole run is killed after ${vm_timeout} s"
+start=$(date +%s)
+# The console goes to build/kernel/console.log (and here, as it comes: the suite lines).
+timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
+  "${accel_args[@]}" -smp "$cpus" -m "$mem" \
+  -nodefaults -no-user-config -display none -no-reboot \
+  -serial stdio -monitor none \
+  -kernel "$kernel" -initrd "$KDIR/initrd.img" \
+  -append "console=ttyS0 quiet panic=-1 $clock_args dt_repo=$repo" \
+  -fsdev local,id=rootfs,path=/,security_model=none,readonly=on,multidevs=remap \
+  -device virtio-9p-pci,fsdev=rootfs,mount_tag=root \
+  </dev/null 2>&1 | sed -u 's/\r$//' | tee "$console" | grep --line-buffered -E \
+    '^(== |   |test-kernel: |[0-9]+ passed, [0-9]+ failed|failed suites:|  [^ ]|PASS |FAIL |\[ *[0-9.]+\] )'
+qemu_rc=${PIPESTATUS[0]}
+elapsed=$(($(date +%s) - start))
+
+total=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$console" | tail -1)
+status=$(sed -n 's/^test-kernel: guest status \([0-9]*\)$/\1/p' "$console" | tail -1)
+echo
+if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
+  echo "test-kernel: TIMEOUT: the guest did not finish in ${vm_timeout} s; qemu was killed" \
+       "(console: $console)"
+fi
+if [ -z "$total" ] || [ -z "$status" ]; then
+  echo "test-kernel: the guest did not report a result (qemu exit $qemu_rc after ${elapsed} s);" \
+       "last console lines ($console):"
+  tail -20 "$console" | sed 's/^/   | /'
+  p=0; f=0
+  [ -n "$total" ] && { p=${total%% passed*}; f=${total#*, }; f=${f%% failed*}; }
+  echo "$p passed, $((f + 1)) failed"
+  exit 1
+fi
+echo "test-kernel: Linux $kver under qemu ($accel): $suites in ${elapsed} s"
+[ "$status" -eq 0 ] || echo "test-kernel: the failed suites' logs are in $console (lines 'log| ')"
+echo "$total"
+[ "$status" -eq 0 ]
