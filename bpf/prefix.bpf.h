@@ -75,7 +75,10 @@ struct dt_prefix_pass {
 /* The level functions are global BPF functions: the verifier checks each once, not
  * once per level and per path through the packet program (with their compare-and-
  * swap loops inlined four times over, dt_xdp exceeded the verifier's budget). They
- * find the level's bucket by its key each time rather than keep pointers across calls. */
+ * find the level's bucket by its key each time rather than keep pointers across calls.
+ * The loops over the levels (at most DT_PREFIX_LEVELS) are unrolled: a loop whose
+ * back edge is a call's fallthrough is refused by older verifiers ("back-edge from
+ * insn", Linux 6.1) even for root. */
 
 /* Level `l`'s bucket key for the packet. */
 static __always_inline void dt_pfx_key(struct dt_key *lk, const struct dt_pfx_arg *a, const struct dt_policy *l)
@@ -208,6 +211,7 @@ static __always_inline void dt_prefix_refund(const struct dt_prefix_policy *pp, 
 {
 	__u32 i;
 
+#pragma unroll
 	for (i = 0; i < DT_PREFIX_LEVELS; i++)
 		if (ps->taken & (1u << i))
 			dt_pfx_refund(&ps->a, dt_prefix_level(pp, ps, i));
@@ -222,7 +226,10 @@ static __always_inline int dt_prefix_take_all(const struct dt_prefix_policy *pp,
 	int r;
 
 	ps->taken = 0;
-	for (i = 0; i < n; i++) {
+#pragma unroll
+	for (i = 0; i < DT_PREFIX_LEVELS; i++) {
+		if (i >= n)
+			break;
 		r = dt_pfx_take(&ps->a, dt_prefix_level(pp, ps, i));
 		if (r == 0) {
 			refused = i;
@@ -260,6 +267,16 @@ static __always_inline void dt_prefix_init(struct dt_prefix_pass *ps, __u32 bank
 	ps->a.epoch = (cfg->flags & DT_CFG_REPORT) ? cfg->epoch : 0;
 }
 
+/* Step 2 for level i (of n): 1 if it has no token for the packet (its drop counted), else 0. */
+static __always_inline int dt_prefix_refuses(const struct dt_prefix_policy *pp, const struct dt_prefix_pass *ps,
+					     __u32 i, __u32 n)
+{
+	if (i >= n || dt_pfx_peek(&ps->a, dt_prefix_level(pp, ps, i)))
+		return 0;
+	dt_prefix_count_drop(ps, i);
+	return 1;
+}
+
 /*
  * Before the source bucket is looked up or created: 0 to go on (the source decides,
  * then dt_prefix_settle), or -1 when a level of the packet's prefix is out of budget
@@ -271,7 +288,7 @@ __noinline int dt_prefix_check(struct dt_prefix_pass *ps, const struct dt_policy
 {
 	const struct dt_prefix_policy *pp;
 	struct dt_bucket *b;
-	__u32 i, n, slot;
+	__u32 n, slot;
 	__u64 next;
 
 	if (!ps || !pol)
@@ -292,13 +309,11 @@ __noinline int dt_prefix_check(struct dt_prefix_pass *ps, const struct dt_policy
 		ps->state = DT_PFX_DEFERRED;
 		return 0;
 	}
-	/* 2. Look at every level, writing nothing. */
-	for (i = 0; i < n; i++) {
-		if (!dt_pfx_peek(&ps->a, dt_prefix_level(pp, ps, i))) {
-			dt_prefix_count_drop(ps, i);
-			return -1;
-		}
-	}
+	/* 2. Look at every level, writing nothing (written out: see the note on loops). */
+	_Static_assert(DT_PREFIX_LEVELS == 4, "one dt_prefix_refuses per level");
+	if (dt_prefix_refuses(pp, ps, 0, n) || dt_prefix_refuses(pp, ps, 1, n) || dt_prefix_refuses(pp, ps, 2, n) ||
+	    dt_prefix_refuses(pp, ps, 3, n))
+		return -1;
 	/* 3. Take them all. */
 	return dt_prefix_take_all(pp, ps);
 }
@@ -331,6 +346,7 @@ __noinline int dt_prefix_settle(struct dt_prefix_pass *ps, struct dt_bucket *sb,
 			dt_bucket_refund(sb, pol, ps->a.cost);
 		return DT_TAKE_DENY;
 	}
+#pragma unroll
 	for (i = 0; i < DT_PREFIX_LEVELS; i++)
 		if (ps->taken & (1u << i))
 			dt_pfx_passed(&ps->a, dt_prefix_level(pp, ps, i));
