@@ -218,26 +218,38 @@ static __always_inline void dt_prefix_refund(const struct dt_prefix_policy *pp, 
 	ps->taken = 0;
 }
 
-/* Step 3: a token at every level, broadest first. 0, or -1 with the levels taken so
- * far refunded and the refusing level's drop counted. */
-static __always_inline int dt_prefix_take_all(const struct dt_prefix_policy *pp, struct dt_prefix_pass *ps)
+/* Step 3 for level i (of n): 1 if it refused (the caller refunds), else 0 (taken, or
+ * no bucket to be had: fails open). */
+static __always_inline int dt_prefix_take_refused(const struct dt_prefix_policy *pp, struct dt_prefix_pass *ps,
+						  __u32 i, __u32 n)
 {
-	__u32 i, n = dt_prefix_count(pp, ps), refused = DT_PREFIX_LEVELS;
 	int r;
 
+	if (i >= n)
+		return 0;
+	r = dt_pfx_take(&ps->a, dt_prefix_level(pp, ps, i));
+	if (r == 1)
+		ps->taken |= 1u << i;
+	return r == 0;
+}
+
+/* Step 3: a token at every level, broadest first. 0, or -1 with the levels taken so
+ * far refunded and the refusing level's drop counted. Written out, not a loop: see the
+ * note on loops above. */
+static __always_inline int dt_prefix_take_all(const struct dt_prefix_policy *pp, struct dt_prefix_pass *ps)
+{
+	__u32 n = dt_prefix_count(pp, ps), refused = DT_PREFIX_LEVELS;
+
+	_Static_assert(DT_PREFIX_LEVELS == 4, "one dt_prefix_take_refused per level");
 	ps->taken = 0;
-#pragma unroll
-	for (i = 0; i < DT_PREFIX_LEVELS; i++) {
-		if (i >= n)
-			break;
-		r = dt_pfx_take(&ps->a, dt_prefix_level(pp, ps, i));
-		if (r == 0) {
-			refused = i;
-			break;
-		}
-		if (r == 1)
-			ps->taken |= 1u << i;
-	}
+	if (dt_prefix_take_refused(pp, ps, 0, n))
+		refused = 0;
+	else if (dt_prefix_take_refused(pp, ps, 1, n))
+		refused = 1;
+	else if (dt_prefix_take_refused(pp, ps, 2, n))
+		refused = 2;
+	else if (dt_prefix_take_refused(pp, ps, 3, n))
+		refused = 3;
 	if (refused < DT_PREFIX_LEVELS) {
 		dt_prefix_refund(pp, ps);
 		dt_prefix_count_drop(ps, refused);
@@ -288,6 +300,7 @@ __noinline int dt_prefix_check(struct dt_prefix_pass *ps, const struct dt_policy
 {
 	const struct dt_prefix_policy *pp;
 	struct dt_bucket *b;
+	struct dt_key src;
 	__u32 n, slot;
 	__u64 next;
 
@@ -303,8 +316,10 @@ __noinline int dt_prefix_check(struct dt_prefix_pass *ps, const struct dt_policy
 	n = dt_prefix_count(pp, ps);
 	if (!n)
 		return 0;
-	/* 1. A known source without a token: its own bucket drops it. */
-	b = bpf_map_lookup_elem(&buckets, &ps->a.src);
+	/* 1. A known source without a token: its own bucket drops it. (The key is copied
+	 * to the stack: Linux 6.1 takes no map key from a global function's argument.) */
+	src = ps->a.src;
+	b = bpf_map_lookup_elem(&buckets, &src);
 	if (b && !dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), ps->a.now, pol, ps->a.cost, &next)) {
 		ps->state = DT_PFX_DEFERRED;
 		return 0;
