@@ -15,53 +15,13 @@
 #include <bpf/bpf_helpers.h>
 #include "dthrottle/bucket.h"
 #include "maps.h"
-
-#define DT_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#include "clock.h"
 
 enum dt_take_result {
 	DT_TAKE_ADMIT = 0,
 	DT_TAKE_DENY,
 	DT_TAKE_CONTENDED, /* lost DT_CAS_RETRIES races in a row: treated as deny */
 };
-
-/*
- * The time buckets are computed in. bpf_ktime_get_ns costs ~30 ns on a KVM guest,
- * about a third of the packet path; with DT_CFG_COARSE_CLOCK the coarse clock (a
- * few ns) is used instead: it lags by at most one tick (1-4 ms), so a source may
- * get up to rate x tick more in a window, never more on average. Debits always use
- * the precise clock, which is never behind the coarse one: they can only err
- * toward fewer tokens.
- */
-static __always_inline __u64 dt_now(const struct dt_config *cfg)
-{
-	return (cfg->flags & DT_CFG_COARSE_CLOCK) ? bpf_ktime_get_coarse_ns() : bpf_ktime_get_ns();
-}
-
-/*
- * The time to decide a take of `cost` from `b` at, with the precise clock's verdict
- * (default mode) but without its cost on a refusal: the coarse clock is never ahead
- * of the precise one and lags it by at most a tick, so a take refused at
- * coarse + coarse_lag_ns (twice the tick: dt_config) would be refused at any precise
- * time too (a GCRA take only gets easier as time passes). Then *refused is set and
- * the coarse time returned (for last_seen and the drop counts); otherwise the
- * precise time is read, and the take decided on it as always. With --clock coarse,
- * or no lag known (an older agent's config), this is dt_now.
- */
-static __always_inline __u64 dt_now_for_take(const struct dt_config *cfg, const struct dt_bucket *b,
-					     const struct dt_policy *p, __u64 cost, int *refused)
-{
-	__u32 lag = cfg->coarse_lag_ns;
-	__u64 coarse, next;
-
-	if ((cfg->flags & DT_CFG_COARSE_CLOCK) || !lag)
-		return dt_now(cfg);
-	coarse = bpf_ktime_get_coarse_ns();
-	if (!dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), coarse + lag, p, cost, &next)) {
-		*refused = 1;
-		return coarse;
-	}
-	return bpf_ktime_get_ns();
-}
 
 static __always_inline struct dt_config *dt_config_get(void)
 {
@@ -193,7 +153,7 @@ static __always_inline void dt_count_drop(struct dt_bucket *b, const struct dt_k
 		return;
 	}
 	if (s->packets && !dt_key_eq(&s->key, key)) {
-		if (now - s->since_ns < DT_DROP_FLUSH_NS) {
+		if ((__s64)(now - s->since_ns) < (__s64)DT_DROP_FLUSH_NS) {
 			/* Held by another source, recently: count this one directly. */
 			__sync_fetch_and_add(would ? &b->would_drop : &b->dropped, cost);
 			return;
@@ -211,7 +171,9 @@ static __always_inline void dt_count_drop(struct dt_bucket *b, const struct dt_k
 	else
 		s->dropped += cost;
 	s->packets++;
-	if (s->packets >= DT_DROP_FLUSH_PACKETS || now - s->since_ns >= DT_DROP_FLUSH_NS)
+	/* Signed: a refusal's time is an estimate (bpf/clock.h) that may be a little
+	 * behind a time read earlier; that slot is simply not old yet. */
+	if (s->packets >= DT_DROP_FLUSH_PACKETS || (__s64)(now - s->since_ns) >= (__s64)DT_DROP_FLUSH_NS)
 		dt_drop_flush(b, s);
 }
 

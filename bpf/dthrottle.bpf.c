@@ -191,10 +191,11 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	 * header included) under a byte rule. A bucket's passed/dropped count the same
 	 * unit, so reports and debits are in bytes for byte rules. */
 	cost = (pol->flags & DT_POL_BYTES) ? frame_len : segs;
-	now = 0;
 	/* Prefix budgets first (bpf/prefix.bpf.h): a prefix out of budget drops the
-	 * packet before its source gets a bucket of its own. */
+	 * packet before its source gets a bucket of its own. The levels and the source
+	 * are decided at one time, read here. */
 	pfx.state = DT_PFX_NONE;
+	now = 0;
 	if (pol->flags & DT_POL_PREFIX) {
 		now = dt_now(cfg);
 		dt_prefix_init(&pfx, bank, rule, &key, l3.is_v6, now, cost, cfg);
@@ -213,10 +214,11 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 		return XDP_PASS;
 	}
 
-	/* Without prefix levels, a packet refused even a clock tick from now is refused
-	 * on the cheap coarse clock: a flood's drop path reads no precise time. */
+	/* Without prefix levels the time is chosen for this take: a packet refused at
+	 * this CPU's upper bound of the clock is refused without reading a clock, so a
+	 * flood's drop path reads none (bpf/clock.h). */
 	refused = 0;
-	if (!now)
+	if (!(pol->flags & DT_POL_PREFIX))
 		now = dt_now_for_take(cfg, b, pol, cost, &refused);
 	dt_touch(b, now);
 	take = refused ? DT_TAKE_DENY : dt_bucket_take(b, now, pol, cost);

@@ -11,6 +11,9 @@
 #include <bpf/bpf_helpers.h>
 #include "dthrottle/common.h"
 
+/* One read of a map value's field that other CPUs (or the agent) may write meanwhile. */
+#define DT_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+
 /* One bucket per source. The agent sets max_entries (--max-sources) before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -133,6 +136,15 @@ struct {
 	__type(value, struct dt_drop_pending);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } drop_pending SEC(".maps");
+/* Each CPU's clock anchor (struct dt_clock_anchor, bpf/clock.h): a per-CPU cache,
+ * not pinned (a new program starts without one). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_clock_anchor);
+} clock_anchor SEC(".maps");
+
 /* Prefix budgets (struct dt_prefix_policy), two banks per rule (slot = rule * 2 + bank),
  * switched with `policy` by config.bank. Agent-written only. A map of its own, so pins
  * of an older agent (taken over on upgrade) still fit. */

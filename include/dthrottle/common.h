@@ -245,8 +245,9 @@ struct dt_config {
 	__u32 bank;  /* 0 or 1: which policy bank is live */
 	__u32 epoch; /* current report period (cluster mode), from 1 */
 	__u32 flags; /* DT_CFG_* */
-	__u32 coarse_lag_ns; /* how far the coarse clock may lag the precise one (twice its
-	                      * tick, set by the agent; 0: unknown): see dt_now_for_take */
+	__u32 coarse_lag_ns; /* how far the coarse clock and jiffies may lag the precise
+	                      * clock: twice the kernel's tick (set by the agent; 0: unknown),
+	                      * see bpf/clock.h */
 };
 /* With DT_CFG_RULES, `bank` also selects the live rules trie (rules0 / rules1). */
 
@@ -294,6 +295,19 @@ struct dt_drop_pending {
 	__u64 would_drop;    /* to add to its would_drop (dry run) */
 	__u64 since_ns;      /* when the slot took its first held drop */
 };
+
+/*
+ * Where a CPU's clock bound counts jiffies from (bpf/clock.h): the precise time `ns`
+ * read just after jiffies was `jiffies`. Per CPU (map clock_anchor, not pinned: a
+ * cache, valid for the boot), written by the packet path of its CPU only.
+ */
+struct dt_clock_anchor {
+	__u64 jiffies;
+	__u64 ns;       /* 0: no anchor yet */
+};
+/* An anchor older than this many ticks is taken again (one precise read per CPU every
+ * 256 ticks at most: 0.26-2.6 s), so no error of the bound can build up. */
+#define DT_ANCHOR_MAX_TICKS 256u
 
 /* One entry of a debit batch (DT_MAP_DEBIT_BATCH). */
 struct dt_debit {

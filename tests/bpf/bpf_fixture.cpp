@@ -118,6 +118,7 @@ int BpfFixture::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collec
 int BpfFixture::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
 int BpfFixture::exempt_fd() const { return bpf_map__fd(skel_->maps.exempt); }
 int BpfFixture::rule_bytes_fd() const { return bpf_map__fd(skel_->maps.rule_bytes); }
+int BpfFixture::clock_anchor_fd() const { return bpf_map__fd(skel_->maps.clock_anchor); }
 
 // The policy and config maps alone: rule sets without a rules trie (every packet uses rule 0).
 RuleMaps BpfFixture::policy_maps() {
@@ -210,6 +211,13 @@ dt_policy BpfFixture::live_policy() {
   int rc = read_live_policy(bpf_map__fd(skel_->maps.policy), bpf_map__fd(skel_->maps.config), 0, &p);
   EXPECT_EQ(rc, 0) << "read_live_policy: " << strerror(-rc);
   return p;
+}
+
+dt_config BpfFixture::live_config() {
+  dt_config c{};
+  const uint32_t zero = 0;
+  EXPECT_EQ(bpf_map_lookup_elem(config_fd(), &zero, &c), 0) << "config: " << strerror(errno);
+  return c;
 }
 
 int BpfFixture::run(const std::vector<uint8_t> &frame) {

@@ -79,6 +79,8 @@ class BpfFixture : public ::testing::Test {
   void clear_policy();
   // The policy of rule 0 as the XDP program sees it.
   dt_policy live_policy();
+  // The config map's one element (bank, epoch, flags, coarse_lag_ns).
+  dt_config live_config();
 
   // One packet through the XDP program: its verdict, or -1 (and a test failure) if
   // BPF_PROG_TEST_RUN itself failed.
@@ -114,6 +116,7 @@ class BpfFixture : public ::testing::Test {
   int collect_prog_fd() const;
   int exempt_fd() const;
   int rule_bytes_fd() const;
+  int clock_anchor_fd() const;
 
   uint64_t start_ns_ = 0;  // CLOCK_MONOTONIC when the object was loaded
 

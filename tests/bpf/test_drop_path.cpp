@@ -12,6 +12,7 @@
 #include <sched.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include <chrono>
 #include <ctime>
@@ -196,17 +197,16 @@ TEST_F(XdpDropPath, LastSeenIsWrittenOnlyWhenStale) {
   EXPECT_TRUE(checked) << "never managed two packets within 4 ms";
 
   // Stale: rewritten by the next packet (dropped or not). A refusal is stamped with
-  // the coarse clock (dt_now_for_take), which lags the precise one by up to a tick:
-  // `before` is read on that clock too.
+  // the clock bound's estimate of now (bpf/clock.h), within two ticks (coarse_lag_ns)
+  // of the precise time either way.
   std::this_thread::sleep_for(std::chrono::nanoseconds(2 * DT_LAST_SEEN_SLACK_NS));
-  timespec coarse{};
-  ASSERT_EQ(clock_gettime(CLOCK_MONOTONIC_COARSE, &coarse), 0);
-  before = static_cast<uint64_t>(coarse.tv_sec) * 1000000000ull + static_cast<uint64_t>(coarse.tv_nsec);
+  const uint64_t lag = live_config().coarse_lag_ns;
+  before = mono_now_ns();
   ASSERT_EQ(run(v4(src)), XDP_DROP);
   after = mono_now_ns();
   r = raw(src);
-  EXPECT_GE(r.last_seen_ns, before) << "a stale last_seen is updated by the next packet";
-  EXPECT_LE(r.last_seen_ns, after);
+  EXPECT_GE(r.last_seen_ns, before - lag) << "a stale last_seen is updated by the next packet";
+  EXPECT_LE(r.last_seen_ns, after + lag);
   EXPECT_EQ(bucket(src)->last_seen_ns, r.last_seen_ns);
 }
 
@@ -228,15 +228,13 @@ TEST_F(XdpDropPath, DryRunWouldDropsAreHeldAndReadExactly) {
 }
 
 
-// A refusal decided on the coarse clock (dt_now_for_take) is exactly a refusal on the
-// precise one: a source that has a token is never refused because the coarse clock
-// lags. At 1000/s a token accrues every 1 ms, well within a tick (4 ms at HZ=250), so
-// a shortcut that forgot the lag would refuse most of these packets.
-TEST_F(XdpDropPath, TheCoarseClockNeverRefusesASourceWithAToken) {
-  dt_config cfg{};
-  const uint32_t zero = 0;
-  ASSERT_EQ(bpf_map_lookup_elem(config_fd(), &zero, &cfg), 0);
-  ASSERT_GT(cfg.coarse_lag_ns, 0u) << "the fixture sets the coarse clock's lag as the agent does";
+// A refusal decided at the CPU's clock bound (bpf/clock.h: jiffies counted from an
+// anchor, plus two ticks) is exactly a refusal on the precise clock: a source that has a
+// token is never refused because jiffies lag. At 1000/s a token accrues every 1 ms,
+// well within a tick (4 ms at HZ=250), so a bound that forgot the lag would refuse most
+// of these packets.
+TEST_F(XdpDropPath, TheClockBoundNeverRefusesASourceWithAToken) {
+  ASSERT_GT(live_config().coarse_lag_ns, 0u) << "the fixture sets the tick as the agent does";
   ASSERT_NO_FATAL_FAILURE(set_policy(1000, 2));
   const std::string src = "198.18.30.9";
   int refused_with_a_token = 0;
@@ -249,9 +247,9 @@ TEST_F(XdpDropPath, TheCoarseClockNeverRefusesASourceWithAToken) {
   EXPECT_EQ(refused_with_a_token, 0) << "packets refused although 1.5 ms (1.5 tokens at 1000/s) had passed";
 }
 
-// A flood of a source out of tokens is refused on the coarse clock, with the same
+// A flood of a source out of tokens is refused at the clock bound, with the same
 // counts as ever: one pass, every other packet dropped and counted.
-TEST_F(XdpDropPath, RefusalsOnTheCoarseClockAreCountedAsEver) {
+TEST_F(XdpDropPath, RefusalsAtTheClockBoundAreCountedAsEver) {
   ASSERT_NO_FATAL_FAILURE(set_policy(kNoRefill, 1));
   const std::string src = "198.18.30.10";
   ASSERT_EQ(run(v4(src)), XDP_PASS);
@@ -261,7 +259,75 @@ TEST_F(XdpDropPath, RefusalsOnTheCoarseClockAreCountedAsEver) {
   EXPECT_EQ(b->passed, 1u);
   EXPECT_EQ(b->dropped, 300u);
   EXPECT_EQ(stats().dropped, 300u);
-  EXPECT_GT(b->last_seen_ns, 0u) << "last_seen is written from the coarse time";
+  EXPECT_GT(b->last_seen_ns, 0u) << "last_seen is written from the bound's estimate";
+}
+
+class XdpClockAnchor : public XdpDropPath {
+ protected:
+  // This CPU's anchor (the test thread is pinned: its runs are on this CPU).
+  dt_clock_anchor anchor() {
+    std::vector<dt_clock_anchor> all(static_cast<size_t>(libbpf_num_possible_cpus()));
+    const uint32_t zero = 0;
+    EXPECT_EQ(bpf_map_lookup_elem(clock_anchor_fd(), &zero, all.data()), 0);
+    return all.at(static_cast<size_t>(sched_getcpu()));
+  }
+  void set_anchor(const dt_clock_anchor &a) {
+    std::vector<dt_clock_anchor> all(static_cast<size_t>(libbpf_num_possible_cpus()));
+    const uint32_t zero = 0;
+    ASSERT_EQ(bpf_map_lookup_elem(clock_anchor_fd(), &zero, all.data()), 0);
+    all.at(static_cast<size_t>(sched_getcpu())) = a;
+    ASSERT_EQ(bpf_map_update_elem(clock_anchor_fd(), &zero, all.data(), BPF_ANY), 0);
+  }
+};
+
+// The first take on a CPU reads the precise clock and anchors jiffies to it.
+TEST_F(XdpClockAnchor, TheFirstTakeAnchorsTheCpusClock) {
+  ASSERT_NO_FATAL_FAILURE(set_policy(kNoRefill, 1));
+  EXPECT_EQ(anchor().ns, 0u) << "a new program has no anchor";
+  const uint64_t before = mono_now_ns();
+  ASSERT_EQ(run(v4("198.18.30.20")), XDP_PASS);
+  const uint64_t after = mono_now_ns();
+  const dt_clock_anchor a = anchor();
+  EXPECT_GE(a.ns, before) << "the anchor is the precise time of the first take";
+  EXPECT_LE(a.ns, after);
+  EXPECT_GT(a.jiffies, 0u);
+}
+
+// Refusals take their time from the anchor, not from a clock: an anchor moved an hour
+// ahead (jiffies kept) makes the refusals' estimate of now an hour ahead, which shows in
+// the last_seen they stamp. (A source at DT_RATE_MIN is refused an hour later too.)
+TEST_F(XdpClockAnchor, ARefusalReadsNoClock) {
+  constexpr uint64_t kHour = 3600ull * DT_NSEC_PER_SEC;
+  ASSERT_NO_FATAL_FAILURE(set_policy(DT_RATE_MIN, 1));
+  const std::string src = "198.18.30.21";
+  ASSERT_EQ(run(v4(src)), XDP_PASS);
+  dt_clock_anchor a = anchor();
+  ASSERT_GT(a.ns, 0u);
+  a.ns += kHour;
+  ASSERT_NO_FATAL_FAILURE(set_anchor(a));
+  ASSERT_EQ(run(v4(src)), XDP_DROP);
+  const uint64_t now = mono_now_ns();
+  EXPECT_GT(raw(src).last_seen_ns, now + kHour / 2) << "the refusal's time did not come from the anchor";
+  EXPECT_EQ(anchor().ns, a.ns) << "a refusal rewrote the anchor";
+  EXPECT_EQ(bucket(src)->dropped, 1u);
+}
+
+// An anchor DT_ANCHOR_MAX_TICKS or more ticks old is taken again, by a refusal too.
+TEST_F(XdpClockAnchor, AnOldAnchorIsTakenAgain) {
+  ASSERT_NO_FATAL_FAILURE(set_policy(kNoRefill, 1));
+  const std::string src = "198.18.30.22";
+  ASSERT_EQ(run(v4(src)), XDP_PASS);
+  dt_clock_anchor a = anchor();
+  a.jiffies -= DT_ANCHOR_MAX_TICKS;
+  a.ns -= 1;
+  ASSERT_NO_FATAL_FAILURE(set_anchor(a));
+  const uint64_t before = mono_now_ns();
+  ASSERT_EQ(run(v4(src)), XDP_DROP);
+  const uint64_t after = mono_now_ns();
+  const dt_clock_anchor fresh = anchor();
+  EXPECT_GE(fresh.ns, before) << "the old anchor was kept";
+  EXPECT_LE(fresh.ns, after);
+  EXPECT_GE(fresh.jiffies, a.jiffies + DT_ANCHOR_MAX_TICKS);
 }
 
 }  // namespace

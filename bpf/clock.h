@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * clock.h - the time a packet is decided at (BPF side only).
+ *
+ * Buckets are computed in CLOCK_MONOTONIC nanoseconds: bpf_ktime_get_ns (precise),
+ * or with --clock coarse bpf_ktime_get_coarse_ns (one tick behind at most). Both are
+ * helper calls into the timekeeping code, about 12 ns each even for the coarse one on
+ * a VM with return-stack mitigations: as much as the rest of a flood's drop path.
+ *
+ * A refusal needs no clock read at all. jiffies (bpf_jiffies64, which the JIT turns
+ * into one load) counts the kernel's ticks, and the tick is a fixed span of
+ * CLOCK_MONOTONIC (TICK_NSEC, which clock_getres(CLOCK_MONOTONIC_COARSE) reports).
+ * Each CPU keeps an anchor: the precise time `ns` read just after jiffies was `j0`.
+ * At a later packet that sees jiffies `j`, the precise clock is below
+ *
+ *     bound = ns + (j - j0) * tick + 2 * tick
+ *
+ * (one tick because jiffies counts whole ticks, one for a tick handled late: the
+ * same assumption as the coarse clock's lag, dt_config.coarse_lag_ns = 2 ticks).
+ * A GCRA take only gets easier as time passes, so a take refused at `bound` is
+ * refused at the precise time too: the packet is dropped exactly as the precise
+ * clock would drop it, and the flood's drop path reads no clock. A take that is not
+ * refused at `bound` reads the precise clock (or the coarse one) and is decided on it
+ * as always.
+ */
+#ifndef DTHROTTLE_CLOCK_H
+#define DTHROTTLE_CLOCK_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "dthrottle/bucket.h"
+#include "maps.h"
+
+/* The clock of the configured kind (--clock): precise, or coarse (a few ns less per
+ * read, and up to a tick behind: a source may get up to rate x tick more in a window,
+ * never more on average). Debits always use the precise clock. */
+static __always_inline __u64 dt_now(const struct dt_config *cfg)
+{
+	return (cfg->flags & DT_CFG_COARSE_CLOCK) ? bpf_ktime_get_coarse_ns() : bpf_ktime_get_ns();
+}
+
+/*
+ * The time to decide a take of `cost` from `b` at, with the configured clock's verdict
+ * but without its cost on a refusal (see the top of this file). Sets *refused and
+ * returns an estimate of now (within two ticks: good for last_seen and the drop
+ * counts) when the take is refused at this CPU's bound; otherwise reads the clock and
+ * returns it, and takes the CPU's anchor again when it has none or an old one. Without
+ * a known tick (an older agent's config: coarse_lag_ns 0), this is dt_now.
+ */
+static __always_inline __u64 dt_now_for_take(const struct dt_config *cfg, const struct dt_bucket *b,
+					     const struct dt_policy *p, __u64 cost, int *refused)
+{
+	__u32 lag = cfg->coarse_lag_ns, zero = 0;
+	struct dt_clock_anchor *a;
+	__u64 j, ticks, est, next, now;
+
+	if (!lag)
+		return dt_now(cfg);
+	j = bpf_jiffies64(); /* before any clock read: the anchor's ns must not precede it */
+	a = bpf_map_lookup_elem(&clock_anchor, &zero);
+	if (!a)
+		return dt_now(cfg);
+	ticks = j - a->jiffies;
+	if (a->ns && ticks < DT_ANCHOR_MAX_TICKS) {
+		est = a->ns + ticks * (lag / 2);
+		if (!dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), est + lag, p, cost, &next)) {
+			*refused = 1;
+			return est;
+		}
+		return dt_now(cfg);
+	}
+	now = bpf_ktime_get_ns();
+	a->jiffies = j;
+	a->ns = now;
+	return (cfg->flags & DT_CFG_COARSE_CLOCK) ? bpf_ktime_get_coarse_ns() : now;
+}
+
+#endif /* DTHROTTLE_CLOCK_H */
