@@ -30,6 +30,7 @@
 #include "parse.h"
 #include "maps.h"
 #include "bucket_ops.h"
+#include "announce.h"     /* cluster mode: sources announced once per period */
 #include "prefix.bpf.h"   /* prefix budgets: per-prefix caps checked before the source */
 #include "debit.bpf.h"    /* dt_debit: the agent's writes into live buckets */
 #include "collect.bpf.h"  /* dt_collect: what active sources owe the next report */

@@ -60,12 +60,23 @@ struct {
 } debit_batch SEC(".maps");
 
 /* Sources admitted for the first time in a report period (cluster mode only):
- * the XDP program writes a dt_key, the agent drains it once per period. */
+ * the XDP program writes records of struct dt_active_stage, the agent drains it
+ * once per period. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, DT_ACTIVE_RING_BYTES);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } active SEC(".maps");
+
+/* Each CPU's announcements on their way to the ring (struct dt_active_stage). Pinned:
+ * a taken-over program's stages are read by the next agent's first period. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_active_stage);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} active_stage SEC(".maps");
 
 /* Staging area for the collect program (see bpf/collect.bpf.h). */
 struct {

@@ -42,6 +42,7 @@
 #include "dthrottle/bucket.h"
 #include "maps.h"
 #include "bucket_ops.h"
+#include "announce.h"
 
 enum dt_prefix_state {
 	DT_PFX_NONE = 0,  /* no levels for this packet: the source bucket alone decides */

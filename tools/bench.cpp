@@ -176,6 +176,7 @@ class Throttle {
   int batch_fd() const { return bpf_map__fd(skel_->maps.debit_batch); }
   int config_fd() const { return bpf_map__fd(skel_->maps.config); }
   int ring_fd() const { return bpf_map__fd(skel_->maps.active); }
+  int stage_fd() const { return bpf_map__fd(skel_->maps.active_stage); }
   int collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
   int collect_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
   int prefix_policy_fd() const { return bpf_map__fd(skel_->maps.prefix_policy); }
@@ -575,7 +576,7 @@ void read_stats_cost() {
 // sleep inside end_period is not counted.
 void collect_cost(uint32_t n, int periods) {
   Throttle t(kBucketCapacity, policy_or_die(1e6, DT_BURST_MAX));
-  dt::Collector collector(t.config_fd(), t.ring_fd(), t.collect_batch_fd(), t.collect_fd());
+  dt::Collector collector(t.config_fd(), t.ring_fd(), t.stage_fd(), t.collect_batch_fd(), t.collect_fd());
   if (int rc = collector.enable(false); rc != 0) die("Collector::enable: %s", strerror(-rc));
   Rotator rot;
   rot.set_sources(true, 1, n);
@@ -867,7 +868,7 @@ class ClusterPath {
  public:
   ClusterPath(Rotator &rot, uint32_t n)
       : rot_(rot), n_(n), t_(kBucketCapacity, policy_or_die(1e6, DT_BURST_MAX)),
-        collector_(t_.config_fd(), t_.ring_fd(), t_.collect_batch_fd(), t_.collect_fd()), frame_(make_frame(true)) {
+        collector_(t_.config_fd(), t_.ring_fd(), t_.stage_fd(), t_.collect_batch_fd(), t_.collect_fd()), frame_(make_frame(true)) {
     if (int rc = collector_.enable(false); rc != 0) die("Collector::enable: %s", strerror(-rc));
     run();  // creates every bucket: the timed runs see known sources, as in steady state
   }

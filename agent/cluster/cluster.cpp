@@ -75,7 +75,8 @@ std::vector<dt_key> resolve_endpoint_hosts(const std::vector<std::string> &endpo
 Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
     : cfg_(cfg),
       dp_(dp),
-      collector_(dp.config_fd(), dp.active_ring_fd(), dp.collect_batch_fd(), dp.collect_prog_fd()),
+      collector_(dp.config_fd(), dp.active_ring_fd(), dp.active_stage_fd(), dp.collect_batch_fd(),
+                 dp.collect_prog_fd()),
       tracker_(cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns, report_max_age_ns(cfg)),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs) {}
 

@@ -58,8 +58,8 @@ bool AdaptiveDriver::configure(const LoadedRules &rules, const std::vector<TagRu
   period_ns_ = period_ns;
 
   if (packet && own_collector && !collector_) {
-    collector_ = std::make_unique<Collector>(dp_.config_fd(), dp_.active_ring_fd(), dp_.collect_batch_fd(),
-                                             dp_.collect_prog_fd());
+    collector_ = std::make_unique<Collector>(dp_.config_fd(), dp_.active_ring_fd(), dp_.active_stage_fd(),
+                                             dp_.collect_batch_fd(), dp_.collect_prog_fd());
     if (int rc = collector_->enable(false); rc != 0) {
       collector_.reset();
       *err = std::string("cannot turn on per-source hit counting for adaptive rules: ") + strerror(-rc);

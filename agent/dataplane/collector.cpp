@@ -19,8 +19,8 @@ namespace {
 constexpr auto kEpochGrace = std::chrono::milliseconds(2);
 }  // namespace
 
-Collector::Collector(int config_fd, int ring_fd, int batch_fd, int prog_fd)
-    : config_fd_(config_fd), batch_fd_(batch_fd), prog_fd_(prog_fd) {
+Collector::Collector(int config_fd, int ring_fd, int stage_fd, int batch_fd, int prog_fd)
+    : config_fd_(config_fd), stage_fd_(stage_fd), batch_fd_(batch_fd), prog_fd_(prog_fd) {
   ring_ = ring_buffer__new(ring_fd, on_event, this, nullptr);
   if (!ring_) DT_ERROR("cannot open the active-source ring: %s", strerror(errno));
 }
@@ -58,15 +58,37 @@ void Collector::drain() {
   if (ring_) ring_buffer__consume(ring_);
 }
 
+// Keys announced in the epoch that is starting are collected at the end of that one.
+void Collector::take_keys(const dt_active_stage &s) {
+  auto &into = s.epoch == epoch_ + 1 ? next_ : due_;
+  for (uint32_t i = 0; i < s.count && i < DT_STAGE_KEYS; i++) events_ += into.insert(s.keys[i]).second;
+}
+
 int Collector::on_event(void *ctx, void *data, size_t size) {
   auto *self = static_cast<Collector *>(ctx);
-  if (size < sizeof(dt_active_event)) return 0;
-  dt_active_event ev;
-  memcpy(&ev, data, sizeof ev);
-  self->events_++;
-  // Announced in the epoch that is starting: collect at the end of that one.
-  if (ev.epoch == self->epoch_ + 1) self->next_.insert(ev.key);
-  else self->due_.insert(ev.key);
+  if (size < sizeof(dt_active_stage)) return 0;
+  dt_active_stage s;
+  memcpy(&s, data, sizeof s);
+  self->take_keys(s);
+  return 0;
+}
+
+// What every CPU's stage holds (keys not yet in a ring record). A stage of an older
+// period that was taken before and has not changed is skipped.
+int Collector::read_stages() {
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return cpus < 0 ? cpus : -EINVAL;
+  std::vector<dt_active_stage> stages(static_cast<size_t>(cpus));
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(stage_fd_, &zero, stages.data()) != 0) return -errno;
+  stage_taken_.resize(stages.size());
+  for (size_t c = 0; c < stages.size(); c++) {
+    const dt_active_stage &s = stages[c];
+    const std::pair<uint32_t, uint32_t> seen{s.epoch, s.count};
+    if (s.count == 0 || (s.epoch != epoch_ && s.epoch != epoch_ + 1 && stage_taken_[c] == seen)) continue;
+    take_keys(s);
+    stage_taken_[c] = seen;
+  }
   return 0;
 }
 
@@ -85,10 +107,18 @@ std::vector<ReportEntry> Collector::end_period(int *err) {
     return out;
   }
   std::this_thread::sleep_for(kEpochGrace);
-  // 2. Everything announced so far (the callback sorts by epoch).
-  epoch_ = ending;  // on_event compares against epoch_ + 1 == next
+  // 2. Everything announced so far (take_keys sorts by epoch): first what the CPUs
+  // hold, then the ring. (A CPU that writes its stage out meanwhile has committed
+  // the record before it empties the stage: whichever the reading sees, the keys
+  // are in it or in the ring read after it.)
+  epoch_ = ending;  // take_keys compares against epoch_ + 1 == next
+  const int staged = read_stages();
   ring_buffer__consume(ring_);
   epoch_ = next;
+  if (staged != 0) {
+    *err = staged;
+    return out;
+  }
   // 3. Read passed - reported for the due sources, DT_COLLECT_BATCH at a time.
   std::vector<dt_collect> batch;
   batch.reserve(DT_COLLECT_BATCH);

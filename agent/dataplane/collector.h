@@ -1,8 +1,9 @@
 // collector.h - what this host served per source since its last report.
 //
 // Once per period: advance the report epoch in the config map, give packets that
-// read the old epoch a moment to finish, drain the `active` ring (sources the packet
-// path announced), and run dt_collect over them to read passed - reported per
+// read the old epoch a moment to finish, read the sources the packet path announced
+// (what each CPU's stage still holds, then the `active` ring's records: see
+// bpf/announce.h), and run dt_collect over them to read passed - reported per
 // source. Work per period grows with the sources active in it, not with the map.
 #pragma once
 
@@ -20,7 +21,9 @@ namespace dt {
 
 class Collector {
  public:
-  Collector(int config_fd, int ring_fd, int batch_fd, int prog_fd);
+  // The maps and program it works with: config, active (ring), active_stage,
+  // collect_batch, and the dt_collect program.
+  Collector(int config_fd, int ring_fd, int stage_fd, int batch_fd, int prog_fd);
   ~Collector();
   Collector(const Collector &) = delete;
   Collector &operator=(const Collector &) = delete;
@@ -40,18 +43,25 @@ class Collector {
   void drain();
 
   uint32_t epoch() const { return epoch_; }
+  // Sources announced so far, each counted once per period.
   uint64_t events() const { return events_; }
 
  private:
   static int on_event(void *ctx, void *data, size_t size);
+  void take_keys(const dt_active_stage &s);
+  int read_stages();
+  int collect_due(std::vector<ReportEntry> *out);
   int set_config(uint32_t epoch, uint32_t set_flags, uint32_t clear_flags);
 
-  int config_fd_, batch_fd_, prog_fd_;
+  int config_fd_, stage_fd_, batch_fd_, prog_fd_;
   ring_buffer *ring_ = nullptr;
   uint32_t epoch_ = 0;
   uint64_t events_ = 0;
   // Announced sources: due now (epoch <= the one ending) and early ones (next epoch).
   std::unordered_set<dt_key, KeyHash, KeyEq> due_, next_;
+  // Per CPU, the (epoch, count) of an older period's stage already taken: a quiet
+  // CPU's stage is read once, not every period until it announces again.
+  std::vector<std::pair<uint32_t, uint32_t>> stage_taken_;
 };
 
 }  // namespace dt

@@ -79,6 +79,7 @@ class Dataplane {
   int collect_batch_fd() const;
   int collect_prog_fd() const;
   int active_ring_fd() const;
+  int active_stage_fd() const;
   int exempt_fd() const;
   int rules_fd(int bank) const;
   int rule_stats_fd() const;

@@ -53,10 +53,10 @@
 /* Ring buffer of sources that became active in a period (bytes, power of 2). */
 #define DT_ACTIVE_RING_BYTES (16u << 20)
 /* A record wakes the agent only once the ring is more than 1/2^shift full; the
- * agent drains it at every period's end anyway (see dt_mark_active). */
+ * agent drains it at every period's end anyway (see bpf/announce.h). */
 #define DT_ACTIVE_WAKE_SHIFT 1
-/* The fill level is looked at for one announcement in this many (by a key hash). */
-#define DT_ACTIVE_WAKE_SAMPLE 64u
+/* Announcements gather per CPU and go to the ring this many at a time (a power of 2). */
+#define DT_STAGE_KEYS 32u
 /* Addresses never throttled (the peers' own). */
 #define DT_MAX_EXEMPT 4096u
 
@@ -315,11 +315,17 @@ struct dt_debit {
 	__u32 hits;        /* hits to debit */
 };
 
-/* What the packet path writes to the `active` ring: a source admitted for the
- * first time in report period `epoch`. */
-struct dt_active_event {
-	struct dt_key key;
-	__u32 epoch;
+/*
+ * Sources admitted for the first time in report period `epoch` (bpf/announce.h):
+ * each CPU gathers them in its element of the per-CPU map `active_stage`, and writes
+ * the whole element to the `active` ring as one record once it holds DT_STAGE_KEYS
+ * (or, with keys of an older period, before its next announcement). The agent reads
+ * the ring's records and, at a period's end, what the CPUs still hold (keys[0..count)).
+ */
+struct dt_active_stage {
+	__u32 epoch;  /* the period of the keys held */
+	__u32 count;  /* keys held: keys[0 .. count) */
+	struct dt_key keys[DT_STAGE_KEYS];
 };
 
 /* One entry of a collect batch (DT_MAP_COLLECT_BATCH): in, the source; out, the
@@ -356,7 +362,7 @@ DT_LAYOUT_ASSERT(dt_debit_ctx, 16);
 DT_LAYOUT_ASSERT(dt_config, 16);
 DT_LAYOUT_ASSERT(dt_rule_bytes, 16);
 DT_LAYOUT_ASSERT(dt_collect, 32);
-DT_LAYOUT_ASSERT(dt_active_event, 24);
+DT_LAYOUT_ASSERT(dt_active_stage, 8 + 20 * DT_STAGE_KEYS);
 DT_LAYOUT_ASSERT(dt_drop_pending, 48);
 DT_LAYOUT_ASSERT(dt_prefix_policy, 200);
 #undef DT_LAYOUT_ASSERT

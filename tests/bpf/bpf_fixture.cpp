@@ -19,6 +19,23 @@
 
 namespace dt::test {
 
+PinnedToThisCpu::PinnedToThisCpu() {
+  if (sched_getaffinity(0, sizeof saved_, &saved_) != 0) {
+    ADD_FAILURE() << "sched_getaffinity: " << strerror(errno);
+    return;
+  }
+  cpu_ = sched_getcpu();
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu_, &one);
+  ok_ = sched_setaffinity(0, sizeof one, &one) == 0;
+  if (!ok_) ADD_FAILURE() << "cannot pin the test thread to CPU " << cpu_ << ": " << strerror(errno);
+}
+
+PinnedToThisCpu::~PinnedToThisCpu() {
+  if (ok_) sched_setaffinity(0, sizeof saved_, &saved_);
+}
+
 int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat,
                  uint32_t *verdict) {
   LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
@@ -113,6 +130,7 @@ int BpfFixture::buckets_fd() const { return bpf_map__fd(skel_->maps.buckets); }
 int BpfFixture::stats_fd() const { return bpf_map__fd(skel_->maps.stats); }
 int BpfFixture::config_fd() const { return bpf_map__fd(skel_->maps.config); }
 int BpfFixture::active_ring_fd() const { return bpf_map__fd(skel_->maps.active); }
+int BpfFixture::active_stage_fd() const { return bpf_map__fd(skel_->maps.active_stage); }
 int BpfFixture::drop_pending_fd() const { return bpf_map__fd(skel_->maps.drop_pending); }
 int BpfFixture::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
 int BpfFixture::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
+#include <sched.h>
 
 #include <cstdint>
 #include <optional>
@@ -48,6 +49,24 @@ std::string stats_to_string(const dt_stats &s);
 
 // A debit entry for rule 0 (an IPv6 address is cut to its /64, as peers report it).
 dt_debit make_debit(const std::string &addr, uint32_t hits);
+
+// Keeps the calling thread on the CPU it runs on while it lives (then restores its
+// affinity): for tests of per-CPU state, which every BPF_PROG_TEST_RUN of the thread
+// then shares. ok() is false (and a failure added) if the thread could not be pinned.
+class PinnedToThisCpu {
+ public:
+  PinnedToThisCpu();
+  ~PinnedToThisCpu();
+  PinnedToThisCpu(const PinnedToThisCpu &) = delete;
+  PinnedToThisCpu &operator=(const PinnedToThisCpu &) = delete;
+  bool ok() const { return ok_; }
+  int cpu() const { return cpu_; }
+
+ private:
+  cpu_set_t saved_{};
+  int cpu_ = -1;
+  bool ok_ = false;
+};
 
 class BpfFixture : public ::testing::Test {
  protected:
@@ -111,6 +130,7 @@ class BpfFixture : public ::testing::Test {
   int stats_fd() const;
   int config_fd() const;
   int active_ring_fd() const;
+  int active_stage_fd() const;
   int drop_pending_fd() const;
   int collect_batch_fd() const;
   int collect_prog_fd() const;

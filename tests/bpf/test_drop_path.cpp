@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,14 +40,11 @@ class XdpDropPath : public BpfFixture {
   void SetUp() override {
     BpfFixture::SetUp();
     if (HasFatalFailure()) return;
-    ASSERT_EQ(sched_getaffinity(0, sizeof saved_, &saved_), 0);
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(sched_getcpu(), &one);
-    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0) << "cannot pin the test thread";
+    pinned_.emplace();
+    ASSERT_TRUE(pinned_->ok());
   }
   void TearDown() override {
-    sched_setaffinity(0, sizeof saved_, &saved_);
+    pinned_.reset();
     BpfFixture::TearDown();
   }
 
@@ -73,7 +71,7 @@ class XdpDropPath : public BpfFixture {
     return verdict;
   }
 
-  cpu_set_t saved_{};
+  std::optional<PinnedToThisCpu> pinned_;
 };
 
 TEST_F(XdpDropPath, ASourcesDropsAreHeldPerCpuAndReadExactly) {

@@ -264,7 +264,7 @@ TEST_F(XdpDryRun, ReloadToEnforcingKeepsTheBucket) {
 // are what the cluster would drop.
 TEST_F(XdpDryRun, ReportsAdmissionsAndTakesPeersDebits) {
   ASSERT_NO_FATAL_FAILURE(publish("", kNoRefill, 10, /*all_dry=*/true));
-  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
   ASSERT_EQ(c.enable(false), 0);
   auto period = [&] {
     int err = 0;

@@ -3,6 +3,7 @@
 // Collector) returns exactly the packets admitted since the last report. Also the
 // exempt map (peers' addresses are never throttled).
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 
@@ -40,7 +41,7 @@ class XdpReport : public BpfFixture {
 
 TEST_F(XdpReport, SingleHostModeAnnouncesNothing) {
   set_policy(1000, 100);
-  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
   send(v4("198.18.1.1"), 5);
   EXPECT_TRUE(end_period(c).empty()) << "without DT_CFG_REPORT the packet path must not announce sources";
   auto b = bucket("198.18.1.1");
@@ -50,7 +51,7 @@ TEST_F(XdpReport, SingleHostModeAnnouncesNothing) {
 
 TEST_F(XdpReport, CollectsExactlyWhatWasAdmittedOncePerPeriod) {
   set_policy(0.001, 100);
-  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
   ASSERT_EQ(c.enable(false), 0);
   send(v4("198.18.1.1"), 5);
   send(v6("2001:2::7"), 3);
@@ -68,7 +69,7 @@ TEST_F(XdpReport, CollectsExactlyWhatWasAdmittedOncePerPeriod) {
 
 TEST_F(XdpReport, DroppedPacketsAreNotReported) {
   set_policy(0.001, 4);
-  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
   ASSERT_EQ(c.enable(false), 0);
   send(v4("198.18.2.1"), 4);
   send(v4("198.18.2.1"), 6, XDP_DROP);
@@ -78,7 +79,7 @@ TEST_F(XdpReport, DroppedPacketsAreNotReported) {
 
 TEST_F(XdpReport, ManySourcesInOnePeriodAreAllCollected) {
   set_policy(1000, 10);
-  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
   ASSERT_EQ(c.enable(false), 0);
   // 1000 sources (the fixture's map holds 1024), 1 or 2 hits each.
   uint64_t want = 0;
@@ -99,7 +100,7 @@ TEST_F(XdpReport, AnnouncementsWakeNobodyAndReachTheNextReport) {
   // No wakeup per record (BPF_RB_NO_WAKEUP below half a ring): the agent's poll on the
   // ring stays quiet, and end_period drains the ring on its own timer all the same.
   set_policy(1000, 10);
-  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
   ASSERT_EQ(c.enable(false), 0);
   for (int i = 0; i < 50; i++) send(v4("198.18.40." + std::to_string(i + 1)), 2);
   pollfd p{c.poll_fd(), POLLIN, 0};
@@ -116,7 +117,7 @@ TEST_F(XdpReport, AnnouncementsWakeNobodyAndReachTheNextReport) {
 
 TEST_F(XdpReport, ExemptAddressesPassWithoutABucket) {
   set_policy(0.001, 1);
-  Collector c(config_fd(), active_ring_fd(), collect_batch_fd(), collect_prog_fd());
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
   dt_key peer{};
   ASSERT_TRUE(key_from_string("198.18.9.9", &peer));
   uint32_t one = 1;
@@ -130,6 +131,77 @@ TEST_F(XdpReport, ExemptAddressesPassWithoutABucket) {
   c.disable();
   send(v4("198.18.9.9"), 1);
   send(v4("198.18.9.9"), 1, XDP_DROP);  // with the flag off the map is not consulted
+}
+
+// Announcements gather per CPU (bpf/announce.h): a stage of DT_STAGE_KEYS goes to the
+// ring as one record, a partial one is read by the agent at the period's end.
+class XdpStage : public XdpReport {
+ protected:
+  // This CPU's stage (the test pins itself: its packets all run here).
+  dt_active_stage stage(int cpu) {
+    std::vector<dt_active_stage> all(static_cast<size_t>(libbpf_num_possible_cpus()));
+    const uint32_t zero = 0;
+    EXPECT_EQ(bpf_map_lookup_elem(active_stage_fd(), &zero, all.data()), 0);
+    return all.at(static_cast<size_t>(cpu));
+  }
+  static std::string src(int i) { return "198.18.50." + std::to_string(i + 1); }
+};
+
+TEST_F(XdpStage, AFullStageGoesToTheRingAsOneRecord) {
+  PinnedToThisCpu pin;
+  ASSERT_TRUE(pin.ok());
+  set_policy(1000, 10);
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
+  ASSERT_EQ(c.enable(false), 0);
+  for (uint32_t i = 0; i + 1 < DT_STAGE_KEYS; i++) send(v4(src(static_cast<int>(i))), 1);
+  EXPECT_EQ(stage(pin.cpu()).count, DT_STAGE_KEYS - 1) << "announcements are held per CPU";
+  EXPECT_EQ(stage(pin.cpu()).epoch, c.epoch());
+  send(v4(src(DT_STAGE_KEYS - 1)), 1);
+  EXPECT_EQ(stage(pin.cpu()).count, 0u) << "a full stage is written to the ring at once";
+  send(v4(src(DT_STAGE_KEYS)), 2);  // one more, held
+  EXPECT_EQ(stage(pin.cpu()).count, 1u);
+  const auto r = end_period(c);
+  EXPECT_EQ(r.size(), DT_STAGE_KEYS + 1) << "the ring's record and the held key both reach the report";
+  EXPECT_EQ(r.at(src(DT_STAGE_KEYS)), 2u);
+  EXPECT_EQ(c.events(), DT_STAGE_KEYS + 1);
+  EXPECT_EQ(stats().report_overflow, 0u);
+}
+
+// A stage of the period that ended is read at its end, and written to the ring before a
+// key of the new period joins it: the keys reach the agent twice, the hits once.
+TEST_F(XdpStage, AnOlderPeriodsStageIsWrittenOutAndCountedOnce) {
+  PinnedToThisCpu pin;
+  ASSERT_TRUE(pin.ok());
+  set_policy(1000, 10);
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
+  ASSERT_EQ(c.enable(false), 0);
+  for (int i = 0; i < 3; i++) send(v4(src(i)), 2);
+  EXPECT_EQ(end_period(c), (std::map<std::string, uint64_t>{{src(0), 2}, {src(1), 2}, {src(2), 2}}))
+      << "the held keys are read at the period's end";
+  EXPECT_EQ(stage(pin.cpu()).count, 3u) << "reading leaves the stage as it is";
+  send(v4(src(0)), 1);  // the new period's first announcement writes the old stage out
+  const dt_active_stage s = stage(pin.cpu());
+  EXPECT_EQ(s.count, 1u);
+  EXPECT_EQ(s.epoch, c.epoch());
+  EXPECT_EQ(end_period(c), (std::map<std::string, uint64_t>{{src(0), 1}}))
+      << "keys read twice are charged once: only the new hit";
+  EXPECT_EQ(stats().report_overflow, 0u);
+}
+
+// A quiet CPU's stage of an older period is taken once, not at every period's end.
+TEST_F(XdpStage, AQuietCpusStageIsTakenOnce) {
+  PinnedToThisCpu pin;
+  ASSERT_TRUE(pin.ok());
+  set_policy(1000, 10);
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
+  ASSERT_EQ(c.enable(false), 0);
+  for (int i = 0; i < 3; i++) send(v4(src(i)), 1);
+  EXPECT_EQ(end_period(c).size(), 3u);
+  EXPECT_EQ(c.events(), 3u);
+  EXPECT_TRUE(end_period(c).empty());
+  EXPECT_TRUE(end_period(c).empty());
+  EXPECT_EQ(c.events(), 3u) << "the quiet stage was taken again";
+  EXPECT_EQ(stage(pin.cpu()).count, 3u);
 }
 
 }  // namespace
