@@ -2,6 +2,7 @@
 # deps.sh - install every Debian package dthrottle needs to build, test and demo.
 # Idempotent and quick when everything is present; needs root to install.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/apt_missing.sh"
 
 PACKAGES=(
   make g++ clang llvm pkg-config          # C++20 agent, BPF object (clang -target bpf)
@@ -19,19 +20,4 @@ PACKAGES=(
   gnuplot-nox                             # the demo's chart (build/demo.png)
 )
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-if [ "$(id -u)" -ne 0 ]; then
-  echo "deps: missing Debian packages: ${missing[*]}" >&2
-  echo "deps: run 'make deps' as root (or: sudo apt-get install ${missing[*]})" >&2
-  exit 1
-fi
-echo "deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+apt_install_missing deps 'make deps' "${PACKAGES[@]}"

@@ -9,29 +9,14 @@
 #   build/kernel/current -> <version>                  the one test-kernel boots
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/apt_missing.sh
 
 KDIR=build/kernel
 META=linux-image-amd64           # Debian's "the stock kernel" metapackage
 PACKAGES=(qemu-system-x86 busybox-static)
 
 # --- qemu and busybox (apt) ----------------------------------------------------------------
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-updated=0
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "kernel-deps: missing Debian packages: ${missing[*]}" >&2
-    echo "kernel-deps: run 'make test-kernel' as root (or: sudo apt-get install ${missing[*]})" >&2
-    exit 1
-  fi
-  echo "kernel-deps: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  updated=1
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+apt_install_missing kernel-deps 'make test-kernel' "${PACKAGES[@]}"
 
 # --- the kernel (unpacked into build/kernel, never installed) ------------------------------
 if [ -e "$KDIR/current/.complete" ]; then
@@ -42,7 +27,7 @@ image_pkg() {
   apt-cache depends "$META" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }'
 }
 pkg=$(image_pkg)
-if [ -z "$pkg" ] && [ "$updated" -eq 0 ] && [ "$(id -u)" -eq 0 ]; then
+if [ -z "$pkg" ] && [ "$APT_UPDATED" -eq 0 ] && [ "$(id -u)" -eq 0 ]; then
   apt-get update -q
   pkg=$(image_pkg)
 fi

@@ -173,20 +173,29 @@ int update_config_flags(int config_fd, uint32_t set, uint32_t clear, uint32_t co
   return 0;
 }
 
-int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out) {
+namespace {
+
+// The slot of `rule` in the live bank (rule*2 + config.bank): the one packets read now.
+int live_slot(int config_fd, uint32_t rule, uint32_t *slot) {
   uint32_t zero = 0;
   dt_config cfg{};
   if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
-  uint32_t slot = rule * 2 + (cfg.bank & 1);
+  *slot = rule * 2 + (cfg.bank & 1);
+  return 0;
+}
+
+}  // namespace
+
+int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out) {
+  uint32_t slot = 0;
+  if (int rc = live_slot(config_fd, rule, &slot); rc != 0) return rc;
   if (bpf_map_lookup_elem(policy_fd, &slot, out) != 0) return -errno;
   return 0;
 }
 
 int read_live_prefix_policy(int prefix_fd, int config_fd, uint32_t rule, dt_prefix_policy *out) {
-  uint32_t zero = 0;
-  dt_config cfg{};
-  if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
-  uint32_t slot = rule * 2 + (cfg.bank & 1);
+  uint32_t slot = 0;
+  if (int rc = live_slot(config_fd, rule, &slot); rc != 0) return rc;
   if (bpf_map_lookup_elem(prefix_fd, &slot, out) != 0) return -errno;
   return 0;
 }

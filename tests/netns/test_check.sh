@@ -20,17 +20,27 @@ trap 'rm -rf -- "$WORK"' EXIT
 IFACE=dtcheck$$ # no such interface
 BASE=(--iface "$IFACE" --pin-dir "$WORK/pins" --rate 10 --burst 5)
 
+# check_refused_like_daemon NAME WHAT COMPLAINT MESSAGE ARGS...: `agent check BASE ARGS` exits 2
+# saying MESSAGE (else the failure says "check's message COMPLAINT"), and the daemon on the same
+# arguments says the same with the same status. WHAT: ARGS in words, for the failures. Checks
+# check/NAME/exit, check/NAME/message and check/NAME/same-as-daemon.
+check_refused_like_daemon() {
+	local name=$1 what=$2 complaint=$3 message=$4 out rc daemon_out daemon_rc
+	shift 4
+	out=$("$AGENT" check "${BASE[@]}" "$@" 2>&1)
+	rc=$?
+	check_eq "check/$name/exit" "check's exit status for $what ($out)" "$rc" 2
+	check "check/$name/message" "check's message $complaint: $out" grep -qF "$message" <<<"$out"
+	daemon_out=$(timeout 10 "$AGENT" "${BASE[@]}" "$@" 2>&1)
+	daemon_rc=$?
+	check "check/$name/same-as-daemon" \
+		"the daemon said (status $daemon_rc) '$daemon_out', check said (status $rc) '$out'" \
+		[ "$daemon_rc:${daemon_out#agent: }" = "$rc:${out#agent check: }" ]
+}
+
 # --- 1. strict tag rules need --redis ------------------------------------------------------
-out=$("$AGENT" check "${BASE[@]}" --tag-rule 'pay:=5/1!strict' 2>&1)
-rc=$?
-check_eq check/strict-without-redis/exit "check's exit status for a strict --tag-rule without --redis ($out)" "$rc" 2
-check check/strict-without-redis/message "check's message does not name --redis: $out" \
-	grep -qF "agent check: tag rule 'pay:' is strict, which needs --redis ADDR" <<<"$out"
-daemon_out=$(timeout 10 "$AGENT" "${BASE[@]}" --tag-rule 'pay:=5/1!strict' 2>&1)
-daemon_rc=$?
-check check/strict-without-redis/same-as-daemon \
-	"the daemon said (status $daemon_rc) '$daemon_out', check said (status $rc) '$out'" \
-	[ "$daemon_rc:${daemon_out#agent: }" = "$rc:${out#agent check: }" ]
+check_refused_like_daemon strict-without-redis "a strict --tag-rule without --redis" "does not name --redis" \
+	"agent check: tag rule 'pay:' is strict, which needs --redis ADDR" --tag-rule 'pay:=5/1!strict'
 
 out=$("$AGENT" check "${BASE[@]}" --tag-rule 'pay:=5/1!strict' --redis 127.0.0.1:6379 2>&1)
 rc=$?
@@ -38,16 +48,8 @@ check_eq check/strict-with-redis/exit "check's exit status for a strict --tag-ru
 
 # --- 2. a tag rule set the tag table refuses -----------------------------------------------------
 printf 'version = 1\n[[tag]]\nprefix = "api:"\nrate = 5\nburst = 10\n' >"$WORK/rules.toml"
-out=$("$AGENT" check "${BASE[@]}" --rules "$WORK/rules.toml" --tag-rule 'api:=100/20' 2>&1)
-rc=$?
-check_eq check/duplicate-prefix/exit "check's exit status for two tag rules with prefix 'api:' ($out)" "$rc" 2
-check check/duplicate-prefix/message "check's message does not say which rule: $out" \
-	grep -qF "agent check: tag rule 2 (prefix 'api:'): duplicate prefix" <<<"$out"
-daemon_out=$(timeout 10 "$AGENT" "${BASE[@]}" --rules "$WORK/rules.toml" --tag-rule 'api:=100/20' 2>&1)
-daemon_rc=$?
-check check/duplicate-prefix/same-as-daemon \
-	"the daemon said (status $daemon_rc) '$daemon_out', check said (status $rc) '$out'" \
-	[ "$daemon_rc:${daemon_out#agent: }" = "$rc:${out#agent check: }" ]
+check_refused_like_daemon duplicate-prefix "two tag rules with prefix 'api:'" "does not say which rule" \
+	"agent check: tag rule 2 (prefix 'api:'): duplicate prefix" --rules "$WORK/rules.toml" --tag-rule 'api:=100/20'
 
 # --- 3. the summary counts every tag rule ----------------------------------------------------------
 out=$("$AGENT" check "${BASE[@]}" --rules "$WORK/rules.toml" --tag-rule 'user:=6/m/1' --tag-rule '=1/1' 2>&1)
@@ -58,16 +60,8 @@ check check/summary/tag-rules "the summary does not count 1 [[tag]] and 2 --tag-
 
 # --- 4. the peers file, as the daemon reads it; CurveZMQ keys for every peer ---------------------
 printf '# peers\n198.18.1.2:7700\n198.18.1.3\n' >"$WORK/peers"
-out=$("$AGENT" check "${BASE[@]}" --peers-file "$WORK/peers" 2>&1)
-rc=$?
-check_eq check/peers-file-broken/exit "check's exit status for a peers file line without a port ($out)" "$rc" 2
-check check/peers-file-broken/message "check's message does not name $WORK/peers:3: $out" \
-	grep -qF "agent check: $WORK/peers:3: " <<<"$out"
-daemon_out=$(timeout 10 "$AGENT" "${BASE[@]}" --peers-file "$WORK/peers" 2>&1)
-daemon_rc=$?
-check check/peers-file-broken/same-as-daemon \
-	"the daemon said (status $daemon_rc) '$daemon_out', check said (status $rc) '$out'" \
-	[ "$daemon_rc:${daemon_out#agent: }" = "$rc:${out#agent check: }" ]
+check_refused_like_daemon peers-file-broken "a peers file line without a port" "does not name $WORK/peers:3" \
+	"agent check: $WORK/peers:3: " --peers-file "$WORK/peers"
 printf '# peers\n198.18.1.2:7700\n198.18.1.3:7700  # h3\n' >"$WORK/peers"
 out=$("$AGENT" check "${BASE[@]}" --peers 198.18.1.4:7700 --peers-file "$WORK/peers" 2>&1)
 rc=$?

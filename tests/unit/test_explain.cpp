@@ -36,17 +36,23 @@ TEST(Explain, MatchText) {
   EXPECT_EQ(match_text(m), "protocol 132 syn");
 }
 
-TEST(Explain, RendersAnUnknownSourceAndNoAgent) {
-  Explanation e;
-  e.address = "198.18.9.9";
-  e.addr = key_of("198.18.9.9");
+// What the rendering tests start from: 198.18.9.9 explained with no --rules, under the default
+// rule (100/s, burst 50) and its key, no bucket. Call it in ASSERT_NO_FATAL_FAILURE.
+void explain_under_default_rule(Explanation *e) {
+  e->address = "198.18.9.9";
+  e->addr = key_of("198.18.9.9");
   ExplainRule r;
   r.name = "default";
   r.when = "any packet";
   std::string err;
   ASSERT_TRUE(make_policy(100, 50, &r.policy, &err)) << err;
-  r.key = e.addr;
-  e.rules.push_back(r);
+  r.key = e->addr;
+  e->rules.push_back(r);
+}
+
+TEST(Explain, RendersAnUnknownSourceAndNoAgent) {
+  Explanation e;
+  ASSERT_NO_FATAL_FAILURE(explain_under_default_rule(&e));
   e.peers.state = ExplainPeers::State::NoAgent;
   const std::string text = render_explanation_text(e);
   EXPECT_NE(text.find("198.18.9.9: no --rules: every packet uses the default rule"), std::string::npos) << text;
@@ -62,14 +68,9 @@ TEST(Explain, RendersAnUnknownSourceAndNoAgent) {
 
 TEST(Explain, RendersThePrefixBudgetsASourceShares) {
   Explanation e;
-  e.address = "198.18.9.9";
-  e.addr = key_of("198.18.9.9");
-  ExplainRule r;
-  r.name = "default";
-  r.when = "any packet";
+  ASSERT_NO_FATAL_FAILURE(explain_under_default_rule(&e));
+  ExplainRule &r = e.rules.back();
   std::string err;
-  ASSERT_TRUE(make_policy(100, 50, &r.policy, &err)) << err;
-  r.key = e.addr;
   ExplainLevel l;
   l.level = "v4/16";
   ASSERT_TRUE(make_policy(1000, 200, &l.policy, &err)) << err;
@@ -85,7 +86,6 @@ TEST(Explain, RendersThePrefixBudgetsASourceShares) {
   l24.has_bucket = false;
   dt_key_for_level(&l24.key, &e.addr, 0, 24, 0);
   r.levels.push_back(l24);
-  e.rules.push_back(r);
   const std::string text = render_explanation_text(e);
   EXPECT_NE(text.find("rule default per v4/16 prefix (1000/s burst 200, shared by every source of 198.18.0.0/16): "
                       "200.000 of 200 tokens now; passed 700, debited 5 (peers' hits)"),
