@@ -55,9 +55,16 @@ static __always_inline int dt_stage_add(const struct dt_key *key, __u32 epoch)
 	if (s->count && s->epoch != epoch && dt_stage_write_out(s) != 0)
 		return -1;  /* an older period's keys, not written out: the agent reads them */
 	n = s->count;
-	if (n >= DT_STAGE_KEYS && dt_stage_write_out(s) != 0)
-		return -1;
-	n = s->count & (DT_STAGE_KEYS - 1);
+	if (n >= DT_STAGE_KEYS) {
+		if (dt_stage_write_out(s) != 0)
+			return -1;
+		n = 0;
+	}
+	/* The mask proves the bound to the verifier: Linux 6.1's loses a bound checked
+	 * on a copy of the register, and the barrier keeps the compiler from dropping
+	 * the mask as redundant. */
+	barrier_var(n);
+	n &= DT_STAGE_KEYS - 1;
 	s->epoch = epoch;
 	s->keys[n] = *key;
 	s->count = n + 1;
