@@ -39,40 +39,72 @@ static __always_inline __u64 dt_now(const struct dt_config *cfg)
 	return (cfg->flags & DT_CFG_COARSE_CLOCK) ? bpf_ktime_get_coarse_ns() : bpf_ktime_get_ns();
 }
 
-/*
- * The time to decide a take of `cost` from `b` at, with the configured clock's verdict
- * but without its cost on a refusal (see the top of this file). Sets *refused and
- * returns an estimate of now (within two ticks: good for last_seen and the drop
- * counts) when the take is refused at this CPU's bound; otherwise reads the clock and
- * returns it, and takes the CPU's anchor again when it has none or an old one. Without
- * a known tick (an older agent's config: coarse_lag_ns 0), this is dt_now.
- */
-static __always_inline __u64 dt_now_for_take(const struct dt_config *cfg, const struct dt_bucket *b,
-					     const struct dt_policy *p, __u64 cost, int *refused)
+/* What this CPU knows of the time without reading a clock (see the top). */
+struct dt_time_bound {
+	__u64 est;    /* the anchor's estimate of now, within two ticks of it (0: none) */
+	__u64 bound;  /* est + two ticks: never before the precise clock (0: none) */
+};
+
+/* Fills `t` from this CPU's anchor; empty without a known tick (an older agent's
+ * config: coarse_lag_ns 0), without an anchor yet, or with one DT_ANCHOR_MAX_TICKS old. */
+static __always_inline void dt_time_bound(const struct dt_config *cfg, struct dt_time_bound *t)
 {
 	__u32 lag = cfg->coarse_lag_ns, zero = 0;
 	struct dt_clock_anchor *a;
-	__u64 j, ticks, est, next, now;
+	__u64 ticks;
 
+	t->est = 0;
+	t->bound = 0;
 	if (!lag)
+		return;
+	a = bpf_map_lookup_elem(&clock_anchor, &zero);
+	if (!a || !a->ns)
+		return;
+	ticks = bpf_jiffies64() - a->jiffies;
+	if (ticks >= DT_ANCHOR_MAX_TICKS)
+		return;
+	t->est = a->ns + ticks * (lag / 2);
+	t->bound = t->est + lag;
+}
+
+/* Reads the configured clock, after taking this CPU's anchor again if `t` found none
+ * usable (and the tick is known). */
+static __always_inline __u64 dt_time_read(const struct dt_config *cfg, const struct dt_time_bound *t)
+{
+	struct dt_clock_anchor *a;
+	__u32 zero = 0;
+	__u64 j, now;
+
+	if (t->bound || !cfg->coarse_lag_ns)
 		return dt_now(cfg);
-	j = bpf_jiffies64(); /* before any clock read: the anchor's ns must not precede it */
 	a = bpf_map_lookup_elem(&clock_anchor, &zero);
 	if (!a)
 		return dt_now(cfg);
-	ticks = j - a->jiffies;
-	if (a->ns && ticks < DT_ANCHOR_MAX_TICKS) {
-		est = a->ns + ticks * (lag / 2);
-		if (!dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), est + lag, p, cost, &next)) {
-			*refused = 1;
-			return est;
-		}
-		return dt_now(cfg);
-	}
+	j = bpf_jiffies64(); /* before the clock read: the anchor's ns must not precede it */
 	now = bpf_ktime_get_ns();
 	a->jiffies = j;
 	a->ns = now;
 	return (cfg->flags & DT_CFG_COARSE_CLOCK) ? bpf_ktime_get_coarse_ns() : now;
+}
+
+/*
+ * The time to decide a take of `cost` from `b` at, with the configured clock's verdict
+ * but without its cost on a refusal. Sets *refused and returns the estimate of now
+ * (good for last_seen and the drop counts) when the take is refused at this CPU's
+ * bound; otherwise reads the clock (dt_time_read) and returns it.
+ */
+static __always_inline __u64 dt_now_for_take(const struct dt_config *cfg, const struct dt_bucket *b,
+					     const struct dt_policy *p, __u64 cost, int *refused)
+{
+	struct dt_time_bound t;
+	__u64 next;
+
+	dt_time_bound(cfg, &t);
+	if (t.bound && !dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), t.bound, p, cost, &next)) {
+		*refused = 1;
+		return t.est;
+	}
+	return dt_time_read(cfg, &t);
 }
 
 #endif /* DTHROTTLE_CLOCK_H */

@@ -193,13 +193,15 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	 * unit, so reports and debits are in bytes for byte rules. */
 	cost = (pol->flags & DT_POL_BYTES) ? frame_len : segs;
 	/* Prefix budgets first (bpf/prefix.bpf.h): a prefix out of budget drops the
-	 * packet before its source gets a bucket of its own. The levels and the source
-	 * are decided at one time, read here. */
+	 * packet before its source gets a bucket of its own. Its levels are looked at
+	 * this CPU's clock bound (the clock is read here only without one). */
 	pfx.state = DT_PFX_NONE;
-	now = 0;
 	if (pol->flags & DT_POL_PREFIX) {
-		now = dt_now(cfg);
-		dt_prefix_init(&pfx, bank, rule, &key, l3.is_v6, now, cost, cfg);
+		struct dt_time_bound tb;
+
+		dt_time_bound(cfg, &tb);
+		now = tb.bound ? 0 : dt_time_read(cfg, &tb);
+		dt_prefix_init(&pfx, bank, rule, &key, l3.is_v6, tb.bound ? tb.bound : now, now, cost, cfg);
 		if (dt_prefix_check(&pfx, pol) != 0) {
 			if (pol->flags & DT_POL_DRY_RUN)
 				return dt_dry_run_pass(rule, NULL, NULL, cost, 0);
@@ -215,11 +217,13 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 		return XDP_PASS;
 	}
 
-	/* Without prefix levels the time is chosen for this take: a packet refused at
-	 * this CPU's upper bound of the clock is refused without reading a clock, so a
-	 * flood's drop path reads none (bpf/clock.h). */
+	/* The time of the source's take: the levels' if they took their tokens, else
+	 * chosen for this take: a packet refused at this CPU's clock bound is refused
+	 * without reading a clock, so a flood's drop path reads none (bpf/clock.h). */
 	refused = 0;
-	if (!(pol->flags & DT_POL_PREFIX))
+	if (pfx.state == DT_PFX_TAKEN)
+		now = pfx.a.now;
+	else
 		now = dt_now_for_take(cfg, b, pol, cost, &refused);
 	dt_touch(b, now);
 	take = refused ? DT_TAKE_DENY : dt_bucket_take(b, now, pol, cost);

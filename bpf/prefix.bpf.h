@@ -24,7 +24,8 @@
  *   1. a known source already out of tokens is left to its own bucket, which drops
  *      it (the levels are not touched: DT_PFX_DEFERRED);
  *   2. every level is looked at without writing (broadest first); one without
- *      tokens drops the packet here, counted per level and per CPU;
+ *      tokens drops the packet here, counted per level and per CPU (steps 1 and 2
+ *      look at the CPU's clock bound, which reads no clock: dt_pfx_now);
  *   3. only then is a token taken at every level (creating a level's bucket on
  *      first sight); a race lost since step 2 refunds the levels already taken.
  * After the source's own take, dt_prefix_settle completes the packet: admitted, the
@@ -57,11 +58,26 @@ struct dt_pfx_arg {
 	__u32 rule;
 	__u32 is_v6;
 	__u32 epoch;        /* cluster mode: the report period (0: not reporting) */
-	__u64 now;
+	__u32 coarse;       /* --clock coarse: the takes read the coarse clock */
+	__u32 pad;
+	__u64 bound;        /* never before the precise clock (bpf/clock.h): what looks are made at */
+	__u64 now;          /* the clock, read before the first take (0: not yet) */
 	__u64 cost;
 };
 
-_Static_assert(sizeof(struct dt_pfx_arg) == 48, "dt_pfx_arg has no hole");
+_Static_assert(sizeof(struct dt_pfx_arg) == 64, "dt_pfx_arg has no hole");
+
+/* The time the takes are made at: the clock, read once per packet when first needed.
+ * Looks (steps 1 and 2 below) are made at `bound` instead: a refusal there is the
+ * clock's refusal (a GCRA take only gets easier with time), and a flood that a prefix
+ * refuses reads no clock; a level that passes the look but not the take is refunded
+ * like a race lost. */
+static __always_inline __u64 dt_pfx_now(struct dt_pfx_arg *a)
+{
+	if (!a->now)
+		a->now = a->coarse ? bpf_ktime_get_coarse_ns() : bpf_ktime_get_ns();
+	return a->now;
+}
 
 /* What dt_prefix_check leaves for dt_prefix_settle (on the caller's stack; scalars
  * only, as global functions require). */
@@ -112,7 +128,7 @@ __noinline int dt_pfx_peek(const struct dt_pfx_arg *a, const struct dt_policy *l
 		return 1;
 	dt_pfx_key(&lk, a, l);
 	b = bpf_map_lookup_elem(&buckets, &lk);
-	return !b || dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), a->now, l, a->cost, &next);
+	return !b || dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), a->bound, l, a->cost, &next);
 }
 
 /* Step 3 for one level: 1 taken, 0 refused, 2 no bucket to be had (fails open). */
@@ -243,6 +259,7 @@ static __always_inline int dt_prefix_take_all(const struct dt_prefix_policy *pp,
 
 	_Static_assert(DT_PREFIX_LEVELS == 4, "one dt_prefix_take_refused per level");
 	ps->taken = 0;
+	dt_pfx_now(&ps->a);
 	if (dt_prefix_take_refused(pp, ps, 0, n))
 		refused = 0;
 	else if (dt_prefix_take_refused(pp, ps, 1, n))
@@ -262,11 +279,12 @@ static __always_inline int dt_prefix_take_all(const struct dt_prefix_policy *pp,
 
 /*
  * Fills `ps` for a packet of `rule` (the source's bucket key `src`, cut to the rule's
- * key prefix, which is longer than every level). Then dt_prefix_check.
+ * key prefix, which is longer than every level), to be looked at `bound` (bpf/clock.h)
+ * and taken at the clock (`now` if it was read already, else 0). Then dt_prefix_check.
  */
 static __always_inline void dt_prefix_init(struct dt_prefix_pass *ps, __u32 bank, __u32 rule,
-					   const struct dt_key *src, int is_v6, __u64 now, __u64 cost,
-					   const struct dt_config *cfg)
+					   const struct dt_key *src, int is_v6, __u64 bound, __u64 now,
+					   __u64 cost, const struct dt_config *cfg)
 {
 	ps->state = DT_PFX_NONE;
 	ps->slot = (rule & DT_KEY_RULE_MASK) * 2 + (bank & 1);
@@ -275,6 +293,9 @@ static __always_inline void dt_prefix_init(struct dt_prefix_pass *ps, __u32 bank
 	ps->a.src = *src;
 	ps->a.rule = rule & DT_KEY_RULE_MASK;
 	ps->a.is_v6 = is_v6;
+	ps->a.coarse = !!(cfg->flags & DT_CFG_COARSE_CLOCK);
+	ps->a.pad = 0;
+	ps->a.bound = bound;
 	ps->a.now = now;
 	ps->a.cost = cost;
 	ps->a.epoch = (cfg->flags & DT_CFG_REPORT) ? cfg->epoch : 0;
@@ -321,7 +342,7 @@ __noinline int dt_prefix_check(struct dt_prefix_pass *ps, const struct dt_policy
 	 * to the stack: Linux 6.1 takes no map key from a global function's argument.) */
 	src = ps->a.src;
 	b = bpf_map_lookup_elem(&buckets, &src);
-	if (b && !dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), ps->a.now, pol, ps->a.cost, &next)) {
+	if (b && !dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), ps->a.bound, pol, ps->a.cost, &next)) {
 		ps->state = DT_PFX_DEFERRED;
 		return 0;
 	}

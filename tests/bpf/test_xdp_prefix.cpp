@@ -57,6 +57,25 @@ class XdpPrefix : public BpfFixture {
   }
 };
 
+// A level is looked at the CPU's clock bound (bpf/clock.h), which reads no clock: a
+// refusal there is exactly the clock's. A /24 with a token is never refused because
+// jiffies lag: at 1000/s a token accrues every 1 ms, well within a tick (4 ms at
+// HZ=250), so a look that forgot the lag would refuse most of these packets. Each
+// round's packets come from new sources, so only the level can refuse them.
+TEST_F(XdpPrefix, TheClockBoundNeverRefusesALevelWithAToken) {
+  ASSERT_GT(live_config().coarse_lag_ns, 0u) << "the fixture sets the tick as the agent does";
+  ASSERT_NO_FATAL_FAILURE(set_prefix_policy(1000, 100, {level(true, 24, 1000, 2)}));
+  int source = 0, refused_with_a_token = 0;
+  auto next = [&] { return v4("198.18.60." + std::to_string(1 + source++ % 250)); };
+  for (int round = 0; round < 20; round++) {
+    while (run(next()) == XDP_PASS) {
+    }  // the /24 is empty: the last packet was refused
+    std::this_thread::sleep_for(std::chrono::microseconds(1500));  // 1.5 tokens accrue
+    if (run(next()) != XDP_PASS) refused_with_a_token++;
+  }
+  EXPECT_EQ(refused_with_a_token, 0) << "packets refused although 1.5 ms (1.5 tokens at 1000/s) had passed";
+}
+
 TEST_F(XdpPrefix, APrefixAggregateIsCappedAndLateSourcesGetNoBucket) {
   ASSERT_NO_FATAL_FAILURE(set_prefix_policy(kNoRefill, 4, {level(true, 24, kNoRefill, 10)}));
   const int want[] = {4, 4, 2, 0, 0};  // burst 4 per source, 10 for the whole /24
