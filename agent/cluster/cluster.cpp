@@ -102,8 +102,18 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
     *err = std::string("cannot enable report collection: ") + strerror(-rc);
     return nullptr;
   }
+  c->adopt_unreported();
   if (!c->open_sockets(err)) return nullptr;
   return c;
+}
+
+void Cluster::adopt_unreported() {
+  const long n = collector_.adopt_unreported(dp_.buckets_fd());
+  if (n < 0)
+    DT_WARN("cannot look for hits a previous agent left unreported: %s", strerror(static_cast<int>(-n)));
+  else if (n > 0)
+    DT_INFO("%ld sources have hits a previous agent admitted but did not report: they go out with the first report",
+            n);
 }
 
 void *Cluster::poll_socket() const { return sub_->handle(); }

@@ -126,6 +126,9 @@ class Cluster {
   bool connect_peer(const std::string &endpoint, std::string *err);
   bool connect_hub(const std::string &frontend, std::string *err);
   void refresh_exempt();
+  // At start: hits a previous agent on the same maps admitted but never reported go
+  // out with the first report (logged; a failed walk is logged and skipped).
+  void adopt_unreported();
   void note_sender(const std::string &node_id) { senders_[node_id] = sender_; }
   void forget_removed();
   // CurveZMQ: a server that refuses our key ends the connection for good (ZeroMQ does

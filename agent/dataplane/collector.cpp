@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "dataplane/map_reader.h"
 
 namespace dt {
 namespace {
@@ -48,6 +49,14 @@ int Collector::enable(bool exempt) {
   if (epoch_ == 0) epoch_ = 1;
   return set_config(epoch_, DT_CFG_REPORT | (exempt ? DT_CFG_EXEMPT : 0u),
                     exempt ? 0u : DT_CFG_EXEMPT);
+}
+
+long Collector::adopt_unreported(int buckets_fd) {
+  long queued = 0;
+  const long seen = for_each_bucket(buckets_fd, [&](const dt_key &k, const dt_bucket &b) {
+    if (b.passed != b.reported) queued += due_.insert(k).second;
+  });
+  return seen < 0 ? seen : queued;
 }
 
 void Collector::disable() { set_config(epoch_, 0, DT_CFG_REPORT | DT_CFG_EXEMPT); }

@@ -32,6 +32,11 @@ class Collector {
   int enable(bool exempt);
   // Turns announcements off again (on exit, so a dead agent fills no ring).
   void disable();
+  // Queues for the next report every bucket with admissions never reported (passed !=
+  // reported): what a previous agent on the same pinned maps had taken from the ring
+  // but not collected when it stopped. One walk of the map, at start. Returns the
+  // buckets queued, or -errno.
+  long adopt_unreported(int buckets_fd);
 
   // Ends the current period; returns the sources with their unreported hits (> 0).
   // Returns -errno in *err on a failed syscall.

@@ -204,5 +204,34 @@ TEST_F(XdpStage, AQuietCpusStageIsTakenOnce) {
   EXPECT_EQ(stage(pin.cpu()).count, 3u);
 }
 
+// An agent that stops after taking announcements from the ring but before collecting
+// them leaves hits that nothing announces again: the next agent on the same maps
+// finds them with one walk of the buckets (Collector::adopt_unreported).
+TEST_F(XdpStage, ANewCollectorAdoptsWhatTheLastOneLeftUnreported) {
+  PinnedToThisCpu pin;
+  ASSERT_TRUE(pin.ok());
+  set_policy(1000, 10);
+  constexpr int kSources = DT_STAGE_KEYS + 8;  // one ring record, 8 keys left staged
+  {
+    Collector a(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
+    ASSERT_EQ(a.enable(false), 0);
+    for (int i = 0; i < kSources; i++) send(v4(src(i)), 1);
+    a.drain();  // the record is taken from the ring, then the agent stops
+    EXPECT_EQ(a.events(), DT_STAGE_KEYS);
+  }
+  {
+    Collector b(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
+    ASSERT_EQ(b.enable(false), 0);
+    EXPECT_EQ(end_period(b).size(), 8u) << "without adoption only the keys still staged are found";
+  }
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
+  ASSERT_EQ(c.enable(false), 0);
+  EXPECT_EQ(c.adopt_unreported(buckets_fd()), static_cast<long>(DT_STAGE_KEYS));
+  const auto r = end_period(c);
+  EXPECT_EQ(r.size(), DT_STAGE_KEYS) << "the drained record's sources reach the report";
+  for (const auto &[k, hits] : r) EXPECT_EQ(hits, 1u) << k;
+  EXPECT_EQ(c.adopt_unreported(buckets_fd()), 0) << "nothing is left unreported";
+}
+
 }  // namespace
 }  // namespace dt::test
