@@ -67,6 +67,9 @@ static __always_inline int dt_stage_add(const struct dt_key *key, __u32 epoch)
 	n &= DT_STAGE_KEYS - 1;
 	s->epoch = epoch;
 	s->keys[n] = *key;
+	/* The key before the count that covers it: the agent may read the stage at any
+	 * moment (Collector::read_stages) and reads keys[0 .. count). */
+	asm volatile("" ::: "memory");
 	s->count = n + 1;
 	if (n + 1 == DT_STAGE_KEYS)
 		dt_stage_write_out(s);  /* at once, so that a quiet CPU holds no full stage */

@@ -19,6 +19,16 @@
 
 namespace dt::test {
 
+std::vector<int> allowed_cpus(size_t max) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < max; c++)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
 PinnedToThisCpu::PinnedToThisCpu() {
   if (sched_getaffinity(0, sizeof saved_, &saved_) != 0) {
     ADD_FAILURE() << "sched_getaffinity: " << strerror(errno);

@@ -50,6 +50,9 @@ std::string stats_to_string(const dt_stats &s);
 // A debit entry for rule 0 (an IPv6 address is cut to its /64, as peers report it).
 dt_debit make_debit(const std::string &addr, uint32_t hits);
 
+// CPUs this process may run on (at most `max` of them), in order.
+std::vector<int> allowed_cpus(size_t max);
+
 // Keeps the calling thread on the CPU it runs on while it lives (then restores its
 // affinity): for tests of per-CPU state, which every BPF_PROG_TEST_RUN of the thread
 // then shares. ok() is false (and a failure added) if the thread could not be pinned.

@@ -49,17 +49,6 @@ constexpr uint32_t kDebitHits = 7;
 constexpr std::chrono::microseconds kDebitPause{300};
 constexpr size_t kMaxThreads = 16;       // bound the run on big machines
 
-// CPUs this process may run on (at most kMaxThreads of them).
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < kMaxThreads; c++)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
 struct HammerPlan {
   uint64_t phase1 = 0;        // packets sent in chunks while debits may still run
   uint64_t total = 0;         // packets in all
@@ -97,7 +86,7 @@ class XdpMultiCpu : public BpfFixture {
   void SetUp() override {
     BpfFixture::SetUp();
     if (HasFatalFailure()) return;
-    cpus_ = allowed_cpus();
+    cpus_ = allowed_cpus(kMaxThreads);
     if (cpus_.size() < 2)
       GTEST_FAIL() << "the concurrency tests need at least 2 CPUs in the affinity mask, have "
                    << cpus_.size();

@@ -8,6 +8,9 @@
 #include <poll.h>
 
 #include <map>
+#include <thread>
+#include <cstdio>
+#include <atomic>
 
 #include "bpf_fixture.h"
 #include "dataplane/collector.h"
@@ -231,6 +234,57 @@ TEST_F(XdpStage, ANewCollectorAdoptsWhatTheLastOneLeftUnreported) {
   EXPECT_EQ(r.size(), DT_STAGE_KEYS) << "the drained record's sources reach the report";
   for (const auto &[k, hits] : r) EXPECT_EQ(hits, 1u) << k;
   EXPECT_EQ(c.adopt_unreported(buckets_fd()), 0) << "nothing is left unreported";
+}
+
+// Cluster mode with every CPU announcing while periods end: each admitted packet is
+// reported exactly once, whichever CPU announced its source and wherever a period's end
+// found its key (in a stage, in the ring, or in both).
+TEST_F(XdpStage, ReportsStayExactWithEveryCpuAnnouncingWhilePeriodsEnd) {
+  const std::vector<int> cpus = allowed_cpus(4);
+  ASSERT_GE(cpus.size(), 2u) << "needs at least 2 CPUs in the affinity mask";
+  set_policy(1e6, 1000000);  // every packet passes
+  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
+  ASSERT_EQ(c.enable(false), 0);
+  constexpr int kSources = 601, kRounds = 40;  // a prime: every thread's stride visits each source once per round
+  std::vector<std::vector<uint8_t>> frames;
+  for (int i = 0; i < kSources; i++)
+    frames.push_back(v4("198.18." + std::to_string(70 + i / 250) + "." + std::to_string(1 + i % 250)));
+  std::atomic<size_t> running{cpus.size()};
+  std::vector<int> errors(cpus.size());
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < cpus.size(); t++)
+    threads.emplace_back([&, t] {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus[t], &one);
+      errors[t] = sched_setaffinity(0, sizeof one, &one) == 0 ? 0 : errno;
+      uint32_t verdict = 0;
+      for (int r = 0; r < kRounds && !errors[t]; r++)
+        for (int i = 0; i < kSources && !errors[t]; i++)  // each thread in its own order
+          errors[t] = -test_run_xdp(xdp_fd(), frames[(i * (2 * t + 1) + r) % kSources], 1, &verdict);
+      running--;
+    });
+  std::map<std::string, uint64_t> reported;
+  int periods = 0;
+  auto end_and_add = [&] {
+    for (const auto &[k, v] : end_period(c)) reported[k] += v;
+    periods++;
+  };
+  while (running.load() > 0) end_and_add();
+  for (auto &t : threads) t.join();
+  end_and_add();
+  end_and_add();
+  for (size_t t = 0; t < cpus.size(); t++) ASSERT_EQ(errors[t], 0) << "CPU " << cpus[t] << ": " << strerror(errors[t]);
+  const uint64_t sent = cpus.size() * kSources * kRounds;
+  uint64_t total = 0;
+  for (const auto &[k, v] : reported) total += v;
+  EXPECT_EQ(stats().passed, sent);
+  EXPECT_EQ(total, sent) << "reported over " << periods << " periods";
+  EXPECT_EQ(reported.size(), static_cast<size_t>(kSources));
+  for (const auto &[k, v] : reported) EXPECT_EQ(v, cpus.size() * kRounds) << k;
+  EXPECT_EQ(stats().report_overflow, 0u);
+  std::printf("  %zu CPUs, %llu packets of %d sources, %d periods ended meanwhile\n", cpus.size(),
+              static_cast<unsigned long long>(sent), kSources, periods);
 }
 
 }  // namespace
