@@ -111,6 +111,139 @@ static __always_inline void dt_count_rule_bytes(const struct dt_policy *pol, __u
 		rb->dropped += bytes;
 }
 
+/* One packet on its way through dt_decide: what the steps below share. */
+struct dt_packet {
+	struct dt_key key;          /* the source; then its bucket key under the rule */
+	struct dt_l3 l3;
+	struct dt_stats *st;        /* this CPU's global counters */
+	struct dt_rule_stats *rst;  /* this CPU's counters of the rule */
+	struct dt_config *cfg;
+	const struct dt_policy *pol;
+	__u32 rule, bank;
+	__u64 cost;                 /* tokens the packet costs (1, segments, or bytes) */
+};
+
+/* Parses the frame into `key` and `l3`: 1, or 0 with the reason counted (it passes:
+ * non-IP frames, IPv6 neighbour discovery, malformed headers). */
+static __always_inline int dt_parse_counted(struct dt_stats *st, void *data, void *data_end, struct dt_key *key,
+					    struct dt_l3 *l3)
+{
+	switch (dt_parse_packet(data, data_end, key, l3)) {
+	case DT_PARSE_OK:
+		return 1;
+	case DT_PARSE_NON_IP:
+		st->non_ip++;
+		return 0;
+	case DT_PARSE_ND:
+		st->nd_exempt++;
+		return 0;
+	default:
+		st->parse_errors++;
+		return 0;
+	}
+}
+
+/* Nothing to decide with (no config, policy or bucket): the packet passes, counted. */
+static __always_inline int dt_fail_open(struct dt_stats *st)
+{
+	st->fail_open++;
+	return XDP_PASS;
+}
+
+/* An `allow` or `deny` rule's verdict: no bucket. */
+static __always_inline int dt_rule_action(const struct dt_packet *p)
+{
+	if (p->pol->action == DT_ACT_ALLOW) {
+		p->rst->passed++;
+		p->st->allowed++;
+		return XDP_PASS;
+	}
+	if (p->pol->flags & DT_POL_DRY_RUN)
+		return dt_dry_run_pass(p->rule, NULL, NULL, 1, 0);
+	p->rst->dropped++;
+	p->st->denied++;
+	return XDP_DROP;
+}
+
+/* A dropped packet, in this CPU's global and rule counters. */
+static __always_inline int dt_dropped(const struct dt_packet *p)
+{
+	p->st->dropped++;
+	p->rst->dropped++;
+	dt_count_rule_bytes(p->pol, p->rule, p->cost, 0);
+	return XDP_DROP;
+}
+
+/* A packet admitted by bucket `b`: counted, and announced in cluster mode. */
+static __always_inline int dt_admitted(const struct dt_packet *p, struct dt_bucket *b)
+{
+	__sync_fetch_and_add(&b->passed, p->cost);
+	p->st->passed++;
+	p->rst->passed++;
+	dt_count_rule_bytes(p->pol, p->rule, p->cost, 1);
+	if (p->cfg->flags & DT_CFG_REPORT)
+		dt_mark_active(b, &p->key, p->cfg->epoch, p->st);
+	return XDP_PASS;
+}
+
+/*
+ * Prefix budgets first (bpf/prefix.bpf.h): -1 when a level of the packet's prefix is
+ * out of budget (the packet is dropped before its source gets a bucket of its own),
+ * else 0 with `pfx` ready for the source's take. The levels are looked at this CPU's
+ * clock bound (bpf/clock.h); the clock is read here only without one.
+ */
+static __always_inline int dt_prefix_first(const struct dt_packet *p, struct dt_prefix_pass *pfx)
+{
+	struct dt_time_bound tb;
+	__u64 now;
+
+	dt_time_bound(p->cfg, &tb);
+	now = tb.bound ? 0 : dt_time_read(p->cfg, &tb);
+	dt_prefix_init(pfx, p->bank, p->rule, &p->key, p->l3.is_v6, tb.bound ? tb.bound : now, now, p->cost,
+		       p->cfg);
+	return dt_prefix_check(pfx, p->pol);
+}
+
+/*
+ * A `throttle` rule: the prefix levels, then the source's bucket (created full on first
+ * sight) gives a token with one compare-and-swap, or the packet is dropped. The time of
+ * the source's take is the levels' if they took their tokens, else chosen for this
+ * take: a packet refused at this CPU's clock bound is refused without reading a clock,
+ * so a flood's drop path reads none (bpf/clock.h), and writes nothing shared.
+ */
+static __always_inline int dt_throttle(struct dt_packet *p)
+{
+	struct dt_prefix_pass pfx;
+	enum dt_take_result take;
+	struct dt_bucket *b;
+	int refused = 0;
+	__u64 now;
+
+	pfx.state = DT_PFX_NONE;
+	if ((p->pol->flags & DT_POL_PREFIX) && dt_prefix_first(p, &pfx) != 0)
+		return (p->pol->flags & DT_POL_DRY_RUN) ? dt_dry_run_pass(p->rule, NULL, NULL, p->cost, 0)
+							: dt_dropped(p);
+	b = dt_bucket_get(&p->key, p->st);
+	if (!b)
+		return dt_fail_open(p->st);
+	if (pfx.state == DT_PFX_TAKEN)
+		now = pfx.a.now;
+	else
+		now = dt_now_for_take(p->cfg, b, p->pol, p->cost, &refused);
+	dt_touch(b, now);
+	take = refused ? DT_TAKE_DENY : dt_bucket_take(b, now, p->pol, p->cost);
+	if (pfx.state != DT_PFX_NONE)
+		take = dt_prefix_settle(&pfx, b, p->pol, take);
+	if (take == DT_TAKE_ADMIT)
+		return dt_admitted(p, b);
+	if (take == DT_TAKE_CONTENDED)
+		p->st->contended++;  /* and dropped: never admit a token we could not take */
+	if (p->pol->flags & DT_POL_DRY_RUN)
+		return dt_dry_run_pass(p->rule, b, &p->key, p->cost, now);
+	dt_count_drop(b, &p->key, p->cost, 0, now);  /* held per CPU: see dt_count_drop */
+	return dt_dropped(p);
+}
+
 /*
  * The decision for one frame, whatever hook it arrives at: XDP_PASS or XDP_DROP
  * (the hook's entry point turns these into its own verdict codes). `data` is the
@@ -121,136 +254,35 @@ static __always_inline void dt_count_rule_bytes(const struct dt_policy *pol, __u
  */
 static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len, __u32 segs)
 {
-	const struct dt_policy *pol;
-	struct dt_rule_stats *rst;
-	struct dt_config *cfg;
-	struct dt_bucket *b;
-	struct dt_stats *st;
-	struct dt_prefix_pass pfx;
-	enum dt_take_result take;
-	int refused;
-	struct dt_key key;
-	struct dt_l3 l3;
-	__u32 zero = 0, rule = DT_RULE_DEFAULT, bank;
-	__u64 now, cost;
+	struct dt_packet p;
+	__u32 zero = 0;
 
-	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!st)
+	p.st = bpf_map_lookup_elem(&stats, &zero);
+	if (!p.st || !dt_parse_counted(p.st, data, data_end, &p.key, &p.l3))
 		return XDP_PASS;
-
-	switch (dt_parse_packet(data, data_end, &key, &l3)) {
-	case DT_PARSE_OK:
-		break;
-	case DT_PARSE_NON_IP:
-		st->non_ip++;
-		return XDP_PASS;
-	case DT_PARSE_ND:
-		st->nd_exempt++;
-		return XDP_PASS;
-	default:
-		st->parse_errors++;
+	p.cfg = dt_config_get();
+	if (!p.cfg)
+		return dt_fail_open(p.st);
+	if ((p.cfg->flags & DT_CFG_EXEMPT) && bpf_map_lookup_elem(&exempt, &p.key)) {
+		p.st->exempt++;
 		return XDP_PASS;
 	}
-
-	cfg = dt_config_get();
-	if (!cfg) {
-		st->fail_open++;
-		return XDP_PASS;
-	}
-	if ((cfg->flags & DT_CFG_EXEMPT) && bpf_map_lookup_elem(&exempt, &key)) {
-		st->exempt++;
-		return XDP_PASS;
-	}
-	bank = DT_READ_ONCE(cfg->bank); /* once: the rule and its policy from one rule set */
-	if (cfg->flags & DT_CFG_RULES)
-		rule = dt_match_rule(bank, &key, &l3, data_end);
-	pol = dt_policy_in_bank(bank, rule);
-	rst = bpf_map_lookup_elem(&rule_stats, &rule);
-	if (!pol || !rst) {
-		st->fail_open++;
-		return XDP_PASS;
-	}
-	if (pol->action == DT_ACT_ALLOW) {
-		rst->passed++;
-		st->allowed++;
-		return XDP_PASS;
-	}
-	if (pol->action == DT_ACT_DENY) {
-		if (pol->flags & DT_POL_DRY_RUN)
-			return dt_dry_run_pass(rule, NULL, NULL, 1, 0);
-		rst->dropped++;
-		st->denied++;
-		return XDP_DROP;
-	}
-	if (!pol->interval_ns) {
-		st->fail_open++;
-		return XDP_PASS;
-	}
-
-	dt_key_for_rule(&key, pol, rule, l3.is_v6);
-	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet
-	 * header included) under a byte rule. A bucket's passed/dropped count the same
-	 * unit, so reports and debits are in bytes for byte rules. */
-	cost = (pol->flags & DT_POL_BYTES) ? frame_len : segs;
-	/* Prefix budgets first (bpf/prefix.bpf.h): a prefix out of budget drops the
-	 * packet before its source gets a bucket of its own. Its levels are looked at
-	 * this CPU's clock bound (the clock is read here only without one). */
-	pfx.state = DT_PFX_NONE;
-	if (pol->flags & DT_POL_PREFIX) {
-		struct dt_time_bound tb;
-
-		dt_time_bound(cfg, &tb);
-		now = tb.bound ? 0 : dt_time_read(cfg, &tb);
-		dt_prefix_init(&pfx, bank, rule, &key, l3.is_v6, tb.bound ? tb.bound : now, now, cost, cfg);
-		if (dt_prefix_check(&pfx, pol) != 0) {
-			if (pol->flags & DT_POL_DRY_RUN)
-				return dt_dry_run_pass(rule, NULL, NULL, cost, 0);
-			st->dropped++;
-			rst->dropped++;
-			dt_count_rule_bytes(pol, rule, cost, 0);
-			return XDP_DROP;
-		}
-	}
-	b = dt_bucket_get(&key, st);
-	if (!b) {
-		st->fail_open++;
-		return XDP_PASS;
-	}
-
-	/* The time of the source's take: the levels' if they took their tokens, else
-	 * chosen for this take: a packet refused at this CPU's clock bound is refused
-	 * without reading a clock, so a flood's drop path reads none (bpf/clock.h). */
-	refused = 0;
-	if (pfx.state == DT_PFX_TAKEN)
-		now = pfx.a.now;
-	else
-		now = dt_now_for_take(cfg, b, pol, cost, &refused);
-	dt_touch(b, now);
-	take = refused ? DT_TAKE_DENY : dt_bucket_take(b, now, pol, cost);
-	if (pfx.state != DT_PFX_NONE)
-		take = dt_prefix_settle(&pfx, b, pol, take);
-	switch (take) {
-	case DT_TAKE_ADMIT:
-		__sync_fetch_and_add(&b->passed, cost);
-		st->passed++;
-		rst->passed++;
-		dt_count_rule_bytes(pol, rule, cost, 1);
-		if (cfg->flags & DT_CFG_REPORT)
-			dt_mark_active(b, &key, cfg->epoch, st);
-		return XDP_PASS;
-	case DT_TAKE_CONTENDED:
-		st->contended++;
-		/* fallthrough: never admit a token we could not take */
-	default:
-		if (pol->flags & DT_POL_DRY_RUN)
-			return dt_dry_run_pass(rule, b, &key, cost, now);
-		/* Nothing shared is written from here on: see dt_count_drop. */
-		dt_count_drop(b, &key, cost, 0, now);
-		st->dropped++;
-		rst->dropped++;
-		dt_count_rule_bytes(pol, rule, cost, 0);
-		return XDP_DROP;
-	}
+	p.bank = DT_READ_ONCE(p.cfg->bank); /* once: the rule and its policy from one rule set */
+	p.rule = (p.cfg->flags & DT_CFG_RULES) ? dt_match_rule(p.bank, &p.key, &p.l3, data_end) : DT_RULE_DEFAULT;
+	p.pol = dt_policy_in_bank(p.bank, p.rule);
+	p.rst = bpf_map_lookup_elem(&rule_stats, &p.rule);
+	if (!p.pol || !p.rst)
+		return dt_fail_open(p.st);
+	if (p.pol->action == DT_ACT_ALLOW || p.pol->action == DT_ACT_DENY)
+		return dt_rule_action(&p);
+	if (!p.pol->interval_ns)
+		return dt_fail_open(p.st);
+	dt_key_for_rule(&p.key, p.pol, p.rule, p.l3.is_v6);
+	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet header
+	 * included) under a byte rule. A bucket's passed/dropped count the same unit, so
+	 * reports and debits are in bytes for byte rules. */
+	p.cost = (p.pol->flags & DT_POL_BYTES) ? frame_len : segs;
+	return dt_throttle(&p);
 }
 
 SEC("xdp")
