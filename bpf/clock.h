@@ -73,18 +73,14 @@ static __always_inline __u64 dt_time_read(const struct dt_config *cfg, const str
 {
 	struct dt_clock_anchor *a;
 	__u32 zero = 0;
-	__u64 j, now;
 
-	if (t->bound || !cfg->coarse_lag_ns)
-		return dt_now(cfg);
-	a = bpf_map_lookup_elem(&clock_anchor, &zero);
-	if (!a)
-		return dt_now(cfg);
-	j = bpf_jiffies64(); /* before the clock read: the anchor's ns must not precede it */
-	now = bpf_ktime_get_ns();
-	a->jiffies = j;
-	a->ns = now;
-	return (cfg->flags & DT_CFG_COARSE_CLOCK) ? bpf_ktime_get_coarse_ns() : now;
+	if (!t->bound && cfg->coarse_lag_ns && (a = bpf_map_lookup_elem(&clock_anchor, &zero))) {
+		a->jiffies = bpf_jiffies64(); /* before the clock read: ns must not precede it */
+		a->ns = bpf_ktime_get_ns();
+		if (!(cfg->flags & DT_CFG_COARSE_CLOCK))
+			return a->ns;
+	}
+	return dt_now(cfg);
 }
 
 /*
