@@ -19,6 +19,12 @@
 
 namespace dt::test {
 
+uint64_t sum_per_cpu(int fd, uint32_t key) {
+  uint64_t sum = 0;
+  for (uint64_t v : per_cpu_values<uint64_t>(fd, key)) sum += v;
+  return sum;
+}
+
 std::vector<int> allowed_cpus(size_t max) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -182,28 +188,17 @@ std::optional<dt_bucket> BpfFixture::prefix_bucket(const std::string &addr, unsi
   return b;
 }
 
+std::unique_ptr<Collector> BpfFixture::new_collector() {
+  return std::make_unique<Collector>(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(),
+                                     collect_prog_fd());
+}
+
 uint64_t BpfFixture::would_drop_of_rule0() {
-  std::vector<uint64_t> per_cpu(static_cast<size_t>(libbpf_num_possible_cpus()));
-  uint32_t rule = DT_RULE_DEFAULT;
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.rule_would_drop), &rule, per_cpu.data()) != 0) {
-    ADD_FAILURE() << "rule_would_drop lookup: " << strerror(errno);
-    return 0;
-  }
-  uint64_t sum = 0;
-  for (uint64_t v : per_cpu) sum += v;
-  return sum;
+  return sum_per_cpu(bpf_map__fd(skel_->maps.rule_would_drop), DT_RULE_DEFAULT);
 }
 
 uint64_t BpfFixture::prefix_drops(uint32_t slot) {
-  std::vector<uint64_t> per_cpu(static_cast<size_t>(libbpf_num_possible_cpus()));
-  uint32_t idx = DT_RULE_DEFAULT * DT_PREFIX_SLOTS + slot;
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.prefix_drops), &idx, per_cpu.data()) != 0) {
-    ADD_FAILURE() << "prefix_drops lookup: " << strerror(errno);
-    return 0;
-  }
-  uint64_t sum = 0;
-  for (uint64_t v : per_cpu) sum += v;
-  return sum;
+  return sum_per_cpu(bpf_map__fd(skel_->maps.prefix_drops), DT_RULE_DEFAULT * DT_PREFIX_SLOTS + slot);
 }
 
 void BpfFixture::set_policy(double rate, uint64_t burst) {

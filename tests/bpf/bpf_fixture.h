@@ -11,14 +11,21 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <sched.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "dataplane/collector.h"
 #include "dataplane/debits.h"
 #include "dataplane/policy.h"
 #include "dthrottle/common.h"
@@ -49,6 +56,19 @@ std::string stats_to_string(const dt_stats &s);
 
 // A debit entry for rule 0 (an IPv6 address is cut to its /64, as peers report it).
 dt_debit make_debit(const std::string &addr, uint32_t hits);
+
+// Every possible CPU's value of element `key` of the per-CPU map `fd` (zeros, and a
+// test failure, if it cannot be read).
+template <class T>
+std::vector<T> per_cpu_values(int fd, uint32_t key) {
+  std::vector<T> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+  if (bpf_map_lookup_elem(fd, &key, v.data()) != 0)
+    ADD_FAILURE() << "per-CPU map lookup of element " << key << ": " << strerror(errno);
+  return v;
+}
+
+// The sum over CPUs of element `key` of a per-CPU map of counters.
+uint64_t sum_per_cpu(int fd, uint32_t key);
 
 // CPUs this process may run on (at most `max` of them), in order.
 std::vector<int> allowed_cpus(size_t max);
@@ -124,6 +144,8 @@ class BpfFixture : public ::testing::Test {
   void expect_tokens(const dt_bucket &b, int64_t want, const std::string &what);
 
   DebitResult apply(const std::vector<dt_debit> &debits);
+  // The agent's Collector over this object's maps and dt_collect, not enabled yet.
+  std::unique_ptr<Collector> new_collector();
 
   int xdp_fd() const;
   int tc_fd() const;

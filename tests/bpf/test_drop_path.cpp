@@ -264,16 +264,12 @@ class XdpClockAnchor : public XdpDropPath {
  protected:
   // This CPU's anchor (the test thread is pinned: its runs are on this CPU).
   dt_clock_anchor anchor() {
-    std::vector<dt_clock_anchor> all(static_cast<size_t>(libbpf_num_possible_cpus()));
-    const uint32_t zero = 0;
-    EXPECT_EQ(bpf_map_lookup_elem(clock_anchor_fd(), &zero, all.data()), 0);
-    return all.at(static_cast<size_t>(sched_getcpu()));
+    return per_cpu_values<dt_clock_anchor>(clock_anchor_fd(), 0).at(static_cast<size_t>(sched_getcpu()));
   }
   void set_anchor(const dt_clock_anchor &a) {
-    std::vector<dt_clock_anchor> all(static_cast<size_t>(libbpf_num_possible_cpus()));
-    const uint32_t zero = 0;
-    ASSERT_EQ(bpf_map_lookup_elem(clock_anchor_fd(), &zero, all.data()), 0);
+    auto all = per_cpu_values<dt_clock_anchor>(clock_anchor_fd(), 0);
     all.at(static_cast<size_t>(sched_getcpu())) = a;
+    const uint32_t zero = 0;
     ASSERT_EQ(bpf_map_update_elem(clock_anchor_fd(), &zero, all.data(), BPF_ANY), 0);
   }
 };

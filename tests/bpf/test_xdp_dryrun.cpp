@@ -264,12 +264,12 @@ TEST_F(XdpDryRun, ReloadToEnforcingKeepsTheBucket) {
 // are what the cluster would drop.
 TEST_F(XdpDryRun, ReportsAdmissionsAndTakesPeersDebits) {
   ASSERT_NO_FATAL_FAILURE(publish("", kNoRefill, 10, /*all_dry=*/true));
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
   auto period = [&] {
     int err = 0;
     std::map<std::string, uint64_t> m;
-    for (const auto &e : c.end_period(&err)) m[key_to_string(e.key)] += e.hits;
+    for (const auto &e : c->end_period(&err)) m[key_to_string(e.key)] += e.hits;
     EXPECT_EQ(err, 0) << strerror(-err);
     return m;
   };

@@ -218,14 +218,14 @@ TEST_F(XdpPrefix, PeersDebitPrefixBucketsByTheirKey) {
 
 TEST_F(XdpPrefix, ClusterModeReportsPrefixBucketsLikeSources) {
   ASSERT_NO_FATAL_FAILURE(set_prefix_policy(kNoRefill, 4, {level(true, 24, kNoRefill, 10)}));
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
   EXPECT_EQ(send(v4("198.18.0.1"), 4), 4);
   EXPECT_EQ(send(v4("198.18.0.2"), 4), 4);
   EXPECT_EQ(send(v4("198.18.0.3"), 4), 2);
   EXPECT_EQ(send(v4("198.18.0.4"), 4), 0);
   int err = 0;
-  const auto entries = c.end_period(&err);
+  const auto entries = c->end_period(&err);
   ASSERT_EQ(err, 0);
   std::map<std::string, uint64_t> sources, prefixes;
   for (const auto &e : entries)

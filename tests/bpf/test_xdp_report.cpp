@@ -44,9 +44,9 @@ class XdpReport : public BpfFixture {
 
 TEST_F(XdpReport, SingleHostModeAnnouncesNothing) {
   set_policy(1000, 100);
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
+  auto c = new_collector();
   send(v4("198.18.1.1"), 5);
-  EXPECT_TRUE(end_period(c).empty()) << "without DT_CFG_REPORT the packet path must not announce sources";
+  EXPECT_TRUE(end_period(*c).empty()) << "without DT_CFG_REPORT the packet path must not announce sources";
   auto b = bucket("198.18.1.1");
   ASSERT_TRUE(b);
   EXPECT_EQ(b->epoch, 0u);
@@ -54,16 +54,16 @@ TEST_F(XdpReport, SingleHostModeAnnouncesNothing) {
 
 TEST_F(XdpReport, CollectsExactlyWhatWasAdmittedOncePerPeriod) {
   set_policy(0.001, 100);
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
   send(v4("198.18.1.1"), 5);
   send(v6("2001:2::7"), 3);
-  auto r1 = end_period(c);
+  auto r1 = end_period(*c);
   EXPECT_EQ(r1, (std::map<std::string, uint64_t>{{"198.18.1.1", 5}, {"2001:2::", 3}}))
       << "reported per bucket: IPv6 sources by their /64";
-  EXPECT_TRUE(end_period(c).empty()) << "nothing admitted since: nothing to report";
+  EXPECT_TRUE(end_period(*c).empty()) << "nothing admitted since: nothing to report";
   send(v4("198.18.1.1"), 2);
-  EXPECT_EQ(end_period(c), (std::map<std::string, uint64_t>{{"198.18.1.1", 2}}));
+  EXPECT_EQ(end_period(*c), (std::map<std::string, uint64_t>{{"198.18.1.1", 2}}));
   auto b = bucket("198.18.1.1");
   ASSERT_TRUE(b);
   EXPECT_EQ(b->reported, 7u);
@@ -72,18 +72,18 @@ TEST_F(XdpReport, CollectsExactlyWhatWasAdmittedOncePerPeriod) {
 
 TEST_F(XdpReport, DroppedPacketsAreNotReported) {
   set_policy(0.001, 4);
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
   send(v4("198.18.2.1"), 4);
   send(v4("198.18.2.1"), 6, XDP_DROP);
-  EXPECT_EQ(end_period(c), (std::map<std::string, uint64_t>{{"198.18.2.1", 4}}))
+  EXPECT_EQ(end_period(*c), (std::map<std::string, uint64_t>{{"198.18.2.1", 4}}))
       << "a report carries served hits only";
 }
 
 TEST_F(XdpReport, ManySourcesInOnePeriodAreAllCollected) {
   set_policy(1000, 10);
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
   // 1000 sources (the fixture's map holds 1024), 1 or 2 hits each.
   uint64_t want = 0;
   for (int i = 0; i < 1000; i++) {
@@ -91,47 +91,47 @@ TEST_F(XdpReport, ManySourcesInOnePeriodAreAllCollected) {
     send(v4(src), 1 + i % 2);
     want += 1 + i % 2;
   }
-  auto r = end_period(c);
+  auto r = end_period(*c);
   uint64_t got = 0;
   for (const auto &[k, v] : r) got += v;
   EXPECT_EQ(r.size(), 1000u);
   EXPECT_EQ(got, want);
-  EXPECT_EQ(c.events(), 1000u) << "one announcement per source per period";
+  EXPECT_EQ(c->events(), 1000u) << "one announcement per source per period";
 }
 
 TEST_F(XdpReport, AnnouncementsWakeNobodyAndReachTheNextReport) {
   // No wakeup per record (BPF_RB_NO_WAKEUP below half a ring): the agent's poll on the
   // ring stays quiet, and end_period drains the ring on its own timer all the same.
   set_policy(1000, 10);
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
   for (int i = 0; i < 50; i++) send(v4("198.18.40." + std::to_string(i + 1)), 2);
-  pollfd p{c.poll_fd(), POLLIN, 0};
+  pollfd p{c->poll_fd(), POLLIN, 0};
   ASSERT_GE(p.fd, 0);
   EXPECT_EQ(poll(&p, 1, 20), 0) << "the ring woke its reader for a few records";
-  const auto r = end_period(c);
+  const auto r = end_period(*c);
   EXPECT_EQ(r.size(), 50u) << "every announced source reaches the report";
   uint64_t hits = 0;
   for (const auto &[k, v] : r) hits += v;
   EXPECT_EQ(hits, 100u);
-  EXPECT_EQ(c.events(), 50u);
+  EXPECT_EQ(c->events(), 50u);
   EXPECT_EQ(stats().report_overflow, 0u);
 }
 
 TEST_F(XdpReport, ExemptAddressesPassWithoutABucket) {
   set_policy(0.001, 1);
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
+  auto c = new_collector();
   dt_key peer{};
   ASSERT_TRUE(key_from_string("198.18.9.9", &peer));
   uint32_t one = 1;
   ASSERT_EQ(bpf_map_update_elem(exempt_fd(), &peer, &one, BPF_ANY), 0);
-  ASSERT_EQ(c.enable(true), 0);
+  ASSERT_EQ(c->enable(true), 0);
   send(v4("198.18.9.9"), 20);  // burst 1, yet all pass
   EXPECT_FALSE(bucket("198.18.9.9")) << "an exempt source gets no bucket";
   EXPECT_EQ(stats().exempt, 20u);
   send(v4("198.18.9.10"), 1);
   send(v4("198.18.9.10"), 1, XDP_DROP);  // its neighbour is throttled as usual
-  c.disable();
+  c->disable();
   send(v4("198.18.9.9"), 1);
   send(v4("198.18.9.9"), 1, XDP_DROP);  // with the flag off the map is not consulted
 }
@@ -142,10 +142,7 @@ class XdpStage : public XdpReport {
  protected:
   // This CPU's stage (the test pins itself: its packets all run here).
   dt_active_stage stage(int cpu) {
-    std::vector<dt_active_stage> all(static_cast<size_t>(libbpf_num_possible_cpus()));
-    const uint32_t zero = 0;
-    EXPECT_EQ(bpf_map_lookup_elem(active_stage_fd(), &zero, all.data()), 0);
-    return all.at(static_cast<size_t>(cpu));
+    return per_cpu_values<dt_active_stage>(active_stage_fd(), 0).at(static_cast<size_t>(cpu));
   }
   static std::string src(int i) { return "198.18.50." + std::to_string(i + 1); }
 };
@@ -154,19 +151,19 @@ TEST_F(XdpStage, AFullStageGoesToTheRingAsOneRecord) {
   PinnedToThisCpu pin;
   ASSERT_TRUE(pin.ok());
   set_policy(1000, 10);
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
   for (uint32_t i = 0; i + 1 < DT_STAGE_KEYS; i++) send(v4(src(static_cast<int>(i))), 1);
   EXPECT_EQ(stage(pin.cpu()).count, DT_STAGE_KEYS - 1) << "announcements are held per CPU";
-  EXPECT_EQ(stage(pin.cpu()).epoch, c.epoch());
+  EXPECT_EQ(stage(pin.cpu()).epoch, c->epoch());
   send(v4(src(DT_STAGE_KEYS - 1)), 1);
   EXPECT_EQ(stage(pin.cpu()).count, 0u) << "a full stage is written to the ring at once";
   send(v4(src(DT_STAGE_KEYS)), 2);  // one more, held
   EXPECT_EQ(stage(pin.cpu()).count, 1u);
-  const auto r = end_period(c);
+  const auto r = end_period(*c);
   EXPECT_EQ(r.size(), DT_STAGE_KEYS + 1) << "the ring's record and the held key both reach the report";
   EXPECT_EQ(r.at(src(DT_STAGE_KEYS)), 2u);
-  EXPECT_EQ(c.events(), DT_STAGE_KEYS + 1);
+  EXPECT_EQ(c->events(), DT_STAGE_KEYS + 1);
   EXPECT_EQ(stats().report_overflow, 0u);
 }
 
@@ -176,17 +173,17 @@ TEST_F(XdpStage, AnOlderPeriodsStageIsWrittenOutAndCountedOnce) {
   PinnedToThisCpu pin;
   ASSERT_TRUE(pin.ok());
   set_policy(1000, 10);
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
   for (int i = 0; i < 3; i++) send(v4(src(i)), 2);
-  EXPECT_EQ(end_period(c), (std::map<std::string, uint64_t>{{src(0), 2}, {src(1), 2}, {src(2), 2}}))
+  EXPECT_EQ(end_period(*c), (std::map<std::string, uint64_t>{{src(0), 2}, {src(1), 2}, {src(2), 2}}))
       << "the held keys are read at the period's end";
   EXPECT_EQ(stage(pin.cpu()).count, 3u) << "reading leaves the stage as it is";
   send(v4(src(0)), 1);  // the new period's first announcement writes the old stage out
   const dt_active_stage s = stage(pin.cpu());
   EXPECT_EQ(s.count, 1u);
-  EXPECT_EQ(s.epoch, c.epoch());
-  EXPECT_EQ(end_period(c), (std::map<std::string, uint64_t>{{src(0), 1}}))
+  EXPECT_EQ(s.epoch, c->epoch());
+  EXPECT_EQ(end_period(*c), (std::map<std::string, uint64_t>{{src(0), 1}}))
       << "keys read twice are charged once: only the new hit";
   EXPECT_EQ(stats().report_overflow, 0u);
 }
@@ -196,14 +193,14 @@ TEST_F(XdpStage, AQuietCpusStageIsTakenOnce) {
   PinnedToThisCpu pin;
   ASSERT_TRUE(pin.ok());
   set_policy(1000, 10);
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
   for (int i = 0; i < 3; i++) send(v4(src(i)), 1);
-  EXPECT_EQ(end_period(c).size(), 3u);
-  EXPECT_EQ(c.events(), 3u);
-  EXPECT_TRUE(end_period(c).empty());
-  EXPECT_TRUE(end_period(c).empty());
-  EXPECT_EQ(c.events(), 3u) << "the quiet stage was taken again";
+  EXPECT_EQ(end_period(*c).size(), 3u);
+  EXPECT_EQ(c->events(), 3u);
+  EXPECT_TRUE(end_period(*c).empty());
+  EXPECT_TRUE(end_period(*c).empty());
+  EXPECT_EQ(c->events(), 3u) << "the quiet stage was taken again";
   EXPECT_EQ(stage(pin.cpu()).count, 3u);
 }
 
@@ -216,24 +213,24 @@ TEST_F(XdpStage, ANewCollectorAdoptsWhatTheLastOneLeftUnreported) {
   set_policy(1000, 10);
   constexpr int kSources = DT_STAGE_KEYS + 8;  // one ring record, 8 keys left staged
   {
-    Collector a(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-    ASSERT_EQ(a.enable(false), 0);
+    auto a = new_collector();
+    ASSERT_EQ(a->enable(false), 0);
     for (int i = 0; i < kSources; i++) send(v4(src(i)), 1);
-    a.drain();  // the record is taken from the ring, then the agent stops
-    EXPECT_EQ(a.events(), DT_STAGE_KEYS);
+    a->drain();  // the record is taken from the ring, then the agent stops
+    EXPECT_EQ(a->events(), DT_STAGE_KEYS);
   }
   {
-    Collector b(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-    ASSERT_EQ(b.enable(false), 0);
-    EXPECT_EQ(end_period(b).size(), 8u) << "without adoption only the keys still staged are found";
+    auto b = new_collector();
+    ASSERT_EQ(b->enable(false), 0);
+    EXPECT_EQ(end_period(*b).size(), 8u) << "without adoption only the keys still staged are found";
   }
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
-  EXPECT_EQ(c.adopt_unreported(buckets_fd()), static_cast<long>(DT_STAGE_KEYS));
-  const auto r = end_period(c);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
+  EXPECT_EQ(c->adopt_unreported(buckets_fd()), static_cast<long>(DT_STAGE_KEYS));
+  const auto r = end_period(*c);
   EXPECT_EQ(r.size(), DT_STAGE_KEYS) << "the drained record's sources reach the report";
   for (const auto &[k, hits] : r) EXPECT_EQ(hits, 1u) << k;
-  EXPECT_EQ(c.adopt_unreported(buckets_fd()), 0) << "nothing is left unreported";
+  EXPECT_EQ(c->adopt_unreported(buckets_fd()), 0) << "nothing is left unreported";
 }
 
 // Cluster mode with every CPU announcing while periods end: each admitted packet is
@@ -243,8 +240,8 @@ TEST_F(XdpStage, ReportsStayExactWithEveryCpuAnnouncingWhilePeriodsEnd) {
   const std::vector<int> cpus = allowed_cpus(4);
   ASSERT_GE(cpus.size(), 2u) << "needs at least 2 CPUs in the affinity mask";
   set_policy(1e6, 1000000);  // every packet passes
-  Collector c(config_fd(), active_ring_fd(), active_stage_fd(), collect_batch_fd(), collect_prog_fd());
-  ASSERT_EQ(c.enable(false), 0);
+  auto c = new_collector();
+  ASSERT_EQ(c->enable(false), 0);
   constexpr int kSources = 601, kRounds = 40;  // a prime: every thread's stride visits each source once per round
   std::vector<std::vector<uint8_t>> frames;
   for (int i = 0; i < kSources; i++)
@@ -267,7 +264,7 @@ TEST_F(XdpStage, ReportsStayExactWithEveryCpuAnnouncingWhilePeriodsEnd) {
   std::map<std::string, uint64_t> reported;
   int periods = 0;
   auto end_and_add = [&] {
-    for (const auto &[k, v] : end_period(c)) reported[k] += v;
+    for (const auto &[k, v] : end_period(*c)) reported[k] += v;
     periods++;
   };
   while (running.load() > 0) end_and_add();
