@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "rules/config_file.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -100,14 +101,8 @@ TEST(ConfigFile, MissingFileIsReported) {
 class ConfigFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/dt-config-test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/eth0.conf";
-  }
-  void TearDown() override {
-    unlink(path_.c_str());
-    rmdir(dir_.c_str());
+    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
+    path_ = tmp_.file("eth0.conf");
   }
   void write(const std::string &text) {
     FILE *f = fopen(path_.c_str(), "w");
@@ -124,7 +119,8 @@ class ConfigFileTest : public ::testing::Test {
     for (auto &x : extra) a.push(x);
     return dt::parse_run_options(a.argc(), a.argv(), o, err);
   }
-  std::string dir_, path_;
+  dt::test::TempDir tmp_{"dt-config-test"};
+  std::string path_;
 };
 
 TEST_F(ConfigFileTest, AttachTcFromTheFile) {

@@ -10,6 +10,7 @@
 
 #include "commands/commands.h"
 #include "cluster/curve.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -18,9 +19,8 @@ namespace {
 class CurveTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/dthrottle-curve.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
+    dir_ = tmp_.path();
     fs::create_directories(dir_ + "/allowed");
     fs::create_directories(dir_ + "/pub-side");
     for (const char *n : {"pub", "good", "evil"}) keygen(n);
@@ -29,7 +29,6 @@ class CurveTest : public ::testing::Test {
     fs::copy_file(dir_ + "/good.pub", dir_ + "/pub-side/good.pub");
     std::ofstream(dir_ + "/allowed/pub.pub", std::ios::app) << "endpoint = 127.0.0.1:" << port_ << "\n";
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   void keygen(const char *name) {
     std::string d = dir_;
@@ -78,6 +77,7 @@ class CurveTest : public ::testing::Test {
     return got;
   }
 
+  dt::test::TempDir tmp_{"dthrottle-curve"};
   std::string dir_;
   int port_ = 0;
 };

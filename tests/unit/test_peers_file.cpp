@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "common/peers_file.h"
 #include "daemon/run_config.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -59,11 +60,9 @@ TEST(PeersFile, ChangeInWords) {
 class PeersReload : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/dthrottle-peers.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
+    dir_ = tmp_.path();
   }
-  void TearDown() override { fs::remove_all(dir_); }
   void write(const std::string &name, const std::string &text) { std::ofstream(dir_ + "/" + name) << text; }
   ParseOutcome parse(std::vector<std::string> args, RunOptions *o, std::string *err) {
     args.insert(args.begin(), "agent");
@@ -71,6 +70,7 @@ class PeersReload : public ::testing::Test {
     for (auto &a : args) argv.push_back(a.data());
     return parse_run_options(static_cast<int>(argv.size()), argv.data(), o, err);
   }
+  dt::test::TempDir tmp_{"dthrottle-peers"};
   std::string dir_;
 };
 

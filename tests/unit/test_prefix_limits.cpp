@@ -19,6 +19,7 @@
 #include "rules/config_file.h"
 #include "rules/prefix_limits.h"
 #include "rules/rules.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -141,13 +142,8 @@ TEST(PrefixLimit, RefundUndoesATakeExactly) {
 class PrefixConfig : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/dt-prefix-test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    for (const auto &f : files_) unlink(f.c_str());
-    rmdir(dir_.c_str());
+    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
+    dir_ = tmp_.path();
   }
   std::string write(const std::string &name, const std::string &text) {
     const std::string path = dir_ + "/" + name;
@@ -157,7 +153,6 @@ class PrefixConfig : public ::testing::Test {
       fputs(text.c_str(), f);
       fclose(f);
     }
-    files_.push_back(path);
     return path;
   }
   dt::ParseOutcome parse(std::vector<std::string> args, dt::RunOptions *o, std::string *err) {
@@ -166,8 +161,8 @@ class PrefixConfig : public ::testing::Test {
     for (auto &x : args) a.push(x);
     return dt::parse_run_options(a.argc(), a.argv(), o, err);
   }
+  dt::test::TempDir tmp_{"dt-prefix-test"};
   std::string dir_;
-  std::vector<std::string> files_;
 };
 
 TEST_F(PrefixConfig, FlagsMakeTheDefaultRulesLevels) {

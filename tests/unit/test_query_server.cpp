@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "query/query_server.h"
 #include "rules/tags.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -33,23 +34,7 @@ using namespace std::chrono_literals;
 
 constexpr double kNoRefill = 0.000001;
 
-// A scratch directory for sockets, removed with everything in it.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char t[] = "/tmp/dtquery-test.XXXXXX";
-    path = mkdtemp(t) ? t : "";
-  }
-  ~TempDir() {
-    if (DIR *d = opendir(path.c_str())) {
-      while (dirent *e = readdir(d))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlink((path + "/" + e->d_name).c_str());
-      closedir(d);
-    }
-    rmdir(path.c_str());
-  }
-  std::string file(const std::string &name) const { return path + "/" + name; }
-};
+using dt::test::TempDir;  // a scratch directory for sockets
 
 // Every blocking call of the test's own sockets gives up after 2 s.
 void set_timeouts(int fd) {
@@ -145,7 +130,7 @@ class QueryServerTest : public ::testing::Test {
  protected:
   void start(const std::vector<dt::TagRule> &rules, dt::QueryServerConfig cfg = {}) {
     std::string err;
-    ASSERT_FALSE(dir.path.empty()) << "mkdtemp failed";
+    ASSERT_FALSE(dir.path().empty()) << "mkdtemp failed";
     server.reset();  // a restart: a new agent, with new buckets
     table = std::make_unique<dt::TagTable>();
     ASSERT_TRUE(table->replace_rules(rules, &err)) << err;
@@ -168,7 +153,7 @@ class QueryServerTest : public ::testing::Test {
     server.reset();
   }
 
-  TempDir dir;
+  TempDir dir{"dtquery-test"};
   std::unique_ptr<dt::TagTable> table;
   std::unique_ptr<dt::QueryServer> server;  // declared after the table it uses
   std::vector<int> fds;
@@ -403,7 +388,7 @@ TEST_F(QueryServerTest, HalfClosedClientGetsItsAnswers) {
 }
 
 TEST_F(QueryServerTest, StaleSocketIsReplacedLiveOneRefused) {
-  ASSERT_FALSE(dir.path.empty());
+  ASSERT_FALSE(dir.path().empty());
   // A socket file left by a crashed server.
   int stale = listen_unix(sock());
   ASSERT_GE(stale, 0);
@@ -521,7 +506,7 @@ TEST_F(QueryClientTest, InvalidTagsAreAllowedWithoutAsking) {
 }
 
 TEST_F(QueryClientTest, FailsSafeWithoutServerAndBacksOff) {
-  ASSERT_FALSE(dir.path.empty());
+  ASSERT_FALSE(dir.path().empty());
   dthrottle::Client c(dir.file("nobody.sock"), fast_backoff());
   EXPECT_TRUE(c.allow("t")) << "no agent: allow";
   EXPECT_TRUE(c.backing_off());
@@ -546,7 +531,7 @@ TEST_F(QueryClientTest, FailsSafeWithoutServerAndBacksOff) {
 }
 
 TEST_F(QueryClientTest, FailsSafeWhenServerNeverAnswers) {
-  ASSERT_FALSE(dir.path.empty());
+  ASSERT_FALSE(dir.path().empty());
   const std::string path = dir.file("mute.sock");
   int lfd = listen_unix(path);
   ASSERT_GE(lfd, 0);

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "daemon/run_config.h"
 #include "rules/config_file.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -18,14 +19,8 @@ namespace {
 class RunConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/dt-run-config-test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    rules_ = dir_ + "/rules.toml";
-  }
-  void TearDown() override {
-    unlink(rules_.c_str());
-    rmdir(dir_.c_str());
+    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
+    rules_ = tmp_.file("rules.toml");
   }
   void write_rules(const std::string &text) {
     FILE *f = fopen(rules_.c_str(), "w");
@@ -45,7 +40,8 @@ class RunConfigTest : public ::testing::Test {
     }
     return dt::load_run_config(opt, out, err);
   }
-  std::string dir_, rules_;
+  dt::test::TempDir tmp_{"dt-run-config-test"};
+  std::string rules_;
 };
 
 TEST_F(RunConfigTest, ReportMaxAgeAtLeastOnePeriod) {
@@ -161,7 +157,7 @@ TEST_F(RunConfigTest, DryRunRulesAreNamedInTheLog) {
 }
 
 TEST_F(RunConfigTest, DryRunInAConfigFile) {
-  const std::string conf = dir_ + "/agent.conf";
+  const std::string conf = tmp_.file("agent.conf");
   FILE *f = fopen(conf.c_str(), "w");
   ASSERT_NE(f, nullptr);
   fputs("rate = 10\nburst = 5\ndry-run = true\n", f);
