@@ -13,10 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
-#include "packet_builder.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 constexpr double kSlowBytes = 1.0;  // 1 B/s: under one byte of refill per test
