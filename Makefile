@@ -36,6 +36,8 @@ GTEST_LIBS := -lgtest -lgtest_main -lpthread
 
 AGENT_SRCS := $(wildcard agent/*/*.cpp)
 SIM_SRCS   := $(wildcard tools/sim/*.cpp)
+BENCH_SRCS := $(wildcard tools/bench/*.cpp)
+PKTGEN_SRCS := $(wildcard tools/pktgen/*.cpp)
 AGENT_OBJS := $(AGENT_SRCS:%.cpp=$(OBJ)/%.o)
 UNIT_SRCS  := $(wildcard tests/unit/*.cpp)
 BPFT_SRCS  := $(wildcard tests/bpf/*.cpp)
@@ -63,7 +65,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 # Only the objects that include a skeleton wait for it (and rebuild when it changes);
 # any other object is untouched by a BPF edit.
 $(OBJ)/agent/dataplane/dataplane.o $(OBJ)/tests/bpf/bpf_fixture.o: $(BUILD)/dthrottle.skel.h
-$(OBJ)/tools/bench.o: $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
+$(OBJ)/tools/bench/programs.o: $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
 
 # --- C++ ------------------------------------------------------------------------
 $(OBJ)/%.o: %.cpp | $(BUILD)
@@ -93,7 +95,7 @@ $(BUILD)/bpf_tests: $(BPFT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 $(BUILD)/pktgen: $(OBJ)/tools/pktgen.o
 	$(CXX) $(CXXFLAGS) -o $@ $^ -lpthread
 
-$(BUILD)/bench: $(OBJ)/tools/bench.o $(BUILD)/libdtagent.a
+$(BUILD)/bench: $(BENCH_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/simulate: $(OBJ)/tools/simulate.o $(BUILD)/libdtsim.a $(BUILD)/libdtagent.a
