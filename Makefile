@@ -92,7 +92,7 @@ $(BUILD)/unit_tests: $(UNIT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtsim.a $(BUILD)/
 $(BUILD)/bpf_tests: $(BPFT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(GTEST_LIBS) $(LDLIBS)
 
-$(BUILD)/pktgen: $(OBJ)/tools/pktgen.o
+$(BUILD)/pktgen: $(PKTGEN_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ -lpthread
 
 $(BUILD)/bench: $(BENCH_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
