@@ -27,77 +27,18 @@
 #include "rules/rules.h"
 #include "query/strict_redis.h"
 #include "rules/tags.h"
+#include "redis/redis_server.h"
 
 namespace {
 
 using dt::StrictRequest;
 using dt::StrictResult;
 
-// A redis-server of our own on DIR/redis.sock (no TCP, no persistence).
-class RedisServer {
- public:
-  RedisServer() {
-    char tmpl[] = "/tmp/dt-strict-XXXXXX";
-    if (mkdtemp(tmpl)) dir_ = tmpl;
-    sock_ = dir_ + "/redis.sock";
-  }
-  ~RedisServer() {
-    stop();
-    std::string cmd = "rm -rf '" + dir_ + "'";
-    if (!dir_.empty() && system(cmd.c_str()) != 0) fprintf(stderr, "cannot remove %s\n", dir_.c_str());
-  }
-  // Starts the server and waits (at most 5 s) until it answers PING.
-  bool start() {
-    pid_ = fork();
-    if (pid_ == 0) {
-      const std::string log = dir_ + "/redis.log";
-      execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", sock_.c_str(), "--unixsocketperm", "700",
-             "--save", "", "--appendonly", "no", "--dir", dir_.c_str(), "--logfile", log.c_str(), nullptr);
-      _exit(127);
-    }
-    for (int i = 0; i < 500; i++) {
-      if (redisReply *r = command("PING")) {
-        freeReplyObject(r);
-        return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-  }
-  void stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    unlink(sock_.c_str());
-  }
-  // One command on a fresh connection (nullptr if the server does not answer).
-  redisReply *command(const char *fmt, const char *arg = nullptr) {
-    redisContext *c = redisConnectUnix(sock_.c_str());
-    if (!c || c->err) {
-      if (c) redisFree(c);
-      return nullptr;
-    }
-    auto *r = static_cast<redisReply *>(arg ? redisCommand(c, fmt, arg) : redisCommand(c, fmt));
-    redisFree(c);
-    return r;
-  }
-  long long integer(const char *fmt, const char *arg) {
-    redisReply *r = command(fmt, arg);
-    const long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : LLONG_MIN;
-    if (r) freeReplyObject(r);
-    return v;
-  }
-  const std::string &sock() const { return sock_; }
-
- private:
-  std::string dir_, sock_;
-  pid_t pid_ = -1;
-};
+using dt::tools::RedisServer;
 
 dt::StrictRedisConfig config_for(const RedisServer &srv) {
   dt::StrictRedisConfig c;
-  c.address = srv.sock();
+  c.address = srv.address();
   c.timeout_ns = 200'000'000;
   return c;
 }
@@ -318,8 +259,8 @@ TEST(StrictQueryServer, StrictTagsAskRedisAndFollowOnRedisError) {
   ASSERT_TRUE(dt::parse_tag_rule("p:=5/1", &rules[2], &err));
   ASSERT_TRUE(table.replace_rules(rules, &err)) << err;
   dt::QueryServerConfig qc;
-  qc.unix_path = srv.sock() + ".q";
-  qc.redis_address = srv.sock();
+  qc.unix_path = srv.address() + ".q";
+  qc.redis_address = srv.address();
   qc.redis_timeout_ns = 200'000'000;
   qc.max_reserve_wait_ns = 300'000'000;
   auto qs = dt::QueryServer::start(qc, table, &err);
