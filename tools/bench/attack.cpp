@@ -68,6 +68,17 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
+// Pins the calling thread on `cpu` (0, else the errno) and makes it real-time for the run,
+// so that on a busy machine the threads do run at once (a few hundred ms; the kernel's RT
+// throttling bounds it anyway); *fifo says whether SCHED_FIFO was granted.
+int pin_realtime(int cpu, char *fifo) {
+  cpu_set_t only{};
+  CPU_SET(cpu, &only);
+  const sched_param realtime{.sched_priority = 1};
+  *fifo = sched_setscheduler(0, SCHED_FIFO, &realtime) == 0;
+  return sched_setaffinity(0, sizeof only, &only) == 0 ? 0 : errno;
+}
+
 // Runs `prog_fd` `repeat` times on `frame` from one thread pinned on each of `cpus`,
 // all released at once (BPF_PROG_TEST_RUN runs every repeat on the caller's CPU).
 // Returns the median over the threads of thread CPU ns per frame; dies unless
@@ -83,15 +94,7 @@ double run_on_cpus(int prog_fd, const std::vector<uint8_t> &frame, const std::ve
   std::vector<std::thread> threads;
   for (size_t i = 0; i < cpus.size(); i++)
     threads.emplace_back([&, i] {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpus[i], &set);
-      if (sched_setaffinity(0, sizeof set, &set) != 0) err[i] = errno;
-      // Real-time for the run, so that on a busy machine the threads do run at once
-      // (a few hundred ms; the kernel's RT throttling bounds it anyway).
-      sched_param sp{};
-      sp.sched_priority = 1;
-      fifo[i] = sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+      err[i] = pin_realtime(cpus[i], &fifo[i]);
       ready++;
       while (!go.load()) std::this_thread::yield();
       if (err[i]) return;
@@ -119,11 +122,11 @@ class DropPath {
  public:
   explicit DropPath(bool coarse_clock = false)
       : t_(1024, policy_or_die(DT_RATE_MIN, 1), coarse_clock), frame_(make_frame(false)) {
-    if (run_on_cpus(t_.xdp_fd(), frame_, {allowed_cpus()[0]}, 1, XDP_PASS) < 0) die("prefill");
+    if (run_on_cpus(t_.fd.xdp, frame_, {allowed_cpus()[0]}, 1, XDP_PASS) < 0) die("prefill");
   }
   double run(const std::vector<int> &cpus, uint32_t repeat) {
     const dt_stats before = t_.stats();
-    const double ns = run_on_cpus(t_.xdp_fd(), frame_, cpus, repeat, XDP_DROP);
+    const double ns = run_on_cpus(t_.fd.xdp, frame_, cpus, repeat, XDP_DROP);
     const dt_stats after = t_.stats();
     if (after.dropped - before.dropped != static_cast<uint64_t>(repeat) * cpus.size())
       die("drop path: %llu of %zu frames dropped", static_cast<unsigned long long>(after.dropped - before.dropped),
@@ -144,7 +147,7 @@ class ClusterPath {
  public:
   ClusterPath(Rotator &rot, uint32_t n)
       : rot_(rot), n_(n), t_(kBucketCapacity, policy_or_die(1e6, DT_BURST_MAX)),
-        collector_(t_.config_fd(), t_.ring_fd(), t_.stage_fd(), t_.collect_batch_fd(), t_.collect_fd()), frame_(make_frame(true)) {
+        collector_(t_.fd.config, t_.fd.ring, t_.fd.stage, t_.fd.collect_batch, t_.fd.collect), frame_(make_frame(true)) {
     if (int rc = collector_.enable(false); rc != 0) die("Collector::enable: %s", strerror(-rc));
     run();  // creates every bucket: the timed runs see known sources, as in steady state
   }
@@ -162,7 +165,7 @@ class ClusterPath {
     });
     const dt_stats before = t_.stats();
     uint32_t retval = 0;
-    const double ns = rot_.run(t_.xdp_fd(), frame_, n_, &retval);
+    const double ns = rot_.run(t_.fd.xdp, frame_, n_, &retval);
     stop = true;
     drainer.join();
     const dt_stats after = t_.stats();
@@ -212,17 +215,17 @@ void under_attack_part() {
   {  // the drop rows' programs, freed before the cluster row's million buckets are built
     DropPath drop, coarse(true);
     std::vector<uint8_t> v4 = make_frame(false);
-    if (run_on_cpus(rot.readonly_fd(), v4, one, 1, XDP_PASS) < 0) die("prefill");  // creates its bucket
+    if (run_on_cpus(rot.fd.readonly, v4, one, 1, XDP_PASS) < 0) die("prefill");  // creates its bucket
     char all_name[32];
     snprintf(all_name, sizeof all_name, "drop, %zu CPUs at once", cpus.size());
     rows.push_back({"drop path, one source: every CPU vs one CPU", all_name, "drop, 1 CPU", 1.15, kRounds,
                     [&] { return drop.run(cpus, kDropRepeat); }, [&] { return drop.run(one, kDropRepeat); }, nullptr});
     rows.push_back({"drop path, one source, one CPU vs read-only program", "drop, 1 CPU", "lookup + per-CPU count",
                     1.35, kRounds, [&] { return drop.run(one, kDropRepeat); },
-                    [&] { return run_on_cpus(rot.readonly_fd(), v4, one, kDropRepeat, XDP_DROP); }, nullptr});
+                    [&] { return run_on_cpus(rot.fd.readonly, v4, one, kDropRepeat, XDP_DROP); }, nullptr});
     rows.push_back({"the same, --clock coarse", "drop coarse, 1 CPU", "lookup + per-CPU count", 1.35, kRounds,
                     [&] { return coarse.run(one, kDropRepeat); },
-                    [&] { return run_on_cpus(rot.readonly_fd(), v4, one, kDropRepeat, XDP_DROP); }, nullptr});
+                    [&] { return run_on_cpus(rot.fd.readonly, v4, one, kDropRepeat, XDP_DROP); }, nullptr});
     for (const AttackRow &r : rows) run_attack_row(r);
     rows.clear();
   }
@@ -232,13 +235,13 @@ void under_attack_part() {
   const std::vector<uint8_t> v6 = make_frame(true);
   rot.set_sources(true, 1, kClusterSources);
   uint32_t retval = 0;
-  rot.run(rot.baseline_fd(), v6, kClusterSources, &retval);  // prefill the baseline's map
+  rot.run(rot.fd.baseline, v6, kClusterSources, &retval);  // prefill the baseline's map
   rows.push_back({"cluster mode, 1,000,000 sources, each new in the period", "ours, ring drained", "LRU baseline",
                   1.5, 5, [&] { return cluster.run(); },
                   [&] {
                     rot.set_sources(true, 1, kClusterSources);
                     uint32_t rv = 0;
-                    return rot.run(rot.baseline_fd(), v6, kClusterSources, &rv);
+                    return rot.run(rot.fd.baseline, v6, kClusterSources, &rv);
                   },
                   [&] { return cluster.note(); }});
   for (const AttackRow &r : rows) run_attack_row(r);

@@ -38,16 +38,16 @@ void prefix_flood_part() {
   pp.v4[1] = policy_or_die(DT_RATE_MIN, 1);
   pp.v4[1].v4_key_bits = 24;
   dt::RuleMaps maps = budgets.rule_maps();
-  maps.prefix_fd = budgets.prefix_policy_fd();
+  maps.prefix_fd = budgets.fd.prefix_policy;
   if (int rc = dt::publish_rules(maps, {with_levels}, {}, {}, {pp}); rc != 0) die("publish_rules: %s", strerror(-rc));
   Rotator rot;
   rot.set_sources(false, 0xc6120000u /* 198.18.0.0 */, kSources);
   const std::vector<uint8_t> frame = make_frame(false);
   uint32_t retval = 0;
-  for (int fd : {budgets.xdp_fd(), plain.xdp_fd(), rot.baseline_fd()}) rot.run(fd, frame, kSources, &retval);
+  for (int fd : {budgets.fd.xdp, plain.fd.xdp, rot.fd.baseline}) rot.run(fd, frame, kSources, &retval);
   enum { kBudgets, kPlain, kBase, kNone, kN };
   const char *names[kN] = {"prefix budgets", "no budgets", "baseline", "empty"};
-  const int fds[kN] = {budgets.xdp_fd(), plain.xdp_fd(), rot.baseline_fd(), rot.empty_fd()};
+  const int fds[kN] = {budgets.fd.xdp, plain.fd.xdp, rot.fd.baseline, rot.fd.empty};
   std::vector<double> ns[kN];
   for (int round = 0; round < kRounds; round++)
     for (int i = 0; i < kN; i++) {

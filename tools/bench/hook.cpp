@@ -23,8 +23,8 @@ void hook_part() {
     int fd;
     uint32_t want;
     std::vector<double> ns;
-  } rows[] = {{"xdp PASS", pass.xdp_fd(), XDP_PASS, {}},      {"tc PASS", pass.tc_fd(), static_cast<uint32_t>(-1), {}},
-              {"xdp DROP", drop.xdp_fd(), XDP_DROP, {}},      {"tc DROP", drop.tc_fd(), 2 /* TC_ACT_SHOT */, {}}};
+  } rows[] = {{"xdp PASS", pass.fd.xdp, XDP_PASS, {}},      {"tc PASS", pass.fd.tc, static_cast<uint32_t>(-1), {}},
+              {"xdp DROP", drop.fd.xdp, XDP_DROP, {}},      {"tc DROP", drop.fd.tc, 2 /* TC_ACT_SHOT */, {}}};
   uint32_t retval = 0;
   for (Row &r : rows) run_direct(r.fd, frame, 1000, &retval);  // buckets created, drop's emptied
   for (int round = 0; round < kRounds; round++)

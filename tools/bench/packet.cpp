@@ -73,7 +73,7 @@ ScenarioResult run_scenario(const Scenario &s) {
   rot.set_sources(s.ipv6, s.ipv6 ? 1u : 0xc6120001u /* 198.18.0.1 */, s.sources);
   const std::vector<uint8_t> frame = make_frame(s.ipv6);
 
-  const int fds[kTargets] = {pass.xdp_fd(), coarse.xdp_fd(), drop.xdp_fd(), rot.baseline_fd(), rot.empty_fd()};
+  const int fds[kTargets] = {pass.fd.xdp, coarse.fd.xdp, drop.fd.xdp, rot.fd.baseline, rot.fd.empty};
   const Throttle *owners[kTargets] = {&pass, &coarse, &drop, nullptr, nullptr};
   uint32_t retval = 0;
   for (int fd : {fds[kOursPass], fds[kOursCoarse], fds[kOursDrop], fds[kBaseline]}) rot.run(fd, frame, s.sources, &retval);

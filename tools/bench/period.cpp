@@ -44,7 +44,7 @@ std::vector<dt_debit> make_debits(uint32_t n) {
 // Thread CPU ms of apply_debits; dies unless every entry was applied.
 double time_apply(const Throttle &t, const std::vector<dt_debit> &debits) {
   const uint64_t t0 = thread_cpu_ns();
-  const dt::DebitResult r = dt::apply_debits(t.batch_fd(), t.debit_fd(), debits);
+  const dt::DebitResult r = dt::apply_debits(t.fd.debit_batch, t.fd.debit, debits);
   const uint64_t t1 = thread_cpu_ns();
   if (r.error || r.entries_failed || r.entries_applied != debits.size())
     die("apply_debits of %zu entries: %llu applied, %llu failed, error %d", debits.size(),
@@ -58,7 +58,7 @@ double time_apply(const Throttle &t, const std::vector<dt_debit> &debits) {
 double time_walk(const Throttle &t, uint32_t expect, uint64_t debited) {
   uint64_t sum = 0;
   const uint64_t t0 = thread_cpu_ns();
-  const long n = dt::for_each_bucket(t.buckets_fd(), [&](const dt_key &, const dt_bucket &b) { sum += b.debited; });
+  const long n = dt::for_each_bucket(t.fd.buckets, [&](const dt_key &, const dt_bucket &b) { sum += b.debited; });
   const uint64_t t1 = thread_cpu_ns();
   if (n != static_cast<long>(expect) || sum != expect * debited)
     die("for_each_bucket saw %ld buckets with %llu debited hits, expected %u and %llu", n,
@@ -82,7 +82,7 @@ void read_stats_cost() {
 // sleep inside end_period is not counted.
 void collect_cost(uint32_t n, int periods) {
   Throttle t(kBucketCapacity, policy_or_die(1e6, DT_BURST_MAX));
-  dt::Collector collector(t.config_fd(), t.ring_fd(), t.stage_fd(), t.collect_batch_fd(), t.collect_fd());
+  dt::Collector collector(t.fd.config, t.fd.ring, t.fd.stage, t.fd.collect_batch, t.fd.collect);
   if (int rc = collector.enable(false); rc != 0) die("Collector::enable: %s", strerror(-rc));
   Rotator rot;
   rot.set_sources(true, 1, n);
@@ -92,7 +92,7 @@ void collect_cost(uint32_t n, int periods) {
   for (int p = 0; p <= periods; p++) {
     const dt_stats before = t.stats();
     uint32_t retval = 0;
-    rot.run(t.xdp_fd(), frame, n, &retval);
+    rot.run(t.fd.xdp, frame, n, &retval);
     if (retval != XDP_PASS) die("collect: the last frame returned %u, expected XDP_PASS", retval);
     lost = t.stats().report_overflow - before.report_overflow;
     int err = 0;

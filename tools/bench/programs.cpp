@@ -17,14 +17,17 @@
 
 namespace dt::bench {
 
+void SkeletonDestroyer::operator()(dthrottle_bpf *s) const { dthrottle_bpf__destroy(s); }
+void SkeletonDestroyer::operator()(bench_bpf *s) const { bench_bpf__destroy(s); }
+
 Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
-  skel_ = dthrottle_bpf__open();
+  skel_.reset(dthrottle_bpf__open());
   if (!skel_) die("cannot open the dthrottle skeleton: %s", strerror(errno));
   bpf_map *m;
   bpf_object__for_each_map(m, skel_->obj) bpf_map__set_pin_path(m, nullptr);
   bpf_map__set_max_entries(skel_->maps.buckets, capacity);
   bpf_map__set_max_entries(skel_->maps.active, dt::active_ring_bytes(capacity));  // as the agent does
-  if (int rc = dthrottle_bpf__load(skel_); rc != 0)
+  if (int rc = dthrottle_bpf__load(skel_.get()); rc != 0)
     die("cannot load dthrottle.bpf.o (bucket map of %u): %s", capacity, strerror(-rc));
   const int pfd = bpf_map__fd(skel_->maps.policy), cfd = bpf_map__fd(skel_->maps.config);
   dt::RuleMaps maps;
@@ -34,26 +37,18 @@ Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
   // As the agent configures it: the coarse clock's lag (the refusal shortcut), --clock coarse if asked.
   if (dt::update_config_flags(cfd, coarse_clock ? DT_CFG_COARSE_CLOCK : 0, 0, dt::coarse_clock_lag_ns()) != 0)
     die("cannot write the config map");
+  fd = {bpf_program__fd(skel_->progs.dt_xdp),           bpf_program__fd(skel_->progs.dt_tc),
+        bpf_program__fd(skel_->progs.dt_debit),         bpf_program__fd(skel_->progs.dt_collect),
+        bpf_map__fd(skel_->maps.buckets),               bpf_map__fd(skel_->maps.stats),
+        bpf_map__fd(skel_->maps.debit_batch),           cfd,
+        bpf_map__fd(skel_->maps.active),                bpf_map__fd(skel_->maps.active_stage),
+        bpf_map__fd(skel_->maps.collect_batch),         bpf_map__fd(skel_->maps.prefix_policy)};
 }
-Throttle::~Throttle() { dthrottle_bpf__destroy(skel_); }
-
-int Throttle::xdp_fd() const { return bpf_program__fd(skel_->progs.dt_xdp); }
-int Throttle::tc_fd() const { return bpf_program__fd(skel_->progs.dt_tc); }
-int Throttle::debit_fd() const { return bpf_program__fd(skel_->progs.dt_debit); }
-int Throttle::buckets_fd() const { return bpf_map__fd(skel_->maps.buckets); }
-int Throttle::stats_fd() const { return bpf_map__fd(skel_->maps.stats); }
-int Throttle::batch_fd() const { return bpf_map__fd(skel_->maps.debit_batch); }
-int Throttle::config_fd() const { return bpf_map__fd(skel_->maps.config); }
-int Throttle::ring_fd() const { return bpf_map__fd(skel_->maps.active); }
-int Throttle::stage_fd() const { return bpf_map__fd(skel_->maps.active_stage); }
-int Throttle::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
-int Throttle::collect_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
-int Throttle::prefix_policy_fd() const { return bpf_map__fd(skel_->maps.prefix_policy); }
 
 dt::RuleMaps Throttle::rule_maps() const {
   dt::RuleMaps m;
   m.policy_fd = bpf_map__fd(skel_->maps.policy);
-  m.config_fd = config_fd();
+  m.config_fd = fd.config;
   m.rules_fd[0] = bpf_map__fd(skel_->maps.rules0);
   m.rules_fd[1] = bpf_map__fd(skel_->maps.rules1);
   m.names_fd = bpf_map__fd(skel_->maps.rule_names);
@@ -62,21 +57,18 @@ dt::RuleMaps Throttle::rule_maps() const {
 
 dt_stats Throttle::stats() const {
   dt_stats s{};
-  if (int rc = dt::read_stats(stats_fd(), &s); rc != 0) die("read_stats: %s", strerror(-rc));
+  if (int rc = dt::read_stats(fd.stats, &s); rc != 0) die("read_stats: %s", strerror(-rc));
   return s;
 }
 
 Rotator::Rotator() {
-  skel_ = bench_bpf__open();
+  skel_.reset(bench_bpf__open());
   if (!skel_) die("cannot open the bench skeleton: %s", strerror(errno));
   bpf_map__set_max_entries(skel_->maps.baseline_counts, kBucketCapacity);
-  if (int rc = bench_bpf__load(skel_); rc != 0) die("cannot load bench.bpf.o: %s", strerror(-rc));
+  if (int rc = bench_bpf__load(skel_.get()); rc != 0) die("cannot load bench.bpf.o: %s", strerror(-rc));
+  fd = {bpf_program__fd(skel_->progs.dt_bench_baseline), bpf_program__fd(skel_->progs.dt_bench_readonly),
+        bpf_program__fd(skel_->progs.dt_bench_empty)};
 }
-Rotator::~Rotator() { bench_bpf__destroy(skel_); }
-
-int Rotator::baseline_fd() const { return bpf_program__fd(skel_->progs.dt_bench_baseline); }
-int Rotator::readonly_fd() const { return bpf_program__fd(skel_->progs.dt_bench_readonly); }
-int Rotator::empty_fd() const { return bpf_program__fd(skel_->progs.dt_bench_empty); }
 
 void Rotator::set_sources(bool ipv6, uint32_t base_host_order, uint32_t n) {
   skel_->bss->ipv6 = ipv6;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "dataplane/policy.h"
@@ -14,46 +15,41 @@ struct bench_bpf;
 
 namespace dt::bench {
 
+// Destroys a loaded skeleton: the classes below own theirs (and so cannot be copied).
+struct SkeletonDestroyer {
+  void operator()(dthrottle_bpf *s) const;
+  void operator()(bench_bpf *s) const;
+};
+
 // One dthrottle object (dt_xdp, dt_debit, dt_collect and their maps), loaded from the skeleton
 // with nothing pinned, its bucket map sized `capacity`, rule 0 set to `pol`.
 class Throttle {
  public:
   Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock = false);
-  ~Throttle();
-  Throttle(const Throttle &) = delete;
-  Throttle &operator=(const Throttle &) = delete;
 
-  int xdp_fd() const;
-  int tc_fd() const;
-  int debit_fd() const;
-  int buckets_fd() const;
-  int stats_fd() const;
-  int batch_fd() const;
-  int config_fd() const;
-  int ring_fd() const;
-  int stage_fd() const;
-  int collect_batch_fd() const;
-  int collect_fd() const;
-  int prefix_policy_fd() const;
+  // The programs' and maps' fds the parts use, filled once the object is loaded.
+  struct Fds {
+    int xdp = -1, tc = -1, debit = -1, collect = -1;                            // programs
+    int buckets = -1, stats = -1, debit_batch = -1, config = -1, ring = -1;     // maps
+    int stage = -1, collect_batch = -1, prefix_policy = -1;
+  } fd;
   dt::RuleMaps rule_maps() const;
 
   dt_stats stats() const;
 
  private:
-  dthrottle_bpf *skel_ = nullptr;
+  std::unique_ptr<dthrottle_bpf, SkeletonDestroyer> skel_;
 };
 
 // The wrapper program and its bench-only targets.
 class Rotator {
  public:
   Rotator();
-  ~Rotator();
-  Rotator(const Rotator &) = delete;
-  Rotator &operator=(const Rotator &) = delete;
 
-  int baseline_fd() const;
-  int readonly_fd() const;
-  int empty_fd() const;
+  // The targets' fds: the LRU baseline, the read-only drop path and the empty program.
+  struct Fds {
+    int baseline = -1, readonly = -1, empty = -1;
+  } fd;
 
   // Sources base, base+1, ... (the IPv4 address, or the IPv6 address's last word).
   void set_sources(bool ipv6, uint32_t base_host_order, uint32_t n);
@@ -66,7 +62,7 @@ class Rotator {
   long baseline_entries() const;
 
  private:
-  bench_bpf *skel_ = nullptr;
+  std::unique_ptr<bench_bpf, SkeletonDestroyer> skel_;
 };
 
 }  // namespace dt::bench

@@ -28,19 +28,11 @@
 
 namespace dt::frames {
 
-constexpr uint16_t kTpid8021Q = 0x8100;
-constexpr uint16_t kTpid8021AD = 0x88a8;
-constexpr uint16_t kEthIPv4 = 0x0800;
-constexpr uint16_t kEthIPv6 = 0x86dd;
-constexpr uint16_t kEthARP = 0x0806;
-constexpr size_t kEthHdrLen = 14;
-constexpr size_t kVlanHdrLen = 4;
-constexpr size_t kIPv4HdrLen = 20;
-constexpr size_t kIPv6HdrLen = 40;
-constexpr size_t kUdpHdrLen = 8;
-constexpr size_t kTcpHdrLen = 20;
-constexpr uint8_t kIpProtoUdp = 17;
-constexpr uint8_t kIpProtoIcmpv6 = 58;
+constexpr uint16_t kTpid8021Q = 0x8100, kTpid8021AD = 0x88a8;             // VLAN tags
+constexpr uint16_t kEthIPv4 = 0x0800, kEthIPv6 = 0x86dd, kEthARP = 0x0806;  // EtherTypes
+constexpr size_t kEthHdrLen = 14, kVlanHdrLen = 4;                          // header lengths
+constexpr size_t kIPv4HdrLen = 20, kIPv6HdrLen = 40, kUdpHdrLen = 8, kTcpHdrLen = 20;
+constexpr uint8_t kIpProtoUdp = 17, kIpProtoIcmpv6 = 58;
 
 using Mac = std::array<uint8_t, 6>;
 
@@ -51,9 +43,8 @@ enum class Ipv6Ext { HopByHop, DestOpts, FragFirst, FragLater };
 class PacketBuilder {
  public:
   PacketBuilder &macs(const Mac &dst, const Mac &src) {
-    dst_mac_ = dst;
     src_mac_ = src;
-    return *this;
+    return set(&dst_mac_, dst);
   }
   // Appends a VLAN tag (the first call is the outermost tag).
   PacketBuilder &vlan(uint16_t vid, uint16_t tpid = kTpid8021Q) {
@@ -62,44 +53,27 @@ class PacketBuilder {
   }
 
   PacketBuilder &ipv4(const std::string &src, const std::string &dst = "198.18.0.254") {
-    l3_ = L3::IPv4;
-    v4_src_ = parse_v4(src);
-    v4_dst_ = parse_v4(dst);
-    return *this;
+    v4_src_ = parse_v4(src), v4_dst_ = parse_v4(dst);
+    return set(&l3_, L3::IPv4);
   }
   // IPv4 options of `words` 32-bit words (IHL = 5 + words), filled with NOPs.
   PacketBuilder &ipv4_options(unsigned words) {
     if (words > 10) throw std::invalid_argument("IPv4 options: at most 10 words (IHL 15)");
-    v4_option_words_ = words;
-    return *this;
+    return set(&v4_option_words_, words);
   }
   // The flags + fragment offset field: 0x4000 DF (the default), 0x2000 MF (a first
   // fragment), an offset in 8-byte units for a later fragment.
-  PacketBuilder &ipv4_frag_field(uint16_t field) {
-    v4_frag_field_ = field;
-    return *this;
-  }
+  PacketBuilder &ipv4_frag_field(uint16_t field) { return set(&v4_frag_field_, field); }
   // Overrides the IHL field alone (the header stays 20 bytes + options): for malformed cases.
-  PacketBuilder &ipv4_ihl_field(uint8_t ihl) {
-    v4_ihl_override_ = ihl;
-    return *this;
-  }
+  PacketBuilder &ipv4_ihl_field(uint8_t ihl) { return set(&v4_ihl_override_, ihl); }
   // Overrides the version nibble of the IP header (IPv4 or IPv6): for malformed cases.
-  PacketBuilder &ip_version_field(uint8_t version) {
-    version_override_ = version;
-    return *this;
-  }
+  PacketBuilder &ip_version_field(uint8_t version) { return set(&version_override_, version); }
 
   PacketBuilder &ipv6(const std::string &src, const std::string &dst = "2001:2::fe") {
-    l3_ = L3::IPv6;
-    v6_src_ = parse_v6(src);
-    v6_dst_ = parse_v6(dst);
-    return *this;
+    v6_src_ = parse_v6(src), v6_dst_ = parse_v6(dst);
+    return set(&l3_, L3::IPv6);
   }
-  PacketBuilder &hop_limit(uint8_t h) {
-    hop_limit_ = h;
-    return *this;
-  }
+  PacketBuilder &hop_limit(uint8_t h) { return set(&hop_limit_, h); }
   // Appends an extension header (the first call comes right after the fixed header).
   PacketBuilder &ipv6_ext(Ipv6Ext e) {
     v6_exts_.push_back(e);
@@ -109,57 +83,38 @@ class PacketBuilder {
   // An ICMPv6 message of `type` (code 0) with a 20-byte body (room for an ND target).
   // Sets hop limit 255 unless hop_limit() says otherwise: ND requires 255 (RFC 4861).
   PacketBuilder &icmpv6(uint8_t type) {
-    l4_ = L4::ICMPv6;
     icmp_type_ = type;
-    return *this;
+    return set(&l4_, L4::ICMPv6);
   }
   // An ICMP echo request (IPv4).
-  PacketBuilder &icmp_echo() {
-    l4_ = L4::ICMP;
-    return *this;
-  }
+  PacketBuilder &icmp_echo() { return set(&l4_, L4::ICMP); }
   // UDP with `payload_len` bytes of payload, from port 40000 to 9 unless ports() says otherwise.
   PacketBuilder &udp(size_t payload_len = 18) {
-    l4_ = L4::UDP;
     payload_len_ = payload_len;
-    return *this;
+    return set(&l4_, L4::UDP);
   }
   // A 20-byte TCP header (no options) from port 40000 to `dport` with `flags` (0x02 SYN, 0x10 ACK).
   PacketBuilder &tcp(uint16_t dport, uint8_t flags) {
-    l4_ = L4::TCP;
-    dport_ = dport;
-    tcp_flags_ = flags;
-    return *this;
+    dport_ = dport, tcp_flags_ = flags;
+    return set(&l4_, L4::TCP);
   }
   // Another protocol number, with `len` bytes of body the parser does not read.
   PacketBuilder &other_l4(uint8_t proto, size_t len) {
-    l4_ = L4::Other;
-    other_proto_ = proto;
-    payload_len_ = len;
-    return *this;
+    other_proto_ = proto, payload_len_ = len;
+    return set(&l4_, L4::Other);
   }
   PacketBuilder &ports(uint16_t sport, uint16_t dport) {
     sport_ = sport;
-    dport_ = dport;
-    return *this;
+    return set(&dport_, dport);
   }
   // The UDP payload repeats `pattern` (default: bytes of 0xab).
-  PacketBuilder &payload(const std::string &pattern) {
-    payload_pattern_ = pattern;
-    return *this;
-  }
+  PacketBuilder &payload(const std::string &pattern) { return set(&payload_pattern_, pattern); }
 
   // An ARP request (who has 198.18.0.254, tell 198.18.0.1).
-  PacketBuilder &arp() {
-    l3_ = L3::ARP;
-    return *this;
-  }
+  PacketBuilder &arp() { return set(&l3_, L3::ARP); }
 
   // Cuts the finished frame to its first n bytes (no-op if it is shorter).
-  PacketBuilder &truncate(size_t n) {
-    truncate_ = n;
-    return *this;
-  }
+  PacketBuilder &truncate(size_t n) { return set(&truncate_, n); }
 
   // Offset of the L3 header: Ethernet header plus tags.
   size_t l3_offset() const { return kEthHdrLen + kVlanHdrLen * tags_.size(); }
@@ -198,6 +153,13 @@ class PacketBuilder {
  private:
   enum class L3 { None, IPv4, IPv6, ARP };
   enum class L4 { None, UDP, TCP, ICMP, ICMPv6, Other };
+
+  // Sets one field and returns the builder: every setter above ends so.
+  template <class Field, class Value>
+  PacketBuilder &set(Field *field, Value v) {
+    *field = v;
+    return *this;
+  }
 
   static void check_range(bool ok, const std::string &addr) {
     if (!ok)
