@@ -74,9 +74,10 @@ std::vector<int> allowed_cpus() {
 int pin_realtime(int cpu, char *fifo) {
   cpu_set_t only{};
   CPU_SET(cpu, &only);
+  const int err = sched_setaffinity(0, sizeof only, &only) == 0 ? 0 : errno;
   const sched_param realtime{.sched_priority = 1};
   *fifo = sched_setscheduler(0, SCHED_FIFO, &realtime) == 0;
-  return sched_setaffinity(0, sizeof only, &only) == 0 ? 0 : errno;
+  return err;
 }
 
 // Runs `prog_fd` `repeat` times on `frame` from one thread pinned on each of `cpus`,
