@@ -335,7 +335,7 @@ sink_start() {
 # (Not in a $(...) subshell: only this shell can wait for its children.)
 sink_stop() {
 	local pid=${LAB_PIDS[sink]}
-	sleep 0.3
+	sleep 0.3 # datagrams still on their way: the sink reports its counts only as it exits
 	kill -INT "$pid" 2>/dev/null
 	wait_exit "$pid" 5 && [ "$EXIT_RC" -eq 0 ] || return 1
 	SINK_JSON=$(cat "$WORK/sink.json")
