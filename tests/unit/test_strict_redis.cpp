@@ -83,17 +83,35 @@ TEST(StrictRedis, BurstThenDeniedInOneRoundTrip) {
   EXPECT_EQ(other[0].result, kOk);
 }
 
+// Redis's own clock (TIME) decides, so the test cannot drive it: it counts the tokens
+// that accrued and bounds them both ways by the time measured around the two batches.
 TEST(StrictRedis, RefillsAtTheRate) {
   RedisServer srv;
   ASSERT_TRUE(srv.start());
   dt::StrictRedis r(config_for(srv));
-  auto first = requests("t:refill", 2, 1);
-  ASSERT_TRUE(r.decide(first, dt::mono_now_ns()));
-  EXPECT_EQ(results(first), (std::vector<StrictResult>{kOk, kNo}));
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // one interval (200 ms) and then some
-  auto again = requests("t:refill", 2, 1);
-  ASSERT_TRUE(r.decide(again, dt::mono_now_ns()));
-  EXPECT_EQ(results(again), (std::vector<StrictResult>{kOk, kNo})) << "exactly one token accrues in 250 ms";
+  constexpr uint64_t kBurst = 5, kIntervalNs = 200'000'000;  // requests(): 5/s
+  auto first = requests("t:refill", kBurst + 1, kBurst);
+  const uint64_t first_start = dt::mono_now_ns();
+  ASSERT_TRUE(r.decide(first, first_start));
+  const uint64_t first_end = dt::mono_now_ns();
+  EXPECT_EQ(results(first), (std::vector<StrictResult>{kOk, kOk, kOk, kOk, kOk, kNo})) << "burst 5 spent";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // 1.5 intervals: one token, at full speed
+  auto again = requests("t:refill", kBurst + 1, kBurst);
+  const uint64_t again_start = dt::mono_now_ns();
+  ASSERT_TRUE(r.decide(again, again_start));
+  const uint64_t again_end = dt::mono_now_ns();
+  // The server spent the burst within [first_start, first_end] and answered again within
+  // [again_start, again_end]: floor(elapsed / interval) tokens accrued, capped at the burst.
+  const uint64_t least = std::min<uint64_t>(kBurst, (again_start - first_end) / kIntervalNs);
+  const uint64_t most = std::min<uint64_t>(kBurst, (again_end - first_start) / kIntervalNs);
+  const std::vector<StrictResult> got_results = results(again);
+  const auto got = static_cast<uint64_t>(std::count(got_results.begin(), got_results.end(), kOk));
+  std::vector<StrictResult> want(kBurst + 1, kNo);
+  std::fill_n(want.begin(), got, kOk);
+  EXPECT_EQ(got_results, want) << "the tokens that accrued, then refusals";
+  EXPECT_GE(got, least) << "tokens after at least " << (again_start - first_end) / 1000000 << " ms";
+  EXPECT_LE(got, most) << "tokens after at most " << (again_end - first_start) / 1000000 << " ms";
+  EXPECT_GE(got, 1u) << "300 ms is more than one interval (200 ms)";
 }
 
 TEST(StrictRedis, ReservedPermitsUpToMaxWait) {
