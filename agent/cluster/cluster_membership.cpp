@@ -152,6 +152,8 @@ bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *c
     if (!check_curve_endpoints(keys, c.added, {}, err) || !load_signing(keys, err)) return false;
     curve_ = std::move(keys);
     update_curve_allowed(auth_.get(), curve_.peers);
+    DT_INFO("read %s again: %zu peer keys allowed, reports checked against %zu node keys", curve_.peers_dir.c_str(),
+            curve_.peers.size(), verifier_.size());
   }
   try {
     for (const auto &ep : c.removed) sub_->disconnect(ep);

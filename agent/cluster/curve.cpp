@@ -114,7 +114,14 @@ bool load_curve_keys(const std::string &key_file, const std::string &peers_dir, 
   }
   out->peers_dir = peers_dir;
   out->peers.clear();
-  return read_curve_peers(peers_dir, &out->peers, err);
+  if (!read_curve_peers(peers_dir, &out->peers, err)) return false;
+  for (const auto &p : out->peers)  // our own .pub may be there (one directory for all), not another's
+    if (p.node_id == out->node_id && p.public_key != out->public_key) {
+      *err = p.file + " speaks for node " + p.node_id + ", this node (" + key_file +
+             "), with another key: remove it, or use that node's key";
+      return false;
+    }
+  return true;
 }
 
 bool bind_node_id_to_key(const std::string &key_file, std::string *node_id, std::string *err) {
