@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# test_forged_restart.sh - a forged restart changes nothing (issue 20): three hosts in a
+# full mesh without keys (after the key default: --insecure-cluster), and a hostile
+# member (tests/netns/zmtp_forger.py, in h3's namespace, on a port h1 subscribes to) that
+# publishes, every period, a report in h2's name from a new boot, sent "ten years from
+# now". Before, h1 took it as h2's restart and dropped every later report of the real h2
+# as a duplicate: h1 stopped charging h2's hits and admitted a sprayed client's budget
+# by itself. Now h1 refuses it while the real h2 keeps reporting (counted: rejected
+# "restart refused", h2's boot_rejected), and a source sprayed over the three hosts gets
+# one budget, every host debiting exactly what its peers admitted.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+TEST_NAME=forged_restart
+
+RATE=100
+BURST=50
+PERIOD=200ms
+OFFER=$((20 * RATE)) # frames per second, sprayed over all hosts
+SECS=8
+HOSTS=3
+FORGER_PORT=7790
+SRC=198.18.7.1
+
+lab_init dtfrg
+mlab_up "$HOSTS"
+
+# cluster_json I: host I's cluster status (the "cluster" document of agent stats --json).
+cluster_json() {
+	"$AGENT" stats --pin-dir "${M_PIN[$1]}" --json --top 0 |
+		python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin).get("cluster", {})))'
+}
+
+# cluster_field I EXPR: a Python expression over host I's cluster status `c` (0 if absent).
+cluster_field() {
+	cluster_json "$1" | python3 -c "import json, sys
+c = json.load(sys.stdin)
+peer = lambda n: next((p for p in c.get('peers', []) if p['node_id'] == n), {})
+try:
+    print(int($2))
+except (KeyError, TypeError, StopIteration):
+    print(0)"
+}
+
+refused_restarts() { cluster_field 1 "c['rejected'].get('restart refused', 0)"; }
+
+# The hostile member: bound in h3's namespace, forging only once the mesh is up.
+nsenter --net="/run/netns/${M_NS[3]}" -- timeout 90 python3 "$DT_ROOT/tests/netns/zmtp_forger.py" \
+	--bind "${M_CTL[3]}:$FORGER_PORT" --node-id h2 --go-file "$WORK/forge.go" --secs 60 \
+	>"$WORK/forger.log" 2>&1 &
+LAB_PIDS[forger]=$!
+wait_for_line "$WORK/forger.log" '^listening' "${LAB_PIDS[forger]}" 10 || die "the forger did not start: $(cat "$WORK/forger.log")"
+
+for ((i = 1; i <= HOSTS; i++)); do
+	peers=$(mlab_peers "$i")
+	[ "$i" -eq 1 ] && peers+=",${M_CTL[3]}:$FORGER_PORT" # h1 also hears the hostile member
+	mlab_agent_start "$i" "frg$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m --period "$PERIOD" \
+		--peers "$peers" || die "the agent of h$i did not start"
+done
+for ((i = 1; i <= HOSTS; i++)); do
+	others=()
+	for ((j = 1; j <= HOSTS; j++)); do [ "$j" -eq "$i" ] || others+=("h$j"); done
+	mlab_wait_peers "frg$i" 1 10 "${others[@]}" || die "the agent of h$i did not hear every peer within 10 s"
+done
+wait_for_line "$WORK/forger.log" '^subscriber' "${LAB_PIDS[forger]}" 10 || die "h1 did not subscribe to the forger"
+
+echo "== h2's reports forged to h1 every period (a new boot, sent ten years ahead), while the real h2 reports"
+dups0=$(cluster_field 1 "peer('h2')['duplicates']")
+touch "$WORK/forge.go"
+for ((k = 0; k < 50; k++)); do # until h1 has refused a few forgeries (bounded: 5 s)
+	[ "$(refused_restarts)" -ge 3 ] && break
+	sleep 0.1
+done
+check_ge forged_restart/h1/refuses "forged restarts h1 refused (rejected \"restart refused\")" "$(refused_restarts)" 3
+
+echo "== $SRC sprayed over $HOSTS hosts at $OFFER/s for ${SECS}s (rate $RATE/s, burst $BURST)"
+spray_start frg "$OFFER" "$SECS" "$SRC"
+spray_wait frg || die "pktgen failed"
+# The last period's reports: wait until h1 has debited what h2 and h3 admitted (bounded).
+for ((k = 0; k < 30; k++)); do
+	mlab_snapshot frg || die "agent stats failed"
+	want=$(($(snap_sum frg "$SRC" passed) - $(snap_num frg 1 "$SRC" passed)))
+	[ "$(snap_num frg 1 "$SRC" debited)" -ge "$want" ] && break
+	sleep 0.1
+done
+
+budget=$(calc "$BURST + $RATE * $(spray_elapsed frg)")
+total=$(snap_sum frg "$SRC" passed)
+printf '  %-6s %8s %8s %8s %8s\n' HOST SENT PASSED DROPPED DEBITED
+for ((i = 1; i <= HOSTS; i++)); do
+	printf '  %-6s %8s %8s %8s %8s\n' "h$i" "$(spray_sent frg "$i" "$SRC")" "$(snap_num frg "$i" "$SRC" passed)" \
+		"$(snap_num frg "$i" "$SRC" dropped)" "$(snap_num frg "$i" "$SRC" debited)"
+done
+printf '  total %9s %8s, budget %s (x %s)\n' "$(spray_total frg "$SRC")" "$total" "$budget" "$(calc "$total / $budget")"
+
+for ((i = 1; i <= HOSTS; i++)); do
+	want=$(($(snap_sum frg "$SRC" passed) - $(snap_num frg "$i" "$SRC" passed)))
+	check_eq "forged_restart/h$i/charges-its-peers" "hits of $SRC h$i debited (what its peers admitted)" \
+		"$(snap_num frg "$i" "$SRC" debited)" "$want"
+done
+check_le forged_restart/one-budget "$SRC admitted over all hosts (budget $budget + 10%)" "$total" "$(calc "1.1 * $budget")"
+check_ge forged_restart/near-budget "$SRC admitted over all hosts (budget $budget - 10%)" "$total" "$(calc "0.9 * $budget")"
+check_eq forged_restart/h1/h2-not-restarted "restarts of h2 seen by h1" "$(cluster_field 1 "peer('h2')['restarts']")" 0
+check_ge forged_restart/h1/h2-boot-rejected "h2's new boots h1 refused (peers[h2].boot_rejected)" \
+	"$(cluster_field 1 "peer('h2')['boot_rejected']")" 3
+# Before, every report of the real h2 after the forgery was a "duplicate" (about 5 a second).
+check_le forged_restart/h1/h2-no-duplicates "h2's reports h1 dropped as duplicates while forged (a resend or two at most)" \
+	"$(($(cluster_field 1 "peer('h2')['duplicates']") - dups0))" 2
+check_eq forged_restart/h1/h2-up "h2 up on h1" "$(cluster_field 1 "peer('h2')['up']")" 1
+
+stop_pid "${LAB_PIDS[forger]}"
+echo "  forger: $(tail -n 1 "$WORK/forger.log")"
+lab_finish
