@@ -64,7 +64,8 @@ done
 wait_for_line "$WORK/forger.log" '^subscriber' "${LAB_PIDS[forger]}" 10 || die "h1 did not subscribe to the forger"
 
 echo "== h2's reports forged to h1 every period (a new boot, sent ten years ahead), while the real h2 reports"
-dups0=$(cluster_field 1 "peer('h2')['duplicates']")
+acc0=$(cluster_field 1 "peer('h2')['accepted']")
+t0=$(now_s)
 touch "$WORK/forge.go"
 for ((k = 0; k < 50; k++)); do # until h1 has refused a few forgeries (bounded: 5 s)
 	[ "$(refused_restarts)" -ge 3 ] && break
@@ -75,11 +76,18 @@ check_ge forged_restart/h1/refuses "forged restarts h1 refused (rejected \"resta
 echo "== $SRC sprayed over $HOSTS hosts at $OFFER/s for ${SECS}s (rate $RATE/s, burst $BURST)"
 spray_start frg "$OFFER" "$SECS" "$SRC"
 spray_wait frg || die "pktgen failed"
-# The last period's reports: wait until h1 has debited what h2 and h3 admitted (bounded).
+# The last period's reports: wait until every host has debited what its peers admitted
+# (bounded: 3 s; the checks below say which one did not).
+debits_complete() {
+	local i
+	for ((i = 1; i <= HOSTS; i++)); do
+		[ "$(snap_num frg "$i" "$SRC" debited)" -ge \
+			$(($(snap_sum frg "$SRC" passed) - $(snap_num frg "$i" "$SRC" passed))) ] || return 1
+	done
+}
 for ((k = 0; k < 30; k++)); do
 	mlab_snapshot frg || die "agent stats failed"
-	want=$(($(snap_sum frg "$SRC" passed) - $(snap_num frg 1 "$SRC" passed)))
-	[ "$(snap_num frg 1 "$SRC" debited)" -ge "$want" ] && break
+	debits_complete && break
 	sleep 0.1
 done
 
@@ -97,14 +105,18 @@ for ((i = 1; i <= HOSTS; i++)); do
 	check_eq "forged_restart/h$i/charges-its-peers" "hits of $SRC h$i debited (what its peers admitted)" \
 		"$(snap_num frg "$i" "$SRC" debited)" "$want"
 done
+# Under the attack h1 admitted the whole budget by itself (821 of 883 measured): it heard none of h2's hits.
+check_le forged_restart/h1/its-share "$SRC admitted by h1 (at most half the budget $budget; a third expected)" \
+	"$(snap_num frg 1 "$SRC" passed)" "$(calc "0.5 * $budget")"
 check_le forged_restart/one-budget "$SRC admitted over all hosts (budget $budget + 10%)" "$total" "$(calc "1.1 * $budget")"
 check_ge forged_restart/near-budget "$SRC admitted over all hosts (budget $budget - 10%)" "$total" "$(calc "0.9 * $budget")"
 check_eq forged_restart/h1/h2-not-restarted "restarts of h2 seen by h1" "$(cluster_field 1 "peer('h2')['restarts']")" 0
 check_ge forged_restart/h1/h2-boot-rejected "h2's new boots h1 refused (peers[h2].boot_rejected)" \
 	"$(cluster_field 1 "peer('h2')['boot_rejected']")" 3
-# Before, every report of the real h2 after the forgery was a "duplicate" (about 5 a second).
-check_le forged_restart/h1/h2-no-duplicates "h2's reports h1 dropped as duplicates while forged (a resend or two at most)" \
-	"$(($(cluster_field 1 "peer('h2')['duplicates']") - dups0))" 2
+# Before, every report of the real h2 after the forgery was dropped as a duplicate.
+periods=$(calc "($(now_s) - $t0) / 0.2")
+check_ge forged_restart/h1/h2-accepted "h2's reports h1 accepted while forged (0.8 x $periods periods)" \
+	"$(($(cluster_field 1 "peer('h2')['accepted']") - acc0))" "$(calc "0.8 * $periods")"
 check_eq forged_restart/h1/h2-up "h2 up on h1" "$(cluster_field 1 "peer('h2')['up']")" 1
 
 stop_pid "${LAB_PIDS[forger]}"
