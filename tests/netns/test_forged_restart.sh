@@ -119,6 +119,14 @@ check_ge forged_restart/h1/h2-accepted "h2's reports h1 accepted while forged (0
 	"$(($(cluster_field 1 "peer('h2')['accepted']") - acc0))" "$(calc "0.8 * $periods")"
 check_eq forged_restart/h1/h2-up "h2 up on h1" "$(cluster_field 1 "peer('h2')['up']")" 1
 
+# A stranger-triggered line is rate-limited (5 per 10 s, then a count of those held back).
+lines=$(count_lines "$WORK/agent-frg1.log" 'rejected a report from h2 of a new boot')
+limit=$(calc "5 * ($(floor "$(calc "($(now_s) - $t0) / 10")") + 1)")
+check_le forged_restart/h1/log-limited "h1's log lines about refused restarts (5 per 10 s; $(refused_restarts) refused)" \
+	"$lines" "$limit"
+check forged_restart/h1/log-counts-suppressed "h1's log does not say how many lines it held back" \
+	grep -q 'similar lines suppressed' "$WORK/agent-frg1.log"
+
 stop_pid "${LAB_PIDS[forger]}"
 echo "  forger: $(tail -n 1 "$WORK/forger.log")"
 lab_finish
