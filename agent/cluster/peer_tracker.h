@@ -27,19 +27,24 @@
 //                             it carries, cannot displace a boot that is still reporting.
 //                             The price: a real restart faster than down_after loses the
 //                             new boot's reports until the old boot's last message is
-//                             down_after old (at most down_after of reports)
+//                             down_after old (at most down_after of reports, which
+//                             are then asked again like any gap)
 //                             Else rejected (refused NewBoot, PeerState::boot_rejected):
 //                             nothing of the current boot's tracking changes.
 //   seq 0                     not a report (a resend request): never given to the tracker
 // A stepped-back clock plus a restart: the new boot looks older than the last accepted
 // report, so it waits for the silence rule (the restart itself is a silence, usually
 // longer than down_after); its reports are then judged stale until the offset is
-// learned again (kRelearnAfterNs, below). It is never ignored for longer.
+// learned again (kRelearnAfterNs, below). It is never ignored for longer. The offset is
+// kept across restarts on purpose: an old boot replayed (signed, but more than
+// kRetiredBoots ago) after a silence is then judged by its old send times: stale.
 // `authenticated` promises that every message reaching the tracker carries a verified
 // signature of the node it names; without that promise anyone can claim any node id.
 // Without authentication these rules only keep a forged restart from silencing a live
-// peer: a forger who reads the real boot id can still forge its seqs and its hits
-// (--insecure-cluster is for networks where every host is trusted).
+// peer: a forger who reads the real boot id can still forge its seqs and its hits, and
+// one heard before the real node (this agent just started) holds the node id for as
+// long as it keeps reporting (--insecure-cluster is for networks where every host is
+// trusted).
 // Liveness: a peer not heard from for `down_after_ns` is down; it comes back up with
 // its next accepted message. Transitions are returned so the caller can log them.
 //
