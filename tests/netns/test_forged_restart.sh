@@ -8,6 +8,9 @@
 # by itself. Now h1 refuses it while the real h2 keeps reporting (counted: rejected
 # "restart refused", h2's boot_rejected), and a source sprayed over the three hosts gets
 # one budget, every host debiting exactly what its peers admitted.
+# b. A message of 1.5 MiB published to `agent hub`: the hub drops that connection
+#    (ZMQ_MAXMSGSIZE, 1 MiB) instead of relaying it; the agents behind it see nothing
+#    of it and keep hearing each other.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=forged_restart
@@ -129,4 +132,29 @@ check forged_restart/h1/log-counts-suppressed "h1's log does not say how many li
 
 stop_pid "${LAB_PIDS[forger]}"
 echo "  forger: $(tail -n 1 "$WORK/forger.log")"
+
+# --- b. an oversized message to the hub -------------------------------------------------------
+echo "== b. a 1.5 MiB message published to agent hub (maximum 1 MiB)"
+for ((i = 1; i <= HOSTS; i++)); do agent_signal "frg$i" TERM || die "agent frg$i did not stop"; done
+mlab_hub_up
+mlab_hub_start hub || die "the hub did not start"
+for ((i = 1; i <= HOSTS; i++)); do
+	mlab_agent_start "$i" "hub$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m --period "$PERIOD" \
+		--hub "$HUB_CTL:7701" || die "the agent of h$i did not start"
+done
+for ((i = 1; i <= HOSTS; i++)); do
+	others=()
+	for ((j = 1; j <= HOSTS; j++)); do [ "$j" -eq "$i" ] || others+=("h$j"); done
+	mlab_wait_peers "hub$i" 1 10 "${others[@]}" || die "the agent of h$i did not hear every peer through the hub"
+done
+big=$(nsenter --net="/run/netns/${M_NS[3]}" -- timeout 20 python3 "$DT_ROOT/tests/netns/zmtp_forger.py" \
+	--connect "$HUB_CTL:7701" --oversized $((1536 * 1024)))
+check_eq forged_restart/b/hub-drops-it "the hub kept the connection that sent 1.5 MiB (forger: $big)" \
+	"$([ "$big" = closed ] && echo 1 || echo 0)" 1
+for ((i = 1; i <= HOSTS; i++)); do
+	check_eq "forged_restart/b/h$i/never-got-it" "oversized messages h$i received" \
+		"$(cluster_field "$i" "c['rejected'].get('oversized', 0)")" 0
+	check_eq "forged_restart/b/h$i/peers-stay-up" "'is down' lines in h$i's log" \
+		"$(count_lines "$WORK/agent-hub$i.log" 'is down')" 0
+done
 lab_finish

@@ -4,12 +4,17 @@
 peer reports to every agent that subscribes to it.
 
   zmtp_forger.py --bind ADDR:PORT --node-id ID --go-file PATH [--period-ms 200] [--secs 60]
+  zmtp_forger.py --connect ADDR:PORT --oversized BYTES
 
 Once PATH exists, every period it publishes one empty report (no hits) in the name of
 node ID, from a boot of its own (a fixed random boot id), seq 1, 2, ..., sent "ten years
 from now": the forged restart of issue 20. Before, a receiver took it as ID's restart and
 dropped the real ID's reports as duplicates. It prints one line per subscriber and, at
 the end, "forged N" (messages sent to all subscribers). Bounded: exits after --secs.
+
+With --connect it is a publisher connecting to a hub's frontend (XSUB) instead, sending
+one message of BYTES bytes, and prints "closed" if the hub then drops the connection
+within 3 s (its maximum message size), else "still open".
 """
 import argparse
 import os
@@ -87,14 +92,45 @@ class Subscriber:
             return False
 
 
+def send_oversized(endpoint, size):
+    host, port = endpoint.rsplit(":", 1)
+    conn = socket.create_connection((host, int(port)), timeout=3)
+    conn.sendall(greeting() + ready())
+    got = b""
+    while len(got) < 64:  # the hub's greeting: it speaks ZMTP
+        chunk = conn.recv(64 - len(got))
+        if not chunk:
+            print("closed before the greeting", flush=True)
+            return
+        got += chunk
+    try:
+        conn.sendall(frame(b"DTRP" + b"\0" * (size - 4)))
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            if not conn.recv(65536):
+                print("closed", flush=True)
+                return
+    except (ConnectionResetError, BrokenPipeError):
+        print("closed", flush=True)
+        return
+    except socket.timeout:
+        pass
+    print("still open", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bind", required=True)
-    ap.add_argument("--node-id", required=True)
-    ap.add_argument("--go-file", required=True)
+    ap.add_argument("--bind")
+    ap.add_argument("--connect")
+    ap.add_argument("--oversized", type=int, default=0)
+    ap.add_argument("--node-id")
+    ap.add_argument("--go-file")
     ap.add_argument("--period-ms", type=int, default=200)
     ap.add_argument("--secs", type=float, default=60)
     a = ap.parse_args()
+    if a.connect:
+        send_oversized(a.connect, a.oversized)
+        return
     host, port = a.bind.rsplit(":", 1)
     lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
