@@ -153,7 +153,7 @@ class Cluster {
   std::unique_ptr<zmq::socket_t> pub_, sub_;
   CurveAuthPtr auth_;  // destroyed before ctx_ (declared after it)
   CurveKeys curve_;    // with --curve-key: this node's keys and the allowlist
-  std::vector<dt_key> exempt_;                  // the peers' and hubs' addresses in the exempt map
+  std::vector<dt_exempt_key> exempt_;           // in the cluster_exempt map (sorted: cluster_exempt.h)
   std::string sender_;                          // Peer-Address of the message being handled
   std::map<std::string, std::string> senders_;  // node id -> the address its reports come from
   std::vector<dt_key> removed_addrs_;           // of peers removed by the last change

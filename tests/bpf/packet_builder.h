@@ -7,7 +7,8 @@
 // Only what the parser looks at is modelled: up to any number of VLAN tags (the
 // parser accepts two; a third is a test case), IPv4 with options (IHL > 5) and the
 // fields that make a header invalid (version, IHL), IPv6 with hop limit and an
-// ICMPv6 type, a UDP payload, ARP. Addresses must be test ranges (198.18.0.0/15,
+// ICMPv6 type, a UDP payload, a TCP header (ports and flags), an IPv4 fragment offset
+// or an IPv6 fragment header, ARP. Addresses must be test ranges (198.18.0.0/15,
 // 2001:2::/48); the builder refuses anything else, so no test frame can name a
 // real host even by accident.
 #pragma once
@@ -36,6 +37,9 @@ constexpr size_t kIPv4HdrLen = 20;
 constexpr size_t kIPv6HdrLen = 40;
 constexpr size_t kUdpHdrLen = 8;
 constexpr uint8_t kIpProtoUdp = 17;
+constexpr uint8_t kIpProtoTcp = 6;
+constexpr uint8_t kIpProtoFragment = 44;
+constexpr uint8_t kTcpAck = 0x10;
 constexpr uint8_t kIpProtoIcmpv6 = 58;
 
 class PacketBuilder {
@@ -92,6 +96,32 @@ class PacketBuilder {
     payload_len_ = payload_len;
     return *this;
   }
+  // A UDP datagram between these ports (18 bytes of payload).
+  PacketBuilder &udp_ports(uint16_t sport, uint16_t dport) {
+    udp();
+    sport_ = sport;
+    dport_ = dport;
+    return *this;
+  }
+  // A 20-byte TCP header (no payload) between these ports, with these flags.
+  PacketBuilder &tcp(uint16_t sport, uint16_t dport, uint8_t flags = kTcpAck) {
+    l4_ = L4::TCP;
+    sport_ = sport;
+    dport_ = dport;
+    tcp_flags_ = flags;
+    return *this;
+  }
+  // IPv4: the flags + fragment offset field (default 0x4000, don't fragment); an offset
+  // in 8-byte units makes a later fragment.
+  PacketBuilder &ipv4_fragment_field(uint16_t field) {
+    v4_frag_field_ = field;
+    return *this;
+  }
+  // IPv6: a fragment header before the L4 header, at `offset` 8-byte units (0: the first).
+  PacketBuilder &ipv6_fragment(uint16_t offset) {
+    v6_frag_offset_ = offset;
+    return *this;
+  }
 
   // An ARP request (who has 198.18.0.254, tell 198.18.0.1).
   PacketBuilder &arp() {
@@ -144,7 +174,7 @@ class PacketBuilder {
 
  private:
   enum class L3 { None, IPv4, IPv6, ARP };
-  enum class L4 { None, UDP, ICMPv6 };
+  enum class L4 { None, UDP, TCP, ICMPv6 };
 
   static void check_range(bool ok, const std::string &addr) {
     if (!ok)
@@ -183,11 +213,20 @@ class PacketBuilder {
   std::vector<uint8_t> build_l4() const {
     std::vector<uint8_t> l4;
     if (l4_ == L4::UDP) {
-      put16(l4, 40000);  // source port
-      put16(l4, 9);      // discard
+      put16(l4, sport_);
+      put16(l4, dport_);
       put16(l4, static_cast<uint16_t>(kUdpHdrLen + payload_len_));
       put16(l4, 0);  // no checksum (IPv4); the parser never looks
       l4.resize(kUdpHdrLen + payload_len_, 0xab);
+    } else if (l4_ == L4::TCP) {
+      put16(l4, sport_);
+      put16(l4, dport_);
+      l4.insert(l4.end(), {0, 0, 0, 1, 0, 0, 0, 0});  // seq, ack
+      l4.push_back(0x50);                           // data offset: 5 words
+      l4.push_back(tcp_flags_);
+      put16(l4, 0xffff);  // window
+      put16(l4, 0);       // checksum: the parser never looks
+      put16(l4, 0);       // urgent pointer
     } else if (l4_ == L4::ICMPv6) {
       l4 = {icmp_type_, 0, 0, 0};
       l4.resize(24, 0);  // reserved word + 16-byte target address
@@ -203,9 +242,9 @@ class PacketBuilder {
     f.push_back(0);  // DSCP/ECN
     put16(f, static_cast<uint16_t>(hlen + l4.size()));
     put16(f, 0x1234);  // identification
-    put16(f, 0x4000);  // don't fragment
+    put16(f, v4_frag_field_);
     f.push_back(64);   // TTL
-    f.push_back(l4_ == L4::UDP ? kIpProtoUdp : 253);  // 253: experimental
+    f.push_back(l4_proto());
     put16(f, 0);       // checksum, filled below
     f.insert(f.end(), v4_src_.begin(), v4_src_.end());
     f.insert(f.end(), v4_dst_.begin(), v4_dst_.end());
@@ -222,12 +261,28 @@ class PacketBuilder {
     f.push_back(static_cast<uint8_t>(version_override_.value_or(6) << 4));
     f.push_back(0);
     put16(f, 0);  // flow label
-    put16(f, static_cast<uint16_t>(l4.size()));
-    f.push_back(l4_ == L4::UDP ? kIpProtoUdp : l4_ == L4::ICMPv6 ? kIpProtoIcmpv6 : 59);
+    put16(f, static_cast<uint16_t>(l4.size() + (v6_frag_offset_ ? 8 : 0)));
+    f.push_back(v6_frag_offset_ ? kIpProtoFragment : l4_ == L4::None ? 59 : l4_proto());
     f.push_back(hop_limit_.value_or(l4_ == L4::ICMPv6 ? 255 : 64));
     f.insert(f.end(), v6_src_.begin(), v6_src_.end());
     f.insert(f.end(), v6_dst_.begin(), v6_dst_.end());
+    if (v6_frag_offset_) {
+      f.push_back(l4_ == L4::None ? 59 : l4_proto());
+      f.push_back(0);
+      put16(f, static_cast<uint16_t>(*v6_frag_offset_ << 3 | 1));  // offset, more fragments
+      f.insert(f.end(), {0, 0, 0x12, 0x34});                       // identification
+    }
     f.insert(f.end(), l4.begin(), l4.end());
+  }
+
+  uint8_t l4_proto() const {
+    switch (l4_) {
+      case L4::UDP: return kIpProtoUdp;
+      case L4::TCP: return kIpProtoTcp;
+      case L4::ICMPv6: return kIpProtoIcmpv6;
+      case L4::None: break;
+    }
+    return 253;  // experimental
   }
 
   static void build_arp(std::vector<uint8_t> &f) {
@@ -249,6 +304,10 @@ class PacketBuilder {
   std::optional<uint8_t> version_override_;
   std::optional<uint8_t> hop_limit_;
   uint8_t icmp_type_ = 0;
+  uint16_t sport_ = 40000, dport_ = 9;  // UDP by default: to discard
+  uint8_t tcp_flags_ = 0;
+  uint16_t v4_frag_field_ = 0x4000;
+  std::optional<uint16_t> v6_frag_offset_;
   size_t payload_len_ = 0;
   std::optional<size_t> truncate_;
 };
