@@ -1,8 +1,7 @@
 // cluster_exempt.h - the cluster's own traffic, which the XDP program passes without a
-// bucket: the (address, TCP port, side) entries of the cluster_exempt map (struct
-// dt_exempt_key) that the peers, the hubs and --listen make. Only these TCP ports are
-// exempt: a UDP flood, ICMP, or TCP to any other port from a peer's address is throttled
-// like any other source's.
+// bucket: the cluster_exempt map's (address, TCP port, side) entries for the peers, hubs
+// and --listen. Only these TCP ports are exempt: a UDP flood, ICMP, or TCP to any other
+// port from a peer's address is throttled like any other source's.
 #pragma once
 
 #include <string>
