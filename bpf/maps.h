@@ -97,6 +97,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } cluster_exempt SEC(".maps");
 
+/* The ports of cluster_exempt's entries as bitmaps (struct dt_cluster_ports): only a
+ * port with its bit set is looked up there. Agent-written only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_cluster_ports);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cluster_ports SEC(".maps");
+
 /* Packet rules, two banks (config.bank selects the live one; the agent fills the
  * other and flips, so a reload is atomic for every packet). */
 struct dt_rules_trie {

@@ -263,14 +263,15 @@ static __always_inline void dt_parse_l4(const struct dt_l3 *l3, void *data_end, 
 static __always_inline int dt_parse_tcp_ports(const struct dt_l3 *l3, void *data_end, __u16 *sport,
 					      __u16 *dport)
 {
-	__be16 *ports = l3->l4;
+	__u8 *th = l3->l4;
 
 	if (l3->proto != IPPROTO_TCP || !l3->first_fragment)
 		return 0;
-	if ((void *)(ports + 2) > data_end)
+	if ((void *)(th + 4) > data_end)
 		return 0;
-	*sport = bpf_ntohs(ports[0]);
-	*dport = bpf_ntohs(ports[1]);
+	/* Byte by byte: the verifier then knows each port is below 65536 (an index). */
+	*sport = ((__u16)th[0] << 8) | th[1];
+	*dport = ((__u16)th[2] << 8) | th[3];
 	return 1;
 }
 

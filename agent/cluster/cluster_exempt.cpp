@@ -1,7 +1,10 @@
 // cluster_exempt.cpp - the cluster_exempt map's entries from the cluster's endpoints.
 #include "cluster/cluster_exempt.h"
 
+#include <bpf/bpf.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <iterator>
 
@@ -83,6 +86,41 @@ bool exempts_address(const std::vector<dt_exempt_key> &keys, const dt_key &addr)
   memcpy(first.addr, addr.addr, sizeof first.addr);
   auto it = std::lower_bound(keys.begin(), keys.end(), first, exempt_key_less);
   return it != keys.end() && memcmp(it->addr, addr.addr, sizeof addr.addr) == 0;
+}
+
+dt_cluster_ports cluster_ports_of(const std::vector<dt_exempt_key> &keys) {
+  dt_cluster_ports p{};
+  for (const auto &k : keys) {
+    __u64 *bits = k.side == DT_EXEMPT_TO_PORT ? p.to_port : p.from_port;
+    bits[k.port / 64] |= 1ull << (k.port % 64);
+  }
+  return p;
+}
+
+std::vector<dt_exempt_key> install_cluster_exempt(int exempt_fd, int ports_fd, const std::vector<dt_exempt_key> &keys,
+                                                  std::string *warn) {
+  std::vector<dt_exempt_key> before;
+  dt_exempt_key k{}, next{};
+  for (const dt_exempt_key *prev = nullptr; bpf_map_get_next_key(exempt_fd, prev, &next) == 0 &&
+                                           before.size() < DT_MAX_EXEMPT;  // bounded, whatever the map does
+       prev = &k) {
+    before.push_back(next);
+    k = next;
+  }
+  std::sort(before.begin(), before.end(), exempt_key_less);
+  auto note = [&](const std::string &what) { *warn += (warn->empty() ? "" : "; ") + what + ": " + strerror(errno); };
+  for (const auto &old : before)
+    if (!std::binary_search(keys.begin(), keys.end(), old, exempt_key_less) &&
+        bpf_map_delete_elem(exempt_fd, &old) != 0 && errno != ENOENT)
+      note("cannot remove " + exempt_key_to_string(old));
+  for (const auto &add : keys) {
+    const uint32_t one = 1;
+    if (bpf_map_update_elem(exempt_fd, &add, &one, BPF_ANY) != 0) note("cannot add " + exempt_key_to_string(add));
+  }
+  const dt_cluster_ports ports = cluster_ports_of(keys);
+  const uint32_t zero = 0;
+  if (bpf_map_update_elem(ports_fd, &zero, &ports, BPF_ANY) != 0) note("cannot write the cluster_ports map");
+  return before;
 }
 
 std::string exempt_key_to_string(const dt_exempt_key &k) {

@@ -21,6 +21,16 @@ std::vector<dt_exempt_key> cluster_exempt_keys(const std::vector<std::string> &p
                                                const std::vector<std::string> &hubs, const std::string &listen,
                                                std::string *err);
 
+// The port bitmaps of `keys` (the cluster_ports map's value).
+dt_cluster_ports cluster_ports_of(const std::vector<dt_exempt_key> &keys);
+
+// Makes the cluster_exempt map (exempt_fd) hold exactly the sorted `keys`, then writes their
+// port bitmaps to cluster_ports (ports_fd). Entries not in `keys` are removed, whoever wrote
+// them (a previous agent's, taken over). Returns what the map held before, sorted (for
+// describe_exempt_change); what could not be written is named in *warn ("" if nothing).
+std::vector<dt_exempt_key> install_cluster_exempt(int exempt_fd, int ports_fd, const std::vector<dt_exempt_key> &keys,
+                                                  std::string *warn);
+
 // The order of cluster_exempt_keys: address, then side, then port.
 bool exempt_key_less(const dt_exempt_key &a, const dt_exempt_key &b);
 // True if some entry of the sorted `keys` is for the address of `addr` (its rule ignored).

@@ -110,21 +110,17 @@ bool Cluster::connect_hub(const std::string &frontend, std::string *err) {
 
 // Resolves every peer's and hub's host again and makes the cluster_exempt map hold exactly
 // the cluster's own TCP ports at those addresses (cluster_exempt_keys; a name that no
-// longer resolves loses its exemption, with a warning). A change is logged.
+// longer resolves loses its exemption, with a warning). A change is logged; entries a
+// previous agent left in the pinned map are replaced at start.
 void Cluster::refresh_exempt() {
   std::string resolve_err;
   std::vector<dt_exempt_key> next = cluster_exempt_keys(cfg_.peers, cfg_.hubs, cfg_.listen, &resolve_err);
   if (!resolve_err.empty()) DT_WARN("%s (that host's cluster traffic may be throttled)", resolve_err.c_str());
-  const int fd = dp_.cluster_exempt_fd();
-  for (const auto &k : exempt_)
-    if (!std::binary_search(next.begin(), next.end(), k, exempt_key_less)) bpf_map_delete_elem(fd, &k);
-  for (const auto &k : next) {
-    uint32_t one = 1;
-    if (bpf_map_update_elem(fd, &k, &one, BPF_ANY) != 0)
-      DT_WARN("cannot add %s to the cluster_exempt map: %s (that traffic may be throttled)",
-              exempt_key_to_string(k).c_str(), strerror(errno));
-  }
-  if (const std::string change = describe_exempt_change(exempt_, next); !change.empty())
+  std::string map_err;
+  const std::vector<dt_exempt_key> before =
+      install_cluster_exempt(dp_.cluster_exempt_fd(), dp_.cluster_ports_fd(), next, &map_err);
+  if (!map_err.empty()) DT_WARN("the cluster's exemption: %s (that traffic may be throttled)", map_err.c_str());
+  if (const std::string change = describe_exempt_change(before, next); !change.empty())
     DT_INFO("%s", change.c_str());
   exempt_ = std::move(next);
 }

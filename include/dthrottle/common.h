@@ -22,6 +22,7 @@
 #define DT_MAP_COLLECT_BATCH "collect_batch"
 #define DT_MAP_ACTIVE      "active"
 #define DT_MAP_CLUSTER_EXEMPT "cluster_exempt"
+#define DT_MAP_CLUSTER_PORTS "cluster_ports"
 #define DT_MAP_RULES0      "rules0"
 #define DT_MAP_RULES1      "rules1"
 #define DT_MAP_RULE_STATS  "rule_stats"
@@ -99,8 +100,9 @@ struct dt_key {
  * (DT_EXEMPT_FROM_PORT: its PUB answers our SUB), our --listen port (DT_EXEMPT_TO_PORT:
  * the peers' SUB connections to us), a hub's frontend and backend ports (FROM). The
  * packet path looks a TCP segment (first fragment, TCP right after the IP header) up
- * twice: (source, source port, FROM), then (source, destination port, TO). Nothing
- * else from those addresses (UDP, ICMP, TCP to other ports) is looked up at all.
+ * as (source, source port, FROM) and (source, destination port, TO), each only if
+ * struct dt_cluster_ports has that port's bit. No other packet is looked up at all:
+ * UDP, ICMP, TCP between other ports, from peers' addresses or any other.
  */
 struct dt_exempt_key {
 	__u8 addr[16];  /* IPv4-mapped or IPv6, as dt_key */
@@ -110,6 +112,19 @@ struct dt_exempt_key {
 };
 #define DT_EXEMPT_FROM_PORT 1 /* `port` is the packet's TCP source port */
 #define DT_EXEMPT_TO_PORT   2 /* `port` is the packet's TCP destination port */
+
+/*
+ * The ports of the cluster_exempt entries, as bitmaps (bit p of from_port: some entry
+ * has side FROM and port p), one element at key 0 of DT_MAP_CLUSTER_PORTS, so that a TCP
+ * flood to any other port (a SYN flood on a web server) costs two bit tests rather than
+ * two hash lookups. Written by the agent only (whole value, after the entries: while it
+ * is being written a packet may see an entry's bit a moment late, and be throttled).
+ */
+#define DT_PORT_WORDS (65536u / 64u)
+struct dt_cluster_ports {
+	__u64 from_port[DT_PORT_WORDS];
+	__u64 to_port[DT_PORT_WORDS];
+};
 
 /*
  * Per-source state, one element per source in the LRU hash map DT_MAP_BUCKETS.
@@ -372,6 +387,7 @@ struct dt_debit_ctx {
 #endif
 DT_LAYOUT_ASSERT(dt_key, 20);
 DT_LAYOUT_ASSERT(dt_exempt_key, 20);
+DT_LAYOUT_ASSERT(dt_cluster_ports, 16384);
 DT_LAYOUT_ASSERT(dt_bucket, 64);
 DT_LAYOUT_ASSERT(dt_policy, 24);
 DT_LAYOUT_ASSERT(dt_lpm_key, 20);

@@ -160,6 +160,7 @@ class BpfFixture : public ::testing::Test {
   int collect_batch_fd() const;
   int collect_prog_fd() const;
   int cluster_exempt_fd() const;
+  int cluster_ports_fd() const;
   int rule_bytes_fd() const;
   int clock_anchor_fd() const;
 

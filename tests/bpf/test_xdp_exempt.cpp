@@ -35,10 +35,10 @@ class XdpExempt : public BpfFixture {
                                           "tcp://*:7710", &err);
     ASSERT_EQ(err, "");
     ASSERT_EQ(keys.size(), 4u) << "from the peer's port and to ours, for each address";
-    for (const auto &k : keys) {
-      uint32_t one = 1;
-      ASSERT_EQ(bpf_map_update_elem(cluster_exempt_fd(), &k, &one, BPF_ANY), 0) << exempt_key_to_string(k);
-    }
+    // As the agent writes them: the entries, then their ports' bitmaps.
+    const auto before = install_cluster_exempt(cluster_exempt_fd(), cluster_ports_fd(), keys, &err);
+    ASSERT_EQ(err, "");
+    ASSERT_TRUE(before.empty());
     ASSERT_EQ(update_config_flags(config_fd(), DT_CFG_EXEMPT, 0), 0);
   }
 
@@ -139,6 +139,27 @@ TEST_F(XdpExempt, TheMapIsOnlyConsultedWithTheFlag) {
   expect_exempt(v4().tcp(kPeerPort, kEphemeral).build(), kPeer4, "TCP from the report port, exemption on");
   c->disable();
   expect_throttled(v4().tcp(kPeerPort, kEphemeral).build(), kPeer4, "TCP from the report port, exemption off");
+}
+
+TEST_F(XdpExempt, OnlyPortsWithTheirBitAreLookedUp) {
+  // The bitmaps gate the lookups: an entry whose port bit is clear is never consulted.
+  const dt_cluster_ports none{};
+  const uint32_t zero = 0;
+  ASSERT_EQ(bpf_map_update_elem(cluster_ports_fd(), &zero, &none, BPF_ANY), 0);
+  expect_throttled(v4().tcp(kPeerPort, kEphemeral).build(), kPeer4, "TCP from the report port, its bit clear");
+}
+
+TEST_F(XdpExempt, AReplacedSetLeavesNoOldEntry) {
+  // A previous agent's entries (a take-over) or a reload's: install_cluster_exempt keeps
+  // exactly the new set, whatever the map held, and says what that was.
+  std::string err;
+  const auto keys = cluster_exempt_keys({"tcp://198.18.9.20:7800"}, {}, "", &err);
+  const auto before = install_cluster_exempt(cluster_exempt_fd(), cluster_ports_fd(), keys, &err);
+  ASSERT_EQ(err, "");
+  EXPECT_EQ(before.size(), 4u) << "the set of SetUp, read back from the map";
+  expect_exempt(v4("198.18.9.20").tcp(7800, kEphemeral).build(), "198.18.9.20", "TCP from the new peer's port");
+  expect_throttled(v4().tcp(kPeerPort, kEphemeral).build(), kPeer4, "TCP from the removed peer's port");
+  expect_throttled(v6().tcp(kEphemeral, kListenPort).build(), kPeer6, "TCP to the port we no longer listen on");
 }
 
 TEST_F(XdpExempt, ATcpHeaderCutBeforeItsPortsIsNotExempt) {

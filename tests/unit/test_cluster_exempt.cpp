@@ -51,6 +51,19 @@ TEST(ClusterExempt, OneAddressTwiceIsOneSetOfEntries) {
   EXPECT_FALSE(exempts_address(keys, b));
 }
 
+TEST(ClusterExempt, ThePortBitmapsHoldEachSidesPorts) {
+  std::string err;
+  const auto keys = cluster_exempt_keys({"tcp://198.18.0.2:7700"}, {"tcp://198.18.0.9:65534"}, "tcp://*:64", &err);
+  const dt_cluster_ports p = cluster_ports_of(keys);
+  auto bit = [](const __u64 *bits, unsigned port) { return (bits[port / 64] >> (port % 64)) & 1; };
+  unsigned from = 0, to = 0;
+  for (unsigned port = 0; port < 65536; port++) from += bit(p.from_port, port), to += bit(p.to_port, port);
+  EXPECT_EQ(from, 3u) << "7700, and the hub's 65534 and 65535";
+  EXPECT_EQ(to, 1u) << "64 alone";
+  EXPECT_TRUE(bit(p.from_port, 7700) && bit(p.from_port, 65534) && bit(p.from_port, 65535));
+  EXPECT_TRUE(bit(p.to_port, 64));
+}
+
 TEST(ClusterExempt, AChangeIsDescribedAndNoChangeIsSilent) {
   std::string err;
   const auto before = cluster_exempt_keys({"tcp://198.18.0.2:7700"}, {}, "tcp://*:7700", &err);
