@@ -169,7 +169,7 @@ class Cluster {
   SigningKey signing_;          // ... this node's report signing key
   ReportVerifier verifier_;     // ... the peers' (and our) signing keys by node id
   LogLimiter auth_log_{10'000'000'000ull, 5};  // rejected signatures: forged at will
-  std::vector<dt_key> exempt_;                  // the peers' and hubs' addresses in the exempt map
+  std::vector<dt_exempt_key> exempt_;           // in the cluster_exempt map (sorted: cluster_exempt.h)
   std::string sender_;                          // Peer-Address of the message being handled
   std::map<std::string, std::string> senders_;  // node id -> the address its reports come from (tracked ones)
   std::vector<dt_key> removed_addrs_;           // of peers removed by the last change
