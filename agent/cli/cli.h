@@ -36,6 +36,7 @@ struct RunOptions {
   uint64_t report_max_age_ns = 0;  // --report-max-age: 0: 10 periods; UINT64_MAX: off
   std::string node_id;             // default: default_node_id(iface), host name + MAC hash
   std::string curve_key, curve_peers;
+  bool insecure_cluster = false;   // --insecure-cluster: a cluster without --curve-key, asked for by name
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
   bool dry_run = false;            // --dry-run: every rule decides and counts, nothing is dropped
@@ -58,6 +59,7 @@ struct RunOptions {
 struct HubOptions {
   std::string listen = "tcp://*:7701";  // frontend; the backend is port + 1
   std::string curve_key, curve_peers;   // CurveZMQ: the hub's key pair, the agents' public keys
+  bool insecure_cluster = false;        // --insecure-cluster: relay without keys, asked for by name
   LogLevel log_level = LogLevel::Info;
 };
 
