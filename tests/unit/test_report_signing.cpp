@@ -309,6 +309,13 @@ TEST_F(ReportSigningTest, OneNodeIdOneKey) {
   dt::ReportVerifier v;
   EXPECT_FALSE(v.load(peers, "web1", web2_, &err));
   EXPECT_NE(err.find("speaks for node web1, this node"), std::string::npos) << err;
+  // The same, as the agent, the hub and agent check read the keys: refused up front.
+  fs::remove(dir_ + "/peers/web1-copy.pub");
+  fs::copy_file(pub("impostor"), dir_ + "/peers/impostor.pub");
+  fs::remove(dir_ + "/peers/web1.pub");
+  dt::CurveKeys keys;
+  EXPECT_FALSE(dt::load_curve_keys(key("web1"), dir_ + "/peers", &keys, &err));
+  EXPECT_NE(err.find("impostor.pub speaks for node web1, this node"), std::string::npos) << err;
 }
 
 TEST_F(ReportSigningTest, KeyBindsTheNodeId) {
