@@ -423,7 +423,7 @@ mlab_peers() {
 #
 # A cluster without keys refuses to start (README "Security"), so the lab makes them, once:
 # `agent keygen hI` for every host (its .pub names the endpoint ${M_CTL[i]}:7700) and
-# `agent keygen hub` (endpoint $HUB_CTL:7701), all in $WORK/mlab-keys, which is also every
+# `agent keygen hub --role hub` (endpoint $HUB_CTL:7701), all in $WORK/mlab-keys, which is also every
 # agent's and the hub's --curve-peers directory (only *.pub files are read from it).
 # mlab_agent_start and mlab_hub_start add them to every cluster they start (--peers,
 # --peers-file, --listen, --hub; `agent hub` always) unless the caller chose: --curve-key
@@ -442,7 +442,7 @@ mlab_keys() {
 		"$AGENT" keygen "h$i" --dir "$MLAB_KEYS" --endpoint "${M_CTL[i]}:7700" >/dev/null ||
 			die "agent keygen h$i failed"
 	done
-	"$AGENT" keygen hub --dir "$MLAB_KEYS" --endpoint "$HUB_CTL:7701" >/dev/null || die "agent keygen hub failed"
+	"$AGENT" keygen hub --role hub --dir "$MLAB_KEYS" --endpoint "$HUB_CTL:7701" >/dev/null || die "agent keygen hub failed"
 }
 
 # mlab_security NAME ARGS...: sets MLAB_SEC to the options that secure a start of key NAME

@@ -16,6 +16,11 @@
 #      debited count 0, V's traffic passes); h1 logs the refused subscriber and the refused
 #      handshake at h3's endpoint; `agent stats` says "keys".
 #   d. b and c through `agent hub` (XSUB 7701 / XPUB 7702).
+#   e. A member forging another node's id: with h3's key pair (stolen) the hostile process
+#      serves h3's endpoint in the mesh, and publishes into the hub, reports signed with h3's
+#      key under node ids h2 and h9 (no such node): h1 (and through the hub h2) rejects them,
+#      counted as bad_signature and unknown_node; V is not debited; the real h2 is still
+#      heard. Its reports under h3's own id (for W) are applied: its signatures are valid.
 # Nothing waits a fixed time: each "nothing happened" is judged after h1 has applied at
 # least 10 more of h2's reports (2 s of periods) while the attacker was at work.
 set -uo pipefail
@@ -43,13 +48,20 @@ mlab_hub_up
 #   --publish EP          connect a PUB socket to EP (a hub's XSUB) without a key
 #   --publish-curve EP=PUB  the same as a CURVE client with a key of its own
 #   --serve EP            bind a PUB socket at EP without a key (a peer's endpoint taken over)
-#   --as ID --victim ADDR --hits N   what the forged reports say (one every 100 ms on each
-#                         publishing socket: wire format v1 of agent/cluster/peer_protocol.h)
+#   --member-key FILE     a member's stolen key pair (agent keygen's .key): --publish-curve
+#                         then uses it, --serve binds a CURVE server with it, and every report
+#                         is signed with the member's signing key (derived from its CURVE
+#                         secret as agent/cluster/report_signing.h says; libsodium by ctypes)
+#   --as ID,... --victim ADDR --hits N   what the forged reports say (one every 100 ms on each
+#                         publishing socket, the node ids in turn: wire format v1 of
+#                         agent/cluster/peer_protocol.h)
+#   --victim-of ID=ADDR   reports under node id ID name ADDR instead of the victim
 # stderr: "forged N" after 10 reports, "received ..." at the first message read. At the end,
 # stdout: {"forged": N, "received": {EP: messages, ...}}.
 cat >"$WORK/hostile.py" <<'PY'
-import json, signal, socket, struct, sys, time, random
+import ctypes, ctypes.util, hashlib, json, signal, socket, struct, sys, time, random
 import zmq
+from zmq.utils import z85
 
 args = sys.argv[1:]
 opt = {"reads": [], "curve_reads": [], "pubs": [], "curve_pubs": [], "serves": [], "as": "h3",
@@ -60,6 +72,8 @@ while args:
            "--publish-curve": "curve_pubs", "--serve": "serves"}.get(k)
     if key:
         opt[key].append(v)
+    elif k == "--victim-of":
+        opt.setdefault("victim_of", {})[v.split("=")[0]] = v.split("=")[1]
     else:
         opt[k[2:]] = v
 
@@ -70,10 +84,32 @@ def server_key(pub_file):
             return value.strip().encode()
     sys.exit("no 'public =' line in " + pub_file)
 
-def as_stranger(sock, pub_file):  # a CURVE client with a key of its own, allowed by nobody
-    public, secret = zmq.curve_keypair()
+def key_pair(key_file):
+    keys = {}
+    for line in open(key_file):
+        name, _, value = line.partition("=")
+        keys[name.strip()] = value.strip().encode()
+    return keys["public"], keys["secret"]
+
+def as_stranger(sock, pub_file):  # a CURVE client: a key of its own allowed by nobody, or the member's
+    public, secret = key_pair(opt["member-key"]) if "member-key" in opt else zmq.curve_keypair()
     sock.curve_publickey, sock.curve_secretkey = public, secret
     sock.curve_serverkey = server_key(pub_file)
+
+def signer(key_file):  # the member's report signing key: Ed25519 from BLAKE2b(CURVE secret)
+    sodium = ctypes.CDLL(ctypes.util.find_library("sodium") or "libsodium.so.23")
+    if sodium.sodium_init() < 0:
+        sys.exit("cannot initialise libsodium")
+    seed = hashlib.blake2b(z85.decode(key_pair(key_file)[1]), digest_size=32,
+                           key=b"dthrottle report signing v1").digest()
+    pk, sk = ctypes.create_string_buffer(32), ctypes.create_string_buffer(64)
+    sodium.crypto_sign_seed_keypair(pk, sk, seed)
+    def sign(msg):  # flags bit 2 (kFlagSigned), then the signature over every byte before it
+        msg = msg[:5] + bytes([msg[5] | 4]) + msg[6:]
+        sig = ctypes.create_string_buffer(64)
+        sodium.crypto_sign_detached(sig, None, msg, ctypes.c_ulonglong(len(msg)), sk)
+        return msg + sig.raw
+    return sign
 
 def varint(n):
     out = b""
@@ -107,6 +143,9 @@ for ep in opt["pubs"] + opt["curve_pubs"] + opt["serves"]:
     endpoint, _, pub_file = ep.partition("=")
     if pub_file:
         as_stranger(s, pub_file)
+    if ep in opt["serves"] and "member-key" in opt:  # the member's own endpoint, as its CURVE server
+        s.curve_publickey, s.curve_secretkey = key_pair(opt["member-key"])
+        s.curve_server = True
     (s.bind if ep in opt["serves"] else s.connect)(endpoint)
     publishers.append(s)
 
@@ -116,13 +155,17 @@ poller = zmq.Poller()
 for s in readers:
     poller.register(s, zmq.POLLIN)
 received = {ep: 0 for ep in readers.values()}
-boot, seq, forged = random.getrandbits(63), 0, 0
+boot, seq, forged = random.getrandbits(63), {}, 0
+sign = signer(opt["member-key"]) if "member-key" in opt else (lambda msg: msg)
+ids = opt["as"].split(",")
 end, next_send = time.time() + float(opt["seconds"]), 0.0
 while not stop and time.time() < end:
     if publishers and time.time() >= next_send:
-        seq += 1
+        node = ids[forged % len(ids)]
+        seq[node] = seq.get(node, 0) + 1  # each node id's messages in sequence
+        msg = sign(report(node, boot, seq[node], opt.get("victim_of", {}).get(node, opt["victim"]), int(opt["hits"])))
         for s in publishers:
-            s.send(report(opt["as"], boot, seq, opt["victim"], int(opt["hits"])))
+            s.send(msg)
         forged += 1
         next_send = time.time() + 0.1
         if forged == 10:
@@ -164,10 +207,11 @@ hostile_stop() {
 # received JSON ENDPOINT: messages the hostile process read from ENDPOINT (as given to it).
 received() { grep -o "\"${2//./\\.}\": [0-9]*" <<<"$1" | awk '{ print $NF }'; }
 
-# poll SECONDS CMD...: until CMD succeeds (every 0.1 s), at most SECONDS. False on timeout.
+# poll SECONDS CMD...: until CMD succeeds (tried every 0.1 s), at most SECONDS of wall time.
+# False on timeout.
 poll() {
-	local i
-	for ((i = 0; i < $1 * 10; i++)); do
+	local end=$((SECONDS + $1))
+	while [ "$SECONDS" -lt "$end" ]; do
 		"${@:2}" && return 0
 		sleep 0.1
 	done
@@ -177,13 +221,13 @@ poll() {
 # applied I: the cluster messages host I's agent has applied (its status file, every second).
 applied() { json_num "$(stats_json "${M_PIN[$1]}")" messages_applied; }
 applied_at_least() { num_ge "$(applied "$1")" "$2"; }
-# debited I: hits debited from V's bucket on host I (0 if it has none).
+# debited I [ADDR]: hits debited from the bucket of ADDR (default V) on host I (0 if none).
 debited() {
 	local v
-	v=$(source_num "$(stats_json "${M_PIN[$1]}")" "$V" debited)
+	v=$(source_num "$(stats_json "${M_PIN[$1]}")" "${2:-$V}" debited)
 	echo "${v:-0}"
 }
-debited_at_least() { num_ge "$(debited "$1")" "$2"; }
+debited_at_least() { num_ge "$(debited "$1" "${3:-$V}")" "$2"; }
 
 # ten_more_reports I: waits until host I has applied 10 more messages than now (2 s of its
 # peer's reports): then whatever the attacker sent meanwhile had its chance.
@@ -328,5 +372,49 @@ done
 victim_passes keyedhub 2 || die "pktgen failed"
 check_eq security/d/keys/victim-passes "frames of $V h2 let through (of $VICTIM_SENDS)" "$PASSED" "$VICTIM_SENDS"
 agents_stop keyedhub
+
+# --- e. a member forging another node's id --------------------------------------------------------
+echo
+echo "== e. a member (h3's key, stolen) signs reports under h2's and an unknown node id: rejected and counted"
+W=198.18.7.8 # what h3 reports under its own id: accepted (the hostile process signs correctly)
+# reason I NAME: host I's count of rejected reports for reason NAME (0 if none).
+reason() {
+	local v
+	v=$(grep -o "\"$2\":[0-9]*" <<<"$(grep -o '"rejected":{[^}]*}' <<<"$(stats_json "${M_PIN[$1]}")")" | cut -d: -f2)
+	echo "${v:-0}"
+}
+reason_at_least() { num_ge "$(reason "$1" "$2")" "$3"; }
+# member_attack NAME I: while the hostile process NAME forges, host I rejects the reports under
+# h2's id (bad_signature) and h9's (unknown_node), debits nothing from V, still hears its peer,
+# and debits W's 10^9 hits that h3 signed as itself.
+member_attack() {
+	local name=$1 i=$2 peer=$((3 - $2))
+	check "security/e/$name/h$i-bad-signature" "h$i did not count the reports signed by h3 under h2's id (bad_signature $(reason "$i" bad_signature))" \
+		poll 10 reason_at_least "$i" bad_signature 1
+	check "security/e/$name/h$i-unknown-node" "h$i did not count the reports under node id h9 (unknown_node $(reason "$i" unknown_node))" \
+		poll 10 reason_at_least "$i" unknown_node 1
+	check "security/e/$name/h$i-own-report-applied" "h$i did not debit what h3 signed as itself for $W: the forger's signatures would not be valid ($(debited "$i"))" \
+		poll 10 debited_at_least "$i" 1000000000 "$W"
+	ten_more_reports "$i" || fail "security/e/$name/h$i-hears-h$peer" "h$i applied fewer than 10 more of h$peer's reports in 15 s"
+	check_eq "security/e/$name/h$i-not-debited" "hits debited from $V on h$i" "$(debited "$i")" 0
+}
+HOSTILE_MEMBER=(--member-key "$MLAB_KEYS/h3.key" --as h2,h9,h3 --victim-of "h3=$W")
+agents_start member mesh
+hostile_start member "${HOSTILE_MEMBER[@]}" --serve "$H3_PUB" || die "the hostile process did not start"
+member_attack mesh 1
+hostile_stop member
+victim_passes member 1 || die "pktgen failed"
+check_eq security/e/mesh/victim-passes "frames of $V h1 let through (of $VICTIM_SENDS)" "$PASSED" "$VICTIM_SENDS"
+agents_stop member
+
+agents_start memberhub hub
+hostile_start memberhub "${HOSTILE_MEMBER[@]}" --publish-curve "$HUB_IN=$MLAB_KEYS/hub.pub" ||
+	die "the hostile process did not start"
+member_attack hub 1
+member_attack hub 2
+hostile_stop memberhub
+victim_passes memberhub 1 || die "pktgen failed"
+check_eq security/e/hub/victim-passes "frames of $V h1 let through (of $VICTIM_SENDS)" "$PASSED" "$VICTIM_SENDS"
+agents_stop memberhub
 
 lab_finish
