@@ -179,7 +179,7 @@ run alone
 # agent its --curve-key and --curve-peers.
 mlab_keys
 echo "Run 2: $HOSTS agents in a cluster (full mesh over ZeroMQ, reports every 200 ms, CurveZMQ keys"
-echo "       from \`agent keygen\` in $MLAB_KEYS: every report encrypted, only the hosts' keys allowed)..."
+echo "       from \`agent keygen\` in $MLAB_KEYS: every report encrypted and signed, only the hosts' keys allowed)..."
 run cluster mesh
 grep -q 'CurveZMQ on' "$WORK/agent-cluster1.log" || die "the cluster did not run with keys"
 
