@@ -26,6 +26,8 @@ bool init_sodium() {
   return ok;
 }
 
+SigningKey::~SigningKey() { sodium_memzero(secret.data(), secret.size()); }
+
 std::string SigningKey::public_z85() const {
   char z85[41];
   zmq_z85_encode(z85, public_key.data(), public_key.size());

@@ -62,6 +62,10 @@ bool init_sodium();
 
 // A node's report signing key pair.
 struct SigningKey {
+  SigningKey() = default;
+  SigningKey(const SigningKey &) = default;
+  SigningKey &operator=(const SigningKey &) = default;
+  ~SigningKey();  // wipes the secret
   std::array<uint8_t, 64> secret{};  // libsodium's Ed25519 secret key (seed and public key)
   std::array<uint8_t, kSignPublicBytes> public_key{};
   std::string public_z85() const;  // as `sign = ...` in the .pub file
@@ -96,6 +100,8 @@ class ReportVerifier {
   // Checks the signature of one message; reads only the header's prefix (peek_sender).
   VerifyResult verify(const void *data, size_t len) const;
   size_t size() const { return signers_.size(); }
+  // A key speaks for `node_id` (state kept per node id can be limited to these).
+  bool knows(const std::string &node_id) const { return signers_.count(node_id) != 0; }
 
  private:
   struct Signer {

@@ -182,6 +182,9 @@ TEST_F(ReportSigningTest, UnsignedAndUnknownNodesAreRejected) {
   const dt::VerifyResult v = verifier_.verify(stranger.data(), stranger.size());
   EXPECT_EQ(v.check, dt::SignatureCheck::UnknownNode);
   EXPECT_EQ(v.node_id, "web9");
+  EXPECT_TRUE(verifier_.knows("web1"));
+  EXPECT_TRUE(verifier_.knows("web2")) << "our own node id, for our echoes through a hub";
+  EXPECT_FALSE(verifier_.knows("web9"));
   EXPECT_STREQ(dt::signature_check_name(dt::SignatureCheck::Unsigned), "unsigned");
   EXPECT_STREQ(dt::signature_check_name(dt::SignatureCheck::UnknownNode), "unknown_node");
 
