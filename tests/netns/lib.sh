@@ -422,9 +422,9 @@ mlab_peers() {
 # --- cluster keys: a cluster runs with keys unless the test asks for none ---------------------
 #
 # A cluster without keys refuses to start (README "Security"), so the lab makes them, once:
-# `agent keygen hI` for every host (its .pub names the endpoint ${M_CTL[i]}:7700) and
-# `agent keygen hub --role hub` (endpoint $HUB_CTL:7701), all in $WORK/mlab-keys, which is also every
-# agent's and the hub's --curve-peers directory (only *.pub files are read from it).
+# `agent keygen hI` for every host (node id hI; its .pub names the endpoint ${M_CTL[i]}:7700)
+# and `agent keygen hub --role hub` (endpoint $HUB_CTL:7701), all in $WORK/mlab-keys, which is
+# also every agent's and the hub's --curve-peers directory (only *.pub files are read there).
 # mlab_agent_start and mlab_hub_start add them to every cluster they start (--peers,
 # --peers-file, --listen, --hub; `agent hub` always) unless the caller chose: --curve-key
 # given (its own keys) or --insecure-cluster given. MLAB_INSECURE=1: every cluster of the
@@ -442,7 +442,8 @@ mlab_keys() {
 		"$AGENT" keygen "h$i" --dir "$MLAB_KEYS" --endpoint "${M_CTL[i]}:7700" >/dev/null ||
 			die "agent keygen h$i failed"
 	done
-	"$AGENT" keygen hub --role hub --dir "$MLAB_KEYS" --endpoint "$HUB_CTL:7701" >/dev/null || die "agent keygen hub failed"
+	"$AGENT" keygen hub --role hub --dir "$MLAB_KEYS" --endpoint "$HUB_CTL:7701" >/dev/null ||
+		die "agent keygen hub failed"
 }
 
 # mlab_security NAME ARGS...: sets MLAB_SEC to the options that secure a start of key NAME
