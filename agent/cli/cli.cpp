@@ -27,7 +27,7 @@ const char kRunUsage[] =
     "       agent check [--config FILE] [options]    # validate; loads nothing\n"
     "       agent reload [--iface IFACE | --pin-dir DIR]\n"
     "       agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json]   # why is ADDR throttled?\n"
-    "       agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR]\n"
+    "       agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR | --insecure-cluster]\n"
     "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
     "                         [--from NAME.key]\n"
     "\n"
@@ -132,10 +132,15 @@ const char kRunUsage[] =
     "                          the hubs, and of every node whose reports are applied:\n"
     "                          a report is checked against its node's key (read again\n"
     "                          on reload)\n"
+    "      --insecure-cluster  run the cluster without keys: anyone who reaches its\n"
+    "                          ports can forge, read or silence reports (README\n"
+    "                          \"Security\"); without it a cluster needs --curve-key\n"
     "\n"
     "Examples:\n"
     "  agent --iface eth0 --rate 100 --burst 50\n"
-    "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700\n"    "  agent --iface eth0 --rate 100 --burst 50 --peers-file /etc/dthrottle/peers\n"
+    "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700 \\\n"
+    "        --curve-key /etc/dthrottle/web1.key --curve-peers /etc/dthrottle/peers.d\n"
+    "  agent --iface eth0 --rate 100 --burst 50 --peers-file /etc/dthrottle/peers --insecure-cluster\n"
     "  agent --iface eth0 --rate 10/m --burst 1      # one packet every 6 s per source\n"
     "  agent --config /etc/dthrottle/eth0.conf --iface eth0\n"
     "  agent stats --iface eth0 --top 20\n"
@@ -172,7 +177,7 @@ const char kExplainUsage[] =
     "  -h, --help            show this help\n";
 
 const char kHubUsage[] =
-    "Usage: agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR]\n"
+    "Usage: agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR | --insecure-cluster]\n"
     "                 [--log-level LEVEL]\n"
     "\n"
     "Relays peer reports so that agents need not all connect to each other: agents\n"
@@ -186,11 +191,14 @@ const char kHubUsage[] =
     ".pub: the hub relays signed reports, which each agent checks against the key of\n"
     "the node they name (the hub cannot forge or alter one). kill -HUP makes\n"
     "the hub read --curve-peers again (agents added or removed without a restart).\n"
+    "Without --curve-key the hub refuses to start unless --insecure-cluster is given.\n"
     "\n"
     "Options:\n"
     "      --listen ADDR:PORT  frontend to bind (default *:7701; backend: port + 1)\n"
     "      --curve-key FILE    the hub's CurveZMQ key pair (agent keygen hub --role hub)\n"
     "      --curve-peers DIR   public keys (*.pub) of the agents allowed in\n"
+    "      --insecure-cluster  relay without keys: anyone who reaches the hub can\n"
+    "                          publish and read every report (README \"Security\")\n"
     "      --log-level LEVEL   debug, info, warn or error (default info)\n"
     "  -h, --help              show this help\n";
 
@@ -214,7 +222,7 @@ enum LongOnly {
   kPinDir = 1000, kXdpMode, kAttach, kMaxSources, kKeep, kStatsInterval, kLogLevel, kJson, kTop, kWatch,
   kListen, kHub, kPeriod, kNodeId, kDownAfter, kReportMaxAge, kCurveKey, kCurvePeers,
   kMetrics, kRules, kClock, kQuerySocket, kQueryListen, kTagRule, kQueryMaxConn, kQueryMaxWait, kMaxTags,
-  kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun, kPeersFile, kPrefixLimit,
+  kRedis, kRedisTimeout, kConfig, kInterval, kCount, kDryRun, kPeersFile, kPrefixLimit, kInsecureCluster,
 };
 
 // Appends the comma-separated endpoints of `v` to *out, normalised. A hub's port must
@@ -236,6 +244,21 @@ bool add_endpoints(const std::string &v, bool hubs, std::vector<std::string> *ou
 
 std::string flag_error(const char *flag, const std::string &msg) {
   return std::string("--") + flag + ": " + msg;
+}
+
+// Secure is the default: a cluster without keys runs only when asked for by name
+// (--insecure-cluster), since anyone who reaches its ports could forge, read or silence
+// reports. "" when the combination is fine.
+std::string cluster_security_error(bool cluster, const std::string &curve_key, bool insecure) {
+  if (insecure && !curve_key.empty())
+    return "--insecure-cluster and --curve-key contradict each other: keep --curve-key (the secure cluster) "
+           "or drop it";
+  if (insecure && !cluster)
+    return "--insecure-cluster only makes sense with --peers, --peers-file, --listen or --hub";
+  if (!cluster || insecure || !curve_key.empty()) return "";
+  return "a cluster without keys lets anyone on the network forge, read or silence reports: give "
+         "--curve-key FILE --curve-peers DIR (make them with `agent keygen NAME`, see README \"Security\"), "
+         "or --insecure-cluster to run it unauthenticated";
 }
 
 // Leftover non-option arguments are a mistake (a typo of a subcommand, a value without
@@ -310,6 +333,7 @@ const option kRunLong[] = {
       {"report-max-age", required_argument, nullptr, kReportMaxAge},
       {"curve-key", required_argument, nullptr, kCurveKey},
       {"curve-peers", required_argument, nullptr, kCurvePeers},
+      {"insecure-cluster", no_argument, nullptr, kInsecureCluster},
       {"metrics", required_argument, nullptr, kMetrics},
       {"rules", required_argument, nullptr, kRules},
       {"clock", required_argument, nullptr, kClock},
@@ -399,7 +423,7 @@ FlagOutcome parse_dataplane_flag(int c, std::string v, RunOptions *o, RunFlagsSe
 }
 
 // --peers, --peers-file, --hub, --listen, --period, --down-after, --report-max-age, --node-id, --curve-key,
-// --curve-peers.
+// --curve-peers, --insecure-cluster.
 FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen *, std::string *err) {
   std::string e;
   switch (c) {
@@ -435,6 +459,7 @@ FlagOutcome parse_cluster_flag(int c, std::string v, RunOptions *o, RunFlagsSeen
       break;
     case kCurveKey: o->curve_key = v; break;
     case kCurvePeers: o->curve_peers = v; break;
+    case kInsecureCluster: o->insecure_cluster = true; break;
     default: return FlagOutcome::NotMine;
   }
   return FlagOutcome::Handled;
@@ -550,6 +575,8 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
     return *err = "--curve-peers needs --curve-key (this node's key pair)", ParseOutcome::Error;
   if (!o->curve_key.empty() && !o->cluster())
     return *err = "--curve-key only makes sense with --peers, --listen or --hub", ParseOutcome::Error;
+  if (std::string why = cluster_security_error(o->cluster(), o->curve_key, o->insecure_cluster); !why.empty())
+    return *err = why, ParseOutcome::Error;
   // With --curve-key the key names the node (load_run_config reads it: bind_node_id_to_key).
   if (o->node_id.empty() && o->curve_key.empty()) o->node_id = default_node_id(o->iface);
   return ParseOutcome::Ok;
@@ -644,6 +671,7 @@ ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string
                                  {"log-level", required_argument, nullptr, kLogLevel},
                                  {"curve-key", required_argument, nullptr, kCurveKey},
                                  {"curve-peers", required_argument, nullptr, kCurvePeers},
+                                 {"insecure-cluster", no_argument, nullptr, kInsecureCluster},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   start_getopt();
@@ -662,6 +690,7 @@ ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string
         break;
       case kCurveKey: o->curve_key = v; break;
       case kCurvePeers: o->curve_peers = v; break;
+      case kInsecureCluster: o->insecure_cluster = true; break;
       case 'h': return ParseOutcome::Help;
       default: return getopt_error(c, argv, err);
     }
@@ -670,6 +699,8 @@ ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *o, std::string
     return *err = o->curve_key.empty() ? "--curve-peers needs --curve-key (the hub's key pair)"
                                        : "--curve-key needs --curve-peers DIR (the agents' public keys)",
            ParseOutcome::Error;
+  if (std::string why = cluster_security_error(true, o->curve_key, o->insecure_cluster); !why.empty())
+    return *err = why, ParseOutcome::Error;
   return no_extra_arguments(argc, argv, err);
 }
 

@@ -37,6 +37,7 @@ struct RunOptions {
   std::string node_id;             // default: default_node_id(iface), host name + MAC hash; with
                                    // --curve-key "" until load_run_config sets the key's
   std::string curve_key, curve_peers;
+  bool insecure_cluster = false;   // --insecure-cluster: a cluster without --curve-key, asked for by name
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
   bool dry_run = false;            // --dry-run: every rule decides and counts, nothing is dropped
@@ -59,6 +60,7 @@ struct RunOptions {
 struct HubOptions {
   std::string listen = "tcp://*:7701";  // frontend; the backend is port + 1
   std::string curve_key, curve_peers;   // CurveZMQ: the hub's key pair, the agents' public keys
+  bool insecure_cluster = false;        // --insecure-cluster: relay without keys, asked for by name
   LogLevel log_level = LogLevel::Info;
 };
 

@@ -48,7 +48,8 @@ int cmd_check(int argc, char **argv) {
            config.opt.node_id.c_str(), config.peers.size(), opt.peers_file.empty() ? "" : " (with ",
            opt.peers_file.c_str(), opt.peers_file.empty() ? "" : ")", opt.hubs.size(),
            opt.listen.empty() ? "(none)" : opt.listen.c_str(),
-           opt.period_ns / 1e6, opt.curve_key.empty() ? ", unencrypted" : ", CurveZMQ");
+           opt.period_ns / 1e6, opt.curve_key.empty() ? ", insecure (--insecure-cluster: no keys, anyone can forge or read reports)"
+                                  : ", CurveZMQ keys");
   return 0;
 }
 

@@ -81,7 +81,8 @@ int cmd_hub(int argc, char **argv) {
       make_curve_server(back, keys);
       DT_INFO("CurveZMQ on: %zu agent keys allowed", keys.peers.size());
     } else {
-      DT_WARN("reports pass the hub unauthenticated and unencrypted (no --curve-key)");
+      DT_WARN("insecure cluster (--insecure-cluster): reports pass the hub unauthenticated and unencrypted; "
+              "anyone who reaches %s can publish or read them", opt.listen.c_str());
     }
     front.bind(opt.listen);
     back.bind(backend);
