@@ -75,11 +75,11 @@ $(OBJ)/agent/metrics/metrics.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
 $(OBJ)/tools/%.o $(OBJ)/tests/%.o: CXXFLAGS += -Itools
 
 $(BUILD)/libdtagent.a: $(AGENT_OBJS)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # The cluster simulator: a library of its own for build/simulate and its tests.
 $(BUILD)/libdtsim.a: $(SIM_SRCS:%.cpp=$(OBJ)/%.o)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/agent: $(OBJ)/agent/main.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)

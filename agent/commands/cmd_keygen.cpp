@@ -9,40 +9,15 @@
 #include <fstream>
 #include <string>
 
-#include "common/endpoint.h"
+#include "cli/cli.h"
 #include "commands/commands.h"
 
 namespace dt {
 
 int cmd_keygen(int argc, char **argv) {
-  std::string name, dir = ".", endpoint;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    if ((a == "--dir" || a == "--endpoint") && i + 1 < argc) {
-      (a == "--dir" ? dir : endpoint) = argv[++i];
-    } else if (a == "-h" || a == "--help") {
-      printf("Usage: agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n\n"
-             "Creates a CurveZMQ key pair for one node: DIR/NAME.key (secret, mode 0600; give it\n"
-             "to that node's --curve-key) and DIR/NAME.pub (its public key; copy it into every\n"
-             "peer's --curve-peers directory). --endpoint records where NAME publishes\n"
-             "(its --listen address as peers reach it) in NAME.pub.\n");
-      return 0;
-    } else if (name.empty() && a[0] != '-') {
-      name = a;
-    } else {
-      fprintf(stderr, "agent keygen: unexpected argument '%s'\nTry 'agent keygen --help'.\n", a.c_str());
-      return 2;
-    }
-  }
-  if (name.empty() || name.find('/') != std::string::npos) {
-    fprintf(stderr, "agent keygen: give the node a NAME (no '/')\nTry 'agent keygen --help'.\n");
-    return 2;
-  }
-  std::string ep, err;
-  if (!endpoint.empty() && !normalize_endpoint(endpoint, false, &ep, &err)) {
-    fprintf(stderr, "agent keygen: --endpoint %s\n", err.c_str());
-    return 2;
-  }
+  KeygenOptions opt;
+  if (int code = parse_keygen_command(argc, argv, &opt); code >= 0) return code;
+  const std::string &name = opt.name, &dir = opt.dir, &ep = opt.endpoint;
   char pub[41], sec[41];
   if (zmq_curve_keypair(pub, sec) != 0) {
     fprintf(stderr, "agent keygen: this libzmq has no CURVE support: %s\n", zmq_strerror(zmq_errno()));

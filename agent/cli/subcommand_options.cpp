@@ -1,0 +1,159 @@
+// subcommand_options.cpp - the option tables of agent stats, top, explain, reload, hub and
+// keygen (cli.h), each with the --help text above its options and its checks after them.
+#include "cli/cli.h"
+#include "cli/option_values.h"
+#include "common/endpoint.h"
+
+namespace dt {
+namespace {
+
+const char kStatsUsage[] =
+    "Usage: agent stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
+    "\n"
+    "Reads the pinned maps (no running agent needed) and prints the global counters\n"
+    "and the sources with the most drops, with their current tokens.\n"
+    "\n";
+
+const char kTopUsage[] =
+    "Usage: agent top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
+    "\n"
+    "Like agent stats, but live: every D it reads the pinned maps again and shows what\n"
+    "changed, as rates: packets passed and dropped per second, in total and for each\n"
+    "source that sent in that interval, the most dropped first. On a terminal the\n"
+    "screen is redrawn; otherwise frames follow each other, separated by a blank line.\n"
+    "\n";
+
+const char kExplainUsage[] =
+    "Usage: agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json] [--watch DURATION]\n"
+    "\n"
+    "Why is ADDR throttled (or not)? Reads the pinned maps: the rule that matches ADDR (the\n"
+    "prefix in the live rules and each candidate's conditions), the bucket key of each\n"
+    "rule that applies, its tokens now and its passed / dropped / debited / would-drop\n"
+    "counts, dry run or not. A running agent in a cluster also watches its peers' reports\n"
+    "for DURATION and says which peers reported ADDR, with how many hits.\n"
+    "\n";
+
+const char kReloadUsage[] =
+    "Usage: agent reload [--iface IFACE | --pin-dir DIR]\n"
+    "\n"
+    "Makes the agent of IFACE re-read its --rules file and its peers (--peers-file,\n"
+    "the peers of its --config file) like kill -HUP, and waits up to 5 s to say\n"
+    "whether the new rules and peers are in force (peers added and removed live,\n"
+    "buckets kept). An invalid file changes nothing: the agent keeps its rules or\n"
+    "peers and this command prints why (exit 1).\n"
+    "\n";
+
+const char kHubUsage[] =
+    "Usage: agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR]\n"
+    "                 [--log-level LEVEL]\n"
+    "\n"
+    "Relays peer reports so that agents need not all connect to each other: agents\n"
+    "started with --hub HOST:PORT publish to ADDR:PORT (an XSUB socket) and subscribe\n"
+    "at port+1 (XPUB); the hub forwards every report to every agent (zmq_proxy).\n"
+    "Run two hubs and give agents both for redundancy (duplicates are dropped).\n"
+    "With --curve-key both ports are CurveZMQ servers: only agents whose public key is\n"
+    "in --curve-peers may publish or subscribe (others are refused and logged), and\n"
+    "every report is encrypted. Agents then need --curve-key, and the hub's .pub file\n"
+    "(with 'endpoint = HOST:PORT' of --hub) in their --curve-peers. kill -HUP makes\n"
+    "the hub read --curve-peers again (agents added or removed without a restart).\n"
+    "\n";
+
+const char kKeygenUsage[] =
+    "Usage: agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
+    "\n"
+    "Creates a CurveZMQ key pair for one node: DIR/NAME.key (secret, mode 0600; give it\n"
+    "to that node's --curve-key) and DIR/NAME.pub (its public key; copy it into every\n"
+    "peer's --curve-peers directory). --endpoint records where NAME publishes\n"
+    "(its --listen address as peers reach it) in NAME.pub.\n"
+    "\n";
+
+// A hub's --curve-key and --curve-peers go together.
+ParseOutcome check_hub_curve(const HubOptions &o, std::string *err) {
+  if (o.curve_key.empty() == o.curve_peers.empty()) return ParseOutcome::Ok;
+  *err = o.curve_key.empty() ? "--curve-peers needs --curve-key (the hub's key pair)"
+                             : "--curve-key needs --curve-peers DIR (the agents' public keys)";
+  return ParseOutcome::Error;
+}
+
+}  // namespace
+
+int parse_stats_command(int argc, char **argv, StatsOptions *o) {
+  std::vector<OptionSpec> options = with_pin_target(
+      &o->iface, &o->pin_dir,
+      {
+          {"json", 0, nullptr, "machine-readable output", turn_on(&o->json)},
+          {"top", 0, "N", "show N sources (default 10; 0 shows every source)", count_into(&o->top, 0, UINT32_MAX)},
+      });
+  return parse_subcommand({"agent stats", kStatsUsage, std::move(options)}, argc, argv, pin_target_check(o, "read"));
+}
+
+int parse_top_command(int argc, char **argv, TopOptions *o) {
+  std::vector<OptionSpec> options = with_pin_target(
+      &o->iface, &o->pin_dir,
+      {
+          {"interval", 0, "D", "time between frames, 100ms to 1h (default 1s)",
+           duration_into(&o->interval_ns, 100'000'000, 3'600'000'000'000ull, "from 100ms to 1h")},
+          {"top", 0, "N", "show N sources (default 20; 0 shows every active source)", count_into(&o->top, 0, UINT32_MAX)},
+          {"count", 0, "N", "stop after N frames (default 0: until interrupted)", count_into(&o->count, 0, UINT32_MAX)},
+      });
+  return parse_subcommand({"agent top", kTopUsage, std::move(options)}, argc, argv, pin_target_check(o, "watch"));
+}
+
+int parse_explain_command(int argc, char **argv, ExplainOptions *o) {
+  std::vector<OptionSpec> options = with_pin_target(
+      &o->iface, &o->pin_dir,
+      {
+          {"json", 0, nullptr, "machine-readable output", turn_on(&o->json)},
+          {"watch", 0, "DURATION", "how long to watch the peers' reports (default 1s; 0: do not ask)",
+           [o](const std::string &v, std::string *why) {
+             if (v == "0") return o->watch_ns = 0, true;
+             return duration_into(&o->watch_ns, 0, 10'000'000'000ull, "from 0 to 10s")(v, why);
+           }},
+      });
+  const CommandSpec spec("agent explain", kExplainUsage, std::move(options), 1);  // ADDR
+  return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &operands, std::string *err) {
+    if (operands.empty()) return *err = "say which address to explain: agent explain ADDR", ParseOutcome::Error;
+    o->address = operands[0];
+    return resolve_pin_dir(o->iface, &o->pin_dir, "explain", err);
+  });
+}
+
+int parse_reload_command(int argc, char **argv, ReloadOptions *o) {
+  std::vector<OptionSpec> options = with_pin_target(&o->iface, &o->pin_dir, {},
+                                                    "the agent pinned in /sys/fs/bpf/dthrottle/IFACE",
+                                                    "the agent whose maps are pinned in DIR");
+  return parse_subcommand({"agent reload", kReloadUsage, std::move(options)}, argc, argv,
+                          pin_target_check(o, "reload"));
+}
+
+int parse_hub_command(int argc, char **argv, HubOptions *o) {
+  std::vector<OptionSpec> options = {
+      {"listen", 0, "ADDR:PORT", "frontend to bind (default *:7701; backend: port + 1)",
+       [o](const std::string &v, std::string *why) {
+         std::string backend;
+         return normalize_endpoint(v, true, &o->listen, why) && hub_backend_endpoint(v, &backend, why);
+       }},
+      {"curve-key", 0, "FILE", "the hub's CurveZMQ key pair (agent keygen hub)", store(&o->curve_key)},
+      {"curve-peers", 0, "DIR", "public keys (*.pub) of the agents allowed in", store(&o->curve_peers)},
+      {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
+  };
+  return parse_subcommand({"agent hub", kHubUsage, std::move(options)}, argc, argv,
+                          [o](const std::vector<std::string> &, std::string *err) { return check_hub_curve(*o, err); });
+}
+
+int parse_keygen_command(int argc, char **argv, KeygenOptions *o) {
+  std::vector<OptionSpec> options = {
+      {"dir", 0, "DIR", "where to write the two files (default: the current directory)", store(&o->dir)},
+      {"endpoint", 0, "HOST:PORT", "where NAME publishes, as its peers reach it (recorded in NAME.pub)",
+       [o](const std::string &v, std::string *why) { return normalize_endpoint(v, false, &o->endpoint, why); }},
+  };
+  const CommandSpec spec("agent keygen", kKeygenUsage, std::move(options), 1);  // NAME
+  return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &operands, std::string *err) {
+    if (operands.empty() || operands[0].empty() || operands[0].find('/') != std::string::npos)
+      return *err = "give the node a NAME (no '/')", ParseOutcome::Error;
+    o->name = operands[0];
+    return ParseOutcome::Ok;
+  });
+}
+
+}  // namespace dt
