@@ -36,6 +36,8 @@ GTEST_LIBS := -lgtest -lgtest_main -lpthread
 
 AGENT_SRCS := $(wildcard agent/*/*.cpp)
 SIM_SRCS   := $(wildcard tools/sim/*.cpp)
+BENCH_SRCS := $(wildcard tools/bench/*.cpp)
+PKTGEN_SRCS := $(wildcard tools/pktgen/*.cpp)
 AGENT_OBJS := $(AGENT_SRCS:%.cpp=$(OBJ)/%.o)
 UNIT_SRCS  := $(wildcard tests/unit/*.cpp)
 BPFT_SRCS  := $(wildcard tests/bpf/*.cpp)
@@ -63,7 +65,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 # Only the objects that include a skeleton wait for it (and rebuild when it changes);
 # any other object is untouched by a BPF edit.
 $(OBJ)/agent/dataplane/dataplane.o $(OBJ)/tests/bpf/bpf_fixture.o: $(BUILD)/dthrottle.skel.h
-$(OBJ)/tools/bench.o: $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
+$(OBJ)/tools/bench/programs.o: $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
 
 # --- C++ ------------------------------------------------------------------------
 $(OBJ)/%.o: %.cpp | $(BUILD)
@@ -90,10 +92,10 @@ $(BUILD)/unit_tests: $(UNIT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtsim.a $(BUILD)/
 $(BUILD)/bpf_tests: $(BPFT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(GTEST_LIBS) $(LDLIBS)
 
-$(BUILD)/pktgen: $(OBJ)/tools/pktgen.o
+$(BUILD)/pktgen: $(PKTGEN_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ -lpthread
 
-$(BUILD)/bench: $(OBJ)/tools/bench.o $(BUILD)/libdtagent.a
+$(BUILD)/bench: $(BENCH_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/simulate: $(OBJ)/tools/simulate.o $(BUILD)/libdtsim.a $(BUILD)/libdtagent.a

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# run_all.sh - every test suite of `make test`, then one closing line "N passed, N failed".
-# GoogleTest suites count their test cases; shell suites count their "PASS name" and
-# "FAIL name: reason" lines (a script that fails without a FAIL line counts as one failure).
+# run_all.sh - every test suite of `make test`, then one closing line "N passed, N failed"
+# (", N skipped" added when tests were skipped).
+# GoogleTest suites count their test cases (GTEST_SKIP()s are listed as "SKIP Suite.Test:
+# reason" and counted as skipped); shell suites count their "PASS name", "FAIL name: reason"
+# and "SKIP name: reason" lines (a script that fails without a FAIL line counts as one
+# failure). A skip without a reason counts as a failure: every skip must say why.
 #
 #   tests/run_all.sh                          every suite (make test)
 #   tests/run_all.sh --suites bpf,netns       a subset: suite groups (unit bpf layout fuzz
@@ -73,12 +76,30 @@ run_gtest() {  # name binary [args...]
   p=${p:-0}; f=${f:-0}
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   grep -E '^\[  FAILED  \] [A-Za-z]' "$log" | sort -u | sed 's/^/   /'
+  local s unexplained
+  s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+  s=${s:-0}
+  gtest_skips "$log" | sed 's/^/   /'
+  # A skip must say why (GTEST_SKIP() << "reason"): one without is a failure.
+  unexplained=$(gtest_skips "$log" | grep -c ': $')
+  [ "$unexplained" -gt 0 ] && echo "   FAIL $name: $unexplained test(s) skipped without a reason (GTEST_SKIP() << \"why\")"
+  f=$((f + unexplained))
   if [ "$f" -ne 0 ]; then
     failures+=("$name (log: $log)")
     grep -B2 -A12 -E 'Failure$|^.*: Failure' "$log" | head -60 | sed 's/^/   | /'
   fi
-  echo "   $p passed, $f failed"
-  passed=$((passed + p)); failed=$((failed + f))
+  echo "   $p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
+  passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+}
+
+# gtest_skips LOG: "SKIP Suite.Test: reason" for each skipped test of a GoogleTest log
+# (the reason: the lines gtest prints between "file:line: Skipped" and "[  SKIPPED ]").
+gtest_skips() {
+  awk '
+    / Skipped$/ { inskip = 1; why = ""; next }
+    /^\[  SKIPPED \] [A-Za-z_][A-Za-z0-9_\/]*\.[A-Za-z0-9_\/]* \(/ {
+      print "SKIP " $4 ": " why; inskip = 0; next }
+    inskip && NF { why = why (why == "" ? "" : " ") $0 }' "$1"
 }
 
 # Shell suites run DT_TEST_JOBS at a time (default 2): most of a netns suite's time is
@@ -97,7 +118,7 @@ start_script() {  # script
 }
 
 report_script() {  # script: after it ended
-  local script=$1 name rc p f
+  local script=$1 name rc p f s
   name=$(basename "$script" .sh)
   local log="$log_dir/$name.log"
   wait "${SUITE_PID[$script]}" 2>/dev/null
@@ -105,14 +126,22 @@ report_script() {  # script: after it ended
   echo "== $name ($(( $(date -r "$log_dir/$name.rc" +%s 2>/dev/null || date +%s) - SUITE_START[$script] )) s)"
   p=$(grep -c '^PASS ' "$log")
   f=$(grep -c '^FAIL ' "$log")
-  grep -E '^(PASS|FAIL) ' "$log" | sed 's/^/   /'
+  s=$(grep -c '^SKIP ' "$log")
+  grep -E '^(PASS|FAIL|SKIP) ' "$log" | sed 's/^/   /'
+  # A skip must say why ("SKIP name: reason"): one without is a failure.
+  local unexplained
+  unexplained=$(grep '^SKIP ' "$log" | grep -cvE '^SKIP [^ :]+: .*[^ ]')
+  if [ "$unexplained" -gt 0 ]; then
+    echo "   FAIL $name: $unexplained SKIP line(s) without a reason (\"SKIP name: why\")"
+    f=$((f + unexplained))
+  fi
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
     f=1
     echo "   FAIL $name: exited with status $rc without a FAIL line; last lines of its log:"
     tail -15 "$log" | sed 's/^/   | /'
   fi
   [ "$f" -ne 0 ] && failures+=("$name (log: $log)")
-  passed=$((passed + p)); failed=$((failed + f))
+  passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
 }
 
 runs_alone() { grep -q '^# test: runs alone' "$1"; }

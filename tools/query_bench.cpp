@@ -66,8 +66,12 @@ void unpin_all_threads(long cpus) {
   CPU_ZERO(&set);
   for (long c = 0; c < cpus && c < CPU_SETSIZE; c++) CPU_SET(c, &set);
   if (DIR *d = opendir("/proc/self/task")) {
-    while (dirent *e = readdir(d))
-      if (e->d_name[0] != '.') sched_setaffinity(atoi(e->d_name), sizeof set, &set);
+    while (dirent *e = readdir(d)) {
+      uint64_t tid = 0;
+      std::string not_a_thread;  // ".", "..": no thread id
+      if (dt::parse_count(e->d_name, 1, INT32_MAX, &tid, &not_a_thread))
+        sched_setaffinity(static_cast<pid_t>(tid), sizeof set, &set);
+    }
     closedir(d);
   }
 }

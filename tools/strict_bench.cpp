@@ -25,8 +25,10 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/parse_values.h"
 #include "query/query_server.h"
 #include "query/strict_redis.h"
+#include "redis/redis_server.h"
 #include "rules/tags.h"
 
 namespace {
@@ -34,25 +36,6 @@ namespace {
 [[noreturn]] void die(const std::string &why) {
   fprintf(stderr, "strict_bench: %s\n", why.c_str());
   exit(1);
-}
-
-uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof sa;
-  if (bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &len) != 0)
-    die("cannot find a free port");
-  close(fd);
-  return ntohs(sa.sin_port);
 }
 
 int connect_unix(const std::string &path) {
@@ -109,23 +92,23 @@ Result measure(const std::string &sock, const std::vector<std::string> &tags, ui
   Result r;
   const int fd = connect_unix(sock);
   uint64_t ok = 0, i = 0;
-  const uint64_t t0 = now_ns(), stop = t0 + static_cast<uint64_t>(seconds * 1e9);
-  while (now_ns() < stop && r.queries < 5'000'000) {
+  const uint64_t t0 = dt::mono_now_ns(), stop = t0 + static_cast<uint64_t>(seconds * 1e9);
+  while (dt::mono_now_ns() < stop && r.queries < 5'000'000) {
     std::string batch;
     for (uint64_t k = 0; k < window; k++) batch += tags[i++ % tags.size()] + "\n";
     send_all(fd, batch);
     ok += read_answers(fd, window);
     r.queries += window;
   }
-  r.qps = static_cast<double>(r.queries) / (static_cast<double>(now_ns() - t0) / 1e9);
+  r.qps = static_cast<double>(r.queries) / (static_cast<double>(dt::mono_now_ns() - t0) / 1e9);
   r.ok_pct = 100.0 * static_cast<double>(ok) / static_cast<double>(r.queries);
   std::vector<uint64_t> rtt;
-  const uint64_t lstop = now_ns() + static_cast<uint64_t>(seconds * 1e9);
-  while (now_ns() < lstop && rtt.size() < 200'000) {
-    const uint64_t a = now_ns();
+  const uint64_t lstop = dt::mono_now_ns() + static_cast<uint64_t>(seconds * 1e9);
+  while (dt::mono_now_ns() < lstop && rtt.size() < 200'000) {
+    const uint64_t a = dt::mono_now_ns();
     send_all(fd, tags[i++ % tags.size()] + "\n");
     read_answers(fd, 1);
-    rtt.push_back(now_ns() - a);
+    rtt.push_back(dt::mono_now_ns() - a);
   }
   close(fd);
   std::sort(rtt.begin(), rtt.end());
@@ -135,46 +118,34 @@ Result measure(const std::string &sock, const std::vector<std::string> &tags, ui
   return r;
 }
 
+// --seconds S (at most 60; "2", "1.5s", "500ms") and --window W.
+void parse_strict_bench_args(int argc, char **argv, double *seconds, uint64_t *window) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i], v = argv[i + 1];
+    uint64_t ns = 0;
+    std::string err;
+    if (a == "--seconds") {
+      if (!dt::parse_duration(v, &ns, &err) || ns > 60'000'000'000ull) die("--seconds: '" + v + "' is not a time from 1ms to 60s");
+      *seconds = static_cast<double>(ns) / 1e9;
+    } else if (a == "--window") {
+      if (!dt::parse_count(v, 1, 1'000'000, window, &err)) die("--window: " + err);
+    } else {
+      die("usage: strict_bench [--seconds S] [--window W]");
+    }
+  }
+  if (argc % 2 == 0) die("usage: strict_bench [--seconds S] [--window W]");
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   double seconds = 2;
   uint64_t window = 256;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--seconds") seconds = atof(argv[i + 1]);
-    else if (a == "--window") window = std::max(1ull, strtoull(argv[i + 1], nullptr, 10));
-    else die("usage: strict_bench [--seconds S] [--window W]");
-  }
-  if (seconds <= 0 || seconds > 60) die("--seconds must be in (0, 60]");
+  parse_strict_bench_args(argc, argv, &seconds, &window);
 
-  char tmpl[] = "/tmp/dthrottle-strict-bench.XXXXXX";
-  if (!mkdtemp(tmpl)) die("mkdtemp failed");
-  const std::string dir = tmpl, sock = dir + "/query.sock";
-  const int port = free_port();
-  const pid_t redis = fork();
-  if (redis == 0) {
-    const std::string p = std::to_string(port), log = dir + "/redis.log";
-    execlp("redis-server", "redis-server", "--bind", "127.0.0.1", "--port", p.c_str(), "--save", "", "--appendonly",
-           "no", "--dir", dir.c_str(), "--logfile", log.c_str(), nullptr);
-    _exit(127);
-  }
-  const std::string addr = "127.0.0.1:" + std::to_string(port);
-  {
-    dt::StrictRedisConfig rc;
-    rc.address = addr;
-    dt::StrictRedis probe(rc);
-    std::vector<dt::StrictRequest> one(1);
-    one[0].tag = "probe";
-    one[0].interval_us = 1;
-    one[0].burst = 1;
-    bool up = false;
-    for (int i = 0; i < 100 && !up; i++) {
-      up = probe.decide(one, dt::mono_now_ns() + static_cast<uint64_t>(i) * 10'000'000'000ull);
-      if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (!up) die("redis-server did not come up on " + addr);
-  }
+  dt::tools::RedisServer redis(dt::tools::RedisServer::Listen::Loopback);
+  if (!redis.start()) die("redis-server did not come up on " + redis.address() + " (see " + redis.dir() + "/redis.log)");
+  const std::string addr = redis.address(), sock = redis.dir() + "/query.sock";
 
   // The same rate and burst for both kinds; strict ones are decided by Redis.
   dt::TagTable table;
@@ -210,9 +181,5 @@ int main(int argc, char **argv) {
          static_cast<unsigned long long>(c.strict_denied_on_error),
          static_cast<unsigned long long>(c.strict_local_on_error));
   server.reset();
-  kill(redis, SIGTERM);
-  waitpid(redis, nullptr, 0);
-  const std::string rm = "rm -rf '" + dir + "'";
-  if (system(rm.c_str()) != 0) fprintf(stderr, "strict_bench: cannot remove %s\n", dir.c_str());
   return 0;
 }

@@ -17,7 +17,9 @@
 // not be mistaken for the next one's) and no query is made for a back-off period
 // that doubles from backoff_initial (1 s) up to backoff_max (30 s); every query in
 // that period is allowed without I/O. The first query after it reconnects, and a
-// successful answer resets the back-off.
+// successful answer resets the back-off. The back-off is timed by ClientOptions::clock
+// (steady_clock by default; tests give a fake one); the per-query deadline is real time,
+// as the kernel waits in real time.
 //
 // Tags: 1 to 1024 bytes, no '\n' or NUL; allow() also refuses tags beginning with
 // "RESERVE " or "BUSY " (the protocol would read them as a reservation or a busy signal). An invalid tag is never
@@ -46,6 +48,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -61,6 +64,8 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{50};           // per query: connect + send + receive
   std::chrono::milliseconds backoff_initial{1000};
   std::chrono::milliseconds backoff_max{30000};
+  // What times the back-off: steady_clock, or a fake one that a test advances by hand.
+  std::function<std::chrono::steady_clock::time_point()> clock = [] { return std::chrono::steady_clock::now(); };
 };
 
 struct ClientStats {
@@ -84,7 +89,7 @@ class Client {
   static constexpr size_t kMaxTagBytes = 1024;
 
   explicit Client(std::string endpoint, ClientOptions opt = {})
-      : endpoint_(std::move(endpoint)), opt_(opt), backoff_(opt.backoff_initial) {}
+      : endpoint_(std::move(endpoint)), opt_(with_clock(std::move(opt))), backoff_(opt_.backoff_initial) {}
   ~Client() { disconnect(); }
   Client(const Client &) = delete;
   Client &operator=(const Client &) = delete;
@@ -150,11 +155,17 @@ class Client {
   // True while queries are skipped after a failure.
   bool backing_off() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return Clock::now() < retry_at_;
+    return opt_.clock() < retry_at_;
   }
 
  private:
   using Clock = std::chrono::steady_clock;
+
+  // An empty clock (a caller that cleared it) is the steady clock, not a throw on first use.
+  static ClientOptions with_clock(ClientOptions opt) {
+    if (!opt.clock) opt.clock = [] { return Clock::now(); };
+    return opt;
+  }
 
   static bool valid_tag(std::string_view tag) {
     return !tag.empty() && tag.size() <= kMaxTagBytes && tag.find('\n') == std::string_view::npos &&
@@ -171,12 +182,11 @@ class Client {
   // or during a back-off: the caller then fails safe.
   bool ask(const std::string &line, std::string *answer) {
     std::lock_guard<std::mutex> lock(mu_);
-    const Clock::time_point now = Clock::now();
-    if (now < retry_at_) {
+    if (opt_.clock() < retry_at_) {
       stats_.backed_off++;
       return false;
     }
-    const Clock::time_point deadline = now + opt_.timeout;
+    const Clock::time_point deadline = Clock::now() + opt_.timeout;
     const std::string msg = line + '\n';
     if ((fd_ < 0 && !connect_by(deadline)) || !send_all(msg, deadline) || !recv_line(answer, deadline) ||
         !(*answer == "OK" || *answer == "NO" || answer->starts_with("WAIT "))) {
@@ -191,7 +201,7 @@ class Client {
   void fail() {
     disconnect();
     stats_.failures++;
-    retry_at_ = Clock::now() + backoff_;
+    retry_at_ = opt_.clock() + backoff_;
     backoff_ = std::min(backoff_ * 2, opt_.backoff_max);
   }
 

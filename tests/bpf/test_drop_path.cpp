@@ -21,14 +21,15 @@
 #include <thread>
 #include <vector>
 
+#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "common/address.h"
 #include "common/clock.h"
 #include "dataplane/map_reader.h"
 #include "dthrottle/bucket.h"
-#include "packet_builder.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 constexpr double kNoRefill = 0.001;  // tokens per second: burst 1 means one pass, then drops

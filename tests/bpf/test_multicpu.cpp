@@ -29,13 +29,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "dthrottle/bucket.h"
 #include "common/address.h"
 #include "common/clock.h"
-#include "packet_builder.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 const std::string kSource = "198.18.0.1";

@@ -11,10 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
-#include "packet_builder.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 std::string tc_verdict(int v) {

@@ -14,12 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "dthrottle/bucket.h"
 #include "common/clock.h"
-#include "packet_builder.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 constexpr double kNoRefill = 0.001;  // tokens per second: < 0.001 token per test

@@ -3,20 +3,24 @@
 // all of it is there, and a byte bucket's passed/dropped count bytes.
 //
 // Exact counts where refill is negligible: at 1 B/s a test's milliseconds refill
-// well under one byte. Where time matters, only lower bounds on elapsed time.
+// well under one byte. Where time matters, the refill instants are read from the
+// bucket's TAT and each check is bounded by the measured time.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
-#include "packet_builder.h"
+#include "common/clock.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 constexpr double kSlowBytes = 1.0;  // 1 B/s: under one byte of refill per test
@@ -92,16 +96,43 @@ TEST_F(XdpBytes, LargerFrameDroppedSmallerPasses) {
   EXPECT_EQ(b->dropped, 1000u + 501 + 101 + 60);
 }
 
+// sleep_until_mono NS: returns once CLOCK_MONOTONIC (the programs' clock) reaches ns.
+void sleep_until_mono(uint64_t ns) {
+  for (uint64_t now = mono_now_ns(); now < ns; now = mono_now_ns())
+    std::this_thread::sleep_for(std::chrono::nanoseconds(ns - now));
+}
+
+// Every expectation holds for any delay between the runs: the refill instants come from
+// the bucket's TAT (exact, from the map) and each check is bounded by the measured time.
 TEST_F(XdpBytes, RefillsBytesWithTime) {
-  ASSERT_NO_FATAL_FAILURE(set_byte_policy(100000, 2000));  // 100 kB/s: 1000 bytes per 10 ms
+  constexpr double kRate = 100000;  // 100 kB/s: 1000 bytes per 10 ms
+  ASSERT_NO_FATAL_FAILURE(set_byte_policy(kRate, 2000));
+  const dt_policy p = live_policy();
   const std::string src = "198.18.0.9";
   const auto f = frame_of(src, 1000);
-  EXPECT_EQ(send(f, 2), 2);
-  EXPECT_EQ(run(f), XDP_DROP) << "the bucket is empty, and refilling 1000 bytes takes 10 ms";
-  std::this_thread::sleep_for(std::chrono::milliseconds(11));
-  EXPECT_EQ(run(f), XDP_PASS) << "after 11 ms, at least 1000 bytes are back";
-  std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  EXPECT_EQ(send(f, 3), 2) << "after 25 ms more the bucket is full again (2000 B): two frames";
+  EXPECT_EQ(send(f, 2), 2) << "a full bucket of 2000 bytes";
+  auto b = bucket(src);
+  ASSERT_TRUE(b.has_value());
+  // A 1000-byte frame fits again once TAT - burst + 1000 bytes' time has come.
+  const uint64_t fits_at = b->tat_ns - p.burst_ns + 1000 * p.interval_ns;
+  const int early = run(f);
+  const uint64_t early_done = mono_now_ns();
+  if (early_done < fits_at)
+    EXPECT_EQ(early, XDP_DROP) << "passed " << (fits_at - early_done) / 1000 << " us before 1000 bytes were back";
+  else
+    std::printf("note: the run took past the refill instant; drop-before-refill not checked\n");
+  sleep_until_mono(fits_at);
+  EXPECT_EQ(run(f), XDP_PASS) << "1000 bytes are back at the refill instant";
+  b = bucket(src);
+  ASSERT_TRUE(b.has_value());
+  sleep_until_mono(b->tat_ns);  // the bucket is full (2000 bytes) from its TAT on
+  const uint64_t t0 = mono_now_ns();
+  const int passed = send(f, 3);
+  const uint64_t t1 = mono_now_ns();
+  EXPECT_GE(passed, 2) << "a full bucket again: two 1000-byte frames";
+  // At most the burst plus what accrued while the frames were sent (none at full speed).
+  const int accrued_frames = static_cast<int>(kRate * static_cast<double>(t1 - t0) / 1e9 / 1000);
+  EXPECT_LE(passed, 2 + accrued_frames) << "more than the 2000-byte burst passed after " << (t1 - t0) / 1000 << " us";
 }
 
 TEST_F(XdpBytes, DebitsAreBytes) {

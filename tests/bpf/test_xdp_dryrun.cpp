@@ -21,16 +21,17 @@
 #include <string>
 #include <vector>
 
+#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "common/address.h"
 #include "common/clock.h"
 #include "dataplane/collector.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
-#include "packet_builder.h"
 #include "rules/rules.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 constexpr double kNoRefill = 0.001;  // tokens per second: < 0.001 token per test

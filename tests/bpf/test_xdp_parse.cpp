@@ -15,12 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "common/address.h"
 #include "dataplane/map_reader.h"
-#include "packet_builder.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 enum class Outcome {

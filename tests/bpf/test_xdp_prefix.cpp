@@ -11,14 +11,15 @@
 #include <map>
 #include <thread>
 
+#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "common/address.h"
 #include "common/clock.h"
 #include "dataplane/collector.h"
 #include "dthrottle/bucket.h"
-#include "packet_builder.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 constexpr double kNoRefill = 0.001;

@@ -12,12 +12,13 @@
 #include <cstdio>
 #include <atomic>
 
+#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "dataplane/collector.h"
 #include "common/address.h"
-#include "packet_builder.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }

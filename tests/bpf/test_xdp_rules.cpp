@@ -28,19 +28,21 @@
 #include <vector>
 
 #include "bpf_fixture.h"
+#include "frames/packet_builder.h"
 #include "common/address.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
 #include "rules/rules.h"
 
 namespace dt::test {
+using namespace frames;  // PacketBuilder, Ipv6Ext
 namespace {
 
 constexpr double kNoRefill = 0.001;  // tokens per second: < 0.001 token per test
 
 // ---- Frames ----------------------------------------------------------------------
 // Ethernet + IPv4/IPv6 (+ IPv6 extension headers) + the L4 header fields the rules
-// look at. Only test addresses (198.18.0.0/15, 2001:2::/48) are accepted.
+// look at, built by the shared PacketBuilder (test addresses only).
 
 constexpr uint8_t kSyn = 0x02, kAck = 0x10;
 constexpr uint8_t kProtoOther = 253;  // experimental: no L4 fields
@@ -53,107 +55,30 @@ struct L4 {
 L4 tcp(uint16_t dport, uint8_t flags) { return {IPPROTO_TCP, dport, flags}; }
 L4 udp(uint16_t dport) { return {IPPROTO_UDP, dport, 0}; }
 
-void put16(std::vector<uint8_t> &f, uint16_t v) {
-  f.push_back(static_cast<uint8_t>(v >> 8));
-  f.push_back(static_cast<uint8_t>(v));
-}
-
-std::vector<uint8_t> l4_bytes(const L4 &l4) {
-  std::vector<uint8_t> b;
+std::vector<uint8_t> with_l4(PacketBuilder p, const L4 &l4) {
   switch (l4.proto) {
-    case IPPROTO_TCP:
-      put16(b, 40000);
-      put16(b, l4.dport);
-      b.insert(b.end(), {0, 0, 0, 1, 0, 0, 0, 0});  // seq, ack
-      b.push_back(0x50);                           // data offset 5 words
-      b.push_back(l4.tcp_flags);
-      put16(b, 0xffff);  // window
-      put16(b, 0);       // checksum: the parser never looks
-      put16(b, 0);       // urgent pointer
-      break;
-    case IPPROTO_UDP:
-      put16(b, 40000);
-      put16(b, l4.dport);
-      put16(b, 16);
-      put16(b, 0);
-      b.resize(16, 0xab);
-      break;
-    case IPPROTO_ICMP: b = {8, 0, 0, 0, 0, 1, 0, 1}; break;      // echo request
-    case IPPROTO_ICMPV6: b = {128, 0, 0, 0, 0, 1, 0, 1}; break;  // echo request
-    default: b.assign(16, 0x5a);
+    case IPPROTO_TCP: p.tcp(l4.dport, l4.tcp_flags); break;
+    case IPPROTO_UDP: p.udp(8).ports(40000, l4.dport); break;
+    case IPPROTO_ICMP: p.icmp_echo(); break;
+    case IPPROTO_ICMPV6: p.icmpv6(128).hop_limit(64); break;  // echo; not 255: never neighbour discovery
+    default: p.other_l4(l4.proto, 16);
   }
-  return b;
-}
-
-std::vector<uint8_t> ethernet(uint16_t type) {
-  std::vector<uint8_t> f = {0x02, 0, 0, 0, 0, 0xfe, 0x02, 0, 0, 0, 0, 0x01};
-  put16(f, type);
-  return f;
+  return p.build();
 }
 
 // `frag` is the IPv4 flags+offset field: 0x4000 DF, 0x2000 MF (first fragment), an
 // offset in 8-byte units for a later fragment.
 std::vector<uint8_t> ipv4(const std::string &src, const L4 &l4, uint16_t frag = 0x4000) {
-  uint8_t a[4];
-  if (inet_pton(AF_INET, src.c_str(), a) != 1 || a[0] != 198 || (a[1] & 0xfe) != 18)
-    throw std::invalid_argument(src + " is not in 198.18.0.0/15");
-  const std::vector<uint8_t> body = l4_bytes(l4);
-  std::vector<uint8_t> f = ethernet(0x0800);
-  const size_t ip = f.size();
-  f.push_back(0x45);
-  f.push_back(0);
-  put16(f, static_cast<uint16_t>(20 + body.size()));
-  put16(f, 0x1234);
-  put16(f, frag);
-  f.push_back(64);
-  f.push_back(l4.proto);
-  put16(f, 0);
-  f.insert(f.end(), a, a + 4);
-  f.insert(f.end(), {198, 18, 0, 254});
-  uint32_t sum = 0;
-  for (size_t i = ip; i < ip + 20; i += 2) sum += (f[i] << 8) | f[i + 1];
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  f[ip + 10] = static_cast<uint8_t>(~sum >> 8);
-  f[ip + 11] = static_cast<uint8_t>(~sum);
-  f.insert(f.end(), body.begin(), body.end());
-  return f;
+  return with_l4(PacketBuilder().ipv4(src).ipv4_frag_field(frag), l4);
 }
 
-enum class Ext { HopByHop, DestOpts, FragFirst, FragLater };
+using Ext = Ipv6Ext;
 
 std::vector<uint8_t> ipv6(const std::string &src, const L4 &l4, const std::vector<Ext> &exts = {}) {
-  uint8_t a[16];
-  static const uint8_t kRange[6] = {0x20, 0x01, 0x00, 0x02, 0x00, 0x00};
-  if (inet_pton(AF_INET6, src.c_str(), a) != 1 || memcmp(a, kRange, 6) != 0)
-    throw std::invalid_argument(src + " is not in 2001:2::/48");
-  // Each extension header names the next one; the last names the L4 protocol.
-  auto number = [](Ext e) -> uint8_t {
-    return e == Ext::HopByHop ? IPPROTO_HOPOPTS : e == Ext::DestOpts ? IPPROTO_DSTOPTS : IPPROTO_FRAGMENT;
-  };
-  std::vector<uint8_t> chain;
-  for (size_t i = 0; i < exts.size(); i++) {
-    const uint8_t next = i + 1 < exts.size() ? number(exts[i + 1]) : l4.proto;
-    if (exts[i] == Ext::HopByHop || exts[i] == Ext::DestOpts) {
-      chain.insert(chain.end(), {next, 0, 0x01, 0x04, 0, 0, 0, 0});  // 8 bytes: PadN
-    } else {
-      // offset << 3 | M: the first fragment has offset 0 and more to come.
-      const uint16_t off = exts[i] == Ext::FragFirst ? 0x0001 : static_cast<uint16_t>(100 << 3);
-      chain.insert(chain.end(), {next, 0, static_cast<uint8_t>(off >> 8), static_cast<uint8_t>(off), 0, 0, 0x12, 0x34});
-    }
-  }
-  const std::vector<uint8_t> body = l4_bytes(l4);
-  std::vector<uint8_t> f = ethernet(0x86dd);
-  f.insert(f.end(), {0x60, 0, 0, 0});
-  put16(f, static_cast<uint16_t>(chain.size() + body.size()));
-  f.push_back(exts.empty() ? l4.proto : number(exts[0]));
-  f.push_back(64);  // not 255: never neighbour discovery
-  f.insert(f.end(), a, a + 16);
-  uint8_t dst[16];
-  inet_pton(AF_INET6, "2001:2::fe", dst);
-  f.insert(f.end(), dst, dst + 16);
-  f.insert(f.end(), chain.begin(), chain.end());
-  f.insert(f.end(), body.begin(), body.end());
-  return f;
+  PacketBuilder p;
+  p.ipv6(src);
+  for (Ext e : exts) p.ipv6_ext(e);
+  return with_l4(p, l4);
 }
 
 // ---- Fixture ---------------------------------------------------------------------

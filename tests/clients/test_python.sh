@@ -72,7 +72,7 @@ while read -r test status; do
 	total=$((total + 1))
 	case "$status" in
 	ok) pass "python/$test" ;;
-	skipped*) echo "SKIP python/$test" ;;
+	skipped*) echo "SKIP python/$test: ${status#skipped }" ;;
 	*) fail "python/$test" "$status (see the unittest output below)" ;;
 	esac
 done <<<"$results"

@@ -26,8 +26,29 @@ TCP = os.environ.get("DTHROTTLE_TEST_TCP", "")
 SERVE = os.environ.get("DTHROTTLE_QUERY_SERVE", "")
 
 
-def fast_client(endpoint):
-    return dthrottle.Client(endpoint, timeout=0.05, backoff_initial=0.1, backoff_max=0.2)
+class FakeClock:
+    """A clock that moves only when the test says: the back-off tests hold on a machine of
+    any speed (no margin between a sleep and a back-off)."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, seconds):
+        self.now += seconds
+
+
+# A tick of the fake clock (about 1 ms): these times are binary fractions, so that the
+# client's sums and the test's land on the same float.
+TICK = 2.0 ** -10
+
+
+def fast_client(endpoint, clock=None):
+    """Back-off 125 ms doubling to 250 ms, timed by clock (a FakeClock; a new one if None)."""
+    return dthrottle.Client(endpoint, timeout=0.05, backoff_initial=0.125, backoff_max=0.25,
+                            clock=clock if clock is not None else FakeClock())
 
 
 def wait_for_socket(path, timeout=5.0):
@@ -281,28 +302,35 @@ class FailSafe(unittest.TestCase):
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def test_no_server_allows_and_backs_off(self):
-        c = fast_client(os.path.join(self.dir, "nobody.sock"))
+        clock = FakeClock()
+        c = fast_client(os.path.join(self.dir, "nobody.sock"), clock)
         self.assertTrue(c.allow("t"), "no agent: allow")
         self.assertTrue(c.backing_off)
         self.assertTrue(c.allow("t"))
         self.assertEqual(c.reserve("t"), 0.0, "no agent: go now")
         self.assertEqual(c.stats["failures"], 1)
         self.assertEqual(c.stats["backed_off"], 2, "no connection attempt during the back-off")
-        time.sleep(0.15)
+        # Each step is checked a tick before its end (still backing off) and at its end.
+        clock.advance(0.125 - TICK)
+        self.assertTrue(c.backing_off, "a tick before the end of the first back-off (125 ms)")
+        clock.advance(TICK)
+        self.assertFalse(c.backing_off)
         self.assertTrue(c.allow("t"))
-        self.assertEqual(c.stats["failures"], 2, "retried after the first back-off (100 ms)")
-        time.sleep(0.1)
+        self.assertEqual(c.stats["failures"], 2, "retried after the first back-off (125 ms)")
+        clock.advance(0.25 - TICK)
         self.assertTrue(c.allow("t"))
-        self.assertEqual(c.stats["failures"], 2, "the second back-off is 200 ms")
-        time.sleep(0.15)
+        self.assertEqual(c.stats["failures"], 2, "the second back-off is 250 ms")
+        clock.advance(TICK)
         self.assertTrue(c.allow("t"))
         self.assertEqual(c.stats["failures"], 3)
-        time.sleep(0.25)
+        clock.advance(0.25)
         self.assertTrue(c.allow("t"))
-        self.assertEqual(c.stats["failures"], 4, "capped at backoff_max (200 ms), not 400 ms")
+        self.assertEqual(c.stats["failures"], 4, "capped at backoff_max (250 ms), not 500 ms")
+        self.assertEqual(c.stats["backed_off"], 3, "one query fell in a back-off since")
 
     def test_busy_without_server_is_false_and_backs_off(self):
-        c = fast_client(os.path.join(self.dir, "nobody.sock"))
+        clock = FakeClock()
+        c = fast_client(os.path.join(self.dir, "nobody.sock"), clock)
         start = time.monotonic()
         self.assertIs(c.busy("api"), False, "no agent: the signal is not delivered, busy() is False")
         self.assertLess(time.monotonic() - start, 1.0, "busy() gave up at once (timeout 50 ms)")
@@ -311,9 +339,9 @@ class FailSafe(unittest.TestCase):
         self.assertTrue(c.allow("t"), "queries are allowed during the back-off")
         self.assertEqual(c.stats["failures"], 1)
         self.assertEqual(c.stats["backed_off"], 2, "no connection attempt during the back-off")
-        time.sleep(0.15)
+        clock.advance(0.125)
         self.assertIs(c.busy("api"), False)
-        self.assertEqual(c.stats["failures"], 2, "retried after the back-off (100 ms)")
+        self.assertEqual(c.stats["failures"], 2, "retried after the back-off (125 ms)")
 
     def test_busy_with_a_bad_endpoint_does_not_raise(self):
         c = fast_client("no-port-here")
@@ -353,14 +381,17 @@ class FailSafe(unittest.TestCase):
     def test_reconnects_when_the_agent_comes_back(self):
         self.assertTrue(SERVE, "DTHROTTLE_QUERY_SERVE is not set")
         path = os.path.join(self.dir, "later.sock")
-        c = fast_client(path)
+        clock = FakeClock()
+        c = fast_client(path, clock)
         self.assertTrue(c.allow("back"))
         self.assertEqual(c.stats["failures"], 1)
         proc = subprocess.Popen([SERVE, "--socket", path, "--tag-rule", "=0.000001/1"],
                                 stderr=subprocess.DEVNULL)
         try:
             self.assertTrue(wait_for_socket(path), "query_serve did not create its socket")
-            time.sleep(0.15)
+            self.assertTrue(c.allow("back"), "backing off: allowed without asking")
+            self.assertEqual(c.stats["answered"], 0, "no query during the back-off")
+            clock.advance(0.125)
             self.assertTrue(c.allow("back"))
             self.assertFalse(c.allow("back"), "answered by the new agent (burst 1)")
             proc.terminate()

@@ -198,6 +198,20 @@ wait_for_line() {
 	return 1
 }
 
+# wait_until SECONDS CMD...: runs CMD every 0.1 s until it succeeds (true), or until
+# SECONDS (decimals allowed) have passed (false: CMD failed on its last try too). CMD runs
+# in this shell: it may set variables. For a state the agent exposes (a counter in
+# `agent stats --json`, a status file), not for letting time pass.
+wait_until() {
+	local end
+	end=$(awk -v now="$(now_s)" -v d="$1" 'BEGIN { printf "%.3f", now + d }')
+	shift
+	until "$@"; do
+		num_ge "$(now_s)" "$end" && return 1
+		sleep 0.1
+	done
+}
+
 # stop_pid PID: SIGTERM, then SIGKILL after 5 s. (stderr off: no "Killed" job notices.)
 stop_pid() {
 	local pid=$1
@@ -258,6 +272,17 @@ agent_fg() {
 # stats_json [DIR]: `agent stats --json` over every source, read from the pins.
 stats_json() { "$AGENT" stats --pin-dir "${1:-$PIN_DIR}" --json --top 0; }
 
+# sources_seen ADDR...: every ADDR has packets passed or dropped in our pins (a sender is
+# under way); for wait_until.
+sources_seen() {
+	local json src passed dropped
+	json=$(stats_json) || return 1
+	for src in "$@"; do
+		passed=$(source_num "$json" "$src" passed) dropped=$(source_num "$json" "$src" dropped)
+		[ $((${passed:-0} + ${dropped:-0})) -ge 1 ] || return 1
+	done
+}
+
 # --- traffic -------------------------------------------------------------------------------
 
 # send_traffic OUT [PKTGEN SEND OPTIONS...]: pktgen send from the client namespace to
@@ -310,7 +335,7 @@ sink_start() {
 # (Not in a $(...) subshell: only this shell can wait for its children.)
 sink_stop() {
 	local pid=${LAB_PIDS[sink]}
-	sleep 0.3
+	sleep 0.3 # datagrams still on their way: the sink reports its counts only as it exits
 	kill -INT "$pid" 2>/dev/null
 	wait_exit "$pid" 5 && [ "$EXIT_RC" -eq 0 ] || return 1
 	SINK_JSON=$(cat "$WORK/sink.json")
@@ -555,6 +580,101 @@ snap_sum() {
 	local i sum=0
 	for ((i = 1; i <= M_HOSTS; i++)); do sum=$(calc "$sum + $(snap_num "$1" "$i" "$2" "$3")"); done
 	echo "$sum"
+}
+
+# --- the reports have landed ------------------------------------------------------------------
+#
+# Instead of sleeping "long enough" after a run: poll the hosts' counters until what they
+# debited matches what their peers admitted (every hit reported and applied), or, where
+# some hits are never charged (a partition), until no host's debits move any more.
+
+# mlab_debits_match SRC SPEC...: on a fresh snapshot (named "landed"), every SPEC
+# "HOST:FROM,FROM..." holds: HOST debited exactly what the hosts FROM passed of SRC
+# ("3:": nothing at all).
+mlab_debits_match() {
+	local src=$1 spec host from want i
+	shift
+	mlab_snapshot landed || return 1
+	for spec in "$@"; do
+		host=${spec%%:*} from=${spec#*:} want=0
+		for i in ${from//,/ }; do want=$((want + $(snap_num landed "$i" "$src" passed))); done
+		[ "$(snap_num landed "$host" "$src" debited)" -eq "$want" ] || return 1
+	done
+}
+
+# mlab_mesh_specs [HOST...]: the SPECs of a full mesh (each HOST, default every host,
+# hears every other host), for mlab_debits_match / mlab_wait_landed.
+mlab_mesh_specs() {
+	local hosts=("$@") i j from
+	[ ${#hosts[@]} -gt 0 ] || for ((i = 1; i <= M_HOSTS; i++)); do hosts+=("$i"); done
+	for i in "${hosts[@]}"; do
+		from=
+		for ((j = 1; j <= M_HOSTS; j++)); do [ "$j" -eq "$i" ] || from+=${from:+,}$j; done
+		printf '%s:%s ' "$i" "$from"
+	done
+}
+
+# mlab_wait_landed SECONDS SRC SPEC...: waits (at most SECONDS) until mlab_debits_match
+# SRC SPEC... holds. On a timeout it says so and returns false: the checks that follow
+# report what is missing.
+mlab_wait_landed() {
+	local secs=$1
+	shift
+	wait_until "$secs" mlab_debits_match "$@" && return 0
+	echo "  (the debits of $1 did not match ${*:2} within ${secs}s)"
+	return 1
+}
+
+# mlab_debits_steady SRC SECONDS: true once no host's debited count of SRC has changed for
+# SECONDS (call it through wait_until; its state lives in MLAB_STEADY_*). For runs where
+# some hits are never charged, so that no exact count can be awaited.
+MLAB_STEADY_SIG= MLAB_STEADY_T=0
+mlab_debits_steady() {
+	local sig= i
+	mlab_snapshot steady || return 1
+	for ((i = 1; i <= M_HOSTS; i++)); do sig+="$(snap_num steady "$i" "$1" debited) "; done
+	if [ "$sig" != "$MLAB_STEADY_SIG" ]; then
+		MLAB_STEADY_SIG=$sig MLAB_STEADY_T=${M_SNAP_T[steady]}
+		return 1
+	fi
+	num_ge "$(calc "${M_SNAP_T[steady]} - $MLAB_STEADY_T")" "$2"
+}
+
+# mlab_wait_steady SECONDS SRC QUIET: waits (at most SECONDS) until mlab_debits_steady SRC
+# QUIET holds; says so on a timeout.
+mlab_wait_steady() {
+	MLAB_STEADY_SIG= MLAB_STEADY_T=0
+	wait_until "$1" mlab_debits_steady "$2" "$3" && return 0
+	echo "  (the debits of $2 still moved after ${1}s)"
+	return 1
+}
+
+# mlab_reports_fresh SINCE MAX_AGE_MS: every host's cluster status (rewritten every second)
+# was written after SINCE (now_s seconds) and shows every peer up, its last report younger
+# than MAX_AGE_MS: what was queued while the peers could not hear each other is drained.
+mlab_reports_fresh() {
+	local since_ms i doc ages a
+	since_ms=$(awk -v t="$1" 'BEGIN { printf "%d", t * 1000 }')
+	for ((i = 1; i <= M_HOSTS; i++)); do
+		doc=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0 | grep -o '"cluster":{.*') || return 1
+		num_ge "$(json_num "$doc" written_unix_ms)" "$since_ms" || return 1
+		grep -q '"up":false' <<<"$doc" && return 1
+		ages=$(grep -o '"last_age_ms":[0-9]*' <<<"$doc" | cut -d: -f2)
+		[ -n "$ages" ] || return 1
+		for a in $ages; do [ "$a" -le "$2" ] || return 1; done
+	done
+}
+
+# mlab_reporting SRC HOST...: every HOST has admitted some of SRC and debited some of its
+# peers' hits: the reports flow (a cluster under way, before a fault is injected).
+mlab_reporting() {
+	local src=$1 i
+	shift
+	mlab_snapshot reporting || return 1
+	for i in "$@"; do
+		[ "$(snap_num reporting "$i" "$src" passed)" -gt 0 ] && [ "$(snap_num reporting "$i" "$src" debited)" -gt 0 ] ||
+			return 1
+	done
 }
 
 # --- cleanup ---------------------------------------------------------------------------------

@@ -218,6 +218,16 @@ log_wait() { wait_for_line "$WORK/agent-$1.log" "$2" "${LAB_PIDS[agent-$1]}" 2; 
 text_factor() { "$AGENT" stats --pin-dir "${M_PIN[$1]}" | awk '$1 == "rule" && $2 == "svc" { print $4; exit }'; }
 json_factor() { adaptive_num "$("$AGENT" stats --pin-dir "${M_PIN[$1]}" --json)" factor; }
 
+# factors_are OP VALUE: every host's factor, text and JSON, OP VALUE (for wait_until).
+factors_are() {
+	local i
+	for ((i = 1; i <= HOSTS; i++)); do
+		num_cmp "$(text_factor "$i")" "$1" "$2" && num_cmp "$(json_factor "$i")" "$1" "$2" || return 1
+	done
+}
+# until_t T: the seconds from now until the time T (epoch seconds), 0 if past.
+until_t() { awk -v t="$1" -v now="$(now_s)" 'BEGIN { d = t - now; printf "%.3f", (d > 0 ? d : 0) }'; }
+
 # check_factors NAME OP VALUE WHEN: every host's factor, text and JSON, OP VALUE.
 check_factors() {
 	local name=$1 op=$2 want=$3 when=$4 i f
@@ -359,7 +369,7 @@ sampler 700 &
 LAB_PIDS[sampler]=$!
 
 # --- 1. the kernel signal: the service's accept queue full -----------------------------------
-sleep_to "$T0" 4.5
+sleep_to "$T0" 4.5 # 4.5 s of traffic: the rates before the busy signal are measured over 2 s
 T_BUSY=$(now_s)
 touch "$BUSY_FILE"
 event "service busy" "$T_BUSY"
@@ -370,13 +380,14 @@ for i in 2 3; do
 	check "adaptive/1/h$i/peer-backs-off" "h$i did not log 'peer h1 is backing off' within 2 s" \
 		log_wait "a$i" "adaptive rule 'svc': peer h1 is backing off"
 done
-sleep_to "$T_BUSY" "$(calc "$BUSY_S - 0.4")" # the status files are rewritten every second
+# The status files (rewritten every second) show the factors fallen, before busy ends.
+wait_until "$(until_t "$(t_add "$T_BUSY" "$(calc "$BUSY_S - 0.4")")")" factors_are '<' 1
 check_factors adaptive/1/busy '<' 1 "while the service is busy"
-sleep_to "$T_BUSY" "$BUSY_S"
+sleep_to "$T_BUSY" "$BUSY_S" # the service stays busy for BUSY_S seconds
 rm -f "$BUSY_FILE"
 T_HEALTHY=$(now_s)
 event "service healthy" "$T_HEALTHY"
-sleep_to "$T_HEALTHY" $((RECOVER_S + 1))
+sleep_to "$T_HEALTHY" $((RECOVER_S + 1)) # the recovery is measured over [RECOVER_S - 1, RECOVER_S] s after
 check_factors adaptive/1/recovered '==' 1 "$((RECOVER_S + 1)) s after the service is healthy again"
 
 # --- 2. the application signal: BUSY on h2's query socket ------------------------------------
@@ -396,7 +407,7 @@ for i in 1 3; do
 	check "adaptive/2/h$i/peer-backs-off" "h$i did not log 'peer h2 is backing off' within 2 s" \
 		log_wait "a$i" "adaptive rule 'svc': peer h2 is backing off"
 done
-sleep_to "$T_QLAST" $((RECOVER_S + 1))
+sleep_to "$T_QLAST" $((RECOVER_S + 1)) # the recovery is measured over [RECOVER_S - 1, RECOVER_S] s after
 check_factors adaptive/2/recovered '==' 1 "$((RECOVER_S + 1)) s after the last BUSY line"
 T_END=$(now_s)
 

@@ -105,7 +105,7 @@ echo "== b. the same over a full mesh (reports every $PERIOD, in bytes)"
 start_agents mesh mesh
 spray_start b "$OFFER" "$SECS" "$SRC"
 spray_wait b || die "pktgen failed (cluster run)"
-sleep 0.5 # the last reports reach every peer
+mlab_wait_landed 10 "$SRC" $(mlab_mesh_specs) # the last reports reach every peer
 mlab_snapshot b || die "agent stats failed"
 b_b=$(budget "$(spray_elapsed b)")
 rows b b

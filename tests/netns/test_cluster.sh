@@ -9,14 +9,14 @@
 #      full mesh admit one budget (within 10%), and every host debited exactly what its
 #      peers admitted.
 #   b. Three sources at once (two IPv4, one IPv6): each held to its own budget.
-#   c. SIGKILL h3's agent 3 s in: h1 and h2 log it down and keep enforcing between
+#   c. SIGKILL h3's agent once the run is under way: h1 and h2 log it down and keep enforcing between
 #      them; h3's XDP program keeps enforcing alone from its pinned state, hearing
 #      nothing. Bound on the total: the budget plus what one lone bucket can admit while
 #      deaf, burst + rate x D (D: from the kill until h3's new agent hears its peers),
 #      because what h1 and h2 admitted meanwhile is never debited on h3 (expected: about
 #      budget + rate x D). The restarted agent takes over, h1 and h2 log it up again, and
 #      it reports what its XDP program admitted meanwhile (h1, h2: debits exact).
-#   d. Partition h2 (its control link down) for 3 s: each side enforces on what it hears
+#   d. Partition h2 (its control link down) for 3 s once the run is under way: each side enforces on what it hears
 #      (h2 alone grants its own share, h1 + h3 theirs); after the heal both sides log
 #      each other up; what the sides admitted during the partition, sent while they could
 #      not hear each other, is not charged (longer than --report-max-age, 2 s: see
@@ -43,7 +43,8 @@ declare -A CUR_AGENT=() # host -> name of its running agent
 budget() { calc "$BURST + $RATE * $1"; }
 ratio() { calc "$1 / $2"; }
 
-# sleep_to T0 OFFSET: sleeps until OFFSET seconds after T0 (now_s).
+# sleep_to T0 OFFSET: sleeps until OFFSET seconds after T0 (now_s): for a fault that
+# lasts a given time, never for "long enough" (the waits below poll the agents instead).
 sleep_to() { sleep "$(awk -v t="$(calc "$1 + $2 - $(now_s)")" 'BEGIN { print (t > 0 ? t : 0) }')"; }
 
 # node ids of every host but $1
@@ -81,9 +82,6 @@ stop_agents() {
 		check_eq "cluster/stop/${CUR_AGENT[$i]}" "exit code of agent ${CUR_AGENT[$i]} after SIGTERM" "$EXIT_RC" 0
 	done
 }
-
-# settle: lets the last reports of a run reach every peer (a few periods).
-settle() { sleep 0.8; }
 
 # host_rows SNAP SPRAY SRC: per host, frames sent, passed, dropped, debited; then totals.
 host_rows() {
@@ -150,7 +148,7 @@ stop_agents
 start_agents mesh mesh
 spray_start a-mesh "$OFFER" "$SECS" "$A"
 spray_wait a-mesh || die "pktgen failed (cluster run)"
-settle
+mlab_wait_landed 10 "$A" $(mlab_mesh_specs)
 mlab_snapshot a-mesh || die "agent stats failed"
 
 b_loc=$(budget "$(spray_elapsed a-loc)")
@@ -188,7 +186,7 @@ echo
 echo "== b. ${#B_SOURCES[@]} sources at once, each at $OFFER/s for ${B_SECS}s (full mesh)"
 spray_start b $((OFFER * ${#B_SOURCES[@]})) "$B_SECS" "$(IFS=,; echo "${B_SOURCES[*]}")"
 spray_wait b || die "pktgen failed (several sources)"
-settle
+for src in "${B_SOURCES[@]}"; do mlab_wait_landed 10 "$src" $(mlab_mesh_specs); done
 mlab_snapshot b || die "agent stats failed"
 b_b=$(budget "$(spray_elapsed b)")
 printf '  %-12s %7s %7s %7s %7s %7s %8s %6s\n' SOURCE SENT h1 h2 h3 TOTAL BUDGET x
@@ -204,10 +202,11 @@ done
 # --- c. a peer killed mid-run, then restarted ------------------------------------------------
 C=198.18.3.1
 echo
-echo "== c. SIGKILL h3's agent 3 s into a ${SECS}s run, restart it 3 s later"
-t0=$(now_s)
+echo "== c. SIGKILL h3's agent once the ${SECS}s run is under way, restart it 3 s later"
 spray_start c "$OFFER" "$SECS" "$C"
-sleep_to "$t0" 3
+check cluster/c/under-way "the hosts did not admit and debit $C within 5 s of the start" \
+	wait_until 5 mlab_reporting "$C" 1 2 3
+t0=$(now_s)
 mlab_snapshot c-kill || die "agent stats failed"
 agent_signal "${CUR_AGENT[3]}" KILL || die "h3's agent did not die on SIGKILL"
 check cluster/c/still-attached "h3's XDP program was detached when its agent was killed" \
@@ -216,7 +215,7 @@ for i in 1 2; do
 	check "cluster/c/h$i/logs-h3-down" "h$i did not log 'peer h3 is down' within 3 s" \
 		wait_for_lines "$WORK/agent-${CUR_AGENT[$i]}.log" 'peer h3 is down' 1 "${LAB_PIDS[agent-${CUR_AGENT[$i]}]}" 3
 done
-sleep_to "$t0" 6
+sleep_to "$t0" 3 # h3's agent stays dead for 3 s
 mlab_snapshot c-restart || die "agent stats failed"
 mlab_agent_start 3 mesh3b --rate "$RATE" --burst "$BURST" --stats-interval 10m --period "$PERIOD" \
 	--peers "$(mlab_peers 3)" || die "h3's agent did not restart"
@@ -229,7 +228,7 @@ done
 check cluster/c/h3/hears-peers "the restarted h3 did not log h1 and h2 up within 5 s" mlab_wait_peers mesh3b 1 5 h1 h2
 t_hear=$(now_s) # h3 was deaf from the kill until now
 spray_wait c || die "pktgen failed (peer killed)"
-settle
+mlab_wait_landed 10 "$C" $(mlab_mesh_specs 1 2)
 mlab_snapshot c || die "agent stats failed"
 dead=$(calc "${M_SNAP_T[c-restart]} - ${M_SNAP_T[c-kill]}")
 b_c=$(budget "$(spray_elapsed c)")
@@ -256,13 +255,14 @@ check_debits cluster/c c "$C" 1 2
 D=198.18.4.1
 CUT=2
 echo
-echo "== d. h$CUT cut off the control network 3 s into the run for 3 s, then healed"
-t0=$(now_s)
+echo "== d. h$CUT cut off the control network once the run is under way, for 3 s, then healed"
 # The senders' bound is generous (the run takes about 15 s, over a minute on an emulated
 # kernel under make test-kernel): they are stopped once the window after the heal is measured.
 D_SECS=90
 spray_start d "$OFFER" "$D_SECS" "$D"
-sleep_to "$t0" 3
+check cluster/d/under-way "the hosts did not admit and debit $D within 5 s of the start" \
+	wait_until 5 mlab_reporting "$D" 1 2 3
+t0=$(now_s)
 mlab_snapshot d-cut || die "agent stats failed"
 mlab_cut "$CUT" || die "cannot take h$CUT's control link down"
 declare -A UPS=() # host -> the peers it loses in the partition
@@ -273,7 +273,7 @@ for ((i = 1; i <= HOSTS; i++)); do
 			wait_for_lines "$WORK/agent-${CUR_AGENT[$i]}.log" "peer $p is down" 1 "${LAB_PIDS[agent-${CUR_AGENT[$i]}]}" 3
 	done
 done
-sleep_to "$t0" 6
+sleep_to "$t0" 3 # the partition lasts 3 s: longer than --report-max-age (2 s)
 mlab_snapshot d-heal || die "agent stats failed"
 declare -A UP_BEFORE=() # "host:peer" -> "peer ... is up" lines before the heal
 for ((i = 1; i <= HOSTS; i++)); do
@@ -291,18 +291,22 @@ for ((i = 1; i <= HOSTS; i++)); do
 done
 [ "$up_ok" -eq 1 ] && pass cluster/d/peers-up-again
 t_up=$(now_s)
-sleep 0.5 # the queued reports of the partition are applied: read the debt they created
+# The queued reports of the partition are applied (every peer's last report is fresh
+# again): read the debt they created.
+wait_until 10 mlab_reports_fresh "$t_up" 400 || echo "  (the peers' reports were not fresh again within 10 s of the heal)"
 mlab_snapshot d-debt || die "agent stats failed"
 debt=$(for ((i = 1; i <= HOSTS; i++)); do snap_num d-debt "$i" "$D" tokens; done |
 	awk 'BEGIN { d = 0 } -$1 > d { d = -$1 } END { print d }')
-sleep "$(calc "$debt / $RATE + 0.5")"
+sleep "$(calc "$debt / $RATE + 0.5")" # the debt is paid back at RATE: time must pass
 mlab_snapshot d-w0 || die "agent stats failed"
-sleep 3
+sleep 3 # the window the cluster's admitted rate is measured over
 mlab_snapshot d-w1 || die "agent stats failed"
 check cluster/d/window-in-run "the senders' ${D_SECS} s limit ended before the window after the heal was measured" \
 	alive "${LAB_PIDS[spray-d-1]}"
 spray_stop d || die "pktgen failed (partition)"
-settle
+# The partition's hits are never charged, so no exact count can be awaited: wait until the
+# debits stop moving (3 report periods).
+mlab_wait_steady 10 "$D" 0.6
 mlab_snapshot d || die "agent stats failed"
 part=$(calc "${M_SNAP_T[d-heal]} - ${M_SNAP_T[d-cut]}")
 alone=$(($(snap_num d-heal "$CUT" "$D" passed) - $(snap_num d-cut "$CUT" "$D" passed)))
@@ -341,7 +345,7 @@ mlab_hub_start hub || die "the hub did not start"
 start_agents viahub hub
 spray_start e "$OFFER" "$SECS" "$E"
 spray_wait e || die "pktgen failed (hub)"
-settle
+mlab_wait_landed 10 "$E" $(mlab_mesh_specs)
 mlab_snapshot e || die "agent stats failed"
 b_e=$(budget "$(spray_elapsed e)")
 tot_e=$(snap_sum e "$E" passed)

@@ -5,7 +5,7 @@
 # reports every 200 ms, the default --report-max-age of 10 periods: 2 s).
 #
 # One source sprayed round-robin over the 3 hosts at 2000 frames/s (20x the rate).
-#   a. A 20 s partition: the peers' port (7700) blocked both ways with nftables in every
+#   a. A 20 s partition once the cluster is at work: the peers' port (7700) blocked both ways with nftables in every
 #      host's namespace, so each host is alone. During it each host grants the rate on its
 #      own (about 3x in all, as the gossip reference expects). After the heal: no second
 #      without admissions beyond the horizon (2 s), and the admitted rate within 10% of
@@ -78,15 +78,16 @@ start_mesh flt
 # --- a. a 20 s partition, then the heal -------------------------------------------------------
 A=198.18.6.1
 echo "== a. one source at $OFFER/s over $HOSTS hosts; every host cut off from its peers for ${PART}s (nftables), then healed"
-t0=$(now_s)
 # The senders' bound is generous (the run takes about 60 s, longer on an emulated kernel
 # under make test-kernel, where 60 s ended the traffic 20 s into the window): they are
 # stopped once the window after the heal is measured.
 spray_start a "$OFFER" $((3 * (5 + PART + AFTER + 5))) "$A"
-sleep_to "$t0" 5
+check cluster_faults/a/under-way "the hosts did not admit and debit $A within 5 s of the start" \
+	wait_until 5 mlab_reporting "$A" 1 2 3
+t0=$(now_s)
 mlab_snapshot a-cut || die "agent stats failed"
 for ((i = 1; i <= HOSTS; i++)); do nft_block "$i" || die "cannot block port $PORT in h$i"; done
-sleep_to "$t0" $((5 + PART))
+sleep_to "$t0" "$PART" # the partition lasts PART seconds
 mlab_snapshot a-heal || die "agent stats failed"
 for ((i = 1; i <= HOSTS; i++)); do nft_clear "$i" || die "cannot unblock port $PORT in h$i"; done
 t_heal=$(now_s)
@@ -94,7 +95,7 @@ per_second=()
 prev=$(snap_sum a-heal "$A" passed)
 dark=()
 for ((k = 1; k <= AFTER; k++)); do
-	sleep_to "$t_heal" "$k"
+	sleep_to "$t_heal" "$k" # one sample a second: the admitted rate per second after the heal
 	mlab_snapshot "a-$k" || die "agent stats failed"
 	cur=$(snap_sum "a-$k" "$A" passed)
 	per_second+=($((cur - prev)))
@@ -140,7 +141,7 @@ declare -A RESENT0=()
 for ((i = 1; i <= HOSTS; i++)); do RESENT0[$i]=$(cluster_counter "$i" resent_messages); done
 spray_start b "$OFFER" "$B_SECS" "$B"
 spray_wait b || die "pktgen failed (loss)"
-sleep 1 # the last reports (and their retransmissions) arrive
+mlab_wait_landed 5 "$B" $(mlab_mesh_specs) # the last reports (and their retransmissions) arrive
 mlab_snapshot b || die "agent stats failed"
 for ((i = 1; i <= HOSTS; i++)); do nft_clear "$i"; done
 budget=$(calc "$BURST + $RATE * $(spray_elapsed b)")

@@ -17,7 +17,8 @@ for i in 1 2; do
 done
 mlab_wait_peers m1 1 10 h2 || die "h1 did not hear h2 within 10 s"
 spray_start s 400 5 198.18.5.1
-sleep 1.5
+# h2's reports of the source reach h1 (h1 debits them) before explain watches them.
+wait_until 5 mlab_reporting 198.18.5.1 1 || echo "  (h1 had not debited h2's hits of 198.18.5.1 within 5 s)"
 out=$("$AGENT" explain 198.18.5.1 --pin-dir "${M_PIN[1]}" --watch 1s)
 spray_wait s || die "pktgen failed"
 echo "--- agent explain 198.18.5.1 on h1 during the spray:"; echo "$out"

@@ -34,15 +34,16 @@ declare -A CUR_AGENT=()
 T_START=$(now_s)
 
 budget() { calc "$BURST + $RATE * $1"; }
-settle() { sleep 0.8; }
 logged() { [ "$(count_lines "$WORK/agent-$1.log" "$2")" -ge "$3" ]; }
 lacks() { ! grep -qE "$1" <<<"$2"; }
 
-# run_spray NAME SRC: sprays SRC over every host for SECS seconds, then snapshots NAME.
+# run_spray NAME SRC SPEC...: sprays SRC over every host for SECS seconds, waits until
+# the last reports have landed (every SPEC "HOST:FROM,..." of mlab_debits_match: who hears
+# whom in this run), then snapshots NAME.
 run_spray() {
 	spray_start "$1" "$OFFER" "$SECS" "$2"
 	spray_wait "$1" || die "pktgen failed ($1)"
-	settle
+	mlab_wait_landed 10 "$2" "${@:3}"
 	mlab_snapshot "$1" || die "agent stats failed ($1)"
 	host_rows "$1" "$2"
 }
@@ -98,6 +99,7 @@ peers_of() {
 }
 
 cluster_peers() { stats_json "${M_PIN[$1]}" | grep -o '"peers":\[[^]]*\]'; }
+h3_unlisted() { lacks '"node_id":"h3"' "$(cluster_peers "$1")"; }
 
 # --- a. peers added and removed by a reload ---------------------------------------------------
 echo "== a. peers from --peers-file, added and removed by agent reload"
@@ -123,7 +125,7 @@ for i in 1 2; do
 	check "membership/a/h$i/hears-h3" "h$i did not log 'peer h3 is up' within 5 s of the reload" mlab_wait_peers "file$i" 1 5 h3
 done
 A=198.18.1.1
-run_spray a-added "$A"
+run_spray a-added "$A" $(mlab_mesh_specs)
 for i in 1 2 3; do check_heard "membership/a/added/h$i/debits-exact" a-added "$A" "$i" $(for j in 1 2 3; do [ "$j" -ne "$i" ] && echo "$j"; done); done
 check_total membership/a/added/one-budget a-added "$A" 0.9 1.1
 
@@ -150,13 +152,14 @@ done
 reload 3
 check "membership/a/h3/remove-outcome" "unexpected outcome: $OUT" \
 	test "$OUT" = "reloaded: peers: 2 removed (${M_CTL[1]}:7700, ${M_CTL[2]}:7700); 0 peers"
-sleep 1.5 # the status files (written every second) and the last queued reports
+# The status files (rewritten every second) drop h3 within 3 s.
 for i in 1 2; do
+	wait_until 3 h3_unlisted "$i"
 	p=$(cluster_peers "$i")
-	check "membership/a/h$i/h3-not-listed" "h$i's agent stats still lists h3: $p" lacks '"node_id":"h3"' "$p"
+	check "membership/a/h$i/h3-not-listed" "h$i's agent stats still lists h3 3 s after the reload: $p" lacks '"node_id":"h3"' "$p"
 done
 B=198.18.2.1
-run_spray a-removed "$B"
+run_spray a-removed "$B" 1:2 2:1 3:
 check_heard membership/a/removed/h1/debits-h2-only a-removed "$B" 1 2
 check_heard membership/a/removed/h2/debits-h1-only a-removed "$B" 2 1
 check_heard membership/a/removed/h3/debits-nothing a-removed "$B" 3
@@ -188,7 +191,7 @@ pass membership/b/allowed-hear-each-other
 check membership/b/refused-logged "the hub did not log refusing h3 (198.19.0.13)" \
 	wait_for_line "$WORK/agent-hub.log" "refused an agent from ${M_CTL[3]}: its public key" "${LAB_PIDS[agent-hub]}" 5
 C=198.18.3.1
-run_spray b "$C"
+run_spray b "$C" 1:2 2:1 3:
 check_heard membership/b/h1/debits-h2 b "$C" 1 2
 check_heard membership/b/h2/debits-h1 b "$C" 2 1
 check_heard membership/b/h3/hears-nothing b "$C" 3
@@ -234,7 +237,7 @@ for i in 1 2 3; do
 	check "membership/c/h$i/hears-both" "h$i did not log both peers up within 10 s" mlab_wait_peers "same$i" 1 10 "${others[@]}"
 done
 D=198.18.4.1
-run_spray c "$D"
+run_spray c "$D" $(mlab_mesh_specs)
 for i in 1 2 3; do check_heard "membership/c/h$i/debits-exact" c "$D" "$i" $(for j in 1 2 3; do [ "$j" -ne "$i" ] && echo "$j"; done); done
 check_total membership/c/one-budget c "$D" 0.9 1.1
 for i in 1 2 3; do

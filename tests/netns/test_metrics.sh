@@ -73,6 +73,22 @@ in_range() { num_le "$2" "$1" && num_le "$1" "$3"; }
 count_sources() { grep -o '{"source":' <<<"$1" | wc -l; }
 sum_debited() { grep -o '"debited":[0-9]*' <<<"$1" | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'; }
 
+# The polls that stand for "the last reports have landed and the metrics show them"
+# (the metrics are published once a report period; the source count is cached 1 s).
+# landed_and_published: every host debited all its peer's hits of both sources, and a
+# fresh scrape of h1 ($WORK/s1) shows the hits debited its maps hold.
+landed_and_published() {
+	local src
+	for src in ${SOURCES//,/ }; do mlab_debits_match "$src" $(mlab_mesh_specs) || return 1; done
+	scrape "${M_NS[1]}" 127.0.0.1 "$WORK/s1" || return 1
+	[ "$(metric "$WORK/s1" dthrottle_peer_hits_debited_total)" = \
+		"$(sum_debited "$("$AGENT" stats --pin-dir "${M_PIN[1]}" --json --top 0)")" ]
+}
+# scraped_above OUT SERIES MIN: a fresh scrape of h1 into OUT shows SERIES at MIN or more.
+scraped_above() {
+	scrape "${M_NS[1]}" 127.0.0.1 "$1" && num_ge "$(metric "$1" "$2")" "$3"
+}
+
 # --- errors before anything is attached ---------------------------------------------------
 
 out=$(in_ns "${M_NS[1]}" timeout 20 "$AGENT" --iface "${M_DIF[1]}" --pin-dir "${M_PIN[1]}" --rate "$RATE" \
@@ -117,7 +133,7 @@ check metrics/port-in-use-not-attached "the refused agent attached XDP to dt$$x 
 scrape "${M_NS[1]}" 127.0.0.1 "$WORK/s0" || die "cannot scrape h1 before traffic: $(cat "$WORK/s0.err")"
 spray_start a "$OFFER" 2 "$SOURCES"
 spray_wait a || die "the traffic could not be sent"
-sleep 1.2 # the last reports land; the cached source count (1 s) expires
+wait_until 10 landed_and_published || echo "  (the last reports had not landed and been published within 10 s)"
 
 stats_before=$("$AGENT" stats --pin-dir "${M_PIN[1]}" --json --top 0) || die "agent stats --json failed on h1"
 scrape "${M_NS[1]}" 127.0.0.1 "$WORK/s1" || die "cannot scrape h1: $(cat "$WORK/s1.err")"
@@ -187,7 +203,9 @@ check_eq metrics/h2-peer-up "dthrottle_peer_up of h1 on h2" "$(metric "$WORK/h2"
 # More traffic, then no counter may have gone down.
 spray_start b "$OFFER" 1 "$SOURCES,198.18.5.3"
 spray_wait b || die "the second traffic run could not be sent"
-sleep 1.2
+# The second run's packets are published (the scrape shows more passed than the first).
+wait_until 5 scraped_above "$WORK/s2" 'dthrottle_packets_total{verdict="passed"}' \
+	"$(($(metric "$WORK/s1" 'dthrottle_packets_total{verdict="passed"}') + 1))"
 scrape "${M_NS[1]}" 127.0.0.1 "$WORK/s2" || die "cannot scrape h1 again: $(cat "$WORK/s2.err")"
 check_ge metrics/counter-series "counter series in the first scrape" "$(counters "$WORK/s1" | wc -l)" 25
 down=$(decreased "$WORK/s1" "$WORK/s2")
@@ -211,7 +229,8 @@ mlab_agent_start 1 h1small --rate "$RATE" --burst "$BURST" --stats-interval 10m 
 many=$(for i in $(seq 1 100); do printf '198.18.6.%s,' "$i"; done)
 spray_start c 600 1 "${many%,}"
 spray_wait c || die "the 100-source traffic could not be sent"
-sleep 1.2
+# The 100 sources are published (new sources each period; the source count is cached 1 s).
+wait_until 5 scraped_above "$WORK/s4" dthrottle_new_sources_total 100
 scrape "${M_NS[1]}" 127.0.0.1 "$WORK/s4" || die "cannot scrape the small-table agent: $(cat "$WORK/s4.err")"
 created=$(metric "$WORK/s4" dthrottle_new_sources_total)
 present=$(metric "$WORK/s4" dthrottle_active_sources)

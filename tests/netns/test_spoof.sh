@@ -65,7 +65,15 @@ for p in flood-1 flood-2 legit; do
 		die "pktgen $p failed"
 	}
 done
-sleep 1 # the last reports land (5 periods)
+# The last reports land: each host's /16 bucket debited what the other's admitted.
+p16_of() { stats_json "${M_PIN[$1]}" | grep -o '{"source":"198.18.0.0","prefix_len":16,[^}]*}'; }
+p16_landed() {
+	local one two
+	one=$(p16_of 1) && two=$(p16_of 2) || return 1
+	[ "$(json_num "$one" debited)" = "$(json_num "$two" passed)" ] &&
+		[ "$(json_num "$two" debited)" = "$(json_num "$one" passed)" ]
+}
+wait_until 10 p16_landed || echo "  (the /16 debits did not match the peer's admissions within 10 s)"
 
 # --- what happened ------------------------------------------------------------------------------
 offered=0 secs=0

@@ -62,7 +62,7 @@ tag_hits() {
 		grep -o '"tag_hits_received":[0-9]*' | cut -d: -f2
 }
 # spent_then_refused WHO OTHER TAG: TAG's burst spent on WHO; once OTHER has applied WHO's
-# report (at least 0.7 s, three report periods; at most 5 s), OTHER grants at most the
+# report (its status counts the 5 hits received; at most 5 s), OTHER grants at most the
 # tokens refilled since: 1 + 1/s x the seconds since the spending.
 spent_then_refused() {
 	local who=$1 other=$2 tag=$3 before got oks t0 waited allowed
@@ -70,11 +70,8 @@ spent_then_refused() {
 	got=$(ask "$WORK/$who.sock" "$tag" "$tag" "$tag" "$tag" "$tag")
 	check "cluster/spent-on-$who" "agent $who answered '$got'" [ "$got" = "OK,OK,OK,OK,OK" ]
 	t0=$(now_s)
-	sleep 0.7
-	for _ in $(seq 40); do
-		num_ge "$(tag_hits "$other")" $((${before:-0} + 5)) && break
-		sleep 0.1
-	done
+	wait_until 5 tag_hits_reach "$other" $((${before:-0} + 5)) ||
+		echo "  ($other's status did not count $who's 5 hits of $tag within 5 s)"
 	got=$(ask "$WORK/$other.sock" "$tag" "$tag" "$tag")
 	waited=$(calc "$(now_s) - $t0")
 	allowed=$(floor "$(calc "1 + $waited")")
@@ -82,6 +79,7 @@ spent_then_refused() {
 	check "cluster/refused-on-$other" "$other answered '$got' ${waited}s after $who spent $tag: at most $allowed OK (refill 1/s) expected" \
 		num_cmp "$oks" '<=' "$allowed"
 }
+tag_hits_reach() { num_ge "$(tag_hits "$1")" "$2"; }
 spent_then_refused a b user:2
 # And the other way round, with the peers' debits counted in b's status.
 spent_then_refused b a user:3
@@ -112,10 +110,18 @@ PY
 check python/allow-then-deny "python saw '$out'" [ "${out% *}" = "5 1 None" ]
 check python/decorator-skips "python saw '$out'" [ "${out##* }" = "0" ]
 
-# The query socket's answers in the metrics (scraped inside a's namespace, bash /dev/tcp).
-sleep 1.2  # published once a second
-scrape=$(nsenter --net="/run/netns/$H_NS" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9109 &&
-	printf "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n" >&3 && timeout 5 cat <&3')
+# The query socket's answers in the metrics (scraped inside a's namespace, bash /dev/tcp),
+# published once a second: polled until they count a NO (the last answers given).
+scrape_a() {
+	scrape=$(nsenter --net="/run/netns/$H_NS" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9109 &&
+		printf "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n" >&3 && timeout 5 cat <&3')
+}
+published() {
+	scrape_a
+	num_ge "$(grep -o '^dthrottle_query_answers_total{answer="no"} [0-9]*' <<<"$scrape" | awk '{print $2}')" 1 &&
+		num_ge "$(grep -o '^dthrottle_query_answers_total{answer="ok"} [0-9]*' <<<"$scrape" | awk '{print $2}')" 10
+}
+wait_until 5 published
 ok_answers=$(grep -o '^dthrottle_query_answers_total{answer="ok"} [0-9]*' <<<"$scrape" | awk '{print $2}')
 no_answers=$(grep -o '^dthrottle_query_answers_total{answer="no"} [0-9]*' <<<"$scrape" | awk '{print $2}')
 check metrics/query-answers "ok=${ok_answers:-none} no=${no_answers:-none} (at least 10 OK and 1 NO were given)" \

@@ -118,7 +118,7 @@ budget_check tc/sigkill 198.18.3.10 "$(cat "$WORK/killed.json")"
 
 # --- 4. take-over without a gap ----------------------------------------------------------------------
 send_traffic_bg takeover "$WORK/takeover.json" --sources 198.18.3.11 --rate "$PPS" --count $((PPS * 4)) --duration 6s
-sleep 0.5
+wait_until 5 sources_seen 198.18.3.11 || echo "  (no packet of 198.18.3.11 counted within 5 s)"
 agent_start b --attach tc --rate "$RATE" --burst "$BURST" --stats-interval 10m || die "agent B did not start"
 check tc/takeover/logged "agent B did not log 'took over ... (tc ingress, $HOW)'" \
 	grep -qE "took over dthrottle on .*\(tc ingress, $HOW\)" "$(agent_log b)"

@@ -20,7 +20,7 @@ agent_start main --rate 100 --burst 50 --stats-interval 10m || die "the agent di
 
 send_traffic_bg heavy "$WORK/heavy.json" --sources "$HEAVY" --rate 1000 --count 4000 --duration 6s
 send_traffic_bg light "$WORK/light.json" --sources "$LIGHT" --rate 20 --count 80 --duration 6s
-sleep 0.5 # both senders under way
+wait_until 5 sources_seen "$HEAVY" "$LIGHT" || echo "  (the senders' packets were not counted within 5 s)"
 
 "$AGENT" top --pin-dir "$PIN_DIR" --count 2 --interval 1s >"$WORK/top.txt" 2>"$WORK/top.err"
 rc=$?

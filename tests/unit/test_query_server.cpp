@@ -417,11 +417,20 @@ TEST_F(QueryServerTest, StaleSocketIsReplacedLiveOneRefused) {
 
 // --- the C++ client ---------------------------------------------------------------------------
 
-dthrottle::ClientOptions fast_backoff() {
+// A clock that moves only when the test says: the back-off tests then hold on a machine
+// of any speed (no margin between a sleep and a back-off).
+struct FakeClock {
+  std::chrono::steady_clock::time_point now{std::chrono::hours(1)};
+  void advance(std::chrono::milliseconds d) { now += d; }
+};
+
+// Back-off 100 ms doubling to 200 ms, timed by `clock`.
+dthrottle::ClientOptions fast_backoff(FakeClock &clock) {
   dthrottle::ClientOptions o;
   o.timeout = 50ms;
   o.backoff_initial = 100ms;
   o.backoff_max = 200ms;
+  o.clock = [&clock] { return clock.now; };
   return o;
 }
 
@@ -507,7 +516,8 @@ TEST_F(QueryClientTest, InvalidTagsAreAllowedWithoutAsking) {
 
 TEST_F(QueryClientTest, FailsSafeWithoutServerAndBacksOff) {
   ASSERT_FALSE(dir.path().empty());
-  dthrottle::Client c(dir.file("nobody.sock"), fast_backoff());
+  FakeClock clock;
+  dthrottle::Client c(dir.file("nobody.sock"), fast_backoff(clock));
   EXPECT_TRUE(c.allow("t")) << "no agent: allow";
   EXPECT_TRUE(c.backing_off());
   EXPECT_TRUE(c.allow("t"));
@@ -515,19 +525,24 @@ TEST_F(QueryClientTest, FailsSafeWithoutServerAndBacksOff) {
   dthrottle::ClientStats s = c.stats();
   EXPECT_EQ(s.failures, 1u);
   EXPECT_EQ(s.backed_off, 2u) << "no connection attempt during the back-off";
-  // The back-off doubles (100 ms, 200 ms) and is capped at backoff_max (200 ms).
-  std::this_thread::sleep_for(150ms);
+  // The back-off doubles (100 ms, 200 ms) and is capped at backoff_max (200 ms): each
+  // step is checked 1 ms before its end (still backing off) and at its end (retried).
+  clock.advance(99ms);
+  EXPECT_TRUE(c.backing_off()) << "1 ms before the end of the first back-off (100 ms)";
+  clock.advance(1ms);
+  EXPECT_FALSE(c.backing_off());
   EXPECT_TRUE(c.allow("t"));
   EXPECT_EQ(c.stats().failures, 2u) << "retried after the first back-off";
-  std::this_thread::sleep_for(100ms);
+  clock.advance(199ms);
   EXPECT_TRUE(c.allow("t"));
   EXPECT_EQ(c.stats().failures, 2u) << "the second back-off is longer (200 ms)";
-  std::this_thread::sleep_for(150ms);
+  clock.advance(1ms);
   EXPECT_TRUE(c.allow("t"));
   EXPECT_EQ(c.stats().failures, 3u);
-  std::this_thread::sleep_for(250ms);
+  clock.advance(200ms);
   EXPECT_TRUE(c.allow("t"));
   EXPECT_EQ(c.stats().failures, 4u) << "capped at 200 ms, not 400 ms";
+  EXPECT_EQ(c.stats().backed_off, 3u) << "one query fell in a back-off since";
 }
 
 TEST_F(QueryClientTest, FailsSafeWhenServerNeverAnswers) {
@@ -535,7 +550,8 @@ TEST_F(QueryClientTest, FailsSafeWhenServerNeverAnswers) {
   const std::string path = dir.file("mute.sock");
   int lfd = listen_unix(path);
   ASSERT_GE(lfd, 0);
-  dthrottle::Client c(path, fast_backoff());
+  FakeClock clock;  // stands still: the second query falls in the back-off however slow the machine
+  dthrottle::Client c(path, fast_backoff(clock));
   EXPECT_TRUE(c.allow("slow")) << "a server that does not answer in time: allow";
   EXPECT_TRUE(c.allow("slow2"));
   const dthrottle::ClientStats s = c.stats();
@@ -551,11 +567,14 @@ TEST_F(QueryClientTest, FailsSafeWhenServerNeverAnswers) {
 }
 
 TEST_F(QueryClientTest, ReconnectsAfterBackoffWhenTheAgentIsBack) {
-  dthrottle::Client c(sock(), fast_backoff());
+  FakeClock clock;
+  dthrottle::Client c(sock(), fast_backoff(clock));
   EXPECT_TRUE(c.allow("back"));
   EXPECT_EQ(c.stats().failures, 1u);
   start({{"", kNoRefill, 1}});
-  std::this_thread::sleep_for(150ms);
+  EXPECT_TRUE(c.allow("back")) << "backing off: allowed without asking";
+  EXPECT_EQ(c.stats().answered, 0u) << "no query during the back-off, the agent is back or not";
+  clock.advance(100ms);
   EXPECT_TRUE(c.allow("back"));
   EXPECT_FALSE(c.allow("back")) << "answered by the agent now";
   // The agent restarts: the broken connection is one failure, then a new connection.
@@ -563,7 +582,7 @@ TEST_F(QueryClientTest, ReconnectsAfterBackoffWhenTheAgentIsBack) {
   EXPECT_TRUE(c.allow("back")) << "connection lost: allow";
   EXPECT_EQ(c.stats().failures, 2u);
   start({{"", kNoRefill, 1}});
-  std::this_thread::sleep_for(150ms);
+  clock.advance(100ms);  // the back-off was reset by the answers: 100 ms again
   EXPECT_TRUE(c.allow("back")) << "a new agent, a new full bucket";
   EXPECT_FALSE(c.allow("back"));
   EXPECT_EQ(c.stats().connects, 2u);

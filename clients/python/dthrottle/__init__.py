@@ -24,7 +24,9 @@ agent cannot be reached, does not answer in time, or answers nonsense, the reque
 allowed, the connection is dropped (a late answer must not be read as the next one's),
 and no query is made for a back-off that doubles from backoff_initial (1 s) up to
 backoff_max (30 s); every query in that period is allowed without I/O. The first query
-after it reconnects; a successful answer resets the back-off. A busy signal that cannot
+after it reconnects; a successful answer resets the back-off. The back-off is timed by
+the client's clock (time.monotonic by default; tests pass a fake one); the per-query
+deadline is real time, as sockets wait in real time. A busy signal that cannot
 be delivered changes nothing: busy() then returns False, it never raises.
 
 Tags are str (UTF-8) or bytes, 1 to 1024 bytes, without "\\n" or NUL; allow() also
@@ -139,16 +141,18 @@ class Client:
 
     endpoint: a unix socket path ("/run/x.sock", "./x.sock", "unix:/run/x.sock") or
     "HOST:PORT" ("127.0.0.1:7800", "[::1]:7800"). None: $DTHROTTLE_ENDPOINT or
-    DEFAULT_ENDPOINT.
+    DEFAULT_ENDPOINT. clock: a function returning seconds that times the back-off
+    (time.monotonic; a test passes one it advances by hand).
     """
 
-    def __init__(self, endpoint=None, timeout=0.05, backoff_initial=1.0, backoff_max=30.0):
+    def __init__(self, endpoint=None, timeout=0.05, backoff_initial=1.0, backoff_max=30.0, clock=time.monotonic):
         self.endpoint = endpoint or os.environ.get("DTHROTTLE_ENDPOINT", DEFAULT_ENDPOINT)
         self.timeout = timeout
+        self._clock = clock
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self._backoff = backoff_initial
-        self._retry_at = 0.0
+        self._retry_at = float("-inf")  # no back-off yet, whatever the clock's origin
         self._sock = None
         self._buf = b""
         self._pid = os.getpid()
@@ -193,7 +197,7 @@ class Client:
     @property
     def backing_off(self):
         """True while queries are skipped after a failure."""
-        return time.monotonic() < self._retry_at
+        return self._clock() < self._retry_at
 
     def close(self):
         with self._lock:
@@ -218,11 +222,10 @@ class Client:
         with self._lock:
             if self._pid != os.getpid():  # forked: never share the parent's connection
                 self._sock, self._buf, self._pid = None, b"", os.getpid()
-            now = time.monotonic()
-            if now < self._retry_at:
+            if self._clock() < self._retry_at:
                 self.stats["backed_off"] += 1
                 return None
-            deadline = now + self.timeout
+            deadline = time.monotonic() + self.timeout
             try:
                 if self._sock is None:
                     self._connect(deadline)
@@ -276,7 +279,7 @@ class Client:
     def _fail(self):
         self._disconnect()
         self.stats["failures"] += 1
-        self._retry_at = time.monotonic() + self._backoff
+        self._retry_at = self._clock() + self._backoff
         self._backoff = min(self._backoff * 2, self.backoff_max)
 
     def _disconnect(self):
@@ -294,7 +297,7 @@ _default_lock = threading.Lock()
 
 def configure(endpoint=None, **options):
     """Replaces the default client (used by @throttle without client=) and returns it.
-    options: timeout, backoff_initial, backoff_max (see Client)."""
+    options: timeout, backoff_initial, backoff_max, clock (see Client)."""
     global _default
     with _default_lock:
         old, _default = _default, Client(endpoint, **options)

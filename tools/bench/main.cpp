@@ -1,0 +1,59 @@
+// main.cpp - `make bench`: what dthrottle costs per packet, and what the agent pays per
+// period. `bench NAME` runs one part only (packet, hook, flood, period, report, attack).
+//
+//   Part 1   per packet (packet.cpp): dt_xdp passing and dropping against an LRU baseline,
+//            1 to 1,000,000 sources, through the bench wrapper dt_bench_rotate
+//   Part 1b  the hook (hook.cpp): dt_xdp and dt_tc (--attach tc) side by side, one source
+//   Part 1c  a random-source flood with prefix budgets (flood.cpp)
+//   Part 2   per agent period (period.cpp): read_stats, apply_debits, a full bucket walk,
+//            Collector::end_period, adaptive limits
+//   Part 3   the peer report codec (report.cpp)
+//   Part 4   under attack (attack.cpp): measured paths side by side with a reference
+//
+// Time is the thread's CPU time (measure.h): it leaves out whatever else ran on the CPU while
+// the test run yielded it (the wall clock would not), and unlike the kernel's own per-run
+// figure it is not rounded to whole nanoseconds. The programs under test: programs.h.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <string>
+
+#include "bench/parts.h"
+
+namespace {
+
+// The parts of `bench`, in the order `bench` runs them; `bench NAME` runs one.
+struct BenchPart {
+  const char *name;
+  void (*run)();
+};
+const BenchPart kParts[] = {
+    {"packet", dt::bench::per_packet_part},   {"hook", dt::bench::hook_part},
+    {"flood", dt::bench::prefix_flood_part},  {"period", dt::bench::per_period_part},
+    {"report", dt::bench::report_codec_part}, {"attack", dt::bench::under_attack_part},
+};
+
+// The part named on the command line ("" for all); prints the usage and exits 2 otherwise.
+std::string parse_bench_args(int argc, char **argv) {
+  const std::string only = argc > 1 ? argv[1] : "";
+  const bool known = std::any_of(std::begin(kParts), std::end(kParts), [&](const BenchPart &p) { return only == p.name; });
+  if (argc > 2 || (only != "" && !known)) {
+    std::string names;
+    for (const BenchPart &p : kParts) names += std::string(names.empty() ? "" : "|") + p.name;
+    fprintf(stderr, "usage: %s [%s]\n", argv[0], names.c_str());
+    exit(2);
+  }
+  return only;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const std::string only = parse_bench_args(argc, argv);
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows, and stays ordered with errors
+  dt::bench::print_machine();
+  for (const BenchPart &p : kParts)
+    if (only == "" || only == p.name) p.run();
+  return 0;
+}

@@ -1,0 +1,95 @@
+// programs.cpp - Throttle and Rotator over the dthrottle and bench skeletons.
+#include "bench/programs.h"
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "bench.skel.h"
+#include "bench/measure.h"
+#include "common/clock.h"
+#include "dataplane/dataplane.h"
+#include "dataplane/map_reader.h"
+#include "dthrottle.skel.h"
+
+namespace dt::bench {
+
+void SkeletonDestroyer::operator()(dthrottle_bpf *s) const { dthrottle_bpf__destroy(s); }
+void SkeletonDestroyer::operator()(bench_bpf *s) const { bench_bpf__destroy(s); }
+
+Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
+  skel_.reset(dthrottle_bpf__open());
+  if (!skel_) die("cannot open the dthrottle skeleton: %s", strerror(errno));
+  bpf_map *m;
+  bpf_object__for_each_map(m, skel_->obj) bpf_map__set_pin_path(m, nullptr);
+  bpf_map__set_max_entries(skel_->maps.buckets, capacity);
+  bpf_map__set_max_entries(skel_->maps.active, dt::active_ring_bytes(capacity));  // as the agent does
+  if (int rc = dthrottle_bpf__load(skel_.get()); rc != 0)
+    die("cannot load dthrottle.bpf.o (bucket map of %u): %s", capacity, strerror(-rc));
+  const int pfd = bpf_map__fd(skel_->maps.policy), cfd = bpf_map__fd(skel_->maps.config);
+  dt::RuleMaps maps;
+  maps.policy_fd = pfd;
+  maps.config_fd = cfd;
+  if (int rc = dt::publish_rules(maps, {pol}, {}, {}); rc != 0) die("publish_rules: %s", strerror(-rc));
+  // As the agent configures it: the coarse clock's lag (the refusal shortcut), --clock coarse if asked.
+  if (dt::update_config_flags(cfd, coarse_clock ? DT_CFG_COARSE_CLOCK : 0, 0, dt::coarse_clock_lag_ns()) != 0)
+    die("cannot write the config map");
+  fd = {bpf_program__fd(skel_->progs.dt_xdp),           bpf_program__fd(skel_->progs.dt_tc),
+        bpf_program__fd(skel_->progs.dt_debit),         bpf_program__fd(skel_->progs.dt_collect),
+        bpf_map__fd(skel_->maps.buckets),               bpf_map__fd(skel_->maps.stats),
+        bpf_map__fd(skel_->maps.debit_batch),           cfd,
+        bpf_map__fd(skel_->maps.active),                bpf_map__fd(skel_->maps.active_stage),
+        bpf_map__fd(skel_->maps.collect_batch),         bpf_map__fd(skel_->maps.prefix_policy)};
+}
+
+dt::RuleMaps Throttle::rule_maps() const {
+  dt::RuleMaps m;
+  m.policy_fd = bpf_map__fd(skel_->maps.policy);
+  m.config_fd = fd.config;
+  m.rules_fd[0] = bpf_map__fd(skel_->maps.rules0);
+  m.rules_fd[1] = bpf_map__fd(skel_->maps.rules1);
+  m.names_fd = bpf_map__fd(skel_->maps.rule_names);
+  return m;
+}
+
+dt_stats Throttle::stats() const {
+  dt_stats s{};
+  if (int rc = dt::read_stats(fd.stats, &s); rc != 0) die("read_stats: %s", strerror(-rc));
+  return s;
+}
+
+Rotator::Rotator() {
+  skel_.reset(bench_bpf__open());
+  if (!skel_) die("cannot open the bench skeleton: %s", strerror(errno));
+  bpf_map__set_max_entries(skel_->maps.baseline_counts, kBucketCapacity);
+  if (int rc = bench_bpf__load(skel_.get()); rc != 0) die("cannot load bench.bpf.o: %s", strerror(-rc));
+  fd = {bpf_program__fd(skel_->progs.dt_bench_baseline), bpf_program__fd(skel_->progs.dt_bench_readonly),
+        bpf_program__fd(skel_->progs.dt_bench_empty)};
+}
+
+void Rotator::set_sources(bool ipv6, uint32_t base_host_order, uint32_t n) {
+  skel_->bss->ipv6 = ipv6;
+  skel_->bss->base_addr = htonl(base_host_order);
+  skel_->data->nsources = n;
+}
+
+double Rotator::run(int target, const std::vector<uint8_t> &frame, uint32_t repeat, uint32_t *retval) {
+  uint32_t slot = 0;
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.jump), &slot, &target, BPF_ANY) != 0)
+    die("cannot put the target in the prog array: %s", strerror(errno));
+  skel_->bss->next_source = 0;
+  return run_direct(bpf_program__fd(skel_->progs.dt_bench_rotate), frame, repeat, retval);
+}
+
+long Rotator::baseline_entries() const {
+  const int fd = bpf_map__fd(skel_->maps.baseline_counts);
+  dt_key cur{}, next{};
+  long n = 0;
+  for (const dt_key *k = nullptr; bpf_map_get_next_key(fd, k, &next) == 0; k = &cur, n++) cur = next;
+  return n;
+}
+
+}  // namespace dt::bench

@@ -1,0 +1,68 @@
+// programs.h - the programs under test: a dthrottle object loaded unpinned (Throttle) and
+// the bench-only wrapper that gives every repetition of a test run the next source (Rotator).
+// Only programs.cpp includes the skeletons, so only it is rebuilt when a BPF program changes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "dataplane/policy.h"
+#include "dthrottle/common.h"
+
+struct dthrottle_bpf;
+struct bench_bpf;
+
+namespace dt::bench {
+
+// Destroys a loaded skeleton: the classes below own theirs (and so cannot be copied).
+struct SkeletonDestroyer {
+  void operator()(dthrottle_bpf *s) const;
+  void operator()(bench_bpf *s) const;
+};
+
+// One dthrottle object (dt_xdp, dt_debit, dt_collect and their maps), loaded from the skeleton
+// with nothing pinned, its bucket map sized `capacity`, rule 0 set to `pol`.
+class Throttle {
+ public:
+  Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock = false);
+
+  // The programs' and maps' fds the parts use, filled once the object is loaded.
+  struct Fds {
+    int xdp = -1, tc = -1, debit = -1, collect = -1;                            // programs
+    int buckets = -1, stats = -1, debit_batch = -1, config = -1, ring = -1;     // maps
+    int stage = -1, collect_batch = -1, prefix_policy = -1;
+  } fd;
+  dt::RuleMaps rule_maps() const;
+
+  dt_stats stats() const;
+
+ private:
+  std::unique_ptr<dthrottle_bpf, SkeletonDestroyer> skel_;
+};
+
+// The wrapper program and its bench-only targets.
+class Rotator {
+ public:
+  Rotator();
+
+  // The targets' fds: the LRU baseline, the read-only drop path and the empty program.
+  struct Fds {
+    int baseline = -1, readonly = -1, empty = -1;
+  } fd;
+
+  // Sources base, base+1, ... (the IPv4 address, or the IPv6 address's last word).
+  void set_sources(bool ipv6, uint32_t base_host_order, uint32_t n);
+
+  // Runs `repeat` frames through the wrapper into `target`, starting at the first
+  // source. Returns thread CPU ns per frame; *retval is the last frame's verdict.
+  double run(int target, const std::vector<uint8_t> &frame, uint32_t repeat, uint32_t *retval);
+
+  // Entries of the baseline map (to check nothing was evicted).
+  long baseline_entries() const;
+
+ private:
+  std::unique_ptr<bench_bpf, SkeletonDestroyer> skel_;
+};
+
+}  // namespace dt::bench

@@ -1,0 +1,31 @@
+// send.h - `pktgen send`: spoofed-source UDP frames over an AF_PACKET socket on a veth
+// interface, paced, bounded by a count and a duration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pktgen/addr.h"
+#include "pktgen/run.h"
+
+namespace dt::pktgen {
+
+struct SendOptions {
+  std::string iface;
+  std::vector<Addr> dsts, sources;
+  Mac dst_mac{}, src_mac{};
+  bool have_dst_mac = false, have_src_mac = false, json = false;
+  bool random = false;  // --src-random
+  double rate = 0;
+  uint64_t duration_ns = 0;
+  uint64_t count = 0;
+  uint16_t dport = kDefaultPort;
+  uint64_t size = 0;  // frame length; 0: the shortest
+};
+
+// Sends as `o` says (its values already checked) and prints the frames sent per source.
+// Returns the exit code.
+int run_send(SendOptions o);
+
+}  // namespace dt::pktgen
