@@ -93,7 +93,7 @@ $(BUILD)/bpf_tests: $(BPFT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(GTEST_LIBS) $(LDLIBS)
 
 $(BUILD)/pktgen: $(PKTGEN_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
-	$(CXX) $(CXXFLAGS) -o $@ $^ -lpthread
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench: $(BENCH_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)

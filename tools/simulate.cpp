@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,13 +18,14 @@
 #include "sim/cluster_sim.h"
 #include "common/log.h"
 #include "common/parse_values.h"
+#include "cli/options.h"
 
 namespace {
 
 using namespace dt::sim;
 
 const char kUsage[] =
-    "usage: simulate [options]\n"
+    "Usage: simulate [options]\n"
     "       simulate --example ab\n"
     "       simulate --pattern steady|flappy [adaptive options]\n"
     "\n"
@@ -31,57 +33,22 @@ const char kUsage[] =
     "client, reporting the hits it served every period to its peers, which debit them.\n"
     "Prints offered vs admitted per client, with reports and local-only (no reports).\n"
     "Deterministic: the same options and seed give the same output.\n"
-    "\n"
-    "  --hosts N             hosts behind the load balancer (default 3)\n"
-    "  --rate R              policy rate per client: 100, 100/s, 6/m (default 100)\n"
-    "  --burst B             policy burst (default 50)\n"
-    "  --period D            report period: 200ms, 1s (default 200ms)\n"
-    "  --duration D          simulated time (default 10s)\n"
-    "  --lb POLICY           round-robin | random | sticky (default round-robin)\n"
-    "  --clients LIST        one client per item, RATE[@START-STOP], offered requests\n"
-    "                        per second, evenly spaced (default 2000)\n"
-    "  --client-burst I:K@T  client I also sends K requests at once at time T\n"
-    "                        (repeatable)\n"
-    "  --loss P              probability that a message to one peer is lost (default 0)\n"
-    "  --dup P               probability that it is delivered twice (default 0)\n"
-    "  --delay D             one-way network delay (default 1ms)\n"
-    "  --jitter D            plus a uniform random [0, D] (default 0)\n"
-    "  --partition A-B:SIDES from A to B, messages between sides are held (TCP) and\n"
-    "                        delivered at B; SIDES like 0|1,2 (hosts not named form\n"
-    "                        one more side), so 3s-6s:0 isolates host 0 (repeatable)\n"
-    "  --queue-hwm N         messages a cut link holds, beyond them it drops (ZeroMQ's\n"
-    "                        high-water mark, default 1000); 0: a cut drops everything\n"
-    "  --report-max-age D    reports older than D are not charged (default 10 periods);\n"
-    "                        off: every report is charged whatever its age\n"
-    "  --legacy              the cluster before issue 12: every report charged, no\n"
-    "                        debt cap, no resend requests\n"
-    "  --offsets LIST        report phase offset per host: 0,50ms,100ms (default 0)\n"
-    "  --down-after D        peer liveness threshold (default 5 periods)\n"
-    "  --seed S              seed of the load balancer and network RNGs (default 1)\n"
-    "  --timeline D          also print admitted per client per D (e.g. 1s)\n"
-    "  --example ab          the reference daemon's A/B example as a per-second trace\n"
-    "  -h, --help            this text\n"
+    "\n";
+
+const char kAdaptiveHelp[] =
     "\n"
     "Adaptive limits (busy-response-throttling.txt): one client offers 5000/s for 30 s\n"
     "under an adaptive rule of 10000/s (burst 5000); its service answers busy (up to\n"
     "3000 signals/s, to host 0, never more than host 0 admitted) over the first 10 s.\n"
     "Prints per second: offered, admitted, throttled, busy signals and the limit (rate x\n"
     "applied factor) at the end of the second, then when nothing was throttled any more.\n"
-    "  --pattern P           steady (busy the whole 10 s) or flappy (every third second)\n"
-    "  --recovery R          multiplicative (x3 per busy-free second) or constant\n"
-    "                        (+--recovery-add per second); default: both, one after\n"
-    "                        the other\n"
-    "  --recovery-add N      the constant recovery, per second (default 200)\n"
-    "  --decrease F          on busy: limit = F x the rate admitted (default 0.5)\n"
-    "  --floor F             the lowest factor (default 0.01)\n"
-    "  --hosts N             hosts (default 1 here); the load balancer spreads the\n"
-    "                        client, host 0 gets the busy signals, the others learn\n"
-    "                        its factor from its reports\n"
-    "  --period, --lb, --loss, --dup, --delay, --jitter, --offsets, --down-after and\n"
-    "  --seed apply as above; the client, rate, burst and duration are the pattern's.\n";
+    "With --pattern, --hosts defaults to 1; the load balancer spreads the client, host 0\n"
+    "gets the busy signals, the others learn its factor from its reports. --period, --lb,\n"
+    "--loss, --dup, --delay, --jitter, --offsets, --down-after and --seed apply as above;\n"
+    "the client, rate, burst and duration are the pattern's.";
 
 [[noreturn]] void usage_error(const std::string &msg) {
-  fprintf(stderr, "simulate: %s\n(see simulate --help)\n", msg.c_str());
+  fprintf(stderr, "simulate: %s\nTry 'simulate --help'.\n", msg.c_str());
   exit(2);
 }
 
@@ -382,66 +349,139 @@ void print_adaptive_run(const Scenario &s, BusyPattern pattern) {
     printf("    failed to converge\n");
 }
 
+
+// What the options set; the value parsers above end the program on a bad value.
+struct SimArgs {
+  Scenario s;
+  std::vector<std::string> bursts, partitions;
+  std::string offsets, pattern, recovery, example;
+  Ns timeline = 0;
+  std::set<std::string> given;  // "--hosts", ...: the options given
+  dt::AdaptiveParams adaptive;
+  double recovery_add = 200;
+};
+
+// An option's handler that notes the option as given, then runs `set` on its value.
+dt::OptionHandler noted(SimArgs *a, const char *name, std::function<void(const std::string &)> set) {
+  return [=](const std::string &v, std::string *) {
+    a->given.insert(std::string("--") + name);
+    set(v);
+    return true;
+  };
+}
+
+// The scenario's options: hosts, policy, load balancer, clients, network.
+std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
+  Scenario &s = a->s;
+  return {
+      {"hosts", 0, "N", "hosts behind the load balancer (default 3)",
+       noted(a, "hosts", [&s](const std::string &v) { s.hosts = parse_whole(v, 1, 1024, "--hosts"); })},
+      {"rate", 0, "R", "policy rate per client: 100, 100/s, 6/m (default 100)",
+       noted(a, "rate", [&s](const std::string &v) {
+         std::string err;
+         if (!dt::parse_rate(v, &s.rate, &err)) usage_error("--rate: " + err);
+       })},
+      {"burst", 0, "B", "policy burst (default 50)",
+       noted(a, "burst", [&s](const std::string &v) { s.burst = parse_whole(v, 1, DT_BURST_MAX, "--burst"); })},
+      {"period", 0, "D", "report period: 200ms, 1s (default 200ms)",
+       noted(a, "period", [&s](const std::string &v) { s.period = parse_time(v, false, "--period"); })},
+      {"duration", 0, "D", "simulated time (default 10s)",
+       noted(a, "duration", [&s](const std::string &v) { s.duration = parse_time(v, false, "--duration"); })},
+      {"lb", 0, "POLICY", "round-robin | random | sticky (default round-robin)",
+       noted(a, "lb", [&s](const std::string &v) {
+         if (!parse_lb(v, &s.lb)) usage_error("--lb: '" + v + "' is not round-robin, random or sticky");
+       })},
+      {"clients", 0, "LIST",
+       "one client per item, RATE[@START-STOP], offered requests\nper second, evenly spaced (default 2000)",
+       noted(a, "clients", [&s](const std::string &v) { s.clients = parse_clients(v); })},
+      {"client-burst", 0, "I:K@T", "client I also sends K requests at once at time T\n(repeatable)",
+       noted(a, "client-burst", [a](const std::string &v) { a->bursts.push_back(v); })},
+      {"legacy", 0, nullptr, "the cluster before issue 12: every report charged, no\ndebt cap, no resend requests",
+       noted(a, "legacy", [&s](const std::string &) { s.legacy(); })},
+      {"seed", 0, "S", "seed of the load balancer and network RNGs (default 1)",
+       noted(a, "seed", [&s](const std::string &v) { s.seed = parse_whole(v, 0, UINT64_MAX, "--seed"); })},
+      {"timeline", 0, "D", "also print admitted per client per D (e.g. 1s)",
+       noted(a, "timeline", [a](const std::string &v) { a->timeline = parse_time(v, false, "--timeline"); })},
+      {"example", 0, "ab", "the reference daemon's A/B example as a per-second trace",
+       noted(a, "example", [a](const std::string &v) { a->example = v; })},
+  };
+}
+
+// The network between the hosts: loss, duplicates, delay, partitions, report timing.
+std::vector<dt::OptionSpec> network_options(SimArgs *a) {
+  Scenario &s = a->s;
+  return {
+      {"loss", 0, "P", "probability that a message to one peer is lost (default 0)",
+       noted(a, "loss", [&s](const std::string &v) { s.net.loss = parse_probability(v, "--loss"); })},
+      {"dup", 0, "P", "probability that it is delivered twice (default 0)",
+       noted(a, "dup", [&s](const std::string &v) { s.net.duplicate = parse_probability(v, "--dup"); })},
+      {"delay", 0, "D", "one-way network delay (default 1ms)",
+       noted(a, "delay", [&s](const std::string &v) { s.net.delay = parse_time(v, true, "--delay"); })},
+      {"jitter", 0, "D", "plus a uniform random [0, D] (default 0)",
+       noted(a, "jitter", [&s](const std::string &v) { s.net.jitter = parse_time(v, true, "--jitter"); })},
+      {"partition", 0, "A-B:SIDES",
+       "from A to B, messages between sides are held (TCP) and\ndelivered at B; SIDES like 0|1,2 (hosts not named "
+       "form\none more side), so 3s-6s:0 isolates host 0 (repeatable)",
+       noted(a, "partition", [a](const std::string &v) { a->partitions.push_back(v); })},
+      {"queue-hwm", 0, "N",
+       "messages a cut link holds, beyond them it drops (ZeroMQ's\nhigh-water mark, default 1000); 0: a cut drops "
+       "everything",
+       noted(a, "queue-hwm", [&s](const std::string &v) { s.net.queue_hwm = parse_whole(v, 0, 10000000, "--queue-hwm"); })},
+      {"report-max-age", 0, "D",
+       "reports older than D are not charged (default 10 periods);\noff: every report is charged whatever its age",
+       noted(a, "report-max-age", [&s](const std::string &v) {
+         s.report_max_age = v == "off" ? kNever : parse_time(v, false, "--report-max-age");
+       })},
+      {"offsets", 0, "LIST", "report phase offset per host: 0,50ms,100ms (default 0)",
+       noted(a, "offsets", [a](const std::string &v) { a->offsets = v; })},
+      {"down-after", 0, "D", "peer liveness threshold (default 5 periods)",
+       noted(a, "down-after", [&s](const std::string &v) { s.peer_down_after = parse_time(v, false, "--down-after"); })},
+  };
+}
+
+// The adaptive-limit patterns (--pattern) and their controller's parameters.
+std::vector<dt::OptionSpec> adaptive_options(SimArgs *a) {
+  return {
+      {nullptr, 0, nullptr, kAdaptiveHelp, {}},
+      {"pattern", 0, "P", "steady (busy the whole 10 s) or flappy (every third second)",
+       noted(a, "pattern", [a](const std::string &v) { a->pattern = v; })},
+      {"recovery", 0, "R",
+       "multiplicative (x3 per busy-free second) or constant\n(+--recovery-add per second); default: both, one "
+       "after\nthe other",
+       noted(a, "recovery", [a](const std::string &v) { a->recovery = v; })},
+      {"recovery-add", 0, "N", "the constant recovery, per second (default 200)",
+       noted(a, "recovery-add", [a](const std::string &v) { a->recovery_add = parse_number(v, "--recovery-add"); })},
+      {"decrease", 0, "F", "on busy: limit = F x the rate admitted (default 0.5)",
+       noted(a, "decrease", [a](const std::string &v) { a->adaptive.decrease = parse_number(v, "--decrease"); })},
+      {"floor", 0, "F", "the lowest factor (default 0.01)",
+       noted(a, "floor", [a](const std::string &v) { a->adaptive.floor = parse_number(v, "--floor"); })},
+  };
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   // The hosts' AdaptiveSets log their decisions with wall-clock times, which say
   // nothing about simulated time; the tables say it all.
   dt::set_log_level(dt::LogLevel::Warn);
-  Scenario s;
-  s.clients = parse_clients("2000");
-  std::vector<std::string> bursts, partitions;
-  std::string offsets;
-  Ns timeline = 0;
-  std::set<std::string> given;
-  std::string pattern, recovery;
-  dt::AdaptiveParams adaptive;
-  double recovery_add = 200;
-  for (int i = 1; i < argc; i++) {
-    const std::string opt = argv[i];
-    if (opt == "-h" || opt == "--help") {
-      fputs(kUsage, stdout);
-      return 0;
-    }
-    if (opt == "--legacy") {
-      s.legacy();
-      continue;
-    }
-    if (i + 1 >= argc) usage_error("option " + opt + " needs a value");
-    const std::string v = argv[++i];
-    std::string err;
-    given.insert(opt);
-    if (opt == "--pattern") pattern = v;
-    else if (opt == "--recovery") recovery = v;
-    else if (opt == "--recovery-add") recovery_add = parse_number(v, "--recovery-add");
-    else if (opt == "--decrease") adaptive.decrease = parse_number(v, "--decrease");
-    else if (opt == "--floor") adaptive.floor = parse_number(v, "--floor");
-    else if (opt == "--hosts") s.hosts = parse_whole(v, 1, 1024, "--hosts");
-    else if (opt == "--rate") {
-      if (!dt::parse_rate(v, &s.rate, &err)) usage_error("--rate: " + err);
-    } else if (opt == "--burst") s.burst = parse_whole(v, 1, DT_BURST_MAX, "--burst");
-    else if (opt == "--period") s.period = parse_time(v, false, "--period");
-    else if (opt == "--duration") s.duration = parse_time(v, false, "--duration");
-    else if (opt == "--lb") {
-      if (!parse_lb(v, &s.lb)) usage_error("--lb: '" + v + "' is not round-robin, random or sticky");
-    } else if (opt == "--clients") s.clients = parse_clients(v);
-    else if (opt == "--client-burst") bursts.push_back(v);
-    else if (opt == "--loss") s.net.loss = parse_probability(v, "--loss");
-    else if (opt == "--dup") s.net.duplicate = parse_probability(v, "--dup");
-    else if (opt == "--delay") s.net.delay = parse_time(v, true, "--delay");
-    else if (opt == "--jitter") s.net.jitter = parse_time(v, true, "--jitter");
-    else if (opt == "--partition") partitions.push_back(v);
-    else if (opt == "--queue-hwm") s.net.queue_hwm = parse_whole(v, 0, 10000000, "--queue-hwm");
-    else if (opt == "--report-max-age") s.report_max_age = v == "off" ? kNever : parse_time(v, false, "--report-max-age");
-    else if (opt == "--offsets") offsets = v;
-    else if (opt == "--down-after") s.peer_down_after = parse_time(v, false, "--down-after");
-    else if (opt == "--seed") s.seed = parse_whole(v, 0, UINT64_MAX, "--seed");
-    else if (opt == "--timeline") timeline = parse_time(v, false, "--timeline");
-    else if (opt == "--example") {
-      if (v != "ab") usage_error("--example: the only example is 'ab'");
-      return example_ab();
-    } else usage_error("unknown option " + opt);
+  SimArgs args;
+  args.s.clients = parse_clients("2000");
+  std::vector<dt::OptionSpec> options = scenario_options(&args);
+  for (auto *group : {network_options, adaptive_options})
+    for (auto &o : group(&args)) options.push_back(std::move(o));
+  if (int code = dt::parse_subcommand(dt::CommandSpec("simulate", kUsage, std::move(options)), argc, argv); code >= 0)
+    return code;
+  if (!args.example.empty()) {
+    if (args.example != "ab") usage_error("--example: the only example is 'ab'");
+    return example_ab();
   }
+  Scenario &s = args.s;
+  const std::vector<std::string> &bursts = args.bursts, &partitions = args.partitions;
+  const std::string &offsets = args.offsets, &pattern = args.pattern, &recovery = args.recovery;
+  const Ns timeline = args.timeline;
+  const std::set<std::string> &given = args.given;
+  const dt::AdaptiveParams &adaptive = args.adaptive;
+  const double recovery_add = args.recovery_add;
   // Options that refer to hosts or clients, once both are known.
   for (const auto &b : bursts) parse_client_burst(b, &s.clients);
   for (const auto &p : partitions) s.net.partitions.push_back(parse_partition(p, s.hosts));

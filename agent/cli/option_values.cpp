@@ -2,7 +2,6 @@
 #include "cli/option_values.h"
 
 #include "common/endpoint.h"
-#include "common/parse_values.h"
 #include "dataplane/dataplane.h"
 
 namespace dt {
@@ -13,10 +12,6 @@ OptionHandler store(std::string *to) {
 
 OptionHandler turn_on(bool *flag) {
   return [flag](const std::string &, std::string *) { return *flag = true, true; };
-}
-
-OptionHandler count_into(uint64_t *to, uint64_t min, uint64_t max) {
-  return [=](const std::string &v, std::string *why) { return parse_count(v, min, max, to, why); };
 }
 
 OptionHandler duration_into(uint64_t *ns, uint64_t min_ns, uint64_t max_ns, const char *bounds) {

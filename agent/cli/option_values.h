@@ -9,6 +9,7 @@
 
 #include "cli/options.h"
 #include "common/log.h"
+#include "common/parse_values.h"
 
 namespace dt {
 
@@ -16,8 +17,14 @@ namespace dt {
 OptionHandler store(std::string *to);
 // A switch: on when given.
 OptionHandler turn_on(bool *flag);
-// A whole number in [min, max].
-OptionHandler count_into(uint64_t *to, uint64_t min, uint64_t max);
+// A whole number in [min, max], into any integer type that holds max.
+template <class Int>
+OptionHandler count_into(Int *to, uint64_t min, uint64_t max) {
+  return [=](const std::string &v, std::string *why) {
+    uint64_t n = 0;
+    return parse_count(v, min, max, &n, why) && (*to = static_cast<Int>(n), true);
+  };
+}
 // A duration ("200ms", "1s"); when max_ns: from min_ns to max_ns, else "'V' must be " + bounds.
 OptionHandler duration_into(uint64_t *ns, uint64_t min_ns = 0, uint64_t max_ns = 0, const char *bounds = "");
 // debug, info, warn or error.

@@ -79,7 +79,7 @@ std::string help_names(const OptionSpec &o) {
 // One option's --help entry: its names, then its text from `column` on.
 std::string help_entry(const OptionSpec &o, size_t column) {
   std::string names = help_names(o), out;
-  out = names + (names.size() < column ? std::string(column - names.size(), ' ') : std::string("  "));
+  out = names + (names.size() + 2 <= column ? std::string(column - names.size(), ' ') : std::string("  "));
   for (const char *p = o.help; *p; p++) {
     out += *p;
     if (*p == '\n') out += std::string(column, ' ');

@@ -1,4 +1,4 @@
-// options.h - one table-driven command-line parser (getopt_long) for every subcommand.
+// options.h - one table-driven command-line parser (getopt_long): agent, subcommands, tools.
 // Each option is one entry of a table: its names, its --help text, what its value does.
 //
 // The table is the only place an option is written down: the parser reads argv with it,
