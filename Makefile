@@ -98,7 +98,7 @@ $(BUILD)/pktgen: $(PKTGEN_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 $(BUILD)/bench: $(BENCH_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/simulate: $(OBJ)/tools/simulate.o $(BUILD)/libdtsim.a $(BUILD)/libdtagent.a
+$(BUILD)/simulate: $(OBJ)/tools/simulate.o $(OBJ)/tools/simulate_options.o $(BUILD)/libdtsim.a $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/query_bench: $(OBJ)/tools/query_bench.o $(BUILD)/libdtagent.a
