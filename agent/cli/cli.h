@@ -36,7 +36,8 @@ struct RunOptions {
   uint64_t period_ns = 200'000'000;
   uint64_t down_after_ns = 0;      // 0: 5 periods
   uint64_t report_max_age_ns = 0;  // --report-max-age: 0: 10 periods; UINT64_MAX: off
-  std::string node_id;             // default: default_node_id(iface), host name + MAC hash
+  std::string node_id;             // default: default_node_id(iface), host name + MAC hash; with
+                                   // --curve-key "" until load_run_config sets the key's
   std::string curve_key, curve_peers;
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
@@ -91,11 +92,14 @@ struct ReloadOptions {
   std::string iface, pin_dir;
 };
 
-// agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]
+// agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub] [--from FILE]
 struct KeygenOptions {
   std::string name;
-  std::string dir = ".";
+  std::string dir;       // "": --from's directory, else "."
   std::string endpoint;  // normalised (tcp://HOST:PORT), "" for none
+  std::string node_id;   // "": NAME (or --from's)
+  std::string role;      // "node", "hub", or "" (node; with --from: the old .pub's)
+  std::string from;      // an existing .key whose .pub is rewritten
 };
 
 // Each parses its subcommand's argv (argv[0]: the subcommand) into *out: -1 to go on with

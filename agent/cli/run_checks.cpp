@@ -46,7 +46,8 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
     return *err = "--curve-peers needs --curve-key (this node's key pair)", ParseOutcome::Error;
   if (!o->curve_key.empty() && !o->cluster())
     return *err = "--curve-key only makes sense with --peers, --listen or --hub", ParseOutcome::Error;
-  if (o->node_id.empty()) o->node_id = default_node_id(o->iface);
+  // With --curve-key the key names the node (load_run_config reads it: bind_node_id_to_key).
+  if (o->node_id.empty() && o->curve_key.empty()) o->node_id = default_node_id(o->iface);
   return ParseOutcome::Ok;
 }
 

@@ -19,7 +19,8 @@ const char kRunUsage[] =
     "       agent reload [--iface IFACE | --pin-dir DIR]\n"
     "       agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json]   # why is ADDR throttled?\n"
     "       agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR]\n"
-    "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
+    "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
+    "                         [--from NAME.key]\n"
     "\n"
     "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
     "ingress, --attach tc): every source\n"
@@ -211,7 +212,7 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
        duration_into(&o->period_ns, 10'000'000, 60'000'000'000ull, "from 10ms to 60s")},
       {"node-id", 0, "NAME",
        "this agent's name in reports, unique in the cluster\n(default: the host name and a hash of IFACE's MAC\n"
-       "address, e.g. web1-3fa2c1, so cloned hosts differ)",
+       "address, e.g. web1-3fa2c1, so cloned hosts differ;\nwith --curve-key: the node_id of the key file)",
        [o](const std::string &v, std::string *why) {
          if (!valid_node_id(v)) return *why = "'" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -", false;
          return o->node_id = v, true;
@@ -228,10 +229,11 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
        }},
       {"curve-key", 0, "FILE",
        "this node's CurveZMQ key pair (agent keygen): encrypt and\nauthenticate peer traffic (also through an `agent "
-       "hub\n--curve-key`)",
+       "hub\n--curve-key`), and sign every report with the node's key",
        store(&o->curve_key)},
       {"curve-peers", 0, "DIR",
-       "public keys (*.pub) of the peers allowed to subscribe, and\nof the hubs (read again on reload)",
+       "public keys (*.pub) of the peers allowed to subscribe, of\nthe hubs, and of every node whose reports are "
+       "applied:\na report is checked against its node's key (read again\non reload)",
        store(&o->curve_peers)},
       text(""),
   };

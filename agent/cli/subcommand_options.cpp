@@ -54,17 +54,21 @@ const char kHubUsage[] =
     "With --curve-key both ports are CurveZMQ servers: only agents whose public key is\n"
     "in --curve-peers may publish or subscribe (others are refused and logged), and\n"
     "every report is encrypted. Agents then need --curve-key, and the hub's .pub file\n"
-    "(with 'endpoint = HOST:PORT' of --hub) in their --curve-peers. kill -HUP makes\n"
+    "(with 'endpoint = HOST:PORT' of --hub) in their --curve-peers, with every agent's\n"
+    ".pub: the hub relays signed reports, which each agent checks against the key of\n"
+    "the node they name (the hub cannot forge or alter one). kill -HUP makes\n"
     "the hub read --curve-peers again (agents added or removed without a restart).\n"
     "\n";
 
 const char kKeygenUsage[] =
-    "Usage: agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
+    "Usage: agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
+    "       agent keygen NAME --from NAME.key [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role ...]\n"
     "\n"
-    "Creates a CurveZMQ key pair for one node: DIR/NAME.key (secret, mode 0600; give it\n"
-    "to that node's --curve-key) and DIR/NAME.pub (its public key; copy it into every\n"
-    "peer's --curve-peers directory). --endpoint records where NAME publishes\n"
-    "(its --listen address as peers reach it) in NAME.pub.\n"
+    "Creates the keys of one member of a secured cluster: DIR/NAME.key (its secret, mode\n"
+    "0600; give it to that agent's or hub's --curve-key) and DIR/NAME.pub (its public keys;\n"
+    "copy it into every member's --curve-peers directory). The .key holds a CurveZMQ key\n"
+    "pair; the node's report signing key is derived from it, and the .pub carries its\n"
+    "public half, so peers check that each report comes from the node it names.\n"
     "\n";
 
 // A hub's --curve-key and --curve-peers go together.
@@ -133,7 +137,7 @@ int parse_hub_command(int argc, char **argv, HubOptions *o) {
          std::string backend;
          return normalize_endpoint(v, true, &o->listen, why) && hub_backend_endpoint(v, &backend, why);
        }},
-      {"curve-key", 0, "FILE", "the hub's CurveZMQ key pair (agent keygen hub)", store(&o->curve_key)},
+      {"curve-key", 0, "FILE", "the hub's CurveZMQ key pair (agent keygen hub --role hub)", store(&o->curve_key)},
       {"curve-peers", 0, "DIR", "public keys (*.pub) of the agents allowed in", store(&o->curve_peers)},
       {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
   };
@@ -143,9 +147,24 @@ int parse_hub_command(int argc, char **argv, HubOptions *o) {
 
 int parse_keygen_command(int argc, char **argv, KeygenOptions *o) {
   std::vector<OptionSpec> options = {
-      {"dir", 0, "DIR", "where to write the two files (default: the current directory)", store(&o->dir)},
-      {"endpoint", 0, "HOST:PORT", "where NAME publishes, as its peers reach it (recorded in NAME.pub)",
+      {"dir", 0, "DIR", "where to write the files (default: --from's directory, else\nthe current one)", store(&o->dir)},
+      {"node-id", 0, "ID",
+       "the node id the keys speak for (default NAME): the agent with\nthis .key takes it as its --node-id",
+       store(&o->node_id)},
+      {"role", 0, "node|hub",
+       "node (default): signs its own reports; hub: an `agent hub`'s\nkey (reserved to sign a summing hub's aggregate "
+       "reports)",
+       [o](const std::string &v, std::string *why) {
+         if (v != "node" && v != "hub") return *why = "'" + v + "' is not one of node, hub", false;
+         return o->role = v, true;
+       }},
+      {"endpoint", 0, "H:P",
+       "where NAME publishes, as the others reach it (an agent's\n--listen, a hub's --listen), recorded in NAME.pub",
        [o](const std::string &v, std::string *why) { return normalize_endpoint(v, false, &o->endpoint, why); }},
+      {"from", 0, "FILE",
+       "rewrite NAME.pub (default DIR: FILE's) from an existing .key,\nkeeping its key pair: upgrades an older "
+       "keygen's files (adds\nnode_id to FILE if it has none); keeps the old .pub's\nendpoint and role unless given",
+       store(&o->from)},
   };
   const CommandSpec spec("agent keygen", kKeygenUsage, std::move(options), 1);  // NAME
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &operands, std::string *err) {

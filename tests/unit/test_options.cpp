@@ -117,7 +117,7 @@ TEST(Options, ReloadTakesOnlyItsOwnOptions) {
   EXPECT_EQ(by_iface.pin_dir, "/sys/fs/bpf/dthrottle/eth0");
 }
 
-TEST(Options, KeygenNameDirEndpoint) {
+TEST(Options, KeygenNameAndItsOptions) {
   dt::KeygenOptions o;
   ASSERT_EQ(subcommand(dt::parse_keygen_command, {"keygen", "--dir", "/k", "h1", "--endpoint", "198.18.1.2:7700"}, &o),
             -1);
@@ -129,6 +129,12 @@ TEST(Options, KeygenNameDirEndpoint) {
   EXPECT_EQ(subcommand(dt::parse_keygen_command, {"keygen"}, &bad), 2);
   EXPECT_EQ(subcommand(dt::parse_keygen_command, {"keygen", "a", "b"}, &bad), 2);
   EXPECT_EQ(subcommand(dt::parse_keygen_command, {"keygen", "a", "--endpoint", "nope"}, &bad), 2);
+  EXPECT_EQ(subcommand(dt::parse_keygen_command, {"keygen", "a", "--role", "relay"}, &bad), 2);
+  dt::KeygenOptions hub;
+  ASSERT_EQ(subcommand(dt::parse_keygen_command, {"keygen", "hub", "--role", "hub", "--node-id", "hub-1"}, &hub), -1);
+  EXPECT_EQ(hub.role, "hub");
+  EXPECT_EQ(hub.node_id, "hub-1");
+  EXPECT_EQ(hub.dir, "") << "no --dir: cmd_keygen picks --from's directory or the current one";
   EXPECT_EQ(subcommand(dt::parse_keygen_command, {"keygen", "--help"}, &bad), 0);
 }
 
