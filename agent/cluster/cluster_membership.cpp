@@ -18,7 +18,6 @@
 namespace dt {
 namespace {
 
-constexpr int64_t kRecvMaxMsg = 4 << 20;  // ZeroMQ drops anything larger outright
 constexpr uint64_t kRetryRefusedNs = 3'000'000'000ull;  // a peer or hub that refused our key
 constexpr int kHandshakeFailed =
     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
@@ -52,7 +51,10 @@ bool Cluster::open_sockets(std::string *err) {
     sub_->set(zmq::sockopt::linger, 0);
     set_link_options(*pub_);
     set_link_options(*sub_);
-    sub_->set(zmq::sockopt::maxmsgsize, kRecvMaxMsg);
+    // A message larger than the decoder accepts is refused by ZeroMQ itself, before it is
+    // read into memory: ZeroMQ drops the whole connection it came on (its sender
+    // reconnects), and nothing of it is counted here.
+    sub_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxAcceptedBytes));
     sub_->set(zmq::sockopt::subscribe, "");
     if (!cfg_.curve_key_file.empty()) {
       if (!load_curve_keys(cfg_.curve_key_file, cfg_.curve_peers_dir, &curve_, err) || !load_signing(curve_, err))
@@ -164,6 +166,7 @@ bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *c
     return false;
   }
   cfg_.peers = peers;
+  tracker_.set_max_peers(tracker_options(cfg_).max_peers);
   // The removed peers' addresses, unless a remaining peer or hub has them too.
   std::string ignored;
   const std::vector<dt_key> gone = resolve_endpoint_hosts(c.removed, &ignored);
