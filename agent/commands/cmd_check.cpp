@@ -15,14 +15,8 @@ namespace dt {
 
 int cmd_check(int argc, char **argv) {
   RunOptions opt;
+  if (int code = parse_run_command(argc, argv, &opt, "agent check"); code >= 0) return code;
   std::string err;
-  switch (parse_run_options(argc, argv, &opt, &err)) {
-    case ParseOutcome::Help: fputs(run_usage(), stdout); return 0;
-    case ParseOutcome::Error:
-      fprintf(stderr, "agent check: %s\nTry 'agent --help' for more information.\n", err.c_str());
-      return 2;
-    case ParseOutcome::Ok: break;
-  }
   // Every configuration error the daemon would exit with (status 2), with its message:
   // the rules file, the tag rules (theirs and --tag-rule), the adaptive limits.
   RunConfig config;

@@ -95,6 +95,10 @@ struct Argv {
     for (auto &x : s) p.push_back(x.data());
     p.push_back(nullptr);
   }
+  explicit Argv(const std::vector<std::string> &a) : s(a) {
+    for (auto &x : s) p.push_back(x.data());
+    p.push_back(nullptr);
+  }
   int argc() const { return static_cast<int>(s.size()); }
   char **argv() { return p.data(); }
 };
@@ -252,26 +256,38 @@ TEST(Cli, KeylessClusterNeedsInsecureClusterByName) {
   EXPECT_NE(std::string(dt::run_usage()).find("--insecure-cluster"), std::string::npos);
 }
 
+// `agent hub`'s parse: its exit code (-1: go on) and what it printed on stderr.
+int parse_hub(std::vector<std::string> args, dt::HubOptions *o, std::string *err) {
+  Argv a(args);
+  testing::internal::CaptureStderr();
+  testing::internal::CaptureStdout();
+  const int code = dt::parse_hub_command(a.argc(), a.argv(), o);
+  testing::internal::GetCapturedStdout();
+  *err = testing::internal::GetCapturedStderr();
+  return code;
+}
+
 TEST(Cli, KeylessHubNeedsInsecureClusterByName) {
   std::string err;
-  Argv keyless{"agent", "--listen", "198.18.1.1:7701"};
   dt::HubOptions o;
-  EXPECT_EQ(dt::parse_hub_options(keyless.argc(), keyless.argv(), &o, &err), dt::ParseOutcome::Error);
+  EXPECT_EQ(parse_hub({"hub", "--listen", "198.18.1.1:7701"}, &o, &err), 2);
   EXPECT_NE(err.find("a cluster without keys lets anyone on the network forge, read or silence reports"),
             std::string::npos)
       << err;
-  Argv insecure{"agent", "--insecure-cluster"};
   dt::HubOptions o2;
-  EXPECT_EQ(dt::parse_hub_options(insecure.argc(), insecure.argv(), &o2, &err), dt::ParseOutcome::Ok) << err;
+  EXPECT_EQ(parse_hub({"hub", "--insecure-cluster"}, &o2, &err), -1) << err;
   EXPECT_TRUE(o2.insecure_cluster);
-  Argv keyed{"agent", "--curve-key", "hub.key", "--curve-peers", "agents"};
   dt::HubOptions o3;
-  EXPECT_EQ(dt::parse_hub_options(keyed.argc(), keyed.argv(), &o3, &err), dt::ParseOutcome::Ok) << err;
-  Argv both{"agent", "--curve-key", "hub.key", "--curve-peers", "agents", "--insecure-cluster"};
+  EXPECT_EQ(parse_hub({"hub", "--curve-key", "hub.key", "--curve-peers", "agents"}, &o3, &err), -1) << err;
   dt::HubOptions o4;
-  EXPECT_EQ(dt::parse_hub_options(both.argc(), both.argv(), &o4, &err), dt::ParseOutcome::Error);
+  EXPECT_EQ(parse_hub({"hub", "--curve-key", "hub.key", "--curve-peers", "agents", "--insecure-cluster"}, &o4, &err),
+            2);
   EXPECT_NE(err.find("contradict"), std::string::npos) << err;
-  EXPECT_NE(std::string(dt::hub_usage()).find("--insecure-cluster"), std::string::npos);
+  dt::HubOptions help;
+  testing::internal::CaptureStdout();
+  Argv h{"hub", "--help"};
+  EXPECT_EQ(dt::parse_hub_command(h.argc(), h.argv(), &help), 0);
+  EXPECT_NE(testing::internal::GetCapturedStdout().find("--insecure-cluster"), std::string::npos);
 }
 
 TEST(Cli, ListenAcceptsBarePortAndAnyAddress) {
