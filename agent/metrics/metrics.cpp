@@ -115,17 +115,11 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
     x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "would_drop"}}, r.would_drop);
   }
   render_rule_bytes(x, m);
-  x.counter("dthrottle_contended_packets_total",
-            "Packets dropped because their bucket's compare-and-swap kept losing races (not in packets_total).",
-            s.contended);
-  x.counter("dthrottle_non_ip_packets_total", "Non-IP frames (ARP, LLDP, ...), passed without a bucket.", s.non_ip);
-  x.counter("dthrottle_nd_packets_total", "IPv6 neighbour discovery packets, passed without a bucket.", s.nd_exempt);
-  x.counter("dthrottle_malformed_packets_total", "Truncated or malformed headers, passed without a bucket.",
-            s.parse_errors);
-  x.counter("dthrottle_exempt_packets_total", "Packets from exempt addresses (the peers), passed.", s.exempt);
-  x.counter("dthrottle_fail_open_packets_total", "Packets passed without a decision (no policy, or no bucket).",
-            s.fail_open);
-  x.counter("dthrottle_new_sources_total", "Buckets created (new sources).", s.new_sources);
+  // The global counters with a metric of their own (common.h's DT_STATS_FIELDS).
+#define DT_METRIC_COUNTER(field, label, metric, help) \
+  if (metric[0]) x.counter(metric, help, s.field);
+  DT_STATS_FIELDS(DT_METRIC_COUNTER)
+#undef DT_METRIC_COUNTER
   x.gauge("dthrottle_active_sources", "Sources with a bucket in the table (idle ones stay until evicted).",
           static_cast<double>(m.sources));
   x.gauge("dthrottle_source_capacity", "Capacity of the source table (--max-sources).", info.capacity);
@@ -135,9 +129,6 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
             "Estimate of the sources the full table evicted (least recently seen first): buckets created "
             "minus buckets present, never decreasing.",
             m.evictions);
-  x.counter("dthrottle_report_ring_overflows_total",
-            "Active-source announcements lost to a full ring buffer (the packet path retries them).",
-            s.report_overflow);
 }
 
 void render_query(Exposition &x, const MetricsSnapshot &snap) {
@@ -319,48 +310,7 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
 struct MetricsServer::Impl {
   std::string shown;  // ADDR:PORT as the user would write it
   MetricsInfo info;
-  int stats_fd = -1, buckets_fd = -1, rule_stats_fd = -1, rule_names_fd = -1, rule_would_drop_fd = -1;
-  int rule_bytes_fd = -1;
-
-  // Rule `id`'s would-drop, its per-CPU counters summed (0 without the map).
-  uint64_t read_would_drop(uint32_t id, std::vector<uint64_t> &per_cpu) const {
-    uint64_t sum = 0;
-    if (rule_would_drop_fd >= 0 && bpf_map_lookup_elem(rule_would_drop_fd, &id, per_cpu.data()) == 0)
-      for (uint64_t v : per_cpu) sum += v;
-    return sum;
-  }
-
-  // Rule `id`'s bytes (byte rules), its per-CPU counters summed into r.
-  void read_bytes(uint32_t id, RuleCount *r, std::vector<dt_rule_bytes> &per_cpu) const {
-    if (rule_bytes_fd >= 0 && bpf_map_lookup_elem(rule_bytes_fd, &id, per_cpu.data()) == 0)
-      for (const auto &c : per_cpu) r->bytes_passed += c.passed, r->bytes_dropped += c.dropped;
-  }
-
-  // The named rules and their per-CPU counters, summed; *would_drop: every rule's would-drop.
-  std::vector<RuleCount> read_rules(uint64_t *would_drop, RuleCount *default_bytes) const {
-    std::vector<RuleCount> out;
-    const int ncpu = libbpf_num_possible_cpus();
-    std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
-    std::vector<uint64_t> per_cpu_wd(per_cpu.size());
-    std::vector<dt_rule_bytes> per_cpu_bytes(per_cpu.size());
-    read_bytes(DT_RULE_DEFAULT, default_bytes, per_cpu_bytes);
-    *would_drop = 0;
-    for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
-      const uint64_t wd = read_would_drop(id, per_cpu_wd);
-      *would_drop += wd;
-      if (rule_stats_fd < 0 || rule_names_fd < 0) continue;
-      dt_rule_name n{};
-      if (bpf_map_lookup_elem(rule_names_fd, &id, &n) != 0 || !n.name[0]) continue;
-      RuleCount r;
-      r.name.assign(n.name, strnlen(n.name, sizeof n.name));
-      r.would_drop = wd;
-      read_bytes(id, &r, per_cpu_bytes);
-      if (bpf_map_lookup_elem(rule_stats_fd, &id, per_cpu.data()) == 0)
-        for (const auto &c : per_cpu) r.passed += c.passed, r.dropped += c.dropped;
-      out.push_back(std::move(r));
-    }
-    return out;
-  }
+  MapFds maps;
   httplib::Server http;
   std::thread thread;
 
@@ -388,8 +338,8 @@ struct MetricsServer::Impl {
         // Created before present: a bucket created during the walk can only make
         // the estimate lower, never stick it too high.
         dt_stats before{};
-        if (int rc = read_stats(stats_fd, &before); rc != 0) return failed("reading the stats map", rc, out);
-        long n = for_each_bucket(buckets_fd, [](const dt_key &, const dt_bucket &) {});
+        if (int rc = read_stats(maps.stats, &before); rc != 0) return failed("reading the stats map", rc, out);
+        long n = for_each_bucket(maps.buckets, [](const dt_key &, const dt_bucket &) {});
         if (n < 0) return failed("walking the bucket table", static_cast<int>(n), out);
         sources = static_cast<uint64_t>(n);
         evictions = eviction_estimate.update(before.new_sources, sources);
@@ -399,8 +349,11 @@ struct MetricsServer::Impl {
       m.sources = sources;
       m.evictions = evictions;
     }
-    if (int rc = read_stats(stats_fd, &m.stats); rc != 0) return failed("reading the stats map", rc, out);
-    m.rules = read_rules(&m.would_drop, &m.default_bytes);
+    if (int rc = read_stats(maps.stats, &m.stats); rc != 0) return failed("reading the stats map", rc, out);
+    RuleCounterTable rules = read_rule_table(maps);
+    m.rules = std::move(rules.named);
+    m.would_drop = rules.would_drop;
+    m.default_bytes = rules.rule0;
     MetricsSnapshot s;
     {
       std::lock_guard<std::mutex> lock(snap_mu);
@@ -463,16 +416,10 @@ std::unique_ptr<MetricsServer> MetricsServer::bind(const MetricsAddress &addr, s
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(impl)));
 }
 
-void MetricsServer::serve(const MetricsInfo &info, int stats_fd, int buckets_fd, int rule_stats_fd,
-                          int rule_names_fd, int rule_would_drop_fd, int rule_bytes_fd) {
+void MetricsServer::serve(const MetricsInfo &info, const MapFds &maps) {
   Impl *p = impl_.get();
   p->info = info;
-  p->stats_fd = stats_fd;
-  p->buckets_fd = buckets_fd;
-  p->rule_stats_fd = rule_stats_fd;
-  p->rule_names_fd = rule_names_fd;
-  p->rule_would_drop_fd = rule_would_drop_fd;
-  p->rule_bytes_fd = rule_bytes_fd;
+  p->maps = maps;
   p->thread = std::thread([p] { p->http.listen_after_bind(); });
   // stop() does nothing until the accept loop runs: wait for it, so the destructor stops it.
   for (int i = 0; i < 2000 && !p->http.is_running(); i++)

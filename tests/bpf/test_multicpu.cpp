@@ -194,11 +194,8 @@ class XdpMultiCpu : public BpfFixture {
     EXPECT_LE(tokens_milli(*b), static_cast<int64_t>(policy_burst_) * 1000) << "tokens above burst";
 
     // Per CPU: the thread pinned there is the only one that ran XDP there.
-    const int ncpu = libbpf_num_possible_cpus();
-    ASSERT_GT(ncpu, 0);
-    std::vector<dt_stats> per_cpu(static_cast<size_t>(ncpu));
-    uint32_t zero = 0;
-    ASSERT_EQ(bpf_map_lookup_elem(stats_fd(), &zero, per_cpu.data()), 0) << strerror(errno);
+    const std::vector<dt_stats> per_cpu = per_cpu_values<dt_stats>(stats_fd(), 0);
+    ASSERT_FALSE(per_cpu.empty());
     for (const auto &h : o.hammers)
       EXPECT_EQ(per_cpu[h.cpu].passed + per_cpu[h.cpu].dropped, h.sent)
           << "packets counted on CPU " << h.cpu << " != packets its thread sent";
