@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -57,6 +58,19 @@ class Exposition {
   void sample(const char *name, const Labels &labels, uint64_t v) { sample(name, labels, std::to_string(v)); }
   void sample_double(const char *name, const Labels &labels, double v) { sample(name, labels, format_double(v)); }
 
+  // A counter family of one sample per value of one label: {label="value"} count.
+  void counters_by(const char *name, const char *help, const char *label,
+                   std::initializer_list<std::pair<const char *, uint64_t>> samples) {
+    family(name, "counter", help);
+    for (const auto &[value, n] : samples) sample(name, {{label, value}}, n);
+  }
+  // A rule's packets by verdict (dthrottle_rule_packets_total, its family written once).
+  void rule_packets(const std::string &rule, uint64_t passed, uint64_t dropped, uint64_t would_drop) {
+    const std::pair<const char *, uint64_t> by_verdict[] = {
+        {"passed", passed}, {"dropped", dropped}, {"would_drop", would_drop}};
+    for (const auto &[verdict, n] : by_verdict) sample("dthrottle_rule_packets_total", {{"rule", rule}, {"verdict", verdict}}, n);
+  }
+
   // A family of one unlabelled sample.
   void counter(const char *name, const char *help, uint64_t v) {
     family(name, "counter", help);
@@ -91,29 +105,18 @@ void render_rule_bytes(Exposition &x, const MapView &m) {
 
 void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) {
   const dt_stats &s = m.stats;
-  x.family("dthrottle_packets_total", "counter",
-           "IP packets decided by a source's token bucket, by verdict; would_drop: passed in dry run where "
-           "enforcing would have dropped them (deny rules' included).");
-  x.sample("dthrottle_packets_total", {{"verdict", "passed"}}, s.passed);
-  x.sample("dthrottle_packets_total", {{"verdict", "dropped"}}, s.dropped);
-  x.sample("dthrottle_packets_total", {{"verdict", "would_drop"}}, m.would_drop);
-  x.family("dthrottle_action_packets_total", "counter",
-           "IP packets decided without a bucket: passed by allow rules, dropped by deny rules.");
-  x.sample("dthrottle_action_packets_total", {{"action", "allow"}}, s.allowed);
-  x.sample("dthrottle_action_packets_total", {{"action", "deny"}}, s.denied);
+  x.counters_by("dthrottle_packets_total",
+                "IP packets decided by a source's token bucket, by verdict; would_drop: passed in dry run where "
+                "enforcing would have dropped them (deny rules' included).",
+                "verdict", {{"passed", s.passed}, {"dropped", s.dropped}, {"would_drop", m.would_drop}});
+  x.counters_by("dthrottle_action_packets_total",
+                "IP packets decided without a bucket: passed by allow rules, dropped by deny rules.", "action",
+                {{"allow", s.allowed}, {"deny", s.denied}});
   x.family("dthrottle_rule_packets_total", "counter",
            "IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop; "
            "would_drop: passed in dry run instead of dropped).");
-  if (m.rules.empty()) {
-    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "passed"}}, s.passed);
-    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "dropped"}}, s.dropped);
-    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "would_drop"}}, m.would_drop);
-  }
-  for (const RuleCount &r : m.rules) {
-    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "passed"}}, r.passed);
-    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "dropped"}}, r.dropped);
-    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "would_drop"}}, r.would_drop);
-  }
+  if (m.rules.empty()) x.rule_packets("default", s.passed, s.dropped, m.would_drop);
+  for (const RuleCount &r : m.rules) x.rule_packets(r.name, r.passed, r.dropped, r.would_drop);
   render_rule_bytes(x, m);
   // The global counters with a metric of their own (common.h's DT_STATS_FIELDS).
 #define DT_METRIC_COUNTER(field, label, metric, help) \
@@ -133,14 +136,10 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
 
 void render_query(Exposition &x, const MetricsSnapshot &snap) {
   const QueryCounters &q = snap.query_counters;
-  x.family("dthrottle_query_answers_total", "counter", "Query-socket answers, by answer (OK, NO, WAIT of RESERVE).");
-  x.sample("dthrottle_query_answers_total", {{"answer", "ok"}}, q.answered_ok);
-  x.sample("dthrottle_query_answers_total", {{"answer", "no"}}, q.answered_no);
-  x.sample("dthrottle_query_answers_total", {{"answer", "wait"}}, q.answered_wait);
-  x.family("dthrottle_query_errors_total", "counter", "Query-socket requests refused as malformed, by reason.");
-  x.sample("dthrottle_query_errors_total", {{"reason", "empty_tag"}}, q.err_empty);
-  x.sample("dthrottle_query_errors_total", {{"reason", "tag_too_long"}}, q.err_too_long);
-  x.sample("dthrottle_query_errors_total", {{"reason", "nul_byte"}}, q.err_nul);
+  x.counters_by("dthrottle_query_answers_total", "Query-socket answers, by answer (OK, NO, WAIT of RESERVE).", "answer",
+                {{"ok", q.answered_ok}, {"no", q.answered_no}, {"wait", q.answered_wait}});
+  x.counters_by("dthrottle_query_errors_total", "Query-socket requests refused as malformed, by reason.", "reason",
+                {{"empty_tag", q.err_empty}, {"tag_too_long", q.err_too_long}, {"nul_byte", q.err_nul}});
   x.counter("dthrottle_query_connections_total", "Query-socket connections served.", q.connections_accepted);
   x.gauge("dthrottle_query_connections_open", "Query-socket connections open now.",
           static_cast<double>(q.connections_open));
@@ -152,14 +151,12 @@ void render_query(Exposition &x, const MetricsSnapshot &snap) {
   x.counter("dthrottle_strict_decisions_total", "Strict tag queries decided by Redis.", q.strict_decided);
   x.counter("dthrottle_strict_round_trips_total", "Pipelined batches of strict queries sent to Redis.",
             q.strict_round_trips);
-  x.family("dthrottle_strict_redis_errors_total", "counter",
-           "Strict tag queries Redis could not decide, by what the rule did instead (on_redis_error).");
-  x.sample("dthrottle_strict_redis_errors_total", {{"fallback", "deny"}}, q.strict_denied_on_error);
-  x.sample("dthrottle_strict_redis_errors_total", {{"fallback", "local"}}, q.strict_local_on_error);
-  x.family("dthrottle_query_busy_signals_total", "counter",
-           "BUSY lines on the query socket, by whether an adaptive rule took them.");
-  x.sample("dthrottle_query_busy_signals_total", {{"result", "taken"}}, q.busy_taken);
-  x.sample("dthrottle_query_busy_signals_total", {{"result", "unknown"}}, q.busy_unknown);
+  x.counters_by("dthrottle_strict_redis_errors_total",
+                "Strict tag queries Redis could not decide, by what the rule did instead (on_redis_error).", "fallback",
+                {{"deny", q.strict_denied_on_error}, {"local", q.strict_local_on_error}});
+  x.counters_by("dthrottle_query_busy_signals_total",
+                "BUSY lines on the query socket, by whether an adaptive rule took them.", "result",
+                {{"taken", q.busy_taken}, {"unknown", q.busy_unknown}});
 }
 
 // Adaptive rules: one sample per rule of each family, labelled kind="rule"|"tag" and
