@@ -1,5 +1,6 @@
 // map_reader.cpp - userspace views of the maps.
 #include "dataplane/map_reader.h"
+#include "dataplane/pin_layout.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,6 +33,12 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
                               : "");
       return false;
     }
+  }
+  // Pins of another layout hold values of other sizes than this build reads.
+  if (const uint32_t layout = pinned_layout(pin_dir); layout != kLayoutVersion) {
+    *err = "the maps pinned in " + pin_dir + " are layout " + std::to_string(layout) + ", this agent reads layout " +
+           std::to_string(kLayoutVersion) + ": use the agent binary that pinned them";
+    return false;
   }
   // Maps added since the first version: absent (-1) in older pins.
   struct { int *fd; const char *name; } optional[] = {

@@ -29,7 +29,8 @@ struct PinnedMaps : MapFds {
   PinnedMaps(const PinnedMaps &) = delete;
   PinnedMaps &operator=(const PinnedMaps &) = delete;
   ~PinnedMaps();
-  // Opens them; false with a sentence in *err if the directory holds no dthrottle maps.
+  // Opens them; false with a sentence in *err if the directory holds no dthrottle maps,
+  // or maps of another layout (dataplane/pin_layout.h) than this build reads.
   bool open(const std::string &pin_dir, std::string *err);
 };
 

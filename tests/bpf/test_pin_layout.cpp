@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/map_reader.h"
 #include "dataplane/pin_layout.h"
 #include "dthrottle.skel.h"
 #include "dthrottle/common.h"
@@ -95,6 +96,10 @@ TEST_F(PinLayout, NewerPinsAreRefusedWithWhatToDo) {
   EXPECT_NE(err.find(want), std::string::npos) << err;
   EXPECT_NE(err.find("remove " + dir_), std::string::npos) << "the message says what to do: " << err;
   EXPECT_EQ(pinned_id(DT_MAP_BUCKETS), buckets) << "a refusal touches no pin";
+  dt::PinnedMaps readers;  // agent stats, top, explain: values of other sizes are not read
+  std::string read_err;
+  EXPECT_FALSE(readers.open(dir_, &read_err));
+  EXPECT_NE(read_err.find("are layout " + std::to_string(dt::kLayoutVersion + 1)), std::string::npos) << read_err;
 }
 
 // A build whose `exempt` changed (layout bumped) meets pins of the layout before: exempt is
