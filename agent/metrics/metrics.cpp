@@ -189,7 +189,7 @@ void render_adaptive(Exposition &x, const MetricsSnapshot &snap) {
   }
 }
 
-void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns) {
+void render_cluster(Exposition &x, const MetricsSnapshot &snap) {
   const ClusterCounters &c = snap.counters;
   x.gauge("dthrottle_report_collect_duration_seconds",
           "Time the last period's report took: collect the hits served (dt_collect), encode, publish. "
@@ -201,45 +201,67 @@ void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns)
           static_cast<double>(snap.last_report_messages));
   x.gauge("dthrottle_last_report_bytes", "Bytes of the last period's report.",
           static_cast<double>(snap.last_report_bytes));
-  x.counter("dthrottle_reports_sent_total", "Period reports published.", c.reports_sent);
-  x.counter("dthrottle_report_messages_sent_total", "Report messages published.", c.messages_sent);
-  x.counter("dthrottle_report_bytes_sent_total", "Bytes of report messages published.", c.bytes_sent);
-  x.counter("dthrottle_report_entries_sent_total", "Source entries published in reports.", c.entries_sent);
-  x.counter("dthrottle_report_prefix_entries_sent_total",
-            "Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).", c.prefix_entries_sent);
-  x.gauge("dthrottle_report_entries_max", "Entries of the largest report published since the agent started.",
-          static_cast<double>(c.max_report_entries));
-  x.counter("dthrottle_report_messages_received_total", "Report messages received from peers.",
-            c.messages_received);
-  x.counter("dthrottle_report_bytes_received_total", "Bytes of report messages received.", c.bytes_received);
-  x.counter("dthrottle_report_messages_applied_total", "Received report messages applied (debited).",
-            c.messages_applied);
-  x.counter("dthrottle_report_entries_applied_total", "Report entries debited from local buckets.",
-            c.entries_applied);
-  x.counter("dthrottle_report_duplicates_total", "Report messages ignored as duplicates or replays.",
-            c.duplicates);
+  // The cluster's counters, in the order they are rendered (the rejected family between).
+  struct ClusterFamily {
+    const char *name, *help;
+    uint64_t ClusterCounters::*value;
+    bool gauge = false;
+  };
+  static const ClusterFamily kSent[] = {
+      {"dthrottle_reports_sent_total", "Period reports published.", &ClusterCounters::reports_sent},
+      {"dthrottle_report_messages_sent_total", "Report messages published.", &ClusterCounters::messages_sent},
+      {"dthrottle_report_bytes_sent_total", "Bytes of report messages published.", &ClusterCounters::bytes_sent},
+      {"dthrottle_report_entries_sent_total", "Source entries published in reports.", &ClusterCounters::entries_sent},
+      {"dthrottle_report_prefix_entries_sent_total",
+       "Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).",
+       &ClusterCounters::prefix_entries_sent},
+      {"dthrottle_report_entries_max", "Entries of the largest report published since the agent started.",
+       &ClusterCounters::max_report_entries, true},
+      {"dthrottle_report_messages_received_total", "Report messages received from peers.",
+       &ClusterCounters::messages_received},
+      {"dthrottle_report_bytes_received_total", "Bytes of report messages received.", &ClusterCounters::bytes_received},
+      {"dthrottle_report_messages_applied_total", "Received report messages applied (debited).",
+       &ClusterCounters::messages_applied},
+      {"dthrottle_report_entries_applied_total", "Report entries debited from local buckets.",
+       &ClusterCounters::entries_applied},
+      {"dthrottle_report_duplicates_total", "Report messages ignored as duplicates or replays.",
+       &ClusterCounters::duplicates},
+  };
+  static const ClusterFamily kApplied[] = {
+      {"dthrottle_peer_hits_debited_total", "Hits served by peers and debited from local buckets.",
+       &ClusterCounters::hits_debited},
+      {"dthrottle_debit_failures_total", "Report entries that could not be debited.", &ClusterCounters::debit_failures},
+      {"dthrottle_collect_errors_total", "Periods whose collection of served hits failed.",
+       &ClusterCounters::collect_errors},
+      {"dthrottle_report_stale_messages_total",
+       "Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.",
+       &ClusterCounters::stale_messages},
+      {"dthrottle_report_stale_hits_total", "Hits of stale report messages, not debited.", &ClusterCounters::stale_hits},
+      {"dthrottle_report_recovered_messages_total",
+       "Report messages missing in a peer's sequence, resent on request and applied.", &ClusterCounters::recovered},
+      {"dthrottle_resend_requests_sent_total", "Requests this agent sent for messages missing from peers.",
+       &ClusterCounters::resend_requests_sent},
+      {"dthrottle_resend_requests_received_total", "Peers' requests for messages of this agent.",
+       &ClusterCounters::resend_requests_received},
+      {"dthrottle_resent_messages_total", "Report messages this agent published again on request.",
+       &ClusterCounters::resent_messages},
+      {"dthrottle_resent_bytes_total", "Bytes of report messages published again on request.",
+       &ClusterCounters::resent_bytes},
+  };
+  auto render = [&](const ClusterFamily &f) {
+    if (f.gauge) x.gauge(f.name, f.help, static_cast<double>(c.*f.value));
+    else x.counter(f.name, f.help, c.*f.value);
+  };
+  for (const ClusterFamily &f : kSent) render(f);
   x.family("dthrottle_report_messages_rejected_total", "counter",
            "Report messages rejected as invalid (nothing debited), by reason.");
   for (const auto &[reason, n] : c.rejected)
     x.sample("dthrottle_report_messages_rejected_total", {{"reason", reason}}, n);
-  x.counter("dthrottle_peer_hits_debited_total", "Hits served by peers and debited from local buckets.",
-            c.hits_debited);
-  x.counter("dthrottle_debit_failures_total", "Report entries that could not be debited.", c.debit_failures);
-  x.counter("dthrottle_collect_errors_total", "Periods whose collection of served hits failed.", c.collect_errors);
-  x.counter("dthrottle_report_stale_messages_total",
-            "Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.",
-            c.stale_messages);
-  x.counter("dthrottle_report_stale_hits_total", "Hits of stale report messages, not debited.", c.stale_hits);
-  x.counter("dthrottle_report_recovered_messages_total",
-            "Report messages missing in a peer's sequence, resent on request and applied.", c.recovered);
-  x.counter("dthrottle_resend_requests_sent_total", "Requests this agent sent for messages missing from peers.",
-            c.resend_requests_sent);
-  x.counter("dthrottle_resend_requests_received_total", "Peers' requests for messages of this agent.",
-            c.resend_requests_received);
-  x.counter("dthrottle_resent_messages_total", "Report messages this agent published again on request.",
-            c.resent_messages);
-  x.counter("dthrottle_resent_bytes_total", "Bytes of report messages published again on request.", c.resent_bytes);
+  for (const ClusterFamily &f : kApplied) render(f);
+}
 
+// One sample per peer of each peer family, labelled peer.
+void render_peers(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns) {
   struct PeerFamily {
     const char *name, *type, *help;
     std::string (*value)(const PeerState &, uint64_t now_ns);
@@ -296,7 +318,10 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
   if (info.bytes) labels.emplace_back("unit", "bytes");  // rate in bytes/s, burst in bytes
   x.sample("dthrottle_info", labels, uint64_t{1});
   render_dataplane(x, info, maps);
-  if (snap.cluster) render_cluster(x, snap, now_ns);
+  if (snap.cluster) {
+    render_cluster(x, snap);
+    render_peers(x, snap, now_ns);
+  }
   if (snap.query) render_query(x, snap);
   if (!snap.adaptive.empty()) render_adaptive(x, snap);
   return x.take();
