@@ -189,6 +189,54 @@ void render_adaptive(Exposition &x, const MetricsSnapshot &snap) {
   }
 }
 
+// The cluster's counters, in the order they are rendered (the rejected family between).
+struct ClusterFamily {
+  const char *name, *help;
+  uint64_t ClusterCounters::*value;
+  bool gauge = false;
+};
+const ClusterFamily kClusterSent[] = {
+    {"dthrottle_reports_sent_total", "Period reports published.", &ClusterCounters::reports_sent},
+    {"dthrottle_report_messages_sent_total", "Report messages published.", &ClusterCounters::messages_sent},
+    {"dthrottle_report_bytes_sent_total", "Bytes of report messages published.", &ClusterCounters::bytes_sent},
+    {"dthrottle_report_entries_sent_total", "Source entries published in reports.", &ClusterCounters::entries_sent},
+    {"dthrottle_report_prefix_entries_sent_total",
+     "Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).",
+     &ClusterCounters::prefix_entries_sent},
+    {"dthrottle_report_entries_max", "Entries of the largest report published since the agent started.",
+     &ClusterCounters::max_report_entries, true},
+    {"dthrottle_report_messages_received_total", "Report messages received from peers.",
+     &ClusterCounters::messages_received},
+    {"dthrottle_report_bytes_received_total", "Bytes of report messages received.", &ClusterCounters::bytes_received},
+    {"dthrottle_report_messages_applied_total", "Received report messages applied (debited).",
+     &ClusterCounters::messages_applied},
+    {"dthrottle_report_entries_applied_total", "Report entries debited from local buckets.",
+     &ClusterCounters::entries_applied},
+    {"dthrottle_report_duplicates_total", "Report messages ignored as duplicates or replays.",
+     &ClusterCounters::duplicates},
+};
+const ClusterFamily kClusterApplied[] = {
+    {"dthrottle_peer_hits_debited_total", "Hits served by peers and debited from local buckets.",
+     &ClusterCounters::hits_debited},
+    {"dthrottle_debit_failures_total", "Report entries that could not be debited.", &ClusterCounters::debit_failures},
+    {"dthrottle_collect_errors_total", "Periods whose collection of served hits failed.",
+     &ClusterCounters::collect_errors},
+    {"dthrottle_report_stale_messages_total",
+     "Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.",
+     &ClusterCounters::stale_messages},
+    {"dthrottle_report_stale_hits_total", "Hits of stale report messages, not debited.", &ClusterCounters::stale_hits},
+    {"dthrottle_report_recovered_messages_total",
+     "Report messages missing in a peer's sequence, resent on request and applied.", &ClusterCounters::recovered},
+    {"dthrottle_resend_requests_sent_total", "Requests this agent sent for messages missing from peers.",
+     &ClusterCounters::resend_requests_sent},
+    {"dthrottle_resend_requests_received_total", "Peers' requests for messages of this agent.",
+     &ClusterCounters::resend_requests_received},
+    {"dthrottle_resent_messages_total", "Report messages this agent published again on request.",
+     &ClusterCounters::resent_messages},
+    {"dthrottle_resent_bytes_total", "Bytes of report messages published again on request.",
+     &ClusterCounters::resent_bytes},
+};
+
 void render_cluster(Exposition &x, const MetricsSnapshot &snap) {
   const ClusterCounters &c = snap.counters;
   x.gauge("dthrottle_report_collect_duration_seconds",
@@ -201,63 +249,16 @@ void render_cluster(Exposition &x, const MetricsSnapshot &snap) {
           static_cast<double>(snap.last_report_messages));
   x.gauge("dthrottle_last_report_bytes", "Bytes of the last period's report.",
           static_cast<double>(snap.last_report_bytes));
-  // The cluster's counters, in the order they are rendered (the rejected family between).
-  struct ClusterFamily {
-    const char *name, *help;
-    uint64_t ClusterCounters::*value;
-    bool gauge = false;
-  };
-  static const ClusterFamily kSent[] = {
-      {"dthrottle_reports_sent_total", "Period reports published.", &ClusterCounters::reports_sent},
-      {"dthrottle_report_messages_sent_total", "Report messages published.", &ClusterCounters::messages_sent},
-      {"dthrottle_report_bytes_sent_total", "Bytes of report messages published.", &ClusterCounters::bytes_sent},
-      {"dthrottle_report_entries_sent_total", "Source entries published in reports.", &ClusterCounters::entries_sent},
-      {"dthrottle_report_prefix_entries_sent_total",
-       "Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).",
-       &ClusterCounters::prefix_entries_sent},
-      {"dthrottle_report_entries_max", "Entries of the largest report published since the agent started.",
-       &ClusterCounters::max_report_entries, true},
-      {"dthrottle_report_messages_received_total", "Report messages received from peers.",
-       &ClusterCounters::messages_received},
-      {"dthrottle_report_bytes_received_total", "Bytes of report messages received.", &ClusterCounters::bytes_received},
-      {"dthrottle_report_messages_applied_total", "Received report messages applied (debited).",
-       &ClusterCounters::messages_applied},
-      {"dthrottle_report_entries_applied_total", "Report entries debited from local buckets.",
-       &ClusterCounters::entries_applied},
-      {"dthrottle_report_duplicates_total", "Report messages ignored as duplicates or replays.",
-       &ClusterCounters::duplicates},
-  };
-  static const ClusterFamily kApplied[] = {
-      {"dthrottle_peer_hits_debited_total", "Hits served by peers and debited from local buckets.",
-       &ClusterCounters::hits_debited},
-      {"dthrottle_debit_failures_total", "Report entries that could not be debited.", &ClusterCounters::debit_failures},
-      {"dthrottle_collect_errors_total", "Periods whose collection of served hits failed.",
-       &ClusterCounters::collect_errors},
-      {"dthrottle_report_stale_messages_total",
-       "Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.",
-       &ClusterCounters::stale_messages},
-      {"dthrottle_report_stale_hits_total", "Hits of stale report messages, not debited.", &ClusterCounters::stale_hits},
-      {"dthrottle_report_recovered_messages_total",
-       "Report messages missing in a peer's sequence, resent on request and applied.", &ClusterCounters::recovered},
-      {"dthrottle_resend_requests_sent_total", "Requests this agent sent for messages missing from peers.",
-       &ClusterCounters::resend_requests_sent},
-      {"dthrottle_resend_requests_received_total", "Peers' requests for messages of this agent.",
-       &ClusterCounters::resend_requests_received},
-      {"dthrottle_resent_messages_total", "Report messages this agent published again on request.",
-       &ClusterCounters::resent_messages},
-      {"dthrottle_resent_bytes_total", "Bytes of report messages published again on request.",
-       &ClusterCounters::resent_bytes},
-  };
   auto render = [&](const ClusterFamily &f) {
     if (f.gauge) x.gauge(f.name, f.help, static_cast<double>(c.*f.value));
     else x.counter(f.name, f.help, c.*f.value);
   };
-  for (const ClusterFamily &f : kSent) render(f);
+  for (const ClusterFamily &f : kClusterSent) render(f);
   x.family("dthrottle_report_messages_rejected_total", "counter",
            "Report messages rejected as invalid (nothing debited), by reason.");
   for (const auto &[reason, n] : c.rejected)
     x.sample("dthrottle_report_messages_rejected_total", {{"reason", reason}}, n);
-  for (const ClusterFamily &f : kApplied) render(f);
+  for (const ClusterFamily &f : kClusterApplied) render(f);
 }
 
 // One sample per peer of each peer family, labelled peer.
