@@ -64,7 +64,8 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 # Only the objects that include a skeleton wait for it (and rebuild when it changes);
 # any other object is untouched by a BPF edit.
-$(OBJ)/agent/dataplane/dataplane.o $(OBJ)/tests/bpf/bpf_fixture.o: $(BUILD)/dthrottle.skel.h
+$(OBJ)/agent/dataplane/dataplane.o $(OBJ)/tests/bpf/bpf_fixture.o $(OBJ)/tests/bpf/test_map_catalog.o \
+  $(OBJ)/tests/bpf/test_pin_layout.o: $(BUILD)/dthrottle.skel.h
 $(OBJ)/tools/bench/programs.o: $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
 
 # --- C++ ------------------------------------------------------------------------

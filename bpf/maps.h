@@ -2,7 +2,8 @@
 /*
  * maps.h - the maps of the dthrottle BPF object, BTF-typed and pinned by name under
  * the agent's --pin-dir, so that `bpftool map dump pinned DIR/buckets` prints named
- * fields and a restarted agent reuses them (no bucket state lost).
+ * fields and a restarted agent reuses them (no bucket state lost). Every map here has
+ * its line in include/dthrottle/maps_catalog.h (checked by tests/bpf/test_map_catalog.cpp).
  */
 #ifndef DTHROTTLE_MAPS_H
 #define DTHROTTLE_MAPS_H
@@ -197,5 +198,15 @@ struct {
 	__type(value, struct dt_rule_name);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rule_names SEC(".maps");
+
+/* The layout version of the pins (include/dthrottle/maps_catalog.h), written by the agent
+ * at every start, never read by the programs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} layout SEC(".maps");
 
 #endif /* DTHROTTLE_MAPS_H */

@@ -59,9 +59,13 @@ ExplainPeers ask_agent(const ExplainOptions &opt) {
   if (!pid) return p.state = ExplainPeers::State::NoAgent, p;
   const uint64_t window_ms = opt.watch_ns / 1'000'000;
   const std::string id = std::to_string(getpid()) + "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-  write_file_atomic(runtime_file(opt.pin_dir, kExplainRequest),
-                    id + " " + opt.address + " " + std::to_string(window_ms) + "\n");
   p.state = ExplainPeers::State::NoAnswer;
+  std::string err;
+  if (!write_file_atomic(runtime_file(opt.pin_dir, kExplainRequest),
+                         id + " " + opt.address + " " + std::to_string(window_ms) + "\n", &err)) {
+    fprintf(stderr, "agent explain: cannot ask the agent which peers report %s: %s\n", opt.address.c_str(), err.c_str());
+    return p;
+  }
   if (kill(static_cast<pid_t>(pid), SIGUSR1) != 0) return p;
   const std::string answer = runtime_file(opt.pin_dir, kExplainAnswer);
   Json j;
@@ -69,9 +73,12 @@ ExplainPeers ask_agent(const ExplainOptions &opt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (read_answer(answer, id, &j)) {
       take_answer(j, &p);
-      break;
+      return p;
     }
   }
+  // No answer: one the agent could not write is said here (the agent logs it too).
+  if (const std::string why = unwritable_reason(answer); !why.empty())
+    fprintf(stderr, "agent explain: the agent cannot answer: %s\n", why.c_str());
   return p;
 }
 

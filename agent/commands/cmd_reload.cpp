@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "commands/commands.h"
+#include "common/files.h"
 #include "common/runtime_files.h"
 #include "dataplane/dataplane.h"
 
@@ -60,7 +61,12 @@ int cmd_reload(int argc, char **argv) {
       return ok ? 0 : 1;
     }
   }
-  fprintf(stderr, "agent reload: pid %ld did not answer within 5 s (see its log)\n", pid);
+  // The agent writes its answer where this reads it: one it cannot write is no silence.
+  if (const std::string why = unwritable_reason(status); !why.empty())
+    fprintf(stderr, "agent reload: pid %ld cannot write its answer: %s (whether the reload worked is in its log)\n",
+            pid, why.c_str());
+  else
+    fprintf(stderr, "agent reload: pid %ld did not answer within 5 s (see its log)\n", pid);
   return 1;
 }
 

@@ -52,9 +52,7 @@ bool longest_prefix(int trie_fd, const uint8_t *addr, dt_lpm_key *found, dt_rule
 }
 
 std::string rule_name(int names_fd, uint32_t id) {
-  dt_rule_name n{};
-  if (names_fd >= 0 && bpf_map_lookup_elem(names_fd, &id, &n) == 0 && n.name[0])
-    return std::string(n.name, strnlen(n.name, sizeof n.name));
+  if (std::string name = read_rule_name(names_fd, id); !name.empty()) return name;
   return id == DT_RULE_DEFAULT ? "default" : "rule " + std::to_string(id);
 }
 

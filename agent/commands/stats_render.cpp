@@ -53,20 +53,16 @@ void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, con
     appendf(out, "policy: none set (every packet passes, counted as fail-open)\n");
   if (const std::string dry = dry_run_line(snap); !dry.empty()) appendf(out, "%s\n", dry.c_str());
   appendf(out, "counters:\n");
-  append_counter(out, "passed", st.passed);
-  append_counter(out, "dropped", st.dropped);
-  append_counter(out, "would-drop", snap.would_drop);
-  append_counter(out, "sources", snap.sources.size());
-  append_counter(out, "new sources", st.new_sources);
-  append_counter(out, "non-IP", st.non_ip);
-  append_counter(out, "IPv6 ND", st.nd_exempt);
-  append_counter(out, "malformed", st.parse_errors);
-  append_counter(out, "fail-open", st.fail_open);
-  append_counter(out, "contended", st.contended);
-  append_counter(out, "debited hits", st.debit_hits);
-  append_counter(out, "exempt", st.exempt);
-  append_counter(out, "allowed", st.allowed);
-  append_counter(out, "denied", st.denied);
+  // Every counter with a label (common.h's DT_STATS_FIELDS); after `dropped`, what the
+  // views add: the rules' would-drops and the sources in the table.
+#define DT_COUNTER_LINE(field, label, metric, help) \
+  if (label[0]) append_counter(out, label, st.field); \
+  if (&st.field == &st.dropped) { \
+    append_counter(out, "would-drop", snap.would_drop); \
+    append_counter(out, "sources", snap.sources.size()); \
+  }
+  DT_STATS_FIELDS(DT_COUNTER_LINE)
+#undef DT_COUNTER_LINE
 }
 
 std::string rate_text(const dt_policy &p) {
@@ -135,12 +131,15 @@ void append_sources_table(std::string *out, const StatsSnapshot &snap, size_t to
 
 // --- JSON ---
 
+// The counters with a label, by field name; would_drop after dropped.
 Json counters_json(const dt_stats &st, uint64_t would_drop) {
-  return {{"passed", st.passed},       {"dropped", st.dropped},       {"would_drop", would_drop},
-          {"new_sources", st.new_sources},
-          {"parse_errors", st.parse_errors}, {"non_ip", st.non_ip},   {"fail_open", st.fail_open},
-          {"contended", st.contended}, {"debit_hits", st.debit_hits}, {"nd_exempt", st.nd_exempt},
-          {"exempt", st.exempt},       {"allowed", st.allowed},       {"denied", st.denied}};
+  Json j = Json::object();
+#define DT_COUNTER_JSON(field, label, metric, help) \
+  if (label[0]) j[#field] = st.field; \
+  if (&st.field == &st.dropped) j["would_drop"] = would_drop;
+  DT_STATS_FIELDS(DT_COUNTER_JSON)
+#undef DT_COUNTER_JSON
+  return j;
 }
 
 Json source_json(const StatsSnapshot &snap, const SourceRow &r) {

@@ -36,26 +36,17 @@ uint64_t held_drop_slack(bool bytes) {
 
 std::string key_bytes(const dt_key &k) { return std::string(reinterpret_cast<const char *>(&k), sizeof k); }
 
-// Rule `id`'s would-drop, summed over CPUs (0 in pins without the map).
-uint64_t read_would_drop(const PinnedMaps &maps, uint32_t id, std::vector<uint64_t> &per_cpu) {
-  uint64_t sum = 0;
-  if (maps.rule_would_drop >= 0 && bpf_map_lookup_elem(maps.rule_would_drop, &id, per_cpu.data()) == 0)
-    for (uint64_t v : per_cpu) sum += v;
-  return sum;
-}
-
-// Rule `id`'s live prefix budgets and per-level drops (none in pins without the maps).
-void read_prefix(const PinnedMaps &maps, uint32_t id, dt_prefix_policy *pp, uint64_t *drops, size_t ncpu) {
-  *pp = dt_prefix_policy{};
-  if (maps.prefix_policy >= 0) read_live_prefix_policy(maps.prefix_policy, maps.config, id, pp);
-  if (maps.prefix_drops < 0 || (!pp->n_v4 && !pp->n_v6)) return;
-  std::vector<uint64_t> per_cpu(ncpu);
-  for (uint32_t slot = 0; slot < DT_PREFIX_SLOTS; slot++) {
-    uint32_t idx = id * DT_PREFIX_SLOTS + slot;
-    drops[slot] = 0;
-    if (bpf_map_lookup_elem(maps.prefix_drops, &idx, per_cpu.data()) == 0)
-      for (uint64_t v : per_cpu) drops[slot] += v;
-  }
+// A rule in force as the views list it: its live policy and budgets, and its counters.
+RuleRow rule_row(const PinnedMaps &maps, const StatsSnapshot &snap, const RuleCounters &c) {
+  RuleRow row;
+  row.id = c.id;
+  row.name = c.name;
+  row.policy = snap.policies[c.id];
+  row.passed = c.passed, row.dropped = c.dropped;
+  row.would_drop = c.would_drop;
+  row.prefix = snap.prefix[c.id];
+  if (row.prefix.n_v4 || row.prefix.n_v6) read_prefix_drops(maps, c.id, row.prefix_drops);
+  return row;
 }
 
 }  // namespace
@@ -102,33 +93,17 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
     return *err = "cannot read " + pin_dir + "/stats: " + strerror(-rc), false;
   out->policy = dt_policy{};
   read_live_policy(maps.policy, maps.config, 0, &out->policy);
-  // Every rule in force: its live policy, its name and its per-CPU counters summed.
+  // Every rule's live policy and budgets; the rules in force with their counters.
   out->policies.assign(DT_MAX_RULES, dt_policy{});
   out->prefix.assign(DT_MAX_RULES, dt_prefix_policy{});
-  out->rules.clear();
-  const int ncpu = libbpf_num_possible_cpus();
-  std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
-  std::vector<uint64_t> per_cpu_wd(per_cpu.size());
-  out->would_drop = 0;
   for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
     read_live_policy(maps.policy, maps.config, id, &out->policies[id]);
-    uint64_t prefix_drops[DT_PREFIX_SLOTS] = {};
-    read_prefix(maps, id, &out->prefix[id], prefix_drops, per_cpu.size());
-    const uint64_t would_drop = read_would_drop(maps, id, per_cpu_wd);
-    out->would_drop += would_drop;
-    dt_rule_name n{};
-    if (maps.rule_names < 0 || bpf_map_lookup_elem(maps.rule_names, &id, &n) != 0 || !n.name[0]) continue;
-    RuleRow row;
-    row.id = id;
-    row.name.assign(n.name, strnlen(n.name, sizeof n.name));
-    row.policy = out->policies[id];
-    row.would_drop = would_drop;
-    row.prefix = out->prefix[id];
-    memcpy(row.prefix_drops, prefix_drops, sizeof prefix_drops);
-    if (maps.rule_stats >= 0 && bpf_map_lookup_elem(maps.rule_stats, &id, per_cpu.data()) == 0)
-      for (const auto &c : per_cpu) row.passed += c.passed, row.dropped += c.dropped;
-    out->rules.push_back(row);
+    if (maps.prefix_policy >= 0) read_live_prefix_policy(maps.prefix_policy, maps.config, id, &out->prefix[id]);
   }
+  const RuleCounterTable table = read_rule_table(maps);
+  out->would_drop = table.would_drop;
+  out->rules.clear();
+  for (const RuleCounters &c : table.named) out->rules.push_back(rule_row(maps, *out, c));
   long n = for_each_bucket(maps.buckets, maps.drop_pending,
                            [&](const dt_key &k, const dt_bucket &b) { out->sources.push_back({k, b}); });
   if (n < 0) return *err = "cannot read " + pin_dir + "/buckets: " + strerror(static_cast<int>(-n)), false;

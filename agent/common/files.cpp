@@ -4,18 +4,55 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+
+#include "common/log.h"
 
 namespace dt {
 
-void write_file_atomic(const std::string &path, const std::string &text) {
+bool write_file_atomic(const std::string &path, const std::string &text, std::string *err) {
   const std::string tmp = path + ".tmp";
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  close(fd);
-  if (ok) rename(tmp.c_str(), path.c_str());
-  else unlink(tmp.c_str());
+  if (fd < 0) return *err = "cannot create " + tmp + ": " + strerror(errno), false;
+  const ssize_t n = write(fd, text.data(), text.size());
+  const int write_errno = errno;
+  const bool complete = n == static_cast<ssize_t>(text.size());
+  const int closed = close(fd);  // reports a delayed write error (NFS, quotas) too
+  const int close_errno = errno;
+  if (!complete || closed != 0) {
+    *err = "cannot write " + tmp + ": " +
+           (!complete ? (n < 0 ? strerror(write_errno) : "short write (is the disk full?)") : strerror(close_errno));
+    unlink(tmp.c_str());
+    return false;
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    *err = "cannot rename " + tmp + " to " + path + ": " + strerror(errno);
+    unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string unwritable_reason(const std::string &path) {
+  const std::string probe = path + ".probe";
+  std::string err;
+  if (!write_file_atomic(probe, "", &err)) return err;
+  unlink(probe.c_str());
+  return "";
+}
+
+bool RewrittenFile::write(const std::string &text) {
+  std::string err;
+  if (write_file_atomic(path_, text, &err)) {
+    if (!failure_.empty()) DT_INFO("%s is written again", path_.c_str());
+    failure_.clear();
+    return true;
+  }
+  if (err != failure_) DT_WARN("%s", err.c_str());
+  failure_ = err;
+  return false;
 }
 
 RemoveOnExit::~RemoveOnExit() {

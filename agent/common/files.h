@@ -2,13 +2,34 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dt {
 
 // Replaces `path` atomically with `text` (readers never see half a file): writes
-// `path`.tmp and renames it over `path`. On a failed write `path` is left as it was.
-void write_file_atomic(const std::string &path, const std::string &text);
+// `path`.tmp and renames it over `path`. False with a sentence in *err (what could not
+// be opened, written or renamed, and why) on failure: `path` is then left as it was.
+[[nodiscard]] bool write_file_atomic(const std::string &path, const std::string &text, std::string *err);
+
+// Why nothing can be written beside `path` (a file `path`.probe is written and removed):
+// "" if something can, else the sentence write_file_atomic gives. For a reader that
+// waits for a file another process fails to write (agent reload, agent explain).
+std::string unwritable_reason(const std::string &path);
+
+// A writer of one file written again and again (status files): logs a failure once,
+// not at every write, and logs when writing works again.
+class RewrittenFile {
+ public:
+  explicit RewrittenFile(std::string path = "") : path_(std::move(path)) {}
+  const std::string &path() const { return path_; }
+  // write_file_atomic; false (logged if it is a new failure) if it failed.
+  bool write(const std::string &text);
+
+ private:
+  std::string path_;
+  std::string failure_;  // the last write's error, "" if it worked
+};
 
 // Files a process publishes while it runs (status, reload outcome), removed when the
 // owner goes, last added first. Missing files are fine (never written, or removed).

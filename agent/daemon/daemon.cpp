@@ -198,10 +198,10 @@ bool Daemon::start_adaptive() {
   std::string err;
   if (!adaptive_->configure(config_.rules, tags_.rules(), !opt.cluster(), opt.period_ns, &err))
     return fail("adaptive rules: " + err);
-  adaptive_json_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kAdaptiveStatusJson));
-  adaptive_text_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kAdaptiveStatusText));
-  reload_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kReloadFile));
-  write_file_atomic(reload_path_, "0 ok " + describe_run_rules(config_) + "\n");
+  adaptive_json_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kAdaptiveStatusJson)));
+  adaptive_text_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kAdaptiveStatusText)));
+  reload_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kReloadFile)));
+  reload_file_.write("0 ok " + describe_run_rules(config_) + "\n");
   return true;
 }
 
@@ -229,8 +229,8 @@ bool Daemon::join_cluster() {
   std::string err;
   cluster_ = Cluster::create(cc, *dp_, &err);
   if (!cluster_) return fail(err);
-  cluster_json_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusJson));
-  cluster_text_path_ = runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusText));
+  cluster_json_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusJson)));
+  cluster_text_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusText)));
   cluster_->set_rules(config_.rules.names, config_.rules.throttles);
   cluster_->set_prefix_levels(prefix_level_keys(config_.rules));
   cluster_->set_adaptive(&adaptive_->set());
@@ -265,8 +265,7 @@ void Daemon::serve_metrics() {
                  dp_->hook() == AttachHook::Tc ? "tc" : xdp_mode_name(dp_->attached_mode()),
                  opt.rate, opt.burst, dp_->max_sources()};
   mi.bytes = opt.bytes;
-  metrics_->serve(mi, dp_->stats_fd(), dp_->buckets_fd(), dp_->rule_stats_fd(), dp_->rule_names_fd(),
-                  dp_->rule_would_drop_fd(), dp_->rule_bytes_fd());
+  metrics_->serve(mi, dp_->map_fds());
   publish_metrics();
 }
 
@@ -337,7 +336,9 @@ void Daemon::on_signal() {
 // "<generation> <outcome>" for `agent reload`.
 void Daemon::on_reload() {
   const std::string outcome = reload_all({config_, rule_maps_, tags_, cluster_.get(), *adaptive_});
-  write_file_atomic(reload_path_, std::to_string(++reload_generation_) + " " + outcome + "\n");
+  // A reload file that cannot be written leaves `agent reload` waiting: it says why (unwritable_reason).
+  if (!reload_file_.write(std::to_string(++reload_generation_) + " " + outcome + "\n"))
+    DT_WARN("the reload happened (%s) but agent reload cannot learn it", outcome.c_str());
 }
 
 void Daemon::on_peer_readable(uint64_t now_ns) { cluster_->on_readable(now_ns); }
@@ -366,12 +367,12 @@ void Daemon::on_period(uint64_t now_ns) {
 // The files `agent stats` reads, about once a second.
 void Daemon::on_status(uint64_t now_ns) {
   if (cluster_) {
-    write_file_atomic(cluster_json_path_, cluster_->status_json(now_ns) + "\n");
-    write_file_atomic(cluster_text_path_, cluster_->status_text(now_ns));
+    cluster_json_file_.write(cluster_->status_json(now_ns) + "\n");
+    cluster_text_file_.write(cluster_->status_text(now_ns));
   }
   if (adaptive_->active()) {
-    write_file_atomic(adaptive_json_path_, adaptive_->status_json(now_ns) + "\n");
-    write_file_atomic(adaptive_text_path_, adaptive_->status_text(now_ns));
+    adaptive_json_file_.write(adaptive_->status_json(now_ns) + "\n");
+    adaptive_text_file_.write(adaptive_->status_text(now_ns));
   }
   status_.advance(now_ns);
 }
@@ -421,17 +422,20 @@ void Daemon::publish_metrics() {
 
 void Daemon::log_counters() {
   dt_stats now{};
-  if (read_stats(dp_->stats_fd(), &now) != 0) {
-    DT_WARN("cannot read the stats map: %s", strerror(errno));
+  if (int rc = read_stats(dp_->stats_fd(), &now); rc != 0) {
+    DT_WARN("cannot read the stats map: %s", strerror(-rc));
     return;
   }
   const dt_stats &prev = prev_stats_;
-  auto u = [](__u64 v) { return static_cast<unsigned long long>(v); };
-  DT_INFO("passed %llu (+%llu) dropped %llu (+%llu) new sources %llu non-IP %llu malformed %llu "
-          "fail-open %llu contended %llu exempt %llu",
-          u(now.passed), u(now.passed - prev.passed), u(now.dropped), u(now.dropped - prev.dropped),
-          u(now.new_sources), u(now.non_ip), u(now.parse_errors), u(now.fail_open), u(now.contended),
-          u(now.exempt));
+  // Every counter with a label (common.h's DT_STATS_FIELDS), passed and dropped with their increase.
+  std::string line;
+  auto add = [&line](const char *label, uint64_t v) { line += (line.empty() ? "" : " ") + std::string(label) + " " + std::to_string(v); };
+#define DT_LOG_FIELD(field, label, metric, help) \
+  if (label[0]) add(label, now.field); \
+  if (&now.field == &now.passed || &now.field == &now.dropped) line += " (+" + std::to_string(now.field - prev.field) + ")";
+  DT_STATS_FIELDS(DT_LOG_FIELD)
+#undef DT_LOG_FIELD
+  DT_INFO("%s", line.c_str());
   prev_stats_ = now;
 }
 

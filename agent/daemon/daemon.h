@@ -118,7 +118,8 @@ class Daemon {
   std::unique_ptr<MetricsServer> metrics_;    // its threads read the maps: stops first
 
   // The loop's state.
-  std::string reload_path_, adaptive_json_path_, adaptive_text_path_, cluster_json_path_, cluster_text_path_;
+  // Runtime files (runtime_files.h): a failed write is logged (once while it lasts).
+  RewrittenFile reload_file_, adaptive_json_file_, adaptive_text_file_, cluster_json_file_, cluster_text_file_;
   uint64_t reload_generation_ = 0;
   PeriodicTimer period_, status_, fail_open_check_, stats_log_;
   FailOpenWatch fail_open_;

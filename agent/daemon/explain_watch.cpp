@@ -51,7 +51,8 @@ void ExplainWatch::answer(const void *peers) {
     j["window_ms"] = window_ms_;
     j["peers"] = *static_cast<const Json *>(peers);
   }
-  write_file_atomic(answer_path_, dump_json(j) + "\n");
+  if (std::string err; !write_file_atomic(answer_path_, dump_json(j) + "\n", &err))
+    DT_WARN("explain: %s (agent explain will say the agent did not answer)", err.c_str());
   pending_ = false;
 }
 

@@ -85,11 +85,8 @@ int Collector::on_event(void *ctx, void *data, size_t size) {
 // What every CPU's stage holds (keys not yet in a ring record). A stage of an older
 // period that was taken before and has not changed is skipped.
 int Collector::read_stages() {
-  const int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) return cpus < 0 ? cpus : -EINVAL;
-  std::vector<dt_active_stage> stages(static_cast<size_t>(cpus));
-  uint32_t zero = 0;
-  if (bpf_map_lookup_elem(stage_fd_, &zero, stages.data()) != 0) return -errno;
+  std::vector<dt_active_stage> stages;
+  if (int rc = read_per_cpu(stage_fd_, 0, &stages); rc != 0) return rc;
   stage_taken_.resize(stages.size());
   for (size_t c = 0; c < stages.size(); c++) {
     const dt_active_stage &s = stages[c];

@@ -1,6 +1,7 @@
 // dataplane.cpp - load, pin, attach, take over, detach.
 #include "dataplane/dataplane.h"
 #include "dataplane/kernel_probe.h"
+#include "dataplane/pin_layout.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -297,7 +298,9 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
 
   const bool had_pins = access((cfg.pin_dir + "/" + DT_MAP_BUCKETS).c_str(), F_OK) == 0;
   uint32_t max_sources = 0;
-  if (!bucket_map_size(cfg, &max_sources, err) || !dp->load(cfg, max_sources, err)) {
+  // Pins of another layout: the changed maps made anew, or refused (pin_layout.h).
+  if (!prepare_pins(cfg.pin_dir, map_catalog(), kLayoutVersion, err) || !bucket_map_size(cfg, &max_sources, err) ||
+      !dp->load(cfg, max_sources, err)) {
     dp->keep_ = true;
     return nullptr;
   }
@@ -367,7 +370,10 @@ void Dataplane::record_hook() {
   std::string text = hook_desc() + "\n";
   if (hook_ == AttachHook::Tc && tc_.created_qdisc) text += "clsact-created\n";
   mkdir(kRuntimeDir, 0755);
-  write_file_atomic(runtime_file(pin_dir_, kAttachFile), text);
+  // Without it `agent stats` cannot say how the program is attached, and the next agent
+  // cannot know that dthrottle created the clsact qdisc: worth a warning, not a failure.
+  if (std::string err; !write_file_atomic(runtime_file(pin_dir_, kAttachFile), text, &err))
+    DT_WARN("%s: agent stats will not show how %s is attached", err.c_str(), iface_.c_str());
 }
 
 std::string Dataplane::hook_desc() const {
@@ -396,6 +402,9 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
                                                  " by an incompatible version? see the log above)");
     return false;
   }
+  if (int rc = write_layout(bpf_map__fd(skel_->maps.layout), kLayoutVersion); rc != 0)
+    DT_WARN("cannot write the layout version into %s/%s: %s (the next agent will take these pins for layout 1)",
+            cfg.pin_dir.c_str(), DT_MAP_LAYOUT, errno_str(rc).c_str());
   return true;
 }
 
@@ -441,6 +450,15 @@ int Dataplane::rule_would_drop_fd() const { return bpf_map__fd(skel_->maps.rule_
 int Dataplane::rule_bytes_fd() const { return bpf_map__fd(skel_->maps.rule_bytes); }
 int Dataplane::prefix_policy_fd() const { return bpf_map__fd(skel_->maps.prefix_policy); }
 int Dataplane::prefix_drops_fd() const { return bpf_map__fd(skel_->maps.prefix_drops); }
+
+MapFds Dataplane::map_fds() const {
+  MapFds m;
+  m.buckets = buckets_fd(), m.stats = stats_fd(), m.policy = policy_fd(), m.config = config_fd();
+  m.rule_stats = rule_stats_fd(), m.rule_names = rule_names_fd(), m.rule_would_drop = rule_would_drop_fd();
+  m.rule_bytes = rule_bytes_fd(), m.drop_pending = bpf_map__fd(skel_->maps.drop_pending);
+  m.prefix_policy = prefix_policy_fd(), m.prefix_drops = prefix_drops_fd();
+  return m;
+}
 
 void Dataplane::detach_and_unpin() {
   if (hook_ == AttachHook::Tc && tc_.how != TcHow::None) {

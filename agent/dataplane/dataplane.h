@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "dataplane/map_reader.h"
 #include "dataplane/tc_attach.h"
 
 struct dthrottle_bpf;
@@ -91,6 +92,8 @@ class Dataplane {
   int prefix_drops_fd() const;     // drops per prefix level, per CPU
 
   int tc_prog_fd() const;
+  // The maps the views read (dataplane/map_reader.h), as the agent holds them.
+  MapFds map_fds() const;
 
   bool took_over() const { return took_over_; }
   XdpMode attached_mode() const { return mode_; }

@@ -1,5 +1,6 @@
 // map_reader.cpp - userspace views of the maps.
 #include "dataplane/map_reader.h"
+#include "dataplane/pin_layout.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -12,8 +13,8 @@
 namespace dt {
 
 PinnedMaps::~PinnedMaps() {
-  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop, drop_pending, prefix_policy,
-                 prefix_drops})
+  for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop, rule_bytes, drop_pending,
+                 prefix_policy, prefix_drops})
     if (fd >= 0) close(fd);
 }
 
@@ -33,38 +34,86 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
       return false;
     }
   }
-  rule_stats = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_STATS).c_str());
-  rule_names = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_NAMES).c_str());
-  rule_would_drop = bpf_obj_get((pin_dir + "/" + DT_MAP_RULE_WOULD_DROP).c_str());
-  drop_pending = bpf_obj_get((pin_dir + "/" + DT_MAP_DROP_PENDING).c_str());
-  prefix_policy = bpf_obj_get((pin_dir + "/" + DT_MAP_PREFIX_POLICY).c_str());
-  prefix_drops = bpf_obj_get((pin_dir + "/" + DT_MAP_PREFIX_DROPS).c_str());
+  // Pins of another layout hold values of other sizes than this build reads.
+  if (const uint32_t layout = pinned_layout(pin_dir); layout != kLayoutVersion) {
+    *err = "the maps pinned in " + pin_dir + " are layout " + std::to_string(layout) + ", this agent reads layout " +
+           std::to_string(kLayoutVersion) + ": use the agent binary that pinned them";
+    return false;
+  }
+  // Maps added since the first version: absent (-1) in older pins.
+  struct { int *fd; const char *name; } optional[] = {
+      {&rule_stats, DT_MAP_RULE_STATS},       {&rule_names, DT_MAP_RULE_NAMES},
+      {&rule_would_drop, DT_MAP_RULE_WOULD_DROP}, {&rule_bytes, DT_MAP_RULE_BYTES},
+      {&drop_pending, DT_MAP_DROP_PENDING},   {&prefix_policy, DT_MAP_PREFIX_POLICY},
+      {&prefix_drops, DT_MAP_PREFIX_DROPS}};
+  for (auto &m : optional) *m.fd = bpf_obj_get((pin_dir + "/" + m.name).c_str());
   return true;
 }
 
-int read_stats(int stats_fd, dt_stats *out) {
+void add_counts(dt_stats *sum, const dt_stats &v) {
+#define DT_ADD_FIELD(field, label, metric, help) sum->field += v.field;
+  DT_STATS_FIELDS(DT_ADD_FIELD)
+#undef DT_ADD_FIELD
+}
+
+template <class T>
+int read_per_cpu(int fd, uint32_t key, std::vector<T> *out) {
   const int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0) return ncpu ? ncpu : -EINVAL;
-  std::vector<dt_stats> per_cpu(static_cast<size_t>(ncpu));
-  uint32_t zero = 0;
-  if (bpf_map_lookup_elem(stats_fd, &zero, per_cpu.data()) != 0) return -errno;
-  *out = dt_stats{};
-  for (const auto &c : per_cpu) {
-    out->passed += c.passed;
-    out->dropped += c.dropped;
-    out->new_sources += c.new_sources;
-    out->parse_errors += c.parse_errors;
-    out->non_ip += c.non_ip;
-    out->fail_open += c.fail_open;
-    out->contended += c.contended;
-    out->debit_hits += c.debit_hits;
-    out->nd_exempt += c.nd_exempt;
-    out->exempt += c.exempt;
-    out->report_overflow += c.report_overflow;
-    out->allowed += c.allowed;
-    out->denied += c.denied;
+  out->assign(static_cast<size_t>(ncpu), T{});
+  if (fd < 0) return -EBADF;
+  return bpf_map_lookup_elem(fd, &key, out->data()) == 0 ? 0 : -errno;
+}
+// The value types of the per-CPU maps.
+template int read_per_cpu(int, uint32_t, std::vector<uint64_t> *);
+template int read_per_cpu(int, uint32_t, std::vector<dt_stats> *);
+template int read_per_cpu(int, uint32_t, std::vector<dt_rule_stats> *);
+template int read_per_cpu(int, uint32_t, std::vector<dt_rule_bytes> *);
+template int read_per_cpu(int, uint32_t, std::vector<dt_drop_pending> *);
+template int read_per_cpu(int, uint32_t, std::vector<dt_active_stage> *);
+template int read_per_cpu(int, uint32_t, std::vector<dt_clock_anchor> *);
+
+int read_stats(int stats_fd, dt_stats *out) { return sum_per_cpu(stats_fd, 0, out); }
+
+std::string read_rule_name(int names_fd, uint32_t id) {
+  dt_rule_name n{};
+  if (names_fd < 0 || bpf_map_lookup_elem(names_fd, &id, &n) != 0) return "";
+  return std::string(n.name, strnlen(n.name, sizeof n.name));
+}
+
+RuleCounters read_rule_counters(const MapFds &m, uint32_t id) {
+  RuleCounters r;
+  r.id = id;
+  r.name = read_rule_name(m.rule_names, id);
+  dt_rule_stats packets{};
+  dt_rule_bytes bytes{};
+  sum_per_cpu(m.rule_stats, id, &packets);
+  sum_per_cpu(m.rule_would_drop, id, &r.would_drop);
+  sum_per_cpu(m.rule_bytes, id, &bytes);
+  r.passed = packets.passed, r.dropped = packets.dropped;
+  r.bytes_passed = bytes.passed, r.bytes_dropped = bytes.dropped;
+  return r;
+}
+
+RuleCounterTable read_rule_table(const MapFds &m) {
+  RuleCounterTable t;
+  t.rule0 = read_rule_counters(m, DT_RULE_DEFAULT);
+  for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
+    // An unnamed rule (not in force, or a plain --rate/--burst) still counts its would-drops.
+    if (read_rule_name(m.rule_names, id).empty()) {
+      uint64_t would_drop = 0;
+      sum_per_cpu(m.rule_would_drop, id, &would_drop);
+      t.would_drop += would_drop;
+      continue;
+    }
+    t.named.push_back(id == DT_RULE_DEFAULT ? t.rule0 : read_rule_counters(m, id));
+    t.would_drop += t.named.back().would_drop;
   }
-  return 0;
+  return t;
+}
+
+void read_prefix_drops(const MapFds &m, uint32_t id, uint64_t (&drops)[DT_PREFIX_SLOTS]) {
+  for (uint32_t slot = 0; slot < DT_PREFIX_SLOTS; slot++) sum_per_cpu(m.prefix_drops, id * DT_PREFIX_SLOTS + slot, &drops[slot]);
 }
 
 long for_each_bucket(int fd, const std::function<void(const dt_key &, const dt_bucket &)> &fn) {
@@ -106,11 +155,9 @@ long for_each_bucket(int fd, const std::function<void(const dt_key &, const dt_b
 int PendingDrops::read(int pending_fd) {
   held_.clear();
   if (pending_fd < 0) return 0;
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return ncpu ? ncpu : -EINVAL;
-  std::vector<dt_drop_pending> per_cpu(static_cast<size_t>(ncpu));
+  std::vector<dt_drop_pending> per_cpu;
   for (uint32_t slot = 0; slot < DT_DROP_SLOTS; slot++) {
-    if (bpf_map_lookup_elem(pending_fd, &slot, per_cpu.data()) != 0) return -errno;
+    if (int rc = read_per_cpu(pending_fd, slot, &per_cpu); rc != 0) return rc;
     for (const auto &p : per_cpu) {
       if (!p.packets) continue;  // a free slot: its key and counts mean nothing
       auto &h = held_[p.key];

@@ -7,26 +7,90 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "common/key_hash.h"
 #include "dthrottle/common.h"
 
 namespace dt {
 
-// File descriptors of the pinned maps of one pin directory.
-struct PinnedMaps {
+// The maps the views read (agent stats, top, explain, /metrics), by fd, not owned;
+// -1: absent (pins of an older version lack the maps added since).
+struct MapFds {
   int buckets = -1, stats = -1, policy = -1, config = -1;
-  int rule_stats = -1, rule_names = -1;  // absent in pins of older versions
-  int rule_would_drop = -1;               // likewise
-  int drop_pending = -1;                  // likewise
-  int prefix_policy = -1, prefix_drops = -1;  // likewise (prefix budgets)
+  int rule_stats = -1, rule_names = -1, rule_would_drop = -1, rule_bytes = -1;
+  int drop_pending = -1;
+  int prefix_policy = -1, prefix_drops = -1;
+};
+
+// The same maps opened from a pin directory, and closed with it.
+struct PinnedMaps : MapFds {
+  PinnedMaps() = default;
+  PinnedMaps(const PinnedMaps &) = delete;
+  PinnedMaps &operator=(const PinnedMaps &) = delete;
   ~PinnedMaps();
-  // Opens them; false with a sentence in *err if the directory holds no dthrottle maps.
+  // Opens them; false with a sentence in *err if the directory holds no dthrottle maps,
+  // or maps of another layout (dataplane/pin_layout.h) than this build reads.
   bool open(const std::string &pin_dir, std::string *err);
 };
 
+// --- per-CPU maps ---
+
+// Adds one CPU's value into a sum (a counter struct: field by field).
+inline void add_counts(uint64_t *sum, uint64_t v) { *sum += v; }
+inline void add_counts(dt_rule_stats *sum, const dt_rule_stats &v) { sum->passed += v.passed, sum->dropped += v.dropped; }
+inline void add_counts(dt_rule_bytes *sum, const dt_rule_bytes &v) { sum->passed += v.passed, sum->dropped += v.dropped; }
+void add_counts(dt_stats *sum, const dt_stats &v);
+
+// Every possible CPU's value of element `key` of the per-CPU map `fd`: 0 or -errno
+// (-EBADF for fd < 0: a map the pins lack).
+template <class T>
+int read_per_cpu(int fd, uint32_t key, std::vector<T> *out);
+
+// Element `key` of the per-CPU map `fd`, summed over CPUs into *out (zero on failure):
+// 0 or -errno, as read_per_cpu. The one per-CPU sum of the agent and the tests.
+template <class T>
+int sum_per_cpu(int fd, uint32_t key, T *out) {
+  *out = T{};
+  std::vector<T> per_cpu;
+  if (int rc = read_per_cpu(fd, key, &per_cpu); rc != 0) return rc;
+  for (const T &v : per_cpu) add_counts(out, v);
+  return 0;
+}
+
 // Global counters summed over all possible CPUs. Returns 0 or -errno.
 int read_stats(int stats_fd, dt_stats *out);
+
+// --- per rule ---
+
+// What the maps count for one rule, summed over CPUs (0 where the pins lack the map).
+struct RuleCounters {
+  std::string name;  // its name in rule_names ("": none)
+  uint64_t passed = 0, dropped = 0;              // rule_stats
+  uint64_t would_drop = 0;                       // dry run: what enforcing would have dropped
+  uint64_t bytes_passed = 0, bytes_dropped = 0;  // byte rules only (frame bytes)
+  uint32_t id = 0;
+};
+
+// Rule `id`'s name in the rule_names map; "" if it has none (or names_fd < 0).
+std::string read_rule_name(int names_fd, uint32_t id);
+
+// Rule `id`'s counters, its name included.
+RuleCounters read_rule_counters(const MapFds &m, uint32_t id);
+
+// Every rule's counters as the views show them, read in one pass.
+struct RuleCounterTable {
+  std::vector<RuleCounters> named;  // the rules with a name (in force), by id
+  RuleCounters rule0;               // rule 0 named or not (a plain --rate/--burst has no name)
+  uint64_t would_drop = 0;          // every rule's would-drop, summed
+};
+RuleCounterTable read_rule_table(const MapFds &m);
+
+// Packets dropped by each prefix level of rule `id` (IPv6 levels from DT_PREFIX_LEVELS),
+// summed over CPUs; zeros where the pins lack the map.
+void read_prefix_drops(const MapFds &m, uint32_t id, uint64_t (&drops)[DT_PREFIX_SLOTS]);
+
+// --- buckets ---
 
 // Calls fn(key, bucket) for every bucket (batched lookups). Returns entries seen or -errno.
 // The buckets as stored: their dropped / would_drop lack the drops still held per CPU.

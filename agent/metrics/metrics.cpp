@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -57,6 +58,19 @@ class Exposition {
   void sample(const char *name, const Labels &labels, uint64_t v) { sample(name, labels, std::to_string(v)); }
   void sample_double(const char *name, const Labels &labels, double v) { sample(name, labels, format_double(v)); }
 
+  // A counter family of one sample per value of one label: {label="value"} count.
+  void counters_by(const char *name, const char *help, const char *label,
+                   std::initializer_list<std::pair<const char *, uint64_t>> samples) {
+    family(name, "counter", help);
+    for (const auto &[value, n] : samples) sample(name, {{label, value}}, n);
+  }
+  // A rule's packets by verdict (dthrottle_rule_packets_total, its family written once).
+  void rule_packets(const std::string &rule, uint64_t passed, uint64_t dropped, uint64_t would_drop) {
+    const std::pair<const char *, uint64_t> by_verdict[] = {
+        {"passed", passed}, {"dropped", dropped}, {"would_drop", would_drop}};
+    for (const auto &[verdict, n] : by_verdict) sample("dthrottle_rule_packets_total", {{"rule", rule}, {"verdict", verdict}}, n);
+  }
+
   // A family of one unlabelled sample.
   void counter(const char *name, const char *help, uint64_t v) {
     family(name, "counter", help);
@@ -91,41 +105,24 @@ void render_rule_bytes(Exposition &x, const MapView &m) {
 
 void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) {
   const dt_stats &s = m.stats;
-  x.family("dthrottle_packets_total", "counter",
-           "IP packets decided by a source's token bucket, by verdict; would_drop: passed in dry run where "
-           "enforcing would have dropped them (deny rules' included).");
-  x.sample("dthrottle_packets_total", {{"verdict", "passed"}}, s.passed);
-  x.sample("dthrottle_packets_total", {{"verdict", "dropped"}}, s.dropped);
-  x.sample("dthrottle_packets_total", {{"verdict", "would_drop"}}, m.would_drop);
-  x.family("dthrottle_action_packets_total", "counter",
-           "IP packets decided without a bucket: passed by allow rules, dropped by deny rules.");
-  x.sample("dthrottle_action_packets_total", {{"action", "allow"}}, s.allowed);
-  x.sample("dthrottle_action_packets_total", {{"action", "deny"}}, s.denied);
+  x.counters_by("dthrottle_packets_total",
+                "IP packets decided by a source's token bucket, by verdict; would_drop: passed in dry run where "
+                "enforcing would have dropped them (deny rules' included).",
+                "verdict", {{"passed", s.passed}, {"dropped", s.dropped}, {"would_drop", m.would_drop}});
+  x.counters_by("dthrottle_action_packets_total",
+                "IP packets decided without a bucket: passed by allow rules, dropped by deny rules.", "action",
+                {{"allow", s.allowed}, {"deny", s.denied}});
   x.family("dthrottle_rule_packets_total", "counter",
            "IP packets decided by a rule, by rule and verdict (allow rules pass, deny rules drop; "
            "would_drop: passed in dry run instead of dropped).");
-  if (m.rules.empty()) {
-    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "passed"}}, s.passed);
-    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "dropped"}}, s.dropped);
-    x.sample("dthrottle_rule_packets_total", {{"rule", "default"}, {"verdict", "would_drop"}}, m.would_drop);
-  }
-  for (const RuleCount &r : m.rules) {
-    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "passed"}}, r.passed);
-    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "dropped"}}, r.dropped);
-    x.sample("dthrottle_rule_packets_total", {{"rule", r.name}, {"verdict", "would_drop"}}, r.would_drop);
-  }
+  if (m.rules.empty()) x.rule_packets("default", s.passed, s.dropped, m.would_drop);
+  for (const RuleCount &r : m.rules) x.rule_packets(r.name, r.passed, r.dropped, r.would_drop);
   render_rule_bytes(x, m);
-  x.counter("dthrottle_contended_packets_total",
-            "Packets dropped because their bucket's compare-and-swap kept losing races (not in packets_total).",
-            s.contended);
-  x.counter("dthrottle_non_ip_packets_total", "Non-IP frames (ARP, LLDP, ...), passed without a bucket.", s.non_ip);
-  x.counter("dthrottle_nd_packets_total", "IPv6 neighbour discovery packets, passed without a bucket.", s.nd_exempt);
-  x.counter("dthrottle_malformed_packets_total", "Truncated or malformed headers, passed without a bucket.",
-            s.parse_errors);
-  x.counter("dthrottle_exempt_packets_total", "Packets from exempt addresses (the peers), passed.", s.exempt);
-  x.counter("dthrottle_fail_open_packets_total", "Packets passed without a decision (no policy, or no bucket).",
-            s.fail_open);
-  x.counter("dthrottle_new_sources_total", "Buckets created (new sources).", s.new_sources);
+  // The global counters with a metric of their own (common.h's DT_STATS_FIELDS).
+#define DT_METRIC_COUNTER(field, label, metric, help) \
+  if (metric[0]) x.counter(metric, help, s.field);
+  DT_STATS_FIELDS(DT_METRIC_COUNTER)
+#undef DT_METRIC_COUNTER
   x.gauge("dthrottle_active_sources", "Sources with a bucket in the table (idle ones stay until evicted).",
           static_cast<double>(m.sources));
   x.gauge("dthrottle_source_capacity", "Capacity of the source table (--max-sources).", info.capacity);
@@ -135,21 +132,14 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
             "Estimate of the sources the full table evicted (least recently seen first): buckets created "
             "minus buckets present, never decreasing.",
             m.evictions);
-  x.counter("dthrottle_report_ring_overflows_total",
-            "Active-source announcements lost to a full ring buffer (the packet path retries them).",
-            s.report_overflow);
 }
 
 void render_query(Exposition &x, const MetricsSnapshot &snap) {
   const QueryCounters &q = snap.query_counters;
-  x.family("dthrottle_query_answers_total", "counter", "Query-socket answers, by answer (OK, NO, WAIT of RESERVE).");
-  x.sample("dthrottle_query_answers_total", {{"answer", "ok"}}, q.answered_ok);
-  x.sample("dthrottle_query_answers_total", {{"answer", "no"}}, q.answered_no);
-  x.sample("dthrottle_query_answers_total", {{"answer", "wait"}}, q.answered_wait);
-  x.family("dthrottle_query_errors_total", "counter", "Query-socket requests refused as malformed, by reason.");
-  x.sample("dthrottle_query_errors_total", {{"reason", "empty_tag"}}, q.err_empty);
-  x.sample("dthrottle_query_errors_total", {{"reason", "tag_too_long"}}, q.err_too_long);
-  x.sample("dthrottle_query_errors_total", {{"reason", "nul_byte"}}, q.err_nul);
+  x.counters_by("dthrottle_query_answers_total", "Query-socket answers, by answer (OK, NO, WAIT of RESERVE).", "answer",
+                {{"ok", q.answered_ok}, {"no", q.answered_no}, {"wait", q.answered_wait}});
+  x.counters_by("dthrottle_query_errors_total", "Query-socket requests refused as malformed, by reason.", "reason",
+                {{"empty_tag", q.err_empty}, {"tag_too_long", q.err_too_long}, {"nul_byte", q.err_nul}});
   x.counter("dthrottle_query_connections_total", "Query-socket connections served.", q.connections_accepted);
   x.gauge("dthrottle_query_connections_open", "Query-socket connections open now.",
           static_cast<double>(q.connections_open));
@@ -161,14 +151,12 @@ void render_query(Exposition &x, const MetricsSnapshot &snap) {
   x.counter("dthrottle_strict_decisions_total", "Strict tag queries decided by Redis.", q.strict_decided);
   x.counter("dthrottle_strict_round_trips_total", "Pipelined batches of strict queries sent to Redis.",
             q.strict_round_trips);
-  x.family("dthrottle_strict_redis_errors_total", "counter",
-           "Strict tag queries Redis could not decide, by what the rule did instead (on_redis_error).");
-  x.sample("dthrottle_strict_redis_errors_total", {{"fallback", "deny"}}, q.strict_denied_on_error);
-  x.sample("dthrottle_strict_redis_errors_total", {{"fallback", "local"}}, q.strict_local_on_error);
-  x.family("dthrottle_query_busy_signals_total", "counter",
-           "BUSY lines on the query socket, by whether an adaptive rule took them.");
-  x.sample("dthrottle_query_busy_signals_total", {{"result", "taken"}}, q.busy_taken);
-  x.sample("dthrottle_query_busy_signals_total", {{"result", "unknown"}}, q.busy_unknown);
+  x.counters_by("dthrottle_strict_redis_errors_total",
+                "Strict tag queries Redis could not decide, by what the rule did instead (on_redis_error).", "fallback",
+                {{"deny", q.strict_denied_on_error}, {"local", q.strict_local_on_error}});
+  x.counters_by("dthrottle_query_busy_signals_total",
+                "BUSY lines on the query socket, by whether an adaptive rule took them.", "result",
+                {{"taken", q.busy_taken}, {"unknown", q.busy_unknown}});
 }
 
 // Adaptive rules: one sample per rule of each family, labelled kind="rule"|"tag" and
@@ -201,7 +189,55 @@ void render_adaptive(Exposition &x, const MetricsSnapshot &snap) {
   }
 }
 
-void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns) {
+// The cluster's counters, in the order they are rendered (the rejected family between).
+struct ClusterFamily {
+  const char *name, *help;
+  uint64_t ClusterCounters::*value;
+  bool gauge = false;
+};
+const ClusterFamily kClusterSent[] = {
+    {"dthrottle_reports_sent_total", "Period reports published.", &ClusterCounters::reports_sent},
+    {"dthrottle_report_messages_sent_total", "Report messages published.", &ClusterCounters::messages_sent},
+    {"dthrottle_report_bytes_sent_total", "Bytes of report messages published.", &ClusterCounters::bytes_sent},
+    {"dthrottle_report_entries_sent_total", "Source entries published in reports.", &ClusterCounters::entries_sent},
+    {"dthrottle_report_prefix_entries_sent_total",
+     "Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).",
+     &ClusterCounters::prefix_entries_sent},
+    {"dthrottle_report_entries_max", "Entries of the largest report published since the agent started.",
+     &ClusterCounters::max_report_entries, true},
+    {"dthrottle_report_messages_received_total", "Report messages received from peers.",
+     &ClusterCounters::messages_received},
+    {"dthrottle_report_bytes_received_total", "Bytes of report messages received.", &ClusterCounters::bytes_received},
+    {"dthrottle_report_messages_applied_total", "Received report messages applied (debited).",
+     &ClusterCounters::messages_applied},
+    {"dthrottle_report_entries_applied_total", "Report entries debited from local buckets.",
+     &ClusterCounters::entries_applied},
+    {"dthrottle_report_duplicates_total", "Report messages ignored as duplicates or replays.",
+     &ClusterCounters::duplicates},
+};
+const ClusterFamily kClusterApplied[] = {
+    {"dthrottle_peer_hits_debited_total", "Hits served by peers and debited from local buckets.",
+     &ClusterCounters::hits_debited},
+    {"dthrottle_debit_failures_total", "Report entries that could not be debited.", &ClusterCounters::debit_failures},
+    {"dthrottle_collect_errors_total", "Periods whose collection of served hits failed.",
+     &ClusterCounters::collect_errors},
+    {"dthrottle_report_stale_messages_total",
+     "Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.",
+     &ClusterCounters::stale_messages},
+    {"dthrottle_report_stale_hits_total", "Hits of stale report messages, not debited.", &ClusterCounters::stale_hits},
+    {"dthrottle_report_recovered_messages_total",
+     "Report messages missing in a peer's sequence, resent on request and applied.", &ClusterCounters::recovered},
+    {"dthrottle_resend_requests_sent_total", "Requests this agent sent for messages missing from peers.",
+     &ClusterCounters::resend_requests_sent},
+    {"dthrottle_resend_requests_received_total", "Peers' requests for messages of this agent.",
+     &ClusterCounters::resend_requests_received},
+    {"dthrottle_resent_messages_total", "Report messages this agent published again on request.",
+     &ClusterCounters::resent_messages},
+    {"dthrottle_resent_bytes_total", "Bytes of report messages published again on request.",
+     &ClusterCounters::resent_bytes},
+};
+
+void render_cluster(Exposition &x, const MetricsSnapshot &snap) {
   const ClusterCounters &c = snap.counters;
   x.gauge("dthrottle_report_collect_duration_seconds",
           "Time the last period's report took: collect the hits served (dt_collect), encode, publish. "
@@ -213,45 +249,20 @@ void render_cluster(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns)
           static_cast<double>(snap.last_report_messages));
   x.gauge("dthrottle_last_report_bytes", "Bytes of the last period's report.",
           static_cast<double>(snap.last_report_bytes));
-  x.counter("dthrottle_reports_sent_total", "Period reports published.", c.reports_sent);
-  x.counter("dthrottle_report_messages_sent_total", "Report messages published.", c.messages_sent);
-  x.counter("dthrottle_report_bytes_sent_total", "Bytes of report messages published.", c.bytes_sent);
-  x.counter("dthrottle_report_entries_sent_total", "Source entries published in reports.", c.entries_sent);
-  x.counter("dthrottle_report_prefix_entries_sent_total",
-            "Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).", c.prefix_entries_sent);
-  x.gauge("dthrottle_report_entries_max", "Entries of the largest report published since the agent started.",
-          static_cast<double>(c.max_report_entries));
-  x.counter("dthrottle_report_messages_received_total", "Report messages received from peers.",
-            c.messages_received);
-  x.counter("dthrottle_report_bytes_received_total", "Bytes of report messages received.", c.bytes_received);
-  x.counter("dthrottle_report_messages_applied_total", "Received report messages applied (debited).",
-            c.messages_applied);
-  x.counter("dthrottle_report_entries_applied_total", "Report entries debited from local buckets.",
-            c.entries_applied);
-  x.counter("dthrottle_report_duplicates_total", "Report messages ignored as duplicates or replays.",
-            c.duplicates);
+  auto render = [&](const ClusterFamily &f) {
+    if (f.gauge) x.gauge(f.name, f.help, static_cast<double>(c.*f.value));
+    else x.counter(f.name, f.help, c.*f.value);
+  };
+  for (const ClusterFamily &f : kClusterSent) render(f);
   x.family("dthrottle_report_messages_rejected_total", "counter",
            "Report messages rejected as invalid (nothing debited), by reason.");
   for (const auto &[reason, n] : c.rejected)
     x.sample("dthrottle_report_messages_rejected_total", {{"reason", reason}}, n);
-  x.counter("dthrottle_peer_hits_debited_total", "Hits served by peers and debited from local buckets.",
-            c.hits_debited);
-  x.counter("dthrottle_debit_failures_total", "Report entries that could not be debited.", c.debit_failures);
-  x.counter("dthrottle_collect_errors_total", "Periods whose collection of served hits failed.", c.collect_errors);
-  x.counter("dthrottle_report_stale_messages_total",
-            "Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.",
-            c.stale_messages);
-  x.counter("dthrottle_report_stale_hits_total", "Hits of stale report messages, not debited.", c.stale_hits);
-  x.counter("dthrottle_report_recovered_messages_total",
-            "Report messages missing in a peer's sequence, resent on request and applied.", c.recovered);
-  x.counter("dthrottle_resend_requests_sent_total", "Requests this agent sent for messages missing from peers.",
-            c.resend_requests_sent);
-  x.counter("dthrottle_resend_requests_received_total", "Peers' requests for messages of this agent.",
-            c.resend_requests_received);
-  x.counter("dthrottle_resent_messages_total", "Report messages this agent published again on request.",
-            c.resent_messages);
-  x.counter("dthrottle_resent_bytes_total", "Bytes of report messages published again on request.", c.resent_bytes);
+  for (const ClusterFamily &f : kClusterApplied) render(f);
+}
 
+// One sample per peer of each peer family, labelled peer.
+void render_peers(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns) {
   struct PeerFamily {
     const char *name, *type, *help;
     std::string (*value)(const PeerState &, uint64_t now_ns);
@@ -308,7 +319,10 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
   if (info.bytes) labels.emplace_back("unit", "bytes");  // rate in bytes/s, burst in bytes
   x.sample("dthrottle_info", labels, uint64_t{1});
   render_dataplane(x, info, maps);
-  if (snap.cluster) render_cluster(x, snap, now_ns);
+  if (snap.cluster) {
+    render_cluster(x, snap);
+    render_peers(x, snap, now_ns);
+  }
   if (snap.query) render_query(x, snap);
   if (!snap.adaptive.empty()) render_adaptive(x, snap);
   return x.take();
@@ -319,48 +333,7 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
 struct MetricsServer::Impl {
   std::string shown;  // ADDR:PORT as the user would write it
   MetricsInfo info;
-  int stats_fd = -1, buckets_fd = -1, rule_stats_fd = -1, rule_names_fd = -1, rule_would_drop_fd = -1;
-  int rule_bytes_fd = -1;
-
-  // Rule `id`'s would-drop, its per-CPU counters summed (0 without the map).
-  uint64_t read_would_drop(uint32_t id, std::vector<uint64_t> &per_cpu) const {
-    uint64_t sum = 0;
-    if (rule_would_drop_fd >= 0 && bpf_map_lookup_elem(rule_would_drop_fd, &id, per_cpu.data()) == 0)
-      for (uint64_t v : per_cpu) sum += v;
-    return sum;
-  }
-
-  // Rule `id`'s bytes (byte rules), its per-CPU counters summed into r.
-  void read_bytes(uint32_t id, RuleCount *r, std::vector<dt_rule_bytes> &per_cpu) const {
-    if (rule_bytes_fd >= 0 && bpf_map_lookup_elem(rule_bytes_fd, &id, per_cpu.data()) == 0)
-      for (const auto &c : per_cpu) r->bytes_passed += c.passed, r->bytes_dropped += c.dropped;
-  }
-
-  // The named rules and their per-CPU counters, summed; *would_drop: every rule's would-drop.
-  std::vector<RuleCount> read_rules(uint64_t *would_drop, RuleCount *default_bytes) const {
-    std::vector<RuleCount> out;
-    const int ncpu = libbpf_num_possible_cpus();
-    std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
-    std::vector<uint64_t> per_cpu_wd(per_cpu.size());
-    std::vector<dt_rule_bytes> per_cpu_bytes(per_cpu.size());
-    read_bytes(DT_RULE_DEFAULT, default_bytes, per_cpu_bytes);
-    *would_drop = 0;
-    for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
-      const uint64_t wd = read_would_drop(id, per_cpu_wd);
-      *would_drop += wd;
-      if (rule_stats_fd < 0 || rule_names_fd < 0) continue;
-      dt_rule_name n{};
-      if (bpf_map_lookup_elem(rule_names_fd, &id, &n) != 0 || !n.name[0]) continue;
-      RuleCount r;
-      r.name.assign(n.name, strnlen(n.name, sizeof n.name));
-      r.would_drop = wd;
-      read_bytes(id, &r, per_cpu_bytes);
-      if (bpf_map_lookup_elem(rule_stats_fd, &id, per_cpu.data()) == 0)
-        for (const auto &c : per_cpu) r.passed += c.passed, r.dropped += c.dropped;
-      out.push_back(std::move(r));
-    }
-    return out;
-  }
+  MapFds maps;
   httplib::Server http;
   std::thread thread;
 
@@ -388,8 +361,8 @@ struct MetricsServer::Impl {
         // Created before present: a bucket created during the walk can only make
         // the estimate lower, never stick it too high.
         dt_stats before{};
-        if (int rc = read_stats(stats_fd, &before); rc != 0) return failed("reading the stats map", rc, out);
-        long n = for_each_bucket(buckets_fd, [](const dt_key &, const dt_bucket &) {});
+        if (int rc = read_stats(maps.stats, &before); rc != 0) return failed("reading the stats map", rc, out);
+        long n = for_each_bucket(maps.buckets, [](const dt_key &, const dt_bucket &) {});
         if (n < 0) return failed("walking the bucket table", static_cast<int>(n), out);
         sources = static_cast<uint64_t>(n);
         evictions = eviction_estimate.update(before.new_sources, sources);
@@ -399,8 +372,11 @@ struct MetricsServer::Impl {
       m.sources = sources;
       m.evictions = evictions;
     }
-    if (int rc = read_stats(stats_fd, &m.stats); rc != 0) return failed("reading the stats map", rc, out);
-    m.rules = read_rules(&m.would_drop, &m.default_bytes);
+    if (int rc = read_stats(maps.stats, &m.stats); rc != 0) return failed("reading the stats map", rc, out);
+    RuleCounterTable rules = read_rule_table(maps);
+    m.rules = std::move(rules.named);
+    m.would_drop = rules.would_drop;
+    m.default_bytes = rules.rule0;
     MetricsSnapshot s;
     {
       std::lock_guard<std::mutex> lock(snap_mu);
@@ -463,16 +439,10 @@ std::unique_ptr<MetricsServer> MetricsServer::bind(const MetricsAddress &addr, s
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(impl)));
 }
 
-void MetricsServer::serve(const MetricsInfo &info, int stats_fd, int buckets_fd, int rule_stats_fd,
-                          int rule_names_fd, int rule_would_drop_fd, int rule_bytes_fd) {
+void MetricsServer::serve(const MetricsInfo &info, const MapFds &maps) {
   Impl *p = impl_.get();
   p->info = info;
-  p->stats_fd = stats_fd;
-  p->buckets_fd = buckets_fd;
-  p->rule_stats_fd = rule_stats_fd;
-  p->rule_names_fd = rule_names_fd;
-  p->rule_would_drop_fd = rule_would_drop_fd;
-  p->rule_bytes_fd = rule_bytes_fd;
+  p->maps = maps;
   p->thread = std::thread([p] { p->http.listen_after_bind(); });
   // stop() does nothing until the accept loop runs: wait for it, so the destructor stops it.
   for (int i = 0; i < 2000 && !p->http.is_running(); i++)

@@ -19,6 +19,7 @@
 #include "dthrottle/common.h"
 #include "cluster/peer_tracker.h"
 #include "common/endpoint.h"
+#include "dataplane/map_reader.h"
 #include "query/query_server.h"
 
 namespace dt {
@@ -49,13 +50,9 @@ struct MetricsSnapshot {
   std::vector<AdaptiveStatus> adaptive;  // adaptive rules (empty: none)
 };
 
-// What the HTTP thread reads from the maps for one scrape.
-struct RuleCount {
-  std::string name;
-  uint64_t passed = 0, dropped = 0;
-  uint64_t would_drop = 0;  // dry run: what enforcing would have dropped
-  uint64_t bytes_passed = 0, bytes_dropped = 0;  // byte rules only (frame bytes)
-};
+// What the HTTP thread reads from the maps for one scrape (read_rule_table: the
+// counters `agent stats` shows too).
+using RuleCount = RuleCounters;
 
 struct MapView {
   dt_stats stats{};
@@ -96,9 +93,8 @@ class MetricsServer {
   // Binds addr; nullptr with a sentence in *err if it cannot (port in use, not an
   // address of this host).
   static std::unique_ptr<MetricsServer> bind(const MetricsAddress &addr, std::string *err);
-  // Serves GET /metrics from threads of its own. The fds must outlive the server.
-  void serve(const MetricsInfo &info, int stats_fd, int buckets_fd, int rule_stats_fd = -1,
-             int rule_names_fd = -1, int rule_would_drop_fd = -1, int rule_bytes_fd = -1);
+  // Serves GET /metrics from threads of its own. The maps must outlive the server.
+  void serve(const MetricsInfo &info, const MapFds &maps);
   // Replaces the snapshot scrapes render (called by the event loop).
   void publish(const MetricsSnapshot &snap);
 

@@ -13,7 +13,8 @@
 
 #include <linux/types.h>
 
-/* Names of the pinned maps under --pin-dir (also the map names in the object). */
+/* Names of the pinned maps under --pin-dir (also the map names in the object); each
+ * one of the catalogue of maps (dthrottle/maps_catalog.h, checked by a test). */
 #define DT_MAP_BUCKETS     "buckets"
 #define DT_MAP_STATS       "stats"
 #define DT_MAP_POLICY      "policy"
@@ -32,6 +33,7 @@
 #define DT_MAP_DROP_PENDING "drop_pending"
 #define DT_MAP_PREFIX_POLICY "prefix_policy"
 #define DT_MAP_PREFIX_DROPS  "prefix_drops"
+#define DT_MAP_LAYOUT      "layout"
 #define DT_PIN_LINK        "link"
 #define DT_PIN_TC_LINK     "tc_link"   /* --attach tc on Linux 6.6+: the tcx link */
 
@@ -291,21 +293,43 @@ struct dt_config {
 #define DT_CFG_RULES  (1u << 2) /* match rules in the live rules trie; else rule 0 */
 #define DT_CFG_COARSE_CLOCK (1u << 3) /* bpf_ktime_get_coarse_ns (one tick of lag) */
 
-/* Global counters, one per-CPU element at key 0 of DT_MAP_STATS. */
+/*
+ * Global counters, one per-CPU element at key 0 of DT_MAP_STATS: one line each, in the
+ * order of struct dt_stats (the map's value, so a new counter goes last and bumps the
+ * layout of `stats`, see maps_catalog.h). Every reader lists them from here: the
+ * per-CPU sum, `agent stats` (text and JSON), /metrics and the daemon's log line.
+ *   X(field, label, metric, help)
+ *   label   its name in `agent stats` and the log ("": listed in neither);
+ *   metric  its own Prometheus counter ("": none of its own: passed and dropped are
+ *           dthrottle_packets_total{verdict}, allowed and denied
+ *           dthrottle_action_packets_total{action}, debit_hits is a cluster metric);
+ *   help    what it counts (the metric's HELP text).
+ */
+#define DT_STATS_FIELDS(X) \
+	X(passed, "passed", "", "Packets admitted by a bucket.") \
+	X(dropped, "dropped", "", "Packets dropped for lack of tokens.") \
+	X(new_sources, "new sources", "dthrottle_new_sources_total", "Buckets created (new sources).") \
+	X(parse_errors, "malformed", "dthrottle_malformed_packets_total", \
+	  "Truncated or malformed headers, passed without a bucket.") \
+	X(non_ip, "non-IP", "dthrottle_non_ip_packets_total", \
+	  "Non-IP frames (ARP, LLDP, ...), passed without a bucket.") \
+	X(fail_open, "fail-open", "dthrottle_fail_open_packets_total", \
+	  "Packets passed without a decision (no policy, or no bucket).") \
+	X(contended, "contended", "dthrottle_contended_packets_total", \
+	  "Packets dropped because their bucket's compare-and-swap kept losing races (not in packets_total).") \
+	X(debit_hits, "debited hits", "", "Peer hits debited by the debit program.") \
+	X(nd_exempt, "IPv6 ND", "dthrottle_nd_packets_total", \
+	  "IPv6 neighbour discovery packets, passed without a bucket.") \
+	X(exempt, "exempt", "dthrottle_exempt_packets_total", "The cluster's own TCP traffic (cluster_exempt), passed.") \
+	X(report_overflow, "", "dthrottle_report_ring_overflows_total", \
+	  "Active-source announcements lost to a full ring buffer (the packet path retries them).") \
+	X(allowed, "allowed", "", "Packets passed by an allow rule.") \
+	X(denied, "denied", "", "Packets dropped by a deny rule.")
+
 struct dt_stats {
-	__u64 passed;        /* packets admitted by a bucket */
-	__u64 dropped;       /* packets dropped for lack of tokens */
-	__u64 new_sources;   /* buckets created */
-	__u64 parse_errors;  /* truncated or malformed headers (passed, see README) */
-	__u64 non_ip;        /* non-IP frames (ARP, LLDP, ...), passed */
-	__u64 fail_open;     /* passed without a decision: no policy, or no bucket */
-	__u64 contended;     /* dropped after DT_CAS_RETRIES lost compare-and-swaps */
-	__u64 debit_hits;    /* peer hits debited by the debit program */
-	__u64 nd_exempt;     /* IPv6 neighbour discovery (ICMPv6 133-137), passed */
-	__u64 exempt;        /* the cluster's own TCP traffic (cluster_exempt), passed */
-	__u64 report_overflow; /* active-source events lost to a full ring (retried) */
-	__u64 allowed;       /* passed by an `allow` rule */
-	__u64 denied;        /* dropped by a `deny` rule */
+#define DT_STATS_MEMBER(field, label, metric, help) __u64 field;
+	DT_STATS_FIELDS(DT_STATS_MEMBER)
+#undef DT_STATS_MEMBER
 };
 
 /*

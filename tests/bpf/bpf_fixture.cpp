@@ -19,12 +19,6 @@
 
 namespace dt::test {
 
-uint64_t sum_per_cpu(int fd, uint32_t key) {
-  uint64_t sum = 0;
-  for (uint64_t v : per_cpu_values<uint64_t>(fd, key)) sum += v;
-  return sum;
-}
-
 std::vector<int> allowed_cpus(size_t max) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -85,11 +79,11 @@ std::string verdict_name(int v) {
 }
 
 std::string stats_to_string(const dt_stats &s) {
-  return "passed=" + std::to_string(s.passed) + " dropped=" + std::to_string(s.dropped) +
-         " new_sources=" + std::to_string(s.new_sources) +
-         " parse_errors=" + std::to_string(s.parse_errors) + " non_ip=" + std::to_string(s.non_ip) +
-         " fail_open=" + std::to_string(s.fail_open) + " contended=" + std::to_string(s.contended) +
-         " debit_hits=" + std::to_string(s.debit_hits) + " nd_exempt=" + std::to_string(s.nd_exempt);
+  std::string out;
+#define DT_FIELD_TEXT(field, label, metric, help) out += (out.empty() ? "" : " ") + std::string(#field "=") + std::to_string(s.field);
+  DT_STATS_FIELDS(DT_FIELD_TEXT)
+#undef DT_FIELD_TEXT
+  return out;
 }
 
 dt_debit make_debit(const std::string &addr, uint32_t hits) {
@@ -164,6 +158,19 @@ RuleMaps BpfFixture::policy_maps() {
   return m;
 }
 
+int BpfFixture::map_fd(const char *name) const {
+  const int fd = bpf_object__find_map_fd_by_name(skel_->obj, name);
+  if (fd < 0) ADD_FAILURE() << "the object has no map '" << name << "'";
+  return fd;
+}
+
+RuleMaps BpfFixture::rule_maps() {
+  RuleMaps m = policy_maps();
+  m.rules_fd[0] = bpf_map__fd(skel_->maps.rules0);
+  m.rules_fd[1] = bpf_map__fd(skel_->maps.rules1);
+  return m;
+}
+
 int BpfFixture::prefix_policy_fd() const { return bpf_map__fd(skel_->maps.prefix_policy); }
 
 void BpfFixture::set_prefix_policy(double rate, uint64_t burst, const std::vector<PrefixLimit> &levels, bool bytes,
@@ -195,11 +202,11 @@ std::unique_ptr<Collector> BpfFixture::new_collector() {
 }
 
 uint64_t BpfFixture::would_drop_of_rule0() {
-  return sum_per_cpu(bpf_map__fd(skel_->maps.rule_would_drop), DT_RULE_DEFAULT);
+  return summed_per_cpu<uint64_t>(bpf_map__fd(skel_->maps.rule_would_drop), DT_RULE_DEFAULT);
 }
 
 uint64_t BpfFixture::prefix_drops(uint32_t slot) {
-  return sum_per_cpu(bpf_map__fd(skel_->maps.prefix_drops), DT_RULE_DEFAULT * DT_PREFIX_SLOTS + slot);
+  return summed_per_cpu<uint64_t>(bpf_map__fd(skel_->maps.prefix_drops), DT_RULE_DEFAULT * DT_PREFIX_SLOTS + slot);
 }
 
 void BpfFixture::set_policy(double rate, uint64_t burst) {

@@ -27,6 +27,7 @@
 
 #include "dataplane/collector.h"
 #include "dataplane/debits.h"
+#include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
 #include "dthrottle/common.h"
 #include "rules/prefix_limits.h"
@@ -61,14 +62,21 @@ dt_debit make_debit(const std::string &addr, uint32_t hits);
 // test failure, if it cannot be read).
 template <class T>
 std::vector<T> per_cpu_values(int fd, uint32_t key) {
-  std::vector<T> v(static_cast<size_t>(libbpf_num_possible_cpus()));
-  if (bpf_map_lookup_elem(fd, &key, v.data()) != 0)
-    ADD_FAILURE() << "per-CPU map lookup of element " << key << ": " << strerror(errno);
+  std::vector<T> v;
+  if (int rc = read_per_cpu(fd, key, &v); rc != 0)
+    ADD_FAILURE() << "per-CPU map lookup of element " << key << ": " << strerror(-rc);
   return v;
 }
 
-// The sum over CPUs of element `key` of a per-CPU map of counters.
-uint64_t sum_per_cpu(int fd, uint32_t key);
+// The sum over CPUs of element `key` of a per-CPU map of counters (dt::sum_per_cpu, as
+// the agent reads them; zero, and a test failure, if it cannot be read).
+template <class T>
+T summed_per_cpu(int fd, uint32_t key) {
+  T sum{};
+  if (int rc = sum_per_cpu(fd, key, &sum); rc != 0)
+    ADD_FAILURE() << "per-CPU map lookup of element " << key << ": " << strerror(-rc);
+  return sum;
+}
 
 // CPUs this process may run on (at most `max` of them), in order.
 std::vector<int> allowed_cpus(size_t max);
@@ -163,6 +171,10 @@ class BpfFixture : public ::testing::Test {
   int cluster_ports_fd() const;
   int rule_bytes_fd() const;
   int clock_anchor_fd() const;
+  // The fd of the object's map called `name` (maps_catalog.h), or -1 (and a failure).
+  int map_fd(const char *name) const;
+  // The maps publish_rules writes, with both rules tries (a rules file's compiled form).
+  RuleMaps rule_maps();
 
   uint64_t start_ns_ = 0;  // CLOCK_MONOTONIC when the object was loaded
 

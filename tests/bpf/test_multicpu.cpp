@@ -195,11 +195,8 @@ class XdpMultiCpu : public BpfFixture {
     EXPECT_LE(tokens_milli(*b), static_cast<int64_t>(policy_burst_) * 1000) << "tokens above burst";
 
     // Per CPU: the thread pinned there is the only one that ran XDP there.
-    const int ncpu = libbpf_num_possible_cpus();
-    ASSERT_GT(ncpu, 0);
-    std::vector<dt_stats> per_cpu(static_cast<size_t>(ncpu));
-    uint32_t zero = 0;
-    ASSERT_EQ(bpf_map_lookup_elem(stats_fd(), &zero, per_cpu.data()), 0) << strerror(errno);
+    const std::vector<dt_stats> per_cpu = per_cpu_values<dt_stats>(stats_fd(), 0);
+    ASSERT_FALSE(per_cpu.empty());
     for (const auto &h : o.hammers)
       EXPECT_EQ(per_cpu[h.cpu].passed + per_cpu[h.cpu].dropped, h.sent)
           << "packets counted on CPU " << h.cpu << " != packets its thread sent";
@@ -238,17 +235,29 @@ class XdpMultiCpu : public BpfFixture {
     policy_burst_ = burst;
   }
 
+  // Rule 0 of `burst` tokens and no refill; every CPU sends its share of kTotalPackets
+  // (`phase1` of them while the kDebitRounds debits land, 0: all) and the accounting
+  // and tat identity are checked. Fails (fatally) the test on a broken run.
+  RunOutcome hammer_no_refill(uint64_t burst, uint64_t phase1 = 0, bool wait_for_debits = false) {
+    RunOutcome o;
+    policy(kNoRefill, burst);
+    if (HasFatalFailure()) return o;
+    const uint64_t each = kTotalPackets / cpus_.size();
+    o = hammer({phase1 ? phase1 : each, each, wait_for_debits}, kDebitRounds);
+    check_accounting(o, each * cpus_.size(), kDebitRounds * kDebitHits);
+    if (HasFatalFailure()) return o;
+    check_tat_identity(o);
+    return o;
+  }
+
   std::vector<int> cpus_;
   uint64_t policy_burst_ = 0;
 };
 
 TEST_F(XdpMultiCpu, BurstNeverRunsOut) {
   constexpr uint64_t kBurst = 1000000;
-  ASSERT_NO_FATAL_FAILURE(policy(kNoRefill, kBurst));
-  const uint64_t each = kTotalPackets / cpus_.size();
-  const RunOutcome o = hammer({each, each, false}, kDebitRounds);
-  ASSERT_NO_FATAL_FAILURE(check_accounting(o, each * cpus_.size(), kDebitRounds * kDebitHits));
-  ASSERT_NO_FATAL_FAILURE(check_tat_identity(o));
+  const RunOutcome o = hammer_no_refill(kBurst);
+  ASSERT_FALSE(HasFatalFailure());
 
   const dt_stats s = stats();
   // Tokens never ran short, so the only possible drops are lost CAS races.
@@ -266,12 +275,9 @@ TEST_F(XdpMultiCpu, RunsOutExactlyAtBurstAfterConcurrentDebits) {
   // debit, and exactly burst tokens were spent: passed + debited == burst.
   constexpr uint64_t kBurst = 100000;
   const uint64_t debit_total = kDebitRounds * kDebitHits;
-  ASSERT_NO_FATAL_FAILURE(policy(kNoRefill, kBurst));
-  const uint64_t each = kTotalPackets / cpus_.size();
   const uint64_t phase1 = (kBurst - debit_total) * 9 / 10 / cpus_.size();
-  const RunOutcome o = hammer({phase1, each, true}, kDebitRounds);
-  ASSERT_NO_FATAL_FAILURE(check_accounting(o, each * cpus_.size(), debit_total));
-  ASSERT_NO_FATAL_FAILURE(check_tat_identity(o));
+  const RunOutcome o = hammer_no_refill(kBurst, phase1, true);
+  ASSERT_FALSE(HasFatalFailure());
 
   const dt_stats s = stats();
   const auto b = bucket(kSource);
@@ -290,12 +296,9 @@ TEST_F(XdpMultiCpu, RunsOutWhileDebitsLand) {
   // passed + debited may exceed burst (a debit takes the balance below zero), but
   // never did more than burst pass, and the bucket state accounts for every token.
   constexpr uint64_t kBurst = 100000;
-  ASSERT_NO_FATAL_FAILURE(policy(kNoRefill, kBurst));
-  const uint64_t each = kTotalPackets / cpus_.size();
   // Paced, the debits typically straddle the moment the bucket runs dry.
-  const RunOutcome o = hammer({each, each, false}, kDebitRounds);
-  ASSERT_NO_FATAL_FAILURE(check_accounting(o, each * cpus_.size(), kDebitRounds * kDebitHits));
-  ASSERT_NO_FATAL_FAILURE(check_tat_identity(o));
+  const RunOutcome o = hammer_no_refill(kBurst);
+  ASSERT_FALSE(HasFatalFailure());
 
   const auto b = bucket(kSource);
   ASSERT_TRUE(b);

@@ -41,13 +41,7 @@ class XdpBytes : public BpfFixture {
     return passed;
   }
   // A rule's rule_bytes entry, its per-CPU values summed.
-  dt_rule_bytes rule_bytes(uint32_t rule) {
-    std::vector<dt_rule_bytes> per_cpu(static_cast<size_t>(libbpf_num_possible_cpus()));
-    dt_rule_bytes sum{};
-    EXPECT_EQ(bpf_map_lookup_elem(rule_bytes_fd(), &rule, per_cpu.data()), 0) << "rule_bytes lookup";
-    for (const auto &c : per_cpu) sum.passed += c.passed, sum.dropped += c.dropped;
-    return sum;
-  }
+  dt_rule_bytes rule_bytes(uint32_t rule) { return summed_per_cpu<dt_rule_bytes>(rule_bytes_fd(), rule); }
 };
 
 TEST_F(XdpBytes, BurstOverFrameLengthFramesPassAtOnce) {

@@ -38,29 +38,6 @@ constexpr double kNoRefill = 0.001;  // tokens per second: < 0.001 token per tes
 
 std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
 
-// An fd of the map called `name` among those program `prog_fd` uses, or -errno.
-int prog_map_fd(int prog_fd, const std::string &name) {
-  bpf_prog_info info{};
-  uint32_t len = sizeof info;
-  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return -errno;
-  const uint32_t n = info.nr_map_ids;
-  std::vector<uint32_t> ids(n);
-  info = bpf_prog_info{};
-  info.nr_map_ids = n;
-  info.map_ids = reinterpret_cast<uint64_t>(ids.data());
-  len = sizeof info;
-  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return -errno;
-  for (uint32_t i = 0; i < n && i < info.nr_map_ids; i++) {
-    const int fd = bpf_map_get_fd_by_id(ids[i]);
-    if (fd < 0) continue;
-    bpf_map_info mi{};
-    uint32_t mlen = sizeof mi;
-    if (bpf_obj_get_info_by_fd(fd, &mi, &mlen) == 0 && name == mi.name) return fd;
-    close(fd);
-  }
-  return -ENOENT;
-}
-
 // What a run of packets did: verdicts, and the counters that moved.
 struct Verdicts {
   int passed = 0, dropped = 0;  // verdicts
@@ -68,31 +45,6 @@ struct Verdicts {
 
 class XdpDryRun : public BpfFixture {
  protected:
-  void SetUp() override {
-    BpfFixture::SetUp();
-    if (HasFatalFailure()) return;
-    struct Want {
-      const char *name;
-      int *fd;
-    } wants[] = {{"policy", &maps_.policy_fd},
-                 {"rules0", &maps_.rules_fd[0]},
-                 {"rules1", &maps_.rules_fd[1]},
-                 {"rule_stats", &rule_stats_fd_},
-                 {"rule_would_drop", &would_drop_fd_}};
-    for (const Want &w : wants) {
-      *w.fd = prog_map_fd(xdp_fd(), w.name);
-      if (*w.fd < 0)
-        GTEST_FAIL() << "cannot find map '" << w.name << "' among the XDP program's maps: " << strerror(-*w.fd);
-    }
-    maps_.config_fd = config_fd();
-  }
-
-  void TearDown() override {
-    for (int fd : {maps_.policy_fd, maps_.rules_fd[0], maps_.rules_fd[1], rule_stats_fd_, would_drop_fd_})
-      if (fd >= 0) close(fd);
-    BpfFixture::TearDown();
-  }
-
   // Publishes `toml` over the default rule (rate, burst; 0: none); all_dry: --dry-run.
   void publish(const std::string &toml, double rate, uint64_t burst, bool all_dry = false) {
     RuleSet rs = default_rules(rate, burst);
@@ -102,7 +54,7 @@ class XdpDryRun : public BpfFixture {
     ASSERT_TRUE(compile_rules(rs, &r.compiled, &err)) << err;
     r.set = rs;
     if (all_dry) set_all_dry_run(&r);
-    const int rc = publish_rules(maps_, r.compiled.policies, r.compiled.lpm, {});
+    const int rc = publish_rules(rule_maps(), r.compiled.policies, r.compiled.lpm, {});
     ASSERT_EQ(rc, 0) << "publish_rules: " << strerror(-rc);
   }
 
@@ -117,23 +69,9 @@ class XdpDryRun : public BpfFixture {
     return r;
   }
 
-  uint64_t rule_would_drop(uint32_t rule) {
-    const int ncpu = libbpf_num_possible_cpus();
-    std::vector<uint64_t> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
-    EXPECT_EQ(bpf_map_lookup_elem(would_drop_fd_, &rule, per_cpu.data()), 0) << strerror(errno);
-    uint64_t sum = 0;
-    for (uint64_t v : per_cpu) sum += v;
-    return sum;
-  }
+  uint64_t rule_would_drop(uint32_t rule) { return summed_per_cpu<uint64_t>(map_fd(DT_MAP_RULE_WOULD_DROP), rule); }
 
-  dt_rule_stats rule_stats(uint32_t rule) {
-    const int ncpu = libbpf_num_possible_cpus();
-    std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
-    EXPECT_EQ(bpf_map_lookup_elem(rule_stats_fd_, &rule, per_cpu.data()), 0) << strerror(errno);
-    dt_rule_stats sum{};
-    for (const auto &c : per_cpu) sum.passed += c.passed, sum.dropped += c.dropped;
-    return sum;
-  }
+  dt_rule_stats rule_stats(uint32_t rule) { return summed_per_cpu<dt_rule_stats>(map_fd(DT_MAP_RULE_STATS), rule); }
 
   std::optional<dt_bucket> bucket_of(const std::string &addr, uint32_t rule) {
     dt_key key{};
@@ -153,8 +91,6 @@ class XdpDryRun : public BpfFixture {
     ASSERT_EQ(bpf_map_update_elem(buckets_fd(), &key, &b, BPF_NOEXIST), 0) << strerror(errno);
   }
 
-  RuleMaps maps_;
-  int rule_stats_fd_ = -1, would_drop_fd_ = -1;
 };
 
 // The same run of packets from two sources whose buckets start alike (a tat in the

@@ -83,29 +83,6 @@ std::vector<uint8_t> ipv6(const std::string &src, const L4 &l4, const std::vecto
 
 // ---- Fixture ---------------------------------------------------------------------
 
-// An fd of the map called `name` among those program `prog_fd` uses, or -errno.
-int prog_map_fd(int prog_fd, const std::string &name) {
-  bpf_prog_info info{};
-  uint32_t len = sizeof info;
-  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return -errno;
-  std::vector<uint32_t> ids(info.nr_map_ids);
-  const uint32_t n = info.nr_map_ids;
-  info = bpf_prog_info{};
-  info.nr_map_ids = n;
-  info.map_ids = reinterpret_cast<uint64_t>(ids.data());
-  len = sizeof info;
-  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return -errno;
-  for (uint32_t i = 0; i < n && i < info.nr_map_ids; i++) {
-    const int fd = bpf_map_get_fd_by_id(ids[i]);
-    if (fd < 0) continue;
-    bpf_map_info mi{};
-    uint32_t mlen = sizeof mi;
-    if (bpf_obj_get_info_by_fd(fd, &mi, &mlen) == 0 && name == mi.name) return fd;
-    close(fd);
-  }
-  return -ENOENT;
-}
-
 struct Outcome {
   int verdict = -1;
   int rule = -1;  // whose counters moved; -1 if none or several did
@@ -114,40 +91,12 @@ struct Outcome {
 std::ostream &operator<<(std::ostream &os, const Outcome &o) {
   return os << "{" << verdict_name(o.verdict) << ", rule " << o.rule << "}";
 }
-// stats_to_string plus the rule counters.
-std::string counters(const dt_stats &s) {
-  return stats_to_string(s) + " allowed=" + std::to_string(s.allowed) + " denied=" + std::to_string(s.denied);
-}
 
 Outcome pass_by(int rule) { return {XDP_PASS, rule}; }
 Outcome drop_by(int rule) { return {XDP_DROP, rule}; }
 
 class XdpRules : public BpfFixture {
  protected:
-  void SetUp() override {
-    BpfFixture::SetUp();
-    if (HasFatalFailure()) return;
-    struct Want {
-      const char *name;
-      int *fd;
-    } wants[] = {{"policy", &maps_.policy_fd},
-                 {"rules0", &maps_.rules_fd[0]},
-                 {"rules1", &maps_.rules_fd[1]},
-                 {"rule_stats", &rule_stats_fd_}};
-    for (const Want &w : wants) {
-      *w.fd = prog_map_fd(xdp_fd(), w.name);
-      if (*w.fd < 0)
-        GTEST_FAIL() << "cannot find map '" << w.name << "' among the XDP program's maps: " << strerror(-*w.fd);
-    }
-    maps_.config_fd = config_fd();
-  }
-
-  void TearDown() override {
-    for (int fd : {maps_.policy_fd, maps_.rules_fd[0], maps_.rules_fd[1], rule_stats_fd_})
-      if (fd >= 0) close(fd);
-    BpfFixture::TearDown();
-  }
-
   // Parses, compiles and publishes `toml` over the default rule (rate, burst; rate 0:
   // none), the way the agent's --rules and reload do.
   void publish(const std::string &toml, double rate, uint64_t burst) {
@@ -156,20 +105,12 @@ class XdpRules : public BpfFixture {
     std::string err;
     ASSERT_TRUE(parse_rules(toml, "test.toml", &rs, &err)) << err;
     ASSERT_TRUE(compile_rules(rs, &c, &err)) << err;
-    const int rc = publish_rules(maps_, c.policies, c.lpm, {});
+    const int rc = publish_rules(rule_maps(), c.policies, c.lpm, {});
     ASSERT_EQ(rc, 0) << "publish_rules: " << strerror(-rc);
     rules_ = rs.rules.size();
   }
 
-  dt_rule_stats rule_stats(uint32_t rule) {
-    const int ncpu = libbpf_num_possible_cpus();
-    std::vector<dt_rule_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
-    dt_rule_stats sum{};
-    EXPECT_EQ(bpf_map_lookup_elem(rule_stats_fd_, &rule, per_cpu.data()), 0)
-        << "rule_stats lookup of rule " << rule << ": " << strerror(errno);
-    for (const auto &c : per_cpu) sum.passed += c.passed, sum.dropped += c.dropped;
-    return sum;
-  }
+  dt_rule_stats rule_stats(uint32_t rule) { return summed_per_cpu<dt_rule_stats>(map_fd(DT_MAP_RULE_STATS), rule); }
 
   // One packet: its verdict and the one rule whose counters it moved.
   Outcome send(const std::vector<uint8_t> &frame) {
@@ -223,12 +164,8 @@ class XdpRules : public BpfFixture {
   // goes through the agent's read_stats; AllowAndDenyNeedNoBucketAndAreCounted checks
   // that the two agree.)
   dt_stats kernel_stats() {
-    const int ncpu = libbpf_num_possible_cpus();
-    std::vector<dt_stats> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
-    uint32_t zero = 0;
-    EXPECT_EQ(bpf_map_lookup_elem(stats_fd(), &zero, per_cpu.data()), 0) << "stats lookup: " << strerror(errno);
     dt_stats sum{};
-    for (const dt_stats &c : per_cpu) {
+    for (const dt_stats &c : per_cpu_values<dt_stats>(stats_fd(), 0)) {
       const uint64_t *from = reinterpret_cast<const uint64_t *>(&c);
       uint64_t *to = reinterpret_cast<uint64_t *>(&sum);
       for (size_t i = 0; i < sizeof sum / sizeof(uint64_t); i++) to[i] += from[i];
@@ -243,8 +180,6 @@ class XdpRules : public BpfFixture {
     return cfg.flags;
   }
 
-  RuleMaps maps_;
-  int rule_stats_fd_ = -1;
   size_t rules_ = 1;  // rules in force, the default included
 };
 
@@ -282,9 +217,9 @@ TEST_F(XdpRules, NoRulesEverythingUnderRuleZero) {
   EXPECT_EQ(r0.passed, 5u);
   EXPECT_EQ(r0.dropped, 2u);
   const dt_stats st = kernel_stats();
-  EXPECT_EQ(st.passed, 5u) << counters(st);
-  EXPECT_EQ(st.dropped, 2u) << counters(st);
-  EXPECT_EQ(st.allowed + st.denied + st.fail_open, 0u) << counters(st);
+  EXPECT_EQ(st.passed, 5u) << stats_to_string(st);
+  EXPECT_EQ(st.dropped, 2u) << stats_to_string(st);
+  EXPECT_EQ(st.allowed + st.denied + st.fail_open, 0u) << stats_to_string(st);
 }
 
 TEST_F(XdpRules, PublishingPoliciesAfterRulesTurnsRulesOff) {
@@ -403,10 +338,10 @@ TEST_F(XdpRules, AllowAndDenyNeedNoBucketAndAreCounted) {
   for (int i = 0; i < 3; i++) EXPECT_EQ(send(ipv6("2001:2:0:10::1", tcp(80, kSyn))), pass_by(3));
   EXPECT_EQ(bucket_count(), 0) << "allow and deny must not create buckets: " << bucket_list();
   const dt_stats st = kernel_stats();
-  EXPECT_EQ(st.allowed, 8u) << counters(st);
-  EXPECT_EQ(st.denied, 5u) << counters(st);
+  EXPECT_EQ(st.allowed, 8u) << stats_to_string(st);
+  EXPECT_EQ(st.denied, 5u) << stats_to_string(st);
   EXPECT_EQ(st.passed + st.dropped + st.new_sources + st.fail_open, 0u)
-      << "bucket counters moved: " << counters(st);
+      << "bucket counters moved: " << stats_to_string(st);
   EXPECT_EQ(rule_stats(1).passed, 5u);
   EXPECT_EQ(rule_stats(1).dropped, 0u);
   EXPECT_EQ(rule_stats(2).passed, 0u);
@@ -425,7 +360,7 @@ TEST_F(XdpRules, WithoutRateUnmatchedSourcesAreAllowed) {
   EXPECT_EQ(send(ipv6("2001:2:0:30::1", udp(9))), pass_by(0));
   EXPECT_EQ(send(ipv4("198.18.20.1", udp(9))), drop_by(1));
   EXPECT_EQ(bucket_count(), 0) << bucket_list();
-  EXPECT_EQ(kernel_stats().allowed, 2u) << counters(kernel_stats());
+  EXPECT_EQ(kernel_stats().allowed, 2u) << stats_to_string(kernel_stats());
 }
 
 TEST_F(XdpRules, KeyPrefixSetsTheBucketGranularity) {
@@ -553,10 +488,10 @@ TEST_F(XdpRules, ReloadIsAtomicForEveryPacket) {
          kReloads, kFlips);
   const dt_stats st = kernel_stats();
   EXPECT_EQ(passed, 0u) << "packets passed: they saw half of a reload (the rule of one set, the policy of the other)";
-  EXPECT_EQ(st.allowed, 0u) << "of " << sent << " packets: " << counters(st);
-  EXPECT_EQ(st.denied, sent) << "every packet must be denied by one set or the other: " << counters(st);
+  EXPECT_EQ(st.allowed, 0u) << "of " << sent << " packets: " << stats_to_string(st);
+  EXPECT_EQ(st.denied, sent) << "every packet must be denied by one set or the other: " << stats_to_string(st);
   EXPECT_EQ(rule_stats(1).passed + rule_stats(2).passed, 0u);
-  EXPECT_EQ(st.fail_open, 0u) << counters(st);
+  EXPECT_EQ(st.fail_open, 0u) << stats_to_string(st);
 }
 
 }  // namespace

@@ -8,8 +8,10 @@
 #      on and its tokens are not reset to full; S stays throttled.
 #   4. A second agent on that pin dir while B runs is refused (non-zero exit, clear
 #      error) and B, its link and its pins are untouched.
-#   5. SIGTERM B (--keep): link and pins stay. Agent C takes over again, then
-#      SIGTERM C: detached, pins removed.
+#   5. SIGTERM B (--keep): link and pins stay. An agent over pins marked with a newer
+#      layout is refused (what to do said, nothing touched); over pins without a marker
+#      (an agent before the layout version) agent C takes over again and marks them;
+#      then SIGTERM C: detached, pins removed.
 #   6. Bad command lines: clear message, exit code 2 (usage) or 1 (runtime).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -108,9 +110,26 @@ check crash/keep/logged "agent B did not log that --keep leaves the program atta
 check crash/keep/still-attached "no XDP on $H_IF after SIGTERM with --keep" xdp_attached
 check crash/keep/pins-kept "pins missing after SIGTERM with --keep" pins_present
 
+# Pins of a newer layout (a downgrade): refused, saying what to do; nothing touched.
+# layout_of_pins: the version in $PIN_DIR/layout (its first byte: versions stay below 256 here).
+layout_of_pins() { printf '%d' "$(bpftool -j map lookup pinned "$PIN_DIR/layout" key 0 0 0 0 | jq -r '.value[0]')"; }
+LAYOUT=$(layout_of_pins)
+check_ge crash/layout/written "layout version agent B wrote into $PIN_DIR/layout" "$LAYOUT" 1
+bpftool map update pinned "$PIN_DIR/layout" key 0 0 0 0 value 99 0 0 0 || die "cannot mark the pins layout 99"
+agent_fg --iface "$H_IF" --pin-dir "$PIN_DIR" --rate "$RATE" --burst "$BURST"
+echo "agent over layout-99 pins: exit $FG_RC: $(tail -n 1 <<<"$FG_OUT")"
+check crash/layout/newer-refused "an agent over pins of layout 99 exited $FG_RC, expected non-zero" test "$FG_RC" -ne 0
+check crash/layout/newer-message "the refusal does not say the layouts and what to do: $FG_OUT" \
+	grep -q "are layout 99, this agent is layout $LAYOUT (older).*remove $PIN_DIR" <<<"$FG_OUT"
+check crash/layout/still-attached "no XDP on $H_IF after the layout refusal" xdp_attached
+check crash/layout/pins-kept "pins missing after the layout refusal" pins_present
+# Pins without a marker (an agent before the layout version): layout 1, taken over as they are.
+rm "$PIN_DIR/layout" || die "cannot remove $PIN_DIR/layout"
+
 P0=$P D0=$D
 agent_start c --rate "$RATE" --burst "$BURST" --stats-interval 10m || die "agent C did not start"
 check crash/keep/took-over "agent C did not take over the kept link" grep -q 'took over dthrottle' "$(agent_log c)"
+check_eq crash/layout/rewritten "layout version of pins without a marker after agent C started" "$(layout_of_pins)" "$LAYOUT"
 read_s
 check_eq crash/keep/passed-kept "$S passed counter after a --keep restart" "$P" "$P0"
 agent_signal c TERM || die "agent C did not exit within 10 s of SIGTERM"

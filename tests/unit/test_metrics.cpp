@@ -88,27 +88,30 @@ dthrottle_action_packets_total{action="deny"} 12
 dthrottle_rule_packets_total{rule="default",verdict="passed"} 1200
 dthrottle_rule_packets_total{rule="default",verdict="dropped"} 345
 dthrottle_rule_packets_total{rule="default",verdict="would_drop"} 13
-# HELP dthrottle_contended_packets_total Packets dropped because their bucket's compare-and-swap kept losing races (not in packets_total).
-# TYPE dthrottle_contended_packets_total counter
-dthrottle_contended_packets_total 6
-# HELP dthrottle_non_ip_packets_total Non-IP frames (ARP, LLDP, ...), passed without a bucket.
-# TYPE dthrottle_non_ip_packets_total counter
-dthrottle_non_ip_packets_total 4
-# HELP dthrottle_nd_packets_total IPv6 neighbour discovery packets, passed without a bucket.
-# TYPE dthrottle_nd_packets_total counter
-dthrottle_nd_packets_total 7
-# HELP dthrottle_malformed_packets_total Truncated or malformed headers, passed without a bucket.
-# TYPE dthrottle_malformed_packets_total counter
-dthrottle_malformed_packets_total 3
-# HELP dthrottle_exempt_packets_total Packets from exempt addresses (the peers), passed.
-# TYPE dthrottle_exempt_packets_total counter
-dthrottle_exempt_packets_total 8
-# HELP dthrottle_fail_open_packets_total Packets passed without a decision (no policy, or no bucket).
-# TYPE dthrottle_fail_open_packets_total counter
-dthrottle_fail_open_packets_total 5
 # HELP dthrottle_new_sources_total Buckets created (new sources).
 # TYPE dthrottle_new_sources_total counter
 dthrottle_new_sources_total 260
+# HELP dthrottle_malformed_packets_total Truncated or malformed headers, passed without a bucket.
+# TYPE dthrottle_malformed_packets_total counter
+dthrottle_malformed_packets_total 3
+# HELP dthrottle_non_ip_packets_total Non-IP frames (ARP, LLDP, ...), passed without a bucket.
+# TYPE dthrottle_non_ip_packets_total counter
+dthrottle_non_ip_packets_total 4
+# HELP dthrottle_fail_open_packets_total Packets passed without a decision (no policy, or no bucket).
+# TYPE dthrottle_fail_open_packets_total counter
+dthrottle_fail_open_packets_total 5
+# HELP dthrottle_contended_packets_total Packets dropped because their bucket's compare-and-swap kept losing races (not in packets_total).
+# TYPE dthrottle_contended_packets_total counter
+dthrottle_contended_packets_total 6
+# HELP dthrottle_nd_packets_total IPv6 neighbour discovery packets, passed without a bucket.
+# TYPE dthrottle_nd_packets_total counter
+dthrottle_nd_packets_total 7
+# HELP dthrottle_exempt_packets_total The cluster's own TCP traffic (cluster_exempt), passed.
+# TYPE dthrottle_exempt_packets_total counter
+dthrottle_exempt_packets_total 8
+# HELP dthrottle_report_ring_overflows_total Active-source announcements lost to a full ring buffer (the packet path retries them).
+# TYPE dthrottle_report_ring_overflows_total counter
+dthrottle_report_ring_overflows_total 9
 # HELP dthrottle_active_sources Sources with a bucket in the table (idle ones stay until evicted).
 # TYPE dthrottle_active_sources gauge
 dthrottle_active_sources 250
@@ -121,9 +124,6 @@ dthrottle_source_table_fill_ratio 0.25
 # HELP dthrottle_lru_evictions_total Estimate of the sources the full table evicted (least recently seen first): buckets created minus buckets present, never decreasing.
 # TYPE dthrottle_lru_evictions_total counter
 dthrottle_lru_evictions_total 10
-# HELP dthrottle_report_ring_overflows_total Active-source announcements lost to a full ring buffer (the packet path retries them).
-# TYPE dthrottle_report_ring_overflows_total counter
-dthrottle_report_ring_overflows_total 9
 )";
 
 // What a cluster snapshot adds after the single-host text.

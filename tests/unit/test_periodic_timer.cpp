@@ -49,8 +49,9 @@ TEST(RuntimeFiles, WrittenAtomicallyAndRemovedOnExit) {
     dt::RemoveOnExit files;
     EXPECT_EQ(files.add(a), a) << "add() returns the path it was given";
     files.add(b);  // never written: its removal must be harmless
-    dt::write_file_atomic(a, "1 ok\n");
-    dt::write_file_atomic(a, "2 ok\n");
+    std::string err;
+    EXPECT_TRUE(dt::write_file_atomic(a, "1 ok\n", &err)) << err;
+    EXPECT_TRUE(dt::write_file_atomic(a, "2 ok\n", &err)) << err;
     EXPECT_EQ(read_all(a), "2 ok\n") << "the second write must replace the first";
     struct stat st{};
     EXPECT_NE(stat((a + ".tmp").c_str(), &st), 0) << "the temporary file was left behind";

@@ -1,0 +1,73 @@
+// test_files.cpp - a runtime file that cannot be written says so: write_file_atomic's
+// failures (open, rename) with the path and the reason, and the sentence agent reload
+// and agent explain print when the agent cannot write its answer (unwritable_reason).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "common/files.h"
+#include "temp_dir.h"
+
+namespace {
+
+std::string read_all(const std::string &path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(WriteFileAtomic, ADirectoryThatIsNotThereIsReported) {
+  dt::test::TempDir dir("dt-files");
+  const std::string path = dir.path() + "/gone/x.reload";  // an unwritable place, even for root
+  std::string err;
+  EXPECT_FALSE(dt::write_file_atomic(path, "1 ok\n", &err));
+  EXPECT_NE(err.find("cannot create " + path + ".tmp: No such file or directory"), std::string::npos) << err;
+}
+
+TEST(WriteFileAtomic, AFailedRenameIsReportedAndLeavesNothing) {
+  dt::test::TempDir dir("dt-files");
+  const std::string path = dir.path() + "/status";
+  ASSERT_EQ(mkdir(path.c_str(), 0700), 0);  // a directory where the file should go: rename fails
+  std::string err;
+  EXPECT_FALSE(dt::write_file_atomic(path, "x\n", &err));
+  EXPECT_NE(err.find("cannot rename " + path + ".tmp to " + path), std::string::npos) << err;
+  EXPECT_NE(access((path + ".tmp").c_str(), F_OK), 0) << "the temporary file was left behind";
+  rmdir(path.c_str());
+}
+
+TEST(WriteFileAtomic, AFailureLeavesTheOldFile) {
+  dt::test::TempDir dir("dt-files");
+  const std::string path = dir.path() + "/status";
+  std::string err;
+  ASSERT_TRUE(dt::write_file_atomic(path, "1 ok\n", &err)) << err;
+  ASSERT_EQ(mkdir((path + ".tmp").c_str(), 0700), 0);  // the temporary name taken: open fails
+  EXPECT_FALSE(dt::write_file_atomic(path, "2 ok\n", &err));
+  EXPECT_EQ(read_all(path), "1 ok\n");
+  rmdir((path + ".tmp").c_str());
+}
+
+// What agent reload prints when the agent's answer cannot be written beside its file.
+TEST(UnwritableReason, NamesWhatCannotBeWrittenAndWhy) {
+  dt::test::TempDir dir("dt-files");
+  const std::string unwritable = dir.path() + "/no-such-dir/_sys_fs_bpf_x.reload";
+  const std::string why = dt::unwritable_reason(unwritable);
+  EXPECT_NE(why.find(dir.path() + "/no-such-dir/"), std::string::npos) << why;
+  EXPECT_NE(why.find("No such file or directory"), std::string::npos) << why;
+  const std::string writable = dir.path() + "/_sys_fs_bpf_x.reload";
+  EXPECT_EQ(dt::unwritable_reason(writable), "");
+  EXPECT_NE(access((writable + ".probe").c_str(), F_OK), 0) << "the probe file was left behind";
+}
+
+TEST(RewrittenFile, ReportsEveryFailedWrite) {
+  dt::test::TempDir dir("dt-files");
+  dt::RewrittenFile f(dir.path() + "/gone/status.json");
+  EXPECT_FALSE(f.write("{}\n"));
+  EXPECT_FALSE(f.write("{}\n")) << "a failure lasting is still a failure (logged once)";
+  dt::RewrittenFile ok(dir.path() + "/status.json");
+  EXPECT_TRUE(ok.write("{}\n"));
+  EXPECT_EQ(read_all(ok.path()), "{}\n");
+}
+
+}  // namespace
