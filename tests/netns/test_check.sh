@@ -34,8 +34,11 @@ check_refused_like_daemon() {
 	rc=$?
 	check_eq "check/$name/exit" "check's exit status for $what ($out)" "$rc" 2
 	check "check/$name/message" "check's message $complaint: $out" grep -qF "$message" <<<"$out"
+	# The first line is the refusal; a hint after it names each command's own --help.
 	daemon_out=$(timeout 10 "$AGENT" "${BASE[@]}" "$@" 2>&1)
 	daemon_rc=$?
+	daemon_out=$(head -1 <<<"$daemon_out")
+	out=$(head -1 <<<"$out")
 	check "check/$name/same-as-daemon" \
 		"the daemon said (status $daemon_rc) '$daemon_out', check said (status $rc) '$out'" \
 		[ "$daemon_rc:${daemon_out#agent: }" = "$rc:${out#agent check: }" ]
