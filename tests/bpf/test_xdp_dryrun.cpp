@@ -23,6 +23,7 @@
 
 #include "frames/packet_builder.h"
 #include "bpf_fixture.h"
+#include "prog_maps.h"
 #include "common/address.h"
 #include "common/clock.h"
 #include "dataplane/collector.h"
@@ -38,29 +39,6 @@ constexpr double kNoRefill = 0.001;  // tokens per second: < 0.001 token per tes
 
 std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
 
-// An fd of the map called `name` among those program `prog_fd` uses, or -errno.
-int prog_map_fd(int prog_fd, const std::string &name) {
-  bpf_prog_info info{};
-  uint32_t len = sizeof info;
-  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return -errno;
-  const uint32_t n = info.nr_map_ids;
-  std::vector<uint32_t> ids(n);
-  info = bpf_prog_info{};
-  info.nr_map_ids = n;
-  info.map_ids = reinterpret_cast<uint64_t>(ids.data());
-  len = sizeof info;
-  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return -errno;
-  for (uint32_t i = 0; i < n && i < info.nr_map_ids; i++) {
-    const int fd = bpf_map_get_fd_by_id(ids[i]);
-    if (fd < 0) continue;
-    bpf_map_info mi{};
-    uint32_t mlen = sizeof mi;
-    if (bpf_obj_get_info_by_fd(fd, &mi, &mlen) == 0 && name == mi.name) return fd;
-    close(fd);
-  }
-  return -ENOENT;
-}
-
 // What a run of packets did: verdicts, and the counters that moved.
 struct Verdicts {
   int passed = 0, dropped = 0;  // verdicts
@@ -71,25 +49,16 @@ class XdpDryRun : public BpfFixture {
   void SetUp() override {
     BpfFixture::SetUp();
     if (HasFatalFailure()) return;
-    struct Want {
-      const char *name;
-      int *fd;
-    } wants[] = {{"policy", &maps_.policy_fd},
-                 {"rules0", &maps_.rules_fd[0]},
-                 {"rules1", &maps_.rules_fd[1]},
-                 {"rule_stats", &rule_stats_fd_},
-                 {"rule_would_drop", &would_drop_fd_}};
-    for (const Want &w : wants) {
-      *w.fd = prog_map_fd(xdp_fd(), w.name);
-      if (*w.fd < 0)
-        GTEST_FAIL() << "cannot find map '" << w.name << "' among the XDP program's maps: " << strerror(-*w.fd);
-    }
+    ASSERT_TRUE(open_prog_maps(xdp_fd(), {{"policy", &maps_.policy_fd},
+                                          {"rules0", &maps_.rules_fd[0]},
+                                          {"rules1", &maps_.rules_fd[1]},
+                                          {"rule_stats", &rule_stats_fd_},
+                                          {"rule_would_drop", &would_drop_fd_}}));
     maps_.config_fd = config_fd();
   }
 
   void TearDown() override {
-    for (int fd : {maps_.policy_fd, maps_.rules_fd[0], maps_.rules_fd[1], rule_stats_fd_, would_drop_fd_})
-      if (fd >= 0) close(fd);
+    close_fds({maps_.policy_fd, maps_.rules_fd[0], maps_.rules_fd[1], rule_stats_fd_, would_drop_fd_});
     BpfFixture::TearDown();
   }
 

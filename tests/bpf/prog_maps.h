@@ -1,0 +1,26 @@
+// prog_maps.h - open the maps a loaded BPF program uses, by name (for tests whose
+// maps the fixture does not expose: the rule banks, the per-rule counters).
+#pragma once
+
+#include <initializer_list>
+#include <string>
+
+namespace dt::test {
+
+// An fd of the map called `name` among those program `prog_fd` uses, or -errno.
+int prog_map_fd(int prog_fd, const std::string &name);
+
+// One map to open: its name, and where its fd goes.
+struct ProgMap {
+  const char *name;
+  int *fd;
+};
+
+// Opens each of `maps` among those of program `prog_fd`. False, with a test failure
+// naming each map that is not there (its fd is then -errno), if any is missing.
+bool open_prog_maps(int prog_fd, std::initializer_list<ProgMap> maps);
+
+// Closes each fd that is open (>= 0).
+void close_fds(std::initializer_list<int> fds);
+
+}  // namespace dt::test
