@@ -218,6 +218,16 @@ class XdpMultiCpu : public BpfFixture {
     std::printf("\n");
   }
 
+  // Every CPU sends its share of kTotalPackets (the first `phase1` of them, 0: all, in chunks;
+  // wait_for_debits: the rest only once every debit is in), with `debit_rounds` debits
+  // of kDebitHits meanwhile; then check_accounting. Fatal failures stop the caller's
+  // test through ASSERT_NO_FATAL_FAILURE.
+  void hammer_shares(uint64_t phase1, bool wait_for_debits, int debit_rounds, RunOutcome *o) {
+    const uint64_t each = kTotalPackets / cpus_.size();
+    *o = hammer({phase1 ? phase1 : each, each, wait_for_debits}, debit_rounds);
+    check_accounting(*o, each * cpus_.size(), static_cast<uint64_t>(debit_rounds) * kDebitHits);
+  }
+
   // The no-lost-update identity at negligible refill: tat = t0 + (passed + debited) * I
   // with start <= t0 <= end (the bucket was created by the run).
   void check_tat_identity(const RunOutcome &o) {
@@ -245,9 +255,8 @@ class XdpMultiCpu : public BpfFixture {
 TEST_F(XdpMultiCpu, BurstNeverRunsOut) {
   constexpr uint64_t kBurst = 1000000;
   ASSERT_NO_FATAL_FAILURE(policy(kNoRefill, kBurst));
-  const uint64_t each = kTotalPackets / cpus_.size();
-  const RunOutcome o = hammer({each, each, false}, kDebitRounds);
-  ASSERT_NO_FATAL_FAILURE(check_accounting(o, each * cpus_.size(), kDebitRounds * kDebitHits));
+  RunOutcome o;
+  ASSERT_NO_FATAL_FAILURE(hammer_shares(0, false, kDebitRounds, &o));
   ASSERT_NO_FATAL_FAILURE(check_tat_identity(o));
 
   const dt_stats s = stats();
@@ -267,10 +276,9 @@ TEST_F(XdpMultiCpu, RunsOutExactlyAtBurstAfterConcurrentDebits) {
   constexpr uint64_t kBurst = 100000;
   const uint64_t debit_total = kDebitRounds * kDebitHits;
   ASSERT_NO_FATAL_FAILURE(policy(kNoRefill, kBurst));
-  const uint64_t each = kTotalPackets / cpus_.size();
   const uint64_t phase1 = (kBurst - debit_total) * 9 / 10 / cpus_.size();
-  const RunOutcome o = hammer({phase1, each, true}, kDebitRounds);
-  ASSERT_NO_FATAL_FAILURE(check_accounting(o, each * cpus_.size(), debit_total));
+  RunOutcome o;
+  ASSERT_NO_FATAL_FAILURE(hammer_shares(phase1, true, kDebitRounds, &o));
   ASSERT_NO_FATAL_FAILURE(check_tat_identity(o));
 
   const dt_stats s = stats();
@@ -291,10 +299,9 @@ TEST_F(XdpMultiCpu, RunsOutWhileDebitsLand) {
   // never did more than burst pass, and the bucket state accounts for every token.
   constexpr uint64_t kBurst = 100000;
   ASSERT_NO_FATAL_FAILURE(policy(kNoRefill, kBurst));
-  const uint64_t each = kTotalPackets / cpus_.size();
   // Paced, the debits typically straddle the moment the bucket runs dry.
-  const RunOutcome o = hammer({each, each, false}, kDebitRounds);
-  ASSERT_NO_FATAL_FAILURE(check_accounting(o, each * cpus_.size(), kDebitRounds * kDebitHits));
+  RunOutcome o;
+  ASSERT_NO_FATAL_FAILURE(hammer_shares(0, false, kDebitRounds, &o));
   ASSERT_NO_FATAL_FAILURE(check_tat_identity(o));
 
   const auto b = bucket(kSource);
@@ -312,9 +319,8 @@ TEST_F(XdpMultiCpu, RefillNeverAdmitsMoreThanTheRateAllows) {
   constexpr double kRate = 50000;
   constexpr uint64_t kBurst = 1000;
   ASSERT_NO_FATAL_FAILURE(policy(kRate, kBurst));
-  const uint64_t each = kTotalPackets / cpus_.size();
-  const RunOutcome o = hammer({each, each, false}, 0);
-  ASSERT_NO_FATAL_FAILURE(check_accounting(o, each * cpus_.size(), 0));
+  RunOutcome o;
+  ASSERT_NO_FATAL_FAILURE(hammer_shares(0, false, 0, &o));
 
   const dt_stats s = stats();
   const double elapsed_s = static_cast<double>(o.end_ns - o.start_ns) / 1e9;
