@@ -50,4 +50,19 @@ void close_fds(std::initializer_list<int> fds) {
     if (fd >= 0) close(fd);
 }
 
+void RuleMapsFixture::SetUp() {
+  BpfFixture::SetUp();
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(open_prog_maps(xdp_fd(), {{"policy", &maps_.policy_fd},
+                                        {"rules0", &maps_.rules_fd[0]},
+                                        {"rules1", &maps_.rules_fd[1]},
+                                        {"rule_stats", &rule_stats_fd_}}));
+  maps_.config_fd = config_fd();
+}
+
+void RuleMapsFixture::TearDown() {
+  close_fds({maps_.policy_fd, maps_.rules_fd[0], maps_.rules_fd[1], rule_stats_fd_});
+  BpfFixture::TearDown();
+}
+
 }  // namespace dt::test

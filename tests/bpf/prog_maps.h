@@ -5,6 +5,9 @@
 #include <initializer_list>
 #include <string>
 
+#include "bpf_fixture.h"
+#include "dataplane/policy.h"
+
 namespace dt::test {
 
 // An fd of the map called `name` among those program `prog_fd` uses, or -errno.
@@ -22,5 +25,16 @@ bool open_prog_maps(int prog_fd, std::initializer_list<ProgMap> maps);
 
 // Closes each fd that is open (>= 0).
 void close_fds(std::initializer_list<int> fds);
+
+// A BpfFixture that also opens the XDP program's rule maps (maps_: the policy, both
+// banks and the config, for publish_rules) and its per-rule counters (rule_stats).
+class RuleMapsFixture : public BpfFixture {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  RuleMaps maps_;
+  int rule_stats_fd_ = -1;
+};
 
 }  // namespace dt::test

@@ -248,24 +248,32 @@ class XdpMultiCpu : public BpfFixture {
     policy_burst_ = burst;
   }
 
+  // The runs with debits: rule 0 = `burst` tokens that do not refill, hammer_shares
+  // with kDebitRounds debits, check_tat_identity; *b is the hammered bucket after.
+  void hammer_with_debits(uint64_t burst, uint64_t phase1, bool wait_for_debits, RunOutcome *o, dt_bucket *b) {
+    ASSERT_NO_FATAL_FAILURE(policy(kNoRefill, burst));
+    ASSERT_NO_FATAL_FAILURE(hammer_shares(phase1, wait_for_debits, kDebitRounds, o));
+    ASSERT_NO_FATAL_FAILURE(check_tat_identity(*o));
+    const auto got = bucket(kSource);
+    ASSERT_TRUE(got);
+    *b = *got;
+  }
+
   std::vector<int> cpus_;
   uint64_t policy_burst_ = 0;
 };
 
 TEST_F(XdpMultiCpu, BurstNeverRunsOut) {
   constexpr uint64_t kBurst = 1000000;
-  ASSERT_NO_FATAL_FAILURE(policy(kNoRefill, kBurst));
   RunOutcome o;
-  ASSERT_NO_FATAL_FAILURE(hammer_shares(0, false, kDebitRounds, &o));
-  ASSERT_NO_FATAL_FAILURE(check_tat_identity(o));
+  dt_bucket b{};
+  ASSERT_NO_FATAL_FAILURE(hammer_with_debits(kBurst, 0, false, &o, &b));
 
   const dt_stats s = stats();
   // Tokens never ran short, so the only possible drops are lost CAS races.
   EXPECT_EQ(s.dropped, s.contended) << "dropped with tokens left: " << stats_to_string(s);
-  const auto b = bucket(kSource);
-  ASSERT_TRUE(b);
-  EXPECT_LE(b->passed + b->debited, kBurst);
-  expect_tokens(*b, static_cast<int64_t>(kBurst - b->passed - b->debited), "hammered bucket");
+  EXPECT_LE(b.passed + b.debited, kBurst);
+  expect_tokens(b, static_cast<int64_t>(kBurst - b.passed - b.debited), "hammered bucket");
 }
 
 TEST_F(XdpMultiCpu, RunsOutExactlyAtBurstAfterConcurrentDebits) {
@@ -275,20 +283,17 @@ TEST_F(XdpMultiCpu, RunsOutExactlyAtBurstAfterConcurrentDebits) {
   // debit, and exactly burst tokens were spent: passed + debited == burst.
   constexpr uint64_t kBurst = 100000;
   const uint64_t debit_total = kDebitRounds * kDebitHits;
-  ASSERT_NO_FATAL_FAILURE(policy(kNoRefill, kBurst));
   const uint64_t phase1 = (kBurst - debit_total) * 9 / 10 / cpus_.size();
   RunOutcome o;
-  ASSERT_NO_FATAL_FAILURE(hammer_shares(phase1, true, kDebitRounds, &o));
-  ASSERT_NO_FATAL_FAILURE(check_tat_identity(o));
+  dt_bucket b{};
+  ASSERT_NO_FATAL_FAILURE(hammer_with_debits(kBurst, phase1, true, &o, &b));
 
   const dt_stats s = stats();
-  const auto b = bucket(kSource);
-  ASSERT_TRUE(b);
   const double refill = kNoRefill * static_cast<double>(o.end_ns - o.start_ns) / 1e9;
   EXPECT_GT(s.dropped, s.contended) << "the bucket never ran out: " << stats_to_string(s);
-  EXPECT_EQ(b->passed + b->debited, kBurst) << "passed " << b->passed << " + debited " << b->debited;
-  EXPECT_LE(b->passed + b->debited, kBurst + static_cast<uint64_t>(std::ceil(refill)));
-  EXPECT_GE(b->passed + b->debited, kBurst);
+  EXPECT_EQ(b.passed + b.debited, kBurst) << "passed " << b.passed << " + debited " << b.debited;
+  EXPECT_LE(b.passed + b.debited, kBurst + static_cast<uint64_t>(std::ceil(refill)));
+  EXPECT_GE(b.passed + b.debited, kBurst);
   for (const auto &h : o.hammers)
     EXPECT_EQ(h.last_verdict, static_cast<uint32_t>(XDP_DROP)) << "CPU " << h.cpu << "'s last packet";
 }
@@ -298,16 +303,13 @@ TEST_F(XdpMultiCpu, RunsOutWhileDebitsLand) {
   // passed + debited may exceed burst (a debit takes the balance below zero), but
   // never did more than burst pass, and the bucket state accounts for every token.
   constexpr uint64_t kBurst = 100000;
-  ASSERT_NO_FATAL_FAILURE(policy(kNoRefill, kBurst));
   // Paced, the debits typically straddle the moment the bucket runs dry.
   RunOutcome o;
-  ASSERT_NO_FATAL_FAILURE(hammer_shares(0, false, kDebitRounds, &o));
-  ASSERT_NO_FATAL_FAILURE(check_tat_identity(o));
+  dt_bucket b{};
+  ASSERT_NO_FATAL_FAILURE(hammer_with_debits(kBurst, 0, false, &o, &b));
 
-  const auto b = bucket(kSource);
-  ASSERT_TRUE(b);
-  EXPECT_LE(b->passed, kBurst) << "more than burst admitted";
-  EXPECT_GE(b->passed + b->debited, kBurst) << "the bucket drained before burst tokens were spent";
+  EXPECT_LE(b.passed, kBurst) << "more than burst admitted";
+  EXPECT_GE(b.passed + b.debited, kBurst) << "the bucket drained before burst tokens were spent";
   EXPECT_EQ(run(PacketBuilder().ipv4(kSource).udp().build()), XDP_DROP);
 }
 

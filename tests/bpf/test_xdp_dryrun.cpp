@@ -44,22 +44,17 @@ struct Verdicts {
   int passed = 0, dropped = 0;  // verdicts
 };
 
-class XdpDryRun : public BpfFixture {
+class XdpDryRun : public RuleMapsFixture {
  protected:
   void SetUp() override {
-    BpfFixture::SetUp();
+    RuleMapsFixture::SetUp();
     if (HasFatalFailure()) return;
-    ASSERT_TRUE(open_prog_maps(xdp_fd(), {{"policy", &maps_.policy_fd},
-                                          {"rules0", &maps_.rules_fd[0]},
-                                          {"rules1", &maps_.rules_fd[1]},
-                                          {"rule_stats", &rule_stats_fd_},
-                                          {"rule_would_drop", &would_drop_fd_}}));
-    maps_.config_fd = config_fd();
+    ASSERT_TRUE(open_prog_maps(xdp_fd(), {{"rule_would_drop", &would_drop_fd_}}));
   }
 
   void TearDown() override {
-    close_fds({maps_.policy_fd, maps_.rules_fd[0], maps_.rules_fd[1], rule_stats_fd_, would_drop_fd_});
-    BpfFixture::TearDown();
+    close_fds({would_drop_fd_});
+    RuleMapsFixture::TearDown();
   }
 
   // Publishes `toml` over the default rule (rate, burst; 0: none); all_dry: --dry-run.
@@ -122,8 +117,7 @@ class XdpDryRun : public BpfFixture {
     ASSERT_EQ(bpf_map_update_elem(buckets_fd(), &key, &b, BPF_NOEXIST), 0) << strerror(errno);
   }
 
-  RuleMaps maps_;
-  int rule_stats_fd_ = -1, would_drop_fd_ = -1;
+  int would_drop_fd_ = -1;
 };
 
 // The same run of packets from two sources whose buckets start alike (a tat in the

@@ -100,23 +100,8 @@ std::string counters(const dt_stats &s) {
 Outcome pass_by(int rule) { return {XDP_PASS, rule}; }
 Outcome drop_by(int rule) { return {XDP_DROP, rule}; }
 
-class XdpRules : public BpfFixture {
+class XdpRules : public RuleMapsFixture {
  protected:
-  void SetUp() override {
-    BpfFixture::SetUp();
-    if (HasFatalFailure()) return;
-    ASSERT_TRUE(open_prog_maps(xdp_fd(), {{"policy", &maps_.policy_fd},
-                                          {"rules0", &maps_.rules_fd[0]},
-                                          {"rules1", &maps_.rules_fd[1]},
-                                          {"rule_stats", &rule_stats_fd_}}));
-    maps_.config_fd = config_fd();
-  }
-
-  void TearDown() override {
-    close_fds({maps_.policy_fd, maps_.rules_fd[0], maps_.rules_fd[1], rule_stats_fd_});
-    BpfFixture::TearDown();
-  }
-
   // Parses, compiles and publishes `toml` over the default rule (rate, burst; rate 0:
   // none), the way the agent's --rules and reload do.
   void publish(const std::string &toml, double rate, uint64_t burst) {
@@ -212,8 +197,6 @@ class XdpRules : public BpfFixture {
     return cfg.flags;
   }
 
-  RuleMaps maps_;
-  int rule_stats_fd_ = -1;
   size_t rules_ = 1;  // rules in force, the default included
 };
 
