@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 
@@ -24,6 +25,12 @@ class TempDir {
   TempDir &operator=(const TempDir &) = delete;
   const std::string &path() const { return path_; }
   std::string file(const std::string &name) const { return path_ + "/" + name; }
+  // Writes `text` to file(name), replacing what was there; false if it could not.
+  bool write(const std::string &name, const std::string &text) const {
+    std::ofstream out(file(name), std::ios::trunc);
+    out << text;
+    return static_cast<bool>(out.flush());
+  }
 
  private:
   std::string path_;

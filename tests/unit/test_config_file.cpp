@@ -104,12 +104,7 @@ class ConfigFileTest : public ::testing::Test {
     ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
     path_ = tmp_.file("eth0.conf");
   }
-  void write(const std::string &text) {
-    FILE *f = fopen(path_.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    fputs(text.c_str(), f);
-    fclose(f);
-  }
+  void write(const std::string &text) { ASSERT_TRUE(tmp_.write("eth0.conf", text)) << "cannot write " << path_; }
   // parse_run_options on "agent --config PATH" followed by `extra`.
   dt::ParseOutcome run(std::vector<std::string> extra, dt::RunOptions *o, std::string *err) {
     dt::ArgvList a;

@@ -143,17 +143,10 @@ class PrefixConfig : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
-    dir_ = tmp_.path();
   }
   std::string write(const std::string &name, const std::string &text) {
-    const std::string path = dir_ + "/" + name;
-    FILE *f = fopen(path.c_str(), "w");
-    EXPECT_NE(f, nullptr);
-    if (f) {
-      fputs(text.c_str(), f);
-      fclose(f);
-    }
-    return path;
+    EXPECT_TRUE(tmp_.write(name, text)) << "cannot write " << tmp_.file(name);
+    return tmp_.file(name);
   }
   dt::ParseOutcome parse(std::vector<std::string> args, dt::RunOptions *o, std::string *err) {
     dt::ArgvList a;
@@ -162,7 +155,6 @@ class PrefixConfig : public ::testing::Test {
     return dt::parse_run_options(a.argc(), a.argv(), o, err);
   }
   dt::test::TempDir tmp_{"dt-prefix-test"};
-  std::string dir_;
 };
 
 TEST_F(PrefixConfig, FlagsMakeTheDefaultRulesLevels) {
