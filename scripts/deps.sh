@@ -8,6 +8,7 @@ PACKAGES=(
   make g++ clang llvm pkg-config          # C++20 agent, BPF object (clang -target bpf)
   libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev  # libbpf, skeletons, UAPI headers
   libzmq3-dev cppzmq-dev                  # peer reports (ZeroMQ pub-sub)
+  libsodium-dev                           # signed peer reports (Ed25519)
   libcpp-httplib-dev                      # --metrics HTTP server (Prometheus)
   libgtest-dev                            # unit and BPF tests
   libclang-rt-14-dev                      # libFuzzer, ASan, UBSan for the decoder fuzzer

@@ -28,7 +28,8 @@ const char kRunUsage[] =
     "       agent reload [--iface IFACE | --pin-dir DIR]\n"
     "       agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json]   # why is ADDR throttled?\n"
     "       agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR]\n"
-    "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n"
+    "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
+    "                         [--from NAME.key]\n"
     "\n"
     "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
     "ingress, --attach tc): every source\n"
@@ -116,7 +117,8 @@ const char kRunUsage[] =
     "      --period D          how often reports are exchanged (default 200ms)\n"
     "      --node-id NAME      this agent's name in reports, unique in the cluster\n"
     "                          (default: the host name and a hash of IFACE's MAC\n"
-    "                          address, e.g. web1-3fa2c1, so cloned hosts differ)\n"
+    "                          address, e.g. web1-3fa2c1, so cloned hosts differ;\n"
+    "                          with --curve-key: the node_id of the key file)\n"
     "      --down-after D      a peer silent this long is reported down (default 5\n"
     "                          periods)\n"
     "      --report-max-age D  peers' reports older than D are not charged, nor those a\n"
@@ -125,9 +127,11 @@ const char kRunUsage[] =
     "                          periods); off: charge every report whatever its age\n"
     "      --curve-key FILE    this node's CurveZMQ key pair (agent keygen): encrypt and\n"
     "                          authenticate peer traffic (also through an `agent hub\n"
-    "                          --curve-key`)\n"
-    "      --curve-peers DIR   public keys (*.pub) of the peers allowed to subscribe, and\n"
-    "                          of the hubs (read again on reload)\n"
+    "                          --curve-key`), and sign every report with the node's key\n"
+    "      --curve-peers DIR   public keys (*.pub) of the peers allowed to subscribe, of\n"
+    "                          the hubs, and of every node whose reports are applied:\n"
+    "                          a report is checked against its node's key (read again\n"
+    "                          on reload)\n"
     "\n"
     "Examples:\n"
     "  agent --iface eth0 --rate 100 --burst 50\n"
@@ -178,12 +182,14 @@ const char kHubUsage[] =
     "With --curve-key both ports are CurveZMQ servers: only agents whose public key is\n"
     "in --curve-peers may publish or subscribe (others are refused and logged), and\n"
     "every report is encrypted. Agents then need --curve-key, and the hub's .pub file\n"
-    "(with 'endpoint = HOST:PORT' of --hub) in their --curve-peers. kill -HUP makes\n"
+    "(with 'endpoint = HOST:PORT' of --hub) in their --curve-peers, with every agent's\n"
+    ".pub: the hub relays signed reports, which each agent checks against the key of\n"
+    "the node they name (the hub cannot forge or alter one). kill -HUP makes\n"
     "the hub read --curve-peers again (agents added or removed without a restart).\n"
     "\n"
     "Options:\n"
     "      --listen ADDR:PORT  frontend to bind (default *:7701; backend: port + 1)\n"
-    "      --curve-key FILE    the hub's CurveZMQ key pair (agent keygen hub)\n"
+    "      --curve-key FILE    the hub's CurveZMQ key pair (agent keygen hub --role hub)\n"
     "      --curve-peers DIR   public keys (*.pub) of the agents allowed in\n"
     "      --log-level LEVEL   debug, info, warn or error (default info)\n"
     "  -h, --help              show this help\n";
@@ -544,7 +550,8 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
     return *err = "--curve-peers needs --curve-key (this node's key pair)", ParseOutcome::Error;
   if (!o->curve_key.empty() && !o->cluster())
     return *err = "--curve-key only makes sense with --peers, --listen or --hub", ParseOutcome::Error;
-  if (o->node_id.empty()) o->node_id = default_node_id(o->iface);
+  // With --curve-key the key names the node (load_run_config reads it: bind_node_id_to_key).
+  if (o->node_id.empty() && o->curve_key.empty()) o->node_id = default_node_id(o->iface);
   return ParseOutcome::Ok;
 }
 

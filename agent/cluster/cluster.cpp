@@ -144,6 +144,7 @@ void Cluster::on_readable(uint64_t now_ns) {
 void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   counters_.messages_received++;
   counters_.bytes_received += len;
+  if (signed_ && !check_signature(data, len, now_ns)) return;
   ReportHeader h;
   ReportBody body;
   if (!decode_message(data, len, now_ns, &h, &body) || is_own_echo(h, now_ns)) return;
@@ -171,15 +172,50 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   apply_report(h, body, now_ns);
 }
 
+// A message not applied: counted by reason, and logged with who passed it on (a peer, or a
+// hub) through `log` (rate-limited: a stranger can send as many as it likes).
+void Cluster::reject(const std::string &reason, size_t len, const std::string &detail, LogLimiter &log,
+                     uint64_t now_ns) {
+  counters_.rejected[reason]++;
+  uint64_t suppressed = 0;
+  if (log.allow(now_ns, &suppressed))
+    DT_WARN("rejected a peer message of %zu bytes%s%s: %s%s (nothing debited)%s", len,
+            sender_.empty() ? "" : " from ", sender_.c_str(), reason.c_str(), detail.c_str(),
+            suppressed ? (" [" + std::to_string(suppressed) + " similar lines suppressed]").c_str() : "");
+}
+
+// With keys, before anything else of a message is read: is it signed by the key of the
+// node id it names (cluster/report_signing.h)?
+bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
+  const VerifyResult v = verifier_.verify(data, len);
+  std::string detail;
+  switch (v.check) {
+    case SignatureCheck::Ok: return true;
+    case SignatureCheck::Malformed:  // the decoder would stop at the same place
+      reject(decode_error_name(v.malformed), len, "", reject_log_, now_ns);
+      return false;
+    case SignatureCheck::Unsigned:
+      detail = " from node " + v.node_id + " (members with keys sign every message: is it run without them?)";
+      break;
+    case SignatureCheck::UnknownNode:
+      detail = " for node " + v.node_id + ": no .pub file in " + curve_.peers_dir + " speaks for it";
+      break;
+    case SignatureCheck::BadSignature:
+      detail = " for node " + v.node_id + ": not signed by its key (forged, or altered on the way)";
+      break;
+    case SignatureCheck::HubReport:
+      detail = " from " + v.node_id + ", a role = hub key: it may sign only a summing hub's aggregate reports";
+      break;
+  }
+  reject(signature_check_name(v.check), len, detail, auth_log_, now_ns);
+  return false;
+}
+
 // Decodes one message; a bad one is counted by reason and logged (rate-limited).
 bool Cluster::decode_message(const void *data, size_t len, uint64_t now_ns, ReportHeader *h, ReportBody *body) {
   const DecodeError e = decode_report(data, len, h, body);
   if (e == DecodeError::None) return true;
-  counters_.rejected[decode_error_name(e)]++;
-  uint64_t suppressed = 0;
-  if (reject_log_.allow(now_ns, &suppressed))
-    DT_WARN("rejected a peer message of %zu bytes: %s (nothing debited)%s", len, decode_error_name(e),
-            suppressed ? (" [" + std::to_string(suppressed) + " similar lines suppressed]").c_str() : "");
+  reject(decode_error_name(e), len, "", reject_log_, now_ns);
   return false;
 }
 
@@ -336,12 +372,13 @@ bool Cluster::publish(const std::string &m) {
 
 // This period's report, kept for resends.
 void Cluster::publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
-  auto msgs = encode_report(h, next_seq_, body);
+  auto msgs = encode_report(h, next_seq_, body, kMaxMessageBytes - (signed_ ? kSignatureBytes : 0));
   counters_.reports_sent++;
   counters_.entries_sent += body.entries.size();
   counters_.max_report_entries = std::max<uint64_t>(counters_.max_report_entries, body.entries.size());
   counters_.tags_sent += body.tags.size();
   for (auto &m : msgs) {
+    if (signed_) sign_message(m, signing_);  // resent as they are: signed once
     auto kept = std::make_shared<const std::string>(std::move(m));
     resend_.keep(next_seq_++, kept, now_ns);
     if (!publish(*kept)) continue;
@@ -357,8 +394,10 @@ void Cluster::request_resends(uint64_t now_ns) {
   h.boot_id = boot_id_;
   h.epoch = collector_.epoch();
   h.sent_unix_ms = unix_ms();
-  const std::string msg = encode_resend_request(h, tracker_.resend_requests(now_ns, kMaxResendSeqs));
-  if (msg.empty() || !publish(msg)) return;
+  std::string msg = encode_resend_request(h, tracker_.resend_requests(now_ns, kMaxResendSeqs));
+  if (msg.empty()) return;
+  if (signed_) sign_message(msg, signing_);
+  if (!publish(msg)) return;
   counters_.resend_requests_sent++;
   counters_.resend_request_bytes += msg.size();
 }

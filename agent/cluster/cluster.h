@@ -22,6 +22,7 @@
 #include "common/peers_file.h"
 #include "cluster/peer_protocol.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/report_signing.h"
 #include "cluster/resend_buffer.h"
 #include "cluster/source_watch.h"
 
@@ -62,7 +63,9 @@ struct ClusterCounters {
   uint64_t stale_messages = 0, stale_hits = 0;  // reports too old to charge, and their hits
   uint64_t unknown_rule_entries = 0;  // hits for a rule name we do not have
   uint64_t tags_sent = 0, tag_hits_received = 0;
-  std::map<std::string, uint64_t> rejected;  // by decode error name
+  // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
+  // "bad_signature", "hub_report" (cluster/report_signing.h).
+  std::map<std::string, uint64_t> rejected;
   uint64_t rejected_total() const;
 };
 
@@ -107,7 +110,8 @@ class Cluster {
   // for the exempt map, and forgets the removed peers (by the address their reports came
   // from). With CurveZMQ the --curve-peers directory is read again first (the keys of new
   // peers, the allowlist); a new peer without a key refuses the change (false, *err) and
-  // nothing changes. Buckets are not touched.
+  // nothing changes; the report signing keys (node id -> key) are replaced with the
+  // allowlist. Buckets are not touched.
   bool update_peers(const std::vector<std::string> &peers, PeersChange *change, std::string *err);
   // Every period: forgets removed peers whose last queued reports arrived after the change.
   void tick_membership(uint64_t now_ns);
@@ -137,6 +141,10 @@ class Cluster {
   void start_monitors();
   void poll_monitor(zmq::socket_t &mon, bool pub, uint64_t now_ns);
   void retry_refused(uint64_t now_ns);
+  // With keys: the report signing key and who may sign for which node id, from `keys`.
+  bool load_signing(const CurveKeys &keys, std::string *err);
+  bool check_signature(const void *data, size_t len, uint64_t now_ns);
+  void reject(const std::string &reason, size_t len, const std::string &detail, LogLimiter &log, uint64_t now_ns);
   bool decode_message(const void *data, size_t len, uint64_t now_ns, ReportHeader *h, ReportBody *body);
   bool is_own_echo(const ReportHeader &h, uint64_t now_ns);
   void skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
@@ -153,6 +161,10 @@ class Cluster {
   std::unique_ptr<zmq::socket_t> pub_, sub_;
   CurveAuthPtr auth_;  // destroyed before ctx_ (declared after it)
   CurveKeys curve_;    // with --curve-key: this node's keys and the allowlist
+  bool signed_ = false;         // with --curve-key: we sign, and require signatures
+  SigningKey signing_;          // ... this node's report signing key
+  ReportVerifier verifier_;     // ... the peers' (and our) signing keys by node id
+  LogLimiter auth_log_{10'000'000'000ull, 5};  // rejected signatures: forged at will
   std::vector<dt_key> exempt_;                  // the peers' and hubs' addresses in the exempt map
   std::string sender_;                          // Peer-Address of the message being handled
   std::map<std::string, std::string> senders_;  // node id -> the address its reports come from

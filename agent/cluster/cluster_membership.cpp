@@ -55,10 +55,12 @@ bool Cluster::open_sockets(std::string *err) {
     sub_->set(zmq::sockopt::maxmsgsize, kRecvMaxMsg);
     sub_->set(zmq::sockopt::subscribe, "");
     if (!cfg_.curve_key_file.empty()) {
-      if (!load_curve_keys(cfg_.curve_key_file, cfg_.curve_peers_dir, &curve_, err)) return false;
+      if (!load_curve_keys(cfg_.curve_key_file, cfg_.curve_peers_dir, &curve_, err) || !load_signing(curve_, err))
+        return false;
       auth_ = start_curve_auth(*ctx_, curve_.peers, "a subscriber");
       make_curve_server(*pub_, curve_);
-      DT_INFO("CurveZMQ on: %zu peer keys allowed", curve_.peers.size());
+      DT_INFO("CurveZMQ on: %zu peer keys allowed; reports signed, and checked against %zu node keys",
+              curve_.peers.size(), verifier_.size());
       start_monitors();
     } else {
       DT_WARN("peer traffic is unauthenticated and unencrypted (no --curve-key): anyone who can "
@@ -81,6 +83,23 @@ bool Cluster::open_sockets(std::string *err) {
     *err = std::string("ZeroMQ: ") + e.what();
     return false;
   }
+  return true;
+}
+
+// Our signing key (derived from the CURVE secret) and the node keys of keys.peers; nothing
+// changes unless both load.
+bool Cluster::load_signing(const CurveKeys &keys, std::string *err) {
+  if (keys.node_id != cfg_.node_id) {
+    *err = "node id " + cfg_.node_id + " but " + cfg_.curve_key_file + " speaks for node " + keys.node_id;
+    return false;
+  }
+  SigningKey key;
+  ReportVerifier verifier;
+  if (!derive_signing_key(keys.secret_key, &key, err) || !verifier.load(keys.peers, cfg_.node_id, key, err))
+    return false;
+  signing_ = key;
+  verifier_ = std::move(verifier);
+  signed_ = true;
   return true;
 }
 
@@ -130,9 +149,11 @@ bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *c
   if (!cfg_.curve_key_file.empty()) {  // every key first: a refused change changes nothing
     CurveKeys keys;
     if (!load_curve_keys(cfg_.curve_key_file, cfg_.curve_peers_dir, &keys, err)) return false;
-    if (!check_curve_endpoints(keys, c.added, {}, err)) return false;
+    if (!check_curve_endpoints(keys, c.added, {}, err) || !load_signing(keys, err)) return false;
     curve_ = std::move(keys);
     update_curve_allowed(auth_.get(), curve_.peers);
+    DT_INFO("read %s again: %zu peer keys allowed, reports checked against %zu node keys", curve_.peers_dir.c_str(),
+            curve_.peers.size(), verifier_.size());
   }
   try {
     for (const auto &ep : c.removed) sub_->disconnect(ep);

@@ -1,13 +1,10 @@
-// curve.cpp - key files, the ZAP allowlist handler, keygen.
+// curve.cpp - the ZAP allowlist handler, CURVE servers and clients, the keys they use.
 #include "cluster/curve.h"
 
-#include <dirent.h>
-#include <sys/stat.h>
 #include <zmq.h>
 
 #include <atomic>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -18,21 +15,6 @@
 #include "common/clock.h"
 
 namespace dt {
-namespace {
-
-std::string trim(const std::string &s) {
-  size_t a = s.find_first_not_of(" \t\r\n");
-  size_t b = s.find_last_not_of(" \t\r\n");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
-
-bool valid_z85_key(const std::string &k) {
-  if (k.size() != 40) return false;
-  uint8_t raw[32];
-  return zmq_z85_decode(raw, k.c_str()) != nullptr;
-}
-
-}  // namespace
 
 class CurveAuth {
  public:
@@ -114,73 +96,6 @@ class CurveAuth {
 
 void destroy_curve_auth(CurveAuth *auth) { delete auth; }
 
-bool read_curve_file(const std::string &path, std::string *pub, std::string *sec, std::string *endpoint,
-                     std::string *err) {
-  std::ifstream in(path);
-  if (!in) {
-    *err = "cannot read " + path + ": " + strerror(errno);
-    return false;
-  }
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    lineno++;
-    line = trim(line);
-    if (line.empty() || line[0] == '#') continue;
-    size_t eq = line.find('=');
-    std::string k = trim(line.substr(0, eq)), v = eq == std::string::npos ? "" : trim(line.substr(eq + 1));
-    if (eq == std::string::npos || (k != "public" && k != "secret" && k != "endpoint")) {
-      *err = path + ":" + std::to_string(lineno) + ": expected 'public = KEY', 'secret = KEY' or 'endpoint = HOST:PORT'";
-      return false;
-    }
-    if ((k == "public" || k == "secret") && !valid_z85_key(v)) {
-      *err = path + ":" + std::to_string(lineno) + ": '" + k + "' is not a 40-character Z85 key";
-      return false;
-    }
-    if (k == "public") *pub = v;
-    else if (k == "secret" && sec) *sec = v;
-    else if (k == "endpoint" && endpoint && !normalize_endpoint(v, false, endpoint, err)) {
-      *err = path + ":" + std::to_string(lineno) + ": " + *err;
-      return false;
-    }
-  }
-  if (pub->empty()) {
-    *err = path + ": no 'public = KEY' line";
-    return false;
-  }
-  if (sec && sec->empty()) {
-    *err = path + ": no 'secret = KEY' line (is this the .pub file? --curve-key takes the .key file)";
-    return false;
-  }
-  return true;
-}
-
-bool read_curve_peers(const std::string &dir, std::vector<CurvePeer> *out, std::string *err) {
-  DIR *d = opendir(dir.c_str());
-  if (!d) {
-    *err = "cannot read --curve-peers directory " + dir + ": " + strerror(errno);
-    return false;
-  }
-  bool ok = true;
-  while (dirent *e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name.size() < 5 || name.compare(name.size() - 4, 4, ".pub") != 0) continue;
-    CurvePeer p;
-    p.file = dir + "/" + name;
-    if (!read_curve_file(p.file, &p.public_key, nullptr, &p.endpoint, err)) {
-      ok = false;
-      break;
-    }
-    out->push_back(p);
-  }
-  closedir(d);
-  if (ok && out->empty()) {
-    *err = "--curve-peers directory " + dir + " holds no *.pub files: no peer could connect";
-    ok = false;
-  }
-  return ok;
-}
-
 std::set<std::string> allowed_keys(const std::vector<CurvePeer> &peers) {
   std::set<std::string> allowed;
   for (const auto &p : peers) allowed.insert(p.public_key);
@@ -188,14 +103,38 @@ std::set<std::string> allowed_keys(const std::vector<CurvePeer> &peers) {
 }
 
 bool load_curve_keys(const std::string &key_file, const std::string &peers_dir, CurveKeys *out, std::string *err) {
-  if (!read_curve_file(key_file, &out->public_key, &out->secret_key, nullptr, err)) return false;
+  KeyPairFile key;
+  if (!read_key_pair_file(key_file, &key, err)) return false;
+  out->public_key = key.public_key;
+  out->secret_key = key.secret_key;
+  out->node_id = key.node_id;
   if (peers_dir.empty()) {
     *err = "--curve-key needs --curve-peers DIR: the public keys of the peers allowed in";
     return false;
   }
   out->peers_dir = peers_dir;
   out->peers.clear();
-  return read_curve_peers(peers_dir, &out->peers, err);
+  if (!read_curve_peers(peers_dir, &out->peers, err)) return false;
+  for (const auto &p : out->peers)  // our own .pub may be there (one directory for all), not another's
+    if (p.node_id == out->node_id && p.public_key != out->public_key) {
+      *err = p.file + " speaks for node " + p.node_id + ", this node (" + key_file +
+             "), with another key: remove it, or use that node's key";
+      return false;
+    }
+  return true;
+}
+
+bool bind_node_id_to_key(const std::string &key_file, std::string *node_id, std::string *err) {
+  KeyPairFile key;
+  if (!read_key_pair_file(key_file, &key, err)) return false;
+  if (!node_id->empty() && *node_id != key.node_id) {
+    const std::string base = key_file.substr(key_file.rfind('/') == std::string::npos ? 0 : key_file.rfind('/') + 1);
+    *err = "--node-id " + *node_id + " but " + base + " speaks for node " + key.node_id +
+           ": drop --node-id (the key names the node), or use that node's key";
+    return false;
+  }
+  *node_id = key.node_id;
+  return true;
 }
 
 CurveAuthPtr start_curve_auth(zmq::context_t &ctx, const std::vector<CurvePeer> &peers, const std::string &who) {

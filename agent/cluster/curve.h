@@ -1,19 +1,20 @@
 // curve.h - CurveZMQ authentication and encryption of peer reports.
 //
-// Each node has a key pair (`agent keygen NAME` writes NAME.key, secret, and NAME.pub).
+// Each node has a key pair (`agent keygen NAME` writes NAME.key, secret, and NAME.pub:
+// their format in cluster/key_files.h).
 // --curve-key NAME.key makes this node's PUB socket a CURVE server that admits only
 // subscribers whose public key is in --curve-peers DIR (checked by a ZAP handler), and
 // its SUB socket a CURVE client of every peer. Through a hub (`agent hub --curve-key`),
 // the hub is the CURVE server on both its ports, with its own allowlist, and the agents'
 // PUB and SUB sockets are its clients. A peer's (or hub's) file in DIR says which
-// endpoint it publishes on (a hub: its frontend, HOST:PORT of --hub):
-//     public = <40-character Z85 public key>
-//     endpoint = 198.18.1.2:7700
+// endpoint it publishes on (a hub: its frontend, HOST:PORT of --hub): `endpoint = HOST:PORT`.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "cluster/key_files.h"
 
 namespace zmq {
 class context_t;
@@ -21,18 +22,6 @@ class socket_t;
 }  // namespace zmq
 
 namespace dt {
-
-struct CurvePeer {
-  std::string public_key;  // Z85
-  std::string endpoint;    // tcp://host:port, normalised ("" if the file has none)
-  std::string file;
-};
-
-// Reads a key file: "public = ..." and, for a key pair, "secret = ...".
-bool read_curve_file(const std::string &path, std::string *public_key, std::string *secret_key,
-                     std::string *endpoint, std::string *err);
-// Reads every *.pub file of `dir`.
-bool read_curve_peers(const std::string &dir, std::vector<CurvePeer> *out, std::string *err);
 
 // The ZAP handler: answers the PUB socket's authentication requests from a thread.
 class CurveAuth;
@@ -58,11 +47,16 @@ bool connect_curve_peer(zmq::socket_t &sub, const std::string &endpoint,
 // This node's key pair and the allowlist, read together.
 struct CurveKeys {
   std::string public_key, secret_key;  // Z85
+  std::string node_id;                 // the node id the key pair speaks for
   std::vector<CurvePeer> peers;        // the *.pub files of peers_dir
   std::string peers_dir;
 };
 // --curve-key FILE and --curve-peers DIR (both needed); false with *err.
 bool load_curve_keys(const std::string &key_file, const std::string &peers_dir, CurveKeys *out, std::string *err);
+
+// --curve-key binds the node id: *node_id becomes the node id of `key_file`; false with
+// *err if the key cannot be read, or if *node_id was given (not "") and differs.
+bool bind_node_id_to_key(const std::string &key_file, std::string *node_id, std::string *err);
 
 // Starts a ZAP handler in `ctx` admitting the public keys of `peers` on every CURVE
 // server socket of the context; `who` names a refused connection in the log ("an agent").

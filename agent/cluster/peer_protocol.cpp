@@ -238,8 +238,8 @@ void put_factors(std::string *msg, const std::vector<const RuleFactor *> &factor
   }
 }
 
-// Magic, version, flags, node id, boot id, seq, epoch, send time and part numbers.
-DecodeError take_header(Reader &r, ReportHeader *h, uint8_t *flags) {
+// Magic, version, flags and node id.
+DecodeError take_sender(Reader &r, std::string *node_id, uint8_t *flags) {
   char magic[4];
   uint8_t version, id_len;
   if (!r.take(magic, 4)) return DecodeError::TooShort;
@@ -251,7 +251,13 @@ DecodeError take_header(Reader &r, ReportHeader *h, uint8_t *flags) {
   std::string id(id_len, '\0');
   if (!r.take(id.data(), id_len)) return DecodeError::TooShort;
   if (!valid_node_id(id)) return DecodeError::BadNodeId;
-  h->node_id = std::move(id);
+  *node_id = std::move(id);
+  return DecodeError::None;
+}
+
+// The sender, then boot id, seq, epoch, send time and part numbers.
+DecodeError take_header(Reader &r, ReportHeader *h, uint8_t *flags) {
+  if (DecodeError e = take_sender(r, &h->node_id, flags); e != DecodeError::None) return e;
   if (!r.u64(&h->boot_id) || !r.u64(&h->seq) || !r.u64(&h->epoch) || !r.u64(&h->sent_unix_ms) ||
       !r.u16(&h->part) || !r.u16(&h->parts))
     return DecodeError::TooShort;
@@ -452,6 +458,11 @@ std::string encode_resend_request(const ReportHeader &hdr, const std::vector<Res
   return msg;
 }
 
+DecodeError peek_sender(const void *data, size_t len, std::string *node_id, uint8_t *flags) {
+  Reader r{static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len};
+  return take_sender(r, node_id, flags);
+}
+
 DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, ReportBody *body) {
   *body = ReportBody{};
   if (len > kMaxAcceptedBytes) return DecodeError::TooLarge;
@@ -459,6 +470,10 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, Repor
   ReportHeader h;
   uint8_t flags;
   if (DecodeError e = take_header(r, &h, &flags); e != DecodeError::None) return e;
+  if (flags & kFlagSigned) {  // checked by the receiver before: the body ends before it
+    if (r.left() < kSignatureBytes) return DecodeError::TooShort;
+    r.end -= kSignatureBytes;
+  }
   ReportBody out;
   if (DecodeError e = take_groups(r, &out); e != DecodeError::None) return e;
   if (DecodeError e = take_tags(r, &out); e != DecodeError::None) return e;

@@ -25,6 +25,10 @@
 //     Its sender asks each named peer to publish those messages of that boot again
 //     (the very bytes, with their seq); a receiver applies a resent message once
 //     (PeerTracker) and not at all if it is stale by then.
+//   only if flags bit 2 (kFlagSigned) is set, last: a 64-byte Ed25519 detached signature
+//     over every byte before it (the header, with this flag set, included), by the key
+//     of the header's node id (cluster/report_signing.h). The decoder does not check it
+//     (the receiver verifies before decoding); it only sets the 64 bytes aside.
 // and nothing after. Other flag bits are ignored. The encoder sets kFlagFactors
 // only when there are factors, so a report without adaptive rules is the same bytes
 // as before the section existed (and agents older than it still decode it).
@@ -55,6 +59,9 @@ constexpr uint16_t kMaxParts = 4096;
 constexpr size_t kMaxFactors = 512;               // adaptive factors per report
 constexpr uint8_t kFlagFactors = 1;               // header flags bit 0: a factors section follows the tags
 constexpr uint8_t kFlagResend = 2;                // header flags bit 1: a resend request message
+constexpr uint8_t kFlagSigned = 4;                // header flags bit 2: an Ed25519 signature ends the message
+constexpr size_t kSignatureBytes = 64;
+constexpr size_t kFlagsOffset = 5;                // the flags byte: after the magic and the version
 constexpr size_t kMaxResendPeers = 64;            // peers named in one resend request message
 constexpr size_t kMaxResendSeqs = 64;             // seqs asked of one peer in one message
 
@@ -116,6 +123,11 @@ std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_s
 // requests with valid node ids, the first kMaxResendSeqs valid seqs of each (ascending,
 // distinct, >= 1). Empty if nothing valid is left.
 std::string encode_resend_request(const ReportHeader &hdr, const std::vector<ResendRequest> &reqs);
+
+// The sender's node id and the header flags, from the start of a message (magic, version,
+// flags, node id) without reading the rest: to check a signature before decoding. None,
+// or the error decode_report would return for that prefix.
+DecodeError peek_sender(const void *data, size_t len, std::string *node_id, uint8_t *flags);
 
 // Decodes and validates one message. On error *body is left empty.
 DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, ReportBody *body);

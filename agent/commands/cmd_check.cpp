@@ -45,7 +45,7 @@ int cmd_check(int argc, char **argv) {
          opt.pin_dir.c_str());
   if (opt.cluster())
     printf("ok: cluster node %s: peers %zu%s%s%s, hubs %zu, publishing on %s, reports every %.0f ms%s\n",
-           opt.node_id.c_str(), config.peers.size(), opt.peers_file.empty() ? "" : " (with ",
+           config.opt.node_id.c_str(), config.peers.size(), opt.peers_file.empty() ? "" : " (with ",
            opt.peers_file.c_str(), opt.peers_file.empty() ? "" : ")", opt.hubs.size(),
            opt.listen.empty() ? "(none)" : opt.listen.c_str(),
            opt.period_ns / 1e6, opt.curve_key.empty() ? ", unencrypted" : ", CurveZMQ");

@@ -1,70 +1,172 @@
-// cmd_keygen.cpp - `agent keygen NAME`: a CurveZMQ key pair for one node of a
-// secured cluster (the files cluster/curve.h reads).
-#include <sys/stat.h>
+// cmd_keygen.cpp - `agent keygen NAME`: the keys of one member of a secured cluster (the
+// files cluster/key_files.h describes): a CurveZMQ key pair, the report signing key
+// derived from it, and the node id they speak for. --from upgrades an older keygen's
+// files in place (same key pair: only the .pub needs redistributing).
 #include <zmq.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 
+#include "cluster/key_files.h"
+#include "cluster/report_signing.h"
 #include "common/endpoint.h"
+#include "common/report_types.h"
 #include "commands/commands.h"
 
 namespace dt {
+namespace {
 
-int cmd_keygen(int argc, char **argv) {
-  std::string name, dir = ".", endpoint;
+const char kKeygenUsage[] =
+    "Usage: agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
+    "       agent keygen NAME --from NAME.key [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role ...]\n\n"
+    "Creates the keys of one member of a secured cluster: DIR/NAME.key (its secret, mode\n"
+    "0600; give it to that agent's or hub's --curve-key) and DIR/NAME.pub (its public keys;\n"
+    "copy it into every member's --curve-peers directory). The .key holds a CurveZMQ key\n"
+    "pair; the node's report signing key is derived from it, and the .pub carries its\n"
+    "public half, so peers check that each report comes from the node it names.\n\n"
+    "      --node-id ID        the node id the keys speak for (default NAME): the agent with\n"
+    "                          this .key takes it as its --node-id\n"
+    "      --role node|hub     node (default): signs its own reports; hub: an `agent hub`'s\n"
+    "                          key (reserved to sign a summing hub's aggregate reports)\n"
+    "      --endpoint H:P      where NAME publishes, as the others reach it (an agent's\n"
+    "                          --listen, a hub's --listen), recorded in NAME.pub\n"
+    "      --from FILE         rewrite NAME.pub (default DIR: FILE's) from an existing .key,\n"
+    "                          keeping its key pair: upgrades an older keygen's files (adds\n"
+    "                          node_id to FILE if it has none); keeps the old .pub's\n"
+    "                          endpoint and role unless given\n";
+
+struct KeygenArgs {
+  std::string name, dir, endpoint, node_id, role, from;
+};
+
+// Fills *a from argv; 0 to go on, else the exit status (--help: 0 after printing, with *done).
+int parse_keygen_args(int argc, char **argv, KeygenArgs *a, bool *done) {
   for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    if ((a == "--dir" || a == "--endpoint") && i + 1 < argc) {
-      (a == "--dir" ? dir : endpoint) = argv[++i];
-    } else if (a == "-h" || a == "--help") {
-      printf("Usage: agent keygen NAME [--dir DIR] [--endpoint HOST:PORT]\n\n"
-             "Creates a CurveZMQ key pair for one node: DIR/NAME.key (secret, mode 0600; give it\n"
-             "to that node's --curve-key) and DIR/NAME.pub (its public key; copy it into every\n"
-             "peer's --curve-peers directory). --endpoint records where NAME publishes\n"
-             "(its --listen address as peers reach it) in NAME.pub.\n");
+    const std::string arg = argv[i];
+    std::string *value = arg == "--dir" ? &a->dir : arg == "--endpoint" ? &a->endpoint
+                       : arg == "--node-id" ? &a->node_id : arg == "--role" ? &a->role
+                       : arg == "--from" ? &a->from : nullptr;
+    if (value && i + 1 < argc) {
+      *value = argv[++i];
+    } else if (arg == "-h" || arg == "--help") {
+      fputs(kKeygenUsage, stdout);
+      *done = true;
       return 0;
-    } else if (name.empty() && a[0] != '-') {
-      name = a;
+    } else if (a->name.empty() && !arg.empty() && arg[0] != '-') {
+      a->name = arg;
     } else {
-      fprintf(stderr, "agent keygen: unexpected argument '%s'\nTry 'agent keygen --help'.\n", a.c_str());
+      fprintf(stderr, "agent keygen: unexpected argument '%s'\nTry 'agent keygen --help'.\n", arg.c_str());
       return 2;
     }
   }
-  if (name.empty() || name.find('/') != std::string::npos) {
+  if (a->name.empty() || a->name.find('/') != std::string::npos) {
     fprintf(stderr, "agent keygen: give the node a NAME (no '/')\nTry 'agent keygen --help'.\n");
     return 2;
   }
-  std::string ep, err;
-  if (!endpoint.empty() && !normalize_endpoint(endpoint, false, &ep, &err)) {
+  return 0;
+}
+
+// The values the new files get (checked); 0 or the exit status.
+int check_keygen_values(KeygenArgs *a, CurvePeer *pub) {
+  std::string err;
+  if (!a->endpoint.empty() && !normalize_endpoint(a->endpoint, false, &pub->endpoint, &err)) {
     fprintf(stderr, "agent keygen: --endpoint %s\n", err.c_str());
     return 2;
   }
-  char pub[41], sec[41];
-  if (zmq_curve_keypair(pub, sec) != 0) {
-    fprintf(stderr, "agent keygen: this libzmq has no CURVE support: %s\n", zmq_strerror(zmq_errno()));
+  if (!a->role.empty() && a->role != "node" && a->role != "hub") {
+    fprintf(stderr, "agent keygen: --role %s: give node or hub\n", a->role.c_str());
+    return 2;
+  }
+  if (!a->role.empty()) pub->role = a->role == "hub" ? KeyRole::Hub : KeyRole::Node;
+  if (!valid_node_id(pub->node_id)) {
+    fprintf(stderr, "agent keygen: node id '%s' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -%s\n",
+            pub->node_id.c_str(), a->node_id.empty() ? " (it is NAME unless --node-id gives one)" : "");
+    return 2;
+  }
+  return 0;
+}
+
+// --from: the key pair of FILE; its node id, then the old .pub's endpoint and role,
+// are the defaults. *rewrite_key: FILE's node id changes (or it had none).
+int read_from(KeygenArgs *a, KeyPairFile *key, CurvePeer *pub, bool *rewrite_key) {
+  std::string err;
+  if (!read_key_pair_file(a->from, key, &err, true)) {
+    fprintf(stderr, "agent keygen: --from %s\n", err.c_str());
+    return 2;
+  }
+  if (a->dir.empty()) a->dir = a->from.rfind('/') == std::string::npos ? "." : a->from.substr(0, a->from.rfind('/'));
+  CurvePeer old;
+  if (read_public_file(a->dir + "/" + a->name + ".pub", &old, &err, true) && old.public_key == key->public_key) {
+    pub->endpoint = old.endpoint;
+    pub->role = old.role;
+  }
+  const std::string node_id = !a->node_id.empty() ? a->node_id : !key->node_id.empty() ? key->node_id : a->name;
+  *rewrite_key = node_id != key->node_id;
+  key->node_id = pub->node_id = node_id;
+  return 0;
+}
+
+// Writes FILE again with its node id: a new file renamed over it (never half a secret).
+bool rewrite_key_file(const std::string &path, const KeyPairFile &key, std::string *err) {
+  const std::string tmp = path + ".tmp";
+  if (!write_key_pair_file(tmp, key, err)) return false;
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    *err = "cannot replace " + path + ": " + strerror(errno);
+    remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int cmd_keygen(int argc, char **argv) {
+  KeygenArgs a;
+  bool done = false;
+  if (int rc = parse_keygen_args(argc, argv, &a, &done); rc != 0 || done) return rc;
+  KeyPairFile key;
+  CurvePeer pub;
+  bool write_key = true;
+  if (!a.from.empty()) {
+    if (int rc = read_from(&a, &key, &pub, &write_key); rc != 0) return rc;
+  } else {
+    key.node_id = pub.node_id = a.node_id.empty() ? a.name : a.node_id;
+  }
+  if (a.dir.empty()) a.dir = ".";
+  if (int rc = check_keygen_values(&a, &pub); rc != 0) return rc;
+  if (a.from.empty()) {
+    char z85_pub[41], z85_sec[41];
+    if (zmq_curve_keypair(z85_pub, z85_sec) != 0) {
+      fprintf(stderr, "agent keygen: this libzmq has no CURVE support: %s\n", zmq_strerror(zmq_errno()));
+      return 1;
+    }
+    key.public_key = z85_pub;
+    key.secret_key = z85_sec;
+  }
+  SigningKey sign;
+  std::string err;
+  if (!derive_signing_key(key.secret_key, &sign, &err)) {
+    fprintf(stderr, "agent keygen: %s\n", err.c_str());
     return 1;
   }
-  const std::string key_path = dir + "/" + name + ".key", pub_path = dir + "/" + name + ".pub";
-  umask(077);
-  std::ofstream k(key_path, std::ios::trunc);
-  k << "# dthrottle CurveZMQ key pair of node " << name << ": keep it secret (--curve-key)\n"
-    << "public = " << pub << "\nsecret = " << sec << "\n";
-  std::ofstream p(pub_path, std::ios::trunc);
-  p << "# dthrottle CurveZMQ public key of node " << name << ": copy into the peers' --curve-peers DIR\n"
-    << "public = " << pub << "\n";
-  if (!ep.empty()) p << "endpoint = " << ep.substr(6) << "\n";
-  k.close();
-  p.close();
-  if (!k || !p) {
-    fprintf(stderr, "agent keygen: cannot write %s or %s: %s\n", key_path.c_str(), pub_path.c_str(), strerror(errno));
+  pub.public_key = key.public_key;
+  pub.sign_key = sign.public_z85();
+  const std::string key_path = a.from.empty() ? a.dir + "/" + a.name + ".key" : a.from;
+  const std::string pub_path = a.dir + "/" + a.name + ".pub";
+  const bool ok = (!write_key || (a.from.empty() ? write_key_pair_file(key_path, key, &err)
+                                                 : rewrite_key_file(key_path, key, &err))) &&
+                  write_public_file(pub_path, pub, &err);
+  if (!ok) {
+    fprintf(stderr, "agent keygen: %s\n", err.c_str());
     return 1;
   }
-  chmod(pub_path.c_str(), 0644);
-  printf("wrote %s (secret) and %s (public)\n", key_path.c_str(), pub_path.c_str());
+  if (write_key)
+    printf("wrote %s (secret) and %s (public) for node %s\n", key_path.c_str(), pub_path.c_str(), pub.node_id.c_str());
+  else
+    printf("wrote %s (public) for node %s from %s\n", pub_path.c_str(), pub.node_id.c_str(), key_path.c_str());
   return 0;
 }
 

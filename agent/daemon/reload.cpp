@@ -88,7 +88,8 @@ static std::string peers_without_cluster(const RunOptions &opt) {
 
 std::string reload_all(ReloadTargets t) {
   const RunOptions &opt = t.config.opt;
-  const bool peers = t.cluster && (!opt.peers_file.empty() || opt.config_peers);
+  // With --curve-key the keys are read again even when the peers cannot change.
+  const bool peers = t.cluster && (!opt.peers_file.empty() || opt.config_peers || !opt.curve_key.empty());
   if (!peers) {
     const std::string note = t.cluster ? "" : peers_without_cluster(opt);
     if (note.empty()) return reload_rules(t);

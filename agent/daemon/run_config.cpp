@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "adaptive/adaptive.h"
+#include "cluster/curve.h"
 #include "common/peers_file.h"
 
 namespace dt {
@@ -71,6 +72,8 @@ bool load_peers(const RunOptions &opt, bool reread, std::vector<std::string> *ou
 
 bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
   out->opt = opt;
+  // --curve-key: the node id is the key's (an explicit --node-id must be the same).
+  if (!opt.curve_key.empty() && !bind_node_id_to_key(opt.curve_key, &out->opt.node_id, err)) return false;
   if (!load_peers(opt, false, &out->peers, err)) return false;
   if (!check_report_max_age(opt, err)) return false;
   if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err, nullptr, opt.prefix_limits)) return false;

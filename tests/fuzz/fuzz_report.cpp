@@ -3,7 +3,9 @@
 // Whatever bytes arrive, decode_report() must not crash, read out of bounds (ASan),
 // hit undefined behaviour (UBSan), or accept something inconsistent: an accepted
 // message re-encodes to a message that decodes to the same header, entries, tags and
-// adaptive factors; a resend request re-encodes to the same requests.
+// adaptive factors; a resend request re-encodes to the same requests; peek_sender names
+// the sender of every accepted message. A signed one (kFlagSigned) decodes with its last
+// 64 bytes set aside (the signature is checked before decoding, not here).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +43,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!body.entries.empty() || !body.tags.empty() || !body.factors.empty() || !body.resend.empty()) abort();
     return 0;
   }
+  // The prefix a signature check reads names the same sender.
+  std::string sender;
+  uint8_t flags = 0;
+  if (dt::peek_sender(data, size, &sender, &flags) != dt::DecodeError::None || sender != h.node_id) abort();
   if (!body.resend.empty()) {
     // A resend request: nothing else in it, bounded, seqs ascending from 1; round trip.
     if (h.seq != 0 || !body.entries.empty() || !body.tags.empty() || !body.factors.empty() ||

@@ -5,6 +5,7 @@
 
 #include "common/address.h"
 #include "cluster/peer_protocol.h"
+#include "cluster/report_signing.h"
 
 int main(int argc, char **argv) {
   if (argc != 2) {
@@ -42,5 +43,14 @@ int main(int argc, char **argv) {
   // A resend request message.
   std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary)
       << dt::encode_resend_request(h, {{"edge-2", 99, {1, 2, 300}}, {"edge-3", 5, {1ull << 40}}});
+  // A signed report (kFlagSigned, 64 bytes of signature at the end), with a fixed key.
+  dt::SigningKey key;
+  std::string err, signed_msg = dt::encode_report(h, 2, {{"default"}, {}, {{"api:x", 2}}, {}, {}})[0];
+  if (!dt::derive_signing_key("rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7", &key, &err)) {
+    fprintf(stderr, "make_seeds: %s\n", err.c_str());
+    return 1;
+  }
+  dt::sign_message(signed_msg, key);
+  std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary) << signed_msg;
   return 0;
 }

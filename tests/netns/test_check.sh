@@ -76,5 +76,16 @@ rc=$?
 check_eq check/curve-missing-key/exit "check's exit status for a peer without a key ($out)" "$rc" 2
 check check/curve-missing-key/message "check's message does not name the peer without a key: $out" \
 	grep -qF "no public key for peer tcp://198.18.1.3:7700 in $WORK/known" <<<"$out"
+# The key names the node: another --node-id is refused (exit 2), the same one is fine.
+out=$("$AGENT" check "${BASE[@]}" --peers 198.18.1.2:7700 --node-id web2 --curve-key "$WORK/keys/me.key" \
+	--curve-peers "$WORK/known" 2>&1)
+rc=$?
+check_eq check/curve-node-id/exit "check's exit status for a --node-id the key does not speak for ($out)" "$rc" 2
+check check/curve-node-id/message "check's message does not say which node the key speaks for: $out" \
+	grep -qF -- "--node-id web2 but me.key speaks for node me" <<<"$out"
+out=$("$AGENT" check "${BASE[@]}" --peers 198.18.1.2:7700 --curve-key "$WORK/keys/me.key" --curve-peers "$WORK/known" 2>&1)
+rc=$?
+check_eq check/curve-node-id/default-exit "check's exit status with the key's node id ($out)" "$rc" 0
+check check/curve-node-id/default "check does not name the key's node id: $out" grep -qF "cluster node me:" <<<"$out"
 
 lab_finish

@@ -176,7 +176,9 @@ mkdir -p "$KEYS" "$WORK/hub-allows" "$WORK/agents-know"
 "$AGENT" keygen hub --dir "$KEYS" --endpoint "$HUB_CTL:7701" >/dev/null || die "agent keygen hub failed"
 for i in 1 2 3; do "$AGENT" keygen "h$i" --dir "$KEYS" >/dev/null || die "agent keygen h$i failed"; done
 cp "$KEYS/h1.pub" "$KEYS/h2.pub" "$WORK/hub-allows/"
-cp "$KEYS/hub.pub" "$WORK/agents-know/"
+# The agents check every report against its node's key (end to end, the hub only relays):
+# they know every node's .pub besides the hub's.
+cp "$KEYS/hub.pub" "$KEYS/h1.pub" "$KEYS/h2.pub" "$KEYS/h3.pub" "$WORK/agents-know/"
 mlab_hub_up
 mlab_hub_start hub --curve-key "$KEYS/hub.key" --curve-peers "$WORK/hub-allows" || die "the Curve hub did not start"
 check membership/b/hub-curve-on "the hub did not log 'CurveZMQ on'" logged hub 'CurveZMQ on: 2 agent keys allowed' 1
@@ -212,6 +214,12 @@ check membership/b/hub-reloaded "the hub did not log its reloaded allowlist" \
 check membership/b/h3-admitted-after-reload "h3 did not hear h1 and h2 within 8 s of the hub's reload (it retries every 3 s)" \
 	mlab_wait_peers sec3 1 8 h1 h2
 check membership/b/h1-hears-h3-after-reload "h1 did not hear h3 within 5 s of h3 hearing it" mlab_wait_peers sec1 1 5 h3
+signed_ok() { [ -n "$1" ] && lacks 'unsigned|unknown_node|bad_signature' "$1"; }
+for i in 1 2 3; do
+	rej=$(stats_json "${M_PIN[$i]}" | grep -o '"rejected":{[^}]*}')
+	check "membership/b/h$i/signatures-verified" "h$i rejected its peers' signed reports: $rej" \
+		signed_ok "$rej"
+done
 stop_agents
 
 # --- c. the same host name, default node ids --------------------------------------------------

@@ -27,7 +27,17 @@ class CurveTest : public ::testing::Test {
     port_ = 20000 + getpid() % 20000;
     // The publisher allows only "good"; subscribers know the publisher's endpoint.
     fs::copy_file(dir_ + "/good.pub", dir_ + "/pub-side/good.pub");
-    std::ofstream(dir_ + "/allowed/pub.pub", std::ios::app) << "endpoint = 127.0.0.1:" << port_ << "\n";
+    set_endpoint(dir_ + "/allowed/pub.pub", "127.0.0.1:" + std::to_string(port_));
+  }
+
+  // The .pub file's one `endpoint = ...` line becomes `endpoint`.
+  static void set_endpoint(const std::string &pub_file, const std::string &endpoint) {
+    std::ifstream in(pub_file);
+    std::string line, text;
+    while (std::getline(in, line))
+      if (line.rfind("endpoint", 0) != 0) text += line + "\n";
+    in.close();
+    std::ofstream(pub_file, std::ios::trunc) << text << "endpoint = " << endpoint << "\n";
   }
 
   void keygen(const char *name) {
@@ -88,11 +98,12 @@ TEST_F(CurveTest, AllowedPeerReceivesAndUnknownKeyIsRefused) {
 }
 
 TEST_F(CurveTest, KeyFileErrorsAreClear) {
-  std::string pub, sec, ep, err;
-  EXPECT_FALSE(dt::read_curve_file(dir_ + "/good.pub", &pub, &sec, &ep, &err));
+  std::string err;
+  dt::KeyPairFile key;
+  EXPECT_FALSE(dt::read_key_pair_file(dir_ + "/good.pub", &key, &err));
   EXPECT_NE(err.find("no 'secret = KEY' line"), std::string::npos) << err;
   std::ofstream(dir_ + "/bad.key") << "public = tooshort\n";
-  EXPECT_FALSE(dt::read_curve_file(dir_ + "/bad.key", &pub, &sec, &ep, &err));
+  EXPECT_FALSE(dt::read_key_pair_file(dir_ + "/bad.key", &key, &err));
   EXPECT_NE(err.find("bad.key:1: 'public' is not a 40-character Z85 key"), std::string::npos) << err;
   std::vector<dt::CurvePeer> peers;
   EXPECT_FALSE(dt::read_curve_peers(dir_ + "/missing", &peers, &err));
@@ -103,7 +114,7 @@ TEST_F(CurveTest, KeyFileErrorsAreClear) {
 // and clients that connect with connect_curve_client; the allowlist replaced at run time.
 TEST_F(CurveTest, HubServerAdmitsAllowedClientsAndReloadsItsAllowlist) {
   const std::string ep = "tcp://127.0.0.1:" + std::to_string(port_ + 1);
-  std::ofstream(dir_ + "/allowed/pub.pub", std::ios::app) << "endpoint = 127.0.0.1:" << port_ + 1 << "\n";
+  set_endpoint(dir_ + "/allowed/pub.pub", "127.0.0.1:" + std::to_string(port_ + 1));
   zmq::context_t hub_ctx(1);
   zmq::socket_t hub(hub_ctx, zmq::socket_type::pub);
   hub.set(zmq::sockopt::linger, 0);

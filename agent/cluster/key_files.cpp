@@ -1,0 +1,188 @@
+// key_files.cpp - reading and writing the .key and .pub files (key_files.h).
+#include "cluster/key_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "common/endpoint.h"
+#include "common/report_types.h"
+
+namespace dt {
+namespace {
+
+std::string trim(const std::string &s) {
+  size_t a = s.find_first_not_of(" \t\r\n");
+  size_t b = s.find_last_not_of(" \t\r\n");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+bool valid_z85_key(const std::string &k) {
+  if (k.size() != 40) return false;
+  uint8_t raw[32];
+  return zmq_z85_decode(raw, k.c_str()) != nullptr;
+}
+
+// NAME of DIR/NAME.key or DIR/NAME.pub.
+std::string file_stem(const std::string &path) {
+  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  const size_t dot = base.rfind('.');
+  return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+}
+
+// One value of a key file, checked by its key.
+bool check_value(const std::string &k, const std::string &v, std::string *err) {
+  if ((k == "public" || k == "secret" || k == "sign") && !valid_z85_key(v))
+    return *err = "'" + k + "' is not a 40-character Z85 key", false;
+  if (k == "node_id" && !valid_node_id(v))
+    return *err = "node_id '" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -", false;
+  if (k == "role" && v != "node" && v != "hub") return *err = "role '" + v + "' must be node or hub", false;
+  return true;
+}
+
+// The `key = value` lines of a file whose keys are in `allowed` (each at most once).
+bool read_lines(const std::string &path, const std::set<std::string> &allowed,
+                std::map<std::string, std::string> *out, std::string *err) {
+  std::ifstream in(path);
+  if (!in) return *err = "cannot read " + path + ": " + strerror(errno), false;
+  std::string line, expected;
+  for (const auto &k : allowed) expected += (expected.empty() ? "'" : ", '") + k + " = ...'";
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    lineno++;
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    const std::string where = path + ":" + std::to_string(lineno) + ": ";
+    const size_t eq = line.find('=');
+    const std::string k = trim(line.substr(0, eq)), v = eq == std::string::npos ? "" : trim(line.substr(eq + 1));
+    if (eq == std::string::npos || !allowed.count(k)) return *err = where + "expected " + expected, false;
+    if (out->count(k)) return *err = where + "'" + k + "' a second time", false;
+    if (!check_value(k, v, err)) return *err = where + *err, false;
+    (*out)[k] = v;
+  }
+  return true;
+}
+
+bool write_file_nofollow(const std::string &path, const std::string &text, mode_t mode, std::string *err) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) {
+    *err = "cannot write " + path + ": " + strerror(errno) + (errno == ELOOP ? " (it is a symlink: remove it)" : "");
+    return false;
+  }
+  bool ok = fchmod(fd, mode) == 0;  // an existing file keeps its mode through O_CREAT
+  for (size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<size_t>(n);
+  }
+  ok = ok && fsync(fd) == 0;
+  const int saved = errno;
+  if (close(fd) != 0 && ok) return *err = "cannot write " + path + ": " + strerror(errno), false;
+  if (!ok) *err = "cannot write " + path + ": " + strerror(saved);
+  return ok;
+}
+
+}  // namespace
+
+const char *key_role_name(KeyRole r) { return r == KeyRole::Hub ? "hub" : "node"; }
+
+std::string old_key_file_error(const std::string &path, const char *missing) {
+  const std::string name = file_stem(path);
+  return path + " has no " + missing + " (an older agent keygen wrote it): regenerate it with 'agent keygen " +
+         name + " --from " + name + ".key' where " + name +
+         ".key is (it keeps the key pair), then copy the new " + name + ".pub to the other members";
+}
+
+bool read_key_pair_file(const std::string &path, KeyPairFile *out, std::string *err, bool any_version) {
+  std::map<std::string, std::string> v;
+  // Read with the .pub's keys too, to tell a .pub given for a .key by its missing secret.
+  if (!read_lines(path, {"public", "secret", "node_id", "sign", "role", "endpoint"}, &v, err)) return false;
+  if (!v.count("public")) return *err = path + ": no 'public = KEY' line", false;
+  if (!v.count("secret"))
+    return *err = path + ": no 'secret = KEY' line (is this the .pub file? --curve-key takes the .key file)", false;
+  for (const char *k : {"sign", "role", "endpoint"})
+    if (v.count(k)) return *err = path + ": '" + k + "' belongs in the .pub file, not in the .key", false;
+  if (!v.count("node_id") && !any_version) return *err = old_key_file_error(path, "'node_id' line"), false;
+  *out = KeyPairFile{v["public"], v["secret"], v["node_id"]};
+  return true;
+}
+
+bool read_public_file(const std::string &path, CurvePeer *out, std::string *err, bool any_version) {
+  std::map<std::string, std::string> v;
+  if (!read_lines(path, {"public", "sign", "node_id", "role", "endpoint"}, &v, err)) return false;
+  if (!v.count("public")) return *err = path + ": no 'public = KEY' line", false;
+  if (!any_version && (!v.count("sign") || !v.count("node_id")))
+    return *err = old_key_file_error(path, "'sign' and 'node_id' lines"), false;
+  CurvePeer p;
+  p.public_key = v["public"];
+  p.sign_key = v["sign"];
+  p.node_id = v["node_id"];
+  p.role = v["role"] == "hub" ? KeyRole::Hub : KeyRole::Node;
+  p.file = path;
+  if (v.count("endpoint") && !normalize_endpoint(v["endpoint"], false, &p.endpoint, err))
+    return *err = path + ": endpoint: " + *err, false;
+  *out = std::move(p);
+  return true;
+}
+
+bool read_curve_peers(const std::string &dir, std::vector<CurvePeer> *out, std::string *err) {
+  DIR *d = opendir(dir.c_str());
+  if (!d) return *err = "cannot read --curve-peers directory " + dir + ": " + strerror(errno), false;
+  std::vector<std::string> names;
+  while (dirent *e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() >= 5 && name.compare(name.size() - 4, 4, ".pub") == 0) names.push_back(name);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());  // the same error whatever the directory order
+  std::vector<CurvePeer> peers;
+  for (const auto &name : names) {
+    CurvePeer p;
+    if (!read_public_file(dir + "/" + name, &p, err)) return false;
+    for (const auto &q : peers) {
+      const bool same_keys = q.public_key == p.public_key && q.sign_key == p.sign_key;
+      if (q.node_id == p.node_id && !same_keys)
+        return *err = q.file + " and " + p.file + " both speak for node " + p.node_id +
+                      " with different keys: remove the one that is not that node's",
+               false;
+      if (q.public_key == p.public_key && q.node_id != p.node_id)
+        return *err = q.file + " and " + p.file + " hold the same key for nodes " + q.node_id + " and " +
+                      p.node_id + ": one key speaks for one node; remove the wrong one",
+               false;
+    }
+    peers.push_back(std::move(p));
+  }
+  if (peers.empty())
+    return *err = "--curve-peers directory " + dir + " holds no *.pub files: no peer could connect", false;
+  out->insert(out->end(), peers.begin(), peers.end());
+  return true;
+}
+
+bool write_key_pair_file(const std::string &path, const KeyPairFile &key, std::string *err) {
+  const std::string text = "# dthrottle key pair of node " + key.node_id +
+                           ": keep it secret (--curve-key); it also derives the node's report signing key\n"
+                           "public = " + key.public_key + "\nsecret = " + key.secret_key +
+                           "\nnode_id = " + key.node_id + "\n";
+  return write_file_nofollow(path, text, 0600, err);
+}
+
+bool write_public_file(const std::string &path, const CurvePeer &pub, std::string *err) {
+  std::string text = "# dthrottle public keys of node " + pub.node_id +
+                     ": copy into every member's --curve-peers DIR\n"
+                     "public = " + pub.public_key + "\nsign = " + pub.sign_key + "\nnode_id = " + pub.node_id +
+                     "\nrole = " + key_role_name(pub.role) + "\n";
+  if (!pub.endpoint.empty()) text += "endpoint = " + pub.endpoint.substr(pub.endpoint.rfind("tcp://", 0) == 0 ? 6 : 0) + "\n";
+  return write_file_nofollow(path, text, 0644, err);
+}
+
+}  // namespace dt
