@@ -76,6 +76,10 @@ floor() { awk -v x="$1" 'BEGIN { printf "%d", (x < 0 && x != int(x)) ? int(x) - 
 # Seconds since the epoch, with nanoseconds.
 now_s() { date +%s.%N; }
 
+# sleep_to T0 D: sleeps until D seconds after T0 (now_s; not at all if that has passed):
+# for a fault or a phase that lasts a given time, never for "long enough" (poll instead).
+sleep_to() { sleep "$(awk -v t0="$1" -v d="$2" -v now="$(now_s)" 'BEGIN { t = t0 + d - now; printf "%.3f", (t > 0 ? t : 0) }')"; }
+
 # --- JSON (the fixed one-line formats of `agent stats --json` and `pktgen --json`) ---
 
 # json_source JSON ADDR: the {"source":"ADDR",...} object of one source, or nothing.
@@ -442,6 +446,12 @@ mlab_peers() {
 		[ "$i" -eq "$1" ] || out+=${out:+,}${M_CTL[i]}:${2:-7700}
 	done
 	echo "$out"
+}
+
+# mlab_others I: the node ids of every host but I (hJ, space-separated).
+mlab_others() {
+	local i
+	for ((i = 1; i <= M_HOSTS; i++)); do [ "$i" -eq "$1" ] || printf 'h%s ' "$i"; done
 }
 
 # mlab_agent_start I NAME [AGENT OPTIONS...]: starts host I's agent (node id hI, on its
