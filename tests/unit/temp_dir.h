@@ -1,6 +1,7 @@
 // temp_dir.h - a private scratch directory for a test, removed with everything in it.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -34,6 +35,16 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// A fixture with a scratch directory of its own (tmp_, removed after the test); the test
+// fails in SetUp if it could not be made. A subclass's SetUp calls this one first.
+class TempDirTest : public ::testing::Test {
+ protected:
+  explicit TempDirTest(const std::string &name) : tmp_(name) {}
+  void SetUp() override { ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed"; }
+
+  TempDir tmp_;
 };
 
 }  // namespace dt::test

@@ -98,10 +98,12 @@ TEST(ConfigFile, MissingFileIsReported) {
 // --- through parse_run_options: one parser for the file and the command line ---------
 
 // A config file in a private temporary directory, removed with the object.
-class ConfigFileTest : public ::testing::Test {
+class ConfigFileTest : public dt::test::TempDirTest {
  protected:
+  ConfigFileTest() : TempDirTest("dt-config-test") {}
   void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
+    TempDirTest::SetUp();
+    if (HasFatalFailure()) return;
     path_ = tmp_.file("eth0.conf");
   }
   void write(const std::string &text) { ASSERT_TRUE(tmp_.write("eth0.conf", text)) << "cannot write " << path_; }
@@ -114,7 +116,6 @@ class ConfigFileTest : public ::testing::Test {
     for (auto &x : extra) a.push(x);
     return dt::parse_run_options(a.argc(), a.argv(), o, err);
   }
-  dt::test::TempDir tmp_{"dt-config-test"};
   std::string path_;
 };
 

@@ -16,10 +16,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class CurveTest : public ::testing::Test {
+class CurveTest : public dt::test::TempDirTest {
  protected:
+  CurveTest() : TempDirTest("dthrottle-curve") {}
   void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
+    TempDirTest::SetUp();
+    if (HasFatalFailure()) return;
     dir_ = tmp_.path();
     fs::create_directories(dir_ + "/allowed");
     fs::create_directories(dir_ + "/pub-side");
@@ -87,7 +89,6 @@ class CurveTest : public ::testing::Test {
     return got;
   }
 
-  dt::test::TempDir tmp_{"dthrottle-curve"};
   std::string dir_;
   int port_ = 0;
 };

@@ -57,10 +57,12 @@ TEST(PeersFile, ChangeInWords) {
             "peers: 1 removed (198.18.1.3:7700); 1 peer");
 }
 
-class PeersReload : public ::testing::Test {
+class PeersReload : public dt::test::TempDirTest {
  protected:
+  PeersReload() : TempDirTest("dthrottle-peers") {}
   void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
+    TempDirTest::SetUp();
+    if (HasFatalFailure()) return;
     dir_ = tmp_.path();
   }
   void write(const std::string &name, const std::string &text) { std::ofstream(dir_ + "/" + name) << text; }
@@ -70,7 +72,6 @@ class PeersReload : public ::testing::Test {
     for (auto &a : args) argv.push_back(a.data());
     return parse_run_options(static_cast<int>(argv.size()), argv.data(), o, err);
   }
-  dt::test::TempDir tmp_{"dthrottle-peers"};
   std::string dir_;
 };
 

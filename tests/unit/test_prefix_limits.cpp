@@ -139,11 +139,9 @@ TEST(PrefixLimit, RefundUndoesATakeExactly) {
 
 // --- files and command lines ---
 
-class PrefixConfig : public ::testing::Test {
+class PrefixConfig : public dt::test::TempDirTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
-  }
+  PrefixConfig() : TempDirTest("dt-prefix-test") {}
   std::string write(const std::string &name, const std::string &text) {
     EXPECT_TRUE(tmp_.write(name, text)) << "cannot write " << tmp_.file(name);
     return tmp_.file(name);
@@ -154,7 +152,6 @@ class PrefixConfig : public ::testing::Test {
     for (auto &x : args) a.push(x);
     return dt::parse_run_options(a.argc(), a.argv(), o, err);
   }
-  dt::test::TempDir tmp_{"dt-prefix-test"};
 };
 
 TEST_F(PrefixConfig, FlagsMakeTheDefaultRulesLevels) {

@@ -16,10 +16,12 @@ namespace {
 
 // A rules file in a private temporary directory (removed with the test), and command
 // lines parsed by parse_run_options then checked by load_run_config.
-class RunConfigTest : public ::testing::Test {
+class RunConfigTest : public dt::test::TempDirTest {
  protected:
+  RunConfigTest() : TempDirTest("dt-run-config-test") {}
   void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
+    TempDirTest::SetUp();
+    if (HasFatalFailure()) return;
     rules_ = tmp_.file("rules.toml");
   }
   void write_rules(const std::string &text) { ASSERT_TRUE(tmp_.write("rules.toml", text)) << "cannot write " << rules_; }
@@ -35,7 +37,6 @@ class RunConfigTest : public ::testing::Test {
     }
     return dt::load_run_config(opt, out, err);
   }
-  dt::test::TempDir tmp_{"dt-run-config-test"};
   std::string rules_;
 };
 
