@@ -64,10 +64,13 @@ TEST(ConfigFile, SwitchValues) {
     EXPECT_TRUE(parse(off, &err).empty() && err.empty()) << off << ": " << err;
 }
 
+// A config file's text and (a piece of) the error it must give.
+struct TextAndError {
+  const char *text, *expect;
+};
+
 TEST(ConfigFile, ErrorsNameFileAndLine) {
-  struct Case {
-    const char *text, *expect;
-  } cases[] = {
+  const TextAndError cases[] = {
       {"rate = 1\n\n# x\n\n\n\nrat = 100\n", "/etc/dthrottle/eth0.conf:7: unknown setting 'rat' (did you mean 'rate'?)"},
       {"pin_dir = /x\n", "/etc/dthrottle/eth0.conf:1: unknown setting 'pin_dir' (did you mean 'pin-dir'?)"},
       {"colour = red\n", "/etc/dthrottle/eth0.conf:1: unknown setting 'colour' (see agent --help for the settings)"},
@@ -176,9 +179,7 @@ TEST_F(ConfigFileTest, CommandLineOverridesTheFile) {
 }
 
 TEST_F(ConfigFileTest, BadValuesAreReportedWithTheirLine) {
-  struct Case {
-    const char *text, *expect;
-  } cases[] = {
+  const TextAndError cases[] = {
       {"rate = 100\nburst = 0\n", ":2: burst: invalid value '0'"},
       {"# rate\n\nrate = fast\nburst = 1\n", ":3: rate: invalid rate 'fast'"},
       {"rate = 1\nburst = 1\nxdp-mode = turbo\n", ":3: xdp-mode: 'turbo' is not one of auto, native, generic"},
