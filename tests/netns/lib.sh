@@ -100,6 +100,14 @@ source_num() {
 
 # --- the lab --------------------------------------------------------------------------
 
+# scratch_init NAME: for the suites without a lab (no namespaces, no BPF): checks that
+# the agent is built and makes WORK, /tmp/dthrottle-NAME.XXXXXX, removed at exit.
+scratch_init() {
+	[ -x "$AGENT" ] || { echo "FAIL setup: $AGENT is missing; run make first"; exit 1; }
+	WORK=$(mktemp -d "/tmp/dthrottle-$1.XXXXXX")
+	trap 'rm -rf -- "$WORK"' EXIT
+}
+
 # lab_init PREFIX: names everything after PREFIX-PID and arranges the cleanup.
 lab_init() {
 	[ "$(id -u)" -eq 0 ] || { echo "FAIL setup: must run as root (namespaces, XDP)"; exit 1; }
