@@ -37,14 +37,14 @@ class TempDir {
   std::string path_;
 };
 
-// A fixture with a scratch directory of its own (tmp_, removed after the test); the test
-// fails in SetUp if it could not be made. A subclass's SetUp calls this one first.
+// A fixture with a scratch directory of its own (tmp_, named after the test suite and
+// removed after the test); the test fails in SetUp if it could not be made. Members may
+// be initialised from tmp_ (it is made first); a subclass's SetUp calls this one first.
 class TempDirTest : public ::testing::Test {
  protected:
-  explicit TempDirTest(const std::string &name) : tmp_(name) {}
   void SetUp() override { ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed"; }
 
-  TempDir tmp_;
+  TempDir tmp_{std::string("dt-") + ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name()};
 };
 
 }  // namespace dt::test

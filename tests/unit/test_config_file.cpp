@@ -103,12 +103,6 @@ TEST(ConfigFile, MissingFileIsReported) {
 // A config file in a private temporary directory, removed with the object.
 class ConfigFileTest : public dt::test::TempDirTest {
  protected:
-  ConfigFileTest() : TempDirTest("dt-config-test") {}
-  void SetUp() override {
-    TempDirTest::SetUp();
-    if (HasFatalFailure()) return;
-    path_ = tmp_.file("eth0.conf");
-  }
   void write(const std::string &text) { ASSERT_TRUE(tmp_.write("eth0.conf", text)) << "cannot write " << path_; }
   // parse_run_options on "agent --config PATH" followed by `extra`.
   dt::ParseOutcome run(std::vector<std::string> extra, dt::RunOptions *o, std::string *err) {
@@ -119,7 +113,7 @@ class ConfigFileTest : public dt::test::TempDirTest {
     for (auto &x : extra) a.push(x);
     return dt::parse_run_options(a.argc(), a.argv(), o, err);
   }
-  std::string path_;
+  const std::string path_ = tmp_.file("eth0.conf");
 };
 
 TEST_F(ConfigFileTest, AttachTcFromTheFile) {

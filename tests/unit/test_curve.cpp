@@ -18,11 +18,8 @@ namespace {
 
 class CurveTest : public dt::test::TempDirTest {
  protected:
-  CurveTest() : TempDirTest("dthrottle-curve") {}
   void SetUp() override {
-    TempDirTest::SetUp();
-    if (HasFatalFailure()) return;
-    dir_ = tmp_.path();
+    ASSERT_NO_FATAL_FAILURE(TempDirTest::SetUp());
     fs::create_directories(dir_ + "/allowed");
     fs::create_directories(dir_ + "/pub-side");
     for (const char *n : {"pub", "good", "evil"}) keygen(n);
@@ -89,7 +86,7 @@ class CurveTest : public dt::test::TempDirTest {
     return got;
   }
 
-  std::string dir_;
+  const std::string dir_ = tmp_.path();
   int port_ = 0;
 };
 

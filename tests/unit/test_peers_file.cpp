@@ -59,12 +59,6 @@ TEST(PeersFile, ChangeInWords) {
 
 class PeersReload : public dt::test::TempDirTest {
  protected:
-  PeersReload() : TempDirTest("dthrottle-peers") {}
-  void SetUp() override {
-    TempDirTest::SetUp();
-    if (HasFatalFailure()) return;
-    dir_ = tmp_.path();
-  }
   void write(const std::string &name, const std::string &text) { std::ofstream(dir_ + "/" + name) << text; }
   ParseOutcome parse(std::vector<std::string> args, RunOptions *o, std::string *err) {
     args.insert(args.begin(), "agent");
@@ -72,7 +66,7 @@ class PeersReload : public dt::test::TempDirTest {
     for (auto &a : args) argv.push_back(a.data());
     return parse_run_options(static_cast<int>(argv.size()), argv.data(), o, err);
   }
-  std::string dir_;
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(PeersReload, PeersFileAndConfigPeersAreReadAgain) {

@@ -141,7 +141,6 @@ TEST(PrefixLimit, RefundUndoesATakeExactly) {
 
 class PrefixConfig : public dt::test::TempDirTest {
  protected:
-  PrefixConfig() : TempDirTest("dt-prefix-test") {}
   std::string write(const std::string &name, const std::string &text) {
     EXPECT_TRUE(tmp_.write(name, text)) << "cannot write " << tmp_.file(name);
     return tmp_.file(name);

@@ -59,11 +59,8 @@ std::string report_of(const std::string &node, uint64_t seq = 1) {
 
 class ReportSigningTest : public dt::test::TempDirTest {
  protected:
-  ReportSigningTest() : TempDirTest("dthrottle-signing") {}
   void SetUp() override {
-    TempDirTest::SetUp();
-    if (HasFatalFailure()) return;
-    dir_ = tmp_.path();
+    ASSERT_NO_FATAL_FAILURE(TempDirTest::SetUp());
     fs::create_directories(dir_ + "/peers");
     for (const char *n : {"web1", "web2"}) keygen({n});
     keygen({"hub", "--role", "hub"});
@@ -103,7 +100,8 @@ class ReportSigningTest : public dt::test::TempDirTest {
   std::string key(const std::string &name) const { return dir_ + "/" + name + ".key"; }
   std::string pub(const std::string &name) const { return dir_ + "/" + name + ".pub"; }
 
-  std::string dir_, stderr_;
+  const std::string dir_ = tmp_.path();
+  std::string stderr_;
   dt::SigningKey web1_, web2_, hub_;
   dt::ReportVerifier verifier_;
 };

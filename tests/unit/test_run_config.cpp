@@ -18,12 +18,6 @@ namespace {
 // lines parsed by parse_run_options then checked by load_run_config.
 class RunConfigTest : public dt::test::TempDirTest {
  protected:
-  RunConfigTest() : TempDirTest("dt-run-config-test") {}
-  void SetUp() override {
-    TempDirTest::SetUp();
-    if (HasFatalFailure()) return;
-    rules_ = tmp_.file("rules.toml");
-  }
   void write_rules(const std::string &text) { ASSERT_TRUE(tmp_.write("rules.toml", text)) << "cannot write " << rules_; }
   // "agent --iface lo --rate 10 --burst 5" followed by `extra`, parsed and checked.
   bool load(std::vector<std::string> extra, dt::RunConfig *out, std::string *err) {
@@ -37,7 +31,7 @@ class RunConfigTest : public dt::test::TempDirTest {
     }
     return dt::load_run_config(opt, out, err);
   }
-  std::string rules_;
+  const std::string rules_ = tmp_.file("rules.toml");
 };
 
 TEST_F(RunConfigTest, ReportMaxAgeAtLeastOnePeriod) {
