@@ -10,6 +10,8 @@
 #include "rules/config_file.h"
 #include "rules/rules.h"
 
+#include "agent_args.h"
+
 namespace {
 
 // ---- values ---------------------------------------------------------------------
@@ -198,13 +200,10 @@ TEST(ByteRules, FileErrors) {
                  "burst = 50)");
 }
 
+// parse_run_options on "agent --iface lo" followed by `args`.
 dt::ParseOutcome run_flags(std::vector<std::string> args, dt::RunOptions *o, std::string *err) {
-  dt::ArgvList a;
-  a.push("agent");
-  a.push("--iface");
-  a.push("lo");
-  for (auto &x : args) a.push(x);
-  return dt::parse_run_options(a.argc(), a.argv(), o, err);
+  args.insert(args.begin(), {"--iface", "lo"});
+  return dt::test::parse_agent_args(args, o, err);
 }
 
 TEST(ByteFlags, RateAndBurst) {

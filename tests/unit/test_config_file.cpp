@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "rules/config_file.h"
+#include "agent_args.h"
 #include "temp_dir.h"
 
 namespace {
@@ -106,12 +107,8 @@ class ConfigFileTest : public dt::test::TempDirTest {
   void write(const std::string &text) { ASSERT_TRUE(tmp_.write("eth0.conf", text)) << "cannot write " << path_; }
   // parse_run_options on "agent --config PATH" followed by `extra`.
   dt::ParseOutcome run(std::vector<std::string> extra, dt::RunOptions *o, std::string *err) {
-    dt::ArgvList a;
-    a.push("agent");
-    a.push("--config");
-    a.push(path_);
-    for (auto &x : extra) a.push(x);
-    return dt::parse_run_options(a.argc(), a.argv(), o, err);
+    extra.insert(extra.begin(), {"--config", path_});
+    return dt::test::parse_agent_args(extra, o, err);
   }
   const std::string path_ = tmp_.file("eth0.conf");
 };

@@ -19,6 +19,7 @@
 #include "rules/config_file.h"
 #include "rules/prefix_limits.h"
 #include "rules/rules.h"
+#include "agent_args.h"
 #include "temp_dir.h"
 
 namespace {
@@ -146,10 +147,7 @@ class PrefixConfig : public dt::test::TempDirTest {
     return tmp_.file(name);
   }
   dt::ParseOutcome parse(std::vector<std::string> args, dt::RunOptions *o, std::string *err) {
-    dt::ArgvList a;
-    a.push("agent");
-    for (auto &x : args) a.push(x);
-    return dt::parse_run_options(a.argc(), a.argv(), o, err);
+    return dt::test::parse_agent_args(args, o, err);
   }
 };
 
