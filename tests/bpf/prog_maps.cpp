@@ -10,6 +10,9 @@
 #include <cstring>
 #include <vector>
 
+#include "common/address.h"
+#include "dataplane/map_reader.h"
+
 namespace dt::test {
 
 int prog_map_fd(int prog_fd, const std::string &name) {
@@ -63,6 +66,18 @@ void RuleMapsFixture::SetUp() {
 void RuleMapsFixture::TearDown() {
   close_fds({maps_.policy_fd, maps_.rules_fd[0], maps_.rules_fd[1], rule_stats_fd_});
   BpfFixture::TearDown();
+}
+
+std::optional<dt_bucket> RuleMapsFixture::bucket_of(const std::string &addr, uint32_t rule) {
+  dt_key key{};
+  if (!key_from_string(addr, &key)) {
+    ADD_FAILURE() << "not an address: " << addr;
+    return std::nullopt;
+  }
+  key.rule = rule;
+  dt_bucket b{};
+  if (read_bucket(buckets_fd(), drop_pending_fd(), key, &b) != 0) return std::nullopt;
+  return b;
 }
 
 }  // namespace dt::test

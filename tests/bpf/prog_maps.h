@@ -2,7 +2,9 @@
 // maps the fixture does not expose: the rule banks, the per-rule counters).
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 #include "bpf_fixture.h"
@@ -32,6 +34,10 @@ class RuleMapsFixture : public BpfFixture {
  protected:
   void SetUp() override;
   void TearDown() override;
+
+  // The bucket whose key is `addr` (already cut to the rule's key prefix) under `rule`,
+  // as users read it (read_bucket), or nullopt; a failure if `addr` is no address.
+  std::optional<dt_bucket> bucket_of(const std::string &addr, uint32_t rule);
 
   RuleMaps maps_;
   int rule_stats_fd_ = -1;

@@ -99,15 +99,6 @@ class XdpDryRun : public RuleMapsFixture {
     return sum;
   }
 
-  std::optional<dt_bucket> bucket_of(const std::string &addr, uint32_t rule) {
-    dt_key key{};
-    if (!key_from_string(addr, &key)) return std::nullopt;
-    key.rule = rule;
-    dt_bucket b{};
-    if (read_bucket(buckets_fd(), drop_pending_fd(), key, &b) != 0) return std::nullopt;  // as users read it
-    return b;
-  }
-
   // A bucket for `addr` under rule 0 whose tat is `tat` (a test's setup, not the agent's way).
   void seed_bucket(const std::string &addr, uint64_t tat) {
     dt_key key{};

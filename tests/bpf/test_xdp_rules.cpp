@@ -151,19 +151,6 @@ class XdpRules : public RuleMapsFixture {
     return p;
   }
 
-  // The bucket whose key is `addr` (already cut to the rule's key prefix) under `rule`.
-  std::optional<dt_bucket> bucket_of(const std::string &addr, uint32_t rule) {
-    dt_key key{};
-    if (!key_from_string(addr, &key)) {
-      ADD_FAILURE() << "not an address: " << addr;
-      return std::nullopt;
-    }
-    key.rule = rule;
-    dt_bucket b{};
-    if (read_bucket(buckets_fd(), drop_pending_fd(), key, &b) != 0) return std::nullopt;  // as users read it
-    return b;
-  }
-
   // Every bucket as "address#rule", for messages.
   std::string bucket_list() {
     std::string s;
