@@ -10,7 +10,8 @@
  * XDP_PASS, counted as would-drop). A rule with prefix budgets first checks the
  * source's prefixes (bpf/prefix.bpf.h). Anything the throttle cannot decide about passes and is counted:
  * non-IP frames (ARP, ...), IPv6 neighbour discovery, malformed headers (the stack discards those itself),
- * no policy configured yet, or no bucket to be had.
+ * no policy configured yet, or no bucket to be had. In cluster mode the cluster's own
+ * TCP traffic (peers' and hubs' addresses, on the cluster's ports only) passes too.
  *
  * Refill is lazy (see dthrottle/bucket.h): nothing sweeps the map, so the cost per
  * packet and per period does not grow with the number of sources.
@@ -143,6 +144,51 @@ static __always_inline int dt_parse_counted(struct dt_stats *st, void *data, voi
 	}
 }
 
+/* Bit `port` of a struct dt_cluster_ports bitmap. */
+static __always_inline int dt_port_bit(const __u64 *bits, __u16 port)
+{
+	return (bits[port >> 6] >> (port & 63)) & 1;
+}
+
+/*
+ * The cluster's own traffic (struct dt_exempt_key): a TCP segment from a peer's or hub's
+ * address from one of the ports it serves the cluster on, or to our --listen port. Any
+ * other packet from that address (UDP, ICMP, TCP elsewhere) is throttled like any
+ * source's. Only TCP reads the port bitmaps (an array element: no hash), and only a port
+ * of the cluster's costs a hash lookup.
+ */
+static __always_inline int dt_cluster_traffic(const struct dt_key *src, const struct dt_l3 *l3, void *data_end)
+{
+	const struct dt_cluster_ports *cp;
+	struct dt_exempt_key k;
+	__u16 sport, dport;
+	__u32 zero = 0;
+	int from, to;
+
+	if (!dt_parse_tcp_ports(l3, data_end, &sport, &dport))
+		return 0;
+	cp = bpf_map_lookup_elem(&cluster_ports, &zero);
+	if (!cp)
+		return 0;
+	from = dt_port_bit(cp->from_port, sport);
+	to = dt_port_bit(cp->to_port, dport);
+	if (!from && !to)
+		return 0;
+	__builtin_memcpy(k.addr, src->addr, 16);
+	k.pad = 0;
+	if (from) {
+		k.port = sport;
+		k.side = DT_EXEMPT_FROM_PORT;
+		if (bpf_map_lookup_elem(&cluster_exempt, &k))
+			return 1;
+	}
+	if (!to)
+		return 0;
+	k.port = dport;
+	k.side = DT_EXEMPT_TO_PORT;
+	return bpf_map_lookup_elem(&cluster_exempt, &k) != NULL;
+}
+
 /* Nothing to decide with (no config, policy or bucket): the packet passes, counted. */
 static __always_inline int dt_fail_open(struct dt_stats *st)
 {
@@ -263,7 +309,7 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	p.cfg = dt_config_get();
 	if (!p.cfg)
 		return dt_fail_open(p.st);
-	if ((p.cfg->flags & DT_CFG_EXEMPT) && bpf_map_lookup_elem(&exempt, &p.key)) {
+	if ((p.cfg->flags & DT_CFG_EXEMPT) && dt_cluster_traffic(&p.key, &p.l3, data_end)) {
 		p.st->exempt++;
 		return XDP_PASS;
 	}

@@ -86,14 +86,26 @@ struct {
 	__type(value, struct dt_collect);
 } collect_batch SEC(".maps");
 
-/* Addresses that are never throttled (the peers' own). Agent-written only. */
+/* The cluster's own TCP traffic, never throttled: (peer address, port, side), see
+ * struct dt_exempt_key. Agent-written only. Named apart from the old `exempt` (keyed
+ * by address alone), so that a pin of that layout is never reused. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, DT_MAX_EXEMPT);
-	__type(key, struct dt_key);
+	__type(key, struct dt_exempt_key);
 	__type(value, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} exempt SEC(".maps");
+} cluster_exempt SEC(".maps");
+
+/* The ports of cluster_exempt's entries as bitmaps (struct dt_cluster_ports): only a
+ * port with its bit set is looked up there. Agent-written only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_cluster_ports);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cluster_ports SEC(".maps");
 
 /* Packet rules, two banks (config.bank selects the live one; the agent fills the
  * other and flips, so a reload is atomic for every packet). */

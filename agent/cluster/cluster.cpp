@@ -23,6 +23,7 @@ namespace dt {
 namespace {
 
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
+constexpr size_t kMaxResentPerPeriod = 2 * kMaxResendSeqs;  // two full requests' worth
 
 uint64_t unix_ms() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -77,7 +78,7 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       dp_(dp),
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.active_stage_fd(), dp.collect_batch_fd(),
                  dp.collect_prog_fd()),
-      tracker_(cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns, report_max_age_ns(cfg)),
+      tracker_(tracker_options(cfg)),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs) {}
 
 Cluster::~Cluster() {
@@ -152,17 +153,8 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
     serve_resend(body.resend, now_ns);
     return;
   }
-  note_sender(h.node_id);
   const Arrival a = tracker_.arrive(h, now_ns);
-  if (a.verdict == Verdict::Duplicate) {
-    counters_.duplicates++;
-    return;
-  }
-  if (a.came_up) DT_INFO("peer %s is up (epoch %llu)", h.node_id.c_str(), static_cast<unsigned long long>(h.epoch));
-  if (a.relearned_ms)
-    DT_WARN("peer %s: its reports were all stale for 10 s while arriving steadily, so its clock was stepped "
-            "by %lld ms; its clock offset is learned again", h.node_id.c_str(), static_cast<long long>(a.relearned_ms));
-  counters_.recovered += a.recovered;
+  if (!note_arrival(h, a, now_ns)) return;  // a duplicate, or refused (counted)
   if (a.gap) request_resends(now_ns);  // at once: every period of delay is over-admission
   if (a.stale) {
     skip_stale(h, body, a, now_ns);
@@ -245,7 +237,7 @@ void Cluster::skip_stale(const ReportHeader &h, const ReportBody &body, const Ar
   if (stale_log_.allow(now_ns, &suppressed))
     DT_WARN("not charging %llu hits of a report from %s: %.1f s old (%s)%s", static_cast<unsigned long long>(hits),
             h.node_id.c_str(), a.age_ms / 1e3,
-            a.age_ms * 1000000 > tracker_.max_age_ns() ? "older than --report-max-age"
+            a.age_ms > tracker_.max_age_ns() / 1000000 ? "older than --report-max-age"
                                                        : "sent while it could not hear us, before it came back",
             suppressed ? (" [" + std::to_string(suppressed) + " similar lines suppressed]").c_str() : "");
 }
@@ -356,8 +348,8 @@ void Cluster::on_period(uint64_t now_ns) {
   counters_.prefix_entries_sent += name_prefix_groups(&body);
   publish_report(h, body, now_ns);
   request_resends(now_ns);
-  for (const auto &ch : tracker_.check_liveness(now_ns))
-    DT_WARN("peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(), ch.silent_ns / 1e9);
+  check_peer_liveness(now_ns);
+  resent_this_period_ = 0;
 }
 
 bool Cluster::publish(const std::string &m) {
@@ -403,13 +395,18 @@ void Cluster::request_resends(uint64_t now_ns) {
 }
 
 // Publishes again what a peer asks of us (one publish reaches every subscriber; the
-// others drop it as a duplicate).
+// others drop it as a duplicate), at most kMaxResentPerPeriod messages a period whoever
+// asks: a request is small, what it asks for is not.
 void Cluster::serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns) {
   for (const auto &r : reqs) {
     if (r.node_id != cfg_.node_id) continue;
     counters_.resend_requests_received++;
+    if (resent_this_period_ >= kMaxResentPerPeriod) {
+      counters_.rejected["resend over budget"]++;
+      continue;
+    }
     for (const auto &m : resend_.take(r, boot_id_, now_ns, cfg_.period_ns / 2)) {
-      if (!publish(*m)) continue;
+      if (resent_this_period_++ >= kMaxResentPerPeriod || !publish(*m)) continue;
       counters_.resent_messages++;
       counters_.resent_bytes += m->size();
     }
@@ -490,7 +487,8 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                               {"recovered", p.recovered},
                               {"stale", p.stale},
                               {"last_age_ms", p.last_age_ms},
-                              {"restarts", p.restarts}});
+                              {"restarts", p.restarts},
+                              {"boot_rejected", p.boot_rejected}});
   return dump_json(j);
 }
 

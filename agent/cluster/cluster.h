@@ -134,6 +134,10 @@ class Cluster {
   // out with the first report (logged; a failed walk is logged and skipped).
   void adopt_unreported();
   void note_sender(const std::string &node_id) { senders_[node_id] = sender_; }
+  // The tracker's verdicts (cluster_peers.cpp).
+  bool note_arrival(const ReportHeader &h, const Arrival &a, uint64_t now_ns);
+  void log_refusal(const ReportHeader &h, const Arrival &a, uint64_t now_ns);
+  void check_peer_liveness(uint64_t now_ns);
   void forget_removed();
   // CurveZMQ: a server that refuses our key ends the connection for good (ZeroMQ does
   // not retry after a handshake error); the refusal is logged and the connection made
@@ -165,9 +169,9 @@ class Cluster {
   SigningKey signing_;          // ... this node's report signing key
   ReportVerifier verifier_;     // ... the peers' (and our) signing keys by node id
   LogLimiter auth_log_{10'000'000'000ull, 5};  // rejected signatures: forged at will
-  std::vector<dt_key> exempt_;                  // the peers' and hubs' addresses in the exempt map
+  std::vector<dt_exempt_key> exempt_;           // in the cluster_exempt map (sorted: cluster_exempt.h)
   std::string sender_;                          // Peer-Address of the message being handled
-  std::map<std::string, std::string> senders_;  // node id -> the address its reports come from
+  std::map<std::string, std::string> senders_;  // node id -> the address its reports come from (tracked ones)
   std::vector<dt_key> removed_addrs_;           // of peers removed by the last change
   uint64_t forget_until_ns_ = 0;                // ... forgotten if heard until then
   std::unique_ptr<zmq::socket_t> pub_mon_, sub_mon_;       // handshake events (with CurveZMQ)
@@ -186,12 +190,18 @@ class Cluster {
   std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
   LogLimiter stale_log_{10'000'000'000ull, 5};
+  LogLimiter peer_log_{10'000'000'000ull, 10};  // peer up, down, restarted, forgotten
+  size_t resent_this_period_ = 0;               // messages published again for peers' requests
   AdaptiveSet *adaptive_ = nullptr;
   SourceWatch watch_;
 };
 
 // The report age the tracker tolerates for `cfg` (0: any).
 uint64_t report_max_age_ns(const ClusterConfig &cfg);
+// The tracker's options for `cfg`: its down_after and max age, max_peers
+// max(kMinTrackedPeers, 4 x (peers + hubs)), authenticated only when every report's
+// signature is verified before the tracker.
+TrackerOptions tracker_options(const ClusterConfig &cfg);
 // Puts the prefix buckets' entries of `body` in groups named RULE::pBITS (appended to
 // body->rules; see prefix_group_name). Returns how many entries are prefix buckets.
 size_t name_prefix_groups(ReportBody *body);

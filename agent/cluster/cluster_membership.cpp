@@ -1,5 +1,5 @@
 // cluster_membership.cpp - the cluster's sockets and who is in it: connecting to peers and
-// hubs (with CurveZMQ or not), the exempt map of their addresses, peers added and removed
+// hubs (with CurveZMQ or not), the cluster_exempt map of their TCP ports, peers added and removed
 // by a reload.
 #include <bpf/bpf.h>
 #include <zmq.h>
@@ -9,6 +9,7 @@
 #include <zmq.hpp>
 
 #include "cluster/cluster.h"
+#include "cluster/cluster_exempt.h"
 #include "common/address.h"
 #include "common/clock.h"
 #include "common/endpoint.h"
@@ -18,7 +19,6 @@
 namespace dt {
 namespace {
 
-constexpr int64_t kRecvMaxMsg = 4 << 20;  // ZeroMQ drops anything larger outright
 constexpr uint64_t kRetryRefusedNs = 3'000'000'000ull;  // a peer or hub that refused our key
 constexpr int kHandshakeFailed =
     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
@@ -52,7 +52,10 @@ bool Cluster::open_sockets(std::string *err) {
     sub_->set(zmq::sockopt::linger, 0);
     set_link_options(*pub_);
     set_link_options(*sub_);
-    sub_->set(zmq::sockopt::maxmsgsize, kRecvMaxMsg);
+    // A message larger than the decoder accepts is refused by ZeroMQ itself, before it is
+    // read into memory: ZeroMQ drops the whole connection it came on (its sender
+    // reconnects), and nothing of it is counted here.
+    sub_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxAcceptedBytes));
     sub_->set(zmq::sockopt::subscribe, "");
     if (!cfg_.curve_key_file.empty()) {
       if (!load_curve_keys(cfg_.curve_key_file, cfg_.curve_peers_dir, &curve_, err) || !load_signing(curve_, err))
@@ -126,21 +129,20 @@ bool Cluster::connect_hub(const std::string &frontend, std::string *err) {
          connect_curve_client(*sub_, backend, frontend, curve_, err);
 }
 
-// Resolves every peer's and hub's host again and makes the exempt map hold exactly those
-// addresses (a name that no longer resolves loses its exemption, with a warning).
+// Resolves every peer's and hub's host again and makes the cluster_exempt map hold exactly
+// the cluster's own TCP ports at those addresses (cluster_exempt_keys; a name that no
+// longer resolves loses its exemption, with a warning). A change is logged; entries a
+// previous agent left in the pinned map are replaced at start.
 void Cluster::refresh_exempt() {
-  std::vector<std::string> remote = cfg_.peers;
-  remote.insert(remote.end(), cfg_.hubs.begin(), cfg_.hubs.end());
   std::string resolve_err;
-  std::vector<dt_key> next = resolve_endpoint_hosts(remote, &resolve_err);
-  if (!resolve_err.empty()) DT_WARN("%s (those peers' packets may be throttled)", resolve_err.c_str());
-  for (const auto &k : exempt_)
-    if (!has_key(next, k)) bpf_map_delete_elem(dp_.exempt_fd(), &k);
-  for (const auto &k : next) {
-    uint32_t one = 1;
-    if (bpf_map_update_elem(dp_.exempt_fd(), &k, &one, BPF_ANY) != 0)
-      DT_WARN("cannot add %s to the exempt map: %s", key_to_string(k).c_str(), strerror(errno));
-  }
+  std::vector<dt_exempt_key> next = cluster_exempt_keys(cfg_.peers, cfg_.hubs, cfg_.listen, &resolve_err);
+  if (!resolve_err.empty()) DT_WARN("%s (that host's cluster traffic may be throttled)", resolve_err.c_str());
+  std::string map_err;
+  const std::vector<dt_exempt_key> before =
+      install_cluster_exempt(dp_.cluster_exempt_fd(), dp_.cluster_ports_fd(), next, &map_err);
+  if (!map_err.empty()) DT_WARN("the cluster's exemption: %s (that traffic may be throttled)", map_err.c_str());
+  if (const std::string change = describe_exempt_change(before, next); !change.empty())
+    DT_INFO("%s", change.c_str());
   exempt_ = std::move(next);
 }
 
@@ -164,6 +166,7 @@ bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *c
     return false;
   }
   cfg_.peers = peers;
+  tracker_.set_max_peers(tracker_options(cfg_).max_peers);
   // The removed peers' addresses, unless a remaining peer or hub has them too.
   std::string ignored;
   const std::vector<dt_key> gone = resolve_endpoint_hosts(c.removed, &ignored);
@@ -174,7 +177,7 @@ bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *c
     DT_WARN("cannot switch the peers' exemption: %s", strerror(-rc));
   removed_addrs_.clear();
   for (const auto &k : gone)
-    if (!has_key(exempt_, k)) removed_addrs_.push_back(k);
+    if (!exempts_address(exempt_, k)) removed_addrs_.push_back(k);
   forget_until_ns_ = mono_now_ns() + 2 * (cfg_.down_after_ns ? cfg_.down_after_ns : 5 * cfg_.period_ns);
   forget_removed();
   *change = std::move(c);

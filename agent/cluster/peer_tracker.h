@@ -3,16 +3,48 @@
 // is, and whether the peer is alive.
 //
 // A peer is identified by its node id. Its messages carry (boot_id, seq): seq counts
-// messages from 1 within one run of the peer's agent (boot). Rules:
+// messages from 1 within one run of the peer's agent (boot). Rules, checked in order:
+//   sent_unix_ms > 2^42 ms    rejected (refused AbsurdTime): no clock is past 2109, and
+//                             every later sum stays far from overflow
+//   a node id not tracked     accepted if fewer than max_peers are tracked, or after the
+//                             longest-silent DOWN peer (or one silent for down_after) is
+//                             forgotten to make room; else rejected (TooManyPeers)
 //   seq == last + 1           accepted
 //   seq >  last + 1           accepted; the missing ones are counted as a gap and
 //                             remembered (the newest kMaxMissing) to be asked again
 //   seq <= last               accepted once if it is one of the remembered missing
 //                             ones (a resend: "recovered"), else rejected: a
 //                             duplicate or replay (never applied twice)
-//   new boot_id               the peer restarted: accepted if the message is not older
-//                             than the last one accepted (sent_unix_ms), tracking restarts
+//   a retired boot_id         one of the peer's last kRetiredBoots boots: a replay
+//                             (Duplicate)
+//   another new boot_id       the peer restarted, or someone claims it did:
+//     authenticated           accepted if its sent_unix_ms is not older than the current
+//                             boot's last accepted one (both are the peer's clock: the
+//                             learned offset cancels out), or the current boot has been
+//                             silent for longer than down_after
+//     not authenticated       accepted ONLY once the current boot has been silent for
+//     (--insecure-cluster)    longer than down_after: a forged restart, whatever numbers
+//                             it carries, cannot displace a boot that is still reporting.
+//                             The price: a real restart faster than down_after loses the
+//                             new boot's reports until the old boot's last message is
+//                             down_after old (at most down_after of reports, which
+//                             are then asked again like any gap)
+//                             Else rejected (refused NewBoot, PeerState::boot_rejected):
+//                             nothing of the current boot's tracking changes.
 //   seq 0                     not a report (a resend request): never given to the tracker
+// A stepped-back clock plus a restart: the new boot looks older than the last accepted
+// report, so it waits for the silence rule (the restart itself is a silence, usually
+// longer than down_after); its reports are then judged stale until the offset is
+// learned again (kRelearnAfterNs, below). It is never ignored for longer. The offset is
+// kept across restarts on purpose: an old boot replayed (signed, but more than
+// kRetiredBoots ago) after a silence is then judged by its old send times: stale.
+// `authenticated` promises that every message reaching the tracker carries a verified
+// signature of the node it names; without that promise anyone can claim any node id.
+// Without authentication these rules only keep a forged restart from silencing a live
+// peer: a forger who reads the real boot id can still forge its seqs and its hits, and
+// one heard before the real node (this agent just started) holds the node id for as
+// long as it keeps reporting (--insecure-cluster is for networks where every host is
+// trusted).
 // Liveness: a peer not heard from for `down_after_ns` is down; it comes back up with
 // its next accepted message. Transitions are returned so the caller can log them.
 //
@@ -23,7 +55,8 @@
 // between two arrivals, so that clock drift is followed, and never across a silence).
 // A message's age is sample - offset: how much later than the fastest of this peer's
 // messages it arrived. Only the rate of the peer's wall clock matters (NTP slewing is
-// fine), not its setting.
+// fine), not its setting. In int64 microseconds: with sent_unix_ms below 2^42 ms and
+// now_ns/1000 below 2^55, a sample, the offset and their difference never overflow.
 //
 // Stale (its hits not to be charged): a message older than max_age, or one sent (now -
 // age, by our clock, give or take down_after / 10) before the peer came back from a
@@ -50,6 +83,16 @@ constexpr uint64_t kReportMaxAgePeriods = 10;           // the default --report-
 constexpr size_t kMaxMissing = 256;                     // remembered missing seqs per peer
 constexpr uint64_t kOffsetCreepPpm = 1000;              // 1 ms per second of steady arrivals
 constexpr uint64_t kRelearnAfterNs = 10'000'000'000ull;  // stale for 10 s while arriving: a clock step
+constexpr uint64_t kMaxSentUnixMs = 1ull << 42;         // later than 2109: an absurd send time
+constexpr size_t kRetiredBoots = 8;                     // a peer's last boots, replays of which are refused
+constexpr size_t kMinTrackedPeers = 64;                 // the least max_peers a Cluster asks for
+
+struct TrackerOptions {
+  uint64_t down_after_ns = 0;    // silent this long: down (and, for a new boot, replaceable)
+  uint64_t max_age_ns = 0;       // how old a message may be and still be charged; 0: any age
+  bool authenticated = false;    // every message carries a verified signature of its node
+  size_t max_peers = kMinTrackedPeers;  // node ids tracked at most (>= 1)
+};
 
 struct PeerState {
   uint64_t boot_id = 0;
@@ -58,10 +101,11 @@ struct PeerState {
   uint64_t last_heard_ns = 0;  // monotonic
   bool up = false;
   uint64_t accepted = 0;
-  uint64_t duplicates = 0;     // seq <= last within a boot, or a stale boot
+  uint64_t duplicates = 0;     // seq <= last within a boot, or a retired boot
   uint64_t lost = 0;           // messages missing in sequence gaps
   uint64_t recovered = 0;      // of those, received later (resent)
   uint64_t restarts = 0;
+  uint64_t boot_rejected = 0;  // messages of a new boot refused while the current one lives
   uint64_t stale = 0;          // messages older than max_age (not charged)
   uint64_t relearned = 0;      // clock steps: offset learned again
   // Age: the smallest (receipt ms - sent_unix_ms) seen, see the top of this file.
@@ -72,19 +116,26 @@ struct PeerState {
   uint64_t last_age_ms = 0;
   // Missing seqs of this boot -> when the gap was seen (monotonic), oldest first.
   std::map<uint64_t, uint64_t> missing;
+  std::vector<uint64_t> retired_boots;  // the last kRetiredBoots boot ids, oldest first
 };
 
-enum class Verdict { Accept, Duplicate };
+// Duplicate: already applied, or a replay. Rejected: see Arrival::refused.
+enum class Verdict { Accept, Duplicate, Rejected };
+enum class Refusal { None, AbsurdTime, NewBoot, TooManyPeers };
+const char *refusal_name(Refusal r);  // "absurd send time", "restart refused", "too many peers"
 
 // What the tracker made of one message.
 struct Arrival {
   Verdict verdict = Verdict::Accept;
+  Refusal refused = Refusal::None;  // why, when Rejected
   bool came_up = false;    // this message brought the peer (back) up
+  bool restarted = false;  // it is the first of a new boot of a known peer
   bool recovered = false;  // it filled an earlier gap (a resend)
   bool gap = false;        // it revealed missing messages (to be asked for at once)
   bool stale = false;      // older than max_age: do not charge its hits
   uint64_t age_ms = 0;     // receipt later than the peer's fastest, see above
   int64_t relearned_ms = 0;  // != 0: the peer's clock stepped by this much; offset relearned
+  std::vector<std::string> evicted;  // down peers forgotten to make room for this one
 };
 
 struct LivenessChange {
@@ -93,11 +144,19 @@ struct LivenessChange {
   uint64_t silent_ns;  // for a down transition: how long it has been silent
 };
 
+// What the tracker refused or dropped over all node ids (per peer: PeerState).
+struct TrackerCounters {
+  uint64_t absurd_time = 0;     // messages with sent_unix_ms beyond kMaxSentUnixMs
+  uint64_t too_many_peers = 0;  // messages of a new node id refused: max_peers tracked, none down
+  uint64_t evicted = 0;         // down peers forgotten to make room for a new node id
+};
+
 class PeerTracker {
  public:
-  // max_age_ns: how old a message may be and still be charged; 0: any age.
+  explicit PeerTracker(const TrackerOptions &opt);
+  // The existing callers' form: not authenticated, kMinTrackedPeers peers at most.
   explicit PeerTracker(uint64_t down_after_ns, uint64_t max_age_ns = 0)
-      : down_after_ns_(down_after_ns), max_age_ns_(max_age_ns) {}
+      : PeerTracker(TrackerOptions{down_after_ns, max_age_ns, false, kMinTrackedPeers}) {}
 
   // Decides about one decoded message received at monotonic time now_ns and records it.
   Arrival arrive(const ReportHeader &h, uint64_t now_ns);
@@ -116,15 +175,22 @@ class PeerTracker {
   size_t up_count() const;
   // A peer removed from the cluster (agent reload): no longer listed, up or down.
   void forget(const std::string &node_id) { peers_.erase(node_id); }
-  uint64_t max_age_ns() const { return max_age_ns_; }
+  uint64_t max_age_ns() const { return opt_.max_age_ns; }
+  const TrackerOptions &options() const { return opt_; }
+  // A new cap (agent reload changed the peers); peers beyond it leave as they go down.
+  void set_max_peers(size_t max_peers) { opt_.max_peers = max_peers ? max_peers : 1; }
+  const TrackerCounters &counters() const { return counters_; }
 
  private:
+  bool make_room(uint64_t now_ns, Arrival *a);
+  Verdict new_boot(PeerState &p, const ReportHeader &h, uint64_t now_ns, Arrival *a);
   Verdict sequence(PeerState &p, bool fresh, const ReportHeader &h, uint64_t now_ns, Arrival *a);
   void judge_age(PeerState &p, const ReportHeader &h, uint64_t now_ns, Arrival *a);
 
-  uint64_t down_after_ns_;
-  uint64_t max_age_ns_;
+  TrackerOptions opt_;
   std::map<std::string, PeerState> peers_;
+  TrackerCounters counters_;
+  uint64_t no_room_until_ns_ = 0;  // full, and no peer can be down before then
 };
 
 }  // namespace dt

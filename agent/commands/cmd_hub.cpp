@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cluster/curve.h"
+#include "cluster/peer_protocol.h"
 #include "commands/commands.h"
 #include "common/endpoint.h"
 #include "common/log.h"
@@ -66,6 +67,9 @@ int cmd_hub(int argc, char **argv) {
   CurveAuthPtr auth;  // before the sockets are closed: declared after them, destroyed first
   try {
     for (auto *s : {&front, &back, &control, &controller}) s->set(zmq::sockopt::linger, 0);
+    // No message larger than an agent accepts (reports on the frontend, subscriptions on
+    // the backend): ZeroMQ drops the connection that sends one, before buffering it.
+    for (auto *s : {&front, &back}) s->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxAcceptedBytes));
     if (!opt.curve_key.empty()) {
       CurveKeys keys;
       if (!load_curve_keys(opt.curve_key, opt.curve_peers, &keys, &err)) {

@@ -432,7 +432,8 @@ int Dataplane::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect
 int Dataplane::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
 int Dataplane::active_ring_fd() const { return bpf_map__fd(skel_->maps.active); }
 int Dataplane::active_stage_fd() const { return bpf_map__fd(skel_->maps.active_stage); }
-int Dataplane::exempt_fd() const { return bpf_map__fd(skel_->maps.exempt); }
+int Dataplane::cluster_exempt_fd() const { return bpf_map__fd(skel_->maps.cluster_exempt); }
+int Dataplane::cluster_ports_fd() const { return bpf_map__fd(skel_->maps.cluster_ports); }
 int Dataplane::rules_fd(int bank) const { return bpf_map__fd(bank ? skel_->maps.rules1 : skel_->maps.rules0); }
 int Dataplane::rule_stats_fd() const { return bpf_map__fd(skel_->maps.rule_stats); }
 int Dataplane::rule_names_fd() const { return bpf_map__fd(skel_->maps.rule_names); }

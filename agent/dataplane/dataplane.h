@@ -80,7 +80,8 @@ class Dataplane {
   int collect_prog_fd() const;
   int active_ring_fd() const;
   int active_stage_fd() const;
-  int exempt_fd() const;
+  int cluster_exempt_fd() const;  // the cluster's TCP ports (struct dt_exempt_key)
+  int cluster_ports_fd() const;   // their port bitmaps (struct dt_cluster_ports)
   int rules_fd(int bank) const;
   int rule_stats_fd() const;
   int rule_names_fd() const;

@@ -21,7 +21,8 @@
 #define DT_MAP_DEBIT_BATCH "debit_batch"
 #define DT_MAP_COLLECT_BATCH "collect_batch"
 #define DT_MAP_ACTIVE      "active"
-#define DT_MAP_EXEMPT      "exempt"
+#define DT_MAP_CLUSTER_EXEMPT "cluster_exempt"
+#define DT_MAP_CLUSTER_PORTS "cluster_ports"
 #define DT_MAP_RULES0      "rules0"
 #define DT_MAP_RULES1      "rules1"
 #define DT_MAP_RULE_STATS  "rule_stats"
@@ -57,7 +58,7 @@
 #define DT_ACTIVE_WAKE_SHIFT 1
 /* Announcements gather per CPU and go to the ring this many at a time (a power of 2). */
 #define DT_STAGE_KEYS 32u
-/* Addresses never throttled (the peers' own). */
+/* Entries of the cluster_exempt map: (address, port, side) of the cluster's own traffic. */
 #define DT_MAX_EXEMPT 4096u
 
 /*
@@ -90,6 +91,39 @@
 struct dt_key {
 	__u8 addr[16];  /* masked to the rule's key prefix (e.g. an IPv6 /64) */
 	__u32 rule;     /* the rule this bucket belongs to */
+};
+
+/*
+ * Key of DT_MAP_CLUSTER_EXEMPT: the cluster's own TCP traffic, passed without a bucket
+ * while DT_CFG_EXEMPT is set. Written by the agent only (Cluster::refresh_exempt: whole
+ * elements, value 1), for every address a peer or hub resolves to: a peer's report port
+ * (DT_EXEMPT_FROM_PORT: its PUB answers our SUB), our --listen port (DT_EXEMPT_TO_PORT:
+ * the peers' SUB connections to us), a hub's frontend and backend ports (FROM). The
+ * packet path looks a TCP segment (first fragment, TCP right after the IP header) up
+ * as (source, source port, FROM) and (source, destination port, TO), each only if
+ * struct dt_cluster_ports has that port's bit. No other packet is looked up at all:
+ * UDP, ICMP, TCP between other ports, from peers' addresses or any other.
+ */
+struct dt_exempt_key {
+	__u8 addr[16];  /* IPv4-mapped or IPv6, as dt_key */
+	__u16 port;     /* host byte order, so bpftool shows the port number */
+	__u8 side;      /* DT_EXEMPT_FROM_PORT or DT_EXEMPT_TO_PORT */
+	__u8 pad;       /* 0 */
+};
+#define DT_EXEMPT_FROM_PORT 1 /* `port` is the packet's TCP source port */
+#define DT_EXEMPT_TO_PORT   2 /* `port` is the packet's TCP destination port */
+
+/*
+ * The ports of the cluster_exempt entries, as bitmaps (bit p of from_port: some entry
+ * has side FROM and port p), one element at key 0 of DT_MAP_CLUSTER_PORTS, so that a TCP
+ * flood to any other port (a SYN flood on a web server) costs two bit tests rather than
+ * two hash lookups. Written by the agent only (whole value, after the entries: while it
+ * is being written a packet may see an entry's bit a moment late, and be throttled).
+ */
+#define DT_PORT_WORDS (65536u / 64u)
+struct dt_cluster_ports {
+	__u64 from_port[DT_PORT_WORDS];
+	__u64 to_port[DT_PORT_WORDS];
 };
 
 /*
@@ -253,7 +287,7 @@ struct dt_config {
 
 /* dt_config.flags */
 #define DT_CFG_REPORT (1u << 0) /* announce newly active sources in `active` */
-#define DT_CFG_EXEMPT (1u << 1) /* consult the `exempt` map (peers' addresses) */
+#define DT_CFG_EXEMPT (1u << 1) /* consult `cluster_exempt` (the cluster's TCP ports) */
 #define DT_CFG_RULES  (1u << 2) /* match rules in the live rules trie; else rule 0 */
 #define DT_CFG_COARSE_CLOCK (1u << 3) /* bpf_ktime_get_coarse_ns (one tick of lag) */
 
@@ -268,7 +302,7 @@ struct dt_stats {
 	__u64 contended;     /* dropped after DT_CAS_RETRIES lost compare-and-swaps */
 	__u64 debit_hits;    /* peer hits debited by the debit program */
 	__u64 nd_exempt;     /* IPv6 neighbour discovery (ICMPv6 133-137), passed */
-	__u64 exempt;        /* packets from exempt addresses (peers), passed */
+	__u64 exempt;        /* the cluster's own TCP traffic (cluster_exempt), passed */
 	__u64 report_overflow; /* active-source events lost to a full ring (retried) */
 	__u64 allowed;       /* passed by an `allow` rule */
 	__u64 denied;        /* dropped by a `deny` rule */
@@ -352,6 +386,8 @@ struct dt_debit_ctx {
 #define DT_LAYOUT_ASSERT(type, size) _Static_assert(sizeof(struct type) == (size), #type " layout")
 #endif
 DT_LAYOUT_ASSERT(dt_key, 20);
+DT_LAYOUT_ASSERT(dt_exempt_key, 20);
+DT_LAYOUT_ASSERT(dt_cluster_ports, 16384);
 DT_LAYOUT_ASSERT(dt_bucket, 64);
 DT_LAYOUT_ASSERT(dt_policy, 24);
 DT_LAYOUT_ASSERT(dt_lpm_key, 20);

@@ -150,7 +150,8 @@ int BpfFixture::active_stage_fd() const { return bpf_map__fd(skel_->maps.active_
 int BpfFixture::drop_pending_fd() const { return bpf_map__fd(skel_->maps.drop_pending); }
 int BpfFixture::collect_batch_fd() const { return bpf_map__fd(skel_->maps.collect_batch); }
 int BpfFixture::collect_prog_fd() const { return bpf_program__fd(skel_->progs.dt_collect); }
-int BpfFixture::exempt_fd() const { return bpf_map__fd(skel_->maps.exempt); }
+int BpfFixture::cluster_exempt_fd() const { return bpf_map__fd(skel_->maps.cluster_exempt); }
+int BpfFixture::cluster_ports_fd() const { return bpf_map__fd(skel_->maps.cluster_ports); }
 int BpfFixture::rule_bytes_fd() const { return bpf_map__fd(skel_->maps.rule_bytes); }
 int BpfFixture::clock_anchor_fd() const { return bpf_map__fd(skel_->maps.clock_anchor); }
 

@@ -159,7 +159,8 @@ class BpfFixture : public ::testing::Test {
   int drop_pending_fd() const;
   int collect_batch_fd() const;
   int collect_prog_fd() const;
-  int exempt_fd() const;
+  int cluster_exempt_fd() const;
+  int cluster_ports_fd() const;
   int rule_bytes_fd() const;
   int clock_anchor_fd() const;
 

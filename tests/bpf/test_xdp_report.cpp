@@ -1,7 +1,7 @@
 // test_xdp_report.cpp - cluster mode in the kernel: the packet path announces each
 // admitted source once per report period, and dt_collect (driven by the agent's
-// Collector) returns exactly the packets admitted since the last report. Also the
-// exempt map (peers' addresses are never throttled).
+// Collector) returns exactly the packets admitted since the last report. (The cluster's
+// own traffic, passed without a bucket: test_xdp_exempt.cpp.)
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
@@ -128,24 +128,6 @@ TEST_F(XdpReport, AnnouncementsWakeNobodyAndReachTheNextReport) {
   EXPECT_EQ(hits, 100u);
   EXPECT_EQ(c->events(), 50u);
   EXPECT_EQ(stats().report_overflow, 0u);
-}
-
-TEST_F(XdpReport, ExemptAddressesPassWithoutABucket) {
-  set_policy(0.001, 1);
-  auto c = new_collector();
-  dt_key peer{};
-  ASSERT_TRUE(key_from_string("198.18.9.9", &peer));
-  uint32_t one = 1;
-  ASSERT_EQ(bpf_map_update_elem(exempt_fd(), &peer, &one, BPF_ANY), 0);
-  ASSERT_EQ(c->enable(true), 0);
-  send(v4("198.18.9.9"), 20);  // burst 1, yet all pass
-  EXPECT_FALSE(bucket("198.18.9.9")) << "an exempt source gets no bucket";
-  EXPECT_EQ(stats().exempt, 20u);
-  send(v4("198.18.9.10"), 1);
-  send(v4("198.18.9.10"), 1, XDP_DROP);  // its neighbour is throttled as usual
-  c->disable();
-  send(v4("198.18.9.9"), 1);
-  send(v4("198.18.9.9"), 1, XDP_DROP);  // with the flag off the map is not consulted
 }
 
 // Announcements gather per CPU (bpf/announce.h): a stage of DT_STAGE_KEYS goes to the

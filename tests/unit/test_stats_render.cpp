@@ -332,7 +332,7 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(j["peers"][0].dump(),
             Json({{"node_id", kAwkward}, {"up", true}, {"last_heard_ago_ms", 1000}, {"accepted", 12},
                   {"duplicates", 0}, {"lost", 0}, {"recovered", 0}, {"stale", 0}, {"last_age_ms", 0},
-                  {"restarts", 0}})
+                  {"restarts", 0}, {"boot_rejected", 0}})
                 .dump());
   EXPECT_EQ(j["peers"][1]["node_id"], "h2");
   EXPECT_EQ(j["peers"][1]["up"], false);

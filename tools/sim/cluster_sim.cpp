@@ -271,7 +271,8 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     Host &host = hosts_[h];
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
-    host.tracker = PeerTracker(down_after, max_age_ns(s));
+    // Every other host tracked (up to 1024 of them), unauthenticated as the agent today.
+    host.tracker = PeerTracker(TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts)});
     host.resend = ResendBuffer(max_age_ns(s) ? max_age_ns(s) : 5 * kSec);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report =
@@ -605,7 +606,7 @@ void ClusterSim::handle_delivery(const Delivery &d) {
     return;
   }
   const Arrival a = host.tracker.arrive(hdr, now_);
-  if (a.verdict == Verdict::Duplicate) {
+  if (a.verdict != Verdict::Accept) {  // a duplicate, or refused
     st.rejected++;
     return;
   }

@@ -214,7 +214,7 @@ struct HostStats {
   uint64_t received = 0;
   uint64_t decode_errors = 0;
   uint64_t accepted = 0;
-  uint64_t rejected = 0;         // PeerTracker said Duplicate: not applied
+  uint64_t rejected = 0;         // PeerTracker said Duplicate or Rejected: not applied
   uint64_t recovered = 0;        // accepted messages that filled a gap (resends)
   uint64_t stale = 0;            // accepted messages too old to charge
   uint64_t stale_hits = 0;       // their hits, not debited

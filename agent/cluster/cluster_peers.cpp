@@ -1,0 +1,108 @@
+// cluster_peers.cpp - what the cluster makes of the peer tracker's verdicts: the
+// tracker's options for a configuration, the counters, and the log lines a stranger can
+// trigger (peer up and down, restarts, refusals), each through a LogLimiter.
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+#include "cluster/cluster.h"
+
+namespace dt {
+namespace {
+
+constexpr size_t kTrackedPerConfigured = 4;  // node ids tracked per configured peer or hub
+
+// One line through `limiter`, with the count of lines it held back since the last one.
+void log_limited(LogLimiter &limiter, LogLevel level, uint64_t now_ns, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void log_limited(LogLimiter &limiter, LogLevel level, uint64_t now_ns, const char *fmt, ...) {
+  uint64_t suppressed = 0;
+  if (!limiter.allow(now_ns, &suppressed)) return;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (suppressed)
+    logf(level, "%s [%llu similar lines suppressed]", line, static_cast<unsigned long long>(suppressed));
+  else
+    logf(level, "%s", line);
+}
+
+}  // namespace
+
+// Node ids tracked at most: a few per configured peer or hub (a hub relays every agent
+// behind it, and node ids change when agents are renamed), never fewer than 64. With
+// keys every report's signature is verified before the tracker (Cluster::handle_message:
+// unknown node ids never reach it), so its messages are authenticated.
+TrackerOptions tracker_options(const ClusterConfig &cfg) {
+  TrackerOptions opt;
+  opt.down_after_ns = cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns;
+  opt.max_age_ns = report_max_age_ns(cfg);
+  opt.authenticated = !cfg.curve_key_file.empty();
+  opt.max_peers = std::max(kMinTrackedPeers, kTrackedPerConfigured * (cfg.peers.size() + cfg.hubs.size()));
+  return opt;
+}
+
+// Counts and logs what the tracker made of a report; true if it is to be applied
+// (or skipped as stale) by the caller.
+bool Cluster::note_arrival(const ReportHeader &h, const Arrival &a, uint64_t now_ns) {
+  for (const auto &id : a.evicted) {
+    senders_.erase(id);
+    log_limited(peer_log_, LogLevel::Info, now_ns, "peer %s forgotten (down) to make room for %s: %zu node ids "
+                "tracked at most", id.c_str(), h.node_id.c_str(), tracker_.options().max_peers);
+  }
+  if (a.verdict == Verdict::Rejected) {
+    counters_.rejected[refusal_name(a.refused)]++;
+    log_refusal(h, a, now_ns);
+    return false;
+  }
+  note_sender(h.node_id);
+  if (a.verdict == Verdict::Duplicate) {
+    counters_.duplicates++;
+    return false;
+  }
+  if (a.restarted)
+    log_limited(peer_log_, LogLevel::Info, now_ns, "peer %s restarted (a new boot; sequence tracking starts again)",
+                h.node_id.c_str());
+  if (a.came_up)
+    log_limited(peer_log_, LogLevel::Info, now_ns, "peer %s is up (epoch %llu)", h.node_id.c_str(),
+                static_cast<unsigned long long>(h.epoch));
+  if (a.relearned_ms)
+    log_limited(peer_log_, LogLevel::Warn, now_ns, "peer %s: its reports were all stale for 10 s while arriving "
+                "steadily, so its clock was stepped by %lld ms; its clock offset is learned again",
+                h.node_id.c_str(), static_cast<long long>(a.relearned_ms));
+  counters_.recovered += a.recovered;
+  return true;
+}
+
+void Cluster::log_refusal(const ReportHeader &h, const Arrival &a, uint64_t now_ns) {
+  switch (a.refused) {
+    case Refusal::AbsurdTime:
+      log_limited(reject_log_, LogLevel::Warn, now_ns, "rejected a report from %s sent at %llu ms past 1970: no "
+                  "clock is that late (nothing debited)", h.node_id.c_str(),
+                  static_cast<unsigned long long>(h.sent_unix_ms));
+      break;
+    case Refusal::NewBoot:
+      log_limited(reject_log_, LogLevel::Warn, now_ns, "rejected a report from %s of a new boot while its current "
+                  "boot still reports (a forged restart, or a restart within --down-after; nothing debited)",
+                  h.node_id.c_str());
+      break;
+    case Refusal::TooManyPeers:
+      log_limited(reject_log_, LogLevel::Warn, now_ns, "rejected a report from %s: %zu node ids are tracked and "
+                  "none is down (nothing debited)", h.node_id.c_str(), tracker_.options().max_peers);
+      break;
+    case Refusal::None: break;
+  }
+}
+
+// Every period: peers silent for --down-after go down (logged, rate-limited: forged node
+// ids go down too).
+void Cluster::check_peer_liveness(uint64_t now_ns) {
+  for (const auto &ch : tracker_.check_liveness(now_ns))
+    log_limited(peer_log_, LogLevel::Warn, now_ns, "peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(),
+                ch.silent_ns / 1e9);
+}
+
+}  // namespace dt

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# test_exempt.sh - only the cluster's own traffic is exempt from throttling, not every
+# packet from a peer's address (issue 20: a UDP flood spoofed from a peer's address
+# passed at 18x its budget).
+#
+# Two agents on the two ends of one veth pair (a in $H_NS at 198.18.0.2, b in $C_NS at
+# 198.18.0.1), peering over that throttled link with CurveZMQ, at rate 1/s burst 2 per
+# source: far less than their own reports need (5 a second each way, and the TCP acks
+# and heartbeats), so the cluster only works if its TCP is exempt. Then a UDP flood from
+# b's address (pktgen, 3000 frames/s for 3 s) to a's report port 7700. Checked:
+#   a. a logged its exemption: TCP from b's report port and to its own --listen port;
+#   b. the flood is throttled like any source: a admitted at most burst + rate x T of it
+#      (T: the flood's duration) and dropped the rest, and counted none of it exempt;
+#   c. meanwhile the cluster went on: each agent applied its peer's reports (at least 60%
+#      of the periods of the flood window), both stayed up, and a counted exempt packets.
+# Takes about 10 s.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+TEST_NAME=exempt
+
+RATE=1
+BURST=2
+PERIOD_S=0.2
+FLOOD_PPS=3000
+SECS=3
+PORT=7700
+
+lab_init dtexm
+lab_up
+B_PIN=$PIN_DIR-b
+LAB_PIN_DIRS+=("$B_PIN")
+
+# Keys: each agent allows the other's (agent keygen NAME --endpoint: the peer it speaks for).
+mkdir -p "$WORK/ka" "$WORK/kb" "$WORK/a-knows" "$WORK/b-knows"
+"$AGENT" keygen a --dir "$WORK/ka" --endpoint "$LAB_V4_HOST:$PORT" >/dev/null &&
+	"$AGENT" keygen b --dir "$WORK/kb" --endpoint "$LAB_V4_CLIENT:$PORT" >/dev/null || die "agent keygen failed"
+cp "$WORK/kb/b.pub" "$WORK/a-knows/" && cp "$WORK/ka/a.pub" "$WORK/b-knows/" || die "cannot copy the public keys"
+
+COMMON=(--rate "$RATE" --burst "$BURST" --period 200ms --stats-interval 10m)
+agent_start a "${COMMON[@]}" --node-id a --peers "$LAB_V4_CLIENT:$PORT" \
+	--curve-key "$WORK/ka/a.key" --curve-peers "$WORK/a-knows" || die "agent a did not start"
+nsenter --net="/run/netns/$C_NS" -- "$AGENT" --iface "$C_IF" --pin-dir "$B_PIN" "${COMMON[@]}" --node-id b \
+	--peers "$LAB_V4_HOST:$PORT" --curve-key "$WORK/kb/b.key" --curve-peers "$WORK/b-knows" \
+	>"$WORK/agent-b.log" 2>&1 &
+LAB_PIDS[agent-b]=$!
+wait_for_line "$WORK/agent-b.log" 'attached dthrottle' "${LAB_PIDS[agent-b]}" 10 || die "agent b did not start"
+wait_for_line "$WORK/agent-b.log" 'peer a is up' "${LAB_PIDS[agent-b]}" 10 || die "b never heard a"
+wait_for_line "$(agent_log a)" 'peer b is up' "$AGENT_PID" 10 || die "a never heard b"
+
+# a. The exemption as logged: b's address, TCP only, the cluster's ports only.
+check exempt/logged "a did not log its exemption of b's cluster traffic (from and to port $PORT)" \
+	grep -q "the cluster's own traffic passes unthrottled: 2 entries; +$LAB_V4_CLIENT tcp from port $PORT, +$LAB_V4_CLIENT tcp to port $PORT" \
+	"$(agent_log a)"
+
+b_stats() { nsenter --net="/run/netns/$C_NS" "$AGENT" stats --pin-dir "$B_PIN" --json --top 0; }
+A0=$(stats_json) || die "agent stats of a failed"
+B0=$(b_stats) || die "agent stats of b failed"
+
+# b. A UDP flood from b's address to a's report port.
+send_traffic "$WORK/flood.json" --sources "$LAB_V4_CLIENT" --dport "$PORT" --rate "$FLOOD_PPS" \
+	--count $((FLOOD_PPS * SECS)) --duration "$((SECS + 2))s" || die "the flood could not be sent"
+sleep 0.4 # two periods: the last reports of the window land
+A1=$(stats_json) || die "agent stats of a failed"
+B1=$(b_stats) || die "agent stats of b failed"
+fj=$(cat "$WORK/flood.json")
+sent=$(json_num "$fj" sent)
+secs=$(json_num "$fj" elapsed_s)
+passed=$(source_num "$A1" "$LAB_V4_CLIENT" passed)
+dropped=$(source_num "$A1" "$LAB_V4_CLIENT" dropped)
+budget=$(calc "$BURST + $RATE * $secs")
+echo "flood from $LAB_V4_CLIENT (a's peer b) to UDP port $PORT: $sent frames in ${secs}s; a admitted ${passed:-none}," \
+	"dropped ${dropped:-none}; budget $budget (burst $BURST + $RATE/s x ${secs}s)"
+check_ge exempt/flood-offered "flood frames sent (100x the budget at least, or the test proves nothing)" \
+	"$sent" "$(calc "100 * $budget")"
+check_le exempt/flood-throttled "flood frames a admitted from its peer's address (the budget, + 1 for rounding)" \
+	"$passed" "$(calc "$budget + 1")"
+check_ge exempt/flood-dropped "flood frames a dropped" "$dropped" "$(calc "$sent - $budget - 1")"
+exempt_delta=$(($(json_num "$A1" exempt) - $(json_num "$A0" exempt)))
+check_le exempt/flood-not-exempt "packets a counted exempt during the flood (the cluster's TCP only, not the flood)" \
+	"$exempt_delta" "$(calc "$sent / 10")"
+
+# c. The cluster went on meanwhile: its TCP passed, exempt, at 1 packet a second per source.
+min_reports=$(floor "$(calc "0.6 * $secs / $PERIOD_S")")
+a_heard=$(($(json_num "$A1" messages_applied) - $(json_num "$A0" messages_applied)))
+b_heard=$(($(json_num "$B1" messages_applied) - $(json_num "$B0" messages_applied)))
+echo "during the flood: a applied $a_heard of b's reports, b applied $b_heard of a's; a counted $exempt_delta packets exempt"
+check_ge exempt/a-hears-b "b's reports a applied during the ${secs}s flood" "$a_heard" "$min_reports"
+check_ge exempt/b-hears-a "a's reports b applied during the ${secs}s flood" "$b_heard" "$min_reports"
+check_ge exempt/cluster-tcp-exempt "packets a counted exempt (the cluster's TCP)" "$exempt_delta" "$min_reports"
+check exempt/a-no-peer-down "a logged b down" bash -c "! grep -q 'peer b is down' '$(agent_log a)'"
+check exempt/b-no-peer-down "b logged a down" bash -c "! grep -q 'peer a is down' '$WORK/agent-b.log'"
+
+agent_signal a TERM || fail exempt/stop-a "agent a did not exit on SIGTERM"
+agent_signal b TERM || fail exempt/stop-b "agent b did not exit on SIGTERM"
+lab_finish
