@@ -77,11 +77,11 @@ $(OBJ)/agent/metrics/metrics.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
 $(OBJ)/tools/%.o $(OBJ)/tests/%.o: CXXFLAGS += -Itools
 
 $(BUILD)/libdtagent.a: $(AGENT_OBJS)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # The cluster simulator: a library of its own for build/simulate and its tests.
 $(BUILD)/libdtsim.a: $(SIM_SRCS:%.cpp=$(OBJ)/%.o)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/agent: $(OBJ)/agent/main.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
@@ -93,12 +93,12 @@ $(BUILD)/bpf_tests: $(BPFT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(GTEST_LIBS) $(LDLIBS)
 
 $(BUILD)/pktgen: $(PKTGEN_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
-	$(CXX) $(CXXFLAGS) -o $@ $^ -lpthread
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench: $(BENCH_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/simulate: $(OBJ)/tools/simulate.o $(BUILD)/libdtsim.a $(BUILD)/libdtagent.a
+$(BUILD)/simulate: $(OBJ)/tools/simulate.o $(OBJ)/tools/simulate_options.o $(BUILD)/libdtsim.a $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/query_bench: $(OBJ)/tools/query_bench.o $(BUILD)/libdtagent.a

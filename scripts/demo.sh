@@ -173,8 +173,15 @@ run() {
 echo
 echo "Run 1: $HOSTS agents, each on its own..."
 run alone
-echo "Run 2: $HOSTS agents in a cluster (full mesh over ZeroMQ, reports every 200 ms)..."
+# The cluster runs with keys (README "Security"), made in the two steps an operator takes:
+# `agent keygen hI --endpoint ADDR:7700` per host, then every .pub in every host's
+# --curve-peers directory (here one shared directory); mlab_agent_start then passes each
+# agent its --curve-key and --curve-peers.
+mlab_keys
+echo "Run 2: $HOSTS agents in a cluster (full mesh over ZeroMQ, reports every 200 ms, CurveZMQ keys"
+echo "       from \`agent keygen\` in $MLAB_KEYS: every report encrypted and signed, only the hosts' keys allowed)..."
 run cluster mesh
+grep -q 'CurveZMQ on' "$WORK/agent-cluster1.log" || die "the cluster did not run with keys"
 
 echo
 printf '%-12s %-23s | %-15s | %s\n' "" "   ---- OFFERED ----" " ---- ALONE ----" " --- CLUSTER ---"

@@ -18,6 +18,7 @@ PACKAGES=(
   iproute2 procps                         # network namespaces, veth, ps/pkill
   nftables                                # partitions and report loss in tests/netns
   python3                                 # the Python client's tests (tests/clients)
+  python3-zmq                             # the hostile peer of tests/netns/test_cluster_security.sh
   gnuplot-nox                             # the demo's chart (build/demo.png)
 )
 

@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/option_values.h"
+#include "cli/options.h"
 #include "common/clock.h"
 #include "common/parse_values.h"
 #include "query/query_server.h"
@@ -231,46 +233,47 @@ Latency unpipelined(int fd, const Workload &w, uint64_t max_queries, double max_
   return {rtt.size(), pct(0.50), pct(0.99), pct(0.999), static_cast<double>(rtt.back()) / 1e3};
 }
 
-const char kUsage[] =
-    "usage: query_bench [--seconds S] [--window W] [--queries N] [--cpus auto|split|same|none]\n"
-    "  --seconds S   time cap of each measurement (default 2)\n"
-    "  --window W    queries per pipelined window (default 4096)\n"
-    "  --queries N   query cap of each pipelined run (default 20000000; latency: 200000)\n"
-    "  --cpus MODE   split: server thread on CPU 0, client on CPU 1; same: both on CPU 0;\n"
-    "                none: no pinning; auto (default): split for throughput (one core for\n"
-    "                the server), none for latency (a cross-CPU wakeup costs ~10 us in a VM)\n";
+// What the options set.
+struct BenchOptions {
+  double seconds = 2;
+  uint64_t window = 4096, max_queries = 20'000'000;
+  std::string pin = "auto";
+};
+
+// Returns -1 to go on, else the exit code (help printed, or the error).
+int parse_query_bench_args(int argc, char **argv, BenchOptions *o) {
+  const dt::CommandSpec spec(
+      "query_bench", "Usage: query_bench [--seconds S] [--window W] [--queries N] [--cpus auto|split|same|none]\n\n",
+      {
+          {"seconds", 0, "S", "time cap of each measurement, 1 to 60 (default 2)",
+           [o](const std::string &v, std::string *why) {
+             uint64_t n = 0;
+             return dt::parse_count(v, 1, 60, &n, why) && (o->seconds = static_cast<double>(n), true);
+           }},
+          {"window", 0, "W", "queries per pipelined window (default 4096)", dt::count_into(&o->window, 1, 100000)},
+          {"queries", 0, "N", "query cap of each pipelined run (default 20000000; latency: 200000)",
+           dt::count_into(&o->max_queries, 1000, 1'000'000'000)},
+          {"cpus", 0, "MODE",
+           "split: server thread on CPU 0, client on CPU 1; same: both on CPU 0;\nnone: no pinning; auto (default): "
+           "split for throughput (one core for\nthe server), none for latency (a cross-CPU wakeup costs ~10 us in a VM)",
+           [o](const std::string &v, std::string *why) {
+             if (v != "auto" && v != "split" && v != "same" && v != "none")
+               return *why = "'" + v + "' is not one of auto, split, same, none", false;
+             return o->pin = v, true;
+           }},
+      });
+  return dt::parse_subcommand(spec, argc, argv);
+}
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  double seconds = 2;
-  uint64_t window = 4096, max_queries = 20'000'000;
+  BenchOptions opt;
+  if (int code = parse_query_bench_args(argc, argv, &opt); code >= 0) return code;
+  const double seconds = opt.seconds;
+  const uint64_t window = opt.window, max_queries = opt.max_queries;
+  std::string pin = opt.pin;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  std::string pin = "auto";
-  for (int i = 1; i < argc; i++) {
-    const std::string a = argv[i];
-    std::string err;
-    if (a == "--help" || a == "-h") {
-      fputs(kUsage, stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "query_bench: %s needs a value\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-    const std::string v = argv[++i];
-    uint64_t n = 0;
-    bool ok = true;
-    if (a == "--seconds") ok = dt::parse_count(v, 1, 60, &n, &err), seconds = static_cast<double>(n);
-    else if (a == "--window") ok = dt::parse_count(v, 1, 100000, &window, &err);
-    else if (a == "--queries") ok = dt::parse_count(v, 1000, 1'000'000'000, &max_queries, &err);
-    else if (a == "--cpus") ok = v == "auto" || v == "split" || v == "same" || v == "none", pin = v, err = "--cpus: auto, split, same or none";
-    else ok = false, err = "unknown option " + a;
-    if (!ok) {
-      fprintf(stderr, "query_bench: %s\n%s", err.c_str(), kUsage);
-      return 2;
-    }
-  }
 
   char dir_tmpl[] = "/tmp/dthrottle-query-bench.XXXXXX";
   if (!mkdtemp(dir_tmpl)) die("mkdtemp: %s", strerror(errno));

@@ -5,7 +5,6 @@
 // is answered OK (taken) for those names, NO for any other. Runs until SIGINT or SIGTERM,
 // then prints its counters.
 // Exit codes: 0 success, 1 runtime error, 2 usage error.
-#include <getopt.h>
 #include <signal.h>
 
 #include <cerrno>
@@ -16,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/option_values.h"
+#include "cli/options.h"
 #include "common/log.h"
 #include "common/clock.h"
 #include "common/parse_values.h"
@@ -25,24 +26,53 @@
 namespace {
 
 const char kUsage[] =
-    "usage: query_serve [--socket PATH] [--listen ADDR:PORT] --tag-rule PREFIX=RATE/BURST ...\n"
+    "Usage: query_serve [--socket PATH] [--listen ADDR:PORT] --tag-rule PREFIX=RATE/BURST ...\n"
     "\n"
     "Answers the dthrottle query protocol (docs/query-protocol.md) on a unix socket\n"
     "and/or TCP, with one token bucket per tag, rules chosen by longest prefix.\n"
-    "\n"
-    "  --socket PATH               unix stream socket to serve\n"
-    "  --listen ADDR:PORT          TCP address to serve (127.0.0.1:7800, [::1]:7800)\n"
-    "  --tag-rule PREFIX=RATE/BURST  a rule (repeatable): 'api:=100/20', '=10/10' (all)\n"
-    "  --max-connections N         default 4096\n"
-    "  --max-backlog BYTES         unread answers per client before it is cut off (131072)\n"
-    "  --max-wait D                longest RESERVE wait granted (default 1s)\n"
-    "  --max-reservations-per-tag N  outstanding reservations per tag (default 100)\n"
-    "  --max-reservations N        outstanding reservations in total (default 100000)\n"
-    "  --max-buckets N             tag buckets kept (default 1000000)\n"
-    "  --busy NAME                 answer 'BUSY NAME' with OK, as if an adaptive rule took\n"
-    "                              it (repeatable); BUSY for other names is answered NO\n"
-    "  --period D                  how often hits are collected (default 200ms)\n"
-    "  --log-level LEVEL           debug, info, warn, error (default info)\n";
+    "\n";
+
+// What the options fill.
+struct ServeOptions {
+  dt::QueryServerConfig cfg;
+  dt::TagTable::Options table;
+  std::vector<dt::TagRule> rules;
+  std::set<std::string, std::less<>> busy_names;  // std::less<>: looked up by string_view
+  uint64_t period_ns = 200'000'000;
+  dt::LogLevel log_level = dt::LogLevel::Info;
+};
+
+std::vector<dt::OptionSpec> serve_options(ServeOptions *o) {
+  using dt::count_into;
+  return {
+      {"socket", 0, "PATH", "unix stream socket to serve", dt::store(&o->cfg.unix_path)},
+      {"listen", 0, "ADDR:PORT", "TCP address to serve (127.0.0.1:7800, [::1]:7800)", dt::store(&o->cfg.tcp_listen)},
+      {"tag-rule", 0, "PREFIX=RATE/BURST", "a rule (repeatable): 'api:=100/20', '=10/10' (all)",
+       [o](const std::string &v, std::string *why) {
+         dt::TagRule r;
+         return dt::parse_tag_rule(v, &r, why) && (o->rules.push_back(r), true);
+       }},
+      {"max-connections", 0, "N", "default 4096", count_into(&o->cfg.max_connections, 1, 1'000'000)},
+      {"max-backlog", 0, "BYTES", "unread answers per client before it is cut off (131072)",
+       count_into(&o->cfg.max_backlog_bytes, 64, 1ull << 30)},
+      {"max-wait", 0, "D", "longest RESERVE wait granted (default 1s)", dt::duration_into(&o->cfg.max_reserve_wait_ns)},
+      {"max-reservations-per-tag", 0, "N", "outstanding reservations per tag (default 100)",
+       count_into(&o->table.max_reservations_per_tag, 0, UINT32_MAX)},
+      {"max-reservations", 0, "N", "outstanding reservations in total (default 100000)",
+       count_into(&o->table.max_reservations, 0, 1ull << 40)},
+      {"max-buckets", 0, "N", "tag buckets kept (default 1000000)", count_into(&o->table.max_buckets, 1, 1ull << 32)},
+      {"busy", 0, "NAME",
+       "answer 'BUSY NAME' with OK, as if an adaptive rule took\nit (repeatable); BUSY for other names is answered NO",
+       [o](const std::string &v, std::string *why) {
+         // What the server reads as a BUSY name: 1 to 1024 bytes (argv has no NUL).
+         if (v.empty() || v.size() > dt::kMaxTagLen || v.find('\n') != std::string::npos)
+           return *why = "'" + v + "' is not a name of 1 to 1024 bytes without a newline", false;
+         return o->busy_names.insert(v), true;
+       }},
+      {"period", 0, "D", "how often hits are collected (default 200ms)", dt::duration_into(&o->period_ns)},
+      {"log-level", 0, "LEVEL", "debug, info, warn, error (default info)", dt::log_level_into(&o->log_level)},
+  };
+}
 
 int usage_error(const std::string &msg) {
   fprintf(stderr, "query_serve: %s\nTry 'query_serve --help'.\n", msg.c_str());
@@ -52,74 +82,28 @@ int usage_error(const std::string &msg) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  enum { kSocket = 1, kListen, kRule, kMaxConn, kBacklog, kMaxWait, kPerTag, kTotal, kBuckets, kBusy, kPeriod, kLog };
-  static const option kLong[] = {{"socket", required_argument, nullptr, kSocket},
-                                 {"listen", required_argument, nullptr, kListen},
-                                 {"tag-rule", required_argument, nullptr, kRule},
-                                 {"max-connections", required_argument, nullptr, kMaxConn},
-                                 {"max-backlog", required_argument, nullptr, kBacklog},
-                                 {"max-wait", required_argument, nullptr, kMaxWait},
-                                 {"max-reservations-per-tag", required_argument, nullptr, kPerTag},
-                                 {"max-reservations", required_argument, nullptr, kTotal},
-                                 {"max-buckets", required_argument, nullptr, kBuckets},
-                                 {"busy", required_argument, nullptr, kBusy},
-                                 {"period", required_argument, nullptr, kPeriod},
-                                 {"log-level", required_argument, nullptr, kLog},
-                                 {"help", no_argument, nullptr, 'h'},
-                                 {nullptr, 0, nullptr, 0}};
-  dt::QueryServerConfig cfg;
-  dt::TagTable::Options topt;
-  std::vector<dt::TagRule> rules;
-  std::set<std::string, std::less<>> busy_names;  // std::less<>: looked up by string_view
-  uint64_t period_ns = 200'000'000, v = 0;
+  ServeOptions opt;
+  const dt::CommandSpec spec("query_serve", kUsage, serve_options(&opt));
+  if (int code = dt::parse_subcommand(spec, argc, argv,
+                                      [&](const std::vector<std::string> &, std::string *err) {
+                                        if (!opt.cfg.unix_path.empty() || !opt.cfg.tcp_listen.empty())
+                                          return dt::ParseOutcome::Ok;
+                                        return *err = "give --socket and/or --listen", dt::ParseOutcome::Error;
+                                      });
+      code >= 0)
+    return code;
+  dt::set_log_level(opt.log_level);
+  dt::QueryServerConfig &cfg = opt.cfg;
+  const std::vector<dt::TagRule> &rules = opt.rules;
+  const std::set<std::string, std::less<>> &busy_names = opt.busy_names;
+  const uint64_t period_ns = opt.period_ns;
   std::string err;
-  int c;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "h", kLong, nullptr)) != -1) {
-    const std::string arg = optarg ? optarg : "";
-    bool ok = true;
-    switch (c) {
-      case kSocket: cfg.unix_path = arg; break;
-      case kListen: cfg.tcp_listen = arg; break;
-      case kRule: {
-        dt::TagRule r;
-        ok = dt::parse_tag_rule(arg, &r, &err);
-        rules.push_back(r);
-        break;
-      }
-      case kMaxConn: ok = dt::parse_count(arg, 1, 1'000'000, &v, &err); cfg.max_connections = v; break;
-      case kBacklog: ok = dt::parse_count(arg, 64, 1ull << 30, &v, &err); cfg.max_backlog_bytes = v; break;
-      case kMaxWait: ok = dt::parse_duration(arg, &cfg.max_reserve_wait_ns, &err); break;
-      case kPerTag: ok = dt::parse_count(arg, 0, UINT32_MAX, &v, &err); topt.max_reservations_per_tag = v; break;
-      case kTotal: ok = dt::parse_count(arg, 0, 1ull << 40, &topt.max_reservations, &err); break;
-      case kBuckets: ok = dt::parse_count(arg, 1, 1ull << 32, &v, &err); topt.max_buckets = v; break;
-      case kBusy:
-        // What the server reads as a BUSY name: 1 to 1024 bytes (argv has no NUL).
-        ok = !arg.empty() && arg.size() <= dt::kMaxTagLen && arg.find('\n') == std::string::npos;
-        if (ok) busy_names.insert(arg);
-        else err = "invalid --busy name '" + arg + "' (1 to 1024 bytes, no newline)";
-        break;
-      case kPeriod: ok = dt::parse_duration(arg, &period_ns, &err); break;
-      case kLog: {
-        dt::LogLevel level;
-        ok = dt::parse_log_level(arg.c_str(), &level);
-        if (ok) dt::set_log_level(level);
-        else err = "invalid log level '" + arg + "'";
-        break;
-      }
-      case 'h': fputs(kUsage, stdout); return 0;
-      default: return usage_error(std::string("unknown option or missing value: ") + argv[optind - 1]);
-    }
-    if (!ok) return usage_error(err);
-  }
-  if (optind < argc) return usage_error(std::string("unexpected argument '") + argv[optind] + "'");
-  if (cfg.unix_path.empty() && cfg.tcp_listen.empty()) return usage_error("give --socket and/or --listen");
 
   // Called on the server thread only; busy_names is not changed after this point.
   if (!busy_names.empty())
     cfg.busy = [&busy_names](std::string_view name, uint64_t) { return busy_names.contains(name); };
 
-  dt::TagTable table(topt);
+  dt::TagTable table(opt.table);
   if (!table.replace_rules(rules, &err)) return usage_error(err);
 
   // Block the signals before the server thread starts, so only sigtimedwait sees them.

@@ -17,161 +17,11 @@
 #include "sim/cluster_sim.h"
 #include "common/log.h"
 #include "common/parse_values.h"
+#include "simulate_options.h"
 
 namespace {
 
 using namespace dt::sim;
-
-const char kUsage[] =
-    "usage: simulate [options]\n"
-    "       simulate --example ab\n"
-    "       simulate --pattern steady|flappy [adaptive options]\n"
-    "\n"
-    "Simulates N dthrottle hosts behind a load balancer, each with a token bucket per\n"
-    "client, reporting the hits it served every period to its peers, which debit them.\n"
-    "Prints offered vs admitted per client, with reports and local-only (no reports).\n"
-    "Deterministic: the same options and seed give the same output.\n"
-    "\n"
-    "  --hosts N             hosts behind the load balancer (default 3)\n"
-    "  --rate R              policy rate per client: 100, 100/s, 6/m (default 100)\n"
-    "  --burst B             policy burst (default 50)\n"
-    "  --period D            report period: 200ms, 1s (default 200ms)\n"
-    "  --duration D          simulated time (default 10s)\n"
-    "  --lb POLICY           round-robin | random | sticky (default round-robin)\n"
-    "  --clients LIST        one client per item, RATE[@START-STOP], offered requests\n"
-    "                        per second, evenly spaced (default 2000)\n"
-    "  --client-burst I:K@T  client I also sends K requests at once at time T\n"
-    "                        (repeatable)\n"
-    "  --loss P              probability that a message to one peer is lost (default 0)\n"
-    "  --dup P               probability that it is delivered twice (default 0)\n"
-    "  --delay D             one-way network delay (default 1ms)\n"
-    "  --jitter D            plus a uniform random [0, D] (default 0)\n"
-    "  --partition A-B:SIDES from A to B, messages between sides are held (TCP) and\n"
-    "                        delivered at B; SIDES like 0|1,2 (hosts not named form\n"
-    "                        one more side), so 3s-6s:0 isolates host 0 (repeatable)\n"
-    "  --queue-hwm N         messages a cut link holds, beyond them it drops (ZeroMQ's\n"
-    "                        high-water mark, default 1000); 0: a cut drops everything\n"
-    "  --report-max-age D    reports older than D are not charged (default 10 periods);\n"
-    "                        off: every report is charged whatever its age\n"
-    "  --legacy              the cluster before issue 12: every report charged, no\n"
-    "                        debt cap, no resend requests\n"
-    "  --offsets LIST        report phase offset per host: 0,50ms,100ms (default 0)\n"
-    "  --down-after D        peer liveness threshold (default 5 periods)\n"
-    "  --seed S              seed of the load balancer and network RNGs (default 1)\n"
-    "  --timeline D          also print admitted per client per D (e.g. 1s)\n"
-    "  --example ab          the reference daemon's A/B example as a per-second trace\n"
-    "  -h, --help            this text\n"
-    "\n"
-    "Adaptive limits (busy-response-throttling.txt): one client offers 5000/s for 30 s\n"
-    "under an adaptive rule of 10000/s (burst 5000); its service answers busy (up to\n"
-    "3000 signals/s, to host 0, never more than host 0 admitted) over the first 10 s.\n"
-    "Prints per second: offered, admitted, throttled, busy signals and the limit (rate x\n"
-    "applied factor) at the end of the second, then when nothing was throttled any more.\n"
-    "  --pattern P           steady (busy the whole 10 s) or flappy (every third second)\n"
-    "  --recovery R          multiplicative (x3 per busy-free second) or constant\n"
-    "                        (+--recovery-add per second); default: both, one after\n"
-    "                        the other\n"
-    "  --recovery-add N      the constant recovery, per second (default 200)\n"
-    "  --decrease F          on busy: limit = F x the rate admitted (default 0.5)\n"
-    "  --floor F             the lowest factor (default 0.01)\n"
-    "  --hosts N             hosts (default 1 here); the load balancer spreads the\n"
-    "                        client, host 0 gets the busy signals, the others learn\n"
-    "                        its factor from its reports\n"
-    "  --period, --lb, --loss, --dup, --delay, --jitter, --offsets, --down-after and\n"
-    "  --seed apply as above; the client, rate, burst and duration are the pattern's.\n";
-
-[[noreturn]] void usage_error(const std::string &msg) {
-  fprintf(stderr, "simulate: %s\n(see simulate --help)\n", msg.c_str());
-  exit(2);
-}
-
-std::vector<std::string> split(const std::string &s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) return out;
-    start = at + 1;
-  }
-}
-
-// A duration; "0" (with or without a unit) too when zero_ok.
-Ns parse_time(const std::string &s, bool zero_ok, const char *what) {
-  if (zero_ok && (s == "0" || s == "0s" || s == "0ms" || s == "0us")) return 0;
-  uint64_t ns;
-  std::string err;
-  if (!dt::parse_duration(s, &ns, &err)) usage_error(std::string(what) + ": " + err);
-  return ns;
-}
-
-uint64_t parse_whole(const std::string &s, uint64_t min, uint64_t max, const char *what) {
-  uint64_t v;
-  std::string err;
-  if (!dt::parse_count(s, min, max, &v, &err)) usage_error(std::string(what) + ": " + err);
-  return v;
-}
-
-double parse_probability(const std::string &s, const char *what) {
-  char *end = nullptr;
-  const double v = strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || !(v >= 0 && v <= 1))
-    usage_error(std::string(what) + ": '" + s + "' is not a probability from 0 to 1");
-  return v;
-}
-
-// "A-B" into [start, end).
-void parse_window(const std::string &s, Ns *start, Ns *end, const char *what) {
-  auto parts = split(s, '-');
-  if (parts.size() != 2) usage_error(std::string(what) + ": '" + s + "' is not a time window such as 3s-6s");
-  *start = parse_time(parts[0], true, what);
-  *end = parse_time(parts[1], false, what);
-  if (*end <= *start) usage_error(std::string(what) + ": '" + s + "' ends before it starts");
-}
-
-std::vector<Client> parse_clients(const std::string &list) {
-  std::vector<Client> out;
-  for (const auto &item : split(list, ',')) {
-    auto at = split(item, '@');
-    if (at.size() > 2) usage_error("--clients: '" + item + "' is not RATE[@START-STOP]");
-    Client c;
-    c.name = "c" + std::to_string(out.size());
-    std::string err;
-    if (!dt::parse_rate(at[0], &c.rate, &err)) usage_error("--clients: " + err);
-    if (at.size() == 2) parse_window(at[1], &c.start, &c.stop, "--clients");
-    out.push_back(c);
-  }
-  return out;
-}
-
-// "I:K@T"
-void parse_client_burst(const std::string &s, std::vector<Client> *clients) {
-  const size_t colon = s.find(':'), at = s.find('@');
-  if (colon == std::string::npos || at == std::string::npos || at < colon)
-    usage_error("--client-burst: '" + s + "' is not I:K@T (e.g. 0:100@3s)");
-  const uint64_t i = parse_whole(s.substr(0, colon), 0, clients->size() - 1, "--client-burst client");
-  const uint64_t k = parse_whole(s.substr(colon + 1, at - colon - 1), 1, 10000000, "--client-burst count");
-  (*clients)[i].bursts.push_back({parse_time(s.substr(at + 1), true, "--client-burst"), static_cast<uint32_t>(k), -1});
-}
-
-// "A-B:0|1,2"
-Partition parse_partition(const std::string &s, size_t hosts) {
-  const size_t colon = s.find(':');
-  if (colon == std::string::npos) usage_error("--partition: '" + s + "' is not A-B:SIDES (e.g. 3s-6s:0|1,2)");
-  Partition p;
-  parse_window(s.substr(0, colon), &p.start, &p.end, "--partition");
-  const auto sides = split(s.substr(colon + 1), '|');
-  p.side.assign(hosts, static_cast<int>(sides.size()));  // hosts not named: one more side
-  for (size_t side = 0; side < sides.size(); side++) {
-    for (const auto &h : split(sides[side], ',')) {
-      const uint64_t host = parse_whole(h, 0, hosts - 1, "--partition host");
-      if (p.side[host] != static_cast<int>(sides.size()))
-        usage_error("--partition: host " + h + " is named twice");
-      p.side[host] = static_cast<int>(side);
-    }
-  }
-  return p;
-}
 
 std::string fmt_time(Ns ns) {
   char buf[32];
@@ -338,12 +188,6 @@ int example_ab() {
   return 0;
 }
 
-double parse_number(const std::string &s, const char *what) {
-  char *end = nullptr;
-  const double v = strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || !std::isfinite(v)) usage_error(std::string(what) + ": '" + s + "' is not a number");
-  return v;
-}
 
 // One run of a busy pattern, printed like the reference's trace: "---" rows while
 // busy signals may come, "+++" rows after.
@@ -382,66 +226,26 @@ void print_adaptive_run(const Scenario &s, BusyPattern pattern) {
     printf("    failed to converge\n");
 }
 
+
 }  // namespace
 
 int main(int argc, char **argv) {
   // The hosts' AdaptiveSets log their decisions with wall-clock times, which say
   // nothing about simulated time; the tables say it all.
   dt::set_log_level(dt::LogLevel::Warn);
-  Scenario s;
-  s.clients = parse_clients("2000");
-  std::vector<std::string> bursts, partitions;
-  std::string offsets;
-  Ns timeline = 0;
-  std::set<std::string> given;
-  std::string pattern, recovery;
-  dt::AdaptiveParams adaptive;
-  double recovery_add = 200;
-  for (int i = 1; i < argc; i++) {
-    const std::string opt = argv[i];
-    if (opt == "-h" || opt == "--help") {
-      fputs(kUsage, stdout);
-      return 0;
-    }
-    if (opt == "--legacy") {
-      s.legacy();
-      continue;
-    }
-    if (i + 1 >= argc) usage_error("option " + opt + " needs a value");
-    const std::string v = argv[++i];
-    std::string err;
-    given.insert(opt);
-    if (opt == "--pattern") pattern = v;
-    else if (opt == "--recovery") recovery = v;
-    else if (opt == "--recovery-add") recovery_add = parse_number(v, "--recovery-add");
-    else if (opt == "--decrease") adaptive.decrease = parse_number(v, "--decrease");
-    else if (opt == "--floor") adaptive.floor = parse_number(v, "--floor");
-    else if (opt == "--hosts") s.hosts = parse_whole(v, 1, 1024, "--hosts");
-    else if (opt == "--rate") {
-      if (!dt::parse_rate(v, &s.rate, &err)) usage_error("--rate: " + err);
-    } else if (opt == "--burst") s.burst = parse_whole(v, 1, DT_BURST_MAX, "--burst");
-    else if (opt == "--period") s.period = parse_time(v, false, "--period");
-    else if (opt == "--duration") s.duration = parse_time(v, false, "--duration");
-    else if (opt == "--lb") {
-      if (!parse_lb(v, &s.lb)) usage_error("--lb: '" + v + "' is not round-robin, random or sticky");
-    } else if (opt == "--clients") s.clients = parse_clients(v);
-    else if (opt == "--client-burst") bursts.push_back(v);
-    else if (opt == "--loss") s.net.loss = parse_probability(v, "--loss");
-    else if (opt == "--dup") s.net.duplicate = parse_probability(v, "--dup");
-    else if (opt == "--delay") s.net.delay = parse_time(v, true, "--delay");
-    else if (opt == "--jitter") s.net.jitter = parse_time(v, true, "--jitter");
-    else if (opt == "--partition") partitions.push_back(v);
-    else if (opt == "--queue-hwm") s.net.queue_hwm = parse_whole(v, 0, 10000000, "--queue-hwm");
-    else if (opt == "--report-max-age") s.report_max_age = v == "off" ? kNever : parse_time(v, false, "--report-max-age");
-    else if (opt == "--offsets") offsets = v;
-    else if (opt == "--down-after") s.peer_down_after = parse_time(v, false, "--down-after");
-    else if (opt == "--seed") s.seed = parse_whole(v, 0, UINT64_MAX, "--seed");
-    else if (opt == "--timeline") timeline = parse_time(v, false, "--timeline");
-    else if (opt == "--example") {
-      if (v != "ab") usage_error("--example: the only example is 'ab'");
-      return example_ab();
-    } else usage_error("unknown option " + opt);
+  SimArgs args;
+  if (int code = parse_simulate_args(argc, argv, &args); code >= 0) return code;
+  if (!args.example.empty()) {
+    if (args.example != "ab") usage_error("--example: the only example is 'ab'");
+    return example_ab();
   }
+  Scenario &s = args.s;
+  const std::vector<std::string> &bursts = args.bursts, &partitions = args.partitions;
+  const std::string &offsets = args.offsets, &pattern = args.pattern, &recovery = args.recovery;
+  const Ns timeline = args.timeline;
+  const std::set<std::string> &given = args.given;
+  const dt::AdaptiveParams &adaptive = args.adaptive;
+  const double recovery_add = args.recovery_add;
   // Options that refer to hosts or clients, once both are known.
   for (const auto &b : bursts) parse_client_burst(b, &s.clients);
   for (const auto &p : partitions) s.net.partitions.push_back(parse_partition(p, s.hosts));

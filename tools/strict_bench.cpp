@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "cli/option_values.h"
+#include "cli/options.h"
 #include "common/clock.h"
 #include "common/parse_values.h"
 #include "query/query_server.h"
@@ -118,22 +120,25 @@ Result measure(const std::string &sock, const std::vector<std::string> &tags, ui
   return r;
 }
 
-// --seconds S (at most 60; "2", "1.5s", "500ms") and --window W.
-void parse_strict_bench_args(int argc, char **argv, double *seconds, uint64_t *window) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i], v = argv[i + 1];
-    uint64_t ns = 0;
-    std::string err;
-    if (a == "--seconds") {
-      if (!dt::parse_duration(v, &ns, &err) || ns > 60'000'000'000ull) die("--seconds: '" + v + "' is not a time from 1ms to 60s");
-      *seconds = static_cast<double>(ns) / 1e9;
-    } else if (a == "--window") {
-      if (!dt::parse_count(v, 1, 1'000'000, window, &err)) die("--window: " + err);
-    } else {
-      die("usage: strict_bench [--seconds S] [--window W]");
-    }
-  }
-  if (argc % 2 == 0) die("usage: strict_bench [--seconds S] [--window W]");
+// --seconds S (at most 60; "2", "1.5s", "500ms") and --window W. Returns -1 to go on, else
+// the exit code (help printed, or the error).
+int parse_strict_bench_args(int argc, char **argv, double *seconds, uint64_t *window) {
+  const dt::CommandSpec spec(
+      "strict_bench",
+      "Usage: strict_bench [--seconds S] [--window W]\n\n"
+      "Strict tags (decided by a redis-server it starts) next to local tags, through one\n"
+      "QueryServer in this process: throughput and latency.\n\n",
+      {
+          {"seconds", 0, "S", "longest time of each run, 1ms to 60s (default 2)",
+           [seconds](const std::string &v, std::string *why) {
+             uint64_t ns = 0;
+             if (!dt::duration_into(&ns, 1'000'000, 60'000'000'000ull, "from 1ms to 60s")(v, why)) return false;
+             return *seconds = static_cast<double>(ns) / 1e9, true;
+           }},
+          {"window", 0, "W", "queries in flight per pipelined window, 1 to 1000000 (default 256)",
+           dt::count_into(window, 1, 1'000'000)},
+      });
+  return dt::parse_subcommand(spec, argc, argv);
 }
 
 }  // namespace
@@ -141,7 +146,7 @@ void parse_strict_bench_args(int argc, char **argv, double *seconds, uint64_t *w
 int main(int argc, char **argv) {
   double seconds = 2;
   uint64_t window = 256;
-  parse_strict_bench_args(argc, argv, &seconds, &window);
+  if (int code = parse_strict_bench_args(argc, argv, &seconds, &window); code >= 0) return code;
 
   dt::tools::RedisServer redis(dt::tools::RedisServer::Listen::Loopback);
   if (!redis.start()) die("redis-server did not come up on " + redis.address() + " (see " + redis.dir() + "/redis.log)");

@@ -1,10 +1,12 @@
-// cli.h - command line of the agent: subcommands, flags, --help text.
+// cli.h - the agent's command line: each subcommand's options and its parser. The option
+// tables (cli/options.h): run_flags.cpp for the agent itself, subcommand_options.cpp.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "cli/options.h"
 #include "dataplane/dataplane.h"
 #include "common/log.h"
 #include "rules/prefix_limits.h"
@@ -37,6 +39,7 @@ struct RunOptions {
   std::string node_id;             // default: default_node_id(iface), host name + MAC hash; with
                                    // --curve-key "" until load_run_config sets the key's
   std::string curve_key, curve_peers;
+  bool insecure_cluster = false;   // --insecure-cluster: a cluster without --curve-key, asked for by name
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
   bool dry_run = false;            // --dry-run: every rule decides and counts, nothing is dropped
@@ -59,6 +62,7 @@ struct RunOptions {
 struct HubOptions {
   std::string listen = "tcp://*:7701";  // frontend; the backend is port + 1
   std::string curve_key, curve_peers;   // CurveZMQ: the hub's key pair, the agents' public keys
+  bool insecure_cluster = false;        // --insecure-cluster: relay without keys, asked for by name
   LogLevel log_level = LogLevel::Info;
 };
 
@@ -77,14 +81,6 @@ struct TopOptions {
   uint64_t count = 0;   // frames to print, 0: until interrupted
 };
 
-// Outcome of parsing: run, print help, or fail with a message (exit code 2).
-enum class ParseOutcome { Ok, Help, Error };
-
-ParseOutcome parse_run_options(int argc, char **argv, RunOptions *out, std::string *err);
-// The `peers` of a --config file as the file says now (for a reload), normalised, added
-// to *out. False with "FILE:LINE: peers: why" in *err.
-bool read_config_peers(const std::string &config_file, std::vector<std::string> *out, std::string *err);
-ParseOutcome parse_stats_options(int argc, char **argv, StatsOptions *out, std::string *err);
 // agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json] [--watch DURATION]
 struct ExplainOptions {
   std::string address;
@@ -92,14 +88,44 @@ struct ExplainOptions {
   bool json = false;
   uint64_t watch_ns = 1'000'000'000;  // how long the running agent watches peers' reports
 };
-ParseOutcome parse_explain_options(int argc, char **argv, ExplainOptions *out, std::string *err);
-const char *explain_usage();
-ParseOutcome parse_hub_options(int argc, char **argv, HubOptions *out, std::string *err);
-ParseOutcome parse_top_options(int argc, char **argv, TopOptions *out, std::string *err);
 
-const char *run_usage();
-const char *stats_usage();
-const char *hub_usage();
-const char *top_usage();
+// agent reload [--iface IFACE | --pin-dir DIR]
+struct ReloadOptions {
+  std::string iface, pin_dir;
+};
+
+// agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub] [--from FILE]
+struct KeygenOptions {
+  std::string name;
+  std::string dir;       // "": --from's directory, else "."
+  std::string endpoint;  // normalised (tcp://HOST:PORT), "" for none
+  std::string node_id;   // "": NAME (or --from's)
+  std::string role;      // "node", "hub", or "" (node; with --from: the old .pub's)
+  std::string from;      // an existing .key whose .pub is rewritten
+};
+
+// Each parses its subcommand's argv (argv[0]: the subcommand) into *out: -1 to go on with
+// *out, else the exit code once --help is printed (0) or the error with its hint (2).
+// `command`: "agent" or "agent check", which parse alike and name themselves in messages.
+int parse_run_command(int argc, char **argv, RunOptions *out, const char *command);
+int parse_stats_command(int argc, char **argv, StatsOptions *out);
+int parse_top_command(int argc, char **argv, TopOptions *out);
+int parse_explain_command(int argc, char **argv, ExplainOptions *out);
+int parse_reload_command(int argc, char **argv, ReloadOptions *out);
+int parse_hub_command(int argc, char **argv, HubOptions *out);
+int parse_keygen_command(int argc, char **argv, KeygenOptions *out);
+
+// The run options with their --config file; *err the message on Error.
+ParseOutcome parse_run_options(int argc, char **argv, RunOptions *out, std::string *err);
+// `agent --help`.
+std::string run_usage();
+// The `peers` of a --config file as the file says now (for a reload), normalised, added
+// to *out. False with "FILE:LINE: peers: why" in *err.
+bool read_config_peers(const std::string &config_file, std::vector<std::string> *out, std::string *err);
+
+// Secure is the default: a cluster without keys runs only when asked for by name
+// (--insecure-cluster), since anyone who reaches its ports could forge, read or silence
+// reports. "" when the combination is fine, else why not (agent run, check and hub).
+std::string cluster_security_error(bool cluster, const std::string &curve_key, bool insecure);
 
 }  // namespace dt

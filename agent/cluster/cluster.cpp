@@ -440,7 +440,7 @@ void Cluster::log_summary() const {
 }
 
 std::string Cluster::status_json(uint64_t now_ns) const {
-  const ClusterStatusHead head{cfg_.node_id, unix_ms(), now_ns, collector_.epoch(), cfg_.period_ns};
+  const ClusterStatusHead head{cfg_.node_id, unix_ms(), now_ns, collector_.epoch(), cfg_.period_ns, security()};
   return cluster_status_json(head, counters_, tracker_.peers());
 }
 
@@ -451,6 +451,7 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
   j["written_unix_ms"] = head.written_unix_ms;
   j["epoch"] = head.epoch;
   j["period_ms"] = head.period_ns / 1000000;
+  j["security"] = head.security;
   j["counters"] = {{"reports_sent", c.reports_sent},
                    {"messages_sent", c.messages_sent},
                    {"bytes_sent", c.bytes_sent},
@@ -497,9 +498,9 @@ std::string Cluster::status_text(uint64_t now_ns) const {
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   char line[256];
   std::string t;
-  snprintf(line, sizeof line, "cluster: node %s, epoch %u, period %llu ms, %zu of %zu peers up\n",
+  snprintf(line, sizeof line, "cluster: node %s, epoch %u, period %llu ms, %zu of %zu peers up, security %s\n",
            cfg_.node_id.c_str(), collector_.epoch(), u(cfg_.period_ns / 1000000), tracker_.up_count(),
-           tracker_.peers().size());
+           tracker_.peers().size(), security());
   t += line;
   snprintf(line, sizeof line, "  sent     %llu reports, %llu messages, %llu entries, %llu bytes\n", u(c.reports_sent),
            u(c.messages_sent), u(c.entries_sent), u(c.bytes_sent));

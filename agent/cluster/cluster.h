@@ -119,6 +119,8 @@ class Cluster {
 
   const ClusterCounters &counters() const { return counters_; }
   const PeerTracker &tracker() const { return tracker_; }
+  // "keys" with --curve-key, "insecure" without (only with --insecure-cluster): agent stats.
+  const char *security() const { return cfg_.curve_key_file.empty() ? "insecure" : "keys"; }
   // Which peers report one source (agent explain): started by the daemon, fed here.
   SourceWatch &source_watch() { return watch_; }
 
@@ -213,6 +215,7 @@ struct ClusterStatusHead {
   uint64_t now_ns = 0;           // monotonic, the clock of the peers' last_heard_ns
   uint32_t epoch = 0;
   uint64_t period_ns = 0;
+  std::string security = "keys";  // "keys" (--curve-key) or "insecure" (--insecure-cluster)
 };
 
 // The cluster status file (Cluster::status_json): one line of JSON, every string escaped.

@@ -66,8 +66,8 @@ bool Cluster::open_sockets(std::string *err) {
               curve_.peers.size(), verifier_.size());
       start_monitors();
     } else {
-      DT_WARN("peer traffic is unauthenticated and unencrypted (no --curve-key): anyone who can "
-              "reach %s can send reports; use --curve-key and --curve-peers on untrusted networks",
+      DT_WARN("insecure cluster (--insecure-cluster): peer traffic is unauthenticated and unencrypted: "
+              "anyone who can reach %s can send or read reports; use --curve-key and --curve-peers instead",
               cfg_.listen.empty() ? "the hubs" : cfg_.listen.c_str());
     }
     if (!cfg_.listen.empty()) {

@@ -15,14 +15,8 @@ namespace dt {
 
 int cmd_check(int argc, char **argv) {
   RunOptions opt;
+  if (int code = parse_run_command(argc, argv, &opt, "agent check"); code >= 0) return code;
   std::string err;
-  switch (parse_run_options(argc, argv, &opt, &err)) {
-    case ParseOutcome::Help: fputs(run_usage(), stdout); return 0;
-    case ParseOutcome::Error:
-      fprintf(stderr, "agent check: %s\nTry 'agent --help' for more information.\n", err.c_str());
-      return 2;
-    case ParseOutcome::Ok: break;
-  }
   // Every configuration error the daemon would exit with (status 2), with its message:
   // the rules file, the tag rules (theirs and --tag-rule), the adaptive limits.
   RunConfig config;
@@ -48,7 +42,8 @@ int cmd_check(int argc, char **argv) {
            config.opt.node_id.c_str(), config.peers.size(), opt.peers_file.empty() ? "" : " (with ",
            opt.peers_file.c_str(), opt.peers_file.empty() ? "" : ")", opt.hubs.size(),
            opt.listen.empty() ? "(none)" : opt.listen.c_str(),
-           opt.period_ns / 1e6, opt.curve_key.empty() ? ", unencrypted" : ", CurveZMQ");
+           opt.period_ns / 1e6, opt.curve_key.empty() ? ", insecure (--insecure-cluster: no keys, anyone can forge or read reports)"
+                                  : ", CurveZMQ keys");
   return 0;
 }
 

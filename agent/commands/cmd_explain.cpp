@@ -79,14 +79,7 @@ ExplainPeers ask_agent(const ExplainOptions &opt) {
 
 int cmd_explain(int argc, char **argv) {
   ExplainOptions opt;
-  std::string err;
-  switch (parse_explain_options(argc, argv, &opt, &err)) {
-    case ParseOutcome::Help: fputs(explain_usage(), stdout); return 0;
-    case ParseOutcome::Error:
-      fprintf(stderr, "agent explain: %s\nTry 'agent explain --help'.\n", err.c_str());
-      return 2;
-    case ParseOutcome::Ok: break;
-  }
+  if (int code = parse_explain_command(argc, argv, &opt); code >= 0) return code;
   dt_key probe{};
   if (!key_from_string(opt.address, &probe)) {
     fprintf(stderr, "agent explain: '%s' is not an IPv4 or IPv6 address\n", opt.address.c_str());
@@ -94,6 +87,7 @@ int cmd_explain(int argc, char **argv) {
   }
   PinnedMaps maps;
   Explanation e;
+  std::string err;
   if (!maps.open(opt.pin_dir, &err) || !read_explanation(maps, opt.pin_dir, opt.address, &e, &err)) {
     fprintf(stderr, "agent explain: %s\n", err.c_str());
     return 1;

@@ -40,14 +40,7 @@ void reload_allowlist(const HubOptions &opt, CurveAuth *auth) {
 
 int cmd_hub(int argc, char **argv) {
   HubOptions opt;
-  std::string err;
-  switch (parse_hub_options(argc, argv, &opt, &err)) {
-    case ParseOutcome::Help: fputs(hub_usage(), stdout); return 0;
-    case ParseOutcome::Error:
-      fprintf(stderr, "agent hub: %s\nTry 'agent hub --help' for more information.\n", err.c_str());
-      return 2;
-    case ParseOutcome::Ok: break;
-  }
+  if (int code = parse_hub_command(argc, argv, &opt); code >= 0) return code;
   set_log_level(opt.log_level);
   sigset_t sigs;
   sigemptyset(&sigs);
@@ -56,8 +49,8 @@ int cmd_hub(int argc, char **argv) {
   sigaddset(&sigs, SIGHUP);  // --curve-peers read again
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
-  std::string backend;
-  if (!hub_backend_endpoint(opt.listen, &backend, &err)) {  // parse_hub_options checked it
+  std::string backend, err;
+  if (!hub_backend_endpoint(opt.listen, &backend, &err)) {  // parse_hub_command checked it
     DT_ERROR("--listen: %s", err.c_str());
     return 2;
   }
@@ -81,7 +74,8 @@ int cmd_hub(int argc, char **argv) {
       make_curve_server(back, keys);
       DT_INFO("CurveZMQ on: %zu agent keys allowed", keys.peers.size());
     } else {
-      DT_WARN("reports pass the hub unauthenticated and unencrypted (no --curve-key)");
+      DT_WARN("insecure cluster (--insecure-cluster): reports pass the hub unauthenticated and unencrypted; "
+              "anyone who reaches %s can publish or read them", opt.listen.c_str());
     }
     front.bind(opt.listen);
     back.bind(backend);

@@ -10,76 +10,19 @@
 #include <cstring>
 #include <string>
 
+#include "cli/cli.h"
 #include "cluster/key_files.h"
 #include "cluster/report_signing.h"
-#include "common/endpoint.h"
 #include "common/report_types.h"
 #include "commands/commands.h"
 
 namespace dt {
 namespace {
 
-const char kKeygenUsage[] =
-    "Usage: agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
-    "       agent keygen NAME --from NAME.key [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role ...]\n\n"
-    "Creates the keys of one member of a secured cluster: DIR/NAME.key (its secret, mode\n"
-    "0600; give it to that agent's or hub's --curve-key) and DIR/NAME.pub (its public keys;\n"
-    "copy it into every member's --curve-peers directory). The .key holds a CurveZMQ key\n"
-    "pair; the node's report signing key is derived from it, and the .pub carries its\n"
-    "public half, so peers check that each report comes from the node it names.\n\n"
-    "      --node-id ID        the node id the keys speak for (default NAME): the agent with\n"
-    "                          this .key takes it as its --node-id\n"
-    "      --role node|hub     node (default): signs its own reports; hub: an `agent hub`'s\n"
-    "                          key (reserved to sign a summing hub's aggregate reports)\n"
-    "      --endpoint H:P      where NAME publishes, as the others reach it (an agent's\n"
-    "                          --listen, a hub's --listen), recorded in NAME.pub\n"
-    "      --from FILE         rewrite NAME.pub (default DIR: FILE's) from an existing .key,\n"
-    "                          keeping its key pair: upgrades an older keygen's files (adds\n"
-    "                          node_id to FILE if it has none); keeps the old .pub's\n"
-    "                          endpoint and role unless given\n";
-
-struct KeygenArgs {
-  std::string name, dir, endpoint, node_id, role, from;
-};
-
-// Fills *a from argv; 0 to go on, else the exit status (--help: 0 after printing, with *done).
-int parse_keygen_args(int argc, char **argv, KeygenArgs *a, bool *done) {
-  for (int i = 1; i < argc; i++) {
-    const std::string arg = argv[i];
-    std::string *value = arg == "--dir" ? &a->dir : arg == "--endpoint" ? &a->endpoint
-                       : arg == "--node-id" ? &a->node_id : arg == "--role" ? &a->role
-                       : arg == "--from" ? &a->from : nullptr;
-    if (value && i + 1 < argc) {
-      *value = argv[++i];
-    } else if (arg == "-h" || arg == "--help") {
-      fputs(kKeygenUsage, stdout);
-      *done = true;
-      return 0;
-    } else if (a->name.empty() && !arg.empty() && arg[0] != '-') {
-      a->name = arg;
-    } else {
-      fprintf(stderr, "agent keygen: unexpected argument '%s'\nTry 'agent keygen --help'.\n", arg.c_str());
-      return 2;
-    }
-  }
-  if (a->name.empty() || a->name.find('/') != std::string::npos) {
-    fprintf(stderr, "agent keygen: give the node a NAME (no '/')\nTry 'agent keygen --help'.\n");
-    return 2;
-  }
-  return 0;
-}
-
 // The values the new files get (checked); 0 or the exit status.
-int check_keygen_values(KeygenArgs *a, CurvePeer *pub) {
-  std::string err;
-  if (!a->endpoint.empty() && !normalize_endpoint(a->endpoint, false, &pub->endpoint, &err)) {
-    fprintf(stderr, "agent keygen: --endpoint %s\n", err.c_str());
-    return 2;
-  }
-  if (!a->role.empty() && a->role != "node" && a->role != "hub") {
-    fprintf(stderr, "agent keygen: --role %s: give node or hub\n", a->role.c_str());
-    return 2;
-  }
+// (--endpoint and --role were checked by parse_keygen_command.)
+int check_keygen_values(KeygenOptions *a, CurvePeer *pub) {
+  if (!a->endpoint.empty()) pub->endpoint = a->endpoint;
   if (!a->role.empty()) pub->role = a->role == "hub" ? KeyRole::Hub : KeyRole::Node;
   if (!valid_node_id(pub->node_id)) {
     fprintf(stderr, "agent keygen: node id '%s' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -%s\n",
@@ -91,7 +34,7 @@ int check_keygen_values(KeygenArgs *a, CurvePeer *pub) {
 
 // --from: the key pair of FILE; its node id, then the old .pub's endpoint and role,
 // are the defaults. *rewrite_key: FILE's node id changes (or it had none).
-int read_from(KeygenArgs *a, KeyPairFile *key, CurvePeer *pub, bool *rewrite_key) {
+int read_from(KeygenOptions *a, KeyPairFile *key, CurvePeer *pub, bool *rewrite_key) {
   std::string err;
   if (!read_key_pair_file(a->from, key, &err, true)) {
     fprintf(stderr, "agent keygen: --from %s\n", err.c_str());
@@ -124,9 +67,8 @@ bool rewrite_key_file(const std::string &path, const KeyPairFile &key, std::stri
 }  // namespace
 
 int cmd_keygen(int argc, char **argv) {
-  KeygenArgs a;
-  bool done = false;
-  if (int rc = parse_keygen_args(argc, argv, &a, &done); rc != 0 || done) return rc;
+  KeygenOptions a;
+  if (int code = parse_keygen_command(argc, argv, &a); code >= 0) return code;
   KeyPairFile key;
   CurvePeer pub;
   bool write_key = true;

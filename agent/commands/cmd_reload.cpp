@@ -29,22 +29,8 @@ bool read_reload_status(const std::string &path, unsigned long long *gen, std::s
 }  // namespace
 
 int cmd_reload(int argc, char **argv) {
-  StatsOptions opt;  // the same way to name an agent: --iface or --pin-dir
-  std::string err;
-  switch (parse_stats_options(argc, argv, &opt, &err)) {
-    case ParseOutcome::Help:
-      printf("Usage: agent reload [--iface IFACE | --pin-dir DIR]\n\n"
-             "Makes the agent of IFACE re-read its --rules file and its peers (--peers-file,\n"
-             "the peers of its --config file) like kill -HUP, and waits up to 5 s to say\n"
-             "whether the new rules and peers are in force (peers added and removed live,\n"
-             "buckets kept). An invalid file changes nothing: the agent keeps its rules or\n"
-             "peers and this command prints why (exit 1).\n");
-      return 0;
-    case ParseOutcome::Error:
-      fprintf(stderr, "agent reload: %s\nTry 'agent reload --help'.\n", err.c_str());
-      return 2;
-    case ParseOutcome::Ok: break;
-  }
+  ReloadOptions opt;
+  if (int code = parse_reload_command(argc, argv, &opt); code >= 0) return code;
   if (!agent_running(opt.pin_dir)) {
     fprintf(stderr, "agent reload: no agent is running with pin directory %s\n", opt.pin_dir.c_str());
     return 1;

@@ -12,18 +12,12 @@ namespace dt {
 
 int cmd_run(int argc, char **argv) {
   RunOptions opt;
-  std::string err;
-  switch (parse_run_options(argc, argv, &opt, &err)) {
-    case ParseOutcome::Help: fputs(run_usage(), stdout); return 0;
-    case ParseOutcome::Error:
-      fprintf(stderr, "agent: %s\nTry 'agent --help' for more information.\n", err.c_str());
-      return 2;
-    case ParseOutcome::Ok: break;
-  }
+  if (int code = parse_run_command(argc, argv, &opt, "agent"); code >= 0) return code;
   set_log_level(opt.log_level);
   route_libbpf_log();
 
   RunConfig config;
+  std::string err;
   if (!load_run_config(opt, &config, &err)) {
     fprintf(stderr, "agent: %s\n", err.c_str());
     return 2;

@@ -30,14 +30,8 @@ std::string read_status_file(const std::string &pin_dir, const char *suffix) {
 
 int cmd_stats(int argc, char **argv) {
   StatsOptions opt;
+  if (int code = parse_stats_command(argc, argv, &opt); code >= 0) return code;
   std::string err;
-  switch (parse_stats_options(argc, argv, &opt, &err)) {
-    case ParseOutcome::Help: fputs(stats_usage(), stdout); return 0;
-    case ParseOutcome::Error:
-      fprintf(stderr, "agent stats: %s\nTry 'agent stats --help' for more information.\n", err.c_str());
-      return 2;
-    case ParseOutcome::Ok: break;
-  }
   PinnedMaps maps;
   StatsSnapshot snap;
   if (!maps.open(opt.pin_dir, &err) || !read_snapshot(maps, opt.pin_dir, &snap, &err)) {

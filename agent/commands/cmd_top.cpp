@@ -14,14 +14,8 @@ namespace dt {
 
 int cmd_top(int argc, char **argv) {
   TopOptions opt;
+  if (int code = parse_top_command(argc, argv, &opt); code >= 0) return code;
   std::string err;
-  switch (parse_top_options(argc, argv, &opt, &err)) {
-    case ParseOutcome::Help: fputs(top_usage(), stdout); return 0;
-    case ParseOutcome::Error:
-      fprintf(stderr, "agent top: %s\nTry 'agent top --help' for more information.\n", err.c_str());
-      return 2;
-    case ParseOutcome::Ok: break;
-  }
   PinnedMaps maps;
   StatsSnapshot prev, cur;
   if (!maps.open(opt.pin_dir, &err) || !read_snapshot(maps, opt.pin_dir, &prev, &err)) {

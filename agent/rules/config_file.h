@@ -12,7 +12,7 @@
 //
 // Why not TOML or YAML: the settings are flat, and with the flags' own names and
 // values the file needs no library, no second set of names to document, and its
-// values are checked by the very parsers the flags use (cli.cpp turns each line
+// values are checked by the very parsers the flags use (cli/run_options.cpp turns each line
 // into "--name=value" ahead of the command line).
 #pragma once
 

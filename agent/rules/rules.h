@@ -79,6 +79,9 @@ struct RuleSet {
 // The rule set with only the default rule (rate 0 means: no default, pass).
 RuleSet default_rules(double rate, uint64_t burst, bool bytes = false);
 
+// "FILE:LINE: ", the start of an error about a line of rs's file.
+std::string file_line(const RuleSet &rs, int line);
+
 // Parses TOML text into *out (whose rules[0] must already be the default rule).
 // Errors name the file, the line and what is wrong; *out is untouched on error.
 bool parse_rules(const std::string &text, const std::string &origin, RuleSet *out, std::string *err);

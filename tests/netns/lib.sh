@@ -462,16 +462,68 @@ mlab_others() {
 	for ((i = 1; i <= M_HOSTS; i++)); do [ "$i" -eq "$1" ] || printf 'h%s ' "$i"; done
 }
 
+# --- cluster keys: a cluster runs with keys unless the test asks for none ---------------------
+#
+# A cluster without keys refuses to start (README "Security"), so the lab makes them, once:
+# `agent keygen hI` for every host (node id hI; its .pub names the endpoint ${M_CTL[i]}:7700)
+# and `agent keygen hub --role hub` (endpoint $HUB_CTL:7701), all in $WORK/mlab-keys, which is
+# also every agent's and the hub's --curve-peers directory (only *.pub files are read there).
+# mlab_agent_start and mlab_hub_start add them to every cluster they start (--peers,
+# --peers-file, --listen, --hub; `agent hub` always) unless the caller chose: --curve-key
+# given (its own keys) or --insecure-cluster given. MLAB_INSECURE=1: every cluster of the
+# call is started with --insecure-cluster instead (tests that mean to run without keys).
+
+# mlab_keys: makes the lab's keys if they are not there yet; prints nothing. MLAB_KEYS: their
+# directory. (Made once per lab whatever the caller: the files, not a variable, say so.)
+MLAB_KEYS=
+mlab_keys() {
+	local i
+	MLAB_KEYS=$WORK/mlab-keys
+	[ -e "$MLAB_KEYS/hub.pub" ] && return 0
+	mkdir -p "$MLAB_KEYS" || die "cannot create $MLAB_KEYS"
+	for ((i = 1; i <= M_HOSTS; i++)); do
+		"$AGENT" keygen "h$i" --dir "$MLAB_KEYS" --endpoint "${M_CTL[i]}:7700" >/dev/null ||
+			die "agent keygen h$i failed"
+	done
+	"$AGENT" keygen hub --role hub --dir "$MLAB_KEYS" --endpoint "$HUB_CTL:7701" >/dev/null ||
+		die "agent keygen hub failed"
+}
+
+# mlab_security NAME ARGS...: sets MLAB_SEC to the options that secure a start of key NAME
+# (hI or hub) with ARGS: the lab's keys, --insecure-cluster (MLAB_INSECURE=1), or nothing
+# (not a cluster, or the caller chose). For an agent, only ARGS with a cluster count.
+mlab_security() {
+	local key=$1 a cluster=0
+	shift
+	[ "$key" = hub ] && cluster=1
+	MLAB_SEC=()
+	for a in "$@"; do
+		case $a in
+		--curve-key | --curve-key=* | --insecure-cluster) return 0 ;;
+		-p | --peers | --peers=* | --peers-file | --peers-file=* | --listen | --listen=* | --hub | --hub=*) cluster=1 ;;
+		esac
+	done
+	[ "$cluster" = 1 ] || return 0
+	if [ "${MLAB_INSECURE:-0}" = 1 ]; then
+		MLAB_SEC=(--insecure-cluster)
+	else
+		mlab_keys
+		MLAB_SEC=(--curve-key "$MLAB_KEYS/$key.key" --curve-peers "$MLAB_KEYS")
+	fi
+}
+
 # mlab_agent_start I NAME [AGENT OPTIONS...]: starts host I's agent (node id hI, on its
 # data link, its own pin directory), logging to $WORK/agent-NAME.log, and waits until it
 # has attached or taken over. Sets AGENT_PID. False (log printed) if it did not come up.
-# MLAB_DEFAULT_ID=1: no --node-id (the agent's default one; namespaces share the host name).
+# A cluster gets the lab's key hI (see mlab_security). MLAB_DEFAULT_ID=1: no --node-id (the
+# agent's default one: the key's node id, or without keys the host name and a MAC hash).
 mlab_agent_start() {
 	local i=$1 name=$2 log=$WORK/agent-$2.log id=(--node-id "h$1")
 	shift 2
 	[ "${MLAB_DEFAULT_ID:-0}" = 1 ] && id=()
+	mlab_security "h$i" "$@"
 	nsenter --net="/run/netns/${M_NS[i]}" -- "$AGENT" --iface "${M_DIF[i]}" --pin-dir "${M_PIN[i]}" \
-		"${id[@]}" "$@" >"$log" 2>&1 &
+		"${id[@]}" "${MLAB_SEC[@]}" "$@" >"$log" 2>&1 &
 	AGENT_PID=$!
 	LAB_PIDS[agent-$name]=$AGENT_PID
 	if ! wait_for_line "$log" '(attached|took over) dthrottle' "$AGENT_PID" 10; then
@@ -482,11 +534,14 @@ mlab_agent_start() {
 }
 
 # mlab_hub_start NAME [HUB OPTIONS...]: starts `agent hub` in $HUB_NS on port 7701 (agents:
-# --hub $HUB_CTL:7701), logging to $WORK/agent-NAME.log; waits until it relays.
+# --hub $HUB_CTL:7701), logging to $WORK/agent-NAME.log; waits until it relays. With the
+# lab's key "hub" unless the caller chose (see mlab_security).
 mlab_hub_start() {
 	local name=$1 log=$WORK/agent-$1.log
 	shift
-	nsenter --net="/run/netns/$HUB_NS" -- "$AGENT" hub --listen "$HUB_CTL:7701" "$@" >"$log" 2>&1 &
+	mlab_security hub "$@"
+	nsenter --net="/run/netns/$HUB_NS" -- "$AGENT" hub --listen "$HUB_CTL:7701" "${MLAB_SEC[@]}" "$@" \
+		>"$log" 2>&1 &
 	LAB_PIDS[agent-$name]=$!
 	wait_for_line "$log" 'hub relaying' "${LAB_PIDS[agent-$name]}" 10 || {
 		echo "--- hub $name did not come up; its log:"

@@ -5,7 +5,10 @@
 #   1. a strict --tag-rule without --redis: check exits 2 naming --redis; with --redis, 0;
 #   2. a tag rule set the tag table refuses (a file [[tag]] and a flag with one prefix):
 #      exit 2, and the daemon gives the very same message and status;
-#   3. the summary line counts the file's [[tag]] and the --tag-rule flags.
+#   3. the summary line counts the file's [[tag]] and the --tag-rule flags;
+#   4. the peers file as the daemon reads it, a key for every peer;
+#   5. a cluster without keys: exit 2 naming both ways out (keys, --insecure-cluster), as the
+#      daemon; with --insecure-cluster check passes and its cluster line says insecure.
 # Touches nothing outside its temporary directory (no namespaces, no BPF): check loads
 # nothing, and the daemon stops at its configuration check before binding anything. The
 # daemon runs on an interface that does not exist and a pin directory in the temporary
@@ -61,9 +64,9 @@ check check/summary/tag-rules "the summary does not count 1 [[tag]] and 2 --tag-
 # --- 4. the peers file, as the daemon reads it; CurveZMQ keys for every peer ---------------------
 printf '# peers\n198.18.1.2:7700\n198.18.1.3\n' >"$WORK/peers"
 check_refused_like_daemon peers-file-broken "a peers file line without a port" "does not name $WORK/peers:3" \
-	"agent check: $WORK/peers:3: " --peers-file "$WORK/peers"
+	"agent check: $WORK/peers:3: " --peers-file "$WORK/peers" --insecure-cluster
 printf '# peers\n198.18.1.2:7700\n198.18.1.3:7700  # h3\n' >"$WORK/peers"
-out=$("$AGENT" check "${BASE[@]}" --peers 198.18.1.4:7700 --peers-file "$WORK/peers" 2>&1)
+out=$("$AGENT" check "${BASE[@]}" --peers 198.18.1.4:7700 --peers-file "$WORK/peers" --insecure-cluster 2>&1)
 rc=$?
 check_eq check/peers-file/exit "check's exit status for a valid peers file ($out)" "$rc" 0
 check check/peers-file/summary "the summary does not count 3 peers with the file: $out" \
@@ -87,5 +90,20 @@ out=$("$AGENT" check "${BASE[@]}" --peers 198.18.1.2:7700 --curve-key "$WORK/key
 rc=$?
 check_eq check/curve-node-id/default-exit "check's exit status with the key's node id ($out)" "$rc" 0
 check check/curve-node-id/default "check does not name the key's node id: $out" grep -qF "cluster node me:" <<<"$out"
+
+# --- 5. secure by default: a cluster without keys is refused unless asked for by name -------------
+check_refused_like_daemon keyless-cluster "--peers without --curve-key" "does not name both ways out" \
+	"agent check: a cluster without keys lets anyone on the network forge, read or silence reports: give --curve-key FILE --curve-peers DIR (make them with \`agent keygen NAME\`, see README \"Security\"), or --insecure-cluster to run it unauthenticated" \
+	--peers 198.18.1.2:7700
+out=$("$AGENT" check "${BASE[@]}" --peers 198.18.1.2:7700 --insecure-cluster 2>&1)
+rc=$?
+check_eq check/insecure/exit "check's exit status for --peers with --insecure-cluster ($out)" "$rc" 0
+check check/insecure/summary "check's cluster line does not say insecure: $out" \
+	grep -qE "^ok: cluster node .*, insecure \(--insecure-cluster" <<<"$out"
+out=$("$AGENT" check "${BASE[@]}" --peers 198.18.1.2:7700 --curve-key "$WORK/keys/me.key" --curve-peers "$WORK/known" 2>&1)
+rc=$?
+check_eq check/keys/exit "check's exit status for --peers with keys ($out)" "$rc" 0
+check check/keys/summary "check's cluster line does not say CurveZMQ keys: $out" \
+	grep -qE "^ok: cluster node .*, CurveZMQ keys$" <<<"$out"
 
 lab_finish

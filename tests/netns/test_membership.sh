@@ -228,7 +228,8 @@ echo "== c. three agents with the same host name ($(hostname)), no --node-id, on
 declare -A IDS=()
 peers_of all 1 2 3 # one file for every host, each one's own endpoint included
 for i in 1 2 3; do
-	MLAB_DEFAULT_ID=1 mlab_agent_start "$i" "same$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m \
+	# Without keys: with a key the agent's node id is the key's (hI), not the default one.
+	MLAB_DEFAULT_ID=1 MLAB_INSECURE=1 mlab_agent_start "$i" "same$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m \
 		--period "$PERIOD" --peers-file "$WORK/peers-all" || die "the agent of h$i did not start"
 	CUR_AGENT[$i]=same$i
 	wait_for_line "$WORK/agent-same$i.log" 'cluster: node ' "$AGENT_PID" 5

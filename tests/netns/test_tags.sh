@@ -18,12 +18,19 @@ ip -n "$C_NS" link set lo up
 B_PIN=$PIN_DIR-b
 LAB_PIN_DIRS+=("$B_PIN")
 
+# The cluster runs with keys (README "Security"): one pair per agent, each .pub naming the
+# endpoint its peer connects to, both in one --curve-peers directory.
+mkdir -p "$WORK/keys"
+"$AGENT" keygen a --dir "$WORK/keys" --endpoint "$LAB_V4_HOST:7700" >/dev/null &&
+	"$AGENT" keygen b --dir "$WORK/keys" --endpoint "$LAB_V4_CLIENT:7700" >/dev/null || die "agent keygen failed"
 agent_start a --rate 1000 --burst 1000 --query-socket "$WORK/a.sock" --tag-rule 'user:=1/5' --metrics 127.0.0.1:9109 \
-	--peers "$LAB_V4_CLIENT:7700" --node-id a --period 200ms --stats-interval 10m ||
+	--peers "$LAB_V4_CLIENT:7700" --node-id a --period 200ms --stats-interval 10m \
+	--curve-key "$WORK/keys/a.key" --curve-peers "$WORK/keys" ||
 	die "agent a did not start"
 nsenter --net="/run/netns/$C_NS" -- "$AGENT" --iface "$C_IF" --pin-dir "$B_PIN" --rate 1000 --burst 1000 \
 	--query-socket "$WORK/b.sock" --tag-rule 'user:=1/5' --peers "$LAB_V4_HOST:7700" --node-id b \
-	--period 200ms --stats-interval 10m >"$WORK/agent-b.log" 2>&1 &
+	--period 200ms --stats-interval 10m --curve-key "$WORK/keys/b.key" --curve-peers "$WORK/keys" \
+	>"$WORK/agent-b.log" 2>&1 &
 LAB_PIDS[agent-b]=$!
 wait_for_line "$WORK/agent-b.log" 'attached dthrottle' "${LAB_PIDS[agent-b]}" 10 || die "agent b did not start"
 wait_for_line "$WORK/agent-b.log" 'peer a is up' "${LAB_PIDS[agent-b]}" 10 || die "b never heard a"

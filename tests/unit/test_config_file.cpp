@@ -128,7 +128,7 @@ TEST_F(ConfigFileTest, AttachTcFromTheFile) {
 TEST_F(ConfigFileTest, FileAloneConfiguresTheAgent) {
   write("iface = eth0\nrate = 10/m\nburst = 3\nxdp-mode = generic\nmax-sources = 4096\nkeep = yes\n"
         "stats-interval = 500ms\nlog-level = warn\npeers = 198.18.1.2:7700, 198.18.1.3:7700\nperiod = 1s\n"
-        "node-id = edge-1\nreport-max-age = 2s\n");
+        "node-id = edge-1\nreport-max-age = 2s\ninsecure-cluster = true\n");
   dt::RunOptions o;
   std::string err;
   ASSERT_EQ(run({}, &o, &err), dt::ParseOutcome::Ok) << err;
@@ -145,11 +145,12 @@ TEST_F(ConfigFileTest, FileAloneConfiguresTheAgent) {
   EXPECT_EQ(o.period_ns, 1000000000u);
   EXPECT_EQ(o.node_id, "edge-1");
   EXPECT_EQ(o.report_max_age_ns, 2000000000u);
+  EXPECT_TRUE(o.insecure_cluster);
   EXPECT_EQ(o.pin_dir, "/sys/fs/bpf/dthrottle/eth0");
 }
 
 TEST_F(ConfigFileTest, CommandLineOverridesTheFile) {
-  write("rate = 100\nburst = 50\npeers = 198.18.1.2:7700\npeers = 198.18.1.3:7700\nperiod = 1s\n");
+  write("rate = 100\nburst = 50\npeers = 198.18.1.2:7700\npeers = 198.18.1.3:7700\nperiod = 1s\ninsecure-cluster\n");
   dt::RunOptions o;
   std::string err;
   // The flags may come before or after --config: the command line wins either way.

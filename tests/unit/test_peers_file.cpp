@@ -68,7 +68,7 @@ class PeersReload : public dt::test::TempDirTest {
 };
 
 TEST_F(PeersReload, PeersFileAndConfigPeersAreReadAgain) {
-  write("agent.conf", "rate = 10\nburst = 5\npeers = 198.18.1.2:7700\n");
+  write("agent.conf", "rate = 10\nburst = 5\npeers = 198.18.1.2:7700\ninsecure-cluster = yes\n");
   write("peers", "198.18.1.3:7700\n");
   RunOptions o;
   std::string err;
@@ -97,7 +97,7 @@ TEST_F(PeersReload, PeersFileAndConfigPeersAreReadAgain) {
 }
 
 TEST_F(PeersReload, CommandLinePeersAreNotReadFromTheConfig) {
-  write("agent.conf", "rate = 10\nburst = 5\npeers = 198.18.1.2:7700\n");
+  write("agent.conf", "rate = 10\nburst = 5\npeers = 198.18.1.2:7700\ninsecure-cluster = yes\n");
   RunOptions o;
   std::string err;
   ASSERT_EQ(parse({"--config", dir_ + "/agent.conf", "--iface", "lo", "--peers", "198.18.1.9:7700"}, &o, &err),
@@ -113,7 +113,9 @@ TEST_F(PeersReload, CheckRefusesABrokenPeersFile) {
   write("peers", "198.18.1.3\n");
   RunOptions o;
   std::string err;
-  ASSERT_EQ(parse({"--iface", "lo", "--rate", "1", "--burst", "1", "--peers-file", dir_ + "/peers"}, &o, &err),
+  ASSERT_EQ(parse({"--iface", "lo", "--rate", "1", "--burst", "1", "--peers-file", dir_ + "/peers",
+                   "--insecure-cluster"},
+                  &o, &err),
             ParseOutcome::Ok)
       << err;
   RunConfig config;

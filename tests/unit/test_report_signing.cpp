@@ -243,7 +243,7 @@ TEST_F(ReportSigningTest, KeygenFilesParse) {
   EXPECT_EQ(keygen({"bad", "--node-id", "a b"}), 2);
   EXPECT_NE(stderr_.find("node id 'a b' must be"), std::string::npos) << stderr_;
   EXPECT_EQ(keygen({"bad", "--role", "boss"}), 2);
-  EXPECT_NE(stderr_.find("--role boss: give node or hub"), std::string::npos) << stderr_;
+  EXPECT_NE(stderr_.find("--role: 'boss' is not one of node, hub"), std::string::npos) << stderr_;
 }
 
 TEST_F(ReportSigningTest, KeygenNeverFollowsASymlink) {

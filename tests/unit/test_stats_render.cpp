@@ -317,12 +317,13 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   const std::string out = dt::cluster_status_json(head, c, peers);
   EXPECT_EQ(out.find('\n'), std::string::npos) << "one line: " << out;
   const Json j = parse_or_fail(out);
-  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"node_id", "written_unix_ms", "epoch", "period_ms", "counters",
-                                                  "rejected", "peers"}));
+  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"node_id", "written_unix_ms", "epoch", "period_ms", "security",
+                                                  "counters", "rejected", "peers"}));
   EXPECT_EQ(j["node_id"], kAwkward);
   EXPECT_EQ(j["written_unix_ms"], 1'700'000'000'123u);
   EXPECT_EQ(j["epoch"], 42);
   EXPECT_EQ(j["period_ms"], 200);
+  EXPECT_EQ(j["security"], "keys");
   EXPECT_EQ(j["counters"]["reports_sent"], 5);
   EXPECT_EQ(j["counters"]["rejected"], 3) << "the total of the reasons";
   EXPECT_EQ(keys_of(j["counters"]).size(), 23u);
@@ -340,7 +341,8 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
 }
 
 TEST(ClusterStatusJson, NoPeersNoRejections) {
-  const Json j = parse_or_fail(dt::cluster_status_json({"h1", 1, 0, 0, 200'000'000}, {}, {}));
+  const Json j = parse_or_fail(dt::cluster_status_json({"h1", 1, 0, 0, 200'000'000, "insecure"}, {}, {}));
+  EXPECT_EQ(j["security"], "insecure");
   EXPECT_EQ(j["rejected"], Json::object()) << "an empty object, as before";
   EXPECT_EQ(j["peers"], Json::array()) << "an empty list, as before";
 }

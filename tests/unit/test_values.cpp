@@ -90,6 +90,10 @@ struct Argv {
     for (auto &x : s) p.push_back(x.data());
     p.push_back(nullptr);
   }
+  explicit Argv(const std::vector<std::string> &a) : s(a) {
+    for (auto &x : s) p.push_back(x.data());
+    p.push_back(nullptr);
+  }
   int argc() const { return static_cast<int>(s.size()); }
   char **argv() { return p.data(); }
 };
@@ -175,7 +179,7 @@ namespace {
 
 TEST(Cli, ClusterFlags) {
   Argv a{"agent", "-i", "eth0", "-r", "100", "-b", "50", "--peers", "198.18.1.2:7700,tcp://198.18.1.3:7700",
-         "-p", "[2001:2::3]:7700", "--period", "200ms", "--node-id", "edge-1"};
+         "-p", "[2001:2::3]:7700", "--period", "200ms", "--node-id", "edge-1", "--insecure-cluster"};
   dt::RunOptions o;
   std::string err;
   ASSERT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Ok) << err;
@@ -187,6 +191,7 @@ TEST(Cli, ClusterFlags) {
   EXPECT_EQ(o.period_ns, 200000000u);
   EXPECT_EQ(o.node_id, "edge-1");
   EXPECT_TRUE(o.cluster());
+  EXPECT_TRUE(o.insecure_cluster);
 }
 
 TEST(Cli, ClusterFlagErrors) {
@@ -201,6 +206,82 @@ TEST(Cli, ClusterFlagErrors) {
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "h:1", "--curve-peers", "d"}, "--curve-peers needs --curve-key"},
   };
   expect_run_options_errors(cases);
+}
+
+// Secure is the default: every way into a cluster (mesh, peers file, listen only, hub, and
+// `agent hub` itself) without --curve-key is refused, naming both ways out; with
+// --insecure-cluster it runs; the flag is refused where it means nothing or contradicts.
+TEST(Cli, KeylessClusterNeedsInsecureClusterByName) {
+  const char *kWhy = "a cluster without keys lets anyone on the network forge, read or silence reports";
+  for (const char *flag : {"--peers", "--peers-file", "--listen", "--hub"}) {
+    const char *value = std::string(flag) == "--peers-file" ? "/etc/dthrottle/peers" : "198.18.1.2:7700";
+    Argv keyless{"agent", "-i", "x", "-r", "1", "-b", "1", flag, value};
+    dt::RunOptions o;
+    std::string err;
+    EXPECT_EQ(dt::parse_run_options(keyless.argc(), keyless.argv(), &o, &err), dt::ParseOutcome::Error) << flag;
+    EXPECT_NE(err.find(kWhy), std::string::npos) << flag << ": " << err;
+    EXPECT_NE(err.find("--curve-key FILE --curve-peers DIR"), std::string::npos) << err;
+    EXPECT_NE(err.find("agent keygen NAME"), std::string::npos) << err;
+    EXPECT_NE(err.find("--insecure-cluster"), std::string::npos) << err;
+    Argv insecure{"agent", "-i", "x", "-r", "1", "-b", "1", flag, value, "--insecure-cluster"};
+    dt::RunOptions o2;
+    EXPECT_EQ(dt::parse_run_options(insecure.argc(), insecure.argv(), &o2, &err), dt::ParseOutcome::Ok) << err;
+    EXPECT_TRUE(o2.insecure_cluster);
+    Argv keyed{"agent", "-i", "x", "-r", "1", "-b", "1", flag, value, "--curve-key", "k", "--curve-peers", "d"};
+    dt::RunOptions o3;
+    EXPECT_EQ(dt::parse_run_options(keyed.argc(), keyed.argv(), &o3, &err), dt::ParseOutcome::Ok) << err;
+    EXPECT_FALSE(o3.insecure_cluster);
+  }
+  struct Case {
+    std::initializer_list<const char *> args;
+    const char *expect;
+  } refused[] = {
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--insecure-cluster"}, "--insecure-cluster only makes sense with"},
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "h:1", "--curve-key", "k", "--insecure-cluster"},
+       "--insecure-cluster and --curve-key contradict each other"},
+  };
+  for (auto &c : refused) {
+    Argv a(c.args);
+    dt::RunOptions o;
+    std::string err;
+    EXPECT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Error) << c.expect;
+    EXPECT_NE(err.find(c.expect), std::string::npos) << "got: " << err;
+  }
+  EXPECT_NE(std::string(dt::run_usage()).find("--insecure-cluster"), std::string::npos);
+}
+
+// `agent hub`'s parse: its exit code (-1: go on) and what it printed on stderr.
+int parse_hub(std::vector<std::string> args, dt::HubOptions *o, std::string *err) {
+  Argv a(args);
+  testing::internal::CaptureStderr();
+  testing::internal::CaptureStdout();
+  const int code = dt::parse_hub_command(a.argc(), a.argv(), o);
+  testing::internal::GetCapturedStdout();
+  *err = testing::internal::GetCapturedStderr();
+  return code;
+}
+
+TEST(Cli, KeylessHubNeedsInsecureClusterByName) {
+  std::string err;
+  dt::HubOptions o;
+  EXPECT_EQ(parse_hub({"hub", "--listen", "198.18.1.1:7701"}, &o, &err), 2);
+  EXPECT_NE(err.find("a cluster without keys lets anyone on the network forge, read or silence reports"),
+            std::string::npos)
+      << err;
+  dt::HubOptions o2;
+  EXPECT_EQ(parse_hub({"hub", "--insecure-cluster"}, &o2, &err), -1) << err;
+  EXPECT_TRUE(o2.insecure_cluster);
+  dt::HubOptions o3;
+  EXPECT_EQ(parse_hub({"hub", "--curve-key", "hub.key", "--curve-peers", "agents"}, &o3, &err), -1) << err;
+  dt::HubOptions o4;
+  EXPECT_EQ(parse_hub({"hub", "--curve-key", "hub.key", "--curve-peers", "agents", "--insecure-cluster"}, &o4, &err),
+            2);
+  EXPECT_NE(err.find("contradict"), std::string::npos) << err;
+  dt::HubOptions help;
+  testing::internal::CaptureStdout();
+  Argv h{"hub", "--help"};
+  EXPECT_EQ(dt::parse_hub_command(h.argc(), h.argv(), &help), 0);
+  EXPECT_NE(testing::internal::GetCapturedStdout().find("--insecure-cluster"), std::string::npos);
 }
 
 TEST(Cli, ListenAcceptsBarePortAndAnyAddress) {

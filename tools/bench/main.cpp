@@ -15,11 +15,11 @@
 // figure it is not rounded to whole nanoseconds. The programs under test: programs.h.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <iterator>
 #include <string>
 
 #include "bench/parts.h"
+#include "cli/options.h"
 
 namespace {
 
@@ -34,23 +34,26 @@ const BenchPart kParts[] = {
     {"report", dt::bench::report_codec_part}, {"attack", dt::bench::under_attack_part},
 };
 
-// The part named on the command line ("" for all); prints the usage and exits 2 otherwise.
-std::string parse_bench_args(int argc, char **argv) {
-  const std::string only = argc > 1 ? argv[1] : "";
-  const bool known = std::any_of(std::begin(kParts), std::end(kParts), [&](const BenchPart &p) { return only == p.name; });
-  if (argc > 2 || (only != "" && !known)) {
-    std::string names;
-    for (const BenchPart &p : kParts) names += std::string(names.empty() ? "" : "|") + p.name;
-    fprintf(stderr, "usage: %s [%s]\n", argv[0], names.c_str());
-    exit(2);
-  }
-  return only;
+// The part named on the command line ("" for all) into *only. Returns -1 to go on, else
+// the exit code (help printed, or the error).
+int parse_bench_args(int argc, char **argv, std::string *only) {
+  std::string names;
+  for (const BenchPart &p : kParts) names += std::string(names.empty() ? "" : "|") + p.name;
+  const dt::CommandSpec spec("bench", "Usage: bench [" + names + "]\n\nRuns every part of the benchmark, or the one named.\n\n",
+                             {}, 1);
+  return dt::parse_subcommand(spec, argc, argv, [&](const std::vector<std::string> &operands, std::string *err) {
+    *only = operands.empty() ? "" : operands[0];
+    const bool known = std::any_of(std::begin(kParts), std::end(kParts), [&](const BenchPart &p) { return *only == p.name; });
+    if (only->empty() || known) return dt::ParseOutcome::Ok;
+    return *err = "unknown part '" + *only + "' (one of " + names + ")", dt::ParseOutcome::Error;
+  });
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  const std::string only = parse_bench_args(argc, argv);
+  std::string only;
+  if (int code = parse_bench_args(argc, argv, &only); code >= 0) return code;
   setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows, and stays ordered with errors
   dt::bench::print_machine();
   for (const BenchPart &p : kParts)

@@ -52,12 +52,12 @@ bool expand_range(const std::string &s, std::vector<Addr> *out, std::string *err
   std::string count_err;
   if (plus == std::string::npos || !parse_addr(s.substr(0, plus), &first) ||
       !dt::parse_count(s.substr(plus + 1), 1, kMaxSources, &n, &count_err)) {
-    *err = "--src-range '" + s + "': expected FIRST+N, e.g. 198.18.1.1+4 (N from 1 to " +
+    *err = "'" + s + "': expected FIRST+N, e.g. 198.18.1.1+4 (N from 1 to " +
            std::to_string(kMaxSources) + ")";
     return false;
   }
   if (!addr_add(first, n - 1, &last) || !in_test_range(first) || !in_test_range(last)) {
-    *err = "--src-range '" + s + "' leaves 198.18.0.0/15 and 2001:2::/48; pktgen only " +
+    *err = "'" + s + "' leaves 198.18.0.0/15 and 2001:2::/48; pktgen only " +
            "spoofs addresses reserved for benchmarking";
     return false;
   }

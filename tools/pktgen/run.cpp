@@ -33,7 +33,7 @@ void sleep_until(uint64_t ns) {
 }
 
 int usage_error(const std::string &msg) {
-  fprintf(stderr, "pktgen: %s\nTry 'pktgen --help' for more information.\n", msg.c_str());
+  fprintf(stderr, "pktgen: %s\nTry 'pktgen --help'.\n", msg.c_str());
   return kExitUsage;
 }
 

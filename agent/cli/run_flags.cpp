@@ -1,0 +1,267 @@
+// run_flags.cpp - the options of `agent` (run) and `agent check`: names, --help, values.
+#include "cli/run_flags.h"
+
+#include "cli/option_values.h"
+#include "common/endpoint.h"
+#include "common/node_id.h"
+#include "common/parse_values.h"
+#include "rules/prefix_limits.h"
+#include "rules/tags.h"
+
+namespace dt {
+namespace {
+
+const char kRunUsage[] =
+    "Usage: agent --iface IFACE --rate R --burst B [--peers HOST:PORT,...] [options]\n"
+    "       agent stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
+    "       agent top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
+    "       agent check [--config FILE] [options]    # validate; loads nothing\n"
+    "       agent reload [--iface IFACE | --pin-dir DIR]\n"
+    "       agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json]   # why is ADDR throttled?\n"
+    "       agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR | --insecure-cluster]\n"
+    "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
+    "                         [--from NAME.key]\n"
+    "\n"
+    "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
+    "ingress, --attach tc): every source\n"
+    "gets a token bucket of B packets that refills at R packets per second; a packet\n"
+    "without a token is dropped. Runs until SIGINT or SIGTERM, then detaches.\n"
+    "If the agent dies, the program stays attached and keeps enforcing; a restarted\n"
+    "agent takes it over with the same bucket state.\n"
+    "\n";
+
+const char kCheckUsage[] =
+    "Usage: agent check [--config FILE] [options]\n"
+    "\n"
+    "Checks a command line of the agent and its --config file exactly as the agent would\n"
+    "(the same options, limits and files: rules, tag rules, peers, CurveZMQ keys), then\n"
+    "exits without loading, attaching or binding anything: 0 with a summary, or 2 with\n"
+    "the message the agent would give. It takes the agent's options (agent --help):\n"
+    "\n";
+
+const char kRunExamples[] =
+    "Examples:\n"
+    "  agent --iface eth0 --rate 100 --burst 50\n"
+    "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700 \\\n"
+    "        --curve-key /etc/dthrottle/web1.key --curve-peers /etc/dthrottle/peers.d\n"
+    "  agent --iface eth0 --rate 100 --burst 50 --peers-file /etc/dthrottle/peers --insecure-cluster\n"
+    "  agent --iface eth0 --rate 10/m --burst 1      # one packet every 6 s per source\n"
+    "  agent --config /etc/dthrottle/eth0.conf --iface eth0\n"
+    "  agent stats --iface eth0 --top 20\n"
+    "  agent top --iface eth0\n"
+    "  bpftool map dump pinned /sys/fs/bpf/dthrottle/eth0/buckets\n";
+
+// A line of --help between groups of options.
+OptionSpec text(const char *line) { return {nullptr, 0, nullptr, line, {}}; }
+
+// -i, -r, -b, --rules, --dry-run, --prefix-limit, --pin-dir, --xdp-mode, --attach: the XDP
+// program and its tables.
+std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
+  return {
+      {"iface", 'i', "IFACE", "network interface to protect (required)", store(&o->iface)},
+      {"rate", 'r', "R",
+       "refill rate per source, packets per second (required);\nfractions allowed (0.1666 = one packet every 6 s), and\n"
+       "the suffixes /s, /m, /h (10/m = one every 6 s); with a\nbyte unit a byte budget: 100kB/s, 10Mbit/s, 1MiB/s",
+       [=](const std::string &v, std::string *why) {
+         seen->rate = true, seen->rate_text = v;
+         return parse_budget_rate(v, &o->rate, &seen->rate_bytes, why);
+       }},
+      {"burst", 'b', "B",
+       "bucket size: packets a new or idle source may send at\nonce, 1 to 1000000000 (required); bytes with a byte\n"
+       "rate: 15kB, 64KiB (at least 1518B, one full frame)",
+       [=](const std::string &v, std::string *why) {
+         seen->burst = true, seen->burst_text = v;
+         return parse_budget_burst(v, &o->burst, &seen->burst_bytes, why);
+       }},
+      {"rules", 0, "FILE",
+       "packet and tag rules (TOML, see README \"Rules\"); --rate and\n--burst then make the default rule for unmatched "
+       "sources,\nand without them unmatched sources pass. kill -HUP or\n`agent reload` re-reads it without losing "
+       "bucket state",
+       store(&o->rules_file)},
+      {"dry-run", 0, nullptr,
+       "decide and count every packet as if enforcing, but drop\nnothing: what would be dropped is counted as "
+       "would-drop\n(agent stats, agent top, metrics). Per rule: dry_run =\ntrue in --rules, then enforce by a reload "
+       "(buckets kept)",
+       turn_on(&o->dry_run)},
+      {"prefix-limit", 0, "L",
+       "also cap the default rule's sources per prefix: L is\nv4/N=RATE,burst=B or v6/N=RATE,burst=B (repeatable, "
+       "up\nto 4 levels per family, e.g. v4/24=1000/s,burst=2000 and\nv4/16=5000/s,burst=10000): a packet passes only "
+       "if every\nlevel of its prefix has a token, checked before its\nsource gets a bucket (spoofed floods; README "
+       "\"Spoofed\nfloods\"); prefix_limits in a [[rule]] of --rules",
+       [o](const std::string &v, std::string *why) {
+         PrefixLimit l;
+         return parse_prefix_limit(v, &l, why) && (o->prefix_limits.push_back(l), true);
+       }},
+      {"pin-dir", 0, "DIR", "where the maps and the XDP link are pinned\n(default /sys/fs/bpf/dthrottle/IFACE)",
+       absolute_path_into(&o->pin_dir)},
+      {"xdp-mode", 0, "MODE", "auto (native, falling back to generic), native or\ngeneric (default auto)",
+       [=](const std::string &v, std::string *why) {
+         seen->xdp_mode = true;
+         return parse_xdp_mode(v, &o->mode) || (*why = "'" + v + "' is not one of auto, native, generic", false);
+       }},
+      {"attach", 0, "HOOK",
+       "xdp (default) or tc: the same decisions at tc ingress\n(a tcx link on Linux 6.6+, else a clsact filter), for\n"
+       "hosts whose XDP hook belongs to another program; the\nsame pins, survival and take-over; stopping removes "
+       "only\nwhat dthrottle added",
+       [o](const std::string &v, std::string *why) {
+         return parse_attach_hook(v, &o->hook) || (*why = "'" + v + "' is not one of xdp, tc", false);
+       }},
+  };
+}
+
+// The query socket for applications: --query-socket, --query-listen, --tag-rule, ... --redis-timeout.
+std::vector<OptionSpec> query_options(RunOptions *o) {
+  return {
+      text("\nQuery socket (applications ask about any string tag, see docs/query-protocol.md):"),
+      {"query-socket", 0, "PATH",
+       "unix stream socket: send \"TAG\\n\", read \"OK\\n\" or \"NO\\n\";\n\"BUSY NAME\\n\" tells adaptive rules the "
+       "service is busy",
+       store(&o->query_socket)},
+      {"query-listen", 0, "A:P", "the same over TCP, e.g. 127.0.0.1:7800",
+       [o](const std::string &v, std::string *why) {
+         HostPort listen;
+         return parse_query_listen(v, &listen, why) && (o->query_listen = v, true);
+       }},
+      {"tag-rule", 0, "P=R/B",
+       "tags starting with P: rate R, burst B (repeatable; also\n[[tag]] in --rules); the longest prefix wins; a tag "
+       "no\nrule matches is allowed",
+       [o](const std::string &v, std::string *why) {
+         TagRule rule;
+         return parse_tag_rule(v, &rule, why) && (o->tag_rules.push_back(v), true);
+       }},
+      {"query-max-wait", 0, "D", "longest wait a RESERVE may be granted (default 1s)",
+       duration_into(&o->query_max_wait_ns)},
+      {"query-max-connections", 0, "N", "(default 4096)", count_into(&o->query_max_connections, 1, 1000000)},
+      {"max-tags", 0, "N", "tag buckets kept (default 1000000)", count_into(&o->max_tags, 1, 100000000)},
+      {"redis", 0, "ADDR",
+       "Redis (HOST:PORT or a unix socket path) deciding strict\ntags (strict = true in [[tag]], or --tag-rule "
+       "P=R/B!strict)",
+       [o](const std::string &v, std::string *why) {
+         std::string host;
+         int port = 0;
+         return parse_redis_address(v, &host, &port, why) && (o->redis = v, true);
+       }},
+      {"redis-timeout", 0, "D", "connect and command timeout (default 50ms)",
+       duration_into(&o->redis_timeout_ns, 1'000'000, 10'000'000'000ull, "between 1ms and 10s")},
+  };
+}
+
+// --clock, --max-sources, --keep, --stats-interval, --log-level, --metrics, --config: how the
+// agent runs, reports, starts and stops.
+std::vector<OptionSpec> agent_options(RunOptions *o) {
+  return {
+      text(""),
+      {"clock", 0, "MODE",
+       "precise (default) or coarse: the coarse kernel clock saves\n~30 ns per packet on virtual machines, and may "
+       "grant a\nsource up to rate x 4 ms more in a window (see README)",
+       [o](const std::string &v, std::string *why) {
+         if (v != "precise" && v != "coarse") return *why = "'" + v + "' is not one of precise, coarse", false;
+         return o->coarse_clock = v == "coarse", true;
+       }},
+      {"max-sources", 0, "N",
+       "capacity of the source table, least recently seen\nsources evicted beyond it (default 1048576)",
+       [o](const std::string &v, std::string *why) {
+         uint64_t n = 0;
+         if (!parse_count(v, 1, 1u << 28, &n, why)) return false;
+         o->max_sources = static_cast<uint32_t>(n), o->max_sources_explicit = true;
+         return true;
+       }},
+      {"keep", 0, nullptr,
+       "on exit, leave the program attached and the maps pinned\n(for upgrades: the next agent takes over)",
+       turn_on(&o->keep)},
+      {"stats-interval", 0, "D", "log the counters every D, e.g. 10s or 500ms (default 10s)",
+       duration_into(&o->stats_interval_ns)},
+      {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
+      {"metrics", 0, "ADDR:PORT",
+       "serve Prometheus metrics on http://ADDR:PORT/metrics;\nADDR is bound as given: 127.0.0.1 keeps them "
+       "local,\n0.0.0.0 exposes them on every interface",
+       [o](const std::string &v, std::string *why) {
+         HostPort m;
+         if (!parse_metrics_address(v, &m, why)) return false;
+         return o->metrics_host = m.host, o->metrics_port = m.port, true;
+       }},
+      {"config", 0, "FILE",
+       "read options from FILE: one `name = value` a line, named\nlike these flags without dashes, # for comments; "
+       "flags\ngiven on the command line override it",
+       // read by parse_run_options ahead of the command line
+       [](const std::string &v, std::string *why) { return !v.empty() || (*why = "needs a file name", false); }},
+      {"help", 'h', nullptr, "show this help", {}},
+  };
+}
+
+// --peers, --peers-file, --listen, --hub, --period, --node-id, --down-after, --report-max-age,
+// --curve-key, --curve-peers: one budget per source across hosts.
+std::vector<OptionSpec> cluster_options(RunOptions *o) {
+  return {
+      text("\nCluster options (one budget per source across hosts):"),
+      {"peers", 'p', "LIST",
+       "peers' report endpoints, HOST:PORT[,HOST:PORT...]; may be\nrepeated; a tcp:// prefix is accepted",
+       endpoints_into(&o->peers, false)},
+      {"peers-file", 0, "PATH",
+       "more peers, one HOST:PORT a line (# comments); kill -HUP\nor `agent reload` re-reads it (and the --config "
+       "file's\npeers), connects to added peers, drops removed ones,\nresolves DNS names again; buckets are kept",
+       [o](const std::string &v, std::string *why) {
+         return !v.empty() ? (o->peers_file = v, true) : (*why = "needs a file name", false);
+       }},
+      {"listen", 0, "ADDR:PORT",
+       "where this agent publishes its reports (default *:7700\nwith --peers or --peers-file)",
+       [o](const std::string &v, std::string *why) { return normalize_endpoint(v, true, &o->listen, why); }},
+      {"hub", 0, "HOST:PORT",
+       "publish to an `agent hub` at HOST:PORT and subscribe at\nHOST:PORT+1, instead of (or besides) a full mesh",
+       endpoints_into(&o->hubs, true)},
+      {"period", 0, "D", "how often reports are exchanged (default 200ms)",
+       duration_into(&o->period_ns, 10'000'000, 60'000'000'000ull, "from 10ms to 60s")},
+      {"node-id", 0, "NAME",
+       "this agent's name in reports, unique in the cluster\n(default: the host name and a hash of IFACE's MAC\n"
+       "address, e.g. web1-3fa2c1, so cloned hosts differ;\nwith --curve-key: the node_id of the key file)",
+       [o](const std::string &v, std::string *why) {
+         if (!valid_node_id(v)) return *why = "'" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -", false;
+         return o->node_id = v, true;
+       }},
+      {"down-after", 0, "D", "a peer silent this long is reported down (default 5\nperiods)",
+       duration_into(&o->down_after_ns)},
+      {"report-max-age", 0, "D",
+       "peers' reports older than D are not charged, nor those a\npeer sent while it could not hear us (a "
+       "partition's\nbacklog); at least one period, at most 1h (default 10\nperiods); off: charge every report "
+       "whatever its age",
+       [o](const std::string &v, std::string *why) {
+         if (v == "off") return o->report_max_age_ns = UINT64_MAX, true;
+         return duration_into(&o->report_max_age_ns, 0, 3'600'000'000'000ull, "at most 1h (or off)")(v, why);
+       }},
+      {"curve-key", 0, "FILE",
+       "this node's CurveZMQ key pair (agent keygen): encrypt and\nauthenticate peer traffic (also through an `agent "
+       "hub\n--curve-key`), and sign every report with the node's key",
+       store(&o->curve_key)},
+      {"curve-peers", 0, "DIR",
+       "public keys (*.pub) of the peers allowed to subscribe, of\nthe hubs, and of every node whose reports are "
+       "applied:\na report is checked against its node's key (read again\non reload)",
+       store(&o->curve_peers)},
+      {"insecure-cluster", 0, nullptr,
+       "run the cluster without keys: anyone who reaches its\nports can forge, read or silence reports (README\n"
+       "\"Security\"); without it a cluster needs --curve-key",
+       turn_on(&o->insecure_cluster)},
+      text(""),
+  };
+}
+
+void append(std::vector<OptionSpec> *to, std::vector<OptionSpec> more) {
+  for (auto &o : more) to->push_back(std::move(o));
+}
+
+}  // namespace
+
+const std::vector<std::string> kRunListSettings = {"peers", "hub", "prefix-limit"};
+
+CommandSpec run_command(RunOptions *o, RunFlagsSeen *seen, const std::string &command) {
+  CommandSpec spec;
+  spec.command = command;
+  spec.usage = command == "agent" ? kRunUsage : kCheckUsage;
+  spec.options = dataplane_options(o, seen);
+  append(&spec.options, query_options(o));
+  append(&spec.options, agent_options(o));
+  append(&spec.options, cluster_options(o));
+  spec.epilogue = command == "agent" ? kRunExamples : "";
+  return spec;
+}
+
+}  // namespace dt

@@ -1,0 +1,53 @@
+// load_rules.cpp - the rule set the agent runs, each rule keeping its id across reloads.
+// The default rule and the file, ids kept by name, compiled.
+#include <map>
+
+#include "rules/rules.h"
+
+namespace dt {
+
+namespace {
+
+// A reload: a rule keeps the id it had under the same name, so its buckets and counters
+// stay its own; the others take the lowest ids no kept rule uses.
+void keep_rule_ids(const LoadedRules &previous, RuleSet *rs) {
+  std::map<std::string, uint32_t> old_ids;
+  for (const auto &p : previous.set.rules) old_ids[p.name] = p.id;
+  std::vector<bool> used(DT_MAX_RULES, false);
+  used[DT_RULE_DEFAULT] = true;
+  for (auto &rule : rs->rules)
+    if (auto it = old_ids.find(rule.name); it != old_ids.end() && rule.name != "default") used[it->second] = true;
+  uint32_t next_free = 1;
+  for (size_t i = 1; i < rs->rules.size(); i++) {
+    PacketRule &rule = rs->rules[i];
+    if (auto it = old_ids.find(rule.name); it != old_ids.end()) {
+      rule.id = it->second;
+      continue;
+    }
+    while (next_free < DT_MAX_RULES && used[next_free]) next_free++;
+    rule.id = next_free;
+    used[next_free] = true;
+  }
+}
+
+}  // namespace
+
+bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out,
+                std::string *err, const LoadedRules *previous, const std::vector<PrefixLimit> &prefix) {
+  LoadedRules r;
+  r.set = default_rules(rate, burst, bytes);
+  r.set.rules[0].prefix_limits = prefix;
+  if (!path.empty() && !load_rules_file(path, &r.set, err)) return false;
+  if (previous) keep_rule_ids(*previous, &r.set);
+  if (!compile_rules(r.set, &r.compiled, err)) return false;
+  r.names.assign(r.compiled.policies.size(), "");
+  r.throttles.assign(r.compiled.policies.size(), false);
+  for (const auto &rule : r.set.rules) {
+    r.names[rule.id] = rule.name;
+    r.throttles[rule.id] = rule.action == RuleAction::Throttle;
+  }
+  *out = std::move(r);
+  return true;
+}
+
+}  // namespace dt

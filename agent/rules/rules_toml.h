@@ -1,0 +1,46 @@
+// rules_toml.h - the TOML readers of the rules file (rules.h), shared by its parts. The
+// value readers (rules_toml.cpp) and the readers of the [[rule]] and [[tag]] tables
+// (rule_tables.cpp, tag_tables.cpp). Errors are "FILE:LINE: what is wrong".
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <toml.hpp>
+
+#include "rules/rules.h"
+
+namespace dt {
+
+using Value = toml::value;
+
+
+// Reads a number that TOML may hold as an integer or a float.
+bool get_number(const Value &v, double *out);
+// Checks that `table` has only the keys in `allowed`.
+bool known_keys(const RuleSet &rs, const Value &table, const std::set<std::string> &allowed, const char *what,
+                std::string *err);
+// A rate or burst value as written, for messages: 100, "10Mbit/s".
+std::string written(const Value &v);
+// 'rate': a number (packets per second) or a string: "10/m", "100kB/s", "10Mbit/s".
+bool read_rate(const RuleSet &rs, const Value &r, double *rate, bool *bytes, std::string *err);
+// 'burst': a whole number of packets, or a string with a byte unit: "15kB".
+bool read_burst(const RuleSet &rs, const Value &b, uint64_t *burst, bool *bytes, std::string *err);
+// A throttle's rate and burst. `bytes` null: a tag rule, which counts queries only.
+bool rate_burst(const RuleSet &rs, const Value &t, int line, double *rate, uint64_t *burst, bool *bytes,
+                std::string *err);
+// `adaptive = true`, or a table of the controller's parameters (adaptive.h).
+bool parse_adaptive(const RuleSet &rs, const Value &t, AdaptiveConfig *out, std::string *err);
+// The string value of key k in table t.
+bool get_string(const RuleSet &rs, const Value &t, const char *k, std::string *out, std::string *err);
+// Each table of the array `key` of the document ([[rule]], [[tag]]), in file order, given to
+// `one` (which fills *err when it returns false); none if the file has no `key`.
+bool each_table(const RuleSet &rs, const Value &root, const char *key, std::string *err,
+                const std::function<bool(const Value &table)> &one);
+
+// The [[rule]] tables, appended to rs.rules after the default rule with ids in file order.
+bool parse_rule_tables(RuleSet &rs, const Value &root, std::string *err);
+// The [[tag]] tables, into rs.tags in file order.
+bool parse_tag_tables(RuleSet &rs, const Value &root, std::string *err);
+
+}  // namespace dt
