@@ -232,21 +232,12 @@ TEST(Cli, KeylessClusterNeedsInsecureClusterByName) {
     EXPECT_EQ(dt::parse_run_options(keyed.argc(), keyed.argv(), &o3, &err), dt::ParseOutcome::Ok) << err;
     EXPECT_FALSE(o3.insecure_cluster);
   }
-  struct Case {
-    std::initializer_list<const char *> args;
-    const char *expect;
-  } refused[] = {
+  const RunOptionsErrorCase refused[] = {
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--insecure-cluster"}, "--insecure-cluster only makes sense with"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "h:1", "--curve-key", "k", "--insecure-cluster"},
        "--insecure-cluster and --curve-key contradict each other"},
   };
-  for (auto &c : refused) {
-    Argv a(c.args);
-    dt::RunOptions o;
-    std::string err;
-    EXPECT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Error) << c.expect;
-    EXPECT_NE(err.find(c.expect), std::string::npos) << "got: " << err;
-  }
+  expect_run_options_errors(refused);
   EXPECT_NE(std::string(dt::run_usage()).find("--insecure-cluster"), std::string::npos);
 }
 
