@@ -46,6 +46,12 @@ struct {
 	__type(value, __u64);
 } baseline_counts SEC(".maps");
 
+/* The source address of the frame in `ctx` as a bucket key: DT_PARSE_OK, or why not. */
+static __always_inline int dt_bench_source(struct xdp_md *ctx, struct dt_key *key)
+{
+	return dt_parse_source((void *)(long)ctx->data, (void *)(long)ctx->data_end, key);
+}
+
 SEC("xdp")
 int dt_bench_rotate(struct xdp_md *ctx)
 {
@@ -65,12 +71,10 @@ int dt_bench_rotate(struct xdp_md *ctx)
 SEC("xdp")
 int dt_bench_baseline(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	struct dt_key key;
 	__u64 one = 1, *cnt;
 
-	if (dt_parse_source(data, data_end, &key) != DT_PARSE_OK)
+	if (dt_bench_source(ctx, &key) != DT_PARSE_OK)
 		return XDP_PASS;
 	cnt = bpf_map_lookup_elem(&baseline_counts, &key);
 	if (cnt) {
@@ -98,14 +102,12 @@ struct {
 SEC("xdp")
 int dt_bench_readonly(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	struct dt_bucket *b, fresh = { .tat_ns = ~0ull };
 	struct dt_key key;
 	__u32 zero = 0;
 	__u64 *cnt;
 
-	if (dt_parse_source(data, data_end, &key) != DT_PARSE_OK)
+	if (dt_bench_source(ctx, &key) != DT_PARSE_OK)
 		return XDP_PASS;
 	b = bpf_map_lookup_elem(&readonly_buckets, &key);
 	if (!b) {

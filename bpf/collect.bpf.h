@@ -17,6 +17,7 @@
 #include "dthrottle/common.h"
 #include "maps.h"
 #include "bucket_ops.h"
+#include "batch.h"
 
 struct dt_collect_loop {
 	__u32 count;
@@ -30,9 +31,7 @@ static long dt_collect_one(__u32 i, void *arg)
 	struct dt_bucket *b;
 	__u64 passed;
 
-	if (i >= lc->count)
-		return 1;
-	c = bpf_map_lookup_elem(&collect_batch, &i);
+	c = dt_batch_entry(&collect_batch, i, lc->count);
 	if (!c)
 		return 1;
 	b = bpf_map_lookup_elem(&buckets, &c->key);

@@ -19,6 +19,7 @@
 #include "dthrottle/common.h"
 #include "maps.h"
 #include "bucket_ops.h"
+#include "batch.h"
 #include "prefix.bpf.h"
 
 struct dt_debit_loop {
@@ -40,9 +41,7 @@ static long dt_debit_one(__u32 i, void *arg)
 	struct dt_bucket *b;
 	__u32 hits;
 
-	if (i >= lc->count)
-		return 1;
-	d = bpf_map_lookup_elem(&debit_batch, &i);
+	d = dt_batch_entry(&debit_batch, i, lc->count);
 	if (!d)
 		return 1;
 	hits = d->hits;

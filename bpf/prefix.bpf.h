@@ -103,8 +103,18 @@ static __always_inline void dt_pfx_key(struct dt_key *lk, const struct dt_pfx_ar
 	dt_key_for_level(lk, &a->src, a->rule, a->is_v6 ? l->v6_key_bits : l->v4_key_bits, a->is_v6);
 }
 
-/* Give `cost` tokens back to a source bucket (the deferred case; bounded retries). */
-static __always_inline void dt_bucket_refund(struct dt_bucket *b, const struct dt_policy *p, __u64 cost)
+/* Level `l`'s bucket for the packet's prefix if there is one, or NULL. */
+static __always_inline struct dt_bucket *dt_pfx_bucket(const struct dt_pfx_arg *a, const struct dt_policy *l)
+{
+	struct dt_key lk;
+
+	dt_pfx_key(&lk, a, l);
+	return bpf_map_lookup_elem(&buckets, &lk);
+}
+
+/* Give `cost` tokens back to bucket `b` under policy `p` (a level's, or a source's in
+ * the deferred case; bounded retries, see the top): 1 given back, 0 not. */
+static __always_inline int dt_bucket_refund(struct dt_bucket *b, const struct dt_policy *p, __u64 cost)
 {
 	__u64 old = DT_READ_ONCE(b->tat_ns), seen;
 	int i;
@@ -112,22 +122,21 @@ static __always_inline void dt_bucket_refund(struct dt_bucket *b, const struct d
 	for (i = 0; i < DT_CAS_RETRIES; i++) {
 		seen = __sync_val_compare_and_swap(&b->tat_ns, old, dt_gcra_refund(old, p, cost));
 		if (seen == old)
-			return;
+			return 1;
 		old = seen;
 	}
+	return 0;
 }
 
 /* Step 2: 1 if level `l` has the packet's tokens (a bucket not there yet is full), else 0. */
 __noinline int dt_pfx_peek(const struct dt_pfx_arg *a, const struct dt_policy *l)
 {
 	struct dt_bucket *b;
-	struct dt_key lk;
 	__u64 next;
 
 	if (!a || !l)
 		return 1;
-	dt_pfx_key(&lk, a, l);
-	b = bpf_map_lookup_elem(&buckets, &lk);
+	b = dt_pfx_bucket(a, l);
 	return !b || dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), a->bound, l, a->cost, &next);
 }
 
@@ -155,24 +164,13 @@ __noinline int dt_pfx_take(const struct dt_pfx_arg *a, const struct dt_policy *l
 __noinline int dt_pfx_refund(const struct dt_pfx_arg *a, const struct dt_policy *l)
 {
 	struct dt_bucket *b;
-	struct dt_key lk;
-	__u64 old, seen;
-	int i;
 
 	if (!a || !l)
 		return 0;
-	dt_pfx_key(&lk, a, l);
-	b = bpf_map_lookup_elem(&buckets, &lk);
+	b = dt_pfx_bucket(a, l);
 	if (!b)
 		return 0;  /* evicted meanwhile: nothing to give back to */
-	old = DT_READ_ONCE(b->tat_ns);
-	for (i = 0; i < DT_CAS_RETRIES; i++) {
-		seen = __sync_val_compare_and_swap(&b->tat_ns, old, dt_gcra_refund(old, l, a->cost));
-		if (seen == old)
-			return 1;
-		old = seen;
-	}
-	return 0;
+	return dt_bucket_refund(b, l, a->cost);
 }
 
 /* The packet passed: level `l` counts it (and announces itself for the next report). */

@@ -15,16 +15,11 @@
 #include <set>
 
 #include "common/endpoint.h"
+#include "common/line_file.h"
 #include "common/report_types.h"
 
 namespace dt {
 namespace {
-
-std::string trim(const std::string &s) {
-  size_t a = s.find_first_not_of(" \t\r\n");
-  size_t b = s.find_last_not_of(" \t\r\n");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
 
 bool valid_z85_key(const std::string &k) {
   if (k.size() != 40) return false;
@@ -52,19 +47,15 @@ bool check_value(const std::string &k, const std::string &v, std::string *err) {
 // The `key = value` lines of a file whose keys are in `allowed` (each at most once).
 bool read_lines(const std::string &path, const std::set<std::string> &allowed,
                 std::map<std::string, std::string> *out, std::string *err) {
-  std::ifstream in(path);
-  if (!in) return *err = "cannot read " + path + ": " + strerror(errno), false;
-  std::string line, expected;
+  std::string text;
+  ReadFailure failed;
+  if (!read_text_file(path, &text, &failed)) return *err = "cannot read " + path + ": " + failed.reason, false;
+  std::string expected;
   for (const auto &k : allowed) expected += (expected.empty() ? "'" : ", '") + k + " = ...'";
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    lineno++;
-    line = trim(line);
-    if (line.empty() || line[0] == '#') continue;
-    const std::string where = path + ":" + std::to_string(lineno) + ": ";
-    const size_t eq = line.find('=');
-    const std::string k = trim(line.substr(0, eq)), v = eq == std::string::npos ? "" : trim(line.substr(eq + 1));
-    if (eq == std::string::npos || !allowed.count(k)) return *err = where + "expected " + expected, false;
+  for (const FileLine &line : content_lines(text, Comments::WholeLine)) {
+    const std::string where = path + ":" + std::to_string(line.number) + ": ";
+    const auto [k, v, has_value] = split_key_value(line.text);
+    if (!has_value || !allowed.count(k)) return *err = where + "expected " + expected, false;
     if (out->count(k)) return *err = where + "'" + k + "' a second time", false;
     if (!check_value(k, v, err)) return *err = where + *err, false;
     (*out)[k] = v;

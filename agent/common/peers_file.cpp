@@ -1,29 +1,13 @@
 // peers_file.cpp - the peers file parsed, and peer list changes in words.
 #include "common/peers_file.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "common/endpoint.h"
+#include "common/line_file.h"
 
 namespace dt {
 namespace {
-
-std::string trim(const std::string &s) {
-  const size_t a = s.find_first_not_of(" \t\r");
-  const size_t b = s.find_last_not_of(" \t\r");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
-
-// A line without its comment: '#' at the start or after a blank.
-std::string strip_comment(const std::string &line) {
-  for (size_t i = 0; i < line.size(); i++)
-    if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) return line.substr(0, i);
-  return line;
-}
 
 std::string list_of(const std::vector<std::string> &eps) {
   std::string s;
@@ -36,16 +20,13 @@ std::string list_of(const std::vector<std::string> &eps) {
 bool parse_peers_text(const std::string &text, const std::string &path, std::vector<std::string> *out,
                       std::string *err) {
   std::set<std::string> seen(out->begin(), out->end());
-  std::istringstream in(text);
-  std::string line;
-  for (int lineno = 1; std::getline(in, line); lineno++) {
-    const std::string v = trim(strip_comment(line));
-    if (v.empty()) continue;
+  for (const FileLine &line : content_lines(text, Comments::AfterBlank)) {
+    const std::string &v = line.text;
     std::string ep, e;
     if (v.find_first_of(" \t,") != std::string::npos) e = "'" + v + "': one HOST:PORT a line";
     else normalize_endpoint(v, false, &ep, &e);
     if (!e.empty()) {
-      *err = path + ":" + std::to_string(lineno) + ": " + e;
+      *err = path + ":" + std::to_string(line.number) + ": " + e;
       return false;
     }
     if (seen.insert(ep).second) out->push_back(ep);
@@ -54,18 +35,13 @@ bool parse_peers_text(const std::string &text, const std::string &path, std::vec
 }
 
 bool read_peers_file(const std::string &path, std::vector<std::string> *out, std::string *err) {
-  std::ifstream in(path);
-  if (!in) {
-    *err = "cannot read the peers file " + path + ": " + strerror(errno);
+  std::string text;
+  ReadFailure failed;
+  if (!read_text_file(path, &text, &failed)) {
+    *err = "cannot read the peers file " + path + ": " + failed.reason;
     return false;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    *err = "cannot read the peers file " + path + ": " + strerror(errno);
-    return false;
-  }
-  return parse_peers_text(text.str(), path, out, err);
+  return parse_peers_text(text, path, out, err);
 }
 
 PeersChange diff_peers(const std::vector<std::string> &prev, const std::vector<std::string> &next) {

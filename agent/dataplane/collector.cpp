@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "dataplane/batch_program.h"
 #include "dataplane/map_reader.h"
 
 namespace dt {
@@ -128,23 +129,14 @@ std::vector<ReportEntry> Collector::end_period(int *err) {
   // 3. Read passed - reported for the due sources, DT_COLLECT_BATCH at a time.
   std::vector<dt_collect> batch;
   batch.reserve(DT_COLLECT_BATCH);
-  std::vector<uint32_t> keys(DT_COLLECT_BATCH);
-  std::iota(keys.begin(), keys.end(), 0u);
   auto flush = [&]() -> int {
     if (batch.empty()) return 0;
-    uint32_t n = static_cast<uint32_t>(batch.size());
-    if (bpf_map_update_batch(batch_fd_, keys.data(), batch.data(), &n, nullptr) != 0) return -errno;
-    dt_debit_ctx ctx{};
-    ctx.count = static_cast<uint32_t>(batch.size());
-    // A syscall program's ctx is copied back into ctx_in (ctx_out is not allowed).
-    LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx, .ctx_size_in = sizeof ctx);
-    if (bpf_prog_test_run_opts(prog_fd_, &opts) != 0) return -errno;
-    n = static_cast<uint32_t>(batch.size());
-    uint32_t out_batch = 0;
-    if (bpf_map_lookup_batch(batch_fd_, nullptr, &out_batch, keys.data(), batch.data(), &n, nullptr) != 0 &&
-        errno != ENOENT)
-      return -errno;
-    for (uint32_t i = 0; i < n && i < batch.size(); i++)
+    const uint32_t count = static_cast<uint32_t>(batch.size());
+    dt_debit_ctx ctx;
+    if (int rc = run_batch_program(batch_fd_, prog_fd_, batch.data(), count, &ctx); rc != 0) return rc;
+    const int n = read_batch(batch_fd_, batch.data(), count);
+    if (n < 0) return n;
+    for (size_t i = 0; i < static_cast<size_t>(n) && i < batch.size(); i++)
       if (batch[i].hits) out.push_back({batch[i].key, batch[i].hits});
     batch.clear();
     return 0;

@@ -2,11 +2,10 @@
 // the entries it could not apply (it leaves their hits non-zero).
 #include "dataplane/debits.h"
 
-#include <bpf/bpf.h>
-
 #include <algorithm>
 #include <cerrno>
-#include <numeric>
+
+#include "dataplane/batch_program.h"
 
 namespace dt {
 namespace {
@@ -14,16 +13,9 @@ namespace {
 constexpr int kRetries = 3;
 
 int run_batch(int map_fd, int prog_fd, std::vector<dt_debit> &batch, DebitResult *res) {
-  std::vector<uint32_t> keys(batch.size());
-  std::iota(keys.begin(), keys.end(), 0u);
-  uint32_t n = static_cast<uint32_t>(batch.size());
-  if (bpf_map_update_batch(map_fd, keys.data(), batch.data(), &n, nullptr) != 0) return -errno;
-  dt_debit_ctx ctx{};
-  ctx.count = static_cast<uint32_t>(batch.size());
-  // A syscall program's ctx is copied back into ctx_in (ctx_out is not allowed).
-  LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx, .ctx_size_in = sizeof ctx);
-  if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return -errno;
-  if (static_cast<int>(opts.retval) != 0) return -EIO;
+  const uint32_t count = static_cast<uint32_t>(batch.size());
+  dt_debit_ctx ctx;
+  if (int rc = run_batch_program(map_fd, prog_fd, batch.data(), count, &ctx); rc != 0) return rc;
   res->entries_applied += ctx.applied;
   if (ctx.failed == 0) {
     for (const auto &d : batch) res->hits_applied += d.hits;
@@ -32,11 +24,7 @@ int run_batch(int map_fd, int prog_fd, std::vector<dt_debit> &batch, DebitResult
   }
   // Keep only the entries the program left with hits != 0.
   std::vector<dt_debit> after(batch.size());
-  n = static_cast<uint32_t>(batch.size());
-  uint32_t out_batch = 0;
-  if (bpf_map_lookup_batch(map_fd, nullptr, &out_batch, keys.data(), after.data(), &n, nullptr) != 0 &&
-      errno != ENOENT)
-    return -errno;
+  if (int rc = read_batch(map_fd, after.data(), count); rc < 0) return rc;
   std::vector<dt_debit> left;
   for (size_t i = 0; i < batch.size(); i++) {
     if (after[i].hits != 0) left.push_back(batch[i]);

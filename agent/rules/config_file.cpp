@@ -2,28 +2,13 @@
 #include "rules/config_file.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <map>
 
+#include "common/line_file.h"
+
 namespace dt {
 namespace {
-
-std::string trim(const std::string &s) {
-  const char *ws = " \t\r";
-  size_t b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
-}
-
-// The line without its comment: '#' at the start or after a blank (so that a
-// value may still contain '#', e.g. a path).
-std::string strip_comment(const std::string &line) {
-  for (size_t i = 0; i < line.size(); i++)
-    if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) return line.substr(0, i);
-  return line;
-}
 
 size_t edit_distance(const std::string &a, const std::string &b) {
   std::vector<size_t> row(b.size() + 1);
@@ -85,21 +70,14 @@ bool parse_config_text(const std::string &text, const std::string &path, const o
                        const std::vector<std::string> &lists, std::vector<ConfigSetting> *out,
                        std::string *err) {
   std::map<std::string, int> seen;  // setting -> line it was set on
-  size_t pos = 0;
-  for (int line_no = 1; pos < text.size(); line_no++) {
-    size_t nl = text.find('\n', pos);
-    std::string line = trim(strip_comment(text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos)));
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    if (line.empty()) continue;
+  for (const FileLine &line : content_lines(text, Comments::AfterBlank)) {
+    const int line_no = line.number;
     auto fail = [&](const std::string &msg) {
       *err = path + ":" + std::to_string(line_no) + ": " + msg;
       return false;
     };
 
-    const size_t eq = line.find('=');
-    const std::string name = trim(line.substr(0, eq));
-    const bool has_value = eq != std::string::npos;
-    std::string value = has_value ? trim(line.substr(eq + 1)) : "";
+    auto [name, value, has_value] = split_key_value(line.text);
     if (name.empty()) return fail("expected 'setting = value'");
     if (name == "config") return fail("'config' cannot be set in a config file (one file per agent)");
     const option *opt = nullptr;
@@ -129,15 +107,10 @@ bool parse_config_text(const std::string &text, const std::string &path, const o
 
 bool load_config_file(const std::string &path, const option *longopts, const std::vector<std::string> &lists,
                       std::vector<ConfigSetting> *out, std::string *err) {
-  FILE *f = fopen(path.c_str(), "re");
-  if (!f) return *err = "cannot open config file " + path + ": " + strerror(errno), false;
   std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  const int read_errno = ferror(f) ? errno : 0;
-  fclose(f);
-  if (read_errno) return *err = "cannot read config file " + path + ": " + strerror(read_errno), false;
+  ReadFailure failed;
+  if (!read_text_file(path, &text, &failed))
+    return *err = std::string("cannot ") + failed.step + " config file " + path + ": " + failed.reason, false;
   return parse_config_text(text, path, longopts, lists, out, err);
 }
 

@@ -23,6 +23,7 @@
 
 #include "frames/packet_builder.h"
 #include "bpf_fixture.h"
+#include "prog_maps.h"
 #include "common/address.h"
 #include "common/clock.h"
 #include "dataplane/collector.h"
@@ -43,7 +44,7 @@ struct Verdicts {
   int passed = 0, dropped = 0;  // verdicts
 };
 
-class XdpDryRun : public BpfFixture {
+class XdpDryRun : public RuleMapsFixture {
  protected:
   // Publishes `toml` over the default rule (rate, burst; 0: none); all_dry: --dry-run.
   void publish(const std::string &toml, double rate, uint64_t burst, bool all_dry = false) {
@@ -73,15 +74,6 @@ class XdpDryRun : public BpfFixture {
 
   dt_rule_stats rule_stats(uint32_t rule) { return summed_per_cpu<dt_rule_stats>(map_fd(DT_MAP_RULE_STATS), rule); }
 
-  std::optional<dt_bucket> bucket_of(const std::string &addr, uint32_t rule) {
-    dt_key key{};
-    if (!key_from_string(addr, &key)) return std::nullopt;
-    key.rule = rule;
-    dt_bucket b{};
-    if (read_bucket(buckets_fd(), drop_pending_fd(), key, &b) != 0) return std::nullopt;  // as users read it
-    return b;
-  }
-
   // A bucket for `addr` under rule 0 whose tat is `tat` (a test's setup, not the agent's way).
   void seed_bucket(const std::string &addr, uint64_t tat) {
     dt_key key{};
@@ -90,7 +82,6 @@ class XdpDryRun : public BpfFixture {
     b.tat_ns = tat;
     ASSERT_EQ(bpf_map_update_elem(buckets_fd(), &key, &b, BPF_NOEXIST), 0) << strerror(errno);
   }
-
 };
 
 // The same run of packets from two sources whose buckets start alike (a tat in the

@@ -49,6 +49,20 @@ class XdpPrefix : public BpfFixture {
     }
     return passed;
   }
+  // One step of a run of sends: `n` packets from `src` (IPv4 or IPv6), `passed` of
+  // them expected through, and why (for the failure message).
+  struct Step {
+    const char *src;
+    int n, passed;
+    const char *why = "";
+  };
+  // The steps in order, each checked.
+  void expect_steps(std::initializer_list<Step> steps) {
+    for (const Step &st : steps) {
+      const bool is_v6 = strchr(st.src, ':') != nullptr;
+      EXPECT_EQ(send(is_v6 ? v6(st.src) : v4(st.src), st.n), st.passed) << st.src << ": " << st.why;
+    }
+  }
   // Tokens in thousandths of a prefix bucket under the level's policy.
   static int64_t level_tokens_milli(const dt_bucket &b, const PrefixLimit &l) {
     dt_policy p{};
@@ -105,11 +119,11 @@ TEST_F(XdpPrefix, EveryLevelMustHaveATokenBroadestFirst) {
   // Given narrowest first: the agent sorts them, /16 is level 0 and /24 level 1.
   ASSERT_NO_FATAL_FAILURE(
       set_prefix_policy(kNoRefill, 4, {level(true, 24, kNoRefill, 6), level(true, 16, kNoRefill, 10)}));
-  EXPECT_EQ(send(v4("198.18.0.1"), 4), 4);
-  EXPECT_EQ(send(v4("198.18.0.2"), 4), 2) << "the /24 holds 6";
-  EXPECT_EQ(send(v4("198.18.0.3"), 4), 0) << "the /24 is spent";
-  EXPECT_EQ(send(v4("198.18.1.1"), 4), 4) << "another /24 of the same /16: 4 of the /16's 10 left";
-  EXPECT_EQ(send(v4("198.18.1.2"), 4), 0) << "the /16 is spent";
+  expect_steps({{"198.18.0.1", 4, 4},
+                {"198.18.0.2", 4, 2, "the /24 holds 6"},
+                {"198.18.0.3", 4, 0, "the /24 is spent"},
+                {"198.18.1.1", 4, 4, "another /24 of the same /16: 4 of the /16's 10 left"},
+                {"198.18.1.2", 4, 0, "the /16 is spent"}});
   EXPECT_EQ(prefix_drops(1), 2u + 4u) << "refused by the /24: 198.18.0.2 twice, 198.18.0.3 four times";
   EXPECT_EQ(prefix_drops(0), 4u) << "refused by the /16: 198.18.1.2";
   auto p16 = prefix_bucket("198.18.0.0", 16), p24a = prefix_bucket("198.18.0.0", 24),
@@ -142,10 +156,10 @@ TEST_F(XdpPrefix, Ipv6LevelsCapTheirPrefixesAndIpv4LevelsLeaveIpv6Alone) {
   // Sources are IPv6 /64s under the default rule; a /56 and a /52 above them.
   ASSERT_NO_FATAL_FAILURE(
       set_prefix_policy(kNoRefill, 4, {level(false, 56, kNoRefill, 5), level(false, 52, kNoRefill, 8)}));
-  EXPECT_EQ(send(v6("2001:2:0:1::1"), 4), 4);
-  EXPECT_EQ(send(v6("2001:2:0:2::1"), 4), 1) << "the /56 2001:2::/56 holds 5";
-  EXPECT_EQ(send(v6("2001:2:0:101::1"), 4), 3) << "another /56, same /52: 3 of its 8 left";
-  EXPECT_EQ(send(v6("2001:2:0:102::1"), 4), 0);
+  expect_steps({{"2001:2:0:1::1", 4, 4},
+                {"2001:2:0:2::1", 4, 1, "the /56 2001:2::/56 holds 5"},
+                {"2001:2:0:101::1", 4, 3, "another /56, same /52: 3 of its 8 left"},
+                {"2001:2:0:102::1", 4, 0}});
   EXPECT_EQ(prefix_drops(DT_PREFIX_LEVELS + 1), 3u) << "the /56 (IPv6 level 1)";
   EXPECT_EQ(prefix_drops(DT_PREFIX_LEVELS + 0), 1u + 4u) << "the /52 (IPv6 level 0)";
   auto p = prefix_bucket("2001:2::", 52);
@@ -159,9 +173,9 @@ TEST_F(XdpPrefix, Ipv6LevelsCapTheirPrefixesAndIpv4LevelsLeaveIpv6Alone) {
 
 TEST_F(XdpPrefix, Ipv4LevelsDoNotApplyToIpv6Sources) {
   ASSERT_NO_FATAL_FAILURE(set_prefix_policy(kNoRefill, 4, {level(true, 16, kNoRefill, 2)}));
-  EXPECT_EQ(send(v6("2001:2:0:1::1"), 6), 4);
-  EXPECT_EQ(send(v6("2001:2:0:2::1"), 6), 4);
-  EXPECT_EQ(send(v4("198.18.0.1"), 6), 2);
+  expect_steps({{"2001:2:0:1::1", 6, 4},
+                {"2001:2:0:2::1", 6, 4},
+                {"198.18.0.1", 6, 2}});
 }
 
 TEST_F(XdpPrefix, ARefusedSourceGivesTheLevelsTheirTokensBackExactly) {
@@ -190,9 +204,9 @@ TEST_F(XdpPrefix, ARefusedSourceGivesTheLevelsTheirTokensBackExactly) {
 
 TEST_F(XdpPrefix, DryRunPassesWhatALevelWouldDropAndCountsIt) {
   ASSERT_NO_FATAL_FAILURE(set_prefix_policy(kNoRefill, 4, {level(true, 24, kNoRefill, 6)}, false, true));
-  EXPECT_EQ(send(v4("198.18.0.1"), 4), 4);
-  EXPECT_EQ(send(v4("198.18.0.2"), 4), 4) << "dry run: nothing is dropped";
-  EXPECT_EQ(send(v4("198.18.0.3"), 4), 4);
+  expect_steps({{"198.18.0.1", 4, 4},
+                {"198.18.0.2", 4, 4, "dry run: nothing is dropped"},
+                {"198.18.0.3", 4, 4}});
   EXPECT_EQ(would_drop_of_rule0(), 2u + 4u) << "enforcing, the /24 would have dropped 2 of .2 and all 4 of .3";
   EXPECT_EQ(prefix_drops(0), 6u);
   EXPECT_FALSE(bucket("198.18.0.3")) << "as enforcing: no bucket for a source whose prefix is out of budget";
@@ -221,10 +235,10 @@ TEST_F(XdpPrefix, ClusterModeReportsPrefixBucketsLikeSources) {
   ASSERT_NO_FATAL_FAILURE(set_prefix_policy(kNoRefill, 4, {level(true, 24, kNoRefill, 10)}));
   auto c = new_collector();
   ASSERT_EQ(c->enable(false), 0);
-  EXPECT_EQ(send(v4("198.18.0.1"), 4), 4);
-  EXPECT_EQ(send(v4("198.18.0.2"), 4), 4);
-  EXPECT_EQ(send(v4("198.18.0.3"), 4), 2);
-  EXPECT_EQ(send(v4("198.18.0.4"), 4), 0);
+  expect_steps({{"198.18.0.1", 4, 4},
+                {"198.18.0.2", 4, 4},
+                {"198.18.0.3", 4, 2},
+                {"198.18.0.4", 4, 0}});
   int err = 0;
   const auto entries = c->end_period(&err);
   ASSERT_EQ(err, 0);

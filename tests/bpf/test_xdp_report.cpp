@@ -8,6 +8,8 @@
 #include <poll.h>
 
 #include <map>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <cstdio>
 #include <atomic>
@@ -41,6 +43,19 @@ class XdpReport : public BpfFixture {
     EXPECT_EQ(err, 0) << "Collector::end_period failed: " << strerror(-err);
     return as_map(v);
   }
+  // A collector taking announcements (Collector::enable, as in cluster mode), or null
+  // and a failure.
+  std::unique_ptr<Collector> enabled_collector() {
+    auto c = new_collector();
+    const int rc = c->enable(false);
+    EXPECT_EQ(rc, 0) << "Collector::enable: " << strerror(-rc);
+    return rc == 0 ? std::move(c) : nullptr;
+  }
+  // Rule 0 = (rate/s, burst), then enabled_collector().
+  std::unique_ptr<Collector> reporting(double rate, uint64_t burst) {
+    set_policy(rate, burst);
+    return HasFatalFailure() ? nullptr : enabled_collector();
+  }
 };
 
 TEST_F(XdpReport, SingleHostModeAnnouncesNothing) {
@@ -54,9 +69,8 @@ TEST_F(XdpReport, SingleHostModeAnnouncesNothing) {
 }
 
 TEST_F(XdpReport, CollectsExactlyWhatWasAdmittedOncePerPeriod) {
-  set_policy(0.001, 100);
-  auto c = new_collector();
-  ASSERT_EQ(c->enable(false), 0);
+  auto c = reporting(0.001, 100);
+  ASSERT_TRUE(c);
   send(v4("198.18.1.1"), 5);
   send(v6("2001:2::7"), 3);
   auto r1 = end_period(*c);
@@ -72,9 +86,8 @@ TEST_F(XdpReport, CollectsExactlyWhatWasAdmittedOncePerPeriod) {
 }
 
 TEST_F(XdpReport, DroppedPacketsAreNotReported) {
-  set_policy(0.001, 4);
-  auto c = new_collector();
-  ASSERT_EQ(c->enable(false), 0);
+  auto c = reporting(0.001, 4);
+  ASSERT_TRUE(c);
   send(v4("198.18.2.1"), 4);
   send(v4("198.18.2.1"), 6, XDP_DROP);
   EXPECT_EQ(end_period(*c), (std::map<std::string, uint64_t>{{"198.18.2.1", 4}}))
@@ -82,9 +95,8 @@ TEST_F(XdpReport, DroppedPacketsAreNotReported) {
 }
 
 TEST_F(XdpReport, ManySourcesInOnePeriodAreAllCollected) {
-  set_policy(1000, 10);
-  auto c = new_collector();
-  ASSERT_EQ(c->enable(false), 0);
+  auto c = reporting(1000, 10);
+  ASSERT_TRUE(c);
   // 1000 sources (the fixture's map holds 1024), 1 or 2 hits each.
   uint64_t want = 0;
   for (int i = 0; i < 1000; i++) {
@@ -103,9 +115,8 @@ TEST_F(XdpReport, ManySourcesInOnePeriodAreAllCollected) {
 TEST_F(XdpReport, AnnouncementsWakeNobodyAndReachTheNextReport) {
   // No wakeup per record (BPF_RB_NO_WAKEUP below half a ring): the agent's poll on the
   // ring stays quiet, and end_period drains the ring on its own timer all the same.
-  set_policy(1000, 10);
-  auto c = new_collector();
-  ASSERT_EQ(c->enable(false), 0);
+  auto c = reporting(1000, 10);
+  ASSERT_TRUE(c);
   for (int i = 0; i < 50; i++) send(v4("198.18.40." + std::to_string(i + 1)), 2);
   pollfd p{c->poll_fd(), POLLIN, 0};
   ASSERT_GE(p.fd, 0);
@@ -123,26 +134,33 @@ TEST_F(XdpReport, AnnouncementsWakeNobodyAndReachTheNextReport) {
 // ring as one record, a partial one is read by the agent at the period's end.
 class XdpStage : public XdpReport {
  protected:
-  // This CPU's stage (the test pins itself: its packets all run here).
-  dt_active_stage stage(int cpu) {
-    return per_cpu_values<dt_active_stage>(active_stage_fd(), 0).at(static_cast<size_t>(cpu));
+  // Pins the test to the CPU it runs on (pin_): its packets all run there, and stage()
+  // is that CPU's. False (and a failure) if it could not be pinned.
+  bool pin() {
+    pin_.emplace();
+    return pin_->ok();
+  }
+  // pin(), then reporting(1000, 10).
+  std::unique_ptr<Collector> pinned_reporting() { return pin() ? reporting(1000, 10) : nullptr; }
+  // The stage of the CPU the test is pinned to.
+  dt_active_stage stage() {
+    return per_cpu_values<dt_active_stage>(active_stage_fd(), 0).at(static_cast<size_t>(pin_->cpu()));
   }
   static std::string src(int i) { return "198.18.50." + std::to_string(i + 1); }
+
+  std::optional<PinnedToThisCpu> pin_;
 };
 
 TEST_F(XdpStage, AFullStageGoesToTheRingAsOneRecord) {
-  PinnedToThisCpu pin;
-  ASSERT_TRUE(pin.ok());
-  set_policy(1000, 10);
-  auto c = new_collector();
-  ASSERT_EQ(c->enable(false), 0);
+  auto c = pinned_reporting();
+  ASSERT_TRUE(c);
   for (uint32_t i = 0; i + 1 < DT_STAGE_KEYS; i++) send(v4(src(static_cast<int>(i))), 1);
-  EXPECT_EQ(stage(pin.cpu()).count, DT_STAGE_KEYS - 1) << "announcements are held per CPU";
-  EXPECT_EQ(stage(pin.cpu()).epoch, c->epoch());
+  EXPECT_EQ(stage().count, DT_STAGE_KEYS - 1) << "announcements are held per CPU";
+  EXPECT_EQ(stage().epoch, c->epoch());
   send(v4(src(DT_STAGE_KEYS - 1)), 1);
-  EXPECT_EQ(stage(pin.cpu()).count, 0u) << "a full stage is written to the ring at once";
+  EXPECT_EQ(stage().count, 0u) << "a full stage is written to the ring at once";
   send(v4(src(DT_STAGE_KEYS)), 2);  // one more, held
-  EXPECT_EQ(stage(pin.cpu()).count, 1u);
+  EXPECT_EQ(stage().count, 1u);
   const auto r = end_period(*c);
   EXPECT_EQ(r.size(), DT_STAGE_KEYS + 1) << "the ring's record and the held key both reach the report";
   EXPECT_EQ(r.at(src(DT_STAGE_KEYS)), 2u);
@@ -153,17 +171,14 @@ TEST_F(XdpStage, AFullStageGoesToTheRingAsOneRecord) {
 // A stage of the period that ended is read at its end, and written to the ring before a
 // key of the new period joins it: the keys reach the agent twice, the hits once.
 TEST_F(XdpStage, AnOlderPeriodsStageIsWrittenOutAndCountedOnce) {
-  PinnedToThisCpu pin;
-  ASSERT_TRUE(pin.ok());
-  set_policy(1000, 10);
-  auto c = new_collector();
-  ASSERT_EQ(c->enable(false), 0);
+  auto c = pinned_reporting();
+  ASSERT_TRUE(c);
   for (int i = 0; i < 3; i++) send(v4(src(i)), 2);
   EXPECT_EQ(end_period(*c), (std::map<std::string, uint64_t>{{src(0), 2}, {src(1), 2}, {src(2), 2}}))
       << "the held keys are read at the period's end";
-  EXPECT_EQ(stage(pin.cpu()).count, 3u) << "reading leaves the stage as it is";
+  EXPECT_EQ(stage().count, 3u) << "reading leaves the stage as it is";
   send(v4(src(0)), 1);  // the new period's first announcement writes the old stage out
-  const dt_active_stage s = stage(pin.cpu());
+  const dt_active_stage s = stage();
   EXPECT_EQ(s.count, 1u);
   EXPECT_EQ(s.epoch, c->epoch());
   EXPECT_EQ(end_period(*c), (std::map<std::string, uint64_t>{{src(0), 1}}))
@@ -173,42 +188,38 @@ TEST_F(XdpStage, AnOlderPeriodsStageIsWrittenOutAndCountedOnce) {
 
 // A quiet CPU's stage of an older period is taken once, not at every period's end.
 TEST_F(XdpStage, AQuietCpusStageIsTakenOnce) {
-  PinnedToThisCpu pin;
-  ASSERT_TRUE(pin.ok());
-  set_policy(1000, 10);
-  auto c = new_collector();
-  ASSERT_EQ(c->enable(false), 0);
+  auto c = pinned_reporting();
+  ASSERT_TRUE(c);
   for (int i = 0; i < 3; i++) send(v4(src(i)), 1);
   EXPECT_EQ(end_period(*c).size(), 3u);
   EXPECT_EQ(c->events(), 3u);
   EXPECT_TRUE(end_period(*c).empty());
   EXPECT_TRUE(end_period(*c).empty());
   EXPECT_EQ(c->events(), 3u) << "the quiet stage was taken again";
-  EXPECT_EQ(stage(pin.cpu()).count, 3u);
+  EXPECT_EQ(stage().count, 3u);
 }
 
 // An agent that stops after taking announcements from the ring but before collecting
 // them leaves hits that nothing announces again: the next agent on the same maps
 // finds them with one walk of the buckets (Collector::adopt_unreported).
 TEST_F(XdpStage, ANewCollectorAdoptsWhatTheLastOneLeftUnreported) {
-  PinnedToThisCpu pin;
-  ASSERT_TRUE(pin.ok());
+  ASSERT_TRUE(pin());
   set_policy(1000, 10);
   constexpr int kSources = DT_STAGE_KEYS + 8;  // one ring record, 8 keys left staged
   {
-    auto a = new_collector();
-    ASSERT_EQ(a->enable(false), 0);
+    auto a = enabled_collector();
+    ASSERT_TRUE(a);
     for (int i = 0; i < kSources; i++) send(v4(src(i)), 1);
     a->drain();  // the record is taken from the ring, then the agent stops
     EXPECT_EQ(a->events(), DT_STAGE_KEYS);
   }
   {
-    auto b = new_collector();
-    ASSERT_EQ(b->enable(false), 0);
+    auto b = enabled_collector();
+    ASSERT_TRUE(b);
     EXPECT_EQ(end_period(*b).size(), 8u) << "without adoption only the keys still staged are found";
   }
-  auto c = new_collector();
-  ASSERT_EQ(c->enable(false), 0);
+  auto c = enabled_collector();
+  ASSERT_TRUE(c);
   EXPECT_EQ(c->adopt_unreported(buckets_fd()), static_cast<long>(DT_STAGE_KEYS));
   const auto r = end_period(*c);
   EXPECT_EQ(r.size(), DT_STAGE_KEYS) << "the drained record's sources reach the report";
@@ -223,8 +234,8 @@ TEST_F(XdpStage, ReportsStayExactWithEveryCpuAnnouncingWhilePeriodsEnd) {
   const std::vector<int> cpus = allowed_cpus(4);
   ASSERT_GE(cpus.size(), 2u) << "needs at least 2 CPUs in the affinity mask";
   set_policy(1e6, 1000000);  // every packet passes
-  auto c = new_collector();
-  ASSERT_EQ(c->enable(false), 0);
+  auto c = enabled_collector();
+  ASSERT_TRUE(c);
   constexpr int kSources = 601, kRounds = 40;  // a prime: every thread's stride visits each source once per round
   std::vector<std::vector<uint8_t>> frames;
   for (int i = 0; i < kSources; i++)

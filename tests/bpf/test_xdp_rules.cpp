@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bpf_fixture.h"
+#include "prog_maps.h"
 #include "frames/packet_builder.h"
 #include "common/address.h"
 #include "dataplane/map_reader.h"
@@ -95,7 +96,7 @@ std::ostream &operator<<(std::ostream &os, const Outcome &o) {
 Outcome pass_by(int rule) { return {XDP_PASS, rule}; }
 Outcome drop_by(int rule) { return {XDP_DROP, rule}; }
 
-class XdpRules : public BpfFixture {
+class XdpRules : public RuleMapsFixture {
  protected:
   // Parses, compiles and publishes `toml` over the default rule (rate, burst; rate 0:
   // none), the way the agent's --rules and reload do.
@@ -136,19 +137,6 @@ class XdpRules : public BpfFixture {
     int p = 0;
     for (int i = 0; i < n; i++) p += run(frame) == XDP_PASS;
     return p;
-  }
-
-  // The bucket whose key is `addr` (already cut to the rule's key prefix) under `rule`.
-  std::optional<dt_bucket> bucket_of(const std::string &addr, uint32_t rule) {
-    dt_key key{};
-    if (!key_from_string(addr, &key)) {
-      ADD_FAILURE() << "not an address: " << addr;
-      return std::nullopt;
-    }
-    key.rule = rule;
-    dt_bucket b{};
-    if (read_bucket(buckets_fd(), drop_pending_fd(), key, &b) != 0) return std::nullopt;  // as users read it
-    return b;
   }
 
   // Every bucket as "address#rule", for messages.

@@ -76,6 +76,10 @@ floor() { awk -v x="$1" 'BEGIN { printf "%d", (x < 0 && x != int(x)) ? int(x) - 
 # Seconds since the epoch, with nanoseconds.
 now_s() { date +%s.%N; }
 
+# sleep_to T0 D: sleeps until D seconds after T0 (now_s; not at all if that has passed):
+# for a fault or a phase that lasts a given time, never for "long enough" (poll instead).
+sleep_to() { sleep "$(awk -v t0="$1" -v d="$2" -v now="$(now_s)" 'BEGIN { t = t0 + d - now; printf "%.3f", (t > 0 ? t : 0) }')"; }
+
 # --- JSON (the fixed one-line formats of `agent stats --json` and `pktgen --json`) ---
 
 # json_source JSON ADDR: the {"source":"ADDR",...} object of one source, or nothing.
@@ -95,6 +99,14 @@ source_num() {
 }
 
 # --- the lab --------------------------------------------------------------------------
+
+# scratch_init NAME: for the suites without a lab (no namespaces, no BPF): checks that
+# the agent is built and makes WORK, /tmp/dthrottle-NAME.XXXXXX, removed at exit.
+scratch_init() {
+	[ -x "$AGENT" ] || { echo "FAIL setup: $AGENT is missing; run make first"; exit 1; }
+	WORK=$(mktemp -d "/tmp/dthrottle-$1.XXXXXX")
+	trap 'rm -rf -- "$WORK"' EXIT
+}
 
 # lab_init PREFIX: names everything after PREFIX-PID and arranges the cleanup.
 lab_init() {
@@ -442,6 +454,12 @@ mlab_peers() {
 		[ "$i" -eq "$1" ] || out+=${out:+,}${M_CTL[i]}:${2:-7700}
 	done
 	echo "$out"
+}
+
+# mlab_others I: the node ids of every host but I (hJ, space-separated).
+mlab_others() {
+	local i
+	for ((i = 1; i <= M_HOSTS; i++)); do [ "$i" -eq "$1" ] || printf 'h%s ' "$i"; done
 }
 
 # --- cluster keys: a cluster runs with keys unless the test asks for none ---------------------

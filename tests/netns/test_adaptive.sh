@@ -86,17 +86,10 @@ EOF
 # round an epoch time to 10 s).
 t_add() { awk -v t="$1" -v d="$2" 'BEGIN { printf "%.3f", t + d }'; }
 # sleep_to T0 OFFSET: sleeps until OFFSET seconds after T0.
-sleep_to() { sleep "$(awk -v t0="$1" -v d="$2" -v now="$(now_s)" 'BEGIN { t = t0 + d - now; printf "%.3f", (t > 0 ? t : 0) }')"; }
 # since T0 T: T - T0 in seconds, 2 decimals (nothing if T is empty).
 since() { [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 # since_or T0 T: the same, or "never" if T is empty (a log line that was not found).
 since_or() { [ -n "$2" ] && since "$1" "$2" || echo never; }
-
-# others I: the node ids of every host but I.
-others() {
-	local i
-	for ((i = 1; i <= HOSTS; i++)); do [ "$i" -eq "$1" ] || printf 'h%s ' "$i"; done
-}
 
 # traffic_start SECONDS: per host link one pktgen, 198.18.7.1 and the host's own source
 # at 1.5 x RATE/s each, for SECONDS at most (count-bounded too). Named like spray_start's
@@ -241,6 +234,24 @@ check_factors() {
 	done
 }
 
+# check_peers_back_off PHASE HOST I...: each host I logs (within 2 s) that HOST, the one
+# getting the busy signals, is backing off.
+check_peers_back_off() {
+	local phase=$1 from=$2 i
+	shift 2
+	for i in "$@"; do
+		check "adaptive/$phase/h$i/peer-backs-off" "h$i did not log 'peer $from is backing off' within 2 s" \
+			log_wait "a$i" "adaptive rule 'svc': peer $from is backing off"
+	done
+}
+
+# check_recovered PHASE T WHAT: RECOVER_S + 1 s after T (epoch s, when WHAT happened),
+# every factor is back at 1 (the recovery is measured over [RECOVER_S - 1, RECOVER_S] s after).
+check_recovered() {
+	sleep_to "$2" $((RECOVER_S + 1))
+	check_factors "adaptive/$1/recovered" '==' 1 "$((RECOVER_S + 1)) s after $3"
+}
+
 # busy_lines SOCKET NAME COUNT GAP: COUNT lines "BUSY NAME" on one connection to SOCKET,
 # GAP seconds apart, each answer read before the next; prints the answers, one a line.
 busy_lines() {
@@ -347,7 +358,7 @@ for ((i = 1; i <= HOSTS; i++)); do
 done
 for ((i = 1; i <= HOSTS; i++)); do
 	# shellcheck disable=SC2046
-	mlab_wait_peers "a$i" 1 10 $(others "$i") || die "the agent of h$i did not hear every peer within 10 s"
+	mlab_wait_peers "a$i" 1 10 $(mlab_others "$i") || die "the agent of h$i did not hear every peer within 10 s"
 done
 
 nsenter --net="/run/netns/${M_NS[1]}" -- "$PYTHON" "$SERVICE" serve --port "$PORT" --backlog "$BACKLOG" \
@@ -376,10 +387,7 @@ event "service busy" "$T_BUSY"
 echo "== 1. the service on h1 stops accepting for ${BUSY_S}s (its clients fill the accept queue)"
 check adaptive/1/h1/busy-signal "h1 did not log the busy signal of TCP port $PORT's listen queue within 2 s" \
 	log_wait a1 "adaptive rule 'svc': busy signal \(TCP port $PORT listen queue"
-for i in 2 3; do
-	check "adaptive/1/h$i/peer-backs-off" "h$i did not log 'peer h1 is backing off' within 2 s" \
-		log_wait "a$i" "adaptive rule 'svc': peer h1 is backing off"
-done
+check_peers_back_off 1 h1 2 3
 # The status files (rewritten every second) show the factors fallen, before busy ends.
 wait_until "$(until_t "$(t_add "$T_BUSY" "$(calc "$BUSY_S - 0.4")")")" factors_are '<' 1
 check_factors adaptive/1/busy '<' 1 "while the service is busy"
@@ -387,8 +395,7 @@ sleep_to "$T_BUSY" "$BUSY_S" # the service stays busy for BUSY_S seconds
 rm -f "$BUSY_FILE"
 T_HEALTHY=$(now_s)
 event "service healthy" "$T_HEALTHY"
-sleep_to "$T_HEALTHY" $((RECOVER_S + 1)) # the recovery is measured over [RECOVER_S - 1, RECOVER_S] s after
-check_factors adaptive/1/recovered '==' 1 "$((RECOVER_S + 1)) s after the service is healthy again"
+check_recovered 1 "$T_HEALTHY" "the service is healthy again"
 
 # --- 2. the application signal: BUSY on h2's query socket ------------------------------------
 echo "== 2. BUSY svc on h2's query socket every ${Q_GAP}s, $Q_COUNT times"
@@ -403,12 +410,8 @@ got=$(busy_lines "$WORK/q2.sock" nonexistent 1 0)
 check adaptive/2/busy-unknown-no "h2 answered '$got' to 'BUSY nonexistent', expected NO" [ "$got" = NO ]
 check adaptive/2/h2/busy-signal "h2 did not log the busy signal from its query socket" \
 	logged a2 "adaptive rule 'svc': busy signal \(query socket\)"
-for i in 1 3; do
-	check "adaptive/2/h$i/peer-backs-off" "h$i did not log 'peer h2 is backing off' within 2 s" \
-		log_wait "a$i" "adaptive rule 'svc': peer h2 is backing off"
-done
-sleep_to "$T_QLAST" $((RECOVER_S + 1)) # the recovery is measured over [RECOVER_S - 1, RECOVER_S] s after
-check_factors adaptive/2/recovered '==' 1 "$((RECOVER_S + 1)) s after the last BUSY line"
+check_peers_back_off 2 h2 1 3
+check_recovered 2 "$T_QLAST" "the last BUSY line"
 T_END=$(now_s)
 
 stop_pid "${LAB_PIDS[sampler]}"

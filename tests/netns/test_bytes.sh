@@ -28,10 +28,6 @@ mlab_up "$HOSTS"
 declare -A CUR_AGENT=()
 
 budget() { calc "$BURST + $RATE * $1"; }
-others() {
-	local i
-	for ((i = 1; i <= HOSTS; i++)); do [ "$i" -eq "$1" ] || printf 'h%s ' "$i"; done
-}
 
 # start_agents NAME local|mesh: one agent per host with the byte budget.
 start_agents() {
@@ -45,7 +41,7 @@ start_agents() {
 	[ "$mode" = local ] && return
 	for ((i = 1; i <= HOSTS; i++)); do
 		# shellcheck disable=SC2046
-		mlab_wait_peers "$name$i" 1 10 $(others "$i") || die "the mesh agent of h$i did not hear every peer"
+		mlab_wait_peers "$name$i" 1 10 $(mlab_others "$i") || die "the mesh agent of h$i did not hear every peer"
 	done
 }
 

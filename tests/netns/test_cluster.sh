@@ -43,16 +43,6 @@ declare -A CUR_AGENT=() # host -> name of its running agent
 budget() { calc "$BURST + $RATE * $1"; }
 ratio() { calc "$1 / $2"; }
 
-# sleep_to T0 OFFSET: sleeps until OFFSET seconds after T0 (now_s): for a fault that
-# lasts a given time, never for "long enough" (the waits below poll the agents instead).
-sleep_to() { sleep "$(awk -v t="$(calc "$1 + $2 - $(now_s)")" 'BEGIN { print (t > 0 ? t : 0) }')"; }
-
-# node ids of every host but $1
-others() {
-	local i
-	for ((i = 1; i <= HOSTS; i++)); do [ "$i" -eq "$1" ] || printf 'h%s ' "$i"; done
-}
-
 # start_agents NAME local|mesh|hub: one agent per host (NAME1..NAME3); in a cluster,
 # waits until every agent has heard every other one.
 start_agents() {
@@ -69,7 +59,7 @@ start_agents() {
 	[ "$mode" = local ] && return
 	for ((i = 1; i <= HOSTS; i++)); do
 		# shellcheck disable=SC2046
-		mlab_wait_peers "$name$i" 1 10 $(others "$i") ||
+		mlab_wait_peers "$name$i" 1 10 $(mlab_others "$i") ||
 			die "the $mode agent of h$i did not hear every peer within 10 s"
 	done
 }
@@ -267,7 +257,7 @@ mlab_snapshot d-cut || die "agent stats failed"
 mlab_cut "$CUT" || die "cannot take h$CUT's control link down"
 declare -A UPS=() # host -> the peers it loses in the partition
 for ((i = 1; i <= HOSTS; i++)); do
-	if [ "$i" -eq "$CUT" ]; then UPS[$i]=$(others "$i"); else UPS[$i]=h$CUT; fi
+	if [ "$i" -eq "$CUT" ]; then UPS[$i]=$(mlab_others "$i"); else UPS[$i]=h$CUT; fi
 	for p in ${UPS[$i]}; do
 		check "cluster/d/h$i/logs-$p-down" "h$i did not log 'peer $p is down' within 3 s of the cut" \
 			wait_for_lines "$WORK/agent-${CUR_AGENT[$i]}.log" "peer $p is down" 1 "${LAB_PIDS[agent-${CUR_AGENT[$i]}]}" 3
@@ -318,7 +308,7 @@ echo "  partition ${part}s: h$CUT alone admitted $alone, the other two $rest (ra
 echo "  heal: peers up again after $(calc "$t_up - ${M_SNAP_T[d-heal]}")s; largest debt then $debt tokens," \
 	"paid back at $RATE/s"
 echo "  last ${win}s of the run: $win_rate admitted/s over all hosts (rate $RATE)"
-for who in "h$CUT-alone:$alone" "$(others "$CUT" | tr ' ' '+' | sed 's/+$//'):$rest"; do
+for who in "h$CUT-alone:$alone" "$(mlab_others "$CUT" | tr ' ' '+' | sed 's/+$//'):$rest"; do
 	check_le "cluster/d/${who%%:*}/enforces" "${who%%:*} admitted during the partition (burst + rate x ${part}s + 10%)" \
 		"${who##*:}" "$(calc "$BURST + 1.1 * $RATE * $part")"
 	check_ge "cluster/d/${who%%:*}/grants-its-share" "${who%%:*} admitted during the partition (half of rate x ${part}s)" \

@@ -32,12 +32,6 @@ lab_init dtflt
 mlab_up "$HOSTS"
 declare -A CUR_AGENT=()
 
-sleep_to() { sleep "$(awk -v t="$(calc "$1 + $2 - $(now_s)")" 'BEGIN { print (t > 0 ? t : 0) }')"; }
-others() {
-	local i
-	for ((i = 1; i <= HOSTS; i++)); do [ "$i" -eq "$1" ] || printf 'h%s ' "$i"; done
-}
-
 # nft_block I / nft_loss I PERCENT / nft_clear I: host I's peer traffic (port $PORT,
 # either direction) dropped entirely / PERCENT% of it at random / nothing dropped. One
 # table of our own in the host's namespace, gone with the namespace.
@@ -61,7 +55,7 @@ start_mesh() {
 	done
 	for ((i = 1; i <= HOSTS; i++)); do
 		# shellcheck disable=SC2046
-		mlab_wait_peers "$1$i" 1 10 $(others "$i") || die "the agent of h$i did not hear every peer within 10 s"
+		mlab_wait_peers "$1$i" 1 10 $(mlab_others "$i") || die "the agent of h$i did not hear every peer within 10 s"
 	done
 }
 

@@ -13,9 +13,8 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=install
 
-[ -x "$AGENT" ] || { echo "FAIL setup: $AGENT is missing; run make first"; exit 1; }
-STAGE=$(mktemp -d /tmp/dthrottle-install.XXXXXX)
-trap 'rm -rf -- "$STAGE"' EXIT
+scratch_init install
+STAGE=$WORK # make install's DESTDIR
 
 SBIN=usr/local/sbin/dthrottle-agent
 UNIT=usr/local/lib/systemd/system/dthrottle@.service

@@ -24,6 +24,12 @@ void feed(dt::AdaptiveLimit &limit, uint64_t t, double rate) {
     limit.observe(p, static_cast<uint64_t>(rate / 5), 200 * kMs);
 }
 
+// feed(), then a busy signal at t: whether it lowered the factor.
+bool feed_then_busy(dt::AdaptiveLimit &limit, uint64_t t, double rate) {
+  feed(limit, t, rate);
+  return limit.busy(t);
+}
+
 TEST(AdaptiveLimit, BusyHalvesTheAdmittedRateNotTheOldLimit) {
   dt::AdaptiveLimit l(10000, {});
   feed(l, 10 * kSec, 2000);  // the traffic uses a fifth of the limit
@@ -35,15 +41,14 @@ TEST(AdaptiveLimit, BusyHalvesTheAdmittedRateNotTheOldLimit) {
 
 TEST(AdaptiveLimit, ObservationIsCappedAtTheLimit) {
   dt::AdaptiveLimit l(1000, {});
-  feed(l, 10 * kSec, 5000);  // a burst above the limit
-  ASSERT_TRUE(l.busy(10 * kSec));
+  // A burst above the limit.
+  ASSERT_TRUE(feed_then_busy(l, 10 * kSec, 5000));
   EXPECT_NEAR(l.limit(), 500, 1e-6) << "a burst over the limit must not keep the limit from halving";
 }
 
 TEST(AdaptiveLimit, OneDecreasePerHoldAndSignalsInsideItDelayRecovery) {
   dt::AdaptiveLimit l(1000, {});
-  feed(l, 10 * kSec, 1000);
-  ASSERT_TRUE(l.busy(10 * kSec));
+  ASSERT_TRUE(feed_then_busy(l, 10 * kSec, 1000));
   const double after_first = l.factor();
   // A storm of signals in the same second: no further decrease.
   for (int i = 1; i < 100; i++) EXPECT_FALSE(l.busy(10 * kSec + i * 5 * kMs)) << "signal " << i << " inside the hold";
@@ -77,8 +82,7 @@ TEST(AdaptiveLimit, RecoveryIsTimesThreePerSecondUpToTheRate) {
   dt::AdaptiveParams p;
   p.floor = 0.01;
   dt::AdaptiveLimit l(10000, p);
-  feed(l, 10 * kSec, 0);
-  ASSERT_TRUE(l.busy(10 * kSec));
+  ASSERT_TRUE(feed_then_busy(l, 10 * kSec, 0));
   ASSERT_NEAR(l.factor(), 0.01, 1e-12) << "no traffic observed: straight to the floor";
   // Hold until 11 s, then x3 per second, applied period by period.
   uint64_t t = 10 * kSec;
@@ -94,8 +98,7 @@ TEST(AdaptiveLimit, ConstantRecoveryAddsPerSecond) {
   dt::AdaptiveParams p;
   p.recovery_add = 200;
   dt::AdaptiveLimit l(10000, p);
-  feed(l, 10 * kSec, 0);
-  ASSERT_TRUE(l.busy(10 * kSec));
+  ASSERT_TRUE(feed_then_busy(l, 10 * kSec, 0));
   for (uint64_t t = 10 * kSec; t <= 14 * kSec; t += 200 * kMs) l.tick(t);
   EXPECT_NEAR(l.limit(), 100 + 3 * 200, 1e-6) << "floor 100/s, then +200/s for 3 s";
 }

@@ -11,18 +11,14 @@
 #include <string>
 
 #include "sim/cluster_sim.h"
-#include "common/log.h"
+#include "sim_run.h"
 
 namespace {
 
 using dt::AdaptiveParams;
-using dt::sim::AdaptiveRow;
-using dt::sim::BusyPattern;
-using dt::sim::ClusterSim;
-using dt::sim::kNever;
-using dt::sim::kSec;
-using dt::sim::Ns;
-using dt::sim::Scenario;
+// The simulator's types and units, read as the tests' vocabulary.
+using namespace dt::sim;
+using dt::test::run_sim;
 
 // The rows as the tool prints them, for failure messages.
 std::string table(const std::vector<AdaptiveRow> &rows) {
@@ -38,17 +34,18 @@ std::string table(const std::vector<AdaptiveRow> &rows) {
   return out;
 }
 
-std::unique_ptr<ClusterSim> run(const Scenario &s) {
-  std::string err;
-  auto c = ClusterSim::create(s, &err);
-  EXPECT_TRUE(c) << "scenario rejected: " << err;
-  // The hosts' AdaptiveSets log their decisions with wall-clock times, which say
-  // nothing about simulated time: quiet for the run.
-  const dt::LogLevel level = dt::log_level();
-  dt::set_log_level(dt::LogLevel::Warn);
-  if (c) c->run();
-  dt::set_log_level(level);
-  return c;
+// A busy reference scenario, run: the scenario, the cluster after the run, its rows.
+struct BusyRun {
+  Scenario scenario;
+  std::unique_ptr<ClusterSim> cluster;
+  std::vector<AdaptiveRow> rows;
+};
+
+BusyRun run_busy(BusyPattern p, const AdaptiveParams &params, size_t hosts = 1) {
+  BusyRun r{dt::sim::busy_reference_scenario(p, params, hosts), nullptr, {}};
+  r.cluster = dt::test::run_sim(r.scenario);
+  if (r.cluster) r.rows = r.cluster->adaptive_timeline();
+  return r;
 }
 
 AdaptiveParams multiplicative() { return AdaptiveParams{}; }
@@ -63,10 +60,9 @@ const char *name(BusyPattern p) { return dt::sim::busy_pattern_name(p); }
 
 TEST(AdaptiveSim, MultiplicativeRecoveryConvergesWithin10s) {
   for (BusyPattern p : {BusyPattern::Steady, BusyPattern::Flappy}) {
-    const Scenario s = dt::sim::busy_reference_scenario(p, multiplicative());
-    auto c = run(s);
-    ASSERT_TRUE(c);
-    const auto rows = c->adaptive_timeline();
+    const BusyRun busy_run = run_busy(p, multiplicative());
+    ASSERT_TRUE(busy_run.cluster);
+    const auto &[s, c, rows] = busy_run;
     ASSERT_EQ(rows.size(), 30u) << name(p) << ": one row per second";
     const Ns end = dt::sim::busy_end(s);
     const auto at = dt::sim::converged_at(rows, end);
@@ -86,10 +82,9 @@ TEST(AdaptiveSim, MultiplicativeRecoveryConvergesWithin10s) {
 // not to the offered 5000/s in time.
 TEST(AdaptiveSim, ConstantRecoveryDoesNotConvergeWithin20s) {
   for (BusyPattern p : {BusyPattern::Steady, BusyPattern::Flappy}) {
-    const Scenario s = dt::sim::busy_reference_scenario(p, constant_200());
-    auto c = run(s);
-    ASSERT_TRUE(c);
-    const auto rows = c->adaptive_timeline();
+    const BusyRun busy_run = run_busy(p, constant_200());
+    ASSERT_TRUE(busy_run.cluster);
+    const auto &[s, c, rows] = busy_run;
     const Ns end = dt::sim::busy_end(s);
     ASSERT_GE(s.duration, end + 20 * kSec) << "the run must give the traffic 20 s to recover";
     EXPECT_FALSE(dt::sim::converged_at(rows, end).has_value())
@@ -108,10 +103,9 @@ TEST(AdaptiveSim, ConstantRecoveryDoesNotConvergeWithin20s) {
 // "when a busy response is received, we want to exponentially reduce the outgoing
 // requests": one decrease per second to half the rate admitted, never below the floor.
 TEST(AdaptiveSim, SteadyBusyHalvesAdmittedEachSecondDownToTheFloor) {
-  const Scenario s = dt::sim::busy_reference_scenario(BusyPattern::Steady, multiplicative());
-  auto c = run(s);
-  ASSERT_TRUE(c);
-  const auto rows = c->adaptive_timeline();
+  const BusyRun busy_run = run_busy(BusyPattern::Steady, multiplicative());
+  ASSERT_TRUE(busy_run.cluster);
+  const auto &[s, c, rows] = busy_run;
   const double floor_per_s = s.adaptive_params.floor * s.rate;  // 100
   const size_t busy_rows = dt::sim::busy_end(s) / kSec;
   EXPECT_LT(rows[0].admitted, rows[0].offered) << "the first busy second must already throttle\n" << table(rows);
@@ -142,10 +136,9 @@ TEST(AdaptiveSim, SteadyBusyHalvesAdmittedEachSecondDownToTheFloor) {
 // Host 0 alone hears the busy service; its factor travels in its reports
 // (ReportBody::factors) and every host applies the lowest factor it heard.
 TEST(AdaptiveSim, OneBusyHostMakesEveryHostBackOff) {
-  const Scenario s = dt::sim::busy_reference_scenario(BusyPattern::Steady, multiplicative(), 3);
-  auto c = run(s);
-  ASSERT_TRUE(c);
-  const auto rows = c->adaptive_timeline();
+  const BusyRun busy_run = run_busy(BusyPattern::Steady, multiplicative(), 3);
+  ASSERT_TRUE(busy_run.cluster);
+  const auto &[s, c, rows] = busy_run;
   const Ns first_busy = c->hosts()[0].first_busy;
   ASSERT_NE(first_busy, kNever) << "host 0 must get busy signals\n" << table(rows);
   for (size_t h = 0; h < 3; h++) {
@@ -167,7 +160,7 @@ TEST(AdaptiveSim, OneBusyHostMakesEveryHostBackOff) {
   // Without sharing factors (scope local), the other hosts never back off.
   Scenario local = s;
   local.adaptive_params.cluster = false;
-  auto l = run(local);
+  auto l = run_sim(local);
   ASSERT_TRUE(l);
   EXPECT_NE(l->hosts()[0].first_backoff, kNever) << "host 0 must back off on its own";
   for (size_t h = 1; h < 3; h++)
@@ -177,7 +170,7 @@ TEST(AdaptiveSim, OneBusyHostMakesEveryHostBackOff) {
   // No reports at all: every host on its own, host 0's controller still runs.
   Scenario alone = s;
   alone.reports = false;
-  auto a = run(alone);
+  auto a = run_sim(alone);
   ASSERT_TRUE(a);
   EXPECT_NE(a->hosts()[0].first_backoff, kNever) << "local-only host 0 must back off on its own";
   EXPECT_EQ(a->hosts()[1].first_backoff, kNever) << "local-only host 1 cannot know that host 0 is busy";
@@ -186,7 +179,7 @@ TEST(AdaptiveSim, OneBusyHostMakesEveryHostBackOff) {
 
 TEST(AdaptiveSim, DeterministicRuns) {
   const Scenario s = dt::sim::busy_reference_scenario(BusyPattern::Flappy, multiplicative(), 3);
-  auto a = run(s), b = run(s);
+  auto a = run_sim(s), b = run_sim(s);
   ASSERT_TRUE(a && b);
   EXPECT_EQ(table(a->adaptive_timeline()), table(b->adaptive_timeline())) << "same scenario, same rows";
 }

@@ -10,9 +10,28 @@
 #include "rules/config_file.h"
 #include "rules/rules.h"
 
+#include "agent_args.h"
+
 namespace {
 
 // ---- values ---------------------------------------------------------------------
+
+// A text a budget parser must refuse, and the whole message it must give.
+struct Refusal {
+  const char *text, *want;
+};
+
+// `parse` (parse_budget_rate or parse_budget_burst) refuses each text with its message.
+template <class T, size_t N>
+void expect_refusals(bool (*parse)(const std::string &, T *, bool *, std::string *), const Refusal (&cases)[N]) {
+  for (const Refusal &c : cases) {
+    T v{};
+    bool bytes = false;
+    std::string err;
+    EXPECT_FALSE(parse(c.text, &v, &bytes, &err)) << c.text;
+    EXPECT_EQ(err, c.want) << c.text;
+  }
+}
 
 TEST(ByteValues, AcceptedRatesAndWhatTheyMean) {
   struct Case {
@@ -39,9 +58,7 @@ TEST(ByteValues, AcceptedRatesAndWhatTheyMean) {
 
 TEST(ByteValues, RefusedRatesSayWhy) {
   const std::string units = dt::kByteUnits;
-  struct Case {
-    const char *text, *want;
-  } cases[] = {
+  const Refusal cases[] = {
       {"10XB/s", "unknown unit 'XB' in '10XB/s': use B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, "
                  "Mbit, Gbit (bits), e.g. 100kB/s or 10Mbit/s"},
       {"10mb/s", "unknown unit 'mb' in '10mb/s': use B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, "
@@ -50,13 +67,7 @@ TEST(ByteValues, RefusedRatesSayWhy) {
                "second such as 100kB/s or 10Mbit/s"},
       {"0kB/s", "invalid rate '0kB/s': must be greater than 0"},
   };
-  for (const auto &c : cases) {
-    double v;
-    bool bytes;
-    std::string err;
-    EXPECT_FALSE(dt::parse_budget_rate(c.text, &v, &bytes, &err)) << c.text;
-    EXPECT_EQ(err, c.want) << c.text;
-  }
+  expect_refusals(dt::parse_budget_rate, cases);
   // Values that count packets or queries (tags) refuse byte units.
   double v;
   std::string err;
@@ -81,9 +92,7 @@ TEST(ByteValues, Bursts) {
     EXPECT_EQ(t, c.tokens) << c.text;
     EXPECT_EQ(bytes, c.bytes) << c.text;
   }
-  struct Bad {
-    const char *text, *want;
-  } bad[] = {
+  const Refusal bad[] = {
       {"12bit", "invalid burst '12bit': is 1.500000 bytes, not a whole number of bytes"},
       {"10kB/s", "invalid burst '10kB/s': a burst is an amount, not a rate: drop the '/...', e.g. 10kB"},
       {"10XB", "unknown unit 'XB' in '10XB': use B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, Mbit, "
@@ -91,13 +100,7 @@ TEST(ByteValues, Bursts) {
       {"2GB", "invalid burst '2GB': expected packets (1 to 1000000000) or bytes such as 15kB (1 B to 1 GB)"},
       {"2.5", "invalid value '2.5': expected a whole number from 1 to 1000000000"},
   };
-  for (const auto &c : bad) {
-    uint64_t t;
-    bool bytes;
-    std::string err;
-    EXPECT_FALSE(dt::parse_budget_burst(c.text, &t, &bytes, &err)) << c.text;
-    EXPECT_EQ(err, c.want) << c.text;
-  }
+  expect_refusals(dt::parse_budget_burst, bad);
 }
 
 TEST(ByteValues, Format) {
@@ -197,13 +200,10 @@ TEST(ByteRules, FileErrors) {
                  "burst = 50)");
 }
 
+// parse_run_options on "agent --iface lo" followed by `args`.
 dt::ParseOutcome run_flags(std::vector<std::string> args, dt::RunOptions *o, std::string *err) {
-  dt::ArgvList a;
-  a.push("agent");
-  a.push("--iface");
-  a.push("lo");
-  for (auto &x : args) a.push(x);
-  return dt::parse_run_options(a.argc(), a.argv(), o, err);
+  args.insert(args.begin(), {"--iface", "lo"});
+  return dt::test::parse_agent_args(args, o, err);
 }
 
 TEST(ByteFlags, RateAndBurst) {

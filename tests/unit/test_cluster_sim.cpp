@@ -7,42 +7,26 @@
 #include <string>
 
 #include "sim/cluster_sim.h"
+#include "sim_run.h"
 
 namespace {
 
-using dt::sim::Client;
-using dt::sim::ClusterSim;
-using dt::sim::kMs;
-using dt::sim::kSec;
-using dt::sim::LoadBalancer;
-using dt::sim::Scenario;
-
-std::unique_ptr<ClusterSim> make(const Scenario &s) {
-  std::string err;
-  auto c = ClusterSim::create(s, &err);
-  EXPECT_TRUE(c) << "scenario rejected: " << err;
-  return c;
-}
-
-std::unique_ptr<ClusterSim> run(const Scenario &s) {
-  auto c = make(s);
-  if (c) c->run();
-  return c;
-}
+// The simulator's types and units, read as the tests' vocabulary.
+using namespace dt::sim;
+using dt::test::make_sim;
+using dt::test::run_sim;
 
 Scenario local_only(Scenario s) {
   s.reports = false;
   return s;
 }
 
-// The brief's cluster: 3 hosts, rate 100/s, burst 50, reports every 200 ms, 10 s.
+// The brief's cluster: 3 hosts, rate 100/s, burst 50, reports every 200 ms, 10 s
+// (Scenario's defaults, checked here: the tests below count on these figures).
 Scenario three_hosts(std::vector<Client> clients) {
   Scenario s;
-  s.hosts = 3;
-  s.rate = 100;
-  s.burst = 50;
-  s.period = 200 * kMs;
-  s.duration = 10 * kSec;
+  EXPECT_TRUE(s.hosts == 3 && s.rate == 100 && s.burst == 50 && s.period == 200 * kMs && s.duration == 10 * kSec)
+      << "Scenario's defaults are no longer the brief's cluster: set them here";
   s.clients = std::move(clients);
   return s;
 }
@@ -63,7 +47,7 @@ uint64_t decode_errors(const ClusterSim &c) {
 // whole-second books show none: A holds 0.100 after the t=0.2 requests (reference 0)
 // and both hosts -2.900 when C retries at reference t=5.2 (reference -3).
 TEST(ClusterSim, ReferenceAbExample) {
-  auto c = make(dt::sim::reference_ab_scenario());
+  auto c = make_sim(dt::sim::reference_ab_scenario());
   ASSERT_TRUE(c);
   constexpr size_t A = 0, B = 1, C = 0;
   const auto &client = c->clients()[C];
@@ -121,8 +105,8 @@ TEST(ClusterSim, ReferenceAbExample) {
 
 TEST(ClusterSim, SprayedClientGetsOneGlobalBudget) {
   const Scenario s = three_hosts({sprayer()});
-  auto cluster = run(s);
-  auto local = run(local_only(s));
+  auto cluster = run_sim(s);
+  auto local = run_sim(local_only(s));
   ASSERT_TRUE(cluster && local);
   const auto &cc = cluster->clients()[0];
   // Requests every 0.5 ms over [0, 10 s): burst + rate * 9.9995 s = 50 + 999 tokens.
@@ -159,7 +143,7 @@ TEST(ClusterSim, MessageLossDegradesGracefully) {
       s.legacy();
       s.net.loss = loss;
       s.seed = seed;
-      auto c = run(s);
+      auto c = run_sim(s);
       if (!c) return 0.0;
       const double admitted = static_cast<double>(c->clients()[0].admitted());
       double debited = 0, balances = 0;
@@ -200,7 +184,7 @@ Ratios loss_ratios(Scenario s, int seeds) {
   Ratios r;
   for (int seed = 1; seed <= seeds; seed++) {
     s.seed = static_cast<uint64_t>(seed);
-    auto c = run(s);
+    auto c = run_sim(s);
     if (!c) return r;
     const double ratio = static_cast<double>(c->clients()[0].admitted()) / static_cast<double>(c->clients()[0].ideal);
     r.mean += ratio / seeds;
@@ -237,9 +221,9 @@ TEST(ClusterSim, LostReportsHealThemselves) {
   loss_ratios(s, 3);
 
   s = three_hosts({sprayer()});
-  auto clean = run(s);
+  auto clean = run_sim(s);
   s.net.loss = 0.1;
-  auto lossy = run(s);
+  auto lossy = run_sim(s);
   ASSERT_TRUE(clean && lossy);
   uint64_t recovered = 0, lost = 0, extra = 0, report_bytes = 0;
   for (size_t h = 0; h < 3; h++) {
@@ -260,7 +244,7 @@ TEST(ClusterSim, LostReportsHealThemselves) {
 TEST(ClusterSim, PartitionEachSideEnforcesItsOwnBudgetThenReconverges) {
   Scenario s = three_hosts({sprayer()});
   s.net.partitions = {{3 * kSec, 6 * kSec, {0, 1, 1}}};  // host 0 | hosts 1, 2
-  auto c = run(s);
+  auto c = run_sim(s);
   ASSERT_TRUE(c);
   // Skip the first second of the partition: reports sent just before it still land.
   const double alone = static_cast<double>(c->admitted_between(0, 4 * kSec, 6 * kSec, 0));
@@ -302,8 +286,8 @@ int dark_seconds(const ClusterSim &c, dt::sim::Ns from, dt::sim::Ns to) {
 TEST(ClusterSim, HealedPartitionNoLongerBlacksOut) {
   Scenario old = healed_partition();
   old.legacy();
-  auto before = run(old);
-  auto now = run(healed_partition());
+  auto before = run_sim(old);
+  auto now = run_sim(healed_partition());
   ASSERT_TRUE(before && now);
   for (const ClusterSim *c : {before.get(), now.get()}) {
     const double split = static_cast<double>(c->admitted_between(0, 11 * kSec, 30 * kSec));
@@ -325,7 +309,7 @@ TEST(ClusterSim, HealedPartitionNoLongerBlacksOut) {
   // The old simulator dropped a partition's messages: it did not show the blackout.
   Scenario dropping = old;
   dropping.net.queue_hwm = 0;
-  auto dropped = run(dropping);
+  auto dropped = run_sim(dropping);
   ASSERT_TRUE(dropped);
   EXPECT_EQ(dark_seconds(*dropped, 31 * kSec, 70 * kSec), 0) << "a partition that drops never blacks out";
 }
@@ -333,10 +317,10 @@ TEST(ClusterSim, HealedPartitionNoLongerBlacksOut) {
 // The same, every host's clock set differently (an hour apart): the age of a report is
 // learned per peer, so the skew changes nothing.
 TEST(ClusterSim, HealedPartitionWithSkewedClocks) {
-  auto plain = run(healed_partition());
+  auto plain = run_sim(healed_partition());
   Scenario s = healed_partition();
   s.clock_skew_ms = {0, 3600 * 1000, -3600 * 1000 + 17};
-  auto skewed = run(s);
+  auto skewed = run_sim(s);
   ASSERT_TRUE(plain && skewed);
   EXPECT_EQ(skewed->clients()[0].admitted_by_host, plain->clients()[0].admitted_by_host);
   EXPECT_EQ(dark_seconds(*skewed, 31 * kSec, 70 * kSec), 0);
@@ -345,9 +329,9 @@ TEST(ClusterSim, HealedPartitionWithSkewedClocks) {
 TEST(ClusterSim, DuplicatedMessagesAreAppliedOnce) {
   Scenario s = three_hosts({sprayer()});
   s.net.delay = 1 * kMs;
-  auto once = run(s);
+  auto once = run_sim(s);
   s.net.duplicate = 1.0;  // every message arrives twice
-  auto twice = run(s);
+  auto twice = run_sim(s);
   ASSERT_TRUE(once && twice);
   for (size_t h = 0; h < 3; h++) {
     const auto &a = once->hosts()[h], &b = twice->hosts()[h];
@@ -364,8 +348,8 @@ TEST(ClusterSim, SeveralClientsDoNotInterfere) {
   late.start = 2 * kSec;
   late.stop = 8 * kSec;
   const Client light{"light", 50, 0, 0, {}};  // half the rate: never throttled
-  auto alone = run(three_hosts({sprayer()}));
-  auto mixed = run(three_hosts({sprayer(), light, late}));
+  auto alone = run_sim(three_hosts({sprayer()}));
+  auto mixed = run_sim(three_hosts({sprayer(), light, late}));
   ASSERT_TRUE(alone && mixed);
   const auto &cs = mixed->clients();
   const double alone_admitted = static_cast<double>(alone->clients()[0].admitted());
@@ -383,12 +367,12 @@ TEST(ClusterSim, StickyLoadBalancingEqualsSingleHost) {
   Scenario sticky = three_hosts(clients);
   sticky.lb = LoadBalancer::Sticky;
   sticky.net.loss = 0.2;  // irrelevant: no host ever debits a client it serves
-  auto cluster = run(sticky);
+  auto cluster = run_sim(sticky);
   ASSERT_TRUE(cluster);
   for (size_t i = 0; i < clients.size(); i++) {
     Scenario one = three_hosts({clients[i]});
     one.hosts = 1;
-    auto single = run(one);
+    auto single = run_sim(one);
     ASSERT_TRUE(single);
     const auto &cc = cluster->clients()[i];
     EXPECT_EQ(cc.admitted(), single->clients()[0].admitted()) << "client " << cc.name;
@@ -402,9 +386,9 @@ TEST(ClusterSim, DeterministicForASeed) {
   s.lb = LoadBalancer::Random;
   s.net.loss = 0.1;
   s.net.jitter = 20 * kMs;
-  auto a = run(s), b = run(s);
+  auto a = run_sim(s), b = run_sim(s);
   s.seed = 2;
-  auto other = run(s);
+  auto other = run_sim(s);
   ASSERT_TRUE(a && b && other);
   for (size_t i = 0; i < 2; i++)
     EXPECT_EQ(a->clients()[i].admitted_by_host, b->clients()[i].admitted_by_host) << "same seed, same run";

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "rules/config_file.h"
+#include "agent_args.h"
 #include "temp_dir.h"
 
 namespace {
@@ -64,10 +65,13 @@ TEST(ConfigFile, SwitchValues) {
     EXPECT_TRUE(parse(off, &err).empty() && err.empty()) << off << ": " << err;
 }
 
+// A config file's text and (a piece of) the error it must give.
+struct TextAndError {
+  const char *text, *expect;
+};
+
 TEST(ConfigFile, ErrorsNameFileAndLine) {
-  struct Case {
-    const char *text, *expect;
-  } cases[] = {
+  const TextAndError cases[] = {
       {"rate = 1\n\n# x\n\n\n\nrat = 100\n", "/etc/dthrottle/eth0.conf:7: unknown setting 'rat' (did you mean 'rate'?)"},
       {"pin_dir = /x\n", "/etc/dthrottle/eth0.conf:1: unknown setting 'pin_dir' (did you mean 'pin-dir'?)"},
       {"colour = red\n", "/etc/dthrottle/eth0.conf:1: unknown setting 'colour' (see agent --help for the settings)"},
@@ -98,29 +102,15 @@ TEST(ConfigFile, MissingFileIsReported) {
 // --- through parse_run_options: one parser for the file and the command line ---------
 
 // A config file in a private temporary directory, removed with the object.
-class ConfigFileTest : public ::testing::Test {
+class ConfigFileTest : public dt::test::TempDirTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
-    path_ = tmp_.file("eth0.conf");
-  }
-  void write(const std::string &text) {
-    FILE *f = fopen(path_.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    fputs(text.c_str(), f);
-    fclose(f);
-  }
+  void write(const std::string &text) { ASSERT_TRUE(tmp_.write("eth0.conf", text)) << "cannot write " << path_; }
   // parse_run_options on "agent --config PATH" followed by `extra`.
   dt::ParseOutcome run(std::vector<std::string> extra, dt::RunOptions *o, std::string *err) {
-    dt::ArgvList a;
-    a.push("agent");
-    a.push("--config");
-    a.push(path_);
-    for (auto &x : extra) a.push(x);
-    return dt::parse_run_options(a.argc(), a.argv(), o, err);
+    extra.insert(extra.begin(), {"--config", path_});
+    return dt::test::parse_agent_args(extra, o, err);
   }
-  dt::test::TempDir tmp_{"dt-config-test"};
-  std::string path_;
+  const std::string path_ = tmp_.file("eth0.conf");
 };
 
 TEST_F(ConfigFileTest, AttachTcFromTheFile) {
@@ -181,9 +171,7 @@ TEST_F(ConfigFileTest, CommandLineOverridesTheFile) {
 }
 
 TEST_F(ConfigFileTest, BadValuesAreReportedWithTheirLine) {
-  struct Case {
-    const char *text, *expect;
-  } cases[] = {
+  const TextAndError cases[] = {
       {"rate = 100\nburst = 0\n", ":2: burst: invalid value '0'"},
       {"# rate\n\nrate = fast\nburst = 1\n", ":3: rate: invalid rate 'fast'"},
       {"rate = 1\nburst = 1\nxdp-mode = turbo\n", ":3: xdp-mode: 'turbo' is not one of auto, native, generic"},

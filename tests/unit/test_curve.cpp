@@ -16,11 +16,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class CurveTest : public ::testing::Test {
+class CurveTest : public dt::test::TempDirTest {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
-    dir_ = tmp_.path();
+    ASSERT_NO_FATAL_FAILURE(TempDirTest::SetUp());
     fs::create_directories(dir_ + "/allowed");
     fs::create_directories(dir_ + "/pub-side");
     for (const char *n : {"pub", "good", "evil"}) keygen(n);
@@ -87,8 +86,7 @@ class CurveTest : public ::testing::Test {
     return got;
   }
 
-  dt::test::TempDir tmp_{"dthrottle-curve"};
-  std::string dir_;
+  const std::string dir_ = tmp_.path();
   int port_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "common/peers_file.h"
 #include "daemon/run_config.h"
+#include "agent_args.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -57,21 +58,13 @@ TEST(PeersFile, ChangeInWords) {
             "peers: 1 removed (198.18.1.3:7700); 1 peer");
 }
 
-class PeersReload : public ::testing::Test {
+class PeersReload : public dt::test::TempDirTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
-    dir_ = tmp_.path();
-  }
   void write(const std::string &name, const std::string &text) { std::ofstream(dir_ + "/" + name) << text; }
   ParseOutcome parse(std::vector<std::string> args, RunOptions *o, std::string *err) {
-    args.insert(args.begin(), "agent");
-    std::vector<char *> argv;
-    for (auto &a : args) argv.push_back(a.data());
-    return parse_run_options(static_cast<int>(argv.size()), argv.data(), o, err);
+    return dt::test::parse_agent_args(args, o, err);
   }
-  dt::test::TempDir tmp_{"dthrottle-peers"};
-  std::string dir_;
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(PeersReload, PeersFileAndConfigPeersAreReadAgain) {

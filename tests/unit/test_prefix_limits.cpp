@@ -19,6 +19,7 @@
 #include "rules/config_file.h"
 #include "rules/prefix_limits.h"
 #include "rules/rules.h"
+#include "agent_args.h"
 #include "temp_dir.h"
 
 namespace {
@@ -139,30 +140,15 @@ TEST(PrefixLimit, RefundUndoesATakeExactly) {
 
 // --- files and command lines ---
 
-class PrefixConfig : public ::testing::Test {
+class PrefixConfig : public dt::test::TempDirTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
-    dir_ = tmp_.path();
-  }
   std::string write(const std::string &name, const std::string &text) {
-    const std::string path = dir_ + "/" + name;
-    FILE *f = fopen(path.c_str(), "w");
-    EXPECT_NE(f, nullptr);
-    if (f) {
-      fputs(text.c_str(), f);
-      fclose(f);
-    }
-    return path;
+    EXPECT_TRUE(tmp_.write(name, text)) << "cannot write " << tmp_.file(name);
+    return tmp_.file(name);
   }
   dt::ParseOutcome parse(std::vector<std::string> args, dt::RunOptions *o, std::string *err) {
-    dt::ArgvList a;
-    a.push("agent");
-    for (auto &x : args) a.push(x);
-    return dt::parse_run_options(a.argc(), a.argv(), o, err);
+    return dt::test::parse_agent_args(args, o, err);
   }
-  dt::test::TempDir tmp_{"dt-prefix-test"};
-  std::string dir_;
 };
 
 TEST_F(PrefixConfig, FlagsMakeTheDefaultRulesLevels) {

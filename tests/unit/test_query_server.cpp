@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -105,6 +106,13 @@ std::string read_n(int fd, size_t n) {
   return out;
 }
 
+// Sends `queries` and reads `n` bytes of answers: what came back, or a note that the
+// queries could not be sent (the comparison with the answers wanted then fails).
+std::string exchange(int fd, const std::string &queries, size_t n) {
+  if (!send_all(fd, queries)) return "(cannot send '" + queries + "': " + strerror(errno) + ")";
+  return read_n(fd, n);
+}
+
 // True if the peer closed: recv returns 0 (within the 2 s timeout).
 bool at_eof(int fd) {
   char c;
@@ -162,17 +170,13 @@ class QueryServerTest : public ::testing::Test {
 TEST_F(QueryServerTest, AnswersOkThenNoOverUnixAndTcp) {
   start({{"", kNoRefill, 2}});
   int u = client();
-  ASSERT_TRUE(send_all(u, "a\n"));
-  EXPECT_EQ(read_n(u, 3), "OK\n");
-  ASSERT_TRUE(send_all(u, "a\n"));
-  EXPECT_EQ(read_n(u, 3), "OK\n");
-  ASSERT_TRUE(send_all(u, "a\n"));
-  EXPECT_EQ(read_n(u, 3), "NO\n") << "burst 2 is spent";
+  EXPECT_EQ(exchange(u, "a\n", 3), "OK\n");
+  EXPECT_EQ(exchange(u, "a\n", 3), "OK\n");
+  EXPECT_EQ(exchange(u, "a\n", 3), "NO\n") << "burst 2 is spent";
   int t = connect_tcp(server->tcp_port());
   ASSERT_GE(t, 0) << "cannot connect over TCP";
   fds.push_back(t);
-  ASSERT_TRUE(send_all(t, "a\nb\n"));
-  EXPECT_EQ(read_n(t, 6), "NO\nOK\n") << "TCP clients share the same buckets";
+  EXPECT_EQ(exchange(t, "a\nb\n", 6), "NO\nOK\n") << "TCP clients share the same buckets";
   const dt::QueryCounters c = server->counters();
   EXPECT_EQ(c.answered_ok, 3u);
   EXPECT_EQ(c.answered_no, 2u);
@@ -187,8 +191,7 @@ TEST_F(QueryServerTest, PipelinedQueriesAreAnsweredInOrder) {
   const std::string got = read_n(fd, 3000);
   EXPECT_EQ(got, repeat("OK\n", 600) + repeat("NO\n", 400));
   // Interleaved tags: each has its own bucket.
-  ASSERT_TRUE(send_all(fd, "p:y\nnorule\np:x\np:y\n"));
-  EXPECT_EQ(read_n(fd, 12), "OK\nOK\nNO\nOK\n");
+  EXPECT_EQ(exchange(fd, "p:y\nnorule\np:x\np:y\n", 12), "OK\nOK\nNO\nOK\n");
   EXPECT_LE(server->counters().batches, 10u) << "pipelined queries are answered in batches, not one by one";
 }
 
@@ -197,8 +200,7 @@ TEST_F(QueryServerTest, LargeWriteThenReadWithinSocketBuffersIsServed) {
   int fd = client();
   // 40,000 queries in one write before reading: 120 kB of answers, within what the
   // kernel buffers, so the client is not taken for one that never reads.
-  ASSERT_TRUE(send_all(fd, repeat("big\n", 40000)));
-  EXPECT_EQ(read_n(fd, 120000), repeat("OK\n", 40000));
+  EXPECT_EQ(exchange(fd, repeat("big\n", 40000), 120000), repeat("OK\n", 40000));
   EXPECT_EQ(server->counters().backlog_disconnects, 0u);
 }
 
@@ -209,8 +211,7 @@ TEST_F(QueryServerTest, TagSplitAcrossWritesIsOneQuery) {
   std::this_thread::sleep_for(20ms);
   ASSERT_TRUE(send_all(fd, "it\nRESERVE sp"));
   std::this_thread::sleep_for(20ms);
-  ASSERT_TRUE(send_all(fd, "lit\n"));
-  EXPECT_EQ(read_n(fd, 6), "OK\nOK\n");
+  EXPECT_EQ(exchange(fd, "lit\n", 6), "OK\nOK\n");
   EXPECT_EQ(table->tokens_milli("split", dt::mono_now_ns()).value_or(-1) / 1000, 3) << "two tokens of 'split' taken";
   EXPECT_FALSE(table->tokens_milli("spl", dt::mono_now_ns())) << "no bucket for a fragment";
 }
@@ -218,10 +219,8 @@ TEST_F(QueryServerTest, TagSplitAcrossWritesIsOneQuery) {
 TEST_F(QueryServerTest, EmptyLineIsAnErrorButKeepsTheConnection) {
   start({{"", kNoRefill, 5}});
   int fd = client();
-  ASSERT_TRUE(send_all(fd, "a\n\nRESERVE \nb\n"));
-  EXPECT_EQ(read_n(fd, 34), "OK\nERR empty tag\nERR empty tag\nOK\n");
-  ASSERT_TRUE(send_all(fd, "a\n"));
-  EXPECT_EQ(read_n(fd, 3), "OK\n") << "still served after the errors";
+  EXPECT_EQ(exchange(fd, "a\n\nRESERVE \nb\n", 34), "OK\nERR empty tag\nERR empty tag\nOK\n");
+  EXPECT_EQ(exchange(fd, "a\n", 3), "OK\n") << "still served after the errors";
   EXPECT_EQ(server->counters().err_empty, 2u);
 }
 
@@ -248,8 +247,7 @@ TEST_F(QueryServerTest, BusyLinesAreAnsweredInPlaceByTheHandler) {
 TEST_F(QueryServerTest, BusyWithoutHandlerAnswersNo) {
   start({{"", kNoRefill, 5}});
   int fd = client();
-  ASSERT_TRUE(send_all(fd, "BUSY api\n"));
-  EXPECT_EQ(read_n(fd, 3), "NO\n");
+  EXPECT_EQ(exchange(fd, "BUSY api\n", 3), "NO\n");
   EXPECT_EQ(server->counters().busy_unknown, 1u);
 }
 
@@ -257,15 +255,14 @@ TEST_F(QueryServerTest, TagOver1024BytesIsRefusedAndClosed) {
   start({{"", kNoRefill, 5}});
   int fd = client();
   const std::string max_tag(1024, 'm');
-  ASSERT_TRUE(send_all(fd, max_tag + "\nRESERVE " + max_tag + "\n"));
-  EXPECT_EQ(read_n(fd, 6), "OK\nOK\n") << "1024 bytes is the longest tag";
-  ASSERT_TRUE(send_all(fd, "x\n" + std::string(1025, 'l') + "\nafter\n"));
-  EXPECT_EQ(read_n(fd, 20), "OK\nERR tag too long\n") << "the answer before the error, then the error";
+  EXPECT_EQ(exchange(fd, max_tag + "\nRESERVE " + max_tag + "\n", 6), "OK\nOK\n")
+      << "1024 bytes is the longest tag";
+  EXPECT_EQ(exchange(fd, "x\n" + std::string(1025, 'l') + "\nafter\n", 20), "OK\nERR tag too long\n")
+      << "the answer before the error, then the error";
   EXPECT_TRUE(at_eof(fd)) << "the server closes after a too long tag";
   // A line that is already too long is refused before its newline arrives.
   int fd2 = client();
-  ASSERT_TRUE(send_all(fd2, std::string(3000, 'z')));
-  EXPECT_EQ(read_n(fd2, 17), "ERR tag too long\n");
+  EXPECT_EQ(exchange(fd2, std::string(3000, 'z'), 17), "ERR tag too long\n");
   EXPECT_TRUE(at_eof(fd2));
   EXPECT_EQ(server->counters().err_too_long, 2u);
   EXPECT_EQ(server->counters().connections_open, 2u) << "both wait for the client to close (lingering close)";
@@ -278,8 +275,7 @@ TEST_F(QueryServerTest, TagOver1024BytesIsRefusedAndClosed) {
 TEST_F(QueryServerTest, NulByteIsRefusedAndClosed) {
   start({{"", kNoRefill, 5}});
   int fd = client();
-  ASSERT_TRUE(send_all(fd, std::string("ok\nba\0d\nafter\n", 14)));
-  EXPECT_EQ(read_n(fd, 16), "OK\nERR nul byte\n");
+  EXPECT_EQ(exchange(fd, std::string("ok\nba\0d\nafter\n", 14), 16), "OK\nERR nul byte\n");
   EXPECT_TRUE(at_eof(fd)) << "the server closes after a NUL byte";
   EXPECT_EQ(server->counters().err_nul, 1u);
   EXPECT_FALSE(table->tokens_milli("after", dt::mono_now_ns())) << "nothing after the error is answered";
@@ -329,14 +325,12 @@ TEST_F(QueryServerTest, ConnectionsOverTheLimitAreAcceptedAndClosed) {
   int c = client();
   EXPECT_TRUE(at_eof(c)) << "the third connection is closed at once";
   EXPECT_EQ(server->counters().connections_refused, 1u);
-  ASSERT_TRUE(send_all(a, "x\n"));
-  EXPECT_EQ(read_n(a, 3), "OK\n") << "the others are still served";
+  EXPECT_EQ(exchange(a, "x\n", 3), "OK\n") << "the others are still served";
   close(b);
   fds[1] = -1;
   ASSERT_TRUE(eventually([&] { return server->counters().connections_open == 1; }));
   int d = client();
-  ASSERT_TRUE(send_all(d, "x\n"));
-  EXPECT_EQ(read_n(d, 3), "OK\n") << "a slot freed by a close is usable again";
+  EXPECT_EQ(exchange(d, "x\n", 3), "OK\n") << "a slot freed by a close is usable again";
 }
 
 TEST_F(QueryServerTest, ClientThatDoesNotReadIsDisconnectedOthersAreServed) {
@@ -401,8 +395,7 @@ TEST_F(QueryServerTest, StaleSocketIsReplacedLiveOneRefused) {
   EXPECT_FALSE(dt::QueryServer::start(cfg, other, &err)) << "two servers on one socket";
   EXPECT_NE(err.find("another server"), std::string::npos) << err;
   int fd = client();
-  ASSERT_TRUE(send_all(fd, "a\n"));
-  EXPECT_EQ(read_n(fd, 3), "OK\n") << "the first server is unharmed";
+  EXPECT_EQ(exchange(fd, "a\n", 3), "OK\n") << "the first server is unharmed";
   cfg.unix_path = dir.file("plain");
   close(open(cfg.unix_path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
   EXPECT_FALSE(dt::QueryServer::start(cfg, other, &err));

@@ -57,11 +57,10 @@ std::string report_of(const std::string &node, uint64_t seq = 1) {
   return dt::encode_report(h, seq, b)[0];
 }
 
-class ReportSigningTest : public ::testing::Test {
+class ReportSigningTest : public dt::test::TempDirTest {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
-    dir_ = tmp_.path();
+    ASSERT_NO_FATAL_FAILURE(TempDirTest::SetUp());
     fs::create_directories(dir_ + "/peers");
     for (const char *n : {"web1", "web2"}) keygen({n});
     keygen({"hub", "--role", "hub"});
@@ -101,8 +100,8 @@ class ReportSigningTest : public ::testing::Test {
   std::string key(const std::string &name) const { return dir_ + "/" + name + ".key"; }
   std::string pub(const std::string &name) const { return dir_ + "/" + name + ".pub"; }
 
-  dt::test::TempDir tmp_{"dthrottle-signing"};
-  std::string dir_, stderr_;
+  const std::string dir_ = tmp_.path();
+  std::string stderr_;
   dt::SigningKey web1_, web2_, hub_;
   dt::ReportVerifier verifier_;
 };

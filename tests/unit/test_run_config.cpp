@@ -16,18 +16,9 @@ namespace {
 
 // A rules file in a private temporary directory (removed with the test), and command
 // lines parsed by parse_run_options then checked by load_run_config.
-class RunConfigTest : public ::testing::Test {
+class RunConfigTest : public dt::test::TempDirTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty()) << "mkdtemp failed";
-    rules_ = tmp_.file("rules.toml");
-  }
-  void write_rules(const std::string &text) {
-    FILE *f = fopen(rules_.c_str(), "w");
-    ASSERT_NE(f, nullptr) << "cannot write " << rules_;
-    fputs(text.c_str(), f);
-    fclose(f);
-  }
+  void write_rules(const std::string &text) { ASSERT_TRUE(tmp_.write("rules.toml", text)) << "cannot write " << rules_; }
   // "agent --iface lo --rate 10 --burst 5" followed by `extra`, parsed and checked.
   bool load(std::vector<std::string> extra, dt::RunConfig *out, std::string *err) {
     dt::ArgvList a;
@@ -40,8 +31,7 @@ class RunConfigTest : public ::testing::Test {
     }
     return dt::load_run_config(opt, out, err);
   }
-  dt::test::TempDir tmp_{"dt-run-config-test"};
-  std::string rules_;
+  const std::string rules_ = tmp_.file("rules.toml");
 };
 
 TEST_F(RunConfigTest, ReportMaxAgeAtLeastOnePeriod) {
@@ -158,10 +148,7 @@ TEST_F(RunConfigTest, DryRunRulesAreNamedInTheLog) {
 
 TEST_F(RunConfigTest, DryRunInAConfigFile) {
   const std::string conf = tmp_.file("agent.conf");
-  FILE *f = fopen(conf.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  fputs("rate = 10\nburst = 5\ndry-run = true\n", f);
-  fclose(f);
+  ASSERT_TRUE(tmp_.write("agent.conf", "rate = 10\nburst = 5\ndry-run = true\n")) << "cannot write " << conf;
   dt::ArgvList a;
   for (const char *x : {"agent", "--iface", "lo", "--config", conf.c_str()}) a.push(x);
   dt::RunOptions opt;

@@ -64,6 +64,13 @@ std::vector<StrictResult> results(const std::vector<StrictRequest> &v) {
 constexpr StrictResult kOk = StrictResult::Ok, kNo = StrictResult::No, kWait = StrictResult::Wait,
                        kErr = StrictResult::Error;
 
+// One request for `tag` (burst `burst`) decided at `now`: its result (kErr if Redis failed).
+StrictResult decide_one(dt::StrictRedis &r, std::string_view tag, uint64_t burst, uint64_t now = dt::mono_now_ns()) {
+  auto one = requests(tag, 1, burst);
+  r.decide(one, now);
+  return one[0].result;
+}
+
 TEST(StrictRedis, BurstThenDeniedInOneRoundTrip) {
   RedisServer srv;
   ASSERT_TRUE(srv.start()) << "redis-server did not start";
@@ -78,9 +85,7 @@ TEST(StrictRedis, BurstThenDeniedInOneRoundTrip) {
   EXPECT_GT(pttl, 0) << "the key must have an expiry";
   EXPECT_LE(pttl, 601);
   // Another tag has its own budget.
-  auto other = requests("t:other", 1, 1);
-  EXPECT_TRUE(r.decide(other, dt::mono_now_ns()));
-  EXPECT_EQ(other[0].result, kOk);
+  EXPECT_EQ(decide_one(r, "t:other", 1), kOk) << r.last_error();
 }
 
 // Redis's own clock (TIME) decides, so the test cannot drive it: it counts the tokens
@@ -128,9 +133,7 @@ TEST(StrictRedis, ReservedPermitsUpToMaxWait) {
   EXPECT_GT(batch[2].wait_us, batch[1].wait_us + 150'000);
   EXPECT_LE(batch[2].wait_us, 400'000u);
   // A plain query sees no token either: the reserved ones are spent.
-  auto plain = requests("t:reserve", 1, 1);
-  ASSERT_TRUE(r.decide(plain, dt::mono_now_ns()));
-  EXPECT_EQ(plain[0].result, kNo);
+  EXPECT_EQ(decide_one(r, "t:reserve", 1), kNo) << r.last_error();
 }
 
 TEST(StrictRedis, TwoClientsShareOneBudget) {
@@ -149,8 +152,7 @@ TEST(StrictRedis, NoscriptFallsBackToEval) {
   RedisServer srv;
   ASSERT_TRUE(srv.start());
   dt::StrictRedis r(config_for(srv));
-  auto one = requests("t:flush", 1, 2);
-  ASSERT_TRUE(r.decide(one, dt::mono_now_ns()));
+  ASSERT_EQ(decide_one(r, "t:flush", 2), kOk) << r.last_error();
   redisReply *flushed = srv.command("SCRIPT FLUSH");
   ASSERT_NE(flushed, nullptr);
   freeReplyObject(flushed);
@@ -166,8 +168,7 @@ TEST(StrictRedis, FailsFastWhileDownThenReconnects) {
   ASSERT_TRUE(srv.start());
   dt::StrictRedis r(config_for(srv));
   uint64_t now = dt::mono_now_ns();
-  auto up = requests("t:down", 1, 5);
-  ASSERT_TRUE(r.decide(up, now));
+  ASSERT_EQ(decide_one(r, "t:down", 5, now), kOk) << r.last_error();
   srv.stop();
   auto down = requests("t:down", 3, 5);
   EXPECT_FALSE(r.decide(down, now));
@@ -183,9 +184,7 @@ TEST(StrictRedis, FailsFastWhileDownThenReconnects) {
   EXPECT_EQ(r.counters().connect_failures, failures + 1);
   // Back up (empty: the data was not persisted): a connection after the next backoff.
   ASSERT_TRUE(srv.start());
-  auto back = requests("t:down", 1, 5);
-  EXPECT_TRUE(r.decide(back, now + 10'000'000'000ull)) << r.last_error();
-  EXPECT_EQ(back[0].result, kOk);
+  EXPECT_EQ(decide_one(r, "t:down", 5, now + 10'000'000'000ull), kOk) << r.last_error();
   EXPECT_EQ(r.counters().connects, 2u);
 }
 

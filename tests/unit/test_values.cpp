@@ -10,18 +10,16 @@
 namespace {
 
 TEST(ParseRate, AcceptsIntegersFractionsAndUnits) {
-  double r = 0;
-  std::string err;
-  ASSERT_TRUE(dt::parse_rate("100", &r, &err)) << err;
-  EXPECT_DOUBLE_EQ(r, 100);
-  ASSERT_TRUE(dt::parse_rate("0.1666", &r, &err)) << err;
-  EXPECT_DOUBLE_EQ(r, 0.1666);
-  ASSERT_TRUE(dt::parse_rate("10/m", &r, &err)) << err;
-  EXPECT_DOUBLE_EQ(r, 10.0 / 60);
-  ASSERT_TRUE(dt::parse_rate("3600/h", &r, &err)) << err;
-  EXPECT_DOUBLE_EQ(r, 1);
-  ASSERT_TRUE(dt::parse_rate("5/s", &r, &err)) << err;
-  EXPECT_DOUBLE_EQ(r, 5);
+  const struct {
+    const char *text;
+    double per_second;
+  } cases[] = {{"100", 100}, {"0.1666", 0.1666}, {"10/m", 10.0 / 60}, {"3600/h", 1}, {"5/s", 5}};
+  for (const auto &c : cases) {
+    double r = 0;
+    std::string err;
+    ASSERT_TRUE(dt::parse_rate(c.text, &r, &err)) << c.text << ": " << err;
+    EXPECT_DOUBLE_EQ(r, c.per_second) << c.text;
+  }
 }
 
 TEST(ParseRate, RejectsGarbageWithTheValueInTheMessage) {
@@ -34,20 +32,17 @@ TEST(ParseRate, RejectsGarbageWithTheValueInTheMessage) {
 }
 
 TEST(ParseDuration, Units) {
+  const struct {
+    const char *text;
+    uint64_t ns;
+  } cases[] = {{"200ms", 200000000u}, {"1.5s", 1500000000u}, {"2", 2000000000u},
+               {"2m", 120000000000u}, {"500us", 500000u},     {"1h", 3600000000000u}};
   uint64_t ns = 0;
   std::string err;
-  ASSERT_TRUE(dt::parse_duration("200ms", &ns, &err)) << err;
-  EXPECT_EQ(ns, 200000000u);
-  ASSERT_TRUE(dt::parse_duration("1.5s", &ns, &err)) << err;
-  EXPECT_EQ(ns, 1500000000u);
-  ASSERT_TRUE(dt::parse_duration("2", &ns, &err)) << err;
-  EXPECT_EQ(ns, 2000000000u);
-  ASSERT_TRUE(dt::parse_duration("2m", &ns, &err)) << err;
-  EXPECT_EQ(ns, 120000000000u);
-  ASSERT_TRUE(dt::parse_duration("500us", &ns, &err)) << err;
-  EXPECT_EQ(ns, 500000u);
-  ASSERT_TRUE(dt::parse_duration("1h", &ns, &err)) << err;
-  EXPECT_EQ(ns, 3600000000000u);
+  for (const auto &c : cases) {
+    ASSERT_TRUE(dt::parse_duration(c.text, &ns, &err)) << c.text << ": " << err;
+    EXPECT_EQ(ns, c.ns) << c.text;
+  }
   for (const char *bad : {"", "ms", "0", "0s", "-1s", "1d", "1 s", "abc", "1e9"}) {
     EXPECT_FALSE(dt::parse_duration(bad, &ns, &err)) << "accepted '" << bad << "'";
   }
@@ -103,6 +98,23 @@ struct Argv {
   char **argv() { return p.data(); }
 };
 
+// A command line parse_run_options must refuse, and a piece of the message it must give.
+struct RunOptionsErrorCase {
+  std::initializer_list<const char *> args;
+  const char *expect;
+};
+
+template <size_t N>
+void expect_run_options_errors(const RunOptionsErrorCase (&cases)[N]) {
+  for (auto &c : cases) {
+    Argv a(c.args);
+    dt::RunOptions o;
+    std::string err;
+    EXPECT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Error) << c.expect;
+    EXPECT_NE(err.find(c.expect), std::string::npos) << "got: " << err;
+  }
+}
+
 TEST(Cli, RunOptionsDefaultsAndFlags) {
   Argv a{"agent", "--iface", "eth0", "--rate", "0.1666", "--burst", "3", "--xdp-mode", "generic",
          "--max-sources", "2048", "--keep", "--stats-interval", "500ms"};
@@ -135,10 +147,7 @@ TEST(Cli, AttachTc) {
 }
 
 TEST(Cli, RunOptionsErrorsNameTheFlag) {
-  struct Case {
-    std::initializer_list<const char *> args;
-    const char *expect;
-  } cases[] = {
+  const RunOptionsErrorCase cases[] = {
       {{"agent", "--rate", "1", "--burst", "1"}, "--iface is required"},
       {{"agent", "--iface", "x", "--burst", "1"}, "--rate is required"},
       {{"agent", "--iface", "x", "--rate", "1"}, "--burst is required"},
@@ -154,13 +163,7 @@ TEST(Cli, RunOptionsErrorsNameTheFlag) {
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--bogus"}, "unknown option --bogus"},
       {{"agent", "--iface"}, "needs a value"},
   };
-  for (auto &c : cases) {
-    Argv a(c.args);
-    dt::RunOptions o;
-    std::string err;
-    EXPECT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Error) << c.expect;
-    EXPECT_NE(err.find(c.expect), std::string::npos) << "got: " << err;
-  }
+  expect_run_options_errors(cases);
 }
 
 TEST(Cli, HelpDocumentsEveryFlag) {
@@ -192,10 +195,7 @@ TEST(Cli, ClusterFlags) {
 }
 
 TEST(Cli, ClusterFlagErrors) {
-  struct Case {
-    std::initializer_list<const char *> args;
-    const char *expect;
-  } cases[] = {
+  const RunOptionsErrorCase cases[] = {
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "198.18.1.2"}, "--peers: '198.18.1.2': expected HOST:PORT"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", ":7700"}, "needs a host"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "udp://h:1"}, "only tcp://"},
@@ -205,13 +205,7 @@ TEST(Cli, ClusterFlagErrors) {
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--curve-key", "k"}, "--curve-key only makes sense"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "h:1", "--curve-peers", "d"}, "--curve-peers needs --curve-key"},
   };
-  for (auto &c : cases) {
-    Argv a(c.args);
-    dt::RunOptions o;
-    std::string err;
-    EXPECT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Error) << c.expect;
-    EXPECT_NE(err.find(c.expect), std::string::npos) << "got: " << err;
-  }
+  expect_run_options_errors(cases);
 }
 
 // Secure is the default: every way into a cluster (mesh, peers file, listen only, hub, and
@@ -238,21 +232,12 @@ TEST(Cli, KeylessClusterNeedsInsecureClusterByName) {
     EXPECT_EQ(dt::parse_run_options(keyed.argc(), keyed.argv(), &o3, &err), dt::ParseOutcome::Ok) << err;
     EXPECT_FALSE(o3.insecure_cluster);
   }
-  struct Case {
-    std::initializer_list<const char *> args;
-    const char *expect;
-  } refused[] = {
+  const RunOptionsErrorCase refused[] = {
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--insecure-cluster"}, "--insecure-cluster only makes sense with"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "h:1", "--curve-key", "k", "--insecure-cluster"},
        "--insecure-cluster and --curve-key contradict each other"},
   };
-  for (auto &c : refused) {
-    Argv a(c.args);
-    dt::RunOptions o;
-    std::string err;
-    EXPECT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Error) << c.expect;
-    EXPECT_NE(err.find(c.expect), std::string::npos) << "got: " << err;
-  }
+  expect_run_options_errors(refused);
   EXPECT_NE(std::string(dt::run_usage()).find("--insecure-cluster"), std::string::npos);
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "dthrottle/bucket.h"
 #include "cluster/peer_protocol.h"
@@ -45,19 +46,20 @@ bool fail(std::string *err, const std::string &msg) {
 
 }  // namespace
 
+// Each load balancer and its name (--lb), for both directions.
+constexpr std::pair<LoadBalancer, const char *> kLbNames[] = {
+    {LoadBalancer::RoundRobin, "round-robin"}, {LoadBalancer::Random, "random"}, {LoadBalancer::Sticky, "sticky"}};
+
 const char *lb_name(LoadBalancer lb) {
-  switch (lb) {
-    case LoadBalancer::RoundRobin: return "round-robin";
-    case LoadBalancer::Random: return "random";
-    case LoadBalancer::Sticky: return "sticky";
-  }
+  for (const auto &[value, name] : kLbNames)
+    if (value == lb) return name;
   return "?";
 }
 
 bool parse_lb(const std::string &s, LoadBalancer *out) {
-  for (auto lb : {LoadBalancer::RoundRobin, LoadBalancer::Random, LoadBalancer::Sticky}) {
-    if (s == lb_name(lb)) {
-      *out = lb;
+  for (const auto &[value, name] : kLbNames) {
+    if (s == name) {
+      *out = value;
       return true;
     }
   }
