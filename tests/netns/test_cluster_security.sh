@@ -207,16 +207,6 @@ hostile_stop() {
 # received JSON ENDPOINT: messages the hostile process read from ENDPOINT (as given to it).
 received() { grep -o "\"${2//./\\.}\": [0-9]*" <<<"$1" | awk '{ print $NF }'; }
 
-# poll SECONDS CMD...: until CMD succeeds (tried every 0.1 s), at most SECONDS of wall time.
-# False on timeout.
-poll() {
-	local end=$((SECONDS + $1))
-	while [ "$SECONDS" -lt "$end" ]; do
-		"${@:2}" && return 0
-		sleep 0.1
-	done
-	"${@:2}"
-}
 
 # applied I: the cluster messages host I's agent has applied (its status file, every second).
 applied() { json_num "$(stats_json "${M_PIN[$1]}")" messages_applied; }
@@ -234,7 +224,7 @@ debited_at_least() { num_ge "$(debited "$1" "${3:-$V}")" "$2"; }
 ten_more_reports() {
 	local before
 	before=$(applied "$1")
-	poll 15 applied_at_least "$1" "$((${before:-0} + 10))"
+	wait_until 15 applied_at_least "$1" "$((${before:-0} + 10))"
 }
 
 # victim_passes NAME I: V sends VICTIM_SENDS frames to host I; sets PASSED (what host I let through).
@@ -294,7 +284,7 @@ hostile_start open --read "$H1_PUB" --serve "$H3_PUB" || die "the hostile proces
 check security/b/stranger-reads "the stranger read nothing from h1's reports without a key on an insecure cluster" \
 	wait_for_line "$WORK/hostile-open.err" "received from $H1_PUB" "${LAB_PIDS[hostile-open]}" 10
 check security/b/forged-debited "h1 did not debit the forged 10^9 hits for $V (debited $(debited 1))" \
-	poll 10 debited_at_least 1 1000000000
+	wait_until 10 debited_at_least 1 1000000000
 hostile_stop open
 victim_passes open 1 || die "pktgen failed"
 check_le security/b/victim-dark "frames of $V h1 let through after the forged debit (of $VICTIM_SENDS)" "$PASSED" 0
@@ -348,7 +338,7 @@ hostile_start openhub --read "$HUB_OUT" --publish "$HUB_IN" || die "the hostile 
 check security/d/open/stranger-reads "the stranger read nothing from an insecure hub" \
 	wait_for_line "$WORK/hostile-openhub.err" "received from $HUB_OUT" "${LAB_PIDS[hostile-openhub]}" 10
 check security/d/open/forged-debited "h1 did not debit the forged hits relayed by the insecure hub (debited $(debited 1))" \
-	poll 10 debited_at_least 1 1000000000
+	wait_until 10 debited_at_least 1 1000000000
 hostile_stop openhub
 agents_stop openhub
 stop_pid "${LAB_PIDS[agent-open-hub]}"
@@ -390,11 +380,11 @@ reason_at_least() { num_ge "$(reason "$1" "$2")" "$3"; }
 member_attack() {
 	local name=$1 i=$2 peer=$((3 - $2))
 	check "security/e/$name/h$i-bad-signature" "h$i did not count the reports signed by h3 under h2's id (bad_signature $(reason "$i" bad_signature))" \
-		poll 10 reason_at_least "$i" bad_signature 1
+		wait_until 10 reason_at_least "$i" bad_signature 1
 	check "security/e/$name/h$i-unknown-node" "h$i did not count the reports under node id h9 (unknown_node $(reason "$i" unknown_node))" \
-		poll 10 reason_at_least "$i" unknown_node 1
+		wait_until 10 reason_at_least "$i" unknown_node 1
 	check "security/e/$name/h$i-own-report-applied" "h$i did not debit what h3 signed as itself for $W: the forger's signatures would not be valid ($(debited "$i"))" \
-		poll 10 debited_at_least "$i" 1000000000 "$W"
+		wait_until 10 debited_at_least "$i" 1000000000 "$W"
 	ten_more_reports "$i" || fail "security/e/$name/h$i-hears-h$peer" "h$i applied fewer than 10 more of h$peer's reports in 15 s"
 	check_eq "security/e/$name/h$i-not-debited" "hits debited from $V on h$i" "$(debited "$i")" 0
 }
