@@ -1,10 +1,11 @@
 // report_fixtures.h - the reports the peer protocol and peer tracker tests build: an
-// entry, a body under the default rule, a header, and the millisecond in nanoseconds.
+// entry, a body under the default rule, a body too large for one message, a header, and the millisecond in nanoseconds.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,20 @@ inline ReportBody body_of(std::vector<ReportEntry> entries) {
   ReportBody b;
   b.rules = {"default"};
   b.entries = std::move(entries);
+  return b;
+}
+
+// A report too large for one message: 30,000 IPv4 entries over two rules ("default" and
+// "second", alternating; 1-3 hits each) and 2,000 tags of 1 hit.
+inline ReportBody split_body() {
+  ReportBody b;
+  b.rules = {"default", "second"};
+  for (int i = 0; i < 30000; i++) {
+    ReportEntry e = entry(("198.18." + std::to_string(i / 250) + "." + std::to_string(i % 250)).c_str(), 1 + i % 3);
+    e.key.rule = i % 2;
+    b.entries.push_back(e);
+  }
+  for (int i = 0; i < 2000; i++) b.tags.push_back({"tag:" + std::to_string(i), 1});
   return b;
 }
 

@@ -121,14 +121,7 @@ TEST(PeerProtocolFactors, EncoderSkipsInvalidFactorsAndCapsTheCount) {
 }
 
 TEST(PeerProtocolFactors, FactorsOnlyInPartZeroWhenSplit) {
-  dt::ReportBody in;
-  in.rules = {"default", "second"};
-  for (int i = 0; i < 30000; i++) {
-    dt::ReportEntry e = entry(("198.18." + std::to_string(i / 250) + "." + std::to_string(i % 250)).c_str(), 1 + i % 3);
-    e.key.rule = i % 2;
-    in.entries.push_back(e);
-  }
-  for (int i = 0; i < 2000; i++) in.tags.push_back({"tag:" + std::to_string(i), 1});
+  dt::ReportBody in = dt::test::split_body();
   for (int i = 0; i < 40; i++) in.factors.push_back(factor(i % 2, "rule-" + std::to_string(i), 1000 * (i + 1)));
   auto msgs = dt::encode_report(header(), 1, in);
   ASSERT_GT(msgs.size(), 1u);
