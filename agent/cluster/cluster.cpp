@@ -169,11 +169,8 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
 void Cluster::reject(const std::string &reason, size_t len, const std::string &detail, LogLimiter &log,
                      uint64_t now_ns) {
   counters_.rejected[reason]++;
-  uint64_t suppressed = 0;
-  if (log.allow(now_ns, &suppressed))
-    DT_WARN("rejected a peer message of %zu bytes%s%s: %s%s (nothing debited)%s", len,
-            sender_.empty() ? "" : " from ", sender_.c_str(), reason.c_str(), detail.c_str(),
-            suppressed ? (" [" + std::to_string(suppressed) + " similar lines suppressed]").c_str() : "");
+  log_limited(log, LogLevel::Warn, now_ns, "rejected a peer message of %zu bytes%s%s: %s%s (nothing debited)", len,
+              sender_.empty() ? "" : " from ", sender_.c_str(), reason.c_str(), detail.c_str());
 }
 
 // With keys, before anything else of a message is read: is it signed by the key of the
@@ -233,13 +230,10 @@ void Cluster::skip_stale(const ReportHeader &h, const ReportBody &body, const Ar
   for (const auto &t : body.tags) hits += t.hits;
   counters_.stale_messages++;
   counters_.stale_hits += hits;
-  uint64_t suppressed = 0;
-  if (stale_log_.allow(now_ns, &suppressed))
-    DT_WARN("not charging %llu hits of a report from %s: %.1f s old (%s)%s", static_cast<unsigned long long>(hits),
-            h.node_id.c_str(), a.age_ms / 1e3,
-            a.age_ms > tracker_.max_age_ns() / 1000000 ? "older than --report-max-age"
-                                                       : "sent while it could not hear us, before it came back",
-            suppressed ? (" [" + std::to_string(suppressed) + " similar lines suppressed]").c_str() : "");
+  log_limited(stale_log_, LogLevel::Warn, now_ns, "not charging %llu hits of a report from %s: %.1f s old (%s)",
+              static_cast<unsigned long long>(hits), h.node_id.c_str(), a.age_ms / 1e3,
+              a.age_ms > tracker_.max_age_ns() / 1000000 ? "older than --report-max-age"
+                                                         : "sent while it could not hear us, before it came back");
 }
 
 // A fresh report: peers' factors, tag hits, then the packet hits as debits.

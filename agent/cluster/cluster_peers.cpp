@@ -2,8 +2,6 @@
 // tracker's options for a configuration, the counters, and the log lines a stranger can
 // trigger (peer up and down, restarts, refusals), each through a LogLimiter.
 #include <algorithm>
-#include <cstdarg>
-#include <cstdio>
 #include <string>
 
 #include "cluster/cluster.h"
@@ -12,23 +10,6 @@ namespace dt {
 namespace {
 
 constexpr size_t kTrackedPerConfigured = 4;  // node ids tracked per configured peer or hub
-
-// One line through `limiter`, with the count of lines it held back since the last one.
-void log_limited(LogLimiter &limiter, LogLevel level, uint64_t now_ns, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-void log_limited(LogLimiter &limiter, LogLevel level, uint64_t now_ns, const char *fmt, ...) {
-  uint64_t suppressed = 0;
-  if (!limiter.allow(now_ns, &suppressed)) return;
-  char line[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  if (suppressed)
-    logf(level, "%s [%llu similar lines suppressed]", line, static_cast<unsigned long long>(suppressed));
-  else
-    logf(level, "%s", line);
-}
 
 }  // namespace
 

@@ -70,4 +70,18 @@ void logf(LogLevel level, const char *fmt, ...) {
 
 void route_libbpf_log() { libbpf_set_print(libbpf_print); }
 
+void log_limited(LogLimiter &limiter, LogLevel level, uint64_t now_ns, const char *fmt, ...) {
+  uint64_t suppressed = 0;
+  if (!limiter.allow(now_ns, &suppressed)) return;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (suppressed)
+    logf(level, "%s [%llu similar lines suppressed]", line, static_cast<unsigned long long>(suppressed));
+  else
+    logf(level, "%s", line);
+}
+
 }  // namespace dt

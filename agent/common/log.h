@@ -56,4 +56,9 @@ class LogLimiter {
   uint64_t suppressed_ = 0;
 };
 
+// One line through `limiter` at `level`, ending with " [N similar lines suppressed]" when
+// it held lines back since the last one it let through.
+void log_limited(LogLimiter &limiter, LogLevel level, uint64_t now_ns, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 }  // namespace dt
