@@ -32,5 +32,6 @@ apt_install_missing() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   APT_UPDATED=1
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # Another apt run (a second make, unattended-upgrades) holds the lock: wait for it.
+  apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "${missing[@]}"
 }
