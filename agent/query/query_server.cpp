@@ -211,12 +211,12 @@ struct QueryServer::Loop {
     conn.admin = is_admin_uid(cred.uid, cfg.admin_uids);
   }
 
-  // At the cap: closes the connection idle the longest, if it has been idle kEvictIdleNs,
+  // At the cap: closes the connection idle the longest, if it has been idle evict_idle_ns,
   // to make room for a new one. False if every connection is busier than that.
   bool evict_idlest(uint64_t now) {
     if (by_activity.empty()) return false;
     Conn &idlest = *conns.at(by_activity.front());
-    if (now - idlest.last_active < kEvictIdleNs) return false;
+    if (now - idlest.last_active < cfg.evict_idle_ns) return false;
     c.evicted++;
     drop(idlest);
     return true;

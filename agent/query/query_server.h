@@ -33,7 +33,7 @@
 //
 // Resource bounds: at most max_connections open connections (clamp_connections fits it
 // to the descriptor limit). A new connection beyond it takes the place of the
-// connection idle the longest if that one has been idle for kEvictIdleNs (counted as
+// connection idle the longest if that one has been idle for evict_idle_ns (counted as
 // evicted: clients reconnect), else it is accepted and closed at once (counted as
 // refused): the connections that work are never the ones failed. A connection that
 // neither sends nor takes a byte for idle_timeout_ns is closed (counted). At most max_backlog_bytes of answers the socket
@@ -97,6 +97,7 @@ struct QueryServerConfig {
   gid_t unix_gid = static_cast<gid_t>(-1); // its group (-1: the agent's), set before it is in place
   std::vector<uid_t> admin_uids;           // may send admin commands, besides root and the agent's uid
   uint64_t idle_timeout_ns = 60'000'000'000ull;  // silent connections closed (0: never)
+  uint64_t evict_idle_ns = kEvictIdleNs;  // at the cap: the idle time that makes a connection evictable
   size_t max_connections = 4096;
   size_t max_backlog_bytes = 128 * 1024;   // unread answers per connection
   uint64_t max_reserve_wait_ns = 1'000'000'000;  // RESERVE: longest wait granted
