@@ -204,8 +204,10 @@ class Client:
         """Signals that the service behind `name` is overloaded (docs/query-protocol.md,
         BUSY): the packet rule named `name`, else the tag rule the tag `name` falls under,
         backs off if it is adaptive. True if an adaptive rule took the signal; False if
-        the agent answered that none did, is unavailable (the usual back-off applies), or
-        `name` is invalid (as for tags; counted in stats["invalid_tags"], not sent)."""
+        the agent answered that none did, refused it (this user is not in the agent's
+        --query-admin-uids: counted in stats["not_allowed"], no back-off), is unavailable
+        (the usual back-off applies), or `name` is invalid (as for tags; counted in
+        stats["invalid_tags"], not sent)."""
         n = _encode(name)
         if not _valid(n):
             self._invalid()
