@@ -198,8 +198,8 @@ std::vector<OptionSpec> agent_options(RunOptions *o) {
        duration_into(&o->stats_interval_ns)},
       {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
       {"metrics", 0, "ADDR:PORT",
-       "serve Prometheus metrics on http://ADDR:PORT/metrics;\nADDR is bound as given: 127.0.0.1 keeps them "
-       "local,\n0.0.0.0 exposes them on every interface",
+       "serve Prometheus metrics on http://ADDR:PORT/metrics; a\nbare port is 127.0.0.1 (this host only); "
+       "0.0.0.0\nexposes them on every interface (logged once)",
        [o](const std::string &v, std::string *why) {
          HostPort m;
          if (!parse_metrics_address(v, &m, why)) return false;

@@ -22,8 +22,10 @@
 #include <string>
 #include <thread>
 
+#include "cli/cli.h"
 #include "dthrottle/client.hpp"
 #include "query/query_listen.h"
+#include "rules/config_file.h"
 #include "query/query_server.h"
 #include "rules/tags.h"
 #include "temp_dir.h"
@@ -336,6 +338,59 @@ TEST(QueryAccessOptions, QueryListenIsLoopbackUnlessAskedByName) {
   ASSERT_TRUE(dt::parse_listen_address("7800", &ss, &len, &err)) << err;
   ASSERT_EQ(ss.ss_family, AF_INET);
   EXPECT_EQ(ntohl(reinterpret_cast<sockaddr_in *>(&ss)->sin_addr.s_addr), INADDR_LOOPBACK);
+}
+
+}  // namespace
+
+namespace {
+
+// "agent --iface lo --rate 10 --burst 5" and `extra`, through the agent's own parser.
+dt::ParseOutcome parse_run(std::vector<std::string> extra, dt::RunOptions *opt, std::string *err) {
+  dt::ArgvList a;
+  for (const char *x : {"agent", "--iface", "lo", "--rate", "10", "--burst", "5"}) a.push(x);
+  for (auto &x : extra) a.push(x);
+  return dt::parse_run_options(a.argc(), a.argv(), opt, err);
+}
+
+TEST(QueryAccessOptions, RunOptionsDefaultsAndValues) {
+  dt::RunOptions o;
+  std::string err;
+  ASSERT_EQ(parse_run({"--query-socket", "/tmp/q.sock"}, &o, &err), dt::ParseOutcome::Ok) << err;
+  EXPECT_EQ(o.query_socket_mode, 0660u);
+  EXPECT_EQ(o.query_socket_gid, dt::default_socket_group());
+  EXPECT_EQ(o.query_idle_timeout_ns, 60'000'000'000ull);
+  EXPECT_TRUE(o.query_admin_uids.empty());
+  dt::RunOptions p;
+  ASSERT_EQ(parse_run({"--query-socket", "/tmp/q.sock", "--query-socket-mode", "0600", "--query-socket-group", "0",
+                       "--query-admin-uids", "1000,root", "--query-admin-uids", "7", "--query-idle-timeout", "5s"},
+                      &p, &err),
+            dt::ParseOutcome::Ok)
+      << err;
+  EXPECT_EQ(p.query_socket_mode, 0600u);
+  EXPECT_EQ(p.query_socket_gid, 0u);
+  EXPECT_EQ(p.query_admin_uids, (std::vector<uint32_t>{1000, 0, 7})) << "repeatable, names resolved";
+  EXPECT_EQ(p.query_idle_timeout_ns, 5'000'000'000ull);
+}
+
+TEST(QueryAccessOptions, RunOptionsRefusals) {
+  const std::vector<std::pair<std::vector<std::string>, const char *>> cases = {
+      {{"--query-listen", "0.0.0.0:7800"}, "--query-insecure"},
+      {{"--query-listen", "*:7800"}, "--query-insecure"},
+      {{"--query-insecure"}, "only makes sense with --query-listen"},
+      {{"--query-socket-mode", "999"}, "octal"},
+      {{"--query-socket-group", "no-such-group-dt"}, "no group"},
+      {{"--query-admin-uids", "x,y"}, "neither a uid nor a user"},
+      {{"--query-idle-timeout", "10ms"}, "from 100ms to 24h"},
+  };
+  for (const auto &[args, says] : cases) {
+    dt::RunOptions o;
+    std::string err;
+    EXPECT_EQ(parse_run(args, &o, &err), dt::ParseOutcome::Error) << args[0];
+    EXPECT_NE(err.find(says), std::string::npos) << args[0] << ": " << err;
+  }
+  dt::RunOptions o;
+  std::string err;
+  EXPECT_EQ(parse_run({"--query-listen", "0.0.0.0:7800", "--query-insecure"}, &o, &err), dt::ParseOutcome::Ok) << err;
 }
 
 }  // namespace
