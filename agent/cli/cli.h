@@ -48,7 +48,13 @@ struct RunOptions {
   std::string query_socket;        // unix stream socket path
   std::string query_listen;        // TCP ADDR:PORT
   std::vector<std::string> tag_rules;  // --tag-rule PREFIX=RATE/BURST, besides [[tag]] in --rules
-  uint64_t query_max_connections = 4096;
+  uint64_t query_max_connections = 4096;  // clamped to the descriptor limit (query_listen.h)
+  unsigned query_socket_mode = 0660;       // --query-socket-mode
+  std::string query_socket_group;          // --query-socket-group as given ("" : the default)
+  uint32_t query_socket_gid = 0;           // the group it names (finish_run_options resolves it)
+  std::vector<uint32_t> query_admin_uids;  // --query-admin-uids: BUSY and other admin commands
+  uint64_t query_idle_timeout_ns = 60'000'000'000ull;  // --query-idle-timeout
+  bool query_insecure = false;             // --query-insecure: a non-loopback --query-listen
   uint64_t query_max_wait_ns = 1'000'000'000;
   uint64_t max_tags = 1'000'000;
   std::string redis;                   // --redis: decides strict tags ("" for none)

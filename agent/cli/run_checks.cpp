@@ -5,6 +5,7 @@
 #include "common/node_id.h"
 #include "common/parse_values.h"
 #include "dataplane/policy.h"
+#include "query/query_listen.h"
 #include "rules/prefix_limits.h"
 
 namespace dt {
@@ -60,6 +61,9 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
     return *err = "--curve-key only makes sense with --peers, --listen or --hub", ParseOutcome::Error;
   if (std::string why = cluster_security_error(o->cluster(), o->curve_key, o->insecure_cluster); !why.empty())
     return *err = why, ParseOutcome::Error;
+  if (std::string why = query_listen_security_error(o->query_listen, o->query_insecure); !why.empty())
+    return *err = why, ParseOutcome::Error;
+  if (o->query_socket_group.empty()) o->query_socket_gid = default_socket_group();
   // With --curve-key the key names the node (load_run_config reads it: bind_node_id_to_key).
   if (o->node_id.empty() && o->curve_key.empty()) o->node_id = default_node_id(o->iface);
   return ParseOutcome::Ok;

@@ -5,6 +5,7 @@
 #include "common/endpoint.h"
 #include "common/node_id.h"
 #include "common/parse_values.h"
+#include "query/query_listen.h"
 #include "rules/prefix_limits.h"
 #include "rules/tags.h"
 
@@ -117,11 +118,33 @@ std::vector<OptionSpec> query_options(RunOptions *o) {
        "unix stream socket: send \"TAG\\n\", read \"OK\\n\" or \"NO\\n\";\n\"BUSY NAME\\n\" tells adaptive rules the "
        "service is busy",
        store(&o->query_socket)},
-      {"query-listen", 0, "A:P", "the same over TCP, e.g. 127.0.0.1:7800",
+      {"query-listen", 0, "A:P",
+       "the same over TCP, e.g. 127.0.0.1:7800 (a bare port is\n127.0.0.1); another address needs --query-insecure",
        [o](const std::string &v, std::string *why) {
          HostPort listen;
          return parse_query_listen(v, &listen, why) && (o->query_listen = v, true);
        }},
+      {"query-insecure", 0, nullptr,
+       "serve --query-listen on an address that is not loopback:\nanyone who reaches it spends any tag's budget",
+       turn_on(&o->query_insecure)},
+      {"query-socket-mode", 0, "MODE", "permissions of the unix socket, octal (default 0660)",
+       [o](const std::string &v, std::string *why) { return parse_socket_mode(v, &o->query_socket_mode, why); }},
+      {"query-socket-group", 0, "GROUP",
+       "group of the unix socket: its members may ask (default\ndthrottle if that group exists, else root's)",
+       [o](const std::string &v, std::string *why) {
+         gid_t gid = 0;
+         return resolve_group(v, &gid, why) && (o->query_socket_group = v, o->query_socket_gid = gid, true);
+       }},
+      {"query-admin-uids", 0, "LIST",
+       "users (UID or NAME, comma separated) whose unix-socket\nconnections may send BUSY (root and the agent's own "
+       "uid\nalways may; TCP clients never)",
+       [o](const std::string &v, std::string *why) {
+         std::vector<uid_t> uids;
+         if (!parse_uid_list(v, &uids, why)) return false;
+         return o->query_admin_uids.insert(o->query_admin_uids.end(), uids.begin(), uids.end()), true;
+       }},
+      {"query-idle-timeout", 0, "D", "close connections silent this long (default 60s)",
+       duration_into(&o->query_idle_timeout_ns, 100'000'000, 86'400'000'000'000ull, "from 100ms to 24h")},
       {"tag-rule", 0, "P=R/B",
        "tags starting with P: rate R, burst B (repeatable; also\n[[tag]] in --rules); the longest prefix wins; a tag "
        "no\nrule matches is allowed",
@@ -131,7 +154,9 @@ std::vector<OptionSpec> query_options(RunOptions *o) {
        }},
       {"query-max-wait", 0, "D", "longest wait a RESERVE may be granted (default 1s)",
        duration_into(&o->query_max_wait_ns)},
-      {"query-max-connections", 0, "N", "(default 4096)", count_into(&o->query_max_connections, 1, 1000000)},
+      {"query-max-connections", 0, "N",
+       "(default 4096; at most the descriptor limit minus 256\nand 2 per peer or hub)",
+       count_into(&o->query_max_connections, 1, 1000000)},
       {"max-tags", 0, "N", "tag buckets kept (default 1000000)", count_into(&o->max_tags, 1, 100000000)},
       {"redis", 0, "ADDR",
        "Redis (HOST:PORT or a unix socket path) deciding strict\ntags (strict = true in [[tag]], or --tag-rule "
@@ -173,8 +198,8 @@ std::vector<OptionSpec> agent_options(RunOptions *o) {
        duration_into(&o->stats_interval_ns)},
       {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
       {"metrics", 0, "ADDR:PORT",
-       "serve Prometheus metrics on http://ADDR:PORT/metrics;\nADDR is bound as given: 127.0.0.1 keeps them "
-       "local,\n0.0.0.0 exposes them on every interface",
+       "serve Prometheus metrics on http://ADDR:PORT/metrics; a\nbare port is 127.0.0.1 (this host only); "
+       "0.0.0.0\nexposes them on every interface (logged once)",
        [o](const std::string &v, std::string *why) {
          HostPort m;
          if (!parse_metrics_address(v, &m, why)) return false;
@@ -250,7 +275,7 @@ void append(std::vector<OptionSpec> *to, std::vector<OptionSpec> more) {
 
 }  // namespace
 
-const std::vector<std::string> kRunListSettings = {"peers", "hub", "prefix-limit"};
+const std::vector<std::string> kRunListSettings = {"peers", "hub", "prefix-limit", "query-admin-uids"};
 
 CommandSpec run_command(RunOptions *o, RunFlagsSeen *seen, const std::string &command) {
   CommandSpec spec;

@@ -27,10 +27,14 @@ constexpr int kHandshakeFailed =
 // silent for 3 s (its queued messages go with it: a partition's backlog is dropped, not
 // delivered late), and a connection attempt gives up after 1 s instead of the kernel's
 // two minutes of SYN retries, so a healed partition reconnects within about a second.
+// A connection that has not finished its ZMTP (and CURVE) handshake within 3 s is
+// closed (ZeroMQ's default: 30 s), so a stranger's idle or stalled connections to our
+// --listen port hold a descriptor for seconds, not half a minute.
 void set_link_options(zmq::socket_t &s) {
   s.set(zmq::sockopt::heartbeat_ivl, 1000);
   s.set(zmq::sockopt::heartbeat_timeout, 3000);
   s.set(zmq::sockopt::connect_timeout, 1000);
+  s.set(zmq::sockopt::handshake_ivl, 3000);
 }
 
 bool same_key(const dt_key &a, const dt_key &b) { return memcmp(&a, &b, sizeof a) == 0; }
@@ -57,6 +61,9 @@ bool Cluster::open_sockets(std::string *err) {
     // reconnects), and nothing of it is counted here.
     sub_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxAcceptedBytes));
     sub_->set(zmq::sockopt::subscribe, "");
+    // What reaches the PUB socket is subscriptions (one byte here): a stranger's large ones
+    // drop its connection instead of being buffered.
+    pub_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(64 * 1024));
     if (!cfg_.curve_key_file.empty()) {
       if (!load_curve_keys(cfg_.curve_key_file, cfg_.curve_peers_dir, &curve_, err) || !load_signing(curve_, err))
         return false;

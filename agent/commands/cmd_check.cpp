@@ -10,8 +10,31 @@
 #include "commands/commands.h"
 #include "daemon/run_config.h"
 #include "dataplane/policy.h"
+#include "query/query_listen.h"
 
 namespace dt {
+namespace {
+
+// The query socket's access, as the daemon would set it up (docs/security.md).
+void print_query_access(const RunOptions &opt) {
+  if (!opt.query_socket.empty()) {
+    std::string admins = "root, the agent's uid";
+    for (uint32_t uid : opt.query_admin_uids) admins += ", " + std::to_string(uid);
+    printf("ok: query socket %s: mode %04o, group %u; admin commands (BUSY) from %s; idle connections closed "
+           "after %.0f s\n",
+           opt.query_socket.c_str(), opt.query_socket_mode, static_cast<unsigned>(opt.query_socket_gid),
+           admins.c_str(), opt.query_idle_timeout_ns / 1e9);
+  }
+  if (!opt.query_listen.empty()) {
+    std::string why;
+    const bool loopback = listen_address_is_loopback(opt.query_listen, &why);
+    printf("ok: query TCP %s: %s\n", opt.query_listen.c_str(),
+           loopback ? "loopback (every local user may ask; no admin commands over TCP)"
+                    : "not loopback (--query-insecure): anyone who reaches it may spend any tag's budget");
+  }
+}
+
+}  // namespace
 
 int cmd_check(int argc, char **argv) {
   RunOptions opt;
@@ -44,6 +67,7 @@ int cmd_check(int argc, char **argv) {
            opt.listen.empty() ? "(none)" : opt.listen.c_str(),
            opt.period_ns / 1e6, opt.curve_key.empty() ? ", insecure (--insecure-cluster: no keys, anyone can forge or read reports)"
                                   : ", CurveZMQ keys");
+  print_query_access(opt);
   return 0;
 }
 

@@ -63,6 +63,9 @@ int cmd_hub(int argc, char **argv) {
     // No message larger than an agent accepts (reports on the frontend, subscriptions on
     // the backend): ZeroMQ drops the connection that sends one, before buffering it.
     for (auto *s : {&front, &back}) s->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxAcceptedBytes));
+    // A connection that has not finished its handshake (CURVE included) in 3 s is closed
+    // (ZeroMQ's default: 30 s): a stranger's stalled connections hold descriptors briefly.
+    for (auto *s : {&front, &back}) s->set(zmq::sockopt::handshake_ivl, 3000);
     if (!opt.curve_key.empty()) {
       CurveKeys keys;
       if (!load_curve_keys(opt.curve_key, opt.curve_peers, &keys, &err)) {

@@ -9,8 +9,9 @@ constexpr HostPortRules kBindRules{
     .form = "HOST:PORT", .example = "*:7700", .any_host = true, .host_optional = true, .tcp_scheme = true};
 constexpr HostPortRules kMetricsRules{
     .form = "ADDR:PORT",
-    .example = "127.0.0.1:9100 (this host only), [::1]:9100, or 0.0.0.0:9100 (every interface)",
-    .any_host = true};
+    .example = "9100 or 127.0.0.1:9100 (this host only), [::1]:9100, or 0.0.0.0:9100 (every interface)",
+    .any_host = true,
+    .host_optional = true};
 constexpr HostPortRules kQueryListenRules{
     .form = "ADDR:PORT", .example = "127.0.0.1:7800", .any_host = true, .host_optional = true, .port_zero = true};
 constexpr HostPortRules kRedisRules{.form = "HOST:PORT or a unix socket path (with a '/')",
@@ -42,7 +43,9 @@ bool hub_backend_endpoint(const std::string &frontend, std::string *backend, std
 bool parse_metrics_address(const std::string &in, HostPort *out, std::string *err) {
   HostPort hp;
   if (!parse_host_port(in, kMetricsRules, &hp, err)) return false;
-  if (hp.host == "*") hp.host = "0.0.0.0";
+  const bool bare = hp.host == "*" && !in.starts_with("*");  // "9100" or ":9100": this host only
+  if (bare) hp.host = "127.0.0.1";
+  else if (hp.host == "*") hp.host = "0.0.0.0";
   if (!dthrottle::is_ip_address(hp.host)) {
     *err = "'" + in + "': expected a numeric address (a name is not resolved), e.g. " + kMetricsRules.example;
     return false;

@@ -21,8 +21,9 @@ bool normalize_endpoint(const std::string &in, bool for_bind, std::string *out, 
 // backend (PORT + 1). The backend of a normalised frontend; false (port 65535) with *err.
 bool hub_backend_endpoint(const std::string &frontend, std::string *backend, std::string *err);
 
-// --metrics: "A.B.C.D:PORT", "[IPv6]:PORT" or "*:PORT" (then host "0.0.0.0"). Numeric only,
-// and never a default address: the user says whether the metrics are exposed.
+// --metrics: "A.B.C.D:PORT", "[IPv6]:PORT", "*:PORT" (then host "0.0.0.0"), or a bare port
+// ("9100", ":9100": host "127.0.0.1", this host only). Numeric only: an address other than
+// loopback is the user asking by name for the metrics to be exposed.
 bool parse_metrics_address(const std::string &in, HostPort *out, std::string *err);
 
 // --query-listen: HOST:PORT, "*:PORT", ":PORT" or "PORT" (every address: host "*"), port 0

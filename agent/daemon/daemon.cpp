@@ -2,6 +2,7 @@
 #include "daemon/daemon.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
 #include "metrics/metrics.h"
+#include "query/query_listen.h"
 #include "query/query_server.h"
 
 namespace dt {
@@ -144,7 +146,11 @@ bool Daemon::start_query() {
   QueryServerConfig qc;
   qc.unix_path = opt.query_socket;
   qc.tcp_listen = opt.query_listen;
-  qc.max_connections = opt.query_max_connections;
+  qc.unix_mode = opt.query_socket_mode;
+  qc.unix_gid = opt.query_socket_gid;
+  qc.admin_uids.assign(opt.query_admin_uids.begin(), opt.query_admin_uids.end());
+  qc.idle_timeout_ns = opt.query_idle_timeout_ns;
+  qc.max_connections = query_connection_cap();
   qc.max_reserve_wait_ns = opt.query_max_wait_ns;
   qc.redis_address = opt.redis;
   qc.redis_timeout_ns = opt.redis_timeout_ns;
@@ -152,10 +158,34 @@ bool Daemon::start_query() {
   std::string err;
   query_ = QueryServer::start(qc, tags_, &err);
   if (!query_) return runtime_failure("query socket: " + err);
+  if (!opt.query_socket.empty())
+    DT_INFO("query socket %s: mode %04o, group %u; admin commands (BUSY) from root, the agent's uid and %zu "
+            "--query-admin-uids; idle connections closed after %.0f s", opt.query_socket.c_str(),
+            opt.query_socket_mode, static_cast<unsigned>(opt.query_socket_gid), opt.query_admin_uids.size(),
+            opt.query_idle_timeout_ns / 1e9);
+  if (opt.query_insecure)
+    DT_WARN("query socket: %s is served without authentication (--query-insecure): anyone who reaches it can "
+            "spend any tag's budget", opt.query_listen.c_str());
   DT_INFO("query socket: %s%s%s (%zu tag rules%s%s)", opt.query_socket.c_str(),
           !opt.query_socket.empty() && !opt.query_listen.empty() ? " and " : "", opt.query_listen.c_str(),
           config_.tag_rules.size(), opt.redis.empty() ? "" : "; strict ones decided by redis ", opt.redis.c_str());
   return true;
+}
+
+// --query-max-connections within the descriptor limit, leaving the rest of the agent
+// its reserve: refusing a new connection beats failing a map read or a peer's link.
+size_t Daemon::query_connection_cap() const {
+  const RunOptions &opt = config_.opt;
+  rlimit rl{};
+  const uint64_t nofile = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 1u << 20;
+  const size_t reserve = query_fd_reserve(config_.peers.size() + opt.hubs.size());
+  const size_t cap = clamp_connections(opt.query_max_connections, nofile, reserve);
+  if (cap < opt.query_max_connections)
+    DT_WARN("query socket: at most %zu connections, not %llu: the descriptor limit is %llu and %zu are kept for "
+            "the maps, ZeroMQ, metrics and files (raise LimitNOFILE= or ulimit -n to allow more)",
+            cap, static_cast<unsigned long long>(opt.query_max_connections),
+            static_cast<unsigned long long>(nofile), reserve);
+  return cap;
 }
 
 bool Daemon::open_dataplane() {

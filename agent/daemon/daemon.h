@@ -65,6 +65,7 @@ class Daemon {
   bool bind_metrics();
   bool install_tag_rules();
   bool start_query();
+  size_t query_connection_cap() const;
   bool open_dataplane();
   bool publish_rules();
   bool start_adaptive();

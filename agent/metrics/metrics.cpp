@@ -5,9 +5,12 @@
 
 #include <bpf/bpf.h>
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -147,6 +150,15 @@ void render_query(Exposition &x, const MetricsSnapshot &snap) {
             q.connections_refused);
   x.counter("dthrottle_query_backlog_disconnects_total", "Query clients cut off for not reading their answers.",
             q.backlog_disconnects);
+  x.counter("dthrottle_query_idle_closed_total", "Query-socket connections closed after --query-idle-timeout of silence.",
+            q.idle_closed);
+  x.counter("dthrottle_query_connections_evicted_total",
+            "Query-socket connections idle a second or more, closed at the connection limit for a new one.",
+            q.connections_evicted);
+  x.counter("dthrottle_query_admin_refused_total",
+            "Admin commands (BUSY) refused: the peer is not root, the agent's uid or in --query-admin-uids "
+            "(or came over TCP).",
+            q.admin_refused);
   x.gauge("dthrottle_tag_buckets", "Tag buckets held by the agent.", static_cast<double>(snap.tag_buckets));
   x.counter("dthrottle_strict_decisions_total", "Strict tag queries decided by Redis.", q.strict_decided);
   x.counter("dthrottle_strict_round_trips_total", "Pipelined batches of strict queries sent to Redis.",
@@ -294,6 +306,44 @@ void render_peers(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns) {
 }
 
 constexpr uint64_t kSourceCountMaxAgeNs = 1'000'000'000ull;  // a table walk at most once a second
+constexpr size_t kWorkers = 2;     // scrapes are rare; more threads would only add table walks
+constexpr size_t kMaxPending = 8;  // connections queued or served by the workers
+
+// cpp-httplib's ThreadPool queues every accepted connection, each holding a descriptor,
+// and its enqueue() cannot refuse one: this queue takes at most kMaxPending, and beyond
+// that the accepting thread serves the connection itself. It accepts nothing meanwhile, so
+// further clients wait in the kernel's listen backlog, which holds no descriptor of the
+// agent's: the metrics server never holds more than kMaxPending + 2 of them (the listener
+// and the one served in place), however many connect.
+class BoundedTaskQueue : public httplib::TaskQueue {
+ public:
+  explicit BoundedTaskQueue(std::atomic<uint64_t> *served_in_place) : pool_(kWorkers), in_place_(served_in_place) {}
+  void enqueue(std::function<void()> fn) override {
+    if (pending_.load() >= kMaxPending) {
+      in_place_->fetch_add(1);
+      fn();
+      return;
+    }
+    pending_++;
+    pool_.enqueue([this, fn = std::move(fn)] {
+      fn();
+      pending_--;
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  std::atomic<size_t> pending_{0};
+  std::atomic<uint64_t> *in_place_;
+};
+
+bool is_loopback_host(const std::string &host) {
+  in_addr v4{};
+  in6_addr v6{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  return inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
 
 }  // namespace
 
@@ -319,6 +369,10 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
   if (info.bytes) labels.emplace_back("unit", "bytes");  // rate in bytes/s, burst in bytes
   x.sample("dthrottle_info", labels, uint64_t{1});
   render_dataplane(x, info, maps);
+  x.counter("dthrottle_metrics_connections_in_place_total",
+            "Metrics connections beyond the queue's bound, served by the accepting thread (which accepts "
+            "nothing meanwhile).",
+            snap.metrics_served_in_place);
   if (snap.cluster) {
     render_cluster(x, snap);
     render_peers(x, snap, now_ns);
@@ -332,6 +386,8 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
 
 struct MetricsServer::Impl {
   std::string shown;  // ADDR:PORT as the user would write it
+  bool loopback = true;
+  std::atomic<uint64_t> served_in_place{0};  // BoundedTaskQueue: connections beyond kMaxPending
   MetricsInfo info;
   MapFds maps;
   httplib::Server http;
@@ -382,6 +438,7 @@ struct MetricsServer::Impl {
       std::lock_guard<std::mutex> lock(snap_mu);
       s = snap;
     }
+    s.metrics_served_in_place = served_in_place.load();
     *out = render_metrics(info, m, s, mono_now_ns());
     return true;
   }
@@ -400,8 +457,9 @@ std::unique_ptr<MetricsServer> MetricsServer::bind(const MetricsAddress &addr, s
   auto impl = std::make_unique<Impl>();
   impl->shown = addr.text();
   httplib::Server &http = impl->http;
-  // Two workers: scrapes are rare; more threads would only add table walks.
-  http.new_task_queue = [] { return new httplib::ThreadPool(2); };
+  impl->loopback = is_loopback_host(addr.host);
+  Impl *q = impl.get();
+  http.new_task_queue = [q] { return new BoundedTaskQueue(&q->served_in_place); };
   // httplib's default is SO_REUSEPORT, which would let a second agent bind the same
   // port without an error and split the scrapes between them: SO_REUSEADDR only.
   http.set_socket_options([](socket_t sock) {
@@ -448,6 +506,9 @@ void MetricsServer::serve(const MetricsInfo &info, const MapFds &maps) {
   for (int i = 0; i < 2000 && !p->http.is_running(); i++)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   DT_INFO("metrics: Prometheus text on http://%s/metrics", p->shown.c_str());
+  if (!p->loopback)
+    DT_WARN("metrics: %s is not a loopback address (as --metrics asked): anyone who reaches it reads the "
+            "counters, peer node ids and rule names, without authentication", p->shown.c_str());
 }
 
 void MetricsServer::publish(const MetricsSnapshot &snap) {

@@ -24,8 +24,11 @@
 
 namespace dt {
 
-// Where the metrics server listens: a numeric address (never a default: the user
-// says whether it is exposed) and a port; parse_metrics_address (common/endpoint.h) reads it.
+// Where the metrics server listens: a numeric address (a bare port is 127.0.0.1; another
+// address is the user asking by name, logged once) and a port; parse_metrics_address
+// (common/endpoint.h) reads it. At most 8 connections are queued or served at once, each
+// with 2 s read and write timeouts and one request; beyond them the accepting thread
+// serves in place and the rest wait in the kernel's backlog (metrics.cpp).
 using MetricsAddress = HostPort;
 
 // What never changes while the agent runs (the info metric, the table capacity).
@@ -48,6 +51,7 @@ struct MetricsSnapshot {
   QueryCounters query_counters;
   uint64_t tag_buckets = 0;
   std::vector<AdaptiveStatus> adaptive;  // adaptive rules (empty: none)
+  uint64_t metrics_served_in_place = 0;   // the metrics server's own bound (metrics.cpp), set by scrapes
 };
 
 // What the HTTP thread reads from the maps for one scrape (read_rule_table: the

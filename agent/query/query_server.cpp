@@ -22,12 +22,14 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <list>
 #include <unordered_map>
 #include <vector>
 
 #include "common/log.h"
 #include "common/clock.h"
 #include "common/endpoint.h"
+#include "query/query_listen.h"
 #include "query/strict_redis.h"
 
 namespace dt {
@@ -37,7 +39,7 @@ constexpr size_t kReadChunk = 64 * 1024;
 constexpr int kReadsPerEvent = 4;      // then other connections get their turn
 constexpr int kAcceptsPerEvent = 64;
 constexpr int kMaxEvents = 256;
-constexpr int kSweepMs = 100;          // closing connections' deadlines are checked this often
+constexpr int kSweepMs = 100;          // closing and idle connections' deadlines are checked this often
 constexpr std::string_view kReserve = "RESERVE ";
 constexpr std::string_view kBusy = "BUSY ";
 constexpr std::string_view kErrEmpty = "ERR empty tag\n";
@@ -56,91 +58,10 @@ void set_err(std::string *err, const std::string &what) {
   *err = what + ": " + strerror(errno);
 }
 
-int bind_unix(const std::string &path, unsigned mode, std::string *err) {
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
-  if (path.size() >= sizeof sa.sun_path) {
-    *err = "query socket path '" + path + "' is too long (at most " + std::to_string(sizeof sa.sun_path - 1) +
-           " bytes)";
-    return -1;
-  }
-  memcpy(sa.sun_path, path.c_str(), path.size() + 1);
-  struct stat st{};
-  if (lstat(path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) {
-      *err = "query socket path '" + path + "' exists and is not a socket";
-      return -1;
-    }
-    // A socket file nobody listens on is left over from a crash: replace it.
-    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (probe >= 0 && connect(probe, reinterpret_cast<sockaddr *>(&sa), sizeof sa) == 0) {
-      close(probe);
-      *err = "another server is listening on query socket '" + path + "'";
-      return -1;
-    }
-    if (probe >= 0) close(probe);
-    unlink(path.c_str());
-  }
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    set_err(err, "socket(AF_UNIX)");
-    return -1;
-  }
-  if (bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 || chmod(path.c_str(), mode) != 0 ||
-      listen(fd, SOMAXCONN) != 0) {
-    set_err(err, "cannot listen on query socket '" + path + "'");
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-int bind_tcp(const std::string &listen_at, uint16_t *port, std::string *err) {
-  sockaddr_storage ss{};
-  socklen_t len = 0;
-  if (!parse_listen_address(listen_at, &ss, &len, err)) return -1;
-  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    set_err(err, "socket(TCP)");
-    return -1;
-  }
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(fd, reinterpret_cast<sockaddr *>(&ss), len) != 0 || listen(fd, SOMAXCONN) != 0) {
-    set_err(err, "cannot listen on " + listen_at);
-    close(fd);
-    return -1;
-  }
-  len = sizeof ss;
-  getsockname(fd, reinterpret_cast<sockaddr *>(&ss), &len);
-  *port = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in *>(&ss)->sin_port
-                                        : reinterpret_cast<sockaddr_in6 *>(&ss)->sin6_port);
-  return fd;
-}
-
 }  // namespace
 
-bool parse_listen_address(const std::string &s, sockaddr_storage *out, socklen_t *len, std::string *err) {
-  HostPort hp;
-  if (!parse_query_listen(s, &hp, err)) {
-    *err = "query listen address " + *err;
-    return false;
-  }
-  if (hp.host == "*") hp.host = "0.0.0.0";
-  const std::string port = std::to_string(hp.port);
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo *res = nullptr;
-  const int rc = getaddrinfo(hp.host.c_str(), port.c_str(), &hints, &res);
-  if (rc != 0 || !res) {
-    *err = "query listen address '" + s + "': " + gai_strerror(rc);
-    return false;
-  }
-  memcpy(out, res->ai_addr, res->ai_addrlen);
-  *len = res->ai_addrlen;
-  freeaddrinfo(res);
-  return true;
+bool is_admin_uid(uid_t uid, const std::vector<uid_t> &admin_uids) {
+  return uid == 0 || uid == geteuid() || std::find(admin_uids.begin(), admin_uids.end(), uid) != admin_uids.end();
 }
 
 // The event loop and all per-connection state; touched only by the server thread,
@@ -155,6 +76,10 @@ struct QueryServer::Loop {
     bool eof = false;        // the client shut its write side
     bool shut = false;       // we shut ours (after the last answer)
     uint64_t deadline = 0;   // closing: closed by then whatever happens
+    bool admin = false;      // may send admin commands (a unix peer's uid, is_admin_uid)
+    uid_t peer_uid = static_cast<uid_t>(-1);  // the unix peer's uid; -1 over TCP
+    uint64_t last_active = 0;               // the last byte received or sent
+    std::list<int>::iterator lru;           // its place in by_activity
   };
 
   struct Counters {
@@ -162,6 +87,7 @@ struct QueryServer::Loop {
     std::atomic<uint64_t> accepted{0}, open{0}, refused{0}, backlog{0}, batches{0};
     std::atomic<uint64_t> strict_decided{0}, strict_round_trips{0}, strict_denied{0}, strict_local{0};
     std::atomic<uint64_t> busy_taken{0}, busy_unknown{0};
+    std::atomic<uint64_t> admin_refused{0}, idle_closed{0}, evicted{0};
   };
 
   Loop(const QueryServerConfig &cfg, TagTable &table, int unix_fd, int tcp_fd, int wake_fd)
@@ -205,7 +131,8 @@ struct QueryServer::Loop {
   void run() {
     epoll_event evs[kMaxEvents];
     for (bool running = true; running;) {
-      const int n = epoll_wait(epfd, evs, kMaxEvents, closing_count ? kSweepMs : -1);
+      const bool timed = closing_count || (cfg.idle_timeout_ns && !conns.empty());
+      const int n = epoll_wait(epfd, evs, kMaxEvents, timed ? kSweepMs : -1);
       if (n < 0) {
         if (errno == EINTR) continue;
         DT_ERROR("query server: epoll_wait: %s; the query socket stops answering", strerror(errno));
@@ -217,7 +144,7 @@ struct QueryServer::Loop {
         else if (fd == unix_fd || fd == tcp_fd) accept_all(fd, fd == tcp_fd);
         else if (auto it = conns.find(fd); it != conns.end()) on_event(*it->second, evs[i].events, mono_now_ns());
       }
-      if (closing_count) sweep(mono_now_ns());
+      if (timed) sweep(mono_now_ns());
     }
   }
 
@@ -239,7 +166,7 @@ struct QueryServer::Loop {
         if (errno == EMFILE || errno == ENFILE) return;
         continue;  // ECONNABORTED and the like: that client is gone, take the next
       }
-      if (conns.size() >= cfg.max_connections) {
+      if (conns.size() >= cfg.max_connections && !evict_idlest(mono_now_ns())) {
         refuse("at the connection limit");  // counted before the client can see the close
         close(fd);
         continue;
@@ -259,6 +186,9 @@ struct QueryServer::Loop {
       auto conn = std::make_unique<Conn>();
       conn->fd = fd;
       conn->events = EPOLLIN;
+      if (!tcp) identify_peer(*conn);
+      conn->last_active = mono_now_ns();
+      conn->lru = by_activity.insert(by_activity.end(), fd);
       conns.emplace(fd, std::move(conn));
       c.accepted++;
       c.open++;
@@ -267,10 +197,34 @@ struct QueryServer::Loop {
 
   void refuse(const char *why) {
     c.refused++;
-    uint64_t suppressed = 0;
-    if (warn_log.allow(mono_now_ns(), &suppressed))
-      DT_WARN("query socket: refused a connection (%s; %zu open, limit %zu; %llu similar messages suppressed)",
-              why, conns.size(), cfg.max_connections, static_cast<unsigned long long>(suppressed));
+    log_limited(warn_log, LogLevel::Warn, mono_now_ns(),
+                "query socket: refused a connection (%s; %zu open, limit %zu)", why, conns.size(),
+                cfg.max_connections);
+  }
+
+  // A unix peer's uid, from the kernel (SO_PEERCRED): whether it may send admin commands.
+  void identify_peer(Conn &conn) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(conn.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return;
+    conn.peer_uid = cred.uid;
+    conn.admin = is_admin_uid(cred.uid, cfg.admin_uids);
+  }
+
+  // At the cap: closes the connection idle the longest, if it has been idle evict_idle_ns,
+  // to make room for a new one. False if every connection is busier than that.
+  bool evict_idlest(uint64_t now) {
+    if (by_activity.empty()) return false;
+    Conn &idlest = *conns.at(by_activity.front());
+    if (now - idlest.last_active < cfg.evict_idle_ns) return false;
+    c.evicted++;
+    drop(idlest);
+    return true;
+  }
+
+  void touch(Conn &conn, uint64_t now) {
+    conn.last_active = now;
+    by_activity.splice(by_activity.end(), by_activity, conn.lru);
   }
 
   void on_event(Conn &conn, uint32_t events, uint64_t now) {
@@ -292,6 +246,7 @@ struct QueryServer::Loop {
         drop(conn);
         return false;
       }
+      touch(conn, now);
       if (n == 0) {
         conn.eof = true;
         begin_closing(conn, now);
@@ -344,14 +299,7 @@ struct QueryServer::Loop {
       if (nl == std::string_view::npos) break;
       const std::string_view line = buf.substr(pos, nl - pos);
       pos = nl + 1;
-      if (line.starts_with(kBusy) && line.size() > kBusy.size() && line.size() - kBusy.size() <= kMaxTagLen &&
-          line.find('\0') == std::string_view::npos) {
-        // A busy signal: answered in place, between the queries around it.
-        const bool taken = cfg.busy && cfg.busy(line.substr(kBusy.size()), now);
-        side_before.push_back({queries.size(), taken ? "OK\n" : "NO\n"});
-        (taken ? tally->busy_taken : tally->busy_unknown)++;
-        continue;
-      }
+      if (take_admin_command(conn, line, now, tally)) continue;
       bool reserve;
       const std::string_view tag = line_tag(line, &reserve);
       if (tag.size() > kMaxTagLen) {
@@ -363,7 +311,7 @@ struct QueryServer::Loop {
         break;
       }
       if (tag.empty()) {
-        side_before.push_back({queries.size(), kErrEmpty});
+        side_before.push_back({queries.size(), std::string(kErrEmpty)});
         tally->empties++;
         continue;
       }
@@ -377,6 +325,49 @@ struct QueryServer::Loop {
       else conn.partial.assign(rest);
     }
     return fatal;
+  }
+
+  // An admin command (BUSY, cfg.admin_commands) is answered in place, between the queries
+  // around it, through the one gate: conn.admin. False if the line is no admin command.
+  bool take_admin_command(const Conn &conn, std::string_view line, uint64_t now, Tally *tally) {
+    const AdminCommand *cmd = nullptr;
+    std::string_view arg;
+    if (!match_admin_command(line, &cmd, &arg)) return false;
+    if (!conn.admin) {
+      side_before.push_back({queries.size(), std::string(kErrNotAllowed)});
+      c.admin_refused++;
+      const std::string verb(line.substr(0, line.find(' ')));
+      if (conn.peer_uid == static_cast<uid_t>(-1))
+        log_limited(admin_log, LogLevel::Warn, now,
+                    "query socket: refused %s from a TCP client: admin commands are taken on the unix "
+                    "socket only, from root, the agent's uid or --query-admin-uids", verb.c_str());
+      else
+        log_limited(admin_log, LogLevel::Warn, now,
+                    "query socket: refused %s from uid %u: not in --query-admin-uids", verb.c_str(),
+                    static_cast<unsigned>(conn.peer_uid));
+      return true;
+    }
+    if (!cmd) {  // BUSY: a busy signal for an adaptive rule
+      const bool taken = cfg.busy && cfg.busy(arg, now);
+      side_before.push_back({queries.size(), taken ? "OK\n" : "NO\n"});
+      (taken ? tally->busy_taken : tally->busy_unknown)++;
+    } else {
+      side_before.push_back({queries.size(), cmd->run(arg, now)});
+    }
+    return true;
+  }
+
+  // "VERB ARG" with a known verb and a valid ARG: *cmd (nullptr for BUSY) and *arg.
+  bool match_admin_command(std::string_view line, const AdminCommand **cmd, std::string_view *arg) const {
+    const size_t space = line.find(' ');
+    if (space == std::string_view::npos) return false;
+    const std::string_view verb = line.substr(0, space);
+    *cmd = nullptr;
+    bool known = verb == kBusy.substr(0, kBusy.size() - 1);
+    for (size_t i = 0; !known && i < cfg.admin_commands.size(); i++)
+      if (verb == cfg.admin_commands[i].verb) known = true, *cmd = &cfg.admin_commands[i];
+    *arg = line.substr(space + 1);
+    return known && !arg->empty() && arg->size() <= kMaxTagLen && line.find('\0') == std::string_view::npos;
   }
 
   // The answers in line order: each query's, after the in-place answers that came before it.
@@ -498,6 +489,7 @@ struct QueryServer::Loop {
         return false;
       }
       conn.out.erase(0, static_cast<size_t>(n));
+      if (n > 0) touch(conn, mono_now_ns());
     }
     if (conn.out.size() > cfg.max_backlog_bytes) {
       c.backlog++;
@@ -535,16 +527,25 @@ struct QueryServer::Loop {
     const int fd = conn.fd;
     if (conn.closing) closing_count--;
     close(fd);  // also removes it from the epoll set
+    by_activity.erase(conn.lru);
     conns.erase(fd);
     c.open--;
   }
 
-  // Closes connections that have lingered past their deadline.
+  // Closes connections that have lingered past their deadline, and those silent for
+  // idle_timeout_ns (the least recently active first: by_activity's order).
   void sweep(uint64_t now) {
     expired.clear();
-    for (auto &[fd, conn] : conns)
-      if (conn->closing && conn->deadline <= now) expired.push_back(fd);
+    if (closing_count)
+      for (auto &[fd, conn] : conns)
+        if (conn->closing && conn->deadline <= now) expired.push_back(fd);
     for (int fd : expired) drop(*conns.at(fd));
+    while (cfg.idle_timeout_ns && !by_activity.empty()) {
+      Conn &idlest = *conns.at(by_activity.front());
+      if (now - idlest.last_active < cfg.idle_timeout_ns) break;
+      c.idle_closed++;
+      drop(idlest);
+    }
   }
 
   const QueryServerConfig &cfg;
@@ -556,7 +557,8 @@ struct QueryServer::Loop {
   std::vector<char> scratch;
   std::vector<TagQuery> queries;     // of the read being answered
   // Lines answered in place (empty: ERR, BUSY: OK/NO) before queries[i], in order.
-  std::vector<std::pair<size_t, std::string_view>> side_before;
+  std::vector<std::pair<size_t, std::string>> side_before;
+  std::list<int> by_activity;        // every connection, the least recently active first
   std::vector<int> expired;
   std::unique_ptr<StrictRedis> redis;       // strict tags; this thread's own client
   std::vector<size_t> strict_idx;           // queries[strict_idx[k]] is strict_reqs[k]
@@ -566,6 +568,7 @@ struct QueryServer::Loop {
   Counters c;
   LogLimiter warn_log{10'000'000'000ull, 5};   // refusals and cut-offs: operator news
   LogLimiter input_log{10'000'000'000ull, 5};  // bad input: the client's problem
+  LogLimiter admin_log{10'000'000'000ull, 5};  // refused admin commands
 };
 
 QueryServer::QueryServer(const QueryServerConfig &cfg, TagTable &table) : cfg_(cfg), table_(table) {}
@@ -577,14 +580,14 @@ std::unique_ptr<QueryServer> QueryServer::start(const QueryServerConfig &cfg, Ta
   }
   std::unique_ptr<QueryServer> s(new QueryServer(cfg, table));
   if (!cfg.unix_path.empty()) {
-    if ((s->unix_fd_ = bind_unix(cfg.unix_path, cfg.unix_mode, err)) < 0) return nullptr;
+    if ((s->unix_fd_ = bind_unix_socket(cfg.unix_path, cfg.unix_mode, cfg.unix_gid, err)) < 0) return nullptr;
     struct stat st{};
     if (stat(cfg.unix_path.c_str(), &st) == 0) {
       s->unix_dev_ = st.st_dev;
       s->unix_ino_ = st.st_ino;
     }
   }
-  if (!cfg.tcp_listen.empty() && (s->tcp_fd_ = bind_tcp(cfg.tcp_listen, &s->tcp_port_, err)) < 0) return nullptr;
+  if (!cfg.tcp_listen.empty() && (s->tcp_fd_ = bind_tcp_socket(cfg.tcp_listen, &s->tcp_port_, err)) < 0) return nullptr;
   if ((s->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
     set_err(err, "eventfd");
     return nullptr;
@@ -631,6 +634,9 @@ QueryCounters QueryServer::counters() const {
   q.strict_local_on_error = c.strict_local;
   q.busy_taken = c.busy_taken;
   q.busy_unknown = c.busy_unknown;
+  q.admin_refused = c.admin_refused;
+  q.idle_closed = c.idle_closed;
+  q.connections_evicted = c.evicted;
   return q;
 }
 

@@ -13,11 +13,17 @@
 //                                       "NO\n"         the wait would exceed the max
 //                                                      wait, or too many reservations
 //                                                      are outstanding
-// Extension, busy signals for adaptive rules (adaptive.h):
+// Extension, busy signals for adaptive rules (adaptive.h), an admin command:
 //   client: BUSY <name>\n        server: "OK\n" an adaptive rule took the signal: the
 //                                       packet rule named <name>, else the tag rule
 //                                       the tag <name> falls under
 //                                       "NO\n" no adaptive rule by that name or tag
+//                                       "ERR not allowed\n" the peer is no admin
+// Admin commands (BUSY, and those of QueryServerConfig::admin_commands) are taken only
+// from a unix-socket peer whose uid (SO_PEERCRED, read at accept) is root, the agent's
+// own, or in admin_uids; anyone else gets "ERR not allowed\n" (counted, logged at a
+// limited rate; the connection stays open) and nothing changes. TCP peers are never
+// admins: a loopback TCP connection does not say which local user made it.
 // (so a tag may not begin with "RESERVE " or "BUSY "). Errors:
 //   empty line                  "ERR empty tag\n", the connection stays open
 //   tag over 1024 bytes         "ERR tag too long\n", then the server closes
@@ -25,8 +31,12 @@
 // Answers to the lines before a closing error are sent first. Closing means: flush,
 // shut down the write side, discard input until the client closes or linger_ns pass.
 //
-// Resource bounds: at most max_connections open connections (more are accepted and
-// closed at once, counted as refused); at most max_backlog_bytes of answers the socket
+// Resource bounds: at most max_connections open connections (clamp_connections fits it
+// to the descriptor limit). A new connection beyond it takes the place of the
+// connection idle the longest if that one has been idle for evict_idle_ns (counted as
+// evicted: clients reconnect), else it is accepted and closed at once (counted as
+// refused): the connections that work are never the ones failed. A connection that
+// neither sends nor takes a byte for idle_timeout_ns is closed (counted). At most max_backlog_bytes of answers the socket
 // would not take (the client has not read them and the kernel's socket buffer, ~200 KiB,
 // is full): beyond it the client is disconnected (counted), so a client that never
 // reads cannot hold memory or block anyone; the server thread never blocks. A client
@@ -54,16 +64,40 @@
 
 #include <functional>
 #include <string_view>
+#include <vector>
 
 #include "rules/tags.h"
 
 namespace dt {
 
+// A line command only admins may send: "<verb> <arg>\n" (arg 1 to kMaxTagLen bytes, no
+// NUL). An admin peer gets run()'s answer (one line, '\n' included); anyone else
+// "ERR not allowed\n". run() is called on the query thread, between the queries
+// around the line, and must not block. A tag can no longer begin with "<verb> ".
+struct AdminCommand {
+  std::string verb;  // "BAN", "UNBAN", ...
+  std::function<std::string(std::string_view arg, uint64_t now_ns)> run;
+};
+
+// The answer to an admin command from a peer that is no admin.
+inline constexpr std::string_view kErrNotAllowed = "ERR not allowed\n";
+
+// At the connection cap, a new connection replaces one idle at least this long.
+inline constexpr uint64_t kEvictIdleNs = 1'000'000'000ull;
+
+// True if a unix-socket peer with this uid may send admin commands: root, the agent's
+// own uid (it could ptrace the agent anyway), or one of admin_uids.
+bool is_admin_uid(uid_t uid, const std::vector<uid_t> &admin_uids);
+
 struct QueryServerConfig {
   std::string unix_path;   // --query-socket PATH; "" for none
   std::string tcp_listen;  // --query-listen ADDR:PORT ("127.0.0.1:7800", "[::1]:7800",
                            // "*:7800" = all addresses); port 0 picks a free one. "" for none
-  unsigned unix_mode = 0666;               // permissions of the unix socket file
+  unsigned unix_mode = 0660;               // permissions of the unix socket file, set at bind
+  gid_t unix_gid = static_cast<gid_t>(-1); // its group (-1: the agent's), set before it is in place
+  std::vector<uid_t> admin_uids;           // may send admin commands, besides root and the agent's uid
+  uint64_t idle_timeout_ns = 60'000'000'000ull;  // silent connections closed (0: never)
+  uint64_t evict_idle_ns = kEvictIdleNs;  // at the cap: the idle time that makes a connection evictable
   size_t max_connections = 4096;
   size_t max_backlog_bytes = 128 * 1024;   // unread answers per connection
   uint64_t max_reserve_wait_ns = 1'000'000'000;  // RESERVE: longest wait granted
@@ -73,6 +107,8 @@ struct QueryServerConfig {
   // BUSY <name>: a busy signal for an adaptive rule (adaptive.h), called on the query
   // thread; true if an adaptive rule took it. Without a handler, BUSY answers NO.
   std::function<bool(std::string_view name, uint64_t now_ns)> busy;
+  // More admin-only commands (e.g. BAN, UNBAN): the same gate as BUSY.
+  std::vector<AdminCommand> admin_commands;
 };
 
 // Snapshot of the server's counters (monotonic, except connections_open).
@@ -90,13 +126,12 @@ struct QueryCounters {
   uint64_t strict_local_on_error = 0;   // answered by the local bucket: Redis failed (local)
   uint64_t busy_taken = 0;             // BUSY lines an adaptive rule took (answered OK)
   uint64_t busy_unknown = 0;           // BUSY lines for no adaptive rule (answered NO)
+  uint64_t admin_refused = 0;          // admin commands from a peer that is no admin (ERR not allowed)
+  uint64_t idle_closed = 0;            // connections closed after idle_timeout_ns of silence
+  uint64_t connections_evicted = 0;    // idle connections closed to make room for a new one
   uint64_t answers() const { return answered_ok + answered_no + answered_wait; }
   uint64_t errors() const { return err_empty + err_too_long + err_nul; }
 };
-
-// Parses "ADDR:PORT" for tcp_listen into a bindable address; false with *err if bad.
-bool parse_listen_address(const std::string &s, sockaddr_storage *out, socklen_t *len,
-                          std::string *err);
 
 class QueryServer {
  public:

@@ -8,7 +8,17 @@
 //                                                // rules back off (see the README)
 //
 // Protocol (docs/query-protocol.md): "<tag>\n" -> "OK\n" | "NO\n";
-// "RESERVE <tag>\n" -> "OK\n" | "WAIT <ms>\n" | "NO\n"; "BUSY <name>\n" -> "OK\n" | "NO\n".
+// "RESERVE <tag>\n" -> "OK\n" | "WAIT <ms>\n" | "NO\n"; "BUSY <name>\n" -> "OK\n" | "NO\n"
+// | "ERR not allowed\n" (this user may not send BUSY: --query-admin-uids). A refused
+// busy signal is an answer, not a failure: busy() is false, the connection stays, no
+// back-off starts; counted in stats().not_allowed.
+//
+// The agent closes connections silent for --query-idle-timeout (60 s), and one idle for
+// a second when it needs the room for a new client. A kept connection the agent closed
+// is noticed before the query is sent, or by an end of file instead of an answer: the
+// query is then sent once more on a new connection within the same deadline, so an idle
+// close never lets a request through unasked. A new connection the agent refuses at once
+// (every slot busy) is a failure as below: fail-safe.
 //
 // Fail-safe, as the reference daemon asks of its clients: every query has a short
 // deadline (ClientOptions::timeout, 50 ms by default, covering connect, send and
@@ -74,6 +84,7 @@ struct ClientStats {
   uint64_t backed_off = 0;     // queries allowed without asking, during a back-off
   uint64_t invalid_tags = 0;   // queries allowed without asking, because the tag is invalid
   uint64_t connects = 0;       // connections made
+  uint64_t not_allowed = 0;    // admin commands (BUSY) the agent refused: "ERR not allowed"
 };
 
 // The answer to reserve(): proceed now, proceed after `wait`, or do not proceed.
@@ -188,13 +199,35 @@ class Client {
     }
     const Clock::time_point deadline = Clock::now() + opt_.timeout;
     const std::string msg = line + '\n';
-    if ((fd_ < 0 && !connect_by(deadline)) || !send_all(msg, deadline) || !recv_line(answer, deadline) ||
-        !(*answer == "OK" || *answer == "NO" || answer->starts_with("WAIT "))) {
+    const bool reused = fd_ >= 0 && !closed_by_agent();
+    bool ok = exchange(msg, answer, deadline);
+    if (!ok && reused && closed_) {  // the agent had closed the kept connection: it never read the line
+      disconnect();
+      ok = exchange(msg, answer, deadline);
+    }
+    if (ok && *answer == "ERR not allowed") stats_.not_allowed++;
+    else if (!ok || !(*answer == "OK" || *answer == "NO" || answer->starts_with("WAIT "))) {
       fail();
       return false;
     }
     stats_.answered++;
     backoff_ = opt_.backoff_initial;
+    return true;
+  }
+
+  // One line sent and its answer read, connecting first if need be. On failure, closed_
+  // says whether the agent closed the connection before any byte of the answer.
+  bool exchange(const std::string &msg, std::string *answer, Clock::time_point deadline) {
+    closed_ = false;
+    return (fd_ >= 0 || connect_by(deadline)) && send_all(msg, deadline) && recv_line(answer, deadline);
+  }
+
+  // True (and the connection dropped) if the agent closed the kept connection, or sent
+  // something no query asked for.
+  bool closed_by_agent() {
+    pollfd p{fd_, POLLIN, 0};  // readable with no query asked: end of file, or stray bytes
+    if (poll(&p, 1, 0) == 0) return false;
+    disconnect();
     return true;
   }
 
@@ -278,6 +311,7 @@ class Client {
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_for(POLLOUT, deadline)) continue;
+      closed_ = n < 0 && (errno == EPIPE || errno == ECONNRESET);
       return false;
     }
     return true;
@@ -299,7 +333,10 @@ class Client {
         inbuf_.append(buf, static_cast<size_t>(n));
         continue;
       }
-      if (n == 0) return false;  // the agent closed the connection
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) {  // the agent closed the connection
+        closed_ = inbuf_.empty();
+        return false;
+      }
       if (errno == EINTR) continue;
       if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_for(POLLIN, deadline)) continue;
       return false;
@@ -311,6 +348,7 @@ class Client {
   mutable std::mutex mu_;
   int fd_ = -1;
   std::string inbuf_;
+  bool closed_ = false;  // the last exchange failed on the agent's close, before any answer byte
   std::chrono::milliseconds backoff_;
   Clock::time_point retry_at_{};
   ClientStats stats_;

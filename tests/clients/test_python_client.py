@@ -129,12 +129,15 @@ class AgainstServer(unittest.TestCase):
         self.assertFalse(self.client.busy("nope"))
         self.assertEqual(self.client.stats["connects"], 1, "one connection for queries and signals")
 
-    def test_busy_tcp(self):
+    def test_busy_tcp_is_refused_without_a_failure(self):
         self.assertTrue(TCP, "DTHROTTLE_TEST_TCP is not set")
         with dthrottle.Client(TCP) as tcp:
-            self.assertIs(tcp.busy("api"), True, "'BUSY api' over TCP: OK")
-            self.assertIs(tcp.busy("nope"), False, "'BUSY nope' over TCP: NO")
-            self.assertEqual(tcp.stats["answered"], 2)
+            self.assertIs(tcp.busy("api"), False, "'BUSY api' over TCP: ERR not allowed (TCP peers are no admins)")
+            self.assertEqual(tcp.stats["not_allowed"], 1, "the refusal is counted")
+            self.assertEqual(tcp.stats["failures"], 0, "a refusal is an answer, not a failure")
+            self.assertFalse(tcp.backing_off, "no back-off after a refusal")
+            self.assertTrue(tcp.allow("d:after-refusal"))
+            self.assertEqual(tcp.stats["connects"], 1, "the connection is kept after the refusal")
 
     def test_busy_invalid_names_are_not_sent(self):
         for bad in ["", "a\nb", "a\0b", "x" * 1025, "\ud800"]:
@@ -292,6 +295,54 @@ class Decorator(unittest.TestCase):
             self.assertEqual(client.stats["answered"], 2, "both signals went through the configured client")
         finally:
             dthrottle.configure("/nonexistent/dthrottle.sock").close()
+
+
+class ClosingServer:
+    """A fake agent on a unix socket that answers one line per connection with OK, then
+    closes it (as the agent does to an idle connection); counts connections and lines."""
+
+    def __init__(self, path):
+        self.path, self.connections, self.lines = path, 0, 0
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(16)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with conn:
+                if conn.recv(4096).endswith(b"\n"):
+                    self.lines += 1
+                    conn.sendall(b"OK\n")
+                # the next read sees the client's following line, or its close; either way we close
+
+    def close(self):
+        self.sock.close()
+
+
+class IdleClose(unittest.TestCase):
+    def test_a_kept_connection_the_agent_closed_is_replaced_without_failing_open(self):
+        work = tempfile.mkdtemp(prefix="dthrottle-closing.")
+        path = os.path.join(work, "q.sock")
+        server = ClosingServer(path)
+        try:
+            client = dthrottle.Client(path, timeout=0.5)
+            for i in range(3):
+                self.assertTrue(client.allow("t%d" % i))
+                time.sleep(0.05)  # the server has closed the connection by now
+            self.assertEqual(client.stats["failures"], 0, "an idle close is no failure: %r" % (client.stats,))
+            self.assertEqual(client.stats["answered"], 3, "every query was asked, none allowed unasked")
+            self.assertEqual(server.lines, 3, "the server read each query once")
+            self.assertFalse(client.backing_off)
+        finally:
+            server.close()
+            shutil.rmtree(work)
 
 
 class FailSafe(unittest.TestCase):

@@ -97,10 +97,7 @@ rc=$?
 check_eq metrics/bad-value-exit "exit code with --metrics 127.0.0.1:99999 ($out)" "$rc" 2
 check metrics/bad-value-message "no clear error for --metrics 127.0.0.1:99999: $out" \
 	grep -q -- "--metrics: '127.0.0.1:99999': the port must be from 1 to 65535" <<<"$out"
-out=$(in_ns "${M_NS[1]}" timeout 20 "$AGENT" --iface "${M_DIF[1]}" --pin-dir "${M_PIN[1]}" --rate "$RATE" \
-	--burst "$BURST" --metrics 9100 2>&1)
-rc=$?
-check_eq metrics/no-address-exit "exit code with --metrics 9100 (no address: $out)" "$rc" 2
+# (A bare port, --metrics 9100, binds 127.0.0.1: tests/netns/test_query_local.sh.)
 
 # --- two agents with metrics ------------------------------------------------------------------
 

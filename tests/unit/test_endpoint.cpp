@@ -181,11 +181,14 @@ TEST(Endpoint, MetricsAddressIsNumeric) {
   ASSERT_TRUE(dt::parse_metrics_address("*:9100", &a, &err)) << err;
   EXPECT_EQ(a.host, "0.0.0.0") << "'*' binds every IPv4 address, like 0.0.0.0";
   EXPECT_FALSE(dt::parse_metrics_address("localhost:9100", &a, &err));
-  EXPECT_EQ(err, "'localhost:9100': expected a numeric address (a name is not resolved), e.g. 127.0.0.1:9100 "
-                 "(this host only), [::1]:9100, or 0.0.0.0:9100 (every interface)");
-  EXPECT_FALSE(dt::parse_metrics_address("9100", &a, &err)) << "never a default address";
-  EXPECT_EQ(err, "'9100': expected ADDR:PORT, e.g. 127.0.0.1:9100 (this host only), [::1]:9100, or 0.0.0.0:9100 "
-                 "(every interface)");
+  EXPECT_EQ(err, "'localhost:9100': expected a numeric address (a name is not resolved), e.g. 9100 or "
+                 "127.0.0.1:9100 (this host only), [::1]:9100, or 0.0.0.0:9100 (every interface)");
+  for (const char *bare : {"9100", ":9100"}) {
+    ASSERT_TRUE(dt::parse_metrics_address(bare, &a, &err)) << err;
+    EXPECT_EQ(a.host, "127.0.0.1") << bare << ": a bare port is this host only";
+    EXPECT_EQ(a.port, 9100);
+  }
+  EXPECT_FALSE(dt::parse_metrics_address("9100:", &a, &err));
 }
 
 TEST(Endpoint, QueryListenAndRedis) {

@@ -124,6 +124,9 @@ dthrottle_source_table_fill_ratio 0.25
 # HELP dthrottle_lru_evictions_total Estimate of the sources the full table evicted (least recently seen first): buckets created minus buckets present, never decreasing.
 # TYPE dthrottle_lru_evictions_total counter
 dthrottle_lru_evictions_total 10
+# HELP dthrottle_metrics_connections_in_place_total Metrics connections beyond the queue's bound, served by the accepting thread (which accepts nothing meanwhile).
+# TYPE dthrottle_metrics_connections_in_place_total counter
+dthrottle_metrics_connections_in_place_total 0
 )";
 
 // What a cluster snapshot adds after the single-host text.
@@ -323,7 +326,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 64u);
+  EXPECT_EQ(samples, 65u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
@@ -410,7 +413,7 @@ TEST(MetricsAddress, ParsesNumericAddresses) {
 }
 
 TEST(MetricsAddress, RejectsWhatIsNotAnAddressAndPort) {
-  for (const char *bad : {"", "9100", ":9100", "localhost:9100", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0",
+  for (const char *bad : {"", "localhost:9100", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0",
                           "127.0.0.1:65536", "127.0.0.1:91x", "::1:9100", "[::1]9100", "[::1]:", "[127.0.0.1]:9100",
                           "256.0.0.1:9100", "127.0.0.1:-1"}) {
     dt::MetricsAddress a;

@@ -16,7 +16,17 @@
 
 Protocol (docs/query-protocol.md): b"<tag>\\n" -> b"OK\\n" | b"NO\\n";
 b"RESERVE <tag>\\n" -> b"OK\\n" | b"WAIT <ms>\\n" | b"NO\\n";
-b"BUSY <name>\\n" -> b"OK\\n" (an adaptive rule took the signal) | b"NO\\n" (none did).
+b"BUSY <name>\\n" -> b"OK\\n" (an adaptive rule took the signal) | b"NO\\n" (none did)
+| b"ERR not allowed\\n" (this user may not send BUSY: --query-admin-uids). A refused
+busy signal is an answer, not a failure: busy() returns False, the connection stays
+and no back-off starts; counted in stats["not_allowed"].
+
+The agent closes connections silent for --query-idle-timeout (60 s), and one idle
+for a second when it needs the room for a new client. A kept connection the agent
+closed is noticed before the query is sent, or by an end of file instead of an
+answer: the query is then sent once more on a new connection, within the same
+deadline, so an idle close never lets a request through unasked. A connection the
+agent refuses at once (every slot busy) is a failure as below: fail-safe.
 
 Fail-safe, as the reference daemon asks of its clients: each query has a short
 deadline (timeout, 50 ms by default, for connect, send and receive together). If the
@@ -54,6 +64,13 @@ __version__ = "0.1.0"
 DEFAULT_ENDPOINT = "/run/dthrottle/query.sock"
 MAX_TAG_BYTES = 1024
 _MAX_ANSWER_BYTES = 64
+
+
+_NOT_ALLOWED = b"ERR not allowed"
+
+
+class _AgentClosed(OSError):
+    """The agent closed the connection before any byte of the answer."""
 
 
 class Throttled(Exception):
@@ -157,7 +174,8 @@ class Client:
         self._buf = b""
         self._pid = os.getpid()
         self._lock = threading.Lock()
-        self.stats = {"answered": 0, "failures": 0, "backed_off": 0, "invalid_tags": 0, "connects": 0}
+        self.stats = {"answered": 0, "failures": 0, "backed_off": 0, "invalid_tags": 0, "connects": 0,
+                      "not_allowed": 0}
 
     def allow(self, tag):
         """True if the request tagged `tag` should be served (or the agent is unavailable)."""
@@ -186,8 +204,10 @@ class Client:
         """Signals that the service behind `name` is overloaded (docs/query-protocol.md,
         BUSY): the packet rule named `name`, else the tag rule the tag `name` falls under,
         backs off if it is adaptive. True if an adaptive rule took the signal; False if
-        the agent answered that none did, is unavailable (the usual back-off applies), or
-        `name` is invalid (as for tags; counted in stats["invalid_tags"], not sent)."""
+        the agent answered that none did, refused it (this user is not in the agent's
+        --query-admin-uids: counted in stats["not_allowed"], no back-off), is unavailable
+        (the usual back-off applies), or `name` is invalid (as for tags; counted in
+        stats["invalid_tags"], not sent)."""
         n = _encode(name)
         if not _valid(n):
             self._invalid()
@@ -227,12 +247,18 @@ class Client:
                 return None
             deadline = time.monotonic() + self.timeout
             try:
-                if self._sock is None:
-                    self._connect(deadline)
-                self._sock.settimeout(max(deadline - time.monotonic(), 1e-4))
-                self._sock.sendall(line + b"\n")
-                answer = self._read_line(deadline)
-                if answer not in (b"OK", b"NO") and not (answer.startswith(b"WAIT ") and answer[5:].isdigit()):
+                try:
+                    reused = self._sock is not None and not self._closed_by_agent()
+                    answer = self._exchange(line, deadline)
+                except _AgentClosed:
+                    if not reused:
+                        raise
+                    # A kept connection the agent had closed (idle): it never read the line.
+                    self._disconnect()
+                    answer = self._exchange(line, deadline)
+                if answer == _NOT_ALLOWED:
+                    self.stats["not_allowed"] += 1
+                elif answer not in (b"OK", b"NO") and not (answer.startswith(b"WAIT ") and answer[5:].isdigit()):
                     raise OSError("unexpected answer %r" % (answer,))
             except (OSError, ValueError):
                 self._fail()
@@ -240,6 +266,32 @@ class Client:
             self.stats["answered"] += 1
             self._backoff = self.backoff_initial
             return answer
+
+    def _exchange(self, line, deadline):
+        if self._sock is None:
+            self._connect(deadline)
+        self._sock.settimeout(max(deadline - time.monotonic(), 1e-4))
+        try:
+            self._sock.sendall(line + b"\n")
+        except (BrokenPipeError, ConnectionResetError) as e:
+            raise _AgentClosed(str(e))
+        return self._read_line(deadline)
+
+    def _closed_by_agent(self):
+        """True (and the connection dropped) if the agent closed the kept connection, or
+        sent something no query asked for."""
+        try:
+            self._sock.setblocking(False)
+            try:
+                self._sock.recv(1, socket.MSG_PEEK)  # data or end of file: either way, not ours
+            finally:
+                self._sock.setblocking(True)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            pass
+        self._disconnect()
+        return True
 
     def _connect(self, deadline):
         ep = self.endpoint
@@ -269,9 +321,12 @@ class Client:
             if left <= 0:
                 raise socket.timeout("no answer in time")
             self._sock.settimeout(left)
-            chunk = self._sock.recv(256)
+            try:
+                chunk = self._sock.recv(256)
+            except ConnectionResetError as e:
+                raise _AgentClosed(str(e)) if not self._buf else e
             if not chunk:
-                raise OSError("the agent closed the connection")
+                raise _AgentClosed("the agent closed the connection") if not self._buf else OSError("closed mid-answer")
             self._buf += chunk
         line, _, self._buf = self._buf.partition(b"\n")
         return line
