@@ -462,7 +462,11 @@ MapFds Dataplane::map_fds() const {
 
 void Dataplane::detach_and_unpin() {
   if (hook_ == AttachHook::Tc && tc_.how != TcHow::None) {
-    const std::string removed = tc_remove(ifindex_, pin_dir_ + "/" + DT_PIN_TC_LINK, tc_.link_fd, tc_.created_qdisc);
+    bpf_prog_info own{};
+    uint32_t len = sizeof own;
+    const uint32_t own_id = bpf_obj_get_info_by_fd(tc_prog_fd(), &own, &len) == 0 ? own.id : 0;
+    const std::string removed =
+        tc_remove(ifindex_, pin_dir_ + "/" + DT_PIN_TC_LINK, tc_.link_fd, tc_.created_qdisc, own_id);
     tc_.link_fd = -1;
     DT_INFO("detached from %s: removed %s", iface_.c_str(), removed.empty() ? "nothing (it was gone)" : removed.c_str());
   }

@@ -261,7 +261,7 @@ bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::st
   return ok;
 }
 
-std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours) {
+std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours, uint32_t own_prog_id) {
   std::string removed;
   // The link: unpinned and closed, it detaches once no one holds it.
   const int pinned = pinned_tcx_link(ifindex, link_pin);
@@ -272,7 +272,7 @@ std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, boo
   if (pinned >= 0) close(pinned);
   if (link_fd >= 0) close(link_fd);
   // The filter, only if the program in it is ours.
-  if (const uint32_t id = filter_prog_id(ifindex); id != 0 && prog_is_ours(id)) {
+  if (const uint32_t id = filter_prog_id(ifindex); id != 0 && (id == own_prog_id || prog_is_ours(id))) {
     LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
     LIBBPF_OPTS(bpf_tc_opts, o, .handle = kTcHandle, .priority = kTcPriority);
     if (int rc = bpf_tc_detach(&hook, &o); rc == 0)
