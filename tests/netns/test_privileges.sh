@@ -11,7 +11,9 @@
 #   2. --attach tc with a tcx link (Linux 6.6+): the same, nothing kept; SIGTERM removes the link.
 #   3. --attach tc with a clsact filter (DTHROTTLE_TC_CLSACT=1, as before 6.6): CAP_NET_ADMIN
 #      alone is kept, and SIGTERM removes the filter and the qdisc it created with it.
-#   4. The same with --keep: nothing kept (nothing to remove at exit); the filter stays.
+#   4. The same with --keep: nothing kept (nothing to remove at exit); the filter stays, and an
+#      agent started with the unit's bounding set (packaging/dthrottle@.service.in) takes it
+#      over, keeps CAP_NET_ADMIN alone and removes it at SIGTERM.
 # Takes about 15 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -125,8 +127,21 @@ start_priv keep --attach tc --keep
 check_sets keep "$AGENT_PID" ""
 stop_ok keep
 check privileges/keep/kept "--keep: the filter should stay after SIGTERM: $(tc_state)" [ "$(tc_state)" = "1 qdisc, 1 filter" ]
-# The next agent takes it over and, without --keep, removes it.
-start_priv after-keep --attach tc
+# The next agent takes it over and, without --keep, removes it: started with the bounding set
+# of packaging/dthrottle@.service.in, as systemd would (no CAP_SYS_ADMIN: the filter is known
+# as dthrottle's by its name, not through BPF_PROG_GET_FD_BY_ID).
+UNIT_CAPS=$(sed -n 's/^CapabilityBoundingSet=//p' "$DT_ROOT/packaging/dthrottle@.service.in")
+[ -n "$UNIT_CAPS" ] || die "no CapabilityBoundingSet= in packaging/dthrottle@.service.in"
+bounding=-all
+for c in $UNIT_CAPS; do bounding+=",+$(tr 'A-Z' 'a-z' <<<"${c#CAP_}")"; done
+printf '#!/bin/sh\nexec setpriv --bounding-set %s --inh-caps -all %s "$@"\n' "$bounding" "$AGENT" >"$WORK/unit-agent"
+chmod +x "$WORK/unit-agent"
+REAL_AGENT=$AGENT
+AGENT=$WORK/unit-agent start_priv after-keep --attach tc
+check privileges/after-keep/took-over "under the unit's bounding set ($UNIT_CAPS): $(grep -E 'took over|ERROR' "$(agent_log after-keep)")" \
+	grep -q 'took over dthrottle' "$(agent_log after-keep)"
+check_sets after-keep "$AGENT_PID" cap_net_admin
+AGENT=$REAL_AGENT
 stop_ok after-keep
 check privileges/after-keep/removed "the taken-over filter after SIGTERM: $(tc_state)" [ "$(tc_state)" = "0 qdisc, 0 filter" ]
 unset DTHROTTLE_TC_CLSACT
