@@ -85,7 +85,7 @@ bool mkdir_p(const std::string &path, std::string *err) {
 int acquire_lock(const std::string &pin_dir, std::string *err) {
   std::string path = runtime_file(pin_dir, kLockFile);
   mkdir(kRuntimeDir, 0755);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kRuntimeFileMode);
   if (fd < 0) {
     *err = "cannot create lock file " + path + ": " + errno_str(errno);
     return -1;
@@ -100,6 +100,7 @@ int acquire_lock(const std::string &pin_dir, std::string *err) {
     close(fd);
     return -1;
   }
+  if (fchmod(fd, kRuntimeFileMode) != 0) DT_WARN("cannot set the mode of %s: %s", path.c_str(), errno_str(errno).c_str());
   std::string me = std::to_string(getpid());
   if (ftruncate(fd, 0) == 0 && pwrite(fd, me.data(), me.size(), 0) < 0) {
     // The PID is only informational; the lock itself is what counts.

@@ -7,7 +7,8 @@
 #   1. --attach xdp with a query socket, a metrics port and a one-node cluster (--listen):
 #      no capability in any set of any thread, no_new_privs; then, without them: a rules
 #      reload (map writes) is in force, dt_collect runs each period (BPF_PROG_RUN: report
-#      entries sent for the traffic), and SIGTERM detaches, unpins and exits 0.
+#      entries sent for the traffic), and SIGTERM detaches, unpins and exits 0. Its runtime
+#      files under /run/dthrottle are 0640 or tighter.
 #   2. --attach tc with a tcx link (Linux 6.6+): the same, nothing kept; SIGTERM removes the link.
 #   3. --attach tc with a clsact filter (DTHROTTLE_TC_CLSACT=1, as before 6.6): CAP_NET_ADMIN
 #      alone is kept, and SIGTERM removes the filter and the qdisc it created with it.
@@ -92,6 +93,14 @@ start_priv xdp --attach xdp --listen "$LAB_V4_HOST:17700" --insecure-cluster \
 	--metrics "127.0.0.1:19$((RANDOM % 90 + 10))0" --period 100ms
 check_sets xdp "$AGENT_PID" ""
 reload_works xdp
+# Its runtime files (lock, attachment record, reload outcome, cluster status): 0640 or tighter.
+runtime_modes() { stat -c '%a %n' /run/dthrottle/"${PIN_DIR//\//_}".* 2>/dev/null; }
+wait_until 3 test -e "/run/dthrottle/${PIN_DIR//\//_}.cluster.json"
+echo "runtime files: $(runtime_modes | tr '\n' ' ')"
+check privileges/runtime-files/present "fewer than 4 runtime files: $(runtime_modes | tr '\n' ' ')" [ "$(runtime_modes | wc -l)" -ge 4 ]
+bad_modes=$(runtime_modes | grep -vE '^(640|600|440|400) ')
+check privileges/runtime-files/modes "runtime files readable by others or writable by the group: $bad_modes" [ -z "$bad_modes" ]
+
 send_traffic "$WORK/xdp.json" --sources 198.18.40.1,198.18.50.1 --rate 200 --count 200 --duration 3s ||
 	die "pktgen send failed"
 entries_sent() { ENTRIES=$("$AGENT" stats --pin-dir "$PIN_DIR" --json | grep -o '"entries_sent":[0-9]*' | cut -d: -f2); [ "${ENTRIES:-0}" -gt 0 ]; }
