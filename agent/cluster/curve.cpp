@@ -104,7 +104,7 @@ std::set<std::string> allowed_keys(const std::vector<CurvePeer> &peers) {
 
 bool load_curve_keys(const std::string &key_file, const std::string &peers_dir, CurveKeys *out, std::string *err) {
   KeyPairFile key;
-  if (!read_key_pair_file(key_file, &key, err)) return false;
+  if (!check_secret_key_mode(key_file, err) || !read_key_pair_file(key_file, &key, err)) return false;
   out->public_key = key.public_key;
   out->secret_key = key.secret_key;
   out->node_id = key.node_id;
