@@ -207,6 +207,12 @@ bool drop_privileges(const std::vector<KeptCapability> &keep, std::string *warni
   return true;
 }
 
+std::string refused_after_drop(int negative_errno) {
+  if (negative_errno != -EPERM) return "";
+  return " (the agent dropped its capabilities once attached, docs/security.md \"Privileges\"; this kernel wants one "
+         "for it: restart the agent to apply the change, and report it)";
+}
+
 std::string describe_capabilities(const std::vector<KeptCapability> &caps) {
   std::string out;
   for (const auto &c : caps) out += (out.empty() ? "" : ", ") + std::string(c.name) + " (" + c.why + ")";

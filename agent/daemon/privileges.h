@@ -48,6 +48,10 @@ bool bpf_commands_need_cap_bpf(int map_fd);
 // they stay (a warning in *warning; no_new_privs still keeps execve from regaining any).
 bool drop_privileges(const std::vector<KeptCapability> &keep, std::string *warning, std::string *err);
 
+// For an error a system call gave after the drop: with -EPERM, a sentence saying that the
+// agent runs without the capabilities it dropped and what to do; "" otherwise.
+std::string refused_after_drop(int negative_errno);
+
 // "CAP_NET_ADMIN (why), ..." or "none".
 std::string describe_capabilities(const std::vector<KeptCapability> &caps);
 
