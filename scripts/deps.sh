@@ -11,7 +11,7 @@ PACKAGES=(
   libsodium-dev                           # signed peer reports (Ed25519)
   libcpp-httplib-dev                      # --metrics HTTP server (Prometheus)
   libcap-dev                              # the agent drops its capabilities after setup (libcap)
-  systemd                                 # systemd-analyze verify of the units (tests/netns/test_units.sh)
+  systemd libcap2-bin                     # systemd-analyze verify of the units; capsh (tests/netns/test_privileges.sh)
   libgtest-dev                            # unit and BPF tests
   libclang-rt-14-dev                      # libFuzzer, ASan, UBSan for the decoder fuzzer
   libtoml11-dev                           # the rules file (TOML)

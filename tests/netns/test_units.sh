@@ -13,7 +13,7 @@
 #      (systemd-analyze security --offline).
 #   3. The hub as that unit runs it: an unprivileged uid with no capability, the key a
 #      credential (mode 0400, its uid's): it starts and relays.
-#   4. `agent check` refuses a .key that others may read (exit 2, with `chmod 600 FILE`).
+#   4. `agent check` and the agent refuse a .key that others may read (exit 2, with `chmod 600 FILE`).
 # Touches nothing outside its temporary directory (no namespaces, no BPF). About 3 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -116,5 +116,12 @@ out=$("$AGENT" check --iface lo --rate 10 --burst 5 --listen 127.0.0.1:7702 --cu
 rc=$?
 check_eq units/check-key-mode/exit "agent check with a 0644 .key: exit status ($out)" "$rc" 2
 check units/check-key-mode/fix "agent check does not give the fix: $out" grep -qF "chmod 600 $WORK/etc/web2.key" <<<"$out"
+# The daemon refuses it the same way before it touches anything (an interface that does not
+# exist: had the key passed, it would fail on that instead).
+out=$("$AGENT" --iface dt-none$$ --rate 10 --burst 5 --listen 127.0.0.1:7702 --curve-key "$WORK/etc/web2.key" \
+	--curve-peers "$WORK/etc/agents" 2>&1)
+rc=$?
+check_eq units/daemon-key-mode/exit "the agent with a 0644 .key: exit status ($out)" "$rc" 2
+check units/daemon-key-mode/fix "the agent does not give the fix: $out" grep -qF "chmod 600 $WORK/etc/web2.key" <<<"$out"
 
 lab_finish
