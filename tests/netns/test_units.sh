@@ -7,7 +7,7 @@
 #      accepts both without a word.
 #   2. Their settings: the agent's UMask=0077, LimitNOFILE= above the query server's default
 #      connection cap, MemoryMax= at least the stated 512 B per default --max-sources + 512 MiB,
-#      the bounding set CAP_BPF CAP_NET_ADMIN CAP_PERFMON CAP_SETPCAP (the one
+#      the bounding set CAP_BPF CAP_NET_ADMIN CAP_PERFMON CAP_SETPCAP CAP_CHOWN (the one
 #      test_privileges.sh starts an agent with), NoNewPrivileges; the hub's DynamicUser=yes,
 #      no capability, its key through LoadCredential=; and systemd's own reading of them
 #      (systemd-analyze security --offline).
@@ -49,7 +49,7 @@ expect() { # NAME UNIT KEY EXPECTED
 expect agent/umask "$AGENT_UNIT" UMask 0077
 expect agent/no-new-privileges "$AGENT_UNIT" NoNewPrivileges yes
 caps=$(setting "$AGENT_UNIT" CapabilityBoundingSet | tr ' ' '\n' | sort | tr '\n' ' ')
-check units/agent/bounding-set "CapabilityBoundingSet='$caps'" [ "$caps" = "CAP_BPF CAP_NET_ADMIN CAP_PERFMON CAP_SETPCAP " ]
+check units/agent/bounding-set "CapabilityBoundingSet='$caps'" [ "$caps" = "CAP_BPF CAP_CHOWN CAP_NET_ADMIN CAP_PERFMON CAP_SETPCAP " ]
 nofile=$(setting "$AGENT_UNIT" LimitNOFILE)
 query_cap=$("$AGENT" --help 2>&1 | grep -A1 -- '--query-max-connections' | grep -o 'default [0-9]*' | grep -o '[0-9]*')
 check units/agent/limit-nofile "LimitNOFILE=$nofile: not above the query server's default connection cap (${query_cap:-?})" \
