@@ -10,6 +10,8 @@ PACKAGES=(
   libzmq3-dev cppzmq-dev                  # peer reports (ZeroMQ pub-sub)
   libsodium-dev                           # signed peer reports (Ed25519)
   libcpp-httplib-dev                      # --metrics HTTP server (Prometheus)
+  libcap-dev                              # the agent drops its capabilities after setup (libcap)
+  systemd libcap2-bin                     # systemd-analyze verify of the units; capsh (tests/netns/test_privileges.sh)
   libgtest-dev                            # unit and BPF tests
   libclang-rt-14-dev                      # libFuzzer, ASan, UBSan for the decoder fuzzer
   libtoml11-dev                           # the rules file (TOML)

@@ -104,7 +104,7 @@ std::set<std::string> allowed_keys(const std::vector<CurvePeer> &peers) {
 
 bool load_curve_keys(const std::string &key_file, const std::string &peers_dir, CurveKeys *out, std::string *err) {
   KeyPairFile key;
-  if (!read_key_pair_file(key_file, &key, err)) return false;
+  if (!check_secret_key_mode(key_file, err) || !read_key_pair_file(key_file, &key, err)) return false;
   out->public_key = key.public_key;
   out->secret_key = key.secret_key;
   out->node_id = key.node_id;
@@ -126,7 +126,8 @@ bool load_curve_keys(const std::string &key_file, const std::string &peers_dir, 
 
 bool bind_node_id_to_key(const std::string &key_file, std::string *node_id, std::string *err) {
   KeyPairFile key;
-  if (!read_key_pair_file(key_file, &key, err)) return false;
+  // Checked here too: load_run_config's configuration errors exit 2 before anything is attached.
+  if (!check_secret_key_mode(key_file, err) || !read_key_pair_file(key_file, &key, err)) return false;
   if (!node_id->empty() && *node_id != key.node_id) {
     const std::string base = key_file.substr(key_file.rfind('/') == std::string::npos ? 0 : key_file.rfind('/') + 1);
     *err = "--node-id " + *node_id + " but " + base + " speaks for node " + key.node_id +

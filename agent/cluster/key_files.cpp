@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -63,13 +65,25 @@ bool read_lines(const std::string &path, const std::set<std::string> &allowed,
   return true;
 }
 
+// Refuses a path that is a symlink (or anything but a regular file): keygen replaces files,
+// it never writes through one.
+bool check_replaceable(const std::string &path, std::string *err) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return true;
+  *err = "will not write " + path + ": it is " + (S_ISLNK(st.st_mode) ? "a symlink" : "not a regular file") +
+         " (keygen never writes through one): remove it, or write the keys elsewhere (--dir)";
+  return false;
+}
+
+// Writes `text` into a new file beside `path` (mkostemp: O_EXCL, created 0600), sets `mode`,
+// syncs it and renames it over `path`: whatever was at `path` (a file of another mode, a hard
+// link to someone else's file) is replaced, never written into.
 bool write_file_nofollow(const std::string &path, const std::string &text, mode_t mode, std::string *err) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (fd < 0) {
-    *err = "cannot write " + path + ": " + strerror(errno) + (errno == ELOOP ? " (it is a symlink: remove it)" : "");
-    return false;
-  }
-  bool ok = fchmod(fd, mode) == 0;  // an existing file keeps its mode through O_CREAT
+  if (!check_replaceable(path, err)) return false;
+  std::string tmp = path + ".XXXXXX";
+  const int fd = mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) return *err = "cannot write " + path + ": cannot create a file beside it: " + strerror(errno), false;
+  bool ok = fchmod(fd, mode) == 0;
   for (size_t done = 0; ok && done < text.size();) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
@@ -77,9 +91,13 @@ bool write_file_nofollow(const std::string &path, const std::string &text, mode_
     if (ok) done += static_cast<size_t>(n);
   }
   ok = ok && fsync(fd) == 0;
-  const int saved = errno;
-  if (close(fd) != 0 && ok) return *err = "cannot write " + path + ": " + strerror(errno), false;
-  if (!ok) *err = "cannot write " + path + ": " + strerror(saved);
+  int saved = errno;
+  if (close(fd) != 0 && ok) ok = false, saved = errno;
+  if (ok && rename(tmp.c_str(), path.c_str()) != 0) ok = false, saved = errno;
+  if (!ok) {
+    unlink(tmp.c_str());
+    *err = "cannot write " + path + ": " + strerror(saved);
+  }
   return ok;
 }
 
@@ -157,6 +175,18 @@ bool read_curve_peers(const std::string &dir, std::vector<CurvePeer> *out, std::
     return *err = "--curve-peers directory " + dir + " holds no *.pub files: no peer could connect", false;
   out->insert(out->end(), peers.begin(), peers.end());
   return true;
+}
+
+bool check_secret_key_mode(const std::string &path, std::string *err) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return *err = "cannot read " + path + ": " + strerror(errno), false;
+  if (!S_ISREG(st.st_mode)) return *err = path + " is not a regular file: --curve-key takes the .key file agent keygen wrote", false;
+  if ((st.st_mode & 077) == 0) return true;
+  char mode[8];
+  snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  *err = path + " is a secret key but its group or others may " + ((st.st_mode & 044) ? "read" : "write") +
+         " it (mode " + mode + "): whoever reads it can speak for its node; make it private with: chmod 600 " + path;
+  return false;
 }
 
 bool write_key_pair_file(const std::string &path, const KeyPairFile &key, std::string *err) {

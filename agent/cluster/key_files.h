@@ -43,6 +43,13 @@ struct KeyPairFile {
   std::string node_id;                 // "" only when read with KeyPairAnyVersion
 };
 
+// A .key the agent or the hub is given must be a regular file that neither its group nor
+// others may read or write (mode 0600 or 0400; systemd's LoadCredential= gives 0400):
+// false with the fix (`chmod 600 FILE`) in *err. Refused, not warned about: a secret others
+// could read may already be copied, and a warning in a log is easily missed (OpenSSH
+// refuses such a key the same way). `agent keygen` writes 0600.
+bool check_secret_key_mode(const std::string &path, std::string *err);
+
 // Reads a .key. Fails on a missing node_id (an older keygen's file) unless any_version.
 bool read_key_pair_file(const std::string &path, KeyPairFile *out, std::string *err, bool any_version = false);
 // Reads a .pub. Fails on a missing sign or node_id unless any_version (then they may be "").
@@ -51,8 +58,9 @@ bool read_public_file(const std::string &path, CurvePeer *out, std::string *err,
 // or one key with two node ids, are an error (which one would speak for the node?).
 bool read_curve_peers(const std::string &dir, std::vector<CurvePeer> *out, std::string *err);
 
-// Writes the files: the .key with mode 0600, the .pub 0644, each opened with O_NOFOLLOW
-// (a symlink planted at the path is refused, never followed) and truncated.
+// Writes the files: the .key with mode 0600, the .pub 0644, each a new file renamed over
+// the path (an existing file of another mode, or a hard link, is replaced, never written
+// into); a symlink or anything but a regular file at the path is refused, never followed.
 bool write_key_pair_file(const std::string &path, const KeyPairFile &key, std::string *err);
 bool write_public_file(const std::string &path, const CurvePeer &pub, std::string *err);
 

@@ -52,18 +52,6 @@ int read_from(KeygenOptions *a, KeyPairFile *key, CurvePeer *pub, bool *rewrite_
   return 0;
 }
 
-// Writes FILE again with its node id: a new file renamed over it (never half a secret).
-bool rewrite_key_file(const std::string &path, const KeyPairFile &key, std::string *err) {
-  const std::string tmp = path + ".tmp";
-  if (!write_key_pair_file(tmp, key, err)) return false;
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    *err = "cannot replace " + path + ": " + strerror(errno);
-    remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 int cmd_keygen(int argc, char **argv) {
@@ -98,9 +86,8 @@ int cmd_keygen(int argc, char **argv) {
   pub.sign_key = sign.public_z85();
   const std::string key_path = a.from.empty() ? a.dir + "/" + a.name + ".key" : a.from;
   const std::string pub_path = a.dir + "/" + a.name + ".pub";
-  const bool ok = (!write_key || (a.from.empty() ? write_key_pair_file(key_path, key, &err)
-                                                 : rewrite_key_file(key_path, key, &err))) &&
-                  write_public_file(pub_path, pub, &err);
+  // Each file is new, renamed over the path (--from FILE too: never half a secret, always 0600).
+  const bool ok = (!write_key || write_key_pair_file(key_path, key, &err)) && write_public_file(pub_path, pub, &err);
   if (!ok) {
     fprintf(stderr, "agent keygen: %s\n", err.c_str());
     return 1;

@@ -2,6 +2,7 @@
 #include "common/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,8 +15,15 @@ namespace dt {
 
 bool write_file_atomic(const std::string &path, const std::string &text, std::string *err) {
   const std::string tmp = path + ".tmp";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Never through a symlink; an existing .tmp (a crash's) keeps its mode through O_CREAT: fchmod.
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, kRuntimeFileMode);
   if (fd < 0) return *err = "cannot create " + tmp + ": " + strerror(errno), false;
+  if (fchmod(fd, kRuntimeFileMode) != 0) {
+    *err = "cannot set the mode of " + tmp + ": " + strerror(errno);
+    close(fd);
+    unlink(tmp.c_str());
+    return false;
+  }
   const ssize_t n = write(fd, text.data(), text.size());
   const int write_errno = errno;
   const bool complete = n == static_cast<ssize_t>(text.size());

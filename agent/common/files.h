@@ -7,8 +7,12 @@
 
 namespace dt {
 
+// The mode of the files an agent writes (status, reload outcome, explain, attachment
+// record, lock): root's group may read them (`agent stats` as a member of it), others not.
+constexpr unsigned kRuntimeFileMode = 0640;
+
 // Replaces `path` atomically with `text` (readers never see half a file): writes
-// `path`.tmp and renames it over `path`. False with a sentence in *err (what could not
+// `path`.tmp (mode kRuntimeFileMode, never through a symlink) and renames it over `path`. False with a sentence in *err (what could not
 // be opened, written or renamed, and why) on failure: `path` is then left as it was.
 [[nodiscard]] bool write_file_atomic(const std::string &path, const std::string &text, std::string *err);
 

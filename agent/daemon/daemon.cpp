@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/runtime_files.h"
 #include "daemon/explain_watch.h"
+#include "daemon/privileges.h"
 #include "daemon/reload.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
@@ -85,7 +86,10 @@ int Daemon::run() {
 bool Daemon::setup() {
   // The metrics port and the query socket first: nothing is lost if they are taken.
   if (!bind_signals() || !bind_metrics() || !install_tag_rules() || !start_query()) return false;
-  if (!open_dataplane() || !publish_rules() || !start_adaptive() || !join_cluster()) return false;
+  if (!open_dataplane() || !publish_rules() || !start_adaptive()) return false;
+  // Attached, pinned, the first runtime files made: what is left needs (almost) no
+  // capability. Before the cluster, whose ZeroMQ threads block every signal.
+  if (!keep_needed_privileges() || !join_cluster()) return false;
   start_explain();
   serve_metrics();
   return true;
@@ -232,6 +236,20 @@ bool Daemon::start_adaptive() {
   adaptive_text_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kAdaptiveStatusText)));
   reload_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kReloadFile)));
   reload_file_.write("0 ok " + describe_run_rules(config_) + "\n");
+  return true;
+}
+
+// The capabilities the rest of the agent's life needs (daemon/privileges.h), and no more.
+bool Daemon::keep_needed_privileges() {
+  PrivilegeNeeds needs;
+  needs.clsact_detach = dp_->tc_how() == TcHow::Clsact && !config_.opt.keep;
+  needs.bpf_gated = bpf_commands_need_cap_bpf(dp_->stats_fd());
+  const std::vector<KeptCapability> keep = capabilities_to_keep(needs);
+  std::string warning, err;
+  if (!drop_privileges(keep, &warning, &err)) return fail(err);
+  if (!warning.empty()) DT_WARN("%s", warning.c_str());
+  DT_INFO("capabilities kept: %s; every other one dropped (effective, permitted, bounding), no_new_privs set",
+          describe_capabilities(keep).c_str());
   return true;
 }
 

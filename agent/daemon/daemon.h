@@ -1,7 +1,8 @@
 // daemon.h - the running agent: set up in named steps, then one event loop until SIGINT
 // or SIGTERM. The steps: signals, metrics port, query socket, dataplane, rules, adaptive
-// limits, cluster, metrics served; the events: signals, peer reports, the active-source
-// ring, timers (report period, status files, fail-open check, stats log).
+// limits, capabilities dropped (daemon/privileges.h), cluster, metrics served; the
+// events: signals, peer reports, the active-source ring, timers (report period, status
+// files, fail-open check, stats log).
 //
 // Order matters twice:
 //   setup     the metrics port and the query socket are bound before the dataplane is
@@ -69,6 +70,7 @@ class Daemon {
   bool open_dataplane();
   bool publish_rules();
   bool start_adaptive();
+  bool keep_needed_privileges();
   bool join_cluster();
   void set_tag_hooks();
   void serve_metrics();

@@ -6,6 +6,7 @@
 #include "cluster/cluster.h"
 #include "common/log.h"
 #include "daemon/adaptive_driver.h"
+#include "daemon/privileges.h"
 #include "rules/tags.h"
 
 namespace dt {
@@ -53,7 +54,7 @@ std::string reload_rules(ReloadTargets t) {
     if (opt.dry_run) set_all_dry_run(&next);  // --dry-run holds for the new rules too
     const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names, next.compiled.prefix);
     if (rc == 0) return install_rules(t, std::move(next));
-    why = std::string("cannot write the rules to the maps: ") + strerror(-rc);
+    why = std::string("cannot write the rules to the maps: ") + strerror(-rc) + refused_after_drop(rc);
   }
   DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());
   return "error " + why;

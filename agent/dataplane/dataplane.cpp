@@ -85,7 +85,7 @@ bool mkdir_p(const std::string &path, std::string *err) {
 int acquire_lock(const std::string &pin_dir, std::string *err) {
   std::string path = runtime_file(pin_dir, kLockFile);
   mkdir(kRuntimeDir, 0755);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kRuntimeFileMode);
   if (fd < 0) {
     *err = "cannot create lock file " + path + ": " + errno_str(errno);
     return -1;
@@ -100,6 +100,7 @@ int acquire_lock(const std::string &pin_dir, std::string *err) {
     close(fd);
     return -1;
   }
+  if (fchmod(fd, kRuntimeFileMode) != 0) DT_WARN("cannot set the mode of %s: %s", path.c_str(), errno_str(errno).c_str());
   std::string me = std::to_string(getpid());
   if (ftruncate(fd, 0) == 0 && pwrite(fd, me.data(), me.size(), 0) < 0) {
     // The PID is only informational; the lock itself is what counts.
@@ -462,7 +463,11 @@ MapFds Dataplane::map_fds() const {
 
 void Dataplane::detach_and_unpin() {
   if (hook_ == AttachHook::Tc && tc_.how != TcHow::None) {
-    const std::string removed = tc_remove(ifindex_, pin_dir_ + "/" + DT_PIN_TC_LINK, tc_.link_fd, tc_.created_qdisc);
+    bpf_prog_info own{};
+    uint32_t len = sizeof own;
+    const uint32_t own_id = bpf_obj_get_info_by_fd(tc_prog_fd(), &own, &len) == 0 ? own.id : 0;
+    const std::string removed =
+        tc_remove(ifindex_, pin_dir_ + "/" + DT_PIN_TC_LINK, tc_.link_fd, tc_.created_qdisc, own_id);
     tc_.link_fd = -1;
     DT_INFO("detached from %s: removed %s", iface_.c_str(), removed.empty() ? "nothing (it was gone)" : removed.c_str());
   }

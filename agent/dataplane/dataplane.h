@@ -98,6 +98,8 @@ class Dataplane {
   bool took_over() const { return took_over_; }
   XdpMode attached_mode() const { return mode_; }
   AttachHook hook() const { return hook_; }
+  // --attach tc: a tcx link or a clsact filter (TcHow::None with --attach xdp).
+  TcHow tc_how() const { return tc_.how; }
   // "native mode", "generic mode", "tc ingress, tcx link", "tc ingress, clsact filter ...".
   std::string hook_desc() const;
   uint32_t max_sources() const { return max_sources_; }

@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/netlink.h>
+#include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -32,24 +33,31 @@ std::string place() {
   return b;
 }
 
-// True if the program `prog_id` is dthrottle's tc program (by its name).
-bool prog_is_ours(uint32_t prog_id) {
+// What a dump of the ingress filters found at dthrottle's pref.
+struct PrefScan {
+  int others = 0;      // filters of others at kTcPriority
+  bool ours = false;   // a filter at kTcPriority, kTcHandle (whoever's program it holds)
+  std::string name;    // that filter's TCA_BPF_NAME: "dt_tc:[ID]" as libbpf names it
+};
+int count_filters(int sock, int ifindex, uint32_t parent, PrefScan *scan);
+int filter_count(int ifindex, bool egress_too, PrefScan *scan = nullptr);
+
+// True if the program `prog_id` in the filter at dthrottle's place of `ifindex` is dthrottle's
+// tc program (by its name). Without CAP_SYS_ADMIN (BPF_PROG_GET_FD_BY_ID needs it: the unit
+// does not give it) by the name the filter was attached under.
+bool prog_is_ours(int ifindex, uint32_t prog_id) {
   const int fd = bpf_prog_get_fd_by_id(prog_id);
-  if (fd < 0) return false;
+  if (fd < 0) {
+    PrefScan scan;
+    return errno == EPERM && filter_count(ifindex, false, &scan) > 0 &&
+           scan.name == std::string(kTcProgName) + ":[" + std::to_string(prog_id) + "]";
+  }
   bpf_prog_info info{};
   uint32_t len = sizeof info;
   const bool ours = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && strcmp(info.name, kTcProgName) == 0;
   close(fd);
   return ours;
 }
-
-// What a dump of the ingress filters found at dthrottle's pref.
-struct PrefScan {
-  int others = 0;      // filters of others at kTcPriority
-  bool ours = false;   // a filter at kTcPriority, kTcHandle (whoever's program it holds)
-};
-int count_filters(int sock, int ifindex, uint32_t parent, PrefScan *scan);
-int filter_count(int ifindex, bool egress_too, PrefScan *scan = nullptr);
 
 // The program id of the clsact ingress filter at dthrottle's place, 0 if there is none.
 uint32_t filter_prog_id(int ifindex) {
@@ -115,7 +123,7 @@ bool take_over(int ifindex, int prog_fd, const std::string &link_pin, bool qdisc
     *stale = lfd;
   }
   const uint32_t id = filter_prog_id(ifindex);
-  if (id == 0 || !prog_is_ours(id)) return false;
+  if (id == 0 || !prog_is_ours(ifindex, id)) return false;
   if (int rc = replace_filter(ifindex, prog_fd); rc != 0) {
     DT_WARN("cannot replace the program of dthrottle's clsact filter (%s)", errno_str(rc).c_str());
     return false;
@@ -162,6 +170,19 @@ bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachm
   return true;
 }
 
+// The TCA_BPF_NAME of a cls_bpf filter message ("" if it has none).
+std::string bpf_filter_name(const nlmsghdr *h) {
+  int left = static_cast<int>(h->nlmsg_len) - static_cast<int>(NLMSG_LENGTH(sizeof(tcmsg)));
+  for (auto *a = reinterpret_cast<const rtattr *>(static_cast<const char *>(NLMSG_DATA(h)) + NLMSG_ALIGN(sizeof(tcmsg)));
+       RTA_OK(a, left); a = RTA_NEXT(a, left)) {
+    if (a->rta_type != TCA_OPTIONS) continue;
+    int in = static_cast<int>(RTA_PAYLOAD(a));
+    for (auto *o = static_cast<const rtattr *>(RTA_DATA(a)); RTA_OK(o, in); o = RTA_NEXT(o, in))
+      if (o->rta_type == TCA_BPF_NAME) return std::string(static_cast<const char *>(RTA_DATA(o)), strnlen(static_cast<const char *>(RTA_DATA(o)), RTA_PAYLOAD(o)));
+  }
+  return "";
+}
+
 // One dump of the filters under `parent`: their number, or -1; *scan (if given) what is at
 // dthrottle's pref.
 int count_filters(int sock, int ifindex, uint32_t parent, PrefScan *scan) {
@@ -191,9 +212,10 @@ int count_filters(int sock, int ifindex, uint32_t parent, PrefScan *scan) {
       const auto *t = static_cast<const tcmsg *>(NLMSG_DATA(h));
       // tcm_info: pref << 16 | protocol; handle 0 is the entry of the pref itself.
       if (!scan || (t->tcm_info >> 16) != kTcPriority || t->tcm_handle == 0) continue;
-      if (t->tcm_handle == kTcHandle)
+      if (t->tcm_handle == kTcHandle) {
         scan->ours = true;
-      else
+        scan->name = bpf_filter_name(h);
+      } else
         scan->others++;
     }
   }
@@ -261,7 +283,7 @@ bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::st
   return ok;
 }
 
-std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours) {
+std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours, uint32_t own_prog_id) {
   std::string removed;
   // The link: unpinned and closed, it detaches once no one holds it.
   const int pinned = pinned_tcx_link(ifindex, link_pin);
@@ -272,7 +294,7 @@ std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, boo
   if (pinned >= 0) close(pinned);
   if (link_fd >= 0) close(link_fd);
   // The filter, only if the program in it is ours.
-  if (const uint32_t id = filter_prog_id(ifindex); id != 0 && prog_is_ours(id)) {
+  if (const uint32_t id = filter_prog_id(ifindex); id != 0 && (id == own_prog_id || prog_is_ours(ifindex, id))) {
     LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
     LIBBPF_OPTS(bpf_tc_opts, o, .handle = kTcHandle, .priority = kTcPriority);
     if (int rc = bpf_tc_detach(&hook, &o); rc == 0)

@@ -11,6 +11,7 @@
 // clsact qdisc only if dthrottle created it and no filter of anyone else is on it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace dt {
@@ -43,7 +44,10 @@ bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::st
 // Removes dthrottle's tc attachment of `ifindex`, whichever kind: the link pinned at link_pin
 // (closing link_fd if open) and/or dthrottle's clsact filter, and the clsact qdisc if
 // `qdisc_ours` and nothing else uses it. Returns what it removed, as a phrase ("" if nothing).
-std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours);
+// A filter holding `own_prog_id` (the caller's program) is ours without asking the kernel for
+// the program by id (BPF_PROG_GET_FD_BY_ID needs CAP_SYS_ADMIN, which the agent dropped).
+std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours,
+                      uint32_t own_prog_id = 0);
 
 // The number of tc filters on the clsact qdisc of `ifindex` (ingress and egress), or -1 if
 // it cannot be read (no clsact qdisc: 0).

@@ -37,6 +37,27 @@ TEST(WriteFileAtomic, AFailedRenameIsReportedAndLeavesNothing) {
   rmdir(path.c_str());
 }
 
+// Runtime files are 0640 (issue 22: they were 0644), also where a crash left a .tmp of
+// another mode; a symlink planted at the .tmp is refused, never followed.
+TEST(WriteFileAtomic, WritesMode0640AndNeverThroughASymlink) {
+  dt::test::TempDir dir("dt-files");
+  const std::string path = dir.file("status"), tmp = path + ".tmp";
+  ASSERT_TRUE(dir.write("status.tmp", "left by a crash\n"));
+  ASSERT_EQ(chmod(tmp.c_str(), 0666), 0);
+  std::string err;
+  ASSERT_TRUE(dt::write_file_atomic(path, "1 ok\n", &err)) << err;
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  const std::string target = dir.file("target");
+  ASSERT_TRUE(dir.write("target", "untouched\n"));
+  ASSERT_EQ(symlink(target.c_str(), tmp.c_str()), 0);
+  EXPECT_FALSE(dt::write_file_atomic(path, "2 ok\n", &err));
+  EXPECT_NE(err.find("cannot create " + tmp), std::string::npos) << err;
+  EXPECT_EQ(read_all(target), "untouched\n");
+  EXPECT_EQ(read_all(path), "1 ok\n");
+}
+
 TEST(WriteFileAtomic, AFailureLeavesTheOldFile) {
   dt::test::TempDir dir("dt-files");
   const std::string path = dir.path() + "/status";
