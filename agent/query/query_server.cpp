@@ -40,6 +40,7 @@ constexpr int kReadsPerEvent = 4;      // then other connections get their turn
 constexpr int kAcceptsPerEvent = 64;
 constexpr int kMaxEvents = 256;
 constexpr int kSweepMs = 100;          // closing and idle connections' deadlines are checked this often
+constexpr uid_t kTcpPeer = static_cast<uid_t>(-1);  // a peer whose uid is unknown (TCP)
 constexpr std::string_view kReserve = "RESERVE ";
 constexpr std::string_view kBusy = "BUSY ";
 constexpr std::string_view kErrEmpty = "ERR empty tag\n";
@@ -166,7 +167,8 @@ struct QueryServer::Loop {
         if (errno == EMFILE || errno == ENFILE) return;
         continue;  // ECONNABORTED and the like: that client is gone, take the next
       }
-      if (conns.size() >= cfg.max_connections && !evict_idlest(mono_now_ns())) {
+      const uid_t uid = tcp ? kTcpPeer : peer_uid_of(fd);
+      if (conns.size() >= cfg.max_connections && !evict_idlest(mono_now_ns()) && !evict_from_hog(uid)) {
         refuse("at the connection limit");  // counted before the client can see the close
         close(fd);
         continue;
@@ -186,7 +188,9 @@ struct QueryServer::Loop {
       auto conn = std::make_unique<Conn>();
       conn->fd = fd;
       conn->events = EPOLLIN;
-      if (!tcp) identify_peer(*conn);
+      conn->peer_uid = uid;
+      conn->admin = !tcp && is_admin_uid(uid, cfg.admin_uids);
+      per_uid[uid]++;
       conn->last_active = mono_now_ns();
       conn->lru = by_activity.insert(by_activity.end(), fd);
       conns.emplace(fd, std::move(conn));
@@ -202,13 +206,29 @@ struct QueryServer::Loop {
                 cfg.max_connections);
   }
 
-  // A unix peer's uid, from the kernel (SO_PEERCRED): whether it may send admin commands.
-  void identify_peer(Conn &conn) {
+  // A unix peer's uid, from the kernel (SO_PEERCRED, as of its connect()); kTcpPeer if
+  // it cannot be read (then it is no admin).
+  static uid_t peer_uid_of(int fd) {
     ucred cred{};
     socklen_t len = sizeof cred;
-    if (getsockopt(conn.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return;
-    conn.peer_uid = cred.uid;
-    conn.admin = is_admin_uid(cred.uid, cfg.admin_uids);
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.uid : kTcpPeer;
+  }
+
+  // At the cap with every connection in use: if one user (TCP peers count as one) holds
+  // more than half the connections and the newcomer is someone else, that user's least
+  // recently active connection makes room. So one local user cannot lock the others out.
+  bool evict_from_hog(uid_t newcomer) {
+    auto hog = std::max_element(per_uid.begin(), per_uid.end(),
+                                [](const auto &a, const auto &b) { return a.second < b.second; });
+    if (hog == per_uid.end() || hog->first == newcomer || hog->second * 2 <= cfg.max_connections) return false;
+    for (int fd : by_activity) {
+      Conn &conn = *conns.at(fd);
+      if (conn.peer_uid != hog->first) continue;
+      c.evicted++;
+      drop(conn);
+      return true;
+    }
+    return false;
   }
 
   // At the cap: closes the connection idle the longest, if it has been idle evict_idle_ns,
@@ -528,6 +548,7 @@ struct QueryServer::Loop {
     if (conn.closing) closing_count--;
     close(fd);  // also removes it from the epoll set
     by_activity.erase(conn.lru);
+    if (auto it = per_uid.find(conn.peer_uid); it != per_uid.end() && --it->second == 0) per_uid.erase(it);
     conns.erase(fd);
     c.open--;
   }
@@ -559,6 +580,7 @@ struct QueryServer::Loop {
   // Lines answered in place (empty: ERR, BUSY: OK/NO) before queries[i], in order.
   std::vector<std::pair<size_t, std::string>> side_before;
   std::list<int> by_activity;        // every connection, the least recently active first
+  std::unordered_map<uid_t, size_t> per_uid;  // connections by peer uid (kTcpPeer: TCP)
   std::vector<int> expired;
   std::unique_ptr<StrictRedis> redis;       // strict tags; this thread's own client
   std::vector<size_t> strict_idx;           // queries[strict_idx[k]] is strict_reqs[k]

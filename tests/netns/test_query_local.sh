@@ -10,8 +10,9 @@
 #    nogroup, so it may connect) gets "ERR not allowed" for BUSY svc and the rule's factor
 #    stays 1, while uid 1234's and root's BUSY are taken (the factor drops). Then a Python
 #    process holds 2000 idle connections: the cap is clamped below the limit (logged), the
-#    agent keeps its descriptors under 1024, and a new client is answered (at most ~1 s
-#    later, once an idle connection may be evicted) with its tag limit enforced.
+#    agent keeps its descriptors under 1024; a client of another user is answered at once
+#    (the holder has more than half the slots), a new client of the holder's user at most
+#    ~1 s later (once an idle connection may be evicted), both with their tag limit enforced.
 # 3. A second agent with --query-idle-timeout 1s, --query-listen PORT and --metrics PORT
 #    (bare ports): both listen on 127.0.0.1 only; an idle query connection is closed after
 #    the timeout; 100 idle connections to the metrics port leave the agent's descriptors
@@ -145,8 +146,12 @@ LAB_PIDS[holder]=$!
 wait_until 20 test -s "$WORK/held" || die "the holder did not open its connections"
 fds=$(fd_count "$AGENT_PID")
 check_le query_local/fds-bounded "descriptors of the agent with 2000 connections held" "$fds" 1000
+# Another user's client at once: root holds more than half the slots, so it gives one up.
+got=$(ask --as 65534 "$SOCK" user:9 user:9 user:9 user:9 user:9 user:9)
+check query_local/other-user-at-once "nobody's new client got '$got' while root holds 2000 connections, expected OK x5 then NO" \
+	[ "$got" = "OK,OK,OK,OK,OK,NO" ]
 t0=$(now_s)
-# A new client: answered once an idle connection may make room (1 s idle), enforced.
+# A new client of the same user: answered once an idle connection may make room (1 s idle), enforced.
 answered() { got=$(ask "$SOCK" user:1 user:1 user:1 user:1 user:1 user:1); [ "${got%%,*}" = OK ]; }
 wait_until 5 answered
 waited=$(calc "$(now_s) - $t0")

@@ -251,6 +251,27 @@ TEST_F(QueryAccessTest, AtTheCapAnIdleConnectionMakesRoomActiveOnesRefuse) {
   for (int fd : {a, b, refused, c}) close(fd);
 }
 
+TEST_F(QueryAccessTest, AtTheCapOneUserHoldingMoreThanHalfMakesRoomForAnother) {
+  dt::QueryServerConfig cfg;
+  cfg.max_connections = 4;
+  cfg.evict_idle_ns = 60'000'000'000ull;  // nothing counts as idle here
+  start(cfg);
+  int tcp[3];
+  for (int &fd : tcp) fd = connect_tcp(server->tcp_port());  // TCP peers: one user, 3 of 4
+  const int root = connect_unix(sock());
+  for (int fd : {tcp[0], tcp[1], tcp[2], root}) ASSERT_EQ(ask(fd, "t\n"), "OK\n");
+  const int newcomer = connect_unix(sock());
+  EXPECT_EQ(ask(newcomer, "t\n"), "OK\n") << "another user gets a slot from the one holding 3 of 4";
+  EXPECT_TRUE(at_eof(tcp[0])) << "the hog's least recently active connection made room";
+  EXPECT_EQ(ask(tcp[1], "t\n"), "OK\n");
+  const int more_tcp = connect_tcp(server->tcp_port());
+  EXPECT_TRUE(at_eof(more_tcp)) << "2 of 4 is no more than half: refused";
+  const dt::QueryCounters c = server->counters();
+  EXPECT_EQ(c.connections_evicted, 1u);
+  EXPECT_EQ(c.connections_refused, 1u);
+  for (int fd : {tcp[0], tcp[1], tcp[2], root, newcomer, more_tcp}) close(fd);
+}
+
 TEST_F(QueryAccessTest, ClientReconnectsAfterAnIdleCloseWithoutFailingOpen) {
   dt::QueryServerConfig cfg;
   cfg.idle_timeout_ns = 100'000'000;
