@@ -248,8 +248,8 @@ bool Daemon::keep_needed_privileges() {
   std::string warning, err;
   if (!drop_privileges(keep, &warning, &err)) return fail(err);
   if (!warning.empty()) DT_WARN("%s", warning.c_str());
-  DT_INFO("capabilities kept: %s; every other one dropped (effective, permitted, bounding), no_new_privs set",
-          describe_capabilities(keep).c_str());
+  DT_INFO("capabilities kept: %s; every other one dropped (effective, permitted%s), no_new_privs set",
+          describe_capabilities(keep).c_str(), warning.empty() ? ", bounding" : "");
   return true;
 }
 

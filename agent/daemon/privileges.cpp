@@ -190,18 +190,15 @@ bool drop_privileges(const std::vector<KeptCapability> &keep, std::string *warni
   cap_flag_value_t setpcap = CAP_CLEAR;
   if (now) cap_get_flag(now, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap), cap_free(now);
   const bool can_drop_bounding = setpcap == CAP_SET;
-  if (!can_drop_bounding)
+  ThreadCaps me;
+  const bool bounding_has_more = !read_thread_caps("/proc/thread-self", &me) || (me.bnd & ~mask_of(keep)) != 0;
+  if (!can_drop_bounding && bounding_has_more)
     *warning = "no CAP_SETPCAP: the capability bounding set stays as it was (the effective and permitted sets are "
                "dropped, and no_new_privs keeps execve from regaining any); give the agent CAP_SETPCAP to drop it";
   drop_in_other_threads(keep, can_drop_bounding);
   if (!drop_in_this_thread(keep, can_drop_bounding, err)) return false;
-  uint64_t bounding = ~0ull;
-  if (!can_drop_bounding) {
-    ThreadCaps me;
-    if (read_thread_caps("/proc/thread-self", &me)) bounding = me.bnd;
-  } else {
-    bounding = mask_of(keep);
-  }
+  // Without CAP_SETPCAP the bounding set is the one the agent was started with (read before).
+  const uint64_t bounding = can_drop_bounding ? mask_of(keep) : me.bnd;
   if (std::string more = threads_holding_more(mask_of(keep), bounding); !more.empty())
     return *err = "dropping the capabilities failed: " + more, false;
   return true;
