@@ -40,14 +40,16 @@ std::vector<dt_list_v4_key> v4_prefixes() {
   return out;
 }
 
-// The same for IPv6: /48s and /128s spread over 2000::/3-like space, 2001:2::2 the last.
+// The same for IPv6: /48s and /128s spread over 2000::/8 (where the sources are), 2001:2::2 the
+// last.
 std::vector<dt_list_v6_key> v6_prefixes() {
   std::vector<dt_list_v6_key> out;
   out.reserve(kPrefixes);
-  for (uint32_t i = 0; i < kPrefixes - 1; i++) {
+  for (uint32_t i = 0; out.size() < kPrefixes - 1; i++) {
     const uint32_t h = i * 2654435761u;
-    dt_list_v6_key k{(i & 1) ? 48u : 128u, {0x2a, static_cast<uint8_t>(i >> 24)}};
-    memcpy(k.addr + 2, &h, 4);
+    dt_list_v6_key k{(i & 1) ? 48u : 128u, {0x20}};
+    memcpy(k.addr + 1, &h, 4);
+    if (memcmp(k.addr, "\x20\x01\x00\x02\x00\x00", 6) == 0) continue;  // 2001:2::/48 holds the sources
     if (k.prefixlen == 128) memcpy(k.addr + 12, &i, 4);
     out.push_back(k);
   }
@@ -58,10 +60,10 @@ std::vector<dt_list_v6_key> v6_prefixes() {
 // SUnreclaim of /proc/meminfo, in kB (where the tries' nodes live: kmalloc).
 long unreclaimable_slab_kb() {
   std::ifstream in("/proc/meminfo");
-  std::string key;
+  std::string line;
   long kb = 0;
-  while (in >> key >> kb)
-    if (key == "SUnreclaim:") return kb;
+  while (std::getline(in, line))
+    if (sscanf(line.c_str(), "SUnreclaim: %ld kB", &kb) == 1) return kb;
   return -1;
 }
 
