@@ -10,7 +10,9 @@
 # dropped, counted by the deny list; an unlisted source passes. 198.18.4.4, on the allow
 # list, passes the deny rule; 198.18.4.5 does not. Then a line "not-an-address" appended
 # to the deny file: `agent reload` exits 1 naming FILE:LINE, and the old list is still
-# enforced. About 30 s (the file is generated, loaded once and parsed twice).
+# enforced. Then the bad line and the first prefix removed: the reload swaps the new list
+# in (the first prefix passes, the last is still dropped). About 20 s (the file is
+# generated, loaded twice and parsed three times).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=lists
@@ -115,5 +117,18 @@ offer p2 "$FIRST,$LAST" || die "pktgen send failed"
 s2=$(stats_json) || die "agent stats --json failed"
 check_eq lists/reload-bad/still-enforced "more deny-list drops vs frames sent from $FIRST and $LAST" \
 	"$(($(deny_dropped "$s2") - $(deny_dropped "$s1")))" "$(($(sent "$WORK/p2.json" "$FIRST") + $(sent "$WORK/p2.json" "$LAST")))"
+
+# --- a good reload swaps the new list in whole ---------------------------------------------
+sed -i -e '$d' -e "/^$FIRST\$/d" "$DENY" # the bad line and the first prefix gone
+out=$("$AGENT" reload --pin-dir "$PIN_DIR" 2>&1)
+rc=$?
+echo "reload ($FIRST removed, exit $rc): $out"
+check_eq lists/reload-good/exit "agent reload exit code for the corrected deny file" "$rc" 0
+sink_start 30 || die "the UDP sink did not start"
+offer p3 "$FIRST,$LAST" || die "pktgen send failed"
+sink_stop || die "the sink did not exit cleanly"
+check_eq lists/reload-good/removed "$FIRST (no longer listed): datagrams delivered vs sent" \
+	"$(received "$FIRST")" "$(sent "$WORK/p3.json" "$FIRST")"
+check_eq lists/reload-good/kept "$LAST (still listed): datagrams delivered" "$(received "$LAST")" 0
 agent_signal lists TERM || die "the agent did not exit within 10 s of SIGTERM"
 lab_finish
