@@ -12,6 +12,8 @@
  * non-IP frames (ARP, ...), IPv6 neighbour discovery, malformed headers (the stack discards those itself),
  * no policy configured yet, or no bucket to be had. In cluster mode the cluster's own
  * TCP traffic (peers' and hubs' addresses, on the cluster's ports only) passes too.
+ * Then, before any rule, the allow list passes and the deny list drops (bpf/lists.bpf.h,
+ * docs/lists.md): cluster traffic > allow list > bans > deny list > rules > budgets.
  *
  * Refill is lazy (see dthrottle/bucket.h): nothing sweeps the map, so the cost per
  * packet and per period does not grow with the number of sources.
@@ -33,6 +35,7 @@
 #include "bucket_ops.h"
 #include "announce.h"     /* cluster mode: sources announced once per period */
 #include "prefix.bpf.h"   /* prefix budgets: per-prefix caps checked before the source */
+#include "lists.bpf.h"    /* allow and deny lists: checked before the rules */
 #include "debit.bpf.h"    /* dt_debit: the agent's writes into live buckets */
 #include "collect.bpf.h"  /* dt_collect: what active sources owe the next report */
 
@@ -121,6 +124,7 @@ struct dt_packet {
 	struct dt_config *cfg;
 	const struct dt_policy *pol;
 	__u32 rule, bank;
+	int verdict;                /* a list's verdict, or -1: none */
 	__u64 cost;                 /* tokens the packet costs (1, segments, or bytes) */
 };
 
@@ -313,6 +317,10 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 		p.st->exempt++;
 		return XDP_PASS;
 	}
+	if (dt_allow_listed(&p.key, p.l3.is_v6))
+		return XDP_PASS;
+	if ((p.verdict = dt_deny_listed(p.cfg, &p.key, p.l3.is_v6)) >= 0)
+		return p.verdict;
 	p.bank = DT_READ_ONCE(p.cfg->bank); /* once: the rule and its policy from one rule set */
 	p.rule = (p.cfg->flags & DT_CFG_RULES) ? dt_match_rule(p.bank, &p.key, &p.l3, data_end) : DT_RULE_DEFAULT;
 	p.pol = dt_policy_in_bank(p.bank, p.rule);

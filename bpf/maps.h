@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "dthrottle/common.h"
+#include "dthrottle/lists.h"
 
 /* One read of a map value's field that other CPUs (or the agent) may write meanwhile. */
 #define DT_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
@@ -208,5 +209,47 @@ struct {
 	__type(value, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } layout SEC(".maps");
+
+/* The allow and deny lists (dthrottle/lists.h): per family, one slot per list holding
+ * an LPM trie the agent fills and swaps in whole, or nothing. The tries below are
+ * only the template the slots' maps must match (type, key, value, flags); given by size,
+ * not BTF type, as the agent's tries carry no BTF. */
+struct dt_list_v4_trie {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, DT_LIST_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(key_size, sizeof(struct dt_list_v4_key));
+	__uint(value_size, sizeof(dt_list_value));
+};
+struct dt_list_v6_trie {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, DT_LIST_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(key_size, sizeof(struct dt_list_v6_key));
+	__uint(value_size, sizeof(dt_list_value));
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, DT_LISTS);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct dt_list_v4_trie);
+} lists_v4 SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, DT_LISTS);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct dt_list_v6_trie);
+} lists_v6 SEC(".maps");
+
+/* What the lists decided (struct dt_list_stats): per CPU, one element. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_list_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} list_stats SEC(".maps");
 
 #endif /* DTHROTTLE_MAPS_H */

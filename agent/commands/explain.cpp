@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/parse_values.h"
+#include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
 #include "dthrottle/bucket.h"
@@ -150,6 +151,12 @@ bool read_explanation(const PinnedMaps &maps, const std::string &pin_dir, const 
     return false;
   }
   read_rules(maps, pin_dir, out);
+  const ListMapFds lists{maps.lists_v4, maps.lists_v6};
+  out->allow_listed = list_holds(lists, DT_LIST_ALLOW, out->addr.addr) == 1;
+  out->deny_listed = list_holds(lists, DT_LIST_DENY, out->addr.addr) == 1;
+  dt_config cfg{};
+  uint32_t zero = 0;
+  out->dry_run = bpf_map_lookup_elem(maps.config, &zero, &cfg) == 0 && (cfg.flags & DT_CFG_DRY_RUN);
   out->now_ns = mono_now_ns();
   return true;
 }
@@ -274,6 +281,10 @@ Json rule_json(const ExplainRule &r, uint64_t now_ns) {
 
 std::string render_explanation_text(const Explanation &e) {
   std::string out = e.address + ": ";
+  if (e.allow_listed) out += "on the allow list: passes whatever the rules below say\n" + e.address + ": ";
+  else if (e.deny_listed)
+    out += std::string("on the deny list: ") + (e.dry_run ? "would be dropped (dry run), " : "dropped ") +
+           "before the rules below\n" + e.address + ": ";
   if (!e.rules_on) out += "no --rules: every packet uses the default rule\n";
   else if (e.prefix.empty()) out += "no prefix of the live rules holds it: the default rule applies\n";
   else out += "prefix " + e.prefix + " of the live rules; its rules, the first whose conditions hold decides:\n";
@@ -302,6 +313,7 @@ std::string render_explanation_json(const Explanation &e) {
     peers["reports"] = std::move(reports);
   }
   Json j = {{"address", e.address}, {"rules_file", e.rules_on},
+            {"lists", {{"allow", e.allow_listed}, {"deny", e.deny_listed}}},
             {"prefix", e.prefix.empty() ? Json(nullptr) : Json(e.prefix)}, {"rules", std::move(rules)},
             {"peers", std::move(peers)}};
   return dump_json(j) + "\n";

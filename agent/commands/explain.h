@@ -49,6 +49,9 @@ struct Explanation {
   std::string address;
   dt_key addr{};          // the address as the maps hold it (IPv4-mapped), rule 0
   bool rules_on = false;  // the agent runs with --rules (a rules trie decides)
+  // The lists (docs/lists.md): the allow list passes it before everything but the
+  // cluster's own traffic; the deny list drops it before the rules (dry run: would-drop).
+  bool allow_listed = false, deny_listed = false, dry_run = false;
   std::string prefix;     // the longest prefix of the live rules that holds it ("": none)
   std::vector<ExplainRule> rules;
   uint64_t now_ns = 0;    // CLOCK_MONOTONIC when the buckets were read

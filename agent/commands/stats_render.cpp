@@ -38,6 +38,27 @@ void append_counter(std::string *out, const char *name, unsigned long long v) {
   appendf(out, "  %-14s %15llu\n", name, v);
 }
 
+// The lists' lines (docs/lists.md), when a list is loaded or has counted anything.
+void append_lists(std::string *out, const ListsRow &l) {
+  const bool any = l.allow.v4 || l.allow.v6 || l.deny.v4 || l.deny.v6 || l.counts.allowed || l.counts.denied ||
+                   l.counts.would_drop;
+  if (!any) return;
+  appendf(out, "lists:\n");
+  appendf(out, "  allow list   %u IPv4 + %u IPv6 prefixes, passed %llu\n", l.allow.v4, l.allow.v6,
+          static_cast<unsigned long long>(l.counts.allowed));
+  appendf(out, "  deny list    %u IPv4 + %u IPv6 prefixes, dropped %llu, would-drop %llu\n", l.deny.v4, l.deny.v6,
+          static_cast<unsigned long long>(l.counts.denied), static_cast<unsigned long long>(l.counts.would_drop));
+}
+
+Json lists_json(const ListsRow &l) {
+  return {{"allow", {{"prefixes_v4", l.allow.v4}, {"prefixes_v6", l.allow.v6}, {"passed", l.counts.allowed}}},
+          {"deny",
+           {{"prefixes_v4", l.deny.v4},
+            {"prefixes_v6", l.deny.v6},
+            {"dropped", l.counts.denied},
+            {"would_drop", l.counts.would_drop}}}};
+}
+
 void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, const std::string &pin_dir,
                                 const std::string &hook) {
   const dt_stats &st = snap.counters;
@@ -63,6 +84,7 @@ void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, con
   }
   DT_STATS_FIELDS(DT_COUNTER_LINE)
 #undef DT_COUNTER_LINE
+  append_lists(out, snap.lists);
 }
 
 std::string rate_text(const dt_policy &p) {
@@ -240,6 +262,7 @@ std::string render_stats_json(const StatsSnapshot &snap, const StatsOptions &opt
   j["sources_total"] = snap.sources.size();
   j["dry_run"] = dry_run_json(snap);
   j["counters"] = counters_json(snap.counters, snap.would_drop);
+  j["lists"] = lists_json(snap.lists);
   j["sources"] = Json::array();
   for (const SourceRow *r : sources_by_drops(snap, opt.top)) j["sources"].push_back(source_json(snap, *r));
   j["rules"] = Json::array();

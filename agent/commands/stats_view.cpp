@@ -107,6 +107,10 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
   long n = for_each_bucket(maps.buckets, maps.drop_pending,
                            [&](const dt_key &k, const dt_bucket &b) { out->sources.push_back({k, b}); });
   if (n < 0) return *err = "cannot read " + pin_dir + "/buckets: " + strerror(static_cast<int>(-n)), false;
+  const ListMapFds lists{maps.lists_v4, maps.lists_v6};
+  out->lists.allow = read_list_size(lists, DT_LIST_ALLOW);
+  out->lists.deny = read_list_size(lists, DT_LIST_DENY);
+  sum_per_cpu(maps.list_stats, 0, &out->lists.counts);  // zero for pins without lists
   out->taken_ns = mono_now_ns();
   return true;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dthrottle/common.h"
+#include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
 
 namespace dt {
@@ -29,6 +30,12 @@ struct RuleRow {
   bool dry_run() const { return policy.flags & DT_POL_DRY_RUN; }
 };
 
+// The allow and deny lists (docs/lists.md): prefixes in force and what they decided.
+struct ListsRow {
+  ListSize allow, deny;   // prefixes per family (0: no list)
+  dt_list_stats counts{}; // summed over CPUs
+};
+
 struct StatsSnapshot {
   dt_stats counters{};
   dt_policy policy{};              // the live rule 0 (interval_ns 0: no policy set)
@@ -41,6 +48,7 @@ struct StatsSnapshot {
   // The name of rule `id` ("rule N" if it has none); a prefix bucket's key.rule
   // names the rule and the level: "web v4/24".
   std::string rule_name(uint32_t id) const;
+  ListsRow lists;                  // the allow and deny lists
   std::vector<SourceRow> sources;  // every bucket, unordered
   uint64_t taken_ns = 0;           // CLOCK_MONOTONIC right after the read
 };

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/runtime_files.h"
 #include "daemon/explain_watch.h"
+#include "daemon/lists_install.h"
 #include "daemon/privileges.h"
 #include "daemon/reload.h"
 #include "dataplane/dataplane.h"
@@ -45,6 +46,7 @@ RuleMaps rule_maps_of(const Dataplane &dp) {
   m.rules_fd[1] = dp.rules_fd(1);
   m.names_fd = dp.rule_names_fd();
   m.prefix_fd = dp.prefix_policy_fd();
+  m.lists = ListMapFds{dp.lists_v4_fd(), dp.lists_v6_fd()};
   return m;
 }
 
@@ -208,8 +210,11 @@ bool Daemon::publish_rules() {
   // Announcements (and the peers' exemption) are turned on later by whoever needs
   // them (the cluster, adaptive rules): a crashed agent's setting must not linger and
   // fill a ring nobody drains.
-  if (int rc = update_config_flags(dp_->config_fd(), opt.coarse_clock ? DT_CFG_COARSE_CLOCK : 0,
-                                   (opt.coarse_clock ? 0 : DT_CFG_COARSE_CLOCK) | DT_CFG_REPORT | DT_CFG_EXEMPT,
+  // DT_CFG_DRY_RUN: --dry-run for what no rule's policy carries (the deny list).
+  if (int rc = update_config_flags(dp_->config_fd(),
+                                   (opt.coarse_clock ? DT_CFG_COARSE_CLOCK : 0) | (opt.dry_run ? DT_CFG_DRY_RUN : 0),
+                                   (opt.coarse_clock ? 0 : DT_CFG_COARSE_CLOCK) | (opt.dry_run ? 0 : DT_CFG_DRY_RUN) |
+                                       DT_CFG_REPORT | DT_CFG_EXEMPT,
                                    coarse_clock_lag_ns());
       rc != 0)
     return fail(std::string("cannot write the config map: ") + strerror(-rc));
@@ -219,6 +224,7 @@ bool Daemon::publish_rules() {
                                    rules.compiled.prefix);
       rc != 0)
     return fail(std::string("cannot write the rules to the maps: ") + strerror(-rc));
+  if (std::string err; !install_lists(rule_maps_.lists, rules, nullptr, &err)) return fail(err);
   DT_INFO("%s dthrottle on %s (%s): %s; up to %u sources, pinned in %s",
           dp_->took_over() ? "took over" : "attached", opt.iface.c_str(), dp_->hook_desc().c_str(),
           describe_run_rules(config_).c_str(), dp_->max_sources(), dp_->pin_dir().c_str());

@@ -1,5 +1,6 @@
 // reload.cpp - SIGHUP: the rules file re-read and installed, in whole or in part.
 #include "daemon/reload.h"
+#include "daemon/lists_install.h"
 
 #include <cstring>
 
@@ -52,6 +53,11 @@ std::string reload_rules(ReloadTargets t) {
     why = "nothing to reload: the agent runs without --rules, --peers-file or peers in --config";
   } else if (load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &next, &why, &t.config.rules, opt.prefix_limits)) {
     if (opt.dry_run) set_all_dry_run(&next);  // --dry-run holds for the new rules too
+    // The lists first: a list the kernel cannot take leaves everything as it was.
+    if (!install_lists(t.maps.lists, next, &t.config.rules, &why)) {
+      DT_ERROR("reload failed, the previous rules and lists stay in force: %s", why.c_str());
+      return "error " + why;
+    }
     const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names, next.compiled.prefix);
     if (rc == 0) return install_rules(t, std::move(next));
     why = std::string("cannot write the rules to the maps: ") + strerror(-rc) + refused_after_drop(rc);

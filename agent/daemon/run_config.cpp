@@ -1,5 +1,6 @@
 // run_config.cpp - load and check the daemon's configuration without a dataplane.
 #include "daemon/run_config.h"
+#include "daemon/lists_install.h"
 
 #include <set>
 #include <cstdio>
@@ -106,6 +107,9 @@ std::string describe_dry_run(const RunConfig &c) {
          what;
 }
 
-std::string describe_run_rules(const RunConfig &c) { return describe_rules(c.rules, c.tag_rules); }
+std::string describe_run_rules(const RunConfig &c) {
+  const std::string lists = describe_lists(c.rules);
+  return describe_rules(c.rules, c.tag_rules) + (lists.empty() ? "" : "; " + lists);
+}
 
 }  // namespace dt

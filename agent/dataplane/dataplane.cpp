@@ -451,6 +451,9 @@ int Dataplane::rule_would_drop_fd() const { return bpf_map__fd(skel_->maps.rule_
 int Dataplane::rule_bytes_fd() const { return bpf_map__fd(skel_->maps.rule_bytes); }
 int Dataplane::prefix_policy_fd() const { return bpf_map__fd(skel_->maps.prefix_policy); }
 int Dataplane::prefix_drops_fd() const { return bpf_map__fd(skel_->maps.prefix_drops); }
+int Dataplane::lists_v4_fd() const { return bpf_map__fd(skel_->maps.lists_v4); }
+int Dataplane::lists_v6_fd() const { return bpf_map__fd(skel_->maps.lists_v6); }
+int Dataplane::list_stats_fd() const { return bpf_map__fd(skel_->maps.list_stats); }
 
 MapFds Dataplane::map_fds() const {
   MapFds m;
@@ -458,6 +461,7 @@ MapFds Dataplane::map_fds() const {
   m.rule_stats = rule_stats_fd(), m.rule_names = rule_names_fd(), m.rule_would_drop = rule_would_drop_fd();
   m.rule_bytes = rule_bytes_fd(), m.drop_pending = bpf_map__fd(skel_->maps.drop_pending);
   m.prefix_policy = prefix_policy_fd(), m.prefix_drops = prefix_drops_fd();
+  m.lists_v4 = lists_v4_fd(), m.lists_v6 = lists_v6_fd(), m.list_stats = list_stats_fd();
   return m;
 }
 

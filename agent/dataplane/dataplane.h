@@ -90,6 +90,9 @@ class Dataplane {
   int rule_bytes_fd() const;       // byte rules: bytes per rule, per CPU
   int prefix_policy_fd() const;    // prefix budgets by rule, banked
   int prefix_drops_fd() const;     // drops per prefix level, per CPU
+  int lists_v4_fd() const;         // allow and deny lists (dthrottle/lists.h)
+  int lists_v6_fd() const;
+  int list_stats_fd() const;       // what the lists decided, per CPU
 
   int tc_prog_fd() const;
   // The maps the views read (dataplane/map_reader.h), as the agent holds them.

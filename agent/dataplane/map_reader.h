@@ -11,6 +11,7 @@
 
 #include "common/key_hash.h"
 #include "dthrottle/common.h"
+#include "dthrottle/lists.h"
 
 namespace dt {
 
@@ -21,6 +22,7 @@ struct MapFds {
   int rule_stats = -1, rule_names = -1, rule_would_drop = -1, rule_bytes = -1;
   int drop_pending = -1;
   int prefix_policy = -1, prefix_drops = -1;
+  int lists_v4 = -1, lists_v6 = -1, list_stats = -1;  // allow and deny lists (dthrottle/lists.h)
 };
 
 // The same maps opened from a pin directory, and closed with it.
@@ -41,6 +43,9 @@ inline void add_counts(uint64_t *sum, uint64_t v) { *sum += v; }
 inline void add_counts(dt_rule_stats *sum, const dt_rule_stats &v) { sum->passed += v.passed, sum->dropped += v.dropped; }
 inline void add_counts(dt_rule_bytes *sum, const dt_rule_bytes &v) { sum->passed += v.passed, sum->dropped += v.dropped; }
 void add_counts(dt_stats *sum, const dt_stats &v);
+inline void add_counts(dt_list_stats *sum, const dt_list_stats &v) {
+  sum->allowed += v.allowed, sum->denied += v.denied, sum->would_drop += v.would_drop;
+}
 
 // Every possible CPU's value of element `key` of the per-CPU map `fd`: 0 or -errno
 // (-EBADF for fd < 0: a map the pins lack).

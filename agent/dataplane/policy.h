@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "dataplane/list_maps.h"
 #include "dthrottle/common.h"
 
 namespace dt {
@@ -46,6 +47,7 @@ struct RuleMaps {
   int rules_fd[2] = {-1, -1};  // the two banks of the rules LPM trie
   int names_fd = -1;           // rule names, for bpftool and `agent stats` (optional)
   int prefix_fd = -1;          // prefix budgets by rule, banked like policy_fd (optional)
+  ListMapFds lists;            // the allow and deny lists (publish_lists, not banked)
 };
 
 // Publishes policies[0..n) and the LPM entries `lpm` atomically: fills the inactive

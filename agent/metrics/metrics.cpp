@@ -24,6 +24,7 @@
 
 #include "common/log.h"
 #include "common/clock.h"
+#include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
 
 namespace dt {
@@ -106,6 +107,22 @@ void render_rule_bytes(Exposition &x, const MapView &m) {
   }
 }
 
+// The allow and deny lists (docs/lists.md); no family at all while neither was ever loaded.
+void render_lists(Exposition &x, const MapView &m) {
+  const dt_list_stats &l = m.lists;
+  if (!m.list_prefixes[DT_LIST_ALLOW] && !m.list_prefixes[DT_LIST_DENY] && !l.allowed && !l.denied && !l.would_drop)
+    return;
+  x.family("dthrottle_list_packets_total", "counter",
+           "IP packets decided by the allow and deny lists, by list and verdict (would_drop: the deny list "
+           "under --dry-run).");
+  x.sample("dthrottle_list_packets_total", {{"list", "allow"}, {"verdict", "passed"}}, l.allowed);
+  x.sample("dthrottle_list_packets_total", {{"list", "deny"}, {"verdict", "dropped"}}, l.denied);
+  x.sample("dthrottle_list_packets_total", {{"list", "deny"}, {"verdict", "would_drop"}}, l.would_drop);
+  x.family("dthrottle_list_prefixes", "gauge", "Prefixes in force in the allow and deny lists (both families).");
+  x.sample("dthrottle_list_prefixes", {{"list", "allow"}}, uint64_t{m.list_prefixes[DT_LIST_ALLOW]});
+  x.sample("dthrottle_list_prefixes", {{"list", "deny"}}, uint64_t{m.list_prefixes[DT_LIST_DENY]});
+}
+
 void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) {
   const dt_stats &s = m.stats;
   x.counters_by("dthrottle_packets_total",
@@ -121,6 +138,7 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
   if (m.rules.empty()) x.rule_packets("default", s.passed, s.dropped, m.would_drop);
   for (const RuleCount &r : m.rules) x.rule_packets(r.name, r.passed, r.dropped, r.would_drop);
   render_rule_bytes(x, m);
+  render_lists(x, m);
   // The global counters with a metric of their own (common.h's DT_STATS_FIELDS).
 #define DT_METRIC_COUNTER(field, label, metric, help) \
   if (metric[0]) x.counter(metric, help, s.field);
@@ -433,6 +451,11 @@ struct MetricsServer::Impl {
     m.rules = std::move(rules.named);
     m.would_drop = rules.would_drop;
     m.default_bytes = rules.rule0;
+    sum_per_cpu(maps.list_stats, 0, &m.lists);
+    for (uint32_t list = 0; list < DT_LISTS; list++) {
+      const ListSize n = read_list_size(ListMapFds{maps.lists_v4, maps.lists_v6}, list);
+      m.list_prefixes[list] = n.v4 + n.v6;
+    }
     MetricsSnapshot s;
     {
       std::lock_guard<std::mutex> lock(snap_mu);

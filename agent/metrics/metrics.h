@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "dthrottle/lists.h"
 #include "adaptive/adaptive.h"
 #include "cluster/cluster.h"
 #include "dthrottle/common.h"
@@ -65,6 +66,8 @@ struct MapView {
   RuleCount default_bytes;       // rule 0's bytes when rules are unnamed (a byte --rate/--burst)
   uint64_t sources = 0;    // buckets in the table
   uint64_t evictions = 0;  // EvictionEstimate::update
+  dt_list_stats lists{};   // the allow and deny lists' counters (docs/lists.md)
+  uint32_t list_prefixes[DT_LISTS] = {};  // prefixes in force per list, both families
 };
 
 // Buckets created minus buckets present is how many the LRU table evicted (buckets

@@ -1,5 +1,5 @@
 // load_rules.cpp - the rule set the agent runs, each rule keeping its id across reloads.
-// The default rule and the file, ids kept by name, compiled.
+// The default rule and the file, ids kept by name, compiled; its allow and deny lists read.
 #include <map>
 
 #include "rules/rules.h"
@@ -30,6 +30,17 @@ void keep_rule_ids(const LoadedRules &previous, RuleSet *rs) {
   }
 }
 
+// The lists the rule set names: each file read and parsed whole (one bad line refuses it).
+bool load_lists(const RuleSet &rs, LoadedRules *r, std::string *err) {
+  auto one = [&](const std::string &path, std::shared_ptr<const ListPrefixes> *out) {
+    auto p = std::make_shared<ListPrefixes>();
+    if (!path.empty() && !load_list_file(path, p.get(), err)) return false;
+    *out = std::move(p);
+    return true;
+  };
+  return one(rs.allow_file, &r->allow) && one(rs.deny_file, &r->deny);
+}
+
 }  // namespace
 
 bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out,
@@ -39,6 +50,7 @@ bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path
   r.set.rules[0].prefix_limits = prefix;
   if (!path.empty() && !load_rules_file(path, &r.set, err)) return false;
   if (previous) keep_rule_ids(*previous, &r.set);
+  if (!load_lists(r.set, &r, err)) return false;
   if (!compile_rules(r.set, &r.compiled, err)) return false;
   r.names.assign(r.compiled.policies.size(), "");
   r.throttles.assign(r.compiled.policies.size(), false);

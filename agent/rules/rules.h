@@ -25,6 +25,8 @@
 //     { prefix = "v4/24", rate = 1000, burst = 2000 },
 //     "v4/16=5000/s,burst=10000",  # the --prefix-limit syntax works too
 //   ]
+//   allow_file = "allow.netset"   # top level: allow and deny lists (docs/lists.md),
+//   deny_file = "/etc/dthrottle/deny.netset"  # relative to this file's folder
 //   [[tag]]                       # query-socket tags: longest string prefix wins
 //   prefix = "user:"
 //   rate = 5
@@ -37,11 +39,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "dthrottle/common.h"
+#include "rules/list_file.h"
 #include "rules/prefix_limits.h"
 #include "rules/tags.h"
 
@@ -74,6 +78,9 @@ struct RuleSet {
   std::vector<PacketRule> rules;  // rules[0] is "default" (from --rate/--burst, or allow)
   std::vector<TagRule> tags;      // may be empty: tags then follow the default rate/burst
   std::string origin;             // file name, for messages
+  // Top-level allow_file / deny_file (docs/lists.md): as written, and resolved against
+  // the rules file's folder; "" for none.
+  std::string allow_file, deny_file;
 };
 
 // The rule set with only the default rule (rate 0 means: no default, pass).
@@ -104,6 +111,10 @@ struct LoadedRules {
   CompiledRules compiled;
   std::vector<std::string> names;
   std::vector<bool> throttles;
+  // The allow and deny lists (never null after load_rules; empty without a file).
+  // Shared: a million prefixes are not copied with the rules.
+  std::shared_ptr<const ListPrefixes> allow = std::make_shared<ListPrefixes>();
+  std::shared_ptr<const ListPrefixes> deny = std::make_shared<ListPrefixes>();
 };
 // The default rule from rate/burst (rate 0: none; `bytes`: a byte budget; `prefix`: its
 // prefix budgets, --prefix-limit), plus `path` if not empty. With

@@ -292,6 +292,7 @@ struct dt_config {
 #define DT_CFG_EXEMPT (1u << 1) /* consult `cluster_exempt` (the cluster's TCP ports) */
 #define DT_CFG_RULES  (1u << 2) /* match rules in the live rules trie; else rule 0 */
 #define DT_CFG_COARSE_CLOCK (1u << 3) /* bpf_ktime_get_coarse_ns (one tick of lag) */
+#define DT_CFG_DRY_RUN (1u << 4) /* --dry-run: the deny list passes what it would drop */
 
 /*
  * Global counters, one per-CPU element at key 0 of DT_MAP_STATS: one line each, in the

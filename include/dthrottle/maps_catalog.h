@@ -48,6 +48,9 @@
 	X(prefix_policy, DT_PINNED, 1, "prefix budgets per rule, two banks (struct dt_prefix_policy)") \
 	X(prefix_drops, DT_PINNED, 1, "per prefix level and CPU: packets dropped") \
 	X(rule_names, DT_PINNED, 1, "each rule's name (struct dt_rule_name)") \
-	X(layout, DT_PINNED, 1, "the layout version of these pins (one __u32, see Pin layout)")
+	X(layout, DT_PINNED, 1, "the layout version of these pins (one __u32, see Pin layout)") \
+	X(lists_v4, DT_PINNED, 3, "allow and deny lists, IPv4: one LPM trie per list, swapped in whole (dthrottle/lists.h)") \
+	X(lists_v6, DT_PINNED, 3, "allow and deny lists, IPv6: one LPM trie per list, swapped in whole") \
+	X(list_stats, DT_PINNED, 3, "per CPU: packets the lists passed, dropped, would have dropped (struct dt_list_stats)")
 
 #endif /* DTHROTTLE_MAPS_CATALOG_H */

@@ -15,6 +15,7 @@
 #include "dataplane/pin_layout.h"
 #include "dthrottle.skel.h"
 #include "dthrottle/common.h"
+#include "dthrottle/lists.h"
 
 namespace {
 
@@ -60,7 +61,7 @@ TEST(MapCatalog, EveryMapNameIsCatalogued) {
   for (const char *name : {DT_MAP_BUCKETS, DT_MAP_STATS, DT_MAP_POLICY, DT_MAP_CONFIG, DT_MAP_ACTIVE, DT_MAP_CLUSTER_EXEMPT,
                            DT_MAP_CLUSTER_PORTS, DT_MAP_RULES0, DT_MAP_RULES1, DT_MAP_RULE_STATS, DT_MAP_RULE_NAMES, DT_MAP_RULE_WOULD_DROP,
                            DT_MAP_RULE_BYTES, DT_MAP_DROP_PENDING, DT_MAP_PREFIX_POLICY, DT_MAP_PREFIX_DROPS,
-                           DT_MAP_LAYOUT})
+                           DT_MAP_LAYOUT, DT_MAP_LISTS_V4, DT_MAP_LISTS_V6, DT_MAP_LIST_STATS})
     EXPECT_TRUE(catalogued.count(name)) << "DT_MAP_* name '" << name << "' is no pinned map of the catalogue";
   // The batches are staged by the agent and never pinned (DT_MAP_DEBIT_BATCH, DT_MAP_COLLECT_BATCH).
   for (const char *name : {DT_MAP_DEBIT_BATCH, DT_MAP_COLLECT_BATCH}) {

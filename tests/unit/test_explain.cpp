@@ -66,6 +66,23 @@ TEST(Explain, RendersAnUnknownSourceAndNoAgent) {
   EXPECT_NE(json.find(R"("peers":{"state":"no_agent"})"), std::string::npos) << json;
 }
 
+TEST(Explain, SaysWhichListHoldsTheSource) {
+  Explanation e;
+  ASSERT_NO_FATAL_FAILURE(explain_under_default_rule(&e));
+  EXPECT_EQ(render_explanation_text(e).find("list"), std::string::npos) << "on no list: no list line";
+  EXPECT_NE(render_explanation_json(e).find(R"("lists":{"allow":false,"deny":false})"), std::string::npos);
+  e.deny_listed = true;
+  EXPECT_EQ(render_explanation_text(e).rfind("198.18.9.9: on the deny list: dropped before the rules below\n", 0), 0u)
+      << render_explanation_text(e);
+  e.dry_run = true;
+  EXPECT_NE(render_explanation_text(e).find("on the deny list: would be dropped (dry run)"), std::string::npos);
+  e.allow_listed = true;
+  EXPECT_EQ(render_explanation_text(e).rfind("198.18.9.9: on the allow list: passes whatever the rules below say\n", 0),
+            0u)
+      << "the allow list beats the deny list: " << render_explanation_text(e);
+  EXPECT_NE(render_explanation_json(e).find(R"("lists":{"allow":true,"deny":true})"), std::string::npos);
+}
+
 TEST(Explain, RendersThePrefixBudgetsASourceShares) {
   Explanation e;
   ASSERT_NO_FATAL_FAILURE(explain_under_default_rule(&e));

@@ -360,6 +360,20 @@ TEST(MetricsRender, ByteRulesHaveTheirBytes) {
   EXPECT_EQ(text.find("dthrottle_rule_bytes_total{rule=\"web\""), std::string::npos) << "a packet rule has no bytes series";
 }
 
+TEST(MetricsRender, ListsHaveTheirCountersOnceLoaded) {
+  dt::MapView m = fixed_maps();
+  EXPECT_EQ(dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow).find("dthrottle_list"), std::string::npos)
+      << "no list was ever loaded: no list family at all";
+  m.lists = dt_list_stats{3, 7, 2};
+  m.list_prefixes[DT_LIST_DENY] = 1000000;
+  const std::string text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
+  EXPECT_NE(text.find("dthrottle_list_packets_total{list=\"allow\",verdict=\"passed\"} 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("dthrottle_list_packets_total{list=\"deny\",verdict=\"dropped\"} 7\n"), std::string::npos);
+  EXPECT_NE(text.find("dthrottle_list_packets_total{list=\"deny\",verdict=\"would_drop\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("dthrottle_list_prefixes{list=\"deny\"} 1000000\n"), std::string::npos);
+  EXPECT_NE(text.find("dthrottle_list_prefixes{list=\"allow\"} 0\n"), std::string::npos);
+}
+
 TEST(MetricsRender, AdaptiveRulesHaveFactorLimitAndSignals) {
   dt::MetricsSnapshot snap;
   snap.adaptive.push_back({dt::AdaptiveKind::Packet, "api", 3, 200, 0.5, 0.25, "h2", 180, 7, 2, true});

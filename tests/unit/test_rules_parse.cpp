@@ -159,7 +159,7 @@ TEST(RulesParse, EveryErrorWithItsLine) {
       {"version as a string", "version = \"1\"\n",
        "r.toml:1: the file needs 'version = 1' (the rules format version)"},
       {"unknown top-level key", v + "\n" + "limit = 3\n",
-       "r.toml:3: unknown key 'limit' in the file (known: rule, tag, version)"},
+       "r.toml:3: unknown key 'limit' in the file (known: allow_file, deny_file, rule, tag, version)"},
       {"[rule] instead of [[rule]]", v + "[rule]\nname = \"a\"\n",
        "r.toml:2: 'rule' must be written as [[rule]] tables"},
       {"rule not a table", v + "rule = [1]\n", "r.toml:2: each [[rule]] must be a table"},

@@ -87,8 +87,12 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   EXPECT_EQ(out.find('\n'), out.size() - 1) << "more than one line: " << out;
   const Json j = parse_or_fail(out);
   EXPECT_EQ(keys_of(j),
-            (std::vector<std::string>{"pin_dir", "policy", "sources_total", "dry_run", "counters", "sources", "rules"}))
+            (std::vector<std::string>{"pin_dir", "policy", "sources_total", "dry_run", "counters", "lists", "sources",
+                                      "rules"}))
       << "no agent status given, so no cluster or adaptive";
+  EXPECT_EQ(j["lists"].dump(), R"({"allow":{"prefixes_v4":0,"prefixes_v6":0,"passed":0},)"
+                               R"("deny":{"prefixes_v4":0,"prefixes_v6":0,"dropped":0,"would_drop":0}})")
+      << "the lists' object is there without lists too (docs/lists.md)";
   EXPECT_EQ(j["pin_dir"], "/sys/fs/bpf/dthrottle/eth0");
   EXPECT_EQ(j["policy"].dump(), R"({"rate":100,"burst":20,"interval_ns":10000000,"unit":"packets"})")
       << "a whole rate is printed as an integer, as before";

@@ -42,7 +42,9 @@ Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
         bpf_map__fd(skel_->maps.buckets),               bpf_map__fd(skel_->maps.stats),
         bpf_map__fd(skel_->maps.debit_batch),           cfd,
         bpf_map__fd(skel_->maps.active),                bpf_map__fd(skel_->maps.active_stage),
-        bpf_map__fd(skel_->maps.collect_batch),         bpf_map__fd(skel_->maps.prefix_policy)};
+        bpf_map__fd(skel_->maps.collect_batch),         bpf_map__fd(skel_->maps.prefix_policy),
+        bpf_map__fd(skel_->maps.lists_v4),              bpf_map__fd(skel_->maps.lists_v6),
+        bpf_map__fd(skel_->maps.list_stats)};
 }
 
 dt::RuleMaps Throttle::rule_maps() const {

@@ -32,6 +32,7 @@ class Throttle {
     int xdp = -1, tc = -1, debit = -1, collect = -1;                            // programs
     int buckets = -1, stats = -1, debit_batch = -1, config = -1, ring = -1;     // maps
     int stage = -1, collect_batch = -1, prefix_policy = -1;
+    int lists_v4 = -1, lists_v6 = -1, list_stats = -1;                          // allow/deny lists
   } fd;
   dt::RuleMaps rule_maps() const;
 

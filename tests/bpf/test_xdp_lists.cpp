@@ -1,0 +1,188 @@
+// test_xdp_lists.cpp - the allow and deny lists (docs/lists.md) as the XDP program
+// applies them: the order cluster traffic > allow list > deny list > rules, both
+// families, dry run, the per-CPU counters, and a swap that replaces a list whole.
+//
+// Lists are parsed with the agent's parser (parse_list_text) and put in force with
+// publish_lists, as `agent --rules` and `agent reload` do; rules with parse_rules,
+// compile_rules and publish_rules. Which step decided a packet is read from list_stats
+// and rule_stats, never from the verdict alone.
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bpf_fixture.h"
+#include "prog_maps.h"
+#include "frames/packet_builder.h"
+#include "dataplane/list_maps.h"
+#include "dataplane/map_reader.h"
+#include "dataplane/policy.h"
+#include "rules/list_file.h"
+#include "rules/rules.h"
+
+namespace dt::test {
+using namespace frames;
+namespace {
+
+std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
+std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
+
+class XdpLists : public RuleMapsFixture {
+ protected:
+  void SetUp() override {
+    RuleMapsFixture::SetUp();
+    if (HasFatalFailure()) return;
+    lists_ = ListMapFds{map_fd(DT_MAP_LISTS_V4), map_fd(DT_MAP_LISTS_V6)};
+  }
+
+  // Rules `toml` over a default rule of 1000/s, burst 1000 (passes what the tests send).
+  void rules(const std::string &toml) {
+    RuleSet rs = default_rules(1000, 1000);
+    LoadedRules r;
+    std::string err;
+    ASSERT_TRUE(parse_rules("version = 1\n" + toml, "test.toml", &rs, &err)) << err;
+    ASSERT_TRUE(compile_rules(rs, &r.compiled, &err)) << err;
+    const int rc = publish_rules(maps_, r.compiled.policies, r.compiled.lpm, {});
+    ASSERT_EQ(rc, 0) << "publish_rules: " << strerror(-rc);
+  }
+
+  static ListPrefixes list(const std::string &text) {
+    ListPrefixes p;
+    std::string err;
+    EXPECT_TRUE(parse_list_text(text, "list.txt", &p, &err)) << err;
+    return p;
+  }
+
+  void lists(const std::string &allow, const std::string &deny) {
+    std::string err;
+    ASSERT_EQ(publish_lists(lists_, list(allow), list(deny), nullptr, nullptr, &err), 0) << err;
+  }
+
+  dt_list_stats counters() { return summed_per_cpu<dt_list_stats>(map_fd(DT_MAP_LIST_STATS), 0); }
+  dt_rule_stats rule_counters(uint32_t rule) { return summed_per_cpu<dt_rule_stats>(rule_stats_fd_, rule); }
+
+  ListMapFds lists_;
+};
+
+TEST_F(XdpLists, DenyListDropsBothFamiliesAndCountsPerList) {
+  rules("");
+  lists("", "198.18.5.0/24\n198.18.0.0/16\n2001:2:0:5::/64\n");
+  EXPECT_EQ(run(v4("198.18.5.7")), XDP_DROP);
+  EXPECT_EQ(run(v4("198.18.200.1")), XDP_DROP) << "the /16 holds it too";
+  EXPECT_EQ(run(v4("198.19.0.1")), XDP_PASS) << "outside every listed prefix";
+  EXPECT_EQ(run(v6("2001:2:0:5::99")), XDP_DROP);
+  EXPECT_EQ(run(v6("2001:2:0:6::1")), XDP_PASS);
+  const dt_list_stats c = counters();
+  EXPECT_EQ(c.denied, 3u);
+  EXPECT_EQ(c.allowed, 0u);
+  EXPECT_EQ(c.would_drop, 0u);
+  EXPECT_EQ(rule_counters(0).passed, 2u) << "only unlisted sources reach the rules";
+}
+
+TEST_F(XdpLists, AllowListBeatsDenyRuleAndDenyList) {
+  rules("[[rule]]\nname = \"block\"\ncidr = \"198.18.0.0/15\"\naction = \"deny\"\n"
+        "[[rule]]\nname = \"block6\"\ncidr = \"2001:2::/48\"\naction = \"deny\"\n");
+  lists("198.18.1.1\n198.18.9.0/24\n2001:2::7\n", "198.18.9.0/24\n");
+  EXPECT_EQ(run(v4("198.18.1.1")), XDP_PASS) << "allow list beats a deny rule";
+  EXPECT_EQ(run(v4("198.18.9.9")), XDP_PASS) << "allow list beats the deny list";
+  EXPECT_EQ(run(v6("2001:2::7")), XDP_PASS);
+  EXPECT_EQ(run(v4("198.18.1.2")), XDP_DROP) << "not on the allow list: the deny rule drops it";
+  EXPECT_EQ(run(v6("2001:2::8")), XDP_DROP);
+  const dt_list_stats c = counters();
+  EXPECT_EQ(c.allowed, 3u);
+  EXPECT_EQ(c.denied, 0u);
+}
+
+TEST_F(XdpLists, DenyListBeatsAnAllowRule) {
+  rules("[[rule]]\nname = \"office\"\ncidr = \"198.18.0.0/15\"\naction = \"allow\"\n");
+  lists("", "198.18.3.3\n");
+  EXPECT_EQ(run(v4("198.18.3.3")), XDP_DROP);
+  EXPECT_EQ(run(v4("198.18.3.4")), XDP_PASS);
+  EXPECT_EQ(counters().denied, 1u);
+}
+
+TEST_F(XdpLists, DryRunTurnsDenyListDropsIntoWouldDrops) {
+  rules("");
+  lists("", "198.18.5.0/24\n2001:2::/48\n");
+  ASSERT_EQ(update_config_flags(config_fd(), DT_CFG_DRY_RUN, 0, 0), 0);
+  EXPECT_EQ(run(v4("198.18.5.1")), XDP_PASS);
+  EXPECT_EQ(run(v6("2001:2::1")), XDP_PASS);
+  dt_list_stats c = counters();
+  EXPECT_EQ(c.would_drop, 2u);
+  EXPECT_EQ(c.denied, 0u);
+  ASSERT_EQ(update_config_flags(config_fd(), 0, DT_CFG_DRY_RUN, 0), 0);
+  EXPECT_EQ(run(v4("198.18.5.1")), XDP_DROP) << "enforcing again";
+  c = counters();
+  EXPECT_EQ(c.denied, 1u);
+  EXPECT_EQ(c.would_drop, 2u);
+}
+
+TEST_F(XdpLists, ASwapReplacesAListWholeAndAnEmptyListRemovesIt) {
+  rules("");
+  lists("", "198.18.5.0/24\n");
+  EXPECT_EQ(run(v4("198.18.5.1")), XDP_DROP);
+  std::string err;
+  ASSERT_EQ(publish_lists(lists_, list(""), list("198.18.6.0/24\n"), nullptr, nullptr, &err), 0) << err;
+  EXPECT_EQ(run(v4("198.18.5.1")), XDP_PASS) << "the old list is gone";
+  EXPECT_EQ(run(v4("198.18.6.1")), XDP_DROP) << "the new one is in force";
+  const ListSize size = read_list_size(lists_, DT_LIST_DENY);
+  EXPECT_EQ(size.v4, 1u);
+  EXPECT_EQ(size.v6, 0u);
+  uint8_t addr[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 6, 9};
+  EXPECT_EQ(list_holds(lists_, DT_LIST_DENY, addr), 1);
+  addr[14] = 5;
+  EXPECT_EQ(list_holds(lists_, DT_LIST_DENY, addr), 0);
+  ASSERT_EQ(publish_lists(lists_, list(""), list(""), nullptr, nullptr, &err), 0) << err;
+  EXPECT_EQ(run(v4("198.18.6.1")), XDP_PASS);
+  EXPECT_EQ(read_list_size(lists_, DT_LIST_DENY).v4, 0u);
+}
+
+TEST_F(XdpLists, AnUnchangedListIsNotRebuilt) {
+  rules("");
+  const ListPrefixes deny = list("198.18.5.0/24\n");
+  std::string err;
+  ASSERT_EQ(publish_lists(lists_, list(""), deny, nullptr, nullptr, &err), 0) << err;
+  uint32_t id_before = 0, id_after = 0, slot = DT_LIST_DENY;
+  ASSERT_EQ(bpf_map_lookup_elem(lists_.v4, &slot, &id_before), 0);
+  const ListPrefixes none;
+  ASSERT_EQ(publish_lists(lists_, none, deny, &none, &deny, &err), 0) << err;
+  ASSERT_EQ(bpf_map_lookup_elem(lists_.v4, &slot, &id_after), 0);
+  EXPECT_EQ(id_before, id_after) << "an equal list keeps its trie";
+}
+
+// 1,000,000 prefixes per family (the floor) load, and their first, middle and last
+// prefix are enforced. IPv6: 2001:2:0:1::/128s. IPv4 holds no million test addresses
+// (198.18.0.0/15 is 131,072): the mass is 10.x.y.z /32s (never in a frame), and entries 0,
+// 500,000 and 999,999 are 198.18.1.0, .1 and .2, which the frames come from.
+TEST_F(XdpLists, AMillionPrefixesPerFamilyLoadAndAreEnforced) {
+  constexpr uint32_t kN = 1'000'000;
+  rules("");
+  ListPrefixes deny;
+  deny.v4.reserve(kN);
+  deny.v6.reserve(kN);
+  for (uint32_t i = 0; i < kN; i++) {
+    const bool probe = i == 0 || i == kN / 2 || i == kN - 1;
+    deny.v4.push_back(probe ? dt_list_v4_key{32, {198, 18, 1, static_cast<uint8_t>(i == 0 ? 0 : i == kN / 2 ? 1 : 2)}}
+                            : dt_list_v4_key{32, {10, static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8),
+                                                  static_cast<uint8_t>(i)}});
+    deny.v6.push_back(dt_list_v6_key{128, {0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, static_cast<uint8_t>(i >> 16),
+                                           static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)}});
+  }
+  std::string err;
+  ASSERT_EQ(publish_lists(lists_, ListPrefixes{}, deny, nullptr, nullptr, &err), 0) << err;
+  const ListSize size = read_list_size(lists_, DT_LIST_DENY);
+  EXPECT_EQ(size.v4, kN);
+  EXPECT_EQ(size.v6, kN);
+  // i = 0, 500,000 (0x07a120) and 999,999 (0x0f423f).
+  for (const char *src : {"198.18.1.0", "198.18.1.1", "198.18.1.2"}) EXPECT_EQ(run(v4(src)), XDP_DROP) << src;
+  for (const char *src : {"2001:2:0:1::", "2001:2:0:1::7:a120", "2001:2:0:1::f:423f"})
+    EXPECT_EQ(run(v6(src)), XDP_DROP) << src;
+  EXPECT_EQ(run(v4("198.18.1.3")), XDP_PASS) << "on no list";
+  EXPECT_EQ(run(v6("2001:2:0:1::f:4240")), XDP_PASS) << "one past the last";
+  EXPECT_EQ(counters().denied, 6u);
+}
+
+}  // namespace
+}  // namespace dt::test
