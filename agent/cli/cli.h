@@ -106,8 +106,8 @@ struct KeygenOptions {
 
 // Each parses its subcommand's argv (argv[0]: the subcommand) into *out: -1 to go on with
 // *out, else the exit code once --help is printed (0) or the error with its hint (2).
-// `command`: "agent" or "agent check", which parse alike and name themselves in messages.
-int parse_run_command(int argc, char **argv, RunOptions *out, const char *command);
+// `subcommand`: "" (run) or "check", which parse alike and name themselves in messages.
+int parse_run_command(int argc, char **argv, RunOptions *out, const char *subcommand);
 int parse_stats_command(int argc, char **argv, StatsOptions *out);
 int parse_top_command(int argc, char **argv, TopOptions *out);
 int parse_explain_command(int argc, char **argv, ExplainOptions *out);
