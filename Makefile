@@ -13,6 +13,9 @@
 #   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd unit
 #                 dthrottle@.service, /etc/dthrottle/eth0.conf.example (DESTDIR, PREFIX)
 #   make uninstall
+#   make man      the man pages (pandoc, from man/*.md) into build/man/
+#   make deb      build/dthrottle_VERSION_amd64.deb (debhelper; lintian's output in build/lintian.txt)
+#   make test-deb install that package on this machine, run it, purge it, find nothing left
 
 VERSION   := 0.1.0
 BUILD     := build
@@ -178,5 +181,17 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/dthrottle-agent $(DESTDIR)$(UNITDIR)/dthrottle@.service \
 	      $(DESTDIR)$(CONFDIR)/eth0.conf.example
 	-rmdir --ignore-fail-on-non-empty $(DESTDIR)$(CONFDIR)
+
+# --- Man pages and the Debian package ---------------------------------------------------
+# One Markdown source each (man/NAME.SECTION.md); tests/packaging checks dthrottle-agent(8)
+# against every subcommand's --help.
+MAN_PAGES := $(patsubst man/%.md,$(BUILD)/man/%,$(wildcard man/*.md))
+MAN_DATE  := $(shell git log -1 --format=%cs 2>/dev/null)
+.PHONY: man deb test-deb
+man: $(MAN_PAGES)
+$(BUILD)/man/%: man/%.md
+	@command -v pandoc >/dev/null || { echo "man: pandoc is missing: run make deps" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	pandoc -s -f markdown-smart -t man -M footer="dthrottle $(VERSION)" -M date="$(MAN_DATE)" $< -o $@
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
