@@ -45,7 +45,7 @@ std::string cluster_security_error(bool cluster, const std::string &curve_key, b
   if (!cluster || insecure || !curve_key.empty()) return "";
   return "a cluster without keys lets anyone on the network forge, read or silence reports: give "
          "--curve-key FILE --curve-peers DIR (make them with `" + command_name("keygen") +
-         " NAME`, see README \"Security\"), or --insecure-cluster to run it unauthenticated";
+         " NAME`, see docs/security.md), or --insecure-cluster to run it unauthenticated";
 }
 
 ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::string *err) {

@@ -75,7 +75,7 @@ std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
          return parse_budget_burst(v, &o->burst, &seen->burst_bytes, why);
        }},
       {"rules", 0, "FILE",
-       "packet and tag rules (TOML, see README \"Rules\"); --rate and\n--burst then make the default rule for unmatched "
+       "packet and tag rules (TOML, dthrottle-rules(5)); --rate and\n--burst then make the default rule for unmatched "
        "sources,\nand without them unmatched sources pass. kill -HUP or\n`%prog reload` re-reads it without losing "
        "bucket state",
        store(&o->rules_file)},
@@ -87,8 +87,8 @@ std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
       {"prefix-limit", 0, "L",
        "also cap the default rule's sources per prefix: L is\nv4/N=RATE,burst=B or v6/N=RATE,burst=B (repeatable, "
        "up\nto 4 levels per family, e.g. v4/24=1000/s,burst=2000 and\nv4/16=5000/s,burst=10000): a packet passes only "
-       "if every\nlevel of its prefix has a token, checked before its\nsource gets a bucket (spoofed floods; README "
-       "\"Spoofed\nfloods\"); prefix_limits in a [[rule]] of --rules",
+       "if every\nlevel of its prefix has a token, checked before its\nsource gets a bucket (spoofed floods; docs/rules.md);\n"
+       "prefix_limits in a [[rule]] of --rules",
        [o](const std::string &v, std::string *why) {
          PrefixLimit l;
          return parse_prefix_limit(v, &l, why) && (o->prefix_limits.push_back(l), true);
@@ -154,7 +154,7 @@ std::vector<OptionSpec> agent_options(RunOptions *o) {
       text(""),
       {"clock", 0, "MODE",
        "precise (default) or coarse: the coarse kernel clock saves\n~30 ns per packet on virtual machines, and may "
-       "grant a\nsource up to rate x 4 ms more in a window (see README)",
+       "grant a\nsource up to rate x 4 ms more in a window (docs/performance.md)",
        [o](const std::string &v, std::string *why) {
          if (v != "precise" && v != "coarse") return *why = "'" + v + "' is not one of precise, coarse", false;
          return o->coarse_clock = v == "coarse", true;
@@ -238,8 +238,8 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
        "applied:\na report is checked against its node's key (read again\non reload)",
        store(&o->curve_peers)},
       {"insecure-cluster", 0, nullptr,
-       "run the cluster without keys: anyone who reaches its\nports can forge, read or silence reports (README\n"
-       "\"Security\"); without it a cluster needs --curve-key",
+       "run the cluster without keys: anyone who reaches its\nports can forge, read or silence reports\n"
+       "(docs/security.md); without it a cluster needs --curve-key",
        turn_on(&o->insecure_cluster)},
       text(""),
   };

@@ -144,7 +144,7 @@ int parse_hub_command(int argc, char **argv, HubOptions *o) {
        }},
       {"curve-key", 0, "FILE", "the hub's CurveZMQ key pair (%prog keygen hub --role hub)", store(&o->curve_key)},
       {"curve-peers", 0, "DIR", "public keys (*.pub) of the agents allowed in", store(&o->curve_peers)},
-      {"insecure-cluster", 0, nullptr, "relay without keys: anyone who reaches the hub can\npublish and read every report (README \"Security\")",
+      {"insecure-cluster", 0, nullptr, "relay without keys: anyone who reaches the hub can\npublish and read every report (docs/security.md)",
        turn_on(&o->insecure_cluster)},
       {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
   };
