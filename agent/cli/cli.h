@@ -17,7 +17,7 @@ struct RunOptions {
   std::string iface;
   double rate = 0;     // packets per second, or bytes per second with `bytes`
   uint64_t burst = 0;  // packets, or bytes with `bytes`
-  bool bytes = false;  // --rate/--burst have byte units: a byte budget (README "Byte budgets")
+  bool bytes = false;  // --rate/--burst have byte units: a byte budget (docs/rules.md "Byte budgets")
   std::string pin_dir;  // empty: default_pin_dir(iface)
   XdpMode mode = XdpMode::Auto;
   AttachHook hook = AttachHook::Xdp;  // --attach
