@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """man_vs_help.py - dthrottle-agent(8) against the program's --help, so the two cannot drift.
 
-  man_vs_help.py AGENT MAN_MD
+  man_vs_help.py AGENT MAN_MD [MAIN_CPP]
 
 AGENT is the built program (build/agent), MAN_MD the man page's source
 (man/dthrottle-agent.8.md). The subcommands are the ones the program's own usage lines
@@ -15,7 +15,8 @@ compared with the flags the man page documents for it:
 A documented flag is a definition-list term: a line starting with **-x**, or **\\--name**
 (short and long name, then the value). Prints one "PASS name" or "FAIL name: what is
 missing where" line per subcommand (and one for sections naming no subcommand), exits 1
-on any failure.
+on any failure. With MAIN_CPP (agent/main.cpp), every subcommand it dispatches
+(strcmp(argv[1], "NAME")) must also be named by the usage lines of --help.
 """
 import re
 import subprocess
@@ -56,6 +57,12 @@ def subcommands(agent, run_text):
     return subs
 
 
+def dispatched(main_cpp):
+    """The subcommands agent/main.cpp dispatches on: strcmp(argv[1], "NAME")."""
+    text = open(main_cpp, encoding='utf-8').read()
+    return [n for n in re.findall(r'strcmp\(argv\[1\], "([a-z][a-z-]*)"\)', text)]
+
+
 def man_sections(md):
     """{'': flags of # OPTIONS, 'stats': flags of ## stats under # COMMANDS, ...}."""
     sections, current, in_commands = {}, None, False
@@ -92,7 +99,7 @@ def compare(name, where_help, where_man, in_help, in_man):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         raise SystemExit(__doc__)
     agent, man_path = sys.argv[1], sys.argv[2]
     md = open(man_path, encoding='utf-8').read()
@@ -100,6 +107,15 @@ def main():
     run_text = run_help(agent, '')
     subs = subcommands(agent, run_text)
     failures = 0
+    if len(sys.argv) == 4:
+        unnamed = [d for d in dispatched(sys.argv[3]) if d not in subs]
+        if unnamed:
+            print(f"FAIL man/usage-lines: {sys.argv[3]} dispatches {', '.join(unnamed)} but the usage lines of "
+                  f"'dthrottle-agent --help' do not name them (add a '%prog NAME ...' line to kRunUsage)")
+            failures += 1
+            subs += unnamed
+        else:
+            print("PASS man/usage-lines")
     for sub in [''] + subs:
         label = sub or 'run'
         where_help = f"dthrottle-agent {sub} --help".replace('  ', ' ')

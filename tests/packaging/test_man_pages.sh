@@ -36,8 +36,9 @@ for src in "$ROOT"/man/*.md; do
 	pass "man/render-$name"
 done
 
-# 3. dthrottle-agent(8) against --help, subcommand by subcommand.
-python3 "$ROOT/tests/packaging/man_vs_help.py" "$AGENT" "$ROOT/man/dthrottle-agent.8.md"
+# 3. dthrottle-agent(8) against --help, subcommand by subcommand (those main.cpp dispatches
+#    must be in the usage lines too).
+python3 "$ROOT/tests/packaging/man_vs_help.py" "$AGENT" "$ROOT/man/dthrottle-agent.8.md" "$ROOT/agent/main.cpp"
 [ $? -eq 0 ] || FAILURES=$((FAILURES + 1))
 
 # 4. The check itself can fail: a page missing a flag, and one with a flag the program
