@@ -13,6 +13,9 @@
 #   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd unit
 #                 dthrottle@.service, /etc/dthrottle/eth0.conf.example (DESTDIR, PREFIX)
 #   make uninstall
+#   make man      the man pages (pandoc, from man/*.md) into build/man/
+#   make deb      build/dthrottle_VERSION_amd64.deb (debhelper; lintian's output in build/lintian.txt)
+#   make test-deb install that package on this machine, run it, purge it, find nothing left
 
 VERSION   := 0.1.0
 BUILD     := build
@@ -71,7 +74,7 @@ $(OBJ)/tools/bench/programs.o: $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
 # --- C++ ------------------------------------------------------------------------
 $(OBJ)/%.o: %.cpp | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
 $(OBJ)/agent/metrics/metrics.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
 # Tools and tests may use the simulator (tools/sim); the agent may not.
@@ -85,7 +88,7 @@ $(BUILD)/libdtsim.a: $(SIM_SRCS:%.cpp=$(OBJ)/%.o)
 	rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/agent: $(OBJ)/agent/main.o $(BUILD)/libdtagent.a
-	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/unit_tests: $(UNIT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtsim.a $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(GTEST_LIBS) $(LDLIBS)
@@ -178,5 +181,25 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/dthrottle-agent $(DESTDIR)$(UNITDIR)/dthrottle@.service \
 	      $(DESTDIR)$(CONFDIR)/eth0.conf.example
 	-rmdir --ignore-fail-on-non-empty $(DESTDIR)$(CONFDIR)
+
+# --- Man pages and the Debian package ---------------------------------------------------
+# One Markdown source each (man/NAME.SECTION.md); tests/packaging checks dthrottle-agent(8)
+# against every subcommand's --help.
+MAN_PAGES := $(patsubst man/%.md,$(BUILD)/man/%,$(wildcard man/*.md))
+MAN_DATE  := $(shell git log -1 --format=%cs 2>/dev/null)
+.PHONY: man deb test-deb
+man: $(MAN_PAGES)
+$(BUILD)/man/%: man/%.md
+	@command -v pandoc >/dev/null || { echo "man: pandoc is missing: run make deps" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	pandoc -s -f markdown-smart -t man -M footer="dthrottle $(VERSION)" -M date="$(MAN_DATE)" $< -o $@
+
+# Built from a copy of the tree in build/deb (scripts/make_deb.sh); lintian in build/lintian.txt.
+deb:
+	@scripts/make_deb.sh $(VERSION)
+
+# Installs the package on this machine, runs it, purges it and finds nothing left (root).
+test-deb: deb
+	@scripts/test_deb.sh $(BUILD)/dthrottle_$(VERSION)_amd64.deb
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -173,7 +173,7 @@ run() {
 echo
 echo "Run 1: $HOSTS agents, each on its own..."
 run alone
-# The cluster runs with keys (README "Security"), made in the two steps an operator takes:
+# The cluster runs with keys (docs/security.md), made in the two steps an operator takes:
 # `agent keygen hI --endpoint ADDR:7700` per host, then every .pub in every host's
 # --curve-peers directory (here one shared directory); mlab_agent_start then passes each
 # agent its --curve-key and --curve-peers.

@@ -22,6 +22,9 @@ PACKAGES=(
   python3                                 # the Python client's tests (tests/clients)
   python3-zmq                             # the hostile peer of tests/netns/test_cluster_security.sh
   gnuplot-nox                             # the demo's chart (build/demo.png)
+  pandoc man-db                           # the man pages (make man) and their test
+  prometheus                              # promtool and a real Prometheus (contrib/prometheus tests)
+  debhelper dpkg-dev fakeroot lintian     # make deb
 )
 
 apt_install_missing deps 'make deps' "${PACKAGES[@]}"

@@ -8,7 +8,7 @@
 #
 #   tests/run_all.sh                          every suite (make test)
 #   tests/run_all.sh --suites bpf,netns       a subset: suite groups (unit bpf layout fuzz
-#                                             clients netns) or scripts by name (test_rules)
+#                                             clients packaging netns) or scripts by name (test_rules)
 #   --skip test_adaptive --skip-reason TEXT   do not run these scripts: each is listed as
 #                                             "SKIP name: TEXT" and counted in ", N skipped"
 # DT_SCRIPT_TIMEOUT: seconds one shell suite may take (300; make test-kernel gives more).
@@ -17,7 +17,7 @@
 set -u
 cd "$(dirname "$0")/.."
 
-GROUPS_ALL="unit bpf layout fuzz clients netns"
+GROUPS_ALL="unit bpf layout fuzz clients packaging netns"
 usage() {
   echo "usage: tests/run_all.sh [--suites LIST] [--skip LIST --skip-reason TEXT]" >&2
   echo "  LIST: comma-separated suite groups ($GROUPS_ALL) or scripts by name (test_rules)" >&2
@@ -183,7 +183,7 @@ timed() {
 wanted unit && timed run_gtest unit build/unit_tests
 wanted bpf && timed run_gtest bpf build/bpf_tests
 scripts=()
-for group in layout fuzz clients netns; do
+for group in layout fuzz clients packaging netns; do
   for s in tests/$group/test_*.sh; do
     [ -e "$s" ] && wanted "$group" "$s" || continue
     case " $skips " in

@@ -17,7 +17,7 @@ struct RunOptions {
   std::string iface;
   double rate = 0;     // packets per second, or bytes per second with `bytes`
   uint64_t burst = 0;  // packets, or bytes with `bytes`
-  bool bytes = false;  // --rate/--burst have byte units: a byte budget (README "Byte budgets")
+  bool bytes = false;  // --rate/--burst have byte units: a byte budget (docs/rules.md "Byte budgets")
   std::string pin_dir;  // empty: default_pin_dir(iface)
   XdpMode mode = XdpMode::Auto;
   AttachHook hook = AttachHook::Xdp;  // --attach
@@ -112,8 +112,8 @@ struct KeygenOptions {
 
 // Each parses its subcommand's argv (argv[0]: the subcommand) into *out: -1 to go on with
 // *out, else the exit code once --help is printed (0) or the error with its hint (2).
-// `command`: "agent" or "agent check", which parse alike and name themselves in messages.
-int parse_run_command(int argc, char **argv, RunOptions *out, const char *command);
+// `subcommand`: "" (run) or "check", which parse alike and name themselves in messages.
+int parse_run_command(int argc, char **argv, RunOptions *out, const char *subcommand);
 int parse_stats_command(int argc, char **argv, StatsOptions *out);
 int parse_top_command(int argc, char **argv, TopOptions *out);
 int parse_explain_command(int argc, char **argv, ExplainOptions *out);

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/program_name.h"
+
 namespace dt {
 namespace {
 
@@ -147,7 +149,7 @@ std::string command_help(const CommandSpec &spec) {
   column = std::min(column, kMaxHelpColumn);
   std::string out = spec.usage + "Options:\n";
   for (const OptionSpec &o : options) out += o.name ? help_entry(o, column) : std::string(o.help) + "\n";
-  return out + spec.epilogue;
+  return with_program_name(out + spec.epilogue);
 }
 
 int exit_code_of(ParseOutcome outcome, const CommandSpec &spec, const std::string &err) {
@@ -156,7 +158,7 @@ int exit_code_of(ParseOutcome outcome, const CommandSpec &spec, const std::strin
     case ParseOutcome::Help: fputs(command_help(spec).c_str(), stdout); return 0;
     case ParseOutcome::Error: break;
   }
-  fprintf(stderr, "%s: %s\nTry '%s --help'.\n", spec.command.c_str(), err.c_str(), spec.command.c_str());
+  fprintf(stderr, "%s: %s\nTry '%s --help'.\n", spec.command.c_str(), with_program_name(err).c_str(), spec.command.c_str());
   return 2;
 }
 

@@ -7,6 +7,7 @@
 #include "dataplane/policy.h"
 #include "query/query_listen.h"
 #include "rules/prefix_limits.h"
+#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -44,8 +45,8 @@ std::string cluster_security_error(bool cluster, const std::string &curve_key, b
     return "--insecure-cluster only makes sense with --peers, --peers-file, --listen or --hub";
   if (!cluster || insecure || !curve_key.empty()) return "";
   return "a cluster without keys lets anyone on the network forge, read or silence reports: give "
-         "--curve-key FILE --curve-peers DIR (make them with `agent keygen NAME`, see README \"Security\"), "
-         "or --insecure-cluster to run it unauthenticated";
+         "--curve-key FILE --curve-peers DIR (make them with `" + command_name("keygen") +
+         " NAME`, see docs/security.md), or --insecure-cluster to run it unauthenticated";
 }
 
 ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::string *err) {

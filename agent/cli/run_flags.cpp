@@ -1,10 +1,11 @@
-// run_flags.cpp - the options of `agent` (run) and `agent check`: names, --help, values.
+// run_flags.cpp - the options of `dthrottle-agent` (run) and its `check`: names, --help, values.
 #include "cli/run_flags.h"
 
 #include "cli/option_values.h"
 #include "common/endpoint.h"
 #include "common/node_id.h"
 #include "common/parse_values.h"
+#include "common/program_name.h"
 #include "query/query_listen.h"
 #include "rules/prefix_limits.h"
 #include "rules/tags.h"
@@ -13,15 +14,15 @@ namespace dt {
 namespace {
 
 const char kRunUsage[] =
-    "Usage: agent --iface IFACE --rate R --burst B [--peers HOST:PORT,...] [options]\n"
-    "       agent stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
-    "       agent top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
-    "       agent check [--config FILE] [options]    # validate; loads nothing\n"
-    "       agent reload [--iface IFACE | --pin-dir DIR]\n"
-    "       agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json]   # why is ADDR throttled?\n"
-    "       agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR | --insecure-cluster]\n"
-    "       agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
-    "                         [--from NAME.key]\n"
+    "Usage: %prog --iface IFACE --rate R --burst B [--peers HOST:PORT,...] [options]\n"
+    "       %prog stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
+    "       %prog top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
+    "       %prog check [--config FILE] [options]    # validate; loads nothing\n"
+    "       %prog reload [--iface IFACE | --pin-dir DIR]\n"
+    "       %prog explain ADDR [--iface IFACE | --pin-dir DIR] [--json]   # why is ADDR throttled?\n"
+    "       %prog hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR | --insecure-cluster]\n"
+    "       %prog keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
+    "           [--from NAME.key]\n"
     "\n"
     "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
     "ingress, --attach tc): every source\n"
@@ -32,24 +33,24 @@ const char kRunUsage[] =
     "\n";
 
 const char kCheckUsage[] =
-    "Usage: agent check [--config FILE] [options]\n"
+    "Usage: %prog check [--config FILE] [options]\n"
     "\n"
     "Checks a command line of the agent and its --config file exactly as the agent would\n"
     "(the same options, limits and files: rules, tag rules, peers, CurveZMQ keys), then\n"
     "exits without loading, attaching or binding anything: 0 with a summary, or 2 with\n"
-    "the message the agent would give. It takes the agent's options (agent --help):\n"
+    "the message the agent would give. It takes the agent's options (%prog --help):\n"
     "\n";
 
 const char kRunExamples[] =
     "Examples:\n"
-    "  agent --iface eth0 --rate 100 --burst 50\n"
-    "  agent --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700 \\\n"
+    "  %prog --iface eth0 --rate 100 --burst 50\n"
+    "  %prog --iface eth0 --rate 100 --burst 50 --peers 198.18.1.2:7700,198.18.1.3:7700 \\\n"
     "        --curve-key /etc/dthrottle/web1.key --curve-peers /etc/dthrottle/peers.d\n"
-    "  agent --iface eth0 --rate 100 --burst 50 --peers-file /etc/dthrottle/peers --insecure-cluster\n"
-    "  agent --iface eth0 --rate 10/m --burst 1      # one packet every 6 s per source\n"
-    "  agent --config /etc/dthrottle/eth0.conf --iface eth0\n"
-    "  agent stats --iface eth0 --top 20\n"
-    "  agent top --iface eth0\n"
+    "  %prog --iface eth0 --rate 100 --burst 50 --peers-file /etc/dthrottle/peers --insecure-cluster\n"
+    "  %prog --iface eth0 --rate 10/m --burst 1      # one packet every 6 s per source\n"
+    "  %prog --config /etc/dthrottle/eth0.conf --iface eth0\n"
+    "  %prog stats --iface eth0 --top 20\n"
+    "  %prog top --iface eth0\n"
     "  bpftool map dump pinned /sys/fs/bpf/dthrottle/eth0/buckets\n";
 
 // A line of --help between groups of options.
@@ -75,20 +76,20 @@ std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
          return parse_budget_burst(v, &o->burst, &seen->burst_bytes, why);
        }},
       {"rules", 0, "FILE",
-       "packet and tag rules (TOML, see README \"Rules\"); --rate and\n--burst then make the default rule for unmatched "
-       "sources,\nand without them unmatched sources pass. kill -HUP or\n`agent reload` re-reads it without losing "
+       "packet and tag rules (TOML, dthrottle-rules(5)); --rate and\n--burst then make the default rule for unmatched "
+       "sources,\nand without them unmatched sources pass. kill -HUP or\n`%prog reload` re-reads it without losing "
        "bucket state",
        store(&o->rules_file)},
       {"dry-run", 0, nullptr,
        "decide and count every packet as if enforcing, but drop\nnothing: what would be dropped is counted as "
-       "would-drop\n(agent stats, agent top, metrics). Per rule: dry_run =\ntrue in --rules, then enforce by a reload "
+       "would-drop\n(%prog stats, %prog top, metrics). Per rule: dry_run =\ntrue in --rules, then enforce by a reload "
        "(buckets kept)",
        turn_on(&o->dry_run)},
       {"prefix-limit", 0, "L",
        "also cap the default rule's sources per prefix: L is\nv4/N=RATE,burst=B or v6/N=RATE,burst=B (repeatable, "
        "up\nto 4 levels per family, e.g. v4/24=1000/s,burst=2000 and\nv4/16=5000/s,burst=10000): a packet passes only "
-       "if every\nlevel of its prefix has a token, checked before its\nsource gets a bucket (spoofed floods; README "
-       "\"Spoofed\nfloods\"); prefix_limits in a [[rule]] of --rules",
+       "if every\nlevel of its prefix has a token, checked before its\nsource gets a bucket (spoofed floods; docs/rules.md);\n"
+       "prefix_limits in a [[rule]] of --rules",
        [o](const std::string &v, std::string *why) {
          PrefixLimit l;
          return parse_prefix_limit(v, &l, why) && (o->prefix_limits.push_back(l), true);
@@ -178,7 +179,7 @@ std::vector<OptionSpec> agent_options(RunOptions *o) {
       text(""),
       {"clock", 0, "MODE",
        "precise (default) or coarse: the coarse kernel clock saves\n~30 ns per packet on virtual machines, and may "
-       "grant a\nsource up to rate x 4 ms more in a window (see README)",
+       "grant a\nsource up to rate x 4 ms more in a window (docs/performance.md)",
        [o](const std::string &v, std::string *why) {
          if (v != "precise" && v != "coarse") return *why = "'" + v + "' is not one of precise, coarse", false;
          return o->coarse_clock = v == "coarse", true;
@@ -223,7 +224,7 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
        "peers' report endpoints, HOST:PORT[,HOST:PORT...]; may be\nrepeated; a tcp:// prefix is accepted",
        endpoints_into(&o->peers, false)},
       {"peers-file", 0, "PATH",
-       "more peers, one HOST:PORT a line (# comments); kill -HUP\nor `agent reload` re-reads it (and the --config "
+       "more peers, one HOST:PORT a line (# comments); kill -HUP\nor `%prog reload` re-reads it (and the --config "
        "file's\npeers), connects to added peers, drops removed ones,\nresolves DNS names again; buckets are kept",
        [o](const std::string &v, std::string *why) {
          return !v.empty() ? (o->peers_file = v, true) : (*why = "needs a file name", false);
@@ -232,7 +233,7 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
        "where this agent publishes its reports (default *:7700\nwith --peers or --peers-file)",
        [o](const std::string &v, std::string *why) { return normalize_endpoint(v, true, &o->listen, why); }},
       {"hub", 0, "HOST:PORT",
-       "publish to an `agent hub` at HOST:PORT and subscribe at\nHOST:PORT+1, instead of (or besides) a full mesh",
+       "publish to a `%prog hub` at HOST:PORT and subscribe at\nHOST:PORT+1, instead of (or besides) a full mesh",
        endpoints_into(&o->hubs, true)},
       {"period", 0, "D", "how often reports are exchanged (default 200ms)",
        duration_into(&o->period_ns, 10'000'000, 60'000'000'000ull, "from 10ms to 60s")},
@@ -254,7 +255,7 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
          return duration_into(&o->report_max_age_ns, 0, 3'600'000'000'000ull, "at most 1h (or off)")(v, why);
        }},
       {"curve-key", 0, "FILE",
-       "this node's CurveZMQ key pair (agent keygen): encrypt and\nauthenticate peer traffic (also through an `agent "
+       "this node's CurveZMQ key pair (%prog keygen): encrypt and\nauthenticate peer traffic (also through a `%prog "
        "hub\n--curve-key`), and sign every report with the node's key",
        store(&o->curve_key)},
       {"curve-peers", 0, "DIR",
@@ -262,8 +263,8 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
        "applied:\na report is checked against its node's key (read again\non reload)",
        store(&o->curve_peers)},
       {"insecure-cluster", 0, nullptr,
-       "run the cluster without keys: anyone who reaches its\nports can forge, read or silence reports (README\n"
-       "\"Security\"); without it a cluster needs --curve-key",
+       "run the cluster without keys: anyone who reaches its\nports can forge, read or silence reports\n"
+       "(docs/security.md); without it a cluster needs --curve-key",
        turn_on(&o->insecure_cluster)},
       text(""),
   };
@@ -277,15 +278,15 @@ void append(std::vector<OptionSpec> *to, std::vector<OptionSpec> more) {
 
 const std::vector<std::string> kRunListSettings = {"peers", "hub", "prefix-limit", "query-admin-uids"};
 
-CommandSpec run_command(RunOptions *o, RunFlagsSeen *seen, const std::string &command) {
+CommandSpec run_command(RunOptions *o, RunFlagsSeen *seen, const std::string &subcommand) {
   CommandSpec spec;
-  spec.command = command;
-  spec.usage = command == "agent" ? kRunUsage : kCheckUsage;
+  spec.command = command_name(subcommand);
+  spec.usage = subcommand.empty() ? kRunUsage : kCheckUsage;
   spec.options = dataplane_options(o, seen);
   append(&spec.options, query_options(o));
   append(&spec.options, agent_options(o));
   append(&spec.options, cluster_options(o));
-  spec.epilogue = command == "agent" ? kRunExamples : "";
+  spec.epilogue = subcommand.empty() ? kRunExamples : "";
   return spec;
 }
 

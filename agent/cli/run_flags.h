@@ -17,9 +17,9 @@ struct RunFlagsSeen {
   bool xdp_mode = false;                         // --xdp-mode given
 };
 
-// The run options, filling *o and *seen. `command`: "agent" or "agent check" (its errors
-// and --help name it). Every option but --help and --config is also a --config setting.
-CommandSpec run_command(RunOptions *o, RunFlagsSeen *seen, const std::string &command = "agent");
+// The run options, filling *o and *seen. `subcommand`: "" (run) or "check" (its errors
+// and --help name it, after the program's name). Every option but --help and --config is also a --config setting.
+CommandSpec run_command(RunOptions *o, RunFlagsSeen *seen, const std::string &subcommand = "");
 // Settings that add up when repeated in a --config file.
 extern const std::vector<std::string> kRunListSettings;
 

@@ -11,10 +11,10 @@ namespace dt {
 namespace {
 
 // The run table for its names and its --help: its handlers, never run, would write to scratch.
-CommandSpec run_table(const std::string &command = "agent") {
+CommandSpec run_table(const std::string &subcommand = "") {
   static RunOptions scratch;
   static RunFlagsSeen scratch_seen;
-  return run_command(&scratch, &scratch_seen, command);
+  return run_command(&scratch, &scratch_seen, subcommand);
 }
 
 // The options table as getopt_long and the --config reader want it.
@@ -88,10 +88,10 @@ bool read_config_peers(const std::string &config_file, std::vector<std::string> 
 }
 
 // `agent` and `agent check` parse alike; only their name in errors and --help differs.
-int parse_run_command(int argc, char **argv, RunOptions *o, const char *command) {
+int parse_run_command(int argc, char **argv, RunOptions *o, const char *subcommand) {
   std::string err;
   const ParseOutcome r = parse_run_options(argc, argv, o, &err);
-  return exit_code_of(r, run_table(command), err);
+  return exit_code_of(r, run_table(subcommand), err);
 }
 
 std::string run_usage() { return command_help(run_table()); }

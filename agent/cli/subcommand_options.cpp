@@ -3,28 +3,29 @@
 #include "cli/cli.h"
 #include "cli/option_values.h"
 #include "common/endpoint.h"
+#include "common/program_name.h"
 
 namespace dt {
 namespace {
 
 const char kStatsUsage[] =
-    "Usage: agent stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
+    "Usage: %prog stats [--iface IFACE | --pin-dir DIR] [--json] [--top N]\n"
     "\n"
     "Reads the pinned maps (no running agent needed) and prints the global counters\n"
     "and the sources with the most drops, with their current tokens.\n"
     "\n";
 
 const char kTopUsage[] =
-    "Usage: agent top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
+    "Usage: %prog top [--iface IFACE | --pin-dir DIR] [--interval D] [--top N] [--count N]\n"
     "\n"
-    "Like agent stats, but live: every D it reads the pinned maps again and shows what\n"
+    "Like %prog stats, but live: every D it reads the pinned maps again and shows what\n"
     "changed, as rates: packets passed and dropped per second, in total and for each\n"
     "source that sent in that interval, the most dropped first. On a terminal the\n"
     "screen is redrawn; otherwise frames follow each other, separated by a blank line.\n"
     "\n";
 
 const char kExplainUsage[] =
-    "Usage: agent explain ADDR [--iface IFACE | --pin-dir DIR] [--json] [--watch DURATION]\n"
+    "Usage: %prog explain ADDR [--iface IFACE | --pin-dir DIR] [--json] [--watch DURATION]\n"
     "\n"
     "Why is ADDR throttled (or not)? Reads the pinned maps: the rule that matches ADDR (the\n"
     "prefix in the live rules and each candidate's conditions), the bucket key of each\n"
@@ -34,7 +35,7 @@ const char kExplainUsage[] =
     "\n";
 
 const char kReloadUsage[] =
-    "Usage: agent reload [--iface IFACE | --pin-dir DIR]\n"
+    "Usage: %prog reload [--iface IFACE | --pin-dir DIR]\n"
     "\n"
     "Makes the agent of IFACE re-read its --rules file and its peers (--peers-file,\n"
     "the peers of its --config file) like kill -HUP, and waits up to 5 s to say\n"
@@ -44,8 +45,8 @@ const char kReloadUsage[] =
     "\n";
 
 const char kHubUsage[] =
-    "Usage: agent hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR | --insecure-cluster]\n"
-    "                 [--log-level LEVEL]\n"
+    "Usage: %prog hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR | --insecure-cluster]\n"
+    "           [--log-level LEVEL]\n"
     "\n"
     "Relays peer reports so that agents need not all connect to each other: agents\n"
     "started with --hub HOST:PORT publish to ADDR:PORT (an XSUB socket) and subscribe\n"
@@ -62,8 +63,8 @@ const char kHubUsage[] =
     "\n";
 
 const char kKeygenUsage[] =
-    "Usage: agent keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
-    "       agent keygen NAME --from NAME.key [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role ...]\n"
+    "Usage: %prog keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
+    "       %prog keygen NAME --from NAME.key [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role ...]\n"
     "\n"
     "Creates the keys of one member of a secured cluster: DIR/NAME.key (its secret, mode\n"
     "0600; give it to that agent's or hub's --curve-key) and DIR/NAME.pub (its public keys;\n"
@@ -92,7 +93,7 @@ int parse_stats_command(int argc, char **argv, StatsOptions *o) {
           {"json", 0, nullptr, "machine-readable output", turn_on(&o->json)},
           {"top", 0, "N", "show N sources (default 10; 0 shows every source)", count_into(&o->top, 0, UINT32_MAX)},
       });
-  return parse_subcommand({"agent stats", kStatsUsage, std::move(options)}, argc, argv, pin_target_check(o, "read"));
+  return parse_subcommand({command_name("stats"), kStatsUsage, std::move(options)}, argc, argv, pin_target_check(o, "read"));
 }
 
 int parse_top_command(int argc, char **argv, TopOptions *o) {
@@ -104,7 +105,7 @@ int parse_top_command(int argc, char **argv, TopOptions *o) {
           {"top", 0, "N", "show N sources (default 20; 0 shows every active source)", count_into(&o->top, 0, UINT32_MAX)},
           {"count", 0, "N", "stop after N frames (default 0: until interrupted)", count_into(&o->count, 0, UINT32_MAX)},
       });
-  return parse_subcommand({"agent top", kTopUsage, std::move(options)}, argc, argv, pin_target_check(o, "watch"));
+  return parse_subcommand({command_name("top"), kTopUsage, std::move(options)}, argc, argv, pin_target_check(o, "watch"));
 }
 
 int parse_explain_command(int argc, char **argv, ExplainOptions *o) {
@@ -118,9 +119,9 @@ int parse_explain_command(int argc, char **argv, ExplainOptions *o) {
              return duration_into(&o->watch_ns, 0, 10'000'000'000ull, "from 0 to 10s")(v, why);
            }},
       });
-  const CommandSpec spec("agent explain", kExplainUsage, std::move(options), 1);  // ADDR
+  const CommandSpec spec(command_name("explain"), kExplainUsage, std::move(options), 1);  // ADDR
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &operands, std::string *err) {
-    if (operands.empty()) return *err = "say which address to explain: agent explain ADDR", ParseOutcome::Error;
+    if (operands.empty()) return *err = "say which address to explain: " + command_name("explain") + " ADDR", ParseOutcome::Error;
     o->address = operands[0];
     return resolve_pin_dir(o->iface, &o->pin_dir, "explain", err);
   });
@@ -130,7 +131,7 @@ int parse_reload_command(int argc, char **argv, ReloadOptions *o) {
   std::vector<OptionSpec> options = with_pin_target(&o->iface, &o->pin_dir, {},
                                                     "the agent pinned in /sys/fs/bpf/dthrottle/IFACE",
                                                     "the agent whose maps are pinned in DIR");
-  return parse_subcommand({"agent reload", kReloadUsage, std::move(options)}, argc, argv,
+  return parse_subcommand({command_name("reload"), kReloadUsage, std::move(options)}, argc, argv,
                           pin_target_check(o, "reload"));
 }
 
@@ -141,13 +142,13 @@ int parse_hub_command(int argc, char **argv, HubOptions *o) {
          std::string backend;
          return normalize_endpoint(v, true, &o->listen, why) && hub_backend_endpoint(v, &backend, why);
        }},
-      {"curve-key", 0, "FILE", "the hub's CurveZMQ key pair (agent keygen hub --role hub)", store(&o->curve_key)},
+      {"curve-key", 0, "FILE", "the hub's CurveZMQ key pair (%prog keygen hub --role hub)", store(&o->curve_key)},
       {"curve-peers", 0, "DIR", "public keys (*.pub) of the agents allowed in", store(&o->curve_peers)},
-      {"insecure-cluster", 0, nullptr, "relay without keys: anyone who reaches the hub can\npublish and read every report (README \"Security\")",
+      {"insecure-cluster", 0, nullptr, "relay without keys: anyone who reaches the hub can\npublish and read every report (docs/security.md)",
        turn_on(&o->insecure_cluster)},
       {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
   };
-  return parse_subcommand({"agent hub", kHubUsage, std::move(options)}, argc, argv,
+  return parse_subcommand({command_name("hub"), kHubUsage, std::move(options)}, argc, argv,
                           [o](const std::vector<std::string> &, std::string *err) { return check_hub_curve(*o, err); });
 }
 
@@ -158,7 +159,7 @@ int parse_keygen_command(int argc, char **argv, KeygenOptions *o) {
        "the node id the keys speak for (default NAME): the agent with\nthis .key takes it as its --node-id",
        store(&o->node_id)},
       {"role", 0, "node|hub",
-       "node (default): signs its own reports; hub: an `agent hub`'s\nkey (reserved to sign a summing hub's aggregate "
+       "node (default): signs its own reports; hub: a `%prog hub`'s\nkey (reserved to sign a summing hub's aggregate "
        "reports)",
        [o](const std::string &v, std::string *why) {
          if (v != "node" && v != "hub") return *why = "'" + v + "' is not one of node, hub", false;
@@ -172,7 +173,7 @@ int parse_keygen_command(int argc, char **argv, KeygenOptions *o) {
        "keygen's files (adds\nnode_id to FILE if it has none); keeps the old .pub's\nendpoint and role unless given",
        store(&o->from)},
   };
-  const CommandSpec spec("agent keygen", kKeygenUsage, std::move(options), 1);  // NAME
+  const CommandSpec spec(command_name("keygen"), kKeygenUsage, std::move(options), 1);  // NAME
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &operands, std::string *err) {
     if (operands.empty() || operands[0].empty() || operands[0].find('/') != std::string::npos)
       return *err = "give the node a NAME (no '/')", ParseOutcome::Error;

@@ -13,6 +13,7 @@
 #include "common/endpoint.h"
 #include "common/log.h"
 #include "common/clock.h"
+#include "common/program_name.h"
 
 namespace dt {
 
@@ -175,7 +176,7 @@ bool check_curve_endpoints(const CurveKeys &keys, const std::vector<std::string>
     if (!find_curve_peer(keys.peers, h)) {
       const std::string hp = h.substr(h.rfind("tcp://", 0) == 0 ? 6 : 0);
       *err = "no public key for hub " + hp + " in " + keys.peers_dir +
-             ": add the hub's .pub file (agent keygen) with the line 'endpoint = " + hp + "'";
+             ": add the hub's .pub file (" + command_name("keygen") + ") with the line 'endpoint = " + hp + "'";
       return false;
     }
   }

@@ -19,6 +19,7 @@
 #include "common/endpoint.h"
 #include "common/line_file.h"
 #include "common/report_types.h"
+#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -107,7 +108,7 @@ const char *key_role_name(KeyRole r) { return r == KeyRole::Hub ? "hub" : "node"
 
 std::string old_key_file_error(const std::string &path, const char *missing) {
   const std::string name = file_stem(path);
-  return path + " has no " + missing + " (an older agent keygen wrote it): regenerate it with 'agent keygen " +
+  return path + " has no " + missing + " (an older keygen wrote it): regenerate it with '" + command_name("keygen") + " " +
          name + " --from " + name + ".key' where " + name +
          ".key is (it keeps the key pair), then copy the new " + name + ".pub to the other members";
 }

@@ -10,6 +10,7 @@
 #include "commands/commands.h"
 #include "daemon/run_config.h"
 #include "dataplane/policy.h"
+#include "common/program_name.h"
 #include "query/query_listen.h"
 
 namespace dt {
@@ -38,13 +39,13 @@ void print_query_access(const RunOptions &opt) {
 
 int cmd_check(int argc, char **argv) {
   RunOptions opt;
-  if (int code = parse_run_command(argc, argv, &opt, "agent check"); code >= 0) return code;
+  if (int code = parse_run_command(argc, argv, &opt, "check"); code >= 0) return code;
   std::string err;
   // Every configuration error the daemon would exit with (status 2), with its message:
   // the rules file, the tag rules (theirs and --tag-rule), the adaptive limits.
   RunConfig config;
   if (!load_run_config(opt, &config, &err)) {
-    fprintf(stderr, "agent check: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("check").c_str(), err.c_str());
     return 2;
   }
   // CurveZMQ: the key pair, the allowlist, and a key for every peer and hub.
@@ -52,7 +53,7 @@ int cmd_check(int argc, char **argv) {
     CurveKeys keys;
     if (!load_curve_keys(opt.curve_key, opt.curve_peers, &keys, &err) ||
         !check_curve_endpoints(keys, config.peers, opt.hubs, &err)) {
-      fprintf(stderr, "agent check: %s\n", err.c_str());
+      fprintf(stderr, "%s: %s\n", command_name("check").c_str(), err.c_str());
       return 2;
     }
   }

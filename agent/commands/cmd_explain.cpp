@@ -19,6 +19,7 @@
 #include "common/runtime_files.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
+#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -63,7 +64,7 @@ ExplainPeers ask_agent(const ExplainOptions &opt) {
   std::string err;
   if (!write_file_atomic(runtime_file(opt.pin_dir, kExplainRequest),
                          id + " " + opt.address + " " + std::to_string(window_ms) + "\n", &err)) {
-    fprintf(stderr, "agent explain: cannot ask the agent which peers report %s: %s\n", opt.address.c_str(), err.c_str());
+    fprintf(stderr, "%s: cannot ask the agent which peers report %s: %s\n", command_name("explain").c_str(), opt.address.c_str(), err.c_str());
     return p;
   }
   if (kill(static_cast<pid_t>(pid), SIGUSR1) != 0) return p;
@@ -78,7 +79,7 @@ ExplainPeers ask_agent(const ExplainOptions &opt) {
   }
   // No answer: one the agent could not write is said here (the agent logs it too).
   if (const std::string why = unwritable_reason(answer); !why.empty())
-    fprintf(stderr, "agent explain: the agent cannot answer: %s\n", why.c_str());
+    fprintf(stderr, "%s: the agent cannot answer: %s\n", command_name("explain").c_str(), why.c_str());
   return p;
 }
 
@@ -89,14 +90,14 @@ int cmd_explain(int argc, char **argv) {
   if (int code = parse_explain_command(argc, argv, &opt); code >= 0) return code;
   dt_key probe{};
   if (!key_from_string(opt.address, &probe)) {
-    fprintf(stderr, "agent explain: '%s' is not an IPv4 or IPv6 address\n", opt.address.c_str());
+    fprintf(stderr, "%s: '%s' is not an IPv4 or IPv6 address\n", command_name("explain").c_str(), opt.address.c_str());
     return 2;
   }
   PinnedMaps maps;
   Explanation e;
   std::string err;
   if (!maps.open(opt.pin_dir, &err) || !read_explanation(maps, opt.pin_dir, opt.address, &e, &err)) {
-    fprintf(stderr, "agent explain: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("explain").c_str(), err.c_str());
     return 1;
   }
   e.peers = ask_agent(opt);

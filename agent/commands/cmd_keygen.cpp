@@ -15,6 +15,7 @@
 #include "cluster/report_signing.h"
 #include "common/report_types.h"
 #include "commands/commands.h"
+#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -25,7 +26,7 @@ int check_keygen_values(KeygenOptions *a, CurvePeer *pub) {
   if (!a->endpoint.empty()) pub->endpoint = a->endpoint;
   if (!a->role.empty()) pub->role = a->role == "hub" ? KeyRole::Hub : KeyRole::Node;
   if (!valid_node_id(pub->node_id)) {
-    fprintf(stderr, "agent keygen: node id '%s' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -%s\n",
+    fprintf(stderr, "%s: node id '%s' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -%s\n", command_name("keygen").c_str(),
             pub->node_id.c_str(), a->node_id.empty() ? " (it is NAME unless --node-id gives one)" : "");
     return 2;
   }
@@ -37,7 +38,7 @@ int check_keygen_values(KeygenOptions *a, CurvePeer *pub) {
 int read_from(KeygenOptions *a, KeyPairFile *key, CurvePeer *pub, bool *rewrite_key) {
   std::string err;
   if (!read_key_pair_file(a->from, key, &err, true)) {
-    fprintf(stderr, "agent keygen: --from %s\n", err.c_str());
+    fprintf(stderr, "%s: --from %s\n", command_name("keygen").c_str(), err.c_str());
     return 2;
   }
   if (a->dir.empty()) a->dir = a->from.rfind('/') == std::string::npos ? "." : a->from.substr(0, a->from.rfind('/'));
@@ -70,7 +71,7 @@ int cmd_keygen(int argc, char **argv) {
   if (a.from.empty()) {
     char z85_pub[41], z85_sec[41];
     if (zmq_curve_keypair(z85_pub, z85_sec) != 0) {
-      fprintf(stderr, "agent keygen: this libzmq has no CURVE support: %s\n", zmq_strerror(zmq_errno()));
+      fprintf(stderr, "%s: this libzmq has no CURVE support: %s\n", command_name("keygen").c_str(), zmq_strerror(zmq_errno()));
       return 1;
     }
     key.public_key = z85_pub;
@@ -79,7 +80,7 @@ int cmd_keygen(int argc, char **argv) {
   SigningKey sign;
   std::string err;
   if (!derive_signing_key(key.secret_key, &sign, &err)) {
-    fprintf(stderr, "agent keygen: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("keygen").c_str(), err.c_str());
     return 1;
   }
   pub.public_key = key.public_key;
@@ -89,7 +90,7 @@ int cmd_keygen(int argc, char **argv) {
   // Each file is new, renamed over the path (--from FILE too: never half a secret, always 0600).
   const bool ok = (!write_key || write_key_pair_file(key_path, key, &err)) && write_public_file(pub_path, pub, &err);
   if (!ok) {
-    fprintf(stderr, "agent keygen: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("keygen").c_str(), err.c_str());
     return 1;
   }
   if (write_key)

@@ -14,6 +14,7 @@
 #include "common/files.h"
 #include "common/runtime_files.h"
 #include "dataplane/dataplane.h"
+#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -33,13 +34,13 @@ int cmd_reload(int argc, char **argv) {
   ReloadOptions opt;
   if (int code = parse_reload_command(argc, argv, &opt); code >= 0) return code;
   if (!agent_running(opt.pin_dir)) {
-    fprintf(stderr, "agent reload: no agent is running with pin directory %s\n", opt.pin_dir.c_str());
+    fprintf(stderr, "%s: no agent is running with pin directory %s\n", command_name("reload").c_str(), opt.pin_dir.c_str());
     return 1;
   }
   std::ifstream lock(runtime_file(opt.pin_dir, kLockFile));
   long pid = 0;
   if (!(lock >> pid) || pid <= 1) {
-    fprintf(stderr, "agent reload: cannot read the agent's PID from %s\n", runtime_file(opt.pin_dir, kLockFile).c_str());
+    fprintf(stderr, "%s: cannot read the agent's PID from %s\n", command_name("reload").c_str(), runtime_file(opt.pin_dir, kLockFile).c_str());
     return 1;
   }
   const std::string status = runtime_file(opt.pin_dir, kReloadFile);
@@ -47,7 +48,7 @@ int cmd_reload(int argc, char **argv) {
   std::string rest;
   read_reload_status(status, &before, &rest);
   if (kill(static_cast<pid_t>(pid), SIGHUP) != 0) {
-    fprintf(stderr, "agent reload: cannot signal pid %ld: %s\n", pid, strerror(errno));
+    fprintf(stderr, "%s: cannot signal pid %ld: %s\n", command_name("reload").c_str(), pid, strerror(errno));
     return 1;
   }
   for (int i = 0; i < 100; i++) {  // bounded: 5 s
@@ -63,10 +64,10 @@ int cmd_reload(int argc, char **argv) {
   }
   // The agent writes its answer where this reads it: one it cannot write is no silence.
   if (const std::string why = unwritable_reason(status); !why.empty())
-    fprintf(stderr, "agent reload: pid %ld cannot write its answer: %s (whether the reload worked is in its log)\n",
+    fprintf(stderr, "%s: pid %ld cannot write its answer: %s (whether the reload worked is in its log)\n", command_name("reload").c_str(),
             pid, why.c_str());
   else
-    fprintf(stderr, "agent reload: pid %ld did not answer within 5 s (see its log)\n", pid);
+    fprintf(stderr, "%s: pid %ld did not answer within 5 s (see its log)\n", command_name("reload").c_str(), pid);
   return 1;
 }
 

@@ -7,19 +7,20 @@
 #include "common/log.h"
 #include "daemon/daemon.h"
 #include "daemon/run_config.h"
+#include "common/program_name.h"
 
 namespace dt {
 
 int cmd_run(int argc, char **argv) {
   RunOptions opt;
-  if (int code = parse_run_command(argc, argv, &opt, "agent"); code >= 0) return code;
+  if (int code = parse_run_command(argc, argv, &opt, ""); code >= 0) return code;
   set_log_level(opt.log_level);
   route_libbpf_log();
 
   RunConfig config;
   std::string err;
   if (!load_run_config(opt, &config, &err)) {
-    fprintf(stderr, "agent: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", program_name().c_str(), err.c_str());
     return 2;
   }
   Daemon daemon(std::move(config));

@@ -11,6 +11,7 @@
 #include "common/runtime_files.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
+#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -35,7 +36,7 @@ int cmd_stats(int argc, char **argv) {
   PinnedMaps maps;
   StatsSnapshot snap;
   if (!maps.open(opt.pin_dir, &err) || !read_snapshot(maps, opt.pin_dir, &snap, &err)) {
-    fprintf(stderr, "agent stats: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("stats").c_str(), err.c_str());
     return 1;
   }
   AgentStatusFiles status;

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "commands/commands.h"
 #include "commands/stats_view.h"
+#include "common/program_name.h"
 
 namespace dt {
 
@@ -19,7 +20,7 @@ int cmd_top(int argc, char **argv) {
   PinnedMaps maps;
   StatsSnapshot prev, cur;
   if (!maps.open(opt.pin_dir, &err) || !read_snapshot(maps, opt.pin_dir, &prev, &err)) {
-    fprintf(stderr, "agent top: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("top").c_str(), err.c_str());
     return 1;
   }
   // Redraw in place only for a person at a terminal; a pipe or file gets plain frames.
@@ -32,7 +33,7 @@ int cmd_top(int argc, char **argv) {
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
     }
     if (!read_snapshot(maps, opt.pin_dir, &cur, &err)) {
-      fprintf(stderr, "agent top: %s\n", err.c_str());
+      fprintf(stderr, "%s: %s\n", command_name("top").c_str(), err.c_str());
       return 1;
     }
     const std::string text = render_top(compute_top(prev, cur), cur.policy, opt.pin_dir, opt.top);

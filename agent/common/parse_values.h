@@ -11,7 +11,7 @@ namespace dt {
 // Refuses byte units (see parse_budget_rate) for values that count packets or queries.
 bool parse_rate(const std::string &s, double *per_second, std::string *err);
 
-// Byte units (README "Byte budgets"): B; kB, MB, GB (SI, 1000); KiB, MiB, GiB (1024);
+// Byte units (docs/rules.md "Byte budgets"): B; kB, MB, GB (SI, 1000); KiB, MiB, GiB (1024);
 // bit, kbit, Mbit, Gbit (bits, /8). Case-sensitive: "Mb" is neither a megabit nor a megabyte.
 extern const char kByteUnits[];
 

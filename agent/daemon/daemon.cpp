@@ -26,6 +26,7 @@
 #include "metrics/metrics.h"
 #include "query/query_listen.h"
 #include "query/query_server.h"
+#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -140,7 +141,7 @@ bool Daemon::bind_metrics() {
 bool Daemon::install_tag_rules() {
   std::string err;
   if (check_strict(config_.tag_rules, config_.opt, &err) && tags_.replace_rules(config_.tag_rules, &err)) return true;
-  fprintf(stderr, "agent: %s\n", err.c_str());
+  fprintf(stderr, "%s: %s\n", program_name().c_str(), err.c_str());
   exit_code_ = 2;
   return false;
 }
@@ -392,7 +393,7 @@ void Daemon::on_reload() {
   const std::string outcome = reload_all({config_, rule_maps_, tags_, cluster_.get(), *adaptive_});
   // A reload file that cannot be written leaves `agent reload` waiting: it says why (unwritable_reason).
   if (!reload_file_.write(std::to_string(++reload_generation_) + " " + outcome + "\n"))
-    DT_WARN("the reload happened (%s) but agent reload cannot learn it", outcome.c_str());
+    DT_WARN("the reload happened (%s) but %s cannot learn it", outcome.c_str(), command_name("reload").c_str());
 }
 
 void Daemon::on_peer_readable(uint64_t now_ns) { cluster_->on_readable(now_ns); }

@@ -11,6 +11,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/runtime_files.h"
+#include "common/program_name.h"
 
 namespace dt {
 
@@ -52,7 +53,7 @@ void ExplainWatch::answer(const void *peers) {
     j["peers"] = *static_cast<const Json *>(peers);
   }
   if (std::string err; !write_file_atomic(answer_path_, dump_json(j) + "\n", &err))
-    DT_WARN("explain: %s (agent explain will say the agent did not answer)", err.c_str());
+    DT_WARN("explain: %s (%s will say the agent did not answer)", err.c_str(), command_name("explain").c_str());
   pending_ = false;
 }
 

@@ -8,6 +8,7 @@
 #include "adaptive/adaptive.h"
 #include "cluster/curve.h"
 #include "common/peers_file.h"
+#include "common/program_name.h"
 
 namespace dt {
 
@@ -96,8 +97,8 @@ bool check_report_max_age(const RunOptions &opt, std::string *err) {
 }
 
 std::string describe_dry_run(const RunConfig &c) {
-  const char *what = "what enforcing would drop is counted as would-drop (agent stats, agent top, "
-                     "dthrottle_packets_total{verdict=\"would_drop\"})";
+  const std::string what = "what enforcing would drop is counted as would-drop (" + command_name("stats") + ", " +
+                           command_name("top") + ", dthrottle_packets_total{verdict=\"would_drop\"})";
   if (c.opt.dry_run) return std::string("dry run (--dry-run): nothing is dropped; ") + what;
   const std::vector<std::string> names = dry_run_rule_names(c.rules);
   if (names.empty()) return "";

@@ -25,6 +25,7 @@
 #include "common/files.h"
 #include "common/log.h"
 #include "common/runtime_files.h"
+#include "common/program_name.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -374,7 +375,7 @@ void Dataplane::record_hook() {
   // Without it `agent stats` cannot say how the program is attached, and the next agent
   // cannot know that dthrottle created the clsact qdisc: worth a warning, not a failure.
   if (std::string err; !write_file_atomic(runtime_file(pin_dir_, kAttachFile), text, &err))
-    DT_WARN("%s: agent stats will not show how %s is attached", err.c_str(), iface_.c_str());
+    DT_WARN("%s: %s will not show how %s is attached", err.c_str(), command_name("stats").c_str(), iface_.c_str());
 }
 
 std::string Dataplane::hook_desc() const {

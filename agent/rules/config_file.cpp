@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/line_file.h"
+#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -39,7 +40,7 @@ std::string unknown_setting(const std::string &name, const option *longopts) {
     size_t d = edit_distance(name, o->name);
     if (d < best_d && d < name.size()) best = o->name, best_d = d;
   }
-  return best ? msg + " (did you mean '" + best + "'?)" : msg + " (see agent --help for the settings)";
+  return best ? msg + " (did you mean '" + best + "'?)" : msg + " (see " + program_name() + " --help for the settings)";
 }
 
 // "a , b,c" -> "a,b,c": list items may be spaced out in a file.

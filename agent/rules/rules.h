@@ -1,6 +1,6 @@
 // rules.h - the rules file (--rules FILE): whom to throttle how.
 //
-// Format: TOML, version 1 (see README "Rules"). TOML because it has comments, typed
+// Format: TOML, version 1 (see docs/rules.md, man dthrottle-rules). TOML because it has comments, typed
 // values and, through Debian's toml11, line-precise error messages; JSON has no
 // comments and YAML's implicit typing turns `no` into false.
 //

@@ -7,9 +7,9 @@
  *           (a scratch or cache map each load makes anew);
  *   layout  the pin layout version in which its type, key, value or size last changed
  *           (see "Pin layout" below);
- *   what    what it holds (the README's map table says the same).
+ *   what    what it holds (docs/internals.md's map table says the same).
  * tests/bpf/test_map_catalog.cpp checks that these are exactly the maps of the object,
- * pinned as said, that every DT_MAP_* name is one of them, and that the README's table
+ * pinned as said, that every DT_MAP_* name is one of them, and that docs/internals.md's table
  * lists them.
  *
  * Pin layout. The pins carry the layout version of the agent that made them, in the

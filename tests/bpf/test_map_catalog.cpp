@@ -1,6 +1,6 @@
 // test_map_catalog.cpp - the catalogue of maps (include/dthrottle/maps_catalog.h) is the
 // object's: every map of dthrottle.bpf.o has its line, pinned as it says, and every line a
-// map; every DT_MAP_* name is one of them; the README's table of maps lists each one.
+// map; every DT_MAP_* name is one of them; the table of maps in docs/internals.md lists each one.
 #include <gtest/gtest.h>
 #include <bpf/libbpf.h>
 
@@ -71,10 +71,10 @@ TEST(MapCatalog, EveryMapNameIsCatalogued) {
   }
 }
 
-// The README's table under "### The maps": one row per map, "| `name` | yes|no | ...".
+// The table of docs/internals.md under "### The maps": one row per map, "| `name` | yes|no | ...".
 TEST(MapCatalog, ReadmeTableListsEveryMap) {
-  std::ifstream in("README.md");
-  ASSERT_TRUE(in) << "README.md not found: run the tests from the top of the tree (tests/run_all.sh does)";
+  std::ifstream in("docs/internals.md");
+  ASSERT_TRUE(in) << "docs/internals.md not found: run the tests from the top of the tree (tests/run_all.sh does)";
   std::map<std::string, bool> rows;
   const std::regex row(R"(^\| `([a-z0-9_]+)` \| (yes|no) \|)");
   bool in_section = false;
@@ -83,18 +83,18 @@ TEST(MapCatalog, ReadmeTableListsEveryMap) {
     std::smatch m;
     if (in_section && std::regex_search(line, m, row)) rows[m[1]] = m[2] == "yes";
   }
-  ASSERT_FALSE(rows.empty()) << "README.md has no table of maps under '### The maps'";
+  ASSERT_FALSE(rows.empty()) << "docs/internals.md has no table of maps under '### The maps'";
   for (const dt::MapEntry &m : dt::map_catalog()) {
     auto it = rows.find(m.name);
     if (it == rows.end()) {
-      ADD_FAILURE() << "README.md's table of maps lacks '" << m.name << "'";
+      ADD_FAILURE() << "docs/internals.md's table of maps lacks '" << m.name << "'";
       continue;
     }
-    EXPECT_EQ(it->second, m.pinned) << "README.md's table says '" << m.name << "' is "
+    EXPECT_EQ(it->second, m.pinned) << "docs/internals.md's table says '" << m.name << "' is "
                                     << (it->second ? "" : "not ") << "pinned; the catalogue says otherwise";
     rows.erase(it);
   }
-  for (const auto &[name, pinned] : rows) ADD_FAILURE() << "README.md's table lists '" << name << "', no catalogued map";
+  for (const auto &[name, pinned] : rows) ADD_FAILURE() << "docs/internals.md's table lists '" << name << "', no catalogued map";
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
   layers.py check [ROOT]    exit 1 naming every folder-level include cycle, and any
                             include that is not folder-qualified or reaches outside agent/
   layers.py order [ROOT]    the folders from the bottom layer up (one per line)
-  layers.py tree  [ROOT]    the layout section of the README: each source file with the
+  layers.py tree  [ROOT]    the layout section of docs/internals.md: each source file with the
                             first sentence of its header comment
-  layers.py readme [ROOT]   rewrites that section of ROOT/README.md in place
+  layers.py readme [ROOT]   rewrites that section of ROOT/docs/internals.md in place
 
 ROOT defaults to the repository (the folder above tests/). Folder X "uses" folder Y when a
 file in agent/X includes "Y/...". Reading only #include lines keeps it free of a compiler.
@@ -157,7 +157,7 @@ def main(argv):
             print(p)
         return 1 if problems else 0
     if argv[1] == 'readme':
-        return rewrite_readme(os.path.join(root, 'README.md'), tree(agent, edges))
+        return rewrite_readme(os.path.join(root, 'docs', 'internals.md'), tree(agent, edges))
     print('\n'.join(order(edges)) if argv[1] == 'order' else tree(agent, edges))
     return 0
 

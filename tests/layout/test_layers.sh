@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_layers.sh - the agent's folders include each other in one direction, and the
-# README's layout section is the tree as it is (tests/layout/layers.py).
+# layout section of docs/internals.md is the tree as it is (tests/layout/layers.py).
 set -u
 cd "$(dirname "$0")/../.."
 layers=tests/layout/layers.py
@@ -50,13 +50,13 @@ else
   sed 's/^/  /' <<<"$out"
 fi
 
-# README: the block between the layout markers is what `layers.py tree` prints.
+# docs/internals.md: the block between the layout markers is what `layers.py tree` prints.
 python3 "$layers" tree >"$tmp/tree"
-sed -n '/<!-- layout:begin/,/<!-- layout:end/p' README.md | sed '1,2d;$d' | sed '$d' >"$tmp/readme"
+sed -n '/<!-- layout:begin/,/<!-- layout:end/p' docs/internals.md | sed '1,2d;$d' | sed '$d' >"$tmp/readme"
 if diff -u "$tmp/readme" "$tmp/tree" >"$tmp/diff"; then
   echo "PASS layers/readme-layout"
 else
-  echo "FAIL layers/readme-layout: README.md's layout section differs from the tree; regenerate it with" \
-       "'python3 $layers readme' (diff: - README, + tree):"
+  echo "FAIL layers/readme-layout: docs/internals.md's layout section differs from the tree; regenerate it with" \
+       "'python3 $layers readme' (diff: - docs/internals.md, + tree):"
   head -40 "$tmp/diff"
 fi

@@ -464,7 +464,7 @@ mlab_others() {
 
 # --- cluster keys: a cluster runs with keys unless the test asks for none ---------------------
 #
-# A cluster without keys refuses to start (README "Security"), so the lab makes them, once:
+# A cluster without keys refuses to start (docs/security.md), so the lab makes them, once:
 # `agent keygen hI` for every host (node id hI; its .pub names the endpoint ${M_CTL[i]}:7700)
 # and `agent keygen hub --role hub` (endpoint $HUB_CTL:7701), all in $WORK/mlab-keys, which is
 # also every agent's and the hub's --curve-peers directory (only *.pub files are read there).

@@ -96,7 +96,7 @@ check check/curve-node-id/default "check does not name the key's node id: $out" 
 
 # --- 5. secure by default: a cluster without keys is refused unless asked for by name -------------
 check_refused_like_daemon keyless-cluster "--peers without --curve-key" "does not name both ways out" \
-	"agent check: a cluster without keys lets anyone on the network forge, read or silence reports: give --curve-key FILE --curve-peers DIR (make them with \`agent keygen NAME\`, see README \"Security\"), or --insecure-cluster to run it unauthenticated" \
+	"agent check: a cluster without keys lets anyone on the network forge, read or silence reports: give --curve-key FILE --curve-peers DIR (make them with \`agent keygen NAME\`, see docs/security.md), or --insecure-cluster to run it unauthenticated" \
 	--peers 198.18.1.2:7700
 out=$("$AGENT" check "${BASE[@]}" --peers 198.18.1.2:7700 --insecure-cluster 2>&1)
 rc=$?

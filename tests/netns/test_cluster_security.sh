@@ -33,7 +33,7 @@ RATE=10
 BURST=50
 V=198.18.7.7    # the victim: a client whose budget the attacker wants spent
 VICTIM_SENDS=20 # within the burst: all pass unless its bucket was debited
-REFUSAL="a cluster without keys lets anyone on the network forge, read or silence reports: give --curve-key FILE --curve-peers DIR (make them with \`agent keygen NAME\`, see README \"Security\"), or --insecure-cluster to run it unauthenticated"
+REFUSAL="a cluster without keys lets anyone on the network forge, read or silence reports: give --curve-key FILE --curve-peers DIR (make them with \`agent keygen NAME\`, see docs/security.md), or --insecure-cluster to run it unauthenticated"
 
 "$PYTHON" -c 'import zmq' 2>/dev/null || { echo "FAIL setup: $PYTHON has no zmq module: apt-get install python3-zmq (make deps)"; exit 1; }
 

@@ -62,7 +62,11 @@ rc=$?
 check install/broken-config-status "check on a config with a typo: status $rc, expected 2: $out" [ "$rc" -eq 2 ]
 check install/broken-config-line "check on a config with a typo on line ${line:-?}: $out" \
 	grep -qF "$STAGE/etc/dthrottle/broken.conf:${line:-?}: unknown setting 'brust' (did you mean 'burst'?)" <<<"$out"
+check install/broken-config-names-program "the error names the installed program (dthrottle-agent check): $out" \
+	grep -q "^dthrottle-agent check: " <<<"$out"
 mv "$STAGE/etc/dthrottle/broken.conf" "$STAGE/etc/dthrottle/eth0.conf" # an operator's config
+out=$("$STAGE/$SBIN" --version)
+check install/version "dthrottle-agent --version: '$out'" grep -qx "dthrottle-agent (dthrottle) [0-9.]*" <<<"$out"
 
 # --- 4. uninstall ----------------------------------------------------------------------------------
 make -s -C "$DT_ROOT" uninstall DESTDIR="$STAGE" PREFIX=/usr/local >/dev/null 2>&1 ||

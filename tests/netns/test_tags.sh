@@ -18,7 +18,7 @@ ip -n "$C_NS" link set lo up
 B_PIN=$PIN_DIR-b
 LAB_PIN_DIRS+=("$B_PIN")
 
-# The cluster runs with keys (README "Security"): one pair per agent, each .pub naming the
+# The cluster runs with keys (docs/security.md): one pair per agent, each .pub naming the
 # endpoint its peer connects to, both in one --curve-peers directory.
 mkdir -p "$WORK/keys"
 "$AGENT" keygen a --dir "$WORK/keys" --endpoint "$LAB_V4_HOST:7700" >/dev/null &&

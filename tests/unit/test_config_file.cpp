@@ -74,7 +74,7 @@ TEST(ConfigFile, ErrorsNameFileAndLine) {
   const TextAndError cases[] = {
       {"rate = 1\n\n# x\n\n\n\nrat = 100\n", "/etc/dthrottle/eth0.conf:7: unknown setting 'rat' (did you mean 'rate'?)"},
       {"pin_dir = /x\n", "/etc/dthrottle/eth0.conf:1: unknown setting 'pin_dir' (did you mean 'pin-dir'?)"},
-      {"colour = red\n", "/etc/dthrottle/eth0.conf:1: unknown setting 'colour' (see agent --help for the settings)"},
+      {"colour = red\n", "/etc/dthrottle/eth0.conf:1: unknown setting 'colour' (see dthrottle-agent --help for the settings)"},
       {"--rate = 1\n", ":1: unknown setting '--rate' (write settings without the dashes: 'rate')"},
       {"help\n", ":1: unknown setting 'help'"},
       {"config = /etc/other.conf\n", ":1: 'config' cannot be set in a config file"},

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/option_values.h"
 #include "cli/options.h"
+#include "common/program_name.h"
 #include "rules/config_file.h"
 
 namespace {
@@ -146,14 +147,34 @@ TEST(Options, ExplainNeedsAnAddress) {
   EXPECT_EQ(o.watch_ns, 0u);
 }
 
-TEST(Options, ErrorStyleIsOneForEveryCommand) {
+// The stats error with the program invoked as argv0.
+std::string stats_error_as(const char *argv0) {
+  dt::set_program_name(argv0);
   dt::StatsOptions o;
   dt::ArgvList a;
   for (const char *x : {"stats", "-i", "eth0", "stray"}) a.push(x);
   testing::internal::CaptureStderr();
   EXPECT_EQ(dt::parse_stats_command(a.argc(), a.argv(), &o), 2);
-  EXPECT_EQ(testing::internal::GetCapturedStderr(),
-            "agent stats: unexpected argument 'stray'\nTry 'agent stats --help'.\n");
+  std::string err = testing::internal::GetCapturedStderr();
+  dt::set_program_name("dthrottle-agent");  // the default, for the other tests
+  return err;
+}
+
+TEST(Options, ErrorStyleIsOneForEveryCommand) {
+  EXPECT_EQ(stats_error_as("build/agent"), "agent stats: unexpected argument 'stray'\nTry 'agent stats --help'.\n");
+}
+
+// Installed, the messages and --help name dthrottle-agent: the advice can be pasted back.
+TEST(Options, MessagesNameTheProgramAsInvoked) {
+  EXPECT_EQ(stats_error_as("/usr/sbin/dthrottle-agent"),
+            "dthrottle-agent stats: unexpected argument 'stray'\nTry 'dthrottle-agent stats --help'.\n");
+  dt::set_program_name("/usr/sbin/dthrottle-agent");
+  const std::string help = dt::run_usage();
+  dt::set_program_name("dthrottle-agent");
+  EXPECT_EQ(help.rfind("Usage: dthrottle-agent --iface IFACE", 0), 0u) << help;
+  EXPECT_EQ(help.find("%prog"), std::string::npos) << "a placeholder left in --help:\n" << help;
+  EXPECT_EQ(help.find(" agent stats"), std::string::npos) << "--help still names 'agent':\n" << help;
+  EXPECT_EQ(dt::with_program_name("%prog keygen; %prog hub"), "dthrottle-agent keygen; dthrottle-agent hub");
 }
 
 }  // namespace

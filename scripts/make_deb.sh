@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# make_deb.sh VERSION - build/dthrottle_VERSION_amd64.deb with debhelper (make deb).
+#
+# The tree (tracked and untracked files git does not ignore; without git, all but build/)
+# is copied to build/deb/dthrottle-VERSION and built there with dpkg-buildpackage, so the
+# package is built from source and the developer's build/ is left alone. lintian then
+# checks it (its output in build/lintian.txt); an error (E:) fails the target.
+set -euo pipefail
+VERSION=${1:?usage: make_deb.sh VERSION}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$ROOT/build
+STAGE=$OUT/deb
+SRC=$STAGE/dthrottle-$VERSION
+cd "$ROOT"
+
+for tool in dpkg-buildpackage dh lintian pandoc; do
+	command -v "$tool" >/dev/null || { echo "make deb: $tool is missing: run make deps" >&2; exit 1; }
+done
+changelog_version=$(dpkg-parsechangelog -l debian/changelog -S Version)
+if [ "$changelog_version" != "$VERSION" ]; then
+	echo "make deb: debian/changelog is at $changelog_version but the Makefile's VERSION is $VERSION:" >&2
+	echo "  add an entry for $VERSION (dch -v $VERSION)" >&2
+	exit 1
+fi
+
+rm -rf "$STAGE"
+mkdir -p "$SRC"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+		[ -e "$f" ] && printf '%s\0' "$f"
+	done | tar -c --null -T - | tar -x -C "$SRC"
+else
+	tar -c --exclude=./build . | tar -x -C "$SRC"
+fi
+
+echo "make deb: building in $SRC (a log in $STAGE/build.log)"
+if ! (cd "$SRC" && DEB_BUILD_OPTIONS="parallel=$(nproc) ${DEB_BUILD_OPTIONS:-}" \
+	dpkg-buildpackage -b -us -uc >"$STAGE/build.log" 2>&1); then
+	tail -40 "$STAGE/build.log" >&2
+	echo "make deb: dpkg-buildpackage failed (the whole log: $STAGE/build.log)" >&2
+	exit 1
+fi
+deb=$STAGE/dthrottle_${VERSION}_amd64.deb
+[ -f "$deb" ] || { echo "make deb: dpkg-buildpackage made no $deb" >&2; exit 1; }
+cp "$deb" "$OUT/"
+
+# lintian on the binary package (--info: each tag with its explanation).
+lintian --info --display-info --pedantic "$STAGE"/dthrottle_"${VERSION}"_amd64.changes >"$OUT/lintian.txt" 2>&1 || true
+echo "lintian ($OUT/lintian.txt):"
+grep -E '^[EWIPX]: ' "$OUT/lintian.txt" | sed 's/^/  /' || echo "  (no tags)"
+if grep -q '^E: ' "$OUT/lintian.txt"; then
+	echo "make deb: lintian reports errors (above)" >&2
+	exit 1
+fi
+echo "package: $OUT/dthrottle_${VERSION}_amd64.deb"
+dpkg-deb -c "$OUT/dthrottle_${VERSION}_amd64.deb" | awk '{ print "  " $6 ($7 ? " " $7 " " $8 : "") }'
