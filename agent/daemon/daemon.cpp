@@ -251,6 +251,7 @@ bool Daemon::keep_needed_privileges() {
   PrivilegeNeeds needs;
   needs.clsact_detach = dp_->tc_how() == TcHow::Clsact && !config_.opt.keep;
   needs.bpf_gated = bpf_commands_need_cap_bpf(dp_->stats_fd());
+  needs.new_maps = true;  // any reload may load a list (daemon/lists_install.h): its trie is a new map
   const std::vector<KeptCapability> keep = capabilities_to_keep(needs);
   std::string warning, err;
   if (!drop_privileges(keep, &warning, &err)) return fail(err);

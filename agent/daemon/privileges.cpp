@@ -161,7 +161,10 @@ std::vector<KeptCapability> capabilities_to_keep(const PrivilegeNeeds &needs) {
   std::vector<KeptCapability> keep;
   if (needs.clsact_detach)
     keep.push_back({CAP_NET_ADMIN, "CAP_NET_ADMIN", "removes the clsact filter (and the qdisc dthrottle created) at exit"});
-  if (needs.bpf_gated)
+  if (needs.new_maps)
+    keep.push_back({CAP_BPF, "CAP_BPF",
+                    "a reload builds the allow and deny lists' new tries (map creation needs it)"});
+  else if (needs.bpf_gated)
     keep.push_back({CAP_BPF, "CAP_BPF",
                     "this kernel (before 5.19, kernel.unprivileged_bpf_disabled set) refuses every bpf() command without it"});
   return keep;

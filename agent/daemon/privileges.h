@@ -25,6 +25,7 @@ namespace dt {
 struct PrivilegeNeeds {
   bool bpf_gated = false;      // every bpf() command needs CAP_BPF (bpf_commands_need_cap_bpf)
   bool clsact_detach = false;  // a clsact filter to remove at exit (--attach tc without tcx, no --keep)
+  bool new_maps = false;       // reloads create maps: the allow and deny lists' fresh tries (docs/lists.md)
 };
 
 struct KeptCapability {

@@ -45,7 +45,7 @@ thread_sets() {
 		echo "${t##*/} $name eff=$(decode "$eff") prm=$(decode "$prm") bnd=$(decode "$bnd") nnp=$nnp"
 	done
 }
-# check_sets NAME PID EXPECTED: every thread's three sets are EXPECTED ("" or "cap_net_admin"), nnp 1.
+# check_sets NAME PID EXPECTED: every thread's three sets are EXPECTED ("cap_bpf" or "cap_net_admin,cap_bpf"), nnp 1.
 check_sets() {
 	local sets bad
 	sets=$(thread_sets "$2")
@@ -91,7 +91,7 @@ tc_state() { echo "$(tc -n "$H_NS" qdisc show dev "$H_IF" | grep -c clsact) qdis
 # --- 1. XDP, with a query socket, metrics and a cluster of one ---------------------------------
 start_priv xdp --attach xdp --listen "$LAB_V4_HOST:17700" --insecure-cluster \
 	--metrics "127.0.0.1:19$((RANDOM % 90 + 10))0" --period 100ms
-check_sets xdp "$AGENT_PID" ""
+check_sets xdp "$AGENT_PID" cap_bpf
 reload_works xdp
 # Its runtime files (lock, attachment record, reload outcome, cluster status): 0640 or tighter.
 runtime_modes() { stat -c '%a %n' /run/dthrottle/"${PIN_DIR//\//_}".* 2>/dev/null; }
@@ -113,7 +113,7 @@ check privileges/xdp/unpinned "pins left in $PIN_DIR: $(ls "$PIN_DIR" 2>/dev/nul
 # --- 2. tc: a tcx link (Linux 6.6+) ----------------------------------------------------------------
 start_priv tcx --attach tc
 if grep -q 'tcx link' "$(agent_log tcx)"; then
-	check_sets tcx "$AGENT_PID" ""
+	check_sets tcx "$AGENT_PID" cap_bpf
 	reload_works tcx
 	stop_ok tcx
 	check privileges/tcx/unpinned "pins left in $PIN_DIR after SIGTERM: $(ls "$PIN_DIR" 2>/dev/null | tr '\n' ' ')" [ ! -e "$PIN_DIR" ]
@@ -125,7 +125,7 @@ fi
 # --- 3. tc: a clsact filter (kernels before 6.6) ---------------------------------------------------
 export DTHROTTLE_TC_CLSACT=1
 start_priv clsact --attach tc
-check_sets clsact "$AGENT_PID" cap_net_admin
+check_sets clsact "$AGENT_PID" cap_net_admin,cap_bpf
 reload_works clsact
 check privileges/clsact/attached "no clsact qdisc and filter 0xd7 while it runs: $(tc_state)" [ "$(tc_state)" = "1 qdisc, 1 filter" ]
 stop_ok clsact
@@ -133,7 +133,7 @@ check privileges/clsact/removed "after SIGTERM (CAP_NET_ADMIN kept for this): $(
 
 # --- 4. the same with --keep: nothing to remove at exit, nothing kept --------------------------------
 start_priv keep --attach tc --keep
-check_sets keep "$AGENT_PID" ""
+check_sets keep "$AGENT_PID" cap_bpf
 stop_ok keep
 check privileges/keep/kept "--keep: the filter should stay after SIGTERM: $(tc_state)" [ "$(tc_state)" = "1 qdisc, 1 filter" ]
 # The next agent takes it over and, without --keep, removes it: started with the bounding set
@@ -149,7 +149,7 @@ REAL_AGENT=$AGENT
 AGENT=$WORK/unit-agent start_priv after-keep --attach tc
 check privileges/after-keep/took-over "under the unit's bounding set ($UNIT_CAPS): $(grep -E 'took over|ERROR' "$(agent_log after-keep)")" \
 	grep -q 'took over dthrottle' "$(agent_log after-keep)"
-check_sets after-keep "$AGENT_PID" cap_net_admin
+check_sets after-keep "$AGENT_PID" cap_net_admin,cap_bpf
 AGENT=$REAL_AGENT
 stop_ok after-keep
 check privileges/after-keep/removed "the taken-over filter after SIGTERM: $(tc_state)" [ "$(tc_state)" = "0 qdisc, 0 filter" ]

@@ -29,6 +29,12 @@ TEST(Privileges, KeptForWhatTheAgentStillDoes) {
   both.bpf_gated = true;
   EXPECT_EQ(dt::capability_names(1ull << CAP_NET_ADMIN | 1ull << CAP_BPF), "CAP_NET_ADMIN,CAP_BPF");
   EXPECT_EQ(dt::capabilities_to_keep(both).size(), 2u);
+  dt::PrivilegeNeeds lists;
+  lists.new_maps = true;
+  lists.bpf_gated = true;
+  const auto for_lists = dt::capabilities_to_keep(lists);
+  ASSERT_EQ(for_lists.size(), 1u) << "CAP_BPF once, whichever needs it";
+  EXPECT_EQ(for_lists[0].cap, CAP_BPF);
   EXPECT_EQ(dt::describe_capabilities({}), "none");
   EXPECT_NE(dt::describe_capabilities(kept).find("CAP_NET_ADMIN (removes the clsact filter"), std::string::npos);
 }
