@@ -74,7 +74,7 @@ $(OBJ)/%.o: %.cpp | $(BUILD)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(OBJ)/agent/metrics/metrics.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
-$(OBJ)/agent/crowdsec/lapi_client.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
+$(OBJ)/agent/crowdsec/lapi_client.o $(OBJ)/tests/unit/test_crowdsec_bouncer.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
 # Tools and tests may use the simulator (tools/sim); the agent may not.
 $(OBJ)/tools/%.o $(OBJ)/tests/%.o: CXXFLAGS += -Itools
 

@@ -2,11 +2,6 @@
 // callback parser): each decision becomes a ban, a lifted ban or a count, then is dropped.
 #include "crowdsec/decisions.h"
 
-#include <arpa/inet.h>
-
-#include <cstring>
-
-#include "common/address.h"
 #include "common/json.h"
 #include "crowdsec/go_duration.h"
 
@@ -70,42 +65,10 @@ bool take_decision(const Json &d, List list, const StreamLimits &limits, StreamB
 
 }  // namespace
 
-std::string ban_prefix_text(const BanPrefix &p) {
-  dt_key key{};
-  memcpy(key.addr, p.addr, 16);
-  const bool v4 = addr_is_v4(p.addr) && p.bits >= 96;
-  std::string text = key_to_string(key);
-  if (p.bits != 128) text += "/" + std::to_string(v4 ? p.bits - 96 : p.bits);
-  return text;
-}
-
 bool parse_ban_value(std::string_view value, bool range, BanPrefix *out) {
-  if (value.size() > 64) return false;
-  std::string addr(value), len;
-  const size_t slash = addr.find('/');
-  if (slash != std::string::npos) {
-    if (!range) return false;
-    len = addr.substr(slash + 1);
-    addr.resize(slash);
-  }
-  BanPrefix p;
-  int max_bits = 128, offset = 0;
-  if (inet_pton(AF_INET, addr.c_str(), &p.addr[12]) == 1) {
-    memcpy(p.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
-    max_bits = 32, offset = 96;
-  } else if (inet_pton(AF_INET6, addr.c_str(), p.addr) != 1) {
-    return false;
-  }
-  int bits = max_bits;
-  if (!len.empty() || slash != std::string::npos) {
-    if (len.empty() || len.size() > 3 || len.find_first_not_of("0123456789") != std::string::npos) return false;
-    bits = std::stoi(len);
-    if (bits > max_bits) return false;
-  }
-  p.bits = static_cast<uint8_t>(offset + bits);
-  for (int i = p.bits; i < 128; i++) p.addr[i / 8] &= static_cast<uint8_t>(~(0x80 >> (i % 8)));
-  *out = p;
-  return true;
+  if (value.size() > 64 || (!range && value.find('/') != std::string_view::npos)) return false;
+  std::string err;
+  return parse_ban_prefix(std::string(value), out, &err);
 }
 
 bool parse_decision_stream(std::string_view body, const StreamLimits &limits, StreamBatch *out, std::string *err) {

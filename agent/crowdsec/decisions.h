@@ -7,26 +7,17 @@
 // Range become bans; the others are counted and left alone.
 #pragma once
 
-#include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "crowdsec/ban_prefix.h"
+
 namespace dt {
 
-// An address or prefix as bans are keyed: 16 bytes (IPv4 mapped into IPv6) cut to `bits`
-// of those 128 (an IPv4 /24 is 120), host bits zero.
-struct BanPrefix {
-  uint8_t addr[16] = {};
-  uint8_t bits = 0;
-  auto operator<=>(const BanPrefix &) const = default;
-};
-
-// "198.18.0.7", "198.18.5.0/24", "2001:2::/48": a single address without its length.
-std::string ban_prefix_text(const BanPrefix &p);
-// An address ("Ip") or CIDR ("Range"; host bits past the length are cleared: the LAPI
-// holds what it was given). False if it is neither.
+// A decision's value as a ban's prefix: an address (scope Ip) or CIDR (scope Range; host
+// bits past the length are cleared). False if it is neither, or a /0.
 bool parse_ban_value(std::string_view value, bool range, BanPrefix *out);
 
 // A ban asked for by a `new` decision.
@@ -52,10 +43,12 @@ struct StreamBatch {
   std::string first_problem;          // the first invalid decision, for the log ("" if none)
 };
 
+// Defaults: what the ban maps hold (agent/bans: 65,536 bans of at most 30 days, reasons of
+// at most 95 bytes), with room for a startup answer that lists as many expired ones.
 struct StreamLimits {
-  size_t max_decisions = 250'000;                // new + deleted, per response
-  int64_t max_duration_ns = 366LL * 86'400'000'000'000;  // longer bans are cut to this
-  size_t max_reason_bytes = 120;                 // a longer scenario is cut (at a UTF-8 boundary)
+  size_t max_decisions = 200'000;                        // new + deleted, per response
+  int64_t max_duration_ns = 30LL * 86'400'000'000'000;   // longer bans are cut to this
+  size_t max_reason_bytes = 95;                          // a longer scenario is cut (at a UTF-8 boundary)
 };
 
 // The response `body` into *out. False (with *err) when the body is not JSON or not the

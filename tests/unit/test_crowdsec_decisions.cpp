@@ -159,13 +159,14 @@ TEST(CrowdsecDecisions, LimitsOnCountDurationAndReason) {
 
 TEST(CrowdsecDecisions, BanValues) {
   EXPECT_EQ(dt::ban_prefix_text(prefix("198.18.0.7")), "198.18.0.7");
-  EXPECT_EQ(prefix("198.18.0.7").bits, 128);
+  EXPECT_EQ(prefix("198.18.0.7").len, 32);
+  EXPECT_FALSE(prefix("198.18.0.7").is_v6);
   EXPECT_EQ(dt::ban_prefix_text(prefix("198.18.5.9/24", true)), "198.18.5.0/24") << "host bits cleared";
-  EXPECT_EQ(prefix("198.18.5.0/24", true).bits, 120);
+  EXPECT_EQ(prefix("198.18.5.0/24", true).len, 24);
+  EXPECT_EQ(prefix("198.18.0.7/32", true), prefix("198.18.0.7")) << "a /32 Range is the Ip's ban";
   EXPECT_EQ(dt::ban_prefix_text(prefix("2001:2::1/128", true)), "2001:2::1");
-  EXPECT_EQ(dt::ban_prefix_text(prefix("0.0.0.0/0", true)), "0.0.0.0/0");
   BanPrefix p;
-  for (const char *bad : {"198.18.0.0/33", "2001:2::/129", "198.18.0.0/", "198.18.0.0/-1", "198.18.0.0/2x", "",
+  for (const char *bad : {"0.0.0.0/0", "::/0", "198.18.0.0/33", "2001:2::/129", "198.18.0.0/", "198.18.0.0/-1", "198.18.0.0/2x", "",
                           "host.example", "198.18.0.0/24 "})
     EXPECT_FALSE(dt::parse_ban_value(bad, true, &p)) << bad;
   EXPECT_FALSE(dt::parse_ban_value("198.18.0.0/24", false, &p)) << "an Ip decision holds no length";
