@@ -17,6 +17,19 @@ std::string body_excerpt(const std::string &body) {
   return out;
 }
 
+// httplib's error in words for the log (its own names are terse: "Connection").
+std::string error_text(httplib::Error e, const std::string &where) {
+  switch (e) {
+    case httplib::Error::Connection: return "cannot connect to " + where + " (is crowdsec's LAPI running there?)";
+    case httplib::Error::ConnectionTimeout: return "no connection to " + where + " in time";
+    case httplib::Error::Read: return "no complete answer from " + where + " (connection closed or read timeout)";
+    case httplib::Error::Write: return "cannot send the request to " + where;
+    case httplib::Error::SSLConnection: return "TLS handshake with " + where + " failed";
+    case httplib::Error::SSLServerVerification: return where + "'s certificate is not trusted";
+    default: return "request to " + where + " failed (" + httplib::to_string(e) + ")";
+  }
+}
+
 }  // namespace
 
 bool parse_lapi_url(const std::string &url, LapiUrl *out, std::string *err) {
@@ -39,13 +52,13 @@ bool parse_lapi_url(const std::string &url, LapiUrl *out, std::string *err) {
 
 struct LapiClient::Impl {
   httplib::Client client;
-  std::string path_prefix;
+  std::string where, path_prefix;  // where: scheme://host:port, for messages
   httplib::Headers headers;
   LapiLimits limits;
   std::function<bool()> keep_going;
 
   Impl(const LapiUrl &url, std::string key, LapiLimits limits_, std::function<bool()> keep_going_)
-      : client(url.scheme_host_port), path_prefix(url.path_prefix), limits(limits_),
+      : client(url.scheme_host_port), where(url.scheme_host_port), path_prefix(url.path_prefix), limits(limits_),
         keep_going(std::move(keep_going_)) {
     headers = {{"X-Api-Key", std::move(key)}, {"User-Agent", "dthrottle-crowdsec/" DTHROTTLE_VERSION}};
     client.set_connection_timeout(std::chrono::nanoseconds(limits.connect_timeout_ns));
@@ -76,7 +89,7 @@ LapiAnswer LapiClient::pull(bool startup) {
   } else if (stopped) {
     answer.error = "stopped";
   } else if (!result) {
-    answer.error = httplib::to_string(result.error());
+    answer.error = error_text(result.error(), s.where);
   } else if (result->status != 200) {
     answer.error = "HTTP " + std::to_string(result->status) + ": " + body_excerpt(answer.body);
     if (result->status == 403) answer.error += " (is the --key-file's key one that `cscli bouncers add` gave?)";
