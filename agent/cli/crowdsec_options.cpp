@@ -1,6 +1,7 @@
 // crowdsec_options.cpp - the option table of `agent crowdsec` (cli.h), the CrowdSec bouncer.
 #include "cli/cli.h"
 #include "cli/option_values.h"
+#include "crowdsec/lapi_client.h"
 
 namespace dt {
 namespace {
@@ -41,6 +42,8 @@ int parse_crowdsec_command(int argc, char **argv, CrowdsecOptions *o) {
   const CommandSpec spec("agent crowdsec", kCrowdsecUsage, std::move(options), 0, kCrowdsecExample);
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &, std::string *err) {
     if (o->lapi.empty()) return *err = "say where the Local API is: --lapi URL (e.g. http://127.0.0.1:8080)", ParseOutcome::Error;
+    LapiUrl url;
+    if (!parse_lapi_url(o->lapi, &url, err)) return *err = "--lapi: " + *err, ParseOutcome::Error;
     if (o->key_file.empty())
       return *err = "give the bouncer's API key: --key-file FILE (from cscli bouncers add NAME)", ParseOutcome::Error;
     return resolve_pin_dir(o->iface, &o->pin_dir, "set bans on", err);

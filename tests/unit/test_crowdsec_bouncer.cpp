@@ -12,8 +12,10 @@
 #include <mutex>
 #include <thread>
 
+#include "cli/cli.h"
 #include "common/clock.h"
 #include "crowdsec/bouncer.h"
+#include "rules/config_file.h"
 
 namespace {
 
@@ -197,6 +199,43 @@ TEST(CrowdsecBouncer, LapiUrls) {
   EXPECT_EQ(u.path_prefix, "/crowdsec");
   for (const char *bad : {"127.0.0.1:8080", "ftp://x", "http://", "http:///v1", "http://h/x?y=1", "http://u@h"})
     EXPECT_FALSE(dt::parse_lapi_url(bad, &u, &err)) << bad;
+}
+
+// parse_crowdsec_command on "crowdsec ARGS..."; *err: its stderr.
+int parse_options(std::vector<std::string> args, dt::CrowdsecOptions *o, std::string *err) {
+  dt::ArgvList a;
+  a.push("crowdsec");
+  for (auto &x : args) a.push(x);
+  testing::internal::CaptureStderr();
+  const int code = dt::parse_crowdsec_command(a.argc(), a.argv(), o);
+  *err = testing::internal::GetCapturedStderr();
+  return code;
+}
+
+TEST(CrowdsecBouncer, Options) {
+  dt::CrowdsecOptions o;
+  std::string err;
+  ASSERT_EQ(parse_options({"--lapi", "http://127.0.0.1:8080", "--key-file", "/k", "--iface", "eth0", "--poll", "2s"},
+                          &o, &err),
+            -1)
+      << err;
+  EXPECT_EQ(o.pin_dir, "/sys/fs/bpf/dthrottle/eth0");
+  EXPECT_EQ(o.poll_ns, 2'000'000'000u);
+  struct Case {
+    std::vector<std::string> args;
+    const char *error;
+  } cases[] = {
+      {{"--key-file", "/k", "--iface", "eth0"}, "say where the Local API is: --lapi URL"},
+      {{"--lapi", "http://h:1", "--iface", "eth0"}, "give the bouncer's API key: --key-file FILE"},
+      {{"--lapi", "http://h:1", "--key-file", "/k"}, "say which throttle to set bans on: --iface IFACE or --pin-dir DIR"},
+      {{"--lapi", "127.0.0.1:8080", "--key-file", "/k", "--iface", "eth0"}, "--lapi: '127.0.0.1:8080' is not an http"},
+      {{"--lapi", "http://h:1", "--key-file", "/k", "--iface", "eth0", "--poll", "10ms"}, "--poll: '10ms' must be"},
+  };
+  for (const auto &c : cases) {
+    dt::CrowdsecOptions bad;
+    EXPECT_EQ(parse_options(c.args, &bad, &err), 2) << c.error;
+    EXPECT_NE(err.find(c.error), std::string::npos) << "expected '" << c.error << "' in: " << err;
+  }
 }
 
 }  // namespace
