@@ -10,8 +10,9 @@
 #   make plot     redraw build/demo.png from the last demo's build/demo.dat
 #   make bench    per-packet cost vs a baseline program, agent cost per period, under attack
 #   make deps     install missing Debian packages (apt-get)
-#   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd unit
-#                 dthrottle@.service, /etc/dthrottle/eth0.conf.example (DESTDIR, PREFIX)
+#   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd units
+#                 dthrottle@.service and dthrottle-crowdsec@.service (docs/crowdsec.md),
+#                 /etc/dthrottle/eth0.conf.example (DESTDIR, PREFIX)
 #   make uninstall
 
 VERSION   := 0.1.0
@@ -170,6 +171,9 @@ install: $(BUILD)/agent
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/dthrottle@.service.in \
 		> $(DESTDIR)$(UNITDIR)/dthrottle@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/dthrottle@.service
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/dthrottle-crowdsec@.service.in \
+		> $(DESTDIR)$(UNITDIR)/dthrottle-crowdsec@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/dthrottle-crowdsec@.service
 	install -m 0644 packaging/dthrottle.conf.example $(DESTDIR)$(CONFDIR)/eth0.conf.example
 	@echo "next: systemctl daemon-reload; cp $(CONFDIR)/eth0.conf.example $(CONFDIR)/eth0.conf;" \
 	      "systemctl enable --now dthrottle@eth0"
@@ -177,6 +181,7 @@ install: $(BUILD)/agent
 # Removes what install put there; the operators' $(CONFDIR)/*.conf stay.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/dthrottle-agent $(DESTDIR)$(UNITDIR)/dthrottle@.service \
+	      $(DESTDIR)$(UNITDIR)/dthrottle-crowdsec@.service \
 	      $(DESTDIR)$(CONFDIR)/eth0.conf.example
 	-rmdir --ignore-fail-on-non-empty $(DESTDIR)$(CONFDIR)
 
