@@ -116,7 +116,8 @@ $(BUILD)/strict_bench: $(OBJ)/tools/strict_bench.o $(BUILD)/libdtagent.a
 # The report decoder under libFuzzer with ASan and UBSan (clang).
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
               -Iinclude -Iagent
-FUZZ_SRCS  := agent/cluster/peer_protocol.cpp agent/common/address.cpp agent/common/report_types.cpp
+FUZZ_SRCS  := agent/cluster/peer_protocol.cpp agent/common/address.cpp agent/common/report_types.cpp \
+  agent/bans/ban_types.cpp agent/common/parse_values.cpp
 $(BUILD)/fuzz_report: tests/fuzz/fuzz_report.cpp $(FUZZ_SRCS) agent/cluster/peer_protocol.h | $(BUILD)
 	$(CLANGXX) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_report.cpp $(FUZZ_SRCS)
 

@@ -35,6 +35,7 @@
 #include "prefix.bpf.h"   /* prefix budgets: per-prefix caps checked before the source */
 #include "debit.bpf.h"    /* dt_debit: the agent's writes into live buckets */
 #include "collect.bpf.h"  /* dt_collect: what active sources owe the next report */
+#include "bans.bpf.h"     /* bans: addresses and prefixes dropped until their expiry */
 
 /* Bytes of headers the tc entry point makes linear before parsing: Ethernet, two
  * VLAN tags, IPv6 with its extension headers as far as the parser follows them, and
@@ -313,6 +314,7 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 		p.st->exempt++;
 		return XDP_PASS;
 	}
+	if (dt_banned(&p.key, p.l3.is_v6, p.cfg, p.st)) return dt_ban_verdict(p.cfg);  /* bpf/bans.bpf.h */
 	p.bank = DT_READ_ONCE(p.cfg->bank); /* once: the rule and its policy from one rule set */
 	p.rule = (p.cfg->flags & DT_CFG_RULES) ? dt_match_rule(p.bank, &p.key, &p.l3, data_end) : DT_RULE_DEFAULT;
 	p.pol = dt_policy_in_bank(p.bank, p.rule);

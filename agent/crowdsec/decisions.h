@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "crowdsec/ban_prefix.h"
+#include "bans/ban_types.h"
 
 namespace dt {
 
@@ -43,12 +43,12 @@ struct StreamBatch {
   std::string first_problem;          // the first invalid decision, for the log ("" if none)
 };
 
-// Defaults: what the ban maps hold (agent/bans: 65,536 bans of at most 30 days, reasons of
-// at most 95 bytes), with room for a startup answer that lists as many expired ones.
+// Defaults: what the ban maps hold (bans/ban_types.h: DT_MAX_BANS bans of at most 30 days,
+// reasons of at most 95 bytes), with room for a startup answer that lists as many expired ones.
 struct StreamLimits {
-  size_t max_decisions = 200'000;                        // new + deleted, per response
-  int64_t max_duration_ns = 30LL * 86'400'000'000'000;   // longer bans are cut to this
-  size_t max_reason_bytes = 95;                          // a longer scenario is cut (at a UTF-8 boundary)
+  size_t max_decisions = 200'000;                                // new + deleted, per response
+  int64_t max_duration_ns = static_cast<int64_t>(kMaxBanNs);    // longer bans are cut to this
+  size_t max_reason_bytes = kMaxBanReason;                       // a longer scenario is cut (at a UTF-8 boundary)
 };
 
 // The response `body` into *out. False (with *err) when the body is not JSON or not the

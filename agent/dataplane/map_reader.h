@@ -41,6 +41,9 @@ inline void add_counts(uint64_t *sum, uint64_t v) { *sum += v; }
 inline void add_counts(dt_rule_stats *sum, const dt_rule_stats &v) { sum->passed += v.passed, sum->dropped += v.dropped; }
 inline void add_counts(dt_rule_bytes *sum, const dt_rule_bytes &v) { sum->passed += v.passed, sum->dropped += v.dropped; }
 void add_counts(dt_stats *sum, const dt_stats &v);
+inline void add_counts(dt_ban_counts *sum, const dt_ban_counts &v) {
+  sum->dropped += v.dropped, sum->would_drop += v.would_drop;
+}
 
 // Every possible CPU's value of element `key` of the per-CPU map `fd`: 0 or -errno
 // (-EBADF for fd < 0: a map the pins lack).
