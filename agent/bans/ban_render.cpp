@@ -33,11 +33,26 @@ Json ban_json(const Ban &b, uint64_t now_ns) {
               {"would_drop", b.would_drop}};
 }
 
-std::string render_bans_json(std::vector<Ban> bans, uint64_t now_ns) {
+std::string ban_explain_text(const Ban &b, uint64_t now_ns) {
+  if (b.expires_ns <= now_ns)
+    return ban_prefix_text(b.prefix) + ", expired (not swept yet): packets pass to the rules";
+  std::string s = ban_prefix_text(b.prefix) + " for " + format_remaining(b.expires_ns - now_ns) +
+                  " more: every packet dropped before the rules (" + std::to_string(b.dropped) + " so far";
+  if (b.would_drop) s += ", " + std::to_string(b.would_drop) + " would-drop in dry run";
+  s += "); origin " + b.origin + ", set by " + b.who;
+  if (!b.reason.empty()) s += ": " + b.reason;
+  return s;
+}
+
+Json bans_json_list(std::vector<Ban> bans, uint64_t now_ns) {
   sort_by_expiry(&bans);
   Json list = Json::array();
   for (const Ban &b : bans) list.push_back(ban_json(b, now_ns));
-  return dump_json(Json{{"bans", list}}) + "\n";
+  return list;
+}
+
+std::string render_bans_json(std::vector<Ban> bans, uint64_t now_ns) {
+  return dump_json(Json{{"bans", bans_json_list(std::move(bans), now_ns)}}) + "\n";
 }
 
 std::string render_bans_text(std::vector<Ban> bans, uint64_t now_ns) {

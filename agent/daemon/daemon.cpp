@@ -280,6 +280,7 @@ void Daemon::serve_metrics() {
                  dp_->hook() == AttachHook::Tc ? "tc" : xdp_mode_name(dp_->attached_mode()),
                  opt.rate, opt.burst, dp_->max_sources()};
   mi.bytes = opt.bytes;
+  mi.pin_dir = dp_->pin_dir();
   metrics_->serve(mi, dp_->map_fds());
   publish_metrics();
 }

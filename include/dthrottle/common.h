@@ -333,7 +333,7 @@ struct dt_config {
 	X(ban_dropped, "banned", "dthrottle_ban_dropped_packets_total", "Packets dropped by a ban (agent ban).") \
 	X(ban_would_drop, "ban would-drop", "dthrottle_ban_would_drop_packets_total", \
 	  "Packets a ban would have dropped, passed in dry run (--dry-run).") \
-	X(ban_expired, "expired-ban hits", "dthrottle_ban_expired_packets_total", \
+	X(ban_expired, "ban expired", "dthrottle_ban_expired_packets_total", \
 	  "Packets from an address whose ban has expired but is not swept yet, passed.")
 
 struct dt_stats {

@@ -85,6 +85,11 @@ for i in 1 2 3; do send_to "$i" 198.18.7.5 20 || die "pktgen to h$i failed"; don
 for i in 1 2 3; do
 	check_eq "bans/dropped-h$i" "packets of 198.18.7.5 the ban dropped on h$i" "$(ban_dropped "$i" 198.18.7.0/24)" 20
 done
+out=$("$AGENT" explain 198.18.7.5 --pin-dir "${M_PIN[3]}" --watch 0)
+check bans/explain "agent explain on h3 does not name h1's ban of 198.18.7.5: $out" \
+	grep -Eq 'ban: 198\.18\.7\.0/24 for [0-9]+s more: .*\(20 so far\); origin h1, set by uid [0-9]+ \(agent ban' <<<"$out"
+check bans/stats-json "agent stats --json on h2 does not list the ban with its 20 drops" \
+	grep -q '"bans":\[{"prefix":"198.18.7.0/24".*"dropped":20' <<<"$(stats_json "${M_PIN[2]}")"
 
 # --- 2. it ends at its expiry, to the second -----------------------------------------------------
 sleep_to "$t_ban" 3.2   # the expiry is a time: wait for it

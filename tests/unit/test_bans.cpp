@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "bans/ban_command.h"
+#include "bans/ban_render.h"
+#include "metrics/metrics.h"
 #include "bans/ban_types.h"
 #include "common/address.h"
 #include "cluster/peer_protocol.h"
@@ -207,6 +209,55 @@ TEST(BanMessage, RefusesBadBans) {
   EXPECT_EQ(dt::decode_report(seq.data(), seq.size(), &h, &body), dt::DecodeError::BadBan) << "a bans message with a seq";
   for (size_t cut = 1; cut < msg.size() - ban; cut++)
     EXPECT_NE(dt::decode_report(msg.data(), msg.size() - cut, &h, &body), dt::DecodeError::None) << "cut " << cut;
+}
+
+}  // namespace
+
+namespace {
+
+dt::Ban ban_at(const std::string &p, uint64_t dropped, bool remote) {
+  dt::Ban b;
+  b.prefix = prefix(p);
+  b.expires_ns = 1'000'000'000'000ull;
+  b.origin = remote ? "h1" : "local";
+  b.dropped = dropped;
+  b.remote = remote;
+  return b;
+}
+
+TEST(BanMetrics, CountsByOriginAndTheBusiestBansOnly) {
+  dt::MetricsInfo info{"0.1.0", "edge-1", "eth0", "native", 1, 1, 10};
+  info.pin_dir = "/sys/fs/bpf/dthrottle/eth0";
+  dt::MapView m;
+  m.bans.push_back(ban_at("198.18.0.0/24", 7, false));
+  m.bans.push_back(ban_at("2001:2::/48", 0, true));
+  for (size_t i = 0; i < dt::kMaxBanSeries + 5; i++)
+    m.bans.push_back(ban_at("198.18.1." + std::to_string(i), 1000 + i, true));
+  const std::string text = dt::render_metrics(info, m, dt::MetricsSnapshot{}, 0);
+  EXPECT_NE(text.find("dthrottle_bans{from=\"local\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("dthrottle_bans{from=\"peer\"} " + std::to_string(dt::kMaxBanSeries + 6) + "\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("dthrottle_ban_packets_total{prefix=\"198.18.1.104\",origin=\"h1\",verdict=\"dropped\"} 1104\n"),
+            std::string::npos) << "the busiest ban is listed";
+  EXPECT_EQ(text.find("prefix=\"198.18.0.0/24\""), std::string::npos) << "beyond the cap: only the busiest";
+  EXPECT_EQ(text.find("prefix=\"2001:2::/48\""), std::string::npos) << "a ban with no packets has no series";
+  size_t series = 0;
+  for (size_t at = 0; (at = text.find("\ndthrottle_ban_packets_total{", at + 1)) != std::string::npos;) series++;
+  EXPECT_EQ(series, 2 * dt::kMaxBanSeries) << "dropped and would_drop of each listed ban";
+}
+
+TEST(BanRender, ExplainSaysWhatWhoAndWhy) {
+  dt::Ban b = ban_at("198.18.0.0/24", 35, true);
+  b.who = "uid 0 (agent ban)";
+  b.reason = "stuffing";
+  EXPECT_EQ(dt::ban_explain_text(b, b.expires_ns - 600'000'000'000ull),
+            "198.18.0.0/24 for 10m 0s more: every packet dropped before the rules (35 so far); origin h1, set by uid 0 "
+            "(agent ban): stuffing");
+  EXPECT_EQ(dt::ban_explain_text(b, b.expires_ns), "198.18.0.0/24, expired (not swept yet): packets pass to the rules");
+  const std::string table = dt::render_bans_text({b}, b.expires_ns - 90'000'000'000ull);
+  EXPECT_NE(table.find("198.18.0.0/24"), std::string::npos) << table;
+  EXPECT_NE(table.find("1m 30s"), std::string::npos) << table;
+  EXPECT_EQ(dt::render_bans_text({}, 0), "no bans\n");
 }
 
 }  // namespace
