@@ -10,8 +10,9 @@
 #   make plot     redraw build/demo.png from the last demo's build/demo.dat
 #   make bench    per-packet cost vs a baseline program, agent cost per period, under attack
 #   make deps     install missing Debian packages (apt-get)
-#   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd unit
-#                 dthrottle@.service, /etc/dthrottle/eth0.conf.example (DESTDIR, PREFIX)
+#   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd units
+#                 dthrottle@.service and dthrottle-crowdsec@.service (docs/crowdsec.md),
+#                 /etc/dthrottle/eth0.conf.example (DESTDIR, PREFIX)
 #   make uninstall
 #   make man      the man pages (pandoc, from man/*.md) into build/man/
 #   make deb      build/dthrottle_VERSION_amd64.deb (debhelper; lintian's output in build/lintian.txt)
@@ -77,6 +78,7 @@ $(OBJ)/%.o: %.cpp | $(BUILD)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
 $(OBJ)/agent/metrics/metrics.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
+$(OBJ)/agent/crowdsec/lapi_client.o $(OBJ)/tests/unit/test_crowdsec_bouncer.o: CXXFLAGS += $(HTTPLIB_CFLAGS)
 # Tools and tests may use the simulator (tools/sim); the agent may not.
 $(OBJ)/tools/%.o $(OBJ)/tests/%.o: CXXFLAGS += -Itools
 
@@ -117,7 +119,8 @@ $(BUILD)/strict_bench: $(OBJ)/tools/strict_bench.o $(BUILD)/libdtagent.a
 # The report decoder under libFuzzer with ASan and UBSan (clang).
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
               -Iinclude -Iagent
-FUZZ_SRCS  := agent/cluster/peer_protocol.cpp agent/common/address.cpp agent/common/report_types.cpp
+FUZZ_SRCS  := agent/cluster/peer_protocol.cpp agent/common/address.cpp agent/common/report_types.cpp \
+  agent/bans/ban_types.cpp agent/common/parse_values.cpp
 $(BUILD)/fuzz_report: tests/fuzz/fuzz_report.cpp $(FUZZ_SRCS) agent/cluster/peer_protocol.h | $(BUILD)
 	$(CLANGXX) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_report.cpp $(FUZZ_SRCS)
 
@@ -172,6 +175,9 @@ install: $(BUILD)/agent
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/dthrottle@.service.in \
 		> $(DESTDIR)$(UNITDIR)/dthrottle@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/dthrottle@.service
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/dthrottle-crowdsec@.service.in \
+		> $(DESTDIR)$(UNITDIR)/dthrottle-crowdsec@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/dthrottle-crowdsec@.service
 	install -m 0644 packaging/dthrottle.conf.example $(DESTDIR)$(CONFDIR)/eth0.conf.example
 	@echo "next: systemctl daemon-reload; cp $(CONFDIR)/eth0.conf.example $(CONFDIR)/eth0.conf;" \
 	      "systemctl enable --now dthrottle@eth0"
@@ -179,6 +185,7 @@ install: $(BUILD)/agent
 # Removes what install put there; the operators' $(CONFDIR)/*.conf stay.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/dthrottle-agent $(DESTDIR)$(UNITDIR)/dthrottle@.service \
+	      $(DESTDIR)$(UNITDIR)/dthrottle-crowdsec@.service \
 	      $(DESTDIR)$(CONFDIR)/eth0.conf.example
 	-rmdir --ignore-fail-on-non-empty $(DESTDIR)$(CONFDIR)
 

@@ -38,6 +38,7 @@
 #include "lists.bpf.h"    /* allow and deny lists: checked before the rules */
 #include "debit.bpf.h"    /* dt_debit: the agent's writes into live buckets */
 #include "collect.bpf.h"  /* dt_collect: what active sources owe the next report */
+#include "bans.bpf.h"     /* bans: addresses and prefixes dropped until their expiry */
 
 /* Bytes of headers the tc entry point makes linear before parsing: Ethernet, two
  * VLAN tags, IPv6 with its extension headers as far as the parser follows them, and
@@ -319,6 +320,8 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	}
 	if (dt_allow_listed(&p.key, p.l3.is_v6))
 		return XDP_PASS;
+	if (dt_banned(&p.key, p.l3.is_v6, p.cfg, p.st))  /* bpf/bans.bpf.h */
+		return dt_ban_verdict(p.cfg);
 	if ((p.verdict = dt_deny_listed(p.cfg, &p.key, p.l3.is_v6)) >= 0)
 		return p.verdict;
 	p.bank = DT_READ_ONCE(p.cfg->bank); /* once: the rule and its policy from one rule set */

@@ -252,4 +252,43 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } list_stats SEC(".maps");
 
+/* Bans (bpf/bans.bpf.h): one LPM trie per family, agent-written only (whole elements). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, DT_MAX_BANS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct dt_ban_key4);
+	__type(value, struct dt_ban);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bans_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, DT_MAX_BANS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct dt_lpm_key);
+	__type(value, struct dt_ban);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bans_v6 SEC(".maps");
+
+/* Each ban's description by slot (struct dt_ban_info), agent-written, never read by the
+ * programs (for agent bans, bpftool, and the next agent). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DT_MAX_BANS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct dt_ban_info);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ban_info SEC(".maps");
+
+/* Each ban's packets by slot: per CPU, so a banned flood writes no shared line. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DT_MAX_BANS);
+	__type(key, __u32);
+	__type(value, struct dt_ban_counts);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ban_counts SEC(".maps");
+
 #endif /* DTHROTTLE_MAPS_H */

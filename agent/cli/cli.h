@@ -110,6 +110,26 @@ struct KeygenOptions {
   std::string from;      // an existing .key whose .pub is rewritten
 };
 
+// agent crowdsec --lapi URL --key-file FILE (--iface IFACE | --pin-dir DIR) [--poll D]
+struct CrowdsecOptions {
+  std::string lapi;      // the Local API's base URL, as given (crowdsec/lapi_client.h checks it)
+  std::string key_file;  // the bouncer's API key (`cscli bouncers add NAME`), first line
+  std::string iface, pin_dir;
+  uint64_t poll_ns = 10'000'000'000;
+  LogLevel log_level = LogLevel::Info;
+};
+
+// agent ban ADDR|PREFIX --for DURATION [--reason TEXT] [--iface IFACE | --pin-dir DIR]
+// agent unban ADDR|PREFIX [--iface IFACE | --pin-dir DIR]
+// agent bans [--iface IFACE | --pin-dir DIR] [--json]   (cli/ban_options.cpp)
+struct BanOptions {
+  std::string target;     // the prefix as given
+  std::string iface, pin_dir;
+  uint64_t for_ns = 0;    // --for (required for ban)
+  std::string reason;     // --reason
+  bool json = false;      // bans: --json
+};
+
 // Each parses its subcommand's argv (argv[0]: the subcommand) into *out: -1 to go on with
 // *out, else the exit code once --help is printed (0) or the error with its hint (2).
 // `subcommand`: "" (run) or "check", which parse alike and name themselves in messages.
@@ -120,6 +140,10 @@ int parse_explain_command(int argc, char **argv, ExplainOptions *out);
 int parse_reload_command(int argc, char **argv, ReloadOptions *out);
 int parse_hub_command(int argc, char **argv, HubOptions *out);
 int parse_keygen_command(int argc, char **argv, KeygenOptions *out);
+int parse_crowdsec_command(int argc, char **argv, CrowdsecOptions *out);  // cli/crowdsec_options.cpp
+int parse_ban_command(int argc, char **argv, BanOptions *out);
+int parse_unban_command(int argc, char **argv, BanOptions *out);
+int parse_bans_command(int argc, char **argv, BanOptions *out);
 
 // The run options with their --config file; *err the message on Error.
 ParseOutcome parse_run_options(int argc, char **argv, RunOptions *out, std::string *err);

@@ -23,6 +23,7 @@ const char kRunUsage[] =
     "       %prog hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR | --insecure-cluster]\n"
     "       %prog keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
     "           [--from NAME.key]\n"
+       %prog crowdsec --lapi URL --key-file FILE (--iface IFACE | --pin-dir DIR)   # CrowdSec bouncer
     "\n"
     "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
     "ingress, --attach tc): every source\n"

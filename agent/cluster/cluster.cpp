@@ -149,6 +149,10 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   ReportHeader h;
   ReportBody body;
   if (!decode_message(data, len, now_ns, &h, &body) || is_own_echo(h, now_ns)) return;
+  if (!body.bans.empty()) {  // a peer's bans: not a report either
+    apply_bans(h, body, now_ns);
+    return;
+  }
   if (!body.resend.empty()) {  // a peer asks for messages it missed: not a report
     serve_resend(body.resend, now_ns);
     return;
@@ -341,6 +345,7 @@ void Cluster::on_period(uint64_t now_ns) {
   }
   counters_.prefix_entries_sent += name_prefix_groups(&body);
   publish_report(h, body, now_ns);
+  publish_bans(now_ns);
   request_resends(now_ns);
   check_peer_liveness(now_ns);
   resent_this_period_ = 0;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "adaptive/adaptive.h"
+#include "bans/ban_sync.h"
 #include "dataplane/collector.h"
 #include "cluster/curve.h"
 #include "common/log.h"
@@ -63,6 +64,7 @@ struct ClusterCounters {
   uint64_t stale_messages = 0, stale_hits = 0;  // reports too old to charge, and their hits
   uint64_t unknown_rule_entries = 0;  // hits for a rule name we do not have
   uint64_t tags_sent = 0, tag_hits_received = 0;
+  uint64_t ban_messages_sent = 0, ban_messages_received = 0;  // bans messages (cluster_bans.cpp)
   // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
   // "bad_signature", "hub_report" (cluster/report_signing.h).
   std::map<std::string, uint64_t> rejected;
@@ -97,6 +99,9 @@ class Cluster {
   // Adaptive limits: reports carry our factors, peers' factors and every served hit
   // (ours and theirs, for the busiest-key measurement) go to `a` (may be nullptr).
   void set_adaptive(AdaptiveSet *a) { adaptive_ = a; }
+  // Bans (docs/bans.md): each period this host's new, changed and lifted bans go to the
+  // peers in a bans message of their own, and the peers' bans messages go to `b`.
+  void set_bans(BanSync *b) { bans_ = b; }
 
   // One log line with the cluster's counters.
   void log_summary() const;
@@ -160,6 +165,9 @@ class Cluster {
   bool publish(const std::string &msg);
   void publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   void request_resends(uint64_t now_ns);
+  // Bans (cluster_bans.cpp).
+  void publish_bans(uint64_t now_ns);
+  void apply_bans(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
 
   ClusterConfig cfg_;
   Dataplane &dp_;
@@ -195,6 +203,7 @@ class Cluster {
   LogLimiter peer_log_{10'000'000'000ull, 10};  // peer up, down, restarted, forgotten
   size_t resent_this_period_ = 0;               // messages published again for peers' requests
   AdaptiveSet *adaptive_ = nullptr;
+  BanSync *bans_ = nullptr;
   SourceWatch watch_;
 };
 

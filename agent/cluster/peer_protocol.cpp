@@ -399,6 +399,77 @@ DecodeError take_resend(Reader &r, ReportBody *out) {
   return DecodeError::None;
 }
 
+// --- the bans section (kFlagBans) ---
+
+bool valid_notice(const BanNotice &n) {
+  const unsigned max = n.prefix.is_v6 ? 128 : 32;
+  if (n.prefix.len == 0 || n.prefix.len > max || addr_is_v4(n.prefix.addr) == n.prefix.is_v6) return false;
+  BanPrefix masked;
+  std::string err;
+  if (!parse_ban_prefix(ban_prefix_text(n.prefix), &masked, &err) || !(masked == n.prefix)) return false;
+  if (n.remove) return true;
+  return n.remaining_ms >= 1 && n.remaining_ms <= kMaxBanNs / 1'000'000 && valid_ban_text(n.reason, kMaxBanReason) &&
+         valid_ban_text(n.origin, kMaxBanOrigin) && valid_ban_text(n.who, kMaxBanWho);
+}
+
+void put_short_text(std::string *msg, const std::string &s) {
+  msg->push_back(static_cast<char>(s.size()));
+  *msg += s;
+}
+
+void put_ban(std::string *msg, const BanNotice &n) {
+  msg->push_back(static_cast<char>(n.remove ? 0 : 1));
+  msg->push_back(static_cast<char>(n.prefix.is_v6 ? 6 : 4));
+  msg->push_back(static_cast<char>(n.prefix.len));
+  msg->append(reinterpret_cast<const char *>(n.prefix.addr) + (n.prefix.is_v6 ? 0 : 12), n.prefix.is_v6 ? 16 : 4);
+  put_u64(msg, n.unix_ms);
+  if (n.remove) return;
+  put_varint(msg, n.remaining_ms);
+  put_short_text(msg, n.reason);
+  put_short_text(msg, n.origin);
+  put_short_text(msg, n.who);
+}
+
+DecodeError take_short_text(Reader &r, size_t max, std::string *out) {
+  uint8_t len;
+  if (!r.u8(&len)) return DecodeError::TooShort;
+  if (len > max) return DecodeError::BadBan;
+  out->resize(len);
+  if (!r.take(out->data(), len)) return DecodeError::TooShort;
+  return DecodeError::None;
+}
+
+DecodeError take_ban(Reader &r, BanNotice *n) {
+  uint8_t op, family, len;
+  if (!r.u8(&op) || !r.u8(&family) || !r.u8(&len)) return DecodeError::TooShort;
+  if (op > 1 || (family != 4 && family != 6)) return DecodeError::BadBan;
+  n->remove = op == 0;
+  n->prefix.is_v6 = family == 6;
+  n->prefix.len = len;
+  if (family == 4) memcpy(n->prefix.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
+  if (!r.take(n->prefix.addr + (family == 4 ? 12 : 0), family == 4 ? 4 : 16) || !r.u64(&n->unix_ms))
+    return DecodeError::TooShort;
+  if (!n->remove) {
+    if (DecodeError e = r.varint(&n->remaining_ms); e != DecodeError::None) return e;
+    for (auto [s, max] : {std::pair{&n->reason, kMaxBanReason}, {&n->origin, kMaxBanOrigin}, {&n->who, kMaxBanWho}})
+      if (DecodeError e = take_short_text(r, max, s); e != DecodeError::None) return e;
+  }
+  return valid_notice(*n) ? DecodeError::None : DecodeError::BadBan;
+}
+
+DecodeError take_bans(Reader &r, ReportBody *out) {
+  uint64_t nbans;
+  if (DecodeError e = r.varint(&nbans); e != DecodeError::None) return e;
+  if (nbans == 0 || nbans > kMaxBansPerMessage) return DecodeError::BadBan;
+  if (nbans > r.left() / 15) return DecodeError::AbsurdCount;  // a lift of an IPv4 prefix: 15 bytes
+  for (uint64_t i = 0; i < nbans; i++) {
+    BanNotice n;
+    if (DecodeError e = take_ban(r, &n); e != DecodeError::None) return e;
+    out->bans.push_back(std::move(n));
+  }
+  return DecodeError::None;
+}
+
 }  // namespace
 
 const char *decode_error_name(DecodeError e) {
@@ -418,6 +489,7 @@ const char *decode_error_name(DecodeError e) {
     case DecodeError::TrailingBytes: return "trailing bytes";
     case DecodeError::BadFactor: return "bad factor";
     case DecodeError::BadResend: return "bad resend request";
+    case DecodeError::BadBan: return "bad ban";
   }
   return "?";
 }
@@ -458,6 +530,33 @@ std::string encode_resend_request(const ReportHeader &hdr, const std::vector<Res
   return msg;
 }
 
+std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std::vector<BanNotice> &notices,
+                                             size_t max_bytes) {
+  std::vector<std::string> out;
+  std::string body;
+  size_t count = 0;
+  auto flush = [&] {
+    if (!count) return;
+    std::string msg = header_bytes(hdr, 0, 0, 1, kFlagBans);
+    put_varint(&msg, 0);  // no rule groups
+    put_varint(&msg, 0);  // no tags
+    put_varint(&msg, count);
+    out.push_back(msg + body);
+    body.clear();
+    count = 0;
+  };
+  for (const BanNotice &n : notices) {
+    if (!valid_notice(n)) continue;
+    std::string one;
+    put_ban(&one, n);
+    if (count == kMaxBansPerMessage || (count && body.size() + one.size() + 128 > max_bytes)) flush();
+    body += one;
+    count++;
+  }
+  flush();
+  return out;
+}
+
 DecodeError peek_sender(const void *data, size_t len, std::string *node_id, uint8_t *flags) {
   Reader r{static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len};
   return take_sender(r, node_id, flags);
@@ -477,7 +576,12 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, Repor
   ReportBody out;
   if (DecodeError e = take_groups(r, &out); e != DecodeError::None) return e;
   if (DecodeError e = take_tags(r, &out); e != DecodeError::None) return e;
-  if (flags & kFlagResend) {
+  if (flags & kFlagBans) {
+    // A message of its own: no seq, no hits, no factors, no resend requests.
+    if (h.seq != 0 || !out.rules.empty() || !out.tags.empty() || (flags & (kFlagFactors | kFlagResend)))
+      return DecodeError::BadBan;
+    if (DecodeError e = take_bans(r, &out); e != DecodeError::None) return e;
+  } else if (flags & kFlagResend) {
     // A message of its own: no seq, no hits, no factors.
     if (h.seq != 0 || !out.rules.empty() || !out.tags.empty() || (flags & kFlagFactors)) return DecodeError::BadResend;
     if (DecodeError e = take_resend(r, &out); e != DecodeError::None) return e;

@@ -29,6 +29,16 @@
 //     over every byte before it (the header, with this flag set, included), by the key
 //     of the header's node id (cluster/report_signing.h). The decoder does not check it
 //     (the receiver verifies before decoding); it only sets the 64 bytes aside.
+//   only if flags bit 3 (kFlagBans) is set, in a message of its own (seq 0, no rule
+//     groups, no tags, no factors, no resend requests), the bans section (docs/bans.md):
+//     varint nbans (1..kMaxBansPerMessage), then per ban:
+//       u8 op (0 lift, 1 set) | u8 family (4, 6) | u8 prefix length (1..32, 1..128)
+//       | address (4 or 16 bytes, host bits clear) | u64 unix_ms (set: when it was set at
+//       its origin; lift: when it was lifted)
+//       set only: varint remaining_ms (1..kMaxBanNs in ms) | u8 len | reason (0..95)
+//       | u8 len | origin (0..63) | u8 len | who (0..63), none with a control byte.
+//     Bans are not tracked by seq (a host re-announces its own bans, so a lost message
+//     costs a delay, not a ban); a signed cluster signs them like reports.
 // and nothing after. Other flag bits are ignored. The encoder sets kFlagFactors
 // only when there are factors, so a report without adaptive rules is the same bytes
 // as before the section existed (and agents older than it still decode it).
@@ -46,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "bans/ban_types.h"
 #include "common/report_types.h"
 #include "dthrottle/common.h"
 
@@ -60,7 +71,9 @@ constexpr size_t kMaxFactors = 512;               // adaptive factors per report
 constexpr uint8_t kFlagFactors = 1;               // header flags bit 0: a factors section follows the tags
 constexpr uint8_t kFlagResend = 2;                // header flags bit 1: a resend request message
 constexpr uint8_t kFlagSigned = 4;                // header flags bit 2: an Ed25519 signature ends the message
+constexpr uint8_t kFlagBans = 8;                  // header flags bit 3: a bans message (docs/bans.md)
 constexpr size_t kSignatureBytes = 64;
+constexpr size_t kMaxBansPerMessage = 512;        // bans (sets and lifts) in one bans message
 constexpr size_t kFlagsOffset = 5;                // the flags byte: after the magic and the version
 constexpr size_t kMaxResendPeers = 64;            // peers named in one resend request message
 constexpr size_t kMaxResendSeqs = 64;             // seqs asked of one peer in one message
@@ -88,6 +101,7 @@ struct ReportBody {
   std::vector<TagHit> tags;
   std::vector<RuleFactor> factors;  // sent in part 0 of a report only
   std::vector<ResendRequest> resend;  // only in a resend request message (kFlagResend)
+  std::vector<BanNotice> bans;        // only in a bans message (kFlagBans)
 };
 
 enum class DecodeError {
@@ -106,6 +120,7 @@ enum class DecodeError {
   TrailingBytes,
   BadFactor,     // factor 0 or above 1000000, bad rule name or prefix, or unknown kind
   BadResend,     // a resend request with hits, a seq, no peers or seqs, or seqs not ascending
+  BadBan,        // a bans message with hits or a seq, or a ban with a bad prefix, duration or text
 };
 const char *decode_error_name(DecodeError e);
 
@@ -123,6 +138,12 @@ std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_s
 // requests with valid node ids, the first kMaxResendSeqs valid seqs of each (ascending,
 // distinct, >= 1). Empty if nothing valid is left.
 std::string encode_resend_request(const ReportHeader &hdr, const std::vector<ResendRequest> &reqs);
+
+// Encodes bans messages (seq 0, kFlagBans) of at most kMaxBansPerMessage notices and
+// about max_bytes each; notices that are not valid (bad prefix, duration, text) are
+// skipped. Empty if none is left.
+std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std::vector<BanNotice> &notices,
+                                             size_t max_bytes = kMaxMessageBytes);
 
 // The sender's node id and the header flags, from the start of a message (magic, version,
 // flags, node id) without reading the rest: to check a signature before decoding. None,

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bans/ban_store.h"
 #include "cli/cli.h"
 #include "commands/commands.h"
 #include "commands/explain.h"
@@ -99,6 +100,10 @@ int cmd_explain(int argc, char **argv) {
   if (!maps.open(opt.pin_dir, &err) || !read_explanation(maps, opt.pin_dir, opt.address, &e, &err)) {
     fprintf(stderr, "%s: %s\n", command_name("explain").c_str(), err.c_str());
     return 1;
+  }
+  if (auto bans = BanStore::open(opt.pin_dir, &err)) {  // pins of an agent older than bans have none
+    e.bans_read = true;
+    e.ban = bans->covering(e.addr.addr);
   }
   e.peers = ask_agent(opt);
   const std::string text = opt.json ? render_explanation_json(e) : render_explanation_text(e);

@@ -4,7 +4,11 @@
 #include <sstream>
 #include <string>
 
+#include "bans/ban_render.h"
+#include "bans/ban_store.h"
 #include "cli/cli.h"
+#include "common/clock.h"
+#include "common/json.h"
 #include "commands/commands.h"
 #include "commands/stats_render.h"
 #include "commands/stats_view.h"
@@ -27,6 +31,16 @@ std::string read_status_file(const std::string &pin_dir, const char *suffix) {
   return s;
 }
 
+// The bans with their counts, for the stats (none: "", as an agent older than bans has).
+std::string bans_status(const std::string &pin_dir, bool json) {
+  std::string err;
+  std::vector<Ban> bans;
+  auto store = BanStore::open(pin_dir, &err);
+  if (!store || !store->list(&bans, &err) || bans.empty()) return "";
+  const uint64_t now = mono_now_ns();
+  return json ? dump_json(bans_json_list(bans, now)) : render_bans_text(bans, now);
+}
+
 }  // namespace
 
 int cmd_stats(int argc, char **argv) {
@@ -43,6 +57,7 @@ int cmd_stats(int argc, char **argv) {
   status.cluster = read_status_file(opt.pin_dir, opt.json ? kClusterStatusJson : kClusterStatusText);
   status.adaptive = read_status_file(opt.pin_dir, opt.json ? kAdaptiveStatusJson : kAdaptiveStatusText);
   status.hook = recorded_hook(opt.pin_dir);  // the attachment outlives a killed agent: read it anyway
+  status.bans = bans_status(opt.pin_dir, opt.json);
   const std::string out = opt.json ? render_stats_json(snap, opt, status) : render_stats_text(snap, opt, status);
   fwrite(out.data(), 1, out.size(), stdout);
   return 0;

@@ -12,5 +12,9 @@ int cmd_hub(int argc, char **argv);    // agent hub ...
 int cmd_explain(int argc, char **argv); // agent explain ADDR (why is it throttled?)
 int cmd_reload(int argc, char **argv); // agent reload ...
 int cmd_keygen(int argc, char **argv); // agent keygen NAME (a CurveZMQ key pair)
+int cmd_crowdsec(int argc, char **argv);  // agent crowdsec ... (a CrowdSec bouncer)
+int cmd_ban(int argc, char **argv);    // agent ban ADDR|PREFIX --for D (docs/bans.md)
+int cmd_unban(int argc, char **argv);  // agent unban ADDR|PREFIX
+int cmd_bans(int argc, char **argv);   // agent bans (list)
 
 }  // namespace dt

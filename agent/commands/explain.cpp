@@ -1,5 +1,6 @@
 // explain.cpp - reading and rendering `agent explain ADDR`.
 #include "commands/explain.h"
+#include "bans/ban_render.h"
 
 #include <bpf/bpf.h>
 #include <unistd.h>
@@ -297,6 +298,7 @@ std::string render_explanation_text(const Explanation &e) {
     out += "  rule " + r.name + ": " + bucket_text(r, e.now_ns) + "\n";
     for (const ExplainLevel &l : r.levels) out += "  rule " + r.name + " per " + level_text(l, e.now_ns) + "\n";
   }
+  if (e.bans_read) out += "  ban: " + (e.ban ? ban_explain_text(*e.ban, e.now_ns) : std::string("none")) + "\n";
   out += "  peers: " + peers_text(e.peers) + "\n";
   return out;
 }
@@ -316,6 +318,7 @@ std::string render_explanation_json(const Explanation &e) {
             {"lists", {{"allow", e.allow_listed}, {"deny", e.deny_listed}}},
             {"prefix", e.prefix.empty() ? Json(nullptr) : Json(e.prefix)}, {"rules", std::move(rules)},
             {"peers", std::move(peers)}};
+  if (e.bans_read) j["ban"] = e.ban ? ban_json(*e.ban, e.now_ns) : Json(nullptr);
   return dump_json(j) + "\n";
 }
 

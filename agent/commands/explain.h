@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "bans/ban_types.h"
 #include "dthrottle/common.h"
 
 namespace dt {
@@ -56,6 +59,8 @@ struct Explanation {
   std::vector<ExplainRule> rules;
   uint64_t now_ns = 0;    // CLOCK_MONOTONIC when the buckets were read
   ExplainPeers peers;
+  bool bans_read = false;  // the ban maps could be read (pins of an agent with bans)
+  std::optional<Ban> ban;  // the longest ban covering the address, if any (docs/bans.md)
 };
 
 // Reads the maps of `pin_dir` (opened in `maps`) about `address`. False with a sentence in

@@ -246,6 +246,7 @@ std::string render_stats_text(const StatsSnapshot &snap, const StatsOptions &opt
   append_rules_table(&out, snap.rules);
   if (!status.adaptive.empty()) appendf(&out, "\n%s\n", status.adaptive.c_str());
   if (!status.cluster.empty()) appendf(&out, "\n%s\n", status.cluster.c_str());
+  if (!status.bans.empty()) appendf(&out, "\nbans:\n%s", status.bans.c_str());
   append_sources_table(&out, snap, opt.top);
   return out;
 }
@@ -269,6 +270,7 @@ std::string render_stats_json(const StatsSnapshot &snap, const StatsOptions &opt
   for (const RuleRow &rr : snap.rules) j["rules"].push_back(rule_json(rr));
   add_status_document(&j, "cluster", status.cluster);
   add_status_document(&j, "adaptive", status.adaptive);
+  add_status_document(&j, "bans", status.bans);
   return dump_json(j) + "\n";
 }
 

@@ -89,7 +89,7 @@ int Daemon::run() {
 bool Daemon::setup() {
   // The metrics port and the query socket first: nothing is lost if they are taken.
   if (!bind_signals() || !bind_metrics() || !install_tag_rules() || !start_query()) return false;
-  if (!open_dataplane() || !publish_rules() || !start_adaptive()) return false;
+  if (!open_dataplane() || !publish_rules() || !open_bans() || !start_adaptive()) return false;
   // Attached, pinned, the first runtime files made: what is left needs (almost) no
   // capability. Before the cluster, whose ZeroMQ threads block every signal.
   if (!keep_needed_privileges() || !join_cluster()) return false;
@@ -211,11 +211,10 @@ bool Daemon::publish_rules() {
   // Announcements (and the peers' exemption) are turned on later by whoever needs
   // them (the cluster, adaptive rules): a crashed agent's setting must not linger and
   // fill a ring nobody drains.
-  // DT_CFG_DRY_RUN: --dry-run for what no rule's policy carries (the deny list).
-  if (int rc = update_config_flags(dp_->config_fd(),
-                                   (opt.coarse_clock ? DT_CFG_COARSE_CLOCK : 0) | (opt.dry_run ? DT_CFG_DRY_RUN : 0),
-                                   (opt.coarse_clock ? 0 : DT_CFG_COARSE_CLOCK) | (opt.dry_run ? 0 : DT_CFG_DRY_RUN) |
-                                       DT_CFG_REPORT | DT_CFG_EXEMPT,
+  // --dry-run reaches the checks before the rules (lists, bans) through DT_CFG_DRY_RUN.
+  const uint32_t set = (opt.coarse_clock ? DT_CFG_COARSE_CLOCK : 0) | (opt.dry_run ? DT_CFG_DRY_RUN : 0);
+  if (int rc = update_config_flags(dp_->config_fd(), set,
+                                   (~set & (DT_CFG_COARSE_CLOCK | DT_CFG_DRY_RUN)) | DT_CFG_REPORT | DT_CFG_EXEMPT,
                                    coarse_clock_lag_ns());
       rc != 0)
     return fail(std::string("cannot write the config map: ") + strerror(-rc));
@@ -230,6 +229,18 @@ bool Daemon::publish_rules() {
           dp_->took_over() ? "took over" : "attached", opt.iface.c_str(), dp_->hook_desc().c_str(),
           describe_run_rules(config_).c_str(), dp_->max_sources(), dp_->pin_dir().c_str());
   if (const std::string dry = describe_dry_run(config_); !dry.empty()) DT_INFO("%s", dry.c_str());
+  return true;
+}
+
+// The bans pinned beside the maps (kept from a previous agent): swept here, synced with
+// the peers by the cluster.
+bool Daemon::open_bans() {
+  std::string err;
+  ban_store_ = BanStore::open(dp_->pin_dir(), &err);
+  if (!ban_store_) return fail("bans: " + err);
+  ban_sync_ = std::make_unique<BanSync>(*ban_store_, config_.opt.node_id);
+  std::vector<Ban> bans;
+  if (ban_store_->list(&bans, &err, false) && !bans.empty()) DT_INFO("bans: %zu kept from before", bans.size());
   return true;
 }
 
@@ -290,6 +301,7 @@ bool Daemon::join_cluster() {
   cluster_->set_rules(config_.rules.names, config_.rules.throttles);
   cluster_->set_prefix_levels(prefix_level_keys(config_.rules));
   cluster_->set_adaptive(&adaptive_->set());
+  cluster_->set_bans(ban_sync_.get());
   set_tag_hooks();
   DT_INFO("cluster: node %s, listening on %s, %zu peers, %zu hubs, reports every %.0f ms", opt.node_id.c_str(),
           opt.listen.empty() ? "(none)" : opt.listen.c_str(), config_.peers.size(), opt.hubs.size(),
@@ -321,6 +333,7 @@ void Daemon::serve_metrics() {
                  dp_->hook() == AttachHook::Tc ? "tc" : xdp_mode_name(dp_->attached_mode()),
                  opt.rate, opt.burst, dp_->max_sources()};
   mi.bytes = opt.bytes;
+  mi.pin_dir = dp_->pin_dir();
   metrics_->serve(mi, dp_->map_fds());
   publish_metrics();
 }
@@ -422,6 +435,7 @@ void Daemon::on_period(uint64_t now_ns) {
 
 // The files `agent stats` reads, about once a second.
 void Daemon::on_status(uint64_t now_ns) {
+  if (!cluster_ && ban_sync_) ban_sync_->on_period(now_ns, 0);  // sweeps; nobody to announce to
   if (cluster_) {
     cluster_json_file_.write(cluster_->status_json(now_ns) + "\n");
     cluster_text_file_.write(cluster_->status_text(now_ns));

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "bans/ban_sync.h"
 #include "common/files.h"
 #include "common/periodic_timer.h"
 #include "daemon/adaptive_driver.h"
@@ -71,6 +72,7 @@ class Daemon {
   bool publish_rules();
   bool start_adaptive();
   bool keep_needed_privileges();
+  bool open_bans();
   bool join_cluster();
   void set_tag_hooks();
   void serve_metrics();
@@ -115,6 +117,8 @@ class Daemon {
   std::unique_ptr<Dataplane> dp_;
   RuleMaps rule_maps_;
   std::unique_ptr<AdaptiveDriver> adaptive_;  // reads the dataplane and the tag table
+  std::unique_ptr<BanStore> ban_store_;  // the pinned bans (docs/bans.md): swept, and synced by the cluster
+  std::unique_ptr<BanSync> ban_sync_;
   RemoveOnExit runtime_files_;  // status and reload files: gone while the dataplane's lock is held
   std::unique_ptr<Cluster> cluster_;          // reads the tag table and the adaptive limits
   std::unique_ptr<ExplainWatch> explain_;     // reads the cluster

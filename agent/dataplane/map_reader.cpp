@@ -74,6 +74,7 @@ template int read_per_cpu(int, uint32_t, std::vector<dt_drop_pending> *);
 template int read_per_cpu(int, uint32_t, std::vector<dt_active_stage> *);
 template int read_per_cpu(int, uint32_t, std::vector<dt_clock_anchor> *);
 template int read_per_cpu(int, uint32_t, std::vector<dt_list_stats> *);
+template int read_per_cpu(int, uint32_t, std::vector<dt_ban_counts> *);
 
 int read_stats(int stats_fd, dt_stats *out) { return sum_per_cpu(stats_fd, 0, out); }
 

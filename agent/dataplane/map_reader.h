@@ -46,6 +46,9 @@ void add_counts(dt_stats *sum, const dt_stats &v);
 inline void add_counts(dt_list_stats *sum, const dt_list_stats &v) {
   sum->allowed += v.allowed, sum->denied += v.denied, sum->would_drop += v.would_drop;
 }
+inline void add_counts(dt_ban_counts *sum, const dt_ban_counts &v) {
+  sum->dropped += v.dropped, sum->would_drop += v.would_drop;
+}
 
 // Every possible CPU's value of element `key` of the per-CPU map `fd`: 0 or -errno
 // (-EBADF for fd < 0: a map the pins lack).

@@ -24,6 +24,7 @@
 
 #include "common/log.h"
 #include "common/clock.h"
+#include "bans/ban_store.h"
 #include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
 
@@ -121,6 +122,27 @@ void render_lists(Exposition &x, const MapView &m) {
   x.family("dthrottle_list_prefixes", "gauge", "Prefixes in force in the allow and deny lists (both families).");
   x.sample("dthrottle_list_prefixes", {{"list", "allow"}}, uint64_t{m.list_prefixes[DT_LIST_ALLOW]});
   x.sample("dthrottle_list_prefixes", {{"list", "deny"}}, uint64_t{m.list_prefixes[DT_LIST_DENY]});
+}
+
+// The bans: how many, by where they come from, and the packets of the busiest ones.
+void render_bans(Exposition &x, const MapView &m) {
+  uint64_t local = 0, peer = 0;
+  for (const Ban &b : m.bans) (b.remote ? peer : local)++;
+  x.family("dthrottle_bans", "gauge", "Bans in force (agent ban, the query socket, the bouncer: local; learned: peer).");
+  x.sample("dthrottle_bans", {{"from", "local"}}, local);
+  x.sample("dthrottle_bans", {{"from", "peer"}}, peer);
+  std::vector<const Ban *> busiest;
+  for (const Ban &b : m.bans)
+    if (b.dropped || b.would_drop) busiest.push_back(&b);
+  std::sort(busiest.begin(), busiest.end(), [](const Ban *a, const Ban *b) {
+    return a->dropped + a->would_drop > b->dropped + b->would_drop;
+  });
+  if (busiest.size() > kMaxBanSeries) busiest.resize(kMaxBanSeries);
+  x.family("dthrottle_ban_packets_total", "counter",
+           "Packets of a ban by verdict (dropped; would_drop: passed in dry run), for the bans with the most packets.");
+  for (const Ban *b : busiest)
+    for (auto [verdict, n] : {std::pair{"dropped", b->dropped}, {"would_drop", b->would_drop}})
+      x.sample("dthrottle_ban_packets_total", {{"prefix", ban_prefix_text(b->prefix)}, {"origin", b->origin}, {"verdict", verdict}}, n);
 }
 
 void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) {
@@ -391,6 +413,7 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
             "Metrics connections beyond the queue's bound, served by the accepting thread (which accepts "
             "nothing meanwhile).",
             snap.metrics_served_in_place);
+  if (!info.pin_dir.empty()) render_bans(x, maps);
   if (snap.cluster) {
     render_cluster(x, snap);
     render_peers(x, snap, now_ns);
@@ -419,10 +442,19 @@ struct MetricsServer::Impl {
   bool counted = false;
   uint64_t sources = 0, evictions = 0;
   EvictionEstimate eviction_estimate;
+  std::unique_ptr<BanStore> bans;  // its own: its own lock file description (flock)
 
   static bool failed(const char *what, int neg_errno, std::string *out) {
     *out = std::string(what) + ": " + strerror(-neg_errno) + "\n";
     return false;
+  }
+
+  // The bans with their counts (none if they cannot be read: the rest is still served).
+  void read_bans(MapView *m) {
+    std::lock_guard<std::mutex> lock(maps_mu);
+    std::string err;
+    if (!bans && !info.pin_dir.empty()) bans = BanStore::open(info.pin_dir, &err);
+    if (bans) bans->list(&m->bans, &err);
   }
 
   // Reads the maps and renders; false with a sentence in *out on a failed syscall.
@@ -456,6 +488,7 @@ struct MetricsServer::Impl {
       const ListSize n = read_list_size(ListMapFds{maps.lists_v4, maps.lists_v6}, list);
       m.list_prefixes[list] = n.v4 + n.v6;
     }
+    read_bans(&m);
     MetricsSnapshot s;
     {
       std::lock_guard<std::mutex> lock(snap_mu);

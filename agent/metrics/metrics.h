@@ -20,6 +20,7 @@
 #include "dthrottle/common.h"
 #include "cluster/peer_tracker.h"
 #include "common/endpoint.h"
+#include "bans/ban_types.h"
 #include "dataplane/map_reader.h"
 #include "query/query_server.h"
 
@@ -39,6 +40,7 @@ struct MetricsInfo {
   uint64_t burst = 0;
   uint32_t capacity = 0;  // --max-sources: entries of the bucket table
   bool bytes = false;     // rate and burst are a byte budget (dthrottle_info gains unit="bytes")
+  std::string pin_dir = "";  // where the bans are pinned (per-ban metrics; "": none)
 };
 
 // What the event loop publishes (its own state, copied once per period).
@@ -68,7 +70,12 @@ struct MapView {
   uint64_t evictions = 0;  // EvictionEstimate::update
   dt_list_stats lists{};   // the allow and deny lists' counters (docs/lists.md)
   uint32_t list_prefixes[DT_LISTS] = {};  // prefixes in force per list, both families
+  std::vector<Ban> bans;   // with their counts (docs/bans.md)
 };
+
+// Per-ban packet series: the bans with the most packets, at most this many (a label per
+// prefix: a bouncer's tens of thousands of bans must not explode the series).
+constexpr size_t kMaxBanSeries = 100;
 
 // Buckets created minus buckets present is how many the LRU table evicted (buckets
 // are never deleted otherwise). It is an estimate: the two are read at different

@@ -34,6 +34,10 @@
 #define DT_MAP_PREFIX_POLICY "prefix_policy"
 #define DT_MAP_PREFIX_DROPS  "prefix_drops"
 #define DT_MAP_LAYOUT      "layout"
+#define DT_MAP_BANS_V4     "bans_v4"     /* bans: IPv4 prefixes (struct dt_ban) */
+#define DT_MAP_BANS_V6     "bans_v6"     /* bans: IPv6 prefixes (struct dt_ban) */
+#define DT_MAP_BAN_INFO    "ban_info"    /* bans: what, why, who, by slot (struct dt_ban_info) */
+#define DT_MAP_BAN_COUNTS  "ban_counts"  /* bans: per slot and CPU (struct dt_ban_counts) */
 #define DT_PIN_LINK        "link"
 #define DT_PIN_TC_LINK     "tc_link"   /* --attach tc on Linux 6.6+: the tcx link */
 
@@ -292,7 +296,7 @@ struct dt_config {
 #define DT_CFG_EXEMPT (1u << 1) /* consult `cluster_exempt` (the cluster's TCP ports) */
 #define DT_CFG_RULES  (1u << 2) /* match rules in the live rules trie; else rule 0 */
 #define DT_CFG_COARSE_CLOCK (1u << 3) /* bpf_ktime_get_coarse_ns (one tick of lag) */
-#define DT_CFG_DRY_RUN (1u << 4) /* --dry-run: the deny list passes what it would drop */
+#define DT_CFG_DRY_RUN (1u << 4) /* --dry-run: bans and the deny list count would-drops, drop nothing */
 
 /*
  * Global counters, one per-CPU element at key 0 of DT_MAP_STATS: one line each, in the
@@ -325,7 +329,12 @@ struct dt_config {
 	X(report_overflow, "", "dthrottle_report_ring_overflows_total", \
 	  "Active-source announcements lost to a full ring buffer (the packet path retries them).") \
 	X(allowed, "allowed", "", "Packets passed by an allow rule.") \
-	X(denied, "denied", "", "Packets dropped by a deny rule.")
+	X(denied, "denied", "", "Packets dropped by a deny rule.") \
+	X(ban_dropped, "banned", "dthrottle_ban_dropped_packets_total", "Packets dropped by a ban (agent ban).") \
+	X(ban_would_drop, "ban would-drop", "dthrottle_ban_would_drop_packets_total", \
+	  "Packets a ban would have dropped, passed in dry run (--dry-run).") \
+	X(ban_expired, "ban expired", "dthrottle_ban_expired_packets_total", \
+	  "Packets from an address whose ban has expired but is not swept yet, passed.")
 
 struct dt_stats {
 #define DT_STATS_MEMBER(field, label, metric, help) __u64 field;
@@ -367,6 +376,46 @@ struct dt_clock_anchor {
 /* An anchor older than this many ticks is taken again (one precise read per CPU every
  * 256 ticks at most: 0.26-2.6 s), so no error of the bound can build up. */
 #define DT_ANCHOR_MAX_TICKS 256u
+
+/*
+ * Bans (agent ban, bpf/bans.bpf.h, docs/bans.md): an address or prefix dropped until
+ * `expires_ns` (CLOCK_MONOTONIC, bpf_ktime_get_ns), checked right after the cluster's own
+ * traffic. Keys: struct dt_ban_key4 in DT_MAP_BANS_V4 (an IPv4 packet looks up its
+ * address, not the mapped form), struct dt_lpm_key in DT_MAP_BANS_V6. The value names
+ * a slot (0 .. DT_MAX_BANS-1) that is the ban's key in DT_MAP_BAN_INFO (what, why, who:
+ * never read by the programs) and DT_MAP_BAN_COUNTS (its packets, per CPU: the drop path
+ * writes nothing shared). An expired ban passes the packet (counted ban_expired) until
+ * the agent sweeps it. Written by the agent only (agent/bans/ban_store.h), whole elements.
+ */
+#define DT_MAX_BANS 65536u
+#define DT_BAN_REASON_LEN 96
+#define DT_BAN_ORIGIN_LEN 64
+#define DT_BAN_WHO_LEN 64
+struct dt_ban_key4 {
+	__u32 prefixlen;  /* 0..32 */
+	__u8 addr[4];
+};
+struct dt_ban {
+	__u64 expires_ns;  /* CLOCK_MONOTONIC; the ban holds while now < expires_ns */
+	__u32 slot;        /* its key in ban_info and ban_counts */
+	__u32 pad;
+};
+struct dt_ban_counts {
+	__u64 dropped;     /* packets dropped by the ban */
+	__u64 would_drop;  /* packets it would have dropped (DT_CFG_DRY_RUN) */
+};
+struct dt_ban_info {
+	__u8 addr[16];           /* IPv4-mapped for an IPv4 ban, as dt_key */
+	__u8 prefixlen;          /* within its family: 0..32 or 0..128 */
+	__u8 is_v6;
+	__u8 remote;             /* 1: learned from a peer (never re-announced by this host) */
+	__u8 pad[5];
+	__u64 expires_ns;        /* as the trie's value */
+	__u64 set_unix_ms;       /* when it was set (at its origin) */
+	char reason[DT_BAN_REASON_LEN];
+	char origin[DT_BAN_ORIGIN_LEN];  /* "local", "crowdsec", "query", or a peer's node id */
+	char who[DT_BAN_WHO_LEN];        /* who set it: "uid 0 (agent ban)", ... */
+};
 
 /* One entry of a debit batch (DT_MAP_DEBIT_BATCH). */
 struct dt_debit {
@@ -417,7 +466,11 @@ DT_LAYOUT_ASSERT(dt_bucket, 64);
 DT_LAYOUT_ASSERT(dt_policy, 24);
 DT_LAYOUT_ASSERT(dt_lpm_key, 20);
 DT_LAYOUT_ASSERT(dt_rule_set, 72);
-DT_LAYOUT_ASSERT(dt_stats, 104);
+DT_LAYOUT_ASSERT(dt_stats, 128);
+DT_LAYOUT_ASSERT(dt_ban_key4, 8);
+DT_LAYOUT_ASSERT(dt_ban, 16);
+DT_LAYOUT_ASSERT(dt_ban_counts, 16);
+DT_LAYOUT_ASSERT(dt_ban_info, 40 + DT_BAN_REASON_LEN + DT_BAN_ORIGIN_LEN + DT_BAN_WHO_LEN);
 DT_LAYOUT_ASSERT(dt_debit, 24);
 DT_LAYOUT_ASSERT(dt_debit_ctx, 16);
 DT_LAYOUT_ASSERT(dt_config, 16);

@@ -29,7 +29,7 @@
 
 #define DT_MAPS(X) \
 	X(buckets, DT_PINNED, 1, "one bucket per source and per prefix level (struct dt_bucket)") \
-	X(stats, DT_PINNED, 1, "global counters, per CPU (struct dt_stats)") \
+	X(stats, DT_PINNED, 3, "global counters, per CPU (struct dt_stats)") \
 	X(policy, DT_PINNED, 1, "each rule's policy, two banks (struct dt_policy)") \
 	X(config, DT_PINNED, 1, "live bank, report period, flags (struct dt_config)") \
 	X(debit_batch, DT_NOT_PINNED, 1, "one batch of peers' debits for dt_debit (struct dt_debit)") \
@@ -51,6 +51,10 @@
 	X(layout, DT_PINNED, 1, "the layout version of these pins (one __u32, see Pin layout)") \
 	X(lists_v4, DT_PINNED, 3, "allow and deny lists, IPv4: one LPM trie per list, swapped in whole (dthrottle/lists.h)") \
 	X(lists_v6, DT_PINNED, 3, "allow and deny lists, IPv6: one LPM trie per list, swapped in whole") \
-	X(list_stats, DT_PINNED, 3, "per CPU: packets the lists passed, dropped, would have dropped (struct dt_list_stats)")
+	X(list_stats, DT_PINNED, 3, "per CPU: packets the lists passed, dropped, would have dropped (struct dt_list_stats)") \
+	X(bans_v4, DT_PINNED, 3, "bans of IPv4 prefixes: expiry and slot (struct dt_ban by struct dt_ban_key4)") \
+	X(bans_v6, DT_PINNED, 3, "bans of IPv6 prefixes: expiry and slot (struct dt_ban by struct dt_lpm_key)") \
+	X(ban_info, DT_PINNED, 3, "each ban's prefix, reason, origin, who and expiry, by slot (struct dt_ban_info)") \
+	X(ban_counts, DT_PINNED, 3, "per ban slot and CPU: packets dropped and would-drop (struct dt_ban_counts)")
 
 #endif /* DTHROTTLE_MAPS_CATALOG_H */

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test_install.sh - `make install` / `make uninstall` into a staging directory (DESTDIR).
 #
-#   1. make install DESTDIR=tmp: exactly the binary, the unit and the sample config, with
-#      their modes; the unit runs the installed binary with the instance's config file.
-#   2. systemd-analyze verify accepts the unit without a warning (when systemd-analyze is
+#   1. make install DESTDIR=tmp: exactly the binary, the units (the agent's, the CrowdSec
+#      bouncer's) and the sample config, with their modes; the units run the installed
+#      binary with the instance's config file (the bouncer: with its key file).
+#   2. systemd-analyze verify accepts both units without a warning (when systemd-analyze is
 #      there; its ExecStart is pointed at the staged binary, which verify requires).
 #   3. The installed binary accepts the installed sample config (`check`), and reports a
 #      broken copy of it with the file and line.
@@ -18,6 +19,7 @@ STAGE=$WORK # make install's DESTDIR
 
 SBIN=usr/local/sbin/dthrottle-agent
 UNIT=usr/local/lib/systemd/system/dthrottle@.service
+CS_UNIT=usr/local/lib/systemd/system/dthrottle-crowdsec@.service
 SAMPLE=etc/dthrottle/eth0.conf.example
 
 # --- 1. install ----------------------------------------------------------------------------
@@ -25,7 +27,7 @@ make -s -C "$DT_ROOT" install DESTDIR="$STAGE" PREFIX=/usr/local >"$STAGE.log" 2
 	{ cat "$STAGE.log"; rm -f "$STAGE.log"; die "make install DESTDIR=$STAGE failed"; }
 rm -f "$STAGE.log"
 files=$(cd "$STAGE" && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ')
-expected=$(printf '%s\n' "$SBIN" "$UNIT" "$SAMPLE" | sort | tr '\n' ' ')
+expected=$(printf '%s\n' "$SBIN" "$UNIT" "$CS_UNIT" "$SAMPLE" | sort | tr '\n' ' ')
 check install/files "installed files: got '$files', expected '$expected'" [ "$files" = "$expected" ]
 mode() { stat -c %a "$STAGE/$1" 2>/dev/null; }
 check install/modes "modes: binary $(mode "$SBIN") (755), unit $(mode "$UNIT") (644), sample $(mode "$SAMPLE") (644)" \
@@ -35,6 +37,9 @@ check install/execstart "unit: '$exec_line'" \
 	[ "$exec_line" = "ExecStart=/usr/local/sbin/dthrottle-agent --config /etc/dthrottle/%I.conf --iface %I" ]
 check install/no-placeholders "unit still has @...@ placeholders: $(grep -o '@[A-Z]*@' "$STAGE/$UNIT" | tr '\n' ' ')" \
 	bash -c "! grep -q '@[A-Z]*@' '$STAGE/$UNIT'"
+cs_exec=$(grep '^ExecStart=' "$STAGE/$CS_UNIT")
+check install/crowdsec-unit "the CrowdSec bouncer's unit: mode $(mode "$CS_UNIT") (644), '$cs_exec'" \
+	[ "$(mode "$CS_UNIT")" = 644 ] && [ "$cs_exec" = 'ExecStart=/usr/local/sbin/dthrottle-agent crowdsec --iface %I --lapi ${DTHROTTLE_LAPI} --key-file /etc/dthrottle/crowdsec.key $DTHROTTLE_CROWDSEC_ARGS' ]
 
 # --- 2. systemd-analyze verify ----------------------------------------------------------------
 if command -v systemd-analyze >/dev/null; then
@@ -43,6 +48,10 @@ if command -v systemd-analyze >/dev/null; then
 	out=$(systemd-analyze verify "$STAGE/verify/dthrottle@eth0.service" 2>&1)
 	rc=$?
 	check install/unit-verifies "systemd-analyze verify: status $rc: $out" [ "$rc:$out" = "0:" ]
+	sed "s|=/usr/local/sbin/|=$STAGE/usr/local/sbin/|" "$STAGE/$CS_UNIT" >"$STAGE/verify/dthrottle-crowdsec@eth0.service"
+	out=$(systemd-analyze verify "$STAGE/verify/dthrottle-crowdsec@eth0.service" 2>&1)
+	rc=$?
+	check install/crowdsec-unit-verifies "systemd-analyze verify of the bouncer's unit: status $rc: $out" [ "$rc:$out" = "0:" ]
 	rm -rf "$STAGE/verify"
 else
 	echo "systemd-analyze not installed: the unit was not verified"

@@ -28,6 +28,9 @@ dt::MapView fixed_maps() {
   m.stats.report_overflow = 9;
   m.stats.allowed = 11;
   m.stats.denied = 12;
+  m.stats.ban_dropped = 14;
+  m.stats.ban_would_drop = 15;
+  m.stats.ban_expired = 16;
   m.would_drop = 13;
   m.sources = 250;
   m.evictions = 10;
@@ -112,6 +115,15 @@ dthrottle_exempt_packets_total 8
 # HELP dthrottle_report_ring_overflows_total Active-source announcements lost to a full ring buffer (the packet path retries them).
 # TYPE dthrottle_report_ring_overflows_total counter
 dthrottle_report_ring_overflows_total 9
+# HELP dthrottle_ban_dropped_packets_total Packets dropped by a ban (agent ban).
+# TYPE dthrottle_ban_dropped_packets_total counter
+dthrottle_ban_dropped_packets_total 14
+# HELP dthrottle_ban_would_drop_packets_total Packets a ban would have dropped, passed in dry run (--dry-run).
+# TYPE dthrottle_ban_would_drop_packets_total counter
+dthrottle_ban_would_drop_packets_total 15
+# HELP dthrottle_ban_expired_packets_total Packets from an address whose ban has expired but is not swept yet, passed.
+# TYPE dthrottle_ban_expired_packets_total counter
+dthrottle_ban_expired_packets_total 16
 # HELP dthrottle_active_sources Sources with a bucket in the table (idle ones stay until evicted).
 # TYPE dthrottle_active_sources gauge
 dthrottle_active_sources 250
@@ -326,7 +338,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 65u);
+  EXPECT_EQ(samples, 68u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {

@@ -100,7 +100,7 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   EXPECT_EQ(keys_of(j["counters"]),
             (std::vector<std::string>{"passed", "dropped", "would_drop", "new_sources", "parse_errors", "non_ip",
                                       "fail_open", "contended", "debit_hits", "nd_exempt", "exempt", "allowed",
-                                      "denied"}));
+                                      "denied", "ban_dropped", "ban_would_drop", "ban_expired"}));
   EXPECT_EQ(j["dry_run"].dump(), R"({"all":false,"rules":[]})") << "enforcing";
   EXPECT_EQ(j["counters"]["dropped"], 309);
   EXPECT_EQ(j["counters"]["denied"], 9);
@@ -210,6 +210,9 @@ TEST(StatsText, TableOfPolicyCountersRulesAndSources) {
       "  exempt                       0\n"
       "  allowed                      0\n"
       "  denied                       9\n"
+      "  banned                       0\n"
+      "  ban would-drop               0\n"
+      "  ban expired                  0\n"
       "\n"
       "rules:\n"
       "  RULE                     ACTION         RATE/S      BURST       PASSED      DROPPED   WOULD-DROP\n"

@@ -1,0 +1,53 @@
+// crowdsec_options.cpp - the option table of `agent crowdsec` (cli.h), the CrowdSec bouncer.
+#include "cli/cli.h"
+#include "cli/option_values.h"
+#include "crowdsec/lapi_client.h"
+
+namespace dt {
+namespace {
+
+const char kCrowdsecUsage[] =
+    "Usage: agent crowdsec --lapi URL --key-file FILE (--iface IFACE | --pin-dir DIR) [--poll D]\n"
+    "\n"
+    "A CrowdSec bouncer: pulls the decision stream of a CrowdSec Local API (first every\n"
+    "active decision, then what changed, every D) and turns its `ban` decisions on\n"
+    "addresses and ranges into dthrottle bans of the agent pinned in DIR, for the time the\n"
+    "decision has left and with its scenario as the reason; a deleted decision lifts its\n"
+    "ban. Other decisions (captcha, country, ...) are counted and left alone. Bans set\n"
+    "this way are the agent's own (agent bans lists them; its peers get them too), so one\n"
+    "bouncer per cluster is enough. While the LAPI cannot be reached, every ban stays\n"
+    "in place and the pull is retried (D, then twice as long each time, up to 1m).\n"
+    "Create the key with `cscli bouncers add NAME` and write it alone in FILE (mode 0600).\n"
+    "\n";
+
+const char kCrowdsecExample[] =
+    "\nExample:\n"
+    "  cscli bouncers add dthrottle -o raw > /etc/dthrottle/crowdsec.key\n"
+    "  agent crowdsec --lapi http://127.0.0.1:8080 --key-file /etc/dthrottle/crowdsec.key --iface eth0\n";
+
+}  // namespace
+
+int parse_crowdsec_command(int argc, char **argv, CrowdsecOptions *o) {
+  std::vector<OptionSpec> options = with_pin_target(
+      &o->iface, &o->pin_dir,
+      {
+          {"lapi", 0, "URL", "the Local API (api.server.listen_uri of crowdsec),\ne.g. http://127.0.0.1:8080",
+           store(&o->lapi)},
+          {"key-file", 0, "FILE", "the bouncer's API key (cscli bouncers add NAME)", store(&o->key_file)},
+          {"poll", 0, "D", "time between pulls, 200ms to 1h (default 10s)",
+           duration_into(&o->poll_ns, 200'000'000, 3'600'000'000'000ull, "from 200ms to 1h")},
+          {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
+      },
+      "set the bans of the agent pinned in /sys/fs/bpf/dthrottle/IFACE", "set the bans of the agent pinned in DIR");
+  const CommandSpec spec("agent crowdsec", kCrowdsecUsage, std::move(options), 0, kCrowdsecExample);
+  return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &, std::string *err) {
+    if (o->lapi.empty()) return *err = "say where the Local API is: --lapi URL (e.g. http://127.0.0.1:8080)", ParseOutcome::Error;
+    LapiUrl url;
+    if (!parse_lapi_url(o->lapi, &url, err)) return *err = "--lapi: " + *err, ParseOutcome::Error;
+    if (o->key_file.empty())
+      return *err = "give the bouncer's API key: --key-file FILE (from cscli bouncers add NAME)", ParseOutcome::Error;
+    return resolve_pin_dir(o->iface, &o->pin_dir, "set bans on", err);
+  });
+}
+
+}  // namespace dt

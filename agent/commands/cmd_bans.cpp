@@ -1,0 +1,107 @@
+// cmd_bans.cpp - `agent ban`, `agent unban`, `agent bans`: the bans in the pinned maps
+// (bans/ban_store.h), no query socket needed (docs/bans.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "bans/ban_render.h"
+#include "bans/ban_store.h"
+#include "cli/cli.h"
+#include "commands/commands.h"
+#include "common/clock.h"
+#include "dataplane/dataplane.h"
+
+namespace dt {
+namespace {
+
+// "uid 0 (agent ban)", "uid 0 (agent ban, sudo by alice)": who set a ban.
+std::string who_am_i() {
+  std::string who = "uid " + std::to_string(getuid()) + " (agent ban";
+  if (const char *sudo = getenv("SUDO_USER"); sudo && *sudo) who += std::string(", sudo by ") + sudo;
+  return (who + ")").substr(0, kMaxBanWho);
+}
+
+std::unique_ptr<BanStore> open_store(const char *command, const std::string &pin_dir) {
+  std::string err;
+  auto store = BanStore::open(pin_dir, &err);
+  if (!store) fprintf(stderr, "agent %s: %s\n", command, err.c_str());
+  return store;
+}
+
+// Without a running agent the ban holds in the kernel, but nobody announces or sweeps it.
+void warn_if_no_agent(const char *command, const std::string &pin_dir) {
+  if (!agent_running(pin_dir))
+    fprintf(stderr,
+            "agent %s: warning: no agent is running with the pins in %s: the kernel enforces this at once, but "
+            "peers learn it only once the agent runs again\n",
+            command, pin_dir.c_str());
+}
+
+}  // namespace
+
+int cmd_ban(int argc, char **argv) {
+  BanOptions opt;
+  if (int code = parse_ban_command(argc, argv, &opt); code >= 0) return code;
+  auto store = open_store("ban", opt.pin_dir);
+  if (!store) return 1;
+  Ban b;
+  std::string err;
+  parse_ban_prefix(opt.target, &b.prefix, &err);  // checked by the parser
+  b.expires_ns = mono_now_ns() + opt.for_ns;
+  b.reason = opt.reason;
+  b.origin = "local";
+  b.who = who_am_i();
+  const bool again = store->find(b.prefix).has_value();
+  if (!store->set(b, &err)) {
+    fprintf(stderr, "agent ban: %s\n", err.c_str());
+    return 1;
+  }
+  printf("%s %s for %s%s%s\n", again ? "updated the ban of" : "banned", ban_prefix_text(b.prefix).c_str(),
+         format_remaining(opt.for_ns).c_str(), opt.reason.empty() ? "" : ": ", opt.reason.c_str());
+  warn_if_no_agent("ban", opt.pin_dir);
+  return 0;
+}
+
+int cmd_unban(int argc, char **argv) {
+  BanOptions opt;
+  if (int code = parse_unban_command(argc, argv, &opt); code >= 0) return code;
+  auto store = open_store("unban", opt.pin_dir);
+  if (!store) return 1;
+  BanPrefix p;
+  std::string err;
+  parse_ban_prefix(opt.target, &p, &err);
+  bool found = false;
+  if (!store->remove(p, &found, &err)) {
+    fprintf(stderr, "agent unban: %s\n", err.c_str());
+    return 1;
+  }
+  if (!found) {
+    fprintf(stderr, "agent unban: %s is not banned (exactly that prefix: see agent bans)\n",
+            ban_prefix_text(p).c_str());
+    return 1;
+  }
+  printf("lifted the ban of %s\n", ban_prefix_text(p).c_str());
+  warn_if_no_agent("unban", opt.pin_dir);
+  return 0;
+}
+
+int cmd_bans(int argc, char **argv) {
+  BanOptions opt;
+  if (int code = parse_bans_command(argc, argv, &opt); code >= 0) return code;
+  auto store = open_store("bans", opt.pin_dir);
+  if (!store) return 1;
+  std::vector<Ban> bans;
+  std::string err;
+  if (!store->list(&bans, &err)) {
+    fprintf(stderr, "agent bans: %s\n", err.c_str());
+    return 1;
+  }
+  const uint64_t now = mono_now_ns();
+  const std::string out = opt.json ? render_bans_json(bans, now) : render_bans_text(bans, now);
+  fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+}  // namespace dt

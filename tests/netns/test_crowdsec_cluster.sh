@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# test_crowdsec_cluster.sh - one CrowdSec bouncer for a cluster: two hosts in a mesh with keys
+# (reports every 200 ms), the real LAPI (scripts/crowdsec_lab.sh) and `agent crowdsec` on h1
+# only (--poll 1s).
+#   1. cscli decisions add --ip BANNED: the ban is in h1's maps and in h2's (origin h1) within
+#      two polls and a period; frames from BANNED sent to h2 are dropped there, counted by
+#      the ban.
+#   2. cscli decisions delete --ip BANNED: lifted on both hosts within two polls and a period.
+# Skipped ("SKIP crowdsec_cluster: ...") only when the package cannot be downloaded. ~15 s.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+TEST_NAME=crowdsec_cluster
+
+LAB_SCRIPT=$DT_ROOT/scripts/crowdsec_lab.sh
+POLL=1
+BANNED=198.18.7.7
+LAPI=127.0.0.1:8080
+
+if ! out=$("$LAB_SCRIPT" fetch 2>&1); then
+	rc=$?
+	[ "$rc" -eq 3 ] && { echo "SKIP crowdsec_cluster: ${out#crowdsec_lab.sh: }"; exit 0; }
+	die "scripts/crowdsec_lab.sh fetch failed: $out"
+fi
+
+lab_init dtcsc
+mlab_up 2
+CS_DIR=$WORK/crowdsec
+CS_STARTED=0
+lapi_stop() { [ "$CS_STARTED" -eq 1 ] && "$LAB_SCRIPT" stop "$CS_DIR"; CS_STARTED=0; }
+trap 'rc=$?; lapi_stop; (exit $rc); lab_cleanup' EXIT
+cscli() { in_ns "${M_NS[1]}" "$LAB_SCRIPT" cscli "$CS_DIR" "$@" >>"$WORK/cscli.log" 2>&1; }
+
+"$LAB_SCRIPT" config "$CS_DIR" "$LAPI" || die "cannot write the LAPI's configuration"
+in_ns "${M_NS[1]}" "$LAB_SCRIPT" start "$CS_DIR" || die "the LAPI did not start: $(tail -n 5 "$CS_DIR/crowdsec.log")"
+CS_STARTED=1
+KEY=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+cscli machines add --auto && cscli bouncers add dthrottle-test -k "$KEY" ||
+	die "cscli failed: $(tail -n 3 "$WORK/cscli.log")"
+printf '%s\n' "$KEY" >"$WORK/key" && chmod 600 "$WORK/key"
+
+for i in 1 2; do
+	mlab_agent_start "$i" "m$i" --rate 1000 --burst 1000 --period 200ms --stats-interval 10m \
+		--peers "$(mlab_peers "$i")" || die "the agent of h$i did not start"
+done
+mlab_wait_peers m1 1 10 h2 || die "h1 did not hear h2 within 10 s"
+mlab_wait_peers m2 1 10 h1 || die "h2 did not hear h1 within 10 s"
+
+# The bouncer on h1 only; its log is an agent-*.log (printed by lab_cleanup on failure).
+nsenter --net="/run/netns/${M_NS[1]}" -- "$AGENT" crowdsec --pin-dir "${M_PIN[1]}" --lapi "http://$LAPI" \
+	--key-file "$WORK/key" --poll "${POLL}s" >"$WORK/agent-crowdsec.log" 2>&1 &
+LAB_PIDS[bouncer]=$!
+wait_for_line "$WORK/agent-crowdsec.log" 'startup pull' "${LAB_PIDS[bouncer]}" 10 ||
+	die "the bouncer made no startup pull within 10 s"
+
+# ban_field I FIELD: FIELD of BANNED's ban on host I ("" if it has none).
+ban_field() {
+	"$AGENT" bans --pin-dir "${M_PIN[$1]}" --json | python3 -c '
+import json, sys
+for b in json.load(sys.stdin)["bans"]:
+    if b["prefix"] == sys.argv[1]:
+        print(b[sys.argv[2]]); break' "$BANNED" "$2"
+}
+banned_everywhere() { [ -n "$(ban_field 1 prefix)" ] && [ -n "$(ban_field 2 prefix)" ]; }
+lifted_everywhere() { [ -z "$(ban_field 1 prefix)" ] && [ -z "$(ban_field 2 prefix)" ]; }
+LIMIT=$(calc "2 * $POLL + 0.4")  # two polls and a period, with a period's margin
+
+# --- 1. a decision reaches both hosts -----------------------------------------------------------
+t0=$(now_s)
+cscli decisions add --ip "$BANNED" --duration 1m --reason "cluster test" ||
+	die "cscli decisions add failed: $(tail -n 3 "$WORK/cscli.log")"
+if wait_until 5 banned_everywhere; then
+	took=$(calc "$(now_s) - $t0")
+	echo "the ban reached h1 and h2 $took s after cscli decisions add (poll ${POLL}s, period 0.2s)"
+	check_le crowdsec_cluster/propagation "seconds from cscli decisions add to the ban on both hosts" "$took" "$LIMIT"
+else
+	fail crowdsec_cluster/propagation "the ban is not on both hosts 5 s after cscli decisions add (h1: '$(ban_field 1 origin)', h2: '$(ban_field 2 origin)')"
+fi
+origin=$(ban_field 2 origin)
+check crowdsec_cluster/origin "h2's ban of $BANNED has origin '$origin', expected h1's" grep -q '^h1' <<<"$origin"
+in_ns "$C_NS" timeout 20 "$PKTGEN" send --iface "${M_CIF[2]}" --dst-ip "${M_IP[2]}" --dst-mac "${M_MAC[2]}" \
+	--dport 9999 --sources "$BANNED" --rate 200 --count 100 --duration 2s --json >/dev/null 2>"$WORK/send.err" ||
+	die "pktgen send failed: $(cat "$WORK/send.err")"
+dropped=$(ban_field 2 dropped)
+check_eq crowdsec_cluster/dropped-on-h2 "frames from $BANNED dropped by h2's ban" "${dropped:-0}" 100
+
+# --- 2. the delete lifts it on both -------------------------------------------------------------
+t0=$(now_s)
+cscli decisions delete --ip "$BANNED" || die "cscli decisions delete failed: $(tail -n 3 "$WORK/cscli.log")"
+if wait_until 5 lifted_everywhere; then
+	took=$(calc "$(now_s) - $t0")
+	echo "the ban was lifted on h1 and h2 $took s after cscli decisions delete"
+	check_le crowdsec_cluster/lift "seconds from cscli decisions delete to no ban on either host" "$took" "$LIMIT"
+else
+	fail crowdsec_cluster/lift "the ban is still on h1 or h2 5 s after cscli decisions delete"
+fi
+
+lab_finish
