@@ -1,5 +1,6 @@
 // crowdsec_options.cpp - the option table of `agent crowdsec` (cli.h), the CrowdSec bouncer.
 #include "cli/cli.h"
+#include "common/program_name.h"
 #include "cli/option_values.h"
 #include "crowdsec/lapi_client.h"
 
@@ -7,7 +8,7 @@ namespace dt {
 namespace {
 
 const char kCrowdsecUsage[] =
-    "Usage: agent crowdsec --lapi URL --key-file FILE (--iface IFACE | --pin-dir DIR) [--poll D]\n"
+    "Usage: %prog crowdsec --lapi URL --key-file FILE (--iface IFACE | --pin-dir DIR) [--poll D]\n"
     "\n"
     "A CrowdSec bouncer: pulls the decision stream of a CrowdSec Local API (first every\n"
     "active decision, then what changed, every D) and turns its `ban` decisions on\n"
@@ -23,7 +24,7 @@ const char kCrowdsecUsage[] =
 const char kCrowdsecExample[] =
     "\nExample:\n"
     "  cscli bouncers add dthrottle -o raw > /etc/dthrottle/crowdsec.key\n"
-    "  agent crowdsec --lapi http://127.0.0.1:8080 --key-file /etc/dthrottle/crowdsec.key --iface eth0\n";
+    "  %prog crowdsec --lapi http://127.0.0.1:8080 --key-file /etc/dthrottle/crowdsec.key --iface eth0\n";
 
 }  // namespace
 
@@ -39,7 +40,7 @@ int parse_crowdsec_command(int argc, char **argv, CrowdsecOptions *o) {
           {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
       },
       "set the bans of the agent pinned in /sys/fs/bpf/dthrottle/IFACE", "set the bans of the agent pinned in DIR");
-  const CommandSpec spec("agent crowdsec", kCrowdsecUsage, std::move(options), 0, kCrowdsecExample);
+  const CommandSpec spec(command_name("crowdsec"), kCrowdsecUsage, std::move(options), 0, kCrowdsecExample);
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &, std::string *err) {
     if (o->lapi.empty()) return *err = "say where the Local API is: --lapi URL (e.g. http://127.0.0.1:8080)", ParseOutcome::Error;
     LapiUrl url;

@@ -23,7 +23,10 @@ const char kRunUsage[] =
     "       %prog hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR | --insecure-cluster]\n"
     "       %prog keygen NAME [--dir DIR] [--endpoint HOST:PORT] [--node-id ID] [--role node|hub]\n"
     "           [--from NAME.key]\n"
-       %prog crowdsec --lapi URL --key-file FILE (--iface IFACE | --pin-dir DIR)   # CrowdSec bouncer
+    "       %prog ban ADDR|PREFIX --for D [--reason TEXT] [--iface IFACE | --pin-dir DIR]\n"
+    "       %prog unban ADDR|PREFIX [--iface IFACE | --pin-dir DIR]\n"
+    "       %prog bans [--iface IFACE | --pin-dir DIR] [--json]\n"
+    "       %prog crowdsec --lapi URL --key-file FILE (--iface IFACE | --pin-dir DIR)   # CrowdSec bouncer\n"
     "\n"
     "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
     "ingress, --attach tc): every source\n"

@@ -9,6 +9,7 @@
 #include "bans/ban_render.h"
 #include "bans/ban_store.h"
 #include "cli/cli.h"
+#include "common/program_name.h"
 #include "commands/commands.h"
 #include "common/clock.h"
 #include "dataplane/dataplane.h"
@@ -26,7 +27,7 @@ std::string who_am_i() {
 std::unique_ptr<BanStore> open_store(const char *command, const std::string &pin_dir) {
   std::string err;
   auto store = BanStore::open(pin_dir, &err);
-  if (!store) fprintf(stderr, "agent %s: %s\n", command, err.c_str());
+  if (!store) fprintf(stderr, "%s: %s\n", command_name(command).c_str(), err.c_str());
   return store;
 }
 
@@ -34,9 +35,9 @@ std::unique_ptr<BanStore> open_store(const char *command, const std::string &pin
 void warn_if_no_agent(const char *command, const std::string &pin_dir) {
   if (!agent_running(pin_dir))
     fprintf(stderr,
-            "agent %s: warning: no agent is running with the pins in %s: the kernel enforces this at once, but "
+            "%s: warning: no agent is running with the pins in %s: the kernel enforces this at once, but "
             "peers learn it only once the agent runs again\n",
-            command, pin_dir.c_str());
+            command_name(command).c_str(), pin_dir.c_str());
 }
 
 }  // namespace
@@ -55,7 +56,7 @@ int cmd_ban(int argc, char **argv) {
   b.who = who_am_i();
   const bool again = store->find(b.prefix).has_value();
   if (!store->set(b, &err)) {
-    fprintf(stderr, "agent ban: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("ban").c_str(), err.c_str());
     return 1;
   }
   printf("%s %s for %s%s%s\n", again ? "updated the ban of" : "banned", ban_prefix_text(b.prefix).c_str(),
@@ -74,12 +75,12 @@ int cmd_unban(int argc, char **argv) {
   parse_ban_prefix(opt.target, &p, &err);
   bool found = false;
   if (!store->remove(p, &found, &err)) {
-    fprintf(stderr, "agent unban: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("unban").c_str(), err.c_str());
     return 1;
   }
   if (!found) {
-    fprintf(stderr, "agent unban: %s is not banned (exactly that prefix: see agent bans)\n",
-            ban_prefix_text(p).c_str());
+    fprintf(stderr, "%s: %s is not banned (exactly that prefix: see %s)\n", command_name("unban").c_str(),
+            ban_prefix_text(p).c_str(), command_name("bans").c_str());
     return 1;
   }
   printf("lifted the ban of %s\n", ban_prefix_text(p).c_str());
@@ -95,7 +96,7 @@ int cmd_bans(int argc, char **argv) {
   std::vector<Ban> bans;
   std::string err;
   if (!store->list(&bans, &err)) {
-    fprintf(stderr, "agent bans: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("bans").c_str(), err.c_str());
     return 1;
   }
   const uint64_t now = mono_now_ns();

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "common/program_name.h"
 #include "commands/commands.h"
 #include "common/line_file.h"
 #include "common/log.h"
@@ -53,17 +54,17 @@ int cmd_crowdsec(int argc, char **argv) {
   BouncerConfig config;
   std::string err;
   if (!parse_lapi_url(opt.lapi, &config.lapi, &err)) {  // parse_crowdsec_command checked it
-    fprintf(stderr, "agent crowdsec: --lapi: %s\n", err.c_str());
+    fprintf(stderr, "%s: --lapi: %s\n", command_name("crowdsec").c_str(), err.c_str());
     return 2;
   }
   config.api_key = read_api_key(opt.key_file, &err);
   if (config.api_key.empty()) {
-    fprintf(stderr, "agent crowdsec: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("crowdsec").c_str(), err.c_str());
     return 1;
   }
   auto store = BanStore::open(opt.pin_dir, &err);
   if (!store) {
-    fprintf(stderr, "agent crowdsec: %s\n", err.c_str());
+    fprintf(stderr, "%s: %s\n", command_name("crowdsec").c_str(), err.c_str());
     return 1;
   }
   config.timing.poll_ns = opt.poll_ns;
