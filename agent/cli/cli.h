@@ -64,6 +64,8 @@ struct HubOptions {
   std::string curve_key, curve_peers;   // CurveZMQ: the hub's key pair, the agents' public keys
   bool insecure_cluster = false;        // --insecure-cluster: relay without keys, asked for by name
   LogLevel log_level = LogLevel::Info;
+  bool aggregate = false;               // --aggregate: sum the reports each period (agent/hub/)
+  uint64_t period_ns = 200'000'000;     // --period: how often a summing hub sends its sums
 };
 
 struct StatsOptions {

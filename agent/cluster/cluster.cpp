@@ -38,6 +38,11 @@ uint64_t report_max_age_ns(const ClusterConfig &cfg) {
   return cfg.report_max_age_ns ? cfg.report_max_age_ns : kReportMaxAgePeriods * cfg.period_ns;
 }
 
+// How long a summing hub may be silent before an agent takes the other hub's aggregates.
+uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) {
+  return cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns;
+}
+
 uint64_t ClusterCounters::rejected_total() const {
   uint64_t n = 0;
   for (const auto &[k, v] : rejected) n += v;
@@ -79,7 +84,8 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.active_stage_fd(), dp.collect_batch_fd(),
                  dp.collect_prog_fd()),
       tracker_(tracker_options(cfg)),
-      resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs) {}
+      resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
+      intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
 
 Cluster::~Cluster() {
   collector_.disable();
@@ -96,6 +102,7 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
   std::unique_ptr<Cluster> c(new Cluster(cfg, dp));
   if (getrandom(&c->boot_id_, sizeof c->boot_id_, 0) != sizeof c->boot_id_)
     c->boot_id_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  c->intake_.set_own(cfg.node_id, c->boot_id_);
 
   // Peers' own addresses are never throttled by the traffic between agents.
   c->refresh_exempt();
@@ -145,6 +152,7 @@ void Cluster::on_readable(uint64_t now_ns) {
 void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   counters_.messages_received++;
   counters_.bytes_received += len;
+  if (is_aggregate_message(data, len)) return handle_aggregate(data, len, now_ns);
   if (signed_ && !check_signature(data, len, now_ns)) return;
   ReportHeader h;
   ReportBody body;
@@ -195,6 +203,7 @@ bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
     case SignatureCheck::HubReport:
       detail = " from " + v.node_id + ", a role = hub key: it may sign only a summing hub's aggregate reports";
       break;
+    case SignatureCheck::NotHub: break;  // aggregates only (cluster_aggregates.cpp)
   }
   reject(signature_check_name(v.check), len, detail, auth_log_, now_ns);
   return false;
@@ -366,6 +375,7 @@ void Cluster::publish_report(const ReportHeader &h, const ReportBody &body, uint
   for (auto &m : msgs) {
     if (signed_) sign_message(m, signing_);  // resent as they are: signed once
     auto kept = std::make_shared<const std::string>(std::move(m));
+    if (!cfg_.hubs.empty()) remember_own(*kept, next_seq_, now_ns);  // summing hubs send it back in their sums
     resend_.keep(next_seq_++, kept, now_ns);
     if (!publish(*kept)) continue;
     counters_.messages_sent++;
@@ -484,6 +494,11 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                               {"last_age_ms", p.last_age_ms},
                               {"restarts", p.restarts},
                               {"boot_rejected", p.boot_rejected}});
+  const AggregateCounters &a = c.aggregates;
+  j["aggregates"] = {{"applied", a.applied},         {"standby", a.standby},
+                     {"replayed", a.replayed},       {"overlaps", a.overlaps},
+                     {"own_missing", a.own_missing}, {"own_hits_subtracted", a.own_hits_subtracted},
+                     {"failovers", a.failovers},     {"active_hub", a.active_hub}};
   return dump_json(j);
 }
 

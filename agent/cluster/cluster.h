@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "adaptive/adaptive.h"
+#include "cluster/aggregate_intake.h"
 #include "dataplane/collector.h"
 #include "cluster/curve.h"
 #include "common/log.h"
@@ -66,6 +67,7 @@ struct ClusterCounters {
   // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
   // "bad_signature", "hub_report" (cluster/report_signing.h).
   std::map<std::string, uint64_t> rejected;
+  AggregateCounters aggregates;  // a summing hub's aggregates (cluster/aggregate_intake.h)
   uint64_t rejected_total() const;
 };
 
@@ -127,6 +129,10 @@ class Cluster {
  private:
   Cluster(const ClusterConfig &cfg, Dataplane &dp);
   void handle_message(const void *data, size_t len, uint64_t now_ns);
+  // A summing hub's aggregate (cluster_aggregates.cpp): checked, our own hits taken out,
+  // debited if it comes from the active hub.
+  void handle_aggregate(const void *data, size_t len, uint64_t now_ns);
+  void remember_own(const std::string &msg, uint64_t seq, uint64_t now_ns);
   // Membership (cluster_membership.cpp).
   bool open_sockets(std::string *err);
   bool connect_peer(const std::string &endpoint, std::string *err);
@@ -196,10 +202,14 @@ class Cluster {
   size_t resent_this_period_ = 0;               // messages published again for peers' requests
   AdaptiveSet *adaptive_ = nullptr;
   SourceWatch watch_;
+  AggregateIntake intake_;
+  LogLimiter hub_log_{10'000'000'000ull, 5};
 };
 
 // The report age the tracker tolerates for `cfg` (0: any).
 uint64_t report_max_age_ns(const ClusterConfig &cfg);
+// How long a summing hub may be silent before an agent takes the other hub's sums (--down-after).
+uint64_t aggregate_down_after_ns(const ClusterConfig &cfg);
 // The tracker's options for `cfg`: its down_after and max age, max_peers
 // max(kMinTrackedPeers, 4 x (peers + hubs)), authenticated only when every report's
 // signature is verified before the tracker.

@@ -5,8 +5,8 @@
 # report bytes each agent received against 5 bytes per source it served itself.
 #
 #   client $C_NS ─ dtPc<i> ══veth══ dtPd<i> ─ host i (ns $LAB-h<i>): the agent's XDP, no address
-#   host i dtPk<i> ══veth══ bridge in $LAB-sw: control 198.19.<i / 200>.<i % 200>/16
-#   hubs (BENCH_HUBS of them) 198.19.250.<j>/16 on the same bridge
+#   host i dtPk<i> ══veth══ bridge in $LAB-sw: control 198.19.0.<i>/24
+#   hubs (BENCH_HUBS of them, at most 14) 198.19.0.<240 + j>/24 on the same bridge
 #
 # The data links carry no address: the frames pktgen sprays at a host are counted by its
 # XDP program and then dropped by its kernel (no forwarding, no ICMP, so no ARP for the
@@ -23,7 +23,8 @@
 #   light    60,000 light clients (one frame each), 1,500 per host: the report bytes each
 #            agent received during it, against 5 bytes per client it served itself
 #
-# Environment: BENCH_HOSTS (40), BENCH_MODES ("mesh hub"), BENCH_HUBS (1), BENCH_MAX_SOURCES
+# Modes: mesh (full mesh), hub (relaying hubs), agg (summing hubs: agent hub --aggregate).
+# Environment: BENCH_HOSTS (40), BENCH_MODES ("mesh hub agg"), BENCH_HUBS (1), BENCH_MAX_SOURCES
 # (16384), BENCH_HUB_ARGS (more `agent hub` options), BENCH_AGENT_ARGS (more agent options),
 # BENCH_KILL_HUB=1 (with 2+ hubs: kill hub 1 in the middle of the spray).
 # Root; run it under the netns lock: flock /tmp/dthrottle-netns.lock tests/netns/bench_cluster.sh
@@ -31,7 +32,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 HOSTS=${BENCH_HOSTS:-40}
-MODES=${BENCH_MODES:-mesh hub}
+MODES=${BENCH_MODES:-mesh hub agg}
 NHUBS=${BENCH_HUBS:-1}
 MAX_SOURCES=${BENCH_MAX_SOURCES:-16384}
 RATE=100
@@ -41,10 +42,10 @@ LIGHT_PER_HOST=1500
 STICKY_PER_HOST=10
 
 lab_init dtbench
-[ "$HOSTS" -ge 2 ] && [ "$HOSTS" -le 199 ] || die "BENCH_HOSTS: 2 to 199, not $HOSTS"
+[ "$HOSTS" -ge 2 ] && [ "$HOSTS" -le 200 ] || die "BENCH_HOSTS: 2 to 200, not $HOSTS"
 
 HUB_IP=() HUB_NSS=()
-ctl_ip() { echo "198.19.$(($1 / 200)).$(($1 % 200))"; }
+ctl_ip() { echo "198.19.0.$1"; } # one /24 with the hubs (mlab_ctl_port)
 
 # bench_up: the client, the switch, HOSTS hosts and NHUBS hub namespaces, with their links.
 bench_up() {
@@ -68,7 +69,7 @@ bench_up() {
 		mlab_ctl_port "${M_NS[i]}" "${M_KIF[i]}" "${M_SWIF[i]}" "${M_CTL[i]}"
 	done
 	for ((j = 1; j <= NHUBS; j++)); do
-		HUB_NSS[j]=$LAB-hub$j HUB_IP[j]=198.19.250.$j
+		HUB_NSS[j]=$LAB-hub$j HUB_IP[j]=198.19.0.$((240 + j))
 		mlab_ns_add "${HUB_NSS[j]}"
 		mlab_ctl_port "${HUB_NSS[j]}" "dt$$q$j" "dt$$r$j" "${HUB_IP[j]}"
 	done
@@ -120,11 +121,12 @@ hubs_list() {
 # start_cluster MODE: every hub (hub mode) and every agent; waits until each hears all others.
 start_cluster() {
 	local mode=$1 i j opts log
-	if [ "$mode" = hub ]; then
+	if [ "$mode" != mesh ]; then
 		for ((j = 1; j <= NHUBS; j++)); do
-			log=$WORK/agent-hub$j.log
+			log=$WORK/agent-hubsrv$j.log
 			nsenter --net="/run/netns/${HUB_NSS[j]}" -- "$AGENT" hub --listen "${HUB_IP[j]}:7701" \
-				--curve-key "$MLAB_KEYS/hub$j.key" --curve-peers "$MLAB_KEYS" ${BENCH_HUB_ARGS:-} >"$log" 2>&1 &
+				--curve-key "$MLAB_KEYS/hub$j.key" --curve-peers "$MLAB_KEYS" $([ "$mode" = agg ] && echo --aggregate) \
+				${BENCH_HUB_ARGS:-} >"$log" 2>&1 &
 			LAB_PIDS[hub$j]=$!
 			wait_for_line "$log" 'hub (relaying|aggregating)' "${LAB_PIDS[hub$j]}" 10 || { cat "$log"; die "hub $j did not start"; }
 		done
@@ -132,7 +134,7 @@ start_cluster() {
 	for ((i = 1; i <= HOSTS; i++)); do
 		opts=(--rate "$RATE" --burst "$BURST" --max-sources "$MAX_SOURCES" --period "${PERIOD_MS}ms"
 			--stats-interval 10m --curve-key "$MLAB_KEYS/h$i.key" --curve-peers "$MLAB_KEYS")
-		if [ "$mode" = hub ]; then opts+=(--hub "$(hubs_list)"); else opts+=(--peers "$(peers_of "$i")"); fi
+		if [ "$mode" = mesh ]; then opts+=(--peers "$(peers_of "$i")"); else opts+=(--hub "$(hubs_list)"); fi
 		# shellcheck disable=SC2206
 		opts+=(${BENCH_AGENT_ARGS:-})
 		log=$WORK/agent-$mode$i.log
@@ -145,6 +147,11 @@ start_cluster() {
 		wait_for_line "$log" '(attached|took over) dthrottle' "${LAB_PIDS[agent-$mode$i]}" 30 ||
 			{ cat "$log"; die "agent h$i ($mode) did not come up"; }
 	done
+	if [ "$mode" = agg ]; then
+		wait_until 90 all_aggregating || die "not every agent applied aggregates within 90 s (${HEARD:-})"
+		sleep 2 # every agent's first reports summed (the hub's included lists are not in the agents' status)
+		return
+	fi
 	wait_until 90 all_hear || die "not every agent heard all $((HOSTS - 1)) others within 90 s ($mode: ${HEARD:-}; see dmesg for a neighbour table overflow)"
 }
 
@@ -155,6 +162,15 @@ all_hear() {
 	for ((i = 1; i <= HOSTS; i++)); do
 		n=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0 | grep -o '"up":true' | wc -l)
 		[ "$n" -ge $((HOSTS - 1)) ] || { HEARD="h$i hears $n of $((HOSTS - 1))"; return 1; }
+	done
+}
+
+# all_aggregating: every agent has applied 5 aggregates of a summing hub.
+all_aggregating() {
+	local i n
+	for ((i = 1; i <= HOSTS; i++)); do
+		n=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0 | grep -o '"aggregates":{[^}]*}' | grep -o '"applied":[0-9]*' | cut -d: -f2)
+		[ "${n:-0}" -ge 5 ] || { HEARD="h$i applied ${n:-0}"; return 1; }
 	done
 }
 
@@ -266,7 +282,10 @@ kill_hub_later() {
 
 run_mode() {
 	local mode=$1 p0 p1 admitted budget el
-	echo "== $mode: $HOSTS agents ($( [ "$mode" = hub ] && echo "$NHUBS hub(s)" || echo "full mesh")), --max-sources $MAX_SOURCES"
+	local how="full mesh"
+	[ "$mode" = hub ] && how="$NHUBS relaying hub(s)"
+	[ "$mode" = agg ] && how="$NHUBS summing hub(s)"
+	echo "== $mode: $HOSTS agents ($how), --max-sources $MAX_SOURCES"
 	start_cluster "$mode"
 	cpu_mark "$mode"
 	sleep 3 # idle: what the cluster costs with nothing to report (a rate over a fixed window)
@@ -274,7 +293,7 @@ run_mode() {
 	IDLE_RX_PER_S=$(awk -v t="$(calc "$(now_s) - $CPU_T0")" '{ s += $3 } END { printf "%d", s / NR / t }' "$WORK/rows")
 
 	cpu_mark "$mode"
-	[ "${BENCH_KILL_HUB:-0}" = 1 ] && [ "$mode" = hub ] && [ "$NHUBS" -ge 2 ] && kill_hub_later 5
+	[ "${BENCH_KILL_HUB:-0}" = 1 ] && [ "$mode" != mesh ] && [ "$NHUBS" -ge 2 ] && kill_hub_later 5
 	spray spray 2000 10 one_spray_src
 	el=$(spray_elapsed spray)
 	sleep 1 # the last periods' reports land (their debits do not change what was admitted)

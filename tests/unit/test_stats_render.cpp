@@ -318,7 +318,7 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(out.find('\n'), std::string::npos) << "one line: " << out;
   const Json j = parse_or_fail(out);
   EXPECT_EQ(keys_of(j), (std::vector<std::string>{"node_id", "written_unix_ms", "epoch", "period_ms", "security",
-                                                  "counters", "rejected", "peers"}));
+                                                  "counters", "rejected", "peers", "aggregates"}));
   EXPECT_EQ(j["node_id"], kAwkward);
   EXPECT_EQ(j["written_unix_ms"], 1'700'000'000'123u);
   EXPECT_EQ(j["epoch"], 42);
