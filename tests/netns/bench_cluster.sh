@@ -276,7 +276,7 @@ int_ip() { echo "$(($1 >> 24 & 255)).$(($1 >> 16 & 255)).$(($1 >> 8 & 255)).$(($
 
 # kill_hub_later SECONDS: kills hub 1 (SIGKILL) after SECONDS, in the background.
 kill_hub_later() {
-	(sleep "$1" && kill -KILL "${LAB_PIDS[hub1]}" && echo "  (hub 1 killed at ${1}s into the spray)") &
+	(sleep "$1" && kill -KILL "${LAB_PIDS[hub1]}" 2>/dev/null && echo "  (hub 1 killed ${1} s into the spray)") &
 	LAB_PIDS[killer]=$!
 }
 

@@ -59,7 +59,7 @@ case $active in hub) victim=hub ;; hub2) victim=hub2 ;; *) die "h1 names no acti
 echo "  h1 takes its sums from $victim: killing it 3 s into an ${SECS} s spray"
 spray_start p "$OFFER" "$SECS" "$SRC"
 sleep 3 # the kill must fall in the middle of the run (a time into it, not a state)
-kill -KILL "${LAB_PIDS[agent-$victim]}"
+{ kill -KILL "${LAB_PIDS[agent-$victim]}" && wait "${LAB_PIDS[agent-$victim]}"; } 2>/dev/null
 spray_wait p || die "pktgen failed"
 wait_until 10 mlab_debits_steady "$SRC" 1 || echo "  (the debits still moved after 10 s)"
 mlab_snapshot p || die "agent stats failed"
