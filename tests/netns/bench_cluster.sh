@@ -183,9 +183,13 @@ stop_cluster() {
 }
 
 # cpu_ticks: "PID utime+stime" of every agent, in clock ticks (/proc/PID/stat fields 14, 15).
-declare -A CPU0=() RX0=()
+declare -A CPU0=() RX0=() HUB_CPU0=()
 cpu_mark() {
-	local i pid
+	local i pid j
+	for ((j = 1; j <= NHUBS; j++)); do
+		pid=${LAB_PIDS[hub$j]:-}
+		[ -n "$pid" ] && HUB_CPU0[$j]=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null)
+	done
 	for ((i = 1; i <= HOSTS; i++)); do
 		pid=${LAB_PIDS[agent-$1$i]}
 		CPU0[$i]=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
@@ -204,7 +208,7 @@ cluster_num() {
 # cpu_report MODE LABEL SERVED: per agent CPU ms per period and report bytes received since
 # cpu_mark; SERVED (clients each host served itself) > 0 adds the bytes / (5 x SERVED) ratio.
 cpu_report() {
-	local mode=$1 label=$2 served=$3 i pid t hz periods cpu rx
+	local mode=$1 label=$2 served=$3 i j pid t hz periods cpu rx
 	hz=$(getconf CLK_TCK)
 	t=$(calc "$(now_s) - $CPU_T0")
 	periods=$(calc "$t * 1000 / $PERIOD_MS")
@@ -227,6 +231,13 @@ cpu_report() {
 			for (i = 1; i <= NR; i++) printf "%s h%d %.2f %d", (i % 8 == 1 ? "\n   " : ""), i, cpu[i], rx[i]
 			printf "\n"
 		}' "$WORK/rows"
+	[ "$mode" = mesh ] && return
+	for ((j = 1; j <= NHUBS; j++)); do
+		pid=${LAB_PIDS[hub$j]:-}
+		[ -n "$pid" ] && [ -n "${HUB_CPU0[$j]:-}" ] && alive "$pid" || continue
+		awk -v c0="${HUB_CPU0[$j]}" -v hz="$hz" -v p="$periods" -v j="$j" \
+			'{ printf "  hub %d: CPU per period %.2f ms\n", j, ($14 + $15 - c0) * 1000 / hz / p }' "/proc/$pid/stat"
+	done
 }
 
 # spray NAME PPS SECONDS SRC_ARGS_OF_HOST: one pktgen per host, PPS/HOSTS frames per second each
