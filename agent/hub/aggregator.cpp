@@ -3,6 +3,14 @@
 
 namespace dt {
 
+HubRoute route_message(const void *data, size_t len) {
+  if (is_aggregate_message(data, len)) return HubRoute::Drop;
+  std::string node;
+  uint8_t flags = 0;
+  if (peek_sender(data, len, &node, &flags) != DecodeError::None || (flags & ~kFlagSigned)) return HubRoute::Relay;
+  return HubRoute::Sum;
+}
+
 HubAggregator::Added HubAggregator::add(const ReportHeader &h, const ReportBody &body) {
   auto it = nodes_.find(h.node_id);
   if (it == nodes_.end()) {

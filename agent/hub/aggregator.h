@@ -20,6 +20,13 @@
 
 namespace dt {
 
+// What a summing hub does with a message: sum it (a plain report: no flag but "signed"),
+// relay it unchanged (resend requests, adaptive factors, bans, any flag or message type it
+// does not know: never summed, never altered), or drop it (an aggregate: only hubs send
+// those).
+enum class HubRoute { Sum, Relay, Drop };
+HubRoute route_message(const void *data, size_t len);
+
 class HubAggregator {
  public:
   explicit HubAggregator(size_t max_nodes = kMaxAggregateNodes) : max_nodes_(max_nodes) {}

@@ -63,14 +63,17 @@ bool SummingHub::accepted(const void *data, size_t len, uint64_t now_ns) {
 
 void SummingHub::on_message(const zmq::message_t &msg, uint64_t now_ns) {
   counters.received++;
-  if (!accepted(msg.data(), msg.size(), now_ns)) return;
-  std::string node;
-  uint8_t flags = 0;
-  if (peek_sender(msg.data(), msg.size(), &node, &flags) != DecodeError::None) return void(counters.rejected++);
-  if (flags & ~kFlagSigned) {  // factors, resend requests, bans, what we do not know: as they are
-    counters.relayed++;
-    return send(msg.data(), msg.size());
+  switch (route_message(msg.data(), msg.size())) {
+    case HubRoute::Drop: return void(counters.rejected++);
+    case HubRoute::Relay:  // as a relay would: the agents check its signature end to end
+      counters.relayed++;
+      return send(msg.data(), msg.size());
+    case HubRoute::Sum: break;
   }
+  std::string node = "?";
+  uint8_t flags = 0;
+  peek_sender(msg.data(), msg.size(), &node, &flags);
+  if (!accepted(msg.data(), msg.size(), now_ns)) return;
   ReportHeader h;
   ReportBody body;
   if (DecodeError e = decode_report(msg.data(), msg.size(), &h, &body); e != DecodeError::None) {

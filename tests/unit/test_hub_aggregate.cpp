@@ -245,3 +245,31 @@ TEST(AggregateIntake, PartsOfOneAggregateShareTheVerdictAndTheOwnHits) {
 }
 
 }  // namespace
+
+namespace {
+
+// A summing hub sums plain reports only; everything else passes as it is, or not at all.
+TEST(HubRoute, SumsPlainReportsRelaysTheRestUnchanged) {
+  dt::ReportBody b = body_of({"default"}, {{0, "198.18.0.1", 3}});
+  const std::string plain = dt::encode_report(header_of("h1", 1, 0), 1, b)[0];
+  EXPECT_EQ(dt::route_message(plain.data(), plain.size()), dt::HubRoute::Sum);
+  std::string signed_report = plain;
+  signed_report[dt::kFlagsOffset] |= dt::kFlagSigned;
+  EXPECT_EQ(dt::route_message(signed_report.data(), signed_report.size()), dt::HubRoute::Sum);
+  b.factors = {{false, "default", 500000}};
+  const std::string factors = dt::encode_report(header_of("h1", 1, 0), 2, b)[0];
+  EXPECT_EQ(dt::route_message(factors.data(), factors.size()), dt::HubRoute::Relay) << "a factor is a node's own";
+  const std::string resend = dt::encode_resend_request(header_of("h1", 1, 0), {{"h2", 7, {3}}});
+  EXPECT_EQ(dt::route_message(resend.data(), resend.size()), dt::HubRoute::Relay);
+  std::string bans = plain;  // a flag the hub does not know (bans: bit 3; relayed reports: bit 5)
+  for (uint8_t bit : {8, 32}) {
+    bans[dt::kFlagsOffset] = static_cast<char>(bit);
+    EXPECT_EQ(dt::route_message(bans.data(), bans.size()), dt::HubRoute::Relay) << "flag " << int(bit);
+  }
+  const std::string directed = "DTO\x02h2" + plain;  // another message type
+  EXPECT_EQ(dt::route_message(directed.data(), directed.size()), dt::HubRoute::Relay);
+  const std::string agg = dt::encode_aggregate("hub1", {}, header_of("hub1", 1, 0), 1, {})[0];
+  EXPECT_EQ(dt::route_message(agg.data(), agg.size()), dt::HubRoute::Drop);
+}
+
+}  // namespace
