@@ -9,7 +9,8 @@ namespace dt {
 void Cluster::handle_aggregate(const void *data, size_t len, uint64_t now_ns) {
   if (signed_) {
     const VerifyResult v = verifier_.verify_aggregate(data, len);
-    if (v.check == SignatureCheck::Malformed) return reject(decode_error_name(v.malformed), len, "", reject_log_, now_ns);
+    if (v.check == SignatureCheck::Malformed)
+      return reject(decode_error_name(v.malformed), len, "", reject_log_, now_ns);
     if (v.check != SignatureCheck::Ok) {
       const std::string detail = v.check == SignatureCheck::NotHub
                                      ? " from " + v.node_id + ": only a role = hub key may sign a hub's sums"

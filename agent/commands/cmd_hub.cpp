@@ -59,7 +59,8 @@ bool prepare_summing(const HubOptions &opt, const CurveKeys *keys, SummingHubCon
                      std::string *err) {
   cfg->period_ns = opt.period_ns;
   if (!keys) {
-    std::string id = "hub-" + opt.listen.substr(opt.listen.find("://") == std::string::npos ? 0 : opt.listen.find("://") + 3);
+    const size_t scheme = opt.listen.find("://");
+    std::string id = "hub-" + opt.listen.substr(scheme == std::string::npos ? 0 : scheme + 3);
     for (char &c : id)
       if (!isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != ':' && c != '-') c = '-';
     cfg->hub_id = id.substr(0, kMaxNodeIdLen);
@@ -87,7 +88,8 @@ std::thread start_worker(const HubOptions &opt, zmq::socket_t &front, zmq::socke
               static_cast<unsigned long long>(c.received), static_cast<unsigned long long>(c.summed),
               static_cast<unsigned long long>(c.relayed), static_cast<unsigned long long>(c.duplicates),
               static_cast<unsigned long long>(c.rejected), static_cast<unsigned long long>(c.aggregates),
-              static_cast<unsigned long long>(c.aggregate_messages), static_cast<unsigned long long>(c.aggregate_bytes));
+              static_cast<unsigned long long>(c.aggregate_messages),
+              static_cast<unsigned long long>(c.aggregate_bytes));
     } catch (const zmq::error_t &e) {
       if (e.num() != ETERM) DT_ERROR("hub stopped: %s", e.what());
     }

@@ -173,8 +173,9 @@ TEST(AggregateIntake, DebitsTheSumsLessOwnHitsOfTheNamedSeqs) {
   EXPECT_EQ(in.counters().own_hits_subtracted, 12u);
   EXPECT_EQ(in.own_held(), 1u) << "seq 5 used once and forgotten, 6 still held";
   // Next period: our 6 (all ours: nothing of 198.18.0.9 is left to debit).
-  out = in.on_message(aggregate("hub1", 2, {{"h1", 42, {6}}}, body_of({"default"}, {{0, "198.18.0.1", 4}, {0, "198.18.0.9", 3}})),
-                      300 * kMs, &switched, &from);
+  out = in.on_message(
+      aggregate("hub1", 2, {{"h1", 42, {6}}}, body_of({"default"}, {{0, "198.18.0.1", 4}, {0, "198.18.0.9", 3}})),
+      300 * kMs, &switched, &from);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(out[0].entries.empty());
 }
