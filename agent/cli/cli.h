@@ -65,7 +65,7 @@ struct HubOptions {
   bool insecure_cluster = false;        // --insecure-cluster: relay without keys, asked for by name
   LogLevel log_level = LogLevel::Info;
   bool aggregate = false;               // --aggregate: sum the reports each period (agent/hub/)
-  uint64_t period_ns = 200'000'000;     // --period: how often a summing hub sends its sums
+  uint64_t period_ns = 50'000'000;      // --period: how often a summing hub sends its sums
 };
 
 struct StatsOptions {

@@ -155,7 +155,7 @@ int parse_hub_command(int argc, char **argv, HubOptions *o) {
       {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
       {"aggregate", 0, nullptr, "sum the reports each period and send one aggregate\n(docs/hub.md), instead of relaying each one",
        turn_on(&o->aggregate)},
-      {"period", 0, "D", "with --aggregate: how often the sums go out (default\n200ms, as the agents' --period)",
+      {"period", 0, "D", "with --aggregate: how often the sums go out (default\n50ms: a report waits for the next one; a quarter of\nthe agents' default --period)",
        duration_into(&o->period_ns, 10'000'000, 60'000'000'000ull, "from 10ms to 60s")},
   };
   return parse_subcommand({"agent hub", kHubUsage, std::move(options)}, argc, argv,
