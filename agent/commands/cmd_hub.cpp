@@ -83,13 +83,7 @@ std::thread start_worker(const HubOptions &opt, zmq::socket_t &front, zmq::socke
       if (!opt.aggregate) return zmq::proxy_steerable(front, back, zmq::socket_ref(), control);
       SummingHubCounters c;
       run_summing_hub(front, back, control, cfg, verifier, &c);
-      DT_INFO("hub: received %llu messages: summed %llu, relayed %llu, duplicates %llu, rejected %llu; sent %llu "
-              "aggregates (%llu messages, %llu bytes)",
-              static_cast<unsigned long long>(c.received), static_cast<unsigned long long>(c.summed),
-              static_cast<unsigned long long>(c.relayed), static_cast<unsigned long long>(c.duplicates),
-              static_cast<unsigned long long>(c.rejected), static_cast<unsigned long long>(c.aggregates),
-              static_cast<unsigned long long>(c.aggregate_messages),
-              static_cast<unsigned long long>(c.aggregate_bytes));
+      log_summing_hub(c);
     } catch (const zmq::error_t &e) {
       if (e.num() != ETERM) DT_ERROR("hub stopped: %s", e.what());
     }

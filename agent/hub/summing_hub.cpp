@@ -115,7 +115,17 @@ void SummingHub::send_period() {
   }
 }
 
+constexpr uint64_t kLogEveryNs = 60'000'000'000ull;
+
 }  // namespace
+
+void log_summing_hub(const SummingHubCounters &c) {
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  DT_INFO("hub: received %llu messages: summed %llu, relayed %llu, duplicates %llu, rejected %llu; sent %llu "
+          "aggregates (%llu messages, %llu bytes)",
+          u(c.received), u(c.summed), u(c.relayed), u(c.duplicates), u(c.rejected), u(c.aggregates),
+          u(c.aggregate_messages), u(c.aggregate_bytes));
+}
 
 void run_summing_hub(zmq::socket_t &front, zmq::socket_t &back, zmq::socket_t &control, const SummingHubConfig &cfg,
                      const SharedVerifier &verifier, SummingHubCounters *out) {
@@ -125,7 +135,7 @@ void run_summing_hub(zmq::socket_t &front, zmq::socket_t &back, zmq::socket_t &c
   zmq::pollitem_t items[] = {{front.handle(), 0, ZMQ_POLLIN, 0},
                              {back.handle(), 0, ZMQ_POLLIN, 0},
                              {control.handle(), 0, ZMQ_POLLIN, 0}};
-  uint64_t next_ns = mono_ns() + cfg.period_ns;
+  uint64_t next_ns = mono_ns() + cfg.period_ns, next_log_ns = mono_ns() + kLogEveryNs;
   for (;;) {
     const uint64_t now = mono_ns();
     const long wait_ms = next_ns > now ? static_cast<long>((next_ns - now) / 1000000) + 1 : 0;
@@ -143,6 +153,10 @@ void run_summing_hub(zmq::socket_t &front, zmq::socket_t &back, zmq::socket_t &c
       hub.send_period();
       next_ns += cfg.period_ns;
       if (next_ns < mono_ns()) next_ns = mono_ns() + cfg.period_ns;  // fell behind: do not burst
+    }
+    if (mono_ns() >= next_log_ns) {
+      log_summing_hub(hub.counters);
+      next_log_ns += kLogEveryNs;
     }
   }
   *out = hub.counters;

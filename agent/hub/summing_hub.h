@@ -49,6 +49,9 @@ class SharedVerifier {
   std::shared_ptr<const ReportVerifier> v_;
 };
 
+// One log line with the counters (every minute while it runs, and at the end).
+void log_summing_hub(const SummingHubCounters &c);
+
 // Runs until a message arrives on `control` (the caller's "TERMINATE"); the counters at
 // the end in *out.
 void run_summing_hub(zmq::socket_t &front, zmq::socket_t &back, zmq::socket_t &control, const SummingHubConfig &cfg,
