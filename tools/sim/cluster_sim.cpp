@@ -281,6 +281,12 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     const size_t periods = s.duration / s.period + 2;
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
+    host.router = ReportRouter(RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period});
+    if (s.scheme == Scheme::Owner) {
+      std::vector<std::string> ids;
+      for (size_t i = 0; i < s.hosts; i++) ids.push_back("h" + std::to_string(i));
+      host.router.set_members(std::move(ids), h);
+    }
     if (s.adaptive) {
       AdaptiveRuleSpec spec;
       spec.name = kAdaptiveRule;
@@ -493,13 +499,32 @@ void ClusterSim::handle_report(size_t h) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
   host_stats_[h].reports++;
-  if (s_.scheme == Scheme::Mesh) publish_report(h, std::move(served), -1);
-  else route_served(h, std::move(served));
+  if (s_.scheme == Scheme::Threshold) {
+    route_threshold(h, std::move(served));
+  } else {
+    mark_reported(h, served);
+    if (s_.scheme == Scheme::Mesh) publish_report(h, std::move(served), -1);
+    else route_served(h, std::move(served));
+  }
+  end_period(h);
+}
+
+// After host h's report: resend requests and liveness (a lossy network only), the next period.
+void ClusterSim::end_period(size_t h) {
+  Host &host = hosts_[h];
   if (!ideal_) {
     request_resends(h);
     for (const auto &change : host.tracker.check_liveness(now_)) host_stats_[h].peer_downs += !change.up;
   }
   host.next_report += s_.period;
+}
+
+// dt_collect's second half: `entries` are reported (sent, or noted as their owner).
+void ClusterSim::mark_reported(size_t h, const std::vector<ReportEntry> &entries) {
+  for (const ReportEntry &e : entries) {
+    hosts_[h].buckets[e.key].reported += e.hits;
+    host_stats_[h].hits_reported += e.hits;
+  }
 }
 
 // Host h's report period offset: the scenario's, a seeded random one, or 0.
@@ -509,17 +534,12 @@ Ns ClusterSim::report_offset(size_t h, uint64_t *seed) const {
   return splitmix64(seed) % s_.period;
 }
 
-// Publishes `entries` as host h's report to every peer (to -1, marking them reported),
-// or as a message directed to host `to` alone (Scheme::Owner). A report to every peer
+// Publishes `entries` (reported already: mark_reported) as host h's report to every peer
+// (to -1), or as a message directed to host `to` alone (Scheme::Owner). A report to every peer
 // is published even when empty: it says "alive".
 void ClusterSim::publish_report(size_t h, std::vector<ReportEntry> entries, int to) {
   Host &host = hosts_[h];
   HostStats &st = host_stats_[h];
-  for (const ReportEntry &e : entries) {
-    Bucket &b = host.buckets[e.key];
-    st.hits_reported += e.hits;
-    b.reported += e.hits;
-  }
   ReportHeader hdr;
   hdr.node_id = host.node_id;
   hdr.boot_id = host.boot_id;
@@ -744,14 +764,17 @@ bool ClusterSim::track(size_t to, const Message &m) {
 // adaptive controller's share.
 void ClusterSim::apply_entries(size_t to, const Message &m) {
   Host &host = hosts_[to];
-  std::vector<Relay> relays;
+  std::vector<RelayEntry> relays;
   for (const ReportEntry &e : m.body.entries) {
     if (m.body.rules[e.key.rule] != kAdaptiveRule) continue;
     dt_key k = e.key;
     k.rule = DT_RULE_DEFAULT;  // the sender's group index to our rule id
     debit_entry(to, k, e.hits);
-    if (m.directed) contribute(to, k, m.from, e.hits, &relays);
-    else if (s_.scheme != Scheme::Mesh) host.hot_until[k] = now_ + kHotPeriods * s_.period;
+    if (m.directed) {
+      for (RelayEntry &r : host.router.contribute(k, m.from, e.hits, now_)) relays.push_back(std::move(r));
+    } else if (s_.scheme != Scheme::Mesh) {
+      host.router.heard(k, now_);
+    }
   }
   if (!relays.empty()) send_relays(to, std::move(relays));
   if (host.adaptive) {

@@ -71,6 +71,7 @@
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/report_router.h"
 #include "cluster/resend_buffer.h"
 
 namespace dt::sim {
@@ -310,20 +311,15 @@ class ClusterSim {
   struct KeyEq {
     bool operator()(const dt_key &a, const dt_key &b) const;
   };
-  struct Contribution {
-    uint32_t from;
-    uint64_t hits;
-    Ns at;
-  };
   struct Host {
     std::string node_id;
     // Ideal network: its messages fanned out, what it received directly (not fanned
     // out), and per period its traffic out, directly in, and fanned out by itself.
     uint64_t fanned_out = 0, plain_fanned_out = 0, direct_received = 0, direct_accepted = 0;
     std::vector<Traffic> out, direct_in, own_fanout;
-    // Schemes: until when a source counts as shared (hot); an owner's unrelayed hits.
-    std::unordered_map<dt_key, Ns, KeyHash, KeyEq> hot_until;
-    std::unordered_map<dt_key, std::vector<Contribution>, KeyHash, KeyEq> pending;
+    // Schemes: the agent's router (which sources are shared, an owner's unrelayed hits;
+    // Threshold uses only the first).
+    ReportRouter router;
     uint64_t boot_id = 0, seq = 1, epoch = 0;
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
@@ -350,12 +346,6 @@ class ClusterSim {
     uint32_t client;
     int host;
   };
-  // A relayed hit: `hits` of `key` that host `from` admitted (Scheme::Owner).
-  struct Relay {
-    uint32_t from;
-    dt_key key;
-    uint64_t hits;
-  };
   // One message on the wire, decoded once (as each receiver would decode it).
   struct Message {
     std::shared_ptr<const std::string> bytes;
@@ -364,7 +354,7 @@ class ClusterSim {
     ReportHeader hdr;
     ReportBody body;
     bool directed = false;      // to one owner only: not a report of the sender's stream
-    std::vector<Relay> relay;   // an owner's relay message
+    std::vector<RelayEntry> relay;  // an owner's relay message (from: a host index)
     size_t relay_size = 0;      // ... its size on the wire (sim_scheme.cpp)
     size_t wire_bytes() const { return bytes ? bytes->size() : relay_size; }
   };
@@ -401,10 +391,10 @@ class ClusterSim {
   Ns report_offset(size_t h, uint64_t *seed) const;
   // Schemes (sim_scheme.cpp).
   void route_served(size_t h, std::vector<ReportEntry> served);
-  bool is_hot(const Host &host, const dt_key &k) const;
-  size_t owner_of(const dt_key &k);
-  void contribute(size_t owner, const dt_key &k, size_t from, uint64_t hits, std::vector<Relay> *relays);
-  void send_relays(size_t owner, std::vector<Relay> relays);
+  void route_threshold(size_t h, std::vector<ReportEntry> served);
+  void mark_reported(size_t h, const std::vector<ReportEntry> &entries);
+  void end_period(size_t h);
+  void send_relays(size_t owner, std::vector<RelayEntry> relays);
   void apply_relays(size_t to, const Message &m);
   void debit_entry(size_t to, const dt_key &k, uint64_t hits);
   void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
@@ -437,7 +427,6 @@ class ClusterSim {
   uint64_t round_robin_ = 0;
   bool ideal_ = false;  // no loss, duplicates, jitter or partitions: fan-out, no tracker
   std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> reports_;
-  std::unordered_map<dt_key, uint32_t, KeyHash, KeyEq> owner_cache_;
   Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
   std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
   std::vector<BusySignal> busy_;  // sorted by time

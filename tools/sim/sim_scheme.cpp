@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <map>
 
-#include "cluster/source_owner.h"
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {
@@ -28,74 +27,26 @@ bool parse_scheme(const std::string &s, Scheme *out) {
   return false;
 }
 
-bool ClusterSim::is_hot(const Host &host, const dt_key &k) const {
-  auto it = host.hot_until.find(k);
-  return it != host.hot_until.end() && it->second > now_;
-}
-
-// Rendezvous hashing over every host's node id (cluster/source_owner.h, as the agent).
-size_t ClusterSim::owner_of(const dt_key &k) {
-  auto [it, fresh] = owner_cache_.emplace(k, 0);
-  if (fresh) {
-    std::vector<std::string> ids;
-    ids.reserve(hosts_.size());
-    for (const Host &h : hosts_) ids.push_back(h.node_id);
-    it->second = static_cast<uint32_t>(source_owner(ids, k));
-  }
-  return it->second;
-}
-
-// Threshold and Owner: which of host h's served sources go to every peer, which to
-// their owner, and which stay unreported for now (Threshold's light ones).
-void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
+// Threshold: a source goes to every peer once its unreported hits reach the threshold,
+// then every period while it is shared (anyone reported it lately); the rest waits.
+void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
   Host &host = hosts_[h];
-  const Ns hot_until = now_ + kHotPeriods * s_.period;
   std::vector<ReportEntry> everyone;
-  std::map<size_t, std::vector<ReportEntry>> to_owner;
-  std::vector<Relay> relays;
   for (const ReportEntry &e : served) {
-    const bool hot = is_hot(host, e.key);
-    if (s_.scheme == Scheme::Threshold) {
-      if (!hot && e.hits < s_.threshold) continue;  // stays unreported
-    } else if (!hot) {
-      const size_t owner = owner_of(e.key);
-      if (owner != h) {
-        to_owner[owner].push_back(e);
-        continue;
-      }
-      Bucket &b = host.buckets[e.key];  // we own it: noted here, relayed once shared
-      b.reported += e.hits;
-      host_stats_[h].hits_reported += e.hits;
-      contribute(h, e.key, h, e.hits, &relays);
-      continue;
-    }
-    host.hot_until[e.key] = hot_until;
+    if (!host.router.shared(e.key, now_) && e.hits < s_.threshold) continue;  // stays unreported
+    host.router.heard(e.key, now_);
     everyone.push_back(e);
   }
+  mark_reported(h, everyone);
   publish_report(h, std::move(everyone), -1);
-  for (auto &[owner, entries] : to_owner) publish_report(h, std::move(entries), static_cast<int>(owner));
-  if (!relays.empty()) send_relays(h, std::move(relays));
 }
 
-// An owner notes `hits` of k that host `from` admitted (already charged here). A shared
-// source's hits are relayed at once; else they wait, until a second host reports k
-// within the report max age: then everything waiting is relayed and k is shared.
-void ClusterSim::contribute(size_t owner, const dt_key &k, size_t from, uint64_t hits, std::vector<Relay> *relays) {
-  Host &o = hosts_[owner];
-  if (is_hot(o, k)) {
-    relays->push_back({static_cast<uint32_t>(from), k, hits});
-    return;
-  }
-  const Ns max_age = s_.report_max_age && s_.report_max_age != kNever ? s_.report_max_age
-                                                                        : kReportMaxAgePeriods * s_.period;
-  auto &waiting = o.pending[k];
-  std::erase_if(waiting, [&](const Contribution &c) { return c.at + max_age < now_; });
-  waiting.push_back({static_cast<uint32_t>(from), hits, now_});
-  const bool shared = std::any_of(waiting.begin(), waiting.end(), [&](const Contribution &c) { return c.from != from; });
-  if (!shared) return;
-  o.hot_until[k] = now_ + kHotPeriods * s_.period;
-  for (const Contribution &c : waiting) relays->push_back({c.from, k, c.hits});
-  o.pending.erase(k);
+// Owner: the agent's ReportRouter says who hears of what (cluster/report_router.h).
+void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
+  RoutedReport r = hosts_[h].router.route(served, now_);
+  publish_report(h, std::move(r.everyone), -1);
+  for (auto &[owner, entries] : r.to_owner) publish_report(h, std::move(entries), static_cast<int>(owner));
+  if (!r.relays.empty()) send_relays(h, std::move(r.relays));
 }
 
 // The relay message's size on the wire (docs/cluster-scale.md "Relay section"): a report
@@ -115,11 +66,11 @@ size_t relay_wire_bytes(const std::vector<std::string> &ids, const std::map<uint
   return bytes;
 }
 
-void ClusterSim::send_relays(size_t owner, std::vector<Relay> relays) {
+void ClusterSim::send_relays(size_t owner, std::vector<RelayEntry> relays) {
   auto m = std::make_shared<Message>();
   m->from = owner;
   std::map<uint32_t, std::vector<uint64_t>> by_host;
-  for (const Relay &r : relays) by_host[r.from].push_back(r.hits);
+  for (const RelayEntry &r : relays) by_host[r.from].push_back(r.entry.hits);
   std::vector<std::string> ids;
   for (const Host &h : hosts_) ids.push_back(h.node_id);
   // The header: magic, version, flags, id length, id, boot, seq, epoch, time, part, parts.
@@ -132,9 +83,9 @@ void ClusterSim::send_relays(size_t owner, std::vector<Relay> relays) {
 // A relay: every entry is charged, but those of this host's own hits; each source is shared.
 void ClusterSim::apply_relays(size_t to, const Message &m) {
   Host &host = hosts_[to];
-  for (const Relay &r : m.relay) {
-    host.hot_until[r.key] = now_ + kHotPeriods * s_.period;
-    if (r.from != to) debit_entry(to, r.key, r.hits);
+  for (const RelayEntry &r : m.relay) {
+    host.router.heard(r.entry.key, now_);
+    if (r.from != to) debit_entry(to, r.entry.key, r.entry.hits);
   }
 }
 
