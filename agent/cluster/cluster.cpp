@@ -24,6 +24,7 @@ namespace {
 
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
 constexpr size_t kMaxResentPerPeriod = 2 * kMaxResendSeqs;  // two full requests' worth
+constexpr uint64_t kSharedKeepPeriods = 25;  // owner scheme: a source heard of lately is shared
 
 uint64_t unix_ms() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -84,6 +85,9 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.active_stage_fd(), dp.collect_batch_fd(),
                  dp.collect_prog_fd()),
       tracker_(tracker_options(cfg)),
+      directed_tracker_(tracker_options(cfg)),
+      router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
+                            report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
 
@@ -153,6 +157,12 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   counters_.messages_received++;
   counters_.bytes_received += len;
   if (is_aggregate_message(data, len)) return handle_aggregate(data, len, now_ns);
+  std::string to;
+  size_t inner = 0;
+  if (unwrap_directed(data, len, &to, &inner)) {  // owner scheme: a message to one owner
+    if (to != cfg_.node_id) return reject("directed to another node", len, " (" + to + ")", reject_log_, now_ns);
+    return handle_directed(static_cast<const char *>(data) + inner, len - inner, now_ns);
+  }
   if (signed_ && !check_signature(data, len, now_ns)) return;
   ReportHeader h;
   ReportBody body;
@@ -169,7 +179,8 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
     return;
   }
   counters_.messages_applied++;
-  apply_report(h, body, now_ns);
+  if (!body.relayed.empty()) return apply_relayed(h, body, now_ns);
+  note_shared(apply_report(h, body, now_ns), now_ns);
 }
 
 // A message not applied: counted by reason, and logged with who passed it on (a peer, or a
@@ -245,14 +256,15 @@ void Cluster::skip_stale(const ReportHeader &h, const ReportBody &body, const Ar
                                                          : "sent while it could not hear us, before it came back");
 }
 
-// A fresh report: peers' factors, tag hits, then the packet hits as debits.
-void Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
+// A fresh report: peers' factors, tag hits, then the packet hits as debits (returned, with
+// our rule ids).
+std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
   if (adaptive_ && !body.factors.empty()) adaptive_->on_peer_factors(h.node_id, body.factors, now_ns);
   if (!body.tags.empty()) {
     for (const auto &t : body.tags) counters_.tag_hits_received += t.hits;
     if (debit_tags_) debit_tags_(body.tags, now_ns);
   }
-  if (body.entries.empty()) return;
+  if (body.entries.empty()) return {};
   if (watch_.active()) watch_.observe(h.node_id, body);
   // The sender's rule names to ours; hits for rules we do not throttle are dropped.
   std::vector<int64_t> local(body.rules.size(), -1);
@@ -288,6 +300,7 @@ void Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64
     debits.push_back(d);
   }
   if (!debits.empty()) debit(h.node_id, debits, now_ns);
+  return debits;
 }
 
 void Cluster::debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns) {
@@ -342,12 +355,12 @@ void Cluster::on_period(uint64_t now_ns) {
   h.sent_unix_ms = unix_ms();
   ReportBody body;
   body.rules = rule_names_;
-  body.entries = std::move(served);
-  if (collect_tags_) body.tags = collect_tags_();
   if (adaptive_) {
-    adaptive_->add_packet_hits(body.entries);
+    adaptive_->add_packet_hits(served);  // all we served, wherever it goes
     body.factors = adaptive_->report_factors();
   }
+  body.entries = route_served(std::move(served), now_ns);
+  if (collect_tags_) body.tags = collect_tags_();
   counters_.prefix_entries_sent += name_prefix_groups(&body);
   publish_report(h, body, now_ns);
   request_resends(now_ns);
@@ -478,7 +491,15 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"rejected", c.rejected_total()},
                    {"unknown_rule_entries", c.unknown_rule_entries},
                    {"tags_sent", c.tags_sent},
-                   {"tag_hits_received", c.tag_hits_received}};
+                   {"tag_hits_received", c.tag_hits_received},
+                   {"directed_sent", c.directed_sent},
+                   {"directed_bytes_sent", c.directed_bytes_sent},
+                   {"directed_entries_sent", c.directed_entries_sent},
+                   {"directed_applied", c.directed_applied},
+                   {"relays_sent", c.relays_sent},
+                   {"relayed_entries_sent", c.relayed_entries_sent},
+                   {"relayed_hits_debited", c.relayed_hits_debited},
+                   {"mesh_periods", c.mesh_periods}};
   j["rejected"] = Json::object();
   for (const auto &[reason, count] : c.rejected) j["rejected"][reason] = count;
   j["peers"] = Json::array();
