@@ -9,6 +9,7 @@
 #                 (and chart them: build/demo.png)
 #   make plot     redraw build/demo.png from the last demo's build/demo.dat
 #   make bench    per-packet cost vs a baseline program, agent cost per period, under attack
+#   make bench-cluster  40 real agents in namespaces, mesh and hub: accuracy, CPU, report bytes
 #   make deps     install missing Debian packages (apt-get)
 #   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd units
 #                 dthrottle@.service and dthrottle-crowdsec@.service (docs/crowdsec.md),
@@ -157,6 +158,12 @@ bench: all
 	@$(BUILD)/strict_bench
 	@echo; echo "Global accuracy: the 3-host lab (admitted / global budget per source, alone and as a cluster)"
 	@scripts/demo.sh
+	@$(MAKE) --no-print-directory bench-cluster
+
+# 40 agents in network namespaces (a few minutes; root), under the netns lock the suites use.
+.PHONY: bench-cluster
+bench-cluster: all
+	@flock /tmp/dthrottle-netns.lock tests/netns/bench_cluster.sh
 
 clean:
 	rm -rf $(BUILD)

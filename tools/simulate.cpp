@@ -48,7 +48,9 @@ std::string fmt_partition(const Partition &p) {
 
 constexpr size_t kMaxHostColumns = 8;
 
-void print_clients(const char *title, const ClusterSim &c) {
+constexpr size_t kMaxClientRows = 24;
+
+void print_clients(const char *title, const ClusterSim &c, bool all) {
   const size_t cols = std::min(c.scenario().hosts, kMaxHostColumns);
   printf("%s\n%-8s %9s %8s %8s %9s %9s %9s |", title, "client", "offered", "budget", "ideal", "admitted",
          "adm/ideal", "refused");
@@ -60,12 +62,16 @@ void print_clients(const char *title, const ClusterSim &c) {
            ideal, admitted, ideal ? static_cast<double>(admitted) / static_cast<double>(ideal) : 0.0, refused);
   };
   uint64_t offered = 0, budget = 0, ideal = 0, admitted = 0, refused = 0;
+  size_t row_no = 0;
   for (const auto &cl : c.clients()) {
+    offered += cl.offered, budget += cl.budget, ideal += cl.ideal, admitted += cl.admitted(), refused += cl.refused;
+    if (!all && row_no++ >= kMaxClientRows) continue;
     row(cl.name.c_str(), cl.offered, cl.budget, cl.ideal, cl.admitted(), cl.refused);
     for (size_t h = 0; h < cols; h++) printf(" %7" PRIu64, cl.admitted_by_host[h]);
     printf("\n");
-    offered += cl.offered, budget += cl.budget, ideal += cl.ideal, admitted += cl.admitted(), refused += cl.refused;
   }
+  if (!all && c.clients().size() > kMaxClientRows)
+    printf("... %zu clients more (--all-rows prints them)\n", c.clients().size() - kMaxClientRows);
   if (c.clients().size() > 1) {
     row("all", offered, budget, ideal, admitted, refused);
     printf("\n");
@@ -73,7 +79,40 @@ void print_clients(const char *title, const ClusterSim &c) {
   printf("\n");
 }
 
-void print_peers(const ClusterSim &c) {
+// Host h's row is printed: every host with --all-rows, else the first kMaxHostColumns.
+bool shown(size_t h, bool all) { return all || h < kMaxHostColumns; }
+
+// Per host, per period: entries, bytes and messages received and sent (mean and busiest
+// period), then the same over all hosts (mean of the means, max of the maxima).
+void print_traffic(const ClusterSim &c, bool all) {
+  printf("report traffic per host and period (with reports; every copy a peer gets or sends):\n"
+         "%-6s %9s %9s %10s %10s %7s | %9s %9s %10s %10s %7s\n",
+         "host", "in-ent", "max", "in-bytes", "max", "in-msg", "out-ent", "max", "out-bytes", "max", "out-msg");
+  HostTraffic sum_in, sum_out;
+  auto row = [](const char *name, const HostTraffic &in, const HostTraffic &out, double n) {
+    const double p = static_cast<double>(in.periods ? in.periods : 1) * n;
+    printf("%-6s %9.1f %9" PRIu64 " %10.0f %10" PRIu64 " %7.1f | %9.1f %9" PRIu64 " %10.0f %10" PRIu64 " %7.1f\n", name,
+           static_cast<double>(in.total.entries) / p, in.max.entries, static_cast<double>(in.total.bytes) / p,
+           in.max.bytes, static_cast<double>(in.total.messages) / p, static_cast<double>(out.total.entries) / p,
+           out.max.entries, static_cast<double>(out.total.bytes) / p, out.max.bytes,
+           static_cast<double>(out.total.messages) / p);
+  };
+  for (size_t h = 0; h < c.hosts().size(); h++) {
+    const HostTraffic in = c.traffic(h, true), out = c.traffic(h, false);
+    if (shown(h, all)) row(("h" + std::to_string(h)).c_str(), in, out, 1);
+    for (auto [sum, t] : {std::pair{&sum_in, &in}, std::pair{&sum_out, &out}}) {
+      sum->total += t->total;
+      sum->periods = t->periods;
+      sum->max = Traffic{std::max(sum->max.entries, t->max.entries), std::max(sum->max.bytes, t->max.bytes),
+                         std::max(sum->max.messages, t->max.messages)};
+    }
+  }
+  row("all", sum_in, sum_out, static_cast<double>(c.hosts().size()));
+  printf("(mean per period; max: the busiest period of a host; all: the mean host, the busiest host's\n"
+         " busiest period)\n\n");
+}
+
+void print_peers(const ClusterSim &c, bool all) {
   printf("peer reports (with reports):\n%-5s %7s %8s %8s %6s %6s %6s %6s %6s | %7s %7s %8s %6s %6s %6s %8s %8s %5s %5s\n",
          "host", "reports", "hits-out", "msgs-out", "lost", "held", "cut", "dup", "resent", "msgs-in", "applied",
          "rejected", "gaps", "recov", "stale", "debited", "not-chg", "downs", "ups");
@@ -81,6 +120,7 @@ void print_peers(const ClusterSim &c) {
     const HostStats &s = c.hosts()[h];
     uint64_t gaps = 0;
     for (const auto &[id, p] : c.tracker(h).peers()) gaps += p.lost;
+    if (!shown(h, all)) continue;
     printf("h%-4zu %7" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64
            " | %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %8" PRIu64 " %8" PRIu64
            " %5" PRIu64 " %5" PRIu64 "\n",
@@ -88,6 +128,8 @@ void print_peers(const ClusterSim &c) {
            s.received, s.accepted, s.rejected, gaps, s.recovered, s.stale, s.hits_debited, s.stale_hits,
            s.peer_downs, s.peer_ups);
   }
+  if (!shown(c.hosts().size() - 1, all))
+    printf("... %zu hosts more (--all-rows prints them)\n", c.hosts().size() - kMaxHostColumns);
   uint64_t report_bytes = 0, resend_bytes = 0, request_bytes = 0, reports = 0;
   for (const HostStats &s : c.hosts()) {
     report_bytes += s.report_bytes, resend_bytes += s.resend_bytes, request_bytes += s.request_bytes;
@@ -249,9 +291,16 @@ int main(int argc, char **argv) {
   // Options that refer to hosts or clients, once both are known.
   for (const auto &b : bursts) parse_client_burst(b, &s.clients);
   for (const auto &p : partitions) s.net.partitions.push_back(parse_partition(p, s.hosts));
-  if (!offsets.empty())
+  if (offsets == "random") s.random_phase = true;
+  else if (offsets != "aligned" && !offsets.empty())
     for (const auto &o : split(offsets, ',')) s.report_offset.push_back(parse_time(o, true, "--offsets"));
   if (timeline) s.bin = timeline;
+  else s.bin = s.duration;  // one bin: the per-client tables need no more (memory)
+  if (args.mixed) {
+    if (given.count("--clients")) usage_error("--mixed-clients replaces --clients: give one of them");
+    s.clients = mixed_clients(args.mixed, s.rate);
+  }
+  if (!args.spray.empty()) add_spray(args.spray, &s.clients);
 
   if (!pattern.empty()) {
     BusyPattern bp;
@@ -304,14 +353,18 @@ int main(int argc, char **argv) {
 
   printf("scenario: %zu hosts, rate %g/s, burst %" PRIu64 ", period %s, duration %s, lb %s, seed %" PRIu64 "\n",
          s.hosts, s.rate, s.burst, fmt_time(s.period).c_str(), fmt_time(s.duration).c_str(), lb_name(s.lb), s.seed);
+  printf("reports:  scheme %s%s, phases %s\n", scheme_name(s.scheme),
+         s.scheme == Scheme::Threshold ? (" " + std::to_string(s.threshold)).c_str() : "",
+         s.random_phase ? "random (seeded)" : s.report_offset.empty() ? "aligned" : "given");
   printf("network:  delay %s + jitter %s, loss %.1f%%, duplicates %.1f%%", fmt_time(s.net.delay).c_str(),
          fmt_time(s.net.jitter).c_str(), 100 * s.net.loss, 100 * s.net.duplicate);
   for (const auto &p : s.net.partitions) printf(", partition %s", fmt_partition(p).c_str());
   printf("\nbudget = burst + rate * T, T = the client's first to last request; ideal = what one\n"
          "global bucket admits of the same requests (<= offered and budget); adm/ideal = admitted/ideal\n\n");
-  print_clients("with peer reports:", *cluster);
-  print_clients("local only (no reports):", *local);
-  print_peers(*cluster);
+  print_clients("with peer reports:", *cluster, args.all_rows);
+  print_clients("local only (no reports):", *local, args.all_rows);
+  print_peers(*cluster, args.all_rows);
+  print_traffic(*cluster, args.all_rows);
   if (timeline) print_timeline(*cluster, *local, timeline);
   return 0;
 }

@@ -131,6 +131,30 @@ Partition parse_partition(const std::string &s, size_t hosts) {
   return p;
 }
 
+void add_spray(const std::string &spec, std::vector<Client> *clients) {
+  const auto parts = split(spec, '@');
+  if (parts.size() != 2) usage_error("--spray: '" + spec + "' is not N@D (e.g. 60000@2s)");
+  const uint64_t n = parse_whole(parts[0], 1, 100000, "--spray count");
+  const Ns d = parse_time(parts[1], false, "--spray");
+  for (uint64_t i = 0; i < n; i++) {
+    Client c;
+    c.name = "s" + std::to_string(i);
+    c.bursts.push_back({d * i / n, 1, -1});
+    clients->push_back(c);
+  }
+}
+
+std::vector<Client> mixed_clients(uint64_t n, double rate) {
+  std::vector<Client> out;
+  for (uint64_t i = 0; i < n; i++) {
+    Client c;
+    c.name = "c" + std::to_string(i);
+    c.rate = rate * 0.01 * std::pow(5000.0, static_cast<double>(i) / static_cast<double>(n - 1));
+    out.push_back(c);
+  }
+  return out;
+}
+
 double parse_number(const std::string &s, const char *what) {
   char *end = nullptr;
   const double v = strtod(s.c_str(), &end);
@@ -173,10 +197,26 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
       {"clients", 0, "LIST",
        "one client per item, RATE[@START-STOP], offered requests\nper second, evenly spaced (default 2000)",
        noted(a, "clients", [&s](const std::string &v) { s.clients = parse_clients(v); })},
+      {"mixed-clients", 0, "N",
+       "N clients of mixed rates instead (geometric from 1% to 50x\nthe policy rate, e.g. 1/s to 5000/s at rate 100)",
+       noted(a, "mixed-clients", [a](const std::string &v) { a->mixed = parse_whole(v, 2, 100000, "--mixed-clients"); })},
+      {"spray", 0, "N@D",
+       "also N light sources, one request each, evenly spread over\n[0, D) (e.g. 60000@2s): what reports cost",
+       noted(a, "spray", [a](const std::string &v) { a->spray = v; })},
       {"client-burst", 0, "I:K@T", "client I also sends K requests at once at time T\n(repeatable)",
        noted(a, "client-burst", [a](const std::string &v) { a->bursts.push_back(v); })},
       {"legacy", 0, nullptr, "the cluster before issue 12: every report charged, no\ndebt cap, no resend requests",
        noted(a, "legacy", [&s](const std::string &) { s.legacy(); })},
+      {"scheme", 0, "S",
+       "reporting scheme: owner (default: sources seen on one host\ngo to their owner only, shared ones to every peer), "
+       "mesh\n(every source to every peer), threshold (docs/cluster-scale.md)",
+       noted(a, "scheme", [&s](const std::string &v) {
+         if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh or threshold");
+       })},
+      {"threshold", 0, "H", "--scheme threshold: report a source once its unreported\nhits reach H (default 2)",
+       noted(a, "threshold", [&s](const std::string &v) { s.threshold = parse_whole(v, 1, 1000000, "--threshold"); })},
+      {"all-rows", 0, nullptr, "print every host's and client's row (default: the first\n8 hosts, 24 clients, and the totals)",
+       noted(a, "all-rows", [a](const std::string &) { a->all_rows = true; })},
       {"seed", 0, "S", "seed of the load balancer and network RNGs (default 1)",
        noted(a, "seed", [&s](const std::string &v) { s.seed = parse_whole(v, 0, UINT64_MAX, "--seed"); })},
       {"timeline", 0, "D", "also print admitted per client per D (e.g. 1s)",
@@ -211,7 +251,9 @@ std::vector<dt::OptionSpec> network_options(SimArgs *a) {
        noted(a, "report-max-age", [&s](const std::string &v) {
          s.report_max_age = v == "off" ? kNever : parse_time(v, false, "--report-max-age");
        })},
-      {"offsets", 0, "LIST", "report phase offset per host: 0,50ms,100ms (default 0)",
+      {"offsets", 0, "LIST",
+       "report phase offset per host: 0,50ms,100ms; random (default:\nseeded, as agents started at different "
+       "times) or aligned\n(every host at 0)",
        noted(a, "offsets", [a](const std::string &v) { a->offsets = v; })},
       {"down-after", 0, "D", "peer liveness threshold (default 5 periods)",
        noted(a, "down-after", [&s](const std::string &v) { s.peer_down_after = parse_time(v, false, "--down-after"); })},
@@ -241,6 +283,8 @@ std::vector<dt::OptionSpec> adaptive_options(SimArgs *a) {
 
 int parse_simulate_args(int argc, char **argv, SimArgs *args) {
   args->s.clients = parse_clients("2000");
+  args->s.scheme = Scheme::Owner;  // the agent's scheme (Scenario's default stays mesh for the tests)
+  args->offsets = "random";
   std::vector<dt::OptionSpec> options = scenario_options(args);
   for (auto *group : {network_options, adaptive_options})
     for (auto &o : group(args)) options.push_back(std::move(o));

@@ -21,7 +21,16 @@ struct SimArgs {
   std::set<std::string> given;  // "--hosts", ...: the options given
   dt::AdaptiveParams adaptive;
   double recovery_add = 200;
+  bool all_rows = false;  // --all-rows
+  uint64_t mixed = 0;      // --mixed-clients N
+  std::string spray;       // --spray N@D
 };
+
+// N clients offering rate x 0.01 .. rate x 50, geometrically spread (client i of N).
+std::vector<Client> mixed_clients(uint64_t n, double rate);
+
+// "N@D": N clients with one request each, evenly over [0, D), appended.
+void add_spray(const std::string &spec, std::vector<Client> *clients);
 
 // Fills *args from argv. Returns -1 to go on, else the exit code (help printed, or the error).
 int parse_simulate_args(int argc, char **argv, SimArgs *args);

@@ -36,6 +36,7 @@ struct RunOptions {
   uint64_t period_ns = 200'000'000;
   uint64_t down_after_ns = 0;      // 0: 5 periods
   uint64_t report_max_age_ns = 0;  // --report-max-age: 0: 10 periods; UINT64_MAX: off
+  bool report_mesh = false;        // --report-scheme mesh (default owner: docs/cluster-scale.md)
   std::string node_id;             // default: default_node_id(iface), host name + MAC hash; with
                                    // --curve-key "" until load_run_config sets the key's
   std::string curve_key, curve_peers;
@@ -70,6 +71,8 @@ struct HubOptions {
   std::string curve_key, curve_peers;   // CurveZMQ: the hub's key pair, the agents' public keys
   bool insecure_cluster = false;        // --insecure-cluster: relay without keys, asked for by name
   LogLevel log_level = LogLevel::Info;
+  bool aggregate = false;               // --aggregate: sum the reports each period (agent/hub/)
+  uint64_t period_ns = 50'000'000;      // --period: how often a summing hub sends its sums
 };
 
 struct StatsOptions {

@@ -258,6 +258,13 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
          if (v == "off") return o->report_max_age_ns = UINT64_MAX, true;
          return duration_into(&o->report_max_age_ns, 0, 3'600'000'000'000ull, "at most 1h (or off)")(v, why);
        }},
+      {"report-scheme", 0, "S",
+       "owner (default): sources seen only here go to their owner\npeer, shared ones to every peer; mesh: every "
+       "source to\nevery peer (docs/cluster-scale.md)",
+       [o](const std::string &v, std::string *why) {
+         if (v != "owner" && v != "mesh") return *why = "'" + v + "' is not owner or mesh", false;
+         return o->report_mesh = v == "mesh", true;
+       }},
       {"curve-key", 0, "FILE",
        "this node's CurveZMQ key pair (%prog keygen): encrypt and\nauthenticate peer traffic (also through a `%prog "
        "hub\n--curve-key`), and sign every report with the node's key",

@@ -46,7 +46,7 @@ const char kReloadUsage[] =
 
 const char kHubUsage[] =
     "Usage: %prog hub [--listen ADDR:PORT] [--curve-key FILE --curve-peers DIR | --insecure-cluster]\n"
-    "           [--log-level LEVEL]\n"
+    "                 [--aggregate [--period D]] [--log-level LEVEL]\n"
     "\n"
     "Relays peer reports so that agents need not all connect to each other: agents\n"
     "started with --hub HOST:PORT publish to ADDR:PORT (an XSUB socket) and subscribe\n"
@@ -60,6 +60,13 @@ const char kHubUsage[] =
     "the node they name (the hub cannot forge or alter one). kill -HUP makes\n"
     "the hub read --curve-peers again (agents added or removed without a restart).\n"
     "Without --curve-key the hub refuses to start unless --insecure-cluster is given.\n"
+    "With --aggregate the hub sums instead of relaying: every --period it sends each\n"
+    "agent one aggregate (the hits of every report it received, per source and tag,\n"
+    "and which reports those were), signed with its key (--role hub; agents accept\n"
+    "aggregates only from such keys); messages it does not sum (adaptive factors,\n"
+    "resend requests, bans) pass unchanged. Give agents two summing hubs: they take\n"
+    "one hub's sums at a time and switch when it is silent for their --down-after\n"
+    "(docs/hub.md).\n"
     "\n";
 
 const char kKeygenUsage[] =
@@ -147,6 +154,10 @@ int parse_hub_command(int argc, char **argv, HubOptions *o) {
       {"insecure-cluster", 0, nullptr, "relay without keys: anyone who reaches the hub can\npublish and read every report (docs/security.md)",
        turn_on(&o->insecure_cluster)},
       {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
+      {"aggregate", 0, nullptr, "sum the reports each period and send one aggregate\n(docs/hub.md), instead of relaying each one",
+       turn_on(&o->aggregate)},
+      {"period", 0, "D", "with --aggregate: how often the sums go out (default\n50ms: a report waits for the next one; a quarter of\nthe agents' default --period)",
+       duration_into(&o->period_ns, 10'000'000, 60'000'000'000ull, "from 10ms to 60s")},
   };
   return parse_subcommand({command_name("hub"), kHubUsage, std::move(options)}, argc, argv,
                           [o](const std::vector<std::string> &, std::string *err) { return check_hub_curve(*o, err); });

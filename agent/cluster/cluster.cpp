@@ -24,6 +24,7 @@ namespace {
 
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
 constexpr size_t kMaxResentPerPeriod = 2 * kMaxResendSeqs;  // two full requests' worth
+constexpr uint64_t kSharedKeepPeriods = 25;  // owner scheme: a source heard of lately is shared
 
 uint64_t unix_ms() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -36,6 +37,11 @@ uint64_t unix_ms() {
 uint64_t report_max_age_ns(const ClusterConfig &cfg) {
   if (cfg.report_max_age_ns == kReportMaxAgeOff) return 0;
   return cfg.report_max_age_ns ? cfg.report_max_age_ns : kReportMaxAgePeriods * cfg.period_ns;
+}
+
+// How long a summing hub may be silent before an agent takes the other hub's aggregates.
+uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) {
+  return cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns;
 }
 
 uint64_t ClusterCounters::rejected_total() const {
@@ -79,7 +85,11 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.active_stage_fd(), dp.collect_batch_fd(),
                  dp.collect_prog_fd()),
       tracker_(tracker_options(cfg)),
-      resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs) {}
+      directed_tracker_(tracker_options(cfg)),
+      router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
+                            report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
+      resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
+      intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
 
 Cluster::~Cluster() {
   collector_.disable();
@@ -96,6 +106,7 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
   std::unique_ptr<Cluster> c(new Cluster(cfg, dp));
   if (getrandom(&c->boot_id_, sizeof c->boot_id_, 0) != sizeof c->boot_id_)
     c->boot_id_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  c->intake_.set_own(cfg.node_id, c->boot_id_);
 
   // Peers' own addresses are never throttled by the traffic between agents.
   c->refresh_exempt();
@@ -145,6 +156,13 @@ void Cluster::on_readable(uint64_t now_ns) {
 void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   counters_.messages_received++;
   counters_.bytes_received += len;
+  if (is_aggregate_message(data, len)) return handle_aggregate(data, len, now_ns);
+  std::string to;
+  size_t inner = 0;
+  if (unwrap_directed(data, len, &to, &inner)) {  // owner scheme: a message to one owner
+    if (to != cfg_.node_id) return reject("directed to another node", len, " (" + to + ")", reject_log_, now_ns);
+    return handle_directed(static_cast<const char *>(data) + inner, len - inner, now_ns);
+  }
   if (signed_ && !check_signature(data, len, now_ns)) return;
   ReportHeader h;
   ReportBody body;
@@ -165,7 +183,8 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
     return;
   }
   counters_.messages_applied++;
-  apply_report(h, body, now_ns);
+  if (!body.relayed.empty()) return apply_relayed(h, body, now_ns);
+  note_shared(apply_report(h, body, now_ns), now_ns);
 }
 
 // A message not applied: counted by reason, and logged with who passed it on (a peer, or a
@@ -199,6 +218,7 @@ bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
     case SignatureCheck::HubReport:
       detail = " from " + v.node_id + ", a role = hub key: it may sign only a summing hub's aggregate reports";
       break;
+    case SignatureCheck::NotHub: break;  // aggregates only (cluster_aggregates.cpp)
   }
   reject(signature_check_name(v.check), len, detail, auth_log_, now_ns);
   return false;
@@ -240,14 +260,15 @@ void Cluster::skip_stale(const ReportHeader &h, const ReportBody &body, const Ar
                                                          : "sent while it could not hear us, before it came back");
 }
 
-// A fresh report: peers' factors, tag hits, then the packet hits as debits.
-void Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
+// A fresh report: peers' factors, tag hits, then the packet hits as debits (returned, with
+// our rule ids).
+std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
   if (adaptive_ && !body.factors.empty()) adaptive_->on_peer_factors(h.node_id, body.factors, now_ns);
   if (!body.tags.empty()) {
     for (const auto &t : body.tags) counters_.tag_hits_received += t.hits;
     if (debit_tags_) debit_tags_(body.tags, now_ns);
   }
-  if (body.entries.empty()) return;
+  if (body.entries.empty()) return {};
   if (watch_.active()) watch_.observe(h.node_id, body);
   // The sender's rule names to ours; hits for rules we do not throttle are dropped.
   std::vector<int64_t> local(body.rules.size(), -1);
@@ -283,6 +304,7 @@ void Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64
     debits.push_back(d);
   }
   if (!debits.empty()) debit(h.node_id, debits, now_ns);
+  return debits;
 }
 
 void Cluster::debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns) {
@@ -337,12 +359,12 @@ void Cluster::on_period(uint64_t now_ns) {
   h.sent_unix_ms = unix_ms();
   ReportBody body;
   body.rules = rule_names_;
-  body.entries = std::move(served);
-  if (collect_tags_) body.tags = collect_tags_();
   if (adaptive_) {
-    adaptive_->add_packet_hits(body.entries);
+    adaptive_->add_packet_hits(served);  // all we served, wherever it goes
     body.factors = adaptive_->report_factors();
   }
+  body.entries = route_served(std::move(served), now_ns);
+  if (collect_tags_) body.tags = collect_tags_();
   counters_.prefix_entries_sent += name_prefix_groups(&body);
   publish_report(h, body, now_ns);
   publish_bans(now_ns);
@@ -371,6 +393,7 @@ void Cluster::publish_report(const ReportHeader &h, const ReportBody &body, uint
   for (auto &m : msgs) {
     if (signed_) sign_message(m, signing_);  // resent as they are: signed once
     auto kept = std::make_shared<const std::string>(std::move(m));
+    if (!cfg_.hubs.empty()) remember_own(*kept, next_seq_, now_ns);  // summing hubs send it back in their sums
     resend_.keep(next_seq_++, kept, now_ns);
     if (!publish(*kept)) continue;
     counters_.messages_sent++;
@@ -473,7 +496,15 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"rejected", c.rejected_total()},
                    {"unknown_rule_entries", c.unknown_rule_entries},
                    {"tags_sent", c.tags_sent},
-                   {"tag_hits_received", c.tag_hits_received}};
+                   {"tag_hits_received", c.tag_hits_received},
+                   {"directed_sent", c.directed_sent},
+                   {"directed_bytes_sent", c.directed_bytes_sent},
+                   {"directed_entries_sent", c.directed_entries_sent},
+                   {"directed_applied", c.directed_applied},
+                   {"relays_sent", c.relays_sent},
+                   {"relayed_entries_sent", c.relayed_entries_sent},
+                   {"relayed_hits_debited", c.relayed_hits_debited},
+                   {"mesh_periods", c.mesh_periods}};
   j["rejected"] = Json::object();
   for (const auto &[reason, count] : c.rejected) j["rejected"][reason] = count;
   j["peers"] = Json::array();
@@ -489,6 +520,11 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                               {"last_age_ms", p.last_age_ms},
                               {"restarts", p.restarts},
                               {"boot_rejected", p.boot_rejected}});
+  const AggregateCounters &a = c.aggregates;
+  j["aggregates"] = {{"applied", a.applied},         {"standby", a.standby},
+                     {"replayed", a.replayed},       {"overlaps", a.overlaps},
+                     {"own_missing", a.own_missing}, {"own_hits_subtracted", a.own_hits_subtracted},
+                     {"failovers", a.failovers},     {"active_hub", a.active_hub}};
   return dump_json(j);
 }
 

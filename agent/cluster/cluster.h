@@ -17,12 +17,14 @@
 
 #include "adaptive/adaptive.h"
 #include "bans/ban_sync.h"
+#include "cluster/aggregate_intake.h"
 #include "dataplane/collector.h"
 #include "cluster/curve.h"
 #include "common/log.h"
 #include "common/peers_file.h"
 #include "cluster/peer_protocol.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/report_router.h"
 #include "cluster/report_signing.h"
 #include "cluster/resend_buffer.h"
 #include "cluster/source_watch.h"
@@ -48,6 +50,9 @@ struct ClusterConfig {
   std::string node_id;
   std::string curve_key_file;      // this node's key pair (agent keygen)
   std::string curve_peers_dir;     // allowlist: the peers' public keys
+  // Reporting scheme "owner" (docs/cluster-scale.md; full mesh only, and only while every
+  // peer is up: else every source goes to every peer, as with false).
+  bool owner_scheme = true;
 };
 
 struct ClusterCounters {
@@ -65,9 +70,14 @@ struct ClusterCounters {
   uint64_t unknown_rule_entries = 0;  // hits for a rule name we do not have
   uint64_t tags_sent = 0, tag_hits_received = 0;
   uint64_t ban_messages_sent = 0, ban_messages_received = 0;  // bans messages (cluster_bans.cpp)
+  // Owner scheme: messages to one owner (sent, bytes, entries; received and applied), relay
+  // messages and their entries, hits of relayed entries debited, periods sent as a mesh.
+  uint64_t directed_sent = 0, directed_bytes_sent = 0, directed_entries_sent = 0, directed_applied = 0;
+  uint64_t relays_sent = 0, relayed_entries_sent = 0, relayed_hits_debited = 0, mesh_periods = 0;
   // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
   // "bad_signature", "hub_report" (cluster/report_signing.h).
   std::map<std::string, uint64_t> rejected;
+  AggregateCounters aggregates;  // a summing hub's aggregates (cluster/aggregate_intake.h)
   uint64_t rejected_total() const;
 };
 
@@ -132,6 +142,10 @@ class Cluster {
  private:
   Cluster(const ClusterConfig &cfg, Dataplane &dp);
   void handle_message(const void *data, size_t len, uint64_t now_ns);
+  // A summing hub's aggregate (cluster_aggregates.cpp): checked, our own hits taken out,
+  // debited if it comes from the active hub.
+  void handle_aggregate(const void *data, size_t len, uint64_t now_ns);
+  void remember_own(const std::string &msg, uint64_t seq, uint64_t now_ns);
   // Membership (cluster_membership.cpp).
   bool open_sockets(std::string *err);
   bool connect_peer(const std::string &endpoint, std::string *err);
@@ -159,7 +173,16 @@ class Cluster {
   bool decode_message(const void *data, size_t len, uint64_t now_ns, ReportHeader *h, ReportBody *body);
   bool is_own_echo(const ReportHeader &h, uint64_t now_ns);
   void skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
-  void apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  std::vector<dt_debit> apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  // Owner scheme (cluster_owner.cpp).
+  bool owner_ready();
+  std::vector<ReportEntry> route_served(std::vector<ReportEntry> served, uint64_t now_ns);
+  void publish_directed(size_t owner, const std::vector<ReportEntry> &entries, uint64_t now_ns);
+  void publish_relays(const std::vector<RelayEntry> &relays, uint64_t now_ns,
+                      const std::vector<std::string> *ids = nullptr);
+  void handle_directed(const void *data, size_t len, uint64_t now_ns);
+  void apply_relayed(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  void note_shared(const std::vector<dt_debit> &debits, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
   void serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns);
   bool publish(const std::string &msg);
@@ -189,6 +212,9 @@ class Cluster {
   LogLimiter refused_log_{10'000'000'000ull, 3};
   Collector collector_;
   PeerTracker tracker_;
+  PeerTracker directed_tracker_;                // owner scheme: each peer's messages to us alone
+  ReportRouter router_;
+  std::map<std::string, uint64_t> directed_seq_;  // next seq of our messages to each owner
   ResendBuffer resend_;
   uint64_t boot_id_ = 0;
   uint64_t next_seq_ = 1;
@@ -205,10 +231,14 @@ class Cluster {
   AdaptiveSet *adaptive_ = nullptr;
   BanSync *bans_ = nullptr;
   SourceWatch watch_;
+  AggregateIntake intake_;
+  LogLimiter hub_log_{10'000'000'000ull, 5};
 };
 
 // The report age the tracker tolerates for `cfg` (0: any).
 uint64_t report_max_age_ns(const ClusterConfig &cfg);
+// How long a summing hub may be silent before an agent takes the other hub's sums (--down-after).
+uint64_t aggregate_down_after_ns(const ClusterConfig &cfg);
 // The tracker's options for `cfg`: its down_after and max age, max_peers
 // max(kMinTrackedPeers, 4 x (peers + hubs)), authenticated only when every report's
 // signature is verified before the tracker.

@@ -60,7 +60,14 @@ bool Cluster::open_sockets(std::string *err) {
     // read into memory: ZeroMQ drops the whole connection it came on (its sender
     // reconnects), and nothing of it is counted here.
     sub_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxAcceptedBytes));
-    sub_->set(zmq::sockopt::subscribe, "");
+    if (cfg_.hubs.empty()) {
+      // Every message but those directed to other owners (peer_protocol.h): ZeroMQ's
+      // publisher filters, so a directed message reaches its recipient alone.
+      sub_->set(zmq::sockopt::subscribe, kReportMagicPrefix);
+      sub_->set(zmq::sockopt::subscribe, std::string(kDirectedMagic) + static_cast<char>(cfg_.node_id.size()) + cfg_.node_id);
+    } else {
+      sub_->set(zmq::sockopt::subscribe, "");  // a hub may add messages of its own
+    }
     // What reaches the PUB socket is subscriptions (one byte here): a stranger's large ones
     // drop its connection instead of being buffered.
     pub_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(64 * 1024));

@@ -1,9 +1,10 @@
 // peer_protocol.cpp - encoder and strict decoder of peer reports.
 #include "cluster/peer_protocol.h"
 
-#include "common/address.h"
-
+#include <algorithm>
 #include <cstring>
+
+#include "common/address.h"
 
 namespace dt {
 namespace {
@@ -470,7 +471,102 @@ DecodeError take_bans(Reader &r, ReportBody *out) {
   return DecodeError::None;
 }
 
+// Relay section (only with kFlagRelay): hosts, each with its groups.
+void put_relay(std::string *msg, const std::vector<const RelayedReport *> &hosts) {
+  put_varint(msg, hosts.size());
+  for (const RelayedReport *h : hosts) {
+    msg->push_back(static_cast<char>(h->node_id.size()));
+    *msg += h->node_id;
+    ReportBody body;
+    body.rules = h->rules;
+    body.entries = h->entries;
+    const ReportItems items = select_items(body);  // points into body: keep it alive
+    std::vector<Group> groups;
+    for (uint32_t r = 0; r < items.by_rule.size(); r++)
+      if (!items.by_rule[r].empty()) groups.push_back({r, items.by_rule[r]});
+    put_groups(msg, body, groups);
+  }
+}
+
+DecodeError take_relay(Reader &r, ReportBody *out) {
+  uint64_t nhosts;
+  if (DecodeError e = r.varint(&nhosts); e != DecodeError::None) return e;
+  if (nhosts == 0 || nhosts > kMaxRelayHosts) return DecodeError::BadRelay;
+  for (uint64_t i = 0; i < nhosts; i++) {
+    uint8_t id_len;
+    if (!r.u8(&id_len)) return DecodeError::TooShort;
+    if (id_len == 0 || id_len > kMaxNodeIdLen) return DecodeError::BadRelay;
+    RelayedReport h;
+    h.node_id.resize(id_len);
+    if (!r.take(h.node_id.data(), id_len)) return DecodeError::TooShort;
+    if (!valid_node_id(h.node_id)) return DecodeError::BadRelay;
+    ReportBody groups;
+    if (DecodeError e = take_groups(r, &groups); e != DecodeError::None) return e;
+    h.rules = std::move(groups.rules);
+    h.entries = std::move(groups.entries);
+    out->relayed.push_back(std::move(h));
+  }
+  return DecodeError::None;
+}
+
 }  // namespace
+
+std::vector<std::string> encode_relay(const ReportHeader &hdr, uint64_t first_seq,
+                                      const std::vector<RelayedReport> &relayed) {
+  // Split into messages of at most kMaxRelayEntries entries and kMaxRelayHosts hosts; a
+  // host with more entries than fit is split into several blocks.
+  std::vector<std::vector<RelayedReport>> plan(1);
+  size_t entries = 0;
+  for (const RelayedReport &h : relayed) {
+    if (h.node_id.empty() || h.node_id.size() > kMaxNodeIdLen || !valid_node_id(h.node_id)) continue;
+    bool new_block = true;
+    for (const ReportEntry &e : h.entries) {
+      if (entries == kMaxRelayEntries) plan.emplace_back(), entries = 0, new_block = true;
+      if (new_block) {
+        if (plan.back().size() == kMaxRelayHosts) plan.emplace_back(), entries = 0;
+        plan.back().push_back(RelayedReport{h.node_id, h.rules, {}});
+        new_block = false;
+      }
+      plan.back().back().entries.push_back(e);
+      entries++;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto &hosts : plan) {
+    std::vector<const RelayedReport *> valid;
+    for (const auto &h : hosts) {
+      const ReportBody body{h.rules, h.entries, {}, {}, {}, {}};
+      const ReportItems items = select_items(body);
+      if (std::any_of(items.by_rule.begin(), items.by_rule.end(), [](const auto &g) { return !g.empty(); }))
+        valid.push_back(&h);
+    }
+    if (valid.empty()) continue;
+    std::string msg = header_bytes(hdr, first_seq + out.size(), 0, 1, kFlagRelay);
+    put_varint(&msg, 0);  // no rule groups of the sender's own
+    put_varint(&msg, 0);  // no tags
+    put_relay(&msg, valid);
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+std::string wrap_directed(const std::string &to, const std::string &msg) {
+  std::string out(kDirectedMagic, 3);
+  out.push_back(static_cast<char>(to.size()));
+  out += to;
+  out += msg;
+  return out;
+}
+
+bool unwrap_directed(const void *data, size_t len, std::string *to, size_t *inner_offset) {
+  const auto *p = static_cast<const uint8_t *>(data);
+  if (len < 4 || memcmp(p, kDirectedMagic, 3) != 0) return false;
+  const size_t id_len = p[3];
+  if (id_len == 0 || id_len > kMaxNodeIdLen || len < 4 + id_len) return false;
+  to->assign(reinterpret_cast<const char *>(p + 4), id_len);
+  *inner_offset = 4 + id_len;
+  return true;
+}
 
 const char *decode_error_name(DecodeError e) {
   switch (e) {
@@ -490,6 +586,7 @@ const char *decode_error_name(DecodeError e) {
     case DecodeError::BadFactor: return "bad factor";
     case DecodeError::BadResend: return "bad resend request";
     case DecodeError::BadBan: return "bad ban";
+    case DecodeError::BadRelay: return "bad relay";
   }
   return "?";
 }
@@ -585,6 +682,10 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, Repor
     // A message of its own: no seq, no hits, no factors.
     if (h.seq != 0 || !out.rules.empty() || !out.tags.empty() || (flags & kFlagFactors)) return DecodeError::BadResend;
     if (DecodeError e = take_resend(r, &out); e != DecodeError::None) return e;
+  } else if (flags & kFlagRelay) {
+    // A message of its own: hits of other hosts only.
+    if (!out.rules.empty() || !out.tags.empty() || (flags & kFlagFactors)) return DecodeError::BadRelay;
+    if (DecodeError e = take_relay(r, &out); e != DecodeError::None) return e;
   } else if (flags & kFlagFactors) {
     if (DecodeError e = take_factors(r, &out); e != DecodeError::None) return e;
   }

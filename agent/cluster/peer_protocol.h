@@ -39,7 +39,21 @@
 //       | u8 len | origin (0..63) | u8 len | who (0..63), none with a control byte.
 //     Bans are not tracked by seq (a host re-announces its own bans, so a lost message
 //     costs a delay, not a ban); a signed cluster signs them like reports.
-// and nothing after. Other flag bits are ignored. The encoder sets kFlagFactors
+//   only if flags bit 5 (kFlagRelay) is set, in a message of its own (in the sender's
+//     sequence, no rule groups, no tags, no factors), the relay section (reporting scheme
+//     "owner", docs/cluster-scale.md): hits other members admitted and sent to this one as
+//     the sources' owner, passed on once the sources turned out to be shared:
+//     varint nhosts (1..kMaxRelayHosts), then per host that admitted them:
+//       u8 node_id_len | node_id | groups, encoded as the report's own (varint ngroups,
+//       per group the rule name and its IPv4 then IPv6 entries)
+//     A receiver charges every host's entries but its own, as if that host had reported them.
+// and nothing after. Other flag bits are ignored.
+//
+// Directed messages (reporting scheme "owner"): "DTO" | u8 len | recipient node id, then a
+// whole message as above (signed as above) whose seq counts the sender's directed messages
+// to that recipient (a stream of its own). Subscribers subscribe to "DTR" (every message
+// above) and to "DTO" + their own length and id, so ZeroMQ's publisher sends a directed
+// message only to its recipient. The encoder sets kFlagFactors
 // only when there are factors, so a report without adaptive rules is the same bytes
 // as before the section existed (and agents older than it still decode it).
 // Mixed versions: an agent older than resend requests rejects their messages as
@@ -77,6 +91,11 @@ constexpr size_t kMaxBansPerMessage = 512;        // bans (sets and lifts) in on
 constexpr size_t kFlagsOffset = 5;                // the flags byte: after the magic and the version
 constexpr size_t kMaxResendPeers = 64;            // peers named in one resend request message
 constexpr size_t kMaxResendSeqs = 64;             // seqs asked of one peer in one message
+constexpr uint8_t kFlagRelay = 32;                // header flags bit 5: a relay message (owner scheme)
+constexpr size_t kMaxRelayHosts = 1024;           // hosts named in one relay message
+constexpr size_t kMaxRelayEntries = 4096;         // entries in one relay message (more: several)
+constexpr char kDirectedMagic[] = "DTO";          // a directed message's prefix (3 bytes)
+constexpr char kReportMagicPrefix[] = "DTR";      // every other message's first 3 bytes
 
 struct ReportHeader {
   std::string node_id;
@@ -95,6 +114,13 @@ struct ResendRequest {
   std::vector<uint64_t> seqs;  // ascending, distinct, >= 1
 };
 
+// Hits host `node_id` admitted, passed on by the sources' owner (kFlagRelay).
+struct RelayedReport {
+  std::string node_id;
+  std::vector<std::string> rules;    // indexed by entries' key.rule
+  std::vector<ReportEntry> entries;
+};
+
 struct ReportBody {
   std::vector<std::string> rules;  // rule names, indexed by ReportEntry::key.rule
   std::vector<ReportEntry> entries;
@@ -102,6 +128,7 @@ struct ReportBody {
   std::vector<RuleFactor> factors;  // sent in part 0 of a report only
   std::vector<ResendRequest> resend;  // only in a resend request message (kFlagResend)
   std::vector<BanNotice> bans;        // only in a bans message (kFlagBans)
+  std::vector<RelayedReport> relayed;  // only in a relay message (kFlagRelay)
 };
 
 enum class DecodeError {
@@ -121,6 +148,7 @@ enum class DecodeError {
   BadFactor,     // factor 0 or above 1000000, bad rule name or prefix, or unknown kind
   BadResend,     // a resend request with hits, a seq, no peers or seqs, or seqs not ascending
   BadBan,        // a bans message with hits or a seq, or a ban with a bad prefix, duration or text
+  BadRelay,      // a relay message with groups, tags or factors, no hosts, or a bad host id
 };
 const char *decode_error_name(DecodeError e);
 
@@ -144,6 +172,17 @@ std::string encode_resend_request(const ReportHeader &hdr, const std::vector<Res
 // skipped. Empty if none is left.
 std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std::vector<BanNotice> &notices,
                                              size_t max_bytes = kMaxMessageBytes);
+
+// Encodes relay messages (kFlagRelay), seqs first_seq, first_seq + 1, ...: the hosts' valid
+// entries, at most kMaxRelayEntries and kMaxRelayHosts a message. Empty if none is valid.
+std::vector<std::string> encode_relay(const ReportHeader &hdr, uint64_t first_seq,
+                                      const std::vector<RelayedReport> &relayed);
+
+// A directed message: the prefix naming `to`, then `msg`.
+std::string wrap_directed(const std::string &to, const std::string &msg);
+// If data is a directed message: its recipient and where the inner message starts. False
+// if it is not one (or its prefix is malformed).
+bool unwrap_directed(const void *data, size_t len, std::string *to, size_t *inner_offset);
 
 // The sender's node id and the header flags, from the start of a message (magic, version,
 // flags, node id) without reading the rest: to check a signature before decoding. None,

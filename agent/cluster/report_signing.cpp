@@ -1,6 +1,8 @@
 // report_signing.cpp - Ed25519 signatures of peer messages (libsodium).
 #include "cluster/report_signing.h"
 
+#include "cluster/aggregate_protocol.h"
+
 #include <sodium.h>
 #include <zmq.h>
 
@@ -64,6 +66,7 @@ const char *signature_check_name(SignatureCheck c) {
     case SignatureCheck::UnknownNode: return "unknown_node";
     case SignatureCheck::BadSignature: return "bad_signature";
     case SignatureCheck::HubReport: return "hub_report";
+    case SignatureCheck::NotHub: return "not_hub";
   }
   return "?";
 }
@@ -96,6 +99,24 @@ VerifyResult ReportVerifier::verify(const void *data, size_t len) const {
   }
   r.malformed = peek_sender(data, len, &r.node_id, &flags);
   if (r.malformed != DecodeError::None) return r;
+  return check(r, flags, data, len, KeyRole::Node);
+}
+
+VerifyResult ReportVerifier::verify_aggregate(const void *data, size_t len) const {
+  VerifyResult r;
+  uint8_t flags = 0;
+  if (len > kMaxAcceptedBytes) {
+    r.malformed = DecodeError::TooLarge;
+    return r;
+  }
+  r.malformed = peek_aggregate_sender(data, len, &r.node_id, &flags);
+  if (r.malformed != DecodeError::None) return r;
+  return check(r, flags, data, len, KeyRole::Hub);
+}
+
+// The signature of a message whose sender (r.node_id) and flags are read, by a key of the
+// role `wanted`: a node's report, or a hub's aggregate.
+VerifyResult ReportVerifier::check(VerifyResult r, uint8_t flags, const void *data, size_t len, KeyRole wanted) const {
   if (!(flags & kFlagSigned) || len < kSignatureBytes) return r.check = SignatureCheck::Unsigned, r;
   const auto it = signers_.find(r.node_id);
   if (it == signers_.end()) return r.check = SignatureCheck::UnknownNode, r;
@@ -103,7 +124,9 @@ VerifyResult ReportVerifier::verify(const void *data, size_t len) const {
   const size_t signed_len = len - kSignatureBytes;
   if (crypto_sign_verify_detached(bytes + signed_len, bytes, signed_len, it->second.key.data()) != 0)
     return r.check = SignatureCheck::BadSignature, r;
-  r.check = it->second.role == KeyRole::Hub ? SignatureCheck::HubReport : SignatureCheck::Ok;
+  if (it->second.role != wanted)
+    return r.check = wanted == KeyRole::Node ? SignatureCheck::HubReport : SignatureCheck::NotHub, r;
+  r.check = SignatureCheck::Ok;
   return r;
 }
 

@@ -27,8 +27,9 @@
 //   "unknown_node"   its node id has no .pub in --curve-peers (nor is ours)
 //   "bad_signature"  the signature is not that node's key's over these bytes: altered,
 //                    or signed by another member's key
-//   "hub_report"     signed by a role = hub key, which may sign only the aggregate reports
-//                    of a summing hub (issue 23): no such message exists yet
+//   "hub_report"     a report signed by a role = hub key, which may sign only the
+//                    aggregates of a summing hub (cluster/aggregate_protocol.h)
+//   "not_hub"        an aggregate signed by a role = node key
 // Without keys (--insecure-cluster) nothing is signed and nothing is required to be.
 //
 // The hub's role, settled: `agent hub` is a relay and is NOT trusted to speak for any
@@ -79,8 +80,10 @@ bool derive_signing_key(const std::string &curve_secret_z85, SigningKey *out, st
 // kFlagSigned in its header and appends the signature over every byte before it.
 void sign_message(std::string &msg, const SigningKey &key);
 
-enum class SignatureCheck { Ok, Malformed, Unsigned, UnknownNode, BadSignature, HubReport };
-// The rejection counter's name ("unsigned", "unknown_node", "bad_signature", "hub_report").
+// NotHub: an aggregate (cluster/aggregate_protocol.h) signed by a role = node key.
+enum class SignatureCheck { Ok, Malformed, Unsigned, UnknownNode, BadSignature, HubReport, NotHub };
+// The rejection counter's name ("unsigned", "unknown_node", "bad_signature", "hub_report",
+// "not_hub").
 const char *signature_check_name(SignatureCheck c);
 
 struct VerifyResult {
@@ -99,6 +102,9 @@ class ReportVerifier {
             std::string *err);
   // Checks the signature of one message; reads only the header's prefix (peek_sender).
   VerifyResult verify(const void *data, size_t len) const;
+  // The same for a summing hub's aggregate: only a role = hub key may sign one (Ok), and
+  // r.node_id is the hub's.
+  VerifyResult verify_aggregate(const void *data, size_t len) const;
   size_t size() const { return signers_.size(); }
   // A key speaks for `node_id` (state kept per node id can be limited to these).
   bool knows(const std::string &node_id) const { return signers_.count(node_id) != 0; }
@@ -108,6 +114,7 @@ class ReportVerifier {
     std::array<uint8_t, kSignPublicBytes> key{};
     KeyRole role = KeyRole::Node;
   };
+  VerifyResult check(VerifyResult r, uint8_t flags, const void *data, size_t len, KeyRole wanted) const;
   std::map<std::string, Signer> signers_;
 };
 

@@ -290,6 +290,7 @@ bool Daemon::join_cluster() {
   cc.period_ns = opt.period_ns;
   cc.down_after_ns = opt.down_after_ns;
   cc.report_max_age_ns = opt.report_max_age_ns;
+  cc.owner_scheme = !opt.report_mesh;
   cc.node_id = opt.node_id;
   cc.curve_key_file = opt.curve_key;
   cc.curve_peers_dir = opt.curve_peers;

@@ -413,3 +413,51 @@ TEST(ClusterSim, RejectsImpossibleScenarios) {
 }
 
 }  // namespace
+
+// The owner scheme (docs/cluster-scale.md): light sources go to their owner only, so the
+// entries into a host are about what it served itself, not (N-1) x as in the mesh.
+TEST(ClusterSimOwner, LightSprayCostsEachHostWhatItServedNotNTimes) {
+  Scenario s;
+  s.hosts = 40;
+  s.duration = 3 * kSec;
+  s.random_phase = true;
+  for (uint32_t i = 0; i < 6000; i++) s.clients.push_back(Client{"s" + std::to_string(i), 0, 0, 0, {{i * kMs / 3, 1, -1}}});
+  auto in_entries = [&](Scheme scheme) {
+    s.scheme = scheme;
+    auto c = run_sim(s);
+    uint64_t max = 0;
+    for (size_t h = 0; h < s.hosts; h++) max = std::max(max, c->traffic(h, true).total.entries);
+    return max;
+  };
+  const uint64_t served = 6000 / 40;
+  const uint64_t mesh = in_entries(Scheme::Mesh), owner = in_entries(Scheme::Owner);
+  EXPECT_GE(mesh, 39 * served) << "the mesh sends every source to every peer";
+  EXPECT_LE(owner, 2 * served) << "owner: at most 2x the sources a host served (each source to one owner)";
+}
+
+TEST(ClusterSimOwner, SprayedClientKeepsTheMeshAccuracyAndStickyClientsTheirBurst) {
+  for (size_t hosts : {3, 10, 100}) {
+    Scenario s;
+    s.hosts = hosts;
+    s.random_phase = true;
+    s.scheme = Scheme::Owner;
+    s.clients = {sprayer(), Client{"c1", 50, 0, 0, {}}};
+    auto c = run_sim(s);
+    const auto &c0 = c->clients()[0];
+    EXPECT_LE(static_cast<double>(c0.admitted()), (hosts == 3 ? 1.02 : 1.05) * static_cast<double>(c0.budget))
+        << hosts << " hosts: the sprayed client must stay within its global budget";
+    EXPECT_GE(static_cast<double>(c0.admitted()), 0.98 * static_cast<double>(c0.budget)) << hosts << " hosts";
+    EXPECT_EQ(c->clients()[1].admitted(), c->clients()[1].offered) << hosts << " hosts: c1 is under its rate";
+  }
+  Scenario sticky;
+  sticky.hosts = 40;
+  sticky.lb = LoadBalancer::Sticky;
+  sticky.scheme = Scheme::Owner;
+  sticky.random_phase = true;
+  sticky.duration = 2 * kSec;
+  for (int i = 0; i < 400; i++) sticky.clients.push_back(Client{"t" + std::to_string(i), 20, 0, kSec, {}});
+  auto c = run_sim(sticky);
+  uint64_t admitted = 0, offered = 0;
+  for (const auto &cl : c->clients()) admitted += cl.admitted(), offered += cl.offered;
+  EXPECT_EQ(admitted, offered) << "a client that always lands on one host keeps its whole burst";
+}

@@ -284,3 +284,73 @@ TEST(PeerProtocolResend, OldDecodersRejectRequestsAsTrailingBytes) {
 }
 
 }  // namespace
+
+// Reporting scheme "owner": relay messages and directed messages (peer_protocol.h).
+TEST(PeerProtocolRelay, RelayRoundTripsEveryHostsEntriesInItsOwnMessage) {
+  dt::ReportHeader h;
+  h.node_id = "owner";
+  h.boot_id = 7;
+  dt::RelayedReport a{"h1", {"default", "web"}, {}}, b{"h2", {"default"}, {}};
+  dt_key k{};
+  k.addr[10] = k.addr[11] = 0xff, k.addr[12] = 198, k.addr[13] = 18, k.addr[15] = 9;
+  a.entries = {{k, 3}};
+  k.rule = 1;
+  a.entries.push_back({k, 4});
+  k.rule = 0, k.addr[15] = 10;
+  b.entries = {{k, 5}};
+  const auto msgs = dt::encode_relay(h, 11, {a, b});
+  ASSERT_EQ(msgs.size(), 1u);
+  dt::ReportHeader got;
+  dt::ReportBody body;
+  ASSERT_EQ(dt::decode_report(msgs[0].data(), msgs[0].size(), &got, &body), dt::DecodeError::None);
+  EXPECT_EQ(got.seq, 11u) << "a relay message is in the sender's sequence";
+  EXPECT_TRUE(body.entries.empty() && body.rules.empty()) << "no hits of the owner's own";
+  ASSERT_EQ(body.relayed.size(), 2u);
+  EXPECT_EQ(body.relayed[0].node_id, "h1");
+  ASSERT_EQ(body.relayed[0].entries.size(), 2u);
+  uint64_t hits = 0;
+  for (const auto &e : body.relayed[0].entries) hits += e.hits;
+  EXPECT_EQ(hits, 7u);
+  EXPECT_EQ(body.relayed[1].node_id, "h2");
+  EXPECT_EQ(body.relayed[1].entries.at(0).hits, 5u);
+}
+
+TEST(PeerProtocolRelay, LargeRelaysSplitAndBadOnesAreRefused) {
+  dt::ReportHeader h;
+  h.node_id = "owner";
+  dt::RelayedReport big{"h1", {"default"}, {}};
+  for (uint32_t i = 0; i < dt::kMaxRelayEntries + 10; i++) {
+    dt_key k{};
+    memcpy(&k.addr[0], &i, 4);  // IPv6 keys, all distinct
+    k.addr[4] = 0x20;
+    big.entries.push_back({k, 1});
+  }
+  const auto msgs = dt::encode_relay(h, 1, {big, dt::RelayedReport{"bad id!", {"default"}, big.entries}});
+  ASSERT_EQ(msgs.size(), 2u) << "4106 entries: two messages; the host with a bad id is left out";
+  size_t total = 0;
+  for (const auto &m : msgs) {
+    dt::ReportHeader got;
+    dt::ReportBody body;
+    ASSERT_EQ(dt::decode_report(m.data(), m.size(), &got, &body), dt::DecodeError::None);
+    for (const auto &r : body.relayed) total += r.entries.size();
+  }
+  EXPECT_EQ(total, dt::kMaxRelayEntries + 10);
+  std::string bad = msgs[0];
+  bad[bad.find("h1") - 1] = 0;  // a zero-length host id
+  dt::ReportHeader got;
+  dt::ReportBody body;
+  EXPECT_EQ(dt::decode_report(bad.data(), bad.size(), &got, &body), dt::DecodeError::BadRelay);
+}
+
+TEST(PeerProtocolRelay, DirectedMessagesNameTheirRecipientAndWrapAWholeMessage) {
+  const std::string inner = "DTRP-whatever";
+  const std::string m = dt::wrap_directed("h12", inner);
+  EXPECT_EQ(m.compare(0, 3, "DTO"), 0) << "subscribers filter on the prefix";
+  std::string to;
+  size_t at = 0;
+  ASSERT_TRUE(dt::unwrap_directed(m.data(), m.size(), &to, &at));
+  EXPECT_EQ(to, "h12");
+  EXPECT_EQ(m.substr(at), inner);
+  EXPECT_FALSE(dt::unwrap_directed(inner.data(), inner.size(), &to, &at)) << "a report is not directed";
+  EXPECT_FALSE(dt::unwrap_directed("DTO\x09h1", 6, &to, &at)) << "an id longer than the message";
+}

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cluster/aggregate_protocol.h"
 #include "cluster/curve.h"
 #include "cluster/key_files.h"
 #include "cluster/peer_protocol.h"
@@ -331,3 +332,39 @@ TEST_F(ReportSigningTest, KeyBindsTheNodeId) {
 }
 
 }  // namespace
+
+// A summing hub's aggregate (cluster/aggregate_protocol.h): only a role = hub key signs one.
+TEST_F(ReportSigningTest, HubKeySignsAggregatesNodeKeysDoNot) {
+  dt::ReportHeader h;
+  h.node_id = "hub";
+  h.boot_id = 1;
+  h.epoch = 1;
+  dt::ReportBody sums;
+  sums.rules = {"default"};
+  dt::ReportEntry e{};
+  ASSERT_TRUE(dt::key_from_string("198.18.0.1", &e.key));
+  e.hits = 12;
+  sums.entries = {e};
+  std::string agg = dt::encode_aggregate("hub", {{"web1", 7, {3}}}, h, 1, sums)[0];
+  std::string by_hub = agg, by_node = agg;
+  dt::sign_message(by_hub, hub_);
+  dt::sign_message(by_node, web1_);
+  const dt::VerifyResult ok = verifier_.verify_aggregate(by_hub.data(), by_hub.size());
+  EXPECT_EQ(ok.check, dt::SignatureCheck::Ok) << dt::signature_check_name(ok.check);
+  EXPECT_EQ(ok.node_id, "hub");
+  by_hub[by_hub.size() / 2] ^= 1;
+  EXPECT_EQ(verifier_.verify_aggregate(by_hub.data(), by_hub.size()).check, dt::SignatureCheck::BadSignature);
+  // web1's own key cannot sign sums: under the hub's name it is a bad signature, under its own a node's key.
+  EXPECT_EQ(verifier_.verify_aggregate(by_node.data(), by_node.size()).check, dt::SignatureCheck::BadSignature);
+  std::string as_web1 = dt::encode_aggregate("web1", {}, [] {
+    dt::ReportHeader w;
+    w.node_id = "web1";
+    return w;
+  }(), 1, sums)[0];
+  dt::sign_message(as_web1, web1_);
+  EXPECT_EQ(verifier_.verify_aggregate(as_web1.data(), as_web1.size()).check, dt::SignatureCheck::NotHub);
+  // And a hub's key still signs no report.
+  std::string report = report_of("hub");
+  dt::sign_message(report, hub_);
+  EXPECT_EQ(verifier_.verify(report.data(), report.size()).check, dt::SignatureCheck::HubReport);
+}

@@ -265,7 +265,8 @@ std::unique_ptr<ClusterSim> ClusterSim::create(const Scenario &s, std::string *e
 ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     : s_(s), policy_(p), lb_rng_{s.seed ^ 0x4c4200000000ull}, net_rng_{s.seed ^ 0x4e4554000000ull} {
   const Ns down_after = s.peer_down_after ? s.peer_down_after : 5 * s.period;
-  uint64_t boot_seed = s.seed;
+  uint64_t boot_seed = s.seed, phase_seed = s.seed ^ 0x5048415345000000ull;
+  ideal_ = s.net.loss == 0 && s.net.duplicate == 0 && s.net.jitter == 0 && s.net.partitions.empty();
   hosts_.resize(s.hosts);
   for (size_t h = 0; h < s.hosts; h++) {
     Host &host = hosts_[h];
@@ -275,9 +276,17 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.tracker = PeerTracker(TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts)});
     host.resend = ResendBuffer(max_age_ns(s) ? max_age_ns(s) : 5 * kSec);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
-    host.next_report =
-        s.reports || s.adaptive ? (s.report_offset.empty() ? 0 : s.report_offset[h]) : kNever;
+    host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
+    if (host.next_report != kNever) reports_.push({host.next_report, h});
+    const size_t periods = s.duration / s.period + 2;
+    host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
+    host.router = ReportRouter(RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period});
+    if (s.scheme == Scheme::Owner) {
+      std::vector<std::string> ids;
+      for (size_t i = 0; i < s.hosts; i++) ids.push_back("h" + std::to_string(i));
+      host.router.set_members(std::move(ids), h);
+    }
     if (s.adaptive) {
       AdaptiveRuleSpec spec;
       spec.name = kAdaptiveRule;
@@ -289,6 +298,7 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     }
   }
   host_stats_.resize(s.hosts);
+  fanout_.resize(s.duration / s.period + 2);
   build_requests();
   if (s.adaptive) {
     bins_.assign(s.hosts, std::vector<AdaptiveBin>(s.duration / s.bin));
@@ -354,14 +364,9 @@ void ClusterSim::advance_to(Ns t) { advance(t, false); }
 void ClusterSim::advance(Ns t, bool inclusive) {
   for (;;) {
     const Ns td = in_flight_.empty() ? kNever : in_flight_.top().at;
-    Ns tr = kNever;
-    size_t reporter = 0;
-    for (size_t h = 0; h < hosts_.size(); h++) {
-      if (hosts_[h].next_report < tr && hosts_[h].next_report <= s_.duration) {
-        tr = hosts_[h].next_report;
-        reporter = h;
-      }
-    }
+    // The earliest report (ties: the lowest host), from a heap: O(log hosts) an event.
+    const Ns tr = reports_.empty() || reports_.top().first > s_.duration ? kNever : reports_.top().first;
+    const size_t reporter = reports_.empty() ? 0 : reports_.top().second;
     const Ns tq = next_request_ < requests_.size() ? requests_[next_request_].at : kNever;
     const Ns tb = next_busy_ < busy_.size() ? busy_[next_busy_].at : kNever;
     const Ns next = std::min({td, tr, tq, tb});
@@ -373,7 +378,9 @@ void ClusterSim::advance(Ns t, bool inclusive) {
       in_flight_.pop();
       handle_delivery(d);
     } else if (tr == next) {
+      reports_.pop();
       handle_report(reporter);
+      reports_.push({hosts_[reporter].next_report, reporter});
     } else if (tq == next) {
       handle_request(requests_[next_request_++]);
     } else {
@@ -476,7 +483,6 @@ void ClusterSim::adaptive_period(size_t h) {
 // Cluster::on_period: collect passed - reported (dt_collect), publish, check liveness.
 void ClusterSim::handle_report(size_t h) {
   Host &host = hosts_[h];
-  HostStats &st = host_stats_[h];
   if (host.adaptive) adaptive_period(h);
   if (!s_.reports) {
     host.next_report += s_.period;
@@ -486,34 +492,88 @@ void ClusterSim::handle_report(size_t h) {
   for (auto &[key, b] : host.buckets) {
     if (b.passed == b.reported) continue;
     served.push_back({key, b.passed - b.reported});
-    st.hits_reported += b.passed - b.reported;
-    b.reported = b.passed;
   }
   // Hash order is the standard library's business: sort, so the messages (and their
   // split into parts) are the same everywhere.
   std::sort(served.begin(), served.end(), [](const ReportEntry &a, const ReportEntry &b) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
+  host_stats_[h].reports++;
+  if (s_.scheme == Scheme::Threshold) {
+    route_threshold(h, std::move(served));
+  } else {
+    mark_reported(h, served);
+    if (s_.scheme == Scheme::Mesh) publish_report(h, std::move(served), -1);
+    else route_served(h, std::move(served));
+  }
+  end_period(h);
+}
+
+// After host h's report: resend requests and liveness (a lossy network only), the next period.
+void ClusterSim::end_period(size_t h) {
+  Host &host = hosts_[h];
+  if (!ideal_) {
+    request_resends(h);
+    for (const auto &change : host.tracker.check_liveness(now_)) host_stats_[h].peer_downs += !change.up;
+  }
+  host.next_report += s_.period;
+}
+
+// dt_collect's second half: `entries` are reported (sent, or noted as their owner).
+void ClusterSim::mark_reported(size_t h, const std::vector<ReportEntry> &entries) {
+  for (const ReportEntry &e : entries) {
+    hosts_[h].buckets[e.key].reported += e.hits;
+    host_stats_[h].hits_reported += e.hits;
+  }
+}
+
+// Host h's report period offset: the scenario's, a seeded random one, or 0.
+Ns ClusterSim::report_offset(size_t h, uint64_t *seed) const {
+  if (!s_.report_offset.empty()) return s_.report_offset[h];
+  if (!s_.random_phase) return 0;
+  return splitmix64(seed) % s_.period;
+}
+
+// Publishes `entries` (reported already: mark_reported) as host h's report to every peer
+// (to -1), or as a message directed to host `to` alone (Scheme::Owner). A report to every peer
+// is published even when empty: it says "alive".
+void ClusterSim::publish_report(size_t h, std::vector<ReportEntry> entries, int to) {
+  Host &host = hosts_[h];
+  HostStats &st = host_stats_[h];
   ReportHeader hdr;
   hdr.node_id = host.node_id;
   hdr.boot_id = host.boot_id;
-  hdr.epoch = ++host.epoch;
+  hdr.epoch = to < 0 ? ++host.epoch : host.epoch;
   hdr.sent_unix_ms = wall_ms(h);
   ReportBody body;
   body.rules = {kAdaptiveRule};  // every simulated client is under the default rule
-  body.entries = std::move(served);
-  if (host.adaptive) body.factors = host.adaptive->report_factors();
-  auto msgs = encode_report(hdr, host.seq, body);
-  st.reports++;
+  body.entries = std::move(entries);
+  if (host.adaptive && to < 0) body.factors = host.adaptive->report_factors();
+  // A directed message has no place in the sender's sequence (the agent would give each
+  // receiver a stream of its own): seq 0 here, and not kept for resends.
+  auto msgs = encode_report(hdr, to < 0 ? host.seq : 0, body);
   for (auto &m : msgs) {
-    auto shared = std::make_shared<const std::string>(std::move(m));
-    st.report_bytes += shared->size() * (hosts_.size() - 1);
-    host.resend.keep(host.seq++, shared, now_);
-    broadcast(h, shared);
+    auto bytes = std::make_shared<const std::string>(std::move(m));
+    if (to >= 0) {
+      auto msg = std::make_shared<Message>(*make_message(h, bytes));
+      msg->directed = true;
+      st.directed++;
+      send(h, static_cast<size_t>(to), msg);
+      continue;
+    }
+    st.report_bytes += bytes->size() * (hosts_.size() - 1);
+    host.resend.keep(host.seq++, bytes, now_);
+    broadcast(h, make_message(h, bytes));
   }
-  request_resends(h);
-  for (const auto &change : host.tracker.check_liveness(now_)) st.peer_downs += !change.up;
-  host.next_report += s_.period;
+}
+
+// A message as it goes on the wire, decoded once: every receiver decodes the same bytes.
+ClusterSim::MessagePtr ClusterSim::make_message(size_t from, std::shared_ptr<const std::string> bytes) {
+  auto m = std::make_shared<Message>();
+  m->from = from;
+  m->decoded = decode_report(bytes->data(), bytes->size(), &m->hdr, &m->body);
+  m->bytes = std::move(bytes);
+  return m;
 }
 
 // As Cluster::request_resends: ask for what is missing, at once when a gap shows and
@@ -529,13 +589,22 @@ void ClusterSim::request_resends(size_t h) {
   std::string req = encode_resend_request(hdr, host.tracker.resend_requests(now_, kMaxResendSeqs));
   if (req.empty()) return;
   host_stats_[h].request_bytes += req.size() * (hosts_.size() - 1);
-  broadcast(h, std::make_shared<const std::string>(std::move(req)));
+  broadcast(h, make_message(h, std::make_shared<const std::string>(std::move(req))));
 }
 
-// A PUB socket: one copy to every other host.
-void ClusterSim::broadcast(size_t from, std::shared_ptr<const std::string> msg) {
-  for (size_t to = 0; to < hosts_.size(); to++)
-    if (to != from) send(from, to, msg);
+// A PUB socket: one copy to every other host. In an ideal network every copy arrives
+// after the same delay, in order: one event delivers them all (host order, as the
+// copies' consecutive delivery orders would).
+void ClusterSim::broadcast(size_t from, const MessagePtr &msg) {
+  if (!ideal_) {
+    for (size_t to = 0; to < hosts_.size(); to++)
+      if (to != from) send(from, to, msg);
+    return;
+  }
+  HostStats &st = host_stats_[from];
+  st.messages_sent += hosts_.size() - 1;
+  count(from, false, *msg, hosts_.size() - 1);
+  in_flight_.push({now_ + s_.net.delay, delivery_order_++, kEveryPeer, msg});
 }
 
 // As Cluster::serve_resend: publish again what a peer asks of host h.
@@ -546,7 +615,7 @@ void ClusterSim::serve_resend(size_t h, const std::vector<ResendRequest> &reqs) 
     for (const auto &m : host.resend.take(r, host.boot_id, now_, s_.period / 2)) {
       host_stats_[h].resends++;
       host_stats_[h].resend_bytes += m->size() * (hosts_.size() - 1);
-      broadcast(h, m);
+      broadcast(h, make_message(h, m));
     }
   }
 }
@@ -562,11 +631,12 @@ Ns ClusterSim::cut_until(size_t a, size_t b, Ns t) const {
 // whatever happens to it, so adding a partition or changing the loss does not
 // reshuffle the fate of the other messages. A cut link holds the message (TCP and
 // ZeroMQ's queue) until the heal, up to the high-water mark.
-void ClusterSim::send(size_t from, size_t to, const std::shared_ptr<const std::string> &msg) {
+void ClusterSim::send(size_t from, size_t to, const MessagePtr &msg) {
   HostStats &st = host_stats_[from];
   const double u_loss = net_rng_.uniform(), u_dup = net_rng_.uniform();
   const double u_delay[2] = {net_rng_.uniform(), net_rng_.uniform()};
   st.messages_sent++;
+  count(from, false, *msg);
   if (const Ns heal = cut_until(from, to, now_)) {
     uint64_t &held = held_[{from, to, heal}];
     if (held >= s_.net.queue_hwm) {
@@ -590,51 +660,153 @@ void ClusterSim::send(size_t from, size_t to, const std::shared_ptr<const std::s
   }
 }
 
-// Cluster::handle_message: decode, once-only check, debit every entry (dt_debit).
+// One delivery: to one host, or (an ideal network's fan-out) to every host but the sender.
 void ClusterSim::handle_delivery(const Delivery &d) {
-  Host &host = hosts_[d.to];
-  HostStats &st = host_stats_[d.to];
-  st.received++;
-  ReportHeader hdr;
-  ReportBody body;
-  if (decode_report(d.msg->data(), d.msg->size(), &hdr, &body) != DecodeError::None) {
+  if (d.to != kEveryPeer) {
+    hosts_[d.to].direct_received++;
+    count(d.to, true, *d.msg);
+    return receive(d.to, *d.msg);
+  }
+  fan_out(*d.msg);
+}
+
+// An ideal network's copy to every host but the sender: counted once for all (hosts()
+// and traffic() spread the counts); a plain report is a stream's next message, fresh:
+// accepted (its sender's first one brings it up everywhere), then its entries charged.
+void ClusterSim::fan_out(const Message &m) {
+  Host &sender = hosts_[m.from];
+  const Traffic t{m.relay.empty() ? m.body.entries.size() : m.relay.size(), m.wire_bytes(), 1};
+  fanouts_++, sender.fanned_out++;
+  fanout_[period_of(now_)] += t;
+  sender.own_fanout[period_of(now_)] += t;
+  const bool plain = m.decoded == DecodeError::None && m.body.resend.empty() && m.relay.empty() && !m.directed;
+  if (plain) plain_fanouts_++, sender.plain_fanned_out++;
+  if (plain && sender.plain_fanned_out == 1)
+    for (size_t to = 0; to < hosts_.size(); to++) host_stats_[to].peer_ups += to != m.from;
+  if (plain && m.body.entries.empty() && !sender.adaptive) return;  // "alive": nothing to do
+  for (size_t to = 0; to < hosts_.size(); to++) {
+    if (to == m.from) continue;
+    if (plain) apply_entries(to, m);
+    else receive(to, m);
+  }
+}
+
+size_t ClusterSim::period_of(Ns t) const { return std::min<size_t>(t / s_.period, fanout_.size() - 1); }
+
+const std::vector<HostStats> &ClusterSim::hosts() const {
+  for (size_t h = 0; h < hosts_.size(); h++) {
+    const Host &host = hosts_[h];
+    host_stats_[h].received = host.direct_received + fanouts_ - host.fanned_out;
+    host_stats_[h].accepted = host.direct_accepted + plain_fanouts_ - host.plain_fanned_out;
+  }
+  return host_stats_;
+}
+
+HostTraffic ClusterSim::traffic(size_t h, bool in) const {
+  const Host &host = hosts_[h];
+  HostTraffic r;
+  r.periods = s_.duration / s_.period;
+  for (size_t p = 0; p < fanout_.size(); p++) {
+    Traffic t = in ? host.direct_in[p] : host.out[p];
+    if (in) {
+      t.entries += fanout_[p].entries - host.own_fanout[p].entries;
+      t.bytes += fanout_[p].bytes - host.own_fanout[p].bytes;
+      t.messages += fanout_[p].messages - host.own_fanout[p].messages;
+    }
+    r.total += t;
+    r.max = Traffic{std::max(r.max.entries, t.entries), std::max(r.max.bytes, t.bytes),
+                    std::max(r.max.messages, t.messages)};
+  }
+  return r;
+}
+
+// Cluster::handle_message: decode, once-only check, debit every entry (dt_debit).
+void ClusterSim::receive(size_t to, const Message &m) {
+  HostStats &st = host_stats_[to];
+  if (m.decoded != DecodeError::None) {
     st.decode_errors++;
     return;
   }
-  if (!body.resend.empty()) {
-    if (s_.resend) serve_resend(d.to, body.resend);
+  if (!m.body.resend.empty()) {
+    if (s_.resend) serve_resend(to, m.body.resend);
     return;
   }
-  const Arrival a = host.tracker.arrive(hdr, now_);
+  if (!m.relay.empty()) return apply_relays(to, m);
+  if (m.directed) hosts_[to].direct_accepted++;
+  else if (!track(to, m)) return;
+  apply_entries(to, m);
+}
+
+// The PeerTracker's verdict on a report (its stream: not a directed message). In an ideal
+// network every message is the next of its stream and fresh: the tracker is skipped.
+bool ClusterSim::track(size_t to, const Message &m) {
+  Host &host = hosts_[to];
+  HostStats &st = host_stats_[to];
+  if (ideal_) return true;  // fan_out() counts it accepted
+  const Arrival a = host.tracker.arrive(m.hdr, now_);
   if (a.verdict != Verdict::Accept) {  // a duplicate, or refused
     st.rejected++;
-    return;
+    return false;
   }
-  st.accepted++;
+  host.direct_accepted++;
   st.peer_ups += a.came_up;
   st.recovered += a.recovered;
-  if (a.gap) request_resends(d.to);
+  if (a.gap) request_resends(to);
   if (a.stale) {  // as Cluster::handle_message: counted, nothing charged
     st.stale++;
-    for (const ReportEntry &e : body.entries) st.stale_hits += e.hits;
-    return;
+    for (const ReportEntry &e : m.body.entries) st.stale_hits += e.hits;
+    return false;
   }
-  for (ReportEntry e : body.entries) {
-    if (body.rules[e.key.rule] != kAdaptiveRule) continue;
-    e.key.rule = DT_RULE_DEFAULT;     // the sender's group index to our rule id
-    Bucket &b = host.buckets[e.key];  // unseen here: created full, then debited
-    const Ns limit = s_.debt_cap ? dt_gcra_debt_limit(now_, &host.policy) : now_ + DT_TAT_HORIZON_NS;
-    b.tat = dt_gcra_debit_upto(b.tat, now_, &host.policy, e.hits, limit);
-    st.hits_debited += e.hits;
+  return true;
+}
+
+// The report's entries as debits (an owner also notes them, Scheme::Owner), then the
+// adaptive controller's share.
+void ClusterSim::apply_entries(size_t to, const Message &m) {
+  Host &host = hosts_[to];
+  std::vector<RelayEntry> relays;
+  for (const ReportEntry &e : m.body.entries) {
+    if (m.body.rules[e.key.rule] != kAdaptiveRule) continue;
+    dt_key k = e.key;
+    k.rule = DT_RULE_DEFAULT;  // the sender's group index to our rule id
+    debit_entry(to, k, e.hits);
+    if (m.directed) {
+      for (RelayEntry &r : host.router.contribute(k, m.from, e.hits, now_)) relays.push_back(std::move(r));
+    } else if (s_.scheme != Scheme::Mesh) {
+      host.router.heard(k, now_);
+    }
   }
+  if (!relays.empty()) send_relays(to, std::move(relays));
   if (host.adaptive) {
     // As Cluster::handle_message: the sender's rule groups to our rule id.
-    std::vector<int64_t> local(body.rules.size(), -1);
-    for (size_t i = 0; i < body.rules.size(); i++)
-      if (body.rules[i] == kAdaptiveRule) local[i] = DT_RULE_DEFAULT;
-    host.adaptive->add_packet_hits(body.entries, local);
-    host.adaptive->on_peer_factors(hdr.node_id, body.factors, now_);
+    std::vector<int64_t> local(m.body.rules.size(), -1);
+    for (size_t i = 0; i < m.body.rules.size(); i++)
+      if (m.body.rules[i] == kAdaptiveRule) local[i] = DT_RULE_DEFAULT;
+    host.adaptive->add_packet_hits(m.body.entries, local);
+    if (!m.directed) host.adaptive->on_peer_factors(m.hdr.node_id, m.body.factors, now_);
   }
+}
+
+// dt_debit: hits another host admitted (unseen here: the bucket is created full, then debited).
+void ClusterSim::debit_entry(size_t to, const dt_key &k, uint64_t hits) {
+  Host &host = hosts_[to];
+  Bucket &b = host.buckets[k];
+  const Ns limit = s_.debt_cap ? dt_gcra_debt_limit(now_, &host.policy) : now_ + DT_TAT_HORIZON_NS;
+  b.tat = dt_gcra_debit_upto(b.tat, now_, &host.policy, hits, limit);
+  host_stats_[to].hits_debited += hits;
+}
+
+// Per period: the traffic of `copies` copies of a message, into or out of host h (a
+// fan-out's copies in are counted by fan_out()).
+void ClusterSim::count(size_t h, bool in, const Message &m, uint64_t copies) {
+  const uint64_t entries = m.relay.empty() ? m.body.entries.size() : m.relay.size();
+  const Traffic t{entries * copies, m.wire_bytes() * copies, copies};
+  (in ? hosts_[h].direct_in : hosts_[h].out)[period_of(now_)] += t;
+}
+
+Traffic &Traffic::operator+=(const Traffic &o) {
+  entries += o.entries, bytes += o.bytes, messages += o.messages;
+  return *this;
 }
 
 int64_t ClusterSim::tokens_milli(size_t host, size_t client) const {

@@ -39,6 +39,23 @@
 // A busy signal answers an admitted request, so a host only gets one if the cluster
 // admitted something since its previous signal (the busy-response reference's rule;
 // the service behind the edge hears every host).
+//
+// Reporting schemes (Scenario::scheme, docs/cluster-scale.md; sim_scheme.cpp):
+//   mesh       every source a host served goes to every peer each period (the agent today)
+//   threshold  a source goes to every peer once its unreported hits reach `threshold`,
+//              then every period while it is hot (reported by anyone in the last
+//              kHotPeriods); lighter sources stay unreported
+//   owner      a source known to be shared (a peer reported it in the last kHotPeriods)
+//              goes to every peer; any other goes to its owner only (rendezvous hash of
+//              the node ids), which charges it and, once a second host reports the source
+//              within the report max age, relays every hit it holds for it to everyone
+//              (each relayed entry names its host, which skips it) and from then on relays
+//              at once what still comes to it alone
+// Report phases: real agents start at different times, so their periods are not aligned;
+// Scenario::random_phase gives every host a seeded random offset in [0, period).
+// Speed: in an ideal network (no loss, duplicates, jitter or partitions) a message is
+// decoded once and fanned out to its receivers in one event, and the PeerTracker is not
+// consulted (its verdict is Accept for every message of an in-order lossless stream).
 #pragma once
 
 #include <cstdint>
@@ -54,6 +71,7 @@
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/report_router.h"
 #include "cluster/resend_buffer.h"
 
 namespace dt::sim {
@@ -109,13 +127,22 @@ struct BusyWindow {
   int host = 0;
 };
 
+enum class Scheme { Mesh, Threshold, Owner };
+const char *scheme_name(Scheme s);
+// "mesh", "threshold" or "owner".
+bool parse_scheme(const std::string &s, Scheme *out);
+constexpr uint64_t kHotPeriods = 25;  // a source heard of in the last 25 periods (5 s) is shared
+
 struct Scenario {
   size_t hosts = 3;
   double rate = 100;  // policy: tokens per second
   uint64_t burst = 50;
   Ns period = 200 * kMs;
   Ns duration = 10 * kSec;
-  std::vector<Ns> report_offset;  // per host, each < period; empty: all 0
+  std::vector<Ns> report_offset;  // per host, each < period; empty: all 0 (or random_phase)
+  bool random_phase = false;      // without report_offset: a seeded random offset per host
+  Scheme scheme = Scheme::Mesh;
+  uint64_t threshold = 2;         // Scheme::Threshold: unreported hits that make a source reported
   Ns peer_down_after = 0;         // PeerTracker threshold; 0: 5 periods, as the agent
   LoadBalancer lb = LoadBalancer::RoundRobin;
   std::vector<Client> clients;
@@ -196,8 +223,22 @@ struct ClientStats {
   uint64_t admitted() const;
 };
 
+// Report traffic (every message: reports, directed, relays, resend requests, resends).
+struct Traffic {
+  uint64_t entries = 0, bytes = 0, messages = 0;
+  Traffic &operator+=(const Traffic &o);
+};
+// One host's, in or out, per period of the scenario (counted on the simulated clock
+// from 0): the total, the busiest period, and how many periods.
+struct HostTraffic {
+  Traffic total, max;
+  uint64_t periods = 0;
+};
+
 struct HostStats {
   uint64_t admitted = 0, refused = 0;
+  uint64_t directed = 0;  // Scheme::Owner: messages sent to one owner
+  uint64_t relayed = 0;   // ... entries this host relayed as an owner
   // Sending side.
   uint64_t reports = 0;          // report periods
   uint64_t hits_reported = 0;
@@ -242,7 +283,9 @@ class ClusterSim {
   const Scenario &scenario() const { return s_; }
   const dt_policy &policy() const { return policy_; }
   const std::vector<ClientStats> &clients() const { return clients_; }
-  const std::vector<HostStats> &hosts() const { return host_stats_; }
+  const std::vector<HostStats> &hosts() const;
+  // Host h's report traffic received (in) or sent (out): each copy a receiver gets.
+  HostTraffic traffic(size_t h, bool in) const;
   const PeerTracker &tracker(size_t host) const { return hosts_[host].tracker; }
 
   // The client's balance on a host now, in thousandths of a token (full if unseen).
@@ -270,6 +313,13 @@ class ClusterSim {
   };
   struct Host {
     std::string node_id;
+    // Ideal network: its messages fanned out, what it received directly (not fanned
+    // out), and per period its traffic out, directly in, and fanned out by itself.
+    uint64_t fanned_out = 0, plain_fanned_out = 0, direct_received = 0, direct_accepted = 0;
+    std::vector<Traffic> out, direct_in, own_fanout;
+    // Schemes: the agent's router (which sources are shared, an owner's unrelayed hits;
+    // Threshold uses only the first).
+    ReportRouter router;
     uint64_t boot_id = 0, seq = 1, epoch = 0;
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
@@ -296,11 +346,25 @@ class ClusterSim {
     uint32_t client;
     int host;
   };
+  // One message on the wire, decoded once (as each receiver would decode it).
+  struct Message {
+    std::shared_ptr<const std::string> bytes;
+    size_t from = 0;
+    DecodeError decoded = DecodeError::None;
+    ReportHeader hdr;
+    ReportBody body;
+    bool directed = false;      // to one owner only: not a report of the sender's stream
+    std::vector<RelayEntry> relay;  // an owner's relay message (from: a host index)
+    size_t relay_size = 0;      // ... its size on the wire (sim_scheme.cpp)
+    size_t wire_bytes() const { return bytes ? bytes->size() : relay_size; }
+  };
+  using MessagePtr = std::shared_ptr<const Message>;
+  static constexpr size_t kEveryPeer = SIZE_MAX;
   struct Delivery {
     Ns at;
     uint64_t order;  // ties: in the order the network accepted them
-    size_t to;
-    std::shared_ptr<const std::string> msg;
+    size_t to;       // kEveryPeer: every host but the sender (an ideal network's fan-out)
+    MessagePtr msg;
     bool operator>(const Delivery &o) const { return at != o.at ? at > o.at : order > o.order; }
   };
   // splitmix64: tiny, and the same sequence on every platform.
@@ -316,14 +380,31 @@ class ClusterSim {
   void handle_request(const Request &r);
   void handle_report(size_t h);
   void handle_delivery(const Delivery &d);
+  void receive(size_t to, const Message &m);
+  bool track(size_t to, const Message &m);
+  void apply_entries(size_t to, const Message &m);
   void serve_resend(size_t h, const std::vector<ResendRequest> &reqs);
   void request_resends(size_t h);
-  void broadcast(size_t from, std::shared_ptr<const std::string> msg);
+  MessagePtr make_message(size_t from, std::shared_ptr<const std::string> bytes);
+  void broadcast(size_t from, const MessagePtr &msg);
+  void publish_report(size_t h, std::vector<ReportEntry> entries, int to);
+  Ns report_offset(size_t h, uint64_t *seed) const;
+  // Schemes (sim_scheme.cpp).
+  void route_served(size_t h, std::vector<ReportEntry> served);
+  void route_threshold(size_t h, std::vector<ReportEntry> served);
+  void mark_reported(size_t h, const std::vector<ReportEntry> &entries);
+  void end_period(size_t h);
+  void send_relays(size_t owner, std::vector<RelayEntry> relays);
+  void apply_relays(size_t to, const Message &m);
+  void debit_entry(size_t to, const dt_key &k, uint64_t hits);
+  void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
+  void fan_out(const Message &m);
+  size_t period_of(Ns t) const;
   void handle_busy(const BusySignal &b);
   void adaptive_period(size_t h);
   void apply_factor(size_t h, double f);
   void sample_bins_until(Ns t);
-  void send(size_t from, size_t to, const std::shared_ptr<const std::string> &msg);
+  void send(size_t from, size_t to, const MessagePtr &msg);
   // The end of the partition that cuts a from b at t (the latest, if several); 0: none.
   Ns cut_until(size_t a, size_t b, Ns t) const;
   size_t pick_host(uint32_t client);
@@ -334,7 +415,9 @@ class ClusterSim {
   dt_policy policy_;
   Ns now_ = 0;
   std::vector<Host> hosts_;
-  std::vector<HostStats> host_stats_;
+  mutable std::vector<HostStats> host_stats_;  // received, accepted: synced by hosts()
+  uint64_t fanouts_ = 0, plain_fanouts_ = 0;   // messages fanned out (plain: reports)
+  std::vector<Traffic> fanout_;                // per period: every fanned-out message once
   std::vector<ClientStats> clients_;
   std::vector<Request> requests_;  // sorted by time
   size_t next_request_ = 0;
@@ -342,6 +425,8 @@ class ClusterSim {
   uint64_t delivery_order_ = 0;
   std::map<std::tuple<size_t, size_t, Ns>, uint64_t> held_;  // (from, to, heal time) -> messages queued
   uint64_t round_robin_ = 0;
+  bool ideal_ = false;  // no loss, duplicates, jitter or partitions: fan-out, no tracker
+  std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> reports_;
   Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
   std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
   std::vector<BusySignal> busy_;  // sorted by time

@@ -1,0 +1,50 @@
+// cluster_aggregates.cpp - Cluster's side of the summing hubs (`agent hub --aggregate`):
+// aggregates checked (a role = hub key), handed to the intake (cluster/aggregate_intake.h:
+// which hub, what of it is ours), and what is left debited like a peer's report.
+#include "cluster/aggregate_protocol.h"
+#include "cluster/cluster.h"
+
+namespace dt {
+
+void Cluster::handle_aggregate(const void *data, size_t len, uint64_t now_ns) {
+  if (signed_) {
+    const VerifyResult v = verifier_.verify_aggregate(data, len);
+    if (v.check == SignatureCheck::Malformed)
+      return reject(decode_error_name(v.malformed), len, "", reject_log_, now_ns);
+    if (v.check != SignatureCheck::Ok) {
+      const std::string detail = v.check == SignatureCheck::NotHub
+                                     ? " from " + v.node_id + ": only a role = hub key may sign a hub's sums"
+                                     : " (an aggregate from " + v.node_id + ")";
+      return reject(signature_check_name(v.check), len, detail, auth_log_, now_ns);
+    }
+  }
+  AggregateMessage m;
+  if (const DecodeError e = decode_aggregate(data, len, &m); e != DecodeError::None)
+    return reject(decode_error_name(e), len, " (an aggregate)", reject_log_, now_ns);
+  const ReportHeader h = m.header;  // the hub's: its node id names the debits in the log
+  bool switched = false;
+  std::string from;
+  std::vector<ReportBody> bodies = intake_.on_message(std::move(m), now_ns, &switched, &from);
+  if (switched && from.empty())
+    log_limited(hub_log_, LogLevel::Info, now_ns, "taking aggregates from hub %s", h.node_id.c_str());
+  else if (switched)
+    log_limited(hub_log_, LogLevel::Warn, now_ns, "hub %s silent for %.1f s: taking aggregates from hub %s",
+                from.c_str(), static_cast<double>(aggregate_down_after_ns(cfg_)) / 1e9, h.node_id.c_str());
+  for (const auto &body : bodies) {
+    counters_.messages_applied++;
+    apply_report(h, body, now_ns);
+  }
+  counters_.aggregates = intake_.counters();
+}
+
+// One of our messages, as the hub will sum it: its entries and tags (decoded back, so
+// that each seq holds exactly what it carried).
+void Cluster::remember_own(const std::string &msg, uint64_t seq, uint64_t now_ns) {
+  ReportHeader h;
+  ReportBody body;
+  if (decode_report(msg.data(), msg.size(), &h, &body) != DecodeError::None) return;  // ours: cannot happen
+  body.factors.clear();
+  intake_.remember_own(seq, std::move(body), now_ns);
+}
+
+}  // namespace dt

@@ -1,0 +1,92 @@
+// sim_scheme.cpp - the simulator's reporting schemes (cluster_sim.h, docs/cluster-scale.md):
+// which peers hear of which sources. Scheme::Mesh is publish_report to every peer;
+// Threshold and Owner route a period's served sources here.
+#include <algorithm>
+#include <map>
+
+#include "sim/cluster_sim.h"
+
+namespace dt::sim {
+
+constexpr std::pair<Scheme, const char *> kSchemeNames[] = {
+    {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}};
+
+const char *scheme_name(Scheme s) {
+  for (const auto &[value, name] : kSchemeNames)
+    if (value == s) return name;
+  return "?";
+}
+
+bool parse_scheme(const std::string &s, Scheme *out) {
+  for (const auto &[value, name] : kSchemeNames) {
+    if (s == name) {
+      *out = value;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Threshold: a source goes to every peer once its unreported hits reach the threshold,
+// then every period while it is shared (anyone reported it lately); the rest waits.
+void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
+  Host &host = hosts_[h];
+  std::vector<ReportEntry> everyone;
+  for (const ReportEntry &e : served) {
+    if (!host.router.shared(e.key, now_) && e.hits < s_.threshold) continue;  // stays unreported
+    host.router.heard(e.key, now_);
+    everyone.push_back(e);
+  }
+  mark_reported(h, everyone);
+  publish_report(h, std::move(everyone), -1);
+}
+
+// Owner: the agent's ReportRouter says who hears of what (cluster/report_router.h).
+void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
+  RoutedReport r = hosts_[h].router.route(served, now_);
+  publish_report(h, std::move(r.everyone), -1);
+  for (auto &[owner, entries] : r.to_owner) publish_report(h, std::move(entries), static_cast<int>(owner));
+  if (!r.relays.empty()) send_relays(h, std::move(r.relays));
+}
+
+// The relay message's size on the wire (docs/cluster-scale.md "Relay section"): a report
+// header, then per host named: u8 id length | id | varint n | n x (address, varint hits).
+size_t relay_wire_bytes(const std::vector<std::string> &ids, const std::map<uint32_t, std::vector<uint64_t>> &by_host,
+                        size_t header_bytes) {
+  auto varint = [](uint64_t v) {
+    size_t n = 1;
+    while (v >= 128) v >>= 7, n++;
+    return n;
+  };
+  size_t bytes = header_bytes + varint(by_host.size());
+  for (const auto &[from, hits] : by_host) {
+    bytes += 1 + ids[from].size() + varint(hits.size());
+    for (uint64_t h : hits) bytes += 4 + varint(h);  // the simulator's clients are IPv4
+  }
+  return bytes;
+}
+
+void ClusterSim::send_relays(size_t owner, std::vector<RelayEntry> relays) {
+  auto m = std::make_shared<Message>();
+  m->from = owner;
+  std::map<uint32_t, std::vector<uint64_t>> by_host;
+  for (const RelayEntry &r : relays) by_host[r.from].push_back(r.entry.hits);
+  std::vector<std::string> ids;
+  for (const Host &h : hosts_) ids.push_back(h.node_id);
+  // The header: magic, version, flags, id length, id, boot, seq, epoch, time, part, parts.
+  m->relay_size = relay_wire_bytes(ids, by_host, 4 + 3 + hosts_[owner].node_id.size() + 32 + 4);
+  host_stats_[owner].relayed += relays.size();
+  m->relay = std::move(relays);
+  broadcast(owner, m);
+}
+
+// A relay: every entry is charged, but those of this host's own hits; each source is shared.
+void ClusterSim::apply_relays(size_t to, const Message &m) {
+  Host &host = hosts_[to];
+  for (const RelayEntry &r : m.relay) {
+    host.router.heard(r.entry.key, now_);
+    if (r.from != to) debit_entry(to, r.entry.key, r.entry.hits);
+  }
+}
+
+}  // namespace dt::sim
