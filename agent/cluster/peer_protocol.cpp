@@ -535,7 +535,7 @@ std::vector<std::string> encode_relay(const ReportHeader &hdr, uint64_t first_se
   for (const auto &hosts : plan) {
     std::vector<const RelayedReport *> valid;
     for (const auto &h : hosts) {
-      const ReportBody body{h.rules, h.entries, {}, {}, {}, {}};
+      const ReportBody body{h.rules, h.entries, {}, {}, {}, {}, {}};
       const ReportItems items = select_items(body);
       if (std::any_of(items.by_rule.begin(), items.by_rule.end(), [](const auto &g) { return !g.empty(); }))
         valid.push_back(&h);

@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
       << dt::encode_resend_request(h, {{"edge-2", 99, {1, 2, 300}}, {"edge-3", 5, {1ull << 40}}});
   // A signed report (kFlagSigned, 64 bytes of signature at the end), with a fixed key.
   dt::SigningKey key;
-  std::string err, signed_msg = dt::encode_report(h, 2, {{"default"}, {}, {{"api:x", 2}}, {}, {}, {}})[0];
+  std::string err, signed_msg = dt::encode_report(h, 2, {{"default"}, {}, {{"api:x", 2}}, {}, {}, {}, {}})[0];
   if (!dt::derive_signing_key("rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7", &key, &err)) {
     fprintf(stderr, "make_seeds: %s\n", err.c_str());
     return 1;
