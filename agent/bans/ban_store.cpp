@@ -9,11 +9,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "common/address.h"
 #include "common/clock.h"
-#include <chrono>
+#include "common/files.h"
 #include "common/runtime_files.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/pin_layout.h"
@@ -116,7 +117,10 @@ std::unique_ptr<BanStore> BanStore::open(const std::string &pin_dir, std::string
   }
   const std::string lock_path = runtime_file(pin_dir, kBansLockFile);
   mkdir(kRuntimeDir, 0755);
-  s->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // A runtime file like the others (common/files.h): never through a symlink, and 0640
+  // even if an older agent made it 0644.
+  s->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kRuntimeFileMode);
+  if (s->lock_fd_ >= 0) fchmod(s->lock_fd_, kRuntimeFileMode);
   if (s->lock_fd_ < 0) {
     *err = "cannot open the bans' lock file " + lock_path + ": " + errno_text(errno) + " (run as root)";
     return nullptr;
