@@ -176,23 +176,22 @@ SBINDIR ?= $(PREFIX)/sbin
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 CONFDIR ?= /etc/dthrottle
 
+UNITS := $(patsubst packaging/%.in,%,$(wildcard packaging/*.service.in))
 install: $(BUILD)/agent
 	install -D -m 0755 $(BUILD)/agent $(DESTDIR)$(SBINDIR)/dthrottle-agent
 	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR)
-	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/dthrottle@.service.in \
-		> $(DESTDIR)$(UNITDIR)/dthrottle@.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/dthrottle@.service
-	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/dthrottle-crowdsec@.service.in \
-		> $(DESTDIR)$(UNITDIR)/dthrottle-crowdsec@.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/dthrottle-crowdsec@.service
+	# Every unit: the agent's template, the hub's, the CrowdSec bouncer's (packaging/*.service.in).
+	for unit in $(UNITS); do \
+		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/$$unit.in \
+			> $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
+	done
 	install -m 0644 packaging/dthrottle.conf.example $(DESTDIR)$(CONFDIR)/eth0.conf.example
 	@echo "next: systemctl daemon-reload; cp $(CONFDIR)/eth0.conf.example $(CONFDIR)/eth0.conf;" \
 	      "systemctl enable --now dthrottle@eth0"
 
 # Removes what install put there; the operators' $(CONFDIR)/*.conf stay.
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/dthrottle-agent $(DESTDIR)$(UNITDIR)/dthrottle@.service \
-	      $(DESTDIR)$(UNITDIR)/dthrottle-crowdsec@.service \
+	rm -f $(DESTDIR)$(SBINDIR)/dthrottle-agent $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) \
 	      $(DESTDIR)$(CONFDIR)/eth0.conf.example
 	-rmdir --ignore-fail-on-non-empty $(DESTDIR)$(CONFDIR)
 
