@@ -78,6 +78,9 @@ received() {
 deny_dropped() { json_num "$(grep -o '"deny":{[^}]*}' <<<"$1")" dropped; }
 
 DENIED="$FIRST,$LAST_V4,$MIDDLE,$LAST"
+# 198.18.4.4 is banned too: the allow list comes before bans (docs/lists.md "Order").
+out=$("$AGENT" ban 198.18.4.4 --for 1m --reason "the allow list beats it" --pin-dir "$PIN_DIR" 2>&1)
+check_eq lists/ban-allow-listed/exit "agent ban 198.18.4.4 (on the allow list) exit code: $out" "$?" 0
 sink_start 30 || die "the UDP sink did not start"
 offer p1 "$DENIED,198.18.3.3,198.18.4.4,198.18.4.5" || die "pktgen send failed"
 sink_stop || die "the sink did not exit cleanly"
@@ -91,12 +94,14 @@ done
 check_eq lists/deny/counted "the deny list's dropped vs frames sent from its sources" "$(deny_dropped "$s1")" "$total"
 check_eq lists/unlisted "198.18.3.3 (on no list): datagrams delivered vs sent" \
 	"$(received 198.18.3.3)" "$(sent "$WORK/p1.json" 198.18.3.3)"
-check_eq lists/allow-beats-deny-rule "198.18.4.4 (allow list, deny rule): datagrams delivered vs sent" \
+check_eq lists/allow-beats-ban-and-deny-rule "198.18.4.4 (allow list, banned, deny rule): datagrams delivered vs sent" \
 	"$(received 198.18.4.4)" "$(sent "$WORK/p1.json" 198.18.4.4)"
 check_eq lists/deny-rule "198.18.4.5 (deny rule only): datagrams delivered" \
 	"$(received 198.18.4.5)" 0
 check_eq lists/allow/counted "the allow list's passed vs frames sent from 198.18.4.4" \
 	"$(json_num "$(grep -o '"allow":{[^}]*}' <<<"$s1")" passed)" "$(sent "$WORK/p1.json" 198.18.4.4)"
+bans=$("$AGENT" bans --pin-dir "$PIN_DIR" --json)
+check lists/ban-allow-listed/listed "agent bans does not list 198.18.4.4: $bans" grep -q '"198.18.4.4' <<<"$bans"
 text=$("$AGENT" stats --pin-dir "$PIN_DIR")
 check lists/stats-text "agent stats has no deny list line: $(grep -A2 '^lists:' <<<"$text")" \
 	grep -q "deny list    $V4_LINES IPv4 + $((prefixes - V4_LINES)) IPv6 prefixes, dropped $total" <<<"$text"
