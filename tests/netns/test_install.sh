@@ -20,6 +20,7 @@ STAGE=$WORK # make install's DESTDIR
 SBIN=usr/local/sbin/dthrottle-agent
 UNIT=usr/local/lib/systemd/system/dthrottle@.service
 CS_UNIT=usr/local/lib/systemd/system/dthrottle-crowdsec@.service
+HUB_UNIT=usr/local/lib/systemd/system/dthrottle-hub.service
 SAMPLE=etc/dthrottle/eth0.conf.example
 
 # --- 1. install ----------------------------------------------------------------------------
@@ -27,7 +28,7 @@ make -s -C "$DT_ROOT" install DESTDIR="$STAGE" PREFIX=/usr/local >"$STAGE.log" 2
 	{ cat "$STAGE.log"; rm -f "$STAGE.log"; die "make install DESTDIR=$STAGE failed"; }
 rm -f "$STAGE.log"
 files=$(cd "$STAGE" && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ')
-expected=$(printf '%s\n' "$SBIN" "$UNIT" "$CS_UNIT" "$SAMPLE" | sort | tr '\n' ' ')
+expected=$(printf '%s\n' "$SBIN" "$UNIT" "$CS_UNIT" "$HUB_UNIT" "$SAMPLE" | sort | tr '\n' ' ')
 check install/files "installed files: got '$files', expected '$expected'" [ "$files" = "$expected" ]
 mode() { stat -c %a "$STAGE/$1" 2>/dev/null; }
 check install/modes "modes: binary $(mode "$SBIN") (755), unit $(mode "$UNIT") (644), sample $(mode "$SAMPLE") (644)" \
