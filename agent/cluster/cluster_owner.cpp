@@ -20,14 +20,15 @@ uint64_t wall_ms() {
 }  // namespace
 
 // The owner scheme needs members that agree on who owns what: a full mesh (no hubs) in
-// which every configured peer is up (its node id known). Else every source goes to every
-// peer, as in the mesh: more bytes, never less accuracy.
+// which exactly as many node ids are up as peers are configured (each one's id known; one
+// more, say a forged or stray node id, could otherwise own sources nobody receives). Else
+// every source goes to every peer, as in the mesh: more bytes, never less accuracy.
 bool Cluster::owner_ready() {
   if (!cfg_.owner_scheme || !cfg_.hubs.empty() || cfg_.peers.empty()) return false;
   std::vector<std::string> ids{cfg_.node_id};
   for (const auto &[id, p] : tracker_.peers())
     if (p.up) ids.push_back(id);
-  if (ids.size() < cfg_.peers.size() + 1) return false;
+  if (ids.size() != cfg_.peers.size() + 1) return false;
   std::sort(ids.begin(), ids.end());
   if (ids != router_.members())
     router_.set_members(ids, static_cast<size_t>(std::find(ids.begin(), ids.end(), cfg_.node_id) - ids.begin()));

@@ -30,9 +30,10 @@ bool ReportRouter::shared(const dt_key &k, uint64_t now_ns) const {
 RoutedReport ReportRouter::route(const std::vector<ReportEntry> &served, uint64_t now_ns) {
   sweep(now_ns);
   RoutedReport r;
+  const bool mesh = members_.size() < kOwnerMinMembers;
   for (const ReportEntry &e : served) {
     if (e.hits == 0) continue;
-    if (shared(e.key, now_ns)) {
+    if (mesh || shared(e.key, now_ns)) {
       heard(e.key, now_ns);  // still served here: still shared
       r.everyone.push_back(e);
       continue;

@@ -11,6 +11,10 @@
 // member that admitted each (receivers skip their own); a source it knows to be shared is
 // relayed at once. Hits older than pending_max_age_ns (the report max age) are dropped
 // unrelayed: a receiver would not charge them any more.
+// Below kOwnerMinMembers members everything goes to every peer (a mesh): there the mesh costs
+// a host at most 3x what it serves, and a source's first hits reach everyone one period
+// sooner than through an owner (measured: 3 real agents 1.021x with owners, 1.001x to 1.016x
+// as a mesh).
 #pragma once
 
 #include <cstddef>
@@ -37,6 +41,8 @@ struct RoutedReport {
   std::map<size_t, std::vector<ReportEntry>> to_owner;   // member index -> to that owner only
   std::vector<RelayEntry> relays;                        // we own them and they turned shared
 };
+
+constexpr size_t kOwnerMinMembers = 5;
 
 struct RouterOptions {
   uint64_t shared_keep_ns = 5'000'000'000ull;     // 25 periods of 200 ms

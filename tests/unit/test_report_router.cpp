@@ -64,8 +64,8 @@ TEST(SourceOwner, SameOwnerEverywhereSpreadEvenlyAndStableWhenAMemberLeaves) {
 }
 
 TEST(ReportRouter, UnsharedSourcesGoToTheirOwnerOnlySharedOnesToEveryone) {
-  auto r = router(4, 0);
-  const dt_key mine = owned_by(0, 4), theirs = owned_by(2, 4), shared = owned_by(3, 4);
+  auto r = router(5, 0);
+  const dt_key mine = owned_by(0, 5), theirs = owned_by(2, 5), shared = owned_by(3, 5);
   r.heard(shared, 0);
   const auto routed = r.route({{mine, 3}, {theirs, 4}, {shared, 5}}, 100 * kMs);
   ASSERT_EQ(routed.everyone.size(), 1u) << "only the shared source goes to every peer";
@@ -97,8 +97,8 @@ TEST(ReportRouter, SecondHostRelaysEveryHitHeldWithItsHost) {
 }
 
 TEST(ReportRouter, OwnersOwnHitsCountAsASecondHost) {
-  auto owner = router(3, 0);
-  const dt_key k = owned_by(0, 3);
+  auto owner = router(5, 0);
+  const dt_key k = owned_by(0, 5);
   EXPECT_TRUE(owner.contribute(k, 2, 6, 10 * kMs).empty());
   const auto routed = owner.route({{k, 3}}, 200 * kMs);
   EXPECT_EQ(routed.relays.size(), 2u) << "h2's 6 hits and our 3: relayed together";
@@ -117,8 +117,8 @@ TEST(ReportRouter, HitsOlderThanTheReportMaxAgeAreNotRelayed) {
 }
 
 TEST(ReportRouter, SharedStateExpiresAndMemoryIsSwept) {
-  auto r = router(2, 0);
-  const dt_key k = owned_by(1, 2);
+  auto r = router(5, 0);
+  const dt_key k = owned_by(1, 5);
   r.heard(k, 0);
   EXPECT_TRUE(r.shared(k, 4999 * kMs));
   EXPECT_FALSE(r.shared(k, 5000 * kMs)) << "25 periods without news: not shared any more";
@@ -126,10 +126,13 @@ TEST(ReportRouter, SharedStateExpiresAndMemoryIsSwept) {
   EXPECT_EQ(r.shared_count(), 0u) << "the sweep forgot the expired source";
 }
 
-TEST(ReportRouter, AloneEverythingStaysHere) {
-  auto r = router(1, 0);
-  const auto routed = r.route({{v4(1), 3}}, 0);
-  EXPECT_TRUE(routed.everyone.empty() && routed.to_owner.empty() && routed.relays.empty());
+TEST(ReportRouter, SmallClustersStayAMesh) {
+  for (size_t members = 1; members < dt::kOwnerMinMembers; members++) {
+    auto r = router(members, 0);
+    const auto routed = r.route({{owned_by(members - 1, members), 3}, {owned_by(0, members), 2}}, 0);
+    EXPECT_EQ(routed.everyone.size(), 2u) << members << " members: every source to every peer";
+    EXPECT_TRUE(routed.to_owner.empty() && routed.relays.empty()) << members << " members";
+  }
 }
 
 }  // namespace
