@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 
 #include "common/address.h"
@@ -25,11 +24,6 @@ namespace {
 constexpr const char *kBansLockFile = ".bans";  // flock()ed around every change; holds the generation
 
 std::string errno_text(int e) { return strerror(e); }
-
-uint64_t unix_ms() {
-  using namespace std::chrono;
-  return static_cast<uint64_t>(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
-}
 
 // The trie key of `p` in its family's map: struct dt_ban_key4 or struct dt_lpm_key.
 struct TrieKey {
@@ -224,7 +218,7 @@ bool BanStore::write_new(Ban ban, std::string *err) {
 
 bool BanStore::set(const Ban &in, std::string *err) {
   Ban ban = in;
-  if (!ban.set_unix_ms) ban.set_unix_ms = unix_ms();
+  if (!ban.set_unix_ms) ban.set_unix_ms = unix_now_ms();
   if (!lock(LOCK_EX)) return *err = "cannot lock the bans: " + errno_text(errno), false;
   bool ok;
   if (auto old = find_locked(ban.prefix)) {  // an update: same slot, counts kept

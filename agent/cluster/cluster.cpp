@@ -1,5 +1,6 @@
 // cluster.cpp - ZeroMQ pub-sub of period reports and their application as debits.
 #include "cluster/cluster.h"
+#include "common/clock.h"
 
 #include <bpf/bpf.h>
 #include <netdb.h>
@@ -25,12 +26,6 @@ namespace {
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
 constexpr size_t kMaxResentPerPeriod = 2 * kMaxResendSeqs;  // two full requests' worth
 constexpr uint64_t kSharedKeepPeriods = 25;  // owner scheme: a source heard of lately is shared
-
-uint64_t unix_ms() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
 
 }  // namespace
 
@@ -352,11 +347,7 @@ void Cluster::on_period(uint64_t now_ns) {
     if (reject_log_.allow(now_ns, &suppressed))
       DT_WARN("collecting this period's hits failed: %s", strerror(-err));
   }
-  ReportHeader h;
-  h.node_id = cfg_.node_id;
-  h.boot_id = boot_id_;
-  h.epoch = collector_.epoch() - 1;
-  h.sent_unix_ms = unix_ms();
+  ReportHeader h = message_header(collector_.epoch() - 1);
   ReportBody body;
   body.rules = rule_names_;
   if (adaptive_) {
@@ -401,13 +392,20 @@ void Cluster::publish_report(const ReportHeader &h, const ReportBody &body, uint
   }
 }
 
-// Asks the peers for the messages missing in their sequences (not yet stale).
-void Cluster::request_resends(uint64_t now_ns) {
+// The header of a message this node sends now, in `epoch` (a report's: the period just
+// ended; a request's or a bans message's: the current one).
+ReportHeader Cluster::message_header(uint64_t epoch) const {
   ReportHeader h;
   h.node_id = cfg_.node_id;
   h.boot_id = boot_id_;
-  h.epoch = collector_.epoch();
-  h.sent_unix_ms = unix_ms();
+  h.epoch = epoch;
+  h.sent_unix_ms = unix_now_ms();
+  return h;
+}
+
+// Asks the peers for the messages missing in their sequences (not yet stale).
+void Cluster::request_resends(uint64_t now_ns) {
+  ReportHeader h = message_header(collector_.epoch());
   std::string msg = encode_resend_request(h, tracker_.resend_requests(now_ns, kMaxResendSeqs));
   if (msg.empty()) return;
   if (signed_) sign_message(msg, signing_);
@@ -462,7 +460,7 @@ void Cluster::log_summary() const {
 }
 
 std::string Cluster::status_json(uint64_t now_ns) const {
-  const ClusterStatusHead head{cfg_.node_id, unix_ms(), now_ns, collector_.epoch(), cfg_.period_ns, security()};
+  const ClusterStatusHead head{cfg_.node_id, unix_now_ms(), now_ns, collector_.epoch(), cfg_.period_ns, security()};
   return cluster_status_json(head, counters_, tracker_.peers());
 }
 

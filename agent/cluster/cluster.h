@@ -176,6 +176,7 @@ class Cluster {
   std::vector<dt_debit> apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
+  ReportHeader message_header(uint64_t epoch) const;  // now, from this node
   std::vector<ReportEntry> route_served(std::vector<ReportEntry> served, uint64_t now_ns);
   void publish_directed(size_t owner, const std::vector<ReportEntry> &entries, uint64_t now_ns);
   void publish_relays(const std::vector<RelayEntry> &relays, uint64_t now_ns,

@@ -1,30 +1,17 @@
 // cluster_bans.cpp - bans between peers (bans/ban_sync.h, docs/bans.md "Cluster"): this
 // host's bans out in bans messages of their own, the peers' in.
-#include <chrono>
 
 #include "cluster/cluster.h"
+#include "common/clock.h"
 #include "cluster/report_signing.h"
 
 namespace dt {
-namespace {
-
-uint64_t wall_ms() {
-  using namespace std::chrono;
-  return static_cast<uint64_t>(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
-}
-
-}  // namespace
-
 // What BanSync has to announce this period, signed like reports when keys are used.
 void Cluster::publish_bans(uint64_t now_ns) {
   if (!bans_) return;
-  const std::vector<BanNotice> notices = bans_->on_period(now_ns, wall_ms());
+  const std::vector<BanNotice> notices = bans_->on_period(now_ns, unix_now_ms());
   if (notices.empty()) return;
-  ReportHeader h;
-  h.node_id = cfg_.node_id;
-  h.boot_id = boot_id_;
-  h.epoch = collector_.epoch();
-  h.sent_unix_ms = wall_ms();
+  const ReportHeader h = message_header(collector_.epoch());
   for (std::string &m : encode_ban_messages(h, notices, kMaxMessageBytes - (signed_ ? kSignatureBytes : 0))) {
     if (signed_) sign_message(m, signing_);
     if (!publish(m)) continue;

@@ -2,23 +2,13 @@
 // (docs/cluster-scale.md, cluster/report_router.h): sources seen only here go to their
 // owner alone, shared ones to every peer; an owner relays what turns out to be shared.
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <zmq.hpp>
 
 #include "cluster/cluster.h"
+#include "common/clock.h"
 
 namespace dt {
-namespace {
-
-uint64_t wall_ms() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
-
-}  // namespace
-
 // The owner scheme needs members that agree on who owns what: a full mesh (no hubs) in
 // which exactly as many node ids are up as peers are configured (each one's id known; one
 // more, say a forged or stray node id, could otherwise own sources nobody receives). Else
@@ -54,11 +44,7 @@ std::vector<ReportEntry> Cluster::route_served(std::vector<ReportEntry> served, 
 void Cluster::publish_directed(size_t owner, const std::vector<ReportEntry> &entries, uint64_t now_ns) {
   const std::string &to = router_.members()[owner];
   uint64_t &seq = directed_seq_.try_emplace(to, 1).first->second;
-  ReportHeader h;
-  h.node_id = cfg_.node_id;
-  h.boot_id = boot_id_;
-  h.epoch = collector_.epoch() - 1;
-  h.sent_unix_ms = wall_ms();
+  const ReportHeader h = message_header(collector_.epoch() - 1);
   ReportBody body;
   body.rules = rule_names_;
   body.entries = entries;
@@ -89,11 +75,7 @@ void Cluster::publish_relays(const std::vector<RelayEntry> &relays, uint64_t now
     name_prefix_groups(&named);
     blocks.push_back(RelayedReport{(*ids)[member], std::move(named.rules), std::move(named.entries)});
   }
-  ReportHeader h;
-  h.node_id = cfg_.node_id;
-  h.boot_id = boot_id_;
-  h.epoch = collector_.epoch() - 1;
-  h.sent_unix_ms = wall_ms();
+  const ReportHeader h = message_header(collector_.epoch() - 1);
   for (auto &m : encode_relay(h, next_seq_, blocks)) {
     if (signed_) sign_message(m, signing_);
     auto kept = std::make_shared<const std::string>(std::move(m));

@@ -1,6 +1,7 @@
 // clock.cpp - the clocks the agent reads.
 #include "common/clock.h"
 
+#include <chrono>
 #include <ctime>
 
 namespace dt {
@@ -16,6 +17,11 @@ uint32_t coarse_clock_lag_ns() {
   if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0 || res.tv_sec != 0) return 0;
   const uint64_t lag = 2 * static_cast<uint64_t>(res.tv_nsec);
   return lag > 100'000'000ull ? 0 : static_cast<uint32_t>(lag);
+}
+
+uint64_t unix_now_ms() {
+  using namespace std::chrono;
+  return static_cast<uint64_t>(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
 }
 
 }  // namespace dt

@@ -13,4 +13,8 @@ uint64_t mono_now_ns();
 // implausible (over 100 ms), which turns the kernel's coarse-clock shortcut off.
 uint32_t coarse_clock_lag_ns();
 
+// The wall clock (CLOCK_REALTIME) in ms since the Unix epoch: when a report was sent or a
+// ban was set, as other hosts read it.
+uint64_t unix_now_ms();
+
 }  // namespace dt

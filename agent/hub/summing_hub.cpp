@@ -1,5 +1,6 @@
 // summing_hub.cpp - the loop of a summing hub: receive, check, sum; every period, send.
 #include "hub/summing_hub.h"
+#include "common/clock.h"
 
 #include <sys/random.h>
 
@@ -100,9 +101,7 @@ void SummingHub::send_period() {
   h.node_id = cfg_.hub_id;
   h.boot_id = boot_id_;
   h.epoch = ++epoch_;
-  h.sent_unix_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                            std::chrono::system_clock::now().time_since_epoch())
-                                            .count());
+  h.sent_unix_ms = unix_now_ms();
   auto msgs = encode_aggregate(cfg_.hub_id, included, h, next_seq_, sums,
                                kMaxMessageBytes - (cfg_.keys ? kSignatureBytes : 0));
   next_seq_ += msgs.size();
