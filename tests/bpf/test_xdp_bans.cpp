@@ -18,9 +18,8 @@
 #include <vector>
 
 #include "frames/packet_builder.h"
-#include "bpf_fixture.h"
+#include "ban_fixture.h"
 #include "prog_maps.h"
-#include "bans/ban_store.h"
 #include "common/clock.h"
 #include "dataplane/policy.h"
 #include "rules/rules.h"
@@ -32,49 +31,13 @@ namespace {
 std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
 std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
 
-constexpr uint64_t kMinute = 60'000'000'000ull;
-
-class XdpBans : public RuleMapsFixture {
+class XdpBans : public BanMapsFixture {
  protected:
-  void SetUp() override {
-    RuleMapsFixture::SetUp();
-    if (HasFatalFailure()) return;
-    set_policy(1e6, 1'000'000);  // rule 0 admits everything: only a ban drops
-    store_ = BanStore::over(BanMapFds{map_fd(DT_MAP_BANS_V4), map_fd(DT_MAP_BANS_V6), map_fd(DT_MAP_BAN_INFO),
-                                      map_fd(DT_MAP_BAN_COUNTS)});
-  }
-
-  // Bans `text` until now + for_ns.
-  void ban(const std::string &text, uint64_t for_ns, const std::string &reason = "test") {
-    Ban b;
-    std::string err;
-    ASSERT_TRUE(parse_ban_prefix(text, &b.prefix, &err)) << err;
-    b.expires_ns = mono_now_ns() + for_ns;
-    b.reason = reason;
-    b.origin = "local";
-    b.who = "test";
-    ASSERT_TRUE(store_->set(b, &err)) << err;
-  }
-
-  // The ban of exactly `text`, with its counts (a failure if there is none).
-  Ban ban_of(const std::string &text) {
-    std::vector<Ban> all;
-    std::string err;
-    EXPECT_TRUE(store_->list(&all, &err)) << err;
-    BanPrefix p;
-    EXPECT_TRUE(parse_ban_prefix(text, &p, &err)) << err;
-    for (const Ban &b : all)
-      if (b.prefix == p) return b;
-    ADD_FAILURE() << "no ban of " << text << " in the store";
-    return Ban{};
-  }
-
   void set_dry_run(bool on) {
     ASSERT_EQ(update_config_flags(config_fd(), on ? DT_CFG_DRY_RUN : 0, on ? 0 : DT_CFG_DRY_RUN, live_config().coarse_lag_ns),
               0);
   }
 
-  std::unique_ptr<BanStore> store_;
 };
 
 TEST_F(XdpBans, BannedIpv4PrefixDropsItsSourcesOnly) {

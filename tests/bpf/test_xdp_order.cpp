@@ -10,10 +10,8 @@
 #include <vector>
 
 #include "frames/packet_builder.h"
-#include "bpf_fixture.h"
+#include "ban_fixture.h"
 #include "prog_maps.h"
-#include "bans/ban_store.h"
-#include "common/clock.h"
 #include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
@@ -26,41 +24,9 @@ namespace {
 std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
 std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
 
-constexpr uint64_t kMinute = 60'000'000'000ull;
-
-class XdpCheckOrder : public RuleMapsFixture {
+class XdpCheckOrder : public BanMapsFixture {
  protected:
-  void SetUp() override {
-    RuleMapsFixture::SetUp();
-    if (HasFatalFailure()) return;
-    set_policy(1e6, 1'000'000);  // rule 0 admits everything: only a ban or a list drops
-    store_ = BanStore::over(BanMapFds{map_fd(DT_MAP_BANS_V4), map_fd(DT_MAP_BANS_V6), map_fd(DT_MAP_BAN_INFO),
-                                      map_fd(DT_MAP_BAN_COUNTS)});
-  }
-
-  void ban(const std::string &text) {
-    Ban b;
-    std::string err;
-    ASSERT_TRUE(parse_ban_prefix(text, &b.prefix, &err)) << err;
-    b.expires_ns = mono_now_ns() + kMinute;
-    b.reason = "order test";
-    b.origin = "local";
-    b.who = "test";
-    ASSERT_TRUE(store_->set(b, &err)) << err;
-  }
-
-  // Packets the ban of exactly `text` dropped.
-  uint64_t ban_dropped(const std::string &text) {
-    std::vector<Ban> all;
-    std::string err;
-    BanPrefix p;
-    EXPECT_TRUE(store_->list(&all, &err)) << err;
-    EXPECT_TRUE(parse_ban_prefix(text, &p, &err)) << err;
-    for (const Ban &b : all)
-      if (b.prefix == p) return b.dropped;
-    ADD_FAILURE() << "no ban of " << text;
-    return 0;
-  }
+  uint64_t ban_dropped(const std::string &text) { return ban_of(text).dropped; }
 
   void lists(const std::string &allow, const std::string &deny) {
     ListPrefixes a, d;
@@ -74,7 +40,6 @@ class XdpCheckOrder : public RuleMapsFixture {
 
   dt_list_stats list_counters() { return summed_per_cpu<dt_list_stats>(map_fd(DT_MAP_LIST_STATS), 0); }
 
-  std::unique_ptr<BanStore> store_;
 };
 
 TEST_F(XdpCheckOrder, AllowListBeatsABan) {

@@ -29,6 +29,7 @@
 #include "query/query_server.h"
 #include "rules/tags.h"
 #include "temp_dir.h"
+#include "test_sockets.h"
 
 namespace {
 
@@ -37,34 +38,8 @@ using dt::test::TempDir;
 
 constexpr uid_t kNobody = 65534;
 
-int connect_unix(const std::string &path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
-  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path.c_str());
-  if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
-    close(fd);
-    return -1;
-  }
-  timeval tv{2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  return fd;
-}
-
-int connect_tcp(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
-    close(fd);
-    return -1;
-  }
-  timeval tv{2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  return fd;
-}
+using dt::test::connect_tcp;
+using dt::test::connect_unix;
 
 // Sends `line` and reads one answer line (with its '\n'); "" on EOF or timeout.
 std::string ask(int fd, const std::string &line) {

@@ -28,6 +28,7 @@
 #include "query/query_server.h"
 #include "rules/tags.h"
 #include "temp_dir.h"
+#include "test_sockets.h"
 
 namespace {
 
@@ -37,39 +38,11 @@ constexpr double kNoRefill = 0.000001;
 
 using dt::test::TempDir;  // a scratch directory for sockets
 
-// Every blocking call of the test's own sockets gives up after 2 s.
-void set_timeouts(int fd) {
-  timeval tv{2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
-int connect_unix(const std::string &path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
-  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path.c_str());
-  if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
-    close(fd);
-    return -1;
-  }
-  set_timeouts(fd);
-  return fd;
-}
-
-int connect_tcp(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
-    close(fd);
-    return -1;
-  }
-  set_timeouts(fd);
-  return fd;
-}
+using dt::test::connect_tcp;
+using dt::test::connect_unix;
+using dt::test::read_n;
+using dt::test::send_all;
+using dt::test::set_timeouts;
 
 // A unix listening socket that never accepts: connections complete in its backlog.
 int listen_unix(const std::string &path) {
@@ -82,28 +55,6 @@ int listen_unix(const std::string &path) {
     return -1;
   }
   return fd;
-}
-
-bool send_all(int fd, const std::string &s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    const ssize_t n = send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Reads exactly n bytes (less on EOF, error or the 2 s timeout).
-std::string read_n(int fd, size_t n) {
-  std::string out;
-  char buf[65536];
-  while (out.size() < n) {
-    const ssize_t r = recv(fd, buf, std::min(sizeof buf, n - out.size()), 0);
-    if (r <= 0) break;
-    out.append(buf, static_cast<size_t>(r));
-  }
-  return out;
 }
 
 // Sends `queries` and reads `n` bytes of answers: what came back, or a note that the
