@@ -21,41 +21,19 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=crowdsec
 
-LAB_SCRIPT=$DT_ROOT/scripts/crowdsec_lab.sh
 POLL=1
 BANNED=198.18.7.7
 OTHER=198.18.7.8
 V6=2001:2:0:7::9
 V6_RANGE=2001:2:0:7::/64
-LAPI=127.0.0.1:8080
-
-if ! out=$("$LAB_SCRIPT" fetch 2>&1); then
-	rc=$?
-	[ "$rc" -eq 3 ] && { echo "SKIP crowdsec: ${out#crowdsec_lab.sh: }"; exit 0; }
-	die "scripts/crowdsec_lab.sh fetch failed: $out"
-fi
+source "$(dirname "$0")/crowdsec_lapi.sh"
+cs_fetch_or_skip
 
 lab_init dtcs
 lab_up
-CS_DIR=$WORK/crowdsec
-CS_STARTED=0
-# The LAPI is ours to stop, whatever happens (lab_cleanup knows only the PIDs it started).
-lapi_stop() { [ "$CS_STARTED" -eq 1 ] && "$LAB_SCRIPT" stop "$CS_DIR"; CS_STARTED=0; }
-trap 'rc=$?; lapi_stop; (exit $rc); lab_cleanup' EXIT
-lapi_start() {
-	in_ns "$H_NS" "$LAB_SCRIPT" start "$CS_DIR" || die "the LAPI did not start: $(tail -n 5 "$CS_DIR/crowdsec.log")"
-	CS_STARTED=1
-}
-cscli() { in_ns "$H_NS" "$LAB_SCRIPT" cscli "$CS_DIR" "$@" >>"$WORK/cscli.log" 2>&1; }
-
-"$LAB_SCRIPT" config "$CS_DIR" "$LAPI" || die "cannot write the LAPI's configuration"
-lapi_start
-cscli machines add --auto || die "cscli machines add failed: $(tail -n 3 "$WORK/cscli.log")"
-KEY=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-KEY2=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-cscli bouncers add dthrottle-test -k "$KEY" && cscli bouncers add dthrottle-test2 -k "$KEY2" ||
-	die "cscli bouncers add failed: $(tail -n 3 "$WORK/cscli.log")"
-printf '%s\n' "$KEY" >"$WORK/key" && printf '%s\n' "$KEY2" >"$WORK/key2" && chmod 600 "$WORK/key" "$WORK/key2"
+cs_lapi_up "$H_NS"
+cs_bouncer_key dthrottle-test "$WORK/key"
+cs_bouncer_key dthrottle-test2 "$WORK/key2"
 
 agent_start main --rate 100000 --burst 100000 --stats-interval 10m || die "the agent did not start"
 
@@ -135,14 +113,14 @@ check_eq crowdsec/one-ban-per-prefix "lines of agent bans for $BANNED with two b
 stop_pid "${LAB_PIDS[bouncer-two]}"
 
 # --- 4. the LAPI down ----------------------------------------------------------------------------
-lapi_stop
+cs_lapi_stop
 wait_for_line "$WORK/agent-crowdsec-one.log" 'LAPI pull failed' "${LAB_PIDS[bouncer-one]}" $((2 * POLL + 2)) ||
 	fail crowdsec/outage-noticed "the bouncer logged no failed pull with the LAPI down"
 offer outage
 check_eq crowdsec/outage-keeps-ban "frames from $BANNED delivered while the LAPI is down" "${GOT[$BANNED]:-0}" 0
 check crowdsec/outage-listed "the ban of $BANNED left the maps while the LAPI was down" banned "$BANNED"
 answers_before=$(grep -c 'answers' "$WORK/agent-crowdsec-one.log")
-lapi_start
+cs_lapi_start
 wait_until 10 bash -c "[ \$(grep -c answers '$WORK/agent-crowdsec-one.log') -gt $answers_before ]" ||
 	fail crowdsec/outage-recovers "the bouncer did not pull again within 10 s of the LAPI's restart"
 check crowdsec/after-outage "the ban of $BANNED is gone after the LAPI came back" banned "$BANNED"

@@ -11,32 +11,15 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=crowdsec_cluster
 
-LAB_SCRIPT=$DT_ROOT/scripts/crowdsec_lab.sh
 POLL=1
 BANNED=198.18.7.7
-LAPI=127.0.0.1:8080
-
-if ! out=$("$LAB_SCRIPT" fetch 2>&1); then
-	rc=$?
-	[ "$rc" -eq 3 ] && { echo "SKIP crowdsec_cluster: ${out#crowdsec_lab.sh: }"; exit 0; }
-	die "scripts/crowdsec_lab.sh fetch failed: $out"
-fi
+source "$(dirname "$0")/crowdsec_lapi.sh"
+cs_fetch_or_skip
 
 lab_init dtcsc
 mlab_up 2
-CS_DIR=$WORK/crowdsec
-CS_STARTED=0
-lapi_stop() { [ "$CS_STARTED" -eq 1 ] && "$LAB_SCRIPT" stop "$CS_DIR"; CS_STARTED=0; }
-trap 'rc=$?; lapi_stop; (exit $rc); lab_cleanup' EXIT
-cscli() { in_ns "${M_NS[1]}" "$LAB_SCRIPT" cscli "$CS_DIR" "$@" >>"$WORK/cscli.log" 2>&1; }
-
-"$LAB_SCRIPT" config "$CS_DIR" "$LAPI" || die "cannot write the LAPI's configuration"
-in_ns "${M_NS[1]}" "$LAB_SCRIPT" start "$CS_DIR" || die "the LAPI did not start: $(tail -n 5 "$CS_DIR/crowdsec.log")"
-CS_STARTED=1
-KEY=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-cscli machines add --auto && cscli bouncers add dthrottle-test -k "$KEY" ||
-	die "cscli failed: $(tail -n 3 "$WORK/cscli.log")"
-printf '%s\n' "$KEY" >"$WORK/key" && chmod 600 "$WORK/key"
+cs_lapi_up "${M_NS[1]}"
+cs_bouncer_key dthrottle-test "$WORK/key"
 
 for i in 1 2; do
 	mlab_agent_start "$i" "m$i" --rate 1000 --burst 1000 --period 200ms --stats-interval 10m \
