@@ -523,7 +523,33 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                      {"replayed", a.replayed},       {"overlaps", a.overlaps},
                      {"own_missing", a.own_missing}, {"own_hits_subtracted", a.own_hits_subtracted},
                      {"failovers", a.failovers},     {"active_hub", a.active_hub}};
+  const BanSyncCounters &b = c.bans;
+  j["bans"] = {{"messages_sent", c.ban_messages_sent},
+               {"messages_received", c.ban_messages_received},
+               {"announced", b.announced},
+               {"lifts_announced", b.lifts_announced},
+               {"learned", b.learned},
+               {"updated", b.updated},
+               {"lifted", b.lifted},
+               {"swept", b.swept},
+               {"ignored_stale", b.ignored_stale},
+               {"rejected_cap", b.rejected_cap},
+               {"rejected_duration", b.rejected_duration},
+               {"rejected_write", b.rejected_write}};
   return dump_json(j);
+}
+
+// The bans line of `agent stats`: sent, and what became of the peers' notices.
+static std::string ban_sync_text(const ClusterCounters &c) {
+  const BanSyncCounters &b = c.bans;
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  char line[256];
+  snprintf(line, sizeof line,
+           "  bans     sent %llu messages (%llu bans, %llu lifts); from peers: %llu learned, %llu updated, %llu lifted, "
+           "%llu stale, %llu refused\n",
+           u(c.ban_messages_sent), u(b.announced), u(b.lifts_announced), u(b.learned), u(b.updated), u(b.lifted),
+           u(b.ignored_stale), u(b.rejected_cap + b.rejected_duration + b.rejected_write));
+  return line;
 }
 
 std::string Cluster::status_text(uint64_t now_ns) const {
@@ -555,6 +581,7 @@ std::string Cluster::status_text(uint64_t now_ns) const {
     snprintf(line, sizeof line, "  rejected %-20s %llu\n", k.c_str(), u(v));
     t += line;
   }
+  t += ban_sync_text(c);
   snprintf(line, sizeof line, "  %-24s %-5s %10s %10s %8s %8s %8s\n", "PEER", "STATE", "HEARD AGO", "ACCEPTED", "DUPS",
            "LOST", "RESTARTS");
   t += line;

@@ -78,6 +78,7 @@ struct ClusterCounters {
   // "bad_signature", "hub_report" (cluster/report_signing.h).
   std::map<std::string, uint64_t> rejected;
   AggregateCounters aggregates;  // a summing hub's aggregates (cluster/aggregate_intake.h)
+  BanSyncCounters bans;          // bans announced and learned (bans/ban_sync.h), as of the last period
   uint64_t rejected_total() const;
 };
 

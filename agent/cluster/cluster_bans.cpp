@@ -10,6 +10,7 @@ namespace dt {
 void Cluster::publish_bans(uint64_t now_ns) {
   if (!bans_) return;
   const std::vector<BanNotice> notices = bans_->on_period(now_ns, unix_now_ms());
+  counters_.bans = bans_->counters();
   if (notices.empty()) return;
   const ReportHeader h = message_header(collector_.epoch());
   for (std::string &m : encode_ban_messages(h, notices, kMaxMessageBytes - (signed_ ? kSignatureBytes : 0))) {
@@ -23,7 +24,9 @@ void Cluster::publish_bans(uint64_t now_ns) {
 // A peer's bans message (already checked: its signature with keys, not our own echo).
 void Cluster::apply_bans(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
   counters_.ban_messages_received++;
-  if (bans_) bans_->apply(h.node_id, body.bans, now_ns);
+  if (!bans_) return;
+  bans_->apply(h.node_id, body.bans, now_ns);
+  counters_.bans = bans_->counters();
 }
 
 }  // namespace dt

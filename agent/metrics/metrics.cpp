@@ -289,6 +289,22 @@ const ClusterFamily kClusterApplied[] = {
      &ClusterCounters::resent_bytes},
 };
 
+// Bans between peers (docs/bans.md "Cluster"): messages, and each peer notice's fate.
+void render_ban_sync(Exposition &x, const ClusterCounters &c) {
+  x.counter("dthrottle_ban_messages_sent_total", "Bans messages published to peers.", c.ban_messages_sent);
+  x.counter("dthrottle_ban_messages_received_total", "Bans messages received from peers.", c.ban_messages_received);
+  x.family("dthrottle_peer_ban_notices_total", "counter",
+           "Peers' ban notices, by what became of them: learned, updated, lifted, stale (older than a lift or the "
+           "ban held here), refused_cap (16,384 learned bans), refused_duration (over 30 days), refused_write.");
+  const BanSyncCounters &b = c.bans;
+  const std::pair<const char *, uint64_t> results[] = {
+      {"learned", b.learned},           {"updated", b.updated},
+      {"lifted", b.lifted},             {"stale", b.ignored_stale},
+      {"refused_cap", b.rejected_cap},  {"refused_duration", b.rejected_duration},
+      {"refused_write", b.rejected_write}};
+  for (const auto &[result, n] : results) x.sample("dthrottle_peer_ban_notices_total", {{"result", result}}, n);
+}
+
 void render_cluster(Exposition &x, const MetricsSnapshot &snap) {
   const ClusterCounters &c = snap.counters;
   x.gauge("dthrottle_report_collect_duration_seconds",
@@ -311,6 +327,7 @@ void render_cluster(Exposition &x, const MetricsSnapshot &snap) {
   for (const auto &[reason, n] : c.rejected)
     x.sample("dthrottle_report_messages_rejected_total", {{"reason", reason}}, n);
   for (const ClusterFamily &f : kClusterApplied) render(f);
+  render_ban_sync(x, c);
 }
 
 // One sample per peer of each peer family, labelled peer.

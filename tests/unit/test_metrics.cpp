@@ -54,6 +54,11 @@ dt::MetricsSnapshot fixed_cluster() {
   c.debit_failures = 1;
   c.collect_errors = 2;
   c.rejected = {{"bad magic", 3}, {"truncated", 1}};
+  c.ban_messages_sent = 7;
+  c.ban_messages_received = 14;
+  c.bans.learned = 5;
+  c.bans.lifted = 2;
+  c.bans.rejected_cap = 1;
   s.last_period_seconds = 0.00025;
   s.last_report_entries = 12;
   s.last_report_messages = 1;
@@ -222,6 +227,21 @@ dthrottle_resent_messages_total 0
 # HELP dthrottle_resent_bytes_total Bytes of report messages published again on request.
 # TYPE dthrottle_resent_bytes_total counter
 dthrottle_resent_bytes_total 0
+# HELP dthrottle_ban_messages_sent_total Bans messages published to peers.
+# TYPE dthrottle_ban_messages_sent_total counter
+dthrottle_ban_messages_sent_total 7
+# HELP dthrottle_ban_messages_received_total Bans messages received from peers.
+# TYPE dthrottle_ban_messages_received_total counter
+dthrottle_ban_messages_received_total 14
+# HELP dthrottle_peer_ban_notices_total Peers' ban notices, by what became of them: learned, updated, lifted, stale (older than a lift or the ban held here), refused_cap (16,384 learned bans), refused_duration (over 30 days), refused_write.
+# TYPE dthrottle_peer_ban_notices_total counter
+dthrottle_peer_ban_notices_total{result="learned"} 5
+dthrottle_peer_ban_notices_total{result="updated"} 0
+dthrottle_peer_ban_notices_total{result="lifted"} 2
+dthrottle_peer_ban_notices_total{result="stale"} 0
+dthrottle_peer_ban_notices_total{result="refused_cap"} 1
+dthrottle_peer_ban_notices_total{result="refused_duration"} 0
+dthrottle_peer_ban_notices_total{result="refused_write"} 0
 # HELP dthrottle_peer_up 1 if the peer was heard from recently (--down-after), else 0.
 # TYPE dthrottle_peer_up gauge
 dthrottle_peer_up{peer="h2"} 1
@@ -338,7 +358,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 68u);
+  EXPECT_EQ(samples, 77u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {

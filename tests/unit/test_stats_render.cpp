@@ -316,6 +316,9 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   dt::ClusterCounters c;
   c.reports_sent = 5;
   c.rejected = {{"bad \"magic\"", 2}, {"short", 1}};
+  c.ban_messages_received = 4;
+  c.bans.learned = 3;
+  c.bans.rejected_duration = 1;
   std::map<std::string, dt::PeerState> peers;
   peers[kAwkward].up = true;
   peers[kAwkward].last_heard_ns = 9 * kSecond;
@@ -325,7 +328,7 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(out.find('\n'), std::string::npos) << "one line: " << out;
   const Json j = parse_or_fail(out);
   EXPECT_EQ(keys_of(j), (std::vector<std::string>{"node_id", "written_unix_ms", "epoch", "period_ms", "security",
-                                                  "counters", "rejected", "peers", "aggregates"}));
+                                                  "counters", "rejected", "peers", "aggregates", "bans"}));
   EXPECT_EQ(j["node_id"], kAwkward);
   EXPECT_EQ(j["written_unix_ms"], 1'700'000'000'123u);
   EXPECT_EQ(j["epoch"], 42);
@@ -335,6 +338,9 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(j["counters"]["rejected"], 3) << "the total of the reasons";
   EXPECT_EQ(keys_of(j["counters"]).size(), 31u);
   EXPECT_EQ(j["rejected"]["bad \"magic\""], 2);
+  EXPECT_EQ(j["bans"]["messages_received"], 4);
+  EXPECT_EQ(j["bans"]["learned"], 3);
+  EXPECT_EQ(j["bans"]["rejected_duration"], 1) << "a peer's ban refused as too long is shown";
   ASSERT_EQ(j["peers"].size(), 2u);
   // Peers by node id: the awkward one ("a...") before "h2".
   EXPECT_EQ(j["peers"][0].dump(),
