@@ -151,17 +151,25 @@ void Cluster::on_readable(uint64_t now_ns) {
 void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   counters_.messages_received++;
   counters_.bytes_received += len;
-  if (is_aggregate_message(data, len)) return handle_aggregate(data, len, now_ns);
+  if (is_aggregate_message(data, len)) {
+    note_received("aggregate", len);
+    return handle_aggregate(data, len, now_ns);
+  }
   std::string to;
   size_t inner = 0;
   if (unwrap_directed(data, len, &to, &inner)) {  // owner scheme: a message to one owner
+    note_received("directed", len);
     if (to != cfg_.node_id) return reject("directed to another node", len, " (" + to + ")", reject_log_, now_ns);
     return handle_directed(static_cast<const char *>(data) + inner, len - inner, now_ns);
   }
-  if (signed_ && !check_signature(data, len, now_ns)) return;
   ReportHeader h;
   ReportBody body;
-  if (!decode_message(data, len, now_ns, &h, &body) || is_own_echo(h, now_ns)) return;
+  if ((signed_ && !check_signature(data, len, now_ns)) || !decode_message(data, len, now_ns, &h, &body)) {
+    note_received("rejected", len);
+    return;
+  }
+  note_received(message_kind(body), len);
+  if (is_own_echo(h, now_ns)) return;
   if (!body.bans.empty()) {  // a peer's bans: not a report either
     apply_bans(h, body, now_ns);
     return;
@@ -180,6 +188,18 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   counters_.messages_applied++;
   if (!body.relayed.empty()) return apply_relayed(h, body, now_ns);
   note_shared(apply_report(h, body, now_ns), now_ns);
+}
+
+const char *message_kind(const ReportBody &b) {
+  if (!b.bans.empty()) return "bans";
+  if (!b.resend.empty()) return "resend";
+  if (!b.relayed.empty()) return "relay";
+  return b.entries.empty() && b.tags.empty() && b.factors.empty() ? "empty" : "report";
+}
+
+void Cluster::note_received(const char *kind, size_t len) {
+  counters_.received_bytes_by_kind[kind] += len;
+  counters_.received_messages_by_kind[kind]++;
 }
 
 // A message not applied: counted by reason, and logged with who passed it on (a peer, or a
@@ -502,7 +522,14 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"relays_sent", c.relays_sent},
                    {"relayed_entries_sent", c.relayed_entries_sent},
                    {"relayed_hits_debited", c.relayed_hits_debited},
-                   {"mesh_periods", c.mesh_periods}};
+                   {"mesh_periods", c.mesh_periods},
+                   {"heartbeats_sent", c.heartbeats_sent},
+                   {"quiet_periods", c.quiet_periods},
+                   {"directed_batches", c.directed_batches},
+                   {"lazy_entries", c.lazy_entries}};
+  j["received_by_kind"] = Json::object();
+  for (const auto &[kind, bytes] : c.received_bytes_by_kind)
+    j["received_by_kind"][kind] = {{"bytes", bytes}, {"messages", c.received_messages_by_kind.at(kind)}};
   j["rejected"] = Json::object();
   for (const auto &[reason, count] : c.rejected) j["rejected"][reason] = count;
   j["peers"] = Json::array();

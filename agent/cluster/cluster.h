@@ -78,6 +78,13 @@ struct ClusterCounters {
   // "bad_signature", "hub_report" (cluster/report_signing.h).
   std::map<std::string, uint64_t> rejected;
   AggregateCounters aggregates;  // a summing hub's aggregates (cluster/aggregate_intake.h)
+  // What the bytes received were, by kind: "report" (hits, tags or factors), "empty" (a
+  // heartbeat: nothing to say), "directed", "relay", "bans", "resend" (requests),
+  // "aggregate", "rejected" (refused before its kind was known).
+  std::map<std::string, uint64_t> received_bytes_by_kind, received_messages_by_kind;
+  // Cadence (cluster/report_cadence.h): empty reports sent as heartbeats, periods in
+  // which nothing went to everyone, directed batches sent and lazy entries that waited.
+  uint64_t heartbeats_sent = 0, quiet_periods = 0, directed_batches = 0, lazy_entries = 0;
   uint64_t rejected_total() const;
 };
 
@@ -142,6 +149,7 @@ class Cluster {
  private:
   Cluster(const ClusterConfig &cfg, Dataplane &dp);
   void handle_message(const void *data, size_t len, uint64_t now_ns);
+  void note_received(const char *kind, size_t len);  // ClusterCounters::received_bytes_by_kind
   // A summing hub's aggregate (cluster_aggregates.cpp): checked, our own hits taken out,
   // debited if it comes from the active hub.
   void handle_aggregate(const void *data, size_t len, uint64_t now_ns);
@@ -261,6 +269,9 @@ struct ClusterStatusHead {
 // The cluster status file (Cluster::status_json): one line of JSON, every string escaped.
 std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCounters &c,
                                 const std::map<std::string, PeerState> &peers);
+
+// A decoded message's kind for ClusterCounters::received_bytes_by_kind.
+const char *message_kind(const ReportBody &body);
 
 // Resolves the host of every tcp://host:port endpoint to addresses (for the exempt
 // map). Unresolvable hosts are reported in *err and skipped.
