@@ -34,6 +34,17 @@ uint64_t report_max_age_ns(const ClusterConfig &cfg) {
   return cfg.report_max_age_ns ? cfg.report_max_age_ns : kReportMaxAgePeriods * cfg.period_ns;
 }
 
+uint64_t heartbeat_ns(const ClusterConfig &cfg) {
+  const uint64_t most = kHeartbeatPeriods * cfg.period_ns;
+  if (!cfg.down_after_ns) return most;
+  const uint64_t half = cfg.down_after_ns > cfg.period_ns ? (cfg.down_after_ns - cfg.period_ns) / 2 : 0;
+  return std::max(cfg.period_ns, std::min(most, half));
+}
+
+uint64_t peer_down_after_ns(const ClusterConfig &cfg) {
+  return cfg.down_after_ns ? cfg.down_after_ns : 2 * heartbeat_ns(cfg) + cfg.period_ns;
+}
+
 // How long a summing hub may be silent before an agent takes the other hub's aggregates.
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) {
   return cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns;
@@ -83,6 +94,7 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       directed_tracker_(tracker_options(cfg)),
       router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
                             report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
+      cadence_(CadenceOptions{cfg.period_ns, heartbeat_ns(cfg), kMaxBatchEntries}),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
 
@@ -377,7 +389,7 @@ void Cluster::on_period(uint64_t now_ns) {
   body.entries = route_served(std::move(served), now_ns);
   if (collect_tags_) body.tags = collect_tags_();
   counters_.prefix_entries_sent += name_prefix_groups(&body);
-  publish_report(h, body, now_ns);
+  send_period(h, body, now_ns);
   publish_bans(now_ns);
   request_resends(now_ns);
   check_peer_liveness(now_ns);

@@ -24,6 +24,7 @@
 #include "common/peers_file.h"
 #include "cluster/peer_protocol.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/report_cadence.h"
 #include "cluster/report_router.h"
 #include "cluster/report_signing.h"
 #include "cluster/resend_buffer.h"
@@ -186,7 +187,10 @@ class Cluster {
   bool owner_ready();
   ReportHeader message_header(uint64_t epoch) const;  // now, from this node
   std::vector<ReportEntry> route_served(std::vector<ReportEntry> served, uint64_t now_ns);
-  void publish_directed(size_t owner, const std::vector<ReportEntry> &entries, uint64_t now_ns);
+  void publish_directed(const std::string &to, const std::vector<ReportEntry> &entries, uint64_t now_ns);
+  // Cadence (cluster_cadence.cpp): what goes out at the end of a period, and when.
+  void send_period(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  std::vector<std::string> cadence_peers() const;
   void publish_relays(const std::vector<RelayEntry> &relays, uint64_t now_ns,
                       const std::vector<std::string> *ids = nullptr);
   void handle_directed(const void *data, size_t len, uint64_t now_ns);
@@ -224,6 +228,8 @@ class Cluster {
   PeerTracker directed_tracker_;                // owner scheme: each peer's messages to us alone
   ReportRouter router_;
   std::map<std::string, uint64_t> directed_seq_;  // next seq of our messages to each owner
+  ReportCadence cadence_;                         // quiet periods, heartbeats, directed batches
+  bool owner_period_ = false;                     // this period's sources were routed to owners
   ResendBuffer resend_;
   uint64_t boot_id_ = 0;
   uint64_t next_seq_ = 1;
@@ -246,6 +252,12 @@ class Cluster {
 
 // The report age the tracker tolerates for `cfg` (0: any).
 uint64_t report_max_age_ns(const ClusterConfig &cfg);
+// How often every peer hears from this agent at least (report_cadence.h): kHeartbeatPeriods
+// periods, or less with a --down-after shorter than 2 of those and a period (never less than
+// a period).
+uint64_t heartbeat_ns(const ClusterConfig &cfg);
+// A peer silent this long is down: --down-after, or 2 heartbeats and a period.
+uint64_t peer_down_after_ns(const ClusterConfig &cfg);
 // How long a summing hub may be silent before an agent takes the other hub's sums (--down-after).
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg);
 // The tracker's options for `cfg`: its down_after and max age, max_peers
