@@ -35,10 +35,15 @@ uint64_t report_max_age_ns(const ClusterConfig &cfg) {
 }
 
 uint64_t heartbeat_ns(const ClusterConfig &cfg) {
-  const uint64_t most = kHeartbeatPeriods * cfg.period_ns;
-  if (!cfg.down_after_ns) return most;
+  if (!cfg.down_after_ns) return kHeartbeatPeriods * cfg.period_ns;
   const uint64_t half = cfg.down_after_ns > cfg.period_ns ? (cfg.down_after_ns - cfg.period_ns) / 2 : 0;
-  return std::max(cfg.period_ns, std::min(most, half));
+  return std::max(cfg.period_ns, half);
+}
+
+CadenceOptions cadence_options(const ClusterConfig &cfg) {
+  CadenceOptions o{cfg.period_ns, heartbeat_ns(cfg), kMaxBatchEntries, 0};
+  if (const uint64_t age = report_max_age_ns(cfg)) o.tail_ns = std::max(cfg.period_ns, age / 2);
+  return o;
 }
 
 uint64_t peer_down_after_ns(const ClusterConfig &cfg) {
@@ -94,7 +99,7 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       directed_tracker_(tracker_options(cfg)),
       router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
                             report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
-      cadence_(CadenceOptions{cfg.period_ns, heartbeat_ns(cfg), kMaxBatchEntries}),
+      cadence_(cadence_options(cfg)),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
 
@@ -539,9 +544,6 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"quiet_periods", c.quiet_periods},
                    {"directed_batches", c.directed_batches},
                    {"lazy_entries", c.lazy_entries}};
-  j["received_by_kind"] = Json::object();
-  for (const auto &[kind, bytes] : c.received_bytes_by_kind)
-    j["received_by_kind"][kind] = {{"bytes", bytes}, {"messages", c.received_messages_by_kind.at(kind)}};
   j["rejected"] = Json::object();
   for (const auto &[reason, count] : c.rejected) j["rejected"][reason] = count;
   j["peers"] = Json::array();
@@ -562,6 +564,9 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                      {"replayed", a.replayed},       {"overlaps", a.overlaps},
                      {"own_missing", a.own_missing}, {"own_hits_subtracted", a.own_hits_subtracted},
                      {"failovers", a.failovers},     {"active_hub", a.active_hub}};
+  j["received_by_kind"] = Json::object();
+  for (const auto &[kind, bytes] : c.received_bytes_by_kind)
+    j["received_by_kind"][kind] = {{"bytes", bytes}, {"messages", c.received_messages_by_kind.at(kind)}};
   return dump_json(j);
 }
 

@@ -253,9 +253,12 @@ class Cluster {
 // The report age the tracker tolerates for `cfg` (0: any).
 uint64_t report_max_age_ns(const ClusterConfig &cfg);
 // How often every peer hears from this agent at least (report_cadence.h): kHeartbeatPeriods
-// periods, or less with a --down-after shorter than 2 of those and a period (never less than
-// a period).
+// periods, or with --down-after D (D - period) / 2, never less than a period: a longer
+// --down-after makes a quiet cluster quieter.
 uint64_t heartbeat_ns(const ClusterConfig &cfg);
+// The cadence for `cfg`: that heartbeat, and the next message to everyone within half the
+// report max age after one with hits.
+CadenceOptions cadence_options(const ClusterConfig &cfg);
 // A peer silent this long is down: --down-after, or 2 heartbeats and a period.
 uint64_t peer_down_after_ns(const ClusterConfig &cfg);
 // How long a summing hub may be silent before an agent takes the other hub's sums (--down-after).

@@ -53,7 +53,10 @@ PeriodPlan ReportCadence::plan(const std::vector<std::string> &peers, bool conte
     it = batches_.erase(it);
   }
   bool due = content || !broadcast_yet_;
-  if (!due && last_had_content_) due = older_than_heartbeat(last_broadcast_ns_, now_ns);  // the tail
+  if (!due && last_had_content_) {  // the tail
+    const uint64_t tail = opt_.tail_ns ? std::min(opt_.tail_ns, opt_.heartbeat_ns) : opt_.heartbeat_ns;
+    due = now_ns + opt_.period_ns / 2 >= last_broadcast_ns_ + tail;
+  }
   if (!due && peers.empty()) due = older_than_heartbeat(last_broadcast_ns_, now_ns);
   for (size_t i = 0; !due && i < peers.size(); i++) due = !heard_lately(peers[i], now_ns);
   if (due) {

@@ -8,9 +8,10 @@
 //   - A period with nothing to say to everyone (no entries, tags or factors) sends nothing
 //     to everyone, unless a peer would otherwise not hear from us for heartbeat_ns: then an
 //     empty report (a heartbeat: signed, in our sequence, as before). After a report that
-//     had something to say, the next message to everyone comes within heartbeat_ns (a
-//     report or a heartbeat): a lost report shows as a gap in our sequence at the latest
-//     then, and is asked again while it is fresh (heartbeat_ns <= half the report max age).
+//     had something to say, the next message to everyone comes within tail_ns (a report
+//     or a heartbeat; the heartbeat or half the report max age, whichever is shorter): a
+//     lost report shows as a gap in our sequence at the latest then, and is asked again
+//     while it is fresh.
 //   - A message to one owner (directed) says "alive" to that owner as well as a report to
 //     everyone would (the receiver counts it as the peer's liveness).
 //   - Entries for one owner wait in a batch, unless urgent: 2 hits or more in the period,
@@ -42,6 +43,9 @@ struct CadenceOptions {
   uint64_t period_ns = 200'000'000;
   uint64_t heartbeat_ns = kHeartbeatPeriods * 200'000'000ull;  // every peer hears from us this often
   size_t max_batch_entries = kMaxBatchEntries;
+  // After a report with something to say, the next message to everyone within this (a
+  // lost one then shows as a gap while it can be asked again); 0: heartbeat_ns.
+  uint64_t tail_ns = 0;
 };
 
 // What to send at the end of a period.

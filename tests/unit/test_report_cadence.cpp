@@ -109,8 +109,18 @@ TEST(ReportCadence, ShortDownAfterShortensTheHeartbeat) {
   EXPECT_EQ(dt::peer_down_after_ns(cfg), 1000 * kMs);
   cfg.down_after_ns = 100 * kMs;
   EXPECT_EQ(dt::heartbeat_ns(cfg), kPeriod) << "never more often than every period";
-  cfg.down_after_ns = 30'000 * kMs;
-  EXPECT_EQ(dt::heartbeat_ns(cfg), 5 * kPeriod) << "never rarer than 5 periods";
+  cfg.down_after_ns = 6200 * kMs;
+  EXPECT_EQ(dt::heartbeat_ns(cfg), 3000 * kMs) << "a longer --down-after: a quieter cluster";
+  EXPECT_EQ(dt::cadence_options(cfg).tail_ns, 1000 * kMs)
+      << "after a report with hits, the next within half the report max age: a lost one is asked again in time";
+}
+
+TEST(ReportCadence, TheTailComesWithinItsOwnTimeWhateverTheHeartbeat) {
+  ReportCadence c(CadenceOptions{kPeriod, 15 * kPeriod, 256, 5 * kPeriod});
+  std::vector<bool> content(22, false);
+  content[0] = true;
+  EXPECT_EQ(broadcasts(c, content), (std::vector<int>{1, 6, 21}))
+      << "a report with hits, its tail 5 periods later, then heartbeats every 15";
 }
 
 TEST(ReportCadence, OneHitSourcesWaitForTheirOwnerUntilTheHeartbeat) {
