@@ -213,6 +213,13 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        noted(a, "scheme", [&s](const std::string &v) {
          if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh or threshold");
        })},
+      {"cadence", 0, "C",
+       "agent (default: as the agent, a quiet period sends only a\nheartbeat every 5 periods, one-hit sources wait for their\nowner "
+       "until then) or every-period (a report to every\npeer and a message to each owner every period: before)",
+       noted(a, "cadence", [&s](const std::string &v) {
+         if (v != "agent" && v != "every-period") usage_error("--cadence: '" + v + "' is not agent or every-period");
+         s.cadence = v == "agent";
+       })},
       {"threshold", 0, "H", "--scheme threshold: report a source once its unreported\nhits reach H (default 2)",
        noted(a, "threshold", [&s](const std::string &v) { s.threshold = parse_whole(v, 1, 1000000, "--threshold"); })},
       {"all-rows", 0, nullptr, "print every host's and client's row (default: the first\n8 hosts, 24 clients, and the totals)",
@@ -284,6 +291,7 @@ std::vector<dt::OptionSpec> adaptive_options(SimArgs *a) {
 int parse_simulate_args(int argc, char **argv, SimArgs *args) {
   args->s.clients = parse_clients("2000");
   args->s.scheme = Scheme::Owner;  // the agent's scheme (Scenario's default stays mesh for the tests)
+  args->s.cadence = true;          // ... and its cadence
   args->offsets = "random";
   std::vector<dt::OptionSpec> options = scenario_options(args);
   for (auto *group : {network_options, adaptive_options})

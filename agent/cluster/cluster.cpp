@@ -34,6 +34,22 @@ uint64_t report_max_age_ns(const ClusterConfig &cfg) {
   return cfg.report_max_age_ns ? cfg.report_max_age_ns : kReportMaxAgePeriods * cfg.period_ns;
 }
 
+uint64_t heartbeat_ns(const ClusterConfig &cfg) {
+  if (!cfg.down_after_ns) return kHeartbeatPeriods * cfg.period_ns;
+  const uint64_t half = cfg.down_after_ns > cfg.period_ns ? (cfg.down_after_ns - cfg.period_ns) / 2 : 0;
+  return std::max(cfg.period_ns, half);
+}
+
+CadenceOptions cadence_options(const ClusterConfig &cfg) {
+  CadenceOptions o{cfg.period_ns, heartbeat_ns(cfg), kMaxBatchEntries, 0};
+  if (const uint64_t age = report_max_age_ns(cfg)) o.tail_ns = std::max(cfg.period_ns, age / 2);
+  return o;
+}
+
+uint64_t peer_down_after_ns(const ClusterConfig &cfg) {
+  return cfg.down_after_ns ? cfg.down_after_ns : 2 * heartbeat_ns(cfg) + cfg.period_ns;
+}
+
 // How long a summing hub may be silent before an agent takes the other hub's aggregates.
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) {
   return cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns;
@@ -83,6 +99,7 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       directed_tracker_(tracker_options(cfg)),
       router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
                             report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
+      cadence_(cadence_options(cfg)),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
 
@@ -151,17 +168,25 @@ void Cluster::on_readable(uint64_t now_ns) {
 void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   counters_.messages_received++;
   counters_.bytes_received += len;
-  if (is_aggregate_message(data, len)) return handle_aggregate(data, len, now_ns);
+  if (is_aggregate_message(data, len)) {
+    note_received("aggregate", len);
+    return handle_aggregate(data, len, now_ns);
+  }
   std::string to;
   size_t inner = 0;
   if (unwrap_directed(data, len, &to, &inner)) {  // owner scheme: a message to one owner
+    note_received("directed", len);
     if (to != cfg_.node_id) return reject("directed to another node", len, " (" + to + ")", reject_log_, now_ns);
     return handle_directed(static_cast<const char *>(data) + inner, len - inner, now_ns);
   }
-  if (signed_ && !check_signature(data, len, now_ns)) return;
   ReportHeader h;
   ReportBody body;
-  if (!decode_message(data, len, now_ns, &h, &body) || is_own_echo(h, now_ns)) return;
+  if ((signed_ && !check_signature(data, len, now_ns)) || !decode_message(data, len, now_ns, &h, &body)) {
+    note_received("rejected", len);
+    return;
+  }
+  note_received(message_kind(body), len);
+  if (is_own_echo(h, now_ns)) return;
   if (!body.bans.empty()) {  // a peer's bans: not a report either
     apply_bans(h, body, now_ns);
     return;
@@ -180,6 +205,18 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   counters_.messages_applied++;
   if (!body.relayed.empty()) return apply_relayed(h, body, now_ns);
   note_shared(apply_report(h, body, now_ns), now_ns);
+}
+
+const char *message_kind(const ReportBody &b) {
+  if (!b.bans.empty()) return "bans";
+  if (!b.resend.empty()) return "resend";
+  if (!b.relayed.empty()) return "relay";
+  return b.entries.empty() && b.tags.empty() && b.factors.empty() ? "empty" : "report";
+}
+
+void Cluster::note_received(const char *kind, size_t len) {
+  counters_.received_bytes_by_kind[kind] += len;
+  counters_.received_messages_by_kind[kind]++;
 }
 
 // A message not applied: counted by reason, and logged with who passed it on (a peer, or a
@@ -357,7 +394,7 @@ void Cluster::on_period(uint64_t now_ns) {
   body.entries = route_served(std::move(served), now_ns);
   if (collect_tags_) body.tags = collect_tags_();
   counters_.prefix_entries_sent += name_prefix_groups(&body);
-  publish_report(h, body, now_ns);
+  send_period(h, body, now_ns);
   publish_bans(now_ns);
   request_resends(now_ns);
   check_peer_liveness(now_ns);
@@ -502,7 +539,11 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"relays_sent", c.relays_sent},
                    {"relayed_entries_sent", c.relayed_entries_sent},
                    {"relayed_hits_debited", c.relayed_hits_debited},
-                   {"mesh_periods", c.mesh_periods}};
+                   {"mesh_periods", c.mesh_periods},
+                   {"heartbeats_sent", c.heartbeats_sent},
+                   {"quiet_periods", c.quiet_periods},
+                   {"directed_batches", c.directed_batches},
+                   {"lazy_entries", c.lazy_entries}};
   j["rejected"] = Json::object();
   for (const auto &[reason, count] : c.rejected) j["rejected"][reason] = count;
   j["peers"] = Json::array();
@@ -536,6 +577,9 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                {"rejected_cap", b.rejected_cap},
                {"rejected_duration", b.rejected_duration},
                {"rejected_write", b.rejected_write}};
+  j["received_by_kind"] = Json::object();
+  for (const auto &[kind, bytes] : c.received_bytes_by_kind)
+    j["received_by_kind"][kind] = {{"bytes", bytes}, {"messages", c.received_messages_by_kind.at(kind)}};
   return dump_json(j);
 }
 

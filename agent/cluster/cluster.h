@@ -24,6 +24,7 @@
 #include "common/peers_file.h"
 #include "cluster/peer_protocol.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/report_cadence.h"
 #include "cluster/report_router.h"
 #include "cluster/report_signing.h"
 #include "cluster/resend_buffer.h"
@@ -79,6 +80,13 @@ struct ClusterCounters {
   std::map<std::string, uint64_t> rejected;
   AggregateCounters aggregates;  // a summing hub's aggregates (cluster/aggregate_intake.h)
   BanSyncCounters bans;          // bans announced and learned (bans/ban_sync.h), as of the last period
+  // What the bytes received were, by kind: "report" (hits, tags or factors), "empty" (a
+  // heartbeat: nothing to say), "directed", "relay", "bans", "resend" (requests),
+  // "aggregate", "rejected" (refused before its kind was known).
+  std::map<std::string, uint64_t> received_bytes_by_kind, received_messages_by_kind;
+  // Cadence (cluster/report_cadence.h): empty reports sent as heartbeats, periods in
+  // which nothing went to everyone, directed batches sent and lazy entries that waited.
+  uint64_t heartbeats_sent = 0, quiet_periods = 0, directed_batches = 0, lazy_entries = 0;
   uint64_t rejected_total() const;
 };
 
@@ -143,6 +151,7 @@ class Cluster {
  private:
   Cluster(const ClusterConfig &cfg, Dataplane &dp);
   void handle_message(const void *data, size_t len, uint64_t now_ns);
+  void note_received(const char *kind, size_t len);  // ClusterCounters::received_bytes_by_kind
   // A summing hub's aggregate (cluster_aggregates.cpp): checked, our own hits taken out,
   // debited if it comes from the active hub.
   void handle_aggregate(const void *data, size_t len, uint64_t now_ns);
@@ -179,7 +188,10 @@ class Cluster {
   bool owner_ready();
   ReportHeader message_header(uint64_t epoch) const;  // now, from this node
   std::vector<ReportEntry> route_served(std::vector<ReportEntry> served, uint64_t now_ns);
-  void publish_directed(size_t owner, const std::vector<ReportEntry> &entries, uint64_t now_ns);
+  void publish_directed(const std::string &to, const std::vector<ReportEntry> &entries, uint64_t now_ns);
+  // Cadence (cluster_cadence.cpp): what goes out at the end of a period, and when.
+  void send_period(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  std::vector<std::string> cadence_peers() const;
   void publish_relays(const std::vector<RelayEntry> &relays, uint64_t now_ns,
                       const std::vector<std::string> *ids = nullptr);
   void handle_directed(const void *data, size_t len, uint64_t now_ns);
@@ -217,6 +229,8 @@ class Cluster {
   PeerTracker directed_tracker_;                // owner scheme: each peer's messages to us alone
   ReportRouter router_;
   std::map<std::string, uint64_t> directed_seq_;  // next seq of our messages to each owner
+  ReportCadence cadence_;                         // quiet periods, heartbeats, directed batches
+  bool owner_period_ = false;                     // this period's sources were routed to owners
   ResendBuffer resend_;
   uint64_t boot_id_ = 0;
   uint64_t next_seq_ = 1;
@@ -239,6 +253,15 @@ class Cluster {
 
 // The report age the tracker tolerates for `cfg` (0: any).
 uint64_t report_max_age_ns(const ClusterConfig &cfg);
+// How often every peer hears from this agent at least (report_cadence.h): kHeartbeatPeriods
+// periods, or with --down-after D (D - period) / 2, never less than a period: a longer
+// --down-after makes a quiet cluster quieter.
+uint64_t heartbeat_ns(const ClusterConfig &cfg);
+// The cadence for `cfg`: that heartbeat, and the next message to everyone within half the
+// report max age after one with hits.
+CadenceOptions cadence_options(const ClusterConfig &cfg);
+// A peer silent this long is down: --down-after, or 2 heartbeats and a period.
+uint64_t peer_down_after_ns(const ClusterConfig &cfg);
 // How long a summing hub may be silent before an agent takes the other hub's sums (--down-after).
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg);
 // The tracker's options for `cfg`: its down_after and max age, max_peers
@@ -262,6 +285,9 @@ struct ClusterStatusHead {
 // The cluster status file (Cluster::status_json): one line of JSON, every string escaped.
 std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCounters &c,
                                 const std::map<std::string, PeerState> &peers);
+
+// A decoded message's kind for ClusterCounters::received_bytes_by_kind.
+const char *message_kind(const ReportBody &body);
 
 // Resolves the host of every tcp://host:port endpoint to addresses (for the exempt
 // map). Unresolvable hosts are reported in *err and skipped.

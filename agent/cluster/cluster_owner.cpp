@@ -26,23 +26,25 @@ bool Cluster::owner_ready() {
 }
 
 // This period's served sources: those for every peer are returned; those for one owner
-// are sent to it now; ours that turned shared are relayed now.
+// wait in its batch (report_cadence.h: send_period sends the batches due); ours that turned
+// shared are relayed now.
 std::vector<ReportEntry> Cluster::route_served(std::vector<ReportEntry> served, uint64_t now_ns) {
-  if (!owner_ready()) {
+  owner_period_ = owner_ready();
+  if (!owner_period_) {
     counters_.mesh_periods++;
+    for (const ReportEntry &e : cadence_.take_all()) served.push_back(e);  // batches waiting: everyone
     for (const ReportEntry &e : served) router_.heard(e.key, now_ns);  // every peer hears them
     return served;
   }
   RoutedReport r = router_.route(served, now_ns);
-  for (const auto &[owner, entries] : r.to_owner) publish_directed(owner, entries, now_ns);
+  for (const auto &[owner, entries] : r.to_owner) cadence_.queue(router_.members()[owner], entries, now_ns);
   if (!r.relays.empty()) publish_relays(r.relays, now_ns);
   return std::move(r.everyone);
 }
 
 // Entries for one owner, in messages of their own (a stream per owner: their seqs are not
 // the report's), signed as reports are, prefixed with the owner's node id.
-void Cluster::publish_directed(size_t owner, const std::vector<ReportEntry> &entries, uint64_t now_ns) {
-  const std::string &to = router_.members()[owner];
+void Cluster::publish_directed(const std::string &to, const std::vector<ReportEntry> &entries, uint64_t now_ns) {
   uint64_t &seq = directed_seq_.try_emplace(to, 1).first->second;
   const ReportHeader h = message_header(collector_.epoch() - 1);
   ReportBody body;
@@ -84,6 +86,7 @@ void Cluster::publish_relays(const std::vector<RelayEntry> &relays, uint64_t now
     counters_.relays_sent++;
     counters_.messages_sent++;
     counters_.bytes_sent += kept->size();
+    cadence_.sent_to_everyone(true, now_ns);
   }
   counters_.relayed_entries_sent += relays.size();
 }
@@ -104,6 +107,8 @@ void Cluster::handle_directed(const void *data, size_t len, uint64_t now_ns) {
   }
   if (a.stale) return skip_stale(h, body, a, now_ns);
   counters_.directed_applied++;
+  if (tracker_.touch(h.node_id, h.boot_id, now_ns))  // it says "alive" too (report_cadence.h)
+    log_limited(peer_log_, LogLevel::Info, now_ns, "peer %s is up (a message to us alone)", h.node_id.c_str());
   const std::vector<dt_debit> debits = apply_report(h, body, now_ns);
   const auto &members = router_.members();
   const auto it = std::find(members.begin(), members.end(), h.node_id);

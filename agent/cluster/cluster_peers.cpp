@@ -19,7 +19,7 @@ constexpr size_t kTrackedPerConfigured = 4;  // node ids tracked per configured 
 // unknown node ids never reach it), so its messages are authenticated.
 TrackerOptions tracker_options(const ClusterConfig &cfg) {
   TrackerOptions opt;
-  opt.down_after_ns = cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns;
+  opt.down_after_ns = peer_down_after_ns(cfg);
   opt.max_age_ns = report_max_age_ns(cfg);
   opt.authenticated = !cfg.curve_key_file.empty();
   opt.max_peers = std::max(kMinTrackedPeers, kTrackedPerConfigured * (cfg.peers.size() + cfg.hubs.size()));

@@ -46,7 +46,7 @@
 // long as it keeps reporting (--insecure-cluster is for networks where every host is
 // trusted).
 // Liveness: a peer not heard from for `down_after_ns` is down; it comes back up with
-// its next accepted message. Transitions are returned so the caller can log them.
+// its next accepted message (or touch(): a message of its other stream). Transitions are returned so the caller can log them.
 //
 // Age, without trusting the clocks to agree: for each message the tracker takes
 // sample = (our monotonic ms at receipt) - (the peer's sent_unix_ms), which is the
@@ -167,6 +167,12 @@ class PeerTracker {
   // max_age ago (or 5 s without a max age), at most `max_seqs` per peer. Older ones
   // are forgotten (they would be stale when they came).
   std::vector<ResendRequest> resend_requests(uint64_t now_ns, size_t max_seqs);
+
+  // A message of the peer's other stream (one directed to us alone, judged by a tracker of
+  // its own) says it is alive: a tracked peer's current boot is heard now (and up again if
+  // it was down). True if it came back up. Nothing else changes (its sequence is this
+  // tracker's stream only).
+  bool touch(const std::string &node_id, uint64_t boot_id, uint64_t now_ns);
 
   // Marks peers silent for longer than down_after_ns as down; returns the changes.
   std::vector<LivenessChange> check_liveness(uint64_t now_ns);

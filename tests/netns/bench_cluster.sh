@@ -26,7 +26,8 @@
 # Modes: mesh (full mesh), hub (relaying hubs), agg (summing hubs: agent hub --aggregate).
 # Environment: BENCH_HOSTS (40), BENCH_MODES ("mesh hub agg"), BENCH_HUBS (1), BENCH_MAX_SOURCES
 # (16384), BENCH_HUB_ARGS (more `agent hub` options), BENCH_AGENT_ARGS (more agent options),
-# BENCH_KILL_HUB=1 (with 2+ hubs: kill hub 1 in the middle of the spray).
+# BENCH_KILL_HUB=1 (with 2+ hubs: kill hub 1 in the middle of the spray), BENCH_SCENARIOS
+# ("spray first sticky light": which scenarios, in that order).
 # Root; run it under the netns lock: flock /tmp/dthrottle-netns.lock tests/netns/bench_cluster.sh
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -183,7 +184,7 @@ stop_cluster() {
 }
 
 # cpu_ticks: "PID utime+stime" of every agent, in clock ticks (/proc/PID/stat fields 14, 15).
-declare -A CPU0=() RX0=() HUB_CPU0=()
+declare -A CPU0=() RX0=() WIRE0=() HUB_CPU0=()
 cpu_mark() {
 	local i pid j
 	for ((j = 1; j <= NHUBS; j++)); do
@@ -194,7 +195,9 @@ cpu_mark() {
 		pid=${LAB_PIDS[agent-$1$i]}
 		CPU0[$i]=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
 		RX0[$i]=$(cluster_num "$i" bytes_received)
+		WIRE0[$i]=$(wire_rx "$i")
 	done
+	cluster_doc 1 | jq -c '.received_by_kind // {}' >"$WORK/kinds0"
 	CPU_T0=$(now_s)
 }
 
@@ -203,6 +206,23 @@ cluster_num() {
 	local doc
 	doc=$("$AGENT" stats --pin-dir "${M_PIN[$1]}" --json --top 0 | grep -o '"cluster":{.*')
 	json_num "$doc" "$2"
+}
+
+# cluster_doc I: host I's cluster status document (JSON).
+cluster_doc() { "$AGENT" stats --pin-dir "${M_PIN[$1]}" --json --top 0 | jq -c '.cluster'; }
+
+# wire_rx I: bytes into host I's control link (every frame: all its peer connections,
+# whichever side opened them, with their ZMTP, CurveZMQ, TCP, IP and Ethernet headers and
+# the ACKs of what it sent).
+wire_rx() { ip netns exec "${M_NS[$1]}" cat "/sys/class/net/${M_KIF[$1]}/statistics/rx_bytes"; }
+
+# kinds_report: what host 1's report bytes since cpu_mark were, by message kind.
+kinds_report() {
+	cluster_doc 1 | jq -c '.received_by_kind // {}' >"$WORK/kinds1"
+	jq -rn --slurpfile a "$WORK/kinds0" --slurpfile b "$WORK/kinds1" '
+		($a[0]) as $x | ($b[0]) as $y |
+		"  h1 received by kind (bytes / messages): " +
+		([$y | keys[] | . as $k | "\($k) \(($y[$k].bytes) - ($x[$k].bytes // 0)) / \(($y[$k].messages) - ($x[$k].messages // 0))"] | join(", "))'
 }
 
 # cpu_report MODE LABEL SERVED: per agent CPU ms per period and report bytes received since
@@ -216,21 +236,25 @@ cpu_report() {
 		pid=${LAB_PIDS[agent-$mode$i]}
 		cpu=$(awk -v c0="${CPU0[$i]}" -v hz="$hz" -v p="$periods" '{ printf "%.3f", ($14 + $15 - c0) * 1000 / hz / p }' "/proc/$pid/stat")
 		rx=$(($(cluster_num "$i" bytes_received) - ${RX0[$i]}))
-		echo "$i $cpu $rx"
+		echo "$i $cpu $rx $(($(wire_rx "$i") - ${WIRE0[$i]}))"
 	done >"$WORK/rows"
 	awk -v mode="$mode" -v label="$label" -v served="$served" -v t="$t" -v idle_rate="${IDLE_RX_PER_S:-0}" '
-		{ cpu[NR] = $2; rx[NR] = $3; cs += $2; rs += $3; if ($2 > cm) cm = $2; if ($3 > rm) rm = $3 }
+		{ cpu[NR] = $2; rx[NR] = $3; cs += $2; rs += $3; if ($2 > cm) cm = $2; if ($3 > rm) rm = $3; ws += $4; if ($4 > wm) wm = $4; if (NR == 1) w1 = $4 }
 		END {
-			printf "  %s %s over %.1f s: agent CPU per 200 ms period mean %.2f ms, max %.2f ms; report bytes received per agent mean %d, max %d", mode, label, t, cs / NR, cm, rs / NR, rm
+			printf "  %s %s over %.1f s: agent CPU per 200 ms period mean %.2f ms, max %.2f ms; report bytes received per agent mean %d, max %d (h1 %d)", mode, label, t, cs / NR, cm, rs / NR, rm, rx[1]
 			if (served > 0) {
-				printf " = %.1fx / %.1fx the %d bytes of the %d clients each served itself", rs / NR / (5 * served), rm / (5 * served), 5 * served, served
+				printf " = %.2fx / %.2fx (h1 %.2fx) the %d bytes of the %d clients each served itself", rs / NR / (5 * served), rm / (5 * served), rx[1] / (5 * served), 5 * served, served
 				idle = idle_rate * t
 				printf ";\n    less the idle traffic of the same time (%d bytes): mean %.1fx, max %.1fx", idle, (rs / NR - idle) / (5 * served), (rm - idle) / (5 * served)
+				printf ";\n    on the wire (control link rx: ZMTP, CurveZMQ, TCP/IP, ACKs): mean %d, max %d (h1 %d) = %.2fx / %.2fx (h1 %.2fx)", ws / NR, wm, w1, ws / NR / (5 * served), wm / (5 * served), w1 / (5 * served)
+			} else {
+				printf "; on the wire (control link rx) mean %d, max %d", ws / NR, wm
 			}
 			printf "\n  per agent (host: CPU ms/period, bytes received):"
 			for (i = 1; i <= NR; i++) printf "%s h%d %.2f %d", (i % 8 == 1 ? "\n   " : ""), i, cpu[i], rx[i]
 			printf "\n"
 		}' "$WORK/rows"
+	kinds_report
 	[ "$mode" = mesh ] && return
 	for ((j = 1; j <= NHUBS; j++)); do
 		pid=${LAB_PIDS[hub$j]:-}
@@ -292,7 +316,7 @@ kill_hub_later() {
 }
 
 run_mode() {
-	local mode=$1 p0 p1 admitted budget el
+	local mode=$1 scenario
 	local how="full mesh"
 	[ "$mode" = hub ] && how="$NHUBS relaying hub(s)"
 	[ "$mode" = agg ] && how="$NHUBS summing hub(s)"
@@ -302,7 +326,12 @@ run_mode() {
 	sleep 3 # idle: what the cluster costs with nothing to report (a rate over a fixed window)
 	cpu_report "$mode" idle 0
 	IDLE_RX_PER_S=$(awk -v t="$(calc "$(now_s) - $CPU_T0")" '{ s += $3 } END { printf "%d", s / NR / t }' "$WORK/rows")
+	for scenario in ${BENCH_SCENARIOS:-spray first sticky light}; do "scenario_$scenario" "$mode"; done
+	stop_cluster
+}
 
+scenario_spray() {
+	local mode=$1 admitted budget el
 	cpu_mark "$mode"
 	[ "${BENCH_KILL_HUB:-0}" = 1 ] && [ "$mode" != mesh ] && [ "$NHUBS" -ge 2 ] && kill_hub_later 5
 	spray spray 2000 10 one_spray_src
@@ -311,24 +340,32 @@ run_mode() {
 	admitted=$(passed_sum "$SPRAY_SRC") budget=$(calc "$BURST + $RATE * $el")
 	echo "  spray: one client at 2000 pps over $HOSTS hosts for ${el}s: admitted $admitted of $(spray_total spray "$SPRAY_SRC") sent, budget $budget: $(calc "$admitted / $budget")x"
 	cpu_report "$mode" spray 0
+}
 
+scenario_first() {
+	local admitted budget el
 	spray first 2000 1 one_first_src
 	el=$(spray_elapsed first)
 	admitted=$(passed_sum "$FIRST_SRC") budget=$(calc "$BURST + $RATE * $el")
 	echo "  first: a new client at 2000 pps over $HOSTS hosts for ${el}s: admitted $admitted, budget $budget: $(calc "$admitted / $budget")x"
+}
 
+scenario_sticky() {
+	local p0 p1
 	p0=$(global_passed)
 	spray sticky $((HOSTS * STICKY_PER_HOST * 20)) 1 sticky_src
 	p1=$(global_passed)
 	echo "  sticky: $((HOSTS * STICKY_PER_HOST)) new clients, each on one host, 20 frames in 1 s: admitted $((p1 - p0)) of $((HOSTS * STICKY_PER_HOST * 20)) ($(calc "($p1 - $p0) / ($HOSTS * $STICKY_PER_HOST * 20)"))"
+}
 
+scenario_light() {
+	local mode=$1
 	sleep 1
 	cpu_mark "$mode"
 	spray light $((HOSTS * LIGHT_PER_HOST / 3)) 3 light_src
 	sleep 2 # the reports of the last period land, and the status files are rewritten (each second)
 	echo "  light: $((HOSTS * LIGHT_PER_HOST)) light clients (one frame each, $LIGHT_PER_HOST per host, over 3 s)"
 	cpu_report "$mode" light "$LIGHT_PER_HOST"
-	stop_cluster
 }
 
 bench_up

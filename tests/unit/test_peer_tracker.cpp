@@ -284,7 +284,7 @@ TEST(PeerTrackerCap, ClusterOptionsScaleWithTheConfiguredPeers) {
   cfg.peers = {"tcp://198.18.0.2:7700", "tcp://198.18.0.3:7700"};
   dt::TrackerOptions o = dt::tracker_options(cfg);
   EXPECT_EQ(o.max_peers, 64u);
-  EXPECT_EQ(o.down_after_ns, 1000 * kMsNs) << "5 periods";
+  EXPECT_EQ(o.down_after_ns, 2200 * kMsNs) << "2 heartbeats of 5 periods, and a period";
   EXPECT_EQ(o.max_age_ns, 2000 * kMsNs) << "10 periods";
   EXPECT_FALSE(o.authenticated) << "until every report's signature is verified";
   cfg.peers.assign(30, "tcp://198.18.0.2:7700");

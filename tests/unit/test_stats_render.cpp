@@ -328,7 +328,8 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(out.find('\n'), std::string::npos) << "one line: " << out;
   const Json j = parse_or_fail(out);
   EXPECT_EQ(keys_of(j), (std::vector<std::string>{"node_id", "written_unix_ms", "epoch", "period_ms", "security",
-                                                  "counters", "rejected", "peers", "aggregates", "bans"}));
+                                                  "counters", "rejected", "peers", "aggregates", "bans",
+                                                  "received_by_kind"}));
   EXPECT_EQ(j["node_id"], kAwkward);
   EXPECT_EQ(j["written_unix_ms"], 1'700'000'000'123u);
   EXPECT_EQ(j["epoch"], 42);
@@ -336,7 +337,7 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(j["security"], "keys");
   EXPECT_EQ(j["counters"]["reports_sent"], 5);
   EXPECT_EQ(j["counters"]["rejected"], 3) << "the total of the reasons";
-  EXPECT_EQ(keys_of(j["counters"]).size(), 31u);
+  EXPECT_EQ(keys_of(j["counters"]).size(), 35u);
   EXPECT_EQ(j["rejected"]["bad \"magic\""], 2);
   EXPECT_EQ(j["bans"]["messages_received"], 4);
   EXPECT_EQ(j["bans"]["learned"], 3);

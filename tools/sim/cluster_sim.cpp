@@ -264,7 +264,8 @@ std::unique_ptr<ClusterSim> ClusterSim::create(const Scenario &s, std::string *e
 
 ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     : s_(s), policy_(p), lb_rng_{s.seed ^ 0x4c4200000000ull}, net_rng_{s.seed ^ 0x4e4554000000ull} {
-  const Ns down_after = s.peer_down_after ? s.peer_down_after : 5 * s.period;
+  const Ns down_after =
+      s.peer_down_after ? s.peer_down_after : (s.cadence ? 2 * kHeartbeatPeriods + 1 : 5) * s.period;
   uint64_t boot_seed = s.seed, phase_seed = s.seed ^ 0x5048415345000000ull;
   ideal_ = s.net.loss == 0 && s.net.duplicate == 0 && s.net.jitter == 0 && s.net.partitions.empty();
   hosts_.resize(s.hosts);
@@ -281,6 +282,7 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     const size_t periods = s.duration / s.period + 2;
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
+    host.cadence = ReportCadence(CadenceOptions{s.period, kHeartbeatPeriods * s.period, kMaxBatchEntries});
     host.router = ReportRouter(RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period});
     if (s.scheme == Scheme::Owner) {
       std::vector<std::string> ids;
@@ -503,7 +505,7 @@ void ClusterSim::handle_report(size_t h) {
     route_threshold(h, std::move(served));
   } else {
     mark_reported(h, served);
-    if (s_.scheme == Scheme::Mesh) publish_report(h, std::move(served), -1);
+    if (s_.scheme == Scheme::Mesh) send_period(h, std::move(served));
     else route_served(h, std::move(served));
   }
   end_period(h);
@@ -557,6 +559,7 @@ void ClusterSim::publish_report(size_t h, std::vector<ReportEntry> entries, int 
     if (to >= 0) {
       auto msg = std::make_shared<Message>(*make_message(h, bytes));
       msg->directed = true;
+      msg->extra_bytes += 4 + hosts_[static_cast<size_t>(to)].node_id.size();
       st.directed++;
       send(h, static_cast<size_t>(to), msg);
       continue;

@@ -71,6 +71,7 @@
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/report_cadence.h"
 #include "cluster/report_router.h"
 #include "cluster/resend_buffer.h"
 
@@ -143,7 +144,11 @@ struct Scenario {
   bool random_phase = false;      // without report_offset: a seeded random offset per host
   Scheme scheme = Scheme::Mesh;
   uint64_t threshold = 2;         // Scheme::Threshold: unreported hits that make a source reported
-  Ns peer_down_after = 0;         // PeerTracker threshold; 0: 5 periods, as the agent
+  Ns peer_down_after = 0;         // PeerTracker threshold; 0: 5 periods (11 with cadence, as the agent)
+  // The agent's cadence (cluster/report_cadence.h): quiet periods send nothing to everyone
+  // but a heartbeat every 5 periods, one-hit sources wait for their owner in batches. false:
+  // a report to everyone every period, directed messages every period (before).
+  bool cadence = false;
   LoadBalancer lb = LoadBalancer::RoundRobin;
   std::vector<Client> clients;
   Network net;
@@ -320,6 +325,7 @@ class ClusterSim {
     // Schemes: the agent's router (which sources are shared, an owner's unrelayed hits;
     // Threshold uses only the first).
     ReportRouter router;
+    ReportCadence cadence;  // Scenario::cadence: when it sends what
     uint64_t boot_id = 0, seq = 1, epoch = 0;
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
@@ -356,7 +362,10 @@ class ClusterSim {
     bool directed = false;      // to one owner only: not a report of the sender's stream
     std::vector<RelayEntry> relay;  // an owner's relay message (from: a host index)
     size_t relay_size = 0;      // ... its size on the wire (sim_scheme.cpp)
-    size_t wire_bytes() const { return bytes ? bytes->size() : relay_size; }
+    // The agent signs every message (64 bytes the simulator does not compute) and prefixes
+    // a directed one with "DTO", the id's length and the recipient's id.
+    size_t extra_bytes = kSignatureBytes;
+    size_t wire_bytes() const { return (bytes ? bytes->size() : relay_size) + extra_bytes; }
   };
   using MessagePtr = std::shared_ptr<const Message>;
   static constexpr size_t kEveryPeer = SIZE_MAX;
@@ -388,6 +397,8 @@ class ClusterSim {
   MessagePtr make_message(size_t from, std::shared_ptr<const std::string> bytes);
   void broadcast(size_t from, const MessagePtr &msg);
   void publish_report(size_t h, std::vector<ReportEntry> entries, int to);
+  // Scenario::cadence: this period's report to everyone if it is due, the batches due.
+  void send_period(size_t h, std::vector<ReportEntry> everyone);
   Ns report_offset(size_t h, uint64_t *seed) const;
   // Schemes (sim_scheme.cpp).
   void route_served(size_t h, std::vector<ReportEntry> served);

@@ -43,10 +43,32 @@ void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
 
 // Owner: the agent's ReportRouter says who hears of what (cluster/report_router.h).
 void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
-  RoutedReport r = hosts_[h].router.route(served, now_);
+  Host &host = hosts_[h];
+  RoutedReport r = host.router.route(served, now_);
+  if (s_.cadence) {  // directed entries wait in the cadence's batches (send_period)
+    for (auto &[owner, entries] : r.to_owner) host.cadence.queue(host.router.members()[owner], entries, now_);
+    if (!r.relays.empty()) send_relays(h, std::move(r.relays));
+    return send_period(h, std::move(r.everyone));
+  }
   publish_report(h, std::move(r.everyone), -1);
   for (auto &[owner, entries] : r.to_owner) publish_report(h, std::move(entries), static_cast<int>(owner));
   if (!r.relays.empty()) send_relays(h, std::move(r.relays));
+}
+
+// As Cluster::send_period: the batches due, then the report to everyone if it has
+// something to say or a peer would not hear from us in time (a heartbeat).
+void ClusterSim::send_period(size_t h, std::vector<ReportEntry> everyone) {
+  Host &host = hosts_[h];
+  if (!s_.cadence) return publish_report(h, std::move(everyone), -1);
+  std::vector<std::string> peers;
+  if (s_.scheme == Scheme::Owner)
+    for (const std::string &id : host.router.members())
+      if (id != host.node_id) peers.push_back(id);
+  const bool content = !everyone.empty() || host.adaptive;
+  const PeriodPlan plan = host.cadence.plan(peers, content, now_);
+  for (const auto &[to, entries] : plan.directed)
+    publish_report(h, entries, static_cast<int>(std::stoul(to.substr(1))));  // node ids are "h<index>"
+  if (plan.broadcast) publish_report(h, std::move(everyone), -1);
 }
 
 // The relay message's size on the wire (docs/cluster-scale.md "Relay section"): a report
@@ -76,6 +98,7 @@ void ClusterSim::send_relays(size_t owner, std::vector<RelayEntry> relays) {
   // The header: magic, version, flags, id length, id, boot, seq, epoch, time, part, parts.
   m->relay_size = relay_wire_bytes(ids, by_host, 4 + 3 + hosts_[owner].node_id.size() + 32 + 4);
   host_stats_[owner].relayed += relays.size();
+  hosts_[owner].cadence.sent_to_everyone(true, now_);
   m->relay = std::move(relays);
   broadcast(owner, m);
 }
