@@ -9,7 +9,7 @@
 namespace dt::sim {
 
 constexpr std::pair<Scheme, const char *> kSchemeNames[] = {
-    {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}};
+    {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}, {Scheme::Hub, "hub"}};
 
 const char *scheme_name(Scheme s) {
   for (const auto &[value, name] : kSchemeNames)
