@@ -213,6 +213,8 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        noted(a, "scheme", [&s](const std::string &v) {
          if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh, threshold or hub");
        })},
+      {"hub-period", 0, "D", "--scheme hub: how often each hub sends its sums (default\n50ms, as agent hub --aggregate)",
+       noted(a, "hub-period", [&s](const std::string &v) { s.hub_period = parse_time(v, false, "--hub-period"); })},
       {"hub-fails-at", 0, "T", "--scheme hub: the hub the hosts take sums from stops at\ntime T (they switch to the other)",
        noted(a, "hub-fails-at", [&s](const std::string &v) { s.hub_fails_at = parse_time(v, true, "--hub-fails-at"); })},
       {"threshold", 0, "H", "--scheme threshold: report a source once its unreported\nhits reach H (default 2)",

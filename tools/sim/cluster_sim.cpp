@@ -111,6 +111,8 @@ bool validate(const Scenario &s, std::string *err) {
     if (p.end <= p.start) return fail(err, "a partition must end after it starts");
   }
   if (!s.busy.empty() && !s.adaptive) return fail(err, "busy signals need an adaptive scenario");
+  if (s.scheme == Scheme::Hub && (s.hub_period < kMs || s.hub_period > s.duration))
+    return fail(err, "the hub period must be 1ms to the scenario's duration");
   if (s.scheme == Scheme::Hub && (s.adaptive || !s.net.partitions.empty() || s.net.duplicate > 0))
     return fail(err, "the hub scheme models reports and sums only: no adaptive limits, partitions or duplicates");
   if (s.adaptive) {

@@ -53,7 +53,8 @@
 //              at once what still comes to it alone
 //   hub        a pair of summing hubs (`agent hub --aggregate`, agent/hub/, sim_hub.cpp): every
 //              host sends its report to both hubs; each hub sums per source what it received
-//              in its own period (hub/aggregator.h, on its own random phase) and sends one
+//              in its own period (hub/aggregator.h; Scenario::hub_period, 50 ms as `agent hub`,
+//              on its own random phase) and sends one
 //              aggregate to every host (cluster/aggregate_protocol.h); each host takes the
 //              aggregates of one hub at a time and debits the sums less its own hits
 //              (cluster/aggregate_intake.h), and switches to the other hub when its hub has
@@ -157,6 +158,7 @@ struct Scenario {
   bool random_phase = false;      // without report_offset: a seeded random offset per host
   Scheme scheme = Scheme::Mesh;
   uint64_t threshold = 2;         // Scheme::Threshold: unreported hits that make a source reported
+  Ns hub_period = 50 * kMs;       // Scheme::Hub: how often a hub sends its sums (`agent hub --period`)
   Ns hub_fails_at = kNever;       // Scheme::Hub: the hub the hosts take first stops (hears and sends nothing) then
   Ns peer_down_after = 0;         // PeerTracker threshold; 0: 5 periods, as the agent
   LoadBalancer lb = LoadBalancer::RoundRobin;

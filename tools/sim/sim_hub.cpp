@@ -25,7 +25,7 @@ void ClusterSim::init_hubs(uint64_t *phase_seed) {
     Hub &hub = hubs_[j];
     hub.id = "hub" + std::to_string(j + 1);
     hub.boot_id = splitmix64(phase_seed);
-    hub.next_period = splitmix64(phase_seed) % s_.period + s_.period;  // its first period is a whole one
+    hub.next_period = splitmix64(phase_seed) % s_.hub_period + s_.hub_period;  // its first period is a whole one
     hub.in.resize(periods), hub.out.resize(periods);
     reports_.push({hub.next_period, hosts_.size() + j});
     if (hub.next_period < hubs_[failing_hub_].next_period) failing_hub_ = j;  // the first heard: every host's
@@ -87,7 +87,7 @@ void ClusterSim::hub_receive(size_t j, const Message &m) {
 // even an empty one (the hosts judge a hub's liveness by them).
 void ClusterSim::hub_period(size_t j) {
   Hub &hub = hubs_[j];
-  hub.next_period += s_.period;
+  hub.next_period += s_.hub_period;
   if (!hub_alive(j)) return;
   std::vector<IncludedSeqs> included;
   const ReportBody sums = hub.agg.take(&included);
