@@ -25,7 +25,7 @@ void ClusterSim::init_hubs(uint64_t *phase_seed) {
     Hub &hub = hubs_[j];
     hub.id = "hub" + std::to_string(j + 1);
     hub.boot_id = splitmix64(phase_seed);
-    hub.next_period = splitmix64(phase_seed) % s_.hub_period + s_.hub_period;  // its first period is a whole one
+    hub.next_period = splitmix64(phase_seed) % s_.hub_period;  // as a host's first report: at its phase
     hub.in.resize(periods), hub.out.resize(periods);
     reports_.push({hub.next_period, hosts_.size() + j});
     if (hub.next_period < hubs_[failing_hub_].next_period) failing_hub_ = j;  // the first heard: every host's
