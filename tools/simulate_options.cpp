@@ -213,6 +213,8 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        noted(a, "scheme", [&s](const std::string &v) {
          if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh, threshold or hub");
        })},
+      {"shared-period", 0, "D", "--scheme owner, an experiment: also every D, the hits of\nshared sources to every peer (default off)",
+       noted(a, "shared-period", [&s](const std::string &v) { s.shared_period = parse_time(v, true, "--shared-period"); })},
       {"hub-period", 0, "D", "--scheme hub: how often each hub sends its sums (default\n50ms, as agent hub --aggregate)",
        noted(a, "hub-period", [&s](const std::string &v) { s.hub_period = parse_time(v, false, "--hub-period"); })},
       {"hub-fails-at", 0, "T", "--scheme hub: the hub the hosts take sums from stops at\ntime T (they switch to the other)",

@@ -104,3 +104,25 @@ TEST(ClusterSimScale, HostsFailOverToTheOtherHub) {
 }
 
 }  // namespace
+
+namespace {
+
+// The lever on that cycle (an experiment of the simulator, Scenario::shared_period): the
+// hits of shared sources near their limit also go to every peer every 50 ms. At 100 hosts
+// every seed 1-5 stays within 1.05 (measured: at most 1.009) for about 13% more bytes.
+TEST(ClusterSimScale, SharedReportsEvery50msKeepEverySeedWithinTheTarget) {
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    Scenario s = sprayed(100, Scheme::Owner, seed);
+    auto plain = run_sim(s);
+    s.shared_period = 50 * dt::sim::kMs;
+    auto fast = run_sim(s);
+    EXPECT_LE(ratio(fast->clients()[0]), 1.05) << "seed " << seed;
+    EXPECT_EQ(fast->clients()[1].admitted(), fast->clients()[1].offered) << "seed " << seed;
+    uint64_t bytes_plain = 0, bytes_fast = 0;
+    for (size_t h = 0; h < 100; h++)
+      bytes_plain += plain->traffic(h, true).total.bytes, bytes_fast += fast->traffic(h, true).total.bytes;
+    EXPECT_LE(bytes_fast, bytes_plain * 5 / 4) << "seed " << seed << ": only shared sources near their limit go early";
+  }
+}
+
+}  // namespace

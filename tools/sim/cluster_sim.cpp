@@ -111,6 +111,8 @@ bool validate(const Scenario &s, std::string *err) {
     if (p.end <= p.start) return fail(err, "a partition must end after it starts");
   }
   if (!s.busy.empty() && !s.adaptive) return fail(err, "busy signals need an adaptive scenario");
+  if (s.shared_period && (s.scheme != Scheme::Owner || s.shared_period >= s.period))
+    return fail(err, "a shared period goes with the owner scheme and must be shorter than the period");
   if (s.scheme == Scheme::Hub && (s.hub_period < kMs || s.hub_period > s.duration))
     return fail(err, "the hub period must be 1ms to the scenario's duration");
   if (s.scheme == Scheme::Hub && (s.adaptive || !s.net.partitions.empty() || s.net.duplicate > 0))
@@ -281,6 +283,10 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
     if (host.next_report != kNever) reports_.push({host.next_report, h});
+    if (s.shared_period && s.scheme == Scheme::Owner && s.reports) {
+      host.next_shared = host.next_report + s.shared_period;
+      reports_.push({host.next_shared, kSharedBase + h});
+    }
     const size_t periods = s.duration / s.period + 2;
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
@@ -383,7 +389,8 @@ void ClusterSim::advance(Ns t, bool inclusive) {
       handle_delivery(d);
     } else if (tr == next) {
       reports_.pop();
-      if (reporter < hosts_.size()) handle_report(reporter);
+      if (reporter >= kSharedBase) report_shared(reporter - kSharedBase);
+      else if (reporter < hosts_.size()) handle_report(reporter);
       else hub_period(reporter - hosts_.size());
       reports_.push({next_event_of(reporter), reporter});
     } else if (tq == next) {

@@ -158,6 +158,10 @@ struct Scenario {
   bool random_phase = false;      // without report_offset: a seeded random offset per host
   Scheme scheme = Scheme::Mesh;
   uint64_t threshold = 2;         // Scheme::Threshold: unreported hits that make a source reported
+  // Scheme::Owner, an experiment (not in the agent): also every shared_period, the hits of
+  // the sources a host knows to be shared go to every peer (a shorter lag where it matters,
+  // docs/cluster-scale.md "Why the ratio moves with the seed"); 0: off.
+  Ns shared_period = 0;
   Ns hub_period = 50 * kMs;       // Scheme::Hub: how often a hub sends its sums (`agent hub --period`)
   Ns hub_fails_at = kNever;       // Scheme::Hub: the hub the hosts take first stops (hears and sends nothing) then
   Ns peer_down_after = 0;         // PeerTracker threshold; 0: 5 periods, as the agent
@@ -345,6 +349,7 @@ class ClusterSim {
     std::unique_ptr<AggregateIntake> intake;  // Scheme::Hub: which hub's sums it debits
     uint64_t boot_id = 0, seq = 1, epoch = 0;
     Ns next_report = 0;
+    Ns next_shared = kNever;  // Scenario::shared_period
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
     PeerTracker tracker{0};
     ResendBuffer resend{0};  // its messages, kept for resend requests
@@ -437,7 +442,9 @@ class ClusterSim {
   void hub_receive(size_t j, const Message &m);
   void hub_period(size_t j);
   void apply_aggregate(size_t to, const Message &m);
-  Ns next_event_of(size_t reporter) const;  // a host's next report, or a hub's next period
+  Ns next_event_of(size_t reporter) const;  // a host's next report, a hub's period, a shared report
+  static constexpr size_t kSharedBase = size_t{1} << 40;  // event index of host h's shared report: + h
+  void report_shared(size_t h);
   void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
   void fan_out(const Message &m);
   size_t period_of(Ns t) const;

@@ -2,8 +2,10 @@
 // which peers hear of which sources. Scheme::Mesh is publish_report to every peer;
 // Threshold and Owner route a period's served sources here.
 #include <algorithm>
+#include <cstring>
 #include <map>
 
+#include "dthrottle/bucket.h"
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {
@@ -47,6 +49,27 @@ void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
   publish_report(h, std::move(r.everyone), -1);
   for (auto &[owner, entries] : r.to_owner) publish_report(h, std::move(entries), static_cast<int>(owner));
   if (!r.relays.empty()) send_relays(h, std::move(r.relays));
+}
+
+// Scenario::shared_period: between two reports, what host h admitted of the sources it knows
+// to be shared and whose bucket here is below half the burst (near its limit: where a late
+// report costs) goes to every peer at once (nothing is sent if there is none).
+void ClusterSim::report_shared(size_t h) {
+  Host &host = hosts_[h];
+  host.next_shared += s_.shared_period;
+  std::vector<ReportEntry> shared;
+  const int64_t low_milli = static_cast<int64_t>(s_.burst) * 1000 / 2;  // drawn down: near its limit
+  for (auto &[key, b] : host.buckets)
+    if (b.passed != b.reported && host.router.shared(key, now_) &&
+        dt_gcra_tokens_milli(b.tat, now_, &host.policy) < low_milli)
+      shared.push_back({key, b.passed - b.reported});
+  if (shared.empty()) return;
+  std::sort(shared.begin(), shared.end(), [](const ReportEntry &a, const ReportEntry &b) {
+    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
+  });
+  mark_reported(h, shared);
+  for (const ReportEntry &e : shared) host.router.heard(e.key, now_);
+  publish_report(h, std::move(shared), -1);
 }
 
 // The relay message's size on the wire (docs/cluster-scale.md "Relay section"): a report
