@@ -6,6 +6,7 @@
 // runs the busy-response reference's adaptive-limit patterns as per-second tables.
 // Exit codes: 0 success, 2 usage error.
 #include <cinttypes>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -82,6 +83,22 @@ void print_clients(const char *title, const ClusterSim &c, bool all) {
 // Host h's row is printed: every host with --all-rows, else the first kMaxHostColumns.
 bool shown(size_t h, bool all) { return all || h < kMaxHostColumns; }
 
+// Scheme::Hub: which hub the hosts took their sums from, failovers, own hits taken out.
+void print_intake(const ClusterSim &c) {
+  std::map<std::string, size_t> active;
+  uint64_t failovers = 0, replayed = 0, overlaps = 0, missing = 0, own = 0;
+  for (size_t h = 0; h < c.hosts().size(); h++) {
+    const dt::AggregateCounters a = c.aggregate_counters(h);
+    active[a.active_hub.empty() ? "none" : a.active_hub]++;
+    failovers += a.failovers, replayed += a.replayed, overlaps += a.overlaps, missing += a.own_missing;
+    own += a.own_hits_subtracted;
+  }
+  printf("summing hubs: hosts taking sums from");
+  for (const auto &[hub, n] : active) printf(" %s: %zu", hub.c_str(), n);
+  printf("; failovers %" PRIu64 ", aggregates replayed %" PRIu64 ", refused (overlap %" PRIu64 ", own missing %" PRIu64
+         "); own hits subtracted %" PRIu64 "\n\n", failovers, replayed, overlaps, missing, own);
+}
+
 // Per host, per period: entries, bytes and messages received and sent (mean and busiest
 // period), then the same over all hosts (mean of the means, max of the maxima).
 void print_traffic(const ClusterSim &c, bool all) {
@@ -108,8 +125,11 @@ void print_traffic(const ClusterSim &c, bool all) {
     }
   }
   row("all", sum_in, sum_out, static_cast<double>(c.hosts().size()));
+  for (size_t j = 0; j < c.hub_count(); j++)
+    row(("hub" + std::to_string(j + 1)).c_str(), c.hub_traffic(j, true), c.hub_traffic(j, false), 1);
   printf("(mean per period; max: the busiest period of a host; all: the mean host, the busiest host's\n"
-         " busiest period)\n\n");
+         " busiest period%s)\n\n", c.hub_count() ? "; hubN: a summing hub, out = to every host" : "");
+  if (c.hub_count()) print_intake(c);
 }
 
 void print_peers(const ClusterSim &c, bool all) {

@@ -209,9 +209,9 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        noted(a, "legacy", [&s](const std::string &) { s.legacy(); })},
       {"scheme", 0, "S",
        "reporting scheme: owner (default: sources seen on one host\ngo to their owner only, shared ones to every peer), "
-       "mesh\n(every source to every peer), threshold (docs/cluster-scale.md)",
+       "mesh\n(every source to every peer), threshold, hub (a pair of summing\nhubs: agent hub --aggregate; docs/cluster-scale.md)",
        noted(a, "scheme", [&s](const std::string &v) {
-         if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh or threshold");
+         if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh, threshold or hub");
        })},
       {"cadence", 0, "C",
        "agent (default: as the agent, a quiet period sends only a\nheartbeat every 5 periods, one-hit sources wait for their\nowner "
@@ -220,6 +220,12 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
          if (v != "agent" && v != "every-period") usage_error("--cadence: '" + v + "' is not agent or every-period");
          s.cadence = v == "agent";
        })},
+      {"shared-period", 0, "D", "--scheme owner, an experiment: also every D, the hits of\nshared sources to every peer (default off)",
+       noted(a, "shared-period", [&s](const std::string &v) { s.shared_period = parse_time(v, true, "--shared-period"); })},
+      {"hub-period", 0, "D", "--scheme hub: how often each hub sends its sums (default\n50ms, as agent hub --aggregate)",
+       noted(a, "hub-period", [&s](const std::string &v) { s.hub_period = parse_time(v, false, "--hub-period"); })},
+      {"hub-fails-at", 0, "T", "--scheme hub: the hub the hosts take sums from stops at\ntime T (they switch to the other)",
+       noted(a, "hub-fails-at", [&s](const std::string &v) { s.hub_fails_at = parse_time(v, true, "--hub-fails-at"); })},
       {"threshold", 0, "H", "--scheme threshold: report a source once its unreported\nhits reach H (default 2)",
        noted(a, "threshold", [&s](const std::string &v) { s.threshold = parse_whole(v, 1, 1000000, "--threshold"); })},
       {"all-rows", 0, nullptr, "print every host's and client's row (default: the first\n8 hosts, 24 clients, and the totals)",

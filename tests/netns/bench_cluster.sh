@@ -309,6 +309,18 @@ sticky_src() { echo "--src-range $(int_ip $((0xC613C900 + ($1 - 1) * STICKY_PER_
 light_src() { echo "--src-range $(int_ip $((0xC6120000 + ($1 - 1) * LIGHT_PER_HOST)))+$LIGHT_PER_HOST"; }
 int_ip() { echo "$(($1 >> 24 & 255)).$(($1 >> 16 & 255)).$(($1 >> 8 & 255)).$(($1 & 255))"; }
 
+# owner_counters: h1's and h$HOSTS's reporting-scheme counters (cluster/report_router.h): a
+# full mesh runs the owner scheme only while every peer is up (else mesh_periods counts).
+owner_counters() {
+	local i doc
+	for i in 1 "$HOSTS"; do
+		doc=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0)
+		echo "  h$i:$(for k in mesh_periods directed_sent directed_applied relays_sent relayed_hits_debited stale_hits; do
+			printf ' %s %s' "$k" "$(json_num "$doc" "$k")"
+		done)"
+	done
+}
+
 # kill_hub_later SECONDS: kills hub 1 (SIGKILL) after SECONDS, in the background.
 kill_hub_later() {
 	(sleep "$1" && kill -KILL "${LAB_PIDS[hub1]}" 2>/dev/null && echo "  (hub 1 killed ${1} s into the spray)") &
@@ -340,6 +352,7 @@ scenario_spray() {
 	admitted=$(passed_sum "$SPRAY_SRC") budget=$(calc "$BURST + $RATE * $el")
 	echo "  spray: one client at 2000 pps over $HOSTS hosts for ${el}s: admitted $admitted of $(spray_total spray "$SPRAY_SRC") sent, budget $budget: $(calc "$admitted / $budget")x"
 	cpu_report "$mode" spray 0
+	[ "$mode" = mesh ] && owner_counters
 }
 
 scenario_first() {

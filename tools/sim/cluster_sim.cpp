@@ -20,14 +20,6 @@ constexpr double kMaxTimelineCells = 10e6;       // clients x hosts x bins
 constexpr double kMaxBusySignals = 20e6;         // memory: 16 bytes each
 const char kAdaptiveRule[] = "default";
 constexpr int64_t kMaxSkewMs = 86'400'000;
-constexpr uint64_t kWallEpochMs = 1'700'000'000'000ull;  // the simulated wall clock at t = 0          // the rule every simulated client is under
-
-uint64_t splitmix64(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 // The report age a scenario's receivers tolerate (PeerTracker: 0 is no limit).
 uint64_t max_age_ns(const Scenario &s) {
@@ -45,6 +37,13 @@ bool fail(std::string *err, const std::string &msg) {
 }
 
 }  // namespace
+
+uint64_t splitmix64(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
 
 // Each load balancer and its name (--lb), for both directions.
 constexpr std::pair<LoadBalancer, const char *> kLbNames[] = {
@@ -112,6 +111,12 @@ bool validate(const Scenario &s, std::string *err) {
     if (p.end <= p.start) return fail(err, "a partition must end after it starts");
   }
   if (!s.busy.empty() && !s.adaptive) return fail(err, "busy signals need an adaptive scenario");
+  if (s.shared_period && (s.scheme != Scheme::Owner || s.shared_period >= s.period))
+    return fail(err, "a shared period goes with the owner scheme and must be shorter than the period");
+  if (s.scheme == Scheme::Hub && (s.hub_period < kMs || s.hub_period > s.duration))
+    return fail(err, "the hub period must be 1ms to the scenario's duration");
+  if (s.scheme == Scheme::Hub && (s.adaptive || !s.net.partitions.empty() || s.net.duplicate > 0))
+    return fail(err, "the hub scheme models reports and sums only: no adaptive limits, partitions or duplicates");
   if (s.adaptive) {
     std::string why;
     if (!validate_adaptive_params(s.adaptive_params, &why)) return fail(err, "adaptive: " + why);
@@ -279,6 +284,10 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
     if (host.next_report != kNever) reports_.push({host.next_report, h});
+    if (s.shared_period && s.scheme == Scheme::Owner && s.reports) {
+      host.next_shared = host.next_report + s.shared_period;
+      reports_.push({host.next_shared, kSharedBase + h});
+    }
     const size_t periods = s.duration / s.period + 2;
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
@@ -299,6 +308,7 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
       host.adaptive->configure({spec}, s.peer_down_after ? s.peer_down_after : 5 * s.period);
     }
   }
+  init_hubs(&phase_seed);
   host_stats_.resize(s.hosts);
   fanout_.resize(s.duration / s.period + 2);
   build_requests();
@@ -381,8 +391,10 @@ void ClusterSim::advance(Ns t, bool inclusive) {
       handle_delivery(d);
     } else if (tr == next) {
       reports_.pop();
-      handle_report(reporter);
-      reports_.push({hosts_[reporter].next_report, reporter});
+      if (reporter >= kSharedBase) report_shared(reporter - kSharedBase);
+      else if (reporter < hosts_.size()) handle_report(reporter);
+      else hub_period(reporter - hosts_.size());
+      reports_.push({next_event_of(reporter), reporter});
     } else if (tq == next) {
       handle_request(requests_[next_request_++]);
     } else {
@@ -503,6 +515,9 @@ void ClusterSim::handle_report(size_t h) {
   host_stats_[h].reports++;
   if (s_.scheme == Scheme::Threshold) {
     route_threshold(h, std::move(served));
+  } else if (s_.scheme == Scheme::Hub) {
+    mark_reported(h, served);
+    publish_to_hubs(h, std::move(served));
   } else {
     mark_reported(h, served);
     if (s_.scheme == Scheme::Mesh) send_period(h, std::move(served));
@@ -665,6 +680,7 @@ void ClusterSim::send(size_t from, size_t to, const MessagePtr &msg) {
 
 // One delivery: to one host, or (an ideal network's fan-out) to every host but the sender.
 void ClusterSim::handle_delivery(const Delivery &d) {
+  if (d.to != kEveryPeer && d.to >= hosts_.size()) return hub_receive(d.to - hosts_.size(), *d.msg);
   if (d.to != kEveryPeer) {
     hosts_[d.to].direct_received++;
     count(d.to, true, *d.msg);
@@ -677,6 +693,12 @@ void ClusterSim::handle_delivery(const Delivery &d) {
 // and traffic() spread the counts); a plain report is a stream's next message, fresh:
 // accepted (its sender's first one brings it up everywhere), then its entries charged.
 void ClusterSim::fan_out(const Message &m) {
+  if (m.aggregate) {  // a hub's: every host gets it
+    fanouts_++;
+    fanout_[period_of(now_)] += Traffic{m.body.entries.size(), m.wire_bytes(), 1};
+    for (size_t to = 0; to < hosts_.size(); to++) apply_aggregate(to, m);
+    return;
+  }
   Host &sender = hosts_[m.from];
   const Traffic t{m.relay.empty() ? m.body.entries.size() : m.relay.size(), m.wire_bytes(), 1};
   fanouts_++, sender.fanned_out++;
@@ -735,6 +757,7 @@ void ClusterSim::receive(size_t to, const Message &m) {
     return;
   }
   if (!m.relay.empty()) return apply_relays(to, m);
+  if (m.aggregate) return apply_aggregate(to, m);
   if (m.directed) hosts_[to].direct_accepted++;
   else if (!track(to, m)) return;
   apply_entries(to, m);

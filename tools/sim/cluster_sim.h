@@ -51,6 +51,15 @@
 //              within the report max age, relays every hit it holds for it to everyone
 //              (each relayed entry names its host, which skips it) and from then on relays
 //              at once what still comes to it alone
+//   hub        a pair of summing hubs (`agent hub --aggregate`, agent/hub/, sim_hub.cpp): every
+//              host sends its report to both hubs; each hub sums per source what it received
+//              in its own period (hub/aggregator.h; Scenario::hub_period, 50 ms as `agent hub`,
+//              on its own random phase) and sends one
+//              aggregate to every host (cluster/aggregate_protocol.h); each host takes the
+//              aggregates of one hub at a time and debits the sums less its own hits
+//              (cluster/aggregate_intake.h), and switches to the other hub when its hub has
+//              been silent for the liveness threshold (Scenario::hub_fails_at). Bans and
+//              adaptive factors (relayed unchanged by a real hub) are not modelled.
 // Report phases: real agents start at different times, so their periods are not aligned;
 // Scenario::random_phase gives every host a seeded random offset in [0, period).
 // Speed: in an ideal network (no loss, duplicates, jitter or partitions) a message is
@@ -70,10 +79,12 @@
 
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
+#include "cluster/aggregate_intake.h"
 #include "cluster/peer_tracker.h"
 #include "cluster/report_cadence.h"
 #include "cluster/report_router.h"
 #include "cluster/resend_buffer.h"
+#include "hub/aggregator.h"
 
 namespace dt::sim {
 
@@ -81,6 +92,10 @@ using Ns = uint64_t;
 constexpr Ns kMs = 1'000'000ull;
 constexpr Ns kSec = 1'000'000'000ull;
 constexpr Ns kNever = UINT64_MAX;
+constexpr uint64_t kWallEpochMs = 1'700'000'000'000ull;  // the simulated wall clock at t = 0
+
+// splitmix64: tiny, and the same sequence on every platform (the simulator's seeds).
+uint64_t splitmix64(uint64_t *s);
 
 enum class LoadBalancer { RoundRobin, Random, Sticky };
 const char *lb_name(LoadBalancer lb);
@@ -128,9 +143,9 @@ struct BusyWindow {
   int host = 0;
 };
 
-enum class Scheme { Mesh, Threshold, Owner };
+enum class Scheme { Mesh, Threshold, Owner, Hub };
 const char *scheme_name(Scheme s);
-// "mesh", "threshold" or "owner".
+// "mesh", "threshold", "owner" or "hub".
 bool parse_scheme(const std::string &s, Scheme *out);
 constexpr uint64_t kHotPeriods = 25;  // a source heard of in the last 25 periods (5 s) is shared
 
@@ -149,6 +164,12 @@ struct Scenario {
   // but a heartbeat every 5 periods, one-hit sources wait for their owner in batches. false:
   // a report to everyone every period, directed messages every period (before).
   bool cadence = false;
+  // Scheme::Owner, an experiment (not in the agent): also every shared_period, the hits of
+  // the sources a host knows to be shared go to every peer (a shorter lag where it matters,
+  // docs/cluster-scale.md "Why the ratio moves with the seed"); 0: off.
+  Ns shared_period = 0;
+  Ns hub_period = 50 * kMs;       // Scheme::Hub: how often a hub sends its sums (`agent hub --period`)
+  Ns hub_fails_at = kNever;       // Scheme::Hub: the hub the hosts take first stops (hears and sends nothing) then
   LoadBalancer lb = LoadBalancer::RoundRobin;
   std::vector<Client> clients;
   Network net;
@@ -228,7 +249,7 @@ struct ClientStats {
   uint64_t admitted() const;
 };
 
-// Report traffic (every message: reports, directed, relays, resend requests, resends).
+// Report traffic (every message: reports, directed, relays, resend requests, resends, aggregates).
 struct Traffic {
   uint64_t entries = 0, bytes = 0, messages = 0;
   Traffic &operator+=(const Traffic &o);
@@ -292,6 +313,11 @@ class ClusterSim {
   // Host h's report traffic received (in) or sent (out): each copy a receiver gets.
   HostTraffic traffic(size_t h, bool in) const;
   const PeerTracker &tracker(size_t host) const { return hosts_[host].tracker; }
+  // Scheme::Hub: the summing hubs (2; none otherwise), their traffic as traffic()'s, and
+  // host h's aggregate intake counters (which hub it takes, failovers, own hits subtracted).
+  size_t hub_count() const { return hubs_.size(); }
+  HostTraffic hub_traffic(size_t j, bool in) const;
+  AggregateCounters aggregate_counters(size_t h) const;
 
   // The client's balance on a host now, in thousandths of a token (full if unseen).
   int64_t tokens_milli(size_t host, size_t client) const;
@@ -326,8 +352,10 @@ class ClusterSim {
     // Threshold uses only the first).
     ReportRouter router;
     ReportCadence cadence;  // Scenario::cadence: when it sends what
+    std::unique_ptr<AggregateIntake> intake;  // Scheme::Hub: which hub's sums it debits
     uint64_t boot_id = 0, seq = 1, epoch = 0;
     Ns next_report = 0;
+    Ns next_shared = kNever;  // Scenario::shared_period
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
     PeerTracker tracker{0};
     ResendBuffer resend{0};  // its messages, kept for resend requests
@@ -341,6 +369,14 @@ class ClusterSim {
   struct BusySignal {
     Ns at;
     int host;
+  };
+  // A summing hub (Scheme::Hub): the hub's own aggregator, its period and its traffic.
+  struct Hub {
+    std::string id;
+    HubAggregator agg;
+    uint64_t boot_id = 0, seq = 1, epoch = 0;
+    Ns next_period = 0;
+    std::vector<Traffic> in, out;  // per period
   };
   // Per host and bin, for adaptive_timeline().
   struct AdaptiveBin {
@@ -366,6 +402,7 @@ class ClusterSim {
     // a directed one with "DTO", the id's length and the recipient's id.
     size_t extra_bytes = kSignatureBytes;
     size_t wire_bytes() const { return (bytes ? bytes->size() : relay_size) + extra_bytes; }
+    std::optional<AggregateMessage> aggregate;  // a summing hub's (from: hosts + hub index; body: its sums)
   };
   using MessagePtr = std::shared_ptr<const Message>;
   static constexpr size_t kEveryPeer = SIZE_MAX;
@@ -408,6 +445,17 @@ class ClusterSim {
   void send_relays(size_t owner, std::vector<RelayEntry> relays);
   void apply_relays(size_t to, const Message &m);
   void debit_entry(size_t to, const dt_key &k, uint64_t hits);
+  // Scheme::Hub (sim_hub.cpp).
+  void init_hubs(uint64_t *phase_seed);
+  bool hub_alive(size_t j) const;
+  void publish_to_hubs(size_t h, std::vector<ReportEntry> entries);
+  void send_to_hub(size_t h, size_t j, const MessagePtr &msg);
+  void hub_receive(size_t j, const Message &m);
+  void hub_period(size_t j);
+  void apply_aggregate(size_t to, const Message &m);
+  Ns next_event_of(size_t reporter) const;  // a host's next report, a hub's period, a shared report
+  static constexpr size_t kSharedBase = size_t{1} << 40;  // event index of host h's shared report: + h
+  void report_shared(size_t h);
   void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
   void fan_out(const Message &m);
   size_t period_of(Ns t) const;
@@ -437,7 +485,10 @@ class ClusterSim {
   std::map<std::tuple<size_t, size_t, Ns>, uint64_t> held_;  // (from, to, heal time) -> messages queued
   uint64_t round_robin_ = 0;
   bool ideal_ = false;  // no loss, duplicates, jitter or partitions: fan-out, no tracker
+  // Host reports and hub periods (index hosts + j), earliest first.
   std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> reports_;
+  std::vector<Hub> hubs_;
+  size_t failing_hub_ = 0;  // Scenario::hub_fails_at: the hub every host takes first
   Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
   std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
   std::vector<BusySignal> busy_;  // sorted by time

@@ -2,14 +2,16 @@
 // which peers hear of which sources. Scheme::Mesh is publish_report to every peer;
 // Threshold and Owner route a period's served sources here.
 #include <algorithm>
+#include <cstring>
 #include <map>
 
+#include "dthrottle/bucket.h"
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {
 
 constexpr std::pair<Scheme, const char *> kSchemeNames[] = {
-    {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}};
+    {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}, {Scheme::Hub, "hub"}};
 
 const char *scheme_name(Scheme s) {
   for (const auto &[value, name] : kSchemeNames)
@@ -69,6 +71,27 @@ void ClusterSim::send_period(size_t h, std::vector<ReportEntry> everyone) {
   for (const auto &[to, entries] : plan.directed)
     publish_report(h, entries, static_cast<int>(std::stoul(to.substr(1))));  // node ids are "h<index>"
   if (plan.broadcast) publish_report(h, std::move(everyone), -1);
+}
+
+// Scenario::shared_period: between two reports, what host h admitted of the sources it knows
+// to be shared and whose bucket here is below half the burst (near its limit: where a late
+// report costs) goes to every peer at once (nothing is sent if there is none).
+void ClusterSim::report_shared(size_t h) {
+  Host &host = hosts_[h];
+  host.next_shared += s_.shared_period;
+  std::vector<ReportEntry> shared;
+  const int64_t low_milli = static_cast<int64_t>(s_.burst) * 1000 / 2;  // drawn down: near its limit
+  for (auto &[key, b] : host.buckets)
+    if (b.passed != b.reported && host.router.shared(key, now_) &&
+        dt_gcra_tokens_milli(b.tat, now_, &host.policy) < low_milli)
+      shared.push_back({key, b.passed - b.reported});
+  if (shared.empty()) return;
+  std::sort(shared.begin(), shared.end(), [](const ReportEntry &a, const ReportEntry &b) {
+    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
+  });
+  mark_reported(h, shared);
+  for (const ReportEntry &e : shared) host.router.heard(e.key, now_);
+  publish_report(h, std::move(shared), -1);
 }
 
 // The relay message's size on the wire (docs/cluster-scale.md "Relay section"): a report
