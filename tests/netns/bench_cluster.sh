@@ -21,7 +21,9 @@
 #   sticky   400 new clients, each always on one host (10 per host), 20 frames each in 1 s:
 #            the fraction admitted (every one is under its budget)
 #   light    60,000 light clients (one frame each), 1,500 per host: the report bytes each
-#            agent received during it, against 5 bytes per client it served itself
+#            agent received during it, against 5 bytes per client it served itself, and
+#            what its control link received (every peer connection, whichever side opened
+#            it, with ZMTP, CurveZMQ and TCP/IP: "on the wire"); h1's bytes by message kind
 #
 # Modes: mesh (full mesh), hub (relaying hubs), agg (summing hubs: agent hub --aggregate).
 # Environment: BENCH_HOSTS (40), BENCH_MODES ("mesh hub agg"), BENCH_HUBS (1), BENCH_MAX_SOURCES
