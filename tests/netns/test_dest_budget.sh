@@ -11,9 +11,9 @@
 #      within 5% of ONE budget (each host debits what the others admitted, reported as the
 #      group "vip::dst");
 #   c. `agent stats` shows the bucket as "dst VIP_A" (JSON: "key_by":"destination"),
-#      `agent top` during the flood too, and `agent explain VIP_A` explains its bucket
-#      as a destination's.
-# Takes about 20 s.
+#      `agent top` during the flood too, `agent explain VIP_A` explains its bucket as a
+#      destination's, and /metrics says how rule vip keys its buckets.
+# Takes about 10 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=dest_budget
@@ -40,9 +40,10 @@ burst = $BURST
 key_by = "destination"
 EOF
 
+METRICS_PORT=9100
 for ((i = 1; i <= HOSTS; i++)); do
 	mlab_agent_start "$i" "h$i" --rules "$RULES" --period 200ms --peers "$(mlab_peers "$i")" \
-		--stats-interval 10m || die "the agent of h$i did not start"
+		--stats-interval 10m --metrics "127.0.0.1:$METRICS_PORT" || die "the agent of h$i did not start"
 done
 for ((i = 1; i <= HOSTS; i++)); do
 	mlab_wait_peers "h$i" 1 10 $(mlab_others "$i") || die "agent h$i did not hear its peers within 10 s"
@@ -135,6 +136,14 @@ check dest/top "agent top (rc $top_rc) during the flood does not show 'dst $VIP_
 ex=$("$AGENT" explain "$VIP_A" --pin-dir "${M_PIN[1]}" --watch 0 2>&1)
 check dest/explain "agent explain $VIP_A does not explain its destination bucket: $ex" \
 	grep -qE "as a destination of rule vip .*bucket dst $VIP_A/32: -?[0-9.]+ of $BURST tokens now; passed $admitted_a" <<<"$ex"
+# /metrics of h1 (inside its namespace; bounded by 10 s): the rule's key_by, the entries reported.
+metrics=$(in_ns "${M_NS[1]}" timeout 10 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
+	printf "GET /metrics HTTP/1.1\r\nHost: dthrottle\r\nConnection: close\r\n\r\n" >&3
+	cat <&3' "$METRICS_PORT" 2>&1)
+check dest/metrics-key-by "/metrics of h1 has no dthrottle_rule_key_by{rule=\"vip\",key_by=\"destination\"} 1: $(grep -m3 rule_key_by <<<"$metrics")" \
+	grep -q '^dthrottle_rule_key_by{rule="vip",key_by="destination"} 1' <<<"$metrics"
+check dest/metrics-dest-entries "/metrics of h1 counts no destination entries sent: $(grep -m1 dest_entries <<<"$metrics")" \
+	grep -qE '^dthrottle_report_dest_entries_sent_total [1-9]' <<<"$metrics"
 ex=$("$AGENT" explain 198.18.1.7 --pin-dir "${M_PIN[1]}" --watch 0 2>&1)
 check dest/explain-source "agent explain of a sender does not say its rule is keyed by destination: $ex" \
 	grep -q "rule vip: keyed by destination" <<<"$ex"
