@@ -5,7 +5,8 @@
  * For every frame: parse down to the source address, find its rule (longest
  * prefix in the rules trie, then protocol/port/SYN conditions; rule 0, the default,
  * without --rules), then act: `allow` passes, `deny` drops, `throttle` finds (or
- * creates, full) the bucket of the source's key prefix under that rule and takes
+ * creates, full) the bucket of the source's key prefix under that rule (or, key_by
+ * destination, of the destination's) and takes
  * one token with a compare-and-swap; no whole token means XDP_DROP (in dry run:
  * XDP_PASS, counted as would-drop). A rule with prefix budgets first checks the
  * source's prefixes (bpf/prefix.bpf.h). Anything the throttle cannot decide about passes and is counted:
@@ -333,6 +334,9 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	if (p.pol->action == DT_ACT_ALLOW || p.pol->action == DT_ACT_DENY)
 		return dt_rule_action(&p);
 	if (!p.pol->interval_ns)
+		return dt_fail_open(p.st);
+	/* key_by = "destination": the bucket is the destination's, whoever sends. */
+	if ((p.pol->flags & DT_POL_KEY_DEST) && !dt_parse_dest(&p.l3, data_end, p.key.addr))
 		return dt_fail_open(p.st);
 	dt_key_for_rule(&p.key, p.pol, p.rule, p.l3.is_v6);
 	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet header

@@ -64,6 +64,7 @@ struct dt_l4 {
 
 /* Where dt_parse_packet stopped: the L4 header position and the protocol. */
 struct dt_l3 {
+	void *ip;      /* the IP header (dt_parse_dest reads the destination there) */
 	void *l4;
 	__u8 proto;
 	__u8 first_fragment; /* 1 unless this is a non-first fragment */
@@ -124,6 +125,7 @@ dt_parse_ipv4(struct dt_cursor *c, struct dt_key *key, struct dt_l3 *l3)
 	key->addr[10] = 0xff;
 	key->addr[11] = 0xff;
 	__builtin_memcpy(&key->addr[12], &ip->saddr, 4);
+	l3->ip = ip;
 	c->pos += hdr_len;
 	l3->l4 = c->pos;
 	l3->proto = ip->protocol;
@@ -143,6 +145,7 @@ dt_parse_ipv6(struct dt_cursor *c, struct dt_key *key, struct dt_l3 *l3)
 		return DT_PARSE_MALFORMED;
 	__builtin_memcpy(key->addr, &ip6->saddr, 16);
 	key->rule = 0;
+	l3->ip = ip6;
 	c->pos = ip6 + 1;
 	l3->l4 = c->pos;
 	l3->proto = ip6->nexthdr;
@@ -175,6 +178,33 @@ dt_parse_packet(void *data, void *data_end, struct dt_key *key, struct dt_l3 *l3
 	if (proto == DT_ETH_P_IPV6)
 		return dt_parse_ipv6(&c, key, l3);
 	return DT_PARSE_NON_IP;
+}
+
+/*
+ * The packet's destination address in the 16-byte form of dt_key (IPv4-mapped for
+ * IPv4), for rules keyed by destination: 1, or 0 if the header is not in the frame
+ * (never after DT_PARSE_OK; checked again for the verifier). Read only when a rule
+ * needs it, so the other packets pay nothing.
+ */
+static __always_inline int dt_parse_dest(const struct dt_l3 *l3, void *data_end, __u8 *addr)
+{
+	if (l3->is_v6) {
+		struct ipv6hdr *ip6 = l3->ip;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+		__builtin_memcpy(addr, &ip6->daddr, 16);
+		return 1;
+	}
+	struct iphdr *ip = l3->ip;
+
+	if ((void *)(ip + 1) > data_end)
+		return 0;
+	__builtin_memset(addr, 0, 10);
+	addr[10] = 0xff;
+	addr[11] = 0xff;
+	__builtin_memcpy(&addr[12], &ip->daddr, 4);
+	return 1;
 }
 
 static __always_inline enum dt_parse_result

@@ -388,15 +388,21 @@ __noinline int dt_prefix_settle(struct dt_prefix_pass *ps, struct dt_bucket *sb,
 	return res;
 }
 
-/* The policy that applies to a bucket key's rule: a source's rule, or the level a
- * prefix bucket's key names (NULL if that rule has no such level now). */
+/* The policy that applies to a bucket key's rule: a source's or a destination's rule
+ * (NULL unless the rule is keyed the way the key is: DT_KEY_DEST and DT_POL_KEY_DEST
+ * agree), or the level a prefix bucket's key names (NULL if that rule has no such level now). */
 static __always_inline const struct dt_policy *dt_policy_for_key(const struct dt_config *cfg, __u32 key_rule)
 {
 	const struct dt_prefix_policy *pp;
+	const struct dt_policy *pol;
 	__u32 slot, rule = dt_key_rule_id(key_rule);
 
-	if (!dt_key_is_prefix(key_rule))
-		return dt_policy_for(cfg, key_rule);
+	if (!dt_key_is_prefix(key_rule)) {
+		pol = dt_policy_for(cfg, key_rule & ~DT_KEY_DEST);
+		if (pol && !(pol->flags & DT_POL_KEY_DEST) != !dt_key_is_dest(key_rule))
+			return NULL;
+		return pol;
+	}
 	if (rule >= DT_MAX_RULES)
 		return NULL;
 	slot = rule * 2 + (DT_READ_ONCE(cfg->bank) & 1);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "dataplane/policy.h"
+#include "dthrottle/bucket.h"
 
 namespace dt {
 
@@ -163,7 +164,7 @@ void AdaptiveSet::add_packet_hits(std::span<const ReportEntry> entries, std::spa
   std::lock_guard<std::mutex> lock(mu_);
   if (packet_by_index_.empty()) return;
   for (const ReportEntry &e : entries) {
-    int64_t id = e.key.rule;
+    int64_t id = dt_key_is_prefix(e.key.rule) ? -1 : e.key.rule & ~DT_KEY_DEST;  // a destination's: its rule's
     if (!local_rule.empty()) id = e.key.rule < local_rule.size() ? local_rule[e.key.rule] : -1;
     if (id < 0 || static_cast<size_t>(id) >= packet_by_index_.size() || packet_by_index_[id] < 0) continue;
     dt_key k = e.key;

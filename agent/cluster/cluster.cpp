@@ -292,6 +292,33 @@ void Cluster::skip_stale(const ReportHeader &h, const ReportBody &body, const Ar
                                                          : "sent while it could not hear us, before it came back");
 }
 
+// A report's rule names as our rule ids (-1: not debited here): plain names to our
+// rules keyed as the sender keys them (by source), groups RULE::pBITS to prefix levels
+// (rule | bits << 16), groups RULE::dst to our rules keyed by destination; for the
+// adaptive rules, any of a rule's buckets as the rule.
+Cluster::ReportRuleMap Cluster::map_report_rules(const std::vector<std::string> &names) const {
+  ReportRuleMap m;
+  m.local.assign(names.size(), -1);
+  m.level.assign(names.size(), -1);
+  m.dest.assign(names.size(), -1);
+  for (size_t i = 0; i < names.size(); i++) {
+    std::string base;
+    unsigned bits = 0;
+    if (auto it = throttle_rule_ids_.find(names[i]); it != throttle_rule_ids_.end()) {
+      if (!dest_rules_.count(it->second)) m.local[i] = it->second;  // else a peer keys it by source
+    } else if (split_prefix_group_name(names[i], &base, &bits)) {
+      if (auto b = throttle_rule_ids_.find(base); b != throttle_rule_ids_.end()) m.level[i] = b->second | bits << 16;
+    } else if (split_dest_group_name(names[i], &base)) {
+      if (auto b = throttle_rule_ids_.find(base); b != throttle_rule_ids_.end() && dest_rules_.count(b->second))
+        m.dest[i] = b->second;
+    }
+  }
+  m.adaptive = m.local;
+  for (size_t i = 0; i < names.size(); i++)
+    if (m.dest[i] >= 0) m.adaptive[i] = m.dest[i];
+  return m;
+}
+
 // A fresh report: peers' factors, tag hits, then the packet hits as debits (returned, with
 // our rule ids).
 std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
@@ -303,23 +330,18 @@ std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportB
   if (body.entries.empty()) return {};
   if (watch_.active()) watch_.observe(h.node_id, body);
   // The sender's rule names to ours; hits for rules we do not throttle are dropped.
-  std::vector<int64_t> local(body.rules.size(), -1);
-  std::vector<int64_t> level(body.rules.size(), -1);  // groups RULE::pBITS: rule | bits << 16
-  for (size_t i = 0; i < body.rules.size(); i++) {
-    std::string base;
-    unsigned bits = 0;
-    if (auto it = throttle_rule_ids_.find(body.rules[i]); it != throttle_rule_ids_.end()) local[i] = it->second;
-    else if (split_prefix_group_name(body.rules[i], &base, &bits))
-      if (auto b = throttle_rule_ids_.find(base); b != throttle_rule_ids_.end()) level[i] = b->second | bits << 16;
-  }
-  if (adaptive_) adaptive_->add_packet_hits(body.entries, local);
+  const ReportRuleMap map = map_report_rules(body.rules);
+  if (adaptive_) adaptive_->add_packet_hits(body.entries, map.adaptive);
   std::vector<dt_debit> debits;
   debits.reserve(body.entries.size());
   for (const auto &en : body.entries) {
     dt_debit d{};
     d.key = en.key;
+    const std::vector<int64_t> &local = map.local, &level = map.level;
     if (local[en.key.rule] >= 0) {
       d.key.rule = static_cast<uint32_t>(local[en.key.rule]);
+    } else if (map.dest[en.key.rule] >= 0) {
+      d.key.rule = static_cast<uint32_t>(map.dest[en.key.rule]) | DT_KEY_DEST;  // a destination bucket
     } else if (const int64_t l = level[en.key.rule]; l >= 0) {
       // A prefix bucket: the level of our rule with that length, in the entry's family.
       d.key.rule = dt_prefix_key_rule(static_cast<uint32_t>(l & 0xffff), static_cast<uint32_t>(l >> 16),
@@ -375,6 +397,26 @@ size_t name_prefix_groups(ReportBody *body) {
   return n;
 }
 
+// Destination buckets' entries (key.rule with DT_KEY_DEST) go in groups RULE::dst,
+// appended to body->rules, so that peers debit their destination bucket of RULE.
+size_t name_dest_groups(ReportBody *body) {
+  std::map<std::string, uint32_t> groups;
+  size_t n = 0;
+  for (auto &e : body->entries) {
+    if (dt_key_is_prefix(e.key.rule) || !dt_key_is_dest(e.key.rule)) continue;
+    const uint32_t id = dt_key_rule_id(e.key.rule);
+    if (id >= body->rules.size() || body->rules[id].empty()) {
+      e.hits = 0;  // a rule gone since: the encoder skips entries without hits
+      continue;
+    }
+    auto [it, fresh] = groups.emplace(dest_group_name(body->rules[id]), static_cast<uint32_t>(body->rules.size()));
+    if (fresh) body->rules.push_back(it->first);
+    e.key.rule = it->second;
+    n++;
+  }
+  return n;
+}
+
 void Cluster::on_period(uint64_t now_ns) {
   int err = 0;
   std::vector<ReportEntry> served = collector_.end_period(&err);
@@ -394,6 +436,7 @@ void Cluster::on_period(uint64_t now_ns) {
   body.entries = route_served(std::move(served), now_ns);
   if (collect_tags_) body.tags = collect_tags_();
   counters_.prefix_entries_sent += name_prefix_groups(&body);
+  counters_.dest_entries_sent += name_dest_groups(&body);
   send_period(h, body, now_ns);
   publish_bans(now_ns);
   request_resends(now_ns);
@@ -514,6 +557,7 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"bytes_sent", c.bytes_sent},
                    {"entries_sent", c.entries_sent},
                    {"prefix_entries_sent", c.prefix_entries_sent},
+                   {"dest_entries_sent", c.dest_entries_sent},
                    {"max_report_entries", c.max_report_entries},
                    {"messages_received", c.messages_received},
                    {"bytes_received", c.bytes_received},

@@ -59,6 +59,7 @@ struct ClusterConfig {
 struct ClusterCounters {
   uint64_t reports_sent = 0, messages_sent = 0, bytes_sent = 0, entries_sent = 0;
   uint64_t prefix_entries_sent = 0;  // of entries_sent: prefix buckets (groups RULE::pBITS)
+  uint64_t dest_entries_sent = 0;    // of entries_sent: destination buckets (groups RULE::dst)
   uint64_t max_report_entries = 0;   // the largest report so far, in entries
   uint64_t messages_received = 0, bytes_received = 0, own_echoes = 0;
   uint64_t messages_applied = 0, entries_applied = 0, hits_debited = 0;
@@ -110,6 +111,10 @@ class Cluster {
   // The prefix levels in force here, as prefix bucket key.rule values (prefix_level_keys):
   // peers' hits for a level we do not have are not debited.
   void set_prefix_levels(std::set<uint32_t> levels) { prefix_levels_ = std::move(levels); }
+  // The rules keyed by destination here (dest_rule_ids): peers' hits of group RULE::dst
+  // debit our destination buckets of RULE only if RULE is one of them, and plain hits
+  // of RULE (a peer that keys it by source) are not debited.
+  void set_dest_rules(std::set<uint32_t> ids) { dest_rules_ = std::move(ids); }
   // Query-socket tags: where this host's served tag hits come from each period,
   // and where the peers' tag hits go.
   void set_tag_hooks(std::function<std::vector<TagHit>()> collect,
@@ -183,6 +188,14 @@ class Cluster {
   bool decode_message(const void *data, size_t len, uint64_t now_ns, ReportHeader *h, ReportBody *body);
   bool is_own_echo(const ReportHeader &h, uint64_t now_ns);
   void skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
+  // A report's rule names (by index) as our rule ids, per kind of bucket; -1: not ours.
+  struct ReportRuleMap {
+    std::vector<int64_t> local;     // a source bucket of our rule
+    std::vector<int64_t> level;     // a prefix bucket: rule | bits << 16
+    std::vector<int64_t> dest;      // a destination bucket (RULE::dst) of our rule
+    std::vector<int64_t> adaptive;  // local, or dest: the rule an adaptive rule counts them for
+  };
+  ReportRuleMap map_report_rules(const std::vector<std::string> &names) const;
   std::vector<dt_debit> apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
@@ -238,6 +251,7 @@ class Cluster {
   std::vector<std::string> rule_names_{"default"};
   std::map<std::string, uint32_t> throttle_rule_ids_{{"default", 0}};
   std::set<uint32_t> prefix_levels_;
+  std::set<uint32_t> dest_rules_;  // rule ids keyed by destination (set_dest_rules)
   std::function<std::vector<TagHit>()> collect_tags_;
   std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
@@ -271,6 +285,9 @@ TrackerOptions tracker_options(const ClusterConfig &cfg);
 // Puts the prefix buckets' entries of `body` in groups named RULE::pBITS (appended to
 // body->rules; see prefix_group_name). Returns how many entries are prefix buckets.
 size_t name_prefix_groups(ReportBody *body);
+// Puts the destination buckets' entries of `body` (key.rule with DT_KEY_DEST) in groups
+// named RULE::dst (appended to body->rules; see dest_group_name). Returns how many.
+size_t name_dest_groups(ReportBody *body);
 
 // Who writes the cluster status file, and when.
 struct ClusterStatusHead {

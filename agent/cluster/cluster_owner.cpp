@@ -51,6 +51,7 @@ void Cluster::publish_directed(const std::string &to, const std::vector<ReportEn
   body.rules = rule_names_;
   body.entries = entries;
   name_prefix_groups(&body);
+  name_dest_groups(&body);
   for (auto &m : encode_report(h, seq, body, kMaxMessageBytes - (signed_ ? kSignatureBytes : 0))) {
     seq++;
     if (signed_) sign_message(m, signing_);
@@ -75,6 +76,7 @@ void Cluster::publish_relays(const std::vector<RelayEntry> &relays, uint64_t now
     named.rules = rule_names_;
     named.entries = std::move(entries);
     name_prefix_groups(&named);
+    name_dest_groups(&named);
     blocks.push_back(RelayedReport{(*ids)[member], std::move(named.rules), std::move(named.entries)});
   }
   const ReportHeader h = message_header(collector_.epoch() - 1);

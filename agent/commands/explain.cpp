@@ -83,11 +83,22 @@ ExplainRule explain_rule(const PinnedMaps &m, const dt_key &addr, uint32_t id, c
   r.when = when;
   read_live_policy(m.policy, m.config, id, &r.policy);
   r.key = addr;
-  dt_key_for_rule(&r.key, &r.policy, id, !addr_is_v4(addr.addr));
+  dt_key_for_rule(&r.key, &r.policy, id, !addr_is_v4(addr.addr));  // keyed by destination: the address's as one
   if (r.policy.action == DT_ACT_THROTTLE && r.policy.interval_ns)
     r.has_bucket = read_bucket(m.buckets, m.drop_pending, r.key, &r.bucket) == 0;
   if ((r.policy.flags & DT_POL_PREFIX) && m.prefix_policy >= 0) read_levels(m, addr, &r);
   return r;
+}
+
+// Every live rule keyed by destination, with the address's bucket as a destination.
+void read_dest_rules(const PinnedMaps &m, Explanation *e) {
+  for (uint32_t id = 0; id < DT_MAX_RULES; id++) {
+    dt_policy p{};
+    if (read_live_policy(m.policy, m.config, id, &p) != 0 || !(p.flags & DT_POL_KEY_DEST)) continue;
+    if (p.action != DT_ACT_THROTTLE || !p.interval_ns) continue;
+    e->as_destination.push_back(explain_rule(m, e->addr, id, "to this address"));
+    e->as_destination.back().as_destination = true;
+  }
 }
 
 // The candidates of the address's prefix in the live rules trie (rules on), else rule 0.
@@ -152,6 +163,7 @@ bool read_explanation(const PinnedMaps &maps, const std::string &pin_dir, const 
     return false;
   }
   read_rules(maps, pin_dir, out);
+  read_dest_rules(maps, out);
   const ListMapFds lists{maps.lists_v4, maps.lists_v6};
   out->allow_listed = list_holds(lists, DT_LIST_ALLOW, out->addr.addr) == 1;
   out->deny_listed = list_holds(lists, DT_LIST_DENY, out->addr.addr) == 1;
@@ -170,7 +182,7 @@ std::string policy_text(const ExplainRule &r) {
   if (p.action == DT_ACT_THROTTLE && p.interval_ns) {
     const bool bytes = policy_bytes(p);
     out += " " + amount(policy_rate(p), bytes) + "/s burst " + amount(static_cast<double>(policy_burst(p)), bytes) +
-           ", a bucket per /" + std::to_string(key_bits(r));
+           ", a bucket per " + ((p.flags & DT_POL_KEY_DEST) ? "destination /" : "/") + std::to_string(key_bits(r));
   } else if (p.action == DT_ACT_THROTTLE) {
     out += " (no policy: packets pass, fail-open)";
   }
@@ -186,7 +198,7 @@ std::string bucket_text(const ExplainRule &r, uint64_t now_ns) {
     return (p.flags & DT_POL_DRY_RUN) ? "would be dropped (deny, in dry run: passes)" : "dropped (deny)";
   if (!p.interval_ns) return "no policy in force: its packets pass (fail-open)";
   const bool bytes = policy_bytes(p);
-  const std::string key = key_to_string(r.key) + "/" + std::to_string(key_bits(r));
+  const std::string key = bucket_key_text(r.key) + "/" + std::to_string(key_bits(r));
   if (!r.has_bucket)
     return "no bucket for " + key + " (never seen, or evicted): it would start full, " +
            amount(static_cast<double>(policy_burst(p)), bytes) + (bytes ? "" : " tokens");
@@ -215,6 +227,16 @@ std::string level_text(const ExplainLevel &l, uint64_t now_ns) {
            source_tokens(l.bucket, p, now_ns), policy_burst(p), bytes ? "bytes" : "tokens",
            static_cast<unsigned long long>(l.bucket.passed), static_cast<unsigned long long>(l.bucket.debited));
   return out + buf;
+}
+
+bool dest_keyed(const ExplainRule &r) {
+  return r.policy.action == DT_ACT_THROTTLE && r.policy.interval_ns && (r.policy.flags & DT_POL_KEY_DEST);
+}
+
+// A rule keyed by destination, as it applies to a source: no bucket of its own.
+std::string dest_keyed_text(const ExplainRule &r) {
+  return "keyed by destination: its packets take their tokens from the bucket of the address they go to (one per "
+         "destination /" + std::to_string(key_bits(r)) + ", shared by every source), not from a bucket of its own";
 }
 
 std::string peers_text(const ExplainPeers &p) {
@@ -252,8 +274,13 @@ Json rule_json(const ExplainRule &r, uint64_t now_ns) {
   j["rate"] = printed_number("%.9g", policy_rate(p));
   j["burst"] = policy_burst(p);
   j["unit"] = policy_bytes(p) ? "bytes" : "packets";
-  j["key"] = key_to_string(r.key);
+  j["key_by"] = (p.flags & DT_POL_KEY_DEST) ? "destination" : "source";
   j["key_prefix_len"] = key_bits(r);
+  if ((p.flags & DT_POL_KEY_DEST) && !r.as_destination) {
+    j["bucket"] = nullptr;  // its packets use their destinations' buckets (the rules' as_destination)
+    return j;
+  }
+  j["key"] = key_to_string(r.key);
   if (!r.levels.empty()) {
     Json levels = Json::array();
     for (const ExplainLevel &l : r.levels) {
@@ -295,17 +322,20 @@ std::string render_explanation_text(const Explanation &e) {
     out += line;
   }
   for (const ExplainRule &r : e.rules) {
-    out += "  rule " + r.name + ": " + bucket_text(r, e.now_ns) + "\n";
+    out += "  rule " + r.name + ": " + (dest_keyed(r) ? dest_keyed_text(r) : bucket_text(r, e.now_ns)) + "\n";
     for (const ExplainLevel &l : r.levels) out += "  rule " + r.name + " per " + level_text(l, e.now_ns) + "\n";
   }
+  for (const ExplainRule &r : e.as_destination)
+    out += "  as a destination of rule " + r.name + " (" + policy_text(r) + "): " + bucket_text(r, e.now_ns) + "\n";
   if (e.bans_read) out += "  ban: " + (e.ban ? ban_explain_text(*e.ban, e.now_ns) : std::string("none")) + "\n";
   out += "  peers: " + peers_text(e.peers) + "\n";
   return out;
 }
 
 std::string render_explanation_json(const Explanation &e) {
-  Json rules = Json::array();
+  Json rules = Json::array(), as_destination = Json::array();
   for (const ExplainRule &r : e.rules) rules.push_back(rule_json(r, e.now_ns));
+  for (const ExplainRule &r : e.as_destination) as_destination.push_back(rule_json(r, e.now_ns));
   Json reports = Json::array();
   for (const auto &r : e.peers.reports)
     reports.push_back({{"node", r.node}, {"rule", r.rule}, {"hits", r.hits}, {"reports", r.reports}});
@@ -317,6 +347,7 @@ std::string render_explanation_json(const Explanation &e) {
   Json j = {{"address", e.address}, {"rules_file", e.rules_on},
             {"lists", {{"allow", e.allow_listed}, {"deny", e.deny_listed}}},
             {"prefix", e.prefix.empty() ? Json(nullptr) : Json(e.prefix)}, {"rules", std::move(rules)},
+            {"as_destination", std::move(as_destination)},
             {"peers", std::move(peers)}};
   if (e.bans_read) j["ban"] = e.ban ? ban_json(*e.ban, e.now_ns) : Json(nullptr);
   return dump_json(j) + "\n";

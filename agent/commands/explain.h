@@ -1,6 +1,7 @@
 // explain.h - what `agent explain ADDR` says: the rule that matches an address (and why),
 // the bucket of each rule that may apply, and which peers reported it, read from the
 // pinned maps and, for the peers, from the running agent.
+// Also the address's buckets as a destination (rules keyed by destination: as_destination).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,7 @@ struct ExplainRule {
   bool has_bucket = false;
   dt_bucket bucket{};
   std::vector<ExplainLevel> levels;  // its prefix budgets for the address's family, broadest first
+  bool as_destination = false;  // key is the address's bucket as a destination (key_by = "destination")
 };
 
 // Which peers reported the address while the running agent watched their reports.
@@ -57,6 +59,9 @@ struct Explanation {
   bool allow_listed = false, deny_listed = false, dry_run = false;
   std::string prefix;     // the longest prefix of the live rules that holds it ("": none)
   std::vector<ExplainRule> rules;
+  // The rules keyed by destination (key_by = "destination"), whatever the address matches
+  // as a source: each with the bucket of the address as a destination (key with DT_KEY_DEST).
+  std::vector<ExplainRule> as_destination;
   uint64_t now_ns = 0;    // CLOCK_MONOTONIC when the buckets were read
   ExplainPeers peers;
   bool bans_read = false;  // the ban maps could be read (pins of an agent with bans)

@@ -21,11 +21,12 @@ int key_prefix_len(const dt_key &k, const dt_policy &p) {
   return bits ? bits : (v6 ? 128 : 32);
 }
 
-// "198.18.1.1", or "2001:2:0:5::/64" for a bucket that stands for a whole prefix.
+// "198.18.1.1", or "2001:2:0:5::/64" for a bucket that stands for a whole prefix;
+// "dst 203.0.113.7" for a destination's bucket (key_by = "destination").
 std::string source_text(const dt_key &k, const dt_policy &p) {
   const int len = key_prefix_len(k, p);
   const bool v6 = !addr_is_v4(k.addr);
-  return key_to_string(k) + (len < (v6 ? 128 : 32) ? "/" + std::to_string(len) : "");
+  return bucket_key_text(k) + (len < (v6 ? 128 : 32) ? "/" + std::to_string(len) : "");
 }
 
 const char *action_name(uint8_t a) {
@@ -120,7 +121,8 @@ void append_rules_table(std::string *out, const std::vector<RuleRow> &rules) {
       snprintf(rate, sizeof rate, "%.6g", policy_rate(rr.policy));
       snprintf(burst, sizeof burst, "%llu", policy_burst(rr.policy));
     }
-    const std::string name = rr.name + (rr.dry_run() ? " (dry run)" : "");
+    const std::string name = rr.name + ((rr.policy.flags & DT_POL_KEY_DEST) ? " (per dst)" : "") +
+                             (rr.dry_run() ? " (dry run)" : "");
     appendf(out, "  %-24s %-8s %12s %10s %12llu %12llu %12llu\n", name.c_str(), action_name(rr.policy.action), rate,
             burst, static_cast<unsigned long long>(rr.passed), static_cast<unsigned long long>(rr.dropped),
             static_cast<unsigned long long>(rr.would_drop));
@@ -178,7 +180,9 @@ Json source_json(const StatsSnapshot &snap, const SourceRow &r) {
           {"tokens", printed_number("%.3f", source_tokens(r.b, rp, now))},
           {"last_seen_ago_s", printed_number("%.3f", ago_s)},
           {"unit", policy_bytes(rp) ? "bytes" : "packets"},  // of passed, dropped, debited, tokens
-          {"prefix_bucket", dt_key_is_prefix(r.key.rule) != 0}};  // a prefix budget's bucket, not a source's
+          {"prefix_bucket", dt_key_is_prefix(r.key.rule) != 0},  // a prefix budget's bucket, not a source's
+          // "destination": `source` is the address the packets went to (a rule keyed by destination)
+          {"key_by", dt_key_is_dest(r.key.rule) && !dt_key_is_prefix(r.key.rule) ? "destination" : "source"}};
 }
 
 Json rule_json(const RuleRow &rr) {
@@ -199,6 +203,7 @@ Json rule_json(const RuleRow &rr) {
           {"would_drop", rr.would_drop},
           {"dry_run", rr.dry_run()},
           {"unit", policy_bytes(rr.policy) ? "bytes" : "packets"},  // of rate and burst (passed/dropped: packets)
+          {"key_by", (rr.policy.flags & DT_POL_KEY_DEST) ? "destination" : "source"},
           {"prefix_limits", std::move(levels)}};  // its prefix budgets (level, rate, burst, dropped)
 }
 

@@ -52,7 +52,10 @@ RuleRow rule_row(const PinnedMaps &maps, const StatsSnapshot &snap, const RuleCo
 }  // namespace
 
 const dt_policy &StatsSnapshot::policy_of(const dt_bucket &b) const {
-  if (!dt_key_is_prefix(b.rule)) return b.rule < policies.size() ? policies[b.rule] : policy;
+  if (!dt_key_is_prefix(b.rule)) {
+    const uint32_t id = b.rule & ~DT_KEY_DEST;  // a destination bucket: its rule's policy
+    return id < policies.size() ? policies[id] : policy;
+  }
   const uint32_t id = dt_key_rule_id(b.rule);
   const dt_policy *l = id < prefix.size() ? dt_prefix_level_of(&prefix[id], b.rule) : nullptr;
   return l ? *l : policy;
@@ -65,6 +68,10 @@ std::string StatsSnapshot::rule_name(uint32_t id) const {
     if (r.id == rule) name = r.name;
   if (dt_key_is_prefix(id)) name += (dt_key_prefix_v6(id) ? " v6/" : " v4/") + std::to_string(dt_key_prefix_bits(id));
   return name;
+}
+
+std::string bucket_key_text(const dt_key &k) {
+  return (dt_key_is_dest(k.rule) && !dt_key_is_prefix(k.rule) ? "dst " : "") + key_to_string(k);
 }
 
 void appendf(std::string *out, const char *fmt, ...) {
@@ -200,7 +207,7 @@ std::string render_top(const TopFrame &f, const dt_policy &pol, const std::strin
           "TOKENS", "PASSED", "DROPPED");
   for (size_t i = 0; i < shown; i++) {
     const auto &s = f.active[i];
-    appendf(&out, "  %-39s %11.1f %11.1f %12.1f %10.3f %12llu %12llu%s\n", key_to_string(s.key).c_str(),
+    appendf(&out, "  %-39s %11.1f %11.1f %12.1f %10.3f %12llu %12llu%s\n", bucket_key_text(s.key).c_str(),
             s.passed_per_s, s.dropped_per_s, s.would_drop_per_s, s.tokens, static_cast<unsigned long long>(s.passed),
             static_cast<unsigned long long>(s.dropped), s.bytes ? "  (bytes)" : "");
   }

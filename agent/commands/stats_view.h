@@ -53,6 +53,10 @@ struct StatsSnapshot {
   uint64_t taken_ns = 0;           // CLOCK_MONOTONIC right after the read
 };
 
+// A bucket's key as the views show it: its address, "dst 203.0.113.7" for a destination
+// bucket (a rule keyed by destination: the address is where the packets went).
+std::string bucket_key_text(const dt_key &k);
+
 // Appends printf's output to *out, however long (the text views of stats and top).
 void appendf(std::string *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

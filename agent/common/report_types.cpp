@@ -30,4 +30,12 @@ bool split_prefix_group_name(const std::string &name, std::string *rule, unsigne
   return true;
 }
 
+std::string dest_group_name(const std::string &rule) { return rule + std::string(kDestGroupSuffix); }
+
+bool split_dest_group_name(const std::string &name, std::string *rule) {
+  if (name.size() <= kDestGroupSuffix.size() || !name.ends_with(kDestGroupSuffix)) return false;
+  *rule = name.substr(0, name.size() - kDestGroupSuffix.size());
+  return true;
+}
+
 }  // namespace dt

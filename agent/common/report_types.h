@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "dthrottle/common.h"
 
@@ -50,5 +51,15 @@ constexpr size_t kPrefixGroupSuffixMax = 6;  // "::p128"
 std::string prefix_group_name(const std::string &rule, unsigned bits);
 // Splits "RULE::pBITS" (BITS 1..128); false for any other name.
 bool split_prefix_group_name(const std::string &name, std::string *rule, unsigned *bits);
+
+// Destination buckets in reports (key_by = "destination"): a rule's destination buckets
+// travel in a group of their own named "RULE::dst" (the entry's address is the
+// destination), so that a peer debits its destination bucket, never a source's. A rule
+// keyed by destination therefore has a name of at most kMaxRuleNameLen -
+// kDestGroupSuffix.size() characters, and no rule name may end in "::dst".
+constexpr std::string_view kDestGroupSuffix = "::dst";
+std::string dest_group_name(const std::string &rule);
+// Splits "RULE::dst"; false for any other name.
+bool split_dest_group_name(const std::string &name, std::string *rule);
 
 }  // namespace dt

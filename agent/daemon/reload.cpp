@@ -25,6 +25,7 @@ std::string install_rules(ReloadTargets t, LoadedRules next) {
   if (t.cluster) {
     t.cluster->set_rules(t.config.rules.names, t.config.rules.throttles);
     t.cluster->set_prefix_levels(prefix_level_keys(t.config.rules));
+    t.cluster->set_dest_rules(dest_rule_ids(t.config.rules));
   }
   // The tag rules in force: the new ones, or the previous ones if those were refused.
   std::string adaptive_err;

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -27,6 +28,7 @@
 #include "bans/ban_store.h"
 #include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
+#include "dataplane/policy.h"
 
 namespace dt {
 namespace {
@@ -145,6 +147,19 @@ void render_bans(Exposition &x, const MapView &m) {
       x.sample("dthrottle_ban_packets_total", {{"prefix", ban_prefix_text(b->prefix)}, {"origin", b->origin}, {"verdict", verdict}}, n);
 }
 
+// How each named rule keys its buckets, 1 per rule; no family at all unless a rule is keyed
+// by destination (its dthrottle_rule_packets_total then count a destination's packets).
+void render_rule_key_by(Exposition &x, const MapView &m) {
+  if (m.dest_rules.empty()) return;
+  x.family("dthrottle_rule_key_by", "gauge",
+           "How a rule keys its buckets (1 per rule): key_by=\"source\" (a bucket per source) or \"destination\" "
+           "(a bucket per destination address, whatever the sources).");
+  for (const RuleCount &r : m.rules) {
+    const bool dest = std::find(m.dest_rules.begin(), m.dest_rules.end(), r.name) != m.dest_rules.end();
+    x.sample("dthrottle_rule_key_by", {{"rule", r.name}, {"key_by", dest ? "destination" : "source"}}, 1);
+  }
+}
+
 void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) {
   const dt_stats &s = m.stats;
   x.counters_by("dthrottle_packets_total",
@@ -160,6 +175,7 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
   if (m.rules.empty()) x.rule_packets("default", s.passed, s.dropped, m.would_drop);
   for (const RuleCount &r : m.rules) x.rule_packets(r.name, r.passed, r.dropped, r.would_drop);
   render_rule_bytes(x, m);
+  render_rule_key_by(x, m);
   render_lists(x, m);
   // The global counters with a metric of their own (common.h's DT_STATS_FIELDS).
 #define DT_METRIC_COUNTER(field, label, metric, help) \
@@ -255,6 +271,9 @@ const ClusterFamily kClusterSent[] = {
     {"dthrottle_report_prefix_entries_sent_total",
      "Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).",
      &ClusterCounters::prefix_entries_sent},
+    {"dthrottle_report_dest_entries_sent_total",
+     "Of the entries published, destination buckets (rules keyed by destination, groups RULE::dst).",
+     &ClusterCounters::dest_entries_sent},
     {"dthrottle_report_entries_max", "Entries of the largest report published since the agent started.",
      &ClusterCounters::max_report_entries, true},
     {"dthrottle_report_messages_received_total", "Report messages received from peers.",
@@ -500,6 +519,11 @@ struct MetricsServer::Impl {
     m.rules = std::move(rules.named);
     m.would_drop = rules.would_drop;
     m.default_bytes = rules.rule0;
+    for (const RuleCount &r : m.rules) {
+      dt_policy p{};
+      if (read_live_policy(maps.policy, maps.config, r.id, &p) == 0 && (p.flags & DT_POL_KEY_DEST))
+        m.dest_rules.push_back(r.name);
+    }
     sum_per_cpu(maps.list_stats, 0, &m.lists);
     for (uint32_t list = 0; list < DT_LISTS; list++) {
       const ListSize n = read_list_size(ListMapFds{maps.lists_v4, maps.lists_v6}, list);

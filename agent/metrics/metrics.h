@@ -71,6 +71,7 @@ struct MapView {
   dt_list_stats lists{};   // the allow and deny lists' counters (docs/lists.md)
   uint32_t list_prefixes[DT_LISTS] = {};  // prefixes in force per list, both families
   std::vector<Ban> bans;   // with their counts (docs/bans.md)
+  std::vector<std::string> dest_rules;  // the named rules keyed by destination (key_by)
 };
 
 // Per-ban packet series: the bans with the most packets, at most this many (a label per

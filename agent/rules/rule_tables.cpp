@@ -1,5 +1,5 @@
 // rule_tables.cpp - the [[rule]] tables of the rules file. Name, cidr, action, match
-// conditions, rate and burst, key_prefix, adaptive, dry_run, prefix_limits.
+// conditions, rate and burst, key_prefix, adaptive, dry_run, prefix_limits, key_by.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -92,6 +92,11 @@ bool parse_rule_name_cidr(const RuleSet &rs, const Value &t, int line, PacketRul
   if (split_prefix_group_name(r->name, &base, &level_bits)) {
     *err = file_line(rs, static_cast<int>(t.at("name").location().line())) + "rule name '" + r->name +
            "' ends like a prefix level in peers' reports ('::p' and a length): choose another name";
+    return false;
+  }
+  if (split_dest_group_name(r->name, &base)) {
+    *err = file_line(rs, static_cast<int>(t.at("name").location().line())) + "rule name '" + r->name +
+           "' ends like a rule's destination buckets in peers' reports ('::dst'): choose another name";
     return false;
   }
   if (!parse_cidr(cidr, r, &why)) {
@@ -194,6 +199,37 @@ bool parse_rule_dry_run(const RuleSet &rs, const Value &t, PacketRule *r, std::s
   return true;
 }
 
+// `key_by = "destination"`: the rule's buckets are its packets' destinations (cut to
+// key_prefix), whatever the sources: a VIP's or a service's total. Checked after
+// prefix_limits, which it cannot be combined with.
+bool parse_rule_key_by(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
+  if (!t.contains("key_by")) return true;
+  const Value &v = t.at("key_by");
+  const std::string at = file_line(rs, static_cast<int>(v.location().line()));
+  const std::string by = v.is_string() ? v.as_string().str : "";
+  if (by != "source" && by != "destination")
+    return *err = at + "key_by must be \"source\" (the default: a bucket per source) or \"destination\" (a bucket "
+                       "per destination address: a VIP's total, whatever the sources)",
+           false;
+  if (by == "source") return true;
+  if (r->action != RuleAction::Throttle)
+    return *err = at + "only throttle rules take key_by = \"destination\" ('" + rule_action_name(r->action) +
+                  "' has no bucket)",
+           false;
+  if (!r->prefix_limits.empty())
+    return *err = at + "key_by = \"destination\" cannot be combined with prefix_limits (they cap the sources' "
+                       "prefixes, and this rule's buckets are destinations): use key_prefix for a bucket per "
+                       "destination prefix, and a rule of its own for the sources' prefix budgets",
+           false;
+  if (r->name.size() > kMaxRuleNameLen - kDestGroupSuffix.size())
+    return *err = at + "rule '" + r->name + "' is keyed by destination, so its name may have at most " +
+                  std::to_string(kMaxRuleNameLen - kDestGroupSuffix.size()) +
+                  " characters (peers' reports name its buckets as '" + dest_group_name(r->name) + "')",
+           false;
+  r->key_by_dest = true;
+  return true;
+}
+
 // One element of `prefix_limits`: "v4/24=1000/s,burst=2000" or { prefix = "v4/24", rate = 1000, burst = 2000 }.
 bool parse_prefix_limit_value(const RuleSet &rs, const Value &v, PrefixLimit *out, std::string *err) {
   const int line = static_cast<int>(v.location().line());
@@ -269,13 +305,14 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
   }
   if (!known_keys(rs, t,
                   {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive",
-                   "dry_run", "prefix_limits"},
+                   "dry_run", "prefix_limits", "key_by"},
                   "a [[rule]]", err))
     return false;
   std::string action;
   return parse_rule_name_cidr(rs, t, line, r, err) && parse_rule_action(rs, t, r, &action, err) &&
          parse_rule_match(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err) &&
-         parse_rule_dry_run(rs, t, r, err) && parse_rule_prefix_limits(rs, t, r, err);
+         parse_rule_dry_run(rs, t, r, err) && parse_rule_prefix_limits(rs, t, r, err) &&
+         parse_rule_key_by(rs, t, r, err);
 }
 
 }  // namespace

@@ -41,6 +41,13 @@ std::set<uint32_t> prefix_level_keys(const LoadedRules &r) {
   return out;
 }
 
+std::set<uint32_t> dest_rule_ids(const LoadedRules &r) {
+  std::set<uint32_t> out;
+  for (const auto &rule : r.set.rules)
+    if (rule.action == RuleAction::Throttle && rule.key_by_dest) out.insert(rule.id);
+  return out;
+}
+
 void set_all_dry_run(LoadedRules *r) {
   for (auto &rule : r->set.rules) rule.dry_run = true;
   for (auto &p : r->compiled.policies) p.flags |= DT_POL_DRY_RUN;
@@ -74,6 +81,10 @@ std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag
   std::string out = buf;
   if (adaptive) out += "; " + std::to_string(adaptive) + " adaptive";
   if (const size_t dry = dry_run_rule_names(r).size()) out += "; " + std::to_string(dry) + " in dry run";
+  std::string by_dest;
+  for (const auto &rule : r.set.rules)
+    if (rule.key_by_dest) by_dest += (by_dest.empty() ? "" : ", ") + rule.name;
+  if (!by_dest.empty()) out += "; keyed by destination: " + by_dest;
   std::string levels;
   for (const auto &rule : r.set.rules)
     for (const PrefixLimit &l : rule.prefix_limits)

@@ -18,6 +18,7 @@
 //   rate = 20                     # packets per second, or bytes: rate = "10Mbit/s"
 //   burst = 40                    # packets, or bytes with a byte rate: burst = "15kB"
 //   key_prefix = 24               # one bucket per /24 (default: /32 IPv4, /64 IPv6)
+//   key_by = "destination"        # one bucket per destination (a VIP's total); default "source"
 //   adaptive = true               # back off on busy signals (default false), or a table:
 //   adaptive = { decrease = 0.5, recovery = 3, floor = 0.01, scope = "cluster", listen_port = 443 }
 //   dry_run = true                # decide and count, drop nothing (would_drop); default false
@@ -67,6 +68,7 @@ struct PacketRule {
   uint64_t burst = 0;      // packets, or bytes with `bytes`
   bool bytes = false;      // a byte budget: rate = "100kB/s", burst = "15kB" (DT_POL_BYTES)
   uint8_t key_prefix = 0;  // bucket granularity within the family (32/64 by default)
+  bool key_by_dest = false;  // key_by = "destination" (DT_POL_KEY_DEST): buckets per destination
   AdaptiveConfig adaptive{};  // back off on busy signals (adaptive.h); throttle rules only
   bool dry_run = false;    // DT_POL_DRY_RUN: decided and counted, never dropped (would_drop)
   std::vector<PrefixLimit> prefix_limits;  // prefix budgets (DT_POL_PREFIX); throttle rules only
@@ -131,6 +133,9 @@ inline bool load_rules(double rate, uint64_t burst, const std::string &path, Loa
 // The prefix levels in force, as the key.rule of their buckets (dt_prefix_key_rule):
 // what the cluster accepts peers' prefix hits for.
 std::set<uint32_t> prefix_level_keys(const LoadedRules &r);
+// The ids of the rules keyed by destination (key_by = "destination"): whose destination
+// buckets peers' reports may debit.
+std::set<uint32_t> dest_rule_ids(const LoadedRules &r);
 // --dry-run: every rule of `r` in dry run (its policy flagged DT_POL_DRY_RUN).
 void set_all_dry_run(LoadedRules *r);
 // The names of the rules in dry run that could drop (throttle and deny rules), in file order.

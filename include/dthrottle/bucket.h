@@ -159,6 +159,8 @@ DT_INLINE void dt_mask_addr(__u8 *addr, __u32 bits)
  * The bucket key of a source under a rule: the address cut to the rule's key prefix
  * (v4_key_bits of an IPv4 address, v6_key_bits of an IPv6 one; 0 means the whole
  * address), and the rule. IPv4 addresses are IPv4-mapped, so their bits start at 96.
+ * Under a rule keyed by destination (DT_POL_KEY_DEST) `key` holds the packet's
+ * destination address and key.rule gets DT_KEY_DEST.
  */
 DT_INLINE void dt_key_for_rule(struct dt_key *key, const struct dt_policy *p, __u32 rule, int is_v6)
 {
@@ -168,7 +170,7 @@ DT_INLINE void dt_key_for_rule(struct dt_key *key, const struct dt_policy *p, __
 		bits = 128;
 	if (bits < 128)
 		dt_mask_addr(key->addr, bits);
-	key->rule = rule;
+	key->rule = rule | ((p->flags & DT_POL_KEY_DEST) ? DT_KEY_DEST : 0u);
 }
 
 /* A bucket key as its 5 32-bit words, for hashing and comparing. */
@@ -221,6 +223,8 @@ DT_INLINE int dt_key_is_prefix(__u32 key_rule) { return (key_rule & DT_KEY_PREFI
 DT_INLINE __u32 dt_key_rule_id(__u32 key_rule) { return key_rule & DT_KEY_RULE_MASK; }
 DT_INLINE __u32 dt_key_prefix_bits(__u32 key_rule) { return (key_rule >> DT_KEY_BITS_SHIFT) & 0xffu; }
 DT_INLINE int dt_key_prefix_v6(__u32 key_rule) { return (key_rule & DT_KEY_PREFIX_V6) != 0; }
+/* A destination bucket's key.rule (key_by = "destination"): the rule with DT_KEY_DEST. */
+DT_INLINE int dt_key_is_dest(__u32 key_rule) { return (key_rule & DT_KEY_DEST) != 0; }
 
 /*
  * The key of the prefix bucket of `addr` (a source key, IPv4-mapped) at a level of

@@ -194,6 +194,8 @@ struct dt_policy {
 #define DT_POL_DRY_RUN 0x1 /* decide and count as if enforcing, never drop (would_drop) */
 #define DT_POL_BYTES   0x2 /* tokens are bytes of the frame (Ethernet header included), not packets */
 #define DT_POL_PREFIX  0x4 /* the rule also caps its sources per prefix (struct dt_prefix_policy) */
+#define DT_POL_KEY_DEST 0x8 /* key_by = "destination": one bucket per (masked) destination
+                             * address, whatever the sources (key.rule has DT_KEY_DEST) */
 
 /*
  * Prefix budgets: a throttle rule may also cap the aggregate of its sources per
@@ -226,10 +228,14 @@ struct dt_prefix_policy {
  *   bit 30       DT_KEY_PREFIX_V6: an IPv6 level (else IPv4)
  *   bits 16..23  the level's prefix length within its family (24 for an IPv4 /24)
  *   bits 0..15   the rule
- * A source bucket's key.rule is the rule alone (< DT_MAX_RULES), so the two never meet.
+ *   bit 29       DT_KEY_DEST: a destination bucket (a rule with DT_POL_KEY_DEST; the
+ *                address is the packet's destination cut to the rule's key prefix;
+ *                never with DT_KEY_PREFIX: the rules refuse prefix budgets with key_by)
+ * A source bucket's key.rule is the rule alone (< DT_MAX_RULES), so none of them meet.
  */
 #define DT_KEY_PREFIX    (1u << 31)
 #define DT_KEY_PREFIX_V6 (1u << 30)
+#define DT_KEY_DEST      (1u << 29)
 #define DT_KEY_BITS_SHIFT 16
 #define DT_KEY_RULE_MASK 0xffffu
 

@@ -25,6 +25,9 @@ Scenario sprayed(size_t hosts, Scheme scheme, uint64_t seed) {
   s.scheme = scheme;
   s.seed = seed;
   s.clients = {Client{"c0", 2000, 0, 0, {}}, Client{"c1", 50, 0, 0, {}}};
+  // As build/simulate's default and the agent: early ticks a quarter period apart, at which
+  // shared sources near their limit go to every peer (agent/cluster/shared_early.h).
+  if (scheme == Scheme::Owner) s.shared_period = s.period / 4;
   return s;
 }
 
@@ -35,7 +38,8 @@ double ratio(const dt::sim::ClientStats &c) {
 // The bound (docs/cluster-scale.md "The bound"): hosts admit then pay back, so the 10 s ratio
 // depends on where the run ends in that cycle; a cycle's excess (every host sees the debt
 // paid at once and admits until the next reports land) is paid back within the cycle.
-// Measured over seeds 1 to 5: at most 1.039 at 10 hosts and 1.103 at 100; the mean 1.042.
+// Measured over seeds 1 to 5: the mesh at most 1.039 at 10 hosts and 1.045 at 100; the
+// owner scheme, whose shared sources near their limit go early, within 1.01 at 100.
 TEST(ClusterSimScale, SprayedClientStaysNearOneBudgetAt10And100Hosts) {
   for (Scheme scheme : {Scheme::Mesh, Scheme::Owner}) {
     for (size_t hosts : {10, 100}) {
@@ -44,7 +48,7 @@ TEST(ClusterSimScale, SprayedClientStaysNearOneBudgetAt10And100Hosts) {
         auto c = run_sim(sprayed(hosts, scheme, seed));
         const double r = ratio(c->clients()[0]);
         sum += r;
-        EXPECT_LE(r, hosts == 10 ? 1.05 : 1.12)
+        EXPECT_LE(r, 1.05)
             << dt::sim::scheme_name(scheme) << ", " << hosts << " hosts, seed " << seed;
         EXPECT_GE(r, 0.98) << dt::sim::scheme_name(scheme) << ", " << hosts << " hosts, seed " << seed;
         EXPECT_EQ(c->clients()[1].admitted(), c->clients()[1].offered)
@@ -107,15 +111,17 @@ TEST(ClusterSimScale, HostsFailOverToTheOtherHub) {
 
 namespace {
 
-// The lever on that cycle (an experiment of the simulator, Scenario::shared_period): the
-// hits of shared sources near their limit also go to every peer every 50 ms. At 100 hosts
-// every seed 1-5 stays within 1.05 (measured: at most 1.009) for about 13% more bytes.
+// The lever on that cycle (Scenario::shared_period, the agent's early ticks): the hits of
+// shared sources near their limit also go to every peer every 50 ms. At 100 hosts every
+// seed 1-5 stays within 1.05 (measured: at most 1.009) for about 13% more bytes; without
+// it (--shared-period 0) seeds 2 and 5 exceed it.
 TEST(ClusterSimScale, SharedReportsEvery50msKeepEverySeedWithinTheTarget) {
   for (uint64_t seed = 1; seed <= 5; seed++) {
     Scenario s = sprayed(100, Scheme::Owner, seed);
-    auto plain = run_sim(s);
-    s.shared_period = 50 * dt::sim::kMs;
     auto fast = run_sim(s);
+    ASSERT_EQ(s.shared_period, 50 * dt::sim::kMs) << "the default of the owner scheme";
+    s.shared_period = 0;
+    auto plain = run_sim(s);
     EXPECT_LE(ratio(fast->clients()[0]), 1.05) << "seed " << seed;
     EXPECT_EQ(fast->clients()[1].admitted(), fast->clients()[1].offered) << "seed " << seed;
     uint64_t bytes_plain = 0, bytes_fast = 0;

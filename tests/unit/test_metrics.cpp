@@ -175,6 +175,9 @@ dthrottle_report_entries_sent_total 1900
 # HELP dthrottle_report_prefix_entries_sent_total Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).
 # TYPE dthrottle_report_prefix_entries_sent_total counter
 dthrottle_report_prefix_entries_sent_total 0
+# HELP dthrottle_report_dest_entries_sent_total Of the entries published, destination buckets (rules keyed by destination, groups RULE::dst).
+# TYPE dthrottle_report_dest_entries_sent_total counter
+dthrottle_report_dest_entries_sent_total 0
 # HELP dthrottle_report_entries_max Entries of the largest report published since the agent started.
 # TYPE dthrottle_report_entries_max gauge
 dthrottle_report_entries_max 0
@@ -358,7 +361,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 77u);
+  EXPECT_EQ(samples, 78u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
@@ -373,6 +376,18 @@ TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
   EXPECT_NE(text.find("dthrottle_rule_packets_total{rule=\"office\",verdict=\"passed\"} 3\n"), std::string::npos);
   EXPECT_EQ(text.find("dthrottle_rule_packets_total{rule=\"default\",verdict=\"passed\"} 1200"), std::string::npos)
       << "with named rules, default's series is its own counter, not the global one";
+}
+
+TEST(MetricsRender, RulesKeyedByDestinationSaySo) {
+  dt::MapView m = fixed_maps();
+  m.rules = {{"default", 10, 2}, {"vip", 5, 7}};
+  EXPECT_EQ(dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow).find("dthrottle_rule_key_by"),
+            std::string::npos)
+      << "no rule keyed by destination: no family";
+  m.dest_rules = {"vip"};
+  const std::string text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
+  EXPECT_NE(text.find("dthrottle_rule_key_by{rule=\"vip\",key_by=\"destination\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("dthrottle_rule_key_by{rule=\"default\",key_by=\"source\"} 1\n"), std::string::npos) << text;
 }
 
 TEST(MetricsRender, ByteRulesHaveTheirBytes) {

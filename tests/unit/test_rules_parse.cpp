@@ -165,7 +165,7 @@ TEST(RulesParse, EveryErrorWithItsLine) {
       {"rule not a table", v + "rule = [1]\n", "r.toml:2: each [[rule]] must be a table"},
       {"unknown rule key", hdr + "action = \"deny\"\ncolour = \"red\"\n",
        "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, adaptive, burst, cidr, dport, dry_run, "
-       "key_prefix, name, prefix_limits, proto, rate, syn)"},
+       "key_by, key_prefix, name, prefix_limits, proto, rate, syn)"},
       {"missing name", v + "[[rule]]\ncidr = \"198.18.0.0/24\"\n", "r.toml:2: a [[rule]] needs a 'name' and a 'cidr'"},
       {"missing cidr", v + "\n[[rule]]\nname = \"a\"\naction = \"deny\"\n",
        "r.toml:3: a [[rule]] needs a 'name' and a 'cidr'"},

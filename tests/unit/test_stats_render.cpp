@@ -109,7 +109,7 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   const Json &first = j["sources"][0];
   EXPECT_EQ(keys_of(first), (std::vector<std::string>{"source", "prefix_len", "rule", "passed", "dropped",
                                                       "would_drop", "debited", "tokens", "last_seen_ago_s", "unit",
-                                                      "prefix_bucket"}));
+                                                      "prefix_bucket", "key_by"}));
   EXPECT_EQ(first["source"], "198.18.1.1") << "most dropped first";
   EXPECT_EQ(first["prefix_len"], 32);
   EXPECT_EQ(first["rule"], "default");
@@ -125,10 +125,35 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   ASSERT_EQ(j["rules"].size(), 2u);
   EXPECT_EQ(j["rules"][0].dump(),
             R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300,)"
-            R"("would_drop":0,"dry_run":false,"unit":"packets","prefix_limits":[]})");
+            R"("would_drop":0,"dry_run":false,"unit":"packets","key_by":"source","prefix_limits":[]})");
   EXPECT_EQ(j["rules"][1].dump(),
             R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9,"would_drop":0,)"
-            R"("dry_run":false,"unit":"packets","prefix_limits":[]})");
+            R"("dry_run":false,"unit":"packets","key_by":"source","prefix_limits":[]})");
+}
+
+TEST(StatsKeyBy, DestinationBucketsShownAsDst) {
+  dt::StatsSnapshot s = sample_snapshot();
+  dt_policy vip = throttle_policy(1000, 100);
+  vip.flags |= DT_POL_KEY_DEST;
+  vip.v4_key_bits = 32;
+  s.policies.push_back(vip);
+  s.rules.push_back({2, "vip", vip, 40, 960});
+  s.sources.push_back(source("198.18.200.7", 2 | DT_KEY_DEST, 40, 960, 50 * kSecond));
+  s.sources.back().b.tat_ns = s.taken_ns + vip.burst_ns;  // empty
+  const std::string text = dt::render_stats_text(s, options("/p", 0), {});
+  const size_t row = text.find("\n  dst 198.18.200.7 ");
+  ASSERT_NE(row, std::string::npos) << "the destination's bucket shown as dst ADDR\n" << text;
+  const std::string line = text.substr(row + 1, text.find('\n', row + 1) - row - 1);
+  EXPECT_NE(line.find(" vip "), std::string::npos) << "under its rule's name: " << line;
+  EXPECT_NE(text.find("  vip (per dst) "), std::string::npos) << text;
+  const Json j = parse_or_fail(dt::render_stats_json(s, options("/p", 0), {}));
+  const Json &first = j["sources"][0];
+  EXPECT_EQ(first["source"], "198.18.200.7") << "most dropped first";
+  EXPECT_EQ(first["key_by"], "destination");
+  EXPECT_EQ(first["rule"], "vip");
+  EXPECT_DOUBLE_EQ(first["tokens"].get<double>(), 0.0) << "counted under its rule's policy, not the default's";
+  EXPECT_EQ(j["sources"][1]["key_by"], "source");
+  EXPECT_EQ(j["rules"][2]["key_by"], "destination");
 }
 
 TEST(StatsJson, TopLimitsTheSourcesButNotTheirTotal) {
@@ -337,7 +362,7 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(j["security"], "keys");
   EXPECT_EQ(j["counters"]["reports_sent"], 5);
   EXPECT_EQ(j["counters"]["rejected"], 3) << "the total of the reasons";
-  EXPECT_EQ(keys_of(j["counters"]).size(), 35u);
+  EXPECT_EQ(keys_of(j["counters"]).size(), 36u);
   EXPECT_EQ(j["rejected"]["bad \"magic\""], 2);
   EXPECT_EQ(j["bans"]["messages_received"], 4);
   EXPECT_EQ(j["bans"]["learned"], 3);
