@@ -255,6 +255,12 @@ std::vector<dt::OptionSpec> network_options(SimArgs *a) {
        "report phase offset per host: 0,50ms,100ms; random (default:\nseeded, as agents started at different "
        "times) or aligned\n(every host at 0)",
        noted(a, "offsets", [a](const std::string &v) { a->offsets = v; })},
+      {"early-report", 0, "D",
+       "report sources new to a host at ticks D apart within a\nperiod (default: a quarter "
+       "period); off: only at the\nperiod's end (docs/cluster-scale.md \"First contact\")",
+       noted(a, "early-report", [a](const std::string &v) { a->early = v; })},
+      {"early-min-hits", 0, "N", "a new source goes early once it has N hits (default 2)",
+       noted(a, "early-min-hits", [&s](const std::string &v) { s.early_min_hits = parse_whole(v, 1, 1000000, "--early-min-hits"); })},
       {"down-after", 0, "D", "peer liveness threshold (default 5 periods)",
        noted(a, "down-after", [&s](const std::string &v) { s.peer_down_after = parse_time(v, false, "--down-after"); })},
   };

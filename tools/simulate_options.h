@@ -24,6 +24,7 @@ struct SimArgs {
   bool all_rows = false;  // --all-rows
   uint64_t mixed = 0;      // --mixed-clients N
   std::string spray;       // --spray N@D
+  std::string early = "quarter";  // --early-report D|off (default: a quarter period)
 };
 
 // N clients offering rate x 0.01 .. rate x 50, geometrically spread (client i of N).

@@ -282,6 +282,10 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
     host.router = ReportRouter(RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period});
+    if (s.scheme != Scheme::Threshold && s.reports) {
+      host.early = EarlyReport(EarlyReportOptions{s.period, s.early_report, s.early_min_hits});
+      schedule_early(h, 0);  // the first period starts at 0 (it ends at the host's phase)
+    }
     if (s.scheme == Scheme::Owner) {
       std::vector<std::string> ids;
       for (size_t i = 0; i < s.hosts; i++) ids.push_back("h" + std::to_string(i));
@@ -369,7 +373,8 @@ void ClusterSim::advance(Ns t, bool inclusive) {
     const size_t reporter = reports_.empty() ? 0 : reports_.top().second;
     const Ns tq = next_request_ < requests_.size() ? requests_[next_request_].at : kNever;
     const Ns tb = next_busy_ < busy_.size() ? busy_[next_busy_].at : kNever;
-    const Ns next = std::min({td, tr, tq, tb});
+    const Ns te = early_.empty() ? kNever : early_.top().first;
+    const Ns next = std::min({td, tr, te, tq, tb});
     if (next == kNever || next > t || (!inclusive && next == t)) break;
     sample_bins_until(next);  // the bins that end by now end before this event
     now_ = next;
@@ -381,6 +386,10 @@ void ClusterSim::advance(Ns t, bool inclusive) {
       reports_.pop();
       handle_report(reporter);
       reports_.push({hosts_[reporter].next_report, reporter});
+    } else if (te == next) {
+      const size_t h = early_.top().second;
+      early_.pop();
+      handle_early(h);
     } else if (tq == next) {
       handle_request(requests_[next_request_++]);
     } else {
@@ -424,6 +433,7 @@ void ClusterSim::handle_request(const Request &r) {
   if (dt_gcra_admit(b.tat, now_, &host.policy, &next)) {
     b.tat = next;
     b.passed++;
+    announce(h, b, key);
     clients_[r.client].admitted_by_host[h]++;
     host_stats_[h].admitted++;
     timeline_[r.client][h][bin_of(now_)]++;
@@ -488,6 +498,7 @@ void ClusterSim::handle_report(size_t h) {
     host.next_report += s_.period;
     return;
   }
+  give_back_held(h);
   std::vector<ReportEntry> served;
   for (auto &[key, b] : host.buckets) {
     if (b.passed == b.reported) continue;
@@ -499,6 +510,11 @@ void ClusterSim::handle_report(size_t h) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
   host_stats_[h].reports++;
+  if (host.early.enabled()) {
+    host.early.period_reported(served, now_);
+    host.announced.clear();  // the kernel's next epoch: announced again at their next admission
+    schedule_early(h, now_);
+  }
   if (s_.scheme == Scheme::Threshold) {
     route_threshold(h, std::move(served));
   } else {

@@ -71,6 +71,7 @@
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/early_report.h"
 #include "cluster/report_router.h"
 #include "cluster/resend_buffer.h"
 
@@ -155,6 +156,11 @@ struct Scenario {
   Ns report_max_age = 0;
   bool debt_cap = true;  // debits stop at -DT_DEBT_MAX_BURSTS x burst (dt_gcra_debit)
   bool resend = true;    // receivers ask for missing messages, senders send them again
+  // Early reports (agent/cluster/early_report.h, sim_early.cpp): every `early_report` within
+  // a period, a host reports the sources first admitted since its last tick that are new
+  // to it; 0: off (sources wait for the period's report).
+  Ns early_report = 0;
+  uint64_t early_min_hits = 2;  // EarlyReportOptions::min_hits
   // Per host: its wall clock minus the true time, in ms (the receivers learn offsets).
   std::vector<int64_t> clock_skew_ms;
   // The cluster before issue 12: every report charged, no debt cap, no resends.
@@ -239,6 +245,7 @@ struct HostStats {
   uint64_t admitted = 0, refused = 0;
   uint64_t directed = 0;  // Scheme::Owner: messages sent to one owner
   uint64_t relayed = 0;   // ... entries this host relayed as an owner
+  uint64_t early_messages = 0, early_entries = 0;  // early reports (copies: per destination)
   // Sending side.
   uint64_t reports = 0;          // report periods
   uint64_t hits_reported = 0;
@@ -304,6 +311,7 @@ class ClusterSim {
  private:
   struct Bucket {
     uint64_t tat = 0, passed = 0, reported = 0;
+    uint64_t announced = 0;  // 1 + the host's period in which it was last announced (0: never)
   };
   struct KeyHash {
     size_t operator()(const dt_key &k) const;
@@ -320,6 +328,9 @@ class ClusterSim {
     // Schemes: the agent's router (which sources are shared, an owner's unrelayed hits;
     // Threshold uses only the first).
     ReportRouter router;
+    EarlyReport early;             // early reports of new sources (Scenario::early_report)
+    std::vector<dt_key> announced; // first admitted in this period since the last tick
+    Ns next_early = kNever;        // its next early tick (an older one in early_ is void)
     uint64_t boot_id = 0, seq = 1, epoch = 0;
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
@@ -397,6 +408,11 @@ class ClusterSim {
   void send_relays(size_t owner, std::vector<RelayEntry> relays);
   void apply_relays(size_t to, const Message &m);
   void debit_entry(size_t to, const dt_key &k, uint64_t hits);
+  // Early reports (sim_early.cpp).
+  void announce(size_t h, Bucket &b, const dt_key &k);
+  void schedule_early(size_t h, Ns after);
+  void handle_early(size_t h);
+  void give_back_held(size_t h);
   void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
   void fan_out(const Message &m);
   size_t period_of(Ns t) const;
@@ -427,6 +443,7 @@ class ClusterSim {
   uint64_t round_robin_ = 0;
   bool ideal_ = false;  // no loss, duplicates, jitter or partitions: fan-out, no tracker
   std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> reports_;
+  std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> early_;  // ticks
   Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
   std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
   std::vector<BusySignal> busy_;  // sorted by time
