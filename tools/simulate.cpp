@@ -300,6 +300,12 @@ int main(int argc, char **argv) {
   if (offsets == "random") s.random_phase = true;
   else if (offsets != "aligned" && !offsets.empty())
     for (const auto &o : split(offsets, ',')) s.report_offset.push_back(parse_time(o, true, "--offsets"));
+  if (!args.join.empty()) {
+    const auto at = args.join.find('@');
+    if (at == std::string::npos) usage_error("--join: give HOST@TIME, e.g. 39@2s");
+    s.join_host = static_cast<int>(parse_whole(args.join.substr(0, at), 0, s.hosts - 1, "--join"));
+    s.join_at = parse_time(args.join.substr(at + 1), true, "--join");
+  }
   if (args.early == "quarter") s.early_report = s.period / 4;
   else if (args.early != "off") s.early_report = parse_time(args.early, false, "--early-report");
   if (s.early_report >= s.period) usage_error("--early-report must be shorter than the period (or off)");

@@ -259,6 +259,16 @@ std::vector<dt::OptionSpec> network_options(SimArgs *a) {
        "report sources new to a host at ticks D apart within a\nperiod (default: a quarter "
        "period); off: only at the\nperiod's end (docs/cluster-scale.md \"First contact\")",
        noted(a, "early-report", [a](const std::string &v) { a->early = v; })},
+      {"join", 0, "H@T",
+       "host H joins the running cluster at time T (down before:\nno requests, deaf, silent); e.g. 39@2s",
+       noted(a, "join", [a](const std::string &v) { a->join = v; })},
+      {"join-start", 0, "S",
+       "full (default): the joiner's buckets start full; empty:\nin its first report max age, a source a peer "
+       "reports\nstarts empty there (docs/cluster-scale.md)",
+       noted(a, "join-start", [&s](const std::string &v) {
+         if (v != "full" && v != "empty") usage_error("--join-start: '" + v + "' is not full or empty");
+         s.join_empty = v == "empty";
+       })},
       {"early-min-hits", 0, "N", "a new source goes early once it has N hits (default 2)",
        noted(a, "early-min-hits", [&s](const std::string &v) { s.early_min_hits = parse_whole(v, 1, 1000000, "--early-min-hits"); })},
       {"down-after", 0, "D", "peer liveness threshold (default 5 periods)",

@@ -83,6 +83,7 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       directed_tracker_(tracker_options(cfg)),
       router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
                             report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
+      early_(EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0}),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
 
@@ -110,6 +111,7 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
     return nullptr;
   }
   c->adopt_unreported();
+  c->collector_.track_fresh(c->early_.enabled());
   if (!c->open_sockets(err)) return nullptr;
   return c;
 }
@@ -347,6 +349,7 @@ void Cluster::on_period(uint64_t now_ns) {
     if (reject_log_.allow(now_ns, &suppressed))
       DT_WARN("collecting this period's hits failed: %s", strerror(-err));
   }
+  served = merge_entries(early_.take_held(), served);  // collected early, held back: theirs now
   ReportHeader h = message_header(collector_.epoch() - 1);
   ReportBody body;
   body.rules = rule_names_;
@@ -354,6 +357,8 @@ void Cluster::on_period(uint64_t now_ns) {
     adaptive_->add_packet_hits(served);  // all we served, wherever it goes
     body.factors = adaptive_->report_factors();
   }
+  early_.period_reported(served, now_ns);
+  next_early_ns_ = early_.next_tick(now_ns);
   body.entries = route_served(std::move(served), now_ns);
   if (collect_tags_) body.tags = collect_tags_();
   counters_.prefix_entries_sent += name_prefix_groups(&body);
@@ -502,7 +507,9 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"relays_sent", c.relays_sent},
                    {"relayed_entries_sent", c.relayed_entries_sent},
                    {"relayed_hits_debited", c.relayed_hits_debited},
-                   {"mesh_periods", c.mesh_periods}};
+                   {"mesh_periods", c.mesh_periods},
+                   {"early_ticks", c.early_ticks},
+                   {"early_entries_sent", c.early_entries_sent}};
   j["rejected"] = Json::object();
   for (const auto &[reason, count] : c.rejected) j["rejected"][reason] = count;
   j["peers"] = Json::array();

@@ -24,6 +24,7 @@
 #include "common/peers_file.h"
 #include "cluster/peer_protocol.h"
 #include "cluster/peer_tracker.h"
+#include "cluster/early_report.h"
 #include "cluster/report_router.h"
 #include "cluster/report_signing.h"
 #include "cluster/resend_buffer.h"
@@ -53,6 +54,9 @@ struct ClusterConfig {
   // Reporting scheme "owner" (docs/cluster-scale.md; full mesh only, and only while every
   // peer is up: else every source goes to every peer, as with false).
   bool owner_scheme = true;
+  // Early reports of sources new to this host, at ticks this far apart (cluster_early.cpp;
+  // full mesh only); 0: none.
+  uint64_t early_report_ns = 0;
 };
 
 struct ClusterCounters {
@@ -74,6 +78,8 @@ struct ClusterCounters {
   // messages and their entries, hits of relayed entries debited, periods sent as a mesh.
   uint64_t directed_sent = 0, directed_bytes_sent = 0, directed_entries_sent = 0, directed_applied = 0;
   uint64_t relays_sent = 0, relayed_entries_sent = 0, relayed_hits_debited = 0, mesh_periods = 0;
+  // Early reports (cluster_early.cpp): ticks that sent something, entries sent early.
+  uint64_t early_ticks = 0, early_entries_sent = 0;
   // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
   // "bad_signature", "hub_report" (cluster/report_signing.h).
   std::map<std::string, uint64_t> rejected;
@@ -95,6 +101,10 @@ class Cluster {
   void on_readable(uint64_t now_ns);
   // End of a period: collect what we served, publish it, check peer liveness.
   void on_period(uint64_t now_ns);
+  // Early reports (cluster_early.cpp): when the next tick is due (UINT64_MAX: none), and
+  // the tick: sources new to this host since the last one, reported now.
+  uint64_t early_deadline() const { return next_early_ns_; }
+  void on_early_tick(uint64_t now_ns);
   // The local rules by index (names travel in reports; peers may number rules
   // differently). Hits for rules that are not `throttle` here are not debited.
   void set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles);
@@ -177,7 +187,7 @@ class Cluster {
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
   ReportHeader message_header(uint64_t epoch) const;  // now, from this node
-  std::vector<ReportEntry> route_served(std::vector<ReportEntry> served, uint64_t now_ns);
+  std::vector<ReportEntry> route_served(std::vector<ReportEntry> served, uint64_t now_ns, bool period = true);
   void publish_directed(size_t owner, const std::vector<ReportEntry> &entries, uint64_t now_ns);
   void publish_relays(const std::vector<RelayEntry> &relays, uint64_t now_ns,
                       const std::vector<std::string> *ids = nullptr);
@@ -215,6 +225,8 @@ class Cluster {
   PeerTracker tracker_;
   PeerTracker directed_tracker_;                // owner scheme: each peer's messages to us alone
   ReportRouter router_;
+  EarlyReport early_;
+  uint64_t next_early_ns_ = UINT64_MAX;
   std::map<std::string, uint64_t> directed_seq_;  // next seq of our messages to each owner
   ResendBuffer resend_;
   uint64_t boot_id_ = 0;

@@ -27,9 +27,9 @@ bool Cluster::owner_ready() {
 
 // This period's served sources: those for every peer are returned; those for one owner
 // are sent to it now; ours that turned shared are relayed now.
-std::vector<ReportEntry> Cluster::route_served(std::vector<ReportEntry> served, uint64_t now_ns) {
+std::vector<ReportEntry> Cluster::route_served(std::vector<ReportEntry> served, uint64_t now_ns, bool period) {
   if (!owner_ready()) {
-    counters_.mesh_periods++;
+    counters_.mesh_periods += period;
     for (const ReportEntry &e : served) router_.heard(e.key, now_ns);  // every peer hears them
     return served;
   }

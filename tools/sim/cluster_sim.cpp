@@ -111,6 +111,9 @@ bool validate(const Scenario &s, std::string *err) {
     if (p.side.size() != s.hosts) return fail(err, "a partition must put every host on a side");
     if (p.end <= p.start) return fail(err, "a partition must end after it starts");
   }
+  if (s.join_host >= static_cast<int>(s.hosts) || (s.join_host >= 0 && (s.join_at >= s.duration || s.hosts < 2)))
+    return fail(err, "the joining host must be one of the hosts (0 to " + std::to_string(s.hosts - 1) +
+                         "), joining before the end, and not the only one");
   if (!s.busy.empty() && !s.adaptive) return fail(err, "busy signals need an adaptive scenario");
   if (s.adaptive) {
     std::string why;
@@ -277,6 +280,9 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.resend = ResendBuffer(max_age_ns(s) ? max_age_ns(s) : 5 * kSec);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
+    if (static_cast<int>(h) == s.join_host && host.next_report != kNever)
+      join_first_report_ = host.next_report +=
+          s.join_at - s.join_at % s.period + (host.next_report < s.join_at % s.period ? s.period : 0);
     if (host.next_report != kNever) reports_.push({host.next_report, h});
     const size_t periods = s.duration / s.period + 2;
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
@@ -409,10 +415,14 @@ void ClusterSim::sample_bins_until(Ns t) {
 }
 
 size_t ClusterSim::pick_host(uint32_t client) {
+  const size_t n = s_.hosts - (s_.join_host >= 0 && !up(static_cast<size_t>(s_.join_host)));
   switch (s_.lb) {
-    case LoadBalancer::RoundRobin: return round_robin_++ % s_.hosts;
-    case LoadBalancer::Random: return static_cast<size_t>(lb_rng_.uniform() * static_cast<double>(s_.hosts));
-    case LoadBalancer::Sticky: return client % s_.hosts;
+    case LoadBalancer::RoundRobin: return skip_down(round_robin_++ % n, n);
+    case LoadBalancer::Random: return skip_down(static_cast<size_t>(lb_rng_.uniform() * static_cast<double>(n)), n);
+    case LoadBalancer::Sticky: {
+      const size_t h = client % s_.hosts;
+      return up(h) ? h : (h + 1) % s_.hosts;
+    }
   }
   return 0;
 }
@@ -679,6 +689,7 @@ void ClusterSim::send(size_t from, size_t to, const MessagePtr &msg) {
 // One delivery: to one host, or (an ideal network's fan-out) to every host but the sender.
 void ClusterSim::handle_delivery(const Delivery &d) {
   if (d.to != kEveryPeer) {
+    if (!up(d.to)) return;  // not running yet: nobody listens
     hosts_[d.to].direct_received++;
     count(d.to, true, *d.msg);
     return receive(d.to, *d.msg);
@@ -701,7 +712,7 @@ void ClusterSim::fan_out(const Message &m) {
     for (size_t to = 0; to < hosts_.size(); to++) host_stats_[to].peer_ups += to != m.from;
   if (plain && m.body.entries.empty() && !sender.adaptive) return;  // "alive": nothing to do
   for (size_t to = 0; to < hosts_.size(); to++) {
-    if (to == m.from) continue;
+    if (to == m.from || !up(to)) continue;
     if (plain) apply_entries(to, m);
     else receive(to, m);
   }
@@ -806,7 +817,9 @@ void ClusterSim::apply_entries(size_t to, const Message &m) {
 // dt_debit: hits another host admitted (unseen here: the bucket is created full, then debited).
 void ClusterSim::debit_entry(size_t to, const dt_key &k, uint64_t hits) {
   Host &host = hosts_[to];
-  Bucket &b = host.buckets[k];
+  auto [it, fresh] = host.buckets.try_emplace(k);
+  Bucket &b = it->second;
+  hits += join_debit(to, k, fresh);
   const Ns limit = s_.debt_cap ? dt_gcra_debt_limit(now_, &host.policy) : now_ + DT_TAT_HORIZON_NS;
   b.tat = dt_gcra_debit_upto(b.tat, now_, &host.policy, hits, limit);
   host_stats_[to].hits_debited += hits;

@@ -160,6 +160,15 @@ struct Scenario {
   // a period, a host reports the sources first admitted since its last tick that are new
   // to it; 0: off (sources wait for the period's report).
   Ns early_report = 0;
+  // A host joining a running cluster (sim_join.cpp): join_host is down until join_at (no
+  // requests, messages to it lost, no reports); with the owner scheme the others route as a
+  // mesh until they hear it, it until it has heard every peer (as the agent's owner_ready).
+  // join_empty: for join_guard after it joins, a source it first hears of from a peer
+  // starts empty there (debited a burst more, once), not full.
+  int join_host = -1;
+  Ns join_at = 0;
+  bool join_empty = false;
+  Ns join_guard = 0;  // 0: the report max age
   uint64_t early_min_hits = 2;  // EarlyReportOptions::min_hits
   // Per host: its wall clock minus the true time, in ms (the receivers learn offsets).
   std::vector<int64_t> clock_skew_ms;
@@ -331,6 +340,7 @@ class ClusterSim {
     EarlyReport early;             // early reports of new sources (Scenario::early_report)
     std::vector<dt_key> announced; // first admitted in this period since the last tick
     Ns next_early = kNever;        // its next early tick (an older one in early_ is void)
+    std::unordered_map<dt_key, bool, KeyHash, KeyEq> join_charged;  // join_empty: sources debited a burst
     uint64_t boot_id = 0, seq = 1, epoch = 0;
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
@@ -413,6 +423,12 @@ class ClusterSim {
   void schedule_early(size_t h, Ns after);
   void handle_early(size_t h);
   void give_back_held(size_t h);
+  // A joining host (sim_join.cpp).
+  bool up(size_t h) const { return static_cast<int>(h) != s_.join_host || now_ >= s_.join_at; }
+  size_t skip_down(size_t idx, size_t n_up) const;
+  bool owner_ready(size_t h) const;
+  uint64_t join_debit(size_t to, const dt_key &k, bool fresh);
+  std::vector<ReportEntry> route_mesh(size_t h, std::vector<ReportEntry> served);
   void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
   void fan_out(const Message &m);
   size_t period_of(Ns t) const;
@@ -444,6 +460,7 @@ class ClusterSim {
   bool ideal_ = false;  // no loss, duplicates, jitter or partitions: fan-out, no tracker
   std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> reports_;
   std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> early_;  // ticks
+  Ns join_first_report_ = kNever;  // the joining host's first report
   Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
   std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
   std::vector<BusySignal> busy_;  // sorted by time

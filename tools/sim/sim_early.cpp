@@ -46,9 +46,9 @@ void ClusterSim::handle_early(size_t h) {
   HostStats &st = host_stats_[h];
   st.early_entries += entries.size();
   for (const ReportEntry &e : entries) st.hits_reported += e.hits;
-  if (s_.scheme == Scheme::Mesh) {
+  if (s_.scheme == Scheme::Mesh || !owner_ready(h)) {
     st.early_messages += 1;
-    return publish_report(h, std::move(entries), -1);
+    return publish_report(h, route_mesh(h, std::move(entries)), -1);
   }
   RoutedReport r = host.router.route(entries, now_);
   st.early_messages += r.to_owner.size() + !r.everyone.empty();

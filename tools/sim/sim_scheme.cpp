@@ -43,6 +43,7 @@ void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
 
 // Owner: the agent's ReportRouter says who hears of what (cluster/report_router.h).
 void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
+  if (!owner_ready(h)) return publish_report(h, route_mesh(h, std::move(served)), -1);
   RoutedReport r = hosts_[h].router.route(served, now_);
   publish_report(h, std::move(r.everyone), -1);
   for (auto &[owner, entries] : r.to_owner) publish_report(h, std::move(entries), static_cast<int>(owner));
