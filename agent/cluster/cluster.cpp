@@ -26,6 +26,7 @@ namespace {
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
 constexpr size_t kMaxResentPerPeriod = 2 * kMaxResendSeqs;  // two full requests' worth
 constexpr uint64_t kSharedKeepPeriods = 25;  // owner scheme: a source heard of lately is shared
+constexpr uint64_t kJoinRunningSeq = 25;     // a peer's first seq that says it ran before us (5 s)
 
 }  // namespace
 
@@ -84,6 +85,8 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
                             report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
       early_(EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0}),
+      join_guard_(JoinGuardOptions{report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kReportMaxAgePeriods * cfg.period_ns,
+                                   kJoinRunningSeq}),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
 
@@ -174,6 +177,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   }
   const Arrival a = tracker_.arrive(h, now_ns);
   if (!note_arrival(h, a, now_ns)) return;  // a duplicate, or refused (counted)
+  if (cfg_.hubs.empty()) join_guard_.first_report(h.seq, now_ns);
   if (a.gap) request_resends(now_ns);  // at once: every period of delay is over-admission
   if (a.stale) {
     skip_stale(h, body, a, now_ns);
@@ -300,7 +304,8 @@ std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportB
     d.hits = static_cast<uint32_t>(en.hits);
     debits.push_back(d);
   }
-  if (!debits.empty()) debit(h.node_id, debits, now_ns);
+  if (!debits.empty() && join_guard_.active(now_ns)) debit_joining(h.node_id, debits, now_ns);
+  else if (!debits.empty()) debit(h.node_id, debits, now_ns);
   return debits;
 }
 
@@ -316,6 +321,19 @@ void Cluster::debit(const std::string &from, const std::vector<dt_debit> &debits
               static_cast<unsigned long long>(r.entries_failed), r.error ? ": " : "",
               r.error ? strerror(-r.error) : "");
   }
+}
+
+// Joining a running cluster (cluster/join_guard.h): the first debit of each source in the
+// window carries a burst more. A copy: the caller relays and notes the hits as they came.
+void Cluster::debit_joining(const std::string &from, std::vector<dt_debit> debits, uint64_t now_ns) {
+  for (dt_debit &d : debits) {
+    const uint64_t burst = dt_key_is_prefix(d.key.rule) || d.key.rule >= burst_hits_.size() ? 0 : burst_hits_[d.key.rule];
+    const uint64_t extra = std::min<uint64_t>(join_guard_.extra(d.key, burst, now_ns), UINT32_MAX - d.hits);
+    d.hits += static_cast<uint32_t>(extra);
+    counters_.join_sources_emptied += extra > 0;
+    counters_.join_burst_hits += extra;
+  }
+  debit(from, debits, now_ns);
 }
 
 // Prefix buckets' entries (key.rule with DT_KEY_PREFIX) go in groups of their own,
@@ -509,7 +527,9 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"relayed_hits_debited", c.relayed_hits_debited},
                    {"mesh_periods", c.mesh_periods},
                    {"early_ticks", c.early_ticks},
-                   {"early_entries_sent", c.early_entries_sent}};
+                   {"early_entries_sent", c.early_entries_sent},
+                   {"join_sources_emptied", c.join_sources_emptied},
+                   {"join_burst_hits", c.join_burst_hits}};
   j["rejected"] = Json::object();
   for (const auto &[reason, count] : c.rejected) j["rejected"][reason] = count;
   j["peers"] = Json::array();

@@ -25,6 +25,7 @@
 #include "cluster/peer_protocol.h"
 #include "cluster/peer_tracker.h"
 #include "cluster/early_report.h"
+#include "cluster/join_guard.h"
 #include "cluster/report_router.h"
 #include "cluster/report_signing.h"
 #include "cluster/resend_buffer.h"
@@ -80,6 +81,8 @@ struct ClusterCounters {
   uint64_t relays_sent = 0, relayed_entries_sent = 0, relayed_hits_debited = 0, mesh_periods = 0;
   // Early reports (cluster_early.cpp): ticks that sent something, entries sent early.
   uint64_t early_ticks = 0, early_entries_sent = 0;
+  // Joining a running cluster (cluster/join_guard.h): sources started empty, their hits.
+  uint64_t join_sources_emptied = 0, join_burst_hits = 0;
   // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
   // "bad_signature", "hub_report" (cluster/report_signing.h).
   std::map<std::string, uint64_t> rejected;
@@ -111,6 +114,9 @@ class Cluster {
   // The prefix levels in force here, as prefix bucket key.rule values (prefix_level_keys):
   // peers' hits for a level we do not have are not debited.
   void set_prefix_levels(std::set<uint32_t> levels) { prefix_levels_ = std::move(levels); }
+  // Per local rule index, its burst in hits (rule_burst_hits): what a joiner's first debit
+  // of a peer-reported source adds (cluster/join_guard.h).
+  void set_rule_bursts(std::vector<uint64_t> burst_hits) { burst_hits_ = std::move(burst_hits); }
   // Query-socket tags: where this host's served tag hits come from each period,
   // and where the peers' tag hits go.
   void set_tag_hooks(std::function<std::vector<TagHit>()> collect,
@@ -195,6 +201,7 @@ class Cluster {
   void apply_relayed(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   void note_shared(const std::vector<dt_debit> &debits, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
+  void debit_joining(const std::string &from, std::vector<dt_debit> debits, uint64_t now_ns);
   void serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns);
   bool publish(const std::string &msg);
   void publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
@@ -226,6 +233,8 @@ class Cluster {
   PeerTracker directed_tracker_;                // owner scheme: each peer's messages to us alone
   ReportRouter router_;
   EarlyReport early_;
+  JoinGuard join_guard_;
+  std::vector<uint64_t> burst_hits_;
   uint64_t next_early_ns_ = UINT64_MAX;
   std::map<std::string, uint64_t> directed_seq_;  // next seq of our messages to each owner
   ResendBuffer resend_;

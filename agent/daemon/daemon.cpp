@@ -301,6 +301,7 @@ bool Daemon::join_cluster() {
   cluster_json_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusJson)));
   cluster_text_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusText)));
   cluster_->set_rules(config_.rules.names, config_.rules.throttles);
+  cluster_->set_rule_bursts(rule_burst_hits(config_.rules.compiled.policies));
   cluster_->set_prefix_levels(prefix_level_keys(config_.rules));
   cluster_->set_adaptive(&adaptive_->set());
   cluster_->set_bans(ban_sync_.get());

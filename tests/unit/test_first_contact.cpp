@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cluster/early_report.h"
+#include "cluster/join_guard.h"
 #include "sim/cluster_sim.h"
 #include "sim_run.h"
 
@@ -93,6 +94,26 @@ TEST(EarlyReport, MergeSumsTheHitsOfASourceCollectedTwice) {
   EXPECT_EQ(merged.size(), 3u);
   EXPECT_EQ(hits_of(merged, v4(1)), 7u);
   EXPECT_EQ(hits_of(merged, v4(3)), 7u);
+}
+
+TEST(JoinGuard, AJoinerChargesEachPeerReportedSourceOneBurstOnceWithinTheWindow) {
+  dt::JoinGuard g(dt::JoinGuardOptions{2000 * kMs, 25});
+  g.first_report(40, 100 * kMs);  // the first peer report heard: seq 40, the peer ran before us
+  g.first_report(1, 200 * kMs);   // later ones change nothing
+  EXPECT_TRUE(g.active(2099 * kMs));
+  EXPECT_EQ(g.extra(v4(1), 50, 300 * kMs), 50u) << "the first debit of a source: one burst more";
+  EXPECT_EQ(g.extra(v4(1), 50, 400 * kMs), 0u) << "once";
+  EXPECT_EQ(g.extra(v4(2), 50, 2100 * kMs), 0u) << "the window is over";
+  EXPECT_EQ(g.charged(), 1u);
+
+  dt::JoinGuard together(dt::JoinGuardOptions{2000 * kMs, 25});
+  together.first_report(2, 100 * kMs);  // a peer that started with us
+  EXPECT_FALSE(together.active(200 * kMs)) << "agents that start together start full";
+  EXPECT_EQ(together.extra(v4(1), 50, 200 * kMs), 0u);
+
+  const std::vector<dt_policy> policies = {dt_policy{10'000'000, 500'000'000, 0, 32, 128, 0, {}},
+                                           dt_policy{0, 0, 0, 32, 128, 0, {}}};
+  EXPECT_EQ(dt::rule_burst_hits(policies), (std::vector<uint64_t>{50, 0})) << "rate 100/s, burst 50; no rate";
 }
 
 // The first contact: a new client sprayed at 2000/s over 40 hosts (rate 100,

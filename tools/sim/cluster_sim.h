@@ -72,6 +72,7 @@
 #include "dthrottle/common.h"
 #include "cluster/peer_tracker.h"
 #include "cluster/early_report.h"
+#include "cluster/join_guard.h"
 #include "cluster/report_router.h"
 #include "cluster/resend_buffer.h"
 
@@ -340,7 +341,7 @@ class ClusterSim {
     EarlyReport early;             // early reports of new sources (Scenario::early_report)
     std::vector<dt_key> announced; // first admitted in this period since the last tick
     Ns next_early = kNever;        // its next early tick (an older one in early_ is void)
-    std::unordered_map<dt_key, bool, KeyHash, KeyEq> join_charged;  // join_empty: sources debited a burst
+    JoinGuard join_guard;  // join_empty: the joiner's peer-reported sources start empty
     uint64_t boot_id = 0, seq = 1, epoch = 0;
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;

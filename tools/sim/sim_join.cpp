@@ -26,17 +26,19 @@ std::vector<ReportEntry> ClusterSim::route_mesh(size_t h, std::vector<ReportEntr
   return served;
 }
 
-// Scenario::join_empty: in its first join_guard, the joiner charges a source it hears of
-// from a peer a burst more, once: it starts empty there (its balance elsewhere is unknown:
-// a report carries hits, not balances). A client only it serves is never charged.
+// Scenario::join_empty: the agent's JoinGuard (cluster/join_guard.h) on the joiner, which
+// knows it joined a running cluster at its first peer report: for join_guard (default the
+// report max age), the first peer debit of each source carries a burst more.
 uint64_t ClusterSim::join_debit(size_t to, const dt_key &k, bool fresh) {
   (void)fresh;
-  if (!s_.join_empty || static_cast<int>(to) != s_.join_host) return 0;
-  const Ns age = s_.report_max_age && s_.report_max_age != kNever ? s_.report_max_age : kReportMaxAgePeriods * s_.period;
-  const Ns guard = s_.join_guard ? s_.join_guard : age;
-  if (now_ < s_.join_at || now_ >= s_.join_at + guard) return 0;
-  if (!hosts_[to].join_charged.emplace(k, true).second) return 0;
-  return s_.burst;
+  if (!s_.join_empty || static_cast<int>(to) != s_.join_host || now_ < s_.join_at) return 0;
+  JoinGuard &guard = hosts_[to].join_guard;
+  if (!guard.joined()) {
+    const Ns age = s_.report_max_age && s_.report_max_age != kNever ? s_.report_max_age : kReportMaxAgePeriods * s_.period;
+    guard = JoinGuard(JoinGuardOptions{s_.join_guard ? s_.join_guard : age, 0});
+    guard.first_report(0, now_);
+  }
+  return guard.extra(k, s_.burst, now_);
 }
 
 }  // namespace dt::sim
