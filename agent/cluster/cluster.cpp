@@ -85,7 +85,10 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
                             report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
       early_(EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0}),
-      join_guard_(JoinGuardOptions{report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kReportMaxAgePeriods * cfg.period_ns,
+      // A restart that took over pinned maps keeps its buckets: only new ones start empty.
+      join_guard_(JoinGuardOptions{dp.took_over()                ? 0
+                                   : report_max_age_ns(cfg) ? report_max_age_ns(cfg)
+                                                            : kReportMaxAgePeriods * cfg.period_ns,
                                    kJoinRunningSeq}),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
