@@ -25,6 +25,7 @@ std::vector<dt_key> EarlyReport::pick_new(const std::vector<dt_key> &candidates)
   ticks_++;
   std::vector<dt_key> out;
   for (const dt_key &k : candidates) {
+    if (out.size() >= opt_.max_per_tick) break;
     if (known(k)) continue;
     current_.insert(k);
     out.push_back(k);

@@ -36,6 +36,10 @@ struct EarlyReportOptions {
   // the period); fewer wait for the next tick, the last ones for the period's report. 2
   // keeps one-packet sources (a spray of light sources) out of early reports.
   uint64_t min_hits = 2;
+  // At most this many new sources a tick (the rest wait for the period's report): a flood
+  // of spoofed one-packet sources costs the collector at most 3 x this many more reads a
+  // period, not 3 x the flood.
+  size_t max_per_tick = 4096;
 };
 
 class EarlyReport {

@@ -89,6 +89,18 @@ TEST(EarlyReport, FewerThanMinHitsAreHeldUntilTheyHaveEnoughOrThePeriodEnds) {
   EXPECT_EQ(hits_of(held, v4(3)), 1u) << "the period's report takes what is still held: no hit is lost";
 }
 
+TEST(EarlyReport, AFloodOfNewSourcesCostsAtMostMaxPerTickATick) {
+  EarlyReport e(EarlyReportOptions{200 * kMs, 50 * kMs, 2, 100});
+  e.period_reported({}, 0);
+  std::vector<dt_key> flood;
+  for (uint32_t i = 0; i < 1000; i++) flood.push_back(v4(i));
+  EXPECT_EQ(e.due(flood).size(), 100u);
+  std::vector<ReportEntry> one_hit;
+  for (uint32_t i = 0; i < 100; i++) one_hit.push_back({v4(i), 1});
+  EXPECT_TRUE(e.tick(one_hit).empty());
+  EXPECT_EQ(e.due({}).size(), 100u) << "only what was picked is held and collected again";
+}
+
 TEST(EarlyReport, MergeSumsTheHitsOfASourceCollectedTwice) {
   const auto merged = dt::merge_entries({{v4(1), 2}, {v4(2), 1}}, {{v4(1), 5}, {v4(3), 7}});
   EXPECT_EQ(merged.size(), 3u);
