@@ -263,8 +263,8 @@ std::vector<dt::OptionSpec> network_options(SimArgs *a) {
        "host H joins the running cluster at time T (down before:\nno requests, deaf, silent); e.g. 39@2s",
        noted(a, "join", [a](const std::string &v) { a->join = v; })},
       {"join-start", 0, "S",
-       "full (default): the joiner's buckets start full; empty:\nin its first report max age, a source a peer "
-       "reports\nstarts empty there (docs/cluster-scale.md)",
+       "empty (default, the agent's): in the joiner's first report\nmax age, a source a peer reports starts "
+       "empty there;\nfull: its buckets start full (docs/cluster-scale.md)",
        noted(a, "join-start", [&s](const std::string &v) {
          if (v != "full" && v != "empty") usage_error("--join-start: '" + v + "' is not full or empty");
          s.join_empty = v == "empty";
@@ -301,6 +301,7 @@ int parse_simulate_args(int argc, char **argv, SimArgs *args) {
   args->s.clients = parse_clients("2000");
   args->s.scheme = Scheme::Owner;  // the agent's scheme (Scenario's default stays mesh for the tests)
   args->offsets = "random";
+  args->s.join_empty = true;  // the agent's JoinGuard (Scenario's default stays full for the tests)
   std::vector<dt::OptionSpec> options = scenario_options(args);
   for (auto *group : {network_options, adaptive_options})
     for (auto &o : group(args)) options.push_back(std::move(o));
