@@ -46,6 +46,12 @@ void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
 // Owner: the agent's ReportRouter says who hears of what (cluster/report_router.h).
 void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
   Host &host = hosts_[h];
+  if (!owner_ready(h)) {
+    std::vector<ReportEntry> everyone = route_mesh(h, std::move(served));
+    if (!s_.cadence) return publish_report(h, std::move(everyone), -1);
+    for (const ReportEntry &e : host.cadence.take_all()) everyone.push_back(e);  // batches waiting: everyone
+    return send_period(h, std::move(everyone));
+  }
   RoutedReport r = host.router.route(served, now_);
   if (s_.cadence) {  // directed entries wait in the cadence's batches (send_period)
     for (auto &[owner, entries] : r.to_owner) host.cadence.queue(host.router.members()[owner], entries, now_);
