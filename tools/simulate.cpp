@@ -329,6 +329,8 @@ int main(int argc, char **argv) {
   if (args.early == "quarter") s.early_report = s.period / 4;
   else if (args.early != "off") s.early_report = parse_time(args.early, false, "--early-report");
   if (s.early_report >= s.period) usage_error("--early-report must be shorter than the period (or off)");
+  // The agent's owner scheme sends shared sources near their limit at its early ticks.
+  if (s.scheme == Scheme::Owner && !given.count("--shared-period")) s.shared_period = s.early_report;
   if (timeline) s.bin = timeline;
   else s.bin = s.duration;  // one bin: the per-client tables need no more (memory)
   if (args.mixed) {
@@ -388,10 +390,11 @@ int main(int argc, char **argv) {
 
   printf("scenario: %zu hosts, rate %g/s, burst %" PRIu64 ", period %s, duration %s, lb %s, seed %" PRIu64 "\n",
          s.hosts, s.rate, s.burst, fmt_time(s.period).c_str(), fmt_time(s.duration).c_str(), lb_name(s.lb), s.seed);
-  printf("reports:  scheme %s%s, phases %s, early reports %s\n", scheme_name(s.scheme),
+  printf("reports:  scheme %s%s, phases %s, early reports %s%s\n", scheme_name(s.scheme),
          s.scheme == Scheme::Threshold ? (" " + std::to_string(s.threshold)).c_str() : "",
          s.random_phase ? "random (seeded)" : s.report_offset.empty() ? "aligned" : "given",
-         s.early_report ? ("every " + fmt_time(s.early_report)).c_str() : "off");
+         s.early_report ? ("every " + fmt_time(s.early_report)).c_str() : "off",
+         s.shared_period ? (", shared sources near their limit every " + fmt_time(s.shared_period)).c_str() : "");
   printf("network:  delay %s + jitter %s, loss %.1f%%, duplicates %.1f%%", fmt_time(s.net.delay).c_str(),
          fmt_time(s.net.jitter).c_str(), 100 * s.net.loss, 100 * s.net.duplicate);
   for (const auto &p : s.net.partitions) printf(", partition %s", fmt_partition(p).c_str());

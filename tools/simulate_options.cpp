@@ -220,7 +220,7 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
          if (v != "agent" && v != "every-period") usage_error("--cadence: '" + v + "' is not agent or every-period");
          s.cadence = v == "agent";
        })},
-      {"shared-period", 0, "D", "--scheme owner, an experiment: also every D, the hits of\nshared sources to every peer (default off)",
+      {"shared-period", 0, "D", "--scheme owner: also every D, the hits of shared sources\nbelow half the burst to every peer (default: the\n--early-report pace, as the agent; 0: off)",
        noted(a, "shared-period", [&s](const std::string &v) { s.shared_period = parse_time(v, true, "--shared-period"); })},
       {"hub-period", 0, "D", "--scheme hub: how often each hub sends its sums (default\n50ms, as agent hub --aggregate)",
        noted(a, "hub-period", [&s](const std::string &v) { s.hub_period = parse_time(v, false, "--hub-period"); })},

@@ -572,6 +572,7 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"lazy_entries", c.lazy_entries},
                    {"early_ticks", c.early_ticks},
                    {"early_entries_sent", c.early_entries_sent},
+                   {"shared_early_entries", c.shared_early_entries},
                    {"join_sources_emptied", c.join_sources_emptied},
                    {"join_burst_hits", c.join_burst_hits}};
   j["rejected"] = Json::object();

@@ -82,6 +82,8 @@ struct ClusterCounters {
   uint64_t relays_sent = 0, relayed_entries_sent = 0, relayed_hits_debited = 0, mesh_periods = 0;
   // Early reports (cluster_early.cpp): ticks that sent something, entries sent early.
   uint64_t early_ticks = 0, early_entries_sent = 0;
+  // ... of early_entries_sent: shared sources near their limit (cluster/shared_early.h).
+  uint64_t shared_early_entries = 0;
   // Joining a running cluster (cluster/join_guard.h): sources started empty, their hits.
   uint64_t join_sources_emptied = 0, join_burst_hits = 0;
   // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
@@ -202,6 +204,9 @@ class Cluster {
   std::vector<dt_debit> apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
+  // Owner scheme, at an early tick: the hits of shared sources near their limit, collected
+  // (cluster_early.cpp, cluster/shared_early.h).
+  std::vector<ReportEntry> collect_shared_early(uint64_t now_ns, int *err);
   ReportHeader message_header(uint64_t epoch) const;  // now, from this node
   // period: the end of a period (its sources wait in owners' batches); else an early
   // tick (cluster_early.cpp: new sources go to their owners at once).

@@ -1,10 +1,18 @@
-// cluster_early.cpp - early reports of sources new to this host (cluster/early_report.h,
-// docs/cluster-scale.md "First contact"): at ticks within a period, the sources the kernel
-// announced since the last tick that this host has not reported lately, with their hits so
-// far, to their owner (or to every peer), as the period's report would send them.
+// cluster_early.cpp - early reports (cluster/early_report.h, docs/cluster-scale.md "First
+// contact"): at ticks within a period, the sources the kernel announced since the last tick
+// that this host has not reported lately, with their hits so far, to their owner (or to
+// every peer), as the period's report would send them; and, in the owner scheme, the hits
+// of shared sources whose bucket here is below half the burst, to every peer
+// (cluster/shared_early.h).
+#include <bpf/bpf.h>
+
 #include <cstring>
+#include <map>
 
 #include "cluster/cluster.h"
+#include "cluster/shared_early.h"
+#include "dataplane/dataplane.h"
+#include "dataplane/policy.h"
 
 namespace dt {
 
@@ -16,23 +24,48 @@ void Cluster::on_early_tick(uint64_t now_ns) {
   const std::vector<dt_key> due = err ? std::vector<dt_key>{} : early_.due(fresh);
   std::vector<ReportEntry> collected;
   if (!due.empty()) collected = collector_.collect(due, &err);
+  std::vector<ReportEntry> entries = early_.tick(collected);
+  if (err == 0) {  // after the new ones: a key in both was collected already (0 hits now)
+    std::vector<ReportEntry> shared = collect_shared_early(now_ns, &err);
+    counters_.shared_early_entries += shared.size();
+    entries.insert(entries.end(), shared.begin(), shared.end());
+  }
   if (err != 0) {
     counters_.collect_errors++;
     uint64_t suppressed = 0;
-    if (reject_log_.allow(now_ns, &suppressed)) DT_WARN("collecting new sources' hits early failed: %s", strerror(-err));
+    if (reject_log_.allow(now_ns, &suppressed)) DT_WARN("collecting sources' hits early failed: %s", strerror(-err));
   }
-  std::vector<ReportEntry> entries = early_.tick(collected);
   if (entries.empty()) return;
   counters_.early_ticks++;
   counters_.early_entries_sent += entries.size();
   if (adaptive_) adaptive_->add_packet_hits(entries);  // served here, as the period's report's
   ReportBody body;
   body.rules = rule_names_;
-  body.entries = route_served(std::move(entries), now_ns, false);
+  body.entries = route_served(std::move(entries), now_ns, false);  // shared ones: to everyone
   if (body.entries.empty()) return;
   counters_.prefix_entries_sent += name_prefix_groups(&body);
   publish_report(message_header(collector_.epoch() - 1), body, now_ns);
   cadence_.sent_to_everyone(true, now_ns);
+}
+
+// Only in the owner scheme (no hubs: a hub's sums come at its own pace). Source buckets
+// only: a prefix bucket's budget is the rule's prefix policy, reported at the period's end.
+std::vector<ReportEntry> Cluster::collect_shared_early(uint64_t now_ns, int *err) {
+  if (!owner_ready()) return {};
+  std::map<uint32_t, dt_policy> policies;  // per rule, read once a tick
+  const BucketLookup lookup = [&](const dt_key &k, BucketView *v) {
+    if (k.rule & DT_KEY_PREFIX) return false;
+    if (bpf_map_lookup_elem(dp_.buckets_fd(), &k, &v->bucket) != 0) return false;
+    auto [it, fresh] = policies.try_emplace(k.rule);
+    if (fresh && read_live_policy(dp_.policy_fd(), dp_.config_fd(), k.rule, &it->second) != 0) it->second = {};
+    v->policy = it->second;
+    return v->policy.action == DT_ACT_THROTTLE;
+  };
+  const std::vector<dt_key> keys = select_shared_early(router_, lookup, now_ns);
+  if (keys.empty()) return {};
+  std::vector<ReportEntry> collected = collector_.collect(keys, err);
+  std::erase_if(collected, [](const ReportEntry &e) { return e.hits == 0; });
+  return collected;
 }
 
 }  // namespace dt

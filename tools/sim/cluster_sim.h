@@ -83,6 +83,7 @@
 #include "cluster/peer_tracker.h"
 #include "cluster/report_cadence.h"
 #include "cluster/early_report.h"
+#include "cluster/shared_early.h"
 #include "cluster/join_guard.h"
 #include "cluster/report_router.h"
 #include "cluster/resend_buffer.h"
@@ -166,9 +167,11 @@ struct Scenario {
   // but a heartbeat every 5 periods, one-hit sources wait for their owner in batches. false:
   // a report to everyone every period, directed messages every period (before).
   bool cadence = false;
-  // Scheme::Owner, an experiment (not in the agent): also every shared_period, the hits of
-  // the sources a host knows to be shared go to every peer (a shorter lag where it matters,
-  // docs/cluster-scale.md "Why the ratio moves with the seed"); 0: off.
+  // Scheme::Owner: also every shared_period, the hits of the sources a host knows to be
+  // shared and near their limit go to every peer (a shorter lag where it matters,
+  // docs/cluster-scale.md "Why the ratio moves with the seed"); 0: off. The agent does it
+  // at its early ticks (agent/cluster/shared_early.h): build/simulate's default for the
+  // owner scheme is early_report.
   Ns shared_period = 0;
   Ns hub_period = 50 * kMs;       // Scheme::Hub: how often a hub sends its sums (`agent hub --period`)
   Ns hub_fails_at = kNever;       // Scheme::Hub: the hub the hosts take first stops (hears and sends nothing) then
