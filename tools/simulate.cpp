@@ -151,14 +151,20 @@ void print_peers(const ClusterSim &c, bool all) {
   if (!shown(c.hosts().size() - 1, all))
     printf("... %zu hosts more (--all-rows prints them)\n", c.hosts().size() - kMaxHostColumns);
   uint64_t report_bytes = 0, resend_bytes = 0, request_bytes = 0, reports = 0;
+  uint64_t early_msgs = 0, early_entries = 0, directed = 0, relayed = 0;
   for (const HostStats &s : c.hosts()) {
     report_bytes += s.report_bytes, resend_bytes += s.resend_bytes, request_bytes += s.request_bytes;
     reports += s.reports * (c.hosts().size() - 1);
+    early_msgs += s.early_messages, early_entries += s.early_entries, directed += s.directed, relayed += s.relayed;
   }
   printf("(msgs-out counts one per receiver; held = kept by a partition and delivered at its end,\n"
          " cut = dropped by it; rejected = duplicates or late reorders the tracker refused; gaps =\n"
          " messages missing from a peer's sequence, recov = of those, resent and applied; stale =\n"
          " messages too old to charge, not-chg = their hits)\n");
+  if (c.scenario().scheme == Scheme::Owner || early_msgs)
+    printf("all hosts: %" PRIu64 " messages to one owner, %" PRIu64 " entries relayed by owners; early reports: %"
+           PRIu64 " messages (one per destination), %" PRIu64 " entries\n",
+           directed, relayed, early_msgs, early_entries);
   if (reports)
     printf("bytes per report and receiver: %.1f (reports %.1f, resends %.1f, resend requests %.1f)\n",
            static_cast<double>(report_bytes + resend_bytes + request_bytes) / static_cast<double>(reports),
@@ -314,6 +320,17 @@ int main(int argc, char **argv) {
   if (offsets == "random") s.random_phase = true;
   else if (offsets != "aligned" && !offsets.empty())
     for (const auto &o : split(offsets, ',')) s.report_offset.push_back(parse_time(o, true, "--offsets"));
+  if (!args.join.empty()) {
+    const auto at = args.join.find('@');
+    if (at == std::string::npos) usage_error("--join: give HOST@TIME, e.g. 39@2s");
+    s.join_host = static_cast<int>(parse_whole(args.join.substr(0, at), 0, s.hosts - 1, "--join"));
+    s.join_at = parse_time(args.join.substr(at + 1), true, "--join");
+  }
+  if (args.early == "quarter") s.early_report = s.period / 4;
+  else if (args.early != "off") s.early_report = parse_time(args.early, false, "--early-report");
+  if (s.early_report >= s.period) usage_error("--early-report must be shorter than the period (or off)");
+  // The agent's owner scheme sends shared sources near their limit at its early ticks.
+  if (s.scheme == Scheme::Owner && !given.count("--shared-period")) s.shared_period = s.early_report;
   if (timeline) s.bin = timeline;
   else s.bin = s.duration;  // one bin: the per-client tables need no more (memory)
   if (args.mixed) {
@@ -373,9 +390,11 @@ int main(int argc, char **argv) {
 
   printf("scenario: %zu hosts, rate %g/s, burst %" PRIu64 ", period %s, duration %s, lb %s, seed %" PRIu64 "\n",
          s.hosts, s.rate, s.burst, fmt_time(s.period).c_str(), fmt_time(s.duration).c_str(), lb_name(s.lb), s.seed);
-  printf("reports:  scheme %s%s, phases %s\n", scheme_name(s.scheme),
+  printf("reports:  scheme %s%s, phases %s, early reports %s%s\n", scheme_name(s.scheme),
          s.scheme == Scheme::Threshold ? (" " + std::to_string(s.threshold)).c_str() : "",
-         s.random_phase ? "random (seeded)" : s.report_offset.empty() ? "aligned" : "given");
+         s.random_phase ? "random (seeded)" : s.report_offset.empty() ? "aligned" : "given",
+         s.early_report ? ("every " + fmt_time(s.early_report)).c_str() : "off",
+         s.shared_period ? (", shared sources near their limit every " + fmt_time(s.shared_period)).c_str() : "");
   printf("network:  delay %s + jitter %s, loss %.1f%%, duplicates %.1f%%", fmt_time(s.net.delay).c_str(),
          fmt_time(s.net.jitter).c_str(), 100 * s.net.loss, 100 * s.net.duplicate);
   for (const auto &p : s.net.partitions) printf(", partition %s", fmt_partition(p).c_str());

@@ -220,7 +220,7 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
          if (v != "agent" && v != "every-period") usage_error("--cadence: '" + v + "' is not agent or every-period");
          s.cadence = v == "agent";
        })},
-      {"shared-period", 0, "D", "--scheme owner, an experiment: also every D, the hits of\nshared sources to every peer (default off)",
+      {"shared-period", 0, "D", "--scheme owner: also every D, the hits of shared sources\nbelow half the burst to every peer (default: the\n--early-report pace, as the agent; 0: off)",
        noted(a, "shared-period", [&s](const std::string &v) { s.shared_period = parse_time(v, true, "--shared-period"); })},
       {"hub-period", 0, "D", "--scheme hub: how often each hub sends its sums (default\n50ms, as agent hub --aggregate)",
        noted(a, "hub-period", [&s](const std::string &v) { s.hub_period = parse_time(v, false, "--hub-period"); })},
@@ -268,6 +268,22 @@ std::vector<dt::OptionSpec> network_options(SimArgs *a) {
        "report phase offset per host: 0,50ms,100ms; random (default:\nseeded, as agents started at different "
        "times) or aligned\n(every host at 0)",
        noted(a, "offsets", [a](const std::string &v) { a->offsets = v; })},
+      {"early-report", 0, "D",
+       "report sources new to a host at ticks D apart within a\nperiod (default: a quarter "
+       "period); off: only at the\nperiod's end (docs/cluster-scale.md \"First contact\")",
+       noted(a, "early-report", [a](const std::string &v) { a->early = v; })},
+      {"join", 0, "H@T",
+       "host H joins the running cluster at time T (down before:\nno requests, deaf, silent); e.g. 39@2s",
+       noted(a, "join", [a](const std::string &v) { a->join = v; })},
+      {"join-start", 0, "S",
+       "empty (default, the agent's): in the joiner's first report\nmax age, a source a peer reports starts "
+       "empty there;\nfull: its buckets start full (docs/cluster-scale.md)",
+       noted(a, "join-start", [&s](const std::string &v) {
+         if (v != "full" && v != "empty") usage_error("--join-start: '" + v + "' is not full or empty");
+         s.join_empty = v == "empty";
+       })},
+      {"early-min-hits", 0, "N", "a new source goes early once it has N hits (default 2)",
+       noted(a, "early-min-hits", [&s](const std::string &v) { s.early_min_hits = parse_whole(v, 1, 1000000, "--early-min-hits"); })},
       {"down-after", 0, "D", "peer liveness threshold (default 5 periods)",
        noted(a, "down-after", [&s](const std::string &v) { s.peer_down_after = parse_time(v, false, "--down-after"); })},
   };
@@ -299,6 +315,7 @@ int parse_simulate_args(int argc, char **argv, SimArgs *args) {
   args->s.scheme = Scheme::Owner;  // the agent's scheme (Scenario's default stays mesh for the tests)
   args->s.cadence = true;          // ... and its cadence
   args->offsets = "random";
+  args->s.join_empty = true;  // the agent's JoinGuard (Scenario's default stays full for the tests)
   std::vector<dt::OptionSpec> options = scenario_options(args);
   for (auto *group : {network_options, adaptive_options})
     for (auto &o : group(args)) options.push_back(std::move(o));

@@ -24,6 +24,8 @@ struct SimArgs {
   bool all_rows = false;  // --all-rows
   uint64_t mixed = 0;      // --mixed-clients N
   std::string spray;       // --spray N@D
+  std::string join;               // --join H@T
+  std::string early = "quarter";  // --early-report D|off (default: a quarter period)
 };
 
 // N clients offering rate x 0.01 .. rate x 50, geometrically spread (client i of N).
@@ -40,6 +42,8 @@ int parse_simulate_args(int argc, char **argv, SimArgs *args);
 std::vector<std::string> split(const std::string &s, char sep);
 // A duration; "0" (with or without a unit) too when zero_ok. `what` names the option in errors.
 Ns parse_time(const std::string &s, bool zero_ok, const char *what);
+// A whole number in [min, max]; `what` names the option in errors.
+uint64_t parse_whole(const std::string &s, uint64_t min, uint64_t max, const char *what);
 // "I:K@T": client I also sends K requests at once at time T.
 void parse_client_burst(const std::string &s, std::vector<Client> *clients);
 // "A-B:0|1,2": a partition of `hosts` hosts.

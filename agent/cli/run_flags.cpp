@@ -265,6 +265,14 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
          if (v != "owner" && v != "mesh") return *why = "'" + v + "' is not owner or mesh", false;
          return o->report_mesh = v == "mesh", true;
        }},
+      {"early-report", 0, "D",
+       "sources new to this host go to their owner (or every\npeer) at ticks D apart within a period, not only at "
+       "its\nend: a new client sprayed over many hosts gets about one\nbudget, not one each (default a quarter period; "
+       "off)",
+       [o](const std::string &v, std::string *why) {
+         if (v == "off") return o->early_report_ns = UINT64_MAX, true;
+         return duration_into(&o->early_report_ns, 1'000'000, 60'000'000'000ull, "from 1ms (or off)")(v, why);
+       }},
       {"curve-key", 0, "FILE",
        "this node's CurveZMQ key pair (%prog keygen): encrypt and\nauthenticate peer traffic (also through a `%prog "
        "hub\n--curve-key`), and sign every report with the node's key",

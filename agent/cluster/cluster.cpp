@@ -26,6 +26,7 @@ namespace {
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
 constexpr size_t kMaxResentPerPeriod = 2 * kMaxResendSeqs;  // two full requests' worth
 constexpr uint64_t kSharedKeepPeriods = 25;  // owner scheme: a source heard of lately is shared
+constexpr uint64_t kJoinRunningSeq = 25;     // a peer's first seq that says it ran before us (5 s)
 
 }  // namespace
 
@@ -99,6 +100,12 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       directed_tracker_(tracker_options(cfg)),
       router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
                             report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
+      early_(EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0}),
+      // A restart that took over pinned maps keeps its buckets: only new ones start empty.
+      join_guard_(JoinGuardOptions{dp.took_over()                ? 0
+                                   : report_max_age_ns(cfg) ? report_max_age_ns(cfg)
+                                                            : kReportMaxAgePeriods * cfg.period_ns,
+                                   kJoinRunningSeq}),
       cadence_(cadence_options(cfg)),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
@@ -127,6 +134,7 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
     return nullptr;
   }
   c->adopt_unreported();
+  c->collector_.track_fresh(c->early_.enabled());
   if (!c->open_sockets(err)) return nullptr;
   return c;
 }
@@ -197,6 +205,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   }
   const Arrival a = tracker_.arrive(h, now_ns);
   if (!note_arrival(h, a, now_ns)) return;  // a duplicate, or refused (counted)
+  if (cfg_.hubs.empty()) join_guard_.first_report(h.seq, now_ns);
   if (a.gap) request_resends(now_ns);  // at once: every period of delay is over-admission
   if (a.stale) {
     skip_stale(h, body, a, now_ns);
@@ -357,7 +366,8 @@ std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportB
     d.hits = static_cast<uint32_t>(en.hits);
     debits.push_back(d);
   }
-  if (!debits.empty()) debit(h.node_id, debits, now_ns);
+  if (!debits.empty() && join_guard_.active(now_ns)) debit_joining(h.node_id, debits, now_ns);
+  else if (!debits.empty()) debit(h.node_id, debits, now_ns);
   return debits;
 }
 
@@ -373,6 +383,19 @@ void Cluster::debit(const std::string &from, const std::vector<dt_debit> &debits
               static_cast<unsigned long long>(r.entries_failed), r.error ? ": " : "",
               r.error ? strerror(-r.error) : "");
   }
+}
+
+// Joining a running cluster (cluster/join_guard.h): the first debit of each source in the
+// window carries a burst more. A copy: the caller relays and notes the hits as they came.
+void Cluster::debit_joining(const std::string &from, std::vector<dt_debit> debits, uint64_t now_ns) {
+  for (dt_debit &d : debits) {
+    const uint64_t burst = dt_key_is_prefix(d.key.rule) || d.key.rule >= burst_hits_.size() ? 0 : burst_hits_[d.key.rule];
+    const uint64_t extra = std::min<uint64_t>(join_guard_.extra(d.key, burst, now_ns), UINT32_MAX - d.hits);
+    d.hits += static_cast<uint32_t>(extra);
+    counters_.join_sources_emptied += extra > 0;
+    counters_.join_burst_hits += extra;
+  }
+  debit(from, debits, now_ns);
 }
 
 // Prefix buckets' entries (key.rule with DT_KEY_PREFIX) go in groups of their own,
@@ -426,6 +449,7 @@ void Cluster::on_period(uint64_t now_ns) {
     if (reject_log_.allow(now_ns, &suppressed))
       DT_WARN("collecting this period's hits failed: %s", strerror(-err));
   }
+  served = merge_entries(early_.take_held(), served);  // collected early, held back: theirs now
   ReportHeader h = message_header(collector_.epoch() - 1);
   ReportBody body;
   body.rules = rule_names_;
@@ -433,6 +457,8 @@ void Cluster::on_period(uint64_t now_ns) {
     adaptive_->add_packet_hits(served);  // all we served, wherever it goes
     body.factors = adaptive_->report_factors();
   }
+  early_.period_reported(served, now_ns);
+  next_early_ns_ = early_.next_tick(now_ns);
   body.entries = route_served(std::move(served), now_ns);
   if (collect_tags_) body.tags = collect_tags_();
   counters_.prefix_entries_sent += name_prefix_groups(&body);
@@ -587,7 +613,12 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"heartbeats_sent", c.heartbeats_sent},
                    {"quiet_periods", c.quiet_periods},
                    {"directed_batches", c.directed_batches},
-                   {"lazy_entries", c.lazy_entries}};
+                   {"lazy_entries", c.lazy_entries},
+                   {"early_ticks", c.early_ticks},
+                   {"early_entries_sent", c.early_entries_sent},
+                   {"shared_early_entries", c.shared_early_entries},
+                   {"join_sources_emptied", c.join_sources_emptied},
+                   {"join_burst_hits", c.join_burst_hits}};
   j["rejected"] = Json::object();
   for (const auto &[reason, count] : c.rejected) j["rejected"][reason] = count;
   j["peers"] = Json::array();

@@ -25,6 +25,8 @@
 #include "cluster/peer_protocol.h"
 #include "cluster/peer_tracker.h"
 #include "cluster/report_cadence.h"
+#include "cluster/early_report.h"
+#include "cluster/join_guard.h"
 #include "cluster/report_router.h"
 #include "cluster/report_signing.h"
 #include "cluster/resend_buffer.h"
@@ -54,6 +56,9 @@ struct ClusterConfig {
   // Reporting scheme "owner" (docs/cluster-scale.md; full mesh only, and only while every
   // peer is up: else every source goes to every peer, as with false).
   bool owner_scheme = true;
+  // Early reports of sources new to this host, at ticks this far apart (cluster_early.cpp;
+  // full mesh only); 0: none.
+  uint64_t early_report_ns = 0;
 };
 
 struct ClusterCounters {
@@ -76,6 +81,12 @@ struct ClusterCounters {
   // messages and their entries, hits of relayed entries debited, periods sent as a mesh.
   uint64_t directed_sent = 0, directed_bytes_sent = 0, directed_entries_sent = 0, directed_applied = 0;
   uint64_t relays_sent = 0, relayed_entries_sent = 0, relayed_hits_debited = 0, mesh_periods = 0;
+  // Early reports (cluster_early.cpp): ticks that sent something, entries sent early.
+  uint64_t early_ticks = 0, early_entries_sent = 0;
+  // ... of early_entries_sent: shared sources near their limit (cluster/shared_early.h).
+  uint64_t shared_early_entries = 0;
+  // Joining a running cluster (cluster/join_guard.h): sources started empty, their hits.
+  uint64_t join_sources_emptied = 0, join_burst_hits = 0;
   // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
   // "bad_signature", "hub_report" (cluster/report_signing.h).
   std::map<std::string, uint64_t> rejected;
@@ -105,6 +116,10 @@ class Cluster {
   void on_readable(uint64_t now_ns);
   // End of a period: collect what we served, publish it, check peer liveness.
   void on_period(uint64_t now_ns);
+  // Early reports (cluster_early.cpp): when the next tick is due (UINT64_MAX: none), and
+  // the tick: sources new to this host since the last one, reported now.
+  uint64_t early_deadline() const { return next_early_ns_; }
+  void on_early_tick(uint64_t now_ns);
   // The local rules by index (names travel in reports; peers may number rules
   // differently). Hits for rules that are not `throttle` here are not debited.
   void set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles);
@@ -115,6 +130,9 @@ class Cluster {
   // debit our destination buckets of RULE only if RULE is one of them, and plain hits
   // of RULE (a peer that keys it by source) are not debited.
   void set_dest_rules(std::set<uint32_t> ids) { dest_rules_ = std::move(ids); }
+  // Per local rule index, its burst in hits (rule_burst_hits): what a joiner's first debit
+  // of a peer-reported source adds (cluster/join_guard.h).
+  void set_rule_bursts(std::vector<uint64_t> burst_hits) { burst_hits_ = std::move(burst_hits); }
   // Query-socket tags: where this host's served tag hits come from each period,
   // and where the peers' tag hits go.
   void set_tag_hooks(std::function<std::vector<TagHit>()> collect,
@@ -199,8 +217,13 @@ class Cluster {
   std::vector<dt_debit> apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
+  // Owner scheme, at an early tick: the hits of shared sources near their limit, collected
+  // (cluster_early.cpp, cluster/shared_early.h).
+  std::vector<ReportEntry> collect_shared_early(uint64_t now_ns, int *err);
   ReportHeader message_header(uint64_t epoch) const;  // now, from this node
-  std::vector<ReportEntry> route_served(std::vector<ReportEntry> served, uint64_t now_ns);
+  // period: the end of a period (its sources wait in owners' batches); else an early
+  // tick (cluster_early.cpp: new sources go to their owners at once).
+  std::vector<ReportEntry> route_served(std::vector<ReportEntry> served, uint64_t now_ns, bool period = true);
   void publish_directed(const std::string &to, const std::vector<ReportEntry> &entries, uint64_t now_ns);
   // Cadence (cluster_cadence.cpp): what goes out at the end of a period, and when.
   void send_period(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
@@ -211,6 +234,7 @@ class Cluster {
   void apply_relayed(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   void note_shared(const std::vector<dt_debit> &debits, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
+  void debit_joining(const std::string &from, std::vector<dt_debit> debits, uint64_t now_ns);
   void serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns);
   bool publish(const std::string &msg);
   void publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
@@ -241,6 +265,10 @@ class Cluster {
   PeerTracker tracker_;
   PeerTracker directed_tracker_;                // owner scheme: each peer's messages to us alone
   ReportRouter router_;
+  EarlyReport early_;
+  JoinGuard join_guard_;
+  std::vector<uint64_t> burst_hits_;
+  uint64_t next_early_ns_ = UINT64_MAX;
   std::map<std::string, uint64_t> directed_seq_;  // next seq of our messages to each owner
   ReportCadence cadence_;                         // quiet periods, heartbeats, directed batches
   bool owner_period_ = false;                     // this period's sources were routed to owners

@@ -26,18 +26,22 @@ bool Cluster::owner_ready() {
 }
 
 // This period's served sources: those for every peer are returned; those for one owner
-// wait in its batch (report_cadence.h: send_period sends the batches due); ours that turned
-// shared are relayed now.
-std::vector<ReportEntry> Cluster::route_served(std::vector<ReportEntry> served, uint64_t now_ns) {
-  owner_period_ = owner_ready();
-  if (!owner_period_) {
-    counters_.mesh_periods++;
+// wait in its batch (report_cadence.h: send_period sends the batches due), or at an early
+// tick go to it now; ours that turned shared are relayed now.
+std::vector<ReportEntry> Cluster::route_served(std::vector<ReportEntry> served, uint64_t now_ns, bool period) {
+  const bool owners = owner_ready();
+  if (period) owner_period_ = owners;
+  if (!owners) {
+    counters_.mesh_periods += period;
     for (const ReportEntry &e : cadence_.take_all()) served.push_back(e);  // batches waiting: everyone
     for (const ReportEntry &e : served) router_.heard(e.key, now_ns);  // every peer hears them
     return served;
   }
   RoutedReport r = router_.route(served, now_ns);
-  for (const auto &[owner, entries] : r.to_owner) cadence_.queue(router_.members()[owner], entries, now_ns);
+  for (const auto &[owner, entries] : r.to_owner) {
+    if (period) cadence_.queue(router_.members()[owner], entries, now_ns);
+    else publish_directed(router_.members()[owner], entries, now_ns);  // new sources: no waiting
+  }
   if (!r.relays.empty()) publish_relays(r.relays, now_ns);
   return std::move(r.everyone);
 }

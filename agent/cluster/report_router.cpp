@@ -27,6 +27,15 @@ bool ReportRouter::shared(const dt_key &k, uint64_t now_ns) const {
   return it != shared_until_.end() && it->second > now_ns;
 }
 
+std::vector<dt_key> ReportRouter::shared_keys(uint64_t now_ns, size_t max) const {
+  std::vector<dt_key> keys;
+  for (const auto &[k, until] : shared_until_) {
+    if (keys.size() >= max) break;
+    if (until > now_ns) keys.push_back(k);
+  }
+  return keys;
+}
+
 RoutedReport ReportRouter::route(const std::vector<ReportEntry> &served, uint64_t now_ns) {
   sweep(now_ns);
   RoutedReport r;

@@ -291,6 +291,7 @@ bool Daemon::join_cluster() {
   cc.down_after_ns = opt.down_after_ns;
   cc.report_max_age_ns = opt.report_max_age_ns;
   cc.owner_scheme = !opt.report_mesh;
+  cc.early_report_ns = opt.early_report_ns == 0 ? opt.period_ns / 4 : opt.early_report_ns == UINT64_MAX ? 0 : opt.early_report_ns;
   cc.node_id = opt.node_id;
   cc.curve_key_file = opt.curve_key;
   cc.curve_peers_dir = opt.curve_peers;
@@ -300,6 +301,7 @@ bool Daemon::join_cluster() {
   cluster_json_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusJson)));
   cluster_text_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kClusterStatusText)));
   cluster_->set_rules(config_.rules.names, config_.rules.throttles);
+  cluster_->set_rule_bursts(rule_burst_hits(config_.rules.compiled.policies));
   cluster_->set_prefix_levels(prefix_level_keys(config_.rules));
   cluster_->set_dest_rules(dest_rule_ids(config_.rules));
   cluster_->set_adaptive(&adaptive_->set());
@@ -359,6 +361,7 @@ void Daemon::serve() {
     if (ready.peer) on_peer_readable(now);
     if (ready.ring) on_ring_readable();
     if (ticking_ && period_.due(now)) on_period(now);
+    if (cluster_ && now >= cluster_->early_deadline()) cluster_->on_early_tick(now);
     explain_->poll(now);
     if (fail_open_check_.due(now)) on_fail_open_check(now);
     if (stats_log_.due(now)) on_stats_log(now);
@@ -370,6 +373,7 @@ void Daemon::serve() {
 Daemon::Ready Daemon::wait_for_events() {
   uint64_t due = std::min(stats_log_.deadline(), fail_open_check_.deadline());
   if (ticking_) due = std::min(due, period_.deadline());
+  if (cluster_) due = std::min(due, cluster_->early_deadline());
   zmq::pollitem_t items[3] = {{nullptr, signal_fd_, ZMQ_POLLIN, 0},
                               {cluster_ ? cluster_->poll_socket() : nullptr, 0, ZMQ_POLLIN, 0},
                               {nullptr, cluster_ ? cluster_->ring_fd() : -1, ZMQ_POLLIN, 0}};

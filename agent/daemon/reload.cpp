@@ -24,6 +24,7 @@ std::string install_rules(ReloadTargets t, LoadedRules next) {
   if (tags_ok) t.config.tag_rules = std::move(next_tags);
   if (t.cluster) {
     t.cluster->set_rules(t.config.rules.names, t.config.rules.throttles);
+    t.cluster->set_rule_bursts(rule_burst_hits(t.config.rules.compiled.policies));
     t.cluster->set_prefix_levels(prefix_level_keys(t.config.rules));
     t.cluster->set_dest_rules(dest_rule_ids(t.config.rules));
   }

@@ -78,6 +78,8 @@ bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
   if (!opt.curve_key.empty() && !bind_node_id_to_key(opt.curve_key, &out->opt.node_id, err)) return false;
   if (!load_peers(opt, false, &out->peers, err)) return false;
   if (!check_report_max_age(opt, err)) return false;
+  if (opt.early_report_ns && opt.early_report_ns != UINT64_MAX && opt.early_report_ns >= opt.period_ns)
+    return *err = "--early-report must be shorter than the report period (--period), or off", false;
   if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err, nullptr, opt.prefix_limits)) return false;
   if (opt.dry_run) set_all_dry_run(&out->rules);
   out->tag_rules = tag_rules_of(out->rules, opt);

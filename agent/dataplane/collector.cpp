@@ -19,6 +19,32 @@ namespace {
 // Longer than any one run of the XDP program: after it, no packet still holds the
 // old epoch (XDP runs to completion in softirq, microseconds at most).
 constexpr auto kEpochGrace = std::chrono::milliseconds(2);
+
+// dt_collect over `keys`, DT_COLLECT_BATCH at a time: their hits (> 0, or every key with
+// keep_zero) in *out. 0 or -errno.
+template <class Keys>
+int collect_keys(int batch_fd, int prog_fd, const Keys &keys, std::vector<ReportEntry> *out, bool keep_zero) {
+  std::vector<dt_collect> batch;
+  batch.reserve(DT_COLLECT_BATCH);
+  auto flush = [&]() -> int {
+    if (batch.empty()) return 0;
+    const uint32_t count = static_cast<uint32_t>(batch.size());
+    dt_debit_ctx ctx;
+    if (int rc = run_batch_program(batch_fd, prog_fd, batch.data(), count, &ctx); rc != 0) return rc;
+    const int n = read_batch(batch_fd, batch.data(), count);
+    if (n < 0) return n;
+    for (size_t i = 0; i < static_cast<size_t>(n) && i < batch.size(); i++)
+      if (batch[i].hits || keep_zero) out->push_back({batch[i].key, batch[i].hits});
+    batch.clear();
+    return 0;
+  };
+  for (const dt_key &k : keys) {
+    batch.push_back(dt_collect{k, 0, 0});
+    if (batch.size() == DT_COLLECT_BATCH)
+      if (int rc = flush(); rc != 0) return rc;
+  }
+  return flush();
+}
 }  // namespace
 
 Collector::Collector(int config_fd, int ring_fd, int stage_fd, int batch_fd, int prog_fd)
@@ -70,8 +96,13 @@ void Collector::drain() {
 
 // Keys announced in the epoch that is starting are collected at the end of that one.
 void Collector::take_keys(const dt_active_stage &s) {
-  auto &into = s.epoch == epoch_ + 1 ? next_ : due_;
-  for (uint32_t i = 0; i < s.count && i < DT_STAGE_KEYS; i++) events_ += into.insert(s.keys[i]).second;
+  const bool next = s.epoch == epoch_ + 1;
+  auto &into = next ? next_ : due_;
+  for (uint32_t i = 0; i < s.count && i < DT_STAGE_KEYS; i++) {
+    const bool fresh = into.insert(s.keys[i]).second;
+    events_ += fresh;
+    if (fresh && !next && track_fresh_) fresh_.push_back(s.keys[i]);
+  }
 }
 
 int Collector::on_event(void *ctx, void *data, size_t size) {
@@ -127,31 +158,25 @@ std::vector<ReportEntry> Collector::end_period(int *err) {
     return out;
   }
   // 3. Read passed - reported for the due sources, DT_COLLECT_BATCH at a time.
-  std::vector<dt_collect> batch;
-  batch.reserve(DT_COLLECT_BATCH);
-  auto flush = [&]() -> int {
-    if (batch.empty()) return 0;
-    const uint32_t count = static_cast<uint32_t>(batch.size());
-    dt_debit_ctx ctx;
-    if (int rc = run_batch_program(batch_fd_, prog_fd_, batch.data(), count, &ctx); rc != 0) return rc;
-    const int n = read_batch(batch_fd_, batch.data(), count);
-    if (n < 0) return n;
-    for (size_t i = 0; i < static_cast<size_t>(n) && i < batch.size(); i++)
-      if (batch[i].hits) out.push_back({batch[i].key, batch[i].hits});
-    batch.clear();
-    return 0;
-  };
-  for (const auto &k : due_) {
-    dt_collect c{};
-    c.key = k;
-    batch.push_back(c);
-    if (batch.size() == DT_COLLECT_BATCH) {
-      if ((*err = flush()) != 0) break;
-    }
-  }
-  if (*err == 0) *err = flush();
+  *err = collect_keys(batch_fd_, prog_fd_, due_, &out, false);
   due_.clear();
   due_.swap(next_);
+  fresh_.clear();
+  if (track_fresh_) fresh_.assign(due_.begin(), due_.end());  // announced in the new period already
+  return out;
+}
+
+std::vector<dt_key> Collector::take_fresh(int *err) {
+  *err = ring_ ? read_stages() : -EINVAL;
+  if (ring_) ring_buffer__consume(ring_);
+  std::vector<dt_key> out;
+  out.swap(fresh_);
+  return out;
+}
+
+std::vector<ReportEntry> Collector::collect(const std::vector<dt_key> &keys, int *err) {
+  std::vector<ReportEntry> out;
+  *err = collect_keys(batch_fd_, prog_fd_, keys, &out, true);
   return out;
 }
 

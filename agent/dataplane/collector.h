@@ -42,6 +42,14 @@ class Collector {
   // Returns -errno in *err on a failed syscall.
   std::vector<ReportEntry> end_period(int *err);
 
+  // Early reports (cluster/early_report.h): the sources announced in this period since the
+  // last call (each once), reading what the CPUs' stages hold and the ring; then their
+  // hits so far, collected (reported = passed: the period's end finds only later ones).
+  // Only with track_fresh(true), which start at the next announcement.
+  void track_fresh(bool on) { track_fresh_ = on; }
+  std::vector<dt_key> take_fresh(int *err);
+  std::vector<ReportEntry> collect(const std::vector<dt_key> &keys, int *err);
+
   // The ring's epoll fd: readable when announcements are waiting. Draining it
   // during the period (drain()) keeps the ring from filling up before end_period.
   int poll_fd() const;
@@ -55,7 +63,6 @@ class Collector {
   static int on_event(void *ctx, void *data, size_t size);
   void take_keys(const dt_active_stage &s);
   int read_stages();
-  int collect_due(std::vector<ReportEntry> *out);
   int set_config(uint32_t epoch, uint32_t set_flags, uint32_t clear_flags);
 
   int config_fd_, stage_fd_, batch_fd_, prog_fd_;
@@ -64,6 +71,8 @@ class Collector {
   uint64_t events_ = 0;
   // Announced sources: due now (epoch <= the one ending) and early ones (next epoch).
   std::unordered_set<dt_key, KeyHash, KeyEq> due_, next_;
+  bool track_fresh_ = false;
+  std::vector<dt_key> fresh_;  // inserted in due_ since the last take_fresh (track_fresh_)
   // Per CPU, the (epoch, count) of an older period's stage already taken: a quiet
   // CPU's stage is read once, not every period until it announces again.
   std::vector<std::pair<uint32_t, uint32_t>> stage_taken_;

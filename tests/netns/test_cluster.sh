@@ -140,6 +140,11 @@ spray_start a-mesh "$OFFER" "$SECS" "$A"
 spray_wait a-mesh || die "pktgen failed (cluster run)"
 mlab_wait_landed 10 "$A" $(mlab_mesh_specs)
 mlab_snapshot a-mesh || die "agent stats failed"
+# The sprayed source is shared and throttled on every host: its hits also go out at the early
+# ticks while its bucket is below half the burst (cluster/shared_early.h).
+for ((i = 1; i <= HOSTS; i++)); do
+	SHARED_EARLY[$i]=$(json_num "$("$AGENT" stats --pin-dir "${M_PIN[$i]}" --json --top 0)" shared_early_entries)
+done
 
 b_loc=$(budget "$(spray_elapsed a-loc)")
 b_mesh=$(budget "$(spray_elapsed a-mesh)")
@@ -166,6 +171,10 @@ for ((i = 1; i <= HOSTS; i++)); do
 done
 check_verdicts cluster/a/local a-loc a-loc "$A"
 check_budget cluster/a/mesh "$A" "$tot_mesh" "$b_mesh" 0.1
+for ((i = 1; i <= HOSTS; i++)); do
+	check_ge "cluster/a/mesh/h$i/shared-early" "h$i: entries of the shared throttled source sent at early ticks" \
+		"${SHARED_EARLY[$i]}" 1
+done
 check_debits cluster/a/mesh a-mesh "$A" 1 2 3
 check_verdicts cluster/a/mesh a-mesh a-mesh "$A"
 

@@ -110,6 +110,9 @@ bool validate(const Scenario &s, std::string *err) {
     if (p.side.size() != s.hosts) return fail(err, "a partition must put every host on a side");
     if (p.end <= p.start) return fail(err, "a partition must end after it starts");
   }
+  if (s.join_host >= static_cast<int>(s.hosts) || (s.join_host >= 0 && (s.join_at >= s.duration || s.hosts < 2)))
+    return fail(err, "the joining host must be one of the hosts (0 to " + std::to_string(s.hosts - 1) +
+                         "), joining before the end, and not the only one");
   if (!s.busy.empty() && !s.adaptive) return fail(err, "busy signals need an adaptive scenario");
   if (s.shared_period && (s.scheme != Scheme::Owner || s.shared_period >= s.period))
     return fail(err, "a shared period goes with the owner scheme and must be shorter than the period");
@@ -283,6 +286,9 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.resend = ResendBuffer(max_age_ns(s) ? max_age_ns(s) : 5 * kSec);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
+    if (static_cast<int>(h) == s.join_host && host.next_report != kNever)
+      join_first_report_ = host.next_report +=
+          s.join_at - s.join_at % s.period + (host.next_report < s.join_at % s.period ? s.period : 0);
     if (host.next_report != kNever) reports_.push({host.next_report, h});
     if (s.shared_period && s.scheme == Scheme::Owner && s.reports) {
       host.next_shared = host.next_report + s.shared_period;
@@ -293,6 +299,10 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.policy = p;
     host.cadence = ReportCadence(CadenceOptions{s.period, kHeartbeatPeriods * s.period, kMaxBatchEntries});
     host.router = ReportRouter(RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period});
+    if (s.scheme != Scheme::Threshold && s.reports) {
+      host.early = EarlyReport(EarlyReportOptions{s.period, s.early_report, s.early_min_hits});
+      schedule_early(h, 0);  // the first period starts at 0 (it ends at the host's phase)
+    }
     if (s.scheme == Scheme::Owner) {
       std::vector<std::string> ids;
       for (size_t i = 0; i < s.hosts; i++) ids.push_back("h" + std::to_string(i));
@@ -381,7 +391,8 @@ void ClusterSim::advance(Ns t, bool inclusive) {
     const size_t reporter = reports_.empty() ? 0 : reports_.top().second;
     const Ns tq = next_request_ < requests_.size() ? requests_[next_request_].at : kNever;
     const Ns tb = next_busy_ < busy_.size() ? busy_[next_busy_].at : kNever;
-    const Ns next = std::min({td, tr, tq, tb});
+    const Ns te = early_.empty() ? kNever : early_.top().first;
+    const Ns next = std::min({td, tr, te, tq, tb});
     if (next == kNever || next > t || (!inclusive && next == t)) break;
     sample_bins_until(next);  // the bins that end by now end before this event
     now_ = next;
@@ -395,6 +406,10 @@ void ClusterSim::advance(Ns t, bool inclusive) {
       else if (reporter < hosts_.size()) handle_report(reporter);
       else hub_period(reporter - hosts_.size());
       reports_.push({next_event_of(reporter), reporter});
+    } else if (te == next) {
+      const size_t h = early_.top().second;
+      early_.pop();
+      handle_early(h);
     } else if (tq == next) {
       handle_request(requests_[next_request_++]);
     } else {
@@ -414,10 +429,14 @@ void ClusterSim::sample_bins_until(Ns t) {
 }
 
 size_t ClusterSim::pick_host(uint32_t client) {
+  const size_t n = s_.hosts - (s_.join_host >= 0 && !up(static_cast<size_t>(s_.join_host)));
   switch (s_.lb) {
-    case LoadBalancer::RoundRobin: return round_robin_++ % s_.hosts;
-    case LoadBalancer::Random: return static_cast<size_t>(lb_rng_.uniform() * static_cast<double>(s_.hosts));
-    case LoadBalancer::Sticky: return client % s_.hosts;
+    case LoadBalancer::RoundRobin: return skip_down(round_robin_++ % n, n);
+    case LoadBalancer::Random: return skip_down(static_cast<size_t>(lb_rng_.uniform() * static_cast<double>(n)), n);
+    case LoadBalancer::Sticky: {
+      const size_t h = client % s_.hosts;
+      return up(h) ? h : (h + 1) % s_.hosts;
+    }
   }
   return 0;
 }
@@ -438,6 +457,7 @@ void ClusterSim::handle_request(const Request &r) {
   if (dt_gcra_admit(b.tat, now_, &host.policy, &next)) {
     b.tat = next;
     b.passed++;
+    announce(h, b, key);
     clients_[r.client].admitted_by_host[h]++;
     host_stats_[h].admitted++;
     timeline_[r.client][h][bin_of(now_)]++;
@@ -502,6 +522,7 @@ void ClusterSim::handle_report(size_t h) {
     host.next_report += s_.period;
     return;
   }
+  give_back_held(h);
   std::vector<ReportEntry> served;
   for (auto &[key, b] : host.buckets) {
     if (b.passed == b.reported) continue;
@@ -513,6 +534,11 @@ void ClusterSim::handle_report(size_t h) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
   host_stats_[h].reports++;
+  if (host.early.enabled()) {
+    host.early.period_reported(served, now_);
+    host.announced.clear();  // the kernel's next epoch: announced again at their next admission
+    schedule_early(h, now_);
+  }
   if (s_.scheme == Scheme::Threshold) {
     route_threshold(h, std::move(served));
   } else if (s_.scheme == Scheme::Hub) {
@@ -682,6 +708,7 @@ void ClusterSim::send(size_t from, size_t to, const MessagePtr &msg) {
 void ClusterSim::handle_delivery(const Delivery &d) {
   if (d.to != kEveryPeer && d.to >= hosts_.size()) return hub_receive(d.to - hosts_.size(), *d.msg);
   if (d.to != kEveryPeer) {
+    if (!up(d.to)) return;  // not running yet: nobody listens
     hosts_[d.to].direct_received++;
     count(d.to, true, *d.msg);
     return receive(d.to, *d.msg);
@@ -710,7 +737,7 @@ void ClusterSim::fan_out(const Message &m) {
     for (size_t to = 0; to < hosts_.size(); to++) host_stats_[to].peer_ups += to != m.from;
   if (plain && m.body.entries.empty() && !sender.adaptive) return;  // "alive": nothing to do
   for (size_t to = 0; to < hosts_.size(); to++) {
-    if (to == m.from) continue;
+    if (to == m.from || !up(to)) continue;
     if (plain) apply_entries(to, m);
     else receive(to, m);
   }
@@ -816,7 +843,9 @@ void ClusterSim::apply_entries(size_t to, const Message &m) {
 // dt_debit: hits another host admitted (unseen here: the bucket is created full, then debited).
 void ClusterSim::debit_entry(size_t to, const dt_key &k, uint64_t hits) {
   Host &host = hosts_[to];
-  Bucket &b = host.buckets[k];
+  auto [it, fresh] = host.buckets.try_emplace(k);
+  Bucket &b = it->second;
+  hits += join_debit(to, k, fresh);
   const Ns limit = s_.debt_cap ? dt_gcra_debt_limit(now_, &host.policy) : now_ + DT_TAT_HORIZON_NS;
   b.tat = dt_gcra_debit_upto(b.tat, now_, &host.policy, hits, limit);
   host_stats_[to].hits_debited += hits;

@@ -82,6 +82,9 @@
 #include "cluster/aggregate_intake.h"
 #include "cluster/peer_tracker.h"
 #include "cluster/report_cadence.h"
+#include "cluster/early_report.h"
+#include "cluster/shared_early.h"
+#include "cluster/join_guard.h"
 #include "cluster/report_router.h"
 #include "cluster/resend_buffer.h"
 #include "hub/aggregator.h"
@@ -164,9 +167,11 @@ struct Scenario {
   // but a heartbeat every 5 periods, one-hit sources wait for their owner in batches. false:
   // a report to everyone every period, directed messages every period (before).
   bool cadence = false;
-  // Scheme::Owner, an experiment (not in the agent): also every shared_period, the hits of
-  // the sources a host knows to be shared go to every peer (a shorter lag where it matters,
-  // docs/cluster-scale.md "Why the ratio moves with the seed"); 0: off.
+  // Scheme::Owner: also every shared_period, the hits of the sources a host knows to be
+  // shared and near their limit go to every peer (a shorter lag where it matters,
+  // docs/cluster-scale.md "Why the ratio moves with the seed"); 0: off. The agent does it
+  // at its early ticks (agent/cluster/shared_early.h): build/simulate's default for the
+  // owner scheme is early_report.
   Ns shared_period = 0;
   Ns hub_period = 50 * kMs;       // Scheme::Hub: how often a hub sends its sums (`agent hub --period`)
   Ns hub_fails_at = kNever;       // Scheme::Hub: the hub the hosts take first stops (hears and sends nothing) then
@@ -181,6 +186,20 @@ struct Scenario {
   Ns report_max_age = 0;
   bool debt_cap = true;  // debits stop at -DT_DEBT_MAX_BURSTS x burst (dt_gcra_debit)
   bool resend = true;    // receivers ask for missing messages, senders send them again
+  // Early reports (agent/cluster/early_report.h, sim_early.cpp): every `early_report` within
+  // a period, a host reports the sources first admitted since its last tick that are new
+  // to it; 0: off (sources wait for the period's report).
+  Ns early_report = 0;
+  // A host joining a running cluster (sim_join.cpp): join_host is down until join_at (no
+  // requests, messages to it lost, no reports); with the owner scheme the others route as a
+  // mesh until they hear it, it until it has heard every peer (as the agent's owner_ready).
+  // join_empty: for join_guard after it joins, a source it first hears of from a peer
+  // starts empty there (debited a burst more, once), not full.
+  int join_host = -1;
+  Ns join_at = 0;
+  bool join_empty = false;
+  Ns join_guard = 0;  // 0: the report max age
+  uint64_t early_min_hits = 2;  // EarlyReportOptions::min_hits
   // Per host: its wall clock minus the true time, in ms (the receivers learn offsets).
   std::vector<int64_t> clock_skew_ms;
   // The cluster before issue 12: every report charged, no debt cap, no resends.
@@ -265,6 +284,7 @@ struct HostStats {
   uint64_t admitted = 0, refused = 0;
   uint64_t directed = 0;  // Scheme::Owner: messages sent to one owner
   uint64_t relayed = 0;   // ... entries this host relayed as an owner
+  uint64_t early_messages = 0, early_entries = 0;  // early reports (copies: per destination)
   // Sending side.
   uint64_t reports = 0;          // report periods
   uint64_t hits_reported = 0;
@@ -335,6 +355,7 @@ class ClusterSim {
  private:
   struct Bucket {
     uint64_t tat = 0, passed = 0, reported = 0;
+    uint64_t announced = 0;  // 1 + the host's period in which it was last announced (0: never)
   };
   struct KeyHash {
     size_t operator()(const dt_key &k) const;
@@ -353,6 +374,10 @@ class ClusterSim {
     ReportRouter router;
     ReportCadence cadence;  // Scenario::cadence: when it sends what
     std::unique_ptr<AggregateIntake> intake;  // Scheme::Hub: which hub's sums it debits
+    EarlyReport early;             // early reports of new sources (Scenario::early_report)
+    std::vector<dt_key> announced; // first admitted in this period since the last tick
+    Ns next_early = kNever;        // its next early tick (an older one in early_ is void)
+    JoinGuard join_guard;  // join_empty: the joiner's peer-reported sources start empty
     uint64_t boot_id = 0, seq = 1, epoch = 0;
     Ns next_report = 0;
     Ns next_shared = kNever;  // Scenario::shared_period
@@ -456,6 +481,17 @@ class ClusterSim {
   Ns next_event_of(size_t reporter) const;  // a host's next report, a hub's period, a shared report
   static constexpr size_t kSharedBase = size_t{1} << 40;  // event index of host h's shared report: + h
   void report_shared(size_t h);
+  // Early reports (sim_early.cpp).
+  void announce(size_t h, Bucket &b, const dt_key &k);
+  void schedule_early(size_t h, Ns after);
+  void handle_early(size_t h);
+  void give_back_held(size_t h);
+  // A joining host (sim_join.cpp).
+  bool up(size_t h) const { return static_cast<int>(h) != s_.join_host || now_ >= s_.join_at; }
+  size_t skip_down(size_t idx, size_t n_up) const;
+  bool owner_ready(size_t h) const;
+  uint64_t join_debit(size_t to, const dt_key &k, bool fresh);
+  std::vector<ReportEntry> route_mesh(size_t h, std::vector<ReportEntry> served);
   void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
   void fan_out(const Message &m);
   size_t period_of(Ns t) const;
@@ -489,6 +525,8 @@ class ClusterSim {
   std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> reports_;
   std::vector<Hub> hubs_;
   size_t failing_hub_ = 0;  // Scenario::hub_fails_at: the hub every host takes first
+  std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> early_;  // ticks
+  Ns join_first_report_ = kNever;  // the joining host's first report
   Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
   std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
   std::vector<BusySignal> busy_;  // sorted by time

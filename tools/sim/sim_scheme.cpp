@@ -46,6 +46,12 @@ void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
 // Owner: the agent's ReportRouter says who hears of what (cluster/report_router.h).
 void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
   Host &host = hosts_[h];
+  if (!owner_ready(h)) {
+    std::vector<ReportEntry> everyone = route_mesh(h, std::move(served));
+    if (!s_.cadence) return publish_report(h, std::move(everyone), -1);
+    for (const ReportEntry &e : host.cadence.take_all()) everyone.push_back(e);  // batches waiting: everyone
+    return send_period(h, std::move(everyone));
+  }
   RoutedReport r = host.router.route(served, now_);
   if (s_.cadence) {  // directed entries wait in the cadence's batches (send_period)
     for (auto &[owner, entries] : r.to_owner) host.cadence.queue(host.router.members()[owner], entries, now_);
@@ -73,18 +79,26 @@ void ClusterSim::send_period(size_t h, std::vector<ReportEntry> everyone) {
   if (plan.broadcast) publish_report(h, std::move(everyone), -1);
 }
 
-// Scenario::shared_period: between two reports, what host h admitted of the sources it knows
-// to be shared and whose bucket here is below half the burst (near its limit: where a late
-// report costs) goes to every peer at once (nothing is sent if there is none).
+// Scenario::shared_period, as the agent's early ticks (cluster_early.cpp): between two
+// reports, what host h admitted of the sources it knows to be shared and whose bucket here
+// is below half the burst (near its limit: where a late report costs) goes to every peer at
+// once (nothing is sent if there is none).
 void ClusterSim::report_shared(size_t h) {
   Host &host = hosts_[h];
   host.next_shared += s_.shared_period;
   std::vector<ReportEntry> shared;
-  const int64_t low_milli = static_cast<int64_t>(s_.burst) * 1000 / 2;  // drawn down: near its limit
-  for (auto &[key, b] : host.buckets)
-    if (b.passed != b.reported && host.router.shared(key, now_) &&
-        dt_gcra_tokens_milli(b.tat, now_, &host.policy) < low_milli)
-      shared.push_back({key, b.passed - b.reported});
+  // As the agent (cluster/shared_early.h): shared, unreported hits, below half the burst.
+  const BucketLookup lookup = [&](const dt_key &k, BucketView *v) {
+    auto it = host.buckets.find(k);
+    if (it == host.buckets.end()) return false;
+    v->bucket.tat_ns = it->second.tat, v->bucket.passed = it->second.passed, v->bucket.reported = it->second.reported;
+    v->policy = host.policy;
+    return true;
+  };
+  for (const dt_key &k : select_shared_early(host.router, lookup, now_)) {
+    const Bucket &b = host.buckets.find(k)->second;
+    shared.push_back({k, b.passed - b.reported});
+  }
   if (shared.empty()) return;
   std::sort(shared.begin(), shared.end(), [](const ReportEntry &a, const ReportEntry &b) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;

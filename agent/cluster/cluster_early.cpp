@@ -1,0 +1,74 @@
+// cluster_early.cpp - early reports (cluster/early_report.h, docs/cluster-scale.md "First
+// contact"): at ticks within a period, the sources the kernel announced since the last tick
+// that this host has not reported lately, with their hits so far, to their owner (or to
+// every peer), as the period's report would send them; and, in the owner scheme, the hits
+// of shared sources whose bucket here is below half the burst, to every peer
+// (cluster/shared_early.h).
+#include <bpf/bpf.h>
+
+#include <cstring>
+#include <map>
+
+#include "cluster/cluster.h"
+#include "cluster/shared_early.h"
+#include "dataplane/dataplane.h"
+#include "dataplane/policy.h"
+
+namespace dt {
+
+void Cluster::on_early_tick(uint64_t now_ns) {
+  next_early_ns_ = early_.next_tick(next_early_ns_);  // the ticks keep their pace
+  if (next_early_ns_ <= now_ns) next_early_ns_ = UINT64_MAX;  // held up past it: wait for the period
+  int err = 0;
+  const std::vector<dt_key> fresh = collector_.take_fresh(&err);
+  const std::vector<dt_key> due = err ? std::vector<dt_key>{} : early_.due(fresh);
+  std::vector<ReportEntry> collected;
+  if (!due.empty()) collected = collector_.collect(due, &err);
+  std::vector<ReportEntry> entries = early_.tick(collected);
+  if (err == 0) {  // after the new ones: a key in both was collected already (0 hits now)
+    std::vector<ReportEntry> shared = collect_shared_early(now_ns, &err);
+    counters_.shared_early_entries += shared.size();
+    entries.insert(entries.end(), shared.begin(), shared.end());
+  }
+  if (err != 0) {
+    counters_.collect_errors++;
+    uint64_t suppressed = 0;
+    if (reject_log_.allow(now_ns, &suppressed)) DT_WARN("collecting sources' hits early failed: %s", strerror(-err));
+  }
+  if (entries.empty()) return;
+  counters_.early_ticks++;
+  counters_.early_entries_sent += entries.size();
+  if (adaptive_) adaptive_->add_packet_hits(entries);  // served here, as the period's report's
+  ReportBody body;
+  body.rules = rule_names_;
+  body.entries = route_served(std::move(entries), now_ns, false);  // shared ones: to everyone
+  if (body.entries.empty()) return;
+  counters_.prefix_entries_sent += name_prefix_groups(&body);
+  counters_.dest_entries_sent += name_dest_groups(&body);
+  publish_report(message_header(collector_.epoch() - 1), body, now_ns);
+  cadence_.sent_to_everyone(true, now_ns);
+}
+
+// Only in the owner scheme (no hubs: a hub's sums come at its own pace). Source and
+// destination buckets (key_by, judged by their rule's policy); a prefix bucket's budget is
+// the rule's prefix policy, reported at the period's end.
+std::vector<ReportEntry> Cluster::collect_shared_early(uint64_t now_ns, int *err) {
+  if (!owner_ready()) return {};
+  std::map<uint32_t, dt_policy> policies;  // per rule, read once a tick
+  const BucketLookup lookup = [&](const dt_key &k, BucketView *v) {
+    if (k.rule & DT_KEY_PREFIX) return false;
+    if (bpf_map_lookup_elem(dp_.buckets_fd(), &k, &v->bucket) != 0) return false;
+    const uint32_t rule = k.rule & DT_KEY_RULE_MASK;  // a destination bucket's too (DT_KEY_DEST)
+    auto [it, fresh] = policies.try_emplace(rule);
+    if (fresh && read_live_policy(dp_.policy_fd(), dp_.config_fd(), rule, &it->second) != 0) it->second = {};
+    v->policy = it->second;
+    return v->policy.action == DT_ACT_THROTTLE;
+  };
+  const std::vector<dt_key> keys = select_shared_early(router_, lookup, now_ns);
+  if (keys.empty()) return {};
+  std::vector<ReportEntry> collected = collector_.collect(keys, err);
+  std::erase_if(collected, [](const ReportEntry &e) { return e.hits == 0; });
+  return collected;
+}
+
+}  // namespace dt

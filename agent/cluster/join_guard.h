@@ -1,0 +1,55 @@
+// join_guard.h - a host joining a running cluster starts the sources its peers report
+// empty, not full (docs/cluster-scale.md "A node joining a running cluster"). Pure logic on
+// the caller's clock: the agent's Cluster and the simulator run the same code.
+//
+// Why: reports carry hits, not balances. A joiner's bucket for a source the cluster is
+// throttling starts full: it admits a burst more than the cluster's budget, and as long as
+// the source stays throttled its view stays a burst above its peers', so it takes their
+// share (measured in the simulator: the cluster over-admits up to one burst, the joiner
+// serves nearly all of the source). With the guard, for `window_ns` after it learns that
+// it joined a running cluster, the first peer debit of each source carries one burst more:
+// its bucket starts empty there, as the cluster's is. A source no peer reports (a client
+// that only this host serves) is never charged: it keeps its whole burst.
+//
+// Joining, not starting together: the first report heard from a peer has a seq of at
+// least running_seq (the peer has been reporting for a while). Agents that start at the
+// same time hear small seqs and start full, as before.
+#pragma once
+
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "common/key_hash.h"
+#include "dthrottle/common.h"
+
+namespace dt {
+
+struct JoinGuardOptions {
+  uint64_t window_ns = 2'000'000'000ull;  // the report max age
+  uint64_t running_seq = 25;              // a peer's seq that shows a running cluster
+};
+
+class JoinGuard {
+ public:
+  explicit JoinGuard(const JoinGuardOptions &o = {}) : opt_(o) {}
+  // The first report of any peer decides (its seq); later calls change nothing.
+  void first_report(uint64_t peer_seq, uint64_t now_ns);
+  bool active(uint64_t now_ns) const { return now_ns < until_ns_; }
+  bool joined() const { return until_ns_ != 0; }
+  // The hits to add to a peer's debit of k: burst_hits the first time while active, else 0.
+  uint64_t extra(const dt_key &k, uint64_t burst_hits, uint64_t now_ns);
+  uint64_t charged() const { return charged_count_; }
+
+ private:
+  JoinGuardOptions opt_;
+  bool decided_ = false;
+  uint64_t until_ns_ = 0;
+  std::unordered_set<dt_key, KeyHash, KeyEq> charged_;
+  uint64_t charged_count_ = 0;
+};
+
+// Per rule index, the burst in hits (burst_ns / interval_ns; 0 for a rule without a rate).
+std::vector<uint64_t> rule_burst_hits(const std::vector<dt_policy> &policies);
+
+}  // namespace dt

@@ -1,0 +1,71 @@
+// sim_early.cpp - the simulator's early reports of new sources (Scenario::early_report,
+// agent/cluster/early_report.h): the kernel's announcements, the agent's ticks.
+#include <algorithm>
+#include <cstring>
+
+#include "sim/cluster_sim.h"
+
+namespace dt::sim {
+
+// dt_mark_active (bpf/announce.h): a source's first admission in the host's period is
+// announced; the agent reads the announcements at its next tick.
+void ClusterSim::announce(size_t h, Bucket &b, const dt_key &k) {
+  Host &host = hosts_[h];
+  if (!host.early.enabled()) return;
+  const uint64_t epoch = host_stats_[h].reports + 1;
+  if (b.announced == epoch) return;
+  b.announced = epoch;
+  host.announced.push_back(k);
+}
+
+void ClusterSim::schedule_early(size_t h, Ns after) {
+  const uint64_t t = hosts_[h].early.next_tick(after);
+  hosts_[h].next_early = t == UINT64_MAX ? kNever : t;
+  if (t != UINT64_MAX) early_.push({t, h});
+}
+
+// An early tick, as Cluster::on_early_tick: the new sources' hits so far, collected
+// (dt_collect: reported = passed) and routed as a period's report is; those with fewer
+// than min_hits are held for the next tick, or the period's report (give_back_held).
+void ClusterSim::handle_early(size_t h) {
+  Host &host = hosts_[h];
+  if (now_ != host.next_early) return;  // the period's report came first and started anew
+  schedule_early(h, now_);
+  std::vector<ReportEntry> collected;
+  for (const dt_key &k : host.early.due(host.announced)) {
+    Bucket &b = host.buckets[k];
+    collected.push_back({k, b.passed - b.reported});
+    b.reported = b.passed;
+  }
+  host.announced.clear();
+  std::vector<ReportEntry> entries = host.early.tick(collected);
+  if (entries.empty()) return;
+  std::sort(entries.begin(), entries.end(), [](const ReportEntry &a, const ReportEntry &b) {
+    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
+  });
+  HostStats &st = host_stats_[h];
+  st.early_entries += entries.size();
+  for (const ReportEntry &e : entries) st.hits_reported += e.hits;
+  if (s_.scheme == Scheme::Mesh || !owner_ready(h)) {
+    st.early_messages += 1;
+    publish_report(h, route_mesh(h, std::move(entries)), -1);
+    return host.cadence.sent_to_everyone(true, now_);
+  }
+  RoutedReport r = host.router.route(entries, now_);
+  st.early_messages += r.to_owner.size() + !r.everyone.empty();
+  if (!r.everyone.empty()) {
+    publish_report(h, std::move(r.everyone), -1);
+    host.cadence.sent_to_everyone(true, now_);  // as the agent's early tick
+  }
+  for (auto &[owner, list] : r.to_owner) publish_report(h, std::move(list), static_cast<int>(owner));
+  if (!r.relays.empty()) send_relays(h, std::move(r.relays));
+}
+
+// At the period's end, hits collected early but held back are unreported again: the
+// period's report takes them with the rest (the agent merges them: merge_entries).
+void ClusterSim::give_back_held(size_t h) {
+  Host &host = hosts_[h];
+  for (const ReportEntry &e : host.early.take_held()) host.buckets[e.key].reported -= e.hits;
+}
+
+}  // namespace dt::sim

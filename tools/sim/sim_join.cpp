@@ -1,0 +1,44 @@
+// sim_join.cpp - a host joining a running cluster (Scenario::join_host, docs/cluster-scale.md
+// "A node joining a running cluster"): down until join_at, then up with no buckets.
+#include "sim/cluster_sim.h"
+
+namespace dt::sim {
+
+// The load balancer's pick among the n_up hosts that run, as an index of all hosts.
+size_t ClusterSim::skip_down(size_t idx, size_t n_up) const {
+  if (n_up == s_.hosts || idx < static_cast<size_t>(s_.join_host)) return idx;
+  return idx + 1;
+}
+
+// As Cluster::owner_ready: owners only once every member is up and heard; until then every
+// source goes to every peer. The others hear the joiner at its first report; the joiner has
+// heard every peer a period after it joined.
+bool ClusterSim::owner_ready(size_t h) const {
+  if (s_.scheme != Scheme::Owner || s_.join_host < 0) return true;
+  const auto j = static_cast<size_t>(s_.join_host);
+  if (h == j) return now_ >= s_.join_at + s_.period + s_.net.delay;
+  return now_ > join_first_report_ + s_.net.delay;
+}
+
+// Host h routes as a mesh: everything to everyone, and so shared.
+std::vector<ReportEntry> ClusterSim::route_mesh(size_t h, std::vector<ReportEntry> served) {
+  for (const ReportEntry &e : served) hosts_[h].router.heard(e.key, now_);
+  return served;
+}
+
+// Scenario::join_empty: the agent's JoinGuard (cluster/join_guard.h) on the joiner, which
+// knows it joined a running cluster at its first peer report: for join_guard (default the
+// report max age), the first peer debit of each source carries a burst more.
+uint64_t ClusterSim::join_debit(size_t to, const dt_key &k, bool fresh) {
+  (void)fresh;
+  if (!s_.join_empty || static_cast<int>(to) != s_.join_host || now_ < s_.join_at) return 0;
+  JoinGuard &guard = hosts_[to].join_guard;
+  if (!guard.joined()) {
+    const Ns age = s_.report_max_age && s_.report_max_age != kNever ? s_.report_max_age : kReportMaxAgePeriods * s_.period;
+    guard = JoinGuard(JoinGuardOptions{s_.join_guard ? s_.join_guard : age, 0});
+    guard.first_report(0, now_);
+  }
+  return guard.extra(k, s_.burst, now_);
+}
+
+}  // namespace dt::sim
