@@ -306,8 +306,7 @@ int main(int argc, char **argv) {
     s.join_host = static_cast<int>(parse_whole(args.join.substr(0, at), 0, s.hosts - 1, "--join"));
     s.join_at = parse_time(args.join.substr(at + 1), true, "--join");
   }
-  if (args.early == "quarter") s.early_report = s.period / 4;
-  else if (args.early != "off") s.early_report = parse_time(args.early, false, "--early-report");
+  if (args.early != "off") s.early_report = parse_time(args.early, false, "--early-report");
   if (s.early_report >= s.period) usage_error("--early-report must be shorter than the period (or off)");
   if (timeline) s.bin = timeline;
   else s.bin = s.duration;  // one bin: the per-client tables need no more (memory)
