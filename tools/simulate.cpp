@@ -326,7 +326,8 @@ int main(int argc, char **argv) {
     s.join_host = static_cast<int>(parse_whole(args.join.substr(0, at), 0, s.hosts - 1, "--join"));
     s.join_at = parse_time(args.join.substr(at + 1), true, "--join");
   }
-  if (args.early != "off") s.early_report = parse_time(args.early, false, "--early-report");
+  if (args.early == "quarter") s.early_report = s.period / 4;
+  else if (args.early != "off") s.early_report = parse_time(args.early, false, "--early-report");
   if (s.early_report >= s.period) usage_error("--early-report must be shorter than the period (or off)");
   // The agent's owner scheme sends shared sources near their limit at its early ticks.
   if (s.scheme == Scheme::Owner && !given.count("--shared-period")) s.shared_period = s.early_report;

@@ -269,8 +269,8 @@ std::vector<dt::OptionSpec> network_options(SimArgs *a) {
        "times) or aligned\n(every host at 0)",
        noted(a, "offsets", [a](const std::string &v) { a->offsets = v; })},
       {"early-report", 0, "D",
-       "also report sources new to a host at ticks D apart within\na period, e.g. 50ms (default off, as the "
-       "agent: only at\nthe period's end; docs/cluster-scale.md \"First contact\")",
+       "report sources new to a host at ticks D apart within a\nperiod (default: a quarter "
+       "period); off: only at the\nperiod's end (docs/cluster-scale.md \"First contact\")",
        noted(a, "early-report", [a](const std::string &v) { a->early = v; })},
       {"join", 0, "H@T",
        "host H joins the running cluster at time T (down before:\nno requests, deaf, silent); e.g. 39@2s",

@@ -25,7 +25,7 @@ struct SimArgs {
   uint64_t mixed = 0;      // --mixed-clients N
   std::string spray;       // --spray N@D
   std::string join;               // --join H@T
-  std::string early = "off";  // --early-report D|off (default off, as the agent)
+  std::string early = "quarter";  // --early-report D|off (default: a quarter period)
 };
 
 // N clients offering rate x 0.01 .. rate x 50, geometrically spread (client i of N).

@@ -37,7 +37,7 @@ struct RunOptions {
   uint64_t down_after_ns = 0;      // 0: 5 periods
   uint64_t report_max_age_ns = 0;  // --report-max-age: 0: 10 periods; UINT64_MAX: off
   bool report_mesh = false;        // --report-scheme mesh (default owner: docs/cluster-scale.md)
-  uint64_t early_report_ns = 0;    // --early-report: 0 or UINT64_MAX: off (the default)
+  uint64_t early_report_ns = 0;    // --early-report: 0: a quarter period; UINT64_MAX: off
   std::string node_id;             // default: default_node_id(iface), host name + MAC hash; with
                                    // --curve-key "" until load_run_config sets the key's
   std::string curve_key, curve_peers;

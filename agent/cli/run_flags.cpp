@@ -266,8 +266,9 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
          return o->report_mesh = v == "mesh", true;
        }},
       {"early-report", 0, "D",
-       "also report sources new to this host at ticks D apart\nwithin a period (e.g. 50ms), not only at its end: "
-       "a new\nclient sprayed over many hosts is charged sooner\n(docs/cluster-scale.md; default off)",
+       "sources new to this host go to their owner (or every\npeer) at ticks D apart within a period, not only at "
+       "its\nend: a new client sprayed over many hosts gets about one\nbudget, not one each (default a quarter period; "
+       "off)",
        [o](const std::string &v, std::string *why) {
          if (v == "off") return o->early_report_ns = UINT64_MAX, true;
          return duration_into(&o->early_report_ns, 1'000'000, 60'000'000'000ull, "from 1ms (or off)")(v, why);

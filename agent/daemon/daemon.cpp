@@ -291,7 +291,7 @@ bool Daemon::join_cluster() {
   cc.down_after_ns = opt.down_after_ns;
   cc.report_max_age_ns = opt.report_max_age_ns;
   cc.owner_scheme = !opt.report_mesh;
-  cc.early_report_ns = opt.early_report_ns == UINT64_MAX ? 0 : opt.early_report_ns;
+  cc.early_report_ns = opt.early_report_ns == 0 ? opt.period_ns / 4 : opt.early_report_ns == UINT64_MAX ? 0 : opt.early_report_ns;
   cc.node_id = opt.node_id;
   cc.curve_key_file = opt.curve_key;
   cc.curve_peers_dir = opt.curve_peers;
