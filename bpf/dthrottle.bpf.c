@@ -3,7 +3,8 @@
  * dthrottle.bpf.c - the packet path: one token bucket per source address.
  *
  * For every frame: parse down to the source address, find its rule (longest
- * prefix in the rules trie, then protocol/port/SYN conditions; rule 0, the default,
+ * prefix in the rules trie, then its conditions: protocol, ports, TCP flags, ICMP,
+ * destination, length; rule 0, the default,
  * without --rules), then act: `allow` passes, `deny` drops, `throttle` finds (or
  * creates, full) the bucket of the source's key prefix under that rule and takes
  * one token with a compare-and-swap; no whole token means XDP_DROP (in dry run:
@@ -45,16 +46,83 @@
  * the TCP flags. */
 #define DT_TC_PULL_LEN 256
 
+/* What a rule's dt_rule_cond is compared with (one pointer for the global function). */
+struct dt_match_pkt {
+	__u32 dst[4];  /* the destination, 16-byte form (dt_l3_dst); read only if a candidate needs it */
+	__u32 len;     /* the frame's length, as a byte budget charges it */
+	__u32 bank;
+};
+
+/*
+ * The conditions of rule `rule` kept in its struct dt_rule_cond (destination prefix,
+ * length): 1 if they hold. A global function: verified once, whichever candidate of
+ * the unrolled scan calls it, and only a candidate with DT_MATCH_COND pays the call.
+ */
+__noinline int dt_rule_cond_holds(const struct dt_match_pkt *mp, __u32 rule, __u32 flags)
+{
+	const struct dt_rule_cond *c;
+	__u32 slot, i, want, mask;
+
+	if (!mp || rule >= DT_MAX_RULES)
+		return 0;
+	slot = rule * 2 + (mp->bank & 1);
+	c = bpf_map_lookup_elem(&rule_cond, &slot);
+	if (!c)
+		return 0;
+	if ((flags & DT_MATCH_LEN) && (mp->len < c->len_lo || mp->len > c->len_hi))
+		return 0;
+	if (!(flags & DT_MATCH_DST))
+		return 1;
+#pragma unroll
+	for (i = 0; i < 4; i++) {
+		__builtin_memcpy(&want, &c->dst[i * 4], 4);
+		__builtin_memcpy(&mask, &c->dst_mask[i * 4], 4);
+		if ((mp->dst[i] & mask) != want)
+			return 0;
+	}
+	return 1;
+}
+
+/* ICMP's type and code conditions of candidate m: 1 if they hold. */
+static __always_inline int dt_icmp_holds(const struct dt_rule_match *m, const struct dt_l4 *l4)
+{
+	if (!l4->has_icmp)
+		return 0;
+	if ((m->flags & DT_MATCH_ICMP_TYPE) && l4->icmp_type != m->icmp_type)
+		return 0;
+	return !(m->flags & DT_MATCH_ICMP_CODE) || l4->icmp_code == m->icmp_code;
+}
+
+/* The conditions of candidate m beyond its protocol (m->flags != 0): 1 if all hold.
+ * Ports and flags are compared here; ICMP and the dt_rule_cond ones only when asked. */
+static __always_inline int dt_conds_hold(const struct dt_rule_match *m, const struct dt_l4 *l4,
+					 const struct dt_match_pkt *mp)
+{
+	__u8 f = m->flags;
+
+	if ((f & DT_MATCH_TCP_FLAGS) && (!l4->has_port || (l4->tcp_flags & m->tcp_mask) != m->tcp_value))
+		return 0;
+	if ((f & DT_MATCH_PORTS) && (!l4->has_port || l4->dport < m->dport_lo || l4->dport > m->dport_hi))
+		return 0;
+	if ((f & DT_MATCH_SPORT) && (!l4->has_port || l4->sport < m->sport_lo || l4->sport > m->sport_hi))
+		return 0;
+	if ((f & (DT_MATCH_ICMP_TYPE | DT_MATCH_ICMP_CODE)) && !dt_icmp_holds(m, l4))
+		return 0;
+	return !(f & DT_MATCH_COND) || dt_rule_cond_holds(mp, m->rule, f);
+}
+
 /*
  * The rule for this packet: the longest prefix of the source in the live rules trie,
- * then the first of its candidate rules whose conditions (protocol, destination
- * port, TCP SYN) hold. The agent compiles every prefix's candidates so that the
- * default rule (0) always closes the list: one lookup decides.
+ * then the first of its candidate rules whose conditions (protocol, ports, TCP flags,
+ * ICMP type and code, destination prefix, length) hold. The agent compiles every
+ * prefix's candidates so that the default rule (0) always closes the list: one lookup
+ * decides. A candidate without conditions costs one test of its flags.
  */
-static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
-					   const struct dt_l3 *l3, void *data_end)
+static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key, const struct dt_l3 *l3,
+					   void *data_end, __u64 frame_len)
 {
 	struct dt_lpm_key lk = { .prefixlen = 128 };
+	struct dt_match_pkt mp;
 	struct dt_rule_set *rs;
 	struct dt_l4 l4;
 	__u32 i, n;
@@ -64,6 +132,10 @@ static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
 	if (!rs)
 		return DT_RULE_DEFAULT;
 	dt_parse_l4(l3, data_end, &l4);
+	mp.bank = bank;
+	mp.len = frame_len < 0xffffffffull ? (__u32)frame_len : 0xffffffffu;
+	if (!(rs->needs & DT_MATCH_DST) || !dt_l3_dst(l3, data_end, (__u8 *)mp.dst))
+		__builtin_memset(mp.dst, 0, sizeof(mp.dst));  /* a prefix of :: only, never an IPv4-mapped one */
 	n = rs->count;
 #pragma unroll
 	for (i = 0; i < DT_MAX_CANDIDATES; i++) {
@@ -73,10 +145,7 @@ static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
 			break;
 		if (m->proto && m->proto != l4.proto)
 			continue;
-		if ((m->flags & DT_MATCH_SYN) && !l4.syn)
-			continue;
-		if ((m->flags & DT_MATCH_PORTS) &&
-		    (!l4.has_port || l4.dport < m->dport_lo || l4.dport > m->dport_hi))
+		if (m->flags && !dt_conds_hold(m, &l4, &mp))
 			continue;
 		return m->rule;
 	}
@@ -325,7 +394,7 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	if ((p.verdict = dt_deny_listed(p.cfg, &p.key, p.l3.is_v6)) >= 0)
 		return p.verdict;
 	p.bank = DT_READ_ONCE(p.cfg->bank); /* once: the rule and its policy from one rule set */
-	p.rule = (p.cfg->flags & DT_CFG_RULES) ? dt_match_rule(p.bank, &p.key, &p.l3, data_end) : DT_RULE_DEFAULT;
+	p.rule = (p.cfg->flags & DT_CFG_RULES) ? dt_match_rule(p.bank, &p.key, &p.l3, data_end, frame_len) : DT_RULE_DEFAULT;
 	p.pol = dt_policy_in_bank(p.bank, p.rule);
 	p.rst = bpf_map_lookup_elem(&rule_stats, &p.rule);
 	if (!p.pol || !p.rst)
