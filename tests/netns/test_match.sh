@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_match.sh - conditions beside cidr (docs/rules.md "Conditions") on real packets.
 #
-# The agent runs without --rate (unmatched traffic passes, under rule 0) and with:
+# The agent runs with a default rule that throttles nothing (100000/s per source: a bucket per
+# source shows what it passed) and with:
 #   ntp-refl   198.18.0.0/15  udp sport 123, 20/s burst 10 per source (a reflection flood)
 #   ping       198.18.0.0/15  icmp type 8 (echo request), 5/s burst 5
 #   icmp-other 198.18.0.0/15  icmp, allow (counts the other ICMP apart)
@@ -9,7 +10,8 @@
 # Then:
 #   1. two sources send UDP from port 123 and, at the same time, other UDP (pktgen, 400 pps
 #      each stream): the port-123 stream is held to its budget per source, every other
-#      datagram passes (rule 0 counts exactly what was sent), and the sink gets both;
+#      datagram passes (the default rule's bucket of each source counts exactly what was
+#      sent), and the sink gets both;
 #   2. ICMP echo requests and timestamp requests (type 13) from the client, IPv4, and
 #      ICMPv6 echo requests: echo is held to its budget, every timestamp request passes;
 #   3. `agent stats --json` and `agent explain` say what each rule needs.
@@ -99,7 +101,7 @@ icmp_send() {
 }
 
 sink_start 60 || die "the UDP sink did not start"
-agent_start main --rules "$RULES" --stats-interval 10m || die "the agent did not start with the rules"
+agent_start main --rate 100000 --burst 100000 --rules "$RULES" --stats-interval 10m || die "the agent did not start with the rules"
 
 # --- 1. a reflection flood from port 123 beside other UDP of the same sources ------------------
 SRC=198.18.1.1,198.18.1.2
@@ -123,11 +125,14 @@ for src in 198.18.1.1 198.18.1.2; do
 done
 check_eq match/sport/accounted "ntp-refl: passed + dropped vs datagrams sent from port 123" \
 	"$(($(rule_num "$s1" ntp-refl passed) + $(rule_num "$s1" ntp-refl dropped)))" "$refl_sent"
-check_eq match/other-udp/all-passed "rule 0 passed vs the other datagrams sent (none throttled)" \
-	"$(rule_num "$s1" default passed)" "$other_sent"
-check_eq match/other-udp/none-dropped "rule 0 dropped" "$(rule_num "$s1" default dropped)" 0
-check_eq match/sink "datagrams the sink received vs what XDP passed" "$(json_num "$SINK_JSON" received)" \
-	"$(($(rule_num "$s1" default passed) + $(rule_num "$s1" ntp-refl passed)))"
+rcv() { local v; v=$(source_num "$SINK_JSON" "$1" received); echo "${v:-0}"; }
+for src in 198.18.1.1 198.18.1.2; do
+	check_eq "match/other-udp/$src/all-passed" "$src: other UDP passed by the default rule vs sent (none throttled)" \
+		"$(bucket_num "$s1" $src default passed)" "$(sent "$WORK/other.json" $src)"
+	check_eq "match/other-udp/$src/none-dropped" "$src: other UDP dropped" "$(bucket_num "$s1" $src default dropped)" 0
+	check_eq "match/sink/$src" "$src: datagrams the sink received vs what XDP passed" "$(rcv $src)" \
+		"$(($(bucket_num "$s1" $src default passed) + $(bucket_num "$s1" $src ntp-refl passed)))"
+done
 
 # --- 2. ICMP by type --------------------------------------------------------------------------
 N=$((100 * T))
