@@ -281,8 +281,9 @@ struct dt_rule_match {
 /* Value of the rules LPM trie: the first candidate whose conditions hold decides. */
 struct dt_rule_set {
 	__u32 count;
-	__u32 needs;  /* the OR of the candidates' flags: DT_MATCH_DST makes the packet
-	               * path read the destination address once */
+	__u32 needs;  /* the OR of the candidates' flags: what the prefix's rules look at
+	               * (for bpftool and agent explain; the packet path reads each
+	               * candidate's own flags) */
 	struct dt_rule_match m[DT_MAX_CANDIDATES];
 };
 

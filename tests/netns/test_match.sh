@@ -14,7 +14,8 @@
 #      sent), and the sink gets both;
 #   2. ICMP echo requests and timestamp requests (type 13) from the client, IPv4, and
 #      ICMPv6 echo requests: echo is held to its budget, every timestamp request passes;
-#   3. `agent stats --json` and `agent explain` say what each rule needs.
+#   3. `agent stats --json` and `agent explain` say what each rule needs;
+#   4. `agent check` refuses icmp_type on a tcp rule with FILE:LINE and what to write.
 # About 10 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -163,6 +164,15 @@ check match/explain/sport "explain does not list 'udp sport 123 -> rule ntp-refl
 check match/explain/icmp "explain does not list 'icmp type 8 -> rule ping'" grep -q 'icmp type 8 *-> rule ping' <<<"$out"
 out=$("$AGENT" stats --pin-dir "$PIN_DIR" --top 0 2>&1)
 check match/stats-text/when "agent stats has no 'when udp sport 123' line" grep -q 'when udp sport 123' <<<"$out"
+
+# --- 4. agent check: a condition that cannot hold is refused with FILE:LINE ---------------------
+BAD=$WORK/bad.toml
+printf 'version = 1\n[[rule]]\nname = "x"\ncidr = "198.18.0.0/15"\nproto = "tcp"\nicmp_type = 8\naction = "deny"\n' >"$BAD"
+out=$("$AGENT" check --iface "$H_IF" --pin-dir "$WORK/pins" --rules "$BAD" 2>&1)
+rc=$?
+check_eq match/check/exit "agent check's exit status for icmp_type on a tcp rule ($out)" "$rc" 2
+check match/check/file-line "agent check does not say $BAD:6 and what to write: $out" \
+	grep -qF "$BAD:6: 'icmp_type' needs proto = \"icmp\"" <<<"$out"
 
 agent_signal main TERM || fail match/stop "the agent did not stop on SIGTERM"
 lab_finish
