@@ -3,7 +3,8 @@
  * dthrottle.bpf.c - the packet path: one token bucket per source address.
  *
  * For every frame: parse down to the source address, find its rule (longest
- * prefix in the rules trie, then protocol/port/SYN conditions; rule 0, the default,
+ * prefix in the rules trie, then its conditions: protocol, ports, TCP flags, ICMP,
+ * destination, length; rule 0, the default,
  * without --rules), then act: `allow` passes, `deny` drops, `throttle` finds (or
  * creates, full) the bucket of the source's key prefix under that rule (or, key_by
  * destination, of the destination's) and takes
@@ -46,14 +47,123 @@
  * the TCP flags. */
 #define DT_TC_PULL_LEN 256
 
+/* The packet's destination in dt_key's 16-byte form as two words in memory order (what
+ * dt_rule_cond's dst and dst_mask are compared with), read straight from the header.
+ * 0 if the header is not within data_end (it always is after DT_PARSE_OK). */
+static __always_inline int dt_dst_words(const struct dt_l3 *l3, void *data_end, __u64 *hi, __u64 *lo)
+{
+	if (l3->is_v6) {
+		struct ipv6hdr *ip6 = l3->net;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+		__builtin_memcpy(hi, &ip6->daddr, 8);
+		__builtin_memcpy(lo, (__u8 *)&ip6->daddr + 8, 8);
+	} else {
+		struct iphdr *ip = l3->net;
+		__u32 daddr;
+
+		if ((void *)(ip + 1) > data_end)
+			return 0;
+		daddr = ip->daddr;
+		*hi = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		*lo = 0xffff0000ull | ((__u64)daddr << 32);  /* bytes 00 00 ff ff, then the address */
+#else
+		*lo = 0x0000ffff00000000ull | daddr;
+#endif
+	}
+	return 1;
+}
+
+/* The conditions of rule `rule` kept in its struct dt_rule_cond (DT_MATCH_DST, DT_MATCH_LEN
+ * in f): 1 if they hold. */
+static __always_inline int dt_cond_holds(__u32 rule, __u8 f, const struct dt_l3 *l3, void *data_end,
+					 __u64 len_bank)
+{
+	const struct dt_rule_cond *c;
+	__u64 hi, lo, want, mask;
+	__u32 slot, len = (__u32)len_bank;
+
+	if (rule >= DT_MAX_RULES)
+		return 0;
+	slot = rule * 2 + ((len_bank >> 32) & 1);
+	c = bpf_map_lookup_elem(&rule_cond, &slot);
+	if (!c)
+		return 0;
+	if ((f & DT_MATCH_LEN) && (len < c->len_lo || len > c->len_hi))
+		return 0;
+	if (!(f & DT_MATCH_DST))
+		return 1;
+	if (!dt_dst_words(l3, data_end, &hi, &lo))
+		return 0;
+	__builtin_memcpy(&want, &c->dst[0], 8);
+	__builtin_memcpy(&mask, &c->dst_mask[0], 8);
+	if ((hi & mask) != want)
+		return 0;
+	__builtin_memcpy(&want, &c->dst[8], 8);
+	__builtin_memcpy(&mask, &c->dst_mask[8], 8);
+	return (lo & mask) == want;
+}
+
+/* ICMP's type and code conditions of candidate m: 1 if they hold. */
+static __always_inline int dt_icmp_holds(const struct dt_rule_match *m, const struct dt_l4 *l4)
+{
+	if (!l4->has_icmp)
+		return 0;
+	if ((m->flags & DT_MATCH_ICMP_TYPE) && l4->icmp_type != m->icmp_type)
+		return 0;
+	return !(m->flags & DT_MATCH_ICMP_CODE) || l4->icmp_code == m->icmp_code;
+}
+
+/*
+ * The newer conditions of candidate m (source port, ICMP, destination, length): 1 if they
+ * hold. `len_bank`: the frame's length (low 32 bits, capped) and the live bank (bit 32).
+ * A function of its own (a static one: the verifier follows the packet pointers in l3):
+ * only a candidate with one of these conditions pays the call, and its stack is not part
+ * of dt_decide's frame, on which the global prefix-budget functions stack (512 bytes in
+ * all); an older rule set's scan is what it was.
+ */
+static __noinline int dt_newer_conds_hold(const struct dt_rule_match *m, const struct dt_l4 *l4,
+					  const struct dt_l3 *l3, void *data_end, __u64 len_bank)
+{
+	__u8 f = m->flags;
+
+	if ((f & DT_MATCH_SPORT) && (!l4->has_port || l4->sport < m->sport_lo || l4->sport > m->sport_hi))
+		return 0;
+	if ((f & (DT_MATCH_ICMP_TYPE | DT_MATCH_ICMP_CODE)) && !dt_icmp_holds(m, l4))
+		return 0;
+	return !(f & DT_MATCH_COND) || dt_cond_holds(m->rule, f, l3, data_end, len_bank);
+}
+
+/* The conditions of candidate m beyond its protocol (m->flags != 0): 1 if all hold. The
+ * older ones (TCP flags, destination port) are compared here, the others by
+ * dt_newer_conds_hold, called only for a candidate that has some. */
+static __always_inline int dt_conds_hold(const struct dt_rule_match *m, const struct dt_l4 *l4,
+					 const struct dt_l3 *l3, void *data_end, __u64 frame_len, __u32 bank)
+{
+	__u8 f = m->flags;
+
+	if ((f & DT_MATCH_TCP_FLAGS) && (!l4->has_port || (l4->tcp_flags & m->tcp_mask) != m->tcp_value))
+		return 0;
+	if ((f & DT_MATCH_PORTS) && (!l4->has_port || l4->dport < m->dport_lo || l4->dport > m->dport_hi))
+		return 0;
+	if (!(f & ~(DT_MATCH_TCP_FLAGS | DT_MATCH_PORTS)))
+		return 1;
+	return dt_newer_conds_hold(m, l4, l3, data_end,
+				   (frame_len < 0xffffffffull ? frame_len : 0xffffffffull) | ((__u64)(bank & 1) << 32));
+}
+
 /*
  * The rule for this packet: the longest prefix of the source in the live rules trie,
- * then the first of its candidate rules whose conditions (protocol, destination
- * port, TCP SYN) hold. The agent compiles every prefix's candidates so that the
- * default rule (0) always closes the list: one lookup decides.
+ * then the first of its candidate rules whose conditions (protocol, ports, TCP flags,
+ * ICMP type and code, destination prefix, length) hold. The agent compiles every
+ * prefix's candidates so that the default rule (0) always closes the list: one lookup
+ * decides. A candidate without conditions costs one test of its flags, one with only
+ * the older conditions (protocol, dport, TCP flags) three.
  */
-static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
-					   const struct dt_l3 *l3, void *data_end)
+static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key, const struct dt_l3 *l3,
+					   void *data_end, __u64 frame_len)
 {
 	struct dt_lpm_key lk = { .prefixlen = 128 };
 	struct dt_rule_set *rs;
@@ -74,10 +184,7 @@ static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
 			break;
 		if (m->proto && m->proto != l4.proto)
 			continue;
-		if ((m->flags & DT_MATCH_SYN) && !l4.syn)
-			continue;
-		if ((m->flags & DT_MATCH_PORTS) &&
-		    (!l4.has_port || l4.dport < m->dport_lo || l4.dport > m->dport_hi))
+		if (m->flags && !dt_conds_hold(m, &l4, l3, data_end, frame_len, bank))
 			continue;
 		return m->rule;
 	}
@@ -326,7 +433,7 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	if ((p.verdict = dt_deny_listed(p.cfg, &p.key, p.l3.is_v6)) >= 0)
 		return p.verdict;
 	p.bank = DT_READ_ONCE(p.cfg->bank); /* once: the rule and its policy from one rule set */
-	p.rule = (p.cfg->flags & DT_CFG_RULES) ? dt_match_rule(p.bank, &p.key, &p.l3, data_end) : DT_RULE_DEFAULT;
+	p.rule = (p.cfg->flags & DT_CFG_RULES) ? dt_match_rule(p.bank, &p.key, &p.l3, data_end, frame_len) : DT_RULE_DEFAULT;
 	p.pol = dt_policy_in_bank(p.bank, p.rule);
 	p.rst = bpf_map_lookup_elem(&rule_stats, &p.rule);
 	if (!p.pol || !p.rst)
@@ -336,7 +443,7 @@ static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len
 	if (!p.pol->interval_ns)
 		return dt_fail_open(p.st);
 	/* key_by = "destination": the bucket is the destination's, whoever sends. */
-	if ((p.pol->flags & DT_POL_KEY_DEST) && !dt_parse_dest(&p.l3, data_end, p.key.addr))
+	if ((p.pol->flags & DT_POL_KEY_DEST) && !dt_l3_dst(&p.l3, data_end, p.key.addr))
 		return dt_fail_open(p.st);
 	dt_key_for_rule(&p.key, p.pol, p.rule, p.l3.is_v6);
 	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet header

@@ -191,6 +191,17 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } prefix_drops SEC(".maps");
 
+/* Each rule's destination prefix and length range (struct dt_rule_cond), two banks per
+ * rule (slot = rule * 2 + bank), switched with `policy` by config.bank; read only for a
+ * candidate whose flags ask (DT_MATCH_COND). Agent-written only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DT_POLICY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct dt_rule_cond);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rule_cond SEC(".maps");
+
 /* Rule names, agent-written, never read by the programs (for bpftool and stats). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

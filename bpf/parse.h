@@ -10,9 +10,11 @@
  *     (options included) must be inside the frame;
  *   - TCP ports for the cluster exemption (dt_parse_tcp_ports): only TCP directly
  *     after the IP header, first fragments only, both ports in the frame;
- *   - L4 (only when rules are on, dt_parse_l4): the destination port of TCP and UDP
- *     and TCP's SYN/ACK flags, when the first 4 (UDP) or 14 (TCP) bytes of the L4
- *     header are in the frame; none for non-first fragments. IPv6 extension headers
+ *   - L4 (only when rules are on, dt_parse_l4): the ports of TCP and UDP and TCP's
+ *     flags, when the first 4 (UDP) or 14 (TCP) bytes of the L4 header are in the
+ *     frame; ICMP's and ICMPv6's type and code when their first 2 bytes are; none
+ *     for non-first fragments. The destination address (dt_l3_dst) is read only
+ *     when a rule asks for it. IPv6 extension headers
  *     (hop-by-hop, routing, destination options, fragment) are walked, at most
  *     DT_MAX_EXT_HDRS of them; past that the packet has no L4 information.
  *   - IPv6: the 40-byte fixed header must be inside the frame (the source address
@@ -55,16 +57,22 @@ struct dt_cursor {
 
 /* What rules look at beyond the source: filled in by dt_parse_l4. */
 struct dt_l4 {
-	__u8 proto;    /* L4 protocol number (after IPv6 extension headers) */
-	__u8 has_port; /* dport is valid (TCP/UDP header present, first fragment) */
-	__u8 syn;      /* TCP SYN set and ACK clear */
-	__u8 pad;
-	__u16 dport;   /* host order */
+	__u8 proto;     /* L4 protocol number (after IPv6 extension headers) */
+	__u8 has_port;  /* sport and dport are valid (TCP/UDP header present, first
+	                 * fragment); for TCP, tcp_flags too */
+	__u8 tcp_flags; /* byte 13 of the TCP header: DT_TCP_* */
+	__u8 has_icmp;  /* icmp_type and icmp_code are valid (ICMP or ICMPv6) */
+	__u16 sport;    /* host order */
+	__u16 dport;    /* host order */
+	__u8 icmp_type;
+	__u8 icmp_code;
+	__u8 pad[2];
 };
 
-/* Where dt_parse_packet stopped: the L4 header position and the protocol. */
+/* Where dt_parse_packet stopped: the L4 header position and the protocol, and the
+ * network header (for the destination: dt_l3_dst). */
 struct dt_l3 {
-	void *ip;      /* the IP header (dt_parse_dest reads the destination there) */
+	void *net;  /* the IPv4 or IPv6 header */
 	void *l4;
 	__u8 proto;
 	__u8 first_fragment; /* 1 unless this is a non-first fragment */
@@ -125,7 +133,7 @@ dt_parse_ipv4(struct dt_cursor *c, struct dt_key *key, struct dt_l3 *l3)
 	key->addr[10] = 0xff;
 	key->addr[11] = 0xff;
 	__builtin_memcpy(&key->addr[12], &ip->saddr, 4);
-	l3->ip = ip;
+	l3->net = ip;
 	c->pos += hdr_len;
 	l3->l4 = c->pos;
 	l3->proto = ip->protocol;
@@ -145,7 +153,7 @@ dt_parse_ipv6(struct dt_cursor *c, struct dt_key *key, struct dt_l3 *l3)
 		return DT_PARSE_MALFORMED;
 	__builtin_memcpy(key->addr, &ip6->saddr, 16);
 	key->rule = 0;
-	l3->ip = ip6;
+	l3->net = ip6;
 	c->pos = ip6 + 1;
 	l3->l4 = c->pos;
 	l3->proto = ip6->nexthdr;
@@ -178,33 +186,6 @@ dt_parse_packet(void *data, void *data_end, struct dt_key *key, struct dt_l3 *l3
 	if (proto == DT_ETH_P_IPV6)
 		return dt_parse_ipv6(&c, key, l3);
 	return DT_PARSE_NON_IP;
-}
-
-/*
- * The packet's destination address in the 16-byte form of dt_key (IPv4-mapped for
- * IPv4), for rules keyed by destination: 1, or 0 if the header is not in the frame
- * (never after DT_PARSE_OK; checked again for the verifier). Read only when a rule
- * needs it, so the other packets pay nothing.
- */
-static __always_inline int dt_parse_dest(const struct dt_l3 *l3, void *data_end, __u8 *addr)
-{
-	if (l3->is_v6) {
-		struct ipv6hdr *ip6 = l3->ip;
-
-		if ((void *)(ip6 + 1) > data_end)
-			return 0;
-		__builtin_memcpy(addr, &ip6->daddr, 16);
-		return 1;
-	}
-	struct iphdr *ip = l3->ip;
-
-	if ((void *)(ip + 1) > data_end)
-		return 0;
-	__builtin_memset(addr, 0, 10);
-	addr[10] = 0xff;
-	addr[11] = 0xff;
-	__builtin_memcpy(&addr[12], &ip->daddr, 4);
-	return 1;
 }
 
 static __always_inline enum dt_parse_result
@@ -271,6 +252,7 @@ static __always_inline void dt_parse_l4(const struct dt_l3 *l3, void *data_end, 
 
 		if ((void *)(ports + 2) > data_end)
 			return;
+		out->sport = bpf_ntohs(ports[0]);
 		out->dport = bpf_ntohs(ports[1]);
 		out->has_port = 1;
 	} else if (proto == IPPROTO_TCP) {
@@ -278,10 +260,45 @@ static __always_inline void dt_parse_l4(const struct dt_l3 *l3, void *data_end, 
 
 		if ((void *)(th + 14) > data_end)
 			return;
+		out->sport = ((__u16)th[0] << 8) | th[1];
 		out->dport = ((__u16)th[2] << 8) | th[3];
 		out->has_port = 1;
-		out->syn = (th[13] & 0x12) == 0x02; /* SYN set, ACK clear */
+		out->tcp_flags = th[13];
+	} else if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
+		__u8 *ih = pos;
+
+		if ((void *)(ih + 2) > data_end)
+			return;
+		out->icmp_type = ih[0];
+		out->icmp_code = ih[1];
+		out->has_icmp = 1;
 	}
+}
+
+/*
+ * The packet's destination address in the 16-byte form of dt_key (IPv4-mapped for
+ * IPv4) into out: 1, or 0 if the network header is not within data_end (it always is
+ * after DT_PARSE_OK; checked again for the verifier).
+ */
+static __always_inline int dt_l3_dst(const struct dt_l3 *l3, void *data_end, __u8 out[16])
+{
+	if (l3->is_v6) {
+		struct ipv6hdr *ip6 = l3->net;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+		__builtin_memcpy(out, &ip6->daddr, 16);
+	} else {
+		struct iphdr *ip = l3->net;
+
+		if ((void *)(ip + 1) > data_end)
+			return 0;
+		__builtin_memset(out, 0, 10);
+		out[10] = 0xff;
+		out[11] = 0xff;
+		__builtin_memcpy(&out[12], &ip->daddr, 4);
+	}
+	return 1;
 }
 
 /*

@@ -29,13 +29,6 @@ bool same_prefix(const uint8_t *a, const uint8_t *b, uint32_t len) {
   return true;
 }
 
-std::string prefix_text(const dt_lpm_key &k) {
-  dt_key key{};
-  memcpy(key.addr, k.addr, sizeof key.addr);
-  const bool v4 = addr_is_v4(key.addr) && k.prefixlen >= 96;
-  return key_to_string(key) + "/" + std::to_string(v4 ? k.prefixlen - 96 : k.prefixlen);
-}
-
 // The longest prefix of the trie that holds `addr`, and its rule set (what the packet
 // path's one LPM lookup finds). False if none does.
 bool longest_prefix(int trie_fd, const uint8_t *addr, dt_lpm_key *found, dt_rule_set *set) {
@@ -114,9 +107,14 @@ void read_rules(const PinnedMaps &m, const std::string &pin_dir, Explanation *e)
   if (trie >= 0 && longest_prefix(trie, e->addr.addr, &found, &set)) {
     // The compiler closes each family with a catch-all (0.0.0.0/0, ::/0): no rule's prefix.
     const bool catch_all = found.prefixlen == 0 || (found.prefixlen == 96 && addr_is_v4(found.addr));
-    if (!catch_all) e->prefix = prefix_text(found);
-    for (uint32_t i = 0; i < set.count && i < DT_MAX_CANDIDATES; i++)
-      e->rules.push_back(explain_rule(m, e->addr, set.m[i].rule, match_text(set.m[i])));
+    if (!catch_all) e->prefix = lpm_prefix_text(found);
+    for (uint32_t i = 0; i < set.count && i < DT_MAX_CANDIDATES; i++) {
+      dt_rule_cond cond{};
+      const bool has_cond = (set.m[i].flags & DT_MATCH_COND) &&
+                            read_live_rule_cond(m.rule_cond, m.config, set.m[i].rule, &cond) == 0;
+      e->rules.push_back(explain_rule(m, e->addr, set.m[i].rule, match_text(set.m[i], has_cond ? &cond : nullptr)));
+      e->rules.back().conditions = match_json(set.m[i], has_cond ? &cond : nullptr);
+    }
   }
   if (trie >= 0) close(trie);
   if (e->rules.empty()) e->rules.push_back(explain_rule(m, e->addr, DT_RULE_DEFAULT, "any packet"));
@@ -138,21 +136,6 @@ int key_bits(const ExplainRule &r) {
 }
 
 }  // namespace
-
-std::string match_text(const dt_rule_match &m) {
-  std::string out;
-  if (m.proto == 6) out = "tcp";
-  else if (m.proto == 17) out = "udp";
-  else if (m.proto == 1) out = "icmp";
-  else if (m.proto == 58) out = "icmpv6";
-  else if (m.proto) out = "protocol " + std::to_string(m.proto);
-  if (m.flags & DT_MATCH_SYN) out += out.empty() ? "tcp syn" : " syn";
-  if (m.flags & DT_MATCH_PORTS) {
-    out += (out.empty() ? "" : " ") + std::string("dport ") + std::to_string(m.dport_lo);
-    if (m.dport_hi != m.dport_lo) out += "-" + std::to_string(m.dport_hi);
-  }
-  return out.empty() ? "any packet" : out;
-}
 
 bool read_explanation(const PinnedMaps &maps, const std::string &pin_dir, const std::string &address,
                       Explanation *out, std::string *err) {
@@ -268,7 +251,7 @@ const char *peers_state_name(ExplainPeers::State s) {
 
 Json rule_json(const ExplainRule &r, uint64_t now_ns) {
   const dt_policy &p = r.policy;
-  Json j = {{"id", r.id}, {"name", r.name}, {"when", r.when}, {"action", action_word(p.action)},
+  Json j = {{"id", r.id}, {"name", r.name}, {"when", r.when}, {"conditions", r.conditions}, {"action", action_word(p.action)},
             {"dry_run", (p.flags & DT_POL_DRY_RUN) != 0}};
   if (p.action != DT_ACT_THROTTLE || !p.interval_ns) return j;
   j["rate"] = printed_number("%.9g", policy_rate(p));

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "bans/ban_types.h"
+#include "commands/rule_conditions.h"
 #include "dthrottle/common.h"
 
 namespace dt {
@@ -31,6 +32,7 @@ struct ExplainRule {
   uint32_t id = 0;
   std::string name;
   std::string when;     // its conditions: "any packet", "udp dport 53", "tcp syn dport 80-89"
+  Json conditions = Json::object();  // the same by key: {"proto": "udp", "sport": "123"}
   dt_policy policy{};   // live
   dt_key key{};         // the bucket key of the address under this rule (throttle rules)
   bool has_bucket = false;
@@ -73,8 +75,6 @@ struct Explanation {
 bool read_explanation(const PinnedMaps &maps, const std::string &pin_dir, const std::string &address,
                       Explanation *out, std::string *err);
 
-// The conditions of one rules-trie candidate, as words.
-std::string match_text(const dt_rule_match &m);
 
 std::string render_explanation_text(const Explanation &e);
 std::string render_explanation_json(const Explanation &e);  // one line and a newline

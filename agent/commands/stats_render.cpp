@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "commands/rule_conditions.h"
 #include "common/address.h"
 #include "common/json.h"
 #include "common/parse_values.h"
@@ -126,6 +127,8 @@ void append_rules_table(std::string *out, const std::vector<RuleRow> &rules) {
     appendf(out, "  %-24s %-8s %12s %10s %12llu %12llu %12llu\n", name.c_str(), action_name(rr.policy.action), rate,
             burst, static_cast<unsigned long long>(rr.passed), static_cast<unsigned long long>(rr.dropped),
             static_cast<unsigned long long>(rr.would_drop));
+    if (rr.has_match && (rr.match.proto || rr.match.flags))
+      appendf(out, "    when %s\n", match_text(rr.match, rr.has_cond ? &rr.cond : nullptr).c_str());
     for_each_level(rr, [&](const dt_policy &l, const std::string &level, uint64_t drops) {
       appendf(out, "    per %-19s %-8s %12s %10s %12s %12llu\n", level.c_str(), "prefix", rate_text(l).c_str(),
               burst_text(l).c_str(), "", static_cast<unsigned long long>(drops));
@@ -204,7 +207,11 @@ Json rule_json(const RuleRow &rr) {
           {"dry_run", rr.dry_run()},
           {"unit", policy_bytes(rr.policy) ? "bytes" : "packets"},  // of rate and burst (passed/dropped: packets)
           {"key_by", (rr.policy.flags & DT_POL_KEY_DEST) ? "destination" : "source"},
-          {"prefix_limits", std::move(levels)}};  // its prefix budgets (level, rate, burst, dropped)
+                    {"prefix_limits", std::move(levels)},  // its prefix budgets (level, rate, burst, dropped)
+          // What it matches (null for the default rule): its source prefix and conditions.
+          {"cidr", rr.has_match ? Json(rr.cidr) : Json(nullptr)},
+          {"when", rr.has_match ? Json(match_text(rr.match, rr.has_cond ? &rr.cond : nullptr)) : Json(nullptr)},
+          {"conditions", rr.has_match ? match_json(rr.match, rr.has_cond ? &rr.cond : nullptr) : Json(nullptr)}};
 }
 
 // "dry_run": whether every rule that could drop is in dry run, and which ones are.

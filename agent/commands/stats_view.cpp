@@ -1,5 +1,6 @@
 // stats_view.cpp - reading the pinned maps once, and the rates between two reads.
 #include "commands/stats_view.h"
+#include "commands/rule_conditions.h"
 #include "common/clock.h"
 #include "common/address.h"
 #include "common/parse_values.h"
@@ -110,7 +111,15 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
   const RuleCounterTable table = read_rule_table(maps);
   out->would_drop = table.would_drop;
   out->rules.clear();
-  for (const RuleCounters &c : table.named) out->rules.push_back(rule_row(maps, *out, c));
+  const std::map<uint32_t, RuleConditions> conds = read_rule_conditions(maps);
+  for (const RuleCounters &c : table.named) {
+    out->rules.push_back(rule_row(maps, *out, c));
+    if (auto it = conds.find(c.id); it != conds.end()) {
+      RuleRow &row = out->rules.back();
+      row.has_match = true, row.has_cond = it->second.has_cond;
+      row.cidr = it->second.cidr, row.match = it->second.match, row.cond = it->second.cond;
+    }
+  }
   long n = for_each_bucket(maps.buckets, maps.drop_pending,
                            [&](const dt_key &k, const dt_bucket &b) { out->sources.push_back({k, b}); });
   if (n < 0) return *err = "cannot read " + pin_dir + "/buckets: " + strerror(static_cast<int>(-n)), false;

@@ -27,6 +27,11 @@ struct RuleRow {
   uint64_t would_drop = 0;  // dry run: what enforcing would have dropped
   dt_prefix_policy prefix{};                  // its prefix budgets (n_v4 = n_v6 = 0: none)
   uint64_t prefix_drops[DT_PREFIX_SLOTS] = {};  // drops per level (IPv6 levels from DT_PREFIX_LEVELS)
+  // What it matches, from the live rules trie (has_match false: the default rule, or no --rules).
+  bool has_match = false, has_cond = false;
+  std::string cidr{};
+  dt_rule_match match{};
+  dt_rule_cond cond{};  // its dst prefix and len range (has_cond)
   bool dry_run() const { return policy.flags & DT_POL_DRY_RUN; }
 };
 

@@ -144,7 +144,8 @@ bool AdaptiveDriver::apply(std::string *err) {
   // Until both banks of the rules trie hold this rule set (one full publish of ours
   // after the agent's own), the trie is written too; then the policies alone.
   const int rc = tries_synced_ ? publish_policies_only(maps_, policies)
-                               : publish_rules(maps_, policies, rules_->compiled.lpm, rules_->names, rules_->compiled.prefix);
+                               : publish_rules(maps_, policies, rules_->compiled.lpm, rules_->names, rules_->compiled.prefix,
+                                               rules_->compiled.cond);
   if (rc != 0) {
     *err = std::string("cannot write the policies: ") + strerror(-rc);
     return false;

@@ -47,6 +47,7 @@ RuleMaps rule_maps_of(const Dataplane &dp) {
   m.rules_fd[1] = dp.rules_fd(1);
   m.names_fd = dp.rule_names_fd();
   m.prefix_fd = dp.prefix_policy_fd();
+  m.cond_fd = dp.rule_cond_fd();
   m.lists = ListMapFds{dp.lists_v4_fd(), dp.lists_v6_fd()};
   return m;
 }
@@ -221,7 +222,7 @@ bool Daemon::publish_rules() {
   rule_maps_ = rule_maps_of(*dp_);
   const LoadedRules &rules = config_.rules;
   if (int rc = dt::publish_rules(rule_maps_, rules.compiled.policies, rules.compiled.lpm, rules.names,
-                                   rules.compiled.prefix);
+                                   rules.compiled.prefix, rules.compiled.cond);
       rc != 0)
     return fail(std::string("cannot write the rules to the maps: ") + strerror(-rc));
   if (std::string err; !install_lists(rule_maps_.lists, rules, nullptr, &err)) return fail(err);

@@ -60,7 +60,8 @@ std::string reload_rules(ReloadTargets t) {
       DT_ERROR("reload failed, the previous rules and lists stay in force: %s", why.c_str());
       return "error " + why;
     }
-    const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names, next.compiled.prefix);
+    const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names, next.compiled.prefix,
+                                 next.compiled.cond);
     if (rc == 0) return install_rules(t, std::move(next));
     why = std::string("cannot write the rules to the maps: ") + strerror(-rc) + refused_after_drop(rc);
   }

@@ -451,6 +451,7 @@ int Dataplane::rule_names_fd() const { return bpf_map__fd(skel_->maps.rule_names
 int Dataplane::rule_would_drop_fd() const { return bpf_map__fd(skel_->maps.rule_would_drop); }
 int Dataplane::rule_bytes_fd() const { return bpf_map__fd(skel_->maps.rule_bytes); }
 int Dataplane::prefix_policy_fd() const { return bpf_map__fd(skel_->maps.prefix_policy); }
+int Dataplane::rule_cond_fd() const { return bpf_map__fd(skel_->maps.rule_cond); }
 int Dataplane::prefix_drops_fd() const { return bpf_map__fd(skel_->maps.prefix_drops); }
 int Dataplane::lists_v4_fd() const { return bpf_map__fd(skel_->maps.lists_v4); }
 int Dataplane::lists_v6_fd() const { return bpf_map__fd(skel_->maps.lists_v6); }
@@ -463,6 +464,7 @@ MapFds Dataplane::map_fds() const {
   m.rule_bytes = rule_bytes_fd(), m.drop_pending = bpf_map__fd(skel_->maps.drop_pending);
   m.prefix_policy = prefix_policy_fd(), m.prefix_drops = prefix_drops_fd();
   m.lists_v4 = lists_v4_fd(), m.lists_v6 = lists_v6_fd(), m.list_stats = list_stats_fd();
+  m.rules0 = rules_fd(0), m.rules1 = rules_fd(1), m.rule_cond = rule_cond_fd();
   return m;
 }
 

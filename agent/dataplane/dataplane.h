@@ -89,6 +89,7 @@ class Dataplane {
   int rule_would_drop_fd() const;  // dry run: per rule, per CPU
   int rule_bytes_fd() const;       // byte rules: bytes per rule, per CPU
   int prefix_policy_fd() const;    // prefix budgets by rule, banked
+  int rule_cond_fd() const;        // rules' dst prefixes and len ranges, banked
   int prefix_drops_fd() const;     // drops per prefix level, per CPU
   int lists_v4_fd() const;         // allow and deny lists (dthrottle/lists.h)
   int lists_v6_fd() const;

@@ -14,7 +14,7 @@ namespace dt {
 
 PinnedMaps::~PinnedMaps() {
   for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop, rule_bytes, drop_pending,
-                 prefix_policy, prefix_drops, lists_v4, lists_v6, list_stats})
+                 prefix_policy, prefix_drops, lists_v4, lists_v6, list_stats, rules0, rules1, rule_cond})
     if (fd >= 0) close(fd);
 }
 
@@ -46,7 +46,9 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
       {&rule_would_drop, DT_MAP_RULE_WOULD_DROP}, {&rule_bytes, DT_MAP_RULE_BYTES},
       {&drop_pending, DT_MAP_DROP_PENDING},   {&prefix_policy, DT_MAP_PREFIX_POLICY},
       {&prefix_drops, DT_MAP_PREFIX_DROPS},   {&lists_v4, DT_MAP_LISTS_V4},
-      {&lists_v6, DT_MAP_LISTS_V6},           {&list_stats, DT_MAP_LIST_STATS}};
+      {&lists_v6, DT_MAP_LISTS_V6},           {&list_stats, DT_MAP_LIST_STATS},
+      {&rules0, DT_MAP_RULES0},               {&rules1, DT_MAP_RULES1},
+      {&rule_cond, DT_MAP_RULE_COND}};
   for (auto &m : optional) *m.fd = bpf_obj_get((pin_dir + "/" + m.name).c_str());
   return true;
 }

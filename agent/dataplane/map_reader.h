@@ -23,6 +23,7 @@ struct MapFds {
   int drop_pending = -1;
   int prefix_policy = -1, prefix_drops = -1;
   int lists_v4 = -1, lists_v6 = -1, list_stats = -1;  // allow and deny lists (dthrottle/lists.h)
+  int rules0 = -1, rules1 = -1, rule_cond = -1;       // the rules tries and the rules' dst/len conditions
 };
 
 // The same maps opened from a pin directory, and closed with it.

@@ -103,12 +103,32 @@ int write_prefix_bank(int fd, uint32_t bank, const std::vector<dt_prefix_policy>
   return 0;
 }
 
-// publish_rules, or with lpm == nullptr only the policies (see publish_policies_only).
-int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies,
-            const std::vector<std::pair<dt_lpm_key, dt_rule_set>> *lpm, const std::vector<std::string> *names,
-            const std::vector<dt_prefix_policy> *prefix) {
+// The dst prefixes and len ranges of every rule into bank `bank` (rules past cond's end: none).
+int write_cond_bank(int fd, uint32_t bank, const std::vector<dt_rule_cond> &cond) {
+  for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {
+    const dt_rule_cond none{};
+    uint32_t slot = rule * 2 + bank;
+    if (bpf_map_update_elem(fd, &slot, rule < cond.size() ? &cond[rule] : &none, BPF_ANY) != 0) return -errno;
+  }
+  return 0;
+}
+
+// What publish writes beside the policies (null: keep the bank's, see publish_policies_only).
+struct RuleParts {
+  const std::vector<std::pair<dt_lpm_key, dt_rule_set>> *lpm = nullptr;
+  const std::vector<std::string> *names = nullptr;
+  const std::vector<dt_prefix_policy> *prefix = nullptr;
+  const std::vector<dt_rule_cond> *cond = nullptr;
+};
+
+// publish_rules, or with parts.lpm == nullptr only the policies (see publish_policies_only).
+int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies, const RuleParts &parts) {
+  const auto *lpm = parts.lpm;
+  const auto *names = parts.names;
+  const auto *prefix = parts.prefix;
   if (policies.size() > DT_MAX_RULES || (lpm && lpm->size() > DT_MAX_PREFIXES)) return -EINVAL;
   if (prefix && prefix->size() > DT_MAX_RULES) return -EINVAL;
+  if (parts.cond && (parts.cond->size() > DT_MAX_RULES || (!parts.cond->empty() && maps.cond_fd < 0))) return -EINVAL;
   if (lpm && !lpm->empty() && (maps.rules_fd[0] < 0 || maps.rules_fd[1] < 0)) return -EINVAL;
   // Grace period: the bank about to be rewritten was live until the last flip; a
   // packet that read the bank index just before it may still be reading it.
@@ -137,6 +157,8 @@ int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies,
   }
   if (prefix && maps.prefix_fd >= 0)
     if (int rc = write_prefix_bank(maps.prefix_fd, next_bank, *prefix); rc != 0) return rc;
+  if (parts.cond && maps.cond_fd >= 0)
+    if (int rc = write_cond_bank(maps.cond_fd, next_bank, *parts.cond); rc != 0) return rc;
   if (names && maps.names_fd >= 0) {
     for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {  // past names: cleared
       dt_rule_name n{};
@@ -155,12 +177,13 @@ int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies,
 
 int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
                   const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
-                  const std::vector<std::string> &names, const std::vector<dt_prefix_policy> &prefix) {
-  return publish(maps, policies, &lpm, &names, &prefix);
+                  const std::vector<std::string> &names, const std::vector<dt_prefix_policy> &prefix,
+                  const std::vector<dt_rule_cond> &cond) {
+  return publish(maps, policies, RuleParts{&lpm, &names, &prefix, &cond});
 }
 
 int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &policies) {
-  return publish(maps, policies, nullptr, nullptr, nullptr);
+  return publish(maps, policies, RuleParts{});
 }
 
 int update_config_flags(int config_fd, uint32_t set, uint32_t clear, uint32_t coarse_lag_ns) {

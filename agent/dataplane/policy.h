@@ -47,6 +47,7 @@ struct RuleMaps {
   int rules_fd[2] = {-1, -1};  // the two banks of the rules LPM trie
   int names_fd = -1;           // rule names, for bpftool and `agent stats` (optional)
   int prefix_fd = -1;          // prefix budgets by rule, banked like policy_fd (optional)
+  int cond_fd = -1;            // rules' dst prefixes and len ranges, banked like policy_fd
   ListMapFds lists;            // the allow and deny lists (publish_lists, not banked)
 };
 
@@ -55,10 +56,13 @@ struct RuleMaps {
 // (one aligned store the XDP program reads once per packet) and sets DT_CFG_RULES
 // when `lpm` is not empty. `prefix` holds the prefix budgets by rule id (rules past
 // its end have none), written to the same bank of maps.prefix_fd; a rule's policy
-// must carry DT_POL_PREFIX for the program to look at them. Returns 0 or -errno.
+// must carry DT_POL_PREFIX for the program to look at them. `cond` holds the rules'
+// dst prefixes and len ranges by rule id (struct dt_rule_cond), written to the same bank
+// of maps.cond_fd (-EINVAL if there is some and no map). Returns 0 or -errno.
 int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
                   const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
-                  const std::vector<std::string> &names, const std::vector<dt_prefix_policy> &prefix = {});
+                  const std::vector<std::string> &names, const std::vector<dt_prefix_policy> &prefix = {},
+                  const std::vector<dt_rule_cond> &cond = {});
 
 // The same for the policies alone, for policy changes between reloads (adaptive
 // limits): the flip also switches the rules trie and the prefix budgets, so both banks must already hold the

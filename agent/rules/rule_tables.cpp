@@ -13,75 +13,23 @@
 namespace dt {
 namespace {
 
-bool parse_cidr(const std::string &s, PacketRule *r, std::string *why) {
-  std::string addr = s, len;
-  size_t slash = s.find('/');
-  if (slash != std::string::npos) {
-    addr = s.substr(0, slash);
-    len = s.substr(slash + 1);
-  }
-  uint8_t buf[16] = {};
-  int max;
-  if (inet_pton(AF_INET, addr.c_str(), &buf[12]) == 1) {
-    memcpy(buf, kV4MappedPrefix, sizeof kV4MappedPrefix);
-    r->v4 = true;
-    max = 32;
-  } else if (inet_pton(AF_INET6, addr.c_str(), buf) == 1) {
-    r->v4 = false;
-    max = 128;
-  } else {
-    *why = "'" + s + "' is not an IPv4 or IPv6 address or CIDR";
-    return false;
-  }
-  int bits = max;
-  if (slash != std::string::npos) {
-    bool digits = !len.empty() && len.size() <= 3;
-    for (char c : len) digits = digits && isdigit(static_cast<unsigned char>(c));
-    bits = digits ? std::stoi(len) : -1;
-    if (bits < 0 || bits > max) {
-      *why = "'" + s + "': prefix length must be 0 to " + std::to_string(max);
-      return false;
-    }
-  }
-  const int full = r->v4 ? 96 + bits : bits;
-  for (int i = full; i < 128; i++) {
-    if (buf[i / 8] & (0x80 >> (i % 8))) {
-      *why = "'" + s + "' has bits set past its /" + std::to_string(bits) + " prefix (did you mean the network address?)";
-      return false;
-    }
-  }
-  if (!r->v4 && full >= 96 && addr_is_v4(buf)) {
-    *why = "'" + s + "' is an IPv4-mapped range: write it as an IPv4 CIDR";
-    return false;
-  }
-  memcpy(r->addr, buf, 16);
-  r->prefix_len = static_cast<uint8_t>(full);
+// A rule with a dst and no cidr covers every source of dst's family: "0.0.0.0/0" or "::/0".
+bool dst_family_root(const RuleSet &rs, const Value &t, std::string *cidr, std::string *err) {
+  std::string dst;
+  if (!get_string(rs, t, "dst", &dst, err)) return false;
+  *cidr = dst.find(':') == std::string::npos ? "0.0.0.0/0" : "::/0";
   return true;
-}
-
-bool parse_ports(const std::string &s, uint16_t *lo, uint16_t *hi) {
-  size_t dash = s.find('-');
-  auto num = [](const std::string &t, uint16_t *out) {
-    if (t.empty() || t.size() > 5) return false;
-    for (char c : t)
-      if (!isdigit(static_cast<unsigned char>(c))) return false;
-    unsigned long v = std::stoul(t);
-    if (v == 0 || v > 65535) return false;
-    *out = static_cast<uint16_t>(v);
-    return true;
-  };
-  if (dash == std::string::npos) return num(s, lo) && (*hi = *lo, true);
-  return num(s.substr(0, dash), lo) && num(s.substr(dash + 1), hi) && *lo <= *hi;
 }
 
 // A [[rule]]'s name and the addresses it covers.
 bool parse_rule_name_cidr(const RuleSet &rs, const Value &t, int line, PacketRule *r, std::string *err) {
-  if (!t.contains("name") || !t.contains("cidr")) {
-    *err = file_line(rs, line) + "a [[rule]] needs a 'name' and a 'cidr'";
+  if (!t.contains("name") || (!t.contains("cidr") && !t.contains("dst"))) {
+    *err = file_line(rs, line) + "a [[rule]] needs a 'name' and a 'cidr' (or a 'dst': then every source of its family)";
     return false;
   }
   std::string cidr, why;
-  if (!get_string(rs, t, "name", &r->name, err) || !get_string(rs, t, "cidr", &cidr, err)) return false;
+  if (!get_string(rs, t, "name", &r->name, err)) return false;
+  if (t.contains("cidr") ? !get_string(rs, t, "cidr", &cidr, err) : !dst_family_root(rs, t, &cidr, err)) return false;
   if (!valid_node_id(r->name) || r->name.size() > 47) {
     *err = file_line(rs, static_cast<int>(t.at("name").location().line())) + "rule name '" + r->name +
            "' must be 1 to 47 characters of A-Z a-z 0-9 . _ : -";
@@ -99,8 +47,8 @@ bool parse_rule_name_cidr(const RuleSet &rs, const Value &t, int line, PacketRul
            "' ends like a rule's destination buckets in peers' reports ('::dst'): choose another name";
     return false;
   }
-  if (!parse_cidr(cidr, r, &why)) {
-    *err = file_line(rs, static_cast<int>(t.at("cidr").location().line())) + why;
+  if (!parse_rule_cidr(cidr, r->addr, &r->prefix_len, &r->v4, &why)) {
+    *err = file_line(rs, static_cast<int>(t.at(t.contains("cidr") ? "cidr" : "dst").location().line())) + why;
     return false;
   }
   return true;
@@ -305,12 +253,12 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
   }
   if (!known_keys(rs, t,
                   {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive",
-                   "dry_run", "prefix_limits", "key_by"},
+                   "dry_run", "prefix_limits", "dst", "sport", "tcp_flags", "icmp_type", "icmp_code", "len", "key_by"},
                   "a [[rule]]", err))
     return false;
   std::string action;
   return parse_rule_name_cidr(rs, t, line, r, err) && parse_rule_action(rs, t, r, &action, err) &&
-         parse_rule_match(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err) &&
+         parse_rule_match(rs, t, r, err) && parse_rule_conditions(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err) &&
          parse_rule_dry_run(rs, t, r, err) && parse_rule_prefix_limits(rs, t, r, err) &&
          parse_rule_key_by(rs, t, r, err);
 }

@@ -15,6 +15,11 @@
 //   proto = "tcp"                 # tcp | udp | icmp (any if absent)
 //   dport = "80-443"              # one port or a range (tcp/udp only)
 //   syn = true                    # TCP SYN without ACK only (new connections)
+//   dst = "203.0.113.0/24"        # the packet's destination (a VIP); without cidr: any source
+//   sport = 123                   # source port or range (tcp/udp only)
+//   tcp_flags = "SYN,!ACK"        # flags set (NAME) and clear (!NAME); tcp only
+//   icmp_type = 8                 # ICMP / ICMPv6 type (icmp only), icmp_code = 0 too
+//   len = "0-100"                 # frame length in bytes, Ethernet header included
 //   rate = 20                     # packets per second, or bytes: rate = "10Mbit/s"
 //   burst = 40                    # packets, or bytes with a byte rate: burst = "15kB"
 //   key_prefix = 24               # one bucket per /24 (default: /32 IPv4, /64 IPv6)
@@ -62,7 +67,16 @@ struct PacketRule {
   bool v4 = true;
   uint8_t proto = 0;       // 0 any, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP (ICMPv6 for IPv6)
   uint16_t dport_lo = 0, dport_hi = 0;  // 0,0: any
-  bool syn_only = false;
+  bool syn_only = false;   // syn = true: the same as tcp_flags = "SYN,!ACK"
+  // Conditions beside cidr (docs/rules.md "Conditions"); the kernel's form: dt_rule_match, dt_rule_cond.
+  uint16_t sport_lo = 0, sport_hi = 0;      // 0,0: any
+  uint8_t tcp_mask = 0, tcp_value = 0;      // (TCP flags & mask) == value; mask 0: any
+  int icmp_type = -1, icmp_code = -1;       // -1: any
+  bool has_dst = false;                     // dst = "203.0.113.0/24"
+  uint8_t dst[16] = {};                     // its network, IPv4 as ::ffff:a.b.c.d
+  uint8_t dst_len = 0;                      // of the 128-bit form (IPv4 /24 is 120)
+  bool has_len = false;                     // len = "0-100": the frame's length in bytes
+  uint32_t len_lo = 0, len_hi = 0;
   RuleAction action = RuleAction::Throttle;
   double rate = 0;         // per second: packets, or bytes with `bytes`
   uint64_t burst = 0;      // packets, or bytes with `bytes`
@@ -102,9 +116,12 @@ bool load_rules_file(const std::string &path, RuleSet *out, std::string *err);
 struct CompiledRules {
   std::vector<dt_policy> policies;
   std::vector<dt_prefix_policy> prefix;  // by rule id, beside policies (empty for rules without)
+  std::vector<dt_rule_cond> cond;        // by rule id: dst prefix and len range (DT_MATCH_COND)
   std::vector<std::pair<dt_lpm_key, dt_rule_set>> lpm;
 };
 bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err);
+// A rule's dst prefix (address and mask) and len range in the kernel's form.
+dt_rule_cond rule_cond_of(const PacketRule &r);
 
 // Everything the agent needs of a rule set: the rules, their kernel form, the names
 // by rule index and which of them throttle (peers' hits apply to those only).

@@ -69,6 +69,15 @@ bool compile_policies(const RuleSet &rs, CompiledRules *c, std::string *err) {
   return true;
 }
 
+// The dst prefixes and len ranges by rule id (none when no rule has one).
+void compile_conds(const RuleSet &rs, CompiledRules *c) {
+  for (const PacketRule &r : rs.rules) {
+    if (!r.has_dst && !r.has_len) continue;
+    c->cond.resize(c->policies.size());
+    c->cond[r.id] = rule_cond_of(r);
+  }
+}
+
 // A distinct rule prefix (or a family's root) and the indexes of the rules written with it.
 struct Prefix {
   uint8_t addr[16];
@@ -102,6 +111,26 @@ std::vector<Prefix> family_prefixes(const RuleSet &rs, bool v4) {
   return prefixes;
 }
 
+// A rule's candidate entry: its protocol and the conditions a candidate holds itself.
+dt_rule_match rule_match_of(const PacketRule &r) {
+  dt_rule_match m{};
+  m.rule = static_cast<uint16_t>(r.id);
+  m.proto = r.proto;
+  m.flags = static_cast<uint8_t>((r.tcp_mask ? DT_MATCH_TCP_FLAGS : 0) | (r.dport_lo ? DT_MATCH_PORTS : 0) |
+                                 (r.sport_lo ? DT_MATCH_SPORT : 0) | (r.icmp_type >= 0 ? DT_MATCH_ICMP_TYPE : 0) |
+                                 (r.icmp_code >= 0 ? DT_MATCH_ICMP_CODE : 0) | (r.has_dst ? DT_MATCH_DST : 0) |
+                                 (r.has_len ? DT_MATCH_LEN : 0));
+  m.dport_lo = r.dport_lo;
+  m.dport_hi = r.dport_hi;
+  m.sport_lo = r.sport_lo;
+  m.sport_hi = r.sport_hi;
+  m.tcp_mask = r.tcp_mask;
+  m.tcp_value = r.tcp_value;
+  m.icmp_type = static_cast<uint8_t>(r.icmp_type >= 0 ? r.icmp_type : 0);
+  m.icmp_code = static_cast<uint8_t>(r.icmp_code >= 0 ? r.icmp_code : 0);
+  return m;
+}
+
 // The LPM value of a prefix: its candidate rules (indexes into rs.rules) in the order they are tried.
 dt_rule_set rule_set_of(const RuleSet &rs, const std::vector<uint16_t> &cands) {
   dt_rule_set set{};
@@ -109,11 +138,8 @@ dt_rule_set rule_set_of(const RuleSet &rs, const std::vector<uint16_t> &cands) {
   for (size_t m = 0; m < cands.size(); m++) {
     const PacketRule &r = rs.rules[cands[m]];
     dt_rule_match &mm = set.m[m];
-    mm.rule = static_cast<uint16_t>(r.id);
-    mm.proto = r.proto;
-    mm.flags = static_cast<uint8_t>((r.syn_only ? DT_MATCH_SYN : 0) | (r.dport_lo ? DT_MATCH_PORTS : 0));
-    mm.dport_lo = r.dport_lo;
-    mm.dport_hi = r.dport_hi;
+    mm = rule_match_of(r);
+    set.needs |= mm.flags;
   }
   return set;
 }
@@ -146,9 +172,21 @@ bool compile_family(const RuleSet &rs, bool v4, CompiledRules *c, std::string *e
 
 }  // namespace
 
+dt_rule_cond rule_cond_of(const PacketRule &r) {
+  dt_rule_cond c{};
+  if (r.has_dst) {
+    for (int bit = 0; bit < r.dst_len; bit++) c.dst_mask[bit / 8] |= static_cast<uint8_t>(0x80 >> (bit % 8));
+    for (int i = 0; i < 16; i++) c.dst[i] = r.dst[i] & c.dst_mask[i];
+  }
+  c.len_lo = r.has_len ? r.len_lo : 0;
+  c.len_hi = r.has_len ? r.len_hi : UINT32_MAX;
+  return c;
+}
+
 bool compile_rules(const RuleSet &rs, CompiledRules *out, std::string *err) {
   CompiledRules c;
   if (!compile_policies(rs, &c, err)) return false;
+  compile_conds(rs, &c);
   if (rs.rules.size() > 1) {
     if (!compile_family(rs, false, &c, err) || !compile_family(rs, true, &c, err)) return false;
     if (c.lpm.size() > DT_MAX_PREFIXES) {

@@ -38,6 +38,19 @@ bool get_string(const RuleSet &rs, const Value &t, const char *k, std::string *o
 bool each_table(const RuleSet &rs, const Value &root, const char *key, std::string *err,
                 const std::function<bool(const Value &table)> &one);
 
+// rule_match.cpp: a CIDR ("198.18.0.0/15", "2001:db8::/32", an address alone) as the 16-byte
+// form (IPv4 as ::ffff:a.b.c.d) and its length in that form; *why says what is wrong.
+bool parse_rule_cidr(const std::string &s, uint8_t addr[16], uint8_t *prefix_len, bool *v4, std::string *why);
+// "N" or "LO-HI" with min <= LO <= HI <= max.
+bool parse_number_range(const std::string &s, uint32_t min, uint32_t max, uint32_t *lo, uint32_t *hi);
+// A port or a range of ports, 1 to 65535.
+bool parse_ports(const std::string &s, uint16_t *lo, uint16_t *hi);
+// "SYN,!ACK": a mask of the flags named and the value they must have (DT_TCP_*).
+bool parse_tcp_flags(const std::string &s, uint8_t *mask, uint8_t *value, std::string *why);
+// The conditions beside proto/dport/syn (sport, icmp_type, icmp_code, tcp_flags, len, dst),
+// checked against the rule's proto and family. Call after proto and syn are read.
+bool parse_rule_conditions(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err);
+
 // The [[rule]] tables, appended to rs.rules after the default rule with ids in file order.
 bool parse_rule_tables(RuleSet &rs, const Value &root, std::string *err);
 // The [[tag]] tables, into rs.tags in file order.

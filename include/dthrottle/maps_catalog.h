@@ -38,8 +38,8 @@
 	X(collect_batch, DT_NOT_PINNED, 1, "one batch of sources for dt_collect (struct dt_collect)") \
 	X(cluster_exempt, DT_PINNED, 2, "the cluster's own TCP traffic: (address, port, side) (struct dt_exempt_key)") \
 	X(cluster_ports, DT_PINNED, 2, "the ports of cluster_exempt as two bitmaps (struct dt_cluster_ports)") \
-	X(rules0, DT_PINNED, 1, "rules LPM trie, bank 0 (struct dt_rule_set by prefix)") \
-	X(rules1, DT_PINNED, 1, "rules LPM trie, bank 1") \
+	X(rules0, DT_PINNED, 4, "rules LPM trie, bank 0 (struct dt_rule_set by prefix)") \
+	X(rules1, DT_PINNED, 4, "rules LPM trie, bank 1") \
 	X(rule_stats, DT_PINNED, 1, "per rule and CPU: packets passed and dropped (struct dt_rule_stats)") \
 	X(rule_would_drop, DT_PINNED, 1, "per rule and CPU: what dry run would have dropped") \
 	X(rule_bytes, DT_PINNED, 1, "per rule and CPU: bytes of byte rules (struct dt_rule_bytes)") \
@@ -47,6 +47,7 @@
 	X(clock_anchor, DT_NOT_PINNED, 1, "per CPU: where the clock bound counts jiffies from (struct dt_clock_anchor)") \
 	X(prefix_policy, DT_PINNED, 1, "prefix budgets per rule, two banks (struct dt_prefix_policy)") \
 	X(prefix_drops, DT_PINNED, 1, "per prefix level and CPU: packets dropped") \
+	X(rule_cond, DT_PINNED, 4, "each rule's destination prefix and length range, two banks (struct dt_rule_cond)") \
 	X(rule_names, DT_PINNED, 1, "each rule's name (struct dt_rule_name)") \
 	X(layout, DT_PINNED, 1, "the layout version of these pins (one __u32, see Pin layout)") \
 	X(lists_v4, DT_PINNED, 3, "allow and deny lists, IPv4: one LPM trie per list, swapped in whole (dthrottle/lists.h)") \

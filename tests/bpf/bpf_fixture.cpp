@@ -155,6 +155,7 @@ RuleMaps BpfFixture::policy_maps() {
   m.policy_fd = bpf_map__fd(skel_->maps.policy);
   m.config_fd = bpf_map__fd(skel_->maps.config);
   m.prefix_fd = bpf_map__fd(skel_->maps.prefix_policy);
+  m.cond_fd = bpf_map__fd(skel_->maps.rule_cond);
   return m;
 }
 

@@ -26,11 +26,13 @@ TEST(Explain, MatchText) {
   m.dport_lo = m.dport_hi = 53;
   EXPECT_EQ(match_text(m), "udp dport 53");
   m.proto = 6;
-  m.flags = DT_MATCH_PORTS | DT_MATCH_SYN;
+  m.flags = DT_MATCH_PORTS | DT_MATCH_TCP_FLAGS;
+  m.tcp_mask = DT_TCP_SYN | DT_TCP_ACK, m.tcp_value = DT_TCP_SYN;
   m.dport_lo = 80, m.dport_hi = 89;
   EXPECT_EQ(match_text(m), "tcp syn dport 80-89");
   m = dt_rule_match{};
-  m.flags = DT_MATCH_SYN;
+  m.flags = DT_MATCH_TCP_FLAGS;
+  m.tcp_mask = DT_TCP_SYN | DT_TCP_ACK, m.tcp_value = DT_TCP_SYN;
   EXPECT_EQ(match_text(m), "tcp syn");
   m.proto = 132;
   EXPECT_EQ(match_text(m), "protocol 132 syn");

@@ -66,7 +66,7 @@ TEST(RulesCompile, MatchConditions) {
   const dt_rule_match *syn = match_of(c, "198.18.1.0/24", 1);
   ASSERT_NE(syn, nullptr);
   EXPECT_EQ(syn->proto, IPPROTO_TCP);
-  EXPECT_EQ(syn->flags, DT_MATCH_SYN | DT_MATCH_PORTS);
+  EXPECT_EQ(syn->flags, DT_MATCH_TCP_FLAGS | DT_MATCH_PORTS);
   EXPECT_EQ(syn->dport_lo, 80);
   EXPECT_EQ(syn->dport_hi, 443);
   const dt_rule_match *dns = match_of(c, "198.18.1.0/24", 2);

@@ -164,11 +164,12 @@ TEST(RulesParse, EveryErrorWithItsLine) {
        "r.toml:2: 'rule' must be written as [[rule]] tables"},
       {"rule not a table", v + "rule = [1]\n", "r.toml:2: each [[rule]] must be a table"},
       {"unknown rule key", hdr + "action = \"deny\"\ncolour = \"red\"\n",
-       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, adaptive, burst, cidr, dport, dry_run, "
-       "key_by, key_prefix, name, prefix_limits, proto, rate, syn)"},
-      {"missing name", v + "[[rule]]\ncidr = \"198.18.0.0/24\"\n", "r.toml:2: a [[rule]] needs a 'name' and a 'cidr'"},
+       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, adaptive, burst, cidr, dport, dry_run, dst, "
+       "icmp_code, icmp_type, key_by, key_prefix, len, name, prefix_limits, proto, rate, sport, syn, tcp_flags)"},
+      {"missing name", v + "[[rule]]\ncidr = \"198.18.0.0/24\"\n",
+       "r.toml:2: a [[rule]] needs a 'name' and a 'cidr' (or a 'dst': then every source of its family)"},
       {"missing cidr", v + "\n[[rule]]\nname = \"a\"\naction = \"deny\"\n",
-       "r.toml:3: a [[rule]] needs a 'name' and a 'cidr'"},
+       "r.toml:3: a [[rule]] needs a 'name' and a 'cidr' (or a 'dst': then every source of its family)"},
       {"name not a string", v + "[[rule]]\nname = 5\ncidr = \"198.18.0.0/24\"\n", "r.toml:3: 'name' must be a string"},
       {"bad name", v + "[[rule]]\nname = \"a b\"\ncidr = \"198.18.0.0/24\"\n",
        "r.toml:3: rule name 'a b' must be 1 to 47 characters of A-Z a-z 0-9 . _ : -"},

@@ -125,10 +125,37 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   ASSERT_EQ(j["rules"].size(), 2u);
   EXPECT_EQ(j["rules"][0].dump(),
             R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300,)"
-            R"("would_drop":0,"dry_run":false,"unit":"packets","key_by":"source","prefix_limits":[]})");
+            R"("would_drop":0,"dry_run":false,"unit":"packets","key_by":"source","prefix_limits":[],"cidr":null,"when":null,)"
+            R"("conditions":null})")
+      << "the default rule: no prefix, no conditions";
   EXPECT_EQ(j["rules"][1].dump(),
             R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9,"would_drop":0,)"
-            R"("dry_run":false,"unit":"packets","key_by":"source","prefix_limits":[]})");
+            R"("dry_run":false,"unit":"packets","key_by":"source","prefix_limits":[],"cidr":null,"when":null,"conditions":null})");
+}
+
+// A rule with conditions beside its cidr (docs/rules.md "Conditions"): its prefix and what it
+// needs of a packet, in --json and as a `when` line under it in the text table.
+TEST(StatsJson, RuleConditions) {
+  dt::StatsSnapshot s = sample_snapshot("ntp");
+  dt::RuleRow &r = s.rules[1];
+  r.has_match = r.has_cond = true;
+  r.cidr = "198.18.0.0/15";
+  r.match.rule = 1;
+  r.match.proto = 17;
+  r.match.flags = DT_MATCH_SPORT | DT_MATCH_DST;
+  r.match.sport_lo = r.match.sport_hi = 123;
+  r.cond.dst[10] = r.cond.dst[11] = 0xff;
+  r.cond.dst[12] = 203, r.cond.dst[13] = 0, r.cond.dst[14] = 113;
+  for (int i = 0; i < 15; i++) r.cond.dst_mask[i] = 0xff;
+  const Json j = parse_or_fail(dt::render_stats_json(s, options("/p", 1), {}));
+  EXPECT_EQ(j["rules"][1]["cidr"], "198.18.0.0/15");
+  EXPECT_EQ(j["rules"][1]["when"], "udp sport 123 dst 203.0.113.0/24");
+  EXPECT_EQ(j["rules"][1]["conditions"].dump(), R"({"proto":"udp","sport":"123","dst":"203.0.113.0/24"})");
+  const std::string text = dt::render_stats_text(s, options("/p", 1), {});
+  EXPECT_NE(text.find("  ntp                      deny                -          -            0            9            0\n"
+                      "    when udp sport 123 dst 203.0.113.0/24\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(StatsKeyBy, DestinationBucketsShownAsDst) {

@@ -54,6 +54,7 @@ dt::RuleMaps Throttle::rule_maps() const {
   m.rules_fd[0] = bpf_map__fd(skel_->maps.rules0);
   m.rules_fd[1] = bpf_map__fd(skel_->maps.rules1);
   m.names_fd = bpf_map__fd(skel_->maps.rule_names);
+  m.cond_fd = bpf_map__fd(skel_->maps.rule_cond);
   return m;
 }
 

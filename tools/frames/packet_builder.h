@@ -82,12 +82,17 @@ class PacketBuilder {
 
   // An ICMPv6 message of `type` (code 0) with a 20-byte body (room for an ND target).
   // Sets hop limit 255 unless hop_limit() says otherwise: ND requires 255 (RFC 4861).
-  PacketBuilder &icmpv6(uint8_t type) {
-    icmp_type_ = type;
+  PacketBuilder &icmpv6(uint8_t type, uint8_t code = 0) {
+    icmp_type_ = type, icmp_code_ = code;
     return set(&l4_, L4::ICMPv6);
   }
   // An ICMP echo request (IPv4).
-  PacketBuilder &icmp_echo() { return set(&l4_, L4::ICMP); }
+  PacketBuilder &icmp_echo() { return icmp(8, 0); }
+  // An ICMP message of `type` and `code` (IPv4), 8 bytes: echo's layout for any type.
+  PacketBuilder &icmp(uint8_t type, uint8_t code) {
+    icmp_type_ = type, icmp_code_ = code;
+    return set(&l4_, L4::ICMP);
+  }
   // UDP with `payload_len` bytes of payload, from port 40000 to 9 unless ports() says otherwise.
   PacketBuilder &udp(size_t payload_len = 18) {
     payload_len_ = payload_len;
@@ -241,9 +246,9 @@ class PacketBuilder {
         put16(l4, 0);       // checksum: the parser never looks
         put16(l4, 0);       // urgent pointer
         break;
-      case L4::ICMP: l4 = {8, 0, 0, 0, 0, 1, 0, 1}; break;  // echo request
+      case L4::ICMP: l4 = {icmp_type_, icmp_code_, 0, 0, 0, 1, 0, 1}; break;  // echo request's layout
       case L4::ICMPv6:
-        l4 = {icmp_type_, 0, 0, 0};
+        l4 = {icmp_type_, icmp_code_, 0, 0};
         l4.resize(24, 0);  // reserved word + 16-byte target address
         break;
       case L4::Other: l4.assign(payload_len_, 0x5a); break;
@@ -348,7 +353,7 @@ class PacketBuilder {
   std::optional<uint8_t> version_override_;
   std::optional<uint8_t> hop_limit_;
   std::vector<Ipv6Ext> v6_exts_;
-  uint8_t icmp_type_ = 0, tcp_flags_ = 0, other_proto_ = 253;
+  uint8_t icmp_type_ = 0, icmp_code_ = 0, tcp_flags_ = 0, other_proto_ = 253;
   uint16_t sport_ = 40000, dport_ = 9;  // 9: discard
   size_t payload_len_ = 0;
   std::string payload_pattern_;

@@ -29,7 +29,7 @@ const char kUsage[] =
     "Usage: pktgen send --iface IF --dst-ip A[,A6] --dst-mac MAC\n"
     "                   (--sources S1,S2,... | --src-range FIRST+N)\n"
     "                   --rate PPS --count N --duration D\n"
-    "                   [--src-random] [--src-mac MAC] [--dport P] [--size BYTES] [--json]\n"
+    "                   [--src-random] [--src-mac MAC] [--sport P] [--dport P] [--size BYTES] [--json]\n"
     "       pktgen sink [--port P] --duration D [--json]\n"
     "\n"
     "Test traffic for dthrottle, for network namespaces joined by veth pairs.\n"
@@ -43,7 +43,7 @@ const char kSendUsage[] =
     "Usage: pktgen send --iface IF --dst-ip A[,A6] --dst-mac MAC\n"
     "                   (--sources S1,S2,... | --src-range FIRST+N)\n"
     "                   --rate PPS --count N --duration D\n"
-    "                   [--src-random] [--src-mac MAC] [--dport P] [--size BYTES] [--json]\n"
+    "                   [--src-random] [--src-mac MAC] [--sport P] [--dport P] [--size BYTES] [--json]\n"
     "\n"
     "Transmits UDP frames over a raw AF_PACKET socket on IF, each with a spoofed\n"
     "source address taken round-robin from the sources, paced to PPS frames per\n"
@@ -162,6 +162,7 @@ std::vector<OptionSpec> send_options(SendOptions *o, bool *have_count) {
                "a whole number from 1 to 1000000000")},
       {"duration", 0, "D", "stop after D, e.g. 2s, 500ms (required, at most 1h)",
        bounded_duration(&o->duration_ns, "a time from 1ms to 1h such as 2s or 500ms")},
+      {"sport", 0, "P", "source UDP port of every frame (default 40000 + the\nsource's index)", port_into(&o->sport)},
       {"dport", 0, "P", "destination UDP port (default 9999)", port_into(&o->dport)},
       {"size", 0, "BYTES", "length of each frame, Ethernet header included, 100 to\n1514 (default: the shortest, 58 IPv4 / 78 IPv6)",
        checked([o](const std::string &v) { std::string e; return parse_count(v, 100, 1514, &o->size, &e); },

@@ -72,7 +72,8 @@ std::vector<std::vector<uint8_t>> build_frames(const SendOptions &o) {
     b.macs(o.dst_mac, o.src_mac);
     if (v6) b.ipv6(addr_str(src), addr_str(dst));
     else b.ipv4(addr_str(src), addr_str(dst));
-    b.udp(payload).ports(static_cast<uint16_t>(40000 + i % 20000), o.dport).payload(kPayload);
+    const uint16_t sport = o.sport ? o.sport : static_cast<uint16_t>(40000 + i % 20000);
+    b.udp(payload).ports(sport, o.dport).payload(kPayload);
     frames.push_back(b.build());
   }
   return frames;

@@ -21,6 +21,7 @@ struct SendOptions {
   uint64_t duration_ns = 0;
   uint64_t count = 0;
   uint16_t dport = kDefaultPort;
+  uint16_t sport = 0;  // 0: 40000 + the source's index (one flow per source)
   uint64_t size = 0;  // frame length; 0: the shortest
 };
 
