@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/program_name.h"
+#include "dataplane/map_reader.h"
 #include "dthrottle/common.h"
 
 namespace dt {
@@ -56,19 +57,10 @@ dt_capture_ctl capture_ctl_for(const CaptureFilter &f, uint32_t lease, uint64_t 
 }
 
 int read_capture_counts(int cpu_fd, CaptureCounts *out) {
-  *out = {};
-  if (cpu_fd < 0) return -EBADF;
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return ncpu < 0 ? ncpu : -EINVAL;
-  std::vector<dt_capture_cpu> v(static_cast<size_t>(ncpu));
-  uint32_t zero = 0;
-  if (bpf_map_lookup_elem(cpu_fd, &zero, v.data()) != 0) return -errno;
-  for (const dt_capture_cpu &c : v) {
-    out->captured += c.captured;
-    out->sampled_out += c.sampled_out;
-    out->ring_full += c.ring_full;
-  }
-  return 0;
+  dt_capture_cpu sum{};
+  const int rc = sum_per_cpu(cpu_fd, 0, &sum);
+  *out = {sum.captured, sum.sampled_out, sum.ring_full};
+  return rc;
 }
 
 CaptureControl::~CaptureControl() {

@@ -14,7 +14,7 @@ namespace dt {
 
 PinnedMaps::~PinnedMaps() {
   for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop, rule_bytes, drop_pending,
-                 prefix_policy, prefix_drops, lists_v4, lists_v6, list_stats})
+                 prefix_policy, prefix_drops, lists_v4, lists_v6, list_stats, capture_cpu})
     if (fd >= 0) close(fd);
 }
 
@@ -46,7 +46,8 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
       {&rule_would_drop, DT_MAP_RULE_WOULD_DROP}, {&rule_bytes, DT_MAP_RULE_BYTES},
       {&drop_pending, DT_MAP_DROP_PENDING},   {&prefix_policy, DT_MAP_PREFIX_POLICY},
       {&prefix_drops, DT_MAP_PREFIX_DROPS},   {&lists_v4, DT_MAP_LISTS_V4},
-      {&lists_v6, DT_MAP_LISTS_V6},           {&list_stats, DT_MAP_LIST_STATS}};
+      {&lists_v6, DT_MAP_LISTS_V6},           {&list_stats, DT_MAP_LIST_STATS},
+      {&capture_cpu, DT_MAP_CAPTURE_CPU}};
   for (auto &m : optional) *m.fd = bpf_obj_get((pin_dir + "/" + m.name).c_str());
   return true;
 }
@@ -75,6 +76,7 @@ template int read_per_cpu(int, uint32_t, std::vector<dt_active_stage> *);
 template int read_per_cpu(int, uint32_t, std::vector<dt_clock_anchor> *);
 template int read_per_cpu(int, uint32_t, std::vector<dt_list_stats> *);
 template int read_per_cpu(int, uint32_t, std::vector<dt_ban_counts> *);
+template int read_per_cpu(int, uint32_t, std::vector<dt_capture_cpu> *);
 
 int read_stats(int stats_fd, dt_stats *out) { return sum_per_cpu(stats_fd, 0, out); }
 

@@ -6,6 +6,7 @@
 //   Part 1b  the hook (hook.cpp): dt_xdp and dt_tc (--attach tc) side by side, one source
 //   Part 1c  a random-source flood with prefix budgets (flood.cpp)
 //   Part 1d  a 1,000,000-prefix deny list: its load time, memory and per-packet cost (lists.cpp)
+//   Part 1e  agent capture: the drop path with no capture and with one running (capture.cpp)
 //   Part 2   per agent period (period.cpp): read_stats, apply_debits, a full bucket walk,
 //            Collector::end_period, adaptive limits
 //   Part 3   the peer report codec (report.cpp)
@@ -32,6 +33,7 @@ struct BenchPart {
 const BenchPart kParts[] = {
     {"packet", dt::bench::per_packet_part},   {"hook", dt::bench::hook_part},
     {"flood", dt::bench::prefix_flood_part},  {"lists", dt::bench::lists_part},
+    {"capture", dt::bench::capture_part},
     {"period", dt::bench::per_period_part},
     {"report", dt::bench::report_codec_part}, {"attack", dt::bench::under_attack_part},
 };
