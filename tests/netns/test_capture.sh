@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_capture.sh - agent capture on real packets (docs/capture.md).
 #
-# A flood from two IPv4 sources (3000 pps for up to 14 s) against rate 100/s, burst 50:
+# A flood from two IPv4 sources (3000 pps, stopped at the end) against rate 100/s, burst 50:
 #   1. `agent capture --dropped --count 20 -w F` while it is throttled: exits 0 by itself;
 #      `tcpdump -r F` reads exactly 20 packets, all from the flooding sources, and every
 #      packet's pcapng comment says verdict=dropped rule=default.
@@ -12,7 +12,8 @@
 #   5. A capture killed with SIGKILL leaves sampling off: the lease in capture_ctl (bpftool)
 #      drops to 0 within 6 s while the flood goes on, and the captured count stops growing.
 #   6. agent stats --json counts the captured and sampled-out packets.
-# About 20 s.
+#   7. At tc (an agent with --attach tc on the same flood): the packets say hook=tc.
+# About 25 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=capture
@@ -24,7 +25,7 @@ lab_up
 command -v tcpdump >/dev/null || die "tcpdump is not installed (make deps installs it)"
 
 agent_start main --rate 100 --burst 50 --stats-interval 10m || die "the agent did not start"
-send_traffic_bg flood "$WORK/flood.json" --sources "$FLOODERS" --rate 3000 --count 42000 --duration 14s
+send_traffic_bg flood "$WORK/flood.json" --sources "$FLOODERS" --rate 3000 --count 90000 --duration 30s
 wait_until 5 sources_seen 198.18.9.1 198.18.9.2 || die "the flood did not reach the agent"
 
 # capture NAME [OPTIONS...]: agent capture on our pins, bounded by 20 s; the file is
@@ -95,5 +96,15 @@ stats=$(stats_json)
 check_ge capture/stats-captured "captured in agent stats --json" "$(json_num "$stats" captured)" 31
 check_ge capture/stats-sampled-out "sampled_out in agent stats --json" "$(json_num "$stats" sampled_out)" 1
 
-wait_traffic flood "$WORK/flood.json" || fail capture/flood "the flood's pktgen failed"
+# --- 7. at tc ------------------------------------------------------------------------------
+agent_signal main TERM || fail capture/agent-stop "the XDP agent did not stop on SIGTERM"
+agent_start tc --attach tc --rate 100 --burst 50 --stats-interval 10m || die "the agent did not start with --attach tc"
+capture tc --count 5
+check_eq capture/tc-exit "agent capture at tc exit code ($(cat "$WORK/tc.err"))" "$CAP_RC" 0
+comments=$(python3 "$DT_ROOT/tests/netns/pcapng_comments.py" "$WORK/tc.pcapng")
+check_eq capture/tc-count "packets captured at tc" "$(grep -c . <<<"$comments")" 5
+check_eq capture/tc-hook "packets not marked 'verdict=dropped rule=default hook=tc' ($(head -2 <<<"$comments"))" \
+	"$(grep -cv '^verdict=dropped rule=default hook=tc cpu=[0-9]*$' <<<"$comments")" 0
+
+stop_pid "${LAB_PIDS[send-flood]}"
 lab_finish
