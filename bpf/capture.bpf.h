@@ -108,6 +108,16 @@ static __always_inline __u32 dt_capture_ifindex(void *ctx, int hook)
 	return ((struct __sk_buff *)ctx)->ingress_ifindex;
 }
 
+/* `len` (1 .. DT_CAPTURE_MAX_SNAPLEN) in a form older verifiers follow: Linux 6.1's
+ * keeps no lower bound from a "!= 0" test, and refuses a copy of "0 to 511" bytes. The
+ * barrier keeps the compiler from dropping a mask it knows changes nothing. */
+static __always_inline __u32 dt_capture_bounded(__u32 len)
+{
+	len -= 1;
+	barrier_var(len);
+	return (len & (DT_CAPTURE_MAX_SNAPLEN - 1)) + 1;
+}
+
 /* One record of the frame into the ring (counted: captured, or lost to a full ring). */
 static __always_inline void dt_capture_emit(struct dt_capture_cpu *c, const struct dt_capture_ctl *ctl, void *ctx,
 					    int hook, __u32 frame_len, __u32 rule, __u8 verdict, __u64 now)
@@ -124,7 +134,7 @@ static __always_inline void dt_capture_emit(struct dt_capture_cpu *c, const stru
 		len = frame_len;
 	if (len > DT_CAPTURE_MAX_SNAPLEN)
 		len = DT_CAPTURE_MAX_SNAPLEN;
-	if (len == 0 || dt_capture_copy(ctx, hook, rec->data, len) != 0)
+	if (len && dt_capture_copy(ctx, hook, rec->data, dt_capture_bounded(len)) != 0)
 		len = 0;
 	rec->ts_ns = now;
 	rec->ifindex = dt_capture_ifindex(ctx, hook);
