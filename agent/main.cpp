@@ -18,6 +18,7 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "ban") == 0) return dt::cmd_ban(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "unban") == 0) return dt::cmd_unban(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "bans") == 0) return dt::cmd_bans(argc - 1, argv + 1);
+  if (argc >= 2 && strcmp(argv[1], "capture") == 0) return dt::cmd_capture(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
     printf("%s (dthrottle) %s\n", dt::program_name().c_str(), DTHROTTLE_VERSION);
     return 0;

@@ -41,6 +41,7 @@
 #include "debit.bpf.h"    /* dt_debit: the agent's writes into live buckets */
 #include "collect.bpf.h"  /* dt_collect: what active sources owe the next report */
 #include "bans.bpf.h"     /* bans: addresses and prefixes dropped until their expiry */
+#include "capture.bpf.h"  /* agent capture: samples of decided packets */
 
 /* Bytes of headers the tc entry point makes linear before parsing: Ethernet, two
  * VLAN tags, IPv6 with its extension headers as far as the parser follows them, and
@@ -191,23 +192,6 @@ static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
 	return DT_RULE_DEFAULT;
 }
 
-/*
- * Dry run (DT_POL_DRY_RUN in the rule's policy): a packet that enforcing would drop
- * passes instead, counted as would-drop for its rule (per CPU) and its source (`b`,
- * none for a deny rule). Everything before it was decided and charged as usual.
- */
-static __always_inline int dt_dry_run_pass(__u32 rule, struct dt_bucket *b, const struct dt_key *key,
-					   __u64 cost, __u64 now)
-{
-	__u64 *wd = bpf_map_lookup_elem(&rule_would_drop, &rule);
-
-	if (wd)
-		*wd += 1;
-	if (b)
-		dt_count_drop(b, key, cost, 1, now);
-	return XDP_PASS;
-}
-
 /* A byte rule's bytes, per rule and per CPU (packet rules skip the lookup). */
 static __always_inline void dt_count_rule_bytes(const struct dt_policy *pol, __u32 rule, __u64 bytes, int passed)
 {
@@ -232,10 +216,30 @@ struct dt_packet {
 	struct dt_rule_stats *rst;  /* this CPU's counters of the rule */
 	struct dt_config *cfg;
 	const struct dt_policy *pol;
-	__u32 rule, bank;
+	__u32 rule, bank;           /* rule: DT_CAP_RULE_* until a rule decides (for the capture) */
 	int verdict;                /* a list's verdict, or -1: none */
 	__u64 cost;                 /* tokens the packet costs (1, segments, or bytes) */
+	int would_drop;             /* a dry-run pass (for the capture) */
 };
+
+/*
+ * Dry run (DT_POL_DRY_RUN in the rule's policy): a packet that enforcing would drop
+ * passes instead, counted as would-drop for its rule (per CPU) and its source (`b`,
+ * none for a deny rule), and marked for the capture. Everything before it was decided
+ * and charged as usual.
+ */
+static __always_inline int dt_dry_run_pass(struct dt_packet *p, struct dt_bucket *b, __u64 cost, __u64 now)
+{
+	__u64 *wd = bpf_map_lookup_elem(&rule_would_drop, &p->rule);
+
+	if (wd)
+		*wd += 1;
+	if (b)
+		dt_count_drop(b, &p->key, cost, 1, now);
+	p->would_drop = 1;
+	return XDP_PASS;
+}
+
 
 /* Parses the frame into `key` and `l3`: 1, or 0 with the reason counted (it passes:
  * non-IP frames, IPv6 neighbour discovery, malformed headers). */
@@ -310,7 +314,7 @@ static __always_inline int dt_fail_open(struct dt_stats *st)
 }
 
 /* An `allow` or `deny` rule's verdict: no bucket. */
-static __always_inline int dt_rule_action(const struct dt_packet *p)
+static __always_inline int dt_rule_action(struct dt_packet *p)
 {
 	if (p->pol->action == DT_ACT_ALLOW) {
 		p->rst->passed++;
@@ -318,7 +322,7 @@ static __always_inline int dt_rule_action(const struct dt_packet *p)
 		return XDP_PASS;
 	}
 	if (p->pol->flags & DT_POL_DRY_RUN)
-		return dt_dry_run_pass(p->rule, NULL, NULL, 1, 0);
+		return dt_dry_run_pass(p, NULL, 1, 0);
 	p->rst->dropped++;
 	p->st->denied++;
 	return XDP_DROP;
@@ -380,7 +384,7 @@ static __always_inline int dt_throttle(struct dt_packet *p)
 
 	pfx.state = DT_PFX_NONE;
 	if ((p->pol->flags & DT_POL_PREFIX) && dt_prefix_first(p, &pfx) != 0)
-		return (p->pol->flags & DT_POL_DRY_RUN) ? dt_dry_run_pass(p->rule, NULL, NULL, p->cost, 0)
+		return (p->pol->flags & DT_POL_DRY_RUN) ? dt_dry_run_pass(p, NULL, p->cost, 0)
 							: dt_dropped(p);
 	b = dt_bucket_get(&p->key, p->st);
 	if (!b)
@@ -398,7 +402,7 @@ static __always_inline int dt_throttle(struct dt_packet *p)
 	if (take == DT_TAKE_CONTENDED)
 		p->st->contended++;  /* and dropped: never admit a token we could not take */
 	if (p->pol->flags & DT_POL_DRY_RUN)
-		return dt_dry_run_pass(p->rule, b, &p->key, p->cost, now);
+		return dt_dry_run_pass(p, b, p->cost, now);
 	dt_count_drop(b, &p->key, p->cost, 0, now);  /* held per CPU: see dt_count_drop */
 	return dt_dropped(p);
 }
@@ -409,56 +413,63 @@ static __always_inline int dt_throttle(struct dt_packet *p)
  * Ethernet header, `data_end` the end of the linear data the program may read;
  * `frame_len` is the whole frame's length (what a byte rule charges) and `segs`
  * the packets it stands for (what a packet rule charges): 1, or at tc the
- * segments GRO merged into one skb.
+ * segments GRO merged into one skb. `p` says what decided it, for the capture.
  */
-static __always_inline int dt_decide(void *data, void *data_end, __u64 frame_len, __u32 segs)
+static __always_inline int dt_decide(struct dt_packet *p, void *data, void *data_end, __u64 frame_len, __u32 segs)
 {
-	struct dt_packet p;
 	__u32 zero = 0;
 
-	p.st = bpf_map_lookup_elem(&stats, &zero);
-	if (!p.st || !dt_parse_counted(p.st, data, data_end, &p.key, &p.l3))
+	p->rule = DT_CAP_RULE_NONE;
+	p->would_drop = 0;
+	p->st = bpf_map_lookup_elem(&stats, &zero);
+	if (!p->st || !dt_parse_counted(p->st, data, data_end, &p->key, &p->l3))
 		return XDP_PASS;
-	p.cfg = dt_config_get();
-	if (!p.cfg)
-		return dt_fail_open(p.st);
-	if ((p.cfg->flags & DT_CFG_EXEMPT) && dt_cluster_traffic(&p.key, &p.l3, data_end)) {
-		p.st->exempt++;
+	p->cfg = dt_config_get();
+	if (!p->cfg)
+		return dt_fail_open(p->st);
+	if ((p->cfg->flags & DT_CFG_EXEMPT) && dt_cluster_traffic(&p->key, &p->l3, data_end)) {
+		p->st->exempt++;
 		return XDP_PASS;
 	}
-	if (dt_allow_listed(&p.key, p.l3.is_v6))
+	p->rule = DT_CAP_RULE_ALLOW_LIST;
+	if (dt_allow_listed(&p->key, p->l3.is_v6))
 		return XDP_PASS;
-	if (dt_banned(&p.key, p.l3.is_v6, p.cfg, p.st))  /* bpf/bans.bpf.h */
-		return dt_ban_verdict(p.cfg);
-	if ((p.verdict = dt_deny_listed(p.cfg, &p.key, p.l3.is_v6)) >= 0)
-		return p.verdict;
-	p.bank = DT_READ_ONCE(p.cfg->bank); /* once: the rule and its policy from one rule set */
-	p.rule = (p.cfg->flags & DT_CFG_RULES) ? dt_match_rule(p.bank, &p.key, &p.l3, data_end, frame_len) : DT_RULE_DEFAULT;
-	p.pol = dt_policy_in_bank(p.bank, p.rule);
-	p.rst = bpf_map_lookup_elem(&rule_stats, &p.rule);
-	if (!p.pol || !p.rst)
-		return dt_fail_open(p.st);
-	if (p.pol->action == DT_ACT_ALLOW || p.pol->action == DT_ACT_DENY)
-		return dt_rule_action(&p);
-	if (!p.pol->interval_ns)
-		return dt_fail_open(p.st);
+	p->rule = DT_CAP_RULE_BAN;
+	if (dt_banned(&p->key, p->l3.is_v6, p->cfg, p->st))  /* bpf/bans.bpf.h */
+		return dt_ban_verdict(p->cfg);
+	p->rule = DT_CAP_RULE_DENY_LIST;
+	if ((p->verdict = dt_deny_listed(p->cfg, &p->key, p->l3.is_v6)) >= 0)
+		return p->verdict;
+	p->bank = DT_READ_ONCE(p->cfg->bank); /* once: the rule and its policy from one rule set */
+	p->rule = (p->cfg->flags & DT_CFG_RULES) ? dt_match_rule(p->bank, &p->key, &p->l3, data_end, frame_len) : DT_RULE_DEFAULT;
+	p->pol = dt_policy_in_bank(p->bank, p->rule);
+	p->rst = bpf_map_lookup_elem(&rule_stats, &p->rule);
+	if (!p->pol || !p->rst)
+		return dt_fail_open(p->st);
+	if (p->pol->action == DT_ACT_ALLOW || p->pol->action == DT_ACT_DENY)
+		return dt_rule_action(p);
+	if (!p->pol->interval_ns)
+		return dt_fail_open(p->st);
 	/* key_by = "destination": the bucket is the destination's, whoever sends. */
-	if ((p.pol->flags & DT_POL_KEY_DEST) && !dt_l3_dst(&p.l3, data_end, p.key.addr))
-		return dt_fail_open(p.st);
-	dt_key_for_rule(&p.key, p.pol, p.rule, p.l3.is_v6);
+	if ((p->pol->flags & DT_POL_KEY_DEST) && !dt_l3_dst(&p->l3, data_end, p->key.addr))
+		return dt_fail_open(p->st);
+	dt_key_for_rule(&p->key, p->pol, p->rule, p->l3.is_v6);
 	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet header
 	 * included) under a byte rule. A bucket's passed/dropped count the same unit, so
 	 * reports and debits are in bytes for byte rules. */
-	p.cost = (p.pol->flags & DT_POL_BYTES) ? frame_len : segs;
-	return dt_throttle(&p);
+	p->cost = (p->pol->flags & DT_POL_BYTES) ? frame_len : segs;
+	return dt_throttle(p);
 }
 
 SEC("xdp")
 int dt_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct dt_packet p;
+	int verdict = dt_decide(&p, data, data_end, (__u64)(data_end - data), 1);
 
-	return dt_decide(data, data_end, (__u64)(data_end - data), 1);
+	dt_capture(ctx, DT_CAP_HOOK_XDP, data, data_end, data_end - data, verdict, p.rule, p.would_drop);
+	return verdict;
 }
 
 /*
@@ -475,6 +486,8 @@ int dt_tc(struct __sk_buff *skb)
 {
 	__u32 want = skb->len < DT_TC_PULL_LEN ? skb->len : DT_TC_PULL_LEN;
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
+	struct dt_packet p;
+	int verdict;
 
 	if (data + want > data_end) {
 		/* The call invalidates packet pointers, failed or not: read them again. */
@@ -482,7 +495,9 @@ int dt_tc(struct __sk_buff *skb)
 		data = (void *)(long)skb->data;
 		data_end = (void *)(long)skb->data_end;
 	}
-	if (dt_decide(data, data_end, skb->len, skb->gso_segs ? skb->gso_segs : 1) == XDP_DROP)
+	verdict = dt_decide(&p, data, data_end, skb->len, skb->gso_segs ? skb->gso_segs : 1);
+	dt_capture(skb, DT_CAP_HOOK_TC, data, data_end, skb->len, verdict, p.rule, p.would_drop);
+	if (verdict == XDP_DROP)
 		return TC_ACT_SHOT;
 	/* Not TC_ACT_OK: that would end classification, and the tc programs or
 	 * filters after ours (another product's) would never see the packet. */

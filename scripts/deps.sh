@@ -19,6 +19,7 @@ PACKAGES=(
   libhiredis-dev redis-server             # strict tag limits (Redis), their tests and bench
   iproute2 procps                         # network namespaces, veth, ps/pkill
   nftables                                # partitions and report loss in tests/netns
+  tcpdump                                 # reads agent capture's files (tests/netns/test_capture.sh)
   python3                                 # the Python client's tests (tests/clients)
   python3-zmq                             # the hostile peer of tests/netns/test_cluster_security.sh
   gnuplot-nox                             # the demo's chart (build/demo.png)

@@ -27,6 +27,7 @@ const char kRunUsage[] =
     "       %prog unban ADDR|PREFIX [--iface IFACE | --pin-dir DIR]\n"
     "       %prog bans [--iface IFACE | --pin-dir DIR] [--json]\n"
     "       %prog crowdsec --lapi URL --key-file FILE (--iface IFACE | --pin-dir DIR)   # CrowdSec bouncer\n"
+    "       %prog capture (--iface IFACE | --pin-dir DIR) -w FILE [--dropped|--would-drop|--passed] [...]\n"
     "\n"
     "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
     "ingress, --attach tc): every source\n"

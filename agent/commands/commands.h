@@ -16,5 +16,6 @@ int cmd_crowdsec(int argc, char **argv);  // agent crowdsec ... (a CrowdSec boun
 int cmd_ban(int argc, char **argv);    // agent ban ADDR|PREFIX --for D (docs/bans.md)
 int cmd_unban(int argc, char **argv);  // agent unban ADDR|PREFIX
 int cmd_bans(int argc, char **argv);   // agent bans (list)
+int cmd_capture(int argc, char **argv);  // agent capture -w FILE (samples of decided packets)
 
 }  // namespace dt

@@ -52,6 +52,14 @@ void append_lists(std::string *out, const ListsRow &l) {
           static_cast<unsigned long long>(l.counts.denied), static_cast<unsigned long long>(l.counts.would_drop));
 }
 
+// agent capture's sampler (docs/capture.md), once it has sampled anything.
+void append_capture(std::string *out, const dt_capture_cpu &c) {
+  if (!c.captured && !c.sampled_out && !c.ring_full) return;
+  appendf(out, "capture:       %llu captured, %llu sampled out (rate bound), %llu lost (ring full)\n",
+          static_cast<unsigned long long>(c.captured), static_cast<unsigned long long>(c.sampled_out),
+          static_cast<unsigned long long>(c.ring_full));
+}
+
 Json lists_json(const ListsRow &l) {
   return {{"allow", {{"prefixes_v4", l.allow.v4}, {"prefixes_v6", l.allow.v6}, {"passed", l.counts.allowed}}},
           {"deny",
@@ -87,6 +95,7 @@ void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, con
   DT_STATS_FIELDS(DT_COUNTER_LINE)
 #undef DT_COUNTER_LINE
   append_lists(out, snap.lists);
+  append_capture(out, snap.capture);
 }
 
 std::string rate_text(const dt_policy &p) {
@@ -276,6 +285,9 @@ std::string render_stats_json(const StatsSnapshot &snap, const StatsOptions &opt
   j["dry_run"] = dry_run_json(snap);
   j["counters"] = counters_json(snap.counters, snap.would_drop);
   j["lists"] = lists_json(snap.lists);
+  j["capture"] = {{"captured", snap.capture.captured},
+                  {"sampled_out", snap.capture.sampled_out},
+                  {"ring_full", snap.capture.ring_full}};
   j["sources"] = Json::array();
   for (const SourceRow *r : sources_by_drops(snap, opt.top)) j["sources"].push_back(source_json(snap, *r));
   j["rules"] = Json::array();

@@ -127,6 +127,7 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
   out->lists.allow = read_list_size(lists, DT_LIST_ALLOW);
   out->lists.deny = read_list_size(lists, DT_LIST_DENY);
   sum_per_cpu(maps.list_stats, 0, &out->lists.counts);  // zero for pins without lists
+  sum_per_cpu(maps.capture_cpu, 0, &out->capture);       // zero for pins without capture
   out->taken_ns = mono_now_ns();
   return true;
 }

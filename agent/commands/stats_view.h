@@ -54,6 +54,7 @@ struct StatsSnapshot {
   // names the rule and the level: "web v4/24".
   std::string rule_name(uint32_t id) const;
   ListsRow lists;                  // the allow and deny lists
+  dt_capture_cpu capture{};        // agent capture's sampler: its counters summed over CPUs
   std::vector<SourceRow> sources;  // every bucket, unordered
   uint64_t taken_ns = 0;           // CLOCK_MONOTONIC right after the read
 };

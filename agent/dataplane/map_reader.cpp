@@ -14,7 +14,8 @@ namespace dt {
 
 PinnedMaps::~PinnedMaps() {
   for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop, rule_bytes, drop_pending,
-                 prefix_policy, prefix_drops, lists_v4, lists_v6, list_stats, rules0, rules1, rule_cond})
+                 prefix_policy, prefix_drops, lists_v4, lists_v6, list_stats, rules0, rules1, rule_cond,
+                 capture_cpu})
     if (fd >= 0) close(fd);
 }
 
@@ -48,7 +49,7 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
       {&prefix_drops, DT_MAP_PREFIX_DROPS},   {&lists_v4, DT_MAP_LISTS_V4},
       {&lists_v6, DT_MAP_LISTS_V6},           {&list_stats, DT_MAP_LIST_STATS},
       {&rules0, DT_MAP_RULES0},               {&rules1, DT_MAP_RULES1},
-      {&rule_cond, DT_MAP_RULE_COND}};
+      {&rule_cond, DT_MAP_RULE_COND},         {&capture_cpu, DT_MAP_CAPTURE_CPU}};
   for (auto &m : optional) *m.fd = bpf_obj_get((pin_dir + "/" + m.name).c_str());
   return true;
 }
@@ -77,6 +78,7 @@ template int read_per_cpu(int, uint32_t, std::vector<dt_active_stage> *);
 template int read_per_cpu(int, uint32_t, std::vector<dt_clock_anchor> *);
 template int read_per_cpu(int, uint32_t, std::vector<dt_list_stats> *);
 template int read_per_cpu(int, uint32_t, std::vector<dt_ban_counts> *);
+template int read_per_cpu(int, uint32_t, std::vector<dt_capture_cpu> *);
 
 int read_stats(int stats_fd, dt_stats *out) { return sum_per_cpu(stats_fd, 0, out); }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/key_hash.h"
+#include "dthrottle/capture.h"
 #include "dthrottle/common.h"
 #include "dthrottle/lists.h"
 
@@ -24,6 +25,7 @@ struct MapFds {
   int prefix_policy = -1, prefix_drops = -1;
   int lists_v4 = -1, lists_v6 = -1, list_stats = -1;  // allow and deny lists (dthrottle/lists.h)
   int rules0 = -1, rules1 = -1, rule_cond = -1;       // the rules tries and the rules' dst/len conditions
+  int capture_cpu = -1;  // agent capture's per-CPU counts (dthrottle/capture.h)
 };
 
 // The same maps opened from a pin directory, and closed with it.
@@ -49,6 +51,10 @@ inline void add_counts(dt_list_stats *sum, const dt_list_stats &v) {
 }
 inline void add_counts(dt_ban_counts *sum, const dt_ban_counts &v) {
   sum->dropped += v.dropped, sum->would_drop += v.would_drop;
+}
+// The counters of agent capture's sampler (its rate window is per CPU: not summed).
+inline void add_counts(dt_capture_cpu *sum, const dt_capture_cpu &v) {
+  sum->captured += v.captured, sum->sampled_out += v.sampled_out, sum->ring_full += v.ring_full;
 }
 
 // Every possible CPU's value of element `key` of the per-CPU map `fd`: 0 or -errno

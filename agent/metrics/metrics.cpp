@@ -126,6 +126,16 @@ void render_lists(Exposition &x, const MapView &m) {
   x.sample("dthrottle_list_prefixes", {{"list", "deny"}}, uint64_t{m.list_prefixes[DT_LIST_DENY]});
 }
 
+// agent capture's sampler (docs/capture.md); no family at all while nothing was ever sampled.
+void render_capture(Exposition &x, const MapView &m) {
+  const dt_capture_cpu &c = m.capture;
+  if (!c.captured && !c.sampled_out && !c.ring_full) return;
+  x.counters_by("dthrottle_capture_packets_total",
+                "Packets agent capture's sampler kept (captured), left out by its per-CPU rate bound (sampled_out), "
+                "or lost to a full ring (ring_full).",
+                "outcome", {{"captured", c.captured}, {"sampled_out", c.sampled_out}, {"ring_full", c.ring_full}});
+}
+
 // The bans: how many, by where they come from, and the packets of the busiest ones.
 void render_bans(Exposition &x, const MapView &m) {
   uint64_t local = 0, peer = 0;
@@ -177,6 +187,7 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
   render_rule_bytes(x, m);
   render_rule_key_by(x, m);
   render_lists(x, m);
+  render_capture(x, m);
   // The global counters with a metric of their own (common.h's DT_STATS_FIELDS).
 #define DT_METRIC_COUNTER(field, label, metric, help) \
   if (metric[0]) x.counter(metric, help, s.field);
@@ -525,6 +536,7 @@ struct MetricsServer::Impl {
         m.dest_rules.push_back(r.name);
     }
     sum_per_cpu(maps.list_stats, 0, &m.lists);
+    sum_per_cpu(maps.capture_cpu, 0, &m.capture);
     for (uint32_t list = 0; list < DT_LISTS; list++) {
       const ListSize n = read_list_size(ListMapFds{maps.lists_v4, maps.lists_v6}, list);
       m.list_prefixes[list] = n.v4 + n.v6;

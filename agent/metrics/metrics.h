@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "dthrottle/capture.h"
 #include "dthrottle/lists.h"
 #include "adaptive/adaptive.h"
 #include "cluster/cluster.h"
@@ -72,6 +73,7 @@ struct MapView {
   uint32_t list_prefixes[DT_LISTS] = {};  // prefixes in force per list, both families
   std::vector<Ban> bans;   // with their counts (docs/bans.md)
   std::vector<std::string> dest_rules;  // the named rules keyed by destination (key_by)
+  dt_capture_cpu capture{};  // agent capture's sampler, summed over CPUs (docs/capture.md)
 };
 
 // Per-ban packet series: the bans with the most packets, at most this many (a label per

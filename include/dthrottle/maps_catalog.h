@@ -56,6 +56,9 @@
 	X(bans_v4, DT_PINNED, 3, "bans of IPv4 prefixes: expiry and slot (struct dt_ban by struct dt_ban_key4)") \
 	X(bans_v6, DT_PINNED, 3, "bans of IPv6 prefixes: expiry and slot (struct dt_ban by struct dt_lpm_key)") \
 	X(ban_info, DT_PINNED, 3, "each ban's prefix, reason, origin, who and expiry, by slot (struct dt_ban_info)") \
-	X(ban_counts, DT_PINNED, 3, "per ban slot and CPU: packets dropped and would-drop (struct dt_ban_counts)")
+	X(ban_counts, DT_PINNED, 3, "per ban slot and CPU: packets dropped and would-drop (struct dt_ban_counts)") \
+	X(capture_ctl, DT_PINNED, 4, "agent capture: the running capture's lease and filters (struct dt_capture_ctl)") \
+	X(capture_cpu, DT_PINNED, 4, "per CPU: agent capture's rate window and counts (struct dt_capture_cpu)") \
+	X(capture_ring, DT_PINNED, 4, "agent capture: ring of sampled packets (struct dt_capture_rec)")
 
 #endif /* DTHROTTLE_MAPS_CATALOG_H */

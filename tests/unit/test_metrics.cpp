@@ -421,6 +421,19 @@ TEST(MetricsRender, ListsHaveTheirCountersOnceLoaded) {
   EXPECT_NE(text.find("dthrottle_list_prefixes{list=\"allow\"} 0\n"), std::string::npos);
 }
 
+TEST(MetricsRender, CaptureCountsOnceSampled) {
+  dt::MapView m = fixed_maps();
+  EXPECT_EQ(dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow).find("dthrottle_capture"), std::string::npos)
+      << "nothing was ever captured: no capture family at all";
+  m.capture.captured = 20;
+  m.capture.sampled_out = 9000;
+  m.capture.ring_full = 1;
+  const std::string text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
+  EXPECT_NE(text.find("dthrottle_capture_packets_total{outcome=\"captured\"} 20\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("dthrottle_capture_packets_total{outcome=\"sampled_out\"} 9000\n"), std::string::npos);
+  EXPECT_NE(text.find("dthrottle_capture_packets_total{outcome=\"ring_full\"} 1\n"), std::string::npos);
+}
+
 TEST(MetricsRender, AdaptiveRulesHaveFactorLimitAndSignals) {
   dt::MetricsSnapshot snap;
   snap.adaptive.push_back({dt::AdaptiveKind::Packet, "api", 3, 200, 0.5, 0.25, "h2", 180, 7, 2, true});

@@ -87,8 +87,8 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   EXPECT_EQ(out.find('\n'), out.size() - 1) << "more than one line: " << out;
   const Json j = parse_or_fail(out);
   EXPECT_EQ(keys_of(j),
-            (std::vector<std::string>{"pin_dir", "policy", "sources_total", "dry_run", "counters", "lists", "sources",
-                                      "rules"}))
+            (std::vector<std::string>{"pin_dir", "policy", "sources_total", "dry_run", "counters", "lists", "capture",
+                                      "sources", "rules"}))
       << "no agent status given, so no cluster or adaptive";
   EXPECT_EQ(j["lists"].dump(), R"({"allow":{"prefixes_v4":0,"prefixes_v6":0,"passed":0},)"
                                R"("deny":{"prefixes_v4":0,"prefixes_v6":0,"dropped":0,"would_drop":0}})")

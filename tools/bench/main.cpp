@@ -7,6 +7,7 @@
 //   Part 1c  a random-source flood with prefix budgets (flood.cpp)
 //   Part 1d  a 1,000,000-prefix deny list: its load time, memory and per-packet cost (lists.cpp)
 //   Part 1e  rule matching: no rules, the old conditions, the new ones (match.cpp)
+//   Part 1f  agent capture: the drop path with no capture and with one running (capture.cpp)
 //   Part 2   per agent period (period.cpp): read_stats, apply_debits, a full bucket walk,
 //            Collector::end_period, adaptive limits
 //   Part 3   the peer report codec (report.cpp)
@@ -34,6 +35,7 @@ const BenchPart kParts[] = {
     {"packet", dt::bench::per_packet_part},   {"hook", dt::bench::hook_part},
     {"flood", dt::bench::prefix_flood_part},  {"lists", dt::bench::lists_part},
     {"match", dt::bench::match_part},
+    {"capture", dt::bench::capture_part},
     {"period", dt::bench::per_period_part},
     {"report", dt::bench::report_codec_part}, {"attack", dt::bench::under_attack_part},
 };

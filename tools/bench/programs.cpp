@@ -44,7 +44,8 @@ Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
         bpf_map__fd(skel_->maps.active),                bpf_map__fd(skel_->maps.active_stage),
         bpf_map__fd(skel_->maps.collect_batch),         bpf_map__fd(skel_->maps.prefix_policy),
         bpf_map__fd(skel_->maps.lists_v4),              bpf_map__fd(skel_->maps.lists_v6),
-        bpf_map__fd(skel_->maps.list_stats)};
+        bpf_map__fd(skel_->maps.list_stats),            bpf_map__fd(skel_->maps.capture_ctl),
+        bpf_map__fd(skel_->maps.capture_cpu)};
 }
 
 dt::RuleMaps Throttle::rule_maps() const {

@@ -33,6 +33,7 @@ class Throttle {
     int buckets = -1, stats = -1, debit_batch = -1, config = -1, ring = -1;     // maps
     int stage = -1, collect_batch = -1, prefix_policy = -1;
     int lists_v4 = -1, lists_v6 = -1, list_stats = -1;                          // allow/deny lists
+    int capture_ctl = -1, capture_cpu = -1;                                     // agent capture
   } fd;
   dt::RuleMaps rule_maps() const;
 
