@@ -468,7 +468,7 @@ int dt_xdp(struct xdp_md *ctx)
 	struct dt_packet p;
 	int verdict = dt_decide(&p, data, data_end, (__u64)(data_end - data), 1);
 
-	dt_capture(ctx, DT_CAP_HOOK_XDP, data, data_end, data_end - data, verdict, p.rule, p.would_drop);
+	dt_capture(ctx, DT_CAP_HOOK_XDP, data_end - data, verdict, p.rule, p.would_drop);
 	return verdict;
 }
 
@@ -496,7 +496,7 @@ int dt_tc(struct __sk_buff *skb)
 		data_end = (void *)(long)skb->data_end;
 	}
 	verdict = dt_decide(&p, data, data_end, skb->len, skb->gso_segs ? skb->gso_segs : 1);
-	dt_capture(skb, DT_CAP_HOOK_TC, data, data_end, skb->len, verdict, p.rule, p.would_drop);
+	dt_capture(skb, DT_CAP_HOOK_TC, skb->len, verdict, p.rule, p.would_drop);
 	if (verdict == XDP_DROP)
 		return TC_ACT_SHOT;
 	/* Not TC_ACT_OK: that would end classification, and the tc programs or
