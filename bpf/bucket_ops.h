@@ -66,6 +66,35 @@ dt_bucket_get(const struct dt_key *key, struct dt_stats *st)
 	return bpf_map_lookup_elem(&buckets, key);
 }
 
+/* The insert half of dt_bucket_get, as a global function (the new bucket is on its stack,
+ * not on its caller's): 1 if this call created the bucket of `key`. */
+__noinline int dt_bucket_insert(const struct dt_key *key, struct dt_stats *st)
+{
+	struct dt_bucket fresh = {};
+	struct dt_key k;
+
+	if (!key || !st)
+		return 0;
+	k = *key;  /* Linux 6.1 takes no map key from a global function's argument */
+	fresh.rule = k.rule;
+	if (bpf_map_update_elem(&buckets, &k, &fresh, BPF_NOEXIST) != 0)
+		return 0;
+	__sync_fetch_and_add(&st->new_sources, 1);
+	return 1;
+}
+
+/* dt_bucket_get for a caller whose stack is short: the new bucket is made on
+ * dt_bucket_insert's. */
+static __always_inline struct dt_bucket *dt_bucket_get_lean(const struct dt_key *key, struct dt_stats *st)
+{
+	struct dt_bucket *b = bpf_map_lookup_elem(&buckets, key);
+
+	if (b)
+		return b;
+	dt_bucket_insert(key, st);
+	return bpf_map_lookup_elem(&buckets, key);
+}
+
 /* Take `cost` tokens at `now` if they are all there (1 for a packet, the frame's
  * length for a byte rule): a packet never passes on part of its cost. */
 static __always_inline enum dt_take_result

@@ -187,59 +187,58 @@ struct dt_capture_arg {
 	__u32 pad;
 };
 
+/* The sampler for a running capture (steps 1-5 above), with the lease seen in a->lease. */
+static __always_inline int dt_capture_hook(void *ctx, int hook, void *data, void *data_end,
+					   const struct dt_capture_arg *a)
+{
+	struct dt_capture_ctl *ctl;
+	__u32 zero = 0;
+
+	ctl = bpf_map_lookup_elem(&capture_ctl, &zero);
+	if (!ctl || !a)
+		return 0;
+	dt_capture_sample(ctl, a->lease, ctx, hook, data, data_end, a->frame_len, a->verdict, a->rule,
+			  a->would_drop);
+	return 0;
+}
+
 /* The sampler for each hook, as a global function: the verifier checks it once, not once
  * for every path of the decision that reaches it (inlined, dt_xdp with the rules'
  * conditions and key_by passed the verifier's 1,000,000-instruction budget). It reads the
  * frame again through its context. */
 __noinline int dt_capture_xdp(struct xdp_md *ctx, const struct dt_capture_arg *a)
 {
-	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
-	struct dt_capture_ctl *ctl;
-	__u32 zero = 0;
-
-	ctl = bpf_map_lookup_elem(&capture_ctl, &zero);
-	if (!ctl || !a)
-		return 0;
-	dt_capture_sample(ctl, a->lease, ctx, DT_CAP_HOOK_XDP, data, data_end, a->frame_len, a->verdict, a->rule,
-			  a->would_drop);
-	return 0;
+	return dt_capture_hook(ctx, DT_CAP_HOOK_XDP, (void *)(long)ctx->data, (void *)(long)ctx->data_end, a);
 }
 
 __noinline int dt_capture_tc(struct __sk_buff *ctx, const struct dt_capture_arg *a)
 {
-	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
-	struct dt_capture_ctl *ctl;
-	__u32 zero = 0;
-
-	ctl = bpf_map_lookup_elem(&capture_ctl, &zero);
-	if (!ctl || !a)
-		return 0;
-	dt_capture_sample(ctl, a->lease, ctx, DT_CAP_HOOK_TC, data, data_end, a->frame_len, a->verdict, a->rule,
-			  a->would_drop);
-	return 0;
+	return dt_capture_hook(ctx, DT_CAP_HOOK_TC, (void *)(long)ctx->data, (void *)(long)ctx->data_end, a);
 }
 
 /*
- * The hook the entry points call after the decision: `verdict` XDP_PASS or XDP_DROP,
- * `rule` what decided it (a rule or DT_CAP_RULE_*), `would_drop` a dry-run pass.
- * No capture running: one flag test.
+ * The hook the entry points call after the decision: `verdict` XDP_PASS or XDP_DROP;
+ * in `a` (the entry point's, filled in by the decision) `rule` what decided it (a rule
+ * or DT_CAP_RULE_*), `would_drop` a dry-run pass. No capture running: one flag test.
  */
-static __always_inline void dt_capture(void *ctx, int hook, __u32 frame_len, int verdict, __u32 rule, int would_drop)
+static __always_inline void dt_capture(void *ctx, int hook, __u32 frame_len, int verdict,
+				       struct dt_capture_arg *a)
 {
-	struct dt_capture_arg a = {.frame_len = frame_len, .verdict = verdict, .rule = rule, .would_drop = would_drop};
 	struct dt_capture_ctl *ctl;
 	__u32 zero = 0;
 
 	ctl = bpf_map_lookup_elem(&capture_ctl, &zero);
 	if (!ctl)
 		return;
-	a.lease = DT_READ_ONCE(ctl->lease);
-	if (!a.lease)
+	a->lease = DT_READ_ONCE(ctl->lease);
+	if (!a->lease)
 		return;
+	a->frame_len = frame_len;
+	a->verdict = verdict;
 	if (hook == DT_CAP_HOOK_XDP)
-		dt_capture_xdp(ctx, &a);
+		dt_capture_xdp(ctx, a);
 	else
-		dt_capture_tc(ctx, &a);
+		dt_capture_tc(ctx, a);
 }
 
 #endif /* DTHROTTLE_CAPTURE_BPF_H */

@@ -48,42 +48,37 @@
  * the TCP flags. */
 #define DT_TC_PULL_LEN 256
 
-/* The packet's destination in dt_key's 16-byte form as two words in memory order (what
- * dt_rule_cond's dst and dst_mask are compared with), read straight from the header.
- * 0 if the header is not within data_end (it always is after DT_PARSE_OK). */
-static __always_inline int dt_dst_words(const struct dt_l3 *l3, void *data_end, __u64 *hi, __u64 *lo)
-{
-	if (l3->is_v6) {
-		struct ipv6hdr *ip6 = l3->net;
+/*
+ * What the decision needs of the frame, read at the hook's entry point (dt_facts_read):
+ * scalars only, so that everything after the parse is global functions the verifier
+ * checks once. With packet pointers (each way through the parser leaves them at another
+ * offset) the decision was verified again for every way: dt_xdp took 462,000
+ * instructions of the verifier's 1,000,000 and most of a second at every load.
+ */
+struct dt_facts {
+	struct dt_key key;      /* the source */
+	__u8 dst[16];           /* the destination, in dt_key's form */
+	struct dt_l4 l4;        /* with DT_CFG_RULES (else zero): what rules match on */
+	__u16 ex_sport;         /* with DT_CFG_EXEMPT: a TCP segment's ports (ex_tcp) */
+	__u16 ex_dport;
+	__u8 ex_tcp;            /* ex_sport and ex_dport hold (dt_parse_tcp_ports) */
+	__u8 is_v6;
+	__u16 pad;
+	__u32 segs;             /* the packets the frame stands for (tc: GRO segments) */
+	__u32 bank;             /* dt_decide, for dt_throttle_facts: the rule's bank */
+	__u64 frame_len;        /* the whole frame's length: what a byte rule charges */
+	__u64 cost;             /* dt_decide, for dt_throttle_facts: the tokens it costs */
+	struct dt_capture_arg cap; /* what decided (rule, verdict, would_drop): the capture's */
+};
 
-		if ((void *)(ip6 + 1) > data_end)
-			return 0;
-		__builtin_memcpy(hi, &ip6->daddr, 8);
-		__builtin_memcpy(lo, (__u8 *)&ip6->daddr + 8, 8);
-	} else {
-		struct iphdr *ip = l3->net;
-		__u32 daddr;
-
-		if ((void *)(ip + 1) > data_end)
-			return 0;
-		daddr = ip->daddr;
-		*hi = 0;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		*lo = 0xffff0000ull | ((__u64)daddr << 32);  /* bytes 00 00 ff ff, then the address */
-#else
-		*lo = 0x0000ffff00000000ull | daddr;
-#endif
-	}
-	return 1;
-}
+_Static_assert(sizeof(struct dt_facts) == 104, "dt_facts has no hole");
 
 /* The conditions of rule `rule` kept in its struct dt_rule_cond (DT_MATCH_DST, DT_MATCH_LEN
  * in f): 1 if they hold. */
-static __always_inline int dt_cond_holds(__u32 rule, __u8 f, const struct dt_l3 *l3, void *data_end,
-					 __u64 len_bank)
+static __always_inline int dt_cond_holds(__u32 rule, __u8 f, const struct dt_facts *pf, __u64 len_bank)
 {
 	const struct dt_rule_cond *c;
-	__u64 hi, lo, want, mask;
+	__u64 have, want, mask;
 	__u32 slot, len = (__u32)len_bank;
 
 	if (rule >= DT_MAX_RULES)
@@ -96,15 +91,15 @@ static __always_inline int dt_cond_holds(__u32 rule, __u8 f, const struct dt_l3 
 		return 0;
 	if (!(f & DT_MATCH_DST))
 		return 1;
-	if (!dt_dst_words(l3, data_end, &hi, &lo))
-		return 0;
+	__builtin_memcpy(&have, &pf->dst[0], 8);
 	__builtin_memcpy(&want, &c->dst[0], 8);
 	__builtin_memcpy(&mask, &c->dst_mask[0], 8);
-	if ((hi & mask) != want)
+	if ((have & mask) != want)
 		return 0;
+	__builtin_memcpy(&have, &pf->dst[8], 8);
 	__builtin_memcpy(&want, &c->dst[8], 8);
 	__builtin_memcpy(&mask, &c->dst_mask[8], 8);
-	return (lo & mask) == want;
+	return (have & mask) == want;
 }
 
 /* ICMP's type and code conditions of candidate m: 1 if they hold. */
@@ -120,29 +115,28 @@ static __always_inline int dt_icmp_holds(const struct dt_rule_match *m, const st
 /*
  * The newer conditions of candidate m (source port, ICMP, destination, length): 1 if they
  * hold. `len_bank`: the frame's length (low 32 bits, capped) and the live bank (bit 32).
- * A function of its own (a static one: the verifier follows the packet pointers in l3):
- * only a candidate with one of these conditions pays the call, and its stack is not part
- * of dt_decide's frame, on which the global prefix-budget functions stack (512 bytes in
- * all); an older rule set's scan is what it was.
+ * A function of its own: only a candidate with one of these conditions pays the call.
  */
-static __noinline int dt_newer_conds_hold(const struct dt_rule_match *m, const struct dt_l4 *l4,
-					  const struct dt_l3 *l3, void *data_end, __u64 len_bank)
+static __noinline int dt_newer_conds_hold(const struct dt_rule_match *m, const struct dt_facts *pf,
+					  __u64 len_bank)
 {
+	const struct dt_l4 *l4 = &pf->l4;
 	__u8 f = m->flags;
 
 	if ((f & DT_MATCH_SPORT) && (!l4->has_port || l4->sport < m->sport_lo || l4->sport > m->sport_hi))
 		return 0;
 	if ((f & (DT_MATCH_ICMP_TYPE | DT_MATCH_ICMP_CODE)) && !dt_icmp_holds(m, l4))
 		return 0;
-	return !(f & DT_MATCH_COND) || dt_cond_holds(m->rule, f, l3, data_end, len_bank);
+	return !(f & DT_MATCH_COND) || dt_cond_holds(m->rule, f, pf, len_bank);
 }
 
 /* The conditions of candidate m beyond its protocol (m->flags != 0): 1 if all hold. The
  * older ones (TCP flags, destination port) are compared here, the others by
  * dt_newer_conds_hold, called only for a candidate that has some. */
-static __always_inline int dt_conds_hold(const struct dt_rule_match *m, const struct dt_l4 *l4,
-					 const struct dt_l3 *l3, void *data_end, __u64 frame_len, __u32 bank)
+static __always_inline int dt_conds_hold(const struct dt_rule_match *m, const struct dt_facts *pf, __u32 bank)
 {
+	const struct dt_l4 *l4 = &pf->l4;
+	__u64 frame_len = pf->frame_len;
 	__u8 f = m->flags;
 
 	if ((f & DT_MATCH_TCP_FLAGS) && (!l4->has_port || (l4->tcp_flags & m->tcp_mask) != m->tcp_value))
@@ -151,7 +145,7 @@ static __always_inline int dt_conds_hold(const struct dt_rule_match *m, const st
 		return 0;
 	if (!(f & ~(DT_MATCH_TCP_FLAGS | DT_MATCH_PORTS)))
 		return 1;
-	return dt_newer_conds_hold(m, l4, l3, data_end,
+	return dt_newer_conds_hold(m, pf,
 				   (frame_len < 0xffffffffull ? frame_len : 0xffffffffull) | ((__u64)(bank & 1) << 32));
 }
 
@@ -161,21 +155,21 @@ static __always_inline int dt_conds_hold(const struct dt_rule_match *m, const st
  * ICMP type and code, destination prefix, length) hold. The agent compiles every
  * prefix's candidates so that the default rule (0) always closes the list: one lookup
  * decides. A candidate without conditions costs one test of its flags, one with only
- * the older conditions (protocol, dport, TCP flags) three.
+ * the older conditions (protocol, dport, TCP flags) three. A global function: its
+ * candidates' ways are verified once, not once for each way the decision reached it.
  */
-static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key, const struct dt_l3 *l3,
-					   void *data_end, __u64 frame_len)
+__noinline __u32 dt_match_rule(const struct dt_facts *pf, __u32 bank)
 {
 	struct dt_lpm_key lk = { .prefixlen = 128 };
 	struct dt_rule_set *rs;
-	struct dt_l4 l4;
 	__u32 i, n;
 
-	__builtin_memcpy(lk.addr, key->addr, 16);
+	if (!pf)
+		return DT_RULE_DEFAULT;
+	__builtin_memcpy(lk.addr, pf->key.addr, 16);
 	rs = (bank & 1) ? bpf_map_lookup_elem(&rules1, &lk) : bpf_map_lookup_elem(&rules0, &lk);
 	if (!rs)
 		return DT_RULE_DEFAULT;
-	dt_parse_l4(l3, data_end, &l4);
 	n = rs->count;
 #pragma unroll
 	for (i = 0; i < DT_MAX_CANDIDATES; i++) {
@@ -183,9 +177,9 @@ static __always_inline __u32 dt_match_rule(__u32 bank, const struct dt_key *key,
 
 		if (i >= n)
 			break;
-		if (m->proto && m->proto != l4.proto)
+		if (m->proto && m->proto != pf->l4.proto)
 			continue;
-		if (m->flags && !dt_conds_hold(m, &l4, l3, data_end, frame_len, bank))
+		if (m->flags && !dt_conds_hold(m, pf, bank))
 			continue;
 		return m->rule;
 	}
@@ -211,15 +205,13 @@ static __always_inline void dt_count_rule_bytes(const struct dt_policy *pol, __u
 /* One packet on its way through dt_decide: what the steps below share. */
 struct dt_packet {
 	struct dt_key key;          /* the source; then its bucket key under the rule */
-	struct dt_l3 l3;
+	struct dt_facts *f;         /* the frame */
 	struct dt_stats *st;        /* this CPU's global counters */
 	struct dt_rule_stats *rst;  /* this CPU's counters of the rule */
 	struct dt_config *cfg;
 	const struct dt_policy *pol;
 	__u32 rule, bank;           /* rule: DT_CAP_RULE_* until a rule decides (for the capture) */
-	int verdict;                /* a list's verdict, or -1: none */
 	__u64 cost;                 /* tokens the packet costs (1, segments, or bytes) */
-	int would_drop;             /* a dry-run pass (for the capture) */
 };
 
 /*
@@ -236,7 +228,7 @@ static __always_inline int dt_dry_run_pass(struct dt_packet *p, struct dt_bucket
 		*wd += 1;
 	if (b)
 		dt_count_drop(b, &p->key, cost, 1, now);
-	p->would_drop = 1;
+	p->f->cap.would_drop = 1;
 	return XDP_PASS;
 }
 
@@ -274,15 +266,15 @@ static __always_inline int dt_port_bit(const __u64 *bits, __u16 port)
  * source's. Only TCP reads the port bitmaps (an array element: no hash), and only a port
  * of the cluster's costs a hash lookup.
  */
-static __always_inline int dt_cluster_traffic(const struct dt_key *src, const struct dt_l3 *l3, void *data_end)
+static __always_inline int dt_cluster_traffic(const struct dt_facts *f)
 {
 	const struct dt_cluster_ports *cp;
 	struct dt_exempt_key k;
-	__u16 sport, dport;
+	__u16 sport = f->ex_sport, dport = f->ex_dport;
 	__u32 zero = 0;
 	int from, to;
 
-	if (!dt_parse_tcp_ports(l3, data_end, &sport, &dport))
+	if (!f->ex_tcp)
 		return 0;
 	cp = bpf_map_lookup_elem(&cluster_ports, &zero);
 	if (!cp)
@@ -291,7 +283,7 @@ static __always_inline int dt_cluster_traffic(const struct dt_key *src, const st
 	to = dt_port_bit(cp->to_port, dport);
 	if (!from && !to)
 		return 0;
-	__builtin_memcpy(k.addr, src->addr, 16);
+	__builtin_memcpy(k.addr, f->key.addr, 16);
 	k.pad = 0;
 	if (from) {
 		k.port = sport;
@@ -362,7 +354,7 @@ static __always_inline int dt_prefix_first(const struct dt_packet *p, struct dt_
 
 	dt_time_bound(p->cfg, &tb);
 	now = tb.bound ? 0 : dt_time_read(p->cfg, &tb);
-	dt_prefix_init(pfx, p->bank, p->rule, &p->key, p->l3.is_v6, tb.bound ? tb.bound : now, now, p->cost,
+	dt_prefix_init(pfx, p->bank, p->rule, &p->key, p->f->is_v6, tb.bound ? tb.bound : now, now, p->cost,
 		       p->cfg);
 	return dt_prefix_check(pfx, p->pol);
 }
@@ -386,7 +378,7 @@ static __always_inline int dt_throttle(struct dt_packet *p)
 	if ((p->pol->flags & DT_POL_PREFIX) && dt_prefix_first(p, &pfx) != 0)
 		return (p->pol->flags & DT_POL_DRY_RUN) ? dt_dry_run_pass(p, NULL, p->cost, 0)
 							: dt_dropped(p);
-	b = dt_bucket_get(&p->key, p->st);
+	b = dt_bucket_get_lean(&p->key, p->st);
 	if (!b)
 		return dt_fail_open(p->st);
 	if (pfx.state == DT_PFX_TAKEN)
@@ -408,86 +400,169 @@ static __always_inline int dt_throttle(struct dt_packet *p)
 }
 
 /*
- * The decision for one frame, whatever hook it arrives at: XDP_PASS or XDP_DROP
- * (the hook's entry point turns these into its own verdict codes). `data` is the
- * Ethernet header, `data_end` the end of the linear data the program may read;
- * `frame_len` is the whole frame's length (what a byte rule charges) and `segs`
- * the packets it stands for (what a packet rule charges): 1, or at tc the
- * segments GRO merged into one skb. `p` says what decided it, for the capture.
+ * What passes or drops a frame before any rule (cluster traffic > allow list > bans >
+ * deny list): a verdict, with f->cap.rule saying which (for the capture), or -1: the rules
+ * decide.
  */
-static __always_inline int dt_decide(struct dt_packet *p, void *data, void *data_end, __u64 frame_len, __u32 segs)
+static __always_inline int dt_screen(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
 {
-	__u32 zero = 0;
+	struct dt_key src;
 
-	p->rule = DT_CAP_RULE_NONE;
-	p->would_drop = 0;
-	p->st = bpf_map_lookup_elem(&stats, &zero);
-	if (!p->st || !dt_parse_counted(p->st, data, data_end, &p->key, &p->l3))
+	if (!f || !st || !cfg)
 		return XDP_PASS;
-	p->cfg = dt_config_get();
-	if (!p->cfg)
-		return dt_fail_open(p->st);
-	if ((p->cfg->flags & DT_CFG_EXEMPT) && dt_cluster_traffic(&p->key, &p->l3, data_end)) {
-		p->st->exempt++;
+	if ((cfg->flags & DT_CFG_EXEMPT) && dt_cluster_traffic(f)) {
+		st->exempt++;
 		return XDP_PASS;
 	}
-	p->rule = DT_CAP_RULE_ALLOW_LIST;
-	if (dt_allow_listed(&p->key, p->l3.is_v6))
+	src = f->key;
+	f->cap.rule = DT_CAP_RULE_ALLOW_LIST;
+	if (dt_allow_listed(&src, f->is_v6))
 		return XDP_PASS;
-	p->rule = DT_CAP_RULE_BAN;
-	if (dt_banned(&p->key, p->l3.is_v6, p->cfg, p->st))  /* bpf/bans.bpf.h */
-		return dt_ban_verdict(p->cfg);
-	p->rule = DT_CAP_RULE_DENY_LIST;
-	if ((p->verdict = dt_deny_listed(p->cfg, &p->key, p->l3.is_v6)) >= 0)
-		return p->verdict;
-	p->bank = DT_READ_ONCE(p->cfg->bank); /* once: the rule and its policy from one rule set */
-	p->rule = (p->cfg->flags & DT_CFG_RULES) ? dt_match_rule(p->bank, &p->key, &p->l3, data_end, frame_len) : DT_RULE_DEFAULT;
-	p->pol = dt_policy_in_bank(p->bank, p->rule);
+	f->cap.rule = DT_CAP_RULE_BAN;
+	if (dt_banned(&src, f->is_v6, cfg, st))  /* bpf/bans.bpf.h */
+		return dt_ban_verdict(cfg);
+	f->cap.rule = DT_CAP_RULE_DENY_LIST;
+	return dt_deny_listed(cfg, &src, f->is_v6);
+}
+
+/* The rule's policy and counters into `p` (with the frame, `st` and `cfg`): 1, or 0 if
+ * there are none to decide with. */
+static __always_inline int dt_packet_of_rule(struct dt_packet *p, struct dt_facts *f, struct dt_stats *st,
+					     struct dt_config *cfg, __u32 bank, __u32 rule)
+{
+	p->f = f;
+	p->st = st;
+	p->cfg = cfg;
+	p->bank = bank;
+	p->rule = rule;
+	p->pol = dt_policy_in_bank(bank, rule);
 	p->rst = bpf_map_lookup_elem(&rule_stats, &p->rule);
-	if (!p->pol || !p->rst)
-		return dt_fail_open(p->st);
+	return p->pol && p->rst;
+}
+
+/* dt_decide's answer when the throttle decides (dt_throttle_facts). */
+#define DT_DECIDE_THROTTLE (-1)
+
+/*
+ * The decision for one frame, whatever hook it arrives at: XDP_PASS or XDP_DROP
+ * (the hook's entry point turns these into its own verdict codes) from the frame's
+ * facts (dt_facts_read), or DT_DECIDE_THROTTLE for a `throttle` rule, with f->key
+ * its bucket's key, f->cost, f->bank and f->cap.rule ready for dt_throttle_facts.
+ * f->cap.rule and f->cap.would_drop say what decided, for the capture. `st` and
+ * `cfg`: this CPU's counters and the configuration, looked up by the entry point.
+ * A global function, like the throttle's: the verifier checks each once, whatever
+ * way through the parser the frame took (and their stacks are side by side, not on
+ * top of each other: 512 bytes in all).
+ */
+__noinline int dt_decide(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
+{
+	struct dt_packet pk, *p = &pk;
+	__u32 bank, rule;
+	int verdict;
+
+	if (!f || !st || !cfg)
+		return XDP_PASS;
+	if ((verdict = dt_screen(f, st, cfg)) >= 0)
+		return verdict;
+	bank = DT_READ_ONCE(cfg->bank); /* once: the rule and its policy from one rule set */
+	rule = (cfg->flags & DT_CFG_RULES) ? dt_match_rule(f, bank) : DT_RULE_DEFAULT;
+	f->cap.rule = rule;
+	if (!dt_packet_of_rule(p, f, st, cfg, bank, rule))
+		return dt_fail_open(st);
 	if (p->pol->action == DT_ACT_ALLOW || p->pol->action == DT_ACT_DENY)
 		return dt_rule_action(p);
 	if (!p->pol->interval_ns)
-		return dt_fail_open(p->st);
+		return dt_fail_open(st);
 	/* key_by = "destination": the bucket is the destination's, whoever sends. */
-	if ((p->pol->flags & DT_POL_KEY_DEST) && !dt_l3_dst(&p->l3, data_end, p->key.addr))
-		return dt_fail_open(p->st);
-	dt_key_for_rule(&p->key, p->pol, p->rule, p->l3.is_v6);
+	if (p->pol->flags & DT_POL_KEY_DEST)
+		__builtin_memcpy(f->key.addr, f->dst, 16);
+	dt_key_for_rule(&f->key, p->pol, rule, f->is_v6);
 	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet header
 	 * included) under a byte rule. A bucket's passed/dropped count the same unit, so
 	 * reports and debits are in bytes for byte rules. */
-	p->cost = (p->pol->flags & DT_POL_BYTES) ? frame_len : segs;
+	f->cost = (p->pol->flags & DT_POL_BYTES) ? f->frame_len : f->segs;
+	f->bank = bank;
+	return DT_DECIDE_THROTTLE;
+}
+
+/* A `throttle` rule's verdict (dt_throttle) for the frame dt_decide prepared. A global
+ * function, called by the entry point after dt_decide. */
+__noinline int dt_throttle_facts(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
+{
+	struct dt_packet pk, *p = &pk;
+
+	if (!f || !st || !cfg)
+		return XDP_PASS;
+	if (!dt_packet_of_rule(p, f, st, cfg, f->bank, f->cap.rule))
+		return dt_fail_open(st);
+	p->key = f->key;
+	p->cost = f->cost;
 	return dt_throttle(p);
 }
 
-SEC("xdp")
-int dt_xdp(struct xdp_md *ctx)
+/*
+ * The frame's facts for dt_decide, read from the headers the parser found (`l3`). The
+ * L4 facts only when rules are on, the cluster's ports only in cluster mode; the
+ * destination always (a rule's condition or key_by may want it: a few loads).
+ */
+static __always_inline void dt_facts_read(struct dt_facts *f, const struct dt_l3 *l3, void *data_end,
+					  const struct dt_config *cfg, __u64 frame_len, __u32 segs)
 {
-	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
-	struct dt_packet p;
-	int verdict = dt_decide(&p, data, data_end, (__u64)(data_end - data), 1);
-
-	dt_capture(ctx, DT_CAP_HOOK_XDP, data_end - data, verdict, p.rule, p.would_drop);
-	return verdict;
+	f->is_v6 = l3->is_v6;
+	f->pad = 0;
+	f->segs = segs;
+	f->frame_len = frame_len;
+	if (!dt_l3_dst(l3, data_end, f->dst))
+		__builtin_memset(f->dst, 0, sizeof(f->dst));
+	if (cfg->flags & DT_CFG_RULES)
+		dt_parse_l4(l3, data_end, &f->l4);
+	else
+		__builtin_memset(&f->l4, 0, sizeof(f->l4));
+	f->ex_sport = 0;
+	f->ex_dport = 0;
+	f->ex_tcp = (cfg->flags & DT_CFG_EXEMPT) && dt_parse_tcp_ports(l3, data_end, &f->ex_sport, &f->ex_dport);
 }
 
 /*
- * The same decision at tc ingress (--attach tc: a tcx link, or a clsact filter on
- * kernels before 6.6), for hosts whose XDP hook belongs to another program. At
- * ingress skb->data is the Ethernet header, as for XDP, and skb->len the whole
- * frame as XDP would see it. The parser reads only the linear part: when the
- * headers it may need are not all there (a non-linear skb), they are pulled in
- * first; if that fails, the parser sees less and the frame passes as malformed.
- * Verdicts: TC_ACT_SHOT for a drop, TC_ACT_UNSPEC (tcx: TCX_NEXT) to pass it on.
+ * The frame's facts (struct dt_facts) from `data` .. `data_end`: 1, or 0 when it passes
+ * without a decision (counted): it cannot be parsed (non-IP, neighbour discovery,
+ * malformed), or there is no configuration to decide with.
  */
-SEC("tc")
-int dt_tc(struct __sk_buff *skb)
+static __always_inline int dt_facts_of(struct dt_facts *f, void *data, void *data_end, __u64 frame_len, __u32 segs,
+				       struct dt_stats *st, const struct dt_config *cfg)
+{
+	struct dt_l3 l3;
+
+	if (!f || !st || !dt_parse_counted(st, data, data_end, &f->key, &l3))
+		return 0;
+	if (!cfg) {
+		dt_fail_open(st);
+		return 0;
+	}
+	dt_facts_read(f, &l3, data_end, cfg, frame_len, segs);
+	return 1;
+}
+
+/*
+ * The parser for each hook, as a global function: the ways through the parser (VLAN
+ * tags, IPv4 options, IPv6 extension headers) are verified here, and only here: what
+ * follows sees scalars. (Its stack is not on the one the throttle's functions stack on.)
+ */
+__noinline int dt_facts_xdp(struct xdp_md *ctx, struct dt_facts *f, struct dt_stats *st, const struct dt_config *cfg)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+
+	return dt_facts_of(f, data, data_end, (__u64)(data_end - data), 1, st, cfg);
+}
+
+/* At tc ingress: skb->data is the Ethernet header, as for XDP, and skb->len the whole
+ * frame as XDP would see it. The parser reads only the linear part: when the headers it
+ * may need are not all there (a non-linear skb), they are pulled in first; if that
+ * fails, the parser sees less and the frame passes as malformed. */
+__noinline int dt_facts_tc(struct __sk_buff *skb, struct dt_facts *f, struct dt_stats *st, const struct dt_config *cfg)
 {
 	__u32 want = skb->len < DT_TC_PULL_LEN ? skb->len : DT_TC_PULL_LEN;
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
-	struct dt_packet p;
-	int verdict;
 
 	if (data + want > data_end) {
 		/* The call invalidates packet pointers, failed or not: read them again. */
@@ -495,8 +570,68 @@ int dt_tc(struct __sk_buff *skb)
 		data = (void *)(long)skb->data;
 		data_end = (void *)(long)skb->data_end;
 	}
-	verdict = dt_decide(&p, data, data_end, skb->len, skb->gso_segs ? skb->gso_segs : 1);
-	dt_capture(skb, DT_CAP_HOOK_TC, skb->len, verdict, p.rule, p.would_drop);
+	return dt_facts_of(f, data, data_end, skb->len, skb->gso_segs ? skb->gso_segs : 1, st, cfg);
+}
+
+/*
+ * The decision for one frame, whatever hook it arrives at, once its facts are read
+ * (`ready`, by dt_facts_xdp or dt_facts_tc): XDP_PASS or XDP_DROP (the hook's entry point
+ * turns these into its own verdict codes). f->cap says what decided, for the capture.
+ */
+static __always_inline int dt_hook_decide(struct dt_facts *f, int ready, struct dt_stats *st, struct dt_config *cfg)
+{
+	int verdict;
+
+	if (!ready)
+		return XDP_PASS;
+	verdict = dt_decide(f, st, cfg);
+	return verdict == DT_DECIDE_THROTTLE ? dt_throttle_facts(f, st, cfg) : verdict;
+}
+
+/* The capture's part of the frame's facts, before the decision. */
+static __always_inline void dt_facts_start(struct dt_facts *f)
+{
+	__builtin_memset(&f->cap, 0, sizeof(f->cap));
+	f->cap.rule = DT_CAP_RULE_NONE;
+	f->bank = 0;
+	f->cost = 0;
+}
+
+SEC("xdp")
+int dt_xdp(struct xdp_md *ctx)
+{
+	struct dt_config *cfg = dt_config_get();
+	struct dt_stats *st;
+	struct dt_facts f;
+	__u32 zero = 0;
+	int verdict;
+
+	dt_facts_start(&f);
+	st = bpf_map_lookup_elem(&stats, &zero);
+	verdict = dt_hook_decide(&f, st && dt_facts_xdp(ctx, &f, st, cfg), st, cfg);
+	dt_capture(ctx, DT_CAP_HOOK_XDP, ctx->data_end - ctx->data, verdict, &f.cap);
+	return verdict;
+}
+
+/*
+ * The same decision at tc ingress (--attach tc: a tcx link, or a clsact filter on
+ * kernels before 6.6), for hosts whose XDP hook belongs to another program (the parse:
+ * dt_facts_tc). Verdicts: TC_ACT_SHOT for a drop, TC_ACT_UNSPEC (tcx: TCX_NEXT) to pass
+ * it on.
+ */
+SEC("tc")
+int dt_tc(struct __sk_buff *skb)
+{
+	struct dt_config *cfg = dt_config_get();
+	struct dt_stats *st;
+	struct dt_facts f;
+	__u32 zero = 0;
+	int verdict;
+
+	dt_facts_start(&f);
+	st = bpf_map_lookup_elem(&stats, &zero);
+	verdict = dt_hook_decide(&f, st && dt_facts_tc(skb, &f, st, cfg), st, cfg);
+	dt_capture(skb, DT_CAP_HOOK_TC, skb->len, verdict, &f.cap);
 	if (verdict == XDP_DROP)
 		return TC_ACT_SHOT;
 	/* Not TC_ACT_OK: that would end classification, and the tc programs or
