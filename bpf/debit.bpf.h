@@ -33,12 +33,33 @@ struct dt_debit_loop {
 	struct dt_config *cfg;
 };
 
+/*
+ * Debit `hits` tokens from the bucket of `key` under `pol` at `now`, creating it (full,
+ * then debited) if the source is new here: 0, or -1 (no bucket to be had, or every
+ * compare-and-swap lost). A global function: the verifier checks its retries once, not
+ * once for each way dt_policy_for_key found the policy (a source's rule, each prefix level).
+ */
+__noinline int dt_debit_key(const struct dt_key *key, const struct dt_policy *pol, struct dt_stats *st, __u64 now,
+			    __u32 hits)
+{
+	struct dt_bucket *b;
+	struct dt_key k;
+
+	if (!key || !pol || !st)
+		return -1;
+	k = *key;  /* Linux 6.1 takes no map key from a global function's argument */
+	b = dt_bucket_get(&k, st);
+	if (!b || dt_bucket_debit(b, now, pol, hits) != 0)
+		return -1;
+	__sync_fetch_and_add(&b->debited, hits);
+	return 0;
+}
+
 static long dt_debit_one(__u32 i, void *arg)
 {
 	struct dt_debit_loop *lc = arg;
 	const struct dt_policy *pol;
 	struct dt_debit *d;
-	struct dt_bucket *b;
 	__u32 hits;
 
 	d = dt_batch_entry(&debit_batch, i, lc->count);
@@ -53,12 +74,10 @@ static long dt_debit_one(__u32 i, void *arg)
 		lc->failed++;
 		return 0;
 	}
-	b = dt_bucket_get(&d->key, lc->st);
-	if (!b || dt_bucket_debit(b, lc->now, pol, hits) != 0) {
+	if (dt_debit_key(&d->key, pol, lc->st, lc->now, hits) != 0) {
 		lc->failed++;
 		return 0;
 	}
-	__sync_fetch_and_add(&b->debited, hits);
 	d->hits = 0;
 	lc->applied++;
 	lc->hits += hits;

@@ -360,35 +360,31 @@ static __always_inline int dt_prefix_first(const struct dt_packet *p, struct dt_
 }
 
 /*
- * A `throttle` rule: the prefix levels, then the source's bucket (created full on first
- * sight) gives a token with one compare-and-swap, or the packet is dropped. The time of
- * the source's take is the levels' if they took their tokens, else chosen for this
- * take: a packet refused at this CPU's clock bound is refused without reading a clock,
- * so a flood's drop path reads none (bpf/clock.h), and writes nothing shared.
+ * A `throttle` rule's take from the source's bucket (created full on first sight): a
+ * token with one compare-and-swap, or the packet is dropped. `pfx`: the prefix levels'
+ * pass (dt_throttle_prefix), or NULL for a rule without them. The time of the take is
+ * the levels' if they took their tokens, else chosen for this take: a packet refused at
+ * this CPU's clock bound is refused without reading a clock, so a flood's drop path reads
+ * none (bpf/clock.h), and writes nothing shared.
  */
-static __always_inline int dt_throttle(struct dt_packet *p)
+static __always_inline int dt_throttle(struct dt_packet *p, struct dt_prefix_pass *pfx)
 {
-	struct dt_prefix_pass pfx;
 	enum dt_take_result take;
 	struct dt_bucket *b;
 	int refused = 0;
 	__u64 now;
 
-	pfx.state = DT_PFX_NONE;
-	if ((p->pol->flags & DT_POL_PREFIX) && dt_prefix_first(p, &pfx) != 0)
-		return (p->pol->flags & DT_POL_DRY_RUN) ? dt_dry_run_pass(p, NULL, p->cost, 0)
-							: dt_dropped(p);
 	b = dt_bucket_get_lean(&p->key, p->st);
 	if (!b)
 		return dt_fail_open(p->st);
-	if (pfx.state == DT_PFX_TAKEN)
-		now = pfx.a.now;
+	if (pfx && pfx->state == DT_PFX_TAKEN)
+		now = pfx->a.now;
 	else
 		now = dt_now_for_take(p->cfg, b, p->pol, p->cost, &refused);
 	dt_touch(b, now);
 	take = refused ? DT_TAKE_DENY : dt_bucket_take(b, now, p->pol, p->cost);
-	if (pfx.state != DT_PFX_NONE)
-		take = dt_prefix_settle(&pfx, b, p->pol, take);
+	if (pfx && pfx->state != DT_PFX_NONE)
+		take = dt_prefix_settle(pfx, b, p->pol, take);
 	if (take == DT_TAKE_ADMIT)
 		return dt_admitted(p, b);
 	if (take == DT_TAKE_CONTENDED)
@@ -397,6 +393,19 @@ static __always_inline int dt_throttle(struct dt_packet *p)
 		return dt_dry_run_pass(p, b, p->cost, now);
 	dt_count_drop(b, &p->key, p->cost, 0, now);  /* held per CPU: see dt_count_drop */
 	return dt_dropped(p);
+}
+
+/* A `throttle` rule with prefix budgets: the levels first (the packet is dropped before
+ * its source gets a bucket of its own if one is out of budget), then the source's take. */
+static __always_inline int dt_throttle_prefix(struct dt_packet *p)
+{
+	struct dt_prefix_pass pfx;
+
+	pfx.state = DT_PFX_NONE;
+	if ((p->pol->flags & DT_POL_PREFIX) && dt_prefix_first(p, &pfx) != 0)
+		return (p->pol->flags & DT_POL_DRY_RUN) ? dt_dry_run_pass(p, NULL, p->cost, 0)
+							: dt_dropped(p);
+	return dt_throttle(p, &pfx);
 }
 
 /*
@@ -441,12 +450,12 @@ static __always_inline int dt_packet_of_rule(struct dt_packet *p, struct dt_fact
 }
 
 /* dt_decide's answer when the throttle decides (dt_throttle_facts). */
-#define DT_DECIDE_THROTTLE (-1)
+#define DT_DECIDE_PREFIX (-1)
 
 /*
  * The decision for one frame, whatever hook it arrives at: XDP_PASS or XDP_DROP
  * (the hook's entry point turns these into its own verdict codes) from the frame's
- * facts (dt_facts_read), or DT_DECIDE_THROTTLE for a `throttle` rule, with f->key
+ * facts (dt_facts_read), or DT_DECIDE_PREFIX for a `throttle` rule, with f->key
  * its bucket's key, f->cost, f->bank and f->cap.rule ready for dt_throttle_facts.
  * f->cap.rule and f->cap.would_drop say what decided, for the capture. `st` and
  * `cfg`: this CPU's counters and the configuration, looked up by the entry point.
@@ -481,8 +490,13 @@ __noinline int dt_decide(struct dt_facts *f, struct dt_stats *st, struct dt_conf
 	 * included) under a byte rule. A bucket's passed/dropped count the same unit, so
 	 * reports and debits are in bytes for byte rules. */
 	f->cost = (p->pol->flags & DT_POL_BYTES) ? f->frame_len : f->segs;
-	f->bank = bank;
-	return DT_DECIDE_THROTTLE;
+	if (p->pol->flags & DT_POL_PREFIX) {
+		f->bank = bank;
+		return DT_DECIDE_PREFIX;
+	}
+	p->key = f->key;
+	p->cost = f->cost;
+	return dt_throttle(p, NULL);
 }
 
 /* A `throttle` rule's verdict (dt_throttle) for the frame dt_decide prepared. A global
@@ -497,7 +511,7 @@ __noinline int dt_throttle_facts(struct dt_facts *f, struct dt_stats *st, struct
 		return dt_fail_open(st);
 	p->key = f->key;
 	p->cost = f->cost;
-	return dt_throttle(p);
+	return dt_throttle_prefix(p);
 }
 
 /*
@@ -548,7 +562,7 @@ static __always_inline int dt_facts_of(struct dt_facts *f, void *data, void *dat
  * tags, IPv4 options, IPv6 extension headers) are verified here, and only here: what
  * follows sees scalars. (Its stack is not on the one the throttle's functions stack on.)
  */
-__noinline int dt_facts_xdp(struct xdp_md *ctx, struct dt_facts *f, struct dt_stats *st, const struct dt_config *cfg)
+static __always_inline int dt_facts_xdp(struct xdp_md *ctx, struct dt_facts *f, struct dt_stats *st, const struct dt_config *cfg)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 
@@ -559,7 +573,7 @@ __noinline int dt_facts_xdp(struct xdp_md *ctx, struct dt_facts *f, struct dt_st
  * frame as XDP would see it. The parser reads only the linear part: when the headers it
  * may need are not all there (a non-linear skb), they are pulled in first; if that
  * fails, the parser sees less and the frame passes as malformed. */
-__noinline int dt_facts_tc(struct __sk_buff *skb, struct dt_facts *f, struct dt_stats *st, const struct dt_config *cfg)
+static __always_inline int dt_facts_tc(struct __sk_buff *skb, struct dt_facts *f, struct dt_stats *st, const struct dt_config *cfg)
 {
 	__u32 want = skb->len < DT_TC_PULL_LEN ? skb->len : DT_TC_PULL_LEN;
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
@@ -585,7 +599,7 @@ static __always_inline int dt_hook_decide(struct dt_facts *f, int ready, struct 
 	if (!ready)
 		return XDP_PASS;
 	verdict = dt_decide(f, st, cfg);
-	return verdict == DT_DECIDE_THROTTLE ? dt_throttle_facts(f, st, cfg) : verdict;
+	return verdict == DT_DECIDE_PREFIX ? dt_throttle_facts(f, st, cfg) : verdict;
 }
 
 /* The capture's part of the frame's facts, before the decision. */
