@@ -50,10 +50,12 @@
 
 /*
  * What the decision needs of the frame, read at the hook's entry point (dt_facts_read):
- * scalars only, so that everything after the parse is global functions the verifier
- * checks once. With packet pointers (each way through the parser leaves them at another
- * offset) the decision was verified again for every way: dt_xdp took 462,000
- * instructions of the verifier's 1,000,000 and most of a second at every load.
+ * scalars only, so that the decision is a global function the verifier checks once
+ * (dt_decide). Inlined with the parser's packet pointers (each way through the parser --
+ * VLAN tags, IPv4 options, IPv6 extension headers -- leaves them at another offset,
+ * and every list, ban and rule branch multiplies those ways), the decision was verified
+ * again for every way: dt_xdp took 462,000 instructions of the verifier's 1,000,000 on
+ * Linux 6.18 and most of a second at every load, and Linux 6.1 refused it.
  */
 struct dt_facts {
 	struct dt_key key;      /* the source */
@@ -449,19 +451,24 @@ static __always_inline int dt_packet_of_rule(struct dt_packet *p, struct dt_fact
 	return p->pol && p->rst;
 }
 
-/* dt_decide's answer when the throttle decides (dt_throttle_facts). */
+/* dt_decide's answer for a rule with prefix budgets: dt_throttle_facts decides. */
 #define DT_DECIDE_PREFIX (-1)
 
 /*
  * The decision for one frame, whatever hook it arrives at: XDP_PASS or XDP_DROP
  * (the hook's entry point turns these into its own verdict codes) from the frame's
- * facts (dt_facts_read), or DT_DECIDE_PREFIX for a `throttle` rule, with f->key
- * its bucket's key, f->cost, f->bank and f->cap.rule ready for dt_throttle_facts.
- * f->cap.rule and f->cap.would_drop say what decided, for the capture. `st` and
- * `cfg`: this CPU's counters and the configuration, looked up by the entry point.
- * A global function, like the throttle's: the verifier checks each once, whatever
- * way through the parser the frame took (and their stacks are side by side, not on
- * top of each other: 512 bytes in all).
+ * facts (dt_facts_read), or DT_DECIDE_PREFIX for a `throttle` rule with prefix
+ * budgets, with f->key its bucket's key, f->cost, f->bank and f->cap.rule ready for
+ * dt_throttle_facts. f->cap.rule and f->cap.would_drop say what decided, for the
+ * capture. `st` and `cfg`: this CPU's counters and the configuration, looked up by the
+ * entry point. A global function: the verifier checks it once, whatever way through
+ * the parser the frame took; the packet pays one call for it.
+ *
+ * The stack (512 bytes for the deepest chain of calls, each frame rounded up to 32 bytes
+ * by Linux 6.1): the prefix budgets' chain (entry point, dt_throttle_facts,
+ * dt_prefix_check, dt_pfx_take) is the deepest, 160 + 192 + 64 + 96 = 512 on 6.1, so it
+ * does not start from this frame; bucket creation is dt_bucket_insert's frame, not ours.
+ * verifier_stats (tools/verifier) prints each frame's depth with --log.
  */
 __noinline int dt_decide(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
 {
@@ -484,23 +491,26 @@ __noinline int dt_decide(struct dt_facts *f, struct dt_stats *st, struct dt_conf
 		return dt_fail_open(st);
 	/* key_by = "destination": the bucket is the destination's, whoever sends. */
 	if (p->pol->flags & DT_POL_KEY_DEST)
-		__builtin_memcpy(f->key.addr, f->dst, 16);
-	dt_key_for_rule(&f->key, p->pol, rule, f->is_v6);
+		__builtin_memcpy(p->key.addr, f->dst, 16);
+	else
+		__builtin_memcpy(p->key.addr, f->key.addr, 16);
+	dt_key_for_rule(&p->key, p->pol, rule, f->is_v6);
 	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet header
 	 * included) under a byte rule. A bucket's passed/dropped count the same unit, so
 	 * reports and debits are in bytes for byte rules. */
-	f->cost = (p->pol->flags & DT_POL_BYTES) ? f->frame_len : f->segs;
+	p->cost = (p->pol->flags & DT_POL_BYTES) ? f->frame_len : f->segs;
 	if (p->pol->flags & DT_POL_PREFIX) {
+		f->key = p->key;
+		f->cost = p->cost;
 		f->bank = bank;
 		return DT_DECIDE_PREFIX;
 	}
-	p->key = f->key;
-	p->cost = f->cost;
 	return dt_throttle(p, NULL);
 }
 
-/* A `throttle` rule's verdict (dt_throttle) for the frame dt_decide prepared. A global
- * function, called by the entry point after dt_decide. */
+/* A `throttle` rule with prefix budgets: its verdict (dt_throttle_prefix) for the frame
+ * dt_decide prepared. A global function, called by the entry point after dt_decide (see
+ * there for the stack). */
 __noinline int dt_throttle_facts(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
 {
 	struct dt_packet pk, *p = &pk;
@@ -557,11 +567,7 @@ static __always_inline int dt_facts_of(struct dt_facts *f, void *data, void *dat
 	return 1;
 }
 
-/*
- * The parser for each hook, as a global function: the ways through the parser (VLAN
- * tags, IPv4 options, IPv6 extension headers) are verified here, and only here: what
- * follows sees scalars. (Its stack is not on the one the throttle's functions stack on.)
- */
+/* The frame's facts at XDP. */
 static __always_inline int dt_facts_xdp(struct xdp_md *ctx, struct dt_facts *f, struct dt_stats *st, const struct dt_config *cfg)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
