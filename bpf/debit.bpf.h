@@ -53,7 +53,7 @@ static long dt_debit_one(__u32 i, void *arg)
 		lc->failed++;
 		return 0;
 	}
-	b = dt_bucket_get(&d->key, lc->st);
+	b = dt_bucket_get(&d->key, lc->st, DT_FRESH_DEBIT);
 	if (!b || dt_bucket_debit(b, lc->now, pol, hits) != 0) {
 		lc->failed++;
 		return 0;

@@ -386,7 +386,7 @@ static __always_inline int dt_throttle(struct dt_packet *p)
 	if ((p->pol->flags & DT_POL_PREFIX) && dt_prefix_first(p, &pfx) != 0)
 		return (p->pol->flags & DT_POL_DRY_RUN) ? dt_dry_run_pass(p, NULL, p->cost, 0)
 							: dt_dropped(p);
-	b = dt_bucket_get(&p->key, p->st);
+	b = dt_bucket_get(&p->key, p->st, DT_FRESH_PACKET);
 	if (!b)
 		return dt_fail_open(p->st);
 	if (pfx.state == DT_PFX_TAKEN)

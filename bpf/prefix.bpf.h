@@ -154,7 +154,7 @@ __noinline int dt_pfx_take(const struct dt_pfx_arg *a, const struct dt_policy *l
 	if (!st)
 		return 2;
 	dt_pfx_key(&lk, a, l);
-	b = dt_bucket_get(&lk, st);
+	b = dt_bucket_get(&lk, st, DT_FRESH_PACKET);
 	if (!b)
 		return 2;
 	return dt_bucket_take(b, a->now, l, a->cost) == DT_TAKE_ADMIT;
