@@ -50,48 +50,23 @@ dt_policy_for(const struct dt_config *cfg, __u32 rule)
 	return dt_policy_in_bank(DT_READ_ONCE(cfg->bank), rule);
 }
 
-/* Find the bucket of `key`, creating a full one (tat 0) on first sight. */
+/* Find the bucket of `key`, creating a full one (tat 0) on first sight from this CPU's
+ * bucket_fresh slot `fresh_slot` (DT_FRESH_PACKET or DT_FRESH_DEBIT); NULL if none. */
 static __always_inline struct dt_bucket *
-dt_bucket_get(const struct dt_key *key, struct dt_stats *st)
+dt_bucket_get(const struct dt_key *key, struct dt_stats *st, __u32 fresh_slot)
 {
-	struct dt_bucket *b = bpf_map_lookup_elem(&buckets, key);
+	struct dt_bucket *b = bpf_map_lookup_elem(&buckets, key), *fresh;
 
 	if (b)
 		return b;
-	struct dt_bucket fresh = { .rule = key->rule };
+	fresh = bpf_map_lookup_elem(&bucket_fresh, &fresh_slot);
+	if (!fresh)
+		return NULL;
+	fresh->rule = key->rule;
 	/* Two CPUs may race here: BPF_NOEXIST lets exactly one insert win, the other
 	 * gets -EEXIST and uses the winner's bucket. */
-	if (bpf_map_update_elem(&buckets, key, &fresh, BPF_NOEXIST) == 0)
+	if (bpf_map_update_elem(&buckets, key, fresh, BPF_NOEXIST) == 0)
 		__sync_fetch_and_add(&st->new_sources, 1);
-	return bpf_map_lookup_elem(&buckets, key);
-}
-
-/* The insert half of dt_bucket_get, as a global function (the new bucket is on its stack,
- * not on its caller's): 1 if this call created the bucket of `key`. */
-__noinline int dt_bucket_insert(const struct dt_key *key, struct dt_stats *st)
-{
-	struct dt_bucket fresh = {};
-	struct dt_key k;
-
-	if (!key || !st)
-		return 0;
-	k = *key;  /* Linux 6.1 takes no map key from a global function's argument */
-	fresh.rule = k.rule;
-	if (bpf_map_update_elem(&buckets, &k, &fresh, BPF_NOEXIST) != 0)
-		return 0;
-	__sync_fetch_and_add(&st->new_sources, 1);
-	return 1;
-}
-
-/* dt_bucket_get for a caller whose stack is short: the new bucket is made on
- * dt_bucket_insert's. */
-static __always_inline struct dt_bucket *dt_bucket_get_lean(const struct dt_key *key, struct dt_stats *st)
-{
-	struct dt_bucket *b = bpf_map_lookup_elem(&buckets, key);
-
-	if (b)
-		return b;
-	dt_bucket_insert(key, st);
 	return bpf_map_lookup_elem(&buckets, key);
 }
 

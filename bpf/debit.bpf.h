@@ -48,7 +48,7 @@ __noinline int dt_debit_key(const struct dt_key *key, const struct dt_policy *po
 	if (!key || !pol || !st)
 		return -1;
 	k = *key;  /* Linux 6.1 takes no map key from a global function's argument */
-	b = dt_bucket_get(&k, st);
+	b = dt_bucket_get(&k, st, DT_FRESH_DEBIT);
 	if (!b || dt_bucket_debit(b, now, pol, hits) != 0)
 		return -1;
 	__sync_fetch_and_add(&b->debited, hits);

@@ -377,7 +377,7 @@ static __always_inline int dt_throttle(struct dt_packet *p, struct dt_prefix_pas
 	int refused = 0;
 	__u64 now;
 
-	b = dt_bucket_get_lean(&p->key, p->st);
+	b = dt_bucket_get(&p->key, p->st, DT_FRESH_PACKET);
 	if (!b)
 		return dt_fail_open(p->st);
 	if (pfx && pfx->state == DT_PFX_TAKEN)
@@ -467,9 +467,9 @@ static __always_inline int dt_packet_of_rule(struct dt_packet *p, struct dt_fact
  *
  * The stack (512 bytes for the deepest chain of calls, each frame rounded up to 32 bytes
  * by Linux 6.1): the prefix budgets' chain (entry point, dt_throttle_facts,
- * dt_prefix_check, dt_pfx_take) is the deepest, 160 + 192 + 64 + 96 = 512 on 6.1, so it
- * does not start from this frame; bucket creation is dt_bucket_insert's frame, not ours.
- * verifier_stats (tools/verifier) prints each frame's depth with --log.
+ * dt_prefix_check, dt_pfx_take) is the deepest, 160 + 192 + 64 + 64 = 480 on 6.1, so it
+ * does not start from this frame (160 more). tools/verifier/verifier_stats --log prints
+ * each frame's depth ("stack depth").
  */
 __noinline int dt_decide(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
 {

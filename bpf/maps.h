@@ -80,6 +80,22 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } active_stage SEC(".maps");
 
+/* A bucket as first created (tat 0: full) for dt_bucket_get to copy into `buckets`, one
+ * per CPU and per kind of caller, instead of one built on the stack: 64 bytes of the frame
+ * of every function that creates buckets, and the packet program has 512 bytes in all with
+ * the global functions it calls (Linux 6.1 counts each frame rounded up to 32). Only its
+ * `rule` is ever written. DT_FRESH_PACKET: the packet programs (XDP and tc never nest on
+ * a CPU); DT_FRESH_DEBIT: dt_debit, which runs in process context where a packet may
+ * interrupt it. */
+#define DT_FRESH_PACKET 0
+#define DT_FRESH_DEBIT 1
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct dt_bucket);
+} bucket_fresh SEC(".maps");
+
 /* Staging area for the collect program (see bpf/collect.bpf.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

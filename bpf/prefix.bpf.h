@@ -140,18 +140,21 @@ __noinline int dt_pfx_peek(const struct dt_pfx_arg *a, const struct dt_policy *l
 	return !b || dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), a->bound, l, a->cost, &next);
 }
 
-/* Step 3 for one level: 1 taken, 0 refused, 2 no bucket to be had (fails open). `st`:
- * this CPU's counters, looked up by the caller (the key of that lookup would take stack
- * from the deepest call chain of the packet program: 512 bytes in all). */
-__noinline int dt_pfx_take(const struct dt_pfx_arg *a, const struct dt_policy *l, struct dt_stats *st)
+/* Step 3 for one level: 1 taken, 0 refused, 2 no bucket to be had (fails open). */
+__noinline int dt_pfx_take(const struct dt_pfx_arg *a, const struct dt_policy *l)
 {
 	struct dt_bucket *b;
+	struct dt_stats *st;
 	struct dt_key lk;
+	__u32 zero = 0;
 
-	if (!a || !l || !st)
+	if (!a || !l)
+		return 2;
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
 		return 2;
 	dt_pfx_key(&lk, a, l);
-	b = dt_bucket_get(&lk, st);
+	b = dt_bucket_get(&lk, st, DT_FRESH_PACKET);
 	if (!b)
 		return 2;
 	return dt_bucket_take(b, a->now, l, a->cost) == DT_TAKE_ADMIT;
@@ -233,13 +236,13 @@ static __always_inline void dt_prefix_refund(const struct dt_prefix_policy *pp, 
 /* Step 3 for level i (of n): 1 if it refused (the caller refunds), else 0 (taken, or
  * no bucket to be had: fails open). */
 static __always_inline int dt_prefix_take_refused(const struct dt_prefix_policy *pp, struct dt_prefix_pass *ps,
-						  __u32 i, __u32 n, struct dt_stats *st)
+						  __u32 i, __u32 n)
 {
 	int r;
 
 	if (i >= n)
 		return 0;
-	r = dt_pfx_take(&ps->a, dt_prefix_level(pp, ps, i), st);
+	r = dt_pfx_take(&ps->a, dt_prefix_level(pp, ps, i));
 	if (r == 1)
 		ps->taken |= 1u << i;
 	return r == 0;
@@ -250,19 +253,18 @@ static __always_inline int dt_prefix_take_refused(const struct dt_prefix_policy 
  * note on loops above. */
 static __always_inline int dt_prefix_take_all(const struct dt_prefix_policy *pp, struct dt_prefix_pass *ps)
 {
-	__u32 n = dt_prefix_count(pp, ps), refused = DT_PREFIX_LEVELS, zero = 0;
-	struct dt_stats *st = bpf_map_lookup_elem(&stats, &zero);
+	__u32 n = dt_prefix_count(pp, ps), refused = DT_PREFIX_LEVELS;
 
 	_Static_assert(DT_PREFIX_LEVELS == 4, "one dt_prefix_take_refused per level");
 	ps->taken = 0;
 	dt_pfx_now(&ps->a);
-	if (dt_prefix_take_refused(pp, ps, 0, n, st))
+	if (dt_prefix_take_refused(pp, ps, 0, n))
 		refused = 0;
-	else if (dt_prefix_take_refused(pp, ps, 1, n, st))
+	else if (dt_prefix_take_refused(pp, ps, 1, n))
 		refused = 1;
-	else if (dt_prefix_take_refused(pp, ps, 2, n, st))
+	else if (dt_prefix_take_refused(pp, ps, 2, n))
 		refused = 2;
-	else if (dt_prefix_take_refused(pp, ps, 3, n, st))
+	else if (dt_prefix_take_refused(pp, ps, 3, n))
 		refused = 3;
 	if (refused < DT_PREFIX_LEVELS) {
 		dt_prefix_refund(pp, ps);

@@ -35,6 +35,7 @@
 	X(debit_batch, DT_NOT_PINNED, 1, "one batch of peers' debits for dt_debit (struct dt_debit)") \
 	X(active, DT_PINNED, 1, "ring of sources newly active in a report period") \
 	X(active_stage, DT_PINNED, 1, "per CPU: announcements on their way to the ring (struct dt_active_stage)") \
+	X(bucket_fresh, DT_NOT_PINNED, 4, "per CPU: a bucket as first created, copied into buckets (struct dt_bucket)") \
 	X(collect_batch, DT_NOT_PINNED, 1, "one batch of sources for dt_collect (struct dt_collect)") \
 	X(cluster_exempt, DT_PINNED, 2, "the cluster's own TCP traffic: (address, port, side) (struct dt_exempt_key)") \
 	X(cluster_ports, DT_PINNED, 2, "the ports of cluster_exempt as two bitmaps (struct dt_cluster_ports)") \

@@ -1,8 +1,9 @@
-// bpf_fixture.h - a GoogleTest fixture around a freshly loaded dthrottle object.
+// bpf_fixture.h - a GoogleTest fixture around the dthrottle object, as freshly loaded.
 //
-// Every test gets its own copy of the programs and maps, loaded from the skeleton
-// with pinning switched off (nothing appears under /sys/fs/bpf, nothing is shared
-// with a running agent or with another test) and a small bucket map. Packets go
+// The programs and maps are loaded from the skeleton once per process, with pinning
+// switched off (nothing appears under /sys/fs/bpf, nothing is shared with a running
+// agent) and a small bucket map; before each test every map is put back as the load
+// left it (map_reset.h), so no test sees another's state. Packets go
 // through the real XDP program with BPF_PROG_TEST_RUN; the helpers use the agent's
 // own code (make_policy, publish_rules, read_stats, apply_debits) so the tests
 // exercise the pair the way the agent drives it.
@@ -100,10 +101,15 @@ class PinnedToThisCpu {
 };
 
 class BpfFixture : public ::testing::Test {
- protected:
-  // Small, but far above what any test creates: an LRU map this size never evicts here.
+ public:
+  // Sources any test may create: an LRU map sized by bucket_capacity() never evicts here.
   static constexpr uint32_t kMaxSources = 1024;
+  // The bucket map's size: kMaxSources plus what a reset can leave parked on other CPUs.
+  // A deleted LRU element goes back to the free list of the CPU that took it (up to about
+  // 256 a CPU), and a test running elsewhere cannot have them without evicting.
+  static uint32_t bucket_capacity();
 
+ protected:
   void SetUp() override;
   void TearDown() override;
 

@@ -97,7 +97,7 @@ TEST_F(XdpReport, DroppedPacketsAreNotReported) {
 TEST_F(XdpReport, ManySourcesInOnePeriodAreAllCollected) {
   auto c = reporting(1000, 10);
   ASSERT_TRUE(c);
-  // 1000 sources (the fixture's map holds 1024), 1 or 2 hits each.
+  // 1000 sources (the fixture's map never evicts below kMaxSources = 1024), 1 or 2 hits each.
   uint64_t want = 0;
   for (int i = 0; i < 1000; i++) {
     std::string src = "198.18." + std::to_string(10 + i / 250) + "." + std::to_string(1 + i % 250);
