@@ -50,7 +50,8 @@ BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/dthrottle/*.h)
 
 PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktgen $(BUILD)/bench \
             $(BUILD)/fuzz_report $(BUILD)/fuzz_make_seeds \
-            $(BUILD)/simulate $(BUILD)/query_bench $(BUILD)/query_serve $(BUILD)/strict_bench
+            $(BUILD)/simulate $(BUILD)/query_bench $(BUILD)/query_serve $(BUILD)/strict_bench \
+            $(BUILD)/verifier_stats
 
 .PHONY: all deps test test-kernel demo bench clean install uninstall
 .SECONDARY:
@@ -116,6 +117,10 @@ $(BUILD)/query_serve: $(OBJ)/tools/query_serve.o $(BUILD)/libdtagent.a
 
 $(BUILD)/strict_bench: $(OBJ)/tools/strict_bench.o $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
+
+# What the kernel's verifier spends on each program of a BPF object (docs/internals.md).
+$(BUILD)/verifier_stats: tools/verifier/verifier_stats.c | $(BUILD)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -lbpf
 
 # The report decoder under libFuzzer with ASan and UBSan (clang).
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
