@@ -569,7 +569,8 @@ static __always_inline int dt_facts_of(struct dt_facts *f, void *data, void *dat
 }
 
 /* The frame's facts at XDP. */
-static __always_inline int dt_facts_xdp(struct xdp_md *ctx, struct dt_facts *f, struct dt_stats *st, const struct dt_config *cfg)
+static __always_inline int dt_facts_xdp(struct xdp_md *ctx, struct dt_facts *f, struct dt_stats *st,
+					const struct dt_config *cfg)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 
@@ -580,7 +581,8 @@ static __always_inline int dt_facts_xdp(struct xdp_md *ctx, struct dt_facts *f, 
  * frame as XDP would see it. The parser reads only the linear part: when the headers it
  * may need are not all there (a non-linear skb), they are pulled in first; if that
  * fails, the parser sees less and the frame passes as malformed. */
-static __always_inline int dt_facts_tc(struct __sk_buff *skb, struct dt_facts *f, struct dt_stats *st, const struct dt_config *cfg)
+static __always_inline int dt_facts_tc(struct __sk_buff *skb, struct dt_facts *f, struct dt_stats *st,
+				       const struct dt_config *cfg)
 {
 	__u32 want = skb->len < DT_TC_PULL_LEN ? skb->len : DT_TC_PULL_LEN;
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
