@@ -167,8 +167,6 @@ static __always_inline __u32 dt_match_rule(const struct dt_facts *pf, __u32 bank
 	struct dt_rule_set *rs;
 	__u32 i, n;
 
-	if (!pf)
-		return DT_RULE_DEFAULT;
 	__builtin_memcpy(lk.addr, pf->key.addr, 16);
 	rs = (bank & 1) ? bpf_map_lookup_elem(&rules1, &lk) : bpf_map_lookup_elem(&rules0, &lk);
 	if (!rs)
@@ -420,8 +418,6 @@ static __always_inline int dt_screen(struct dt_facts *f, struct dt_stats *st, st
 {
 	struct dt_key src;
 
-	if (!f || !st || !cfg)
-		return XDP_PASS;
 	if ((cfg->flags & DT_CFG_EXEMPT) && dt_cluster_traffic(f)) {
 		st->exempt++;
 		return XDP_PASS;
