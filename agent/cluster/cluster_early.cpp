@@ -35,6 +35,9 @@ void Cluster::on_early_tick(uint64_t now_ns) {
     uint64_t suppressed = 0;
     if (reject_log_.allow(now_ns, &suppressed)) DT_WARN("collecting sources' hits early failed: %s", strerror(-err));
   }
+  if (log_level() == LogLevel::Debug)  // first contact, traced (docs/cluster-scale.md "First contact")
+    DT_DEBUG("early tick: %zu announced, %zu due, %zu to send (%llu hits)", fresh.size(), due.size(), entries.size(),
+             static_cast<unsigned long long>(hits_of(entries)));
   if (entries.empty()) return;
   counters_.early_ticks++;
   counters_.early_entries_sent += entries.size();
