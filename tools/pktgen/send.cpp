@@ -180,6 +180,8 @@ int run_send(SendOptions o) {
   to.sll_halen = 6;
   memcpy(to.sll_addr, o.dst_mac.data(), 6);
 
+  if (o.start_at_unix_ns > unix_ns() + kMaxDurationNs)
+    return runtime_error("--start-at is more than an hour away: give a Unix time in seconds such as $(date +%s) + 2");
   install_stop_handlers();
   SendCounts counts;
   const bool ok = send_paced(fd, to, o, frames, &counts, &err);
