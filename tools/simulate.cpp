@@ -330,7 +330,8 @@ int main(int argc, char **argv) {
   else if (args.early != "off") s.early_report = parse_time(args.early, false, "--early-report");
   if (s.early_report >= s.period) usage_error("--early-report must be shorter than the period (or off)");
   // The agent's owner scheme sends shared sources near their limit at its early ticks.
-  if (s.scheme == Scheme::Owner && !given.count("--shared-period")) s.shared_period = s.early_report;
+  if (s.scheme == Scheme::Owner && !given.count("--shared-period"))  // as the agent's ticks
+    s.shared_period = s.early_report ? dt::shared_early_pace(s.period, s.early_report) : 0;
   if (timeline) s.bin = timeline;
   else s.bin = s.duration;  // one bin: the per-client tables need no more (memory)
   if (args.mixed) {

@@ -213,6 +213,9 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   }
   counters_.messages_applied++;
   if (!body.relayed.empty()) return apply_relayed(h, body, now_ns);
+  if (log_level() == LogLevel::Debug && !body.entries.empty())  // first contact, traced
+    DT_DEBUG("report from %s: %zu entries (%llu hits), sent %lld ms ago", h.node_id.c_str(), body.entries.size(),
+             static_cast<unsigned long long>(hits_of(body.entries)), sent_ago_ms(h.sent_unix_ms));
   note_shared(apply_report(h, body, now_ns), now_ns);
 }
 

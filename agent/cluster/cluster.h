@@ -269,6 +269,7 @@ class Cluster {
   JoinGuard join_guard_;
   std::vector<uint64_t> burst_hits_;
   uint64_t next_early_ns_ = UINT64_MAX;
+  uint64_t next_shared_early_ns_ = 0;  // the shared sources' early reports: shared_early_pace
   std::map<std::string, uint64_t> directed_seq_;  // next seq of our messages to each owner
   ReportCadence cadence_;                         // quiet periods, heartbeats, directed batches
   bool owner_period_ = false;                     // this period's sources were routed to owners

@@ -25,7 +25,9 @@ void Cluster::on_early_tick(uint64_t now_ns) {
   std::vector<ReportEntry> collected;
   if (!due.empty()) collected = collector_.collect(due, &err);
   std::vector<ReportEntry> entries = early_.tick(collected);
-  if (err == 0) {  // after the new ones: a key in both was collected already (0 hits now)
+  if (err == 0 && now_ns >= next_shared_early_ns_) {  // after the new ones: a key in both was collected already
+    const uint64_t tick = early_.options().delay_ns;
+    next_shared_early_ns_ = now_ns + shared_early_pace(cfg_.period_ns, tick) - tick / 2;  // the tick nearest the pace
     std::vector<ReportEntry> shared = collect_shared_early(now_ns, &err);
     counters_.shared_early_entries += shared.size();
     entries.insert(entries.end(), shared.begin(), shared.end());
@@ -35,6 +37,9 @@ void Cluster::on_early_tick(uint64_t now_ns) {
     uint64_t suppressed = 0;
     if (reject_log_.allow(now_ns, &suppressed)) DT_WARN("collecting sources' hits early failed: %s", strerror(-err));
   }
+  if (log_level() == LogLevel::Debug)  // first contact, traced (docs/cluster-scale.md "First contact")
+    DT_DEBUG("early tick: %zu announced, %zu due, %zu to send (%llu hits)", fresh.size(), due.size(), entries.size(),
+             static_cast<unsigned long long>(hits_of(entries)));
   if (entries.empty()) return;
   counters_.early_ticks++;
   counters_.early_entries_sent += entries.size();

@@ -128,6 +128,9 @@ void Cluster::handle_directed(const void *data, size_t len, uint64_t now_ns) {
   for (const dt_debit &d : debits)
     for (RelayEntry &r : router_.contribute(d.key, static_cast<size_t>(it - members.begin()), d.hits, now_ns))
       relays.push_back(std::move(r));
+  if (log_level() == LogLevel::Debug)
+    DT_DEBUG("directed from %s: %zu entries applied, %zu relayed, sent %lld ms ago", h.node_id.c_str(), debits.size(),
+             relays.size(), sent_ago_ms(h.sent_unix_ms));
   if (!relays.empty()) publish_relays(relays, now_ns);
 }
 
@@ -141,7 +144,12 @@ void Cluster::apply_relayed(const ReportHeader &h, const ReportBody &body, uint6
     hits.rules = r.rules;
     hits.entries = r.entries;
     const std::vector<dt_debit> debits = apply_report(from, hits, now_ns);
-    for (const dt_debit &d : debits) counters_.relayed_hits_debited += d.hits;
+    uint64_t debited = 0;
+    for (const dt_debit &d : debits) debited += d.hits;
+    counters_.relayed_hits_debited += debited;
+    if (log_level() == LogLevel::Debug)
+      DT_DEBUG("relay from %s: %llu hits of %s debited, sent %lld ms ago", h.node_id.c_str(),
+               static_cast<unsigned long long>(debited), r.node_id.c_str(), sent_ago_ms(h.sent_unix_ms));
     note_shared(debits, now_ns);
   }
 }

@@ -17,7 +17,8 @@
 #
 # Scenarios (the budget: --rate 100 --burst 50, a period of 200 ms):
 #   spray    one client sprayed over every host, 2000 pps for 10 s (budget 50 + 100 x 10 s)
-#   first    a new client sprayed the same way for 1 s: its first second (budget 150)
+#   first    a new client sprayed the same way for 1 s: its first second (budget 150); may be
+#            given more than once (a new client each time)
 #   sticky   400 new clients, each always on one host (10 per host), 20 frames each in 1 s:
 #            the fraction admitted (every one is under its budget)
 #   light    60,000 light clients (one frame each), 1,500 per host: the report bytes each
@@ -268,14 +269,19 @@ cpu_report() {
 
 # spray NAME PPS SECONDS SRC_ARGS_OF_HOST: one pktgen per host, PPS/HOSTS frames per second each
 # for SECONDS (bounded by count and time); SRC_ARGS_OF_HOST I prints host I's source options.
+# Every sender starts at the same time (--start-at, a moment after the last is launched):
+# launched one after the other they began up to 1.2 s apart on a loaded machine, so a "new
+# client sprayed over 40 hosts for 1 s" was one host's client for a while and lasted 2.2 s.
 spray() {
-	local name=$1 pps=$2 secs=$3 fn=$4 i rate count
+	local name=$1 pps=$2 secs=$3 fn=$4 i rate count start_at
 	rate=$(calc "$pps / $HOSTS")
 	count=$(floor "$(calc "$rate * $secs + 0.5")")
+	start_at=$(awk -v now="$(date +%s.%N)" -v n="$HOSTS" 'BEGIN { printf "%.3f", now + 0.5 + n * 0.05 }')
 	for ((i = 1; i <= HOSTS; i++)); do
+		date +%s.%N >"$WORK/spray-$name-$i.t0" # when its sender was started
 		# shellcheck disable=SC2046
-		nsenter --net="/run/netns/$C_NS" -- timeout $((${secs%.*} + 20)) "$PKTGEN" send --iface "${M_CIF[i]}" \
-			--dst-ip "${M_IP[i]}" --dst-mac "${M_MAC[i]}" --json $($fn "$i") --rate "$rate" --count "$count" \
+		nsenter --net="/run/netns/$C_NS" -- timeout $((${secs%.*} + 25)) "$PKTGEN" send --iface "${M_CIF[i]}" \
+			--dst-ip "${M_IP[i]}" --dst-mac "${M_MAC[i]}" --json $($fn "$i") --rate "$rate" --count "$count" --start-at "$start_at" \
 			--duration "$((${secs%.*} + 5))s" >"$WORK/spray-$name-$i.json" 2>"$WORK/spray-$name-$i.err" &
 		LAB_PIDS[spray-$name-$i]=$!
 	done
@@ -306,6 +312,7 @@ global_passed() {
 
 SPRAY_SRC=198.19.200.1 FIRST_SRC=198.19.200.2
 one_spray_src() { echo "--sources $SPRAY_SRC"; }
+FIRST_RUNS=0 # "first" may be given more than once: each run's client is new (198.19.203.N after the first)
 one_first_src() { echo "--sources $FIRST_SRC"; }
 sticky_src() { echo "--src-range $(int_ip $((0xC613C900 + ($1 - 1) * STICKY_PER_HOST)))+$STICKY_PER_HOST"; }
 light_src() { echo "--src-range $(int_ip $((0xC6120000 + ($1 - 1) * LIGHT_PER_HOST)))+$LIGHT_PER_HOST"; }
@@ -357,12 +364,39 @@ scenario_spray() {
 	[ "$mode" = mesh ] && owner_counters
 }
 
+# spray_span NAME: "SPAN SPREAD": from the first frame of any of NAME's senders to the last
+# of any (seconds; the client's whole life), and how far apart their first frames were.
+spray_span() {
+	local i f
+	for ((i = 1; i <= HOSTS; i++)); do
+		f=$WORK/spray-$1-$i.json
+		echo "$(json_num "$(cat "$f")" first_unix_s) $(json_num "$(cat "$f")" last_unix_s)"
+	done | awk 'NR == 1 { a = $1; b = $2; fa = $1 } { if ($1 < a) a = $1; if ($1 > fa) fa = $1; if ($2 > b) b = $2 } END { printf "%.3f %.3f", b - a, fa - a }'
+}
+
 scenario_first() {
-	local admitted budget el
+	local admitted budget el spread
+	[ $((FIRST_RUNS++)) -eq 0 ] || { FIRST_SRC=198.19.203.$FIRST_RUNS && sleep 1; }
 	spray first 2000 1 one_first_src
-	el=$(spray_elapsed first)
+	read -r el spread <<<"$(spray_span first)"
 	admitted=$(passed_sum "$FIRST_SRC") budget=$(calc "$BURST + $RATE * $el")
-	echo "  first: a new client at 2000 pps over $HOSTS hosts for ${el}s: admitted $admitted, budget $budget: $(calc "$admitted / $budget")x"
+	echo "  first: a new client at 2000 pps over $HOSTS hosts for ${el}s (first frames ${spread}s apart): admitted $admitted, budget $budget: $(calc "$admitted / $budget")x"
+	first_trace
+}
+
+# first_trace: with BENCH_TRACE_DIR, the senders' first frames' times, each host's admissions of the
+# new client and the agents' logs (run them with BENCH_AGENT_ARGS="--log-level debug" for
+# the early reports' and the relays' times) go to BENCH_TRACE_DIR/N (N: the scenario's run);
+# tests/netns/first_contact_trace.py reads them.
+first_trace() {
+	local dir=${BENCH_TRACE_DIR:-} i
+	[ -n "$dir" ] || return 0
+	dir=$dir/$FIRST_RUNS
+	mkdir -p "$dir"
+	for ((i = 1; i <= HOSTS; i++)); do
+		echo "h$i $(json_num "$(cat "$WORK/spray-first-$i.json")" first_unix_s) $(json_num "$(cat "$WORK/spray-first-$i.json")" elapsed_s) $(source_num "$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0)" "$FIRST_SRC" passed)"
+		cp "$WORK/agent-mesh$i.log" "$dir/h$i.log" 2>/dev/null
+	done >"$dir/first.txt"
 }
 
 scenario_sticky() {

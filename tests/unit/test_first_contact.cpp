@@ -108,6 +108,14 @@ TEST(EarlyReport, MergeSumsTheHitsOfASourceCollectedTwice) {
   EXPECT_EQ(hits_of(merged, v4(3)), 7u);
 }
 
+// A short tick for new sources must not read every shared bucket as often (cluster_early.cpp).
+TEST(EarlyReport, SharedSourcesRideTheTicksAtMostEveryQuarterPeriod) {
+  constexpr uint64_t ms = 1'000'000;
+  EXPECT_EQ(dt::shared_early_pace(200 * ms, 50 * ms), 50 * ms);  // the default: every tick
+  EXPECT_EQ(dt::shared_early_pace(200 * ms, 10 * ms), 50 * ms);
+  EXPECT_EQ(dt::shared_early_pace(200 * ms, 80 * ms), 80 * ms);
+}
+
 TEST(JoinGuard, AJoinerChargesEachPeerReportedSourceOneBurstOnceWithinTheWindow) {
   dt::JoinGuard g(dt::JoinGuardOptions{2000 * kMs, 25});
   g.first_report(40, 100 * kMs);  // the first peer report heard: seq 40, the peer ran before us

@@ -12,6 +12,7 @@
 // cli/options.h); values are parsed by the agent's own parsers (common/parse_values.h).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -29,7 +30,8 @@ const char kUsage[] =
     "Usage: pktgen send --iface IF --dst-ip A[,A6] --dst-mac MAC\n"
     "                   (--sources S1,S2,... | --src-range FIRST+N)\n"
     "                   --rate PPS --count N --duration D\n"
-    "                   [--src-random] [--src-mac MAC] [--sport P] [--dport P] [--size BYTES] [--json]\n"
+    "                   [--src-random] [--src-mac MAC] [--sport P] [--dport P] [--size BYTES]\n"
+    "                   [--start-at T] [--json]\n"
     "       pktgen sink [--port P] --duration D [--json]\n"
     "\n"
     "Test traffic for dthrottle, for network namespaces joined by veth pairs.\n"
@@ -43,7 +45,8 @@ const char kSendUsage[] =
     "Usage: pktgen send --iface IF --dst-ip A[,A6] --dst-mac MAC\n"
     "                   (--sources S1,S2,... | --src-range FIRST+N)\n"
     "                   --rate PPS --count N --duration D\n"
-    "                   [--src-random] [--src-mac MAC] [--sport P] [--dport P] [--size BYTES] [--json]\n"
+    "                   [--src-random] [--src-mac MAC] [--sport P] [--dport P] [--size BYTES]\n"
+    "                   [--start-at T] [--json]\n"
     "\n"
     "Transmits UDP frames over a raw AF_PACKET socket on IF, each with a spoofed\n"
     "source address taken round-robin from the sources, paced to PPS frames per\n"
@@ -167,6 +170,12 @@ std::vector<OptionSpec> send_options(SendOptions *o, bool *have_count) {
       {"size", 0, "BYTES", "length of each frame, Ethernet header included, 100 to\n1514 (default: the shortest, 58 IPv4 / 78 IPv6)",
        checked([o](const std::string &v) { std::string e; return parse_count(v, 100, 1514, &o->size, &e); },
                "a frame length from 100 to 1514 bytes")},
+      {"start-at", 0, "T", "send the first frame at Unix time T (seconds, e.g. from\ndate +%s.%N; default: at once): senders started one\nafter the other begin together",
+       checked([o](const std::string &v) {
+         char *end = nullptr;
+         const double t = strtod(v.c_str(), &end);
+         return end && *end == '\0' && t > 0 && t < 1e11 && (o->start_at_unix_ns = static_cast<uint64_t>(t * 1e9), true);
+       }, "a Unix time in seconds such as 1764130000.25")},
       {"json", 0, nullptr, "print the result as JSON instead of a table", turn_on(&o->json)},
   };
 }

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <random>
 
 #include "frames/packet_builder.h"
@@ -82,7 +83,14 @@ std::vector<std::vector<uint8_t>> build_frames(const SendOptions &o) {
 struct SendCounts {
   std::vector<uint64_t> sent, failed;
   uint64_t first = 0, last = 0;  // when the first and the last frame's send began
+  int64_t unix_minus_mono = 0;    // CLOCK_REALTIME - CLOCK_MONOTONIC: first and last as Unix times
 };
+
+uint64_t unix_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 // Frame k is due at start + k / rate: sleeps until the next one is due, then sends every
 // frame due by now (catching up after a late wake-up keeps the average rate). Returns false
@@ -92,7 +100,13 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, const std::
   const size_t n = frames.size();
   c->sent.assign(n, 0);
   c->failed.assign(n, 0);
+  if (o.start_at_unix_ns) {
+    timespec at{static_cast<time_t>(o.start_at_unix_ns / 1'000'000'000ull), static_cast<long>(o.start_at_unix_ns % 1'000'000'000ull)};
+    while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, nullptr) == EINTR && !g_stop) {
+    }
+  }
   const uint64_t start = now_ns(), deadline = start + o.duration_ns;
+  c->unix_minus_mono = static_cast<int64_t>(unix_ns()) - static_cast<int64_t>(now_ns());
   std::mt19937_64 rng(start ^ static_cast<uint64_t>(getpid()));
   for (uint64_t k = 0; k < o.count && !g_stop;) {
     const uint64_t t = now_ns();
@@ -129,9 +143,10 @@ void print_send(const SendOptions &o, const SendCounts &c) {
   uint64_t total = 0, total_failed = 0;
   for (size_t i = 0; i < n; i++) total += c.sent[i], total_failed += c.failed[i];
   if (o.json) {
-    printf("{\"iface\":\"%s\",\"rate\":%.3f,\"elapsed_s\":%.6f,\"sent\":%llu,\"failed\":%llu,"
-           "\"interrupted\":%s,\"sources\":[",
-           o.iface.c_str(), o.rate, elapsed, static_cast<unsigned long long>(total),
+    const auto unix_s = [&](uint64_t mono) { return mono ? static_cast<double>(static_cast<int64_t>(mono) + c.unix_minus_mono) / 1e9 : 0.0; };
+    printf("{\"iface\":\"%s\",\"rate\":%.3f,\"elapsed_s\":%.6f,\"first_unix_s\":%.6f,\"last_unix_s\":%.6f,"
+           "\"sent\":%llu,\"failed\":%llu,\"interrupted\":%s,\"sources\":[",
+           o.iface.c_str(), o.rate, elapsed, unix_s(c.first), unix_s(c.last), static_cast<unsigned long long>(total),
            static_cast<unsigned long long>(total_failed), g_stop ? "true" : "false");
     for (size_t i = 0; i < n; i++)
       printf("%s{\"source\":\"%s\",\"sent\":%llu,\"failed\":%llu}", i ? "," : "",
@@ -165,6 +180,8 @@ int run_send(SendOptions o) {
   to.sll_halen = 6;
   memcpy(to.sll_addr, o.dst_mac.data(), 6);
 
+  if (o.start_at_unix_ns > unix_ns() + kMaxDurationNs)
+    return runtime_error("--start-at is more than an hour away: give a Unix time in seconds such as $(date +%s) + 2");
   install_stop_handlers();
   SendCounts counts;
   const bool ok = send_paced(fd, to, o, frames, &counts, &err);

@@ -23,6 +23,9 @@ struct SendOptions {
   uint16_t dport = kDefaultPort;
   uint16_t sport = 0;  // 0: 40000 + the source's index (one flow per source)
   uint64_t size = 0;  // frame length; 0: the shortest
+  // --start-at: the first frame at this CLOCK_REALTIME time (ns since the epoch; 0: at
+  // once), so that senders started one after the other begin together.
+  uint64_t start_at_unix_ns = 0;
 };
 
 // Sends as `o` says (its values already checked) and prints the frames sent per source.
