@@ -230,6 +230,14 @@ std::vector<ResendRequest> PeerTracker::resend_requests(uint64_t now_ns, size_t 
   return out;
 }
 
+bool PeerTracker::link_dropped(const std::string &node_id, uint64_t now_ns, LivenessChange *change) {
+  auto it = peers_.find(node_id);
+  if (it == peers_.end() || !it->second.up) return false;
+  it->second.up = false;
+  *change = {node_id, false, now_ns > it->second.last_heard_ns ? now_ns - it->second.last_heard_ns : 0};
+  return true;
+}
+
 std::vector<LivenessChange> PeerTracker::check_liveness(uint64_t now_ns) {
   std::vector<LivenessChange> changes;
   for (auto &[id, p] : peers_) {

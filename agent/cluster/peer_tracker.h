@@ -174,6 +174,11 @@ class PeerTracker {
   // tracker's stream only).
   bool touch(const std::string &node_id, uint64_t boot_id, uint64_t now_ns);
 
+  // Our link to the peer dropped (link liveness, cluster.h: link_liveness()): a tracked
+  // peer that is up goes down at once (*change says so; true). Its next accepted message
+  // brings it up again, as after any silence.
+  bool link_dropped(const std::string &node_id, uint64_t now_ns, LivenessChange *change);
+
   // Marks peers silent for longer than down_after_ns as down; returns the changes.
   std::vector<LivenessChange> check_liveness(uint64_t now_ns);
 
