@@ -220,6 +220,13 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
          if (v != "agent" && v != "every-period") usage_error("--cadence: '" + v + "' is not agent or every-period");
          s.cadence = v == "agent";
        })},
+      {"liveness", 0, "L",
+       "with --cadence agent: link (default, the agent with keys in a\nfull mesh: a signed heartbeat every 10 s, one-hit sources\n"
+       "wait up to 4 s for their owner, a cut peer down after 2 s)\nor signed (a heartbeat a second: hubs, --insecure-cluster)",
+       noted(a, "liveness", [&s](const std::string &v) {
+         if (v != "link" && v != "signed") usage_error("--liveness: '" + v + "' is not link or signed");
+         s.link_liveness = v == "link";
+       })},
       {"shared-period", 0, "D", "--scheme owner: also every D, the hits of shared sources\nbelow half the burst to every peer (default: the\n--early-report pace, as the agent; 0: off)",
        noted(a, "shared-period", [&s](const std::string &v) { s.shared_period = parse_time(v, true, "--shared-period"); })},
       {"hub-period", 0, "D", "--scheme hub: how often each hub sends its sums (default\n50ms, as agent hub --aggregate)",
@@ -314,6 +321,7 @@ int parse_simulate_args(int argc, char **argv, SimArgs *args) {
   args->s.clients = parse_clients("2000");
   args->s.scheme = Scheme::Owner;  // the agent's scheme (Scenario's default stays mesh for the tests)
   args->s.cadence = true;          // ... and its cadence
+  args->s.link_liveness = true;    // ... and its liveness with keys in a full mesh
   args->offsets = "random";
   args->s.join_empty = true;  // the agent's JoinGuard (Scenario's default stays full for the tests)
   std::vector<dt::OptionSpec> options = scenario_options(args);

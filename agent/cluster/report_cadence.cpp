@@ -41,22 +41,30 @@ bool ReportCadence::heard_lately(const std::string &peer, uint64_t now_ns) const
   return any && !older_than_heartbeat(last, now_ns);
 }
 
-PeriodPlan ReportCadence::plan(const std::vector<std::string> &peers, bool content, uint64_t now_ns) {
-  PeriodPlan p;
+// The batches that must go: urgent, full or old ones, and with `for_liveness` also those
+// whose owner would otherwise not hear from us in time.
+void ReportCadence::take_due(bool for_liveness, uint64_t now_ns, PeriodPlan *p) {
   const uint64_t batch_wait = opt_.batch_wait_ns ? opt_.batch_wait_ns : opt_.heartbeat_ns;
   for (auto it = batches_.begin(); it != batches_.end();) {
     Batch &b = it->second;
     const bool go = b.urgent || b.entries.size() >= opt_.max_batch_entries || older_than(b.since_ns, batch_wait, now_ns) ||
-                    (!content && !heard_lately(it->first, now_ns));
+                    (for_liveness && !heard_lately(it->first, now_ns));
     if (!go || b.entries.empty()) {
       ++it;
       continue;
     }
     if (b.since_ns < now_ns) lazy_entries_ += b.entries.size();
     last_directed_ns_[it->first] = now_ns;
-    p.directed.emplace_back(it->first, std::move(b.entries));
+    p->directed.emplace_back(it->first, std::move(b.entries));
     it = batches_.erase(it);
   }
+}
+
+// The batches of owners that would not hear from us in time go unless the report has
+// something to say; then a heartbeat only if some peer still would not hear from us.
+PeriodPlan ReportCadence::plan(const std::vector<std::string> &peers, bool content, uint64_t now_ns) {
+  PeriodPlan p;
+  take_due(!content, now_ns, &p);
   bool due = content || !broadcast_yet_ || force_;
   if (!due && last_had_content_) {  // the tail
     const uint64_t tail = opt_.tail_ns ? std::min(opt_.tail_ns, opt_.heartbeat_ns) : opt_.heartbeat_ns;

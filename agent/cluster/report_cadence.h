@@ -96,6 +96,7 @@ class ReportCadence {
   bool heard_lately(const std::string &peer, uint64_t now_ns) const;  // within heartbeat_ns
   bool older_than_heartbeat(uint64_t since_ns, uint64_t now_ns) const;
   bool older_than(uint64_t since_ns, uint64_t span_ns, uint64_t now_ns) const;
+  void take_due(bool for_liveness, uint64_t now_ns, PeriodPlan *p);
 
   CadenceOptions opt_;
   std::map<std::string, Batch> batches_;
