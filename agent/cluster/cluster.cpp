@@ -47,7 +47,10 @@ uint64_t heartbeat_ns(const ClusterConfig &cfg) {
 CadenceOptions cadence_options(const ClusterConfig &cfg) {
   CadenceOptions o{cfg.period_ns, heartbeat_ns(cfg), kMaxBatchEntries, 0};
   if (const uint64_t age = report_max_age_ns(cfg)) o.tail_ns = std::max(cfg.period_ns, age / 2);
-  if (link_liveness(cfg) && !cfg.down_after_ns) o.batch_wait_ns = std::max(cfg.period_ns, kLinkBatchWaitNs);
+  if (link_liveness(cfg) && !cfg.down_after_ns) {
+    o.batch_wait_ns = std::max(cfg.period_ns, kLinkBatchWaitNs);
+    o.batch_quiet_ns = std::max(cfg.period_ns, kLinkBatchQuietNs);
+  }
   return o;
 }
 

@@ -9,6 +9,7 @@ void ReportCadence::queue(const std::string &to, const std::vector<ReportEntry> 
   if (entries.empty()) return;
   Batch &b = batches_[to];
   if (b.entries.empty()) b.since_ns = now_ns;
+  b.last_ns = now_ns;
   for (const ReportEntry &e : entries) {
     if (e.hits == 0) continue;
     auto [it, fresh] = b.index.emplace(e.key, b.entries.size());
@@ -48,6 +49,7 @@ void ReportCadence::take_due(bool for_liveness, uint64_t now_ns, PeriodPlan *p) 
   for (auto it = batches_.begin(); it != batches_.end();) {
     Batch &b = it->second;
     const bool go = b.urgent || b.entries.size() >= opt_.max_batch_entries || older_than(b.since_ns, batch_wait, now_ns) ||
+                    (opt_.batch_quiet_ns && older_than(b.last_ns, opt_.batch_quiet_ns, now_ns)) ||
                     (for_liveness && !heard_lately(it->first, now_ns));
     if (!go || b.entries.empty()) {
       ++it;

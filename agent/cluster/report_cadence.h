@@ -16,9 +16,10 @@
 //     everyone would (the receiver counts it as the peer's liveness).
 //   - Entries for one owner wait in a batch, unless urgent: 2 hits or more in the period,
 //     or a source that already waits there (it is not a one-off). A batch goes when it has
-//     an urgent entry, holds max_batch_entries, is batch_wait_ns old, or its owner would
-//     otherwise not hear from us in time. A one-hit source thus reaches its owner up to
-//     batch_wait_ns late: per host at most one of its hits waits longer than a period.
+//     an urgent entry, holds max_batch_entries, is batch_wait_ns old (or has had no new
+//     entry for batch_quiet_ns), or its owner would otherwise not hear from us in time. A
+//     one-hit source thus reaches its owner up to batch_wait_ns late: per host at most one
+//     of its hits waits longer than a period.
 //   - A new subscriber on our --listen port (a peer (re)connected: it started after our
 //     last message to everyone, or a partition healed) gets a heartbeat at the next
 //     period's end (force_broadcast): it hears us without waiting for heartbeat_ns.
@@ -42,10 +43,12 @@ namespace dt {
 
 constexpr uint64_t kHeartbeatPeriods = 5;     // the default heartbeat: every 5 periods (1 s)
 constexpr size_t kMaxBatchEntries = 256;      // a directed batch goes when it holds this many
-// With link liveness (cluster.h: link_liveness()): a signed heartbeat every 10 s (the
-// report sequence, lost reports), one-hit sources wait for their owner up to 4 s.
-constexpr uint64_t kLinkHeartbeatNs = 10'000'000'000ull;
-constexpr uint64_t kLinkBatchWaitNs = 4'000'000'000ull;
+// With link liveness (cluster.h: link_liveness()): a signed heartbeat every 20 s (the
+// report sequence, lost reports), and one-hit sources wait for their owner until its batch
+// has had no new entry for 1 s, 8 s at most (a spray of light sources: one batch).
+constexpr uint64_t kLinkHeartbeatNs = 20'000'000'000ull;
+constexpr uint64_t kLinkBatchWaitNs = 8'000'000'000ull;
+constexpr uint64_t kLinkBatchQuietNs = 1'000'000'000ull;
 
 struct CadenceOptions {
   uint64_t period_ns = 200'000'000;
@@ -56,6 +59,8 @@ struct CadenceOptions {
   uint64_t tail_ns = 0;
   // A directed batch goes once its oldest entry is this old; 0: heartbeat_ns.
   uint64_t batch_wait_ns = 0;
+  // ... or once its newest entry is this old (no new one-hit source for its owner); 0: no.
+  uint64_t batch_quiet_ns = 0;
 };
 
 // What to send at the end of a period.
@@ -91,6 +96,7 @@ class ReportCadence {
     std::vector<ReportEntry> entries;
     std::unordered_map<dt_key, size_t, KeyHash, KeyEq> index;  // key -> its entry
     uint64_t since_ns = 0;                                     // the oldest entry's period
+    uint64_t last_ns = 0;                                      // the newest entry's period
     bool urgent = false;
   };
   bool heard_lately(const std::string &peer, uint64_t now_ns) const;  // within heartbeat_ns

@@ -1,7 +1,8 @@
 // test_cluster_links.cpp - liveness from the link (cluster.h: link_liveness()): with keys
-// in a full mesh a signed heartbeat every 10 s and one-hit sources waiting up to 4 s for
-// their owner, a peer down at once when its link drops, and a heartbeat for a peer that
-// (re)connects; with hubs or without keys the cadence of before.
+// in a full mesh a signed heartbeat every 20 s and one-hit sources waiting for their owner
+// until its batch is quiet for 1 s (8 s at most), a peer down at once when its link drops,
+// and a heartbeat for a peer that (re)connects; with hubs or without keys the cadence of
+// before.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -36,17 +37,21 @@ dt::ClusterConfig keyed_mesh() {
   return cfg;
 }
 
-TEST(LinkLiveness, KeysInAFullMeshHeartbeatEveryTenSeconds) {
+TEST(LinkLiveness, KeysInAFullMeshHeartbeatEveryTwentySeconds) {
   dt::ClusterConfig cfg = keyed_mesh();
   ASSERT_TRUE(dt::link_liveness(cfg));
-  EXPECT_EQ(dt::heartbeat_ns(cfg), 10'000 * kMs);
-  EXPECT_EQ(dt::peer_down_after_ns(cfg), 20'200 * kMs) << "a peer whose link stays up but says nothing (hung)";
+  EXPECT_EQ(dt::heartbeat_ns(cfg), 20'000 * kMs);
+  EXPECT_EQ(dt::peer_down_after_ns(cfg), 40'200 * kMs) << "a peer whose link stays up but says nothing (hung)";
   const CadenceOptions o = dt::cadence_options(cfg);
-  EXPECT_EQ(o.batch_wait_ns, 4'000 * kMs);
+  EXPECT_EQ(o.batch_wait_ns, 8'000 * kMs);
+  EXPECT_EQ(o.batch_quiet_ns, 1'000 * kMs);
   EXPECT_EQ(o.tail_ns, 1'000 * kMs) << "a lost report is still asked again while it is fresh";
+  EXPECT_EQ(dt::tracker_options(cfg).backlog_slack_ns, 220 * kMs)
+      << "a partition's backlog is judged as with a heartbeat a second, not by the hung-peer limit";
   cfg.down_after_ns = 6200 * kMs;  // the user's --down-after: the heartbeat of before
   EXPECT_EQ(dt::heartbeat_ns(cfg), 3'000 * kMs);
   EXPECT_EQ(dt::cadence_options(cfg).batch_wait_ns, 0u);
+  EXPECT_EQ(dt::cadence_options(cfg).batch_quiet_ns, 0u);
 }
 
 TEST(LinkLiveness, NotThroughHubsNorWithoutKeys) {
@@ -60,28 +65,40 @@ TEST(LinkLiveness, NotThroughHubsNorWithoutKeys) {
   EXPECT_FALSE(dt::link_liveness(cfg)) << "without keys a link says nothing of who is at its end";
   EXPECT_EQ(dt::heartbeat_ns(cfg), 5 * kPeriod);
   EXPECT_EQ(dt::cadence_options(cfg).batch_wait_ns, 0u);
+  EXPECT_EQ(dt::tracker_options(cfg).backlog_slack_ns, 0u);
 }
 
-TEST(LinkLiveness, OneHitSourcesWaitForTheBatchWaitNotTheHeartbeat) {
-  ReportCadence c(CadenceOptions{kPeriod, 50 * kPeriod, 256, 5 * kPeriod, 20 * kPeriod});
+TEST(LinkLiveness, ASprayOfLightSourcesGoesInOneBatchOnceQuiet) {
+  // heartbeat 100 periods, batches: 40 periods at most, or 5 without a new entry
+  ReportCadence c(CadenceOptions{kPeriod, 100 * kPeriod, 256, 5 * kPeriod, 40 * kPeriod, 5 * kPeriod});
   const std::vector<std::string> peers{"a", "b"};
   ASSERT_TRUE(c.plan(peers, false, kPeriod).broadcast);
   int sent_at[2] = {0, 0}, broadcasts = 0;
-  for (int i = 2; i <= 60; i++) {  // a light source for each owner every period for 3 s, then quiet
-    if (i <= 16) {
-      c.queue("a", {ReportEntry{v4(i), 1}}, i * kPeriod);
-      c.queue("b", {ReportEntry{v4(1000 + i), 1}}, i * kPeriod);
-    }
+  for (int i = 2; i <= 60; i++) {  // a light source for "a" every period for 3 s; one for "b" at period 2
+    if (i <= 16) c.queue("a", {ReportEntry{v4(i), 1}}, i * kPeriod);
+    if (i == 2) c.queue("b", {ReportEntry{v4(1000), 1}}, i * kPeriod);
     const PeriodPlan p = c.plan(peers, false, i * kPeriod);
     broadcasts += p.broadcast;
     for (const auto &[to, entries] : p.directed) {
-      EXPECT_EQ(entries.size(), 15u) << "one batch with every light source of the spray";
+      EXPECT_EQ(entries.size(), to == "a" ? 15u : 1u) << "one batch with every light source of the spray";
+      EXPECT_EQ(sent_at[to == "b"], 0) << to << " got a second batch at period " << i;
       sent_at[to == "b"] = i;
     }
   }
-  EXPECT_EQ(sent_at[0], 22) << "the batch goes 20 periods (4 s) after its first entry";
-  EXPECT_EQ(sent_at[1], 22);
-  EXPECT_EQ(broadcasts, 0) << "both owners heard from us at period 22: the next heartbeat is due at 72";
+  EXPECT_EQ(sent_at[0], 21) << "a's batch goes 5 periods after its last entry (period 16)";
+  EXPECT_EQ(sent_at[1], 7) << "a lone source waits 5 periods (1 s), as with a heartbeat a second";
+  EXPECT_EQ(broadcasts, 0) << "both owners heard from us: the next heartbeat is due at period 101";
+}
+
+TEST(LinkLiveness, ASteadyTrickleOfLightSourcesWaitsAtMostTheBatchWait) {
+  ReportCadence c(CadenceOptions{kPeriod, 100 * kPeriod, 256, 5 * kPeriod, 40 * kPeriod, 5 * kPeriod});
+  c.plan({"a"}, false, kPeriod);
+  int first = 0;
+  for (int i = 2; i <= 60 && !first; i++) {
+    c.queue("a", {ReportEntry{v4(i), 1}}, i * kPeriod);
+    if (!c.plan({"a"}, false, i * kPeriod).directed.empty()) first = i;
+  }
+  EXPECT_EQ(first, 42) << "never quiet: the batch goes 40 periods (8 s) after its first entry";
 }
 
 TEST(LinkLiveness, APeerThatConnectsHearsAHeartbeatAtTheNextPeriod) {

@@ -278,11 +278,13 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
                         : s.cadence       ? 2 * heartbeat + s.period
                                           : 5 * s.period;
   // As the agent's cadence_options (agent/cluster/cluster.cpp): with link liveness the tail
-  // after a report with hits is half the report max age, one-hit sources wait 4 s.
+  // after a report with hits is half the report max age, one-hit sources wait until their
+  // owner's batch is quiet for 1 s (8 s at most).
   CadenceOptions cadence{s.period, heartbeat, kMaxBatchEntries};
   if (links) {
     cadence.tail_ns = std::max(s.period, (max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period) / 2);
     cadence.batch_wait_ns = std::max(s.period, kLinkBatchWaitNs);
+    cadence.batch_quiet_ns = std::max(s.period, kLinkBatchQuietNs);
   }
   uint64_t boot_seed = s.seed, phase_seed = s.seed ^ 0x5048415345000000ull;
   ideal_ = s.net.loss == 0 && s.net.duplicate == 0 && s.net.jitter == 0 && s.net.partitions.empty();
@@ -292,7 +294,8 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
     // Every other host tracked (up to 1024 of them), unauthenticated as the agent today.
-    host.tracker = PeerTracker(TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts)});
+    host.tracker = PeerTracker(TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts),
+                                              links && !s.peer_down_after ? (2 * kHeartbeatPeriods + 1) * s.period / 10 : 0});
     host.resend = ResendBuffer(max_age_ns(s) ? max_age_ns(s) : 5 * kSec);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
