@@ -222,8 +222,8 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
          s.cadence = v == "agent";
        })},
       {"liveness", 0, "L",
-       "with --cadence agent: link (default, the agent with keys in a\nfull mesh: a signed heartbeat every 10 s, one-hit sources\n"
-       "wait up to 4 s for their owner, a cut peer down after 2 s)\nor signed (a heartbeat a second: hubs, --insecure-cluster)",
+       "with --cadence agent: link (default, the agent with keys in a\nfull mesh: a signed heartbeat every 20 s, one-hit sources\n"
+       "wait until their owner's batch is quiet 1 s, a cut peer\ndown after 2 s) or signed (a heartbeat a second: hubs,\n--insecure-cluster)",
        noted(a, "liveness", [&s](const std::string &v) {
          if (v != "link" && v != "signed") usage_error("--liveness: '" + v + "' is not link or signed");
          s.link_liveness = v == "link";

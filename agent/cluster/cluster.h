@@ -306,7 +306,7 @@ uint64_t report_max_age_ns(const ClusterConfig &cfg);
 // Liveness from the link (docs/cluster-scale.md "Cadence"): with CurveZMQ in a full mesh,
 // every peer's link to us is authenticated (its server key is its node's), and ZMTP
 // heartbeats close a silent one within 2.5 s: a peer is down at once when our link to it
-// drops, so its signed heartbeats are needed only for the report sequence (every 10 s).
+// drops, so its signed heartbeats are needed only for the report sequence (every 20 s).
 // Not with hubs (an agent has no link of its own to each peer) nor --insecure-cluster.
 bool link_liveness(const ClusterConfig &cfg);
 // How often every peer hears from this agent at least (report_cadence.h): kHeartbeatPeriods

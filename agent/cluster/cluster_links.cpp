@@ -3,7 +3,7 @@
 // peer's --listen port, authenticated with the server key of that peer's .pub file (so with
 // its node id), and ZMTP heartbeats close it within about 2 s of silence. A peer whose
 // connection drops is down at once (killed: its kernel closes the connection; a partition
-// or a stopped host: the heartbeat timeout); its signed heartbeats (every 10 s) are then only
+// or a stopped host: the heartbeat timeout); its signed heartbeats (every 20 s) are then only
 // the report sequence's. A subscriber that connects to our PUB socket (a peer that started,
 // or came back from a partition) hears a heartbeat from us at the next period's end.
 #include <arpa/inet.h>

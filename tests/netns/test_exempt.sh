@@ -81,7 +81,7 @@ check_le exempt/flood-not-exempt "packets a counted exempt during the flood (the
 
 # c. The cluster went on meanwhile: its TCP passed, exempt. With keys in a full mesh a
 # quiet agent says "alive" through its link (ZMTP pings every 400 ms, a link silent for
-# 1.8 s is dropped) and sends a signed heartbeat every 10 s only (docs/cluster-scale.md
+# 1.8 s is dropped) and sends a signed heartbeat every 20 s only (docs/cluster-scale.md
 # "Cadence"): each must hear all the other sent (but one in flight), and neither link
 # may have dropped (a dropped link reconnects: a new subscriber on the other's port).
 min_reports=$(floor "$(calc "0.6 * $secs / $PERIOD_S")")

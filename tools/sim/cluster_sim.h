@@ -169,9 +169,10 @@ struct Scenario {
   // a report to everyone every period, directed messages every period (before).
   bool cadence = false;
   // With cadence: the agent's liveness from the link (agent/cluster/cluster.h link_liveness:
-  // keys in a full mesh, its default): a signed heartbeat every 10 s, one-hit sources wait
-  // up to 4 s for their owner, a host cut from a peer for kSimLinkTimeout has it down (the
-  // ZMTP timeout), and a cut that heals gets a heartbeat to everyone (a new subscriber).
+  // keys in a full mesh, its default): a signed heartbeat every 20 s, one-hit sources wait
+  // for their owner until its batch is quiet for 1 s (8 s at most), a host cut from a peer
+  // for kSimLinkTimeout has it down (the ZMTP timeout), and a cut that heals gets a
+  // heartbeat to everyone (a new subscriber).
   // Not with Scheme::Hub (the hub's agents keep the heartbeat a second). false: signed
   // heartbeats every 5 periods, one-hit sources wait a heartbeat (--liveness signed).
   bool link_liveness = false;
