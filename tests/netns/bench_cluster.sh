@@ -317,7 +317,7 @@ owner_counters() {
 	local i doc
 	for i in 1 "$HOSTS"; do
 		doc=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0)
-		echo "  h$i:$(for k in mesh_periods directed_sent directed_applied relays_sent relayed_hits_debited stale_hits; do
+		echo "  h$i:$(for k in mesh_periods directed_sent directed_applied relays_sent relayed_hits_debited stale_hits link_drops subscribers_joined; do
 			printf ' %s %s' "$k" "$(json_num "$doc" "$k")"
 		done)"
 	done
