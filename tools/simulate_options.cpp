@@ -133,13 +133,14 @@ Partition parse_partition(const std::string &s, size_t hosts) {
 
 void add_spray(const std::string &spec, std::vector<Client> *clients) {
   const auto parts = split(spec, '@');
-  if (parts.size() != 2) usage_error("--spray: '" + spec + "' is not N@D (e.g. 60000@2s)");
+  if (parts.size() != 2 && parts.size() != 3) usage_error("--spray: '" + spec + "' is not N@D or N@D@S (e.g. 60000@2s)");
   const uint64_t n = parse_whole(parts[0], 1, 100000, "--spray count");
   const Ns d = parse_time(parts[1], false, "--spray");
+  const Ns from = parts.size() == 3 ? parse_time(parts[2], true, "--spray start") : 0;
   for (uint64_t i = 0; i < n; i++) {
     Client c;
     c.name = "s" + std::to_string(i);
-    c.bursts.push_back({d * i / n, 1, -1});
+    c.bursts.push_back({from + d * i / n, 1, -1});
     clients->push_back(c);
   }
 }
@@ -201,7 +202,7 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        "N clients of mixed rates instead (geometric from 1% to 50x\nthe policy rate, e.g. 1/s to 5000/s at rate 100)",
        noted(a, "mixed-clients", [a](const std::string &v) { a->mixed = parse_whole(v, 2, 100000, "--mixed-clients"); })},
       {"spray", 0, "N@D",
-       "also N light sources, one request each, evenly spread over\n[0, D) (e.g. 60000@2s): what reports cost",
+       "also N light sources, one request each, evenly spread over\n[0, D), or [S, S + D) (e.g. 60000@2s, 60000@3s@1s): what\nreports cost",
        noted(a, "spray", [a](const std::string &v) { a->spray = v; })},
       {"client-burst", 0, "I:K@T", "client I also sends K requests at once at time T\n(repeatable)",
        noted(a, "client-burst", [a](const std::string &v) { a->bursts.push_back(v); })},
@@ -219,6 +220,13 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        noted(a, "cadence", [&s](const std::string &v) {
          if (v != "agent" && v != "every-period") usage_error("--cadence: '" + v + "' is not agent or every-period");
          s.cadence = v == "agent";
+       })},
+      {"liveness", 0, "L",
+       "with --cadence agent: link (default, the agent with keys in a\nfull mesh: a signed heartbeat every 20 s, one-hit sources\n"
+       "wait until their owner's batch is quiet 1 s, a cut peer\ndown after 2 s) or signed (a heartbeat a second: hubs,\n--insecure-cluster)",
+       noted(a, "liveness", [&s](const std::string &v) {
+         if (v != "link" && v != "signed") usage_error("--liveness: '" + v + "' is not link or signed");
+         s.link_liveness = v == "link";
        })},
       {"shared-period", 0, "D", "--scheme owner: also every D, the hits of shared sources\nbelow half the burst to every peer (default: the\n--early-report pace, as the agent; 0: off)",
        noted(a, "shared-period", [&s](const std::string &v) { s.shared_period = parse_time(v, true, "--shared-period"); })},
@@ -314,6 +322,7 @@ int parse_simulate_args(int argc, char **argv, SimArgs *args) {
   args->s.clients = parse_clients("2000");
   args->s.scheme = Scheme::Owner;  // the agent's scheme (Scenario's default stays mesh for the tests)
   args->s.cadence = true;          // ... and its cadence
+  args->s.link_liveness = true;    // ... and its liveness with keys in a full mesh
   args->offsets = "random";
   args->s.join_empty = true;  // the agent's JoinGuard (Scenario's default stays full for the tests)
   std::vector<dt::OptionSpec> options = scenario_options(args);

@@ -249,7 +249,7 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
          if (!valid_node_id(v)) return *why = "'" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -", false;
          return o->node_id = v, true;
        }},
-      {"down-after", 0, "D", "a peer silent this long is reported down (default 11\nperiods); an idle agent says \"alive\" every (D - period)\n/ 2 (default 5 periods)",
+      {"down-after", 0, "D", "a peer silent this long is reported down (default 11\nperiods); an idle agent says \"alive\" every (D - period)\n/ 2 (default 5 periods). With --curve-key in a full mesh\na peer is also down once its link drops, and by default\nsays \"alive\" every 20 s (down after 40 s + a period)",
        duration_into(&o->down_after_ns)},
       {"report-max-age", 0, "D",
        "peers' reports older than D are not charged, nor those a\npeer sent while it could not hear us (a "

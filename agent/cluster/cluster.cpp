@@ -35,8 +35,11 @@ uint64_t report_max_age_ns(const ClusterConfig &cfg) {
   return cfg.report_max_age_ns ? cfg.report_max_age_ns : kReportMaxAgePeriods * cfg.period_ns;
 }
 
+bool link_liveness(const ClusterConfig &cfg) { return !cfg.curve_key_file.empty() && cfg.hubs.empty(); }
+
 uint64_t heartbeat_ns(const ClusterConfig &cfg) {
-  if (!cfg.down_after_ns) return kHeartbeatPeriods * cfg.period_ns;
+  if (!cfg.down_after_ns)
+    return link_liveness(cfg) ? std::max(cfg.period_ns, kLinkHeartbeatNs) : kHeartbeatPeriods * cfg.period_ns;
   const uint64_t half = cfg.down_after_ns > cfg.period_ns ? (cfg.down_after_ns - cfg.period_ns) / 2 : 0;
   return std::max(cfg.period_ns, half);
 }
@@ -44,6 +47,10 @@ uint64_t heartbeat_ns(const ClusterConfig &cfg) {
 CadenceOptions cadence_options(const ClusterConfig &cfg) {
   CadenceOptions o{cfg.period_ns, heartbeat_ns(cfg), kMaxBatchEntries, 0};
   if (const uint64_t age = report_max_age_ns(cfg)) o.tail_ns = std::max(cfg.period_ns, age / 2);
+  if (link_liveness(cfg) && !cfg.down_after_ns) {
+    o.batch_wait_ns = std::max(cfg.period_ns, kLinkBatchWaitNs);
+    o.batch_quiet_ns = std::max(cfg.period_ns, kLinkBatchQuietNs);
+  }
   return o;
 }
 
@@ -617,6 +624,9 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                    {"quiet_periods", c.quiet_periods},
                    {"directed_batches", c.directed_batches},
                    {"lazy_entries", c.lazy_entries},
+                   {"batch_waiting", c.batch_waiting},
+                   {"link_drops", c.link_drops},
+                   {"subscribers_joined", c.subscribers_joined},
                    {"early_ticks", c.early_ticks},
                    {"early_entries_sent", c.early_entries_sent},
                    {"shared_early_entries", c.shared_early_entries},

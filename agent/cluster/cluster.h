@@ -99,6 +99,10 @@ struct ClusterCounters {
   // Cadence (cluster/report_cadence.h): empty reports sent as heartbeats, periods in
   // which nothing went to everyone, directed batches sent and lazy entries that waited.
   uint64_t heartbeats_sent = 0, quiet_periods = 0, directed_batches = 0, lazy_entries = 0;
+  uint64_t batch_waiting = 0;  // entries waiting in directed batches now
+  // Link liveness (cluster_links.cpp): peers brought down by their link dropping, and
+  // subscribers that connected to us (each gets a heartbeat at the next period's end).
+  uint64_t link_drops = 0, subscribers_joined = 0;
   uint64_t rejected_total() const;
 };
 
@@ -199,6 +203,9 @@ class Cluster {
   void start_monitors();
   void poll_monitor(zmq::socket_t &mon, bool pub, uint64_t now_ns);
   void retry_refused(uint64_t now_ns);
+  // Link liveness (cluster_links.cpp).
+  void map_peer_links();
+  bool on_link_event(bool pub, uint16_t event, const std::string &endpoint, uint64_t now_ns);
   // With keys: the report signing key and who may sign for which node id, from `keys`.
   bool load_signing(const CurveKeys &keys, std::string *err);
   bool check_signature(const void *data, size_t len, uint64_t now_ns);
@@ -261,6 +268,7 @@ class Cluster {
   std::unique_ptr<zmq::socket_t> pub_mon_, sub_mon_;       // handshake events (with CurveZMQ)
   std::map<std::pair<bool, std::string>, uint64_t> retry_;  // (pub?, endpoint) -> when to connect again
   LogLimiter refused_log_{10'000'000'000ull, 3};
+  std::map<std::string, std::string> link_nodes_;  // link liveness: SUB endpoint -> its peer's node id
   Collector collector_;
   PeerTracker tracker_;
   PeerTracker directed_tracker_;                // owner scheme: each peer's messages to us alone
@@ -296,14 +304,22 @@ class Cluster {
 
 // The report age the tracker tolerates for `cfg` (0: any).
 uint64_t report_max_age_ns(const ClusterConfig &cfg);
+// Liveness from the link (docs/cluster-scale.md "Cadence"): with CurveZMQ in a full mesh,
+// every peer's link to us is authenticated (its server key is its node's), and ZMTP
+// heartbeats close a silent one within 2.5 s: a peer is down at once when our link to it
+// drops, so its signed heartbeats are needed only for the report sequence (every 20 s).
+// Not with hubs (an agent has no link of its own to each peer) nor --insecure-cluster.
+bool link_liveness(const ClusterConfig &cfg);
 // How often every peer hears from this agent at least (report_cadence.h): kHeartbeatPeriods
-// periods, or with --down-after D (D - period) / 2, never less than a period: a longer
-// --down-after makes a quiet cluster quieter.
+// periods (kLinkHeartbeatNs with link liveness), or with --down-after D (D - period) / 2,
+// never less than a period: a longer --down-after makes a quiet cluster quieter.
 uint64_t heartbeat_ns(const ClusterConfig &cfg);
-// The cadence for `cfg`: that heartbeat, and the next message to everyone within half the
-// report max age after one with hits.
+// The cadence for `cfg`: that heartbeat, the next message to everyone within half the
+// report max age after one with hits, and with link liveness (no --down-after) one-hit
+// sources waiting for their owner up to kLinkBatchWaitNs.
 CadenceOptions cadence_options(const ClusterConfig &cfg);
-// A peer silent this long is down: --down-after, or 2 heartbeats and a period.
+// A peer silent this long is down: --down-after, or 2 heartbeats and a period (with link
+// liveness also at once when its link drops: Cluster::link_dropped).
 uint64_t peer_down_after_ns(const ClusterConfig &cfg);
 // How long a summing hub may be silent before an agent takes the other hub's sums (--down-after).
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg);

@@ -25,6 +25,7 @@ void Cluster::send_period(const ReportHeader &h, const ReportBody &body, uint64_
     counters_.directed_batches++;
   }
   counters_.lazy_entries = cadence_.lazy_entries();
+  counters_.batch_waiting = cadence_.waiting();
   if (!plan.broadcast) {
     counters_.quiet_periods++;
     return;

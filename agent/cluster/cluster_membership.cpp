@@ -30,9 +30,12 @@ constexpr int kHandshakeFailed =
 // A connection that has not finished its ZMTP (and CURVE) handshake within 3 s is
 // closed (ZeroMQ's default: 30 s), so a stranger's idle or stalled connections to our
 // --listen port hold a descriptor for seconds, not half a minute.
-void set_link_options(zmq::socket_t &s) {
-  s.set(zmq::sockopt::heartbeat_ivl, 1000);
-  s.set(zmq::sockopt::heartbeat_timeout, 3000);
+// With link liveness (cluster.h) our links to the peers are what says they are alive: the
+// SUB socket's pings every 400 ms and a 1.8 s timeout make a partition a peer down within
+// 2.2 s plus a period, as the signed heartbeats did before (cluster_links.cpp).
+void set_link_options(zmq::socket_t &s, bool liveness = false) {
+  s.set(zmq::sockopt::heartbeat_ivl, liveness ? 400 : 1000);
+  s.set(zmq::sockopt::heartbeat_timeout, liveness ? 1800 : 3000);
   s.set(zmq::sockopt::connect_timeout, 1000);
   s.set(zmq::sockopt::handshake_ivl, 3000);
 }
@@ -55,7 +58,7 @@ bool Cluster::open_sockets(std::string *err) {
     pub_->set(zmq::sockopt::linger, 0);
     sub_->set(zmq::sockopt::linger, 0);
     set_link_options(*pub_);
-    set_link_options(*sub_);
+    set_link_options(*sub_, link_liveness(cfg_));
     // A message larger than the decoder accepts is refused by ZeroMQ itself, before it is
     // read into memory: ZeroMQ drops the whole connection it came on (its sender
     // reconnects), and nothing of it is counted here.
@@ -96,6 +99,7 @@ bool Cluster::open_sockets(std::string *err) {
       if (!connect_peer(p, err)) return false;
     for (const auto &h : cfg_.hubs)
       if (!connect_hub(h, err)) return false;
+    map_peer_links();
   } catch (const zmq::error_t &e) {
     *err = std::string("ZeroMQ: ") + e.what();
     return false;
@@ -180,6 +184,7 @@ bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *c
     return false;
   }
   cfg_.peers = peers;
+  map_peer_links();
   tracker_.set_max_peers(tracker_options(cfg_).max_peers);
   // The removed peers' addresses, unless a remaining peer or hub has them too.
   std::string ignored;
@@ -225,11 +230,15 @@ void Cluster::tick_membership(uint64_t now_ns) {
   forget_removed();
 }
 
+// With link liveness also: subscribers that joined our PUB socket, our SUB socket's links
+// that dropped (cluster_links.cpp).
 void Cluster::start_monitors() {
   int n = 0;
+  const bool links = link_liveness(cfg_);
   for (auto *s : {&pub_, &sub_}) {
     const std::string addr = "inproc://dthrottle-monitor-" + std::to_string(n++);
-    if (zmq_socket_monitor((*s)->handle(), addr.c_str(), kHandshakeFailed) != 0) {
+    const int link_events = !links ? 0 : s == &pub_ ? ZMQ_EVENT_HANDSHAKE_SUCCEEDED : ZMQ_EVENT_DISCONNECTED;
+    if (zmq_socket_monitor((*s)->handle(), addr.c_str(), kHandshakeFailed | link_events) != 0) {
       DT_WARN("cannot watch the CurveZMQ handshakes: %s (a refused connection is not retried)", zmq_strerror(errno));
       return;
     }
@@ -257,6 +266,10 @@ void Cluster::poll_monitor(zmq::socket_t &mon, bool pub, uint64_t now_ns) {
     memcpy(&event, ev.data(), 2);
     memcpy(&value, static_cast<const char *>(ev.data()) + 2, 4);
     const std::string endpoint = ep.to_string();
+    if (!(event & kHandshakeFailed)) {
+      on_link_event(pub, event, endpoint, now_ns);
+      continue;
+    }
     std::string what, err;
     for (const auto &h : cfg_.hubs) {
       std::string backend;

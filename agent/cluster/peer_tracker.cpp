@@ -146,7 +146,7 @@ void PeerTracker::judge_age(PeerState &p, const ReportHeader &h, uint64_t now_ns
   p.last_age_ms = a->age_ms;
   // Sent (by our clock: now - age) before the peer came back from a silence: backlog.
   // (age_ms * kMs > x, written as age_ms > x / kMs: the same for integers, no overflow.)
-  const bool backlog = p.back_ns && a->age_ms > add_saturated(now_ns - p.back_ns, opt_.down_after_ns / 10) / kMs;
+  const bool backlog = p.back_ns && a->age_ms > add_saturated(now_ns - p.back_ns, opt_.backlog_slack_ns ? opt_.backlog_slack_ns : opt_.down_after_ns / 10) / kMs;
   a->stale = opt_.max_age_ns && (backlog || a->age_ms > opt_.max_age_ns / kMs);
   if (!a->stale) {
     p.stale_since_ns = 0;
@@ -228,6 +228,14 @@ std::vector<ResendRequest> PeerTracker::resend_requests(uint64_t now_ns, size_t 
     out.push_back(std::move(r));
   }
   return out;
+}
+
+bool PeerTracker::link_dropped(const std::string &node_id, uint64_t now_ns, LivenessChange *change) {
+  auto it = peers_.find(node_id);
+  if (it == peers_.end() || !it->second.up) return false;
+  it->second.up = false;
+  *change = {node_id, false, now_ns > it->second.last_heard_ns ? now_ns - it->second.last_heard_ns : 0};
+  return true;
 }
 
 std::vector<LivenessChange> PeerTracker::check_liveness(uint64_t now_ns) {

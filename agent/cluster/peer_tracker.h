@@ -59,7 +59,7 @@
 // now_ns/1000 below 2^55, a sample, the offset and their difference never overflow.
 //
 // Stale (its hits not to be charged): a message older than max_age, or one sent (now -
-// age, by our clock, give or take down_after / 10) before the peer came back from a
+// age, by our clock, give or take backlog_slack, default down_after / 10) before the peer came back from a
 // silence longer than max_age that was not a restart: the backlog of a partition, which
 // TCP delivers in a burst after the heal, when each side has already granted the full
 // rate on its own. A stale message is accepted (it is not asked again). Without a max
@@ -92,6 +92,10 @@ struct TrackerOptions {
   uint64_t max_age_ns = 0;       // how old a message may be and still be charged; 0: any age
   bool authenticated = false;    // every message carries a verified signature of its node
   size_t max_peers = kMinTrackedPeers;  // node ids tracked at most (>= 1)
+  // How much earlier than its return a message may have been sent and not be a partition's
+  // backlog (clocks and delays); 0: down_after / 10. With link liveness down_after is long
+  // (a hung peer), the slack stays that of the heartbeat a second (cluster_peers.cpp).
+  uint64_t backlog_slack_ns = 0;
 };
 
 struct PeerState {
@@ -173,6 +177,11 @@ class PeerTracker {
   // it was down). True if it came back up. Nothing else changes (its sequence is this
   // tracker's stream only).
   bool touch(const std::string &node_id, uint64_t boot_id, uint64_t now_ns);
+
+  // Our link to the peer dropped (link liveness, cluster.h: link_liveness()): a tracked
+  // peer that is up goes down at once (*change says so; true). Its next accepted message
+  // brings it up again, as after any silence.
+  bool link_dropped(const std::string &node_id, uint64_t now_ns, LivenessChange *change);
 
   // Marks peers silent for longer than down_after_ns as down; returns the changes.
   std::vector<LivenessChange> check_liveness(uint64_t now_ns);

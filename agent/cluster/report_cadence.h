@@ -16,11 +16,16 @@
 //     everyone would (the receiver counts it as the peer's liveness).
 //   - Entries for one owner wait in a batch, unless urgent: 2 hits or more in the period,
 //     or a source that already waits there (it is not a one-off). A batch goes when it has
-//     an urgent entry, holds max_batch_entries, is heartbeat_ns old, or its owner would
-//     otherwise not hear from us in time. A one-hit source thus reaches its owner up to
-//     heartbeat_ns late: per host at most one of its hits waits longer than a period.
+//     an urgent entry, holds max_batch_entries, is batch_wait_ns old (or has had no new
+//     entry for batch_quiet_ns), or its owner would otherwise not hear from us in time. A
+//     one-hit source thus reaches its owner up to batch_wait_ns late: per host at most one
+//     of its hits waits longer than a period.
+//   - A new subscriber on our --listen port (a peer (re)connected: it started after our
+//     last message to everyone, or a partition healed) gets a heartbeat at the next
+//     period's end (force_broadcast): it hears us without waiting for heartbeat_ns.
 // A peer that says nothing for 2 heartbeats and a period is down (the default
-// --down-after, cluster.h: down_after_ns()).
+// --down-after, cluster.h: peer_down_after_ns()); with link liveness (CurveZMQ, full mesh)
+// also at once when its link drops.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +43,12 @@ namespace dt {
 
 constexpr uint64_t kHeartbeatPeriods = 5;     // the default heartbeat: every 5 periods (1 s)
 constexpr size_t kMaxBatchEntries = 256;      // a directed batch goes when it holds this many
+// With link liveness (cluster.h: link_liveness()): a signed heartbeat every 20 s (the
+// report sequence, lost reports), and one-hit sources wait for their owner until its batch
+// has had no new entry for 1 s, 8 s at most (a spray of light sources: one batch).
+constexpr uint64_t kLinkHeartbeatNs = 20'000'000'000ull;
+constexpr uint64_t kLinkBatchWaitNs = 8'000'000'000ull;
+constexpr uint64_t kLinkBatchQuietNs = 1'000'000'000ull;
 
 struct CadenceOptions {
   uint64_t period_ns = 200'000'000;
@@ -46,6 +57,10 @@ struct CadenceOptions {
   // After a report with something to say, the next message to everyone within this (a
   // lost one then shows as a gap while it can be asked again); 0: heartbeat_ns.
   uint64_t tail_ns = 0;
+  // A directed batch goes once its oldest entry is this old; 0: heartbeat_ns.
+  uint64_t batch_wait_ns = 0;
+  // ... or once its newest entry is this old (no new one-hit source for its owner); 0: no.
+  uint64_t batch_quiet_ns = 0;
 };
 
 // What to send at the end of a period.
@@ -67,6 +82,8 @@ class ReportCadence {
   PeriodPlan plan(const std::vector<std::string> &peers, bool content, uint64_t now_ns);
   // A message to everyone sent outside plan() (an owner's relay: `content`).
   void sent_to_everyone(bool content, uint64_t now_ns);
+  // The next plan() sends to everyone (a heartbeat if nothing else): a peer (re)connected.
+  void force_broadcast() { force_ = true; }
   // Every batch, taken out (the owner scheme paused: they go to everyone).
   std::vector<ReportEntry> take_all();
 
@@ -79,10 +96,13 @@ class ReportCadence {
     std::vector<ReportEntry> entries;
     std::unordered_map<dt_key, size_t, KeyHash, KeyEq> index;  // key -> its entry
     uint64_t since_ns = 0;                                     // the oldest entry's period
+    uint64_t last_ns = 0;                                      // the newest entry's period
     bool urgent = false;
   };
   bool heard_lately(const std::string &peer, uint64_t now_ns) const;  // within heartbeat_ns
   bool older_than_heartbeat(uint64_t since_ns, uint64_t now_ns) const;
+  bool older_than(uint64_t since_ns, uint64_t span_ns, uint64_t now_ns) const;
+  void take_due(bool for_liveness, uint64_t now_ns, PeriodPlan *p);
 
   CadenceOptions opt_;
   std::map<std::string, Batch> batches_;
@@ -90,6 +110,7 @@ class ReportCadence {
   bool broadcast_yet_ = false;
   uint64_t last_broadcast_ns_ = 0;
   bool last_had_content_ = false;
+  bool force_ = false;
   uint64_t lazy_entries_ = 0;
 };
 

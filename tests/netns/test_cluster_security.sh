@@ -220,11 +220,21 @@ debited() {
 debited_at_least() { num_ge "$(debited "$1" "${3:-$V}")" "$2"; }
 
 # ten_more_reports I: waits until host I has applied 10 more messages than now (2 s of its
-# peer's reports): then whatever the attacker sent meanwhile had its chance.
+# peer's reports): then whatever the attacker sent meanwhile had its chance. Its peer (host
+# 3 - I) serves a client of its own meanwhile, so that it reports every period (an idle
+# agent with keys in a full mesh sends a signed heartbeat every 20 s only).
 ten_more_reports() {
-	local before
+	local before rc pid peer=$((3 - $1))
 	before=$(applied "$1")
+	nsenter --net="/run/netns/$C_NS" -- timeout 20 "$PKTGEN" send --iface "${M_CIF[$peer]}" --dst-ip "${M_IP[$peer]}" \
+		--dst-mac "${M_MAC[$peer]}" --dport 9999 --sources 198.18.7.9 --rate 50 --count 750 --duration 15s \
+		>/dev/null 2>&1 &
+	pid=$!
 	wait_until 15 applied_at_least "$1" "$((${before:-0} + 10))"
+	rc=$?
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return $rc
 }
 
 # victim_passes NAME I: V sends VICTIM_SENDS frames to host I; sets PASSED (what host I let through).

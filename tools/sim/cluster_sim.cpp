@@ -272,8 +272,20 @@ std::unique_ptr<ClusterSim> ClusterSim::create(const Scenario &s, std::string *e
 
 ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     : s_(s), policy_(p), lb_rng_{s.seed ^ 0x4c4200000000ull}, net_rng_{s.seed ^ 0x4e4554000000ull} {
-  const Ns down_after =
-      s.peer_down_after ? s.peer_down_after : (s.cadence ? 2 * kHeartbeatPeriods + 1 : 5) * s.period;
+  const bool links = s.cadence && s.link_liveness && s.scheme != Scheme::Hub;
+  const Ns heartbeat = links ? std::max(s.period, kLinkHeartbeatNs) : kHeartbeatPeriods * s.period;
+  const Ns down_after = s.peer_down_after ? s.peer_down_after
+                        : s.cadence       ? 2 * heartbeat + s.period
+                                          : 5 * s.period;
+  // As the agent's cadence_options (agent/cluster/cluster.cpp): with link liveness the tail
+  // after a report with hits is half the report max age, one-hit sources wait until their
+  // owner's batch is quiet for 1 s (8 s at most).
+  CadenceOptions cadence{s.period, heartbeat, kMaxBatchEntries};
+  if (links) {
+    cadence.tail_ns = std::max(s.period, (max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period) / 2);
+    cadence.batch_wait_ns = std::max(s.period, kLinkBatchWaitNs);
+    cadence.batch_quiet_ns = std::max(s.period, kLinkBatchQuietNs);
+  }
   uint64_t boot_seed = s.seed, phase_seed = s.seed ^ 0x5048415345000000ull;
   ideal_ = s.net.loss == 0 && s.net.duplicate == 0 && s.net.jitter == 0 && s.net.partitions.empty();
   hosts_.resize(s.hosts);
@@ -282,7 +294,8 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
     // Every other host tracked (up to 1024 of them), unauthenticated as the agent today.
-    host.tracker = PeerTracker(TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts)});
+    host.tracker = PeerTracker(TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts),
+                                              links && !s.peer_down_after ? (2 * kHeartbeatPeriods + 1) * s.period / 10 : 0});
     host.resend = ResendBuffer(max_age_ns(s) ? max_age_ns(s) : 5 * kSec);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
@@ -297,7 +310,7 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     const size_t periods = s.duration / s.period + 2;
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
-    host.cadence = ReportCadence(CadenceOptions{s.period, kHeartbeatPeriods * s.period, kMaxBatchEntries});
+    host.cadence = ReportCadence(cadence);
     host.router = ReportRouter(RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period});
     if (s.scheme != Scheme::Threshold && s.reports) {
       host.early = EarlyReport(EarlyReportOptions{s.period, s.early_report, s.early_min_hits});
@@ -558,6 +571,7 @@ void ClusterSim::end_period(size_t h) {
   if (!ideal_) {
     request_resends(h);
     for (const auto &change : host.tracker.check_liveness(now_)) host_stats_[h].peer_downs += !change.up;
+    if (s_.cadence && s_.link_liveness && s_.scheme != Scheme::Hub) link_liveness(h);
   }
   host.next_report += s_.period;
 }
@@ -669,6 +683,29 @@ Ns ClusterSim::cut_until(size_t a, size_t b, Ns t) const {
   for (const auto &p : s_.net.partitions)
     if (t >= p.start && t < p.end && p.side[a] != p.side[b]) until = std::max(until, p.end);
   return until;
+}
+
+Ns ClusterSim::cut_since(size_t a, size_t b, Ns t) const {
+  Ns since = kNever;
+  for (const auto &p : s_.net.partitions)
+    if (t >= p.start && t < p.end && p.side[a] != p.side[b]) since = std::min(since, p.start);
+  return since;
+}
+
+// The agent's link liveness (agent/cluster/cluster_links.cpp): a peer cut from h for the
+// ZMTP timeout is down at once; a cut that healed during the period just ended gets a
+// heartbeat to everyone from h (its peers see a new subscriber, and it sees theirs).
+void ClusterSim::link_liveness(size_t h) {
+  Host &host = hosts_[h];
+  for (size_t p = 0; p < hosts_.size(); p++) {
+    if (p == h) continue;
+    const Ns since = cut_since(h, p, now_);
+    LivenessChange change;
+    if (since != kNever && now_ >= since + kSimLinkTimeout && host.tracker.link_dropped(hosts_[p].node_id, now_, &change))
+      host_stats_[h].peer_downs++;
+  }
+  for (const auto &cut : s_.net.partitions)
+    if (cut.end <= now_ && cut.end + s_.period > now_) host.cadence.force_broadcast();
 }
 
 // One message to one receiver. Every send draws the same four random numbers

@@ -150,7 +150,8 @@ enum class Scheme { Mesh, Threshold, Owner, Hub };
 const char *scheme_name(Scheme s);
 // "mesh", "threshold", "owner" or "hub".
 bool parse_scheme(const std::string &s, Scheme *out);
-constexpr uint64_t kHotPeriods = 25;  // a source heard of in the last 25 periods (5 s) is shared
+constexpr uint64_t kHotPeriods = 25;
+constexpr Ns kSimLinkTimeout = 2 * kSec;  // Scenario::link_liveness: a cut link is down after this  // a source heard of in the last 25 periods (5 s) is shared
 
 struct Scenario {
   size_t hosts = 3;
@@ -167,6 +168,14 @@ struct Scenario {
   // but a heartbeat every 5 periods, one-hit sources wait for their owner in batches. false:
   // a report to everyone every period, directed messages every period (before).
   bool cadence = false;
+  // With cadence: the agent's liveness from the link (agent/cluster/cluster.h link_liveness:
+  // keys in a full mesh, its default): a signed heartbeat every 20 s, one-hit sources wait
+  // for their owner until its batch is quiet for 1 s (8 s at most), a host cut from a peer
+  // for kSimLinkTimeout has it down (the ZMTP timeout), and a cut that heals gets a
+  // heartbeat to everyone (a new subscriber).
+  // Not with Scheme::Hub (the hub's agents keep the heartbeat a second). false: signed
+  // heartbeats every 5 periods, one-hit sources wait a heartbeat (--liveness signed).
+  bool link_liveness = false;
   // Scheme::Owner: also every shared_period, the hits of the sources a host knows to be
   // shared and near their limit go to every peer (a shorter lag where it matters,
   // docs/cluster-scale.md "Why the ratio moves with the seed"); 0: off. The agent does it
@@ -502,6 +511,8 @@ class ClusterSim {
   void send(size_t from, size_t to, const MessagePtr &msg);
   // The end of the partition that cuts a from b at t (the latest, if several); 0: none.
   Ns cut_until(size_t a, size_t b, Ns t) const;
+  Ns cut_since(size_t a, size_t b, Ns t) const;  // the start of a cut in force at t (kNever: none)
+  void link_liveness(size_t h);                  // Scenario::link_liveness, at the end of h's period
   size_t pick_host(uint32_t client);
   size_t bin_of(Ns t) const;
   uint64_t wall_ms(size_t h) const;  // host h's wall clock now (sent_unix_ms)

@@ -1,0 +1,76 @@
+// cluster_links.cpp - liveness from the link (cluster.h: link_liveness(); docs/cluster-scale.md
+// "Cadence"). With CurveZMQ in a full mesh our SUB socket holds one connection to each
+// peer's --listen port, authenticated with the server key of that peer's .pub file (so with
+// its node id), and ZMTP heartbeats close it within about 2 s of silence. A peer whose
+// connection drops is down at once (killed: its kernel closes the connection; a partition
+// or a stopped host: the heartbeat timeout); its signed heartbeats (every 20 s) are then only
+// the report sequence's. A subscriber that connects to our PUB socket (a peer that started,
+// or came back from a partition) hears a heartbeat from us at the next period's end.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <zmq.h>
+
+#include "cluster/cluster.h"
+#include "common/endpoint.h"
+
+namespace dt {
+namespace {
+
+// "tcp://ADDR:PORT" for every address `hp.host` resolves to (as ZeroMQ names a connection
+// in its monitor events); the host itself if it is an address already.
+std::vector<std::string> numeric_endpoints(const HostPort &hp) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo *res = nullptr;
+  std::vector<std::string> out;
+  if (getaddrinfo(hp.host.c_str(), nullptr, &hints, &res) != 0) return out;
+  for (addrinfo *ai = res; ai; ai = ai->ai_next) {
+    char text[INET6_ADDRSTRLEN] = "";
+    if (ai->ai_family == AF_INET)
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(ai->ai_addr)->sin_addr, text, sizeof text);
+    else if (ai->ai_family == AF_INET6)
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6 *>(ai->ai_addr)->sin6_addr, text, sizeof text);
+    else
+      continue;
+    out.push_back("tcp://" + HostPort{text, hp.port}.text());
+  }
+  freeaddrinfo(res);
+  return out;
+}
+
+}  // namespace
+
+// Which node each of our SUB socket's connections reaches: the node id of the .pub file
+// naming the peer's endpoint, under the endpoint as configured and as resolved.
+void Cluster::map_peer_links() {
+  link_nodes_.clear();
+  if (!link_liveness(cfg_)) return;
+  for (const std::string &ep : cfg_.peers) {
+    const CurvePeer *peer = find_curve_peer(curve_.peers, ep);
+    if (!peer || peer->node_id.empty()) continue;
+    link_nodes_[ep] = peer->node_id;
+    HostPort hp;
+    if (!parse_host_port(ep, {.tcp_scheme = true}, &hp)) continue;
+    for (const std::string &numeric : numeric_endpoints(hp)) link_nodes_[numeric] = peer->node_id;
+  }
+}
+
+// A monitor event of ours (poll_monitor): true if it was a link event, handled here.
+bool Cluster::on_link_event(bool pub, uint16_t event, const std::string &endpoint, uint64_t now_ns) {
+  if (pub && event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+    cadence_.force_broadcast();
+    counters_.subscribers_joined++;
+    return true;
+  }
+  if (pub || event != ZMQ_EVENT_DISCONNECTED) return false;
+  const auto it = link_nodes_.find(endpoint);
+  LivenessChange down;
+  if (it != link_nodes_.end() && tracker_.link_dropped(it->second, now_ns, &down)) {
+    counters_.link_drops++;
+    log_limited(peer_log_, LogLevel::Warn, now_ns, "peer %s is down: its link dropped (last heard %.1fs ago)",
+                down.node_id.c_str(), down.silent_ns / 1e9);
+  }
+  return true;
+}
+
+}  // namespace dt
