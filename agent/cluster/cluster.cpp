@@ -26,7 +26,9 @@ namespace {
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
 constexpr size_t kMaxResentPerPeriod = 2 * kMaxResendSeqs;  // two full requests' worth
 constexpr uint64_t kSharedKeepPeriods = 25;  // owner scheme: a source heard of lately is shared
-constexpr uint64_t kJoinRunningSeq = 25;     // a peer's first seq that says it ran before us (5 s)
+// A peer's first period number that says it ran before us: 10 periods (2 s at the default
+// period), more than agents started together are apart when they first hear each other.
+constexpr uint64_t kJoinRunningEpoch = 10;
 
 }  // namespace
 
@@ -112,7 +114,7 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       join_guard_(JoinGuardOptions{dp.took_over()                ? 0
                                    : report_max_age_ns(cfg) ? report_max_age_ns(cfg)
                                                             : kReportMaxAgePeriods * cfg.period_ns,
-                                   kJoinRunningSeq}),
+                                   kJoinRunningEpoch}),
       cadence_(cadence_options(cfg)),
       resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
@@ -212,7 +214,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   }
   const Arrival a = tracker_.arrive(h, now_ns);
   if (!note_arrival(h, a, now_ns)) return;  // a duplicate, or refused (counted)
-  if (cfg_.hubs.empty()) join_guard_.first_report(h.seq, now_ns);
+  if (cfg_.hubs.empty()) join_guard_.first_report(h.epoch, now_ns);
   if (a.gap) request_resends(now_ns);  // at once: every period of delay is over-admission
   if (a.stale) {
     skip_stale(h, body, a, now_ns);

@@ -3,10 +3,10 @@
 
 namespace dt {
 
-void JoinGuard::first_report(uint64_t peer_seq, uint64_t now_ns) {
+void JoinGuard::first_report(uint64_t peer_epoch, uint64_t now_ns) {
   if (decided_) return;
   decided_ = true;
-  if (peer_seq >= opt_.running_seq && opt_.window_ns > 0) until_ns_ = now_ns + opt_.window_ns;
+  if (peer_epoch >= opt_.running_epoch && opt_.window_ns > 0) until_ns_ = now_ns + opt_.window_ns;
 }
 
 uint64_t JoinGuard::extra(const dt_key &k, uint64_t burst_hits, uint64_t now_ns) {

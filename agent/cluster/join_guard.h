@@ -11,9 +11,11 @@
 // its bucket starts empty there, as the cluster's is. A source no peer reports (a client
 // that only this host serves) is never charged: it keeps its whole burst.
 //
-// Joining, not starting together: the first report heard from a peer has a seq of at
-// least running_seq (the peer has been reporting for a while). Agents that start at the
-// same time hear small seqs and start full, as before.
+// Joining, not starting together: the first report heard from a peer names a period (its
+// epoch) of at least running_epoch: the peer has been counting periods for a while. Agents
+// that start at the same time hear small epochs and start full, as before. Not the seq:
+// with link liveness an idle peer sends a message every 20 s, so its seq says little of
+// how long it has run.
 #pragma once
 
 #include <cstdint>
@@ -27,14 +29,14 @@ namespace dt {
 
 struct JoinGuardOptions {
   uint64_t window_ns = 2'000'000'000ull;  // the report max age
-  uint64_t running_seq = 25;              // a peer's seq that shows a running cluster
+  uint64_t running_epoch = 10;            // a peer's period number that shows a running cluster
 };
 
 class JoinGuard {
  public:
   explicit JoinGuard(const JoinGuardOptions &o = {}) : opt_(o) {}
-  // The first report of any peer decides (its seq); later calls change nothing.
-  void first_report(uint64_t peer_seq, uint64_t now_ns);
+  // The first report of any peer decides (its epoch); later calls change nothing.
+  void first_report(uint64_t peer_epoch, uint64_t now_ns);
   bool active(uint64_t now_ns) const { return now_ns < until_ns_; }
   bool joined() const { return until_ns_ != 0; }
   // The hits to add to a peer's debit of k: burst_hits the first time while active, else 0.

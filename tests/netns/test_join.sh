@@ -3,7 +3,7 @@
 # running cluster"), with real agents: five hosts (the owner scheme needs five members), one
 # source sprayed over all five at 20x the rate (rate 100/s, burst 50); h5's agent starts
 # JOIN_AT seconds into the spray, while the other four throttle the source.
-#   - h5 knows it joined a running cluster (its peers' reports came with high seqs): the
+#   - h5 knows it joined a running cluster (its peers' reports name periods of 10 and more): the
 #     first peer debit of the source started it empty there (join_sources_emptied >= 1);
 #   - the cluster admits at most the budget (+10%) over the run, and from the join to the
 #     end at most rate x that time + 10% (without the guard h5 would admit a burst more);

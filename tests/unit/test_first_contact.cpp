@@ -118,7 +118,7 @@ TEST(EarlyReport, SharedSourcesRideTheTicksAtMostEveryQuarterPeriod) {
 
 TEST(JoinGuard, AJoinerChargesEachPeerReportedSourceOneBurstOnceWithinTheWindow) {
   dt::JoinGuard g(dt::JoinGuardOptions{2000 * kMs, 25});
-  g.first_report(40, 100 * kMs);  // the first peer report heard: seq 40, the peer ran before us
+  g.first_report(40, 100 * kMs);  // the first peer report heard: period 40, the peer ran before us
   g.first_report(1, 200 * kMs);   // later ones change nothing
   EXPECT_TRUE(g.active(2099 * kMs));
   EXPECT_EQ(g.extra(v4(1), 50, 300 * kMs), 50u) << "the first debit of a source: one burst more";
