@@ -640,6 +640,28 @@ spray_stop() {
 }
 
 # spray_sent NAME I SRC: frames of SRC sent to host I. spray_total NAME SRC: to all.
+# mlab_send_bg NAME I DST [PKTGEN SEND OPTIONS...]: pktgen send from the client over host
+# I's link to DST, port 9999, in the background (bounded by 30 s); JSON in $WORK/NAME.json.
+# The caller gives the sources, --rate, --count and --duration. See senders_wait.
+mlab_send_bg() {
+	local name=$1 i=$2 dst=$3
+	shift 3
+	nsenter --net="/run/netns/$C_NS" -- timeout 30 "$PKTGEN" send --iface "${M_CIF[i]}" --dst-ip "$dst" \
+		--dst-mac "${M_MAC[i]}" --dport 9999 --json "$@" >"$WORK/$name.json" 2>"$WORK/$name.err" &
+	LAB_PIDS[$name]=$!
+}
+
+# senders_wait NAME...: waits for the background senders NAME (mlab_send_bg); a sender that
+# failed ends the test (die), its error printed.
+senders_wait() {
+	local p
+	for p in "$@"; do
+		wait_exit "${LAB_PIDS[$p]}" 40 && [ "$EXIT_RC" -eq 0 ] && continue
+		cat "$WORK/$p.err"
+		die "pktgen $p failed"
+	done
+}
+
 spray_sent() { source_num "$(cat "$WORK/spray-$1-$2.json")" "$3" sent; }
 spray_total() {
 	local i n sum=0
