@@ -543,6 +543,8 @@ mlab_security() {
 # has attached or taken over. Sets AGENT_PID. False (log printed) if it did not come up.
 # A cluster gets the lab's key hI (see mlab_security). MLAB_DEFAULT_ID=1: no --node-id (the
 # agent's default one: the key's node id, or without keys the host name and a MAC hash).
+# MLAB_NO_WAIT=1: returns once started; mlab_agent_wait NAME waits (agents of several hosts
+# then load their programs at the same time: the verifier's second or so each, overlapped).
 mlab_agent_start() {
 	local i=$1 name=$2 log=$WORK/agent-$2.log id=(--node-id "h$1")
 	shift 2
@@ -552,11 +554,17 @@ mlab_agent_start() {
 		"${id[@]}" "${MLAB_SEC[@]}" "$@" >"$log" 2>&1 &
 	AGENT_PID=$!
 	LAB_PIDS[agent-$name]=$AGENT_PID
-	if ! wait_for_line "$log" '(attached|took over) dthrottle' "$AGENT_PID" 10; then
-		echo "--- agent $name did not come up; its log:"
-		cat "$log"
-		return 1
-	fi
+	[ "${MLAB_NO_WAIT:-0}" = 1 ] || mlab_agent_wait "$name"
+}
+
+# mlab_agent_wait NAME: waits until agent NAME (mlab_agent_start) has attached or taken over.
+# False (log printed) if it did not come up within 10 s.
+mlab_agent_wait() {
+	local log=$WORK/agent-$1.log
+	wait_for_line "$log" '(attached|took over) dthrottle' "${LAB_PIDS[agent-$1]}" 10 && return 0
+	echo "--- agent $1 did not come up; its log:"
+	cat "$log"
+	return 1
 }
 
 # mlab_hub_start NAME [HUB OPTIONS...]: starts `agent hub` in $HUB_NS on port 7701 (agents:
