@@ -249,11 +249,7 @@ agent_start() {
 		>"$log" 2>&1 &
 	AGENT_PID=$!
 	LAB_PIDS[agent-$name]=$AGENT_PID
-	if ! wait_for_line "$log" '(attached|took over) dthrottle' "$AGENT_PID" 10; then
-		echo "--- agent $name did not come up; its log:"
-		cat "$log"
-		return 1
-	fi
+	mlab_agent_wait "$name"
 }
 
 agent_log() { echo "$WORK/agent-$1.log"; }
@@ -557,7 +553,7 @@ mlab_agent_start() {
 	[ "${MLAB_NO_WAIT:-0}" = 1 ] || mlab_agent_wait "$name"
 }
 
-# mlab_agent_wait NAME: waits until agent NAME (mlab_agent_start) has attached or taken over.
+# mlab_agent_wait NAME: waits until agent NAME (agent_start, mlab_agent_start) has attached or taken over.
 # False (log printed) if it did not come up within 10 s.
 mlab_agent_wait() {
 	local log=$WORK/agent-$1.log
