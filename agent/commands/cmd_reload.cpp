@@ -19,7 +19,8 @@
 namespace dt {
 namespace {
 
-// The agent's last reload outcome: "<generation> ok|error <message>".
+// The agent's last reload outcome: "<generation> ok|partial|error <message>", or
+// "<generation> busy" while it is reloading.
 bool read_reload_status(const std::string &path, unsigned long long *gen, std::string *rest) {
   std::ifstream in(path);
   if (!(in >> *gen)) return false;
@@ -51,9 +52,16 @@ int cmd_reload(int argc, char **argv) {
     fprintf(stderr, "%s: cannot signal pid %ld: %s\n", command_name("reload").c_str(), pid, strerror(errno));
     return 1;
   }
-  for (int i = 0; i < 100; i++) {  // bounded: 5 s
+  // Bounded: 5 s for the agent to take the signal up ("busy"), then 300 s for the reload
+  // itself (a list of millions of prefixes on a loaded host).
+  bool busy = false;
+  for (int i = 0; i < (busy ? 6000 : 100); i++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (read_reload_status(status, &gen, &rest) && gen > before) {
+      if (rest == "busy") {
+        busy = true;
+        continue;
+      }
       // "ok ...", "partial ..." (some of the file is in force) or "error ...".
       const bool ok = rest.rfind("ok ", 0) == 0, partial = rest.rfind("partial ", 0) == 0;
       printf("%s%s\n",
@@ -63,7 +71,9 @@ int cmd_reload(int argc, char **argv) {
     }
   }
   // The agent writes its answer where this reads it: one it cannot write is no silence.
-  if (const std::string why = unwritable_reason(status); !why.empty())
+  if (busy)
+    fprintf(stderr, "%s: pid %ld is still reloading after 300 s (see its log)\n", command_name("reload").c_str(), pid);
+  else if (const std::string why = unwritable_reason(status); !why.empty())
     fprintf(stderr, "%s: pid %ld cannot write its answer: %s (whether the reload worked is in its log)\n", command_name("reload").c_str(),
             pid, why.c_str());
   else

@@ -409,8 +409,11 @@ void Daemon::on_signal() {
 }
 
 // SIGHUP: the rules and the peers re-read; the outcome goes to the reload file as
-// "<generation> <outcome>" for `agent reload`.
+// "<generation> <outcome>" for `agent reload`. "<generation> busy" first: a reload of a
+// million-line list takes seconds (more on a loaded host), and `agent reload` waits
+// for as long as the agent says it is at work, not a fixed 5 s.
 void Daemon::on_reload() {
+  reload_file_.write(std::to_string(reload_generation_ + 1) + " busy\n");
   const std::string outcome = reload_all({config_, rule_maps_, tags_, cluster_.get(), *adaptive_});
   // A reload file that cannot be written leaves `agent reload` waiting: it says why (unwritable_reason).
   if (!reload_file_.write(std::to_string(++reload_generation_) + " " + outcome + "\n"))

@@ -249,11 +249,7 @@ agent_start() {
 		>"$log" 2>&1 &
 	AGENT_PID=$!
 	LAB_PIDS[agent-$name]=$AGENT_PID
-	if ! wait_for_line "$log" '(attached|took over) dthrottle' "$AGENT_PID" 10; then
-		echo "--- agent $name did not come up; its log:"
-		cat "$log"
-		return 1
-	fi
+	mlab_agent_wait "$name"
 }
 
 agent_log() { echo "$WORK/agent-$1.log"; }
@@ -333,6 +329,11 @@ wait_traffic() {
 # sink_start SECONDS: starts the UDP sink on port 9999 in the host namespace (output:
 # $WORK/sink.json) and waits until it listens. SECONDS bounds it if never stopped.
 sink_start() {
+	# A previous sink's "listening" line must not count for this one: the redirection
+	# below empties sink.err only once the background child runs, maybe after the wait
+	# read it (datagrams sent then reach a port nothing listens on: Udp NoPorts).
+	rm -f "$WORK/sink.json" "$WORK/sink.err"
+	SINK_READ0=$(udp_counter InDatagrams)
 	nsenter --net="/run/netns/$H_NS" -- "$PKTGEN" sink --port 9999 --duration "$1" --json \
 		>"$WORK/sink.json" 2>"$WORK/sink.err" &
 	LAB_PIDS[sink]=$!
@@ -343,15 +344,36 @@ sink_start() {
 	}
 }
 
-# sink_stop: lets in-flight datagrams land, then stops the sink; sets SINK_JSON.
-# (Not in a $(...) subshell: only this shell can wait for its children.)
+# sink_stop [EXPECT]: stops the sink; sets SINK_JSON. With EXPECT (the datagrams the test
+# expects delivered), first waits (up to 10 s) until the sink has read that many: under
+# load the host's stack may deliver them well after pktgen returned. Without it, lets
+# in-flight datagrams land for 0.3 s. (Not in a $(...) subshell: only this shell can wait
+# for its children.)
 sink_stop() {
 	local pid=${LAB_PIDS[sink]}
-	sleep 0.3 # datagrams still on their way: the sink reports its counts only as it exits
+	if [ -n "${1:-}" ]; then
+		wait_until 10 sink_has_read "$1" ||
+			echo "the sink read $(($(udp_counter InDatagrams) - SINK_READ0)) datagrams in 10 s; $1 expected"
+	else
+		sleep 0.3 # datagrams still on their way: the sink reports its counts only as it exits
+	fi
 	kill -INT "$pid" 2>/dev/null
 	wait_exit "$pid" 5 && [ "$EXIT_RC" -eq 0 ] || return 1
 	SINK_JSON=$(cat "$WORK/sink.json")
 }
+
+# udp_counter FIELD: FIELD (InDatagrams, NoPorts) of the host namespace's UDP, IPv4 and
+# IPv6 summed. The kernel counts InDatagrams as a program reads a datagram: with the sink
+# the only UDP reader there, it is what the sink has received so far.
+udp_counter() {
+	in_ns "$H_NS" awk -v f="$1" '
+		FILENAME ~ /snmp6$/ { if ($1 == "Udp6" f) n += $2; next }
+		$1 == "Udp:" { if (!col) { for (i = 2; i <= NF; i++) if ($i == f) col = i } else n += $col }
+		END { print n + 0 }' /proc/net/snmp /proc/net/snmp6
+}
+
+# sink_has_read N: the sink has read N datagrams since sink_start (for wait_until).
+sink_has_read() { [ $(($(udp_counter InDatagrams) - SINK_READ0)) -ge "$1" ]; }
 
 # --- the multi-host lab -----------------------------------------------------------------------
 #
@@ -517,6 +539,8 @@ mlab_security() {
 # has attached or taken over. Sets AGENT_PID. False (log printed) if it did not come up.
 # A cluster gets the lab's key hI (see mlab_security). MLAB_DEFAULT_ID=1: no --node-id (the
 # agent's default one: the key's node id, or without keys the host name and a MAC hash).
+# MLAB_NO_WAIT=1: returns once started; mlab_agent_wait NAME waits (agents of several hosts
+# then load their programs at the same time: the verifier's second or so each, overlapped).
 mlab_agent_start() {
 	local i=$1 name=$2 log=$WORK/agent-$2.log id=(--node-id "h$1")
 	shift 2
@@ -526,11 +550,17 @@ mlab_agent_start() {
 		"${id[@]}" "${MLAB_SEC[@]}" "$@" >"$log" 2>&1 &
 	AGENT_PID=$!
 	LAB_PIDS[agent-$name]=$AGENT_PID
-	if ! wait_for_line "$log" '(attached|took over) dthrottle' "$AGENT_PID" 10; then
-		echo "--- agent $name did not come up; its log:"
-		cat "$log"
-		return 1
-	fi
+	[ "${MLAB_NO_WAIT:-0}" = 1 ] || mlab_agent_wait "$name"
+}
+
+# mlab_agent_wait NAME: waits until agent NAME (agent_start, mlab_agent_start) has attached or taken over.
+# False (log printed) if it did not come up within 10 s.
+mlab_agent_wait() {
+	local log=$WORK/agent-$1.log
+	wait_for_line "$log" '(attached|took over) dthrottle' "${LAB_PIDS[agent-$1]}" 10 && return 0
+	echo "--- agent $1 did not come up; its log:"
+	cat "$log"
+	return 1
 }
 
 # mlab_hub_start NAME [HUB OPTIONS...]: starts `agent hub` in $HUB_NS on port 7701 (agents:
@@ -614,6 +644,28 @@ spray_stop() {
 }
 
 # spray_sent NAME I SRC: frames of SRC sent to host I. spray_total NAME SRC: to all.
+# mlab_send_bg NAME I DST [PKTGEN SEND OPTIONS...]: pktgen send from the client over host
+# I's link to DST, port 9999, in the background (bounded by 30 s); JSON in $WORK/NAME.json.
+# The caller gives the sources, --rate, --count and --duration. See senders_wait.
+mlab_send_bg() {
+	local name=$1 i=$2 dst=$3
+	shift 3
+	nsenter --net="/run/netns/$C_NS" -- timeout 30 "$PKTGEN" send --iface "${M_CIF[i]}" --dst-ip "$dst" \
+		--dst-mac "${M_MAC[i]}" --dport 9999 --json "$@" >"$WORK/$name.json" 2>"$WORK/$name.err" &
+	LAB_PIDS[$name]=$!
+}
+
+# senders_wait NAME...: waits for the background senders NAME (mlab_send_bg); a sender that
+# failed ends the test (die), its error printed.
+senders_wait() {
+	local p
+	for p in "$@"; do
+		wait_exit "${LAB_PIDS[$p]}" 40 && [ "$EXIT_RC" -eq 0 ] && continue
+		cat "$WORK/$p.err"
+		die "pktgen $p failed"
+	done
+}
+
 spray_sent() { source_num "$(cat "$WORK/spray-$1-$2.json")" "$3" sent; }
 spray_total() {
 	local i n sum=0

@@ -35,8 +35,11 @@ start_agents() {
 	for ((i = 1; i <= HOSTS; i++)); do
 		opts=(--rate 100kB/s --burst 5kB --stats-interval 10m)
 		[ "$mode" = mesh ] && opts+=(--period "$PERIOD" --peers "$(mlab_peers "$i")")
-		mlab_agent_start "$i" "$name$i" "${opts[@]}" || die "the $mode agent of h$i did not start"
+		MLAB_NO_WAIT=1 mlab_agent_start "$i" "$name$i" "${opts[@]}" || die "the $mode agent of h$i did not start"
 		CUR_AGENT[$i]=$name$i
+	done
+	for ((i = 1; i <= HOSTS; i++)); do
+		mlab_agent_wait "$name$i" || die "the $mode agent of h$i did not start"
 	done
 	[ "$mode" = local ] && return
 	for ((i = 1; i <= HOSTS; i++)); do

@@ -53,8 +53,11 @@ start_agents() {
 		mesh) opts+=(--period "$PERIOD" --peers "$(mlab_peers "$i")") ;;
 		hub) opts+=(--period "$PERIOD" --hub "$HUB_CTL:7701") ;;
 		esac
-		mlab_agent_start "$i" "$name$i" "${opts[@]}" || die "the $mode agent of h$i did not start"
+		MLAB_NO_WAIT=1 mlab_agent_start "$i" "$name$i" "${opts[@]}" || die "the $mode agent of h$i did not start"
 		CUR_AGENT[$i]=$name$i
+	done
+	for ((i = 1; i <= HOSTS; i++)); do
+		mlab_agent_wait "$name$i" || die "the $mode agent of h$i did not start"
 	done
 	[ "$mode" = local ] && return
 	for ((i = 1; i <= HOSTS; i++)); do

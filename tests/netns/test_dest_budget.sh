@@ -52,24 +52,14 @@ grep -q "keyed by destination: vip" "$WORK/agent-h1.log" ||
 	fail dest/startup-line "the agent's rules line does not name the rule keyed by destination: $(grep -m1 'packet rules' "$WORK/agent-h1.log")"
 
 # send NAME HOST DST PPS: SECS seconds of UDP from the 50 sources to DST through host HOST.
-send() {
-	nsenter --net="/run/netns/$C_NS" -- timeout 30 "$PKTGEN" send --iface "${M_CIF[$2]}" --dst-ip "$3" \
-		--dst-mac "${M_MAC[$2]}" --dport 9999 --json --src-range "$SOURCES" --rate "$4" \
-		--count $(($4 * SECS)) --duration "${SECS}s" >"$WORK/$1.json" 2>"$WORK/$1.err" &
-	LAB_PIDS[$1]=$!
-}
+send() { mlab_send_bg "$1" "$2" "$3" --src-range "$SOURCES" --rate "$4" --count $(($4 * SECS)) --duration "${SECS}s"; }
 offer=$((3 * RATE))
 send a 1 "$VIP_A" "$offer"
 for ((i = 1; i <= HOSTS; i++)); do send "b$i" "$i" "$VIP_B" $((offer / HOSTS)); done
 # agent top during the flood: the destination's bucket is the one sending.
 "$AGENT" top --pin-dir "${M_PIN[1]}" --count 2 --interval 1s >"$WORK/top.txt" 2>"$WORK/top.err"
 top_rc=$?
-for p in a b1 b2 b3; do
-	wait_exit "${LAB_PIDS[$p]}" 40 && [ "$EXIT_RC" -eq 0 ] || {
-		cat "$WORK/$p.err"
-		die "pktgen $p failed"
-	}
-done
+senders_wait a b1 b2 b3
 
 # dst_of HOST VIP: the JSON object of HOST's bucket of destination VIP.
 dst_of() { stats_json "${M_PIN[$1]}" | grep -o "{\"source\":\"${2//./\\.}\",[^}]*\"key_by\":\"destination\"}"; }

@@ -83,7 +83,8 @@ out=$("$AGENT" ban 198.18.4.4 --for 1m --reason "the allow list beats it" --pin-
 check_eq lists/ban-allow-listed/exit "agent ban 198.18.4.4 (on the allow list) exit code: $out" "$?" 0
 sink_start 30 || die "the UDP sink did not start"
 offer p1 "$DENIED,198.18.3.3,198.18.4.4,198.18.4.5" || die "pktgen send failed"
-sink_stop || die "the sink did not exit cleanly"
+sink_stop "$(($(sent "$WORK/p1.json" 198.18.3.3) + $(sent "$WORK/p1.json" 198.18.4.4)))" ||
+	die "the sink did not exit cleanly"
 s1=$(stats_json) || die "agent stats --json failed"
 total=0
 for src in ${DENIED//,/ }; do
@@ -129,9 +130,13 @@ out=$("$AGENT" reload --pin-dir "$PIN_DIR" 2>&1)
 rc=$?
 echo "reload ($FIRST removed, exit $rc): $out"
 check_eq lists/reload-good/exit "agent reload exit code for the corrected deny file" "$rc" 0
+# `agent reload` answers once the new tries are in their slots: agent stats reads the slot.
+text=$("$AGENT" stats --pin-dir "$PIN_DIR")
+check lists/reload-good/in-force "agent stats does not show the new deny list: $(grep -A2 '^lists:' <<<"$text")" \
+	grep -q "deny list    $((V4_LINES - 1)) IPv4 + $((prefixes - V4_LINES)) IPv6 prefixes" <<<"$text"
 sink_start 30 || die "the UDP sink did not start"
 offer p3 "$FIRST,$LAST" || die "pktgen send failed"
-sink_stop || die "the sink did not exit cleanly"
+sink_stop "$(sent "$WORK/p3.json" "$FIRST")" || die "the sink did not exit cleanly"
 check_eq lists/reload-good/removed "$FIRST (no longer listed): datagrams delivered vs sent" \
 	"$(received "$FIRST")" "$(sent "$WORK/p3.json" "$FIRST")"
 check_eq lists/reload-good/kept "$LAST (still listed): datagrams delivered" "$(received "$LAST")" 0

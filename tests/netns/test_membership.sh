@@ -107,10 +107,11 @@ peers_of 1 2
 peers_of 2 1
 peers_of 3 1 2
 for i in 1 2 3; do
-	mlab_agent_start "$i" "file$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m --period "$PERIOD" \
+	MLAB_NO_WAIT=1 mlab_agent_start "$i" "file$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m --period "$PERIOD" \
 		--peers-file "$WORK/peers-$i" || die "the agent of h$i did not start"
 	CUR_AGENT[$i]=file$i
 done
+for i in 1 2 3; do mlab_agent_wait "file$i" || die "the agent of h$i did not start"; done
 mlab_wait_peers file1 1 10 h2 && mlab_wait_peers file2 1 10 h1 && mlab_wait_peers file3 1 10 h1 h2 ||
 	die "the agents did not hear their first peers within 10 s"
 check membership/a/not-yet "h1 heard h3 before h3 was in its peers file" test "$(count_lines "$WORK/agent-file1.log" 'peer h3 is up')" -eq 0
@@ -183,11 +184,12 @@ mlab_hub_up
 mlab_hub_start hub --curve-key "$KEYS/hub.key" --curve-peers "$WORK/hub-allows" || die "the Curve hub did not start"
 check membership/b/hub-curve-on "the hub did not log 'CurveZMQ on'" logged hub 'CurveZMQ on: 2 agent keys allowed' 1
 for i in 1 2 3; do
-	mlab_agent_start "$i" "sec$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m --period "$PERIOD" \
+	MLAB_NO_WAIT=1 mlab_agent_start "$i" "sec$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m --period "$PERIOD" \
 		--hub "$HUB_CTL:7701" --curve-key "$KEYS/h$i.key" --curve-peers "$WORK/agents-know" ||
 		die "the Curve agent of h$i did not start"
 	CUR_AGENT[$i]=sec$i
 done
+for i in 1 2 3; do mlab_agent_wait "sec$i" || die "the Curve agent of h$i did not start"; done
 mlab_wait_peers sec1 1 10 h2 && mlab_wait_peers sec2 1 10 h1 || die "h1 and h2 did not hear each other through the Curve hub within 10 s"
 pass membership/b/allowed-hear-each-other
 check membership/b/refused-logged "the hub did not log refusing h3 (198.19.0.13)" \
@@ -229,10 +231,13 @@ declare -A IDS=()
 peers_of all 1 2 3 # one file for every host, each one's own endpoint included
 for i in 1 2 3; do
 	# Without keys: with a key the agent's node id is the key's (hI), not the default one.
-	MLAB_DEFAULT_ID=1 MLAB_INSECURE=1 mlab_agent_start "$i" "same$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m \
-		--period "$PERIOD" --peers-file "$WORK/peers-all" || die "the agent of h$i did not start"
+	MLAB_NO_WAIT=1 MLAB_DEFAULT_ID=1 MLAB_INSECURE=1 mlab_agent_start "$i" "same$i" --rate "$RATE" --burst "$BURST" \
+		--stats-interval 10m --period "$PERIOD" --peers-file "$WORK/peers-all" || die "the agent of h$i did not start"
 	CUR_AGENT[$i]=same$i
-	wait_for_line "$WORK/agent-same$i.log" 'cluster: node ' "$AGENT_PID" 5
+done
+for i in 1 2 3; do
+	mlab_agent_wait "same$i" || die "the agent of h$i did not start"
+	wait_for_line "$WORK/agent-same$i.log" 'cluster: node ' "${LAB_PIDS[agent-same$i]}" 5
 	IDS[$i]=$(sed -n 's/.*cluster: node \([^,]*\),.*/\1/p' "$WORK/agent-same$i.log" | head -n 1)
 done
 echo "  node ids: ${IDS[1]} ${IDS[2]} ${IDS[3]}"

@@ -47,24 +47,14 @@ mlab_wait_peers h1 1 10 h2 && mlab_wait_peers h2 1 10 h1 || die "the agents did 
 # --- traffic ------------------------------------------------------------------------------------
 per_host=$((OFFER / HOSTS))
 for ((i = 1; i <= HOSTS; i++)); do
-	nsenter --net="/run/netns/$C_NS" -- timeout 30 "$PKTGEN" send --iface "${M_CIF[i]}" --dst-ip "${M_IP[i]}" \
-		--dst-mac "${M_MAC[i]}" --dport 9999 --json --src-range 198.18.0.0+65536 --src-random \
-		--rate "$per_host" --count $((per_host * SECS)) --duration "${SECS}s" \
-		>"$WORK/flood-$i.json" 2>"$WORK/flood-$i.err" &
-	LAB_PIDS[flood-$i]=$!
+	mlab_send_bg "flood-$i" "$i" "${M_IP[i]}" --src-range 198.18.0.0+65536 --src-random \
+		--rate "$per_host" --count $((per_host * SECS)) --duration "${SECS}s"
 done
 legit_list=$(IFS=,; echo "${LEGIT[*]}")
 legit_rate=$((LEGIT_PPS * ${#LEGIT[@]}))
-nsenter --net="/run/netns/$C_NS" -- timeout 30 "$PKTGEN" send --iface "${M_CIF[1]}" --dst-ip "${M_IP[1]}" \
-	--dst-mac "${M_MAC[1]}" --dport 9999 --json --sources "$legit_list" --rate "$legit_rate" \
-	--count $((legit_rate * SECS)) --duration "${SECS}s" >"$WORK/legit.json" 2>"$WORK/legit.err" &
-LAB_PIDS[legit]=$!
-for p in flood-1 flood-2 legit; do
-	wait_exit "${LAB_PIDS[$p]}" 40 && [ "$EXIT_RC" -eq 0 ] || {
-		cat "$WORK/$p.err"
-		die "pktgen $p failed"
-	}
-done
+mlab_send_bg legit 1 "${M_IP[1]}" --sources "$legit_list" --rate "$legit_rate" \
+	--count $((legit_rate * SECS)) --duration "${SECS}s"
+senders_wait flood-1 flood-2 legit
 # The last reports land: each host's /16 bucket debited what the other's admitted.
 p16_of() { stats_json "${M_PIN[$1]}" | grep -o '{"source":"198.18.0.0","prefix_len":16,[^}]*}'; }
 p16_landed() {
