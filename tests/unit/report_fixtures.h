@@ -16,6 +16,16 @@ namespace dt::test {
 
 constexpr uint64_t kMsNs = 1000000;
 
+// Source number i (below 65,536) as a bucket key: 198.18.(i / 256).(i % 256) in dt_key's
+// IPv4-mapped form, under `rule`.
+inline dt_key v4(uint32_t i, uint32_t rule = 0) {
+  dt_key k{};
+  k.addr[10] = k.addr[11] = 0xff;
+  k.addr[12] = 198, k.addr[13] = 18, k.addr[14] = static_cast<uint8_t>(i >> 8), k.addr[15] = static_cast<uint8_t>(i);
+  k.rule = rule;
+  return k;
+}
+
 inline ReportEntry entry(const char *addr, uint64_t hits) {
   ReportEntry e{};
   EXPECT_TRUE(key_from_string(addr, &e.key)) << addr;

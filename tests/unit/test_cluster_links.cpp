@@ -11,6 +11,7 @@
 #include "cluster/cluster.h"
 #include "cluster/peer_tracker.h"
 #include "cluster/report_cadence.h"
+#include "report_fixtures.h"
 
 namespace {
 
@@ -22,12 +23,7 @@ using dt::ReportEntry;
 constexpr uint64_t kMs = 1'000'000;
 constexpr uint64_t kPeriod = 200 * kMs;
 
-dt_key v4(uint32_t i) {
-  dt_key k{};
-  k.addr[10] = k.addr[11] = 0xff;
-  k.addr[12] = 198, k.addr[13] = 18, k.addr[14] = static_cast<uint8_t>(i >> 8), k.addr[15] = static_cast<uint8_t>(i);
-  return k;
-}
+using dt::test::v4;  // source number i as a key (report_fixtures.h)
 
 dt::ClusterConfig keyed_mesh() {
   dt::ClusterConfig cfg;

@@ -12,6 +12,7 @@
 #include "cluster/join_guard.h"
 #include "sim/cluster_sim.h"
 #include "sim_run.h"
+#include "report_fixtures.h"
 
 namespace {
 
@@ -21,12 +22,7 @@ using dt::ReportEntry;
 using namespace dt::sim;
 using dt::test::run_sim;
 
-dt_key v4(uint32_t i) {
-  dt_key k{};
-  k.addr[10] = k.addr[11] = 0xff;
-  k.addr[12] = 198, k.addr[13] = 18, k.addr[14] = static_cast<uint8_t>(i >> 8), k.addr[15] = static_cast<uint8_t>(i);
-  return k;
-}
+using dt::test::v4;  // source number i as a key (report_fixtures.h)
 
 // The sources' numbers (v4(i): i), in order.
 std::vector<int> ids(const std::vector<dt_key> &ks) {

@@ -10,6 +10,7 @@
 
 #include "cluster/report_router.h"
 #include "cluster/source_owner.h"
+#include "report_fixtures.h"
 
 namespace {
 
@@ -19,13 +20,7 @@ using dt::RouterOptions;
 
 constexpr uint64_t kMs = 1'000'000;
 
-dt_key v4(uint32_t i, uint32_t rule = 0) {
-  dt_key k{};
-  k.addr[10] = k.addr[11] = 0xff;
-  k.addr[12] = 198, k.addr[13] = 18, k.addr[14] = static_cast<uint8_t>(i >> 8), k.addr[15] = static_cast<uint8_t>(i);
-  k.rule = rule;
-  return k;
-}
+using dt::test::v4;  // source number i as a key (report_fixtures.h)
 
 std::vector<std::string> ids(size_t n) {
   std::vector<std::string> out;
