@@ -22,8 +22,16 @@ mount -t sysfs sysfs /sys
 mount -t bpf bpf /sys/fs/bpf
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-mount -t tmpfs -o mode=0755 tmpfs /run
-mount -t tmpfs -o mode=1777 tmpfs /tmp
+# Fresh /run and /tmp, unless the tree itself lives there (a clone in /tmp): a tmpfs would
+# hide it, and the overlay's own /tmp is writable all the same.
+case "$repo/" in
+/run/*) ;;
+*) mount -t tmpfs -o mode=0755 tmpfs /run ;;
+esac
+case "$repo/" in
+/tmp/*) ;;
+*) mount -t tmpfs -o mode=1777 tmpfs /tmp ;;
+esac
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
