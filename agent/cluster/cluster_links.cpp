@@ -6,39 +6,13 @@
 // or a stopped host: the heartbeat timeout); its signed heartbeats (every 20 s) are then only
 // the report sequence's. A subscriber that connects to our PUB socket (a peer that started,
 // or came back from a partition) hears a heartbeat from us at the next period's end.
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <zmq.h>
 
 #include "cluster/cluster.h"
+#include "common/address.h"
 #include "common/endpoint.h"
 
 namespace dt {
-namespace {
-
-// "tcp://ADDR:PORT" for every address `hp.host` resolves to (as ZeroMQ names a connection
-// in its monitor events); the host itself if it is an address already.
-std::vector<std::string> numeric_endpoints(const HostPort &hp) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo *res = nullptr;
-  std::vector<std::string> out;
-  if (getaddrinfo(hp.host.c_str(), nullptr, &hints, &res) != 0) return out;
-  for (addrinfo *ai = res; ai; ai = ai->ai_next) {
-    char text[INET6_ADDRSTRLEN] = "";
-    if (ai->ai_family == AF_INET)
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(ai->ai_addr)->sin_addr, text, sizeof text);
-    else if (ai->ai_family == AF_INET6)
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6 *>(ai->ai_addr)->sin6_addr, text, sizeof text);
-    else
-      continue;
-    out.push_back("tcp://" + HostPort{text, hp.port}.text());
-  }
-  freeaddrinfo(res);
-  return out;
-}
-
-}  // namespace
 
 // Which node each of our SUB socket's connections reaches: the node id of the .pub file
 // naming the peer's endpoint, under the endpoint as configured and as resolved.
@@ -51,7 +25,11 @@ void Cluster::map_peer_links() {
     link_nodes_[ep] = peer->node_id;
     HostPort hp;
     if (!parse_host_port(ep, {.tcp_scheme = true}, &hp)) continue;
-    for (const std::string &numeric : numeric_endpoints(hp)) link_nodes_[numeric] = peer->node_id;
+    // As ZeroMQ names a connection in its monitor events: "tcp://ADDR:PORT" for every
+    // address the host resolves to (one that does not resolve keeps its configured name).
+    std::string unresolved;
+    for (const dt_key &addr : resolve_endpoint_hosts({ep}, &unresolved))
+      link_nodes_["tcp://" + HostPort{key_to_string(addr), hp.port}.text()] = peer->node_id;
   }
 }
 
