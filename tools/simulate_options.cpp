@@ -215,8 +215,8 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
          if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh, threshold or hub");
        })},
       {"cadence", 0, "C",
-       "agent (default: as the agent, a quiet period sends only a\nheartbeat every 5 periods, one-hit sources wait for their\nowner "
-       "until then) or every-period (a report to every\npeer and a message to each owner every period: before)",
+       "agent (default: as the agent, a quiet period sends only\nheartbeats, as --liveness says, one-hit sources wait for\ntheir owner "
+       "in batches) or every-period (a report to every\npeer and a message to each owner every period: before)",
        noted(a, "cadence", [&s](const std::string &v) {
          if (v != "agent" && v != "every-period") usage_error("--cadence: '" + v + "' is not agent or every-period");
          s.cadence = v == "agent";
