@@ -53,6 +53,12 @@ check exempt/logged "a did not log its exemption of b's cluster traffic (from an
 	"$(agent_log a)"
 
 b_stats() { nsenter --net="/run/netns/$C_NS" "$AGENT" stats --pin-dir "$B_PIN" --json --top 0; }
+# Each agent's status (rewritten every second) shows its peer's subscription before the
+# "before" reading: a subscription still missing there would count as a reconnect below.
+both_subscribed() {
+	num_ge "$(json_num "$(stats_json)" subscribers_joined)" 1 && num_ge "$(json_num "$(b_stats)" subscribers_joined)" 1
+}
+wait_until 10 both_subscribed || die "a and b did not both show their peer's subscription (subscribers_joined) within 10 s"
 A0=$(stats_json) || die "agent stats of a failed"
 B0=$(b_stats) || die "agent stats of b failed"
 
