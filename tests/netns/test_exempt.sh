@@ -59,15 +59,32 @@ both_subscribed() {
 	num_ge "$(json_num "$(stats_json)" subscribers_joined)" 1 && num_ge "$(json_num "$(b_stats)" subscribers_joined)" 1
 }
 wait_until 10 both_subscribed || die "a and b did not both show their peer's subscription (subscribers_joined) within 10 s"
+# The status files are rewritten about once a second, each agent at its own instant. Each
+# side's count is read from a file written after the one it is compared with (a's "before"
+# after b's, b's "after" after a's, ...): no message sent before one reading can be missing
+# from the other's for want of a rewrite.
+status_file() { echo "/run/dthrottle/$(tr / _ <<<"$1").cluster.json"; }
+A_STATUS=$(status_file "$PIN_DIR") B_STATUS=$(status_file "$B_PIN")
+mtime() { stat -c %.9Y "$1"; }
+written_after() { awk -v m="$(mtime "$1")" -v t="$2" 'BEGIN { exit !(m > t + 0.1) }'; }
+# status_after FILE T: waits until FILE was rewritten more than 0.1 s after the time T.
+status_after() { wait_until 3 written_after "$1" "$2" || die "$1 was not rewritten within 3 s"; }
+B0=$(b_stats) || die "agent stats of b failed"                    # the base of what b applies
+status_after "$A_STATUS" "$(mtime "$B_STATUS")"
 A0=$(stats_json) || die "agent stats of a failed"
-B0=$(b_stats) || die "agent stats of b failed"
+status_after "$B_STATUS" "$(mtime "$A_STATUS")"
+B0_SENT=$(b_stats) || die "agent stats of b failed"               # the base of what b sends
 
 # b. A UDP flood from b's address to a's report port.
 send_traffic "$WORK/flood.json" --sources "$LAB_V4_CLIENT" --dport "$PORT" --rate "$FLOOD_PPS" \
 	--count $((FLOOD_PPS * SECS)) --duration "$((SECS + 2))s" || die "the flood could not be sent"
 sleep 0.4 # two periods: the last reports of the window land
-A1=$(stats_json) || die "agent stats of a failed"
-B1=$(b_stats) || die "agent stats of b failed"
+status_after "$B_STATUS" "$(date +%s.%N)"
+B1=$(b_stats) || die "agent stats of b failed"                    # what b sent
+status_after "$A_STATUS" "$(mtime "$B_STATUS")"
+A1=$(stats_json) || die "agent stats of a failed"                 # a applied all of it
+status_after "$B_STATUS" "$(mtime "$A_STATUS")"
+B2=$(b_stats) || die "agent stats of b failed"                    # b applied all a sent
 fj=$(cat "$WORK/flood.json")
 sent=$(json_num "$fj" sent)
 secs=$(json_num "$fj" elapsed_s)
@@ -92,9 +109,9 @@ check_le exempt/flood-not-exempt "packets a counted exempt during the flood (the
 # may have dropped (a dropped link reconnects: a new subscriber on the other's port).
 min_reports=$(floor "$(calc "0.6 * $secs / $PERIOD_S")")
 a_heard=$(($(json_num "$A1" messages_applied) - $(json_num "$A0" messages_applied)))
-b_heard=$(($(json_num "$B1" messages_applied) - $(json_num "$B0" messages_applied)))
+b_heard=$(($(json_num "$B2" messages_applied) - $(json_num "$B0" messages_applied)))
 a_sent=$(($(json_num "$A1" messages_sent) - $(json_num "$A0" messages_sent)))
-b_sent=$(($(json_num "$B1" messages_sent) - $(json_num "$B0" messages_sent)))
+b_sent=$(($(json_num "$B1" messages_sent) - $(json_num "$B0_SENT" messages_sent)))
 echo "during the flood: a applied $a_heard of b's $b_sent reports, b applied $b_heard of a's $a_sent; a counted $exempt_delta packets exempt"
 check_eq exempt/links-held "subscribers that connected again to a and b during the ${secs}s flood (a link dropped)" \
 	"$(($(json_num "$A1" subscribers_joined) + $(json_num "$B1" subscribers_joined) - $(json_num "$A0" subscribers_joined) - $(json_num "$B0" subscribers_joined)))" 0
