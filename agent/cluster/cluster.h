@@ -117,7 +117,7 @@ class Cluster {
   int ring_fd() const { return collector_.poll_fd(); }
   void on_ring_readable() { collector_.drain(); }
   // Reads and applies every report waiting on the socket.
-  void on_readable(uint64_t now_ns);
+  void on_readable();  // each message timed as it is read
   // End of a period: collect what we served, publish it, check peer liveness.
   void on_period(uint64_t now_ns);
   // Early reports (cluster_early.cpp): when the next tick is due (UINT64_MAX: none), and

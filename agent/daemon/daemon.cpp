@@ -359,7 +359,7 @@ void Daemon::serve() {
     const Ready ready = wait_for_events();
     const uint64_t now = mono_now_ns();
     if (ready.signal) on_signal();
-    if (ready.peer) on_peer_readable(now);
+    if (ready.peer) on_peer_readable();
     if (ready.ring) on_ring_readable();
     if (ticking_ && period_.due(now)) on_period(now);
     if (cluster_ && now >= cluster_->early_deadline()) cluster_->on_early_tick(now);
@@ -420,7 +420,7 @@ void Daemon::on_reload() {
     DT_WARN("the reload happened (%s) but %s cannot learn it", outcome.c_str(), command_name("reload").c_str());
 }
 
-void Daemon::on_peer_readable(uint64_t now_ns) { cluster_->on_readable(now_ns); }
+void Daemon::on_peer_readable() { cluster_->on_readable(); }
 
 void Daemon::on_ring_readable() { cluster_->on_ring_readable(); }
 

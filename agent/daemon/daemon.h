@@ -90,7 +90,7 @@ class Daemon {
   void start_explain();
   void on_signal();
   void on_reload();
-  void on_peer_readable(uint64_t now_ns);
+  void on_peer_readable();
   void on_ring_readable();
   void on_period(uint64_t now_ns);
   void on_status(uint64_t now_ns);

@@ -362,6 +362,17 @@ scenario_spray() {
 	echo "  spray: one client at 2000 pps over $HOSTS hosts for ${el}s: admitted $admitted of $(spray_total spray "$SPRAY_SRC") sent, budget $budget: $(calc "$admitted / $budget")x"
 	cpu_report "$mode" spray 0
 	[ "$mode" = mesh ] && owner_counters
+	spray_trace
+}
+
+# spray_trace: with BENCH_TRACE_DIR, the agents' logs of the spray go to BENCH_TRACE_DIR/spray
+# (with BENCH_AGENT_ARGS="--log-level debug": every report's hits and delivery lag).
+spray_trace() {
+	local dir=${BENCH_TRACE_DIR:-} i
+	[ -n "$dir" ] || return 0
+	mkdir -p "$dir/spray"
+	for ((i = 1; i <= HOSTS; i++)); do cp "$WORK/agent-mesh$i.log" "$dir/spray/h$i.log" 2>/dev/null; done
+	return 0
 }
 
 # spray_span NAME: "SPAN SPREAD": from the first frame of any of NAME's senders to the last
