@@ -328,6 +328,19 @@ owner_counters() {
 			printf ' %s %s' "$k" "$(json_num "$doc" "$k")"
 		done)"
 	done
+	stale_total
+}
+
+# stale_total: peers' hits not charged as stale on any host (a sender's clock offset learned
+# wrong shows here first: every later report of that peer looks old).
+stale_total() {
+	local i doc h m hits=0 msgs=0
+	for ((i = 1; i <= HOSTS; i++)); do
+		doc=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0)
+		h=$(json_num "$doc" stale_hits) m=$(json_num "$doc" stale_messages)
+		hits=$((hits + ${h:-0})) msgs=$((msgs + ${m:-0}))
+	done
+	echo "  every host: $msgs stale messages, $hits hits in them not charged"
 }
 
 # kill_hub_later SECONDS: kills hub 1 (SIGKILL) after SECONDS, in the background.
