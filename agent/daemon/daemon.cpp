@@ -357,10 +357,10 @@ void Daemon::serve() {
   while (running_) {
     ticking_ = cluster_ || adaptive_->active();
     const Ready ready = wait_for_events();
-    const uint64_t now = mono_now_ns();
     if (ready.signal) on_signal();
-    if (ready.peer) on_peer_readable();
+    if (ready.peer) on_peer_readable();  // each message timed as it is read
     if (ready.ring) on_ring_readable();
+    const uint64_t now = mono_now_ns();  // after the drains: they can be held up for seconds
     if (ticking_ && period_.due(now)) on_period(now);
     if (cluster_ && now >= cluster_->early_deadline()) cluster_->on_early_tick(now);
     explain_->poll(now);
