@@ -57,6 +57,9 @@
 // messages it arrived. Only the rate of the peer's wall clock matters (NTP slewing is
 // fine), not its setting. In int64 microseconds: with sent_unix_ms below 2^42 ms and
 // now_ns/1000 below 2^55, a sample, the offset and their difference never overflow.
+// "At receipt" means when the message was read: a time taken earlier (a poll's wake-up,
+// before a drain held up for seconds) makes a sample too small, which lowers the offset
+// and makes every later message of that peer look old (Cluster::on_readable).
 //
 // Stale (its hits not to be charged): a message older than max_age, or one sent (now -
 // age, by our clock, give or take backlog_slack, default down_after / 10) before the peer came back from a
