@@ -356,6 +356,7 @@ run_mode() {
 	[ "$mode" = agg ] && how="$NHUBS summing hub(s)"
 	echo "== $mode: $HOSTS agents ($how), --max-sources $MAX_SOURCES"
 	start_cluster "$mode"
+	sleep 2 # the start's own traffic (every peer's first message, resends) is not idle
 	cpu_mark "$mode"
 	sleep 3 # idle: what the cluster costs with nothing to report (a rate over a fixed window)
 	cpu_report "$mode" idle 0
