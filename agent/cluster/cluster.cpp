@@ -1,5 +1,6 @@
 // cluster.cpp - ZeroMQ pub-sub of period reports and their application as debits.
 #include "cluster/cluster.h"
+#include "cluster/socket_drain.h"
 #include "common/clock.h"
 
 #include <bpf/bpf.h>
@@ -24,6 +25,7 @@ namespace dt {
 namespace {
 
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
+constexpr size_t kMaxDrainMessages = 10000;  // a drain at most: the period tick must not starve
 constexpr size_t kMaxResentPerPeriod = 2 * kMaxResendSeqs;  // two full requests' worth
 constexpr uint64_t kSharedKeepPeriods = 25;  // owner scheme: a source heard of lately is shared
 // A peer's first period number that says it ran before us: 10 periods (2 s at the default
@@ -159,33 +161,17 @@ void Cluster::adopt_unreported() {
 
 void *Cluster::poll_socket() const { return sub_->handle(); }
 
-// Each message is timed when it is read, not when the poll woke us: a drain can be held up
-// for seconds (a starved CPU, a slow map update), and a message sent meanwhile but stamped
-// with the wake-up's time would look faster than any before it, lower the sender's clock
-// offset (peer_tracker.h) and make every later report of that peer look seconds old: not
-// charged (stale) until the offset is learned again 10 s later. (40 agents starting at once
-// on 2 cores: 2.6 s drains, up to 126 hits a run not charged.)
+// Each message timed when it is read (socket_drain.h): 40 agents starting at once on 2
+// cores held one drain up 2.6 s, and messages sent meanwhile, timed at the wake-up, left
+// up to 126 of their senders' hits a run uncharged (docs/cluster-scale.md).
 void Cluster::on_readable() {
-  for (int i = 0; i < 10000; i++) {  // bounded: the period tick must not starve
-    zmq::message_t msg;
-    zmq::recv_result_t got;
-    try {
-      got = sub_->recv(msg, zmq::recv_flags::dontwait);
-    } catch (const zmq::error_t &e) {
-      DT_WARN("receiving a peer report failed: %s", e.what());
-      return;
-    }
-    if (!got) return;
+  const DrainResult r = drain_socket(*sub_, kMaxDrainMessages, [this](zmq::message_t &msg, uint64_t now_ns) {
     const char *from = zmq_msg_gets(msg.handle(), "Peer-Address");  // who sent it (a peer, or a hub)
     sender_ = from ? from : "";
-    if (msg.more()) {  // we never send multipart: drain the rest and reject
-      while (msg.more() && sub_->recv(msg, zmq::recv_flags::dontwait)) {
-      }
-      counters_.rejected["multipart"]++;
-      continue;
-    }
-    handle_message(msg.data(), msg.size(), mono_now_ns());
-  }
+    handle_message(msg.data(), msg.size(), now_ns);
+  });
+  if (r.multipart) counters_.rejected["multipart"] += r.multipart;
+  if (!r.error.empty()) DT_WARN("receiving a peer report failed: %s", r.error.c_str());
 }
 
 void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
