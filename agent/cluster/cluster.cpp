@@ -294,8 +294,7 @@ bool Cluster::is_own_echo(const ReportHeader &h, uint64_t now_ns) {
 
 // A report too old to charge: its hits are counted, not debited (docs/cluster.md "Faults").
 void Cluster::skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns) {
-  uint64_t hits = 0;
-  for (const auto &en : body.entries) hits += en.hits;
+  uint64_t hits = hits_of(body.entries);
   for (const auto &t : body.tags) hits += t.hits;
   counters_.stale_messages++;
   counters_.stale_hits += hits;

@@ -2,8 +2,6 @@
 #include "cluster/early_report.h"
 
 #include <cstring>
-
-#include "common/clock.h"
 #include <unordered_map>
 
 namespace dt {
@@ -75,16 +73,6 @@ std::vector<ReportEntry> merge_entries(std::vector<ReportEntry> early, const std
     else early[it->second].hits += e.hits;
   }
   return early;
-}
-
-uint64_t hits_of(const std::vector<ReportEntry> &entries) {
-  uint64_t n = 0;
-  for (const ReportEntry &e : entries) n += e.hits;
-  return n;
-}
-
-long long sent_ago_ms(uint64_t sent_unix_ms) {
-  return static_cast<long long>(unix_now_ms()) - static_cast<long long>(sent_unix_ms);
 }
 
 }  // namespace dt

@@ -91,9 +91,4 @@ inline uint64_t shared_early_pace(uint64_t period_ns, uint64_t tick_ns) {
 // `later` added to `early` (hits of the same key summed); the result has each key once.
 std::vector<ReportEntry> merge_entries(std::vector<ReportEntry> early, const std::vector<ReportEntry> &later);
 
-// The hits of `entries`, summed (debug traces of first contact).
-uint64_t hits_of(const std::vector<ReportEntry> &entries);
-// How long ago (ms, this host's clock) a message stamped sent_unix_ms was sent.
-long long sent_ago_ms(uint64_t sent_unix_ms);
-
 }  // namespace dt

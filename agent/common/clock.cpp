@@ -24,4 +24,8 @@ uint64_t unix_now_ms() {
   return static_cast<uint64_t>(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
 }
 
+long long sent_ago_ms(uint64_t sent_unix_ms) {
+  return static_cast<long long>(unix_now_ms()) - static_cast<long long>(sent_unix_ms);
+}
+
 }  // namespace dt

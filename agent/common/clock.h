@@ -17,4 +17,8 @@ uint32_t coarse_clock_lag_ns();
 // ban was set, as other hosts read it.
 uint64_t unix_now_ms();
 
+// How long ago by this host's wall clock (ms; negative if ahead of it) a peer stamped
+// sent_unix_ms (unix_now_ms() on its side).
+long long sent_ago_ms(uint64_t sent_unix_ms);
+
 }  // namespace dt

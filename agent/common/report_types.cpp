@@ -6,6 +6,12 @@
 
 namespace dt {
 
+uint64_t hits_of(const std::vector<ReportEntry> &entries) {
+  uint64_t n = 0;
+  for (const ReportEntry &e : entries) n += e.hits;
+  return n;
+}
+
 bool valid_node_id(const std::string &id) {
   if (id.empty() || id.size() > kMaxNodeIdLen) return false;
   for (char c : id)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dthrottle/common.h"
 
@@ -23,6 +24,9 @@ struct ReportEntry {
   dt_key key;
   uint64_t hits;
 };
+
+// The hits of `entries`, summed.
+uint64_t hits_of(const std::vector<ReportEntry> &entries);
 
 // A query-socket tag's hits.
 struct TagHit {

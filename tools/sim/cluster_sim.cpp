@@ -844,7 +844,7 @@ bool ClusterSim::track(size_t to, const Message &m) {
   if (a.gap) request_resends(to);
   if (a.stale) {  // as Cluster::handle_message: counted, nothing charged
     st.stale++;
-    for (const ReportEntry &e : m.body.entries) st.stale_hits += e.hits;
+    st.stale_hits += hits_of(m.body.entries);
     return false;
   }
   return true;

@@ -45,7 +45,7 @@ void ClusterSim::handle_early(size_t h) {
   });
   HostStats &st = host_stats_[h];
   st.early_entries += entries.size();
-  for (const ReportEntry &e : entries) st.hits_reported += e.hits;
+  st.hits_reported += hits_of(entries);
   if (s_.scheme == Scheme::Mesh || !owner_ready(h)) {
     st.early_messages += 1;
     publish_report(h, route_mesh(h, std::move(entries)), -1);
