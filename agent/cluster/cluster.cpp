@@ -206,7 +206,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   }
   const Arrival a = tracker_.arrive(h, now_ns);
   if (!note_arrival(h, a, now_ns)) return;  // a duplicate, or refused (counted)
-  if (cfg_.hubs.empty()) join_guard_.first_report(h.epoch, now_ns);
+  if (cfg_.hubs.empty()) join_guard_.heard(h.node_id, h.epoch, now_ns);
   if (a.gap) request_resends(now_ns);  // at once: every period of delay is over-admission
   if (a.stale) {
     skip_stale(h, body, a, now_ns);
@@ -333,7 +333,8 @@ Cluster::ReportRuleMap Cluster::map_report_rules(const std::vector<std::string> 
 
 // A fresh report: peers' factors, tag hits, then the packet hits as debits (returned, with
 // our rule ids).
-std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
+std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns,
+                                            const std::string &via) {
   if (adaptive_ && !body.factors.empty()) adaptive_->on_peer_factors(h.node_id, body.factors, now_ns);
   if (!body.tags.empty()) {
     for (const auto &t : body.tags) counters_.tag_hits_received += t.hits;
@@ -369,7 +370,7 @@ std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportB
     d.hits = static_cast<uint32_t>(en.hits);
     debits.push_back(d);
   }
-  if (!debits.empty() && join_guard_.active(now_ns)) debit_joining(h.node_id, debits, now_ns);
+  if (!debits.empty() && join_guard_.active(now_ns)) debit_joining(via.empty() ? h.node_id : via, h.epoch, debits, now_ns);
   else if (!debits.empty()) debit(h.node_id, debits, now_ns);
   return debits;
 }
@@ -389,16 +390,18 @@ void Cluster::debit(const std::string &from, const std::vector<dt_debit> &debits
 }
 
 // Joining a running cluster (cluster/join_guard.h): the first debit of each source in the
-// window carries a burst more. A copy: the caller relays and notes the hits as they came.
-void Cluster::debit_joining(const std::string &from, std::vector<dt_debit> debits, uint64_t now_ns) {
+// window, if the message's sender names a period in flight when we first heard it, carries
+// a burst more. A copy: the caller relays and notes the hits as they came.
+void Cluster::debit_joining(const std::string &sender, uint64_t epoch, std::vector<dt_debit> debits, uint64_t now_ns) {
   for (dt_debit &d : debits) {
     const uint64_t burst = dt_key_is_prefix(d.key.rule) || d.key.rule >= burst_hits_.size() ? 0 : burst_hits_[d.key.rule];
-    const uint64_t extra = std::min<uint64_t>(join_guard_.extra(d.key, burst, now_ns), UINT32_MAX - d.hits);
+    const uint64_t extra =
+        std::min<uint64_t>(join_guard_.extra(sender, epoch, d.key, burst, now_ns), UINT32_MAX - d.hits);
     d.hits += static_cast<uint32_t>(extra);
     counters_.join_sources_emptied += extra > 0;
     counters_.join_burst_hits += extra;
   }
-  debit(from, debits, now_ns);
+  debit(sender, debits, now_ns);
 }
 
 // Prefix buckets' entries (key.rule with DT_KEY_PREFIX) go in groups of their own,

@@ -221,7 +221,9 @@ class Cluster {
     std::vector<int64_t> adaptive;  // local, or dest: the rule an adaptive rule counts them for
   };
   ReportRuleMap map_report_rules(const std::vector<std::string> &names) const;
-  std::vector<dt_debit> apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  // via: the message's sender when h names another member (an owner's relay of its hits).
+  std::vector<dt_debit> apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns,
+                                     const std::string &via = {});
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
   // Owner scheme, at an early tick: the hits of shared sources near their limit, collected
@@ -241,7 +243,7 @@ class Cluster {
   void apply_relayed(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   void note_shared(const std::vector<dt_debit> &debits, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
-  void debit_joining(const std::string &from, std::vector<dt_debit> debits, uint64_t now_ns);
+  void debit_joining(const std::string &sender, uint64_t epoch, std::vector<dt_debit> debits, uint64_t now_ns);
   void serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns);
   bool publish(const std::string &msg);
   void publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);

@@ -143,7 +143,7 @@ void Cluster::apply_relayed(const ReportHeader &h, const ReportBody &body, uint6
     ReportBody hits;
     hits.rules = r.rules;
     hits.entries = r.entries;
-    const std::vector<dt_debit> debits = apply_report(from, hits, now_ns);
+    const std::vector<dt_debit> debits = apply_report(from, hits, now_ns, h.node_id);
     uint64_t debited = 0;
     for (const dt_debit &d : debits) debited += d.hits;
     counters_.relayed_hits_debited += debited;

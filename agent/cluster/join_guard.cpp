@@ -3,18 +3,34 @@
 
 namespace dt {
 
-void JoinGuard::first_report(uint64_t peer_epoch, uint64_t now_ns) {
-  if (decided_) return;
-  decided_ = true;
-  if (peer_epoch >= opt_.running_epoch && opt_.window_ns > 0) until_ns_ = now_ns + opt_.window_ns;
+void JoinGuard::heard(const std::string &peer, uint64_t peer_epoch, uint64_t now_ns) {
+  if (!decided_) {
+    decided_ = true;
+    if (peer_epoch >= opt_.running_epoch && opt_.window_ns > 0) until_ns_ = now_ns + opt_.window_ns;
+  }
+  if (active(now_ns)) first_epoch_.try_emplace(peer, peer_epoch);
 }
 
-uint64_t JoinGuard::extra(const dt_key &k, uint64_t burst_hits, uint64_t now_ns) {
-  if (!active(now_ns) || burst_hits == 0) {
-    if (!active(now_ns) && !charged_.empty()) charged_.clear();  // the window is over: no memory kept
+bool JoinGuard::in_flight(const std::string &peer, uint64_t peer_epoch) const {
+  const auto it = first_epoch_.find(peer);
+  return it != first_epoch_.end() && peer_epoch <= it->second + opt_.in_flight_periods;
+}
+
+// The window is over: no memory kept.
+void JoinGuard::forget() {
+  if (!seen_.empty()) seen_.clear();
+  if (!first_epoch_.empty()) first_epoch_.clear();
+}
+
+uint64_t JoinGuard::extra(const std::string &peer, uint64_t peer_epoch, const dt_key &k, uint64_t burst_hits,
+                          uint64_t now_ns) {
+  if (!active(now_ns)) {
+    forget();
     return 0;
   }
-  if (!charged_.insert(k).second) return 0;
+  if (burst_hits == 0) return 0;
+  if (!seen_.insert(k).second) return 0;       // decided at its first debit, once
+  if (!in_flight(peer, peer_epoch)) return 0;  // new since we joined: it starts full
   charged_count_++;
   return burst_hits;
 }

@@ -16,9 +16,19 @@
 // that start at the same time hear small epochs and start full, as before. Not the seq:
 // with link liveness an idle peer sends a message every 20 s, so its seq says little of
 // how long it has run.
+//
+// In flight at the join, not new since: only a source a peer reports for a period that was
+// running when we first heard that peer (its epoch then, plus in_flight_periods) can be one
+// the cluster was throttling before we came. A source first reported in a later period
+// appeared after we joined: it is as new to the cluster as to us, its buckets are full
+// everywhere, and emptying it here would take a burst from a client that did nothing (an
+// agent that starts a few seconds after its peers hears a running cluster: a client that
+// first comes within its window must still get its burst).
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -30,24 +40,34 @@ namespace dt {
 struct JoinGuardOptions {
   uint64_t window_ns = 2'000'000'000ull;  // the report max age
   uint64_t running_epoch = 10;            // a peer's period number that shows a running cluster
+  uint64_t in_flight_periods = 1;         // periods after a peer's first one still in flight
 };
 
 class JoinGuard {
  public:
   explicit JoinGuard(const JoinGuardOptions &o = {}) : opt_(o) {}
-  // The first report of any peer decides (its epoch); later calls change nothing.
-  void first_report(uint64_t peer_epoch, uint64_t now_ns);
+  // Every accepted message of a peer, with the period it names: the first of any peer
+  // decides whether we joined a running cluster; the first of each peer names the period
+  // that was running when we first heard it. Later calls for a peer change nothing.
+  void heard(const std::string &peer, uint64_t peer_epoch, uint64_t now_ns);
   bool active(uint64_t now_ns) const { return now_ns < until_ns_; }
   bool joined() const { return until_ns_ != 0; }
-  // The hits to add to a peer's debit of k: burst_hits the first time while active, else 0.
-  uint64_t extra(const dt_key &k, uint64_t burst_hits, uint64_t now_ns);
+  // The hits to add to a debit of k from `peer`'s message of period `peer_epoch`:
+  // burst_hits the first time while active, for a period in flight when we first heard
+  // that peer; else 0.
+  uint64_t extra(const std::string &peer, uint64_t peer_epoch, const dt_key &k, uint64_t burst_hits,
+                 uint64_t now_ns);
   uint64_t charged() const { return charged_count_; }
 
  private:
+  bool in_flight(const std::string &peer, uint64_t peer_epoch) const;
+  void forget();
+
   JoinGuardOptions opt_;
   bool decided_ = false;
   uint64_t until_ns_ = 0;
-  std::unordered_set<dt_key, KeyHash, KeyEq> charged_;
+  std::unordered_map<std::string, uint64_t> first_epoch_;  // per peer; members only, kept for the window
+  std::unordered_set<dt_key, KeyHash, KeyEq> seen_;  // sources whose first debit came
   uint64_t charged_count_ = 0;
 };
 

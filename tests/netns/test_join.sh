@@ -7,7 +7,10 @@
 #     first peer debit of the source started it empty there (join_sources_emptied >= 1);
 #   - the cluster admits at most the budget (+10%) over the run, and from the join to the
 #     end at most rate x that time + 10% (without the guard h5 would admit a burst more);
-#   - h1..h4 debited exactly what their peers admitted (h5's reports included).
+#   - h1..h4 debited exactly what their peers admitted (h5's reports included), and none of
+#     them started the source empty: they came up one after the other (a few seconds apart
+#     on a loaded machine, so the last ones hear a running cluster), but the source came
+#     after all of them were up: it is new to the cluster, not in flight at their join.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=join
@@ -35,6 +38,11 @@ for i in 1 2 3 4; do
 	for j in 1 2 3 4; do [ "$j" -eq "$i" ] || others+=("h$j"); done
 	mlab_wait_peers "j$i" 1 10 "${others[@]}" || die "the agent of h$i did not hear h1..h4 within 10 s"
 done
+
+# The scenario: the client comes after the agents that started first have heard each other
+# for a while (three periods; cluster/join_guard.h: a source a peer reports for the period
+# in flight when it was first heard, or the next, counts as in flight at a join).
+sleep "$(calc "3 * ${PERIOD%ms} / 1000")"
 
 A=198.18.1.1
 echo "== one source at $OFFER/s over $HOSTS hosts for ${SECS}s; h5's agent starts ${JOIN_AT}s in"
@@ -76,4 +84,10 @@ for i in 1 2 3 4; do
 	[ "$got" -eq "$want" ] || bad+=" h$i debited $got, its peers passed $want;"
 done
 check join/debits-exact "$A:$bad" test -z "$bad"
+emptied_early=
+for i in 1 2 3 4; do
+	n=$(json_num "${M_SNAP[j1:$i]}" join_sources_emptied)
+	[ "${n:-0}" -eq 0 ] || emptied_early+=" h$i emptied $n source(s);"
+done
+check join/started-together-keep-bursts "a client new to the cluster was started empty:$emptied_early" test -z "$emptied_early"
 lab_finish

@@ -113,23 +113,42 @@ TEST(EarlyReport, SharedSourcesRideTheTicksAtMostEveryQuarterPeriod) {
 }
 
 TEST(JoinGuard, AJoinerChargesEachPeerReportedSourceOneBurstOnceWithinTheWindow) {
-  dt::JoinGuard g(dt::JoinGuardOptions{2000 * kMs, 25});
-  g.first_report(40, 100 * kMs);  // the first peer report heard: period 40, the peer ran before us
-  g.first_report(1, 200 * kMs);   // later ones change nothing
+  dt::JoinGuard g(dt::JoinGuardOptions{2000 * kMs, 25, 1});
+  g.heard("a", 40, 100 * kMs);  // the first peer message heard: period 40, the peer ran before us
+  g.heard("a", 1, 200 * kMs);   // later ones change nothing
   EXPECT_TRUE(g.active(2099 * kMs));
-  EXPECT_EQ(g.extra(v4(1), 50, 300 * kMs), 50u) << "the first debit of a source: one burst more";
-  EXPECT_EQ(g.extra(v4(1), 50, 400 * kMs), 0u) << "once";
-  EXPECT_EQ(g.extra(v4(2), 50, 2100 * kMs), 0u) << "the window is over";
-  EXPECT_EQ(g.charged(), 1u);
+  EXPECT_EQ(g.extra("a", 40, v4(1), 50, 300 * kMs), 50u) << "the first debit of a source in flight: one burst more";
+  EXPECT_EQ(g.extra("a", 41, v4(1), 50, 400 * kMs), 0u) << "once";
+  g.heard("b", 7, 500 * kMs);  // a peer that started after the first, heard later
+  EXPECT_EQ(g.extra("b", 8, v4(3), 50, 600 * kMs), 50u) << "in flight when we first heard b";
+  EXPECT_EQ(g.extra("a", 40, v4(2), 50, 2100 * kMs), 0u) << "the window is over";
+  EXPECT_EQ(g.charged(), 2u);
 
-  dt::JoinGuard together(dt::JoinGuardOptions{2000 * kMs, 25});
-  together.first_report(2, 100 * kMs);  // a peer that started with us
+  dt::JoinGuard together(dt::JoinGuardOptions{2000 * kMs, 25, 1});
+  together.heard("a", 2, 100 * kMs);  // a peer that started with us
   EXPECT_FALSE(together.active(200 * kMs)) << "agents that start together start full";
-  EXPECT_EQ(together.extra(v4(1), 50, 200 * kMs), 0u);
+  EXPECT_EQ(together.extra("a", 2, v4(1), 50, 200 * kMs), 0u);
 
   const std::vector<dt_policy> policies = {dt_policy{10'000'000, 500'000'000, 0, 32, 128, 0, {}},
                                            dt_policy{0, 0, 0, 32, 128, 0, {}}};
   EXPECT_EQ(dt::rule_burst_hits(policies), (std::vector<uint64_t>{50, 0})) << "rate 100/s, burst 50; no rate";
+}
+
+// An agent that starts a couple of seconds after its peers hears a running cluster; a client
+// that first comes after that has full buckets everywhere and must keep its burst here too
+// (5 agents started one by one on a loaded machine: the last one emptied a new client's
+// bucket and debited it 50 more than its peers had admitted).
+TEST(JoinGuard, ASourceThatAppearedAfterTheJoinStartsFull) {
+  dt::JoinGuard g(dt::JoinGuardOptions{2000 * kMs, 10, 1});
+  g.heard("h1", 14, 100 * kMs);  // h1 has counted 14 periods: we joined a running cluster
+  g.heard("h2", 12, 150 * kMs);
+  ASSERT_TRUE(g.active(500 * kMs));
+  EXPECT_EQ(g.extra("h1", 17, v4(1), 50, 700 * kMs), 0u) << "first reported 3 periods after we first heard h1: new";
+  EXPECT_EQ(g.extra("h2", 12, v4(1), 50, 710 * kMs), 0u)
+      << "decided at its first debit: a later in-flight one does not empty it";
+  EXPECT_EQ(g.extra("h2", 13, v4(2), 50, 720 * kMs), 50u) << "in flight when we first heard h2: emptied";
+  EXPECT_EQ(g.extra("h9", 13, v4(4), 50, 730 * kMs), 0u) << "a sender never heard names no period in flight";
+  EXPECT_EQ(g.charged(), 1u);
 }
 
 // The first contact: a new client sprayed at 2000/s over 40 hosts (rate 100,

@@ -854,12 +854,13 @@ bool ClusterSim::track(size_t to, const Message &m) {
 // adaptive controller's share.
 void ClusterSim::apply_entries(size_t to, const Message &m) {
   Host &host = hosts_[to];
+  join_heard(to, m);
   std::vector<RelayEntry> relays;
   for (const ReportEntry &e : m.body.entries) {
     if (m.body.rules[e.key.rule] != kAdaptiveRule) continue;
     dt_key k = e.key;
     k.rule = DT_RULE_DEFAULT;  // the sender's group index to our rule id
-    debit_entry(to, k, e.hits);
+    debit_entry(to, k, e.hits, m);
     if (m.directed) {
       for (RelayEntry &r : host.router.contribute(k, m.from, e.hits, now_)) relays.push_back(std::move(r));
     } else if (s_.scheme != Scheme::Mesh) {
@@ -878,11 +879,10 @@ void ClusterSim::apply_entries(size_t to, const Message &m) {
 }
 
 // dt_debit: hits another host admitted (unseen here: the bucket is created full, then debited).
-void ClusterSim::debit_entry(size_t to, const dt_key &k, uint64_t hits) {
+void ClusterSim::debit_entry(size_t to, const dt_key &k, uint64_t hits, const Message &m) {
   Host &host = hosts_[to];
-  auto [it, fresh] = host.buckets.try_emplace(k);
-  Bucket &b = it->second;
-  hits += join_debit(to, k, fresh);
+  Bucket &b = host.buckets.try_emplace(k).first->second;
+  hits += join_debit(to, k, m);
   const Ns limit = s_.debt_cap ? dt_gcra_debt_limit(now_, &host.policy) : now_ + DT_TAT_HORIZON_NS;
   b.tat = dt_gcra_debit_upto(b.tat, now_, &host.policy, hits, limit);
   host_stats_[to].hits_debited += hits;

@@ -478,7 +478,7 @@ class ClusterSim {
   void end_period(size_t h);
   void send_relays(size_t owner, std::vector<RelayEntry> relays);
   void apply_relays(size_t to, const Message &m);
-  void debit_entry(size_t to, const dt_key &k, uint64_t hits);
+  void debit_entry(size_t to, const dt_key &k, uint64_t hits, const Message &m);
   // Scheme::Hub (sim_hub.cpp).
   void init_hubs(uint64_t *phase_seed);
   bool hub_alive(size_t j) const;
@@ -499,7 +499,8 @@ class ClusterSim {
   bool up(size_t h) const { return static_cast<int>(h) != s_.join_host || now_ >= s_.join_at; }
   size_t skip_down(size_t idx, size_t n_up) const;
   bool owner_ready(size_t h) const;
-  uint64_t join_debit(size_t to, const dt_key &k, bool fresh);
+  void join_heard(size_t to, const Message &m);
+  uint64_t join_debit(size_t to, const dt_key &k, const Message &m);
   std::vector<ReportEntry> route_mesh(size_t h, std::vector<ReportEntry> served);
   void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
   void fan_out(const Message &m);

@@ -132,7 +132,7 @@ void ClusterSim::apply_aggregate(size_t to, const Message &m) {
       if (body.rules[e.key.rule] != "default") continue;
       dt_key k = e.key;
       k.rule = DT_RULE_DEFAULT;
-      debit_entry(to, k, e.hits);
+      debit_entry(to, k, e.hits, m);
     }
   }
 }

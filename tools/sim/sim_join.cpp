@@ -27,18 +27,22 @@ std::vector<ReportEntry> ClusterSim::route_mesh(size_t h, std::vector<ReportEntr
 }
 
 // Scenario::join_empty: the agent's JoinGuard (cluster/join_guard.h) on the joiner, which
-// knows it joined a running cluster at its first peer report: for join_guard (default the
-// report max age), the first peer debit of each source carries a burst more.
-uint64_t ClusterSim::join_debit(size_t to, const dt_key &k, bool fresh) {
-  (void)fresh;
-  if (!s_.join_empty || static_cast<int>(to) != s_.join_host || now_ < s_.join_at) return 0;
+// knows it joined a running cluster at its first peer message: for join_guard (default the
+// report max age), the first peer debit of each source in flight then carries a burst more.
+// A hub's message (from past the hosts) is none of it: the agent's guard is off with hubs.
+void ClusterSim::join_heard(size_t to, const Message &m) {
+  if (!s_.join_empty || static_cast<int>(to) != s_.join_host || now_ < s_.join_at || m.from >= s_.hosts) return;
   JoinGuard &guard = hosts_[to].join_guard;
   if (!guard.joined()) {
     const Ns age = s_.report_max_age && s_.report_max_age != kNever ? s_.report_max_age : kReportMaxAgePeriods * s_.period;
     guard = JoinGuard(JoinGuardOptions{s_.join_guard ? s_.join_guard : age, 0});
-    guard.first_report(0, now_);
   }
-  return guard.extra(k, s_.burst, now_);
+  guard.heard(hosts_[m.from].node_id, m.hdr.epoch, now_);
+}
+
+uint64_t ClusterSim::join_debit(size_t to, const dt_key &k, const Message &m) {
+  if (!s_.join_empty || static_cast<int>(to) != s_.join_host || now_ < s_.join_at || m.from >= s_.hosts) return 0;
+  return hosts_[to].join_guard.extra(hosts_[m.from].node_id, m.hdr.epoch, k, s_.burst, now_);
 }
 
 }  // namespace dt::sim

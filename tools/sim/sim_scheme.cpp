@@ -128,6 +128,8 @@ size_t relay_wire_bytes(const std::vector<std::string> &ids, const std::map<uint
 void ClusterSim::send_relays(size_t owner, std::vector<RelayEntry> relays) {
   auto m = std::make_shared<Message>();
   m->from = owner;
+  m->hdr.node_id = hosts_[owner].node_id;
+  m->hdr.epoch = hosts_[owner].epoch;  // as the agent's relay: the owner's period
   std::map<uint32_t, std::vector<uint64_t>> by_host;
   for (const RelayEntry &r : relays) by_host[r.from].push_back(r.entry.hits);
   std::vector<std::string> ids;
@@ -143,9 +145,10 @@ void ClusterSim::send_relays(size_t owner, std::vector<RelayEntry> relays) {
 // A relay: every entry is charged, but those of this host's own hits; each source is shared.
 void ClusterSim::apply_relays(size_t to, const Message &m) {
   Host &host = hosts_[to];
+  join_heard(to, m);
   for (const RelayEntry &r : m.relay) {
     host.router.heard(r.entry.key, now_);
-    if (r.from != to) debit_entry(to, r.entry.key, r.entry.hits);
+    if (r.from != to) debit_entry(to, r.entry.key, r.entry.hits, m);
   }
 }
 
