@@ -22,6 +22,10 @@
 # if anything failed (and the logs of the failed run are printed first).
 
 DT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# Debian's python3 first: the suites use the Python packages `make deps` installs for it
+# (python3-zmq), and a version manager's shim ahead of it on root's PATH (pyenv's took
+# 1.4 s a call on a loaded machine) would turn every timed poll into a measure of itself.
+[ -x /usr/bin/python3 ] && case ":$PATH:" in :/usr/bin:*) ;; *) PATH=/usr/bin:$PATH ;; esac
 AGENT=${DT_AGENT:-$DT_ROOT/build/agent}   # DT_AGENT: test another build
 PKTGEN=${DT_PKTGEN:-$DT_ROOT/build/pktgen}
 
