@@ -55,8 +55,11 @@ PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktge
 
 .PHONY: all deps test test-kernel demo bench clean install uninstall
 .SECONDARY:
+# The programs build in parallel, one job a CPU, unless the caller gave -j itself (make's
+# flags are known in a recipe only, not while the Makefile is read).
+JOBS = $$(case " $$MAKEFLAGS " in *" -j"*|*jobserver*) ;; *) echo -j$$(nproc 2>/dev/null || echo 1) ;; esac)
 all: deps
-	@$(MAKE) --no-print-directory $(PROGRAMS)
+	@$(MAKE) --no-print-directory $(JOBS) $(PROGRAMS)
 
 deps:
 	@scripts/deps.sh
@@ -146,7 +149,9 @@ test-kernel: all
 	@scripts/kernel-deps.sh
 	@tests/kernel/run.sh
 
-demo: all
+# The demo needs the agent and the packet generator only, not the tests, benches and fuzzers.
+demo: deps
+	@$(MAKE) --no-print-directory $(JOBS) $(BUILD)/agent $(BUILD)/pktgen
 	@scripts/demo.sh
 
 # The demo's chart, redrawn from its data (e.g. after editing scripts/plot.gnuplot).
