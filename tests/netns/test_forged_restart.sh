@@ -111,9 +111,10 @@ for ((i = 1; i <= HOSTS; i++)); do
 	check_eq "forged_restart/h$i/charges-its-peers" "hits of $SRC h$i debited (what its peers admitted)" \
 		"$(snap_num frg "$i" "$SRC" debited)" "$want"
 done
-# Under the attack h1 admitted the whole budget by itself (821 of 883 measured): it heard none of h2's hits.
-check_le forged_restart/h1/its-share "$SRC admitted by h1 (at most half the budget $budget; a third expected)" \
-	"$(snap_num frg 1 "$SRC" passed)" "$(calc "0.5 * $budget")"
+# Under the attack h1 admitted the whole budget by itself (821 of 883 measured): it heard none
+# of h2's hits. That is checked exactly above (h1 debits what h2 admitted) and below (h1
+# accepts h2's reports); how one budget splits between the hosts is not (a host may admit
+# little of a sprayed source: on a loaded machine h1 479, h2 43, h3 330 of 852, every debit exact).
 check_le forged_restart/one-budget "$SRC admitted over all hosts (budget $budget + 10%)" "$total" "$(calc "1.1 * $budget")"
 check_ge forged_restart/near-budget "$SRC admitted over all hosts (budget $budget - 10%)" "$total" "$(calc "0.9 * $budget")"
 check_eq forged_restart/h1/h2-not-restarted "restarts of h2 seen by h1" "$(cluster_field 1 "peer('h2')['restarts']")" 0
