@@ -143,10 +143,15 @@ spray_start a-mesh "$OFFER" "$SECS" "$A"
 spray_wait a-mesh || die "pktgen failed (cluster run)"
 mlab_wait_landed 10 "$A" $(mlab_mesh_specs)
 mlab_snapshot a-mesh || die "agent stats failed"
-# The sprayed source is shared and throttled on every host: its hits also go out at the early
-# ticks while its bucket is below half the burst (cluster/shared_early.h).
+# The sprayed source is shared and throttled: a host that admits its hits also sends them at
+# the early ticks while its bucket is below half the burst (cluster/shared_early.h).
+declare -A EARLY_CTX=() # host -> the counters that explain its shared_early_entries, for a failure
 for ((i = 1; i <= HOSTS; i++)); do
-	SHARED_EARLY[$i]=$(json_num "$("$AGENT" stats --pin-dir "${M_PIN[$i]}" --json --top 0)" shared_early_entries)
+	doc=$("$AGENT" stats --pin-dir "${M_PIN[$i]}" --json --top 0 | grep -o '"cluster":{.*')
+	SHARED_EARLY[$i]=$(json_num "$doc" shared_early_entries)
+	EARLY_CTX[$i]="early_ticks $(json_num "$doc" early_ticks), mesh_periods $(json_num "$doc" mesh_periods)"
+	EARLY_CTX[$i]+=", join_sources_emptied $(json_num "$doc" join_sources_emptied)"
+	EARLY_CTX[$i]+=", status written $(awk -v w="$(json_num "$doc" written_unix_ms)" -v n="$(date +%s%3N)" 'BEGIN { print n - w }') ms before"
 done
 
 b_loc=$(budget "$(spray_elapsed a-loc)")
@@ -174,10 +179,16 @@ for ((i = 1; i <= HOSTS; i++)); do
 done
 check_verdicts cluster/a/local a-loc a-loc "$A"
 check_budget cluster/a/mesh "$A" "$tot_mesh" "$b_mesh" 0.1
+# Only a host with hits to send has early entries: which hosts admit the source depends on
+# when their packets come (under load one host took 1049 of 1063 and another 6, with no
+# shared early entry), so the check is on the host that admitted the most.
+top=1
 for ((i = 1; i <= HOSTS; i++)); do
-	check_ge "cluster/a/mesh/h$i/shared-early" "h$i: entries of the shared throttled source sent at early ticks" \
-		"${SHARED_EARLY[$i]}" 1
+	echo "  h$i admitted $(snap_num a-mesh "$i" "$A" passed), shared_early_entries ${SHARED_EARLY[$i]} (${EARLY_CTX[$i]})"
+	[ "$(snap_num a-mesh "$i" "$A" passed)" -gt "$(snap_num a-mesh "$top" "$A" passed)" ] && top=$i
 done
+check_ge cluster/a/mesh/shared-early "h$top, which admitted $(snap_num a-mesh "$top" "$A" passed) of $tot_mesh: entries of the shared throttled source sent at early ticks (${EARLY_CTX[$top]})" \
+	"${SHARED_EARLY[$top]}" 1
 check_debits cluster/a/mesh a-mesh "$A" 1 2 3
 check_verdicts cluster/a/mesh a-mesh a-mesh "$A"
 
