@@ -9,6 +9,7 @@ void JoinGuard::heard(const std::string &peer, uint64_t peer_epoch, uint64_t now
     if (peer_epoch >= opt_.running_epoch && opt_.window_ns > 0) until_ns_ = now_ns + opt_.window_ns;
   }
   if (active(now_ns)) first_epoch_.try_emplace(peer, peer_epoch);
+  else forget();  // the agent calls extra() only while active: the memory goes here
 }
 
 bool JoinGuard::in_flight(const std::string &peer, uint64_t peer_epoch) const {
