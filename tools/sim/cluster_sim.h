@@ -499,6 +499,7 @@ class ClusterSim {
   bool up(size_t h) const { return static_cast<int>(h) != s_.join_host || now_ >= s_.join_at; }
   size_t skip_down(size_t idx, size_t n_up) const;
   bool owner_ready(size_t h) const;
+  bool joiner_hears(size_t to, const Message &m) const;
   void join_heard(size_t to, const Message &m);
   uint64_t join_debit(size_t to, const dt_key &k, const Message &m);
   std::vector<ReportEntry> route_mesh(size_t h, std::vector<ReportEntry> served);

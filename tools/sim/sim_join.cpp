@@ -30,8 +30,12 @@ std::vector<ReportEntry> ClusterSim::route_mesh(size_t h, std::vector<ReportEntr
 // knows it joined a running cluster at its first peer message: for join_guard (default the
 // report max age), the first peer debit of each source in flight then carries a burst more.
 // A hub's message (from past the hosts) is none of it: the agent's guard is off with hubs.
+bool ClusterSim::joiner_hears(size_t to, const Message &m) const {
+  return s_.join_empty && static_cast<int>(to) == s_.join_host && now_ >= s_.join_at && m.from < s_.hosts;
+}
+
 void ClusterSim::join_heard(size_t to, const Message &m) {
-  if (!s_.join_empty || static_cast<int>(to) != s_.join_host || now_ < s_.join_at || m.from >= s_.hosts) return;
+  if (!joiner_hears(to, m)) return;
   JoinGuard &guard = hosts_[to].join_guard;
   if (!guard.joined()) {
     const Ns age = s_.report_max_age && s_.report_max_age != kNever ? s_.report_max_age : kReportMaxAgePeriods * s_.period;
@@ -41,7 +45,7 @@ void ClusterSim::join_heard(size_t to, const Message &m) {
 }
 
 uint64_t ClusterSim::join_debit(size_t to, const dt_key &k, const Message &m) {
-  if (!s_.join_empty || static_cast<int>(to) != s_.join_host || now_ < s_.join_at || m.from >= s_.hosts) return 0;
+  if (!joiner_hears(to, m)) return 0;
   return hosts_[to].join_guard.extra(hosts_[m.from].node_id, m.hdr.epoch, k, s_.burst, now_);
 }
 
