@@ -2,6 +2,10 @@
 // which in their magic number, and readers swap as needed), and the file they go to.
 #include "capture/pcap_writer.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -36,6 +40,47 @@ std::string block(uint32_t type, const std::string &body) {
   b += body;
   put32(&b, total);
   return b;
+}
+
+// Why an open capture file's descriptor must not be written ("" if it may be): captures
+// hold payloads, so only a regular file of this user's, with no other name (a hard link
+// would let whoever made it read the capture), becomes one.
+std::string unfit_capture_file(int fd, const std::string &path) {
+  struct stat st{};
+  if (fstat(fd, &st) != 0) return "cannot read what " + path + " is: " + strerror(errno);
+  if (!S_ISREG(st.st_mode))
+    return path + " exists and is not a regular file (a FIFO, device or socket): captures are written to a new or "
+                  "regular file only; remove it or choose another name";
+  if (st.st_uid != geteuid())
+    return path + " exists and belongs to uid " + std::to_string(st.st_uid) +
+           ", not to this user: remove it or choose another name";
+  if (st.st_nlink != 1)
+    return path + " exists with " + std::to_string(st.st_nlink) +
+           " names (hard links): another name could read the capture; remove it or choose another name";
+  return "";
+}
+
+// The capture file at path, opened for writing: created 0600 (captures hold payloads),
+// never through a symbolic link at path (O_NOFOLLOW), never blocking on a FIFO; an
+// existing file is reused only as unfit_capture_file allows, emptied and made 0600.
+FILE *open_capture_file(const std::string &path, std::string *err) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *err = errno == ELOOP ? path + " is a symbolic link: captures are never written through one; remove it or give "
+                                   "the path of a new file"
+                          : "cannot create " + path + ": " + strerror(errno);
+    return nullptr;
+  }
+  std::string why = unfit_capture_file(fd, path);
+  if (why.empty() && (ftruncate(fd, 0) != 0 || fchmod(fd, 0600) != 0 || fcntl(fd, F_SETFL, 0) != 0))
+    why = "cannot empty " + path + " or make it private (0600): " + strerror(errno);
+  FILE *f = why.empty() ? fdopen(fd, "wb") : nullptr;
+  if (!f && why.empty()) why = "cannot write " + path + ": " + strerror(errno);
+  if (!f) {
+    ::close(fd);
+    *err = why;
+  }
+  return f;
 }
 
 }  // namespace
@@ -105,8 +150,8 @@ PcapWriter::~PcapWriter() {
 bool PcapWriter::open(const std::string &path, PcapFormat format, uint32_t snaplen, const std::string &iface,
                       std::string *err) {
   is_stdout_ = path == "-";
-  file_ = is_stdout_ ? stdout : fopen(path.c_str(), "wb");
-  if (!file_) return *err = "cannot create " + path + ": " + strerror(errno), false;
+  file_ = is_stdout_ ? stdout : open_capture_file(path, err);
+  if (!file_) return false;
   path_ = path;
   format_ = format;
   return put(format == PcapFormat::Pcapng ? pcapng_header(snaplen, iface) : pcap_header(snaplen), err);

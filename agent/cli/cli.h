@@ -118,6 +118,8 @@ struct KeygenOptions {
 struct CrowdsecOptions {
   std::string lapi;      // the Local API's base URL, as given (crowdsec/lapi_client.h checks it)
   std::string key_file;  // the bouncer's API key (`cscli bouncers add NAME`), first line
+  std::string ca_file, cert_file, tls_key_file;  // https: --ca-file, --cert, --key
+  bool insecure_lapi = false;  // --insecure-lapi: http:// to a LAPI on another host
   std::string iface, pin_dir;
   uint64_t poll_ns = 10'000'000'000;
   LogLevel log_level = LogLevel::Info;

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "common/endpoint.h"
+#include "common/files.h"
 #include "common/line_file.h"
 #include "common/report_types.h"
 #include "common/program_name.h"
@@ -128,6 +129,8 @@ bool read_key_pair_file(const std::string &path, KeyPairFile *out, std::string *
 }
 
 bool read_public_file(const std::string &path, CurvePeer *out, std::string *err, bool any_version) {
+  // Whoever may write a .pub may put its own key in a member's place.
+  if (!check_trusted_path(path, "a member's public key file", false, err)) return false;
   std::map<std::string, std::string> v;
   if (!read_lines(path, {"public", "sign", "node_id", "role", "endpoint"}, &v, err)) return false;
   if (!v.count("public")) return *err = path + ": no 'public = KEY' line", false;
@@ -182,7 +185,7 @@ bool check_secret_key_mode(const std::string &path, std::string *err) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return *err = "cannot read " + path + ": " + strerror(errno), false;
   if (!S_ISREG(st.st_mode)) return *err = path + " is not a regular file: --curve-key takes the .key file agent keygen wrote", false;
-  if ((st.st_mode & 077) == 0) return true;
+  if ((st.st_mode & 077) == 0) return check_trusted_path(path, "a secret key", true, err);  // its owner
   char mode[8];
   snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
   *err = path + " is a secret key but its group or others may " + ((st.st_mode & 044) ? "read" : "write") +

@@ -57,6 +57,13 @@ int cmd_crowdsec(int argc, char **argv) {
     fprintf(stderr, "%s: --lapi: %s\n", command_name("crowdsec").c_str(), err.c_str());
     return 2;
   }
+  config.lapi.ca_file = opt.ca_file;
+  config.lapi.cert_file = opt.cert_file;
+  config.lapi.key_file = opt.tls_key_file;
+  if (lapi_url_is_https(config.lapi) && !lapi_tls_usable(config.lapi, &err)) {
+    fprintf(stderr, "%s: %s\n", command_name("crowdsec").c_str(), err.c_str());
+    return 2;
+  }
   config.api_key = read_api_key(opt.key_file, &err);
   if (config.api_key.empty()) {
     fprintf(stderr, "%s: %s\n", command_name("crowdsec").c_str(), err.c_str());

@@ -72,4 +72,22 @@ std::string RemoveOnExit::add(const std::string &path) {
   return path;
 }
 
+bool check_trusted_path(const std::string &path, const char *what, bool secret, std::string *err) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return *err = "cannot read " + path + ": " + strerror(errno), false;
+  if (st.st_uid != 0 && st.st_uid != geteuid())
+    return *err = path + " is " + what + " but belongs to uid " + std::to_string(st.st_uid) +
+                  ", not to root or the agent's uid: whoever owns it can change it; give it to root with: chown root " +
+                  path,
+           false;
+  const mode_t forbidden = secret ? 077 : 022;
+  if ((st.st_mode & forbidden) == 0) return true;
+  char mode[8];
+  snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  const bool readable = secret && (st.st_mode & 044);
+  *err = path + " is " + what + " but its group or others may " + (readable ? "read" : "write") + " it (mode " + mode +
+         "): fix it with: " + (secret ? "chmod 600 " : "chmod go-w ") + path;
+  return false;
+}
+
 }  // namespace dt

@@ -21,6 +21,13 @@ constexpr unsigned kRuntimeFileMode = 0640;
 // waits for a file another process fails to write (agent reload, agent explain).
 std::string unwritable_reason(const std::string &path);
 
+// Whether a file or directory the agent trusts (a key, a .pub, a list file, the pin
+// directory) is safe as far as its owner and mode go: owned by root or by the agent's own
+// uid, and not writable by its group or others (a secret: nor readable by them). `what`
+// names it ("a secret key", "a list file"). False with a sentence naming the path, what is
+// wrong and the command that fixes it (chown root PATH, chmod go-w PATH, chmod 600 PATH).
+bool check_trusted_path(const std::string &path, const char *what, bool secret, std::string *err);
+
 // A writer of one file written again and again (status files): logs a failure once,
 // not at every write, and logs when writing works again.
 class RewrittenFile {

@@ -2,6 +2,8 @@
 // callback parser): each decision becomes a ban, a lifted ban or a count, then is dropped.
 #include "crowdsec/decisions.h"
 
+#include <algorithm>
+
 #include "common/json.h"
 #include "crowdsec/go_duration.h"
 
@@ -63,6 +65,28 @@ bool take_decision(const Json &d, List list, const StreamLimits &limits, StreamB
   return true;
 }
 
+// The deepest nesting of arrays and objects in `text`, counted up to `stop` (more: stop + 1),
+// brackets inside strings left out. Not a validation: the parser still reads the text.
+size_t json_depth(std::string_view text, size_t stop) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char ch : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > stop) return deepest;
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
 
 bool parse_ban_value(std::string_view value, bool range, BanPrefix *out) {
@@ -73,6 +97,9 @@ bool parse_ban_value(std::string_view value, bool range, BanPrefix *out) {
 
 bool parse_decision_stream(std::string_view body, const StreamLimits &limits, StreamBatch *out, std::string *err) {
   *out = StreamBatch{};
+  if (json_depth(body, limits.max_depth) > limits.max_depth)
+    return *err = "the response nests arrays or objects deeper than " + std::to_string(limits.max_depth) + " levels",
+           false;
   List list = List::None;
   size_t seen = 0;
   auto on_event = [&](int depth, Json::parse_event_t event, Json &parsed) {

@@ -49,12 +49,15 @@ struct StreamLimits {
   size_t max_decisions = 200'000;                                // new + deleted, per response
   int64_t max_duration_ns = static_cast<int64_t>(kMaxBanNs);    // longer bans are cut to this
   size_t max_reason_bytes = kMaxBanReason;                       // a longer scenario is cut (at a UTF-8 boundary)
+  size_t max_depth = 16;  // deeper nesting refuses the whole response (a decision's fields are at depth 3)
 };
 
 // The response `body` into *out. False (with *err) when the body is not JSON or not the
 // stream's object; one bad decision only counts in out->counts.invalid. Nesting deeper
 // than a decision's fields is skipped, and the document is never held whole in memory
-// (each decision is dropped once read).
+// (each decision is dropped once read). A body nested deeper than limits.max_depth is
+// refused before it is parsed: the parser's stacks grow with the depth (about 9 bytes a
+// level, so a 64 MiB body of '[' would cost over 500 MiB).
 bool parse_decision_stream(std::string_view body, const StreamLimits &limits, StreamBatch *out, std::string *err);
 
 }  // namespace dt

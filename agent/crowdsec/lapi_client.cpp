@@ -2,9 +2,15 @@
 // body read into a bounded buffer, every failure turned into one line for the log.
 #include "crowdsec/lapi_client.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <utility>
 
 namespace dt {
 namespace {
@@ -46,7 +52,38 @@ bool parse_lapi_url(const std::string &url, LapiUrl *out, std::string *err) {
   if (path.find_first_of("?# ") != std::string::npos)
     return *err = "'" + url + "': give the LAPI's base URL, without a query", false;
   while (!path.empty() && path.back() == '/') path.pop_back();
-  *out = {scheme + "://" + host, path};
+  out->scheme_host_port = scheme + "://" + host;
+  out->path_prefix = path;
+  return true;
+}
+
+bool lapi_url_is_https(const LapiUrl &url) { return url.scheme_host_port.rfind("https://", 0) == 0; }
+
+bool lapi_url_is_loopback(const LapiUrl &url) {
+  std::string host = url.scheme_host_port.substr(url.scheme_host_port.find("://") + 3);
+  if (!host.empty() && host.front() == '[') {
+    host = host.substr(1, host.find(']') - 1);
+  } else if (host.find(':') != std::string::npos) {
+    host = host.substr(0, host.find(':'));
+  }
+  in_addr v4{};
+  in6_addr v6{};
+  if (host == "localhost") return true;
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  return inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
+bool lapi_tls_usable(const LapiUrl &url, std::string *err) {
+  const std::pair<const std::string *, const char *> files[] = {
+      {&url.ca_file, "--ca-file"}, {&url.cert_file, "--cert"}, {&url.key_file, "--key"}};
+  for (const auto &[path, flag] : files)
+    if (!path->empty() && access(path->c_str(), R_OK) != 0)
+      return *err = std::string(flag) + ": cannot read " + *path + ": " + strerror(errno), false;
+  httplib::Client probe(url.scheme_host_port, url.cert_file, url.key_file);
+  if (!probe.is_valid())
+    return *err = "--cert " + url.cert_file + " and --key " + url.key_file +
+                  ": OpenSSL cannot load them as a PEM certificate and its private key",
+           false;
   return true;
 }
 
@@ -58,12 +95,13 @@ struct LapiClient::Impl {
   std::function<bool()> keep_going;
 
   Impl(const LapiUrl &url, std::string key, LapiLimits limits_, std::function<bool()> keep_going_)
-      : client(url.scheme_host_port), where(url.scheme_host_port), path_prefix(url.path_prefix), limits(limits_),
+      : client(url.scheme_host_port, url.cert_file, url.key_file), where(url.scheme_host_port), path_prefix(url.path_prefix), limits(limits_),
         keep_going(std::move(keep_going_)) {
     headers = {{"X-Api-Key", std::move(key)}, {"User-Agent", "dthrottle-crowdsec/" DTHROTTLE_VERSION}};
     client.set_connection_timeout(std::chrono::nanoseconds(limits.connect_timeout_ns));
     client.set_read_timeout(std::chrono::nanoseconds(limits.read_timeout_ns));
     client.set_keep_alive(true);  // one connection for every poll while the LAPI keeps it
+    if (!url.ca_file.empty()) client.set_ca_cert_path(url.ca_file);
   }
 };
 

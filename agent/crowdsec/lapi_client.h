@@ -14,8 +14,22 @@ namespace dt {
 struct LapiUrl {
   std::string scheme_host_port;
   std::string path_prefix;
+  // https only: the CA certificates that verify the LAPI's (PEM; "": the system's), and
+  // the bouncer's own certificate and key for a LAPI that asks for one (both or neither).
+  std::string ca_file, cert_file, key_file;
 };
 bool parse_lapi_url(const std::string &url, LapiUrl *out, std::string *err);
+
+// True if the URL's scheme is https.
+bool lapi_url_is_https(const LapiUrl &url);
+
+// True if the URL's host is this host's loopback: localhost, 127.0.0.0/8 or ::1 (a name
+// other than localhost could resolve anywhere: false).
+bool lapi_url_is_loopback(const LapiUrl &url);
+
+// Whether the TLS settings can be used (https only): the files readable, the certificate
+// and key loaded by OpenSSL. False with a sentence naming the file and the flag.
+bool lapi_tls_usable(const LapiUrl &url, std::string *err);
 
 struct LapiLimits {
   size_t max_body_bytes = 64u << 20;  // a bigger answer is refused (and the pull retried)

@@ -267,11 +267,11 @@ bool ensure_bpffs(const std::string &pin_dir, std::string *err) {
     }
     *err = std::string("the BPF filesystem is not mounted at ") + kBpffsRoot +
            " and mounting it failed (" + errno_str(errno) +
-           "); mount it with: mount -t bpf bpf /sys/fs/bpf";
+           "); mount it with: mount -t bpf -o mode=0700 bpf /sys/fs/bpf";
     return false;
   }
   *err = "pin directory " + pin_dir + " is not on a BPF filesystem (" + existing +
-         " is not bpffs); mount one with: mount -t bpf bpf " + existing;
+         " is not bpffs); mount one with: mount -t bpf -o mode=0700 bpf " + existing;
   return false;
 }
 
@@ -288,6 +288,8 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
     return nullptr;
   }
   if (!ensure_bpffs(cfg.pin_dir, err) || !mkdir_p(cfg.pin_dir, err)) return nullptr;
+  // Whoever may write the pin directory may swap the agent's maps and link for their own.
+  if (!check_trusted_path(cfg.pin_dir, "the pin directory", false, err)) return nullptr;
 
   std::unique_ptr<Dataplane> dp(new Dataplane());
   dp->pin_dir_ = cfg.pin_dir;

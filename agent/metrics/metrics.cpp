@@ -425,6 +425,24 @@ class BoundedTaskQueue : public httplib::TaskQueue {
   std::atomic<uint64_t> *in_place_;
 };
 
+// The server reads no request body. cpp-httplib 0.11.4 (Debian's) bounds a body only by
+// its Content-Length: a chunked one is read whole into memory, on any path, before the
+// routes run. The pre-routing handler runs after the request line and headers and before
+// any body is read (Server::routing): anything but GET and HEAD is answered 405 there,
+// and the connection closes after it (keep-alive max count 1: httplib sends
+// "Connection: close" and reads nothing more, so a body left unread is never parsed as
+// a request). The request line is bounded by httplib (8 KiB, else 414), and so is each
+// header line (8 KiB); the number of header lines is not (see docs/security.md).
+void refuse_bodies(httplib::Server &http) {
+  http.set_pre_routing_handler([](const httplib::Request &req, httplib::Response &res) {
+    if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content("only GET and HEAD: the metrics server reads no request body\n", "text/plain; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+}
+
 bool is_loopback_host(const std::string &host) {
   in_addr v4{};
   in6_addr v6{};
@@ -576,9 +594,10 @@ std::unique_ptr<MetricsServer> MetricsServer::bind(const MetricsAddress &addr, s
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   });
   http.set_payload_max_length(64 * 1024);
-  // One request per connection (scrapes are seconds apart), and short waits for a
-  // request: stop() cannot interrupt a worker waiting on an idle connection, so
-  // these bound how long SIGTERM waits for the threads (httplib's default: 5 s).
+  refuse_bodies(http);
+  // One request per connection (scrapes are seconds apart; refuse_bodies counts on it),
+  // and short waits for a request: stop() cannot interrupt a worker waiting on an idle
+  // connection, so these bound how long SIGTERM waits for the threads (httplib's default: 5 s).
   http.set_keep_alive_max_count(1);
   http.set_keep_alive_timeout(1);
   http.set_read_timeout(2);

@@ -29,7 +29,9 @@
 #include "common/log.h"
 #include "common/clock.h"
 #include "common/endpoint.h"
+#include "query/peer_owner.h"
 #include "query/query_listen.h"
+#include "query/slot_quota.h"
 #include "query/strict_redis.h"
 
 namespace dt {
@@ -40,7 +42,6 @@ constexpr int kReadsPerEvent = 4;      // then other connections get their turn
 constexpr int kAcceptsPerEvent = 64;
 constexpr int kMaxEvents = 256;
 constexpr int kSweepMs = 100;          // closing and idle connections' deadlines are checked this often
-constexpr uid_t kTcpPeer = static_cast<uid_t>(-1);  // a peer whose uid is unknown (TCP)
 constexpr std::string_view kReserve = "RESERVE ";
 constexpr std::string_view kBusy = "BUSY ";
 constexpr std::string_view kErrEmpty = "ERR empty tag\n";
@@ -78,7 +79,8 @@ struct QueryServer::Loop {
     bool shut = false;       // we shut ours (after the last answer)
     uint64_t deadline = 0;   // closing: closed by then whatever happens
     bool admin = false;      // may send admin commands (a unix peer's uid, is_admin_uid)
-    uid_t peer_uid = static_cast<uid_t>(-1);  // the unix peer's uid; -1 over TCP
+    bool tcp = false;        // came over TCP (never an admin)
+    uid_t peer_uid = kRemotePeers;          // its group (slot_quota.h): the peer's uid, or kRemotePeers
     uint64_t last_active = 0;               // the last byte received or sent
     std::list<int>::iterator lru;           // its place in by_activity
   };
@@ -167,8 +169,8 @@ struct QueryServer::Loop {
         if (errno == EMFILE || errno == ENFILE) return;
         continue;  // ECONNABORTED and the like: that client is gone, take the next
       }
-      const uid_t uid = tcp ? kTcpPeer : peer_uid_of(fd);
-      if (conns.size() >= cfg.max_connections && !evict_idlest(mono_now_ns()) && !evict_from_hog(uid)) {
+      const uid_t uid = tcp ? tcp_peer_owner(fd) : peer_uid_of(fd);
+      if (conns.size() >= cfg.max_connections && !evict_idlest(mono_now_ns()) && !evict_for(uid)) {
         refuse("at the connection limit");  // counted before the client can see the close
         close(fd);
         continue;
@@ -189,6 +191,7 @@ struct QueryServer::Loop {
       conn->fd = fd;
       conn->events = EPOLLIN;
       conn->peer_uid = uid;
+      conn->tcp = tcp;
       conn->admin = !tcp && is_admin_uid(uid, cfg.admin_uids);
       per_uid[uid]++;
       conn->last_active = mono_now_ns();
@@ -206,24 +209,23 @@ struct QueryServer::Loop {
                 cfg.max_connections);
   }
 
-  // A unix peer's uid, from the kernel (SO_PEERCRED, as of its connect()); kTcpPeer if
-  // it cannot be read (then it is no admin).
+  // A unix peer's uid, from the kernel (SO_PEERCRED, as of its connect()); kRemotePeers
+  // if it cannot be read (then it is no admin).
   static uid_t peer_uid_of(int fd) {
     ucred cred{};
     socklen_t len = sizeof cred;
-    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.uid : kTcpPeer;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.uid : kRemotePeers;
   }
 
-  // At the cap with every connection in use: if one user (TCP peers count as one) holds
-  // more than half the connections and the newcomer is someone else, that user's least
-  // recently active connection makes room. So one local user cannot lock the others out.
-  bool evict_from_hog(uid_t newcomer) {
-    auto hog = std::max_element(per_uid.begin(), per_uid.end(),
-                                [](const auto &a, const auto &b) { return a.second < b.second; });
-    if (hog == per_uid.end() || hog->first == newcomer || hog->second * 2 <= cfg.max_connections) return false;
+  // At the cap with every connection in use: the least recently active connection of the
+  // group slot_victim names makes room (by user, whether over the unix socket or TCP). So
+  // one local user cannot lock the others out.
+  bool evict_for(uid_t newcomer) {
+    const std::optional<uid_t> victim = slot_victim(per_uid, newcomer, cfg.max_connections);
+    if (!victim) return false;
     for (int fd : by_activity) {
       Conn &conn = *conns.at(fd);
-      if (conn.peer_uid != hog->first) continue;
+      if (conn.peer_uid != *victim) continue;
       c.evicted++;
       drop(conn);
       return true;
@@ -357,7 +359,7 @@ struct QueryServer::Loop {
       side_before.push_back({queries.size(), std::string(kErrNotAllowed)});
       c.admin_refused++;
       const std::string verb(line.substr(0, line.find(' ')));
-      if (conn.peer_uid == static_cast<uid_t>(-1))
+      if (conn.tcp)
         log_limited(admin_log, LogLevel::Warn, now,
                     "query socket: refused %s from a TCP client: admin commands are taken on the unix "
                     "socket only, from root, the agent's uid or --query-admin-uids", verb.c_str());
@@ -580,7 +582,7 @@ struct QueryServer::Loop {
   // Lines answered in place (empty: ERR, BUSY: OK/NO) before queries[i], in order.
   std::vector<std::pair<size_t, std::string>> side_before;
   std::list<int> by_activity;        // every connection, the least recently active first
-  std::unordered_map<uid_t, size_t> per_uid;  // connections by peer uid (kTcpPeer: TCP)
+  SlotHoldings per_uid;  // connections by group (slot_quota.h)
   std::vector<int> expired;
   std::unique_ptr<StrictRedis> redis;       // strict tags; this thread's own client
   std::vector<size_t> strict_idx;           // queries[strict_idx[k]] is strict_reqs[k]

@@ -34,10 +34,10 @@
 // Resource bounds: at most max_connections open connections (clamp_connections fits it
 // to the descriptor limit). A new connection beyond it takes the place of the
 // connection idle the longest if that one has been idle for evict_idle_ns (counted as
-// evicted: clients reconnect); else, if one user (by SO_PEERCRED uid; TCP peers count
-// as one) holds more than half the cap and the newcomer is someone else, that user's
-// least recently active connection (evicted too); else the new one is accepted and
-// closed at once (counted as refused). So the connections that work are not the ones
+// evicted: clients reconnect); else the least recently active connection of the group
+// slot_quota.h's slot_victim names (groups: users, by the unix peer's SO_PEERCRED uid or
+// the owner of a loopback TCP client's socket, and the remote clients together; evicted
+// too); else the new one is accepted and closed at once (counted as refused). So the connections that work are not the ones
 // failed, and one local user cannot lock the others out. A connection that
 // neither sends nor takes a byte for idle_timeout_ns is closed (counted). At most max_backlog_bytes of answers the socket
 // would not take (the client has not read them and the kernel's socket buffer, ~200 KiB,

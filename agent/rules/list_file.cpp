@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/files.h"
 #include "common/line_file.h"
 
 namespace dt {
@@ -140,6 +141,8 @@ bool parse_list_text(const std::string &text, const std::string &origin, ListPre
 bool load_list_file(const std::string &path, ListPrefixes *out, std::string *err) {
   std::string text;
   ReadFailure failure;
+  // Whoever may write a list file may allow or deny any source.
+  if (!check_trusted_path(path, "a list file", false, err)) return false;
   if (!read_text_file(path, &text, &failure))
     return *err = "cannot " + std::string(failure.step) + " list file " + path + ": " + failure.reason, false;
   return parse_list_text(text, path, out, err);

@@ -11,6 +11,12 @@
 #      test_privileges.sh starts an agent with), NoNewPrivileges; the hub's DynamicUser=yes,
 #      no capability, its key through LoadCredential=; and systemd's own reading of them
 #      (systemd-analyze security --offline).
+#   2b. The agent's and the bouncer's (dthrottle-crowdsec@.service) kernel-facing hardening:
+#      /proc/sys, /sys and sysrq read-only (ProtectKernelTunables=yes) but /sys/fs/bpf, where
+#      the agent's pins are made (ReadWritePaths=/sys/fs/bpf; the bouncer's stays
+#      read-only: it only opens pins), other users' processes hidden
+#      (ProtectProc=invisible), kernel modules, logs, cgroups, clock and hostname protected,
+#      no set-uid files, no personality change: in the unit text and in systemd's reading.
 #   3. The hub as that unit runs it: an unprivileged uid with no capability, the key a
 #      credential (mode 0400, its uid's): it starts and relays.
 #   4. `agent check` and the agent refuse a .key that others may read (exit 2, with `chmod 600 FILE`).
@@ -23,15 +29,17 @@ scratch_init units
 command -v systemd-analyze >/dev/null || die "systemd-analyze is missing (Debian systemd: make deps)"
 mkdir -p "$WORK/sbin" "$WORK/etc/agents" "$WORK/units"
 ln -s "$AGENT" "$WORK/sbin/dthrottle-agent"
-for u in dthrottle@.service dthrottle-hub.service; do
+for u in dthrottle@.service dthrottle-hub.service dthrottle-crowdsec@.service; do
 	sed -e "s|@SBINDIR@|$WORK/sbin|g" -e "s|@CONFDIR@|$WORK/etc|g" "$DT_ROOT/packaging/$u.in" >"$WORK/units/$u"
 done
 cp "$WORK/units/dthrottle@.service" "$WORK/units/dthrottle@eth0.service"
 AGENT_UNIT=$WORK/units/dthrottle@eth0.service
 HUB_UNIT=$WORK/units/dthrottle-hub.service
+cp "$WORK/units/dthrottle-crowdsec@.service" "$WORK/units/dthrottle-crowdsec@eth0.service"
+BOUNCER_UNIT=$WORK/units/dthrottle-crowdsec@eth0.service
 
 # --- 1. verify --------------------------------------------------------------------------------
-for unit in "$AGENT_UNIT" "$HUB_UNIT"; do
+for unit in "$AGENT_UNIT" "$HUB_UNIT" "$BOUNCER_UNIT"; do
 	name=$(basename "$unit")
 	out=$(cd "$WORK/units" && systemd-analyze verify "$unit" 2>&1)
 	rc=$?
@@ -84,6 +92,24 @@ for f in UserOrDynamicUser UMask NoNewPrivileges CapabilityBoundingSet_CAP_SYS_A
 	got=$(assessed "$HUB_UNIT" "$f")
 	[ "$f" = CapabilityBoundingSet_CAP_BPF ] && [ "$got" = "[]" ] && continue # not assessed by this systemd
 	check "units/hub/systemd-reads-$f" "systemd-analyze security: $f set = $got" [ "$got" = "[True]" ]
+done
+
+# --- 2b. kernel-facing hardening of the agent and the bouncer -----------------------------------
+for unit in "$AGENT_UNIT" "$BOUNCER_UNIT"; do
+	who=$(basename "$unit" .service)
+	for kv in ProtectKernelTunables=yes ProtectProc=invisible ProtectKernelModules=yes \
+		ProtectKernelLogs=yes ProtectControlGroups=yes ProtectClock=yes ProtectHostname=yes RestrictSUIDSGID=yes \
+		LockPersonality=yes ProtectSystem=strict PrivateDevices=yes; do
+		expect "$who/${kv%%=*}" "$unit" "${kv%%=*}" "${kv#*=}"
+	done
+	# The agent pins (BPF_OBJ_PIN fails with EROFS under a read-only /sys/fs/bpf); the bouncer does not.
+	[ "$unit" = "$AGENT_UNIT" ] && rw=/sys/fs/bpf || rw=
+	expect "$who/ReadWritePaths" "$unit" ReadWritePaths "$rw"
+	for f in ProtectKernelTunables ProtectProc ProtectKernelModules ProtectKernelLogs ProtectControlGroups \
+		ProtectClock ProtectHostname RestrictSUIDSGID LockPersonality; do
+		got=$(assessed "$unit" "$f")
+		check "units/$who/systemd-reads-$f" "systemd-analyze security: $f set = $got" [ "$got" = "[True]" ]
+	done
 done
 
 # --- 3. the hub as its unit runs it --------------------------------------------------------------

@@ -226,10 +226,10 @@ TEST(CrowdsecBouncer, Options) {
     const char *error;
   } cases[] = {
       {{"--key-file", "/k", "--iface", "eth0"}, "say where the Local API is: --lapi URL"},
-      {{"--lapi", "http://h:1", "--iface", "eth0"}, "give the bouncer's API key: --key-file FILE"},
-      {{"--lapi", "http://h:1", "--key-file", "/k"}, "say which throttle to set bans on: --iface IFACE or --pin-dir DIR"},
+      {{"--lapi", "http://127.0.0.1:1", "--iface", "eth0"}, "give the bouncer's API key: --key-file FILE"},
+      {{"--lapi", "http://127.0.0.1:1", "--key-file", "/k"}, "say which throttle to set bans on: --iface IFACE or --pin-dir DIR"},
       {{"--lapi", "127.0.0.1:8080", "--key-file", "/k", "--iface", "eth0"}, "--lapi: '127.0.0.1:8080' is not an http"},
-      {{"--lapi", "http://h:1", "--key-file", "/k", "--iface", "eth0", "--poll", "10ms"}, "--poll: '10ms' must be"},
+      {{"--lapi", "http://127.0.0.1:1", "--key-file", "/k", "--iface", "eth0", "--poll", "10ms"}, "--poll: '10ms' must be"},
   };
   for (const auto &c : cases) {
     dt::CrowdsecOptions bad;

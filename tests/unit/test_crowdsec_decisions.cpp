@@ -3,9 +3,16 @@
 // durations in Go's syntax, and every kind of bad input counted or refused, never a crash.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <vector>
 
+#include "cli/cli.h"
 #include "crowdsec/decisions.h"
+#include "crowdsec/lapi_client.h"
+#include "rules/config_file.h"
 #include "crowdsec/go_duration.h"
 
 namespace {
@@ -127,13 +134,17 @@ TEST(CrowdsecDecisions, BodiesThatAreNoStreamAreRefused) {
   EXPECT_TRUE(parse("{}", &b)) << "no list at all: nothing changed";
 }
 
-TEST(CrowdsecDecisions, DeepNestingIsSkippedWithoutRecursion) {
-  const std::string deep = std::string(200'000, '[') + std::string(200'000, ']');
+TEST(CrowdsecDecisions, NestingDeeperThanTheLimitIsRefusedWhereverItIs) {
+  const std::string deep = std::string(17, '[') + std::string(17, ']');
+  const std::string ok = std::string(13, '[') + std::string(13, ']');  // 16 levels under {"other": and [
   StreamBatch b;
   std::string err;
-  EXPECT_TRUE(parse(R"({"other":)" + deep + R"(,"new":[)" + deep + "]}", &b, &err)) << err;
-  EXPECT_EQ(b.counts.invalid, 1u);
+  EXPECT_FALSE(parse(R"({"other":)" + deep + R"(,"new":[]})", &b, &err));
+  EXPECT_NE(err.find("deeper than 16 levels"), std::string::npos) << err;
+  EXPECT_FALSE(parse(R"({"new":[)" + deep + "]}", &b, &err));
   EXPECT_FALSE(parse(deep, &b, &err));
+  EXPECT_TRUE(parse(R"({"other":[)" + ok + R"(],"new":[)" + ok + "]}", &b, &err)) << err;
+  EXPECT_EQ(b.counts.invalid, 1u);
 }
 
 TEST(CrowdsecDecisions, LimitsOnCountDurationAndReason) {
@@ -199,6 +210,98 @@ TEST(CrowdsecDecisions, GoDurations) {
     EXPECT_FALSE(dt::parse_go_duration(bad, max, &ns)) << bad;
   EXPECT_TRUE(dt::parse_go_duration("1h", 3'600'000'000'000, &ns));
   EXPECT_FALSE(dt::parse_go_duration("1h1ns", 3'600'000'000'000, &ns)) << "one past the bound";
+}
+
+}  // namespace
+
+namespace {
+
+long peak_rss_kib() {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kib = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, "VmHWM:", 6) == 0) kib = atol(line + 6);
+  if (f) fclose(f);
+  return kib;
+}
+
+bool reset_peak_rss() {
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  const bool ok = f && fputs("5", f) >= 0;
+  if (f) fclose(f);
+  return ok;
+}
+
+TEST(CrowdsecDecisions, DeepNestingIsRefusedBeforeParsing) {
+  const size_t levels = 8u << 20;  // a 16 MiB body
+  const std::string body = "{\"new\":" + std::string(levels, '[') + std::string(levels, ']') + "}";
+  ASSERT_TRUE(reset_peak_rss()) << "cannot reset the peak RSS (/proc/self/clear_refs)";
+  const long before = peak_rss_kib();
+  StreamBatch b;
+  std::string err;
+  EXPECT_FALSE(parse(body, &b, &err)) << "8M levels of nesting were parsed";
+  EXPECT_NE(err.find("deeper than 16 levels"), std::string::npos) << err;
+  const long grown = peak_rss_kib() - before;
+  EXPECT_LT(grown, 4 * 1024) << "parsing 8M levels of nesting took " << grown << " KiB more";
+}
+
+TEST(CrowdsecDecisions, BracketsInStringsAreNoNesting) {
+  const std::string body = R"({"new":[{"duration":"1h","origin":"crowdsec","scenario":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[",)"
+                           R"("scope":"Ip","type":"ban","value":"198.18.0.1"}],"deleted":null})";
+  StreamBatch b;
+  std::string err;
+  ASSERT_TRUE(parse(body, &b, &err)) << err;
+  EXPECT_EQ(b.added.size(), 1u);
+}
+
+// parse_crowdsec_command on "crowdsec ARGS..."; its exit code (-1: go on) and what it printed.
+int crowdsec_args(std::vector<std::string> args, std::string *printed, dt::CrowdsecOptions *o) {
+  dt::ArgvList a;
+  a.push("crowdsec");
+  for (const auto &x : args) a.push(x);
+  testing::internal::CaptureStderr();
+  testing::internal::CaptureStdout();
+  const int code = dt::parse_crowdsec_command(a.argc(), a.argv(), o);
+  *printed = testing::internal::GetCapturedStderr() + testing::internal::GetCapturedStdout();
+  return code;
+}
+
+TEST(CrowdsecOptions, PlainHttpOnlyToLoopbackUnlessInsecureLapi) {
+  const std::vector<std::string> tail = {"--key-file", "/nonexistent/k", "--pin-dir", "/nonexistent/p"};
+  auto run = [&](std::vector<std::string> head, std::string *printed) {
+    dt::CrowdsecOptions o;
+    head.insert(head.end(), tail.begin(), tail.end());
+    return crowdsec_args(head, printed, &o);
+  };
+  std::string out;
+  for (const char *far : {"http://198.18.0.1:8080", "http://crowdsec:8080", "http://[2001:2::1]:8080"}) {
+    EXPECT_EQ(run({"--lapi", far}, &out), 2) << far;
+    EXPECT_NE(out.find("--insecure-lapi"), std::string::npos) << far << ": " << out;
+    EXPECT_EQ(run({"--lapi", far, "--insecure-lapi"}, &out), -1) << far << ": " << out;
+  }
+  for (const char *near : {"http://127.0.0.1:8080", "http://localhost:8080", "http://[::1]:8080",
+                           "https://198.18.0.1:8443", "https://crowdsec:8443/prefix"})
+    EXPECT_EQ(run({"--lapi", near}, &out), -1) << near << ": " << out;
+  EXPECT_EQ(run({"--lapi", "http://127.0.0.1:8080", "--ca-file", "/etc/ssl/certs/ca-certificates.crt"}, &out), 2);
+  EXPECT_NE(out.find("for an https:// LAPI"), std::string::npos) << out;
+  EXPECT_EQ(run({"--lapi", "https://198.18.0.1", "--cert", "/x.pem"}, &out), 2);
+  EXPECT_NE(out.find("--cert and --key go together"), std::string::npos) << out;
+}
+
+TEST(CrowdsecOptions, TlsFilesMustLoad) {
+  dt::LapiUrl url;
+  std::string err;
+  ASSERT_TRUE(dt::parse_lapi_url("https://198.18.0.1:8443", &url, &err)) << err;
+  url.ca_file = "/nonexistent/ca.pem";
+  EXPECT_FALSE(dt::lapi_tls_usable(url, &err));
+  EXPECT_NE(err.find("--ca-file: cannot read /nonexistent/ca.pem"), std::string::npos) << err;
+  url.ca_file = "";
+  url.cert_file = url.key_file = "/dev/null";
+  EXPECT_FALSE(dt::lapi_tls_usable(url, &err));
+  EXPECT_NE(err.find("OpenSSL cannot load them"), std::string::npos) << err;
+  url.cert_file = url.key_file = "";
+  EXPECT_TRUE(dt::lapi_tls_usable(url, &err)) << err;
 }
 
 }  // namespace

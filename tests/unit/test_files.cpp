@@ -92,3 +92,44 @@ TEST(RewrittenFile, ReportsEveryFailedWrite) {
 }
 
 }  // namespace
+
+namespace {
+
+constexpr uid_t kNobodyUid = 65534;
+
+TEST(TrustedPath, OwnerAndModeDecide) {
+  dt::test::TempDir dir("dt-trusted");
+  ASSERT_TRUE(dir.write("f", "x"));
+  std::string err;
+  ASSERT_EQ(chmod(dir.file("f").c_str(), 0644), 0);
+  EXPECT_TRUE(dt::check_trusted_path(dir.file("f"), "a list file", false, &err)) << err;
+  EXPECT_FALSE(dt::check_trusted_path(dir.file("f"), "a secret key", true, &err));
+  EXPECT_NE(err.find("may read it (mode 0644): fix it with: chmod 600 " + dir.file("f")), std::string::npos) << err;
+  for (unsigned mode : {0664u, 0646u, 0666u}) {
+    ASSERT_EQ(chmod(dir.file("f").c_str(), mode), 0);
+    EXPECT_FALSE(dt::check_trusted_path(dir.file("f"), "a list file", false, &err)) << std::oct << mode;
+    EXPECT_NE(err.find(dir.file("f") + " is a list file but its group or others may write it"), std::string::npos) << err;
+    EXPECT_NE(err.find("chmod go-w " + dir.file("f")), std::string::npos) << err;
+  }
+  ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+  EXPECT_FALSE(dt::check_trusted_path(dir.path(), "the pin directory", false, &err));
+  EXPECT_NE(err.find("(mode 0777)"), std::string::npos) << err;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0700), 0);
+  EXPECT_TRUE(dt::check_trusted_path(dir.path(), "the pin directory", false, &err)) << err;
+}
+
+TEST(TrustedPath, AnotherUsersFileIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a file to nobody";
+  dt::test::TempDir dir("dt-trusted");
+  ASSERT_TRUE(dir.write("f", "x"));
+  ASSERT_EQ(chmod(dir.file("f").c_str(), 0644), 0);
+  ASSERT_EQ(chown(dir.file("f").c_str(), kNobodyUid, 0), 0);
+  std::string err;
+  EXPECT_FALSE(dt::check_trusted_path(dir.file("f"), "a list file", false, &err));
+  EXPECT_NE(err.find("belongs to uid 65534, not to root or the agent's uid"), std::string::npos) << err;
+  EXPECT_NE(err.find("chown root " + dir.file("f")), std::string::npos) << err;
+  ASSERT_EQ(chown(dir.path().c_str(), kNobodyUid, 0), 0);
+  EXPECT_FALSE(dt::check_trusted_path(dir.path(), "the pin directory", false, &err));
+}
+
+}  // namespace

@@ -98,6 +98,22 @@ TEST_F(KeyFilesTest, AKeyOthersMayReadIsRefusedWithTheFix) {
   EXPECT_TRUE(load("web1", &err)) << err;
 }
 
+TEST_F(KeyFilesTest, APubOthersMayWriteOrAKeyOfAnotherUserIsRefused) {
+  ASSERT_EQ(keygen("web1"), 0) << err_;
+  std::string err;
+  ASSERT_TRUE(load("web1", &err)) << err;
+  ASSERT_EQ(chmod(dir_.file("web1.pub").c_str(), 0666), 0);  // load() copies it with its mode
+  EXPECT_FALSE(load("web1", &err));
+  EXPECT_NE(err.find("chmod go-w " + dir_.file("peers/web1.pub")), std::string::npos) << err;
+  ASSERT_EQ(chmod(dir_.file("web1.pub").c_str(), 0644), 0);
+  ASSERT_EQ(chmod(dir_.file("peers/web1.pub").c_str(), 0644), 0);
+  ASSERT_TRUE(load("web1", &err)) << err;
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a file to nobody";
+  ASSERT_EQ(chown(dir_.file("web1.key").c_str(), 65534, 0), 0);
+  EXPECT_FALSE(load("web1", &err));
+  EXPECT_NE(err.find("chown root " + dir_.file("web1.key")), std::string::npos) << err;
+}
+
 TEST_F(KeyFilesTest, AKeyThatIsNotARegularFileIsRefused) {
   ASSERT_EQ(keygen("web1"), 0) << err_;
   ASSERT_EQ(unlink(dir_.file("web1.key").c_str()), 0);

@@ -1,6 +1,7 @@
 // test_list_file.cpp - allow and deny list files (rules/list_file.h): the formats
 // accepted, the lines refused with FILE:LINE, and the rules file's allow_file/deny_file.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <string>
 
@@ -88,6 +89,18 @@ TEST(ListFile, UnreadableFileSaysSo) {
   std::string err;
   EXPECT_FALSE(load_list_file("/nonexistent/deny.txt", &p, &err));
   EXPECT_NE(err.find("/nonexistent/deny.txt"), std::string::npos) << err;
+}
+
+TEST(ListFile, AListOthersMayWriteIsRefused) {
+  test::TempDir dir("list_file");
+  dir.write("deny.txt", "198.18.5.0/24\n");
+  ASSERT_EQ(chmod(dir.file("deny.txt").c_str(), 0666), 0);
+  ListPrefixes p;
+  std::string err;
+  EXPECT_FALSE(load_list_file(dir.file("deny.txt"), &p, &err));
+  EXPECT_NE(err.find("chmod go-w " + dir.file("deny.txt")), std::string::npos) << err;
+  ASSERT_EQ(chmod(dir.file("deny.txt").c_str(), 0644), 0);
+  EXPECT_TRUE(load_list_file(dir.file("deny.txt"), &p, &err)) << err;
 }
 
 TEST(ListFile, RulesFileNamesListsRelativeToItsFolder) {

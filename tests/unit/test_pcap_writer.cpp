@@ -10,11 +10,16 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <csignal>
 #include <unistd.h>
 
 #include "capture/capture_session.h"
 #include "capture/pcap_writer.h"
 #include "dthrottle/capture.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -115,6 +120,88 @@ TEST(PcapWriter, UnwritablePathSaysWhich) {
   std::string err;
   EXPECT_FALSE(w.open("/nonexistent-dir/x.pcapng", dt::PcapFormat::Pcapng, 128, "", &err));
   EXPECT_NE(err.find("/nonexistent-dir/x.pcapng"), std::string::npos) << err;
+}
+
+std::string read_all(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+mode_t mode_of(const std::string &path) {
+  struct stat st{};
+  return stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+}
+
+// Opens path as a capture file; the error ("" if it opened).
+std::string open_error(const std::string &path) {
+  dt::PcapWriter w;
+  std::string err;
+  if (w.open(path, dt::PcapFormat::Pcap, 64, "", &err)) return "";
+  return err.empty() ? "refused without a reason" : err;
+}
+
+TEST(PcapWriter, NewFileIsPrivateWhateverTheUmask) {
+  dt::test::TempDir dir("dt-pcap");
+  ASSERT_FALSE(dir.path().empty());
+  const mode_t old = umask(022);
+  const std::string err = open_error(dir.file("new.pcap"));
+  umask(old);
+  ASSERT_EQ(err, "");
+  EXPECT_EQ(mode_of(dir.file("new.pcap")), 0600u) << "a capture holds payloads: 0600, not 0644";
+}
+
+TEST(PcapWriter, ASymlinkAtThePathIsRefusedNotFollowed) {
+  dt::test::TempDir dir("dt-pcap");
+  ASSERT_TRUE(dir.write("target", "precious"));
+  ASSERT_EQ(symlink(dir.file("target").c_str(), dir.file("link.pcap").c_str()), 0);
+  const std::string err = open_error(dir.file("link.pcap"));
+  EXPECT_NE(err.find(dir.file("link.pcap") + " is a symbolic link"), std::string::npos) << err;
+  EXPECT_EQ(read_all(dir.file("target")), "precious") << "the capture was written through the symlink";
+  // A dangling one too: it must not create its target.
+  ASSERT_EQ(symlink(dir.file("nowhere").c_str(), dir.file("dangling.pcap").c_str()), 0);
+  EXPECT_NE(open_error(dir.file("dangling.pcap")), "");
+  EXPECT_NE(access(dir.file("nowhere").c_str(), F_OK), 0) << "the capture created the symlink's target";
+}
+
+TEST(PcapWriter, AnExistingFileOfOursIsEmptiedAndMadePrivate) {
+  dt::test::TempDir dir("dt-pcap");
+  ASSERT_TRUE(dir.write("old.pcap", std::string(1000, 'x')));
+  ASSERT_EQ(chmod(dir.file("old.pcap").c_str(), 0644), 0);
+  ASSERT_EQ(open_error(dir.file("old.pcap")), "");
+  EXPECT_EQ(mode_of(dir.file("old.pcap")), 0600u);
+  EXPECT_EQ(read_all(dir.file("old.pcap")), dt::pcap_header(64));
+}
+
+TEST(PcapWriter, AFifoOrAHardLinkIsRefused) {
+  dt::test::TempDir dir("dt-pcap");
+  ASSERT_EQ(mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  // With a reader, fstat refuses it.
+  const int reader = open(dir.file("fifo").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  const std::string fifo_err = open_error(dir.file("fifo"));
+  EXPECT_NE(fifo_err.find("not a regular file"), std::string::npos) << fifo_err;
+  close(reader);
+  // Without one the open fails (ENXIO) instead of blocking for ever: tried in a child
+  // process, killed if it is still there after 5 s.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(open_error(dir.file("fifo")).find(dir.file("fifo")) != std::string::npos ? 0 : 1);
+  int status = -1;
+  for (int i = 0; i < 500 && waitpid(child, &status, WNOHANG) == 0; i++) usleep(10'000);
+  if (waitpid(child, &status, WNOHANG) == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    ADD_FAILURE() << "opening a FIFO nobody reads as the capture file blocked (5 s)";
+  } else {
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a FIFO without a reader: no error naming it";
+  }
+  ASSERT_TRUE(dir.write("other", "precious"));
+  ASSERT_EQ(link(dir.file("other").c_str(), dir.file("hard.pcap").c_str()), 0);
+  const std::string err = open_error(dir.file("hard.pcap"));
+  EXPECT_NE(err.find("hard links"), std::string::npos) << err;
+  EXPECT_EQ(read_all(dir.file("other")), "precious") << "the capture emptied the other name's file";
 }
 
 TEST(CaptureComment, VerdictRuleHookCpu) {
