@@ -55,7 +55,7 @@ wait_for_line "$(agent_log a)" 'peer b is up' "$AGENT_PID" 10 || die "a never he
 
 # a. The exemption as logged: b's address, TCP only, the cluster's ports only.
 check exempt/logged "a did not log its exemption of b's cluster traffic (from and to port $PORT)" \
-	grep -q "the cluster's own traffic passes unthrottled: 2 entries; +$LAB_V4_CLIENT tcp from port $PORT, +$LAB_V4_CLIENT tcp to port $PORT" \
+	grep -q "the cluster's own connections pass unthrottled: 2 entries; +$LAB_V4_CLIENT tcp from port $PORT, +$LAB_V4_CLIENT tcp to port $PORT" \
 	"$(agent_log a)"
 
 b_stats() { nsenter --net="/run/netns/$C_NS" "$AGENT" stats --pin-dir "$B_PIN" --json --top 0; }
