@@ -13,9 +13,11 @@
  * source's prefixes (bpf/prefix.bpf.h). Anything the throttle cannot decide about passes and is counted:
  * non-IP frames (ARP, ...), IPv6 neighbour discovery, malformed headers (the stack discards those itself),
  * no policy configured yet, or no bucket to be had. In cluster mode the cluster's own
- * TCP traffic (peers' and hubs' addresses, on the cluster's ports only) passes too.
+ * TCP connections (peers' and hubs' addresses, on the cluster's ports, segments of
+ * sockets this host has: bpf/exempt.bpf.h) pass too.
  * Then, before any rule, the allow list passes and the deny list drops (bpf/lists.bpf.h,
- * docs/lists.md): cluster traffic > allow list > bans > deny list > rules > budgets.
+ * docs/lists.md): cluster connections > allow list > bans > deny list > a SYN to our
+ * --listen port from a peer > rules > budgets.
  *
  * Refill is lazy (see dthrottle/bucket.h): nothing sweeps the map, so the cost per
  * packet and per period does not grow with the number of sources.
@@ -42,6 +44,7 @@
 #include "collect.bpf.h"  /* dt_collect: what active sources owe the next report */
 #include "bans.bpf.h"     /* bans: addresses and prefixes dropped until their expiry */
 #include "capture.bpf.h"  /* agent capture: samples of decided packets */
+#include "exempt.bpf.h"   /* the cluster's own TCP connections: passed without a bucket */
 
 /* Bytes of headers the tc entry point makes linear before parsing: Ethernet, two
  * VLAN tags, IPv6 with its extension headers as far as the parser follows them, and
@@ -63,9 +66,10 @@ struct dt_facts {
 	struct dt_l4 l4;        /* with DT_CFG_RULES (else zero): what rules match on */
 	__u16 ex_sport;         /* with DT_CFG_EXEMPT: a TCP segment's ports (ex_tcp) */
 	__u16 ex_dport;
-	__u8 ex_tcp;            /* ex_sport and ex_dport hold (dt_parse_tcp_ports) */
+	__u8 ex_tcp;            /* ex_sport, ex_dport and ex_flags hold (dt_parse_tcp_ports) */
 	__u8 is_v6;
-	__u16 pad;
+	__u8 ex_flags;          /* the TCP flags */
+	__u8 ex_cluster;        /* DT_EX_*: what the segment is to the cluster exemption */
 	__u32 segs;             /* the packets the frame stands for (tc: GRO segments) */
 	__u32 bank;             /* dt_decide, for dt_throttle_facts: the rule's bank */
 	__u64 frame_len;        /* the whole frame's length: what a byte rule charges */
@@ -254,51 +258,6 @@ static __always_inline int dt_parse_counted(struct dt_stats *st, void *data, voi
 	}
 }
 
-/* Bit `port` of a struct dt_cluster_ports bitmap. */
-static __always_inline int dt_port_bit(const __u64 *bits, __u16 port)
-{
-	return (bits[port >> 6] >> (port & 63)) & 1;
-}
-
-/*
- * The cluster's own traffic (struct dt_exempt_key): a TCP segment from a peer's or hub's
- * address from one of the ports it serves the cluster on, or to our --listen port. Any
- * other packet from that address (UDP, ICMP, TCP elsewhere) is throttled like any
- * source's. Only TCP reads the port bitmaps (an array element: no hash), and only a port
- * of the cluster's costs a hash lookup.
- */
-static __always_inline int dt_cluster_traffic(const struct dt_facts *f)
-{
-	const struct dt_cluster_ports *cp;
-	struct dt_exempt_key k;
-	__u16 sport = f->ex_sport, dport = f->ex_dport;
-	__u32 zero = 0;
-	int from, to;
-
-	if (!f->ex_tcp)
-		return 0;
-	cp = bpf_map_lookup_elem(&cluster_ports, &zero);
-	if (!cp)
-		return 0;
-	from = dt_port_bit(cp->from_port, sport);
-	to = dt_port_bit(cp->to_port, dport);
-	if (!from && !to)
-		return 0;
-	__builtin_memcpy(k.addr, f->key.addr, 16);
-	k.pad = 0;
-	if (from) {
-		k.port = sport;
-		k.side = DT_EXEMPT_FROM_PORT;
-		if (bpf_map_lookup_elem(&cluster_exempt, &k))
-			return 1;
-	}
-	if (!to)
-		return 0;
-	k.port = dport;
-	k.side = DT_EXEMPT_TO_PORT;
-	return bpf_map_lookup_elem(&cluster_exempt, &k) != NULL;
-}
-
 /* Nothing to decide with (no config, policy or bucket): the packet passes, counted. */
 static __always_inline int dt_fail_open(struct dt_stats *st)
 {
@@ -409,19 +368,26 @@ static __always_inline int dt_throttle_prefix(struct dt_packet *p)
 	return dt_throttle(p, &pfx);
 }
 
+/* The cluster's own traffic (f->ex_cluster, bpf/exempt.bpf.h): passed without a rule. */
+static __always_inline int dt_exempt_pass(struct dt_facts *f, struct dt_stats *st)
+{
+	f->cap.rule = DT_CAP_RULE_NONE;
+	st->exempt++;
+	return XDP_PASS;
+}
+
 /*
- * What passes or drops a frame before any rule (cluster traffic > allow list > bans >
- * deny list): a verdict, with f->cap.rule saying which (for the capture), or -1: the rules
- * decide.
+ * What passes or drops a frame before any rule (segments of the cluster's connections >
+ * allow list > bans > deny list > a peer's SYN to our --listen port): a verdict, with
+ * f->cap.rule saying which (for the capture), or -1: the rules decide.
  */
 static __always_inline int dt_screen(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
 {
 	struct dt_key src;
+	int verdict;
 
-	if ((cfg->flags & DT_CFG_EXEMPT) && dt_cluster_traffic(f)) {
-		st->exempt++;
-		return XDP_PASS;
-	}
+	if (f->ex_cluster == DT_EX_CONN)
+		return dt_exempt_pass(f, st);
 	src = f->key;
 	f->cap.rule = DT_CAP_RULE_ALLOW_LIST;
 	if (dt_allow_listed(&src, f->is_v6))
@@ -430,7 +396,10 @@ static __always_inline int dt_screen(struct dt_facts *f, struct dt_stats *st, st
 	if (dt_banned(&src, f->is_v6, cfg, st))  /* bpf/bans.bpf.h */
 		return dt_ban_verdict(cfg);
 	f->cap.rule = DT_CAP_RULE_DENY_LIST;
-	return dt_deny_listed(cfg, &src, f->is_v6);
+	verdict = dt_deny_listed(cfg, &src, f->is_v6);
+	if (verdict < 0 && f->ex_cluster == DT_EX_SYN)
+		return dt_exempt_pass(f, st);
+	return verdict;
 }
 
 /* The rule's policy and counters into `p` (with the frame, `st` and `cfg`): 1, or 0 if
@@ -530,7 +499,6 @@ static __always_inline void dt_facts_read(struct dt_facts *f, const struct dt_l3
 					  const struct dt_config *cfg, __u64 frame_len, __u32 segs)
 {
 	f->is_v6 = l3->is_v6;
-	f->pad = 0;
 	f->segs = segs;
 	f->frame_len = frame_len;
 	if (!dt_l3_dst(l3, data_end, f->dst))
@@ -541,7 +509,10 @@ static __always_inline void dt_facts_read(struct dt_facts *f, const struct dt_l3
 		__builtin_memset(&f->l4, 0, sizeof(f->l4));
 	f->ex_sport = 0;
 	f->ex_dport = 0;
-	f->ex_tcp = (cfg->flags & DT_CFG_EXEMPT) && dt_parse_tcp_ports(l3, data_end, &f->ex_sport, &f->ex_dport);
+	f->ex_flags = 0;
+	f->ex_cluster = DT_EX_NONE;
+	f->ex_tcp = (cfg->flags & DT_CFG_EXEMPT) &&
+		    dt_parse_tcp_ports(l3, data_end, &f->ex_sport, &f->ex_dport, &f->ex_flags);
 }
 
 /*
@@ -607,6 +578,50 @@ static __always_inline int dt_hook_decide(struct dt_facts *f, int ready, struct 
 	return verdict == DT_DECIDE_PREFIX ? dt_throttle_facts(f, st, cfg) : verdict;
 }
 
+/*
+ * The cluster exemption's part of the facts (f->ex_cluster, bpf/exempt.bpf.h), read at
+ * the entry point: its socket lookup needs the hook's context, which dt_decide, shared by
+ * both hooks, does not have. Inline, only the bitmaps: a segment with a cluster port's bit
+ * calls the hook's global function (dt_cluster_xdp, dt_cluster_tc: checked once by the
+ * verifier) for the entries and the socket; every other packet pays one test, as before.
+ */
+static __always_inline __u32 dt_cluster_sides(const struct dt_facts *f, int ready)
+{
+	return ready && f->ex_tcp ? dt_cluster_port_sides(f->ex_sport, f->ex_dport) : 0;
+}
+
+static __always_inline void dt_tcp_seg_of(const struct dt_facts *f, struct dt_tcp_seg *s)
+{
+	s->src = f->key.addr;
+	s->dst = f->dst;
+	s->sport = f->ex_sport;
+	s->dport = f->ex_dport;
+	s->flags = f->ex_flags;
+	s->is_v6 = f->is_v6;
+}
+
+/* DT_EX_* for the TCP segment of `f`, with the port bits `sides`, at XDP. */
+__noinline int dt_cluster_xdp(struct xdp_md *ctx, struct dt_facts *f, __u32 sides)
+{
+	struct dt_tcp_seg s;
+
+	if (!f)
+		return DT_EX_NONE;
+	dt_tcp_seg_of(f, &s);
+	return dt_cluster_segment(ctx, &s, sides);
+}
+
+/* The same at tc. */
+__noinline int dt_cluster_tc(struct __sk_buff *skb, struct dt_facts *f, __u32 sides)
+{
+	struct dt_tcp_seg s;
+
+	if (!f)
+		return DT_EX_NONE;
+	dt_tcp_seg_of(f, &s);
+	return dt_cluster_segment(skb, &s, sides);
+}
+
 /* The capture's part of the frame's facts, before the decision. */
 static __always_inline void dt_facts_start(struct dt_facts *f)
 {
@@ -622,12 +637,15 @@ int dt_xdp(struct xdp_md *ctx)
 	struct dt_config *cfg = dt_config_get();
 	struct dt_stats *st;
 	struct dt_facts f;
-	__u32 zero = 0;
-	int verdict;
+	__u32 zero = 0, sides;
+	int verdict, ready;
 
 	dt_facts_start(&f);
 	st = bpf_map_lookup_elem(&stats, &zero);
-	verdict = dt_hook_decide(&f, st && dt_facts_xdp(ctx, &f, st, cfg), st, cfg);
+	ready = st && dt_facts_xdp(ctx, &f, st, cfg);
+	if ((sides = dt_cluster_sides(&f, ready)))
+		f.ex_cluster = dt_cluster_xdp(ctx, &f, sides);
+	verdict = dt_hook_decide(&f, ready, st, cfg);
 	dt_capture(ctx, DT_CAP_HOOK_XDP, ctx->data_end - ctx->data, verdict, &f.cap);
 	return verdict;
 }
@@ -644,12 +662,15 @@ int dt_tc(struct __sk_buff *skb)
 	struct dt_config *cfg = dt_config_get();
 	struct dt_stats *st;
 	struct dt_facts f;
-	__u32 zero = 0;
-	int verdict;
+	__u32 zero = 0, sides;
+	int verdict, ready;
 
 	dt_facts_start(&f);
 	st = bpf_map_lookup_elem(&stats, &zero);
-	verdict = dt_hook_decide(&f, st && dt_facts_tc(skb, &f, st, cfg), st, cfg);
+	ready = st && dt_facts_tc(skb, &f, st, cfg);
+	if ((sides = dt_cluster_sides(&f, ready)))
+		f.ex_cluster = dt_cluster_tc(skb, &f, sides);
+	verdict = dt_hook_decide(&f, ready, st, cfg);
 	dt_capture(skb, DT_CAP_HOOK_TC, skb->len, verdict, &f.cap);
 	if (verdict == XDP_DROP)
 		return TC_ACT_SHOT;

@@ -104,9 +104,10 @@ struct {
 	__type(value, struct dt_collect);
 } collect_batch SEC(".maps");
 
-/* The cluster's own TCP traffic, never throttled: (peer address, port, side), see
- * struct dt_exempt_key. Agent-written only. Named apart from the old `exempt` (keyed
- * by address alone), so that a pin of that layout is never reused. */
+/* The cluster's own TCP ports: (peer address, port, side), see struct dt_exempt_key; a
+ * segment that matches passes unthrottled only as bpf/exempt.bpf.h says. Agent-written
+ * only. Named apart from the old `exempt` (keyed by address alone), so that a pin of
+ * that layout is never reused. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, DT_MAX_EXEMPT);

@@ -8,8 +8,9 @@
  *     a third tag makes the frame "malformed" for our purposes;
  *   - IPv4: version must be 4 and IHL >= 5, and the whole IHL*4-byte header
  *     (options included) must be inside the frame;
- *   - TCP ports for the cluster exemption (dt_parse_tcp_ports): only TCP directly
- *     after the IP header, first fragments only, both ports in the frame;
+ *   - TCP ports and flags for the cluster exemption (dt_parse_tcp_ports): only TCP
+ *     directly after the IP header, first fragments only, its first 14 bytes (ports
+ *     to flags) in the frame;
  *   - L4 (only when rules are on, dt_parse_l4): the ports of TCP and UDP and TCP's
  *     flags, when the first 4 (UDP) or 14 (TCP) bytes of the L4 header are in the
  *     frame; ICMP's and ICMPv6's type and code when their first 2 bytes are; none
@@ -302,23 +303,24 @@ static __always_inline int dt_l3_dst(const struct dt_l3 *l3, void *data_end, __u
 }
 
 /*
- * The TCP ports of a segment whose TCP header follows the IP header directly (IPv4
- * options allowed; no IPv6 extension headers), in host order: 1, or 0 for anything
- * else (other protocols, non-first fragments, a header cut before its ports). Only
- * what the cluster exemption needs: one comparison for every other packet.
+ * The TCP ports (host order) and flags of a segment whose TCP header follows the IP
+ * header directly (IPv4 options allowed; no IPv6 extension headers): 1, or 0 for
+ * anything else (other protocols, non-first fragments, a header cut before its flags).
+ * Only what the cluster exemption needs: one comparison for every other packet.
  */
 static __always_inline int dt_parse_tcp_ports(const struct dt_l3 *l3, void *data_end, __u16 *sport,
-					      __u16 *dport)
+					      __u16 *dport, __u8 *flags)
 {
 	__u8 *th = l3->l4;
 
 	if (l3->proto != IPPROTO_TCP || !l3->first_fragment)
 		return 0;
-	if ((void *)(th + 4) > data_end)
+	if ((void *)(th + 14) > data_end)
 		return 0;
 	/* Byte by byte: the verifier then knows each port is below 65536 (an index). */
 	*sport = ((__u16)th[0] << 8) | th[1];
 	*dport = ((__u16)th[2] << 8) | th[3];
+	*flags = th[13];
 	return 1;
 }
 

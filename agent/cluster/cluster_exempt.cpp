@@ -137,7 +137,7 @@ std::string describe_exempt_change(const std::vector<dt_exempt_key> &before, con
   std::set_difference(before.begin(), before.end(), after.begin(), after.end(), std::back_inserter(removed),
                       exempt_key_less);
   if (added.empty() && removed.empty()) return "";
-  std::string s = "the cluster's own traffic passes unthrottled: " + std::to_string(after.size()) +
+  std::string s = "the cluster's own connections pass unthrottled: " + std::to_string(after.size()) +
                   (after.size() == 1 ? " entry" : " entries");
   if (!added.empty()) s += "; " + list_entries('+', added);
   if (!removed.empty()) s += "; " + list_entries('-', removed);

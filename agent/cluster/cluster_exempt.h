@@ -1,7 +1,11 @@
-// cluster_exempt.h - the cluster's own traffic, which the XDP program passes without a
-// bucket: the cluster_exempt map's (address, TCP port, side) entries for the peers, hubs
-// and --listen. Only these TCP ports are exempt: a UDP flood, ICMP, or TCP to any other
-// port from a peer's address is throttled like any other source's.
+// cluster_exempt.h - the cluster's own connections, which the XDP program passes without
+// a bucket: the cluster_exempt map's (address, TCP port, side) entries for the peers, hubs
+// and --listen. An entry alone exempts nothing (bpf/exempt.bpf.h): a TCP segment that
+// matches one passes only if the host has a socket for its four-tuple (a connection, not
+// a listener), or if it is a SYN to our --listen port (and then after the allow list,
+// bans and deny list). A UDP flood, ICMP, TCP to any other port from a peer's address, or
+// spoofed TCP from its report port with no connection behind it is throttled like any
+// other source's.
 #pragma once
 
 #include <string>

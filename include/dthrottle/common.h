@@ -101,15 +101,17 @@ struct dt_key {
 };
 
 /*
- * Key of DT_MAP_CLUSTER_EXEMPT: the cluster's own TCP traffic, passed without a bucket
- * while DT_CFG_EXEMPT is set. Written by the agent only (Cluster::refresh_exempt: whole
- * elements, value 1), for every address a peer or hub resolves to: a peer's report port
- * (DT_EXEMPT_FROM_PORT: its PUB answers our SUB), our --listen port (DT_EXEMPT_TO_PORT:
- * the peers' SUB connections to us), a hub's frontend and backend ports (FROM). The
- * packet path looks a TCP segment (first fragment, TCP right after the IP header) up
- * as (source, source port, FROM) and (source, destination port, TO), each only if
- * struct dt_cluster_ports has that port's bit. No other packet is looked up at all:
- * UDP, ICMP, TCP between other ports, from peers' addresses or any other.
+ * Key of DT_MAP_CLUSTER_EXEMPT: the cluster's own TCP connections, passed without a
+ * bucket while DT_CFG_EXEMPT is set. Written by the agent only (Cluster::refresh_exempt:
+ * whole elements, value 1), for every address a peer or hub resolves to: a peer's report
+ * port (DT_EXEMPT_FROM_PORT: its PUB answers our SUB), our --listen port
+ * (DT_EXEMPT_TO_PORT: the peers' SUB connections to us), a hub's frontend and backend
+ * ports (FROM). The packet path looks a TCP segment (first fragment, TCP right after the
+ * IP header) up as (source, source port, FROM) and (source, destination port, TO), each
+ * only if struct dt_cluster_ports has that port's bit. A match is not enough
+ * (bpf/exempt.bpf.h): the segment passes only if the stack has a socket for its
+ * four-tuple that is not a listener, or if it is a SYN to a TO port (after the lists and
+ * bans). No other packet is looked up at all: UDP, ICMP, TCP between other ports.
  */
 struct dt_exempt_key {
 	__u8 addr[16];  /* IPv4-mapped or IPv6, as dt_key */
@@ -376,7 +378,7 @@ struct dt_config {
 	X(debit_hits, "debited hits", "", "Peer hits debited by the debit program.") \
 	X(nd_exempt, "IPv6 ND", "dthrottle_nd_packets_total", \
 	  "IPv6 neighbour discovery packets, passed without a bucket.") \
-	X(exempt, "exempt", "dthrottle_exempt_packets_total", "The cluster's own TCP traffic (cluster_exempt), passed.") \
+	X(exempt, "exempt", "dthrottle_exempt_packets_total", "Segments of the cluster's own TCP connections (cluster_exempt), passed.") \
 	X(report_overflow, "", "dthrottle_report_ring_overflows_total", \
 	  "Active-source announcements lost to a full ring buffer (the packet path retries them).") \
 	X(allowed, "allowed", "", "Packets passed by an allow rule.") \

@@ -1,8 +1,9 @@
 // test_xdp_order.cpp - the order of the checks before the rules, where bans (bpf/bans.bpf.h)
-// and the allow and deny lists (bpf/lists.bpf.h) meet in dt_decide: the cluster's own
-// traffic, then the allow list, then bans, then the deny list, then the rules
-// (docs/lists.md "Order"). An allow-listed source passes even when banned, its ban counting
-// nothing; a banned source on the deny list is dropped by the ban, and counted there alone.
+// and the allow and deny lists (bpf/lists.bpf.h) meet in dt_decide: segments of the
+// cluster's own connections, then the allow list, then bans, then the deny list, then a
+// peer's SYN to our --listen port (bpf/exempt.bpf.h), then the rules (docs/lists.md
+// "Order"). An allow-listed source passes even when banned, its ban counting nothing; a
+// banned source on the deny list is dropped by the ban, and counted there alone.
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
@@ -11,6 +12,8 @@
 
 #include "frames/packet_builder.h"
 #include "ban_fixture.h"
+#include "loopback_conn.h"
+#include "cluster/cluster_exempt.h"
 #include "prog_maps.h"
 #include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
@@ -65,6 +68,65 @@ TEST_F(XdpCheckOrder, BansComeBeforeTheDenyList) {
   EXPECT_EQ(run(v4("198.18.6.6")), XDP_PASS) << "neither";
   EXPECT_EQ(ban_dropped("198.18.5.5"), 1u) << "the ban decided the banned source";
   EXPECT_EQ(list_counters().denied, 1u) << "the deny list decided only the other one";
+}
+
+// A real connection of the cluster's (the peer's PUB, our SUB: loopback_conn.h) and our
+// --listen port, exempt as the agent writes it.
+class XdpExemptOrder : public XdpCheckOrder {
+ protected:
+  void SetUp() override {
+    XdpCheckOrder::SetUp();
+    if (HasFatalFailure()) return;
+    netns_ = std::make_unique<ScratchNetns>();
+    ASSERT_TRUE(netns_->ok()) << netns_->error();
+    std::string err;
+    pub_ = LoopbackConn::open(false, &err);
+    ASSERT_TRUE(pub_) << err;
+    const auto keys = cluster_exempt_keys({std::string("tcp://") + kLoopV4 + ":" + std::to_string(pub_->server_port())},
+                                          {}, "tcp://*:7710", &err);
+    install_cluster_exempt(cluster_exempt_fd(), cluster_ports_fd(), keys, &err);
+    ASSERT_EQ(err, "");
+    ASSERT_EQ(update_config_flags(config_fd(), DT_CFG_EXEMPT, 0), 0);
+  }
+  void TearDown() override {
+    pub_.reset();
+    netns_.reset();
+    XdpCheckOrder::TearDown();
+  }
+  std::vector<uint8_t> seg(uint16_t sport, uint16_t dport, uint8_t flags) {
+    return PacketBuilder().ipv4(kLoopV4, kLoopV4).tcp(dport, flags).ports(sport, dport).build();
+  }
+  std::vector<uint8_t> conn_ack() { return seg(pub_->server_port(), pub_->client_port(), 0x10); }
+  std::vector<uint8_t> syn_to_listen() { return seg(45000, 7710, 0x02); }
+  uint64_t exempt() { return stats().exempt; }
+
+  std::unique_ptr<ScratchNetns> netns_;
+  std::unique_ptr<LoopbackConn> pub_;
+};
+
+TEST_F(XdpExemptOrder, AClusterConnectionPassesBeforeABanAndTheDenyList) {
+  // A flood spoofing a peer's address may earn it a ban: the cluster's links must hold.
+  ASSERT_NO_FATAL_FAILURE(lists("", std::string(kLoopV4) + "/32\n"));
+  ASSERT_NO_FATAL_FAILURE(ban(kLoopV4));
+  EXPECT_EQ(run(conn_ack()), XDP_PASS) << "a segment of the cluster's connection, its peer banned";
+  EXPECT_EQ(exempt(), 1u) << stats_to_string(stats());
+  EXPECT_EQ(ban_dropped(kLoopV4), 0u) << "the ban counted the cluster's segment";
+  EXPECT_EQ(run(seg(pub_->server_port(), 22, 0x10)), XDP_DROP) << "from the peer's report port to port 22: the ban";
+  EXPECT_EQ(run(syn_to_listen()), XDP_DROP) << "a SYN to our --listen port is no connection yet: the ban";
+  EXPECT_EQ(ban_dropped(kLoopV4), 2u);
+  EXPECT_EQ(exempt(), 1u) << stats_to_string(stats());
+}
+
+TEST_F(XdpExemptOrder, ASynToOurListenPortComesAfterTheDenyList) {
+  ASSERT_NO_FATAL_FAILURE(lists("", std::string(kLoopV4) + "/32\n"));
+  EXPECT_EQ(run(syn_to_listen()), XDP_DROP) << "a deny-listed peer address's SYN to our --listen port";
+  EXPECT_EQ(list_counters().denied, 1u);
+  EXPECT_EQ(run(conn_ack()), XDP_PASS) << "the connection's segments still pass";
+  EXPECT_EQ(exempt(), 1u) << stats_to_string(stats());
+  ASSERT_NO_FATAL_FAILURE(lists("", ""));
+  EXPECT_EQ(run(syn_to_listen()), XDP_PASS) << "off the deny list, the SYN passes";
+  EXPECT_EQ(exempt(), 2u) << "exempt, without a bucket: " << stats_to_string(stats());
+  EXPECT_FALSE(bucket(kLoopV4)) << "an exempt SYN made a bucket";
 }
 
 }  // namespace

@@ -70,10 +70,10 @@ TEST(ClusterExempt, AChangeIsDescribedAndNoChangeIsSilent) {
   const auto after = cluster_exempt_keys({"tcp://198.18.0.3:7700"}, {}, "tcp://*:7700", &err);
   EXPECT_EQ(describe_exempt_change(before, before), "");
   EXPECT_EQ(describe_exempt_change(before, after),
-            "the cluster's own traffic passes unthrottled: 2 entries; +198.18.0.3 tcp from port 7700, "
+            "the cluster's own connections pass unthrottled: 2 entries; +198.18.0.3 tcp from port 7700, "
             "+198.18.0.3 tcp to port 7700; -198.18.0.2 tcp from port 7700, -198.18.0.2 tcp to port 7700");
   EXPECT_EQ(describe_exempt_change({}, before),
-            "the cluster's own traffic passes unthrottled: 2 entries; +198.18.0.2 tcp from port 7700, "
+            "the cluster's own connections pass unthrottled: 2 entries; +198.18.0.2 tcp from port 7700, "
             "+198.18.0.2 tcp to port 7700");
 }
 

@@ -114,7 +114,7 @@ dthrottle_contended_packets_total 6
 # HELP dthrottle_nd_packets_total IPv6 neighbour discovery packets, passed without a bucket.
 # TYPE dthrottle_nd_packets_total counter
 dthrottle_nd_packets_total 7
-# HELP dthrottle_exempt_packets_total The cluster's own TCP traffic (cluster_exempt), passed.
+# HELP dthrottle_exempt_packets_total Segments of the cluster's own TCP connections (cluster_exempt), passed.
 # TYPE dthrottle_exempt_packets_total counter
 dthrottle_exempt_packets_total 8
 # HELP dthrottle_report_ring_overflows_total Active-source announcements lost to a full ring buffer (the packet path retries them).
