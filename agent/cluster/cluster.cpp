@@ -27,8 +27,6 @@ namespace {
 
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
 constexpr size_t kMaxDrainMessages = 10000;  // a drain at most: the period tick must not starve
-constexpr size_t kMaxResentPerPeriod = 2 * kMaxResendSeqs;  // two full requests' worth
-constexpr size_t kMaxResentPerPeer = kMaxResendSeqs / 4;    // for one node a period, whatever it asks
 constexpr uint64_t kSharedKeepPeriods = 25;  // owner scheme: a source heard of lately is shared
 // A peer's first period number that says it ran before us: 10 periods (2 s at the default
 // period), more than agents started together are apart when they first hear each other.
@@ -504,8 +502,7 @@ void Cluster::on_period(uint64_t now_ns) {
   publish_bans(now_ns);
   request_resends(now_ns);
   check_peer_liveness(now_ns);
-  resent_this_period_ = 0;
-  resent_for_.clear();
+  resend_budget_.new_period();
 }
 
 bool Cluster::publish(const std::string &m) {
@@ -562,23 +559,16 @@ void Cluster::request_resends(uint64_t now_ns) {
 
 // Publishes again what a peer asks of us (one publish reaches every subscriber; the
 // others drop it as a duplicate): a request is small, what it asks for is not. So the
-// first part naming us counts, at most kMaxResentPerPeer messages a period for one node
-// and kMaxResentPerPeriod whoever asks; the seqs beyond are not taken (asked again).
+// first part naming us counts, within the period's ResendBudget (resend_buffer.h).
 void Cluster::serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns) {
   const auto mine = std::find_if(reqs.begin(), reqs.end(), [&](const auto &r) { return r.node_id == cfg_.node_id; });
   if (mine == reqs.end()) return;
   counters_.resend_requests_received++;
-  size_t &theirs = resent_for_[from];  // bounded: the tracker accepted `from`
-  const size_t budget = std::min(kMaxResentPerPeer - std::min(theirs, kMaxResentPerPeer),
-                                 kMaxResentPerPeriod - std::min(resent_this_period_, kMaxResentPerPeriod));
-  ResendRequest r = *mine;
-  if (r.seqs.size() > budget) {
-    counters_.rejected["resend over budget"]++;
-    r.seqs.resize(budget);
-  }
-  for (const auto &m : resend_.take(r, boot_id_, now_ns, cfg_.period_ns / 2)) {
-    theirs++;
-    resent_this_period_++;
+  size_t over = 0;
+  const auto msgs = resend_.take(*mine, boot_id_, now_ns, cfg_.period_ns / 2, resend_budget_.left(from), &over);
+  resend_budget_.spend(from, msgs.size());
+  if (over) counters_.rejected["resend over budget"]++;
+  for (const auto &m : msgs) {
     if (!publish(*m)) continue;
     counters_.resent_messages++;
     counters_.resent_bytes += m->size();

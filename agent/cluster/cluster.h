@@ -301,8 +301,7 @@ class Cluster {
   LogLimiter reject_log_{10'000'000'000ull, 5};
   LogLimiter stale_log_{10'000'000'000ull, 5};
   LogLimiter peer_log_{10'000'000'000ull, 10};  // peer up, down, restarted, forgotten
-  size_t resent_this_period_ = 0;               // messages published again for peers' requests
-  std::map<std::string, size_t> resent_for_;    // ... this period, by the node that asked
+  ResendBudget resend_budget_;                  // what peers' requests may have published again this period
   AdaptiveSet *adaptive_ = nullptr;
   BanSync *bans_ = nullptr;
   SourceWatch watch_;
