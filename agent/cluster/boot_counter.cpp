@@ -1,6 +1,8 @@
 // boot_counter.cpp - the persisted, forward-only boot counter of a node.
 #include "cluster/boot_counter.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -14,6 +16,13 @@ std::string boot_counter_path(const std::string &curve_key_file) {
   const bool keyed = curve_key_file.size() > suffix.size() &&
                      curve_key_file.compare(curve_key_file.size() - suffix.size(), suffix.size(), suffix) == 0;
   return (keyed ? curve_key_file.substr(0, curve_key_file.size() - suffix.size()) : curve_key_file) + ".boot";
+}
+
+std::string choose_boot_file(const std::string &curve_key_file, const std::string &fallback) {
+  if (curve_key_file.empty()) return fallback;
+  const size_t slash = curve_key_file.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : curve_key_file.substr(0, slash);
+  return access(dir.c_str(), W_OK) == 0 ? boot_counter_path(curve_key_file) : fallback;
 }
 
 namespace {

@@ -6,9 +6,11 @@
 //
 // The counter is max(stored + 1, the wall clock in seconds), stored back before the
 // first report goes out. The file keeps it forward across a clock stepped back; the
-// clock keeps it forward if the file is lost (a new host, a wiped directory). With keys
-// the file lives next to the key (web1.key -> web1.boot: a node's identity and its
-// boots stay together); without, under /run/dthrottle (Cluster config: boot_file).
+// clock keeps it forward if the file is lost (a new host, a wiped directory, a reboot
+// for the runtime directory). With keys the file lives next to the key (web1.key ->
+// web1.boot: a node's identity and its boots stay together) if that directory is
+// writable; else, and without keys, under /run/dthrottle (the units keep it across
+// restarts: RuntimeDirectoryPreserve; /etc is read-only under ProtectSystem=strict).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,10 @@ namespace dt {
 // The boot counter file of the node whose key is `curve_key_file`: its path with ".key"
 // replaced by (or, without that suffix, followed by) ".boot".
 std::string boot_counter_path(const std::string &curve_key_file);
+
+// Where the node keeps its counter: boot_counter_path(curve_key_file) if the key is given
+// and its directory is writable, else `fallback` (a runtime file).
+std::string choose_boot_file(const std::string &curve_key_file, const std::string &fallback);
 
 // The next boot counter of the node whose counter is stored at `path` ("" for none), at
 // wall clock `unix_s`, stored back. A file that cannot be read (missing: the first start)

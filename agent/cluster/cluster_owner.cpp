@@ -124,11 +124,11 @@ void Cluster::handle_directed(const ReportHeader &h, const ReportBody &body, con
 }
 
 // An owner's relay: every member's hits but ours, as if that member had reported them.
-// A node an owner may relay hits of: a member (a node key in --curve-peers; without keys a
-// peer we track), never us (we charged ours when we admitted them).
+// A node an owner may relay hits of: a member (a role = node key in --curve-peers, not a
+// hub's; without keys a peer we track), never us (we charged ours when we admitted them).
 bool Cluster::relay_member(const std::string &node_id) const {
   if (node_id == cfg_.node_id) return false;
-  return signed_ ? verifier_.knows(node_id) : tracker_.peers().count(node_id) != 0;
+  return signed_ ? verifier_.knows_node(node_id) : tracker_.peers().count(node_id) != 0;
 }
 
 void Cluster::apply_relayed(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {

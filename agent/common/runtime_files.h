@@ -23,8 +23,8 @@ constexpr const char *kExplainAnswer = ".explain.json";    // the peers that rep
 // on a second line "clsact-created", that dthrottle created the clsact qdisc. It outlives the
 // agent as the attachment does (for `agent stats` and the next agent); removed on detach.
 constexpr const char *kAttachFile = ".attach";
-// Without keys: the node's boot counter (cluster/boot_counter.h; with keys it lives next to
-// the key). Kept after the agent exits: the next boot counts on.
+// The node's boot counter without keys, or when the key's directory is read-only
+// (cluster/boot_counter.h). Kept after the agent exits: the next boot counts on.
 constexpr const char *kBootCounterFile = ".boot";
 
 // The file with `suffix` of the agent that pins its maps in `pin_dir`

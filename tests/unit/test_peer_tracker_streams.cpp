@@ -162,6 +162,9 @@ TEST(BootCounter, MovesForwardAcrossAClockSteppedBackAndWithoutItsFile) {
   EXPECT_NE(warn, "") << "a file that cannot be written is said";
   EXPECT_EQ(dt::boot_counter_path("/etc/dthrottle/web1.key"), "/etc/dthrottle/web1.boot");
   EXPECT_EQ(dt::boot_counter_path("/etc/dthrottle/web1"), "/etc/dthrottle/web1.boot");
+  EXPECT_EQ(dt::choose_boot_file(dir.file("web1.key"), "/run/x.boot"), dir.file("web1.boot")) << "a writable dir";
+  EXPECT_EQ(dt::choose_boot_file(dir.file("no/such/web1.key"), "/run/x.boot"), "/run/x.boot");
+  EXPECT_EQ(dt::choose_boot_file("", "/run/x.boot"), "/run/x.boot") << "no keys";
   EXPECT_EQ(dt::boot_counter(dt::make_boot_id(1001, 0xffffffff)), 1001u);
   EXPECT_GT(dt::make_boot_id(1001, 0), dt::make_boot_id(1000, 0xffffffff)) << "the counter orders boots";
 }

@@ -223,6 +223,14 @@ TEST_F(ReportSigningTest, UnsignedAndUnknownNodesAreRejected) {
   EXPECT_EQ(j.malformed, dt::DecodeError::BadMagic);
 }
 
+// Relay blocks are charged only for members: nodes with a role = node key (not a hub).
+TEST_F(ReportSigningTest, OnlyNodeKeysAreMembers) {
+  EXPECT_TRUE(verifier_.knows_node("web1"));
+  EXPECT_TRUE(verifier_.knows_node("web2")) << "ours";
+  EXPECT_FALSE(verifier_.knows_node("hub")) << "a hub admits no traffic";
+  EXPECT_FALSE(verifier_.knows_node("web9"));
+}
+
 TEST_F(ReportSigningTest, HubKeySignsNoNodeReport) {
   std::string msg = report_of("hub");
   dt::sign_message(msg, hub_);
