@@ -276,7 +276,7 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
        }},
       {"curve-key", 0, "FILE",
        "this node's CurveZMQ key pair (%prog keygen): encrypt and\nauthenticate peer traffic (also through a `%prog "
-       "hub\n--curve-key`), and sign every report with the node's key",
+       "hub\n--curve-key`), and sign every report with the node's key;\nthe node's boot counter is kept beside it (NAME.boot) if\nthat directory is writable",
        store(&o->curve_key)},
       {"curve-peers", 0, "DIR",
        "public keys (*.pub) of the peers allowed to subscribe, of\nthe hubs, and of every node whose reports are "

@@ -64,7 +64,10 @@ bool AggregateIntake::admit_group(const AggregateMessage &m) {
   group_own_ = ReportSums{};
   for (const auto &n : m.included) {
     const auto it = applied_.find(n.node_id);
-    if (it != applied_.end() && it->second.boot_id == n.boot_id && n.seqs.front() <= it->second.max_seq) {
+    // Charged already: a seq at or below the highest of that boot, or an older boot (boots
+    // only move forward: peer_protocol.h, boot_counter; a replayed one cannot reset them).
+    const bool older = it != applied_.end() && boot_counter(n.boot_id) < boot_counter(it->second.boot_id);
+    if (older || (it != applied_.end() && it->second.boot_id == n.boot_id && n.seqs.front() <= it->second.max_seq)) {
       counters_.overlaps++;
       return false;
     }

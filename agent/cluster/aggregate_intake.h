@@ -16,7 +16,8 @@
 // aggregates, so that the periods the dead hub never summed are charged. Each node's
 // seqs only grow from one period's sums to the next (hub/aggregator.h); an aggregate
 // naming a seq of a node (our own included) at or below the highest seq already applied
-// for that node's boot is refused as a whole ("overlap"): a report is charged once,
+// for that node's boot, or an older boot of it than the last applied (boot counters,
+// peer_protocol.h), is refused as a whole ("overlap"): a report is charged once,
 // whichever hub summed it. The parts of one aggregate (hub, boot, epoch) share one
 // verdict.
 #pragma once

@@ -1,5 +1,6 @@
 // cluster.cpp - ZeroMQ pub-sub of period reports and their application as debits.
 #include "cluster/cluster.h"
+#include "cluster/boot_counter.h"
 #include "cluster/socket_drain.h"
 #include "common/clock.h"
 
@@ -26,7 +27,6 @@ namespace {
 
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
 constexpr size_t kMaxDrainMessages = 10000;  // a drain at most: the period tick must not starve
-constexpr size_t kMaxResentPerPeriod = 2 * kMaxResendSeqs;  // two full requests' worth
 constexpr uint64_t kSharedKeepPeriods = 25;  // owner scheme: a source heard of lately is shared
 // A peer's first period number that says it ran before us: 10 periods (2 s at the default
 // period), more than agents started together are apart when they first hear each other.
@@ -65,6 +65,13 @@ uint64_t peer_down_after_ns(const ClusterConfig &cfg) {
 // How long a summing hub may be silent before an agent takes the other hub's aggregates.
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) {
   return cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns;
+}
+
+// Mixed versions: which one a refused message speaks, and what to do.
+static std::string version_detail(DecodeError e, const void *data, size_t len) {
+  if (e != DecodeError::WrongVersion) return "";
+  return " (protocol version " + std::to_string(peek_version(data, len)) + ", this agent speaks " +
+         std::to_string(kProtocolVersion) + ": upgrade every agent of the cluster)";
 }
 
 uint64_t ClusterCounters::rejected_total() const {
@@ -108,7 +115,6 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.active_stage_fd(), dp.collect_batch_fd(),
                  dp.collect_prog_fd()),
       tracker_(tracker_options(cfg)),
-      directed_tracker_(tracker_options(cfg)),
       router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
                             report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
       early_(EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0}),
@@ -134,8 +140,15 @@ Cluster::~Cluster() {
 
 std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp, std::string *err) {
   std::unique_ptr<Cluster> c(new Cluster(cfg, dp));
-  if (getrandom(&c->boot_id_, sizeof c->boot_id_, 0) != sizeof c->boot_id_)
-    c->boot_id_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  uint32_t random_bits = 0;
+  if (getrandom(&random_bits, sizeof random_bits, 0) != sizeof random_bits)
+    random_bits = static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  std::string warn;
+  const uint32_t counter = next_boot_counter(cfg.boot_file, unix_now_ms() / 1000, &warn);
+  if (!warn.empty())
+    DT_WARN("boot counter: %s; this boot is ordered by the clock alone (boot %u): a clock stepped back may make "
+            "peers with keys take it for an old boot", warn.c_str(), counter);
+  c->boot_id_ = make_boot_id(counter, random_bits);
   c->intake_.set_own(cfg.node_id, c->boot_id_);
 
   // Peers' own addresses are never throttled by the traffic between agents.
@@ -181,31 +194,32 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
     note_received("aggregate", len);
     return handle_aggregate(data, len, now_ns);
   }
-  std::string to;
+  // Owner scheme: a message to one owner. The envelope only routes (ZeroMQ's subscription
+  // filter); the recipient that counts is the signed one in the header.
+  std::string envelope;
   size_t inner = 0;
-  if (unwrap_directed(data, len, &to, &inner)) {  // owner scheme: a message to one owner
-    note_received("directed", len);
-    if (to != cfg_.node_id) return reject("directed to another node", len, " (" + to + ")", reject_log_, now_ns);
-    return handle_directed(static_cast<const char *>(data) + inner, len - inner, now_ns);
+  const bool directed = unwrap_directed(data, len, &envelope, &inner);
+  if (directed) {
+    data = static_cast<const char *>(data) + inner;
+    len -= inner;
   }
   ReportHeader h;
   ReportBody body;
   if ((signed_ && !check_signature(data, len, now_ns)) || !decode_message(data, len, now_ns, &h, &body)) {
-    note_received("rejected", len);
+    note_received(directed ? "directed" : "rejected", len);
     return;
   }
-  note_received(message_kind(body), len);
-  if (is_own_echo(h, now_ns)) return;
-  if (!body.bans.empty()) {  // a peer's bans: not a report either
-    apply_bans(h, body, now_ns);
-    return;
-  }
-  if (!body.resend.empty()) {  // a peer asks for messages it missed: not a report
-    serve_resend(body.resend, now_ns);
-    return;
-  }
+  note_received(directed ? "directed" : message_kind(body), len);
+  if (!addressed_to_us(h, body, directed ? &envelope : nullptr, len, now_ns) || is_own_echo(h, now_ns)) return;
+  // One replay rule for every kind: each stream of a node's boot applied once (peer_tracker.h).
   const Arrival a = tracker_.arrive(h, now_ns);
   if (!note_arrival(h, a, now_ns)) return;  // a duplicate, or refused (counted)
+  if (!h.to.empty()) return handle_directed(h, body, a, now_ns);
+  if (!body.bans.empty()) return apply_bans(h, body, a, now_ns);  // a peer's bans: not a report
+  if (!body.resend.empty()) {  // a peer asks for messages it missed: not a report
+    if (!a.stale) serve_resend(h.node_id, body.resend, now_ns);
+    return;
+  }
   if (cfg_.hubs.empty()) join_guard_.heard(h.node_id, h.epoch, now_ns);
   if (a.gap) request_resends(now_ns);  // at once: every period of delay is over-admission
   if (a.stale) {
@@ -241,6 +255,21 @@ void Cluster::reject(const std::string &reason, size_t len, const std::string &d
               sender_.empty() ? "" : " from ", sender_.c_str(), reason.c_str(), detail.c_str());
 }
 
+// A message for us: to everyone, or to us alone (signed: nobody can re-address it), and
+// a message to us alone is a report (of hits; no relay, bans or resend request). A
+// directed envelope must name the signed recipient. Else refused, counted and logged.
+bool Cluster::addressed_to_us(const ReportHeader &h, const ReportBody &body, const std::string *envelope, size_t len,
+                              uint64_t now_ns) {
+  const std::string route = " (node " + h.node_id + " to " + (h.to.empty() ? "everyone" : h.to) + ")";
+  if (!h.to.empty() && h.to != cfg_.node_id)
+    return reject("not for us", len, route + ": re-addressed by a member or a hub?", reject_log_, now_ns), false;
+  if (envelope && *envelope != h.to)
+    return reject("recipient mismatch", len, route + ", in an envelope to " + *envelope, reject_log_, now_ns), false;
+  if (!h.to.empty() && (h.stream != Stream::Reports || !body.relayed.empty()))
+    return reject("directed non-report", len, route, reject_log_, now_ns), false;
+  return true;
+}
+
 // With keys, before anything else of a message is read: is it signed by the key of the
 // node id it names (cluster/report_signing.h)?
 bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
@@ -249,7 +278,7 @@ bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
   switch (v.check) {
     case SignatureCheck::Ok: return true;
     case SignatureCheck::Malformed:  // the decoder would stop at the same place
-      reject(decode_error_name(v.malformed), len, "", reject_log_, now_ns);
+      reject(decode_error_name(v.malformed), len, version_detail(v.malformed, data, len), reject_log_, now_ns);
       return false;
     case SignatureCheck::Unsigned:
       detail = " from node " + v.node_id + " (members with keys sign every message: is it run without them?)";
@@ -273,7 +302,7 @@ bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
 bool Cluster::decode_message(const void *data, size_t len, uint64_t now_ns, ReportHeader *h, ReportBody *body) {
   const DecodeError e = decode_report(data, len, h, body);
   if (e == DecodeError::None) return true;
-  reject(decode_error_name(e), len, "", reject_log_, now_ns);
+  reject(decode_error_name(e), len, version_detail(e, data, len), reject_log_, now_ns);
   return false;
 }
 
@@ -473,7 +502,7 @@ void Cluster::on_period(uint64_t now_ns) {
   publish_bans(now_ns);
   request_resends(now_ns);
   check_peer_liveness(now_ns);
-  resent_this_period_ = 0;
+  resend_budget_.new_period();
 }
 
 bool Cluster::publish(const std::string &m) {
@@ -518,8 +547,10 @@ ReportHeader Cluster::message_header(uint64_t epoch) const {
 // Asks the peers for the messages missing in their sequences (not yet stale).
 void Cluster::request_resends(uint64_t now_ns) {
   ReportHeader h = message_header(collector_.epoch());
+  h.seq = next_resend_seq_;
   std::string msg = encode_resend_request(h, tracker_.resend_requests(now_ns, kMaxResendSeqs));
   if (msg.empty()) return;
+  next_resend_seq_++;
   if (signed_) sign_message(msg, signing_);
   if (!publish(msg)) return;
   counters_.resend_requests_sent++;
@@ -527,21 +558,20 @@ void Cluster::request_resends(uint64_t now_ns) {
 }
 
 // Publishes again what a peer asks of us (one publish reaches every subscriber; the
-// others drop it as a duplicate), at most kMaxResentPerPeriod messages a period whoever
-// asks: a request is small, what it asks for is not.
-void Cluster::serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns) {
-  for (const auto &r : reqs) {
-    if (r.node_id != cfg_.node_id) continue;
-    counters_.resend_requests_received++;
-    if (resent_this_period_ >= kMaxResentPerPeriod) {
-      counters_.rejected["resend over budget"]++;
-      continue;
-    }
-    for (const auto &m : resend_.take(r, boot_id_, now_ns, cfg_.period_ns / 2)) {
-      if (resent_this_period_++ >= kMaxResentPerPeriod || !publish(*m)) continue;
-      counters_.resent_messages++;
-      counters_.resent_bytes += m->size();
-    }
+// others drop it as a duplicate): a request is small, what it asks for is not. So the
+// first part naming us counts, within the period's ResendBudget (resend_buffer.h).
+void Cluster::serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns) {
+  const auto mine = std::find_if(reqs.begin(), reqs.end(), [&](const auto &r) { return r.node_id == cfg_.node_id; });
+  if (mine == reqs.end()) return;
+  counters_.resend_requests_received++;
+  size_t over = 0;
+  const auto msgs = resend_.take(*mine, boot_id_, now_ns, cfg_.period_ns / 2, resend_budget_.left(from), &over);
+  resend_budget_.spend(from, msgs.size());
+  if (over) counters_.rejected["resend over budget"]++;
+  for (const auto &m : msgs) {
+    if (!publish(*m)) continue;
+    counters_.resent_messages++;
+    counters_.resent_bytes += m->size();
   }
 }
 

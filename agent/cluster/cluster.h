@@ -53,6 +53,7 @@ struct ClusterConfig {
   std::string node_id;
   std::string curve_key_file;      // this node's key pair (agent keygen)
   std::string curve_peers_dir;     // allowlist: the peers' public keys
+  std::string boot_file;           // this node's boot counter (cluster/boot_counter.h); "": the clock alone
   // Reporting scheme "owner" (docs/cluster-scale.md; full mesh only, and only while every
   // peer is up: else every source goes to every peer, as with false).
   bool owner_scheme = true;
@@ -239,18 +240,21 @@ class Cluster {
   std::vector<std::string> cadence_peers() const;
   void publish_relays(const std::vector<RelayEntry> &relays, uint64_t now_ns,
                       const std::vector<std::string> *ids = nullptr);
-  void handle_directed(const void *data, size_t len, uint64_t now_ns);
+  bool addressed_to_us(const ReportHeader &h, const ReportBody &body, const std::string *envelope, size_t len,
+                       uint64_t now_ns);
+  void handle_directed(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
+  bool relay_member(const std::string &node_id) const;
   void apply_relayed(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   void note_shared(const std::vector<dt_debit> &debits, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
   void debit_joining(const std::string &sender, uint64_t epoch, std::vector<dt_debit> debits, uint64_t now_ns);
-  void serve_resend(const std::vector<ResendRequest> &reqs, uint64_t now_ns);
+  void serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns);
   bool publish(const std::string &msg);
   void publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   void request_resends(uint64_t now_ns);
   // Bans (cluster_bans.cpp).
   void publish_bans(uint64_t now_ns);
-  void apply_bans(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
+  void apply_bans(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
 
   ClusterConfig cfg_;
   Dataplane &dp_;
@@ -273,7 +277,6 @@ class Cluster {
   std::map<std::string, std::string> link_nodes_;  // link liveness: SUB endpoint -> its peer's node id
   Collector collector_;
   PeerTracker tracker_;
-  PeerTracker directed_tracker_;                // owner scheme: each peer's messages to us alone
   ReportRouter router_;
   EarlyReport early_;
   JoinGuard join_guard_;
@@ -285,7 +288,9 @@ class Cluster {
   bool owner_period_ = false;                     // this period's sources were routed to owners
   ResendBuffer resend_;
   uint64_t boot_id_ = 0;
-  uint64_t next_seq_ = 1;
+  uint64_t next_seq_ = 1;       // our reports (and relays) to everyone
+  uint64_t next_ban_seq_ = 1;   // our bans messages
+  uint64_t next_resend_seq_ = 1;  // our resend requests
   ClusterCounters counters_;
   std::vector<std::string> rule_names_{"default"};
   std::map<std::string, uint32_t> throttle_rule_ids_{{"default", 0}};
@@ -296,7 +301,7 @@ class Cluster {
   LogLimiter reject_log_{10'000'000'000ull, 5};
   LogLimiter stale_log_{10'000'000'000ull, 5};
   LogLimiter peer_log_{10'000'000'000ull, 10};  // peer up, down, restarted, forgotten
-  size_t resent_this_period_ = 0;               // messages published again for peers' requests
+  ResendBudget resend_budget_;                  // what peers' requests may have published again this period
   AdaptiveSet *adaptive_ = nullptr;
   BanSync *bans_ = nullptr;
   SourceWatch watch_;

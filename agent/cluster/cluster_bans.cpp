@@ -12,8 +12,10 @@ void Cluster::publish_bans(uint64_t now_ns) {
   const std::vector<BanNotice> notices = bans_->on_period(now_ns, unix_now_ms());
   counters_.bans = bans_->counters();
   if (notices.empty()) return;
-  const ReportHeader h = message_header(collector_.epoch());
+  ReportHeader h = message_header(collector_.epoch());
+  h.seq = next_ban_seq_;  // a stream of its own (peer_protocol.h): a replay is a duplicate
   for (std::string &m : encode_ban_messages(h, notices, kMaxMessageBytes - (signed_ ? kSignatureBytes : 0))) {
+    next_ban_seq_++;
     if (signed_) sign_message(m, signing_);
     if (!publish(m)) continue;
     counters_.ban_messages_sent++;
@@ -21,11 +23,25 @@ void Cluster::publish_bans(uint64_t now_ns) {
   }
 }
 
-// A peer's bans message (already checked: its signature with keys, not our own echo).
-void Cluster::apply_bans(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
+// A peer's bans message (already checked: its signature with keys, its recipient, not our
+// own echo, once only in its stream: PeerTracker). Its sets' remaining times are by the
+// sender's clock at sending (peer_protocol.h: expiry - sent_unix_ms); the message's age by
+// that clock (the tracker's) is taken off. A stale one is not applied (its sender
+// announces its bans again: bans/ban_sync.h).
+void Cluster::apply_bans(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns) {
   counters_.ban_messages_received++;
   if (!bans_) return;
-  bans_->apply(h.node_id, body.bans, now_ns);
+  if (a.stale) return void(counters_.rejected["stale bans"]++);
+  std::vector<BanNotice> notices;
+  for (BanNotice n : body.bans) {
+    if (!n.remove && n.remaining_ms <= a.age_ms) {
+      counters_.rejected["ban expired in transit"]++;
+      continue;
+    }
+    if (!n.remove) n.remaining_ms -= a.age_ms;
+    notices.push_back(std::move(n));
+  }
+  bans_->apply(h.node_id, notices, now_ns);
   counters_.bans = bans_->counters();
 }
 

@@ -47,10 +47,11 @@ std::vector<ReportEntry> Cluster::route_served(std::vector<ReportEntry> served, 
 }
 
 // Entries for one owner, in messages of their own (a stream per owner: their seqs are not
-// the report's), signed as reports are, prefixed with the owner's node id.
+// the report's), naming the owner in their signed header, prefixed with its node id.
 void Cluster::publish_directed(const std::string &to, const std::vector<ReportEntry> &entries, uint64_t now_ns) {
   uint64_t &seq = directed_seq_.try_emplace(to, 1).first->second;
-  const ReportHeader h = message_header(collector_.epoch() - 1);
+  ReportHeader h = message_header(collector_.epoch() - 1);
+  h.to = to;
   ReportBody body;
   body.rules = rule_names_;
   body.entries = entries;
@@ -97,24 +98,12 @@ void Cluster::publish_relays(const std::vector<RelayEntry> &relays, uint64_t now
   counters_.relayed_entries_sent += relays.size();
 }
 
-// A message a member sent to us alone as the owner of its sources: checked as a report
-// (signature, decode, once only by its own stream, age), charged, then noted as owner.
-void Cluster::handle_directed(const void *data, size_t len, uint64_t now_ns) {
-  if (signed_ && !check_signature(data, len, now_ns)) return;
-  ReportHeader h;
-  ReportBody body;
-  if (!decode_message(data, len, now_ns, &h, &body) || is_own_echo(h, now_ns)) return;
-  if (!body.resend.empty() || !body.relayed.empty())
-    return reject("directed non-report", len, " from node " + h.node_id, reject_log_, now_ns);
-  const Arrival a = directed_tracker_.arrive(h, now_ns);
-  if (a.verdict != Verdict::Accept) {
-    counters_.duplicates += a.verdict == Verdict::Duplicate;
-    return;
-  }
+// A message a member sent to us alone as the owner of its sources, checked as every
+// message (signature, recipient, once only in its stream, age: Cluster::handle_message),
+// charged, then noted as owner.
+void Cluster::handle_directed(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns) {
   if (a.stale) return skip_stale(h, body, a, now_ns);
   counters_.directed_applied++;
-  if (tracker_.touch(h.node_id, h.boot_id, now_ns))  // it says "alive" too (report_cadence.h)
-    log_limited(peer_log_, LogLevel::Info, now_ns, "peer %s is up (a message to us alone)", h.node_id.c_str());
   const std::vector<dt_debit> debits = apply_report(h, body, now_ns);
   const auto &members = router_.members();
   const auto it = std::find(members.begin(), members.end(), h.node_id);
@@ -135,9 +124,22 @@ void Cluster::handle_directed(const void *data, size_t len, uint64_t now_ns) {
 }
 
 // An owner's relay: every member's hits but ours, as if that member had reported them.
+// A node an owner may relay hits of: a member (a role = node key in --curve-peers, not a
+// hub's; without keys a peer we track), never us (we charged ours when we admitted them).
+bool Cluster::relay_member(const std::string &node_id) const {
+  if (node_id == cfg_.node_id) return false;
+  return signed_ ? verifier_.knows_node(node_id) : tracker_.peers().count(node_id) != 0;
+}
+
 void Cluster::apply_relayed(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
   for (const RelayedReport &r : body.relayed) {
     if (r.node_id == cfg_.node_id) continue;  // ours: charged here when we admitted them
+    if (!relay_member(r.node_id)) {
+      reject("relay names a stranger", 0,
+             " (" + std::to_string(r.entries.size()) + " entries of " + r.node_id + " relayed by " + h.node_id + ")",
+             reject_log_, now_ns);
+      continue;
+    }
     ReportHeader from = h;
     from.node_id = r.node_id;
     ReportBody hits;

@@ -75,6 +75,16 @@ void Cluster::log_refusal(const ReportHeader &h, const Arrival &a, uint64_t now_
       log_limited(reject_log_, LogLevel::Warn, now_ns, "rejected a report from %s: %zu node ids are tracked and "
                   "none is down (nothing debited)", h.node_id.c_str(), tracker_.options().max_peers);
       break;
+    case Refusal::OldBoot:
+      log_limited(reject_log_, LogLevel::Warn, now_ns, "rejected a %s message from %s of boot %u, older than its "
+                  "current boot %u (boots only move forward: an old boot replayed; nothing applied)",
+                  stream_name(h.stream), h.node_id.c_str(), boot_counter(h.boot_id),
+                  tracker_.peers().count(h.node_id) ? boot_counter(tracker_.peers().at(h.node_id).boot_id) : 0u);
+      break;
+    case Refusal::NoSeq:
+      log_limited(reject_log_, LogLevel::Warn, now_ns, "rejected a %s message from %s without a sequence number "
+                  "(nothing applied)", stream_name(h.stream), h.node_id.c_str());
+      break;
     case Refusal::None: break;
   }
 }

@@ -10,8 +10,8 @@ namespace dt {
 namespace {
 
 constexpr char kMagic[4] = {'D', 'T', 'R', 'P'};
-// magic, version, flags, id length, 4 x u64, 2 x u16
-constexpr size_t kFixedBytes = 4 + 1 + 1 + 1 + 4 * 8 + 2 * 2;
+// magic, version, flags, id length, recipient length, 4 x u64, 2 x u16
+constexpr size_t kFixedBytes = 4 + 1 + 1 + 1 + 1 + 4 * 8 + 2 * 2;
 
 bool is_v4(const dt_key &k) { return addr_is_v4(k.addr); }
 
@@ -107,6 +107,8 @@ std::string header_bytes(const ReportHeader &h, uint64_t seq, uint16_t part, uin
   out.push_back(static_cast<char>(flags));
   out.push_back(static_cast<char>(h.node_id.size()));
   out += h.node_id;
+  out.push_back(static_cast<char>(h.to.size()));
+  out += h.to;
   put_u64(&out, h.boot_id);
   put_u64(&out, seq);
   put_u64(&out, h.epoch);
@@ -160,7 +162,7 @@ struct Message {
 // applies it from whichever part carries it.
 std::vector<Message> plan_messages(const ReportHeader &hdr, const ReportBody &body, const ReportItems &items,
                                    size_t max_bytes) {
-  const size_t base = kFixedBytes + hdr.node_id.size() + 2 * 3;
+  const size_t base = kFixedBytes + hdr.node_id.size() + hdr.to.size() + 2 * 3;
   std::vector<Message> msgs(1);
   size_t size = base + items.factors_size;  // message 0 carries the factors
   // Starts a new message if `need` more bytes would not fit; true if it did. A
@@ -256,9 +258,28 @@ DecodeError take_sender(Reader &r, std::string *node_id, uint8_t *flags) {
   return DecodeError::None;
 }
 
-// The sender, then boot id, seq, epoch, send time and part numbers.
+Stream stream_of(uint8_t flags) {
+  if (flags & kFlagBans) return Stream::Bans;
+  if (flags & kFlagResend) return Stream::Resend;
+  return Stream::Reports;
+}
+
+// The recipient: empty (every member) or a node id.
+DecodeError take_recipient(Reader &r, std::string *to) {
+  uint8_t len;
+  if (!r.u8(&len)) return DecodeError::TooShort;
+  if (len > kMaxNodeIdLen) return DecodeError::BadRecipient;
+  to->assign(len, '\0');
+  if (!r.take(to->data(), len)) return DecodeError::TooShort;
+  if (len && !valid_node_id(*to)) return DecodeError::BadRecipient;
+  return DecodeError::None;
+}
+
+// The sender, the recipient, then boot id, seq, epoch, send time and part numbers.
 DecodeError take_header(Reader &r, ReportHeader *h, uint8_t *flags) {
   if (DecodeError e = take_sender(r, &h->node_id, flags); e != DecodeError::None) return e;
+  if (DecodeError e = take_recipient(r, &h->to); e != DecodeError::None) return e;
+  h->stream = stream_of(*flags);
   if (!r.u64(&h->boot_id) || !r.u64(&h->seq) || !r.u64(&h->epoch) || !r.u64(&h->sent_unix_ms) ||
       !r.u16(&h->part) || !r.u16(&h->parts))
     return DecodeError::TooShort;
@@ -418,14 +439,15 @@ void put_short_text(std::string *msg, const std::string &s) {
   *msg += s;
 }
 
-void put_ban(std::string *msg, const BanNotice &n) {
+// A set ban's expiry goes on the wire by the sender's clock: sent_unix_ms + remaining_ms.
+void put_ban(std::string *msg, const BanNotice &n, uint64_t sent_unix_ms) {
   msg->push_back(static_cast<char>(n.remove ? 0 : 1));
   msg->push_back(static_cast<char>(n.prefix.is_v6 ? 6 : 4));
   msg->push_back(static_cast<char>(n.prefix.len));
   msg->append(reinterpret_cast<const char *>(n.prefix.addr) + (n.prefix.is_v6 ? 0 : 12), n.prefix.is_v6 ? 16 : 4);
   put_u64(msg, n.unix_ms);
   if (n.remove) return;
-  put_varint(msg, n.remaining_ms);
+  put_u64(msg, sent_unix_ms + n.remaining_ms);
   put_short_text(msg, n.reason);
   put_short_text(msg, n.origin);
   put_short_text(msg, n.who);
@@ -440,7 +462,7 @@ DecodeError take_short_text(Reader &r, size_t max, std::string *out) {
   return DecodeError::None;
 }
 
-DecodeError take_ban(Reader &r, BanNotice *n) {
+DecodeError take_ban(Reader &r, uint64_t sent_unix_ms, BanNotice *n) {
   uint8_t op, family, len;
   if (!r.u8(&op) || !r.u8(&family) || !r.u8(&len)) return DecodeError::TooShort;
   if (op > 1 || (family != 4 && family != 6)) return DecodeError::BadBan;
@@ -451,21 +473,25 @@ DecodeError take_ban(Reader &r, BanNotice *n) {
   if (!r.take(n->prefix.addr + (family == 4 ? 12 : 0), family == 4 ? 4 : 16) || !r.u64(&n->unix_ms))
     return DecodeError::TooShort;
   if (!n->remove) {
-    if (DecodeError e = r.varint(&n->remaining_ms); e != DecodeError::None) return e;
+    uint64_t expires_unix_ms;
+    if (!r.u64(&expires_unix_ms)) return DecodeError::TooShort;
+    // Expired at its sender when sent, or absurd: not a ban its sender would send.
+    if (expires_unix_ms <= sent_unix_ms) return DecodeError::BadBan;
+    n->remaining_ms = expires_unix_ms - sent_unix_ms;
     for (auto [s, max] : {std::pair{&n->reason, kMaxBanReason}, {&n->origin, kMaxBanOrigin}, {&n->who, kMaxBanWho}})
       if (DecodeError e = take_short_text(r, max, s); e != DecodeError::None) return e;
   }
   return valid_notice(*n) ? DecodeError::None : DecodeError::BadBan;
 }
 
-DecodeError take_bans(Reader &r, ReportBody *out) {
+DecodeError take_bans(Reader &r, uint64_t sent_unix_ms, ReportBody *out) {
   uint64_t nbans;
   if (DecodeError e = r.varint(&nbans); e != DecodeError::None) return e;
   if (nbans == 0 || nbans > kMaxBansPerMessage) return DecodeError::BadBan;
   if (nbans > r.left() / 15) return DecodeError::AbsurdCount;  // a lift of an IPv4 prefix: 15 bytes
   for (uint64_t i = 0; i < nbans; i++) {
     BanNotice n;
-    if (DecodeError e = take_ban(r, &n); e != DecodeError::None) return e;
+    if (DecodeError e = take_ban(r, sent_unix_ms, &n); e != DecodeError::None) return e;
     out->bans.push_back(std::move(n));
   }
   return DecodeError::None;
@@ -587,6 +613,7 @@ const char *decode_error_name(DecodeError e) {
     case DecodeError::BadResend: return "bad resend request";
     case DecodeError::BadBan: return "bad ban";
     case DecodeError::BadRelay: return "bad relay";
+    case DecodeError::BadRecipient: return "bad recipient";
   }
   return "?";
 }
@@ -620,7 +647,7 @@ std::string encode_resend_request(const ReportHeader &hdr, const std::vector<Res
     if (!v.seqs.empty()) valid.push_back(std::move(v));
   }
   if (valid.empty()) return "";
-  std::string msg = header_bytes(hdr, 0, 0, 1, kFlagResend);
+  std::string msg = header_bytes(hdr, hdr.seq, 0, 1, kFlagResend);
   put_varint(&msg, 0);  // no rule groups
   put_varint(&msg, 0);  // no tags
   put_resend(&msg, valid);
@@ -634,7 +661,7 @@ std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std:
   size_t count = 0;
   auto flush = [&] {
     if (!count) return;
-    std::string msg = header_bytes(hdr, 0, 0, 1, kFlagBans);
+    std::string msg = header_bytes(hdr, hdr.seq + out.size(), 0, 1, kFlagBans);
     put_varint(&msg, 0);  // no rule groups
     put_varint(&msg, 0);  // no tags
     put_varint(&msg, count);
@@ -645,13 +672,27 @@ std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std:
   for (const BanNotice &n : notices) {
     if (!valid_notice(n)) continue;
     std::string one;
-    put_ban(&one, n);
+    put_ban(&one, n, hdr.sent_unix_ms);
     if (count == kMaxBansPerMessage || (count && body.size() + one.size() + 128 > max_bytes)) flush();
     body += one;
     count++;
   }
   flush();
   return out;
+}
+
+const char *stream_name(Stream s) {
+  switch (s) {
+    case Stream::Reports: return "reports";
+    case Stream::Bans: return "bans";
+    case Stream::Resend: return "resend requests";
+  }
+  return "?";
+}
+
+uint8_t peek_version(const void *data, size_t len) {
+  const auto *p = static_cast<const uint8_t *>(data);
+  return len > 4 && memcmp(p, kMagic, 4) == 0 ? p[4] : 0;
 }
 
 DecodeError peek_sender(const void *data, size_t len, std::string *node_id, uint8_t *flags) {
@@ -674,13 +715,12 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, Repor
   if (DecodeError e = take_groups(r, &out); e != DecodeError::None) return e;
   if (DecodeError e = take_tags(r, &out); e != DecodeError::None) return e;
   if (flags & kFlagBans) {
-    // A message of its own: no seq, no hits, no factors, no resend requests.
-    if (h.seq != 0 || !out.rules.empty() || !out.tags.empty() || (flags & (kFlagFactors | kFlagResend)))
-      return DecodeError::BadBan;
-    if (DecodeError e = take_bans(r, &out); e != DecodeError::None) return e;
+    // A message of its own: no hits, no factors, no resend requests.
+    if (!out.rules.empty() || !out.tags.empty() || (flags & (kFlagFactors | kFlagResend))) return DecodeError::BadBan;
+    if (DecodeError e = take_bans(r, h.sent_unix_ms, &out); e != DecodeError::None) return e;
   } else if (flags & kFlagResend) {
-    // A message of its own: no seq, no hits, no factors.
-    if (h.seq != 0 || !out.rules.empty() || !out.tags.empty() || (flags & kFlagFactors)) return DecodeError::BadResend;
+    // A message of its own: no hits, no factors.
+    if (!out.rules.empty() || !out.tags.empty() || (flags & kFlagFactors)) return DecodeError::BadResend;
     if (DecodeError e = take_resend(r, &out); e != DecodeError::None) return e;
   } else if (flags & kFlagRelay) {
     // A message of its own: hits of other hosts only.

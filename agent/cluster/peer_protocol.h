@@ -3,9 +3,18 @@
 // (the reference daemon's "Throttle Tag / Hit Count" table), and the current factor
 // of each of its adaptive rules; compact and versioned.
 //
-// Wire format v1 (integers little-endian; "varint" = LEB128, at most 10 bytes):
-//   magic "DTRP" | u8 version=1 | u8 flags | u8 node_id_len (1..64) | node_id
+// Wire format v2 (integers little-endian; "varint" = LEB128, at most 10 bytes):
+//   magic "DTRP" | u8 version=2 | u8 flags | u8 node_id_len (1..64) | node_id
+//   u8 to_len (0..64) | to: the recipient's node id, empty for every member
 //   u64 boot_id | u64 seq | u64 epoch | u64 sent_unix_ms | u16 part | u16 parts
+// Every message is signed whole (kFlagSigned below), so its recipient and its stream are:
+// a message's stream is (its kind, its recipient), the kind from the flags: reports and
+// relays (no kFlagBans, no kFlagResend), bans (kFlagBans), resend requests (kFlagResend).
+// seq counts the sender's messages of one stream from 1 within one boot; boot_id's high
+// 32 bits are the sender's boot counter (boot_counter(): it only grows, node by node).
+// A receiver refuses a message whose recipient is another node, and applies a message
+// of a stream at most once (PeerTracker). Version 1 (the recipient outside the signature,
+// seq 0 for bans and resend requests) is refused as "wrong version", counted and logged.
 //   varint ngroups, then per group (one per rule, named: peers may number their
 //     rules differently; a rule's prefix budget level travels as a group of its own
 //     named "RULE::pBITS", see prefix_group_name):  u8 name_len (1..47) | name
@@ -17,8 +26,8 @@
 //       u8 kind (0 packet rule, 1 tag rule) | varint name_len | name | u32 factor_ppm
 //     name: the packet rule's name (1..47 chars, as above) or the tag rule's prefix
 //     (0..1024 bytes, no newline or NUL; "" is the catch-all); factor_ppm 1..1000000.
-//   only if flags bit 1 (kFlagResend) is set, in a message of its own (seq 0, no rule
-//     groups, no tags, no factors), the resend requests section:
+//   only if flags bit 1 (kFlagResend) is set, in a message of its own (its own stream, no
+//     rule groups, no tags, no factors), the resend requests section:
 //     varint npeers (1..kMaxResendPeers), then per peer whose messages we miss:
 //       u8 node_id_len | node_id | u64 boot_id | varint nseqs (1..kMaxResendSeqs)
 //       | varint first seq (>= 1) | (nseqs - 1) x varint gap to the next (>= 1)
@@ -29,16 +38,18 @@
 //     over every byte before it (the header, with this flag set, included), by the key
 //     of the header's node id (cluster/report_signing.h). The decoder does not check it
 //     (the receiver verifies before decoding); it only sets the 64 bytes aside.
-//   only if flags bit 3 (kFlagBans) is set, in a message of its own (seq 0, no rule
-//     groups, no tags, no factors, no resend requests), the bans section (docs/bans.md):
+//   only if flags bit 3 (kFlagBans) is set, in a message of its own (its own stream, no
+//     rule groups, no tags, no factors, no resend requests), the bans section (docs/bans.md):
 //     varint nbans (1..kMaxBansPerMessage), then per ban:
 //       u8 op (0 lift, 1 set) | u8 family (4, 6) | u8 prefix length (1..32, 1..128)
 //       | address (4 or 16 bytes, host bits clear) | u64 unix_ms (set: when it was set at
 //       its origin; lift: when it was lifted)
-//       set only: varint remaining_ms (1..kMaxBanNs in ms) | u8 len | reason (0..95)
+//       set only: u64 expires_unix_ms (by the sender's clock, after sent_unix_ms by 1..kMaxBanNs
+//       in ms; decoded as remaining_ms = expires - sent_unix_ms) | u8 len | reason (0..95)
 //       | u8 len | origin (0..63) | u8 len | who (0..63), none with a control byte.
-//     Bans are not tracked by seq (a host re-announces its own bans, so a lost message
-//     costs a delay, not a ban); a signed cluster signs them like reports.
+//     Bans have a stream of their own: a recorded bans message replayed later is a
+//     duplicate (seq), or an old boot's, or stale (its age by the sender's clock); a lost
+//     one costs a delay, not a ban (a host re-announces its own bans).
 //   only if flags bit 5 (kFlagRelay) is set, in a message of its own (in the sender's
 //     sequence, no rule groups, no tags, no factors), the relay section (reporting scheme
 //     "owner", docs/cluster-scale.md): hits other members admitted and sent to this one as
@@ -46,19 +57,23 @@
 //     varint nhosts (1..kMaxRelayHosts), then per host that admitted them:
 //       u8 node_id_len | node_id | groups, encoded as the report's own (varint ngroups,
 //       per group the rule name and its IPv4 then IPv6 entries)
-//     A receiver charges every host's entries but its own, as if that host had reported them.
+//     A receiver charges every host's entries but its own, as if that host had reported them,
+//     and only a member's (a node with a key in --curve-peers, or a peer it tracks): a block
+//     naming us or a stranger is refused and counted.
 // and nothing after. Other flag bits are ignored.
 //
 // Directed messages (reporting scheme "owner"): "DTO" | u8 len | recipient node id, then a
-// whole message as above (signed as above) whose seq counts the sender's directed messages
+// whole message as above whose header names the same recipient (signed: the envelope only
+// routes, the signed header decides) and whose seq counts the sender's directed messages
 // to that recipient (a stream of its own). Subscribers subscribe to "DTR" (every message
 // above) and to "DTO" + their own length and id, so ZeroMQ's publisher sends a directed
-// message only to its recipient. The encoder sets kFlagFactors
+// message only to its recipient. A member (or a hub) that wraps another node's message
+// for a third one gains nothing: the third refuses it (its signed recipient is not us). The encoder sets kFlagFactors
 // only when there are factors, so a report without adaptive rules is the same bytes
 // as before the section existed (and agents older than it still decode it).
-// Mixed versions: an agent older than resend requests rejects their messages as
-// "trailing bytes" (counted and logged; they carry no hits, so it loses nothing), and
-// never asks for resends itself; the reports themselves are unchanged.
+// Mixed versions: agents of versions 1 and 2 refuse each other's messages ("wrong
+// version", counted, and logged with the version heard): upgrade a cluster's agents
+// together (meanwhile each side enforces alone, as in a partition).
 // An IPv4 entry costs 5 bytes while its hits fit in 7 bits (< 128 hits per period),
 // 6 below 16384; an IPv6 entry 17 and 18; a rule group 3 bytes plus its name; a
 // factor 6 bytes plus its name. A period's report is split into messages of at most
@@ -76,7 +91,7 @@
 
 namespace dt {
 
-constexpr uint8_t kProtocolVersion = 1;
+constexpr uint8_t kProtocolVersion = 2;
 constexpr size_t kMaxMessageBytes = 60 * 1024;    // what we send
 constexpr size_t kMaxAcceptedBytes = 1 << 20;     // what we accept from others
 constexpr uint64_t kMaxHitsPerEntry = 1000000000; // more in one period is absurd
@@ -97,10 +112,21 @@ constexpr size_t kMaxRelayEntries = 4096;         // entries in one relay messag
 constexpr char kDirectedMagic[] = "DTO";          // a directed message's prefix (3 bytes)
 constexpr char kReportMagicPrefix[] = "DTR";      // every other message's first 3 bytes
 
+// A message's stream (with its recipient): what its seq counts (see the top of this file).
+enum class Stream : uint8_t { Reports = 0, Bans = 1, Resend = 2 };
+const char *stream_name(Stream s);  // "reports", "bans", "resend requests"
+
+// A boot id: the sender's boot counter (persisted, it only grows: boot_counter.h) in the
+// high 32 bits, random bits below. Boots of a node compare by their counters.
+inline uint32_t boot_counter(uint64_t boot_id) { return static_cast<uint32_t>(boot_id >> 32); }
+
 struct ReportHeader {
   std::string node_id;
-  uint64_t boot_id = 0;  // random per agent start: a restart resets sequence tracking
-  uint64_t seq = 0;      // per message, from 1, per boot
+  std::string to;        // the recipient (a directed message); "" for every member
+  Stream stream = Stream::Reports;  // set by the decoder (the encoders know their kind)
+  uint64_t boot_id = 0;  // per agent start (boot_counter above): a restart resets sequence tracking
+  uint64_t seq = 0;      // per message of the stream, from 1, per boot; the first of a resend
+                         // request or bans message (encode_resend_request, encode_ban_messages)
   uint64_t epoch = 0;    // the sender's period number
   uint64_t sent_unix_ms = 0;
   uint16_t part = 0;     // 0..parts-1
@@ -149,6 +175,7 @@ enum class DecodeError {
   BadResend,     // a resend request with hits, a seq, no peers or seqs, or seqs not ascending
   BadBan,        // a bans message with hits or a seq, or a ban with a bad prefix, duration or text
   BadRelay,      // a relay message with groups, tags or factors, no hosts, or a bad host id
+  BadRecipient,  // a recipient id that is not a valid node id
 };
 const char *decode_error_name(DecodeError e);
 
@@ -162,12 +189,12 @@ const char *decode_error_name(DecodeError e);
 std::vector<std::string> encode_report(const ReportHeader &hdr, uint64_t first_seq, const ReportBody &body,
                                        size_t max_bytes = kMaxMessageBytes);
 
-// Encodes a resend request message (seq 0, kFlagResend): the first kMaxResendPeers
+// Encodes a resend request message (seq hdr.seq, kFlagResend): the first kMaxResendPeers
 // requests with valid node ids, the first kMaxResendSeqs valid seqs of each (ascending,
 // distinct, >= 1). Empty if nothing valid is left.
 std::string encode_resend_request(const ReportHeader &hdr, const std::vector<ResendRequest> &reqs);
 
-// Encodes bans messages (seq 0, kFlagBans) of at most kMaxBansPerMessage notices and
+// Encodes bans messages (seqs hdr.seq, hdr.seq + 1, ...; kFlagBans) of at most kMaxBansPerMessage notices and
 // about max_bytes each; notices that are not valid (bad prefix, duration, text) are
 // skipped. Empty if none is left.
 std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std::vector<BanNotice> &notices,
@@ -188,6 +215,9 @@ bool unwrap_directed(const void *data, size_t len, std::string *to, size_t *inne
 // flags, node id) without reading the rest: to check a signature before decoding. None,
 // or the error decode_report would return for that prefix.
 DecodeError peek_sender(const void *data, size_t len, std::string *node_id, uint8_t *flags);
+// The protocol version byte of a message that starts with the report magic (0 if none):
+// to name the version of a message refused as "wrong version".
+uint8_t peek_version(const void *data, size_t len);
 
 // Decodes and validates one message. On error *body is left empty.
 DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, ReportBody *body);

@@ -43,6 +43,8 @@ const char *refusal_name(Refusal r) {
     case Refusal::AbsurdTime: return "absurd send time";
     case Refusal::NewBoot: return "restart refused";
     case Refusal::TooManyPeers: return "too many peers";
+    case Refusal::OldBoot: return "old boot";
+    case Refusal::NoSeq: return "no sequence number";
   }
   return "?";
 }
@@ -85,9 +87,14 @@ Verdict PeerTracker::new_boot(PeerState &p, const ReportHeader &h, uint64_t now_
     p.duplicates++;  // a replay of an earlier boot's traffic
     return Verdict::Duplicate;
   }
-  const bool silent = silent_for(p, now_ns, opt_.down_after_ns);
-  const bool newer = opt_.authenticated && h.sent_unix_ms >= p.last_sent_unix_ms;
-  if (!silent && !newer) {
+  const uint32_t counter = boot_counter(h.boot_id), current = boot_counter(p.boot_id);
+  if (opt_.authenticated && counter < current) {  // signed, so the node's: an old boot replayed
+    p.boot_rejected++;
+    a->refused = Refusal::OldBoot;
+    return Verdict::Rejected;
+  }
+  const bool newer = opt_.authenticated && counter > current;  // proven: its restart
+  if (!newer && !silent_for(p, now_ns, opt_.down_after_ns)) {  // provisional: the live boot stays
     p.boot_rejected++;
     a->refused = Refusal::NewBoot;
     return Verdict::Rejected;
@@ -96,16 +103,32 @@ Verdict PeerTracker::new_boot(PeerState &p, const ReportHeader &h, uint64_t now_
   if (p.retired_boots.size() > kRetiredBoots) p.retired_boots.erase(p.retired_boots.begin());
   p.restarts++;
   a->restarted = true;
-  remember_earlier(p, h.seq, now_ns);
+  p.last_seq = 0;  // every stream starts afresh
+  p.missing.clear();
+  p.stream_seqs.clear();
   return Verdict::Accept;
 }
 
-// Once-only: the seq rules at the top of peer_tracker.h.
+// Once-only: the boot and seq rules at the top of peer_tracker.h.
 Verdict PeerTracker::sequence(PeerState &p, bool fresh, const ReportHeader &h, uint64_t now_ns, Arrival *a) {
-  if (fresh) {
-    remember_earlier(p, h.seq, now_ns);
-  } else if (h.boot_id != p.boot_id) {
+  if (!fresh && h.boot_id != p.boot_id)
     if (const Verdict v = new_boot(p, h, now_ns, a); v != Verdict::Accept) return v;
+  p.boot_id = h.boot_id;
+  p.last_sent_unix_ms = std::max(p.last_sent_unix_ms, h.sent_unix_ms);
+  if (is_report_stream(h)) return report_sequence(p, h, now_ns, a);
+  uint64_t &last = p.stream_seqs[stream_key(h)];
+  if (h.seq <= last) {
+    p.duplicates++;
+    return Verdict::Duplicate;
+  }
+  last = h.seq;
+  return Verdict::Accept;
+}
+
+// The reports to everyone: gaps remembered to be asked again, a resend applied once.
+Verdict PeerTracker::report_sequence(PeerState &p, const ReportHeader &h, uint64_t now_ns, Arrival *a) {
+  if (p.last_seq == 0) {  // the first of this boot we hear
+    remember_earlier(p, h.seq, now_ns);
   } else if (h.seq <= p.last_seq) {
     if (p.missing.erase(h.seq) == 0) {
       p.duplicates++;
@@ -121,9 +144,7 @@ Verdict PeerTracker::sequence(PeerState &p, bool fresh, const ReportHeader &h, u
     for (uint64_t s = h.seq - std::min<uint64_t>(gap, kMaxMissing); s < h.seq; s++) p.missing[s] = now_ns;
     while (p.missing.size() > kMaxMissing) p.missing.erase(p.missing.begin());
   }
-  p.boot_id = h.boot_id;
   p.last_seq = h.seq;
-  p.last_sent_unix_ms = h.sent_unix_ms;
   return Verdict::Accept;
 }
 
@@ -166,6 +187,7 @@ void PeerTracker::judge_age(PeerState &p, const ReportHeader &h, uint64_t now_ns
 
 Arrival PeerTracker::arrive(const ReportHeader &h, uint64_t now_ns) {
   if (h.sent_unix_ms > kMaxSentUnixMs) return refused(Refusal::AbsurdTime, &counters_.absurd_time);
+  if (h.seq == 0) return refused(Refusal::NoSeq, &counters_.no_seq);
   Arrival a;
   auto it = peers_.find(h.node_id);
   const bool fresh = it == peers_.end();

@@ -2,26 +2,41 @@
 // applied (so a report is applied once), what it lost and asks again, how old a report
 // is, and whether the peer is alive.
 //
-// A peer is identified by its node id. Its messages carry (boot_id, seq): seq counts
-// messages from 1 within one run of the peer's agent (boot). Rules, checked in order:
+// A peer is identified by its node id. Its messages carry (boot_id, stream, seq): seq
+// counts the messages of one stream from 1 within one run of the peer's agent (boot). A
+// stream is a kind of message and its recipient (peer_protocol.h): the reports (and
+// relays) to everyone, which can be asked again; the reports to us alone (the owner
+// scheme's directed messages), the bans, the resend requests. One tracker judges them
+// all: one boot per peer, one clock offset per peer (every stream's send times are that
+// peer's clock), one liveness. The caller refused messages whose recipient is another
+// node. Rules, checked in order:
 //   sent_unix_ms > 2^42 ms    rejected (refused AbsurdTime): no clock is past 2109, and
 //                             every later sum stays far from overflow
+//   seq == 0                  rejected (refused NoSeq): every message of v2 has one
 //   a node id not tracked     accepted if fewer than max_peers are tracked, or after the
 //                             longest-silent DOWN peer (or one silent for down_after) is
 //                             forgotten to make room; else rejected (TooManyPeers)
+//   the reports to everyone:
 //   seq == last + 1           accepted
 //   seq >  last + 1           accepted; the missing ones are counted as a gap and
 //                             remembered (the newest kMaxMissing) to be asked again
 //   seq <= last               accepted once if it is one of the remembered missing
 //                             ones (a resend: "recovered"), else rejected: a
 //                             duplicate or replay (never applied twice)
+//   any other stream          accepted if seq > the stream's last (nothing is asked
+//                             again), else a duplicate or replay
 //   a retired boot_id         one of the peer's last kRetiredBoots boots: a replay
 //                             (Duplicate)
-//   another new boot_id       the peer restarted, or someone claims it did:
-//     authenticated           accepted if its sent_unix_ms is not older than the current
-//                             boot's last accepted one (both are the peer's clock: the
-//                             learned offset cancels out), or the current boot has been
-//                             silent for longer than down_after
+//   another new boot_id       the peer restarted, or someone claims it did. Every stream
+//                             of the new boot starts afresh.
+//     authenticated           boots only move forward: a boot counter (boot_counter(),
+//                             persisted by the sender, cluster/boot_counter.h) above the
+//                             current one's is the node's restart, proven (signed): taken
+//                             at once; below it, an old boot replayed: refused for good
+//                             (refused OldBoot), however long the peer is silent; the
+//                             same counter proves nothing (a provisional boot): taken only
+//                             once the current boot has been silent for longer than
+//                             down_after (it is gone), never while it reports
 //     not authenticated       accepted ONLY once the current boot has been silent for
 //     (--insecure-cluster)    longer than down_after: a forged restart, whatever numbers
 //                             it carries, cannot displace a boot that is still reporting.
@@ -31,13 +46,9 @@
 //                             are then asked again like any gap)
 //                             Else rejected (refused NewBoot, PeerState::boot_rejected):
 //                             nothing of the current boot's tracking changes.
-//   seq 0                     not a report (a resend request): never given to the tracker
-// A stepped-back clock plus a restart: the new boot looks older than the last accepted
-// report, so it waits for the silence rule (the restart itself is a silence, usually
-// longer than down_after); its reports are then judged stale until the offset is
-// learned again (kRelearnAfterNs, below). It is never ignored for longer. The offset is
-// kept across restarts on purpose: an old boot replayed (signed, but more than
-// kRetiredBoots ago) after a silence is then judged by its old send times: stale.
+// A stepped-back clock plus a restart: the new boot's reports look old, and are judged
+// stale until the offset is learned again (kRelearnAfterNs, below). It is never ignored
+// for longer. The offset is kept across restarts on purpose.
 // `authenticated` promises that every message reaching the tracker carries a verified
 // signature of the node it names; without that promise anyone can claim any node id.
 // Without authentication these rules only keep a forged restart from silencing a live
@@ -46,7 +57,7 @@
 // long as it keeps reporting (--insecure-cluster is for networks where every host is
 // trusted).
 // Liveness: a peer not heard from for `down_after_ns` is down; it comes back up with
-// its next accepted message (or touch(): a message of its other stream). Transitions are returned so the caller can log them.
+// its next accepted message, of any stream. Transitions are returned so the caller can log them.
 //
 // Age, without trusting the clocks to agree: for each message the tracker takes
 // sample = (our monotonic ms at receipt) - (the peer's sent_unix_ms), which is the
@@ -115,6 +126,8 @@ struct PeerState {
   uint64_t boot_rejected = 0;  // messages of a new boot refused while the current one lives
   uint64_t stale = 0;          // messages older than max_age (not charged)
   uint64_t relearned = 0;      // clock steps: offset learned again
+  // The other streams (stream_key()): the last seq accepted of each, this boot.
+  std::map<uint8_t, uint64_t> stream_seqs;
   // Age: the smallest (receipt ms - sent_unix_ms) seen, see the top of this file.
   bool have_offset = false;
   int64_t offset_us = 0;
@@ -128,8 +141,16 @@ struct PeerState {
 
 // Duplicate: already applied, or a replay. Rejected: see Arrival::refused.
 enum class Verdict { Accept, Duplicate, Rejected };
-enum class Refusal { None, AbsurdTime, NewBoot, TooManyPeers };
-const char *refusal_name(Refusal r);  // "absurd send time", "restart refused", "too many peers"
+enum class Refusal { None, AbsurdTime, NewBoot, TooManyPeers, OldBoot, NoSeq };
+// "absurd send time", "restart refused", "too many peers", "old boot", "no sequence number"
+const char *refusal_name(Refusal r);
+
+// A stream's key in PeerState::stream_seqs: its kind, and whether it is to us alone.
+inline uint8_t stream_key(const ReportHeader &h) {
+  return static_cast<uint8_t>(static_cast<uint8_t>(h.stream) * 2 + !h.to.empty());
+}
+// The reports to everyone: the stream whose lost messages are asked again.
+inline bool is_report_stream(const ReportHeader &h) { return stream_key(h) == 0; }
 
 // What the tracker made of one message.
 struct Arrival {
@@ -156,6 +177,7 @@ struct TrackerCounters {
   uint64_t absurd_time = 0;     // messages with sent_unix_ms beyond kMaxSentUnixMs
   uint64_t too_many_peers = 0;  // messages of a new node id refused: max_peers tracked, none down
   uint64_t evicted = 0;         // down peers forgotten to make room for a new node id
+  uint64_t no_seq = 0;          // messages with seq 0
 };
 
 class PeerTracker {
@@ -175,10 +197,8 @@ class PeerTracker {
   // are forgotten (they would be stale when they came).
   std::vector<ResendRequest> resend_requests(uint64_t now_ns, size_t max_seqs);
 
-  // A message of the peer's other stream (one directed to us alone, judged by a tracker of
-  // its own) says it is alive: a tracked peer's current boot is heard now (and up again if
-  // it was down). True if it came back up. Nothing else changes (its sequence is this
-  // tracker's stream only).
+  // The peer's current boot is heard now, outside its streams (the simulator's directed
+  // messages): up again if it was down. True if it came back up. Nothing else changes.
   bool touch(const std::string &node_id, uint64_t boot_id, uint64_t now_ns);
 
   // Our link to the peer dropped (link liveness, cluster.h: link_liveness()): a tracked
@@ -203,6 +223,7 @@ class PeerTracker {
   bool make_room(uint64_t now_ns, Arrival *a);
   Verdict new_boot(PeerState &p, const ReportHeader &h, uint64_t now_ns, Arrival *a);
   Verdict sequence(PeerState &p, bool fresh, const ReportHeader &h, uint64_t now_ns, Arrival *a);
+  Verdict report_sequence(PeerState &p, const ReportHeader &h, uint64_t now_ns, Arrival *a);
   void judge_age(PeerState &p, const ReportHeader &h, uint64_t now_ns, Arrival *a);
 
   TrackerOptions opt_;

@@ -108,6 +108,11 @@ class ReportVerifier {
   size_t size() const { return signers_.size(); }
   // A key speaks for `node_id` (state kept per node id can be limited to these).
   bool knows(const std::string &node_id) const { return signers_.count(node_id) != 0; }
+  // A role = node key speaks for `node_id` (a member that admits traffic; not a hub).
+  bool knows_node(const std::string &node_id) const {
+    const auto it = signers_.find(node_id);
+    return it != signers_.end() && it->second.role == KeyRole::Node;
+  }
 
  private:
   struct Signer {

@@ -23,6 +23,9 @@ constexpr const char *kExplainAnswer = ".explain.json";    // the peers that rep
 // on a second line "clsact-created", that dthrottle created the clsact qdisc. It outlives the
 // agent as the attachment does (for `agent stats` and the next agent); removed on detach.
 constexpr const char *kAttachFile = ".attach";
+// The node's boot counter without keys, or when the key's directory is read-only
+// (cluster/boot_counter.h). Kept after the agent exits: the next boot counts on.
+constexpr const char *kBootCounterFile = ".boot";
 
 // The file with `suffix` of the agent that pins its maps in `pin_dir`
 // (/run/dthrottle/<pin_dir with '/' as '_'><suffix>).

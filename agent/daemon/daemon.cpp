@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "cluster/cluster.h"
+#include "cluster/boot_counter.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/runtime_files.h"
@@ -296,6 +297,7 @@ bool Daemon::join_cluster() {
   cc.node_id = opt.node_id;
   cc.curve_key_file = opt.curve_key;
   cc.curve_peers_dir = opt.curve_peers;
+  cc.boot_file = choose_boot_file(opt.curve_key, runtime_file(opt.pin_dir, kBootCounterFile));
   std::string err;
   cluster_ = Cluster::create(cc, *dp_, &err);
   if (!cluster_) return fail(err);

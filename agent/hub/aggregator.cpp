@@ -19,6 +19,8 @@ HubAggregator::Added HubAggregator::add(const ReportHeader &h, const ReportBody 
   }
   Node &n = it->second;
   if (n.boot_id != h.boot_id) {  // a new boot (or the first): its seqs start again
+    // Boots only move forward (peer_protocol.h: boot_counter): an older one is a replay.
+    if (boot_counter(h.boot_id) < boot_counter(n.boot_id)) return Added::Duplicate;
     if (!n.period.empty()) return Added::Duplicate;  // two boots in one period: take the old one's first
     n.boot_id = h.boot_id;
     n.max_seq = 0;

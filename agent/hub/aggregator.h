@@ -4,7 +4,9 @@
 // agent (cluster/aggregate_protocol.h) instead of every report to every agent.
 //
 // A report is summed once: a seq of a node's boot already summed (a resend, a replay)
-// is refused as a duplicate. Seqs of a node are expected in order (one TCP connection
+// is refused as a duplicate, and so is a report of an older boot than the node's last
+// (boots compare by their counters, peer_protocol.h: a replayed old boot cannot reset
+// the node's seqs). Seqs of a node are expected in order (one TCP connection
 // per agent); a seq below the highest summed one is refused too, since the agents'
 // failover rule (cluster/aggregate_intake.h) counts on each node's seqs only growing
 // from one aggregate to the next.

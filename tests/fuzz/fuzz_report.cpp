@@ -3,7 +3,8 @@
 // Whatever bytes arrive, decode_report() must not crash, read out of bounds (ASan),
 // hit undefined behaviour (UBSan), or accept something inconsistent: an accepted
 // message re-encodes to a message that decodes to the same header, entries, tags and
-// adaptive factors; a resend request re-encodes to the same requests; peek_sender names
+// adaptive factors (and the same recipient); a resend request re-encodes to the same
+// requests; peek_sender names
 // the sender of every accepted message. A signed one (kFlagSigned) decodes with its last
 // 64 bytes set aside (the signature is checked before decoding, not here).
 #include <cstdint>
@@ -49,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (dt::peek_sender(data, size, &sender, &flags) != dt::DecodeError::None || sender != h.node_id) abort();
   if (!body.resend.empty()) {
     // A resend request: nothing else in it, bounded, seqs ascending from 1; round trip.
-    if (h.seq != 0 || !body.entries.empty() || !body.tags.empty() || !body.factors.empty() ||
+    if (h.stream != dt::Stream::Resend || !body.entries.empty() || !body.tags.empty() || !body.factors.empty() ||
         body.resend.size() > dt::kMaxResendPeers)
       abort();
     for (const auto &r : body.resend) {
@@ -60,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const std::string m = dt::encode_resend_request(h, body.resend);
     dt::ReportHeader h2;
     dt::ReportBody b2;
-    if (dt::decode_report(m.data(), m.size(), &h2, &b2) != dt::DecodeError::None || b2.resend.size() != body.resend.size())
+    if (dt::decode_report(m.data(), m.size(), &h2, &b2) != dt::DecodeError::None || b2.resend.size() != body.resend.size() ||
+        h2.to != h.to || h2.seq != h.seq)
       abort();
     for (size_t i = 0; i < b2.resend.size(); i++)
       if (b2.resend[i].node_id != body.resend[i].node_id || b2.resend[i].boot_id != body.resend[i].boot_id ||
@@ -81,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dt::ReportHeader h2;
   dt::ReportBody b2;
   if (dt::decode_report(msgs[0].data(), msgs[0].size(), &h2, &b2) != dt::DecodeError::None) abort();
-  if (h2.node_id != h.node_id || h2.seq != h.seq || h2.boot_id != h.boot_id || h2.epoch != h.epoch ||
+  if (h2.node_id != h.node_id || h2.to != h.to || h2.seq != h.seq || h2.boot_id != h.boot_id || h2.epoch != h.epoch ||
       b2.entries.size() != body.entries.size() || b2.tags.size() != body.tags.size() || total(b2) != total(body) ||
       !same_factors(b2.factors, body.factors))
     abort();

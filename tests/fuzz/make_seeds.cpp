@@ -40,9 +40,26 @@ int main(int argc, char **argv) {
       std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary) << m;
     }
   }
-  // A resend request message.
+  // A resend request message (its own stream: seq 4).
+  h.seq = 4;
   std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary)
       << dt::encode_resend_request(h, {{"edge-2", 99, {1, 2, 300}}, {"edge-3", 5, {1ull << 40}}});
+  // A bans message (a set and a lift), and a report to one recipient (the owner scheme's).
+  dt::BanNotice set, lift;
+  std::string ban_err;
+  dt::parse_ban_prefix("198.18.0.0/24", &set.prefix, &ban_err);
+  dt::parse_ban_prefix("2001:2::/48", &lift.prefix, &ban_err);
+  set.unix_ms = lift.unix_ms = 1699999999000ull;
+  set.remaining_ms = 60000;
+  set.reason = "scan";
+  lift.remove = true;
+  for (const auto &m : dt::encode_ban_messages(h, {set, lift}))
+    std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary) << m;
+  h.to = "edge-2";
+  std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary)
+      << dt::encode_report(h, 5, {{"default"}, sets[2], {}, {}, {}, {}, {}})[0];
+  h.to.clear();
+  h.seq = 0;
   // A signed report (kFlagSigned, 64 bytes of signature at the end), with a fixed key.
   dt::SigningKey key;
   std::string err, signed_msg = dt::encode_report(h, 2, {{"default"}, {}, {{"api:x", 2}}, {}, {}, {}, {}})[0];

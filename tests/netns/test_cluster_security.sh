@@ -54,7 +54,7 @@ mlab_hub_up
 #                         is signed with the member's signing key (derived from its CURVE
 #                         secret as agent/cluster/report_signing.h says; libsodium by ctypes)
 #   --as ID,... --victim ADDR --hits N   what the forged reports say (one every 100 ms on each
-#                         publishing socket, the node ids in turn: wire format v1 of
+#                         publishing socket, the node ids in turn: wire format v2 of
 #                         agent/cluster/peer_protocol.h)
 #   --victim-of ID=ADDR   reports under node id ID name ADDR instead of the victim
 # stderr: "forged N" after 10 reports, "received ..." at the first message read. At the end,
@@ -122,7 +122,7 @@ def varint(n):
 
 def report(node_id, boot_id, seq, victim, hits):
     nid, rule = node_id.encode(), b"default"
-    head = b"DTRP" + bytes([1, 0, len(nid)]) + nid
+    head = b"DTRP" + bytes([2, 0, len(nid)]) + nid + b"\x00"  # v2: to everyone
     head += struct.pack("<QQQQHH", boot_id, seq, seq, int(time.time() * 1000), 0, 1)
     group = bytes([len(rule)]) + rule + varint(1) + socket.inet_aton(victim) + varint(hits) + varint(0)
     return head + varint(1) + group + varint(0)

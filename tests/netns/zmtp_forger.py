@@ -44,10 +44,10 @@ def ready():
 
 
 def report(node_id, boot_id, seq, sent_ms):
-    """An empty v1 report (peer_protocol.h): header, no rule groups, no tags."""
+    """An empty v2 report (peer_protocol.h): header (to everyone), no rule groups, no tags."""
     nid = node_id.encode()
-    return (b"DTRP" + bytes([1, 0, len(nid)]) + nid + struct.pack("<QQQQHH", boot_id, seq, 1, sent_ms, 0, 1) +
-            b"\x00" + b"\x00")
+    return (b"DTRP" + bytes([2, 0, len(nid)]) + nid + b"\x00" +
+            struct.pack("<QQQQHH", boot_id, seq, 1, sent_ms, 0, 1) + b"\x00" + b"\x00")
 
 
 class Subscriber:

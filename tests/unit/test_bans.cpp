@@ -134,13 +134,16 @@ dt::BanNotice lift_of(const std::string &p) {
 TEST(BanMessage, RoundTripsSetsAndLiftsOfBothFamilies) {
   const std::vector<dt::BanNotice> in = {set_of("198.18.0.9", 600'000), set_of("2001:2::/48", 1000, ""),
                                          lift_of("198.18.4.0/22"), lift_of("2001:2::5")};
-  const auto msgs = dt::encode_ban_messages(header("h1"), in);
+  dt::ReportHeader sent = header("h1");
+  sent.seq = 5;
+  const auto msgs = dt::encode_ban_messages(sent, in);
   ASSERT_EQ(msgs.size(), 1u);
   dt::ReportHeader h;
   dt::ReportBody body;
   ASSERT_EQ(dt::decode_report(msgs[0].data(), msgs[0].size(), &h, &body), dt::DecodeError::None);
   EXPECT_EQ(h.node_id, "h1");
-  EXPECT_EQ(h.seq, 0u) << "bans are not in the report sequence";
+  EXPECT_EQ(h.stream, dt::Stream::Bans) << "bans have a stream of their own";
+  EXPECT_EQ(h.seq, 5u) << "and a seq in it: a replay is a duplicate";
   EXPECT_TRUE(body.entries.empty());
   ASSERT_EQ(body.bans.size(), in.size());
   for (size_t i = 0; i < in.size(); i++) {
@@ -161,13 +164,16 @@ TEST(BanMessage, EncoderSkipsInvalidNoticesAndSplits) {
   EXPECT_TRUE(dt::encode_ban_messages(header("h1"), in).empty()) << "invalid notices went out";
   in.clear();
   for (int i = 0; i < 1200; i++) in.push_back(set_of("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256), 1000));
-  const auto msgs = dt::encode_ban_messages(header("h1"), in);
+  dt::ReportHeader sent = header("h1");
+  sent.seq = 1;
+  const auto msgs = dt::encode_ban_messages(sent, in);
   ASSERT_GE(msgs.size(), 3u) << "1200 bans fit " << dt::kMaxBansPerMessage << " a message";
   size_t total = 0;
   for (const auto &m : msgs) {
     dt::ReportHeader h;
     dt::ReportBody body;
     ASSERT_EQ(dt::decode_report(m.data(), m.size(), &h, &body), dt::DecodeError::None);
+    EXPECT_EQ(h.seq, 1 + static_cast<uint64_t>(&m - msgs.data())) << "consecutive seqs";
     EXPECT_LE(m.size(), dt::kMaxMessageBytes);
     total += body.bans.size();
   }
@@ -186,11 +192,29 @@ dt::DecodeError decode_with(std::string msg, size_t at, uint8_t v) {
   return e;
 }
 
+// A set's time left travels as an expiry by the sender's clock (its header's send time
+// plus the time left): a recorded message replayed later says nothing new, and one whose
+// ban had expired when it was sent is not a ban.
+TEST(BanMessage, ExpiryIsAbsoluteByTheSendersClock) {
+  dt::ReportHeader sent = header("h1");
+  sent.seq = 1;
+  std::string msg = dt::encode_ban_messages(sent, {set_of("198.18.0.0/24", 100)})[0];
+  const size_t expiry = msg.size() - (8 + 1 + 3 + 1 + 8 + 1 + 17);
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | static_cast<uint8_t>(msg[expiry + i]);
+  EXPECT_EQ(v, sent.sent_unix_ms + 100) << "the expiry by the sender's clock";
+  for (int i = 0; i < 8; i++) msg[expiry + i] = static_cast<char>((sent.sent_unix_ms >> (8 * i)) & 0xff);
+  dt::ReportHeader h;
+  dt::ReportBody body;
+  EXPECT_EQ(dt::decode_report(msg.data(), msg.size(), &h, &body), dt::DecodeError::BadBan)
+      << "expired when it was sent";
+}
+
 TEST(BanMessage, RefusesBadBans) {
   const std::string msg = dt::encode_ban_messages(header("h1"), {set_of("198.18.0.0/24", 100)})[0];
-  // The ban ends the message: op, family, length, address, unix ms, ms left (one byte
-  // below 128), then reason, origin and who, each after its length.
-  const size_t ban = msg.size() - (3 + 4 + 8 + 1 + 1 + 3 + 1 + 8 + 1 + 17);
+  // The ban ends the message: op, family, length, address, unix ms, expiry unix ms (by
+  // the sender's clock), then reason, origin and who, each after its length.
+  const size_t ban = msg.size() - (3 + 4 + 8 + 8 + 1 + 3 + 1 + 8 + 1 + 17);
   ASSERT_EQ(static_cast<uint8_t>(msg[ban]), 1) << "the test's offset is not the op byte";
   EXPECT_EQ(decode_with(msg, ban, 2), dt::DecodeError::BadBan) << "op 2";
   EXPECT_EQ(decode_with(msg, ban + 1, 5), dt::DecodeError::BadBan) << "family 5";
@@ -198,15 +222,11 @@ TEST(BanMessage, RefusesBadBans) {
   EXPECT_EQ(decode_with(msg, ban + 2, 33), dt::DecodeError::BadBan) << "IPv4 /33";
   EXPECT_EQ(decode_with(msg, ban + 6, 1), dt::DecodeError::BadBan) << "host bits set";
   EXPECT_EQ(decode_with(msg, ban - 1, 0), dt::DecodeError::BadBan) << "no bans";
-  EXPECT_EQ(decode_with(msg, ban + 15, 0), dt::DecodeError::BadBan) << "0 ms left";
-  EXPECT_EQ(decode_with(msg, ban + 17, '\n'), dt::DecodeError::BadBan) << "a newline in the reason";
-  EXPECT_EQ(decode_with(msg, ban + 16, 96), dt::DecodeError::BadBan) << "a reason of 96 bytes";
+  EXPECT_EQ(decode_with(msg, ban + 24, '\n'), dt::DecodeError::BadBan) << "a newline in the reason";
+  EXPECT_EQ(decode_with(msg, ban + 23, 96), dt::DecodeError::BadBan) << "a reason of 96 bytes";
   EXPECT_NE(decode_with(msg + "x", 0, 'D'), dt::DecodeError::None) << "trailing bytes";
-  std::string seq = msg;
-  seq[7 + 2 + 8] = 1;  // the seq's low byte: after magic, version, flags, id length, "h1", boot id
   dt::ReportHeader h;
   dt::ReportBody body;
-  EXPECT_EQ(dt::decode_report(seq.data(), seq.size(), &h, &body), dt::DecodeError::BadBan) << "a bans message with a seq";
   for (size_t cut = 1; cut < msg.size() - ban; cut++)
     EXPECT_NE(dt::decode_report(msg.data(), msg.size() - cut, &h, &body), dt::DecodeError::None) << "cut " << cut;
 }

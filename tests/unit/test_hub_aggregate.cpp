@@ -6,6 +6,7 @@
 
 #include "cluster/aggregate_intake.h"
 #include "cluster/aggregate_protocol.h"
+#include "cluster/boot_counter.h"
 #include "common/address.h"
 #include "hub/aggregator.h"
 
@@ -94,6 +95,22 @@ TEST(HubAggregator, SumsBySourceRuleNameAndTagAndSaysWhichReports) {
   EXPECT_EQ(inc[0].boot_id, 3u);
 }
 
+// Boots only move forward (boot counters, peer_protocol.h): a replayed report of an older
+// boot cannot reset a node's seqs at the hub, so the newer boot's reports are not summed twice.
+TEST(HubAggregator, AnOlderBootIsAReplay) {
+  dt::HubAggregator agg;
+  const uint64_t old_boot = dt::make_boot_id(6, 1), boot = dt::make_boot_id(7, 1);
+  const dt::ReportBody b = body_of({"default"}, {{0, "198.18.0.1", 10}});
+  std::vector<dt::IncludedSeqs> inc;
+  EXPECT_EQ(agg.add(header_of("h2", boot, 5), b), dt::HubAggregator::Added::Summed);
+  agg.take(&inc);
+  EXPECT_EQ(agg.add(header_of("h2", old_boot, 9), b), dt::HubAggregator::Added::Duplicate) << "an old boot";
+  agg.take(&inc);
+  EXPECT_EQ(agg.add(header_of("h2", boot, 5), b), dt::HubAggregator::Added::Duplicate) << "still summed once";
+  EXPECT_EQ(agg.add(header_of("h2", dt::make_boot_id(8, 1), 1), b), dt::HubAggregator::Added::Summed)
+      << "a newer boot: a restart";
+}
+
 TEST(HubAggregator, BoundsTheNodesItTracks) {
   dt::HubAggregator agg(2);
   EXPECT_EQ(agg.add(header_of("a", 1, 1), body_of({"default"}, {})), dt::HubAggregator::Added::Summed);
@@ -178,6 +195,23 @@ TEST(AggregateIntake, DebitsTheSumsLessOwnHitsOfTheNamedSeqs) {
       300 * kMs, &switched, &from);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(out[0].entries.empty());
+}
+
+// The agents' check: an aggregate naming an older boot of a node than the last applied is
+// an overlap (a replay), so it cannot reset that node's seqs for the next one either.
+TEST(AggregateIntake, AnOlderBootIsAnOverlap) {
+  dt::AggregateIntake in(1000 * kMs, 2000 * kMs);
+  in.set_own("h1", 42);
+  bool switched = false;
+  std::string from;
+  const uint64_t old_boot = dt::make_boot_id(6, 1), boot = dt::make_boot_id(7, 1);
+  const dt::ReportBody sums = body_of({"default"}, {{0, "198.18.0.1", 10}});
+  EXPECT_EQ(in.on_message(aggregate("hub1", 1, {{"h2", boot, {5}}}, sums), 100 * kMs, &switched, &from).size(), 1u);
+  EXPECT_TRUE(in.on_message(aggregate("hub1", 2, {{"h2", old_boot, {9}}}, sums), 300 * kMs, &switched, &from).empty())
+      << "an old boot of h2";
+  EXPECT_TRUE(in.on_message(aggregate("hub1", 3, {{"h2", boot, {5}}}, sums), 500 * kMs, &switched, &from).empty())
+      << "h2's seq 5 again";
+  EXPECT_EQ(in.counters().overlaps, 2u);
 }
 
 TEST(AggregateIntake, RefusesSumsOfOurReportsItNoLongerHolds) {

@@ -167,7 +167,7 @@ TEST(PeerProtocol, RejectsBadInputWithTheRightReason) {
   m[0] = 'X';
   EXPECT_EQ(decode(m), dt::DecodeError::BadMagic);
   m = good;
-  m[4] = 2;
+  m[4] = 1;
   EXPECT_EQ(decode(m), dt::DecodeError::WrongVersion);
   m = good;
   m[7] = ' ';  // first byte of the node id
@@ -211,15 +211,15 @@ TEST(PeerProtocolResend, RoundTripAndSize) {
   dt::ReportHeader h;
   dt::ReportBody b;
   ASSERT_EQ(dt::decode_report(m.data(), m.size(), &h, &b), dt::DecodeError::None);
-  EXPECT_EQ(h.seq, 0u) << "a request is not part of the report sequence";
+  EXPECT_EQ(h.stream, dt::Stream::Resend) << "a request is not part of the report sequence";
   EXPECT_TRUE(b.entries.empty() && b.tags.empty() && b.factors.empty());
   ASSERT_EQ(b.resend.size(), 2u);
   EXPECT_EQ(b.resend[0].node_id, "h2");
   EXPECT_EQ(b.resend[0].boot_id, 77u);
   EXPECT_EQ(b.resend[0].seqs, (std::vector<uint64_t>{5, 6, 9}));
   EXPECT_EQ(b.resend[1].seqs, (std::vector<uint64_t>{1ull << 40}));
-  // header 53 + 2 empty sections + count, then per peer: id, boot, count, gaps (1 byte each).
-  EXPECT_EQ(m.size(), 4 + 3 + 6 + 32 + 4 + 2 + 1 + (1 + 2 + 8 + 1 + 3) + (1 + 6 + 8 + 1 + 6));
+  // header 54 + 2 empty sections + count, then per peer: id, boot, count, gaps (1 byte each).
+  EXPECT_EQ(m.size(), 4 + 3 + 6 + 1 + 32 + 4 + 2 + 1 + (1 + 2 + 8 + 1 + 3) + (1 + 6 + 8 + 1 + 6));
 }
 
 TEST(PeerProtocolResend, EncoderKeepsOnlyValidRequests) {
@@ -244,13 +244,10 @@ TEST(PeerProtocolResend, RejectsMalformedRequests) {
   dt::ReportBody b;
   auto decode = [&](const std::string &m) { return dt::decode_report(m.data(), m.size(), &h, &b); };
   ASSERT_EQ(decode(good), dt::DecodeError::None);
-  const size_t sections = 4 + 3 + 6 + 32 + 4;  // after the header: groups, tags, resend
+  const size_t sections = 4 + 3 + 6 + 1 + 32 + 4;  // after the header: groups, tags, resend
   for (size_t cut = 0; cut < good.size(); cut++)
     EXPECT_NE(decode(good.substr(0, cut)), dt::DecodeError::None) << "cut at " << cut;
   std::string m = good;
-  m[4 + 3 + 6 + 8] = 1;  // seq 1: a request has no seq
-  EXPECT_EQ(decode(m), dt::DecodeError::BadResend);
-  m = good;
   m[5] |= dt::kFlagFactors;
   EXPECT_EQ(decode(m), dt::DecodeError::BadResend) << "no factors with a request";
   m = good;
@@ -269,7 +266,7 @@ TEST(PeerProtocolResend, RejectsMalformedRequests) {
   // Hits in a request message: refused.
   std::string with_hits = dt::encode_report(header(), 1, body_of({entry("198.18.0.1", 3)}))[0];
   with_hits[5] = dt::kFlagResend;
-  for (int i = 0; i < 8; i++) with_hits[4 + 3 + 6 + 8 + i] = 0;
+  for (int i = 0; i < 8; i++) with_hits[4 + 3 + 6 + 1 + 8 + i] = 0;
   EXPECT_EQ(decode(with_hits), dt::DecodeError::BadResend);
 }
 
@@ -354,3 +351,47 @@ TEST(PeerProtocolRelay, DirectedMessagesNameTheirRecipientAndWrapAWholeMessage) 
   EXPECT_FALSE(dt::unwrap_directed(inner.data(), inner.size(), &to, &at)) << "a report is not directed";
   EXPECT_FALSE(dt::unwrap_directed("DTO\x09h1", 6, &to, &at)) << "an id longer than the message";
 }
+
+namespace {
+
+// v2: the recipient and the stream are in the header, so in what the signature covers.
+TEST(PeerProtocolV2, RecipientAndStreamTravelInTheHeader) {
+  dt::ReportHeader h = header();
+  h.to = "h12";
+  const auto msgs = dt::encode_report(h, 7, body_of({entry("198.18.0.1", 3)}));
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(static_cast<uint8_t>(msgs[0][4]), 2) << "version 2";
+  dt::ReportHeader got;
+  dt::ReportBody body;
+  ASSERT_EQ(dt::decode_report(msgs[0].data(), msgs[0].size(), &got, &body), dt::DecodeError::None);
+  EXPECT_EQ(got.to, "h12");
+  EXPECT_EQ(got.stream, dt::Stream::Reports);
+  EXPECT_EQ(got.seq, 7u);
+  h.to = "";
+  h.seq = 3;
+  const std::string req = dt::encode_resend_request(h, {{"h2", 7, {4}}});
+  ASSERT_EQ(dt::decode_report(req.data(), req.size(), &got, &body), dt::DecodeError::None);
+  EXPECT_EQ(got.to, "") << "to everyone";
+  EXPECT_EQ(got.stream, dt::Stream::Resend);
+  EXPECT_EQ(got.seq, 3u) << "resend requests have seqs too";
+  std::string bad = msgs[0];
+  const size_t to_len = 4 + 1 + 1 + 1 + h.node_id.size();
+  bad[to_len + 1] = ' ';  // a recipient that is not a node id
+  EXPECT_EQ(dt::decode_report(bad.data(), bad.size(), &got, &body), dt::DecodeError::BadRecipient);
+  bad = msgs[0];
+  bad[to_len] = 65;  // longer than a node id
+  EXPECT_EQ(dt::decode_report(bad.data(), bad.size(), &got, &body), dt::DecodeError::BadRecipient);
+}
+
+// Mixed versions: a v1 message (the recipient outside the signature) is refused by name.
+TEST(PeerProtocolV2, VersionOneIsRefused) {
+  std::string m = dt::encode_report(header(), 1, body_of({entry("198.18.0.1", 3)}))[0];
+  m[4] = 1;
+  dt::ReportHeader got;
+  dt::ReportBody body;
+  EXPECT_EQ(dt::decode_report(m.data(), m.size(), &got, &body), dt::DecodeError::WrongVersion);
+  EXPECT_EQ(dt::peek_version(m.data(), m.size()), 1u);
+  EXPECT_STREQ(dt::decode_error_name(dt::DecodeError::WrongVersion), "wrong version");
+}
+
+}  // namespace

@@ -81,8 +81,8 @@ TEST(PeerProtocolFactors, RoundTripPacketAndTagFactors) {
 }
 
 TEST(PeerProtocolFactors, NoFactorsMeansNoFlagAndUnchangedBytes) {
-  // The empty report, byte for byte as before the factors section existed.
-  std::string want("DTRP\x01\x00\x06" "edge-1", 13);
+  // The empty report, byte for byte as before the factors section existed (in v2).
+  std::string want("DTRP\x02\x00\x06" "edge-1" "\x00", 14);  // v2: no recipient
   for (uint64_t v : {0x1122334455667788ull, 9ull, 42ull, 1700000000000ull})
     for (int i = 0; i < 8; i++) want.push_back(static_cast<char>(v >> (8 * i)));
   want += std::string("\x00\x00\x01\x00", 4);  // part 0 of 1

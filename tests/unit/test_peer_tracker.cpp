@@ -45,7 +45,7 @@ TEST(PeerTracker, AppliesEachReportOnceAndCountsGaps) {
   EXPECT_EQ(p.last_seq, 5u) << "a resend does not move the sequence back";
 }
 
-// With authenticated messages, a new boot sent later than the last report is taken at once.
+// With authenticated messages, a new boot with a higher boot counter is taken at once.
 TEST(PeerTracker, RestartIsAcceptedButOldBootIsAReplay) {
   dt::PeerTracker t(dt::TrackerOptions{1000, 0, true, dt::kMinTrackedPeers});
   dt::ReportHeader h = header("b");
@@ -53,7 +53,7 @@ TEST(PeerTracker, RestartIsAcceptedButOldBootIsAReplay) {
   h.seq = 50;
   ASSERT_EQ(t.on_message(h, 1, &up), dt::Verdict::Accept);
   dt::ReportHeader restarted = h;
-  restarted.boot_id = 99;
+  restarted.boot_id = h.boot_id + (1ull << 32);  // the next boot counter
   restarted.seq = 1;
   restarted.sent_unix_ms = h.sent_unix_ms + 10;
   EXPECT_EQ(t.on_message(restarted, 2, &up), dt::Verdict::Accept);
@@ -190,12 +190,13 @@ TEST(PeerTrackerRestart, SteppedBackClockAndRestartIsNotSilenced) {
   }
 }
 
-// Authenticated: a new boot is taken at once only if it is not older than the last report.
-TEST(PeerTrackerRestart, AuthenticatedNewBootMustNotBeOlder) {
+// Authenticated: a new boot is taken at once only if its boot counter is higher; a lower
+// one is an old boot, refused (test_peer_tracker_streams.cpp: for good).
+TEST(PeerTrackerRestart, AuthenticatedNewBootMustBeNewer) {
   dt::PeerTracker t(options(true));
-  Boot current("h2", 1), older("h2", 2, -50), newer("h2", 3);
+  Boot current("h2", 2ull << 32), older("h2", 1ull << 32, 50), newer("h2", 3ull << 32);
   for (uint64_t ms = 0; ms <= 1000; ms += 200) current.send(t, ms);
-  EXPECT_EQ(older.send(t, 1010).refused, Refusal::NewBoot) << "sent 40 ms before the last report";
+  EXPECT_EQ(older.send(t, 1010).refused, Refusal::OldBoot) << "a lower counter, even sent later";
   EXPECT_EQ(current.send(t, 1200).verdict, Verdict::Accept) << "the current boot goes on";
   const dt::Arrival a = newer.send(t, 1210);
   EXPECT_EQ(a.verdict, Verdict::Accept);
@@ -204,19 +205,19 @@ TEST(PeerTrackerRestart, AuthenticatedNewBootMustNotBeOlder) {
   EXPECT_EQ(t.peers().at("h2").boot_rejected, 1u);
 }
 
-// The last kRetiredBoots boots are replays; an older one is judged as any new boot.
+// The last kRetiredBoots boots are replays; an older one, with keys, is an old boot: refused.
 TEST(PeerTrackerRestart, RetiredBootsAreReplays) {
   dt::PeerTracker t(options(true));
   std::vector<Boot> boots;
-  for (uint64_t b = 1; b <= 10; b++) boots.emplace_back("h2", b);
+  for (uint64_t b = 1; b <= 10; b++) boots.emplace_back("h2", b << 32);  // boot counters 1..10
   for (size_t i = 0; i < boots.size(); i++) ASSERT_TRUE(boots[i].send(t, 100 * i).verdict == Verdict::Accept);
   EXPECT_EQ(t.peers().at("h2").retired_boots.size(), dt::kRetiredBoots);
   EXPECT_EQ(boots[8].send(t, 1000).verdict, Verdict::Duplicate) << "boot 9, retired";
   EXPECT_EQ(boots[1].send(t, 1000).verdict, Verdict::Duplicate) << "boot 2, the oldest remembered";
-  boots[0].h.sent_unix_ms = kWall0;  // boot 1, forgotten: a new boot older than the last report
+  boots[0].h.sent_unix_ms = kWall0 + 1000;  // boot 1, forgotten: an older counter, sent now
   boots[0].h.seq++;
-  EXPECT_EQ(t.arrive(boots[0].h, 1001 * kMsNs).refused, Refusal::NewBoot);
-  EXPECT_EQ(t.peers().at("h2").boot_id, 10u);
+  EXPECT_EQ(t.arrive(boots[0].h, 1001 * kMsNs).refused, Refusal::OldBoot);
+  EXPECT_EQ(t.peers().at("h2").boot_id, 10ull << 32);
 }
 
 // --- The cap on node ids -------------------------------------------------------------

@@ -169,6 +169,34 @@ TEST_F(ReportSigningTest, MemberSigningForAnotherNodeIsRejected) {
   EXPECT_STREQ(dt::signature_check_name(dt::SignatureCheck::BadSignature), "bad_signature");
 }
 
+// A message to one owner names it in its signed header: a member or hub that wraps it for
+// another node cannot change whom it is for (the envelope only routes), and one that
+// rewrites the header breaks the signature.
+TEST_F(ReportSigningTest, TheRecipientIsSigned) {
+  dt::ReportHeader h;
+  h.node_id = "web1";
+  h.to = "web3";
+  h.boot_id = 7;
+  h.sent_unix_ms = 1700000000000;
+  std::string msg = dt::encode_report(h, 1, dt::ReportBody{{"default"}, {}, {}, {}, {}, {}, {}})[0];
+  dt::sign_message(msg, web1_);
+  const std::string wrapped = dt::wrap_directed("web2", msg);
+  std::string to;
+  size_t at = 0;
+  ASSERT_TRUE(dt::unwrap_directed(wrapped.data(), wrapped.size(), &to, &at));
+  EXPECT_EQ(to, "web2");
+  ASSERT_EQ(verifier_.verify(wrapped.data() + at, wrapped.size() - at).check, dt::SignatureCheck::Ok);
+  dt::ReportHeader got;
+  dt::ReportBody body;
+  ASSERT_EQ(dt::decode_report(wrapped.data() + at, wrapped.size() - at, &got, &body), dt::DecodeError::None);
+  EXPECT_EQ(got.to, "web3") << "the signed recipient, whatever the envelope says";
+  std::string readdressed = msg;
+  const size_t to_at = readdressed.find("web3");
+  ASSERT_NE(to_at, std::string::npos);
+  readdressed[to_at + 3] = '2';  // web3 -> web2
+  EXPECT_EQ(verifier_.verify(readdressed.data(), readdressed.size()).check, dt::SignatureCheck::BadSignature);
+}
+
 TEST_F(ReportSigningTest, UnsignedAndUnknownNodesAreRejected) {
   const std::string plain = report_of("web1");
   EXPECT_EQ(verifier_.verify(plain.data(), plain.size()).check, dt::SignatureCheck::Unsigned);
@@ -193,6 +221,14 @@ TEST_F(ReportSigningTest, UnsignedAndUnknownNodesAreRejected) {
   const dt::VerifyResult j = verifier_.verify(junk.data(), junk.size());
   EXPECT_EQ(j.check, dt::SignatureCheck::Malformed);
   EXPECT_EQ(j.malformed, dt::DecodeError::BadMagic);
+}
+
+// Relay blocks are charged only for members: nodes with a role = node key (not a hub).
+TEST_F(ReportSigningTest, OnlyNodeKeysAreMembers) {
+  EXPECT_TRUE(verifier_.knows_node("web1"));
+  EXPECT_TRUE(verifier_.knows_node("web2")) << "ours";
+  EXPECT_FALSE(verifier_.knows_node("hub")) << "a hub admits no traffic";
+  EXPECT_FALSE(verifier_.knows_node("web9"));
 }
 
 TEST_F(ReportSigningTest, HubKeySignsNoNodeReport) {

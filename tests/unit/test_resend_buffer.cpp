@@ -32,3 +32,46 @@ TEST(ResendBuffer, KeepsRecentMessagesAndResendsEachOncePerGap) {
 }
 
 }  // namespace
+
+namespace {
+
+// One request could make an agent publish 64 messages of 60 KiB, every time it came: now
+// one node gets at most kMaxResentPerPeer a period, all of them kMaxResentPerPeriod.
+TEST(ResendBudget, BoundsWhatOneNodeAndAllCanHaveAPeriod) {
+  dt::ResendBudget b;
+  EXPECT_EQ(b.left("h2"), dt::kMaxResentPerPeer);
+  b.spend("h2", b.left("h2"));
+  EXPECT_EQ(b.left("h2"), 0u) << "the same node again this period";
+  size_t others = 0;
+  for (int i = 0; i < 100; i++) {
+    const std::string p = "p" + std::to_string(i);
+    others += b.left(p);
+    b.spend(p, b.left(p));
+  }
+  EXPECT_EQ(others + dt::kMaxResentPerPeer, dt::kMaxResentPerPeriod) << "every node together";
+  b.new_period();
+  b.spend("h2", 3);
+  EXPECT_EQ(b.left("h2"), dt::kMaxResentPerPeer - 3) << "a new period";
+  EXPECT_LT(dt::kMaxResentPerPeer, dt::kMaxResendSeqs) << "less than one request may ask";
+}
+
+// A full request for messages that are all kept yields the cap's worth, the newest first
+// (the likelier to be fresh where they arrive), in seq order; the rest are counted.
+TEST(ResendBuffer, TakesAtMostTheCapTheNewest) {
+  dt::ResendBuffer buf(1000 * kMsNs);
+  dt::ResendRequest r{"me", 9, {}};
+  for (uint64_t seq = 1; seq <= 64; seq++) {
+    buf.keep(seq, std::make_shared<const std::string>(std::to_string(seq)), 100 * kMsNs);
+    r.seqs.push_back(seq);
+  }
+  size_t over = 0;
+  const auto got = buf.take(r, 9, 200 * kMsNs, 100 * kMsNs, 16, &over);
+  ASSERT_EQ(got.size(), 16u);
+  EXPECT_EQ(*got.front(), "49");
+  EXPECT_EQ(*got.back(), "64");
+  EXPECT_EQ(over, 48u);
+  r.seqs.resize(48);  // the next period the peer asks for what it still misses
+  EXPECT_EQ(*buf.take(r, 9, 400 * kMsNs, 100 * kMsNs, 16, &over).front(), "33") << "the next newest";
+}
+
+}  // namespace
