@@ -21,11 +21,23 @@ void Cluster::publish_bans(uint64_t now_ns) {
   }
 }
 
-// A peer's bans message (already checked: its signature with keys, not our own echo).
+// Peer `node_id`'s clock now, in unix ms, as far as this host knows it: by the offset its
+// messages taught the tracker (peer_tracker.h), else by our own clock.
+uint64_t Cluster::peer_clock_ms(const std::string &node_id, uint64_t now_ns) const {
+  const auto &peers = tracker_.peers();
+  const auto it = peers.find(node_id);
+  if (it == peers.end() || !it->second.have_offset) return unix_now_ms();
+  const int64_t us = static_cast<int64_t>(now_ns / 1000) - it->second.offset_us;
+  return us > 0 ? static_cast<uint64_t>(us) / 1000 : 0;
+}
+
+// A peer's bans message (already checked: its signature with keys, not our own echo). The
+// peers' and hubs' addresses are never banned (bans/never_ban.h): the set follows exempt_.
 void Cluster::apply_bans(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
   counters_.ban_messages_received++;
   if (!bans_) return;
-  bans_->apply(h.node_id, body.bans, now_ns);
+  bans_->set_cluster_addresses(exempt_);
+  bans_->apply(h.node_id, body.bans, now_ns, peer_clock_ms(h.node_id, now_ns));
   counters_.bans = bans_->counters();
 }
 
