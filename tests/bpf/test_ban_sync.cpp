@@ -1,14 +1,23 @@
 // test_ban_sync.cpp - what a host does with its peers' bans (agent/bans/ban_sync.h) over
 // real ban maps: the policy (min prefix, never-ban set, per-peer cap and rate, duration
 // cut, credible times), lifts honoured only from a ban's origin, and tombstones bounded,
-// re-announced by their origin only, ending kBanTombstoneNs after the lift at the origin.
+// re-announced by their origin only, ending kBanTombstoneNs after the lift at the origin;
+// and the bouncer's never-ban set read from an agent's pins (bans/never_ban.h).
+#include <bpf/bpf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "ban_fixture.h"
 #include "bans/ban_sync.h"
+#include "cluster/cluster_exempt.h"
 #include "common/address.h"
 #include "common/clock.h"
+#include "rules/list_file.h"
 
 namespace dt::test {
 namespace {
@@ -194,6 +203,45 @@ TEST_F(BanSyncTest, AnUnbanHereOfAPeersBanStaysHere) {
   EXPECT_FALSE(banned("198.18.7.0/24")) << "h2's re-announcement brought back the ban unbanned here";
   from("h2", {set("198.18.7.0/24", 600'000, kUnix + 1500)});
   EXPECT_TRUE(banned("198.18.7.0/24")) << "h2's new ban of the prefix was not learned";
+}
+
+// The bouncer's never-ban set, read from an agent's pins: its cluster_exempt entries and
+// its allow list (read again once the agent puts a new one in force).
+TEST_F(BanSyncTest, NeverBanSetFromThePins) {
+  const std::string dir = "/sys/fs/bpf/dt-test-neverban-" + std::to_string(getpid());
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0) << dir << ": " << strerror(errno);
+  const std::string names[] = {DT_MAP_CLUSTER_EXEMPT, DT_MAP_LISTS_V4, DT_MAP_LISTS_V6};
+  for (const std::string &name : names)
+    ASSERT_EQ(bpf_obj_pin(map_fd(name.c_str()), (dir + "/" + name).c_str()), 0) << name << ": " << strerror(errno);
+  std::string err;
+  const auto keys = cluster_exempt_keys({"tcp://198.18.9.9:7700"}, {}, "", &err);
+  ASSERT_EQ(err, "");
+  install_cluster_exempt(cluster_exempt_fd(), cluster_ports_fd(), keys, &err);
+  ListPrefixes allow, deny;
+  ASSERT_TRUE(parse_list_text("198.18.7.0/24\n2001:2:0:7::/64\n", "allow", &allow, &err)) << err;
+  const ListMapFds lists{map_fd(DT_MAP_LISTS_V4), map_fd(DT_MAP_LISTS_V6)};
+  ASSERT_EQ(publish_lists(lists, allow, deny, nullptr, nullptr, &err), 0) << err;
+  NeverBanPins pins(dir);
+  EXPECT_TRUE(pins.refresh(&err)) << err;
+  std::string what;
+  auto overlaps = [&](const std::string &text) {
+    BanPrefix p;
+    std::string e;
+    EXPECT_TRUE(parse_ban_prefix(text, &p, &e)) << e;
+    return pins.set().overlaps(p, &what);
+  };
+  EXPECT_TRUE(overlaps("198.18.9.0/24")) << "a range covering the peer 198.18.9.9";
+  EXPECT_TRUE(overlaps("198.18.7.7")) << "an allowed address";
+  EXPECT_TRUE(overlaps("2001:2::/48")) << "a range covering an allowed IPv6 prefix";
+  EXPECT_FALSE(overlaps("198.18.8.0/24"));
+  ASSERT_TRUE(parse_list_text("198.18.8.0/24\n", "allow", &allow, &err)) << err;
+  ASSERT_EQ(publish_lists(lists, allow, deny, nullptr, nullptr, &err), 0) << err;
+  EXPECT_TRUE(pins.refresh(&err)) << err;
+  EXPECT_TRUE(overlaps("198.18.8.0/24")) << "the new allow list was not read";
+  EXPECT_FALSE(overlaps("198.18.7.7")) << "the old allow list is still used";
+  EXPECT_FALSE(overlaps("2001:2::/48")) << "the IPv6 allow list, now empty, is still used";
+  for (const std::string &name : names) unlink((dir + "/" + name).c_str());
+  rmdir(dir.c_str());
 }
 
 }  // namespace
