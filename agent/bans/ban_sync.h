@@ -6,14 +6,25 @@
 //             the last period, changes made by any process (agent ban, the query socket,
 //             the bouncer: BanStore's generation); every one of them again every
 //             kBanAnnounceEveryNs, so that peers that restart or join learn them; and the
-//             bans lifted here (agent unban, not expiry), again with every full
-//             announcement while their tombstone lasts (kBanTombstoneNs).
-//   apply     a peer's set installs or updates the ban (origin: the peer's node id, with
-//             its own origin if not "local": "h1/crowdsec"), unless it is older than a
-//             lift of the same prefix (a tombstone) or than the ban held here; a lift
-//             removes the ban. Bounded: at most kMaxPeerBans bans learned from peers, and
-//             no ban longer than kMaxBanNs (rejections counted).
-//   sweep     expired bans are removed each period (they already pass in the kernel).
+//             bans set here and lifted here (agent unban, not expiry), again with every
+//             full announcement while their tombstone lasts (kBanTombstoneNs from the
+//             lift). Only a ban's origin announces its lift: an unban here of a peer's
+//             ban lifts it here only (for the rest of its life: a tombstone of it keeps
+//             that peer's re-announcements out), never on the other peers.
+//   apply     a peer's set, if the policy takes it (ban_policy.h: the peer may ban, the
+//             prefix is narrow enough, the times credible, the peer under its caps and
+//             rate; never_ban.h: it covers no peer, hub or allowed address), installs
+//             the ban (origin: the peer's node id, with its own origin if not "local":
+//             "h1/crowdsec") for at most the policy's max_duration, or updates that
+//             peer's ban of the prefix. It is ignored when older than that peer's lift
+//             of the prefix (a tombstone) or than its ban held here, and when another
+//             origin's ban of the prefix is in force here (a peer never replaces nor
+//             shortens this host's bans, nor another peer's). A lift is honoured only
+//             from the ban's origin: it removes that peer's ban set before it, and
+//             leaves a tombstone (kBanTombstoneNs from the lift's time at the origin,
+//             bounded: kMaxBanTombstones, and a peer's max_per_peer). Every refusal is
+//             counted, and logged at a bounded rate.
+//   sweep     expired bans and tombstones are removed each period.
 #pragma once
 
 #include <cstdint>
@@ -21,13 +32,17 @@
 #include <string>
 #include <vector>
 
+#include "bans/ban_policy.h"
 #include "bans/ban_store.h"
+#include "bans/never_ban.h"
+#include "common/log.h"
 
 namespace dt {
 
 constexpr size_t kMaxPeerBans = 16384;
 constexpr uint64_t kBanAnnounceEveryNs = 10'000'000'000ull;
 constexpr uint64_t kBanTombstoneNs = 60'000'000'000ull;
+constexpr size_t kMaxBanTombstones = 16384;  // of this host's lifts, and again of the peers'
 
 struct BanSyncCounters {
   uint64_t announced = 0, lifts_announced = 0;  // notices sent
@@ -35,39 +50,80 @@ struct BanSyncCounters {
   uint64_t swept = 0;                             // expired bans removed
   uint64_t rejected_cap = 0, rejected_duration = 0, rejected_write = 0;
   uint64_t ignored_stale = 0;  // older than a lift or than the ban held here
+  uint64_t ignored_held = 0;   // a set of a prefix another origin's ban holds here
+  uint64_t clamped = 0;        // sets longer than the policy's max_duration, cut to it
+  // Refused by the policy (ban_policy.h, never_ban.h):
+  uint64_t refused_peer = 0;        // a peer --peer-bans does not list
+  uint64_t refused_prefix = 0;      // wider than --peer-ban-min-prefix
+  uint64_t refused_never_ban = 0;   // covering a peer, a hub or the allow list
+  uint64_t refused_peer_cap = 0;    // the peer's bans here at --peer-ban-max
+  uint64_t refused_rate = 0;        // over the peer's --peer-ban-rate
+  uint64_t refused_time = 0;        // a set or lift time in the future or too far past
+  uint64_t refused_origin = 0;      // a lift of a ban the peer did not set
+  uint64_t refused_tombstones = 0;  // lifts whose tombstone found no room (still applied)
+  uint64_t tombstones = 0;          // held now (this host's and the peers')
+  uint64_t refused() const {
+    return rejected_cap + rejected_duration + rejected_write + refused_peer + refused_prefix + refused_never_ban +
+           refused_peer_cap + refused_rate + refused_time + refused_origin;
+  }
 };
 
 class BanSync {
  public:
   BanSync(BanStore &store, std::string node_id) : store_(store), node_id_(std::move(node_id)) {}
+  void set_policy(const PeerBanPolicy &p) { policy_ = p; }
+  // The never-ban set's parts (never_ban.h), whenever they change.
+  void set_cluster_addresses(const std::vector<dt_exempt_key> &keys) { never_.set_cluster(keys); }
+  void set_allow_list(std::shared_ptr<const ListPrefixes> allow) { never_.set_allow(std::move(allow)); }
   // Once a period: sweeps, then what to announce now (see the top).
   std::vector<BanNotice> on_period(uint64_t now_ns, uint64_t now_unix_ms);
-  // Peer `from`'s notices.
-  void apply(const std::string &from, const std::vector<BanNotice> &notices, uint64_t now_ns);
+  // Peer `from`'s notices, at now_ns (monotonic), when from's clock reads peer_now_ms.
+  void apply(const std::string &from, const std::vector<BanNotice> &notices, uint64_t now_ns, uint64_t peer_now_ms);
   const BanSyncCounters &counters() const { return counters_; }
 
  private:
   struct Known {
     uint64_t expires_ns = 0, set_unix_ms = 0;
     bool remote = false;
+    std::string node;  // remote: the peer that set it
   };
   struct Tombstone {
-    uint64_t unix_ms = 0;   // when the ban was lifted
-    uint64_t until_ns = 0;  // kept (and announced) until then
+    uint64_t unix_ms = 0;   // when the ban was lifted (its origin's clock)
+    uint64_t until_ns = 0;  // kept (and, if ours, announced) until then
   };
+  using PeerKey = std::pair<BanPrefix, std::string>;  // a prefix, a peer's node id
   void rescan(uint64_t now_ns, uint64_t now_unix_ms, bool full, std::vector<BanNotice> *out);
-  void apply_set(const std::string &from, const BanNotice &n, uint64_t now_ns);
-  void apply_lift(const BanNotice &n, uint64_t now_ns);
-  size_t remote_count() const;
+  void on_lifted_here(const BanPrefix &prefix, const Known &k, uint64_t now_ns, uint64_t now_unix_ms,
+                      std::vector<BanNotice> *out);
+  void announce_tombstones(std::vector<BanNotice> *out);
+  void expire_tombstones(uint64_t now_ns);
+  bool admit_set(const std::string &from, const BanNotice &n, uint64_t now_ns, uint64_t peer_now_ms);
+  void apply_set(const std::string &from, const BanNotice &n, uint64_t now_ns, uint64_t peer_now_ms);
+  void apply_lift(const std::string &from, const BanNotice &n, uint64_t now_ns, uint64_t peer_now_ms);
+  bool keep_peer_tombstone(const PeerKey &key, const Tombstone &t);
+  void install(const std::string &from, const BanNotice &n, uint64_t now_ns, uint64_t expires, bool existed);
+  void refuse(uint64_t *counter, const std::string &from, const BanNotice &n, const std::string &why, uint64_t now_ns);
+  void count_known();
 
   BanStore &store_;
   std::string node_id_;
+  PeerBanPolicy policy_;
+  NeverBan never_;
+  PeerBanRate rate_;
   std::map<BanPrefix, Known> known_;  // the bans as of the last scan (and our own applies)
-  std::map<BanPrefix, Tombstone> tombstones_;
+  std::map<std::string, size_t> peer_bans_;  // known_'s remote bans by peer
+  size_t remote_bans_ = 0;
+  std::map<BanPrefix, Tombstone> tombstones_;      // lifts of this host's own bans: announced
+  std::map<PeerKey, Tombstone> peer_tombstones_;   // the peers' lifts, and unbans here of their bans
+  std::map<std::string, size_t> peer_tombstone_counts_;
   uint64_t seen_generation_ = UINT64_MAX;
   uint64_t next_full_ns_ = 0;
   BanSyncCounters counters_;
+  LogLimiter refuse_log_{10'000'000'000ull, 5};
 };
+
+// The node id of the peer that set the remote ban `b` (its origin up to a '/').
+std::string ban_origin_node(const Ban &b);
 
 // The notice that announces `b` at now_ns.
 BanNotice set_notice(const Ban &b, uint64_t now_ns);

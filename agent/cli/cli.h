@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bans/ban_policy.h"
 #include "cli/options.h"
 #include "dataplane/dataplane.h"
 #include "common/log.h"
@@ -42,6 +43,7 @@ struct RunOptions {
                                    // --curve-key "" until load_run_config sets the key's
   std::string curve_key, curve_peers;
   bool insecure_cluster = false;   // --insecure-cluster: a cluster without --curve-key, asked for by name
+  PeerBanPolicy peer_bans;         // --peer-bans, --peer-ban-*: what this host takes of the peers' bans
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
   bool dry_run = false;            // --dry-run: every rule decides and counts, nothing is dropped
@@ -123,6 +125,7 @@ struct CrowdsecOptions {
   std::string iface, pin_dir;
   uint64_t poll_ns = 10'000'000'000;
   LogLevel log_level = LogLevel::Info;
+  BanMinPrefix min_prefix;  // --min-prefix: wider decisions are refused
 };
 
 // agent ban ADDR|PREFIX --for DURATION [--reason TEXT] [--iface IFACE | --pin-dir DIR]

@@ -62,6 +62,10 @@ int parse_crowdsec_command(int argc, char **argv, CrowdsecOptions *o) {
           {"poll", 0, "D", "time between pulls, 200ms to 1h (default 10s)",
            duration_into(&o->poll_ns, 200'000'000, 3'600'000'000'000ull, "from 200ms to 1h")},
           {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
+          {"min-prefix", 0, "V4,V6",
+           "refuse decisions on ranges wider than these prefix\nlengths (default 16,48); nor is any peer, hub or "
+           "allowed\naddress ever banned",
+           [o](const std::string &v, std::string *why) { return parse_ban_min_prefix(v, &o->min_prefix, why); }},
       },
       "set the bans of the agent pinned in /sys/fs/bpf/dthrottle/IFACE", "set the bans of the agent pinned in DIR");
   const CommandSpec spec(command_name("crowdsec"), kCrowdsecUsage, std::move(options), 0, kCrowdsecExample);

@@ -1,6 +1,7 @@
 // run_flags.cpp - the options of `dthrottle-agent` (run) and its `check`: names, --help, values.
 #include "cli/run_flags.h"
 
+#include "bans/ban_sync.h"
 #include "cli/option_values.h"
 #include "common/endpoint.h"
 #include "common/node_id.h"
@@ -290,6 +291,29 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
   };
 }
 
+// --peer-bans, --peer-ban-*: what this host takes of its peers' bans (docs/bans.md).
+std::vector<OptionSpec> peer_ban_options(RunOptions *o) {
+  PeerBanPolicy *p = &o->peer_bans;
+  return {
+      text("Peers' bans (docs/bans.md \"What a member may ban\"):"),
+      {"peer-bans", 0, "WHO",
+       "which peers' bans this host takes: all (default), none,\nor NODE[,NODE...] (node ids); a peer lifts only its own",
+       [p](const std::string &v, std::string *why) { return parse_peer_bans(v, p, why); }},
+      {"peer-ban-min-prefix", 0, "V4,V6",
+       "refuse peers' bans wider than these prefix lengths\n(default 16,48: no /15 or wider, no IPv6 /47 or wider)",
+       [p](const std::string &v, std::string *why) { return parse_ban_min_prefix(v, &p->min_prefix, why); }},
+      {"peer-ban-max-duration", 0, "D",
+       "a peer's ban lasts at most D here, 1s to 30d (default\n1d); its origin's re-announcements renew it",
+       [p](const std::string &v, std::string *why) { return parse_ban_duration(v, &p->max_duration_ns, why); }},
+      {"peer-ban-max", 0, "N", "at most N bans of any one peer in force here\n(default 4096, at most 16384)",
+       count_into(&p->max_per_peer, 1, kMaxPeerBans)},
+      {"peer-ban-rate", 0, "N",
+       "at most N new bans a second from any one peer, in\nbursts of 10 s worth (default 100)",
+       count_into(&p->rate_per_s, 1, 100000)},
+      text(""),
+  };
+}
+
 void append(std::vector<OptionSpec> *to, std::vector<OptionSpec> more) {
   for (auto &o : more) to->push_back(std::move(o));
 }
@@ -306,6 +330,7 @@ CommandSpec run_command(RunOptions *o, RunFlagsSeen *seen, const std::string &su
   append(&spec.options, query_options(o));
   append(&spec.options, agent_options(o));
   append(&spec.options, cluster_options(o));
+  append(&spec.options, peer_ban_options(o));
   spec.epilogue = subcommand.empty() ? kRunExamples : "";
   return spec;
 }

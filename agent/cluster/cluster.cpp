@@ -606,6 +606,34 @@ std::string Cluster::status_json(uint64_t now_ns) const {
   return cluster_status_json(head, counters_, tracker_.peers());
 }
 
+// The "bans" object of the cluster's status: bans messages, and each peer notice's fate.
+static Json ban_sync_json(const ClusterCounters &c) {
+  const BanSyncCounters &b = c.bans;
+  return {{"messages_sent", c.ban_messages_sent},
+          {"messages_received", c.ban_messages_received},
+          {"announced", b.announced},
+          {"lifts_announced", b.lifts_announced},
+          {"learned", b.learned},
+          {"updated", b.updated},
+          {"lifted", b.lifted},
+          {"swept", b.swept},
+          {"ignored_stale", b.ignored_stale},
+          {"rejected_cap", b.rejected_cap},
+          {"rejected_duration", b.rejected_duration},
+          {"rejected_write", b.rejected_write},
+          {"ignored_held", b.ignored_held},
+          {"clamped", b.clamped},
+          {"refused_peer", b.refused_peer},
+          {"refused_prefix", b.refused_prefix},
+          {"refused_never_ban", b.refused_never_ban},
+          {"refused_peer_cap", b.refused_peer_cap},
+          {"refused_rate", b.refused_rate},
+          {"refused_time", b.refused_time},
+          {"refused_origin", b.refused_origin},
+          {"refused_tombstones", b.refused_tombstones},
+          {"tombstones", b.tombstones}};
+}
+
 std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCounters &c,
                                 const std::map<std::string, PeerState> &peers) {
   Json j;
@@ -678,19 +706,7 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
                      {"replayed", a.replayed},       {"overlaps", a.overlaps},
                      {"own_missing", a.own_missing}, {"own_hits_subtracted", a.own_hits_subtracted},
                      {"failovers", a.failovers},     {"active_hub", a.active_hub}};
-  const BanSyncCounters &b = c.bans;
-  j["bans"] = {{"messages_sent", c.ban_messages_sent},
-               {"messages_received", c.ban_messages_received},
-               {"announced", b.announced},
-               {"lifts_announced", b.lifts_announced},
-               {"learned", b.learned},
-               {"updated", b.updated},
-               {"lifted", b.lifted},
-               {"swept", b.swept},
-               {"ignored_stale", b.ignored_stale},
-               {"rejected_cap", b.rejected_cap},
-               {"rejected_duration", b.rejected_duration},
-               {"rejected_write", b.rejected_write}};
+  j["bans"] = ban_sync_json(c);
   j["received_by_kind"] = Json::object();
   for (const auto &[kind, bytes] : c.received_bytes_by_kind)
     j["received_by_kind"][kind] = {{"bytes", bytes}, {"messages", c.received_messages_by_kind.at(kind)}};
@@ -701,12 +717,15 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
 static std::string ban_sync_text(const ClusterCounters &c) {
   const BanSyncCounters &b = c.bans;
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  char line[256];
+  char line[512];
   snprintf(line, sizeof line,
            "  bans     sent %llu messages (%llu bans, %llu lifts); from peers: %llu learned, %llu updated, %llu lifted, "
-           "%llu stale, %llu refused\n",
+           "%llu stale, %llu held by another, %llu refused (%llu prefix, %llu never-ban, %llu origin, %llu peer cap, "
+           "%llu rate, %llu time, %llu peer); %llu tombstones\n",
            u(c.ban_messages_sent), u(b.announced), u(b.lifts_announced), u(b.learned), u(b.updated), u(b.lifted),
-           u(b.ignored_stale), u(b.rejected_cap + b.rejected_duration + b.rejected_write));
+           u(b.ignored_stale), u(b.ignored_held), u(b.refused()), u(b.refused_prefix), u(b.refused_never_ban),
+           u(b.refused_origin), u(b.refused_peer_cap), u(b.refused_rate), u(b.refused_time), u(b.refused_peer),
+           u(b.tombstones));
   return line;
 }
 

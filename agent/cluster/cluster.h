@@ -255,6 +255,7 @@ class Cluster {
   // Bans (cluster_bans.cpp).
   void publish_bans(uint64_t now_ns);
   void apply_bans(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
+  uint64_t peer_clock_ms(const std::string &node_id, uint64_t now_ns) const;
 
   ClusterConfig cfg_;
   Dataplane &dp_;

@@ -23,11 +23,22 @@ void Cluster::publish_bans(uint64_t now_ns) {
   }
 }
 
+// Peer `node_id`'s clock now, in unix ms, as far as this host knows it: by the offset its
+// messages taught the tracker (peer_tracker.h), else by our own clock.
+uint64_t Cluster::peer_clock_ms(const std::string &node_id, uint64_t now_ns) const {
+  const auto &peers = tracker_.peers();
+  const auto it = peers.find(node_id);
+  if (it == peers.end() || !it->second.have_offset) return unix_now_ms();
+  const int64_t us = static_cast<int64_t>(now_ns / 1000) - it->second.offset_us;
+  return us > 0 ? static_cast<uint64_t>(us) / 1000 : 0;
+}
+
 // A peer's bans message (already checked: its signature with keys, its recipient, not our
 // own echo, once only in its stream: PeerTracker). Its sets' remaining times are by the
 // sender's clock at sending (peer_protocol.h: expiry - sent_unix_ms); the message's age by
 // that clock (the tracker's) is taken off. A stale one is not applied (its sender
-// announces its bans again: bans/ban_sync.h).
+// announces its bans again: bans/ban_sync.h). The peers' and hubs' addresses are never
+// banned (bans/never_ban.h): the set follows exempt_.
 void Cluster::apply_bans(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns) {
   counters_.ban_messages_received++;
   if (!bans_) return;
@@ -41,7 +52,8 @@ void Cluster::apply_bans(const ReportHeader &h, const ReportBody &body, const Ar
     if (!n.remove) n.remaining_ms -= a.age_ms;
     notices.push_back(std::move(n));
   }
-  bans_->apply(h.node_id, notices, now_ns);
+  bans_->set_cluster_addresses(exempt_);
+  bans_->apply(h.node_id, notices, now_ns, peer_clock_ms(h.node_id, now_ns));
   counters_.bans = bans_->counters();
 }
 

@@ -75,8 +75,9 @@ int cmd_crowdsec(int argc, char **argv) {
     return 1;
   }
   config.timing.poll_ns = opt.poll_ns;
+  config.min_prefix = opt.min_prefix;
   install_stop_handlers();
-  StoreBanTarget target(std::move(store));
+  StoreBanTarget target(std::move(store), opt.pin_dir);
   DT_INFO("CrowdSec bouncer: LAPI %s%s, bans of %s, a pull every %.1fs", config.lapi.scheme_host_port.c_str(),
           config.lapi.path_prefix.c_str(), opt.pin_dir.c_str(), static_cast<double>(opt.poll_ns) / 1e9);
   return run_bouncer(config, target, &g_stop);

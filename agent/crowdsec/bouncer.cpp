@@ -33,6 +33,7 @@ class Bouncer {
   void adopt_current_bans();
   void pull(uint64_t now);
   void apply(const std::vector<BanChange> &changes, uint64_t now, unsigned *set, unsigned *lifted);
+  bool refuses(const BanChange &change, uint64_t now);
   void log_batch(bool startup, const StreamBatch &batch, unsigned set, unsigned lifted);
   void sleep_until(uint64_t deadline_ns);
 
@@ -43,7 +44,9 @@ class Bouncer {
   LapiClient client_;
   LogLimiter failure_log_{60 * kSecond, 5};  // a LAPI down for hours: a few lines a minute
   LogLimiter change_log_{kSecond, 20};       // a startup pull of thousands: a summary and 20 lines
+  LogLimiter refuse_log_{10 * kSecond, 5};   // decisions refused (too wide, never-ban)
   bool answered_ = false;                    // the LAPI has answered once
+  unsigned refused_ = 0;                     // in the current pull
 };
 
 void Bouncer::adopt_current_bans() {
@@ -54,8 +57,29 @@ void Bouncer::adopt_current_bans() {
             current.size());
 }
 
+// A ban the policy refuses (counted, logged at a bounded rate): a range wider than
+// --min-prefix, or one covering a peer, a hub or the allow list (bans/never_ban.h).
+bool Bouncer::refuses(const BanChange &change, uint64_t now) {
+  std::string why;
+  if (ban_too_wide(change.prefix, config_.min_prefix))
+    why = "wider than --min-prefix " + ban_min_prefix_text(config_.min_prefix);
+  else if (std::string what; target_.never_ban(change.prefix, &what))
+    why = "it covers " + what + " (never banned)";
+  else
+    return false;
+  refused_++;
+  log_limited(refuse_log_, LogLevel::Warn, now, "refused the ban of %s: %s", ban_prefix_text(change.prefix).c_str(),
+              why.c_str());
+  return true;
+}
+
 void Bouncer::apply(const std::vector<BanChange> &changes, uint64_t now, unsigned *set, unsigned *lifted) {
+  refused_ = 0;
+  if (std::string err; !target_.refresh_never_ban(&err))
+    log_limited(failure_log_, LogLevel::Warn, now, "cannot read the never-ban set (peers, hubs, allow list): %s",
+                err.c_str());
   for (const BanChange &change : changes) {
+    if (change.kind == BanChange::Kind::Set && refuses(change, now)) continue;
     const std::string text = ban_prefix_text(change.prefix);
     std::string err;
     bool ok = false, was_there = false;
@@ -78,12 +102,12 @@ void Bouncer::apply(const std::vector<BanChange> &changes, uint64_t now, unsigne
 void Bouncer::log_batch(bool startup, const StreamBatch &batch, unsigned set, unsigned lifted) {
   const StreamCounts &c = batch.counts;
   const uint64_t ignored = c.other_type + c.other_scope + c.invalid + c.over_limit;
-  if (!startup && set == 0 && lifted == 0 && ignored == 0) return;
-  DT_INFO("%s pull: %zu new and %zu deleted ban decisions, %u bans set, %u lifted, %zu held; ignored: "
+  if (!startup && set == 0 && lifted == 0 && ignored == 0 && refused_ == 0) return;
+  DT_INFO("%s pull: %zu new and %zu deleted ban decisions, %u bans set, %u lifted, %u refused, %zu held; ignored: "
           "%" PRIu64 " not bans, %" PRIu64 " other scopes, %" PRIu64 " invalid, %" PRIu64 " over the limit%s%s",
-          startup ? "startup" : "delta", batch.added.size(), batch.deleted.size(), set, lifted, stream_.held(),
-          c.other_type, c.other_scope, c.invalid, c.over_limit, batch.first_problem.empty() ? "" : "; first invalid: ",
-          batch.first_problem.c_str());
+          startup ? "startup" : "delta", batch.added.size(), batch.deleted.size(), set, lifted, refused_,
+          stream_.held(), c.other_type, c.other_scope, c.invalid, c.over_limit,
+          batch.first_problem.empty() ? "" : "; first invalid: ", batch.first_problem.c_str());
 }
 
 void Bouncer::pull(uint64_t now) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bans/ban_policy.h"
 #include "crowdsec/decisions.h"
 #include "crowdsec/lapi_client.h"
 #include "crowdsec/stream_state.h"
@@ -30,6 +31,11 @@ class BanTarget {
     std::string reason;
   };
   virtual std::vector<Current> current_bans() = 0;
+  // The never-ban set (bans/never_ban.h) read again (before each pull's changes); false
+  // with *err if it cannot be (the last one read stays).
+  virtual bool refresh_never_ban(std::string *) { return true; }
+  // Whether a ban of `prefix` would cover a peer, a hub or the allow list (*what says which).
+  virtual bool never_ban(const BanPrefix &, std::string *) { return false; }
 };
 
 struct BouncerConfig {
@@ -38,6 +44,7 @@ struct BouncerConfig {
   StreamTiming timing;
   StreamLimits stream_limits;
   LapiLimits lapi_limits;
+  BanMinPrefix min_prefix;  // decisions on wider ranges are refused (--min-prefix)
 };
 
 // Runs until *stop is set (a signal handler's flag); returns the exit code (0).

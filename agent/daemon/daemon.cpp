@@ -241,6 +241,8 @@ bool Daemon::open_bans() {
   ban_store_ = BanStore::open(dp_->pin_dir(), &err);
   if (!ban_store_) return fail("bans: " + err);
   ban_sync_ = std::make_unique<BanSync>(*ban_store_, config_.opt.node_id);
+  ban_sync_->set_policy(config_.opt.peer_bans);
+  ban_sync_->set_allow_list(config_.rules.allow);  // never banned by a peer (bans/never_ban.h)
   std::vector<Ban> bans;
   if (ban_store_->list(&bans, &err, false) && !bans.empty()) DT_INFO("bans: %zu kept from before", bans.size());
   return true;
@@ -417,6 +419,7 @@ void Daemon::on_signal() {
 void Daemon::on_reload() {
   reload_file_.write(std::to_string(reload_generation_ + 1) + " busy\n");
   const std::string outcome = reload_all({config_, rule_maps_, tags_, cluster_.get(), *adaptive_});
+  if (ban_sync_) ban_sync_->set_allow_list(config_.rules.allow);
   // A reload file that cannot be written leaves `agent reload` waiting: it says why (unwritable_reason).
   if (!reload_file_.write(std::to_string(++reload_generation_) + " " + outcome + "\n"))
     DT_WARN("the reload happened (%s) but %s cannot learn it", outcome.c_str(), command_name("reload").c_str());

@@ -325,14 +325,31 @@ void render_ban_sync(Exposition &x, const ClusterCounters &c) {
   x.counter("dthrottle_ban_messages_received_total", "Bans messages received from peers.", c.ban_messages_received);
   x.family("dthrottle_peer_ban_notices_total", "counter",
            "Peers' ban notices, by what became of them: learned, updated, lifted, stale (older than a lift or the "
-           "ban held here), refused_cap (16,384 learned bans), refused_duration (over 30 days), refused_write.");
+           "ban held here), held (another origin's ban of the prefix is in force here), refused_cap (16,384 learned "
+           "bans), refused_duration (over 30 days), refused_write, refused_peer (--peer-bans), refused_prefix "
+           "(--peer-ban-min-prefix), refused_never_ban (a peer, hub or allowed address), refused_peer_cap "
+           "(--peer-ban-max), refused_rate (--peer-ban-rate), refused_time (a set or lift time in the future or "
+           "over 30 days ago), refused_origin (a lift of a ban the peer did not set), refused_tombstone (no room).");
   const BanSyncCounters &b = c.bans;
   const std::pair<const char *, uint64_t> results[] = {
       {"learned", b.learned},           {"updated", b.updated},
       {"lifted", b.lifted},             {"stale", b.ignored_stale},
       {"refused_cap", b.rejected_cap},  {"refused_duration", b.rejected_duration},
-      {"refused_write", b.rejected_write}};
+      {"refused_write", b.rejected_write},
+      {"held", b.ignored_held},
+      {"refused_peer", b.refused_peer},
+      {"refused_prefix", b.refused_prefix},
+      {"refused_never_ban", b.refused_never_ban},
+      {"refused_peer_cap", b.refused_peer_cap},
+      {"refused_rate", b.refused_rate},
+      {"refused_time", b.refused_time},
+      {"refused_origin", b.refused_origin},
+      {"refused_tombstone", b.refused_tombstones}};
   for (const auto &[result, n] : results) x.sample("dthrottle_peer_ban_notices_total", {{"result", result}}, n);
+  x.counter("dthrottle_peer_bans_clamped_total", "Peers' bans longer than --peer-ban-max-duration, cut to it.",
+            b.clamped);
+  x.gauge("dthrottle_ban_tombstones", "Lifts remembered (this host's, announced; and the peers').",
+          static_cast<double>(b.tombstones));
 }
 
 void render_cluster(Exposition &x, const MetricsSnapshot &snap) {

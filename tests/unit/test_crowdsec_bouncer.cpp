@@ -239,3 +239,41 @@ TEST(CrowdsecBouncer, Options) {
 }
 
 }  // namespace
+
+namespace {
+
+// A target whose never-ban set is one address (as the agent's pins would give it).
+class GuardedTarget : public RecordingTarget {
+ public:
+  bool never_ban(const dt::BanPrefix &p, std::string *what) override {
+    std::string err;
+    dt::BanPrefix peer;
+    EXPECT_TRUE(dt::parse_ban_prefix("198.18.0.2", &peer, &err));
+    if (!dt::ban_prefix_covers(p, peer.addr)) return false;
+    *what = "peer or hub 198.18.0.2";
+    return true;
+  }
+};
+
+const char kWideAndPeer[] =
+    R"({"deleted":null,"new":[{"duration":"1h","id":1,"origin":"cscli","scenario":"wide","scope":"Range",)"
+    R"("type":"ban","value":"0.0.0.0/1"},{"duration":"1h","id":2,"origin":"cscli","scenario":"wide6",)"
+    R"("scope":"Range","type":"ban","value":"2001::/16"},{"duration":"1h","id":3,"origin":"cscli",)"
+    R"("scenario":"peer","scope":"Range","type":"ban","value":"198.18.0.0/24"},{"duration":"1h","id":4,)"
+    R"("origin":"cscli","scenario":"ok","scope":"Range","type":"ban","value":"198.18.5.0/24"}]})";
+
+TEST(CrowdsecBouncer, RefusesWideRangesAndTheNeverBanSet) {
+  FakeLapi lapi;
+  lapi.answer(200, kWideAndPeer, R"({"deleted":null,"new":null})");
+  GuardedTarget target;
+  RunningBouncer bouncer(lapi.url(), "k3y", target);
+  ASSERT_TRUE(eventually([&] { return lapi.deltas() >= 1; })) << "the startup pull was made";
+  const auto bans = target.bans();
+  EXPECT_EQ(bans.size(), 1u) << "only 198.18.5.0/24 is narrow enough and covers no peer";
+  EXPECT_EQ(bans.count("198.18.5.0/24"), 1u);
+  EXPECT_EQ(bans.count("0.0.0.0/1"), 0u) << "a /1 range was set";
+  EXPECT_EQ(bans.count("2001::/16"), 0u) << "an IPv6 /16 range was set";
+  EXPECT_EQ(bans.count("198.18.0.0/24"), 0u) << "a range covering a peer was set";
+}
+
+}  // namespace

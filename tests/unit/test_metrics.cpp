@@ -236,7 +236,7 @@ dthrottle_ban_messages_sent_total 7
 # HELP dthrottle_ban_messages_received_total Bans messages received from peers.
 # TYPE dthrottle_ban_messages_received_total counter
 dthrottle_ban_messages_received_total 14
-# HELP dthrottle_peer_ban_notices_total Peers' ban notices, by what became of them: learned, updated, lifted, stale (older than a lift or the ban held here), refused_cap (16,384 learned bans), refused_duration (over 30 days), refused_write.
+# HELP dthrottle_peer_ban_notices_total Peers' ban notices, by what became of them: learned, updated, lifted, stale (older than a lift or the ban held here), held (another origin's ban of the prefix is in force here), refused_cap (16,384 learned bans), refused_duration (over 30 days), refused_write, refused_peer (--peer-bans), refused_prefix (--peer-ban-min-prefix), refused_never_ban (a peer, hub or allowed address), refused_peer_cap (--peer-ban-max), refused_rate (--peer-ban-rate), refused_time (a set or lift time in the future or over 30 days ago), refused_origin (a lift of a ban the peer did not set), refused_tombstone (no room).
 # TYPE dthrottle_peer_ban_notices_total counter
 dthrottle_peer_ban_notices_total{result="learned"} 5
 dthrottle_peer_ban_notices_total{result="updated"} 0
@@ -245,6 +245,21 @@ dthrottle_peer_ban_notices_total{result="stale"} 0
 dthrottle_peer_ban_notices_total{result="refused_cap"} 1
 dthrottle_peer_ban_notices_total{result="refused_duration"} 0
 dthrottle_peer_ban_notices_total{result="refused_write"} 0
+dthrottle_peer_ban_notices_total{result="held"} 0
+dthrottle_peer_ban_notices_total{result="refused_peer"} 0
+dthrottle_peer_ban_notices_total{result="refused_prefix"} 0
+dthrottle_peer_ban_notices_total{result="refused_never_ban"} 0
+dthrottle_peer_ban_notices_total{result="refused_peer_cap"} 0
+dthrottle_peer_ban_notices_total{result="refused_rate"} 0
+dthrottle_peer_ban_notices_total{result="refused_time"} 0
+dthrottle_peer_ban_notices_total{result="refused_origin"} 0
+dthrottle_peer_ban_notices_total{result="refused_tombstone"} 0
+# HELP dthrottle_peer_bans_clamped_total Peers' bans longer than --peer-ban-max-duration, cut to it.
+# TYPE dthrottle_peer_bans_clamped_total counter
+dthrottle_peer_bans_clamped_total 0
+# HELP dthrottle_ban_tombstones Lifts remembered (this host's, announced; and the peers').
+# TYPE dthrottle_ban_tombstones gauge
+dthrottle_ban_tombstones 0
 # HELP dthrottle_peer_up 1 if the peer was heard from recently (--down-after), else 0.
 # TYPE dthrottle_peer_up gauge
 dthrottle_peer_up{peer="h2"} 1
@@ -361,7 +376,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 78u);
+  EXPECT_EQ(samples, 89u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
