@@ -14,7 +14,8 @@
 #   - the cluster: peer h2 up, heard recently, messages accepted, and the hits debited
 #     equal the `debited` column summed over h1's sources;
 #   - a later scrape (after more traffic) has no counter lower than before.
-# Errors: a bad --metrics value exits 2 and a port in use exits 1, both before the
+# A chunked POST of 64 MiB to any path is answered 405 and leaves the agent's memory as it
+# was. Errors: a bad --metrics value exits 2 and a port in use exits 1, both before the
 # dataplane is touched (no XDP attached); SIGTERM stops the server with the agent.
 # Last, an agent with a 32-entry table sees 100 sources: the eviction estimate is
 # created - present, and the fill ratio present / 32.
@@ -260,6 +261,25 @@ check metrics/counters-monotonic-from-start "counters that went down since befor
 check_ge metrics/passed-grew "passed after the second run vs the first scrape" \
 	"$(metric "$WORK/s2" 'dthrottle_packets_total{verdict="passed"}')" \
 	"$(($(metric "$WORK/s1" 'dthrottle_packets_total{verdict="passed"}') + 1))"
+
+# A hostile local user: a chunked POST (no Content-Length, which is all cpp-httplib 0.11.4
+# bounds a body by) of 64 MiB to /metrics and to another path. The server must answer 405
+# before reading the body, and the agent's peak resident memory must not follow the body
+# (before: about 450 MiB more for 256 MiB sent). 8 MiB allows for the allocator and threads.
+hwm() { awk '/^VmHWM:/ { print int($2 / 1024) }' "/proc/${LAB_PIDS[agent-h1]}/status"; }
+hwm0=$(hwm)
+for path in /metrics /nowhere; do
+	status=$(in_ns "${M_NS[1]}" timeout 30 python3 "$(dirname "$0")/chunked_post.py" 127.0.0.1 "$PORT" "$path" 64)
+	check metrics/chunked-post-405$path "a chunked POST to $path was answered '$status', not 405" \
+		grep -q '^HTTP/1.1 405' <<<"$status"
+done
+hwm1=$(hwm)
+echo "peak resident memory of h1: $hwm0 MiB before two 64 MiB chunked POSTs, $hwm1 MiB after"
+check_le metrics/chunked-post-memory "MiB the agent's peak resident memory grew by over two 64 MiB chunked POSTs" \
+	"$((hwm1 - hwm0))" 8
+scrape "${M_NS[1]}" 127.0.0.1 "$WORK/s5" || true
+check metrics/after-chunked-post "h1 did not serve /metrics after the chunked POSTs: $(cat "$WORK/s5.status" 2>/dev/null)" \
+	grep -q '^HTTP/1.1 200 OK$' "$WORK/s5.status"
 
 # SIGTERM stops the server with the agent.
 agent_signal h1 TERM || die "h1 did not exit within 10 s of SIGTERM"
