@@ -806,6 +806,25 @@ mlab_reporting() {
 	done
 }
 
+# mlab_check_under_way CHECK SRC SECONDS HOST...: a check that every HOST admits and debits
+# SRC within SECONDS of now (a run's setup before a fault is injected, not a timing claim:
+# reports land within a period or two, but each poll is an `agent stats` call per host,
+# which takes seconds on a loaded machine). Says how long it took, or what each host had.
+mlab_check_under_way() {
+	local check=$1 src=$2 secs=$3 t0 i seen=
+	shift 3
+	t0=$(now_s)
+	if wait_until "$secs" mlab_reporting "$src" "$@"; then
+		pass "$check"
+		echo "  every host admitted and debited $src $(calc "$(now_s) - $t0") s after the check began"
+		return 0
+	fi
+	for i in "$@"; do
+		seen+="h$i passed $(snap_num reporting "$i" "$src" passed) debited $(snap_num reporting "$i" "$src" debited); "
+	done
+	fail "$check" "the hosts did not all admit and debit $src within $secs s: $seen"
+}
+
 # --- cleanup ---------------------------------------------------------------------------------
 
 # lab_cleanup: removes exactly what the lab created (installed as the EXIT trap).

@@ -76,18 +76,7 @@ echo "== a. one source at $OFFER/s over $HOSTS hosts; every host cut off from it
 # under make test-kernel, where 60 s ended the traffic 20 s into the window): they are
 # stopped once the window after the heal is measured.
 spray_start a "$OFFER" $((3 * (5 + PART + AFTER + 5))) "$A"
-# Setup, not a timing claim: each host admits and debits A within a period or two, but a
-# poll is three `agent stats` calls, which take seconds on a loaded machine.
-t_spray=$(now_s)
-if wait_until 10 mlab_reporting "$A" 1 2 3; then
-	pass cluster_faults/a/under-way
-	echo "  every host admitted and debited $A $(calc "$(now_s) - $t_spray") s after the senders started"
-else
-	seen=$(for ((i = 1; i <= HOSTS; i++)); do
-		printf 'h%s passed %s debited %s; ' "$i" "$(snap_num reporting "$i" "$A" passed)" "$(snap_num reporting "$i" "$A" debited)"
-	done)
-	fail cluster_faults/a/under-way "the hosts did not all admit and debit $A within 10 s of the start: $seen"
-fi
+mlab_check_under_way cluster_faults/a/under-way "$A" 10 1 2 3
 t0=$(now_s)
 mlab_snapshot a-cut || die "agent stats failed"
 for ((i = 1; i <= HOSTS; i++)); do nft_block "$i" || die "cannot block port $PORT in h$i"; done
