@@ -91,7 +91,10 @@ int Daemon::run() {
 bool Daemon::setup() {
   // The metrics port and the query socket first: nothing is lost if they are taken.
   if (!bind_signals() || !bind_metrics() || !install_tag_rules() || !start_query()) return false;
-  if (!open_dataplane() || !publish_rules() || !open_bans() || !start_adaptive()) return false;
+  // The rules and lists go into the maps before the program is attached: in force from
+  // its first packet (a 1M-line list takes seconds to load).
+  if (!open_dataplane() || !publish_rules() || !attach_dataplane() || !open_bans() || !start_adaptive())
+    return false;
   // Attached, pinned, the first runtime files made: what is left needs (almost) no
   // capability. Before the cluster, whose ZeroMQ threads block every signal.
   if (!keep_needed_privileges() || !join_cluster()) return false;
@@ -227,6 +230,12 @@ bool Daemon::publish_rules() {
       rc != 0)
     return fail(std::string("cannot write the rules to the maps: ") + strerror(-rc));
   if (std::string err; !install_lists(rule_maps_.lists, rules, nullptr, &err)) return fail(err);
+  return true;
+}
+
+bool Daemon::attach_dataplane() {
+  const RunOptions &opt = config_.opt;
+  if (std::string err; !dp_->attach(&err)) return runtime_failure(err);
   DT_INFO("%s dthrottle on %s (%s): %s; up to %u sources, pinned in %s",
           dp_->took_over() ? "took over" : "attached", opt.iface.c_str(), dp_->hook_desc().c_str(),
           describe_run_rules(config_).c_str(), dp_->max_sources(), dp_->pin_dir().c_str());

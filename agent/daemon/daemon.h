@@ -1,5 +1,6 @@
 // daemon.h - the running agent: set up in named steps, then one event loop until SIGINT
-// or SIGTERM. The steps: signals, metrics port, query socket, dataplane, rules, adaptive
+// or SIGTERM. The steps: signals, metrics port, query socket, dataplane loaded, rules and
+// lists into its maps, attached (so both are in force from the first packet), adaptive
 // limits, capabilities dropped (daemon/privileges.h), cluster, metrics served; the
 // events: signals, peer reports, the active-source ring, timers (report period, status
 // files, fail-open check, stats log).
@@ -69,7 +70,8 @@ class Daemon {
   bool start_query();
   size_t query_connection_cap() const;
   bool open_dataplane();
-  bool publish_rules();
+  bool publish_rules();  // config flags, rules and lists into the maps (not attached yet)
+  bool attach_dataplane();
   bool start_adaptive();
   bool keep_needed_privileges();
   bool open_bans();

@@ -300,7 +300,10 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
     return nullptr;
   }
 
-  const bool had_pins = access((cfg.pin_dir + "/" + DT_MAP_BUCKETS).c_str(), F_OK) == 0;
+  dp->had_pins_ = access((cfg.pin_dir + "/" + DT_MAP_BUCKETS).c_str(), F_OK) == 0;
+  // Until attached, a failure must not touch what a previous agent pinned (its link may
+  // still enforce with these maps); our own fresh pins go.
+  dp->keep_ = dp->had_pins_;
   uint32_t max_sources = 0;
   // Pins of another layout: the changed maps made anew, or refused (pin_layout.h).
   if (!prepare_pins(cfg.pin_dir, map_catalog(), kLayoutVersion, err) || !bucket_map_size(cfg, &max_sources, err) ||
@@ -310,18 +313,24 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
   }
   dp->ifindex_ = ifindex;
   dp->hook_ = cfg.hook;
-  const bool attached = cfg.hook == AttachHook::Tc ? dp->attach_tc(cfg, ifindex, err)
-                                                   : dp->attach_xdp(cfg, ifindex, had_pins, err);
-  if (!attached) {
-    dp->keep_ = dp->keep_ || had_pins;  // never throw away bucket state a previous agent left
-    return nullptr;
-  }
-  dp->remove_other_hook(ifindex);
-  dp->record_hook();
-  if (cfg.hook == AttachHook::Tc && attached_prog_desc(ifindex).empty())
-    DT_INFO("the XDP hook of %s is free: --attach xdp would drop floods before the kernel builds an skb",
-            cfg.iface.c_str());
+  dp->cfg_ = cfg;
   return dp;
+}
+
+bool Dataplane::attach(std::string *err) {
+  const bool attached = hook_ == AttachHook::Tc ? attach_tc(cfg_, ifindex_, err)
+                                                : attach_xdp(cfg_, ifindex_, had_pins_, err);
+  if (!attached) {
+    keep_ = keep_ || had_pins_;  // never throw away bucket state a previous agent left
+    return false;
+  }
+  keep_ = false;
+  remove_other_hook(ifindex_);
+  record_hook();
+  if (hook_ == AttachHook::Tc && attached_prog_desc(ifindex_).empty())
+    DT_INFO("the XDP hook of %s is free: --attach xdp would drop floods before the kernel builds an skb",
+            cfg_.iface.c_str());
+  return true;
 }
 
 bool Dataplane::attach_xdp(const DataplaneConfig &cfg, int ifindex, bool had_pins, std::string *err) {

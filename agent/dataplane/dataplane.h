@@ -2,8 +2,9 @@
 //
 // Dataplane::open() loads dthrottle.bpf.o through its libbpf skeleton with every
 // map pinned by name under the pin directory (reusing maps a previous agent left
-// there, so bucket state survives restarts), then attaches through a BPF link that
-// is itself pinned: if the agent dies, the link, and so the throttle, stay. A new
+// there, so bucket state survives restarts); attach() then attaches it (once the
+// caller has filled the maps: rules and lists in force from the first packet) through
+// a BPF link that is itself pinned: if the agent dies, the link, and so the throttle, stay. A new
 // agent that finds a pinned link for the same interface takes it over by swapping
 // in its freshly loaded program (bpf_link_update), without a gap in enforcement.
 // With --attach tc the same object's tc program is attached at tc ingress instead
@@ -67,8 +68,12 @@ class Dataplane {
   Dataplane(const Dataplane &) = delete;
   Dataplane &operator=(const Dataplane &) = delete;
 
-  // Loads, pins and attaches. Returns nullptr with a sentence in *err on failure.
+  // Loads and pins, not attached yet. Returns nullptr with a sentence in *err on failure.
+  // Until attach() succeeds, destroying it leaves pins a previous agent left as they were.
   static std::unique_ptr<Dataplane> open(const DataplaneConfig &cfg, std::string *err);
+  // Attaches (or takes over a previous agent's link): the program decides from then on,
+  // with whatever the maps hold. False with a sentence in *err.
+  bool attach(std::string *err);
 
   int buckets_fd() const;
   int stats_fd() const;
@@ -138,6 +143,8 @@ class Dataplane {
   AttachHook hook_ = AttachHook::Xdp;
   TcAttachment tc_;
   int ifindex_ = 0;
+  bool had_pins_ = false;  // a previous agent's maps were there at open()
+  DataplaneConfig cfg_;
   uint32_t max_sources_ = 0;
   std::string pin_dir_;
   std::string iface_;

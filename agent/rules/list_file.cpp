@@ -4,11 +4,12 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 
 #include "common/files.h"
-#include "common/line_file.h"
 
 namespace dt {
 namespace {
@@ -112,40 +113,105 @@ void sort_unique(std::vector<K> *v) {
   v->erase(std::unique(v->begin(), v->end(), key_equal<K>), v->end());
 }
 
-}  // namespace
+// Lines in, entries counted as they come: a file over the cap is refused at the line
+// that passes it, before the rest is read.
+class ListReader {
+ public:
+  ListReader(const std::string &origin, size_t max_entries) : origin_(origin), max_(max_entries) {}
 
-bool parse_list_text(const std::string &text, const std::string &origin, ListPrefixes *out, std::string *err) {
-  ListPrefixes p;
-  std::string_view rest(text);
-  for (int number = 1; !rest.empty(); number++) {
-    const size_t nl = rest.find('\n');
-    const std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+  // One line (without its '\n'); false with *err = "ORIGIN:LINE: what is wrong".
+  bool line(std::string_view text, std::string *err) {
+    number_++;
+    if (text.size() > kMaxListLineBytes)
+      return fail("a line of more than " + std::to_string(kMaxListLineBytes) + " bytes", err);
     Entry e;
     bool has = false;
     std::string why;
-    if (!parse_words(words_of(line), &e, &has, &why))
-      return *err = origin + ":" + std::to_string(number) + ": " + why, false;
-    if (has && e.v6) p.v6.push_back(e.k6);
-    else if (has) p.v4.push_back(e.k4);
+    if (!parse_words(words_of(text), &e, &has, &why)) return fail(why, err);
+    if (!has) return true;
+    if (p_.size() >= max_)
+      return fail("more than " + std::to_string(max_) + " entries; " + list_cap_text(), err);
+    if (e.v6) p_.v6.push_back(e.k6);
+    else p_.v4.push_back(e.k4);
+    return true;
   }
-  sort_unique(&p.v4);
-  sort_unique(&p.v6);
-  if (p.v4.size() > DT_LIST_MAX_PREFIXES || p.v6.size() > DT_LIST_MAX_PREFIXES)
-    return *err = origin + ": more than " + std::to_string(DT_LIST_MAX_PREFIXES) +
-                  " prefixes of one family (the most one list holds per family)", false;
-  *out = std::move(p);
+
+  void finish(ListPrefixes *out) {
+    sort_unique(&p_.v4);
+    sort_unique(&p_.v6);
+    p_.v4.shrink_to_fit();
+    p_.v6.shrink_to_fit();
+    *out = std::move(p_);
+  }
+
+ private:
+  bool fail(const std::string &why, std::string *err) const {
+    return *err = origin_ + ":" + std::to_string(number_) + ": " + why, false;
+  }
+
+  std::string origin_;
+  size_t max_;
+  int number_ = 0;
+  ListPrefixes p_;
+};
+
+}  // namespace
+
+std::string list_cap_text() {
+  return "the allow and deny lists hold at most " + std::to_string(kListsMaxPrefixes) +
+         " prefixes together (both families, duplicates counted), the most the unit's MemoryMax= is sized for";
+}
+
+bool parse_list_text(const std::string &text, const std::string &origin, ListPrefixes *out, std::string *err,
+                     size_t max_entries) {
+  ListReader reader(origin, max_entries);
+  std::string_view rest(text);
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    if (!reader.line(rest.substr(0, nl), err)) return false;
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+  }
+  reader.finish(out);
   return true;
 }
 
-bool load_list_file(const std::string &path, ListPrefixes *out, std::string *err) {
-  std::string text;
-  ReadFailure failure;
+namespace {
+
+// Feeds the lines of `f` to `reader` a chunk at a time; false at the first line it refuses.
+bool read_lines(FILE *f, ListReader *reader, std::string *err) {
+  std::string pending;  // the start of a line the last chunk cut
+  char buf[1 << 16];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    std::string_view chunk(buf, n);
+    for (size_t nl; (nl = chunk.find('\n')) != std::string_view::npos; chunk.remove_prefix(nl + 1)) {
+      pending.append(chunk.substr(0, nl));
+      if (!reader->line(pending, err)) return false;
+      pending.clear();
+    }
+    // No more of a line than the cap and one byte is kept: a longer one is refused.
+    const size_t room = kMaxListLineBytes + 1 - std::min(pending.size(), kMaxListLineBytes + 1);
+    pending.append(chunk.substr(0, std::min(chunk.size(), room)));
+    if (pending.size() > kMaxListLineBytes) return reader->line(pending, err);
+  }
+  return pending.empty() || reader->line(pending, err);
+}
+
+}  // namespace
+
+bool load_list_file(const std::string &path, ListPrefixes *out, std::string *err, size_t max_entries) {
   // Whoever may write a list file may allow or deny any source.
   if (!check_trusted_path(path, "a list file", false, err)) return false;
-  if (!read_text_file(path, &text, &failure))
-    return *err = "cannot " + std::string(failure.step) + " list file " + path + ": " + failure.reason, false;
-  return parse_list_text(text, path, out, err);
+  FILE *f = fopen(path.c_str(), "re");
+  if (!f) return *err = "cannot open list file " + path + ": " + strerror(errno), false;
+  ListReader reader(path, max_entries);
+  const bool ok = read_lines(f, &reader, err);
+  const int read_errno = ferror(f) ? errno : 0;
+  fclose(f);
+  if (read_errno) return *err = "cannot read list file " + path + ": " + strerror(read_errno), false;
+  if (!ok) return false;
+  reader.finish(out);
+  return true;
 }
 
 std::string list_prefix_string(const dt_list_v4_key &k) {

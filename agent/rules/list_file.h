@@ -22,12 +22,27 @@
 
 namespace dt {
 
-// Parses the text of a list file; `origin` names it in messages. On error: false,
-// *err = "ORIGIN:LINE: what is wrong", *out untouched.
-bool parse_list_text(const std::string &text, const std::string &origin, ListPrefixes *out, std::string *err);
+// Prefixes the allow and deny lists may hold together, both families, counted as the
+// lines come (duplicates too): the unit's MemoryMax= (packaging/dthrottle@.service.in) is
+// sized for this many in the kernel and the agent, twice over while a reload builds the
+// new lists beside the old ones.
+inline constexpr size_t kListsMaxPrefixes = DT_LIST_MAX_PREFIXES;
+// The longest line read (a longer one is refused, not kept).
+inline constexpr size_t kMaxListLineBytes = 4096;
 
-// Reads the file at `path`, then parse_list_text.
-bool load_list_file(const std::string &path, ListPrefixes *out, std::string *err);
+// "the allow and deny lists hold at most N prefixes together ...": why a list is refused.
+std::string list_cap_text();
+
+// Parses the text of a list file; `origin` names it in messages. At most `max_entries`
+// entries (a list's share of kListsMaxPrefixes). On error: false,
+// *err = "ORIGIN:LINE: what is wrong", *out untouched.
+bool parse_list_text(const std::string &text, const std::string &origin, ListPrefixes *out, std::string *err,
+                     size_t max_entries = kListsMaxPrefixes);
+
+// Reads the file at `path` a piece at a time, parsing as it goes: a line past the cap (or
+// a bad one) stops the reading there.
+bool load_list_file(const std::string &path, ListPrefixes *out, std::string *err,
+                    size_t max_entries = kListsMaxPrefixes);
 
 // "198.18.0.0/24", "2001:2::/48": a prefix as the file would give it.
 std::string list_prefix_string(const dt_list_v4_key &k);

@@ -30,11 +30,14 @@ void keep_rule_ids(const LoadedRules &previous, RuleSet *rs) {
   }
 }
 
-// The lists the rule set names: each file read and parsed whole (one bad line refuses it).
+// The lists the rule set names: each file read and parsed (one bad line refuses it), the
+// deny list within what the allow list left of kListsMaxPrefixes.
 bool load_lists(const RuleSet &rs, LoadedRules *r, std::string *err) {
+  size_t left = kListsMaxPrefixes;
   auto one = [&](const std::string &path, std::shared_ptr<const ListPrefixes> *out) {
     auto p = std::make_shared<ListPrefixes>();
-    if (!path.empty() && !load_list_file(path, p.get(), err)) return false;
+    if (!path.empty() && !load_list_file(path, p.get(), err, left)) return false;
+    left -= p->size();
     *out = std::move(p);
     return true;
   };

@@ -7,7 +7,8 @@
 # rule for 198.18.4.0/24. The deny file has 1,000,000 lines: 3 comments, 65,536 IPv4
 # /32s (all of 198.19.0.0/16), 934,460 IPv6 /128s in 2001:2:0:1::/64 and an ipset line
 # (add blocked 2001:2:0:2::/64). Packets from its first, middle and last prefix (and the last IPv4 one) are
-# dropped, counted by the deny list; an unlisted source passes. 198.18.4.4, on the allow
+# dropped, counted by the deny list, the last ones from the first packet after the start
+# (they send across it); an unlisted source passes. 198.18.4.4, on the allow
 # list, passes the deny rule; 198.18.4.5 does not. Then a line "not-an-address" appended
 # to the deny file: `agent reload` exits 1 naming FILE:LINE, and the old list is still
 # enforced. Then the bad line and the first prefix removed: the reload swaps the new list
@@ -52,11 +53,30 @@ MIDDLE=$(sed -n 500000p "$DENY") # an IPv6 /128
 LAST=2001:2:0:2::9                # in the last line's /64
 echo "deny file: $lines lines, $prefixes prefixes ($V4_LINES IPv4)"
 
+deny_dropped() { json_num "$(grep -o '"deny":{[^}]*}' <<<"$1")" dropped; }
+
+# In force from the first packet: the last lines' sources send from before the start
+# until the deny list has dropped some of theirs. Had the program been attached before
+# the lists were in force, their packets of that window would have reached the rules and
+# made buckets (an IPv6 source's: its /64's).
+EARLY=$LAST_V4,$LAST
+send_traffic_bg early "$WORK/early.json" --sources "$EARLY" --rate 1000 --count 120000 --duration 120s
 t0=$(now_s)
 agent_start lists --rules "$RULES" --rate 100000 --burst 100000 --stats-interval 10m ||
 	die "the agent did not start with a 1M-line deny list"
 load_line=$(grep -m1 'lists in force' "$(agent_log lists)")
 echo "agent up after $(calc "$(now_s) - $t0") s; $load_line"
+check lists/first-packet/sender-ran "the sender of $EARLY stopped before the agent was up (nothing to test)" \
+	alive "${LAB_PIDS[send-early]}"
+early_dropped() { s0=$(stats_json) && num_ge "$(deny_dropped "$s0")" 100; }
+wait_until 20 early_dropped
+stop_pid "${LAB_PIDS[send-early]}"
+s0=$(stats_json) || die "agent stats --json failed"
+check_ge lists/first-packet/dropped "deny-list drops while $EARLY sent across the start" "$(deny_dropped "$s0")" 100
+for key in '198.19.255.255"' '2001:2:0:2::'; do
+	check_eq "lists/first-packet/${key%\"}" "buckets of ${key%\"} (the deny list's last lines) since the program was attached: $(grep -o "{\"source\":\"$key[^}]*}" <<<"$s0")" \
+		"$(grep -c "\"source\":\"$key" <<<"$s0")" 0
+done
 check lists/loaded "the log does not say the lists are in force" \
 	grep -q "deny list $V4_LINES IPv4 + $((prefixes - V4_LINES)) IPv6 prefixes ($DENY)" <<<"$load_line"
 load_s=$(sed -n 's/.*loaded in \([0-9.]*\) s.*/\1/p' <<<"$load_line")
@@ -75,7 +95,6 @@ received() {
 	n=$(source_num "$SINK_JSON" "$1" received)
 	echo "${n:-0}"
 }
-deny_dropped() { json_num "$(grep -o '"deny":{[^}]*}' <<<"$1")" dropped; }
 
 DENIED="$FIRST,$LAST_V4,$MIDDLE,$LAST"
 # 198.18.4.4 is banned too: the allow list comes before bans (docs/lists.md "Order").
@@ -92,7 +111,8 @@ for src in ${DENIED//,/ }; do
 		"$(received "$src")" 0
 	total=$((total + $(sent "$WORK/p1.json" "$src")))
 done
-check_eq lists/deny/counted "the deny list's dropped vs frames sent from its sources" "$(deny_dropped "$s1")" "$total"
+check_eq lists/deny/counted "the deny list's dropped vs frames sent from its sources" \
+	"$(($(deny_dropped "$s1") - $(deny_dropped "$s0")))" "$total"
 check_eq lists/unlisted "198.18.3.3 (on no list): datagrams delivered vs sent" \
 	"$(received 198.18.3.3)" "$(sent "$WORK/p1.json" 198.18.3.3)"
 check_eq lists/allow-beats-ban-and-deny-rule "198.18.4.4 (allow list, banned, deny rule): datagrams delivered vs sent" \
@@ -105,7 +125,7 @@ bans=$("$AGENT" bans --pin-dir "$PIN_DIR" --json)
 check lists/ban-allow-listed/listed "agent bans does not list 198.18.4.4: $bans" grep -q '"198.18.4.4' <<<"$bans"
 text=$("$AGENT" stats --pin-dir "$PIN_DIR")
 check lists/stats-text "agent stats has no deny list line: $(grep -A2 '^lists:' <<<"$text")" \
-	grep -q "deny list    $V4_LINES IPv4 + $((prefixes - V4_LINES)) IPv6 prefixes, dropped $total" <<<"$text"
+	grep -q "deny list    $V4_LINES IPv4 + $((prefixes - V4_LINES)) IPv6 prefixes, dropped $(deny_dropped "$s1")" <<<"$text"
 ex=$("$AGENT" explain --pin-dir "$PIN_DIR" "$MIDDLE" 2>&1)
 check lists/explain "agent explain $MIDDLE does not say it is on the deny list: $ex" grep -q 'on the deny list' <<<"$ex"
 

@@ -103,6 +103,41 @@ TEST(ListFile, AListOthersMayWriteIsRefused) {
   EXPECT_TRUE(load_list_file(dir.file("deny.txt"), &p, &err)) << err;
 }
 
+TEST(ListFile, AFileOverTheCapIsRefusedAtTheLineThatPassesIt) {
+  test::TempDir dir("list_file");
+  // Entries 1..3 fit a cap of 3; line 5 (the 4th entry) passes it; the bad last line is
+  // never reached: the file is not read whole first.
+  dir.write("deny.txt", "198.18.0.1\n# a comment\n2001:2::1\n198.18.0.1\n198.18.0.2\nnot-an-address\n");
+  ListPrefixes p;
+  std::string err;
+  EXPECT_FALSE(load_list_file(dir.file("deny.txt"), &p, &err, 3));
+  EXPECT_EQ(err.rfind(dir.file("deny.txt") + ":5: more than 3 entries; " + list_cap_text(), 0), 0u) << err;
+  EXPECT_EQ(p.size(), 0u) << "a refused file must leave *out untouched";
+  EXPECT_FALSE(parse_list_text("198.18.0.1\n198.18.0.2\nnot-an-address\n", "l.txt", &p, &err, 1));
+  EXPECT_EQ(err.rfind("l.txt:2: more than 1 entries", 0), 0u) << err;
+  // Exactly the cap (a duplicate counts as an entry, then merges).
+  dir.write("deny.txt", "198.18.0.1\n2001:2::1\n198.18.0.1\n");
+  EXPECT_TRUE(load_list_file(dir.file("deny.txt"), &p, &err, 3)) << err;
+  EXPECT_EQ(p.size(), 2u);
+}
+
+TEST(ListFile, LinesAcrossReadChunksAndAnOverlongLine) {
+  test::TempDir dir("list_file");
+  std::string text;
+  for (int i = 0; i < 40000; i++)  // ~500 KB: many 64 KiB chunks, lines cut between them
+    text += "198." + std::to_string(18 + i / 65536) + "." + std::to_string(i / 256 % 256) + "." +
+            std::to_string(i % 256) + "\n";
+  dir.write("deny.txt", text + "2001:2::/48");  // no final newline
+  ListPrefixes p;
+  std::string err;
+  ASSERT_TRUE(load_list_file(dir.file("deny.txt"), &p, &err)) << err;
+  EXPECT_EQ(p.v4.size(), 40000u);
+  EXPECT_EQ(p.v6.size(), 1u);
+  dir.write("deny.txt", "198.18.0.1\n# " + std::string(200000, 'x') + "\n198.18.0.2\n");
+  EXPECT_FALSE(load_list_file(dir.file("deny.txt"), &p, &err));
+  EXPECT_EQ(err, dir.file("deny.txt") + ":2: a line of more than 4096 bytes");
+}
+
 TEST(ListFile, RulesFileNamesListsRelativeToItsFolder) {
   test::TempDir dir("list_file");
   const std::string rules = dir.path() + "/rules.toml";
