@@ -16,6 +16,7 @@
 #include "dthrottle/bucket.h"
 #include "maps.h"
 #include "clock.h"
+#include "ablate.h"
 
 enum dt_take_result {
 	DT_TAKE_ADMIT = 0,
@@ -27,6 +28,9 @@ static __always_inline struct dt_config *dt_config_get(void)
 {
 	__u32 zero = 0;
 
+#if DT_ABLATED(CONFIG)
+	return &dt_ablate_cfg;
+#endif
 	return bpf_map_lookup_elem(&config, &zero);
 }
 
@@ -37,6 +41,9 @@ static __always_inline const struct dt_policy *dt_policy_in_bank(__u32 bank, __u
 
 	if (rule >= DT_MAX_RULES)
 		return NULL;
+#if DT_ABLATED(POLICY)
+	return &dt_ablate_pol;
+#endif
 	slot = rule * 2 + (bank & 1);
 	return bpf_map_lookup_elem(&policy, &slot);
 }
@@ -112,6 +119,8 @@ static __always_inline int dt_bucket_debit(struct dt_bucket *b, __u64 now,
  * clock, which lags by a tick, a stored time a little ahead is simply fresh.) */
 static __always_inline void dt_touch(struct dt_bucket *b, __u64 now)
 {
+	if (DT_ABLATED(TOUCH))
+		return;
 	if ((__s64)(now - DT_READ_ONCE(b->last_seen_ns)) > (__s64)DT_LAST_SEEN_SLACK_NS)
 		b->last_seen_ns = now;
 }

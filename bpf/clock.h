@@ -30,6 +30,7 @@
 #include <bpf/bpf_helpers.h>
 #include "dthrottle/bucket.h"
 #include "maps.h"
+#include "ablate.h"
 
 /* The clock of the configured kind (--clock): precise, or coarse (a few ns less per
  * read, and up to a tick behind: a source may get up to rate x tick more in a window,
@@ -74,6 +75,8 @@ static __always_inline __u64 dt_time_read(const struct dt_config *cfg, const str
 	struct dt_clock_anchor *a;
 	__u32 zero = 0;
 
+	if (DT_ABLATED(CLOCK) && t->bound)
+		return t->est;
 	if (!t->bound && cfg->coarse_lag_ns && (a = bpf_map_lookup_elem(&clock_anchor, &zero))) {
 		a->jiffies = bpf_jiffies64(); /* before the clock read: ns must not precede it */
 		a->ns = bpf_ktime_get_ns();
@@ -95,6 +98,8 @@ static __always_inline __u64 dt_now_for_take(const struct dt_config *cfg, const 
 	struct dt_time_bound t;
 	__u64 next;
 
+	if (DT_ABLATED(BOUND))
+		return dt_now(cfg);
 	dt_time_bound(cfg, &t);
 	if (t.bound && !dt_gcra_admit_n(DT_READ_ONCE(b->tat_ns), t.bound, p, cost, &next)) {
 		*refused = 1;
