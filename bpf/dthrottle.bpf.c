@@ -326,26 +326,33 @@ static __always_inline int dt_prefix_first(const struct dt_packet *p, struct dt_
  * A `throttle` rule's take from the source's bucket (created full on first sight): a
  * token with one compare-and-swap, or the packet is dropped. `pfx`: the prefix levels'
  * pass (dt_throttle_prefix), or NULL for a rule without them. The time of the take is
- * the levels' if they took their tokens, else chosen for this take: a packet refused at
- * this CPU's clock bound is refused without reading a clock, so a flood's drop path reads
- * none (bpf/clock.h), and writes nothing shared.
+ * the levels' if they took their tokens, else chosen for this take (dt_bucket_take_timed):
+ * a packet refused at this CPU's clock bound is refused without reading a clock, so a
+ * flood's drop path reads none (bpf/clock.h), and writes nothing shared; one admitted
+ * into a bucket in debt reads none either; any other reads the clock once.
  */
 static __always_inline int dt_throttle(struct dt_packet *p, struct dt_prefix_pass *pfx)
 {
-	enum dt_take_result take;
 	struct dt_bucket *b;
-	int refused = 0;
 	__u64 now;
+	int take;
 
 	b = dt_bucket_get(&p->key, p->st, DT_FRESH_PACKET);
 	if (!b)
 		return dt_fail_open(p->st);
-	if (pfx && pfx->state == DT_PFX_TAKEN)
-		now = pfx->a.now;
-	else
-		now = dt_now_for_take(p->cfg, b, p->pol, p->cost, &refused);
-	dt_touch(b, now);
-	take = refused ? DT_TAKE_DENY : dt_bucket_take(b, now, p->pol, p->cost);
+	if (pfx) {  /* the stack of dt_throttle_facts' frame: see dt_bucket_take_timed */
+		int refused = 0;
+
+		if (pfx->state == DT_PFX_TAKEN)
+			now = pfx->a.now;
+		else
+			now = dt_now_for_take(p->cfg, b, p->pol, p->cost, &refused);
+		dt_touch(b, now);
+		take = refused ? DT_TAKE_DENY : dt_bucket_take(b, now, p->pol, p->cost);
+	} else {
+		now = dt_bucket_take_timed(b, p->cfg, p->pol, p->cost, &take);
+		dt_touch(b, now);
+	}
 	if (pfx && pfx->state != DT_PFX_NONE)
 		take = dt_prefix_settle(pfx, b, p->pol, take);
 	if (take == DT_TAKE_ADMIT)
