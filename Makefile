@@ -71,6 +71,14 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
+# Bench only: dt_xdp with one part of the admitted path left out (bpf/ablate.h), each built
+# from the same source, read by `bench ablate` from build/ablate/ at run time.
+ABLATE_PARTS := CLOCK BOUND CONFIG POLICY COUNTERS CALL KEY TOUCH PASSED SCREEN CAPTURE
+ABLATE_OBJS := $(ABLATE_PARTS:%=$(BUILD)/ablate/%.bpf.o)
+$(BUILD)/ablate/%.bpf.o: bpf/dthrottle.bpf.c $(BPF_HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -DDT_ABLATE=DT_ABLATE_$* -c $< -o $@
+
 # Only the objects that include a skeleton wait for it (and rebuild when it changes);
 # any other object is untouched by a BPF edit.
 $(OBJ)/agent/dataplane/dataplane.o $(OBJ)/tests/bpf/bpf_fixture.o $(OBJ)/tests/bpf/test_map_catalog.o \
@@ -106,7 +114,7 @@ $(BUILD)/bpf_tests: $(BPFT_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 $(BUILD)/pktgen: $(PKTGEN_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/bench: $(BENCH_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a
+$(BUILD)/bench: $(BENCH_SRCS:%.cpp=$(OBJ)/%.o) $(BUILD)/libdtagent.a | $(ABLATE_OBJS)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/simulate: $(OBJ)/tools/simulate.o $(OBJ)/tools/simulate_options.o $(BUILD)/libdtsim.a $(BUILD)/libdtagent.a

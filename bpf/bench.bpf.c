@@ -11,6 +11,10 @@
  *   dt_bench_empty below. Every target pays the same wrapper cost.
  * dt_bench_baseline: the cheapest per-source accounting there is, for scale: the
  *   same parser, one LRU-hash lookup keyed on the source, one atomic increment.
+ * dt_bench_clock: the floor of an exact bucket, for the full-bucket rows: the same
+ *   lookup, one read of the precise clock (bpf_ktime_get_ns) and one atomic, a
+ *   compare-and-swap of the source's time to max(it, now) + 1, which the clock's
+ *   value decides (an admission into a full bucket needs no less).
  * dt_bench_empty: XDP_PASS and nothing else, so the wrapper's own cost (rewrite +
  *   tail call + test-run loop) can be measured and subtracted from both sides.
  * dt_bench_readonly: what a drop costs at the least, for the drop-path rows: the
@@ -45,6 +49,14 @@ struct {
 	__type(key, struct dt_key);
 	__type(value, __u64);
 } baseline_counts SEC(".maps");
+
+/* dt_bench_clock's: each source's last time (as a bucket's TAT). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, DT_DEFAULT_MAX_SOURCES);
+	__type(key, struct dt_key);
+	__type(value, __u64);
+} clock_tats SEC(".maps");
 
 /* The source address of the frame in `ctx` as a bucket key: DT_PARSE_OK, or why not. */
 static __always_inline int dt_bench_source(struct xdp_md *ctx, struct dt_key *key)
@@ -82,6 +94,26 @@ int dt_bench_baseline(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 	bpf_map_update_elem(&baseline_counts, &key, &one, BPF_NOEXIST);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int dt_bench_clock(struct xdp_md *ctx)
+{
+	struct dt_key key;
+	__u64 now, old, *tat;
+
+	if (dt_bench_source(ctx, &key) != DT_PARSE_OK)
+		return XDP_PASS;
+	tat = bpf_map_lookup_elem(&clock_tats, &key);
+	if (!tat) {
+		now = 0;
+		bpf_map_update_elem(&clock_tats, &key, &now, BPF_NOEXIST);
+		return XDP_PASS;
+	}
+	now = bpf_ktime_get_ns();
+	old = *(volatile __u64 *)tat;
+	__sync_val_compare_and_swap(tat, old, (old > now ? old : now) + 1);
 	return XDP_PASS;
 }
 

@@ -16,17 +16,22 @@
 #include "dthrottle/bucket.h"
 #include "maps.h"
 #include "clock.h"
+#include "ablate.h"
 
 enum dt_take_result {
 	DT_TAKE_ADMIT = 0,
 	DT_TAKE_DENY,
 	DT_TAKE_CONTENDED, /* lost DT_CAS_RETRIES races in a row: treated as deny */
+	DT_TAKE_NEED_CLOCK, /* dt_bucket_take_ahead: only the precise time can decide */
 };
 
 static __always_inline struct dt_config *dt_config_get(void)
 {
 	__u32 zero = 0;
 
+#if DT_ABLATED(CONFIG)
+	return &dt_ablate_cfg;
+#endif
 	return bpf_map_lookup_elem(&config, &zero);
 }
 
@@ -37,6 +42,9 @@ static __always_inline const struct dt_policy *dt_policy_in_bank(__u32 bank, __u
 
 	if (rule >= DT_MAX_RULES)
 		return NULL;
+#if DT_ABLATED(POLICY)
+	return &dt_ablate_pol;
+#endif
 	slot = rule * 2 + (bank & 1);
 	return bpf_map_lookup_elem(&policy, &slot);
 }
@@ -89,6 +97,60 @@ dt_bucket_take(struct dt_bucket *b, __u64 now, const struct dt_policy *p, __u64 
 	return DT_TAKE_CONTENDED;
 }
 
+/*
+ * A take of `cost` from `b` (whose TAT was `old`) without a clock read, for a bucket in
+ * debt at every time the packet may be at (bpf/clock.h): DT_TAKE_ADMIT (the TAT moved by
+ * cost x interval, as the precise clock would have moved it), or DT_TAKE_NEED_CLOCK when
+ * `old` is not past `bound` (the CPU's clock bound), the take is not admitted at `lo` (the
+ * anchor's time: never after now), or another CPU changed
+ * the TAT meanwhile: then nothing was taken, and the precise time decides (with its
+ * retries: one attempt here keeps the verifier's work to one more compare-and-swap).
+ * `next`: the caller's scratch word (no stack of its own: see dt_time_bound).
+ */
+static __always_inline enum dt_take_result
+dt_bucket_take_ahead(struct dt_bucket *b, __u64 old, __u64 bound, __u64 lo, const struct dt_policy *p,
+		     __u64 cost, __u64 *next)
+{
+	if (old <= bound || !dt_gcra_admit_n(old, lo, p, cost, next))
+		return DT_TAKE_NEED_CLOCK;
+	return __sync_val_compare_and_swap(&b->tat_ns, old, *next) == old ? DT_TAKE_ADMIT : DT_TAKE_NEED_CLOCK;
+}
+
+/*
+ * A take of `cost` from `b`, with the configured clock's verdict and as few clock reads
+ * as that needs (bpf/clock.h): a take refused at this CPU's clock bound is refused, and
+ * one admitted into a bucket in debt past it is admitted, without reading a clock (the
+ * time returned: the anchor's estimate, good for last_seen and the drop counts); any
+ * other reads the clock once (returned) and is decided on it. The result in *take.
+ * Not under prefix budgets (dt_now_for_take there): dt_throttle_facts' frame, in the
+ * deepest chain of calls, has no stack to spare for it on Linux 6.1 (see dt_decide).
+ */
+static __always_inline __u64 dt_bucket_take_timed(struct dt_bucket *b, const struct dt_config *cfg,
+						  const struct dt_policy *p, __u64 cost, int *take)
+{
+	struct dt_time_bound t;
+	__u64 tat, next, now;
+
+	if (DT_ABLATED(BOUND)) {
+		now = dt_now(cfg);
+		*take = dt_bucket_take(b, now, p, cost);
+		return now;
+	}
+	dt_time_bound(cfg, &t);
+	if (t.bound) {
+		tat = DT_READ_ONCE(b->tat_ns);
+		*take = DT_TAKE_DENY;
+		if (!dt_gcra_admit_n(tat, t.bound, p, cost, &next))
+			return t.est;
+		*take = dt_bucket_take_ahead(b, tat, t.bound, dt_anchor_ns(), p, cost, &next);
+		if (*take != DT_TAKE_NEED_CLOCK)
+			return t.est;
+	}
+	now = dt_time_read(cfg, &t);
+	*take = dt_bucket_take(b, now, p, cost);
+	return now;
+}
+
 /* Debit `hits` tokens (may go negative). Returns 0, or -1 if every CAS lost. */
 static __always_inline int dt_bucket_debit(struct dt_bucket *b, __u64 now,
 					   const struct dt_policy *p, __u64 hits)
@@ -112,6 +174,8 @@ static __always_inline int dt_bucket_debit(struct dt_bucket *b, __u64 now,
  * clock, which lags by a tick, a stored time a little ahead is simply fresh.) */
 static __always_inline void dt_touch(struct dt_bucket *b, __u64 now)
 {
+	if (DT_ABLATED(TOUCH))
+		return;
 	if ((__s64)(now - DT_READ_ONCE(b->last_seen_ns)) > (__s64)DT_LAST_SEEN_SLACK_NS)
 		b->last_seen_ns = now;
 }

@@ -19,9 +19,16 @@
  * same assumption as the coarse clock's lag, dt_config.coarse_lag_ns = 2 ticks).
  * A GCRA take only gets easier as time passes, so a take refused at `bound` is
  * refused at the precise time too: the packet is dropped exactly as the precise
- * clock would drop it, and the flood's drop path reads no clock. A take that is not
- * refused at `bound` reads the precise clock (or the coarse one) and is decided on it
- * as always.
+ * clock would drop it, and the flood's drop path reads no clock.
+ *
+ * Nor does an admission into a bucket in debt at every time the packet may be at: the
+ * anchor's `ns` (`lo`) was read on this CPU before, so now >= lo. When the TAT is past
+ * `bound`, max(tat, now) is the TAT whatever now is, the new TAT is tat + cost x
+ * interval, and a take admitted at `lo` is admitted at every later time: decided at
+ * `lo`, it is exactly the precise clock's decision (dt_bucket_take_ahead). Any other
+ * take (a full bucket: its new TAT is now + cost x interval; one that only a later time
+ * admits) reads the precise clock (or the coarse one) and is decided on it as always:
+ * one read.
  */
 #ifndef DTHROTTLE_CLOCK_H
 #define DTHROTTLE_CLOCK_H
@@ -30,6 +37,7 @@
 #include <bpf/bpf_helpers.h>
 #include "dthrottle/bucket.h"
 #include "maps.h"
+#include "ablate.h"
 
 /* The clock of the configured kind (--clock): precise, or coarse (a few ns less per
  * read, and up to a tick behind: a source may get up to rate x tick more in a window,
@@ -67,6 +75,18 @@ static __always_inline void dt_time_bound(const struct dt_config *cfg, struct dt
 	t->bound = t->est + lag;
 }
 
+/* This CPU's anchor's precise time (`lo`, 0: none): a time the precise clock read before
+ * now, so never after it, whichever anchor is there. Looked up again rather than kept in
+ * struct dt_time_bound, which the bans and prefix budgets share. */
+static __always_inline __u64 dt_anchor_ns(void)
+{
+	struct dt_clock_anchor *a;
+	__u32 zero = 0;
+
+	a = bpf_map_lookup_elem(&clock_anchor, &zero);
+	return a ? DT_READ_ONCE(a->ns) : 0;
+}
+
 /* Reads the configured clock, after taking this CPU's anchor again if `t` found none
  * usable (and the tick is known). */
 static __always_inline __u64 dt_time_read(const struct dt_config *cfg, const struct dt_time_bound *t)
@@ -74,6 +94,8 @@ static __always_inline __u64 dt_time_read(const struct dt_config *cfg, const str
 	struct dt_clock_anchor *a;
 	__u32 zero = 0;
 
+	if (DT_ABLATED(CLOCK) && t->bound)
+		return t->est;
 	if (!t->bound && cfg->coarse_lag_ns && (a = bpf_map_lookup_elem(&clock_anchor, &zero))) {
 		a->jiffies = bpf_jiffies64(); /* before the clock read: ns must not precede it */
 		a->ns = bpf_ktime_get_ns();
@@ -87,7 +109,9 @@ static __always_inline __u64 dt_time_read(const struct dt_config *cfg, const str
  * The time to decide a take of `cost` from `b` at, with the configured clock's verdict
  * but without its cost on a refusal. Sets *refused and returns the estimate of now
  * (good for last_seen and the drop counts) when the take is refused at this CPU's
- * bound; otherwise reads the clock (dt_time_read) and returns it.
+ * bound; otherwise reads the clock (dt_time_read) and returns it. For takes under prefix
+ * budgets; the others: dt_bucket_take_timed (bpf/bucket_ops.h), which also admits into a
+ * bucket in debt without a clock.
  */
 static __always_inline __u64 dt_now_for_take(const struct dt_config *cfg, const struct dt_bucket *b,
 					     const struct dt_policy *p, __u64 cost, int *refused)

@@ -292,9 +292,12 @@ static __always_inline int dt_dropped(const struct dt_packet *p)
 /* A packet admitted by bucket `b`: counted, and announced in cluster mode. */
 static __always_inline int dt_admitted(const struct dt_packet *p, struct dt_bucket *b)
 {
-	__sync_fetch_and_add(&b->passed, p->cost);
-	p->st->passed++;
-	p->rst->passed++;
+	if (!DT_ABLATED(PASSED))
+		__sync_fetch_and_add(&b->passed, p->cost);
+	if (!DT_ABLATED(COUNTERS)) {
+		p->st->passed++;
+		p->rst->passed++;
+	}
 	dt_count_rule_bytes(p->pol, p->rule, p->cost, 1);
 	if (p->cfg->flags & DT_CFG_REPORT)
 		dt_mark_active(b, &p->key, p->cfg->epoch, p->st);
@@ -323,26 +326,33 @@ static __always_inline int dt_prefix_first(const struct dt_packet *p, struct dt_
  * A `throttle` rule's take from the source's bucket (created full on first sight): a
  * token with one compare-and-swap, or the packet is dropped. `pfx`: the prefix levels'
  * pass (dt_throttle_prefix), or NULL for a rule without them. The time of the take is
- * the levels' if they took their tokens, else chosen for this take: a packet refused at
- * this CPU's clock bound is refused without reading a clock, so a flood's drop path reads
- * none (bpf/clock.h), and writes nothing shared.
+ * the levels' if they took their tokens, else chosen for this take (dt_bucket_take_timed):
+ * a packet refused at this CPU's clock bound is refused without reading a clock, so a
+ * flood's drop path reads none (bpf/clock.h), and writes nothing shared; one admitted
+ * into a bucket in debt reads none either; any other reads the clock once.
  */
 static __always_inline int dt_throttle(struct dt_packet *p, struct dt_prefix_pass *pfx)
 {
-	enum dt_take_result take;
 	struct dt_bucket *b;
-	int refused = 0;
 	__u64 now;
+	int take;
 
 	b = dt_bucket_get(&p->key, p->st, DT_FRESH_PACKET);
 	if (!b)
 		return dt_fail_open(p->st);
-	if (pfx && pfx->state == DT_PFX_TAKEN)
-		now = pfx->a.now;
-	else
-		now = dt_now_for_take(p->cfg, b, p->pol, p->cost, &refused);
-	dt_touch(b, now);
-	take = refused ? DT_TAKE_DENY : dt_bucket_take(b, now, p->pol, p->cost);
+	if (pfx) {  /* the stack of dt_throttle_facts' frame: see dt_bucket_take_timed */
+		int refused = 0;
+
+		if (pfx->state == DT_PFX_TAKEN)
+			now = pfx->a.now;
+		else
+			now = dt_now_for_take(p->cfg, b, p->pol, p->cost, &refused);
+		dt_touch(b, now);
+		take = refused ? DT_TAKE_DENY : dt_bucket_take(b, now, p->pol, p->cost);
+	} else {
+		now = dt_bucket_take_timed(b, p->cfg, p->pol, p->cost, &take);
+		dt_touch(b, now);
+	}
 	if (pfx && pfx->state != DT_PFX_NONE)
 		take = dt_prefix_settle(pfx, b, p->pol, take);
 	if (take == DT_TAKE_ADMIT)
@@ -413,7 +423,7 @@ static __always_inline int dt_packet_of_rule(struct dt_packet *p, struct dt_fact
 	p->bank = bank;
 	p->rule = rule;
 	p->pol = dt_policy_in_bank(bank, rule);
-	p->rst = bpf_map_lookup_elem(&rule_stats, &p->rule);
+	p->rst = DT_ABLATED(COUNTERS) ? (void *)st : bpf_map_lookup_elem(&rule_stats, &p->rule);
 	return p->pol && p->rst;
 }
 
@@ -436,7 +446,12 @@ static __always_inline int dt_packet_of_rule(struct dt_packet *p, struct dt_fact
  * does not start from this frame (160 more). tools/verifier/verifier_stats --log prints
  * each frame's depth ("stack depth").
  */
-__noinline int dt_decide(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
+#if DT_ABLATED(CALL)
+static __always_inline
+#else
+__noinline
+#endif
+int dt_decide(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
 {
 	struct dt_packet pk, *p = &pk;
 	__u32 bank, rule;
@@ -444,7 +459,7 @@ __noinline int dt_decide(struct dt_facts *f, struct dt_stats *st, struct dt_conf
 
 	if (!f || !st || !cfg)
 		return XDP_PASS;
-	if ((verdict = dt_screen(f, st, cfg)) >= 0)
+	if (!DT_ABLATED(SCREEN) && (verdict = dt_screen(f, st, cfg)) >= 0)
 		return verdict;
 	bank = DT_READ_ONCE(cfg->bank); /* once: the rule and its policy from one rule set */
 	rule = (cfg->flags & DT_CFG_RULES) ? dt_match_rule(f, bank) : DT_RULE_DEFAULT;
@@ -455,12 +470,15 @@ __noinline int dt_decide(struct dt_facts *f, struct dt_stats *st, struct dt_conf
 		return dt_rule_action(p);
 	if (!p->pol->interval_ns)
 		return dt_fail_open(st);
+	if (DT_ABLATED(KEY))
+		p->key = f->key;
 	/* key_by = "destination": the bucket is the destination's, whoever sends. */
-	if (p->pol->flags & DT_POL_KEY_DEST)
+	else if (p->pol->flags & DT_POL_KEY_DEST)
 		__builtin_memcpy(p->key.addr, f->dst, 16);
 	else
 		__builtin_memcpy(p->key.addr, f->key.addr, 16);
-	dt_key_for_rule(&p->key, p->pol, rule, f->is_v6);
+	if (!DT_ABLATED(KEY))
+		dt_key_for_rule(&p->key, p->pol, rule, f->is_v6);
 	/* Tokens this packet costs: 1, or its bytes as XDP sees them (Ethernet header
 	 * included) under a byte rule. A bucket's passed/dropped count the same unit, so
 	 * reports and debits are in bytes for byte rules. */
@@ -575,6 +593,8 @@ static __always_inline int dt_hook_decide(struct dt_facts *f, int ready, struct 
 	if (!ready)
 		return XDP_PASS;
 	verdict = dt_decide(f, st, cfg);
+	if (DT_ABLATED(CALL))  /* inlined: no stack left for the prefix budgets' chain */
+		return verdict == DT_DECIDE_PREFIX ? XDP_PASS : verdict;
 	return verdict == DT_DECIDE_PREFIX ? dt_throttle_facts(f, st, cfg) : verdict;
 }
 
@@ -646,7 +666,8 @@ int dt_xdp(struct xdp_md *ctx)
 	if ((sides = dt_cluster_sides(&f, ready)))
 		f.ex_cluster = dt_cluster_xdp(ctx, &f, sides);
 	verdict = dt_hook_decide(&f, ready, st, cfg);
-	dt_capture(ctx, DT_CAP_HOOK_XDP, ctx->data_end - ctx->data, verdict, &f.cap);
+	if (!DT_ABLATED(CAPTURE))
+		dt_capture(ctx, DT_CAP_HOOK_XDP, ctx->data_end - ctx->data, verdict, &f.cap);
 	return verdict;
 }
 

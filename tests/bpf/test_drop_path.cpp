@@ -307,6 +307,67 @@ TEST_F(XdpClockAnchor, ARefusalReadsNoClock) {
   EXPECT_EQ(bucket(src)->dropped, 1u);
 }
 
+// An admission into a bucket in debt past the clock bound reads no clock either: its new
+// TAT is the old one plus an interval whatever the time, and admitted at the anchor's time
+// it is admitted now. An anchor moved 5 s ahead (still before the TAT, 10 s ahead) shows in
+// last_seen, stamped with the anchor's estimate; the TAT moved by exactly one interval.
+TEST_F(XdpClockAnchor, AnAdmissionInDebtReadsNoClock) {
+  constexpr uint64_t kSecond = DT_NSEC_PER_SEC;
+  ASSERT_NO_FATAL_FAILURE(set_policy(1, 100));
+  const std::string src = "198.18.30.23";
+  ASSERT_EQ(burst_of(src, 10), static_cast<uint32_t>(XDP_PASS));
+  const uint64_t tat = raw(src).tat_ns;
+  ASSERT_GT(tat, mono_now_ns() + 9 * kSecond) << "ten packets put the bucket 10 s in debt";
+  dt_clock_anchor a = anchor();
+  ASSERT_GT(a.ns, 0u);
+  a.ns += 5 * kSecond;
+  ASSERT_NO_FATAL_FAILURE(set_anchor(a));
+  ASSERT_EQ(run(v4(src)), XDP_PASS);
+  const dt_bucket b = raw(src);
+  EXPECT_EQ(b.tat_ns, tat + kSecond) << "the admission moved the TAT by one interval";
+  EXPECT_GT(b.last_seen_ns, mono_now_ns() + 4 * kSecond) << "the admission's time did not come from the anchor";
+  EXPECT_EQ(b.passed, 11u);
+  EXPECT_EQ(anchor().ns, a.ns) << "the admission rewrote the anchor";
+}
+
+// A full bucket's admission reads the precise clock, whatever the anchor says: its new TAT
+// is the precise time plus an interval (an anchor moved 5 s ahead is not used for it).
+TEST_F(XdpClockAnchor, AFullBucketsAdmissionReadsThePreciseClock) {
+  constexpr uint64_t kSecond = DT_NSEC_PER_SEC;
+  ASSERT_NO_FATAL_FAILURE(set_policy(1, 100));
+  ASSERT_EQ(run(v4("198.18.30.24")), XDP_PASS);  // anchors this CPU's clock
+  dt_clock_anchor a = anchor();
+  a.ns += 5 * kSecond;
+  ASSERT_NO_FATAL_FAILURE(set_anchor(a));
+  const uint64_t before = mono_now_ns();
+  ASSERT_EQ(run(v4("198.18.30.25")), XDP_PASS);
+  const uint64_t after = mono_now_ns();
+  const uint64_t tat = raw("198.18.30.25").tat_ns;
+  EXPECT_GE(tat, before + kSecond) << "the new TAT is not the precise time plus an interval";
+  EXPECT_LE(tat, after + kSecond) << "the new TAT came from the anchor, not the precise clock";
+}
+
+// A bucket in debt whose last token the anchor's time would refuse but the precise time
+// admits is decided on the precise clock: admitted. Rate 100/s, burst 20: 19 packets leave
+// one token; the anchor taken 200 ticks earlier (jiffies and time: still a valid anchor)
+// puts the anchor's time 200 ms or more before now, when that token was not there yet.
+TEST_F(XdpClockAnchor, ATakeOnlyThePreciseTimeAdmitsReadsTheClock) {
+  const uint64_t tick = live_config().coarse_lag_ns / 2;
+  ASSERT_GT(tick, 0u);
+  ASSERT_NO_FATAL_FAILURE(set_policy(100, 20));
+  const std::string src = "198.18.30.26";
+  ASSERT_EQ(burst_of(src, 19), static_cast<uint32_t>(XDP_PASS));
+  const uint64_t tat = raw(src).tat_ns;
+  dt_clock_anchor a = anchor();
+  ASSERT_GT(a.ns, 200 * tick);
+  a.ns -= 200 * tick;
+  a.jiffies -= 200;
+  ASSERT_NO_FATAL_FAILURE(set_anchor(a));
+  ASSERT_EQ(run(v4(src)), XDP_PASS) << "refused at the anchor's time, not at the precise time";
+  EXPECT_EQ(raw(src).tat_ns, tat + DT_NSEC_PER_SEC / 100) << "the take moved the TAT by one interval";
+  EXPECT_EQ(bucket(src)->passed, 20u);
+}
+
 // An anchor DT_ANCHOR_MAX_TICKS or more ticks old is taken again, by a refusal too.
 TEST_F(XdpClockAnchor, AnOldAnchorIsTakenAgain) {
   ASSERT_NO_FATAL_FAILURE(set_policy(kNoRefill, 1));

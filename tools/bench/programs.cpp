@@ -19,6 +19,28 @@ namespace dt::bench {
 
 void SkeletonDestroyer::operator()(dthrottle_bpf *s) const { dthrottle_bpf__destroy(s); }
 void SkeletonDestroyer::operator()(bench_bpf *s) const { bench_bpf__destroy(s); }
+void SkeletonDestroyer::operator()(bpf_object *o) const { bpf_object__close(o); }
+
+namespace {
+
+// Rule 0 set to `pol`, and the config as the agent writes it: the coarse clock's lag (the
+// refusal shortcut), --clock coarse if asked.
+void configure(int policy_fd, int config_fd, const dt_policy &pol, bool coarse_clock) {
+  dt::RuleMaps maps;
+  maps.policy_fd = policy_fd;
+  maps.config_fd = config_fd;
+  if (int rc = dt::publish_rules(maps, {pol}, {}, {}); rc != 0) die("publish_rules: %s", strerror(-rc));
+  if (dt::update_config_flags(config_fd, coarse_clock ? DT_CFG_COARSE_CLOCK : 0, 0, dt::coarse_clock_lag_ns()) != 0)
+    die("cannot write the config map");
+}
+
+int map_fd(bpf_object *o, const char *name) {
+  const bpf_map *m = bpf_object__find_map_by_name(o, name);
+  if (!m) die("the object has no map %s", name);
+  return bpf_map__fd(m);
+}
+
+}  // namespace
 
 Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
   skel_.reset(dthrottle_bpf__open());
@@ -29,14 +51,8 @@ Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
   bpf_map__set_max_entries(skel_->maps.active, dt::active_ring_bytes(capacity));  // as the agent does
   if (int rc = dthrottle_bpf__load(skel_.get()); rc != 0)
     die("cannot load dthrottle.bpf.o (bucket map of %u): %s", capacity, strerror(-rc));
-  const int pfd = bpf_map__fd(skel_->maps.policy), cfd = bpf_map__fd(skel_->maps.config);
-  dt::RuleMaps maps;
-  maps.policy_fd = pfd;
-  maps.config_fd = cfd;
-  if (int rc = dt::publish_rules(maps, {pol}, {}, {}); rc != 0) die("publish_rules: %s", strerror(-rc));
-  // As the agent configures it: the coarse clock's lag (the refusal shortcut), --clock coarse if asked.
-  if (dt::update_config_flags(cfd, coarse_clock ? DT_CFG_COARSE_CLOCK : 0, 0, dt::coarse_clock_lag_ns()) != 0)
-    die("cannot write the config map");
+  const int cfd = bpf_map__fd(skel_->maps.config);
+  configure(bpf_map__fd(skel_->maps.policy), cfd, pol, coarse_clock);
   fd = {bpf_program__fd(skel_->progs.dt_xdp),           bpf_program__fd(skel_->progs.dt_tc),
         bpf_program__fd(skel_->progs.dt_debit),         bpf_program__fd(skel_->progs.dt_collect),
         bpf_map__fd(skel_->maps.buckets),               bpf_map__fd(skel_->maps.stats),
@@ -46,6 +62,26 @@ Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
         bpf_map__fd(skel_->maps.lists_v4),              bpf_map__fd(skel_->maps.lists_v6),
         bpf_map__fd(skel_->maps.list_stats),            bpf_map__fd(skel_->maps.capture_ctl),
         bpf_map__fd(skel_->maps.capture_cpu)};
+}
+
+Throttle::Throttle(uint32_t capacity, const dt_policy &pol, const std::string &object_path) {
+  obj_.reset(bpf_object__open_file(object_path.c_str(), nullptr));
+  if (!obj_) die("cannot open %s: %s", object_path.c_str(), strerror(errno));
+  bpf_map *m;
+  bpf_object__for_each_map(m, obj_.get()) bpf_map__set_pin_path(m, nullptr);
+  bpf_map__set_max_entries(bpf_object__find_map_by_name(obj_.get(), "buckets"), capacity);
+  bpf_map__set_max_entries(bpf_object__find_map_by_name(obj_.get(), "active"), dt::active_ring_bytes(capacity));
+  if (int rc = bpf_object__load(obj_.get()); rc != 0)
+    die("cannot load %s (bucket map of %u): %s", object_path.c_str(), capacity, strerror(-rc));
+  fd.config = map_fd(obj_.get(), "config");
+  // Twice: both banks hold the policy, for the variant whose config (and bank) is a constant.
+  configure(map_fd(obj_.get(), "policy"), fd.config, pol, false);
+  configure(map_fd(obj_.get(), "policy"), fd.config, pol, false);
+  const bpf_program *xdp = bpf_object__find_program_by_name(obj_.get(), "dt_xdp");
+  if (!xdp) die("%s has no dt_xdp", object_path.c_str());
+  fd.xdp = bpf_program__fd(xdp);
+  fd.buckets = map_fd(obj_.get(), "buckets");
+  fd.stats = map_fd(obj_.get(), "stats");
 }
 
 dt::RuleMaps Throttle::rule_maps() const {
@@ -65,13 +101,18 @@ dt_stats Throttle::stats() const {
   return s;
 }
 
+bool Throttle::bucket(const dt_key &key, dt_bucket *out) const {
+  return bpf_map_lookup_elem(fd.buckets, &key, out) == 0;
+}
+
 Rotator::Rotator() {
   skel_.reset(bench_bpf__open());
   if (!skel_) die("cannot open the bench skeleton: %s", strerror(errno));
   bpf_map__set_max_entries(skel_->maps.baseline_counts, kBucketCapacity);
+  bpf_map__set_max_entries(skel_->maps.clock_tats, kBucketCapacity);
   if (int rc = bench_bpf__load(skel_.get()); rc != 0) die("cannot load bench.bpf.o: %s", strerror(-rc));
-  fd = {bpf_program__fd(skel_->progs.dt_bench_baseline), bpf_program__fd(skel_->progs.dt_bench_readonly),
-        bpf_program__fd(skel_->progs.dt_bench_empty)};
+  fd = {bpf_program__fd(skel_->progs.dt_bench_baseline), bpf_program__fd(skel_->progs.dt_bench_clock),
+        bpf_program__fd(skel_->progs.dt_bench_readonly), bpf_program__fd(skel_->progs.dt_bench_empty)};
 }
 
 void Rotator::set_sources(bool ipv6, uint32_t base_host_order, uint32_t n) {
@@ -88,12 +129,18 @@ double Rotator::run(int target, const std::vector<uint8_t> &frame, uint32_t repe
   return run_direct(bpf_program__fd(skel_->progs.dt_bench_rotate), frame, repeat, retval);
 }
 
-long Rotator::baseline_entries() const {
-  const int fd = bpf_map__fd(skel_->maps.baseline_counts);
+namespace {
+
+long entries(int fd) {
   dt_key cur{}, next{};
   long n = 0;
   for (const dt_key *k = nullptr; bpf_map_get_next_key(fd, k, &next) == 0; k = &cur, n++) cur = next;
   return n;
 }
+
+}  // namespace
+
+long Rotator::baseline_entries() const { return entries(bpf_map__fd(skel_->maps.baseline_counts)); }
+long Rotator::clock_entries() const { return entries(bpf_map__fd(skel_->maps.clock_tats)); }
 
 }  // namespace dt::bench

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "dataplane/policy.h"
@@ -12,6 +13,7 @@
 
 struct dthrottle_bpf;
 struct bench_bpf;
+struct bpf_object;
 
 namespace dt::bench {
 
@@ -19,6 +21,7 @@ namespace dt::bench {
 struct SkeletonDestroyer {
   void operator()(dthrottle_bpf *s) const;
   void operator()(bench_bpf *s) const;
+  void operator()(bpf_object *o) const;
 };
 
 // One dthrottle object (dt_xdp, dt_debit, dt_collect and their maps), loaded from the skeleton
@@ -26,6 +29,9 @@ struct SkeletonDestroyer {
 class Throttle {
  public:
   Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock = false);
+  // A variant of the object built from the same source (build/ablate/: `bench ablate`), loaded
+  // the same way; only fd.xdp, fd.buckets, fd.stats and fd.config are filled.
+  Throttle(uint32_t capacity, const dt_policy &pol, const std::string &object_path);
 
   // The programs' and maps' fds the parts use, filled once the object is loaded.
   struct Fds {
@@ -39,8 +45,12 @@ class Throttle {
 
   dt_stats stats() const;
 
+  // The bucket of `key` (false: none).
+  bool bucket(const dt_key &key, dt_bucket *out) const;
+
  private:
   std::unique_ptr<dthrottle_bpf, SkeletonDestroyer> skel_;
+  std::unique_ptr<bpf_object, SkeletonDestroyer> obj_;  // a variant's
 };
 
 // The wrapper program and its bench-only targets.
@@ -48,9 +58,10 @@ class Rotator {
  public:
   Rotator();
 
-  // The targets' fds: the LRU baseline, the read-only drop path and the empty program.
+  // The targets' fds: the LRU baseline, the one that also reads the clock, the read-only
+  // drop path and the empty program.
   struct Fds {
-    int baseline = -1, readonly = -1, empty = -1;
+    int baseline = -1, clock = -1, readonly = -1, empty = -1;
   } fd;
 
   // Sources base, base+1, ... (the IPv4 address, or the IPv6 address's last word).
@@ -60,8 +71,9 @@ class Rotator {
   // source. Returns thread CPU ns per frame; *retval is the last frame's verdict.
   double run(int target, const std::vector<uint8_t> &frame, uint32_t repeat, uint32_t *retval);
 
-  // Entries of the baseline map (to check nothing was evicted).
+  // Entries of the baselines' maps (to check nothing was evicted).
   long baseline_entries() const;
+  long clock_entries() const;
 
  private:
   std::unique_ptr<bench_bpf, SkeletonDestroyer> skel_;

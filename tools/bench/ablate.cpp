@@ -1,0 +1,130 @@
+// ablate.cpp - Part 1g (`bench ablate`): what each part of the admitted path costs. The
+// production dt_xdp and variants of it, each built from the same source with one part left
+// out (bpf/ablate.h; the Makefile builds them into build/ablate/, next to this binary), run
+// side by side in interleaved rounds through the bench wrapper, as Part 1 does: one IPv4
+// source whose bucket is in debt, and 65,536 IPv4 sources in rotation whose buckets are full.
+// A part's cost is the whole's median less the variant's. The variants are for measuring
+// only: some leave out what correctness needs.
+#include <linux/bpf.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/measure.h"
+#include "bench/parts.h"
+#include "bench/programs.h"
+
+namespace dt::bench {
+
+namespace {
+
+struct Part {
+  const char *name;  // the variant's object: build/ablate/NAME.bpf.o ("" for the whole)
+  const char *what;
+};
+
+const Part kParts[] = {
+    {"", "the whole admitted path (dt_xdp as shipped)"},
+    {"CLOCK", "the precise clock read (bpf_ktime_get_ns)"},
+    {"BOUND", "the refusal test at the clock bound (anchor, jiffies)"},
+    {"CONFIG", "the config lookup"},
+    {"POLICY", "the policy lookup"},
+    {"COUNTERS", "the per-CPU counters (stats, rule_stats lookup)"},
+    {"CALL", "dt_decide's call (inlined instead)"},
+    {"KEY", "the bucket key's build (copy, mask, rule)"},
+    {"TOUCH", "the last_seen test and write"},
+    {"PASSED", "the bucket's passed count (atomic add)"},
+    {"SCREEN", "the lists and bans, none loaded (dt_screen)"},
+    {"CAPTURE", "the capture's test, none running"},
+};
+constexpr int kN = sizeof kParts / sizeof kParts[0];
+
+// The directory of this binary (build/), where build/ablate/ is.
+std::string exe_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) die("cannot read /proc/self/exe");
+  std::string path(buf, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+struct Load {
+  const char *label;
+  uint32_t sources, repeat;
+};
+
+// Medians of every part's run (kParts order) and of the empty target (last), for `load`.
+std::vector<double> measure_load(const Load &load, std::vector<std::unique_ptr<Throttle>> &ts, Rotator &rot) {
+  const std::vector<uint8_t> frame = make_frame(false);
+  rot.set_sources(false, 0xc6120001u /* 198.18.0.1 */, load.sources);
+  std::vector<int> fds;
+  for (auto &t : ts) fds.push_back(t->fd.xdp);
+  fds.push_back(rot.fd.empty);
+  std::vector<dt_stats> before;
+  uint32_t retval = 0;
+  for (size_t i = 0; i + 1 < fds.size(); i++) {
+    rot.run(fds[i], frame, load.sources, &retval);  // creates the buckets
+    before.push_back(ts[i]->stats());
+  }
+  std::vector<std::vector<double>> ns(fds.size());
+  for (int round = 0; round < kRounds; round++)
+    for (size_t k = 0; k < fds.size(); k++) {
+      const size_t i = round % 2 ? fds.size() - 1 - k : k;
+      ns[i].push_back(rot.run(fds[i], frame, load.repeat, &retval));
+      if (retval != XDP_PASS) die("ablate %s: a frame returned %u, not XDP_PASS", kParts[i % kN].name, retval);
+    }
+  std::vector<double> med;
+  for (size_t i = 0; i < fds.size(); i++) {
+    if (i < ts.size()) {
+      const dt_stats after = ts[i]->stats();
+      const uint64_t passed = after.passed - before[i].passed, want = uint64_t{kRounds} * load.repeat;
+      // Every frame admitted by a bucket that was there (the variant without counters counts none).
+      if (after.new_sources != before[i].new_sources || after.fail_open != before[i].fail_open ||
+          (passed != want && std::string(kParts[i].name) != "COUNTERS"))
+        die("ablate %s, %s: %llu of %llu frames admitted, %llu buckets created, %llu failed open", load.label,
+            kParts[i].name, static_cast<unsigned long long>(passed), static_cast<unsigned long long>(want),
+            static_cast<unsigned long long>(after.new_sources - before[i].new_sources),
+            static_cast<unsigned long long>(after.fail_open - before[i].fail_open));
+    }
+    med.push_back(median(ns[i]));
+  }
+  return med;
+}
+
+}  // namespace
+
+void ablate_part() {
+  const Load loads[] = {{"IPv4, 1 source, in debt", 1, 2'000'000}, {"IPv4, 65,536 in rotation, full", 65'536, 65'536 * 16}};
+  constexpr uint32_t kCapacity = 262'144;
+  const dt_policy pol = policy_or_die(1e6, DT_BURST_MAX);  // what bpf/ablate.h's constant policy holds
+  std::vector<std::unique_ptr<Throttle>> ts;
+  const std::string dir = exe_dir() + "/ablate/";
+  for (const Part &p : kParts)
+    ts.push_back(*p.name ? std::make_unique<Throttle>(kCapacity, pol, dir + p.name + ".bpf.o")
+                         : std::make_unique<Throttle>(kCapacity, pol));
+  Rotator rot;
+  std::vector<double> med[2];
+  for (int l = 0; l < 2; l++) med[l] = measure_load(loads[l], ts, rot);
+  printf("\nPart 1g: the admitted path, each part left out in turn (ns per frame, median of %d interleaved\n"
+         "  rounds through the wrapper; cost = the whole less the variant; net = less the empty target)\n\n",
+         kRounds);
+  printf("  %-54s | %-24s | %-24s\n", "left out", loads[0].label, loads[1].label);
+  printf("  %-54s | %8s %8s %6s | %8s %8s %6s\n", "", "ns", "cost", "share", "ns", "cost", "share");
+  for (int i = 0; i < kN; i++) {
+    printf("  %-54s |", kParts[i].what);
+    for (int l = 0; l < 2; l++) {
+      const double whole = med[l][0], empty = med[l][kN], cost = whole - med[l][i];
+      if (i == 0) printf(" %8.1f %8s %6s |", whole, "-", "-");
+      else printf(" %8.1f %+8.1f %5.0f%% |", med[l][i], cost, 100.0 * cost / (whole - empty));
+    }
+    printf("\n");
+  }
+  printf("  %-54s | %8.1f %8s %6s | %8.1f %8s %6s\n", "(empty target: the wrapper)", med[0][kN], "", "", med[1][kN], "",
+         "");
+}
+
+}  // namespace dt::bench
