@@ -1,16 +1,18 @@
 # dthrottle - distributed packet throttler for edge hosts.
 #
-#   make          build everything into build/ (agent: build/agent)
-#   make test     build, then run every test suite (needs root: BPF, XDP, netns)
+#   make          build everything into build/ (agent: build/agent), in parallel, as any user;
+#                 installs nothing: names the Debian packages missing (make deps installs them)
+#   make build/agent  one program only (build/unit_tests, build/pktgen...; DEVELOPING.md)
+#   make test     install what is missing, build, then run every test suite (root: BPF, XDP, netns)
 #   make test-kernel  the BPF and netns suites on Debian 12's stock kernel (6.1), booted
 #                 under qemu (KVM if it works, else TCG): ~15 min on TCG; installs qemu and
 #                 busybox, unpacks linux-image-amd64 into build/kernel (writes nothing else)
-#   make demo     throttle real packets on a built-in lab of network namespaces
-#                 (and chart them: build/demo.png)
+#   make demo     install what it needs, build the agent and pktgen only, throttle real
+#                 packets on a built-in lab of network namespaces (chart: build/demo.png)
 #   make plot     redraw build/demo.png from the last demo's build/demo.dat
 #   make bench    per-packet cost vs a baseline program, agent cost per period, under attack
 #   make bench-cluster  40 real agents in namespaces, mesh and hub: accuracy, CPU, report bytes
-#   make deps     install missing Debian packages (apt-get)
+#   make deps     install missing Debian packages (apt-get; scripts/deps.sh has the list)
 #   make install  the agent as $(PREFIX)/sbin/dthrottle-agent, the systemd units
 #                 dthrottle@.service and dthrottle-crowdsec@.service (docs/crowdsec.md),
 #                 /etc/dthrottle/eth0.conf.example (DESTDIR, PREFIX)
@@ -53,16 +55,25 @@ PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktge
             $(BUILD)/simulate $(BUILD)/query_bench $(BUILD)/query_serve $(BUILD)/strict_bench \
             $(BUILD)/verifier_stats
 
-.PHONY: all deps test test-kernel demo bench clean install uninstall
+.PHONY: all check-deps deps deps-demo test test-kernel demo bench clean install uninstall
 .SECONDARY:
 # The programs build in parallel, one job a CPU, unless the caller gave -j itself (make's
 # flags are known in a recipe only, not while the Makefile is read).
 JOBS = $$(case " $$MAKEFLAGS " in *" -j"*|*jobserver*) ;; *) echo -j$$(nproc 2>/dev/null || echo 1) ;; esac)
-all: deps
+all: check-deps
 	@$(MAKE) --no-print-directory $(JOBS) $(PROGRAMS)
 
+# Plain make installs nothing, so it runs as any user: it names the Debian packages the build
+# lacks (and the command that installs them) before a compiler error would.
+check-deps:
+	@scripts/deps.sh --check build
+
+# Installing is for the targets a newcomer runs as root (test, demo, bench...), before they build.
 deps:
 	@scripts/deps.sh
+
+deps-demo:
+	@scripts/deps.sh demo
 
 # --- BPF objects and their skeletons ------------------------------------------------
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
@@ -148,17 +159,20 @@ $(BUILD):
 	@mkdir -p $@
 
 # --- Top-level jobs ---------------------------------------------------------------
-test: all
+test: deps
+	@$(MAKE) --no-print-directory all
 	@tests/run_all.sh
 
 # The same suites on the distribution's kernel: tests/kernel/run.sh boots it over a
 # read-only view of / (DT_KERNEL_SUITES=bpf,test_rules picks suites; see its header).
-test-kernel: all
+test-kernel: deps
+	@$(MAKE) --no-print-directory all
 	@scripts/kernel-deps.sh
 	@tests/kernel/run.sh
 
-# The demo needs the agent and the packet generator only, not the tests, benches and fuzzers.
-demo: deps
+# The demo needs the agent and the packet generator only, not the tests, benches and fuzzers,
+# nor the packages only they need (deps-demo: the agent's build and the lab's tools).
+demo: deps-demo
 	@$(MAKE) --no-print-directory $(JOBS) $(BUILD)/agent $(BUILD)/pktgen
 	@scripts/demo.sh
 
@@ -170,7 +184,8 @@ plot:
 	@gnuplot -e "data='$(BUILD)/demo.dat'; out='$(BUILD)/demo.png'" scripts/plot.gnuplot
 	@echo "chart: $(BUILD)/demo.png"
 
-bench: all
+bench: deps
+	@$(MAKE) --no-print-directory all
 	@$(BUILD)/bench
 	@$(BUILD)/query_bench
 	@$(BUILD)/strict_bench
@@ -180,7 +195,8 @@ bench: all
 
 # 40 agents in network namespaces (a few minutes; root), under the netns lock the suites use.
 .PHONY: bench-cluster
-bench-cluster: all
+bench-cluster: deps
+	@$(MAKE) --no-print-directory all
 	@flock /tmp/dthrottle-netns.lock tests/netns/bench_cluster.sh
 
 clean:

@@ -13,10 +13,23 @@ missing_packages() {
   done
 }
 
+# apt_name_missing LABEL RUN_AS_ROOT PACKAGE...: returns 0 if every PACKAGE is installed;
+# else names the missing ones and the command that installs them as root (RUN_AS_ROOT, e.g.
+# 'make deps') on stderr, each line starting with "LABEL: ", and returns 1. Installs nothing.
+apt_name_missing() {
+  local label=$1 run_as_root=$2
+  local -a missing
+  shift 2
+  mapfile -t missing < <(missing_packages "$@")
+  [ ${#missing[@]} -gt 0 ] || return 0
+  echo "$label: missing Debian packages: ${missing[*]}" >&2
+  echo "$label: run '$run_as_root' as root (or: sudo apt-get install ${missing[*]})" >&2
+  return 1
+}
+
 # apt_install_missing LABEL RUN_AS_ROOT PACKAGE...: installs the PACKAGEs that are missing
 # (apt-get update, then apt-get install, non-interactive); returns 0 at once, offline, if none
-# is. Its messages start with "LABEL: ". Not root: names the missing packages and the command
-# to run as root instead (RUN_AS_ROOT, e.g. 'make deps'), and returns 1.
+# is. Its messages start with "LABEL: ". Not root: apt_name_missing (names them, returns 1).
 apt_install_missing() {
   local label=$1 run_as_root=$2
   local -a missing
@@ -24,8 +37,7 @@ apt_install_missing() {
   mapfile -t missing < <(missing_packages "$@")
   [ ${#missing[@]} -gt 0 ] || return 0
   if [ "$(id -u)" -ne 0 ]; then
-    echo "$label: missing Debian packages: ${missing[*]}" >&2
-    echo "$label: run '$run_as_root' as root (or: sudo apt-get install ${missing[*]})" >&2
+    apt_name_missing "$label" "$run_as_root" "${missing[@]}"
     return 1
   fi
   echo "$label: installing ${missing[*]}"

@@ -1,31 +1,72 @@
 #!/usr/bin/env bash
-# deps.sh - install every Debian package dthrottle needs to build, test and demo.
-# Idempotent and quick when everything is present; needs root to install.
+# deps.sh - the Debian packages dthrottle needs, by what needs them.
+#
+#   scripts/deps.sh [--check] [GROUP...]     (no GROUP: all)
+#
+#   agent   what build/agent and build/pktgen need to build (compilers, libbpf, ZeroMQ...)
+#   build   agent, and what the tests and the fuzzer need to build: all that plain `make` builds
+#   demo    agent, and what `make demo` runs (namespaces, python3, gnuplot)
+#   all     build, demo, and what the suites, `make deb` and `make man` run (`make deps`)
+#
+# Installs the missing ones (apt-get; root), or, not root, names them and the command to run
+# as root, and fails. --check only names them, as any user: plain `make` checks `build` so.
+# Idempotent and quick (offline) when everything is present. Not Debian (no dpkg-query):
+# --check says nothing and passes, and the compiler names what is missing.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/apt_missing.sh"
 
-PACKAGES=(
+AGENT=(
   make g++ clang llvm pkg-config          # C++20 agent, BPF object (clang -target bpf)
   libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev  # libbpf, skeletons, UAPI headers
   libzmq3-dev cppzmq-dev                  # peer reports (ZeroMQ pub-sub)
   libsodium-dev                           # signed peer reports (Ed25519)
   libcpp-httplib-dev                      # --metrics HTTP server (Prometheus)
   libcap-dev                              # the agent drops its capabilities after setup (libcap)
-  systemd libcap2-bin                     # systemd-analyze verify of the units; capsh (tests/netns/test_privileges.sh)
-  libgtest-dev                            # unit and BPF tests
-  libclang-rt-14-dev                      # libFuzzer, ASan, UBSan for the decoder fuzzer
   libtoml11-dev                           # the rules file (TOML)
   nlohmann-json3-dev                      # `agent stats --json`, the status files (JSON)
-  libhiredis-dev redis-server             # strict tag limits (Redis), their tests and bench
+  libhiredis-dev                          # strict tag limits (Redis)
+)
+TESTS_BUILD=(
+  libgtest-dev                            # unit and BPF tests
+  libclang-rt-14-dev                      # libFuzzer, ASan, UBSan for the decoder fuzzer
+)
+LAB=(
   iproute2 procps                         # network namespaces, veth, ps/pkill
+  python3                                 # the demo's busy signals, the Python client's tests
+  gnuplot-nox                             # the demo's chart (build/demo.png)
+)
+SUITES=(
+  systemd libcap2-bin                     # systemd-analyze verify of the units; capsh (tests/netns/test_privileges.sh)
+  redis-server                            # strict tag limits: their tests and bench
   nftables                                # partitions and report loss in tests/netns
   tcpdump                                 # reads agent capture's files (tests/netns/test_capture.sh)
-  python3                                 # the Python client's tests (tests/clients)
   python3-zmq                             # the hostile peer of tests/netns/test_cluster_security.sh
-  gnuplot-nox                             # the demo's chart (build/demo.png)
   pandoc man-db                           # the man pages (make man) and their test
   prometheus                              # promtool and a real Prometheus (contrib/prometheus tests)
   debhelper dpkg-dev fakeroot lintian     # make deb
 )
 
-apt_install_missing deps 'make deps' "${PACKAGES[@]}"
+check=0
+if [ "${1:-}" = --check ]; then
+  check=1
+  shift
+fi
+[ $# -gt 0 ] || set -- all
+packages=()
+for group in "$@"; do
+  case $group in
+    agent) packages+=("${AGENT[@]}") ;;
+    build) packages+=("${AGENT[@]}" "${TESTS_BUILD[@]}") ;;
+    demo) packages+=("${AGENT[@]}" "${LAB[@]}") ;;
+    all) packages+=("${AGENT[@]}" "${TESTS_BUILD[@]}" "${LAB[@]}" "${SUITES[@]}") ;;
+    *) echo "deps: no group '$group' (agent, build, demo, all)" >&2; exit 2 ;;
+  esac
+done
+mapfile -t packages < <(printf '%s\n' "${packages[@]}" | awk '!seen[$0]++')
+
+if [ "$check" -eq 1 ]; then
+  command -v dpkg-query >/dev/null || exit 0
+  apt_name_missing make 'make deps' "${packages[@]}"
+else
+  apt_install_missing deps 'make deps' "${packages[@]}"
+fi

@@ -206,7 +206,7 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        noted(a, "spray", [a](const std::string &v) { a->spray = v; })},
       {"client-burst", 0, "I:K@T", "client I also sends K requests at once at time T\n(repeatable)",
        noted(a, "client-burst", [a](const std::string &v) { a->bursts.push_back(v); })},
-      {"legacy", 0, nullptr, "the cluster before issue 12: every report charged, no\ndebt cap, no resend requests",
+      {"legacy", 0, nullptr, "the cluster before: every report charged, no debt cap,\nno resend requests",
        noted(a, "legacy", [&s](const std::string &) { s.legacy(); })},
       {"scheme", 0, "S",
        "reporting scheme: owner (default: sources seen on one host\ngo to their owner only, shared ones to every peer), "

@@ -1,5 +1,9 @@
 // adaptive.h - adaptive limits: back off when a protected service says it is busy,
-// recover multiplicatively when it stops (../shared/reference/busy-response-throttling.txt).
+// recover multiplicatively when it stops.
+//
+// The design of TChannel's busy responses: an exponential cut while busy, a multiplicative
+// recovery after, so the rate neither flaps while the service struggles nor lingers low
+// once it is healthy.
 //
 // An adaptive rule's effective rate is its configured rate times a factor in [floor, 1]:
 //   busy signal   the limit becomes `decrease` times the rate the rule actually admitted

@@ -39,7 +39,7 @@
 // alter them; a replayed report carries its old (boot, seq) and is dropped as a
 // duplicate or stale by the PeerTracker. A compromised hub can therefore silence the
 // cluster (each agent then admits its own budget: the partition case), not turn it
-// against a victim. Keys with `role = hub` are reserved for the summing hub of issue 23,
+// against a victim. Keys with `role = hub` are reserved for the summing hub (docs/hub.md),
 // whose signed aggregate reports speak for the nodes it sums; a `role = node` key never
 // may, and until aggregate reports exist a hub key's messages are rejected ("hub_report").
 #pragma once

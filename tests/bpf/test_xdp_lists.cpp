@@ -152,10 +152,10 @@ TEST_F(XdpLists, AnUnchangedListIsNotRebuilt) {
   EXPECT_EQ(id_before, id_after) << "an equal list keeps its trie";
 }
 
-// 1,000,000 prefixes per family (the floor) load, and their first, middle and last
-// prefix are enforced. IPv6: 2001:2:0:1::/128s. IPv4 holds no million test addresses
-// (198.18.0.0/15 is 131,072): the mass is 10.x.y.z /32s (never in a frame), and entries 0,
-// 500,000 and 999,999 are 198.18.1.0, .1 and .2, which the frames come from.
+// 1,000,000 prefixes per family (the size docs/lists.md measures) load, and their first,
+// middle and last prefix are enforced. IPv6: 2001:2:0:1::/128s. IPv4 holds no million test
+// addresses (198.18.0.0/15 is 131,072): the mass is 10.x.y.z /32s (never in a frame), and
+// entries 0, 500,000 and 999,999 are 198.18.1.0, .1 and .2, which the frames come from.
 TEST_F(XdpLists, AMillionPrefixesPerFamilyLoadAndAreEnforced) {
   constexpr uint32_t kN = 1'000'000;
   rules("");

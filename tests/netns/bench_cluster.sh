@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_cluster.sh - the many-agent lab (`make bench-cluster`, issue 23): 40 real agents in
+# bench_cluster.sh - the many-agent lab (`make bench-cluster`): 40 real agents in
 # network namespaces on one control bridge, as a full mesh and through a hub, under three
 # loads; prints the accuracy against the global budget, each agent's CPU per period and the
 # report bytes each agent received against 5 bytes per source it served itself.

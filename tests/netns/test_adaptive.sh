@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test: runs alone (timing-heavy: tests/run_all.sh starts nothing beside it)
-# test_adaptive.sh - adaptive limits on a 3-host cluster (issue 6's acceptance test): a real
+# test_adaptive.sh - adaptive limits on a 3-host cluster (the feature's acceptance test): a real
 # service that signals busy while its queue is full makes the admitted rate fall within a
 # second on every host, and the rate comes back once the service is healthy again.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_exempt.sh - only the cluster's own traffic is exempt from throttling, not every
-# packet from a peer's address (issue 20: a UDP flood spoofed from a peer's address
+# packet from a peer's address (before, a UDP flood spoofed from a peer's address
 # passed at 18x its budget).
 #
 # Two agents on the two ends of one veth pair (a in $H_NS at 198.18.0.2, b in $C_NS at

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_forged_restart.sh - a forged restart changes nothing (issue 20): three hosts in a
+# test_forged_restart.sh - a forged restart changes nothing: three hosts in a
 # full mesh without keys (after the key default: --insecure-cluster), and a hostile
 # member (tests/netns/zmtp_forger.py, in h3's namespace, on a port h1 subscribes to) that
 # publishes, every period, a report in h2's name from a new boot, sent "ten years from
@@ -14,7 +14,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=forged_restart
-# The attack of the issue needs no key: the mesh and the hub run without them (lib.sh).
+# The forged restart needs no key: the mesh and the hub run without them (lib.sh).
 MLAB_INSECURE=1
 
 RATE=100

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_query_local.sh - who may use a real agent's query socket and metrics port, and what
-# a local user can hold there (issue 22, docs/security.md "Who may use the query socket").
+# a local user can hold there (docs/security.md "Who may use the query socket").
 #
 # 1. --query-listen on an address that is not loopback exits 2 naming --query-insecure
 #    (the agent and `agent check` alike); a bare port is accepted (it binds 127.0.0.1).

@@ -8,7 +8,7 @@ peer reports to every agent that subscribes to it.
 
 Once PATH exists, every period it publishes one empty report (no hits) in the name of
 node ID, from a boot of its own (a fixed random boot id), seq 1, 2, ..., sent "ten years
-from now": the forged restart of issue 20. Before, a receiver took it as ID's restart and
+from now": a forged restart. Before, a receiver took it as ID's restart and
 dropped the real ID's reports as duplicates. It prints one line per subscriber and, at
 the end, "forged N" (messages sent to all subscribers). Bounded: exits after --secs.
 

@@ -21,12 +21,12 @@ Scenario local_only(Scenario s) {
   return s;
 }
 
-// The brief's cluster: 3 hosts, rate 100/s, burst 50, reports every 200 ms, 10 s
+// The reference cluster: 3 hosts, rate 100/s, burst 50, reports every 200 ms, 10 s
 // (Scenario's defaults, checked here: the tests below count on these figures).
 Scenario three_hosts(std::vector<Client> clients) {
   Scenario s;
   EXPECT_TRUE(s.hosts == 3 && s.rate == 100 && s.burst == 50 && s.period == 200 * kMs && s.duration == 10 * kSec)
-      << "Scenario's defaults are no longer the brief's cluster: set them here";
+      << "Scenario's defaults are no longer the reference cluster: set them here";
   s.clients = std::move(clients);
   return s;
 }
@@ -198,9 +198,9 @@ Ratios loss_ratios(Scenario s, int seeds) {
   return r;
 }
 
-// Issue 12: a receiver asks for the messages missing in a peer's sequence (at once, and
+// Resends: a receiver asks for the messages missing in a peer's sequence (at once, and
 // every period while they are not stale) and the peer publishes them again, applied
-// once. At 10% loss the brief's 10 s run admits 1.00-1.04x (before: 1.06-1.13x), the
+// once. At 10% loss the reference 10 s run admits 1.00-1.04x (before: 1.06-1.13x), the
 // rest being the debt still unpaid at the end of a short run: over 30 s every seed is
 // within 1.03 (before: 1.05-1.10). Reports are the same bytes when nothing is lost.
 TEST(ClusterSim, LostReportsHealThemselves) {
@@ -262,7 +262,7 @@ TEST(ClusterSim, PartitionEachSideEnforcesItsOwnBudgetThenReconverges) {
   EXPECT_GT(c->hosts()[1].stale, 0u) << "the held reports arrive stale after the heal";
 }
 
-// Issue 12, as measured on real agents: one source sprayed over 3 hosts at 20x the rate,
+// The heal, as measured on real agents: one source sprayed over 3 hosts at 20x the rate,
 // every host cut off from the others (TCP holds their reports) from 10 s to 30 s.
 Scenario healed_partition() {
   Scenario s = three_hosts({sprayer()});
@@ -278,11 +278,11 @@ int dark_seconds(const ClusterSim &c, dt::sim::Ns from, dt::sim::Ns to) {
   return n;
 }
 
-// The golden test of the heal. Before issue 12 (legacy: every report charged, no debt
-// cap) the backlog of 20 s of the other hosts' grants is charged on every host at the
-// heal, and the source is blacked out for about 40 s. Now the backlog is stale (sent
-// while its sender was silent to us), nothing is dark after the horizon (1 s) and the
-// 30 s after the heal admit the rate within 10%.
+// The golden test of the heal. Before stale reports and the debt cap (legacy: every
+// report charged, no debt cap) the backlog of 20 s of the other hosts' grants is charged
+// on every host at the heal, and the source is blacked out for about 40 s. Now the backlog
+// is stale (sent while its sender was silent to us), nothing is dark after the horizon
+// (1 s) and the 30 s after the heal admit the rate within 10%.
 TEST(ClusterSim, HealedPartitionNoLongerBlacksOut) {
   Scenario old = healed_partition();
   old.legacy();

@@ -16,8 +16,9 @@ using dt::sim::Scenario;
 using dt::sim::Scheme;
 using dt::test::run_sim;
 
-// The scenario: `simulate --hosts N --rate 100 --burst 50 --duration 10s
-// --clients 2000,50 --seed S`: c0 offers 20x the rate round-robin over every host, c1 is under it.
+// The scale scenario (docs/cluster-scale.md): `simulate --hosts N --rate 100 --burst 50
+// --duration 10s --clients 2000,50 --seed S`: c0 offers 20x the rate round-robin over every
+// host, c1 is under it.
 Scenario sprayed(size_t hosts, Scheme scheme, uint64_t seed) {
   Scenario s;
   s.hosts = hosts;

@@ -37,7 +37,7 @@ TEST(WriteFileAtomic, AFailedRenameIsReportedAndLeavesNothing) {
   rmdir(path.c_str());
 }
 
-// Runtime files are 0640 (issue 22: they were 0644), also where a crash left a .tmp of
+// Runtime files are 0640 (they were 0644 before), also where a crash left a .tmp of
 // another mode; a symlink planted at the .tmp is refused, never followed.
 TEST(WriteFileAtomic, WritesMode0640AndNeverThroughASymlink) {
   dt::test::TempDir dir("dt-files");

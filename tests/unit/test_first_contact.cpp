@@ -151,8 +151,8 @@ TEST(JoinGuard, ASourceThatAppearedAfterTheJoinStartsFull) {
   EXPECT_EQ(g.charged(), 1u);
 }
 
-// The first contact: a new client sprayed at 2000/s over 40 hosts (rate 100,
-// burst 50: 150 in its first second).
+// First contact as docs/cluster-scale.md measures it: a new client sprayed at 2000/s over
+// 40 hosts (rate 100, burst 50: 150 in its first second).
 Scenario first_contact(uint64_t seed, Ns early) {
   Scenario s;
   s.hosts = 40;

@@ -1,7 +1,8 @@
-// test_key_files.cpp - the modes of the key files (issue 22): `agent keygen` writes the .key
-// 0600 also over a file of another mode, never writes through a symlink or a hard link; the
-// agent, the hub and `agent check` (load_curve_keys) refuse a .key its group or others may
-// read, or that is not a regular file, with the fix (chmod 600 FILE).
+// test_key_files.cpp - the modes of the key files (no one else may read a .key):
+// `agent keygen` writes the .key 0600 also over a file of another mode, never writes
+// through a symlink or a hard link; the agent, the hub and `agent check` (load_curve_keys)
+// refuse a .key its group or others may read, or that is not a regular file, with the fix
+// (chmod 600 FILE).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -103,7 +103,7 @@ struct Boot {
   }
 };
 
-// The attack, without authentication (--insecure-cluster): a message with the real
+// The forged-restart attack, without authentication (--insecure-cluster): a message with the real
 // peer's node id, a new boot and a send time far in the future, while the real peer keeps
 // reporting. Before, it was taken as a restart and every later report of the real boot
 // dropped as a duplicate; now it is refused and the real boot is untouched.

@@ -77,7 +77,7 @@ TEST(PeerTrackerStreams, AReplayIntoAnotherStreamIsJudgedByThePeersClock) {
   EXPECT_TRUE(b.stale) << "a bans message sent 8 s ago: " << b.age_ms << " ms";
 }
 
-// The attack: a signed old boot replayed after --down-after of silence of the live
+// The attack: a signed old boot replayed after --down-after of silence of the live
 // one. Before, it was taken (silence), the live boot retired and its reports dropped as a
 // replay until it restarted. Now boots only move forward: refused, however long the silence.
 TEST(PeerTrackerBoots, AnOldBootNeverComesBackWithKeys) {

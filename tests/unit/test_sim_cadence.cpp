@@ -79,7 +79,7 @@ Scenario linked(Scenario s) {
   return s;
 }
 
-// The target (docs/cluster-scale.md "Cadence"): the light spray costs each host at
+// The target (docs/cluster-scale.md "Cadence"): the light spray costs each host at
 // most 2x the 5 bytes per source it served. The run lasts until the last batch (1 s after
 // its last entry) has gone; the bytes include every peer's first message (its start).
 TEST(SimCadence, WithLinkLivenessLightSourcesCostAtMostTwiceWhatAHostServed) {

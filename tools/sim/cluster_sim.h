@@ -17,7 +17,7 @@
 // is round-robin, seeded-random or sticky. Same scenario and seed, same result, bit for
 // bit.
 //
-// What a receiver charges (issue 12): a report older than Scenario::report_max_age by
+// What a receiver charges: a report older than Scenario::report_max_age by
 // the receiver's PeerTracker is not debited (stale); a debit never takes a bucket below
 // -DT_DEBT_MAX_BURSTS x burst; a receiver asks again for the messages missing in a
 // peer's sequence (a resend request each period, as Cluster::on_period does) and the
@@ -134,7 +134,7 @@ struct Network {
   Ns jitter = 0;
   std::vector<Partition> partitions;
   // Messages a cut link holds, per sender and receiver (ZeroMQ's SNDHWM); 0: a cut
-  // link drops every message (no TCP), as the simulator did before issue 12.
+  // link drops every message (no TCP), as the simulator once did.
   uint64_t queue_hwm = 1000;
 };
 
@@ -211,7 +211,7 @@ struct Scenario {
   uint64_t early_min_hits = 2;  // EarlyReportOptions::min_hits
   // Per host: its wall clock minus the true time, in ms (the receivers learn offsets).
   std::vector<int64_t> clock_skew_ms;
-  // The cluster before issue 12: every report charged, no debt cap, no resends.
+  // The cluster before stale reports: every report charged, no debt cap, no resends.
   Scenario &legacy() {
     report_max_age = kNever;
     debt_cap = false;
