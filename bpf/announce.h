@@ -4,11 +4,14 @@
  * is admitted in a report period, so the agent learns which buckets owe the next peer
  * report without walking the map (its work per period grows with the active sources).
  *
- * One CPU wins the compare-and-swap of the bucket's epoch and adds the key to its own
- * stage (struct dt_active_stage, per CPU: no shared write). A full stage goes to the
- * `active` ring as one record, so the ring's lock, its shared producer position and
- * the record's commit are paid once per DT_STAGE_KEYS announcements: a record per key
- * cost as much as the rest of the packet path with a million new sources a period.
+ * The CPU that finds the bucket's epoch behind the period's stores it (a plain store,
+ * made once per source and period: a compare-and-swap would be a second locked
+ * instruction beside the admission's) and adds the key to its own stage (struct
+ * dt_active_stage, per CPU: no shared write). Two CPUs that admit the source at the same
+ * moment of a new period may both announce it: the agent keeps a set (below).
+ * A full stage goes to the `active` ring as one record, so the ring's lock, its shared
+ * producer position and the record's commit are paid once per DT_STAGE_KEYS
+ * announcements: a record per key cost as much as the rest of the packet path with a million new sources a period.
  * A stage holding keys of an older period is written out before a key of the new one
  * joins it; at a period's end the agent also reads what every CPU still holds
  * (Collector::end_period). A key may so be read twice (from a stage, later from its
@@ -84,8 +87,7 @@ static __always_inline void dt_mark_active(struct dt_bucket *b, const struct dt_
 
 	if (seen == epoch)
 		return;
-	if (__sync_val_compare_and_swap(&b->epoch, seen, epoch) != seen)
-		return;
+	b->epoch = epoch;
 	if (dt_stage_add(key, epoch) != 0) {
 		b->epoch = 0;
 		st->report_overflow++;

@@ -116,6 +116,29 @@ dt_parse_eth(struct dt_cursor *c, __be16 *proto)
 	return DT_PARSE_OK;
 }
 
+/*
+ * The key of IPv4 source `saddr` (::ffff:a.b.c.d, rule 0), written as the five 32-bit
+ * words the map's hash (jhash2) and every copy of the key read. Built byte by byte
+ * (a zeroing store, two byte stores of 0xff, the address), it made the first read of
+ * word 2 span three stores, which the CPU cannot forward: a stall at every lookup
+ * that cost an IPv4 packet several ns more than an IPv6 one.
+ */
+static __always_inline void dt_addr_set_v4(__u8 *addr, __be32 a)
+{
+	__u32 *w = (__u32 *)addr;  /* 4-byte aligned: dt_key's, dt_facts' dst */
+
+	w[0] = 0;
+	w[1] = 0;
+	w[2] = bpf_htonl(0xffff);
+	w[3] = a;
+}
+
+static __always_inline void dt_key_set_v4(struct dt_key *key, __be32 saddr)
+{
+	dt_addr_set_v4(key->addr, saddr);
+	key->rule = 0;
+}
+
 static __always_inline enum dt_parse_result
 dt_parse_ipv4(struct dt_cursor *c, struct dt_key *key, struct dt_l3 *l3)
 {
@@ -130,10 +153,7 @@ dt_parse_ipv4(struct dt_cursor *c, struct dt_key *key, struct dt_l3 *l3)
 	if (c->pos + hdr_len > c->end)
 		return DT_PARSE_MALFORMED; /* options cut off */
 
-	__builtin_memset(key, 0, sizeof(*key));
-	key->addr[10] = 0xff;
-	key->addr[11] = 0xff;
-	__builtin_memcpy(&key->addr[12], &ip->saddr, 4);
+	dt_key_set_v4(key, ip->saddr);
 	l3->net = ip;
 	c->pos += hdr_len;
 	l3->l4 = c->pos;
@@ -278,7 +298,7 @@ static __always_inline void dt_parse_l4(const struct dt_l3 *l3, void *data_end, 
 
 /*
  * The packet's destination address in the 16-byte form of dt_key (IPv4-mapped for
- * IPv4) into out: 1, or 0 if the network header is not within data_end (it always is
+ * IPv4) into out (4-byte aligned): 1, or 0 if the network header is not within data_end (it always is
  * after DT_PARSE_OK; checked again for the verifier).
  */
 static __always_inline int dt_l3_dst(const struct dt_l3 *l3, void *data_end, __u8 out[16])
@@ -294,10 +314,7 @@ static __always_inline int dt_l3_dst(const struct dt_l3 *l3, void *data_end, __u
 
 		if ((void *)(ip + 1) > data_end)
 			return 0;
-		__builtin_memset(out, 0, 10);
-		out[10] = 0xff;
-		out[11] = 0xff;
-		__builtin_memcpy(&out[12], &ip->daddr, 4);
+		dt_addr_set_v4(out, ip->daddr);
 	}
 	return 1;
 }

@@ -2,7 +2,8 @@
 // production dt_xdp and variants of it, each built from the same source with one part left
 // out (bpf/ablate.h; the Makefile builds them into build/ablate/, next to this binary), run
 // side by side in interleaved rounds through the bench wrapper, as Part 1 does: one IPv4
-// source whose bucket is in debt, and 65,536 IPv4 sources in rotation whose buckets are full.
+// source whose bucket is in debt, the same with one IPv6 source, and 65,536 IPv4 sources in
+// rotation whose buckets are full.
 // A part's cost is the whole's median less the variant's. The variants are for measuring
 // only: some leave out what correctness needs.
 #include <linux/bpf.h>
@@ -54,13 +55,14 @@ std::string exe_dir() {
 
 struct Load {
   const char *label;
+  bool ipv6;
   uint32_t sources, repeat;
 };
 
 // Medians of every part's run (kParts order) and of the empty target (last), for `load`.
 std::vector<double> measure_load(const Load &load, std::vector<std::unique_ptr<Throttle>> &ts, Rotator &rot) {
-  const std::vector<uint8_t> frame = make_frame(false);
-  rot.set_sources(false, 0xc6120001u /* 198.18.0.1 */, load.sources);
+  const std::vector<uint8_t> frame = make_frame(load.ipv6);
+  rot.set_sources(load.ipv6, load.ipv6 ? 1u /* 2001:2::1 */ : 0xc6120001u /* 198.18.0.1 */, load.sources);
   std::vector<int> fds;
   for (auto &t : ts) fds.push_back(t->fd.xdp);
   fds.push_back(rot.fd.empty);
@@ -98,7 +100,10 @@ std::vector<double> measure_load(const Load &load, std::vector<std::unique_ptr<T
 }  // namespace
 
 void ablate_part() {
-  const Load loads[] = {{"IPv4, 1 source, in debt", 1, 2'000'000}, {"IPv4, 65,536 in rotation, full", 65'536, 65'536 * 16}};
+  const Load loads[] = {{"IPv4, 1 source, in debt", false, 1, 2'000'000},
+                        {"IPv6, 1 source, in debt", true, 1, 2'000'000},
+                        {"IPv4, 65,536 in rotation, full", false, 65'536, 65'536 * 16}};
+  constexpr int kLoads = sizeof loads / sizeof loads[0];
   constexpr uint32_t kCapacity = 262'144;
   const dt_policy pol = policy_or_die(1e6, DT_BURST_MAX);  // what bpf/ablate.h's constant policy holds
   std::vector<std::unique_ptr<Throttle>> ts;
@@ -107,24 +112,28 @@ void ablate_part() {
     ts.push_back(*p.name ? std::make_unique<Throttle>(kCapacity, pol, dir + p.name + ".bpf.o")
                          : std::make_unique<Throttle>(kCapacity, pol));
   Rotator rot;
-  std::vector<double> med[2];
-  for (int l = 0; l < 2; l++) med[l] = measure_load(loads[l], ts, rot);
+  std::vector<double> med[kLoads];
+  for (int l = 0; l < kLoads; l++) med[l] = measure_load(loads[l], ts, rot);
   printf("\nPart 1g: the admitted path, each part left out in turn (ns per frame, median of %d interleaved\n"
          "  rounds through the wrapper; cost = the whole less the variant; net = less the empty target)\n\n",
          kRounds);
-  printf("  %-54s | %-24s | %-24s\n", "left out", loads[0].label, loads[1].label);
-  printf("  %-54s | %8s %8s %6s | %8s %8s %6s\n", "", "ns", "cost", "share", "ns", "cost", "share");
+  printf("  %-54s |", "left out");
+  for (const Load &l : loads) printf(" %-24s |", l.label);
+  printf("\n  %-54s |", "");
+  for (int l = 0; l < kLoads; l++) printf(" %8s %8s %6s |", "ns", "cost", "share");
+  printf("\n");
   for (int i = 0; i < kN; i++) {
     printf("  %-54s |", kParts[i].what);
-    for (int l = 0; l < 2; l++) {
+    for (int l = 0; l < kLoads; l++) {
       const double whole = med[l][0], empty = med[l][kN], cost = whole - med[l][i];
       if (i == 0) printf(" %8.1f %8s %6s |", whole, "-", "-");
       else printf(" %8.1f %+8.1f %5.0f%% |", med[l][i], cost, 100.0 * cost / (whole - empty));
     }
     printf("\n");
   }
-  printf("  %-54s | %8.1f %8s %6s | %8.1f %8s %6s\n", "(empty target: the wrapper)", med[0][kN], "", "", med[1][kN], "",
-         "");
+  printf("  %-54s |", "(empty target: the wrapper)");
+  for (int l = 0; l < kLoads; l++) printf(" %8.1f %8s %6s |", med[l][kN], "", "");
+  printf("\n");
 }
 
 }  // namespace dt::bench
