@@ -268,61 +268,8 @@ void render_adaptive(Exposition &x, const MetricsSnapshot &snap) {
   }
 }
 
-// The cluster's counters, in the order they are rendered (the rejected family between).
-struct ClusterFamily {
-  const char *name, *help;
-  uint64_t ClusterCounters::*value;
-  bool gauge = false;
-};
-const ClusterFamily kClusterSent[] = {
-    {"dthrottle_reports_sent_total", "Period reports published.", &ClusterCounters::reports_sent},
-    {"dthrottle_report_messages_sent_total", "Report messages published.", &ClusterCounters::messages_sent},
-    {"dthrottle_report_bytes_sent_total", "Bytes of report messages published.", &ClusterCounters::bytes_sent},
-    {"dthrottle_report_entries_sent_total", "Source entries published in reports.", &ClusterCounters::entries_sent},
-    {"dthrottle_report_prefix_entries_sent_total",
-     "Of the entries published, prefix buckets (prefix budgets, groups RULE::pBITS).",
-     &ClusterCounters::prefix_entries_sent},
-    {"dthrottle_report_dest_entries_sent_total",
-     "Of the entries published, destination buckets (rules keyed by destination, groups RULE::dst).",
-     &ClusterCounters::dest_entries_sent},
-    {"dthrottle_report_entries_max", "Entries of the largest report published since the agent started.",
-     &ClusterCounters::max_report_entries, true},
-    {"dthrottle_report_messages_received_total", "Report messages received from peers.",
-     &ClusterCounters::messages_received},
-    {"dthrottle_report_bytes_received_total", "Bytes of report messages received.", &ClusterCounters::bytes_received},
-    {"dthrottle_report_messages_applied_total", "Received report messages applied (debited).",
-     &ClusterCounters::messages_applied},
-    {"dthrottle_report_entries_applied_total", "Report entries debited from local buckets.",
-     &ClusterCounters::entries_applied},
-    {"dthrottle_report_duplicates_total", "Report messages ignored as duplicates or replays.",
-     &ClusterCounters::duplicates},
-};
-const ClusterFamily kClusterApplied[] = {
-    {"dthrottle_peer_hits_debited_total", "Hits served by peers and debited from local buckets.",
-     &ClusterCounters::hits_debited},
-    {"dthrottle_debit_failures_total", "Report entries that could not be debited.", &ClusterCounters::debit_failures},
-    {"dthrottle_collect_errors_total", "Periods whose collection of served hits failed.",
-     &ClusterCounters::collect_errors},
-    {"dthrottle_report_stale_messages_total",
-     "Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.",
-     &ClusterCounters::stale_messages},
-    {"dthrottle_report_stale_hits_total", "Hits of stale report messages, not debited.", &ClusterCounters::stale_hits},
-    {"dthrottle_report_recovered_messages_total",
-     "Report messages missing in a peer's sequence, resent on request and applied.", &ClusterCounters::recovered},
-    {"dthrottle_resend_requests_sent_total", "Requests this agent sent for messages missing from peers.",
-     &ClusterCounters::resend_requests_sent},
-    {"dthrottle_resend_requests_received_total", "Peers' requests for messages of this agent.",
-     &ClusterCounters::resend_requests_received},
-    {"dthrottle_resent_messages_total", "Report messages this agent published again on request.",
-     &ClusterCounters::resent_messages},
-    {"dthrottle_resent_bytes_total", "Bytes of report messages published again on request.",
-     &ClusterCounters::resent_bytes},
-};
-
-// Bans between peers (docs/bans.md "Cluster"): messages, and each peer notice's fate.
-void render_ban_sync(Exposition &x, const ClusterCounters &c) {
-  x.counter("dthrottle_ban_messages_sent_total", "Bans messages published to peers.", c.ban_messages_sent);
-  x.counter("dthrottle_ban_messages_received_total", "Bans messages received from peers.", c.ban_messages_received);
+// Bans between peers (docs/bans.md "Cluster"): each peer notice's fate (bans/ban_sync.h).
+void render_ban_notices(Exposition &x, const BanSyncCounters &b) {
   x.family("dthrottle_peer_ban_notices_total", "counter",
            "Peers' ban notices, by what became of them: learned, updated, lifted, stale (older than a lift or the "
            "ban held here), held (another origin's ban of the prefix is in force here), refused_cap (16,384 learned "
@@ -330,30 +277,31 @@ void render_ban_sync(Exposition &x, const ClusterCounters &c) {
            "(--peer-ban-min-prefix), refused_never_ban (a peer, hub or allowed address), refused_peer_cap "
            "(--peer-ban-max), refused_rate (--peer-ban-rate), refused_time (a set or lift time in the future or "
            "over 30 days ago), refused_origin (a lift of a ban the peer did not set), refused_tombstone (no room).");
-  const BanSyncCounters &b = c.bans;
-  const std::pair<const char *, uint64_t> results[] = {
-      {"learned", b.learned},           {"updated", b.updated},
-      {"lifted", b.lifted},             {"stale", b.ignored_stale},
-      {"refused_cap", b.rejected_cap},  {"refused_duration", b.rejected_duration},
-      {"refused_write", b.rejected_write},
-      {"held", b.ignored_held},
-      {"refused_peer", b.refused_peer},
-      {"refused_prefix", b.refused_prefix},
-      {"refused_never_ban", b.refused_never_ban},
-      {"refused_peer_cap", b.refused_peer_cap},
-      {"refused_rate", b.refused_rate},
-      {"refused_time", b.refused_time},
-      {"refused_origin", b.refused_origin},
-      {"refused_tombstone", b.refused_tombstones}};
-  for (const auto &[result, n] : results) x.sample("dthrottle_peer_ban_notices_total", {{"result", result}}, n);
+  for (const BanSyncCounterRow &r : kBanSyncCounterRows)
+    if (r.notice) x.sample("dthrottle_peer_ban_notices_total", {{"result", r.name}}, b.*r.field);
   x.counter("dthrottle_peer_bans_clamped_total", "Peers' bans longer than --peer-ban-max-duration, cut to it.",
             b.clamped);
   x.gauge("dthrottle_ban_tombstones", "Lifts remembered (this host's, announced; and the peers').",
           static_cast<double>(b.tombstones));
 }
 
+// The cluster's counters with a metric (cluster/cluster_counters.h), in the table's order;
+// the total of the rejections is their family by reason.
+void render_cluster_counters(Exposition &x, const ClusterCounters &c) {
+  for (const ClusterCounterRow &r : kClusterCounterRows) {
+    if (!*r.metric) continue;
+    if (!r.field) {
+      x.family(r.metric, r.type, r.help);
+      for (const auto &[reason, n] : c.rejected) x.sample(r.metric, {{"reason", reason}}, n);
+    } else if (!strcmp(r.type, "gauge")) {
+      x.gauge(r.metric, r.help, static_cast<double>(r.value(c)));
+    } else {
+      x.counter(r.metric, r.help, r.value(c));
+    }
+  }
+}
+
 void render_cluster(Exposition &x, const MetricsSnapshot &snap) {
-  const ClusterCounters &c = snap.counters;
   x.gauge("dthrottle_report_collect_duration_seconds",
           "Time the last period's report took: collect the hits served (dt_collect), encode, publish. "
           "There is no refill sweep (buckets refill lazily in the packet path).",
@@ -364,17 +312,8 @@ void render_cluster(Exposition &x, const MetricsSnapshot &snap) {
           static_cast<double>(snap.last_report_messages));
   x.gauge("dthrottle_last_report_bytes", "Bytes of the last period's report.",
           static_cast<double>(snap.last_report_bytes));
-  auto render = [&](const ClusterFamily &f) {
-    if (f.gauge) x.gauge(f.name, f.help, static_cast<double>(c.*f.value));
-    else x.counter(f.name, f.help, c.*f.value);
-  };
-  for (const ClusterFamily &f : kClusterSent) render(f);
-  x.family("dthrottle_report_messages_rejected_total", "counter",
-           "Report messages rejected as invalid (nothing debited), by reason.");
-  for (const auto &[reason, n] : c.rejected)
-    x.sample("dthrottle_report_messages_rejected_total", {{"reason", reason}}, n);
-  for (const ClusterFamily &f : kClusterApplied) render(f);
-  render_ban_sync(x, c);
+  render_cluster_counters(x, snap.counters);
+  render_ban_notices(x, snap.counters.bans);
 }
 
 // One sample per peer of each peer family, labelled peer.
