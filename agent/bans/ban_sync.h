@@ -44,28 +44,65 @@ constexpr uint64_t kBanAnnounceEveryNs = 10'000'000'000ull;
 constexpr uint64_t kBanTombstoneNs = 60'000'000'000ull;
 constexpr size_t kMaxBanTombstones = 16384;  // of this host's lifts, and again of the peers'
 
+/*
+ * What became of the bans announced and learned, declared once: the struct, the cluster's
+ * status file ("bans" in agent stats --json, the text view's bans lines) and /metrics
+ * (cluster/cluster_status.cpp, metrics/) are made from this table.
+ *   X(field, name, notice, line, text, refused)
+ *   name     its key in the status file's "bans", and if `notice` (a peer notice's fate)
+ *            its result in dthrottle_peer_ban_notices_total{result} (docs/bans.md);
+ *   line     the text view's line ("bans" or "refused"), as `text` with # for the value;
+ *   refused  1: counted in refused() (a notice refused by the policy or the store).
+ */
+#define DT_BAN_SYNC_COUNTERS(X) \
+  X(announced, "announced", 0, "bans", "# bans announced", 0) /* notices sent */ \
+  X(lifts_announced, "lifts_announced", 0, "bans", "# lifts announced", 0) \
+  X(learned, "learned", 1, "bans", "# learned", 0) /* peers' notices applied */ \
+  X(updated, "updated", 1, "bans", "# updated", 0) \
+  X(lifted, "lifted", 1, "bans", "# lifted", 0) \
+  X(swept, "swept", 0, "bans", "# swept", 0) /* expired bans removed */ \
+  X(ignored_stale, "stale", 1, "bans", "# stale", 0) /* older than a lift or than the ban held here */ \
+  X(rejected_cap, "refused_cap", 1, "refused", "# cap", 1) /* kMaxPeerBans learned bans */ \
+  X(rejected_duration, "refused_duration", 1, "refused", "# duration", 1) /* over 30 days */ \
+  X(rejected_write, "refused_write", 1, "refused", "# write", 1) \
+  X(ignored_held, "held", 1, "bans", "# held by another", 0) /* a prefix another origin's ban holds */ \
+  X(clamped, "clamped", 0, "bans", "# clamped", 0) /* sets longer than max_duration, cut to it */ \
+  X(refused_peer, "refused_peer", 1, "refused", "# peer", 1) /* a peer --peer-bans does not list */ \
+  X(refused_prefix, "refused_prefix", 1, "refused", "# prefix", 1) /* wider than --peer-ban-min-prefix */ \
+  X(refused_never_ban, "refused_never_ban", 1, "refused", "# never-ban", 1) /* a peer, hub or allowed */ \
+  X(refused_peer_cap, "refused_peer_cap", 1, "refused", "# peer cap", 1) /* at --peer-ban-max */ \
+  X(refused_rate, "refused_rate", 1, "refused", "# rate", 1) /* over the peer's --peer-ban-rate */ \
+  X(refused_time, "refused_time", 1, "refused", "# time", 1) /* set or lifted in the future or too far past */ \
+  X(refused_origin, "refused_origin", 1, "refused", "# origin", 1) /* a lift of a ban the peer did not set */ \
+  X(refused_tombstones, "refused_tombstone", 1, "bans", "# tombstones not kept", 0) /* no room (still applied) */ \
+  X(tombstones, "tombstones", 0, "bans", "# tombstones", 0) /* held now (this host's and the peers') */
+
 struct BanSyncCounters {
-  uint64_t announced = 0, lifts_announced = 0;  // notices sent
-  uint64_t learned = 0, updated = 0, lifted = 0;  // peers' notices applied
-  uint64_t swept = 0;                             // expired bans removed
-  uint64_t rejected_cap = 0, rejected_duration = 0, rejected_write = 0;
-  uint64_t ignored_stale = 0;  // older than a lift or than the ban held here
-  uint64_t ignored_held = 0;   // a set of a prefix another origin's ban holds here
-  uint64_t clamped = 0;        // sets longer than the policy's max_duration, cut to it
-  // Refused by the policy (ban_policy.h, never_ban.h):
-  uint64_t refused_peer = 0;        // a peer --peer-bans does not list
-  uint64_t refused_prefix = 0;      // wider than --peer-ban-min-prefix
-  uint64_t refused_never_ban = 0;   // covering a peer, a hub or the allow list
-  uint64_t refused_peer_cap = 0;    // the peer's bans here at --peer-ban-max
-  uint64_t refused_rate = 0;        // over the peer's --peer-ban-rate
-  uint64_t refused_time = 0;        // a set or lift time in the future or too far past
-  uint64_t refused_origin = 0;      // a lift of a ban the peer did not set
-  uint64_t refused_tombstones = 0;  // lifts whose tombstone found no room (still applied)
-  uint64_t tombstones = 0;          // held now (this host's and the peers')
+#define DT_BAN_SYNC_MEMBER(field, name, notice, line, text, refused) uint64_t field = 0;
+  DT_BAN_SYNC_COUNTERS(DT_BAN_SYNC_MEMBER)
+#undef DT_BAN_SYNC_MEMBER
   uint64_t refused() const {
-    return rejected_cap + rejected_duration + rejected_write + refused_peer + refused_prefix + refused_never_ban +
-           refused_peer_cap + refused_rate + refused_time + refused_origin;
+    uint64_t n = 0;
+#define DT_BAN_SYNC_REFUSED(field, name, notice, line, text, refused) n += (refused) ? field : 0;
+    DT_BAN_SYNC_COUNTERS(DT_BAN_SYNC_REFUSED)
+#undef DT_BAN_SYNC_REFUSED
+    return n;
   }
+};
+
+// One counter of the table, for the renderers.
+struct BanSyncCounterRow {
+  const char *name;
+  bool notice;
+  const char *line, *text;
+  uint64_t BanSyncCounters::*field;
+};
+
+inline constexpr BanSyncCounterRow kBanSyncCounterRows[] = {
+#define DT_BAN_SYNC_ROW(field, name, notice, line, text, refused) \
+  {name, notice != 0, line, text, &BanSyncCounters::field},
+    DT_BAN_SYNC_COUNTERS(DT_BAN_SYNC_ROW)
+#undef DT_BAN_SYNC_ROW
 };
 
 class BanSync {

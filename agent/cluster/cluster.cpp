@@ -1,6 +1,7 @@
 // cluster.cpp - ZeroMQ pub-sub of period reports and their application as debits.
 #include "cluster/cluster.h"
 #include "cluster/boot_counter.h"
+#include "cluster/cluster_status.h"
 #include "cluster/socket_drain.h"
 #include "common/clock.h"
 
@@ -19,7 +20,6 @@
 #include "dataplane/debits.h"
 #include "common/address.h"
 #include "common/endpoint.h"
-#include "common/json.h"
 #include "dthrottle/bucket.h"
 
 namespace dt {
@@ -72,12 +72,6 @@ static std::string version_detail(DecodeError e, const void *data, size_t len) {
   if (e != DecodeError::WrongVersion) return "";
   return " (protocol version " + std::to_string(peek_version(data, len)) + ", this agent speaks " +
          std::to_string(kProtocolVersion) + ": upgrade every agent of the cluster)";
-}
-
-uint64_t ClusterCounters::rejected_total() const {
-  uint64_t n = 0;
-  for (const auto &[k, v] : rejected) n += v;
-  return n;
 }
 
 std::vector<dt_key> resolve_endpoint_hosts(const std::vector<std::string> &endpoints, std::string *err) {
@@ -606,168 +600,9 @@ std::string Cluster::status_json(uint64_t now_ns) const {
   return cluster_status_json(head, counters_, tracker_.peers());
 }
 
-// The "bans" object of the cluster's status: bans messages, and each peer notice's fate.
-static Json ban_sync_json(const ClusterCounters &c) {
-  const BanSyncCounters &b = c.bans;
-  return {{"messages_sent", c.ban_messages_sent},
-          {"messages_received", c.ban_messages_received},
-          {"announced", b.announced},
-          {"lifts_announced", b.lifts_announced},
-          {"learned", b.learned},
-          {"updated", b.updated},
-          {"lifted", b.lifted},
-          {"swept", b.swept},
-          {"ignored_stale", b.ignored_stale},
-          {"rejected_cap", b.rejected_cap},
-          {"rejected_duration", b.rejected_duration},
-          {"rejected_write", b.rejected_write},
-          {"ignored_held", b.ignored_held},
-          {"clamped", b.clamped},
-          {"refused_peer", b.refused_peer},
-          {"refused_prefix", b.refused_prefix},
-          {"refused_never_ban", b.refused_never_ban},
-          {"refused_peer_cap", b.refused_peer_cap},
-          {"refused_rate", b.refused_rate},
-          {"refused_time", b.refused_time},
-          {"refused_origin", b.refused_origin},
-          {"refused_tombstones", b.refused_tombstones},
-          {"tombstones", b.tombstones}};
-}
-
-std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCounters &c,
-                                const std::map<std::string, PeerState> &peers) {
-  Json j;
-  j["node_id"] = head.node_id;
-  j["written_unix_ms"] = head.written_unix_ms;
-  j["epoch"] = head.epoch;
-  j["period_ms"] = head.period_ns / 1000000;
-  j["security"] = head.security;
-  j["counters"] = {{"reports_sent", c.reports_sent},
-                   {"messages_sent", c.messages_sent},
-                   {"bytes_sent", c.bytes_sent},
-                   {"entries_sent", c.entries_sent},
-                   {"prefix_entries_sent", c.prefix_entries_sent},
-                   {"dest_entries_sent", c.dest_entries_sent},
-                   {"max_report_entries", c.max_report_entries},
-                   {"messages_received", c.messages_received},
-                   {"bytes_received", c.bytes_received},
-                   {"messages_applied", c.messages_applied},
-                   {"entries_applied", c.entries_applied},
-                   {"hits_debited", c.hits_debited},
-                   {"duplicates", c.duplicates},
-                   {"recovered", c.recovered},
-                   {"resend_requests_sent", c.resend_requests_sent},
-                   {"resend_requests_received", c.resend_requests_received},
-                   {"resent_messages", c.resent_messages},
-                   {"stale_messages", c.stale_messages},
-                   {"stale_hits", c.stale_hits},
-                   {"debit_failures", c.debit_failures},
-                   {"rejected", c.rejected_total()},
-                   {"unknown_rule_entries", c.unknown_rule_entries},
-                   {"tags_sent", c.tags_sent},
-                   {"tag_hits_received", c.tag_hits_received},
-                   {"directed_sent", c.directed_sent},
-                   {"directed_bytes_sent", c.directed_bytes_sent},
-                   {"directed_entries_sent", c.directed_entries_sent},
-                   {"directed_applied", c.directed_applied},
-                   {"relays_sent", c.relays_sent},
-                   {"relayed_entries_sent", c.relayed_entries_sent},
-                   {"relayed_hits_debited", c.relayed_hits_debited},
-                   {"mesh_periods", c.mesh_periods},
-                   {"heartbeats_sent", c.heartbeats_sent},
-                   {"quiet_periods", c.quiet_periods},
-                   {"directed_batches", c.directed_batches},
-                   {"lazy_entries", c.lazy_entries},
-                   {"batch_waiting", c.batch_waiting},
-                   {"link_drops", c.link_drops},
-                   {"subscribers_joined", c.subscribers_joined},
-                   {"early_ticks", c.early_ticks},
-                   {"early_entries_sent", c.early_entries_sent},
-                   {"shared_early_entries", c.shared_early_entries},
-                   {"join_sources_emptied", c.join_sources_emptied},
-                   {"join_burst_hits", c.join_burst_hits}};
-  j["rejected"] = Json::object();
-  for (const auto &[reason, count] : c.rejected) j["rejected"][reason] = count;
-  j["peers"] = Json::array();
-  for (const auto &[id, p] : peers)
-    j["peers"].push_back(Json{{"node_id", id},
-                              {"up", p.up},
-                              {"last_heard_ago_ms", (head.now_ns - p.last_heard_ns) / 1000000},
-                              {"accepted", p.accepted},
-                              {"duplicates", p.duplicates},
-                              {"lost", p.lost},
-                              {"recovered", p.recovered},
-                              {"stale", p.stale},
-                              {"last_age_ms", p.last_age_ms},
-                              {"restarts", p.restarts},
-                              {"boot_rejected", p.boot_rejected}});
-  const AggregateCounters &a = c.aggregates;
-  j["aggregates"] = {{"applied", a.applied},         {"standby", a.standby},
-                     {"replayed", a.replayed},       {"overlaps", a.overlaps},
-                     {"own_missing", a.own_missing}, {"own_hits_subtracted", a.own_hits_subtracted},
-                     {"failovers", a.failovers},     {"active_hub", a.active_hub}};
-  j["bans"] = ban_sync_json(c);
-  j["received_by_kind"] = Json::object();
-  for (const auto &[kind, bytes] : c.received_bytes_by_kind)
-    j["received_by_kind"][kind] = {{"bytes", bytes}, {"messages", c.received_messages_by_kind.at(kind)}};
-  return dump_json(j);
-}
-
-// The bans line of `agent stats`: sent, and what became of the peers' notices.
-static std::string ban_sync_text(const ClusterCounters &c) {
-  const BanSyncCounters &b = c.bans;
-  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  char line[512];
-  snprintf(line, sizeof line,
-           "  bans     sent %llu messages (%llu bans, %llu lifts); from peers: %llu learned, %llu updated, %llu lifted, "
-           "%llu stale, %llu held by another, %llu refused (%llu prefix, %llu never-ban, %llu origin, %llu peer cap, "
-           "%llu rate, %llu time, %llu peer); %llu tombstones\n",
-           u(c.ban_messages_sent), u(b.announced), u(b.lifts_announced), u(b.learned), u(b.updated), u(b.lifted),
-           u(b.ignored_stale), u(b.ignored_held), u(b.refused()), u(b.refused_prefix), u(b.refused_never_ban),
-           u(b.refused_origin), u(b.refused_peer_cap), u(b.refused_rate), u(b.refused_time), u(b.refused_peer),
-           u(b.tombstones));
-  return line;
-}
-
 std::string Cluster::status_text(uint64_t now_ns) const {
-  const ClusterCounters &c = counters_;
-  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  char line[256];
-  std::string t;
-  snprintf(line, sizeof line, "cluster: node %s, epoch %u, period %llu ms, %zu of %zu peers up, security %s\n",
-           cfg_.node_id.c_str(), collector_.epoch(), u(cfg_.period_ns / 1000000), tracker_.up_count(),
-           tracker_.peers().size(), security());
-  t += line;
-  snprintf(line, sizeof line, "  sent     %llu reports, %llu messages, %llu entries, %llu bytes\n", u(c.reports_sent),
-           u(c.messages_sent), u(c.entries_sent), u(c.bytes_sent));
-  t += line;
-  snprintf(line, sizeof line, "  received %llu messages (%llu bytes): applied %llu, duplicates %llu, rejected %llu\n",
-           u(c.messages_received), u(c.bytes_received), u(c.messages_applied), u(c.duplicates),
-           u(c.rejected_total()));
-  t += line;
-  snprintf(line, sizeof line, "  debited  %llu hits over %llu entries (%llu failed)\n", u(c.hits_debited),
-           u(c.entries_applied), u(c.debit_failures));
-  t += line;
-  snprintf(line, sizeof line, "  stale    %llu messages, %llu hits not charged; recovered %llu messages\n",
-           u(c.stale_messages), u(c.stale_hits), u(c.recovered));
-  t += line;
-  snprintf(line, sizeof line, "  resends  asked %llu times; asked of us %llu times, resent %llu messages (%llu bytes)\n",
-           u(c.resend_requests_sent), u(c.resend_requests_received), u(c.resent_messages), u(c.resent_bytes));
-  t += line;
-  for (const auto &[k, v] : c.rejected) {
-    snprintf(line, sizeof line, "  rejected %-20s %llu\n", k.c_str(), u(v));
-    t += line;
-  }
-  t += ban_sync_text(c);
-  snprintf(line, sizeof line, "  %-24s %-5s %10s %10s %8s %8s %8s\n", "PEER", "STATE", "HEARD AGO", "ACCEPTED", "DUPS",
-           "LOST", "RESTARTS");
-  t += line;
-  for (const auto &[id, p] : tracker_.peers()) {
-    snprintf(line, sizeof line, "  %-24s %-5s %9.1fs %10llu %8llu %8llu %8llu\n", id.c_str(), p.up ? "up" : "DOWN",
-             (now_ns - p.last_heard_ns) / 1e9, u(p.accepted), u(p.duplicates), u(p.lost), u(p.restarts));
-    t += line;
-  }
-  return t;
+  const ClusterStatusHead head{cfg_.node_id, unix_now_ms(), now_ns, collector_.epoch(), cfg_.period_ns, security()};
+  return cluster_status_text(head, counters_, tracker_.peers());
 }
 
 }  // namespace dt

@@ -18,6 +18,7 @@
 #include "adaptive/adaptive.h"
 #include "bans/ban_sync.h"
 #include "cluster/aggregate_intake.h"
+#include "cluster/cluster_counters.h"
 #include "dataplane/collector.h"
 #include "cluster/curve.h"
 #include "common/log.h"
@@ -60,51 +61,6 @@ struct ClusterConfig {
   // Early reports of sources new to this host, at ticks this far apart (cluster_early.cpp;
   // full mesh only); 0: none.
   uint64_t early_report_ns = 0;
-};
-
-struct ClusterCounters {
-  uint64_t reports_sent = 0, messages_sent = 0, bytes_sent = 0, entries_sent = 0;
-  uint64_t prefix_entries_sent = 0;  // of entries_sent: prefix buckets (groups RULE::pBITS)
-  uint64_t dest_entries_sent = 0;    // of entries_sent: destination buckets (groups RULE::dst)
-  uint64_t max_report_entries = 0;   // the largest report so far, in entries
-  uint64_t messages_received = 0, bytes_received = 0, own_echoes = 0;
-  uint64_t messages_applied = 0, entries_applied = 0, hits_debited = 0;
-  uint64_t duplicates = 0, debit_failures = 0, collect_errors = 0;
-  uint64_t recovered = 0;                      // messages of a gap, resent and applied
-  uint64_t resend_requests_sent = 0, resend_request_bytes = 0;  // our requests for missing messages
-  uint64_t resend_requests_received = 0;       // peers' requests naming us
-  uint64_t resent_messages = 0, resent_bytes = 0;  // what we published again for them
-  uint64_t stale_messages = 0, stale_hits = 0;  // reports too old to charge, and their hits
-  uint64_t unknown_rule_entries = 0;  // hits for a rule name we do not have
-  uint64_t tags_sent = 0, tag_hits_received = 0;
-  uint64_t ban_messages_sent = 0, ban_messages_received = 0;  // bans messages (cluster_bans.cpp)
-  // Owner scheme: messages to one owner (sent, bytes, entries; received and applied), relay
-  // messages and their entries, hits of relayed entries debited, periods sent as a mesh.
-  uint64_t directed_sent = 0, directed_bytes_sent = 0, directed_entries_sent = 0, directed_applied = 0;
-  uint64_t relays_sent = 0, relayed_entries_sent = 0, relayed_hits_debited = 0, mesh_periods = 0;
-  // Early reports (cluster_early.cpp): ticks that sent something, entries sent early.
-  uint64_t early_ticks = 0, early_entries_sent = 0;
-  // ... of early_entries_sent: shared sources near their limit (cluster/shared_early.h).
-  uint64_t shared_early_entries = 0;
-  // Joining a running cluster (cluster/join_guard.h): sources started empty, their hits.
-  uint64_t join_sources_emptied = 0, join_burst_hits = 0;
-  // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
-  // "bad_signature", "hub_report" (cluster/report_signing.h).
-  std::map<std::string, uint64_t> rejected;
-  AggregateCounters aggregates;  // a summing hub's aggregates (cluster/aggregate_intake.h)
-  BanSyncCounters bans;          // bans announced and learned (bans/ban_sync.h), as of the last period
-  // What the bytes received were, by kind: "report" (hits, tags or factors), "empty" (a
-  // heartbeat: nothing to say), "directed", "relay", "bans", "resend" (requests),
-  // "aggregate", "rejected" (refused before its kind was known).
-  std::map<std::string, uint64_t> received_bytes_by_kind, received_messages_by_kind;
-  // Cadence (cluster/report_cadence.h): empty reports sent as heartbeats, periods in
-  // which nothing went to everyone, directed batches sent and lazy entries that waited.
-  uint64_t heartbeats_sent = 0, quiet_periods = 0, directed_batches = 0, lazy_entries = 0;
-  uint64_t batch_waiting = 0;  // entries waiting in directed batches now
-  // Link liveness (cluster_links.cpp): peers brought down by their link dropping, and
-  // subscribers that connected to us (each gets a heartbeat at the next period's end).
-  uint64_t link_drops = 0, subscribers_joined = 0;
-  uint64_t rejected_total() const;
 };
 
 class Cluster {
@@ -341,20 +297,6 @@ size_t name_prefix_groups(ReportBody *body);
 // Puts the destination buckets' entries of `body` (key.rule with DT_KEY_DEST) in groups
 // named RULE::dst (appended to body->rules; see dest_group_name). Returns how many.
 size_t name_dest_groups(ReportBody *body);
-
-// Who writes the cluster status file, and when.
-struct ClusterStatusHead {
-  std::string node_id;
-  uint64_t written_unix_ms = 0;  // wall clock
-  uint64_t now_ns = 0;           // monotonic, the clock of the peers' last_heard_ns
-  uint32_t epoch = 0;
-  uint64_t period_ns = 0;
-  std::string security = "keys";  // "keys" (--curve-key) or "insecure" (--insecure-cluster)
-};
-
-// The cluster status file (Cluster::status_json): one line of JSON, every string escaped.
-std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCounters &c,
-                                const std::map<std::string, PeerState> &peers);
 
 // A decoded message's kind for ClusterCounters::received_bytes_by_kind.
 const char *message_kind(const ReportBody &body);

@@ -11,7 +11,7 @@
 #      (a tombstone kept there, no lift sent: h1 and h3 keep it).
 #   3. A flood of lifts leaves the tombstones bounded: h1 bans 40 prefixes then lifts them;
 #      h2 keeps 20 of them (--peer-ban-max 20), refuses the others (refused_peer_cap), keeps
-#      at most 20 tombstones of h1's lifts and counts the rest (refused_tombstones).
+#      at most 20 tombstones of h1's lifts and counts the rest (refused_tombstone).
 # About 50 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -107,8 +107,8 @@ check member/cap-counted "h2 did not refuse h1's bans over --peer-ban-max 20 wit
 held=$("$AGENT" bans --pin-dir "${M_PIN[2]}" --json | grep -o '"origin":"h1"' | wc -l)
 check_le member/cap-held "bans of h1 held on h2 (--peer-ban-max 20)" "$held" 20
 for n in $(seq 1 40); do unban_on 1 "198.18.$((100 + n)).0/24" || die "agent unban $n on h1 failed"; done
-check member/tombstones-refused "h2 did not count h1's lifts past 20 tombstones within 10 s (refused_tombstones $(counter 2 refused_tombstones))" \
-	wait_until 10 counter_ge 2 refused_tombstones 20
+check member/tombstones-refused "h2 did not count h1's lifts past 20 tombstones within 10 s (refused_tombstone $(counter 2 refused_tombstone))" \
+	wait_until 10 counter_ge 2 refused_tombstone 20
 # h2 holds one more of its own while it lasts (its lift of P in section 2, announced for 60 s).
 check_le member/tombstones-bounded-h2 "tombstones on h2 after h1's 40 lifts (20 of h1's, 1 its own)" \
 	"$(counter 2 tombstones)" 21

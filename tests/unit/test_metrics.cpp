@@ -181,6 +181,9 @@ dthrottle_report_dest_entries_sent_total 0
 # HELP dthrottle_report_entries_max Entries of the largest report published since the agent started.
 # TYPE dthrottle_report_entries_max gauge
 dthrottle_report_entries_max 0
+# HELP dthrottle_collect_errors_total Periods whose collection of served hits failed.
+# TYPE dthrottle_collect_errors_total counter
+dthrottle_collect_errors_total 2
 # HELP dthrottle_report_messages_received_total Report messages received from peers.
 # TYPE dthrottle_report_messages_received_total counter
 dthrottle_report_messages_received_total 990
@@ -193,28 +196,12 @@ dthrottle_report_messages_applied_total 980
 # HELP dthrottle_report_entries_applied_total Report entries debited from local buckets.
 # TYPE dthrottle_report_entries_applied_total counter
 dthrottle_report_entries_applied_total 3000
-# HELP dthrottle_report_duplicates_total Report messages ignored as duplicates or replays.
-# TYPE dthrottle_report_duplicates_total counter
-dthrottle_report_duplicates_total 6
-# HELP dthrottle_report_messages_rejected_total Report messages rejected as invalid (nothing debited), by reason.
-# TYPE dthrottle_report_messages_rejected_total counter
-dthrottle_report_messages_rejected_total{reason="bad magic"} 3
-dthrottle_report_messages_rejected_total{reason="truncated"} 1
 # HELP dthrottle_peer_hits_debited_total Hits served by peers and debited from local buckets.
 # TYPE dthrottle_peer_hits_debited_total counter
 dthrottle_peer_hits_debited_total 4500
-# HELP dthrottle_debit_failures_total Report entries that could not be debited.
-# TYPE dthrottle_debit_failures_total counter
-dthrottle_debit_failures_total 1
-# HELP dthrottle_collect_errors_total Periods whose collection of served hits failed.
-# TYPE dthrottle_collect_errors_total counter
-dthrottle_collect_errors_total 2
-# HELP dthrottle_report_stale_messages_total Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.
-# TYPE dthrottle_report_stale_messages_total counter
-dthrottle_report_stale_messages_total 0
-# HELP dthrottle_report_stale_hits_total Hits of stale report messages, not debited.
-# TYPE dthrottle_report_stale_hits_total counter
-dthrottle_report_stale_hits_total 0
+# HELP dthrottle_report_duplicates_total Report messages ignored as duplicates or replays.
+# TYPE dthrottle_report_duplicates_total counter
+dthrottle_report_duplicates_total 6
 # HELP dthrottle_report_recovered_messages_total Report messages missing in a peer's sequence, resent on request and applied.
 # TYPE dthrottle_report_recovered_messages_total counter
 dthrottle_report_recovered_messages_total 0
@@ -230,6 +217,19 @@ dthrottle_resent_messages_total 0
 # HELP dthrottle_resent_bytes_total Bytes of report messages published again on request.
 # TYPE dthrottle_resent_bytes_total counter
 dthrottle_resent_bytes_total 0
+# HELP dthrottle_report_stale_messages_total Report messages too old to charge (--report-max-age, or a partition's backlog): not debited.
+# TYPE dthrottle_report_stale_messages_total counter
+dthrottle_report_stale_messages_total 0
+# HELP dthrottle_report_stale_hits_total Hits of stale report messages, not debited.
+# TYPE dthrottle_report_stale_hits_total counter
+dthrottle_report_stale_hits_total 0
+# HELP dthrottle_debit_failures_total Report entries that could not be debited.
+# TYPE dthrottle_debit_failures_total counter
+dthrottle_debit_failures_total 1
+# HELP dthrottle_report_messages_rejected_total Report messages rejected as invalid (nothing debited), by reason.
+# TYPE dthrottle_report_messages_rejected_total counter
+dthrottle_report_messages_rejected_total{reason="bad magic"} 3
+dthrottle_report_messages_rejected_total{reason="truncated"} 1
 # HELP dthrottle_ban_messages_sent_total Bans messages published to peers.
 # TYPE dthrottle_ban_messages_sent_total counter
 dthrottle_ban_messages_sent_total 7

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
+#include "cluster/cluster_status.h"
 #include "commands/stats_render.h"
 #include "common/address.h"
 #include "common/json.h"
@@ -393,7 +394,7 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(j["rejected"]["bad \"magic\""], 2);
   EXPECT_EQ(j["bans"]["messages_received"], 4);
   EXPECT_EQ(j["bans"]["learned"], 3);
-  EXPECT_EQ(j["bans"]["rejected_duration"], 1) << "a peer's ban refused as too long is shown";
+  EXPECT_EQ(j["bans"]["refused_duration"], 1) << "a peer's ban refused as too long is shown";
   ASSERT_EQ(j["peers"].size(), 2u);
   // Peers by node id: the awkward one ("a...") before "h2".
   EXPECT_EQ(j["peers"][0].dump(),
@@ -411,6 +412,40 @@ TEST(ClusterStatusJson, NoPeersNoRejections) {
   EXPECT_EQ(j["security"], "insecure");
   EXPECT_EQ(j["rejected"], Json::object()) << "an empty object, as before";
   EXPECT_EQ(j["peers"], Json::array()) << "an empty list, as before";
+}
+
+TEST(ClusterStatusText, EveryCounterOfTheTableOnItsLine) {
+  dt::ClusterCounters c;
+  c.stale_messages = 3;
+  c.stale_hits = 7;
+  c.rejected = {{"short", 2}};
+  c.bans.rejected_cap = 1;
+  c.bans.refused_prefix = 4;
+  std::map<std::string, dt::PeerState> peers;
+  peers["h2"].up = true;
+  const std::string t = dt::cluster_status_text({"h1", 1, 0, 7, 200'000'000, "keys"}, c, peers);
+  EXPECT_EQ(t.rfind("cluster: node h1, epoch 7, period 200 ms, 1 of 1 peers up, security keys\n", 0), 0u) << t;
+  EXPECT_NE(t.find("\n  stale    3 messages, 7 hits not charged\n"), std::string::npos)
+      << "docs/cluster.md quotes this line: " << t;
+  EXPECT_NE(t.find(", 2 rejected"), std::string::npos) << "the total of the reasons: " << t;
+  EXPECT_NE(t.find("\n  refused  1 cap, 0 duration, 0 write, 0 peer, 4 prefix,"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n  rejected short                2\n"), std::string::npos) << t;
+  for (const dt::ClusterCounterRow &r : dt::kClusterCounterRows) {
+    if (!*r.line) continue;
+    EXPECT_NE(t.find("\n  " + std::string(r.line) + " "), std::string::npos) << r.line << ": " << t;
+  }
+}
+
+TEST(ClusterStatusJson, BanCountersUnderTheirNoticeResultNames) {
+  const Json j = parse_or_fail(dt::cluster_status_json({"h1", 1, 0, 0, 200'000'000}, {}, {}));
+  size_t notices = 0;
+  for (const dt::BanSyncCounterRow &r : dt::kBanSyncCounterRows) {
+    EXPECT_TRUE(j["bans"].contains(r.name)) << r.name;
+    notices += r.notice;
+  }
+  EXPECT_EQ(notices, 16u) << "docs/bans.md lists 16 results of dthrottle_peer_ban_notices_total";
+  EXPECT_TRUE(j["bans"].contains("stale")) << "the documented name (metrics' result), not ignored_stale";
+  EXPECT_FALSE(j["bans"].contains("ignored_stale"));
 }
 
 dt::AdaptiveStatus adaptive(dt::AdaptiveKind kind, const std::string &name, double rate, double factor) {
