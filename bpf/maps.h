@@ -239,36 +239,36 @@ struct {
 } layout SEC(".maps");
 
 /* The allow and deny lists (dthrottle/lists.h): per family, one slot per list holding
- * an LPM trie the agent fills and swaps in whole, or nothing. The tries below are
- * only the template the slots' maps must match (type, key, value, flags); given by size,
- * not BTF type, as the agent's tries carry no BTF. */
-struct dt_list_v4_trie {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, DT_LIST_MAX_PREFIXES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(key_size, sizeof(struct dt_list_v4_key));
-	__uint(value_size, sizeof(dt_list_value));
+ * a range set (an array) the agent fills and swaps in whole, or nothing. The arrays below
+ * are only the template the slots' maps must match (type, key, value, flags; BPF_F_INNER_MAP:
+ * any size); given by size, not BTF type, as the agent's arrays carry no BTF. */
+struct dt_list_v4_set {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct dt_list_v4_elem));
 };
-struct dt_list_v6_trie {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, DT_LIST_MAX_PREFIXES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(key_size, sizeof(struct dt_list_v6_key));
-	__uint(value_size, sizeof(dt_list_value));
+struct dt_list_v6_set {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(union dt_list_v6_elem));
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, DT_LISTS);
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-	__array(values, struct dt_list_v4_trie);
+	__array(values, struct dt_list_v4_set);
 } lists_v4 SEC(".maps");
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, DT_LISTS);
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-	__array(values, struct dt_list_v6_trie);
+	__array(values, struct dt_list_v6_set);
 } lists_v6 SEC(".maps");
 
 /* What the lists decided (struct dt_list_stats): per CPU, one element. */

@@ -112,7 +112,7 @@ bool NeverBan::overlaps(const BanPrefix &p, std::string *what) const {
 
 namespace {
 
-// Every key of the map `fd` (hash or LPM trie); false on a read error.
+// Every key of the hash map `fd`; false on a read error.
 template <class K>
 bool read_keys(int fd, std::vector<K> *out) {
   out->clear();
@@ -127,10 +127,11 @@ bool read_keys(int fd, std::vector<K> *out) {
   return errno == ENOENT;
 }
 
-// The allow list's trie of the outer map pinned at `path`: its id (0: none) and, when it
-// is not `known_id`, its keys into *keys. False with *err.
+// The allow list's range set of the outer map pinned at `path`: its id (0: none) and, when
+// it is not `known_id`, its prefixes into *keys (list_maps.h: read_set_prefixes, merged
+// where the file's prefixes overlap or touch). False with *err.
 template <class K>
-bool read_allow_trie(const std::string &path, uint32_t known_id, uint32_t *id, std::vector<K> *keys,
+bool read_allow_set(const std::string &path, uint32_t known_id, uint32_t *id, std::vector<K> *keys,
                      bool *changed, std::string *err) {
   *changed = false;
   const int outer = bpf_obj_get(path.c_str());
@@ -145,11 +146,11 @@ bool read_allow_trie(const std::string &path, uint32_t known_id, uint32_t *id, s
   keys->clear();
   if (inner_id == 0) return true;
   const int fd = bpf_map_get_fd_by_id(inner_id);
-  if (fd < 0) return *err = "cannot open the allow list's trie: " + std::string(strerror(errno)), false;
-  const bool ok = read_keys(fd, keys);
+  if (fd < 0) return *err = "cannot open the allow list's set: " + std::string(strerror(errno)), false;
+  const bool ok = read_set_prefixes(fd, keys);
+  const int saved = errno;
   close(fd);
-  std::sort(keys->begin(), keys->end(), key_less<K>);
-  if (!ok) *err = "cannot read the allow list's trie: " + std::string(strerror(errno));
+  if (!ok) *err = "cannot read the allow list's set: " + std::string(strerror(saved));
   return ok;
 }
 
@@ -166,8 +167,8 @@ bool NeverBanPins::refresh(std::string *err) {
   uint32_t ids[2] = {0, 0};
   auto allow = std::make_shared<ListPrefixes>();
   bool changed4 = false, changed6 = false;
-  if (!read_allow_trie(pin_dir_ + "/" + DT_MAP_LISTS_V4, allow_ids_[0], &ids[0], &allow->v4, &changed4, err) ||
-      !read_allow_trie(pin_dir_ + "/" + DT_MAP_LISTS_V6, allow_ids_[1], &ids[1], &allow->v6, &changed6, err))
+  if (!read_allow_set(pin_dir_ + "/" + DT_MAP_LISTS_V4, allow_ids_[0], &ids[0], &allow->v4, &changed4, err) ||
+      !read_allow_set(pin_dir_ + "/" + DT_MAP_LISTS_V6, allow_ids_[1], &ids[1], &allow->v6, &changed6, err))
     return false;
   set_.set_cluster(keys);
   if (changed4 || changed6) {

@@ -34,8 +34,8 @@ class NeverBan {
 };
 
 // The never-ban set of the agent pinned in pin_dir, for the bouncer: its cluster_exempt
-// map and its allow list's tries. The allow list is read again only when the agent put a
-// new one in force (its trie's id changed). False with *err (the set is then unchanged).
+// map and its allow list's range sets. The allow list is read again only when the agent put
+// a new one in force (its set's id changed). False with *err (the set is then unchanged).
 class NeverBanPins {
  public:
   explicit NeverBanPins(std::string pin_dir) : pin_dir_(std::move(pin_dir)) {}
@@ -44,7 +44,7 @@ class NeverBanPins {
 
  private:
   std::string pin_dir_;
-  uint32_t allow_ids_[2] = {0, 0};  // the v4 and v6 allow tries read last (0: none)
+  uint32_t allow_ids_[2] = {0, 0};  // the v4 and v6 allow sets read last (0: none)
   std::shared_ptr<const ListPrefixes> allow_;  // what they held
   NeverBan set_;
 };

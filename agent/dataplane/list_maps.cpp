@@ -1,7 +1,8 @@
-// list_maps.cpp - building, swapping and reading the list tries (list_maps.h).
+// list_maps.cpp - building, swapping and reading the lists' range sets (list_maps.h).
 #include "dataplane/list_maps.h"
 
 #include <bpf/bpf.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstring>
 
 #include "common/address.h"
+#include "dataplane/range_set.h"
 
 namespace dt {
 namespace {
@@ -24,37 +26,54 @@ struct OwnedFd {
   }
 };
 
-// A fresh trie holding `keys` (none for an empty list): 0 or -errno.
+// A map's elements mapped into memory (BPF_F_MMAPABLE), unmapped with their holder.
+struct Mapped {
+  void *p = MAP_FAILED;
+  size_t len = 0;
+  Mapped(int fd, size_t bytes, bool write) : len((bytes + 4095) & ~size_t{4095}) {
+    if (len > 0) p = mmap(nullptr, len, write ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+  }
+  Mapped(const Mapped &) = delete;
+  Mapped &operator=(const Mapped &) = delete;
+  ~Mapped() {
+    if (p != MAP_FAILED) munmap(p, len);
+  }
+};
+
+// A fresh range set holding `keys` (none for an empty list): made with exactly its elements
+// and written through a mapping of its memory, in one copy. 0 or -errno.
 template <class K>
-int build_trie(const std::vector<K> &keys, const char *name, OwnedFd *out) {
+int build_set(const std::vector<K> &keys, const char *name, OwnedFd *out) {
   if (keys.empty()) return 0;
-  LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
-  out->fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, name, sizeof(K), sizeof(dt_list_value),
-                           static_cast<uint32_t>(keys.size()), &opts);
+  const auto elems = build_range_set(keys);
+  using E = typename decltype(elems)::value_type;
+  LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+  out->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(uint32_t), sizeof(E), static_cast<uint32_t>(elems.size()),
+                           &opts);
   if (out->fd < 0) return -errno;
-  const dt_list_value one = 1;
-  for (const K &k : keys)
-    if (bpf_map_update_elem(out->fd, &k, &one, BPF_NOEXIST) != 0) return -errno;
+  Mapped m(out->fd, elems.size() * sizeof(E), true);
+  if (m.p == MAP_FAILED) return -errno;
+  memcpy(m.p, elems.data(), elems.size() * sizeof(E));
   return 0;
 }
 
-// Slot `list` of outer map `outer` set to `trie` (emptied for -1): 0 or -errno.
-int set_slot(int outer, uint32_t list, int trie) {
-  if (outer < 0) return trie < 0 ? 0 : -EBADF;
-  if (trie >= 0) return bpf_map_update_elem(outer, &list, &trie, BPF_ANY) == 0 ? 0 : -errno;
+// Slot `list` of outer map `outer` set to the map `set` (emptied for -1): 0 or -errno.
+int set_slot(int outer, uint32_t list, int set) {
+  if (outer < 0) return set < 0 ? 0 : -EBADF;
+  if (set >= 0) return bpf_map_update_elem(outer, &list, &set, BPF_ANY) == 0 ? 0 : -errno;
   if (bpf_map_delete_elem(outer, &list) == 0 || errno == ENOENT) return 0;
   return -errno;
 }
 
-// A list's tries, built and not in force yet.
+// A list's sets, built and not in force yet.
 struct BuiltList {
   OwnedFd v4, v6;
 };
 
 int build_list(uint32_t list, const ListPrefixes &p, BuiltList *out) {
   const bool allow = list == DT_LIST_ALLOW;
-  if (int rc = build_trie(p.v4, allow ? "dt_allow_v4" : "dt_deny_v4", &out->v4); rc != 0) return rc;
-  return build_trie(p.v6, allow ? "dt_allow_v6" : "dt_deny_v6", &out->v6);
+  if (int rc = build_set(p.v4, allow ? "dt_allow_v4" : "dt_deny_v4", &out->v4); rc != 0) return rc;
+  return build_set(p.v6, allow ? "dt_allow_v6" : "dt_deny_v6", &out->v6);
 }
 
 int swap_in(const ListMapFds &m, uint32_t list, const BuiltList &b) {
@@ -62,18 +81,60 @@ int swap_in(const ListMapFds &m, uint32_t list, const BuiltList &b) {
   return set_slot(m.v6, list, b.v6.fd);
 }
 
-// max_entries of the trie in slot `list` of `outer` (0: none).
+// The set in slot `list` of `outer`, opened (fd -1: none) with its element count.
+struct SlotSet {
+  OwnedFd fd;
+  uint32_t elems = 0, id = 0;
+  SlotSet(int outer, uint32_t list) {
+    if (outer < 0 || bpf_map_lookup_elem(outer, &list, &id) != 0) return;
+    fd.fd = bpf_map_get_fd_by_id(id);
+    bpf_map_info info{};
+    uint32_t len = sizeof info;
+    if (fd.fd >= 0 && bpf_obj_get_info_by_fd(fd.fd, &info, &len) == 0) elems = info.max_entries;
+  }
+};
+
+// Prefixes loaded in the set of slot `list` of `outer` (its header; 0: none).
+template <class E>
 uint32_t slot_size(int outer, uint32_t list) {
-  uint32_t id = 0;
-  if (outer < 0 || bpf_map_lookup_elem(outer, &list, &id) != 0) return 0;
-  const int fd = bpf_map_get_fd_by_id(id);
-  if (fd < 0) return 0;
+  SlotSet s(outer, list);
+  if (s.elems == 0) return 0;
+  Mapped m(s.fd.fd, size_t{s.elems} * sizeof(E), false);
+  return m.p == MAP_FAILED ? 0 : range_set_prefixes(static_cast<const E *>(m.p), s.elems);
+}
+
+// Whether the set of slot `list` of `outer` holds `addr`: 1, 0, -errno.
+template <class E, class A>
+int slot_holds(int outer, uint32_t list, A addr) {
+  SlotSet s(outer, list);
+  if (s.id == 0) return 0;
+  if (s.fd.fd < 0) return -errno;
+  if (s.elems == 0) return 0;
+  Mapped m(s.fd.fd, size_t{s.elems} * sizeof(E), false);
+  if (m.p == MAP_FAILED) return -errno;
+  return range_set_holds(static_cast<const E *>(m.p), s.elems, addr) ? 1 : 0;
+}
+
+// The prefixes of the set `fd` (the fewest whose union it holds); false on a read error.
+template <class E, class K>
+bool set_prefixes(int fd, std::vector<K> *out) {
   bpf_map_info info{};
   uint32_t len = sizeof info;
-  const int rc = bpf_obj_get_info_by_fd(fd, &info, &len);
-  close(fd);
-  return rc == 0 ? info.max_entries : 0;
+  if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) return false;
+  if (info.value_size != sizeof(E) || info.max_entries == 0) return errno = EINVAL, false;
+  Mapped m(fd, size_t{info.max_entries} * sizeof(E), false);
+  if (m.p == MAP_FAILED) return false;
+  *out = range_prefixes(range_set_ranges(static_cast<const E *>(m.p), info.max_entries));
+  if (out->size() > DT_LIST_MAX_PREFIXES) return out->clear(), errno = E2BIG, false;
+  return true;
 }
+
+}  // namespace
+
+bool read_set_prefixes(int fd, std::vector<dt_list_v4_key> *out) { return set_prefixes<dt_list_v4_elem>(fd, out); }
+bool read_set_prefixes(int fd, std::vector<dt_list_v6_key> *out) { return set_prefixes<dt_list_v6_elem>(fd, out); }
+
+namespace {
 
 template <class K>
 bool keys_equal(const std::vector<K> &a, const std::vector<K> &b) {
@@ -108,29 +169,12 @@ int publish_lists(const ListMapFds &m, const ListPrefixes &allow, const ListPref
 }
 
 ListSize read_list_size(const ListMapFds &m, uint32_t list) {
-  return ListSize{slot_size(m.v4, list), slot_size(m.v6, list)};
+  return ListSize{slot_size<dt_list_v4_elem>(m.v4, list), slot_size<dt_list_v6_elem>(m.v6, list)};
 }
 
 int list_holds(const ListMapFds &m, uint32_t list, const uint8_t *addr) {
-  const bool v4 = addr_is_v4(addr);
-  uint32_t id = 0;
-  if ((v4 ? m.v4 : m.v6) < 0 || bpf_map_lookup_elem(v4 ? m.v4 : m.v6, &list, &id) != 0) return 0;
-  const int fd = bpf_map_get_fd_by_id(id);
-  if (fd < 0) return -errno;
-  dt_list_value v = 0;
-  int rc;
-  if (v4) {
-    dt_list_v4_key k{32, {}};
-    memcpy(k.addr, addr + 12, 4);
-    rc = bpf_map_lookup_elem(fd, &k, &v);
-  } else {
-    dt_list_v6_key k{128, {}};
-    memcpy(k.addr, addr, 16);
-    rc = bpf_map_lookup_elem(fd, &k, &v);
-  }
-  const int saved = errno;
-  close(fd);
-  return rc == 0 ? 1 : (saved == ENOENT ? 0 : -saved);
+  if (addr_is_v4(addr)) return slot_holds<dt_list_v4_elem>(m.v4, list, addr4_of(addr + 12));
+  return slot_holds<dt_list_v6_elem>(m.v6, list, addr6_of(addr));
 }
 
 }  // namespace dt

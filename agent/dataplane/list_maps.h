@@ -1,16 +1,21 @@
 // list_maps.h - the allow and deny lists in the kernel (dthrottle/lists.h, docs/lists.md).
 //
-// Why a fresh trie swapped into an ARRAY_OF_MAPS slot rather than the rules' two banks:
+// A list is a set (is the source covered by any prefix?), not a longest-prefix match: each
+// family's prefixes become one range set (dthrottle/lists.h, range_set.h): sorted disjoint
+// ranges in an array, with an index, searched in a few array lookups whatever the size.
+//
+// Why a fresh set swapped into an ARRAY_OF_MAPS slot rather than the rules' two banks:
 // a bank flip (config.bank) also happens on every adaptive policy change
 // (publish_policies_only), so both banks would have to hold the same million prefixes
 // at all times and every reload would rewrite one whole bank even for an unchanged list.
 // A swapped slot costs nothing for a list that did not change, holds one copy (two
-// while a new one is built), and the old trie stays in force, untouched, until the new
+// while a new one is built), and the old set stays in force, untouched, until the new
 // one is complete: the kernel frees it once no packet holds it any more.
 //
-// Loading: one BPF_MAP_UPDATE_ELEM per prefix (LPM tries have no batch update, on 6.1
-// or later kernels). Each trie is made with max_entries = its prefix count, so
-// `bpftool map show` (and `agent stats`) tell a list's size without walking it.
+// Loading: the set is built in memory, the array made with exactly its elements
+// (BPF_F_MMAPABLE) and written through a mapping, in one copy: no syscall per prefix.
+// The header keeps the number of prefixes loaded, which `agent stats` and the metrics
+// report without walking the set.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +43,7 @@ struct ListMapFds {
 // "allow", "deny".
 const char *list_name(uint32_t list);
 
-// Makes the tries of `next` (a list: DT_LIST_ALLOW or DT_LIST_DENY) and swaps them into
+// Makes the range sets of `next` (a list: DT_LIST_ALLOW or DT_LIST_DENY) and swaps them into
 // their slots; an empty family empties its slot. On failure nothing of that list has
 // changed. 0 or -errno.
 int publish_list(const ListMapFds &m, uint32_t list, const ListPrefixes &next);
@@ -48,13 +53,19 @@ int publish_list(const ListMapFds &m, uint32_t list, const ListPrefixes &next);
 int publish_lists(const ListMapFds &m, const ListPrefixes &allow, const ListPrefixes &deny,
                   const ListPrefixes *prev_allow, const ListPrefixes *prev_deny, std::string *err);
 
-// Prefixes of list `list` in force per family (its trie's max_entries; 0: none).
+// Prefixes of list `list` in force per family (its set's header; 0: none).
 struct ListSize {
   uint32_t v4 = 0, v6 = 0;
 };
 ListSize read_list_size(const ListMapFds &m, uint32_t list);
 
-// Whether list `list` holds `addr` (16 bytes, IPv4 mapped): 1 yes, 0 no, -errno.
+// Whether list `list` holds `addr` (16 bytes, IPv4 mapped): 1 yes, 0 no, -errno. The same
+// search as the packet path's (range_set_holds).
 int list_holds(const ListMapFds &m, uint32_t list, const uint8_t *addr);
+
+// The prefixes of the range set `fd` (a slot's map, by fd): the fewest whose union is the
+// set (overlapping and adjacent prefixes come back merged). False with errno.
+bool read_set_prefixes(int fd, std::vector<dt_list_v4_key> *out);
+bool read_set_prefixes(int fd, std::vector<dt_list_v6_key> *out);
 
 }  // namespace dt

@@ -51,8 +51,8 @@
 	X(rule_cond, DT_PINNED, 4, "each rule's destination prefix and length range, two banks (struct dt_rule_cond)") \
 	X(rule_names, DT_PINNED, 1, "each rule's name (struct dt_rule_name)") \
 	X(layout, DT_PINNED, 1, "the layout version of these pins (one __u32, see Pin layout)") \
-	X(lists_v4, DT_PINNED, 3, "allow and deny lists, IPv4: one LPM trie per list, swapped in whole (dthrottle/lists.h)") \
-	X(lists_v6, DT_PINNED, 3, "allow and deny lists, IPv6: one LPM trie per list, swapped in whole") \
+	X(lists_v4, DT_PINNED, 5, "allow and deny lists, IPv4: one range set (array) per list, swapped in whole (dthrottle/lists.h)") \
+	X(lists_v6, DT_PINNED, 5, "allow and deny lists, IPv6: one range set (array) per list, swapped in whole") \
 	X(list_stats, DT_PINNED, 3, "per CPU: packets the lists passed, dropped, would have dropped (struct dt_list_stats)") \
 	X(bans_v4, DT_PINNED, 3, "bans of IPv4 prefixes: expiry and slot (struct dt_ban by struct dt_ban_key4)") \
 	X(bans_v6, DT_PINNED, 3, "bans of IPv6 prefixes: expiry and slot (struct dt_ban by struct dt_lpm_key)") \

@@ -16,6 +16,7 @@
 #include "bpf_fixture.h"
 #include "prog_maps.h"
 #include "frames/packet_builder.h"
+#include "common/address.h"
 #include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
@@ -150,6 +151,72 @@ TEST_F(XdpLists, AnUnchangedListIsNotRebuilt) {
   ASSERT_EQ(publish_lists(lists_, none, deny, &none, &deny, &err), 0) << err;
   ASSERT_EQ(bpf_map_lookup_elem(lists_.v4, &slot, &id_after), 0);
   EXPECT_EQ(id_before, id_after) << "an equal list keeps its trie";
+}
+
+// A list is the union of its prefixes: the first and last address of each prefix are on
+// it, the ones just outside are not, and overlapping or adjacent prefixes (merged into one
+// range when loaded) decide as their union. `agent explain` (list_holds) agrees with the
+// packet path on every address, and the list's size is its prefixes, not its ranges.
+TEST_F(XdpLists, PrefixEdgesAndMergedPrefixesDecideAsTheirUnion) {
+  rules("");
+  lists("", "198.18.4.0/23\n198.18.6.0/24\n198.18.4.128/25\n198.18.9.9\n"
+            "2001:2:0:4::/64\n2001:2:0:5::/64\n2001:2:0:4:8000::/65\n2001:2:0:9::5\n");
+  const struct {
+    const char *src;
+    bool v6, listed;
+  } cases[] = {{"198.18.3.255", false, false},   {"198.18.4.0", false, true},
+               {"198.18.5.255", false, true},    {"198.18.6.0", false, true},
+               {"198.18.6.255", false, true},    {"198.18.7.0", false, false},
+               {"198.18.9.8", false, false},     {"198.18.9.9", false, true},
+               {"198.18.9.10", false, false},    {"2001:2:0:3:ffff:ffff:ffff:ffff", true, false},
+               {"2001:2:0:4::", true, true},     {"2001:2:0:5:ffff:ffff:ffff:ffff", true, true},
+               {"2001:2:0:6::", true, false},    {"2001:2:0:9::4", true, false},
+               {"2001:2:0:9::5", true, true},    {"2001:2:0:9::6", true, false}};
+  uint64_t listed = 0;
+  for (const auto &c : cases) {
+    EXPECT_EQ(run(c.v6 ? v6(c.src) : v4(c.src)), c.listed ? XDP_DROP : XDP_PASS) << c.src;
+    listed += c.listed;
+    dt_key k{};
+    ASSERT_TRUE(key_from_string(c.src, &k)) << c.src;
+    EXPECT_EQ(list_holds(lists_, DT_LIST_DENY, k.addr), c.listed ? 1 : 0) << "explain disagrees on " << c.src;
+  }
+  EXPECT_EQ(counters().denied, listed);
+  const ListSize size = read_list_size(lists_, DT_LIST_DENY);
+  EXPECT_EQ(size.v4, 4u) << "the prefixes loaded, though they make 2 ranges";
+  EXPECT_EQ(size.v6, 4u);
+}
+
+TEST_F(XdpLists, SlashZeroListsEveryAddressOfItsFamilyOnly) {
+  rules("");
+  lists("", "0.0.0.0/0\n");
+  for (const char *src : {"198.18.0.0", "198.18.0.1", "198.19.255.255"}) EXPECT_EQ(run(v4(src)), XDP_DROP) << src;
+  EXPECT_EQ(run(v6("2001:2::1")), XDP_PASS) << "the IPv6 slot is empty";
+  lists("::/0\n", "");
+  EXPECT_EQ(run(v4("198.18.0.1")), XDP_PASS) << "the deny list is gone";
+  EXPECT_EQ(run(v6("2001:2::1")), XDP_PASS);
+  EXPECT_EQ(run(v6("2001:2:0:ffff::1")), XDP_PASS);
+  EXPECT_EQ(counters().allowed, 2u) << "both IPv6 sources on the allow list";
+}
+
+// A reload swaps in a set of another size (another array): from one range to thousands
+// and back, the new list is in force whole each time.
+TEST_F(XdpLists, ASwapBetweenSetsOfAnySizeKeepsEachListWhole) {
+  rules("");
+  lists("", "198.18.5.5\n2001:2::5\n");
+  std::string big;
+  for (int i = 0; i < 4096; i += 2) big += "198.18." + std::to_string(i / 256 + 16) + "." + std::to_string(i % 256) + "\n";
+  big += "2001:2::/120\n";
+  lists("", big);
+  EXPECT_EQ(run(v4("198.18.5.5")), XDP_PASS) << "the old list is gone";
+  EXPECT_EQ(run(v4("198.18.16.0")), XDP_DROP);
+  EXPECT_EQ(run(v4("198.18.16.1")), XDP_PASS) << "odd addresses are not on it";
+  EXPECT_EQ(run(v4("198.18.31.254")), XDP_DROP);
+  EXPECT_EQ(run(v6("2001:2::5")), XDP_DROP);
+  EXPECT_EQ(read_list_size(lists_, DT_LIST_DENY).v4, 2048u);
+  lists("", "198.18.5.5\n");
+  EXPECT_EQ(run(v4("198.18.16.0")), XDP_PASS);
+  EXPECT_EQ(run(v4("198.18.5.5")), XDP_DROP);
+  EXPECT_EQ(run(v6("2001:2::5")), XDP_PASS);
 }
 
 // 1,000,000 prefixes per family (the size docs/lists.md measures) load, and their first,

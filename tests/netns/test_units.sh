@@ -7,7 +7,7 @@
 #      accepts both without a word.
 #   2. Their settings: the agent's UMask=0077, LimitNOFILE= above the query server's default
 #      connection cap, MemoryMax= at least the stated 512 B per default --max-sources + 512 MiB
-#      + 384 B per list prefix the agent accepts,
+#      + 224 B per list prefix the agent accepts (measured: packaging/dthrottle@.service.in),
 #      the bounding set CAP_BPF CAP_NET_ADMIN CAP_PERFMON CAP_SETPCAP CAP_CHOWN (the one
 #      test_privileges.sh starts an agent with), NoNewPrivileges; the hub's DynamicUser=yes,
 #      no capability, its key through LoadCredential=; and systemd's own reading of them
@@ -66,12 +66,12 @@ check units/agent/limit-nofile "LimitNOFILE=$nofile: not above the query server'
 max_sources=$(sed -n 's/^#define DT_DEFAULT_MAX_SOURCES \([0-9]*\)u*$/\1/p' "$DT_ROOT/include/dthrottle/common.h")
 memory=$(setting "$AGENT_UNIT" MemoryMax)
 memory_bytes=$(numfmt --from=iec "$memory" 2>/dev/null)
-# The lists' cap (rules/list_file.h: kListsMaxPrefixes = DT_LIST_MAX_PREFIXES) at 384 B a prefix.
+# The lists' cap (rules/list_file.h: kListsMaxPrefixes = DT_LIST_MAX_PREFIXES) at 224 B a prefix.
 list_cap=$(sed -n 's/^#define DT_LIST_MAX_PREFIXES (\([0-9]*\)u << \([0-9]*\))$/\1 << \2/p' "$DT_ROOT/include/dthrottle/lists.h")
 list_cap=$((${list_cap:-0}))
 check units/agent/list-cap "cannot read DT_LIST_MAX_PREFIXES from include/dthrottle/lists.h" [ "$list_cap" -gt 0 ]
-need=$((512 * ${max_sources:-0} + 512 * 1024 * 1024 + 384 * list_cap))
-check units/agent/memory-max "MemoryMax=$memory ($memory_bytes B) below 512 B x $max_sources sources + 512 MiB + 384 B x $list_cap list prefixes = $need B" \
+need=$((512 * ${max_sources:-0} + 512 * 1024 * 1024 + 224 * list_cap))
+check units/agent/memory-max "MemoryMax=$memory ($memory_bytes B) below 512 B x $max_sources sources + 512 MiB + 224 B x $list_cap list prefixes = $need B" \
 	num_ge "${memory_bytes:-0}" "$need"
 expect hub/dynamic-user "$HUB_UNIT" DynamicUser yes
 expect hub/no-capability "$HUB_UNIT" CapabilityBoundingSet ""
