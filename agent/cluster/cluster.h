@@ -17,19 +17,21 @@
 
 #include "adaptive/adaptive.h"
 #include "bans/ban_sync.h"
-#include "cluster/aggregate_intake.h"
+#include "cluster_core/aggregate_intake.h"
 #include "dataplane/collector.h"
 #include "cluster/curve.h"
 #include "common/log.h"
 #include "common/peers_file.h"
-#include "cluster/peer_protocol.h"
-#include "cluster/peer_tracker.h"
-#include "cluster/report_cadence.h"
-#include "cluster/early_report.h"
-#include "cluster/join_guard.h"
-#include "cluster/report_router.h"
+#include "cluster_core/peer_protocol.h"
+#include "cluster_core/peer_tracker.h"
+#include "cluster_core/outbox.h"
+#include "cluster_core/report_cadence.h"
+#include "cluster_core/report_planner.h"
+#include "cluster_core/early_report.h"
+#include "cluster_core/join_guard.h"
+#include "cluster_core/report_router.h"
 #include "cluster/report_signing.h"
-#include "cluster/resend_buffer.h"
+#include "cluster_core/resend_buffer.h"
 #include "cluster/source_watch.h"
 
 namespace zmq {
@@ -84,20 +86,20 @@ struct ClusterCounters {
   uint64_t relays_sent = 0, relayed_entries_sent = 0, relayed_hits_debited = 0, mesh_periods = 0;
   // Early reports (cluster_early.cpp): ticks that sent something, entries sent early.
   uint64_t early_ticks = 0, early_entries_sent = 0;
-  // ... of early_entries_sent: shared sources near their limit (cluster/shared_early.h).
+  // ... of early_entries_sent: shared sources near their limit (cluster_core/shared_early.h).
   uint64_t shared_early_entries = 0;
-  // Joining a running cluster (cluster/join_guard.h): sources started empty, their hits.
+  // Joining a running cluster (cluster_core/join_guard.h): sources started empty, their hits.
   uint64_t join_sources_emptied = 0, join_burst_hits = 0;
   // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
   // "bad_signature", "hub_report" (cluster/report_signing.h).
   std::map<std::string, uint64_t> rejected;
-  AggregateCounters aggregates;  // a summing hub's aggregates (cluster/aggregate_intake.h)
+  AggregateCounters aggregates;  // a summing hub's aggregates (cluster_core/aggregate_intake.h)
   BanSyncCounters bans;          // bans announced and learned (bans/ban_sync.h), as of the last period
   // What the bytes received were, by kind: "report" (hits, tags or factors), "empty" (a
   // heartbeat: nothing to say), "directed", "relay", "bans", "resend" (requests),
   // "aggregate", "rejected" (refused before its kind was known).
   std::map<std::string, uint64_t> received_bytes_by_kind, received_messages_by_kind;
-  // Cadence (cluster/report_cadence.h): empty reports sent as heartbeats, periods in
+  // Cadence (cluster_core/report_cadence.h): empty reports sent as heartbeats, periods in
   // which nothing went to everyone, directed batches sent and lazy entries that waited.
   uint64_t heartbeats_sent = 0, quiet_periods = 0, directed_batches = 0, lazy_entries = 0;
   uint64_t batch_waiting = 0;  // entries waiting in directed batches now
@@ -136,7 +138,7 @@ class Cluster {
   // of RULE (a peer that keys it by source) are not debited.
   void set_dest_rules(std::set<uint32_t> ids) { dest_rules_ = std::move(ids); }
   // Per local rule index, its burst in hits (rule_burst_hits): what a joiner's first debit
-  // of a peer-reported source adds (cluster/join_guard.h).
+  // of a peer-reported source adds (cluster_core/join_guard.h).
   void set_rule_bursts(std::vector<uint64_t> burst_hits) { burst_hits_ = std::move(burst_hits); }
   // Query-socket tags: where this host's served tag hits come from each period,
   // and where the peers' tag hits go.
@@ -228,7 +230,7 @@ class Cluster {
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
   // Owner scheme, at an early tick: the hits of shared sources near their limit, collected
-  // (cluster_early.cpp, cluster/shared_early.h).
+  // (cluster_early.cpp, cluster_core/shared_early.h).
   std::vector<ReportEntry> collect_shared_early(uint64_t now_ns, int *err);
   ReportHeader message_header(uint64_t epoch) const;  // now, from this node
   // period: the end of a period (its sources wait in owners' batches); else an early
@@ -237,9 +239,9 @@ class Cluster {
   void publish_directed(const std::string &to, const std::vector<ReportEntry> &entries, uint64_t now_ns);
   // Cadence (cluster_cadence.cpp): what goes out at the end of a period, and when.
   void send_period(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
-  std::vector<std::string> cadence_peers() const;
   void publish_relays(const std::vector<RelayEntry> &relays, uint64_t now_ns,
                       const std::vector<std::string> *ids = nullptr);
+  bool publish_out(const Outgoing &o);  // publish() and ClusterCounters by its kind
   bool addressed_to_us(const ReportHeader &h, const ReportBody &body, const std::string *envelope, size_t len,
                        uint64_t now_ns);
   void handle_directed(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
@@ -278,20 +280,14 @@ class Cluster {
   std::map<std::string, std::string> link_nodes_;  // link liveness: SUB endpoint -> its peer's node id
   Collector collector_;
   PeerTracker tracker_;
-  ReportRouter router_;
   EarlyReport early_;
   JoinGuard join_guard_;
   std::vector<uint64_t> burst_hits_;
   uint64_t next_early_ns_ = UINT64_MAX;
   uint64_t next_shared_early_ns_ = 0;  // the shared sources' early reports: shared_early_pace
-  std::map<std::string, uint64_t> directed_seq_;  // next seq of our messages to each owner
-  ReportCadence cadence_;                         // quiet periods, heartbeats, directed batches
-  bool owner_period_ = false;                     // this period's sources were routed to owners
-  ResendBuffer resend_;
+  ReportPlanner planner_;        // who hears of which source (owners), and when (cadence)
+  std::unique_ptr<Outbox> out_;  // our message streams, signed, kept for resends (once open)
   uint64_t boot_id_ = 0;
-  uint64_t next_seq_ = 1;       // our reports (and relays) to everyone
-  uint64_t next_ban_seq_ = 1;   // our bans messages
-  uint64_t next_resend_seq_ = 1;  // our resend requests
   ClusterCounters counters_;
   std::vector<std::string> rule_names_{"default"};
   std::map<std::string, uint32_t> throttle_rule_ids_{{"default", 0}};
@@ -302,7 +298,6 @@ class Cluster {
   LogLimiter reject_log_{10'000'000'000ull, 5};
   LogLimiter stale_log_{10'000'000'000ull, 5};
   LogLimiter peer_log_{10'000'000'000ull, 10};  // peer up, down, restarted, forgotten
-  ResendBudget resend_budget_;                  // what peers' requests may have published again this period
   AdaptiveSet *adaptive_ = nullptr;
   BanSync *bans_ = nullptr;
   SourceWatch watch_;

@@ -1,4 +1,4 @@
-// test_sim_cadence.cpp - the agent's cadence (cluster/report_cadence.h) in the simulator:
+// test_sim_cadence.cpp - the agent's cadence (cluster_core/report_cadence.h) in the simulator:
 // under many one-packet sources each host's report bytes in shrink to a few times what it
 // served (with link liveness, the agent's default with keys in a full mesh: at most twice),
 // without changing what a sprayed client is admitted; with link liveness a cut peer is

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "dthrottle/bucket.h"
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "dataplane/policy.h"
 
 namespace dt::sim {

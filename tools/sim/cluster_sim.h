@@ -55,9 +55,9 @@
 //              host sends its report to both hubs; each hub sums per source what it received
 //              in its own period (hub/aggregator.h; Scenario::hub_period, 50 ms as `agent hub`,
 //              on its own random phase) and sends one
-//              aggregate to every host (cluster/aggregate_protocol.h); each host takes the
+//              aggregate to every host (cluster_core/aggregate_protocol.h); each host takes the
 //              aggregates of one hub at a time and debits the sums less its own hits
-//              (cluster/aggregate_intake.h), and switches to the other hub when its hub has
+//              (cluster_core/aggregate_intake.h), and switches to the other hub when its hub has
 //              been silent for the liveness threshold (Scenario::hub_fails_at). Bans and
 //              adaptive factors (relayed unchanged by a real hub) are not modelled.
 // Report phases: real agents start at different times, so their periods are not aligned;
@@ -79,14 +79,14 @@
 
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
-#include "cluster/aggregate_intake.h"
-#include "cluster/peer_tracker.h"
-#include "cluster/report_cadence.h"
-#include "cluster/early_report.h"
-#include "cluster/shared_early.h"
-#include "cluster/join_guard.h"
-#include "cluster/report_router.h"
-#include "cluster/resend_buffer.h"
+#include "cluster_core/aggregate_intake.h"
+#include "cluster_core/peer_tracker.h"
+#include "cluster_core/report_cadence.h"
+#include "cluster_core/early_report.h"
+#include "cluster_core/shared_early.h"
+#include "cluster_core/join_guard.h"
+#include "cluster_core/report_router.h"
+#include "cluster_core/resend_buffer.h"
 #include "hub/aggregator.h"
 
 namespace dt::sim {
@@ -164,7 +164,7 @@ struct Scenario {
   Scheme scheme = Scheme::Mesh;
   uint64_t threshold = 2;         // Scheme::Threshold: unreported hits that make a source reported
   Ns peer_down_after = 0;         // PeerTracker threshold; 0: 5 periods (11 with cadence, as the agent)
-  // The agent's cadence (cluster/report_cadence.h): quiet periods send nothing to everyone
+  // The agent's cadence (cluster_core/report_cadence.h): quiet periods send nothing to everyone
   // but a heartbeat every 5 periods, one-hit sources wait for their owner in batches. false:
   // a report to everyone every period, directed messages every period (before).
   bool cadence = false;
@@ -179,7 +179,7 @@ struct Scenario {
   // Scheme::Owner: also every shared_period, the hits of the sources a host knows to be
   // shared and near their limit go to every peer (a shorter lag where it matters,
   // docs/cluster-scale.md "Why the ratio moves with the seed"); 0: off. The agent does it
-  // at its early ticks (agent/cluster/shared_early.h): build/simulate's default for the
+  // at its early ticks (agent/cluster_core/shared_early.h): build/simulate's default for the
   // owner scheme is early_report.
   Ns shared_period = 0;
   Ns hub_period = 50 * kMs;       // Scheme::Hub: how often a hub sends its sums (`agent hub --period`)
@@ -195,7 +195,7 @@ struct Scenario {
   Ns report_max_age = 0;
   bool debt_cap = true;  // debits stop at -DT_DEBT_MAX_BURSTS x burst (dt_gcra_debit)
   bool resend = true;    // receivers ask for missing messages, senders send them again
-  // Early reports (agent/cluster/early_report.h, sim_early.cpp): every `early_report` within
+  // Early reports (agent/cluster_core/early_report.h, sim_early.cpp): every `early_report` within
   // a period, a host reports the sources first admitted since its last tick that are new
   // to it; 0: off (sources wait for the period's report).
   Ns early_report = 0;

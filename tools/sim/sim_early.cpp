@@ -1,5 +1,5 @@
 // sim_early.cpp - the simulator's early reports of new sources (Scenario::early_report,
-// agent/cluster/early_report.h): the kernel's announcements, the agent's ticks.
+// agent/cluster_core/early_report.h): the kernel's announcements, the agent's ticks.
 #include <algorithm>
 #include <cstring>
 

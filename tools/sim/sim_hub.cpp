@@ -1,10 +1,10 @@
 // sim_hub.cpp - the simulator's pair of summing hubs (Scheme::Hub, cluster_sim.h): the
 // agent's own code on the simulated clock. A host's report goes to both hubs; each hub
 // sums per source what it received in its period (hub/aggregator.h, as `agent hub
-// --aggregate`) and sends one aggregate (cluster/aggregate_protocol.h, the real encoding:
+// --aggregate`) and sends one aggregate (cluster_core/aggregate_protocol.h, the real encoding:
 // its bytes are the wire's) to every host; a host takes one hub's aggregates at a time and
-// debits the sums less its own hits (cluster/aggregate_intake.h, as Cluster does).
-#include "cluster/aggregate_protocol.h"
+// debits the sums less its own hits (cluster_core/aggregate_intake.h, as Cluster does).
+#include "cluster_core/aggregate_protocol.h"
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {

@@ -26,7 +26,7 @@ std::vector<ReportEntry> ClusterSim::route_mesh(size_t h, std::vector<ReportEntr
   return served;
 }
 
-// Scenario::join_empty: the agent's JoinGuard (cluster/join_guard.h) on the joiner, which
+// Scenario::join_empty: the agent's JoinGuard (cluster_core/join_guard.h) on the joiner, which
 // knows it joined a running cluster at its first peer message: for join_guard (default the
 // report max age), the first peer debit of each source in flight then carries a burst more.
 // A hub's message (from past the hosts) is none of it: the agent's guard is off with hubs.

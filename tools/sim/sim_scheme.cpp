@@ -43,7 +43,7 @@ void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
   publish_report(h, std::move(everyone), -1);
 }
 
-// Owner: the agent's ReportRouter says who hears of what (cluster/report_router.h).
+// Owner: the agent's ReportRouter says who hears of what (cluster_core/report_router.h).
 void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
   Host &host = hosts_[h];
   if (!owner_ready(h)) {
@@ -87,7 +87,7 @@ void ClusterSim::report_shared(size_t h) {
   Host &host = hosts_[h];
   host.next_shared += s_.shared_period;
   std::vector<ReportEntry> shared;
-  // As the agent (cluster/shared_early.h): shared, unreported hits, below half the burst.
+  // As the agent (cluster_core/shared_early.h): shared, unreported hits, below half the burst.
   const BucketLookup lookup = [&](const dt_key &k, BucketView *v) {
     auto it = host.buckets.find(k);
     if (it == host.buckets.end()) return false;
