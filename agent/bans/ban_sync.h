@@ -1,6 +1,6 @@
 // ban_sync.h - bans across the cluster (docs/bans.md "Cluster"): what this host announces
 // to its peers each period, and what it does with theirs. No sockets here: the cluster
-// carries the notices (cluster/peer_protocol.h, a bans message of its own).
+// carries the notices (cluster_core/peer_protocol.h, a bans message of its own).
 //
 //   announce  the bans set here (not learned from a peer) that are new or changed since
 //             the last period, changes made by any process (agent ban, the query socket,

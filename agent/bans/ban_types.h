@@ -65,7 +65,7 @@ bool valid_ban_text(const std::string &s, size_t max);
 
 namespace dt {
 
-// A ban as it travels between peers (cluster/peer_protocol.h, the bans message): set, or
+// A ban as it travels between peers (cluster_core/peer_protocol.h, the bans message): set, or
 // lifted. Sets carry what is left of the ban (the receiver's clock is not the sender's).
 struct BanNotice {
   BanPrefix prefix;

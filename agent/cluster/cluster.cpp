@@ -3,6 +3,7 @@
 #include "cluster/boot_counter.h"
 #include "cluster/cluster_status.h"
 #include "cluster/socket_drain.h"
+#include "cluster_core/inbound.h"
 #include "common/clock.h"
 
 #include <bpf/bpf.h>
@@ -109,16 +110,16 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.active_stage_fd(), dp.collect_batch_fd(),
                  dp.collect_prog_fd()),
       tracker_(tracker_options(cfg)),
-      router_(RouterOptions{kSharedKeepPeriods * cfg.period_ns,
-                            report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs}),
       early_(EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0}),
       // A restart that took over pinned maps keeps its buckets: only new ones start empty.
       join_guard_(JoinGuardOptions{dp.took_over()                ? 0
                                    : report_max_age_ns(cfg) ? report_max_age_ns(cfg)
                                                             : kReportMaxAgePeriods * cfg.period_ns,
                                    kJoinRunningEpoch}),
-      cadence_(cadence_options(cfg)),
-      resend_(report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs),
+      planner_(PlannerOptions{cfg.node_id, cfg.owner_scheme, !cfg.hubs.empty(), cfg.peers.size(),
+                              RouterOptions{kSharedKeepPeriods * cfg.period_ns,
+                                            report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs},
+                              cadence_options(cfg)}),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
 
 Cluster::~Cluster() {
@@ -154,6 +155,12 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
   c->adopt_unreported();
   c->collector_.track_fresh(c->early_.enabled());
   if (!c->open_sockets(err)) return nullptr;
+  Seal seal;
+  if (c->signed_) seal = [raw = c.get()](std::string *m) { sign_message(*m, raw->signing_); };
+  c->out_ = std::make_unique<Outbox>(
+      OutboxOptions{cfg.node_id, c->boot_id_, report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs,
+                    cfg.period_ns / 2, kMaxMessageBytes},
+      std::move(seal));
   return c;
 }
 
@@ -208,20 +215,20 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   // One replay rule for every kind: each stream of a node's boot applied once (peer_tracker.h).
   const Arrival a = tracker_.arrive(h, now_ns);
   if (!note_arrival(h, a, now_ns)) return;  // a duplicate, or refused (counted)
-  if (!h.to.empty()) return handle_directed(h, body, a, now_ns);
-  if (!body.bans.empty()) return apply_bans(h, body, a, now_ns);  // a peer's bans: not a report
-  if (!body.resend.empty()) {  // a peer asks for messages it missed: not a report
-    if (!a.stale) serve_resend(h.node_id, body.resend, now_ns);
-    return;
+  const InboundPlan p = plan_inbound(h, body, a, !cfg_.hubs.empty());  // cluster_core/inbound.h
+  switch (p.kind) {
+    case InboundKind::Dropped: return;
+    case InboundKind::Directed: return handle_directed(h, body, a, now_ns);
+    case InboundKind::Bans: return apply_bans(h, body, a, now_ns);
+    case InboundKind::ResendRequest: return p.stale ? void() : serve_resend(h.node_id, body.resend, now_ns);
+    case InboundKind::Relay:
+    case InboundKind::Report: break;
   }
-  if (cfg_.hubs.empty()) join_guard_.heard(h.node_id, h.epoch, now_ns);
-  if (a.gap) request_resends(now_ns);  // at once: every period of delay is over-admission
-  if (a.stale) {
-    skip_stale(h, body, a, now_ns);
-    return;
-  }
+  if (p.join_heard) join_guard_.heard(h.node_id, h.epoch, now_ns);
+  if (p.ask_resends) request_resends(now_ns);
+  if (p.stale) return skip_stale(h, body, a, now_ns);
   counters_.messages_applied++;
-  if (!body.relayed.empty()) return apply_relayed(h, body, now_ns);
+  if (p.kind == InboundKind::Relay) return apply_relayed(h, body, now_ns);
   if (log_level() == LogLevel::Debug && !body.entries.empty())  // first contact, traced
     DT_DEBUG("report from %s: %zu entries (%llu hits), sent %lld ms ago", h.node_id.c_str(), body.entries.size(),
              static_cast<unsigned long long>(hits_of(body.entries)), sent_ago_ms(h.sent_unix_ms));
@@ -412,7 +419,7 @@ void Cluster::debit(const std::string &from, const std::vector<dt_debit> &debits
   }
 }
 
-// Joining a running cluster (cluster/join_guard.h): the first debit of each source in the
+// Joining a running cluster (cluster_core/join_guard.h): the first debit of each source in the
 // window, if the message's sender names a period in flight when we first heard it, carries
 // a burst more. A copy: the caller relays and notes the hits as they came.
 void Cluster::debit_joining(const std::string &sender, uint64_t epoch, std::vector<dt_debit> debits, uint64_t now_ns) {
@@ -496,7 +503,7 @@ void Cluster::on_period(uint64_t now_ns) {
   publish_bans(now_ns);
   request_resends(now_ns);
   check_peer_liveness(now_ns);
-  resend_budget_.new_period();
+  out_->new_period();
 }
 
 bool Cluster::publish(const std::string &m) {
@@ -509,64 +516,49 @@ bool Cluster::publish(const std::string &m) {
   }
 }
 
+// A message from our outbox (outbox.h), counted by its kind if it went out.
+bool Cluster::publish_out(const Outgoing &o) {
+  if (!publish(*o.bytes)) return false;
+  const uint64_t n = o.bytes->size();
+  switch (o.kind) {
+    case OutKind::Report: counters_.messages_sent++, counters_.bytes_sent += n; break;
+    case OutKind::Directed: counters_.directed_sent++, counters_.directed_bytes_sent += n; break;
+    case OutKind::Relay: counters_.relays_sent++, counters_.messages_sent++, counters_.bytes_sent += n; break;
+    case OutKind::Bans: counters_.ban_messages_sent++, counters_.bytes_sent += n; break;
+    case OutKind::ResendRequest: counters_.resend_requests_sent++, counters_.resend_request_bytes += n; break;
+    case OutKind::Resent: counters_.resent_messages++, counters_.resent_bytes += n; break;
+  }
+  return true;
+}
+
 // This period's report, kept for resends.
 void Cluster::publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
-  auto msgs = encode_report(h, next_seq_, body, kMaxMessageBytes - (signed_ ? kSignatureBytes : 0));
   counters_.reports_sent++;
   counters_.entries_sent += body.entries.size();
   counters_.max_report_entries = std::max<uint64_t>(counters_.max_report_entries, body.entries.size());
   counters_.tags_sent += body.tags.size();
-  for (auto &m : msgs) {
-    if (signed_) sign_message(m, signing_);  // resent as they are: signed once
-    auto kept = std::make_shared<const std::string>(std::move(m));
-    if (!cfg_.hubs.empty()) remember_own(*kept, next_seq_, now_ns);  // summing hubs send it back in their sums
-    resend_.keep(next_seq_++, kept, now_ns);
-    if (!publish(*kept)) continue;
-    counters_.messages_sent++;
-    counters_.bytes_sent += kept->size();
+  for (const Outgoing &o : out_->report(h, body, now_ns)) {
+    if (!cfg_.hubs.empty()) remember_own(*o.bytes, o.seq, now_ns);  // summing hubs send it back in their sums
+    publish_out(o);
   }
 }
 
 // The header of a message this node sends now, in `epoch` (a report's: the period just
 // ended; a request's or a bans message's: the current one).
-ReportHeader Cluster::message_header(uint64_t epoch) const {
-  ReportHeader h;
-  h.node_id = cfg_.node_id;
-  h.boot_id = boot_id_;
-  h.epoch = epoch;
-  h.sent_unix_ms = unix_now_ms();
-  return h;
-}
+ReportHeader Cluster::message_header(uint64_t epoch) const { return out_->header(epoch, unix_now_ms()); }
 
 // Asks the peers for the messages missing in their sequences (not yet stale).
 void Cluster::request_resends(uint64_t now_ns) {
-  ReportHeader h = message_header(collector_.epoch());
-  h.seq = next_resend_seq_;
-  std::string msg = encode_resend_request(h, tracker_.resend_requests(now_ns, kMaxResendSeqs));
-  if (msg.empty()) return;
-  next_resend_seq_++;
-  if (signed_) sign_message(msg, signing_);
-  if (!publish(msg)) return;
-  counters_.resend_requests_sent++;
-  counters_.resend_request_bytes += msg.size();
+  const auto req = out_->resend_request(message_header(collector_.epoch()), tracker_.resend_requests(now_ns, kMaxResendSeqs));
+  if (req) publish_out(*req);
 }
 
-// Publishes again what a peer asks of us (one publish reaches every subscriber; the
-// others drop it as a duplicate): a request is small, what it asks for is not. So the
-// first part naming us counts, within the period's ResendBudget (resend_buffer.h).
+// Publishes again what a peer asks of us (outbox.h: within the period's budget).
 void Cluster::serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns) {
-  const auto mine = std::find_if(reqs.begin(), reqs.end(), [&](const auto &r) { return r.node_id == cfg_.node_id; });
-  if (mine == reqs.end()) return;
-  counters_.resend_requests_received++;
-  size_t over = 0;
-  const auto msgs = resend_.take(*mine, boot_id_, now_ns, cfg_.period_ns / 2, resend_budget_.left(from), &over);
-  resend_budget_.spend(from, msgs.size());
-  if (over) counters_.rejected["resend over budget"]++;
-  for (const auto &m : msgs) {
-    if (!publish(*m)) continue;
-    counters_.resent_messages++;
-    counters_.resent_bytes += m->size();
-  }
+  const Outbox::Resends r = out_->serve_resend(from, reqs, now_ns);
+  counters_.resend_requests_received += r.named_us;
+  if (r.over_budget) counters_.rejected["resend over budget"]++;
+  for (const Outgoing &o : r.out) publish_out(o);
 }
 
 void Cluster::set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles) {

@@ -17,20 +17,22 @@
 
 #include "adaptive/adaptive.h"
 #include "bans/ban_sync.h"
-#include "cluster/aggregate_intake.h"
+#include "cluster_core/aggregate_intake.h"
 #include "cluster/cluster_counters.h"
 #include "dataplane/collector.h"
 #include "cluster/curve.h"
 #include "common/log.h"
 #include "common/peers_file.h"
-#include "cluster/peer_protocol.h"
-#include "cluster/peer_tracker.h"
-#include "cluster/report_cadence.h"
-#include "cluster/early_report.h"
-#include "cluster/join_guard.h"
-#include "cluster/report_router.h"
+#include "cluster_core/peer_protocol.h"
+#include "cluster_core/peer_tracker.h"
+#include "cluster_core/outbox.h"
+#include "cluster_core/report_cadence.h"
+#include "cluster_core/report_planner.h"
+#include "cluster_core/early_report.h"
+#include "cluster_core/join_guard.h"
+#include "cluster_core/report_router.h"
 #include "cluster/report_signing.h"
-#include "cluster/resend_buffer.h"
+#include "cluster_core/resend_buffer.h"
 #include "cluster/source_watch.h"
 
 namespace zmq {
@@ -92,7 +94,7 @@ class Cluster {
   // of RULE (a peer that keys it by source) are not debited.
   void set_dest_rules(std::set<uint32_t> ids) { dest_rules_ = std::move(ids); }
   // Per local rule index, its burst in hits (rule_burst_hits): what a joiner's first debit
-  // of a peer-reported source adds (cluster/join_guard.h).
+  // of a peer-reported source adds (cluster_core/join_guard.h).
   void set_rule_bursts(std::vector<uint64_t> burst_hits) { burst_hits_ = std::move(burst_hits); }
   // Query-socket tags: where this host's served tag hits come from each period,
   // and where the peers' tag hits go.
@@ -184,7 +186,7 @@ class Cluster {
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
   // Owner scheme, at an early tick: the hits of shared sources near their limit, collected
-  // (cluster_early.cpp, cluster/shared_early.h).
+  // (cluster_early.cpp, cluster_core/shared_early.h).
   std::vector<ReportEntry> collect_shared_early(uint64_t now_ns, int *err);
   ReportHeader message_header(uint64_t epoch) const;  // now, from this node
   // period: the end of a period (its sources wait in owners' batches); else an early
@@ -193,9 +195,9 @@ class Cluster {
   void publish_directed(const std::string &to, const std::vector<ReportEntry> &entries, uint64_t now_ns);
   // Cadence (cluster_cadence.cpp): what goes out at the end of a period, and when.
   void send_period(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
-  std::vector<std::string> cadence_peers() const;
   void publish_relays(const std::vector<RelayEntry> &relays, uint64_t now_ns,
                       const std::vector<std::string> *ids = nullptr);
+  bool publish_out(const Outgoing &o);  // publish() and ClusterCounters by its kind
   bool addressed_to_us(const ReportHeader &h, const ReportBody &body, const std::string *envelope, size_t len,
                        uint64_t now_ns);
   void handle_directed(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
@@ -234,20 +236,14 @@ class Cluster {
   std::map<std::string, std::string> link_nodes_;  // link liveness: SUB endpoint -> its peer's node id
   Collector collector_;
   PeerTracker tracker_;
-  ReportRouter router_;
   EarlyReport early_;
   JoinGuard join_guard_;
   std::vector<uint64_t> burst_hits_;
   uint64_t next_early_ns_ = UINT64_MAX;
   uint64_t next_shared_early_ns_ = 0;  // the shared sources' early reports: shared_early_pace
-  std::map<std::string, uint64_t> directed_seq_;  // next seq of our messages to each owner
-  ReportCadence cadence_;                         // quiet periods, heartbeats, directed batches
-  bool owner_period_ = false;                     // this period's sources were routed to owners
-  ResendBuffer resend_;
+  ReportPlanner planner_;        // who hears of which source (owners), and when (cadence)
+  std::unique_ptr<Outbox> out_;  // our message streams, signed, kept for resends (once open)
   uint64_t boot_id_ = 0;
-  uint64_t next_seq_ = 1;       // our reports (and relays) to everyone
-  uint64_t next_ban_seq_ = 1;   // our bans messages
-  uint64_t next_resend_seq_ = 1;  // our resend requests
   ClusterCounters counters_;
   std::vector<std::string> rule_names_{"default"};
   std::map<std::string, uint32_t> throttle_rule_ids_{{"default", 0}};
@@ -258,7 +254,6 @@ class Cluster {
   LogLimiter reject_log_{10'000'000'000ull, 5};
   LogLimiter stale_log_{10'000'000'000ull, 5};
   LogLimiter peer_log_{10'000'000'000ull, 10};  // peer up, down, restarted, forgotten
-  ResendBudget resend_budget_;                  // what peers' requests may have published again this period
   AdaptiveSet *adaptive_ = nullptr;
   BanSync *bans_ = nullptr;
   SourceWatch watch_;

@@ -12,15 +12,7 @@ void Cluster::publish_bans(uint64_t now_ns) {
   const std::vector<BanNotice> notices = bans_->on_period(now_ns, unix_now_ms());
   counters_.bans = bans_->counters();
   if (notices.empty()) return;
-  ReportHeader h = message_header(collector_.epoch());
-  h.seq = next_ban_seq_;  // a stream of its own (peer_protocol.h): a replay is a duplicate
-  for (std::string &m : encode_ban_messages(h, notices, kMaxMessageBytes - (signed_ ? kSignatureBytes : 0))) {
-    next_ban_seq_++;
-    if (signed_) sign_message(m, signing_);
-    if (!publish(m)) continue;
-    counters_.ban_messages_sent++;
-    counters_.bytes_sent += m.size();
-  }
+  for (const Outgoing &o : out_->bans(message_header(collector_.epoch()), notices)) publish_out(o);
 }
 
 // Peer `node_id`'s clock now, in unix ms, as far as this host knows it: by the offset its

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "bans/ban_sync.h"
-#include "cluster/aggregate_intake.h"
+#include "cluster_core/aggregate_intake.h"
 
 namespace dt {
 
@@ -129,7 +129,7 @@ struct ClusterCounters {
   // By decode error name, and with keys by signature check: "unsigned", "unknown_node",
   // "bad_signature", "hub_report" (cluster/report_signing.h).
   std::map<std::string, uint64_t> rejected;
-  AggregateCounters aggregates;  // a summing hub's aggregates (cluster/aggregate_intake.h)
+  AggregateCounters aggregates;  // a summing hub's aggregates (cluster_core/aggregate_intake.h)
   BanSyncCounters bans;          // bans announced and learned (bans/ban_sync.h), as of the last period
   // What the bytes received were, by kind: "report" (hits, tags or factors), "empty" (a
   // heartbeat: nothing to say), "directed", "relay", "bans", "resend" (requests),

@@ -1,16 +1,16 @@
-// cluster_early.cpp - early reports (cluster/early_report.h, docs/cluster-scale.md "First
+// cluster_early.cpp - early reports (cluster_core/early_report.h, docs/cluster-scale.md "First
 // contact"): at ticks within a period, the sources the kernel announced since the last tick
 // that this host has not reported lately, with their hits so far, to their owner (or to
 // every peer), as the period's report would send them; and, in the owner scheme, the hits
 // of shared sources whose bucket here is below half the burst, to every peer
-// (cluster/shared_early.h).
+// (cluster_core/shared_early.h).
 #include <bpf/bpf.h>
 
 #include <cstring>
 #include <map>
 
 #include "cluster/cluster.h"
-#include "cluster/shared_early.h"
+#include "cluster_core/shared_early.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/policy.h"
 
@@ -51,7 +51,7 @@ void Cluster::on_early_tick(uint64_t now_ns) {
   counters_.prefix_entries_sent += name_prefix_groups(&body);
   counters_.dest_entries_sent += name_dest_groups(&body);
   publish_report(message_header(collector_.epoch() - 1), body, now_ns);
-  cadence_.sent_to_everyone(true, now_ns);
+  planner_.sent_to_everyone(true, now_ns);
 }
 
 // Only in the owner scheme (no hubs: a hub's sums come at its own pace). Source and
@@ -69,7 +69,7 @@ std::vector<ReportEntry> Cluster::collect_shared_early(uint64_t now_ns, int *err
     v->policy = it->second;
     return v->policy.action == DT_ACT_THROTTLE;
   };
-  const std::vector<dt_key> keys = select_shared_early(router_, lookup, now_ns);
+  const std::vector<dt_key> keys = select_shared_early(planner_.router(), lookup, now_ns);
   if (keys.empty()) return {};
   std::vector<ReportEntry> collected = collector_.collect(keys, err);
   std::erase_if(collected, [](const ReportEntry &e) { return e.hits == 0; });

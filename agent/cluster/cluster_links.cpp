@@ -36,7 +36,7 @@ void Cluster::map_peer_links() {
 // A monitor event of ours (poll_monitor): true if it was a link event, handled here.
 bool Cluster::on_link_event(bool pub, uint16_t event, const std::string &endpoint, uint64_t now_ns) {
   if (pub && event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
-    cadence_.force_broadcast();
+    planner_.force_broadcast();
     counters_.subscribers_joined++;
     return true;
   }

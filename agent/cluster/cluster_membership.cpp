@@ -184,6 +184,7 @@ bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *c
     return false;
   }
   cfg_.peers = peers;
+  planner_.set_configured_peers(peers.size());
   map_peer_links();
   tracker_.set_max_peers(tracker_options(cfg_).max_peers);
   // The removed peers' addresses, unless a remaining peer or hub has them too.

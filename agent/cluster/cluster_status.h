@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cluster/cluster_counters.h"
-#include "cluster/peer_tracker.h"
+#include "cluster_core/peer_tracker.h"
 
 namespace dt {
 

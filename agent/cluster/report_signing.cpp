@@ -1,7 +1,7 @@
 // report_signing.cpp - Ed25519 signatures of peer messages (libsodium).
 #include "cluster/report_signing.h"
 
-#include "cluster/aggregate_protocol.h"
+#include "cluster_core/aggregate_protocol.h"
 
 #include <sodium.h>
 #include <zmq.h>

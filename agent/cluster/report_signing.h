@@ -17,7 +17,7 @@
 // the node id it speaks for (cluster/key_files.h). Verifying needs the .pub of every
 // node whose reports we apply, in --curve-peers, in a mesh and through a hub alike.
 //
-// The wire: header flags bit 2 (kFlagSigned, cluster/peer_protocol.h) says the last 64
+// The wire: header flags bit 2 (kFlagSigned, cluster_core/peer_protocol.h) says the last 64
 // bytes are a detached Ed25519 signature over every byte before them, the header with
 // the flag set included. Resent messages are the stored signed bytes, unchanged.
 //
@@ -28,7 +28,7 @@
 //   "bad_signature"  the signature is not that node's key's over these bytes: altered,
 //                    or signed by another member's key
 //   "hub_report"     a report signed by a role = hub key, which may sign only the
-//                    aggregates of a summing hub (cluster/aggregate_protocol.h)
+//                    aggregates of a summing hub (cluster_core/aggregate_protocol.h)
 //   "not_hub"        an aggregate signed by a role = node key
 // Without keys (--insecure-cluster) nothing is signed and nothing is required to be.
 //
@@ -52,7 +52,7 @@
 #include <vector>
 
 #include "cluster/key_files.h"
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 
 namespace dt {
 
@@ -80,7 +80,7 @@ bool derive_signing_key(const std::string &curve_secret_z85, SigningKey *out, st
 // kFlagSigned in its header and appends the signature over every byte before it.
 void sign_message(std::string &msg, const SigningKey &key);
 
-// NotHub: an aggregate (cluster/aggregate_protocol.h) signed by a role = node key.
+// NotHub: an aggregate (cluster_core/aggregate_protocol.h) signed by a role = node key.
 enum class SignatureCheck { Ok, Malformed, Unsigned, UnknownNode, BadSignature, HubReport, NotHub };
 // The rejection counter's name ("unsigned", "unknown_node", "bad_signature", "hub_report",
 // "not_hub").

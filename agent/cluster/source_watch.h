@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 
 namespace dt {
 

@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "cluster/curve.h"
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "commands/commands.h"
 #include "common/endpoint.h"
 #include "common/log.h"

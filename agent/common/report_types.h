@@ -1,6 +1,6 @@
 // report_types.h - the vocabulary hosts share: what a host served (per source, per
 // tag), an adaptive rule's factor, and the names that identify hosts and rules. The
-// wire format (cluster/peer_protocol.h) carries them; the dataplane, the adaptive
+// wire format (cluster_core/peer_protocol.h) carries them; the dataplane, the adaptive
 // rules and the tag table produce and consume them.
 #pragma once
 

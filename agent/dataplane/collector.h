@@ -42,7 +42,7 @@ class Collector {
   // Returns -errno in *err on a failed syscall.
   std::vector<ReportEntry> end_period(int *err);
 
-  // Early reports (cluster/early_report.h): the sources announced in this period since the
+  // Early reports (cluster_core/early_report.h): the sources announced in this period since the
   // last call (each once), reading what the CPUs' stages hold and the ring; then their
   // hits so far, collected (reported = passed: the period's end finds only later ones).
   // Only with track_fresh(true), which start at the next announcement.

@@ -1,14 +1,14 @@
 // aggregator.h - what a summing hub (`agent hub --aggregate`) adds up each period: the
 // hits of every report it received, per rule name, source and tag, and which reports
 // (node, boot, seq) those were; at the end of the period one aggregate goes to every
-// agent (cluster/aggregate_protocol.h) instead of every report to every agent.
+// agent (cluster_core/aggregate_protocol.h) instead of every report to every agent.
 //
 // A report is summed once: a seq of a node's boot already summed (a resend, a replay)
 // is refused as a duplicate, and so is a report of an older boot than the node's last
 // (boots compare by their counters, peer_protocol.h: a replayed old boot cannot reset
 // the node's seqs). Seqs of a node are expected in order (one TCP connection
 // per agent); a seq below the highest summed one is refused too, since the agents'
-// failover rule (cluster/aggregate_intake.h) counts on each node's seqs only growing
+// failover rule (cluster_core/aggregate_intake.h) counts on each node's seqs only growing
 // from one aggregate to the next.
 #pragma once
 
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "cluster/aggregate_protocol.h"
-#include "cluster/report_sums.h"
+#include "cluster_core/aggregate_protocol.h"
+#include "cluster_core/report_sums.h"
 
 namespace dt {
 

@@ -1,7 +1,7 @@
 // summing_hub.h - `agent hub --aggregate`'s loop: reports in on the XSUB port, checked
 // (with keys: each against the key of the node it names) and summed per period
 // (hub/aggregator.h); every period one aggregate out on the XPUB port, signed with the
-// hub's role = hub key (cluster/aggregate_protocol.h). Messages it does not sum pass
+// hub's role = hub key (cluster_core/aggregate_protocol.h). Messages it does not sum pass
 // unchanged: resend requests, reports with adaptive factors, any message with a flag it
 // does not know (a bans section, a relayed report) or of another type (a directed
 // message): never summed, never altered; the agents check their signatures end to end.

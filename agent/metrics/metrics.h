@@ -19,7 +19,7 @@
 #include "adaptive/adaptive.h"
 #include "cluster/cluster.h"
 #include "dthrottle/common.h"
-#include "cluster/peer_tracker.h"
+#include "cluster_core/peer_tracker.h"
 #include "common/endpoint.h"
 #include "bans/ban_types.h"
 #include "dataplane/map_reader.h"

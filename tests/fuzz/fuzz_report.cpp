@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 
 namespace {
 uint64_t total(const dt::ReportBody &b) {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/address.h"
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "cluster/report_signing.h"
 
 int main(int argc, char **argv) {

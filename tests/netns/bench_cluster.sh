@@ -318,7 +318,7 @@ sticky_src() { echo "--src-range $(int_ip $((0xC613C900 + ($1 - 1) * STICKY_PER_
 light_src() { echo "--src-range $(int_ip $((0xC6120000 + ($1 - 1) * LIGHT_PER_HOST)))+$LIGHT_PER_HOST"; }
 int_ip() { echo "$(($1 >> 24 & 255)).$(($1 >> 16 & 255)).$(($1 >> 8 & 255)).$(($1 & 255))"; }
 
-# owner_counters: h1's and h$HOSTS's reporting-scheme counters (cluster/report_router.h): a
+# owner_counters: h1's and h$HOSTS's reporting-scheme counters (cluster_core/report_router.h): a
 # full mesh runs the owner scheme only while every peer is up (else mesh_periods counts).
 owner_counters() {
 	local i doc

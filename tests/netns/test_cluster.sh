@@ -144,7 +144,7 @@ spray_wait a-mesh || die "pktgen failed (cluster run)"
 mlab_wait_landed 10 "$A" $(mlab_mesh_specs)
 mlab_snapshot a-mesh || die "agent stats failed"
 # The sprayed source is shared and throttled: a host that admits its hits also sends them at
-# the early ticks while its bucket is below half the burst (cluster/shared_early.h).
+# the early ticks while its bucket is below half the burst (cluster_core/shared_early.h).
 declare -A EARLY_CTX=() # host -> the counters that explain its shared_early_entries, for a failure
 for ((i = 1; i <= HOSTS; i++)); do
 	doc=$("$AGENT" stats --pin-dir "${M_PIN[$i]}" --json --top 0 | grep -o '"cluster":{.*')

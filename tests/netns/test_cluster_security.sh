@@ -55,7 +55,7 @@ mlab_hub_up
 #                         secret as agent/cluster/report_signing.h says; libsodium by ctypes)
 #   --as ID,... --victim ADDR --hits N   what the forged reports say (one every 100 ms on each
 #                         publishing socket, the node ids in turn: wire format v2 of
-#                         agent/cluster/peer_protocol.h)
+#                         agent/cluster_core/peer_protocol.h)
 #   --victim-of ID=ADDR   reports under node id ID name ADDR instead of the victim
 # stderr: "forged N" after 10 reports, "received ..." at the first message read. At the end,
 # stdout: {"forged": N, "received": {EP: messages, ...}}.

@@ -40,7 +40,7 @@ for i in 1 2 3 4; do
 done
 
 # The scenario: the client comes after the agents that started first have heard each other
-# for a while (three periods; cluster/join_guard.h: a source a peer reports for the period
+# for a while (three periods; cluster_core/join_guard.h: a source a peer reports for the period
 # in flight when it was first heard, or the next, counts as in flight at a join).
 sleep "$(calc "3 * ${PERIOD%ms} / 1000")"
 

@@ -51,7 +51,7 @@ mlab_keys
 # h2's messages to each other agent. Files in $WORK steer it: rewrap.stop ends (a), record.stop
 # ends the recording of h2's reports to everyone, replay.go publishes what it recorded
 # (once), relay.go publishes 10 relays of V's hits naming h9, signed as h6 (wire format v2,
-# agent/cluster/peer_protocol.h; the signing key derived from the CURVE secret as
+# agent/cluster_core/peer_protocol.h; the signing key derived from the CURVE secret as
 # agent/cluster/report_signing.h says, libsodium by ctypes). stderr: one line per
 # subscription it serves, "rewrapped N" every 20, "replayed N", "relayed N".
 cat >"$WORK/member.py" <<'PY'

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "common/address.h"
 
 namespace dt::test {

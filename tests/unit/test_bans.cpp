@@ -11,7 +11,7 @@
 #include "metrics/metrics.h"
 #include "bans/ban_types.h"
 #include "common/address.h"
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "report_fixtures.h"
 
 namespace {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "cluster/cluster.h"
-#include "cluster/peer_tracker.h"
-#include "cluster/report_cadence.h"
+#include "cluster_core/peer_tracker.h"
+#include "cluster_core/report_cadence.h"
 #include "report_fixtures.h"
 
 namespace {

@@ -415,13 +415,15 @@ TEST(ClusterSim, RejectsImpossibleScenarios) {
 }  // namespace
 
 // The owner scheme (docs/cluster-scale.md): light sources go to their owner only, so the
-// entries into a host are about what it served itself, not (N-1) x as in the mesh.
+// entries into a host are about what it served itself, not (N-1) x as in the mesh. The spray
+// starts once every host has heard every peer (before, owners wait: cluster_core/report_planner.h).
 TEST(ClusterSimOwner, LightSprayCostsEachHostWhatItServedNotNTimes) {
   Scenario s;
   s.hosts = 40;
-  s.duration = 3 * kSec;
+  s.duration = 3500 * kMs;
   s.random_phase = true;
-  for (uint32_t i = 0; i < 6000; i++) s.clients.push_back(Client{"s" + std::to_string(i), 0, 0, 0, {{i * kMs / 3, 1, -1}}});
+  for (uint32_t i = 0; i < 6000; i++)
+    s.clients.push_back(Client{"s" + std::to_string(i), 0, 0, 0, {{500 * kMs + i * kMs / 3, 1, -1}}});
   auto in_entries = [&](Scheme scheme) {
     s.scheme = scheme;
     auto c = run_sim(s);

@@ -1,4 +1,4 @@
-// test_first_contact.cpp - early reports of sources new to a host (cluster/early_report.h)
+// test_first_contact.cpp - early reports of sources new to a host (cluster_core/early_report.h)
 // and what they buy in the simulator (docs/cluster-scale.md "First contact"), and a host
 // joining a running cluster ("A node joining a running cluster").
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cluster/early_report.h"
-#include "cluster/join_guard.h"
+#include "cluster_core/early_report.h"
+#include "cluster_core/join_guard.h"
 #include "sim/cluster_sim.h"
 #include "sim_run.h"
 #include "report_fixtures.h"

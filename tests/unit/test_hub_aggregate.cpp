@@ -1,11 +1,11 @@
 // test_hub_aggregate.cpp - the summing hub (hub/aggregator.h), its message
-// (cluster/aggregate_protocol.h) and an agent's intake of it (cluster/aggregate_intake.h):
+// (cluster_core/aggregate_protocol.h) and an agent's intake of it (cluster_core/aggregate_intake.h):
 // sums per rule name, source and tag; each report summed once; own hits taken out; one
 // hub at a time, failover without charging a report twice.
 #include <gtest/gtest.h>
 
-#include "cluster/aggregate_intake.h"
-#include "cluster/aggregate_protocol.h"
+#include "cluster_core/aggregate_intake.h"
+#include "cluster_core/aggregate_protocol.h"
 #include "cluster/boot_counter.h"
 #include "common/address.h"
 #include "hub/aggregator.h"

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "report_fixtures.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "report_fixtures.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
-#include "cluster/peer_tracker.h"
+#include "cluster_core/peer_tracker.h"
 #include "report_fixtures.h"
 
 namespace {

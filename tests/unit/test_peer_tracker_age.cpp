@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cluster/peer_tracker.h"
+#include "cluster_core/peer_tracker.h"
 #include "report_fixtures.h"
 
 namespace {

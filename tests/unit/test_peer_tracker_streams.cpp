@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cluster/boot_counter.h"
-#include "cluster/peer_tracker.h"
+#include "cluster_core/peer_tracker.h"
 #include "report_fixtures.h"
 #include "temp_dir.h"
 

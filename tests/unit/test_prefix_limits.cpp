@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "cluster/cluster.h"
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "common/address.h"
 #include "common/report_types.h"
 #include "daemon/run_config.h"

@@ -1,4 +1,4 @@
-// test_report_cadence.cpp - when an agent sends what (cluster/report_cadence.h): no
+// test_report_cadence.cpp - when an agent sends what (cluster_core/report_cadence.h): no
 // chatter in quiet periods, heartbeats the peer tracker's liveness agrees with, a lost
 // report still noticed in time, and directed batches that wait only for one-hit sources.
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cluster/cluster.h"
-#include "cluster/peer_tracker.h"
-#include "cluster/report_cadence.h"
+#include "cluster_core/peer_tracker.h"
+#include "cluster_core/report_cadence.h"
 #include "report_fixtures.h"
 
 namespace {

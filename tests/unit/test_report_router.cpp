@@ -1,5 +1,5 @@
-// test_report_router.cpp - the owner reporting scheme's routing (cluster/report_router.h)
-// and rendezvous ownership (cluster/source_owner.h): who hears of which source, and the
+// test_report_router.cpp - the owner reporting scheme's routing (cluster_core/report_router.h)
+// and rendezvous ownership (cluster_core/source_owner.h): who hears of which source, and the
 // bound: every hit an owner holds is relayed, to everyone, once a second host reports it.
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cluster/report_router.h"
-#include "cluster/source_owner.h"
+#include "cluster_core/report_router.h"
+#include "cluster_core/source_owner.h"
 #include "report_fixtures.h"
 
 namespace {

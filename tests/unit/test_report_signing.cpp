@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "cluster/aggregate_protocol.h"
+#include "cluster_core/aggregate_protocol.h"
 #include "cluster/curve.h"
 #include "cluster/key_files.h"
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "cluster/report_signing.h"
 #include "commands/commands.h"
 #include "common/address.h"
@@ -369,7 +369,7 @@ TEST_F(ReportSigningTest, KeyBindsTheNodeId) {
 
 }  // namespace
 
-// A summing hub's aggregate (cluster/aggregate_protocol.h): only a role = hub key signs one.
+// A summing hub's aggregate (cluster_core/aggregate_protocol.h): only a role = hub key signs one.
 TEST_F(ReportSigningTest, HubKeySignsAggregatesNodeKeysDoNot) {
   dt::ReportHeader h;
   h.node_id = "hub";

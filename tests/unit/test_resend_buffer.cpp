@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "cluster/resend_buffer.h"
+#include "cluster_core/resend_buffer.h"
 #include "report_fixtures.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cluster/cluster.h"
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "common/report_types.h"
 #include "dthrottle/bucket.h"
 #include "rules_test_util.h"

@@ -1,11 +1,11 @@
-// test_shared_early.cpp - which shared sources go out at an early tick (cluster/shared_early.h,
+// test_shared_early.cpp - which shared sources go out at an early tick (cluster_core/shared_early.h,
 // docs/cluster-scale.md "Why the ratio moves with the seed"): shared, hits never reported,
 // and the bucket here below half the burst; anything else waits for the period's report.
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "cluster/shared_early.h"
+#include "cluster_core/shared_early.h"
 
 namespace {
 

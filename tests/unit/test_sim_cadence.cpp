@@ -1,4 +1,4 @@
-// test_sim_cadence.cpp - the agent's cadence (cluster/report_cadence.h) in the simulator:
+// test_sim_cadence.cpp - the agent's cadence (cluster_core/report_cadence.h) in the simulator:
 // under many one-packet sources each host's report bytes in shrink to a few times what it
 // served (with link liveness, the agent's default with keys in a full mesh: at most twice),
 // without changing what a sprayed client is admitted; with link liveness a cut peer is
@@ -18,7 +18,9 @@ using dt::sim::Scenario;
 constexpr dt::sim::Ns kMs = 1'000'000;
 constexpr dt::sim::Ns kSec = 1000 * kMs;
 
-// 20 hosts, owners; `light` one-packet sources over the first 2 s of 3, and `rate` for c0.
+// 20 hosts, owners; `light` one-packet sources over [0.5 s, 2.5 s) of 3 s (from when every
+// host has heard every peer: until then owners wait and every source goes to every peer,
+// cluster_core/report_planner.h), and `rate` for c0.
 Scenario light_spray(bool cadence, uint32_t light, double rate) {
   Scenario s;
   s.hosts = 20;
@@ -30,7 +32,7 @@ Scenario light_spray(bool cadence, uint32_t light, double rate) {
   for (uint32_t i = 0; i < light; i++) {
     Client c;
     c.name = "s" + std::to_string(i);
-    c.bursts.push_back({2 * kSec * i / light, 1, -1});
+    c.bursts.push_back({500 * kMs + 2 * kSec * i / light, 1, -1});
     s.clients.push_back(c);
   }
   return s;

@@ -9,7 +9,7 @@
 
 #include "bench/measure.h"
 #include "bench/parts.h"
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 
 namespace dt::bench {
 

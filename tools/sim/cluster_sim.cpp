@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "dthrottle/bucket.h"
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "dataplane/policy.h"
 
 namespace dt::sim {
@@ -296,12 +296,13 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     // Every other host tracked (up to 1024 of them), unauthenticated as the agent today.
     host.tracker = PeerTracker(TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts),
                                               links && !s.peer_down_after ? (2 * kHeartbeatPeriods + 1) * s.period / 10 : 0});
-    host.resend = ResendBuffer(max_age_ns(s) ? max_age_ns(s) : 5 * kSec);
+    host.outbox = std::make_unique<Outbox>(
+        OutboxOptions{host.node_id, host.boot_id, max_age_ns(s) ? max_age_ns(s) : 5 * kSec, s.period / 2});
+    host.heard.assign(s.hosts, 0);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
     if (static_cast<int>(h) == s.join_host && host.next_report != kNever)
-      join_first_report_ = host.next_report +=
-          s.join_at - s.join_at % s.period + (host.next_report < s.join_at % s.period ? s.period : 0);
+      host.next_report += s.join_at - s.join_at % s.period + (host.next_report < s.join_at % s.period ? s.period : 0);
     if (host.next_report != kNever) reports_.push({host.next_report, h});
     if (s.shared_period && s.scheme == Scheme::Owner && s.reports) {
       host.next_shared = host.next_report + s.shared_period;
@@ -310,16 +311,12 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     const size_t periods = s.duration / s.period + 2;
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
-    host.cadence = ReportCadence(cadence);
-    host.router = ReportRouter(RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period});
+    host.planner = ReportPlanner(PlannerOptions{host.node_id, s.scheme == Scheme::Owner, false, s.hosts - 1,
+                                                RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period},
+                                                cadence});
     if (s.scheme != Scheme::Threshold && s.reports) {
       host.early = EarlyReport(EarlyReportOptions{s.period, s.early_report, s.early_min_hits});
       schedule_early(h, 0);  // the first period starts at 0 (it ends at the host's phase)
-    }
-    if (s.scheme == Scheme::Owner) {
-      std::vector<std::string> ids;
-      for (size_t i = 0; i < s.hosts; i++) ids.push_back("h" + std::to_string(i));
-      host.router.set_members(std::move(ids), h);
     }
     if (s.adaptive) {
       AdaptiveRuleSpec spec;
@@ -527,7 +524,8 @@ void ClusterSim::adaptive_period(size_t h) {
   apply_factor(h, host.adaptive->factors(AdaptiveKind::Packet, 1)[DT_RULE_DEFAULT]);
 }
 
-// Cluster::on_period: collect passed - reported (dt_collect), publish, check liveness.
+// The end of host h's period: collect passed - reported (dt_collect), route and publish
+// through the cluster core, check liveness.
 void ClusterSim::handle_report(size_t h) {
   Host &host = hosts_[h];
   if (host.adaptive) adaptive_period(h);
@@ -536,6 +534,9 @@ void ClusterSim::handle_report(size_t h) {
     return;
   }
   give_back_held(h);
+  // With link liveness a joiner is a new subscriber everywhere: a heartbeat at this period's end.
+  if (s_.join_host >= 0 && s_.cadence && s_.link_liveness && now_ >= s_.join_at && now_ < s_.join_at + s_.period)
+    host.planner.force_broadcast();
   std::vector<ReportEntry> served;
   for (auto &[key, b] : host.buckets) {
     if (b.passed == b.reported) continue;
@@ -559,8 +560,7 @@ void ClusterSim::handle_report(size_t h) {
     publish_to_hubs(h, std::move(served));
   } else {
     mark_reported(h, served);
-    if (s_.scheme == Scheme::Mesh) send_period(h, std::move(served));
-    else route_served(h, std::move(served));
+    route_served(h, std::move(served));
   }
   end_period(h);
 }
@@ -573,6 +573,7 @@ void ClusterSim::end_period(size_t h) {
     for (const auto &change : host.tracker.check_liveness(now_)) host_stats_[h].peer_downs += !change.up;
     if (s_.cadence && s_.link_liveness && s_.scheme != Scheme::Hub) link_liveness(h);
   }
+  host.outbox->new_period();
   host.next_report += s_.period;
 }
 
@@ -592,36 +593,39 @@ Ns ClusterSim::report_offset(size_t h, uint64_t *seed) const {
 }
 
 // Publishes `entries` (reported already: mark_reported) as host h's report to every peer
-// (to -1), or as a message directed to host `to` alone (Scheme::Owner). A report to every peer
-// is published even when empty: it says "alive".
+// (to -1), or as a message directed to host `to` alone (Scheme::Owner), through the host's
+// outbox (cluster_core/outbox.h). A report to every peer is published even when empty: it
+// says "alive".
 void ClusterSim::publish_report(size_t h, std::vector<ReportEntry> entries, int to) {
   Host &host = hosts_[h];
-  HostStats &st = host_stats_[h];
-  ReportHeader hdr;
-  hdr.node_id = host.node_id;
-  hdr.boot_id = host.boot_id;
-  hdr.epoch = to < 0 ? ++host.epoch : host.epoch;
-  hdr.sent_unix_ms = wall_ms(h);
   ReportBody body;
   body.rules = {kAdaptiveRule};  // every simulated client is under the default rule
   body.entries = std::move(entries);
   if (host.adaptive && to < 0) body.factors = host.adaptive->report_factors();
-  // A directed message has no place in the sender's sequence (the agent would give each
-  // receiver a stream of its own): seq 0 here, and not kept for resends.
-  auto msgs = encode_report(hdr, to < 0 ? host.seq : 0, body);
-  for (auto &m : msgs) {
-    auto bytes = std::make_shared<const std::string>(std::move(m));
-    if (to >= 0) {
-      auto msg = std::make_shared<Message>(*make_message(h, bytes));
-      msg->directed = true;
-      msg->extra_bytes += 4 + hosts_[static_cast<size_t>(to)].node_id.size();
-      st.directed++;
-      send(h, static_cast<size_t>(to), msg);
-      continue;
+  const ReportHeader hdr = host.outbox->header(to < 0 ? ++host.epoch : host.epoch, wall_ms(h));
+  if (to < 0) return publish(h, host.outbox->report(hdr, body, now_));
+  publish(h, host.outbox->directed(hosts_[static_cast<size_t>(to)].node_id, hdr, body));
+}
+
+// What host h's outbox returns, on the wire: a directed message to its owner, any other to
+// every peer (a PUB socket).
+void ClusterSim::publish(size_t h, const std::vector<Outgoing> &out) {
+  HostStats &st = host_stats_[h];
+  for (const Outgoing &o : out) {
+    MessagePtr msg = make_message(h, o.bytes);
+    const uint64_t copies = hosts_.size() - 1;
+    switch (o.kind) {
+      case OutKind::Directed:
+        st.directed++;
+        send(h, static_cast<size_t>(std::stoul(o.to.substr(1))), msg);  // node ids are "h<index>"
+        continue;
+      case OutKind::Report: st.report_bytes += o.bytes->size() * copies; break;
+      case OutKind::Resent: st.resends++, st.resend_bytes += o.bytes->size() * copies; break;
+      case OutKind::ResendRequest: st.request_bytes += o.bytes->size() * copies; break;
+      case OutKind::Relay:
+      case OutKind::Bans: break;
     }
-    st.report_bytes += bytes->size() * (hosts_.size() - 1);
-    host.resend.keep(host.seq++, bytes, now_);
-    broadcast(h, make_message(h, bytes));
+    broadcast(h, msg);
   }
 }
 
@@ -629,25 +633,28 @@ void ClusterSim::publish_report(size_t h, std::vector<ReportEntry> entries, int 
 ClusterSim::MessagePtr ClusterSim::make_message(size_t from, std::shared_ptr<const std::string> bytes) {
   auto m = std::make_shared<Message>();
   m->from = from;
-  m->decoded = decode_report(bytes->data(), bytes->size(), &m->hdr, &m->body);
+  std::string to;
+  size_t inner = 0;
+  m->directed = unwrap_directed(bytes->data(), bytes->size(), &to, &inner);
+  m->decoded = decode_report(bytes->data() + inner, bytes->size() - inner, &m->hdr, &m->body);
   m->bytes = std::move(bytes);
   return m;
 }
 
-// As Cluster::request_resends: ask for what is missing, at once when a gap shows and
-// every period until it comes.
+size_t ClusterSim::Message::entries() const {
+  size_t n = body.entries.size();
+  for (const RelayedReport &r : body.relayed) n += r.entries.size();
+  return n;
+}
+
+// Ask for what is missing (cluster_core/outbox.h), at once when a gap shows and every
+// period until it comes.
 void ClusterSim::request_resends(size_t h) {
   if (!s_.resend) return;
   Host &host = hosts_[h];
-  ReportHeader hdr;
-  hdr.node_id = host.node_id;
-  hdr.boot_id = host.boot_id;
-  hdr.epoch = host.epoch;
-  hdr.sent_unix_ms = wall_ms(h);
-  std::string req = encode_resend_request(hdr, host.tracker.resend_requests(now_, kMaxResendSeqs));
-  if (req.empty()) return;
-  host_stats_[h].request_bytes += req.size() * (hosts_.size() - 1);
-  broadcast(h, make_message(h, std::make_shared<const std::string>(std::move(req))));
+  const auto req = host.outbox->resend_request(host.outbox->header(host.epoch, wall_ms(h)),
+                                               host.tracker.resend_requests(now_, kMaxResendSeqs));
+  if (req) publish(h, {*req});
 }
 
 // A PUB socket: one copy to every other host. In an ideal network every copy arrives
@@ -665,17 +672,9 @@ void ClusterSim::broadcast(size_t from, const MessagePtr &msg) {
   in_flight_.push({now_ + s_.net.delay, delivery_order_++, kEveryPeer, msg});
 }
 
-// As Cluster::serve_resend: publish again what a peer asks of host h.
-void ClusterSim::serve_resend(size_t h, const std::vector<ResendRequest> &reqs) {
-  Host &host = hosts_[h];
-  for (const auto &r : reqs) {
-    if (r.node_id != host.node_id) continue;
-    for (const auto &m : host.resend.take(r, host.boot_id, now_, s_.period / 2)) {
-      host_stats_[h].resends++;
-      host_stats_[h].resend_bytes += m->size() * (hosts_.size() - 1);
-      broadcast(h, make_message(h, m));
-    }
-  }
+// Publish again what a peer asks of host h (cluster_core/outbox.h: within its budget).
+void ClusterSim::serve_resend(size_t h, const Message &m) {
+  publish(h, hosts_[h].outbox->serve_resend(m.hdr.node_id, m.body.resend, now_).out);
 }
 
 Ns ClusterSim::cut_until(size_t a, size_t b, Ns t) const {
@@ -705,7 +704,7 @@ void ClusterSim::link_liveness(size_t h) {
       host_stats_[h].peer_downs++;
   }
   for (const auto &cut : s_.net.partitions)
-    if (cut.end <= now_ && cut.end + s_.period > now_) host.cadence.force_broadcast();
+    if (cut.end <= now_ && cut.end + s_.period > now_) host.planner.force_broadcast();
 }
 
 // One message to one receiver. Every send draws the same four random numbers
@@ -764,18 +763,21 @@ void ClusterSim::fan_out(const Message &m) {
     return;
   }
   Host &sender = hosts_[m.from];
-  const Traffic t{m.relay.empty() ? m.body.entries.size() : m.relay.size(), m.wire_bytes(), 1};
+  const Traffic t{m.entries(), m.wire_bytes(), 1};
   fanouts_++, sender.fanned_out++;
   fanout_[period_of(now_)] += t;
   sender.own_fanout[period_of(now_)] += t;
-  const bool plain = m.decoded == DecodeError::None && m.body.resend.empty() && m.relay.empty() && !m.directed;
+  const bool plain = m.decoded == DecodeError::None && m.body.resend.empty() && m.body.relayed.empty() && !m.directed;
   if (plain) plain_fanouts_++, sender.plain_fanned_out++;
   if (plain && sender.plain_fanned_out == 1)
     for (size_t to = 0; to < hosts_.size(); to++) host_stats_[to].peer_ups += to != m.from;
+  if (plain && sender.heard_by < hosts_.size() - 1)  // up where it is heard (owner_ready)
+    for (size_t to = 0; to < hosts_.size(); to++)
+      if (to != m.from && up(to)) heard_from(to, m.from);
   if (plain && m.body.entries.empty() && !sender.adaptive) return;  // "alive": nothing to do
   for (size_t to = 0; to < hosts_.size(); to++) {
     if (to == m.from || !up(to)) continue;
-    if (plain) apply_entries(to, m);
+    if (plain) join_heard(to, m), apply_entries(to, m);
     else receive(to, m);
   }
 }
@@ -809,67 +811,65 @@ HostTraffic ClusterSim::traffic(size_t h, bool in) const {
   return r;
 }
 
-// Cluster::handle_message: decode, once-only check, debit every entry (dt_debit).
+// A message at host `to`: the tracker's verdict (arrive), then the cluster core's plan for
+// it (cluster_core/inbound.h), acted on as the agent's Cluster does.
 void ClusterSim::receive(size_t to, const Message &m) {
   HostStats &st = host_stats_[to];
-  if (m.decoded != DecodeError::None) {
-    st.decode_errors++;
-    return;
-  }
-  if (!m.body.resend.empty()) {
-    if (s_.resend) serve_resend(to, m.body.resend);
-    return;
-  }
-  if (!m.relay.empty()) return apply_relays(to, m);
+  if (m.decoded != DecodeError::None) return void(st.decode_errors++);
   if (m.aggregate) return apply_aggregate(to, m);
-  if (m.directed) hosts_[to].direct_accepted++;
-  else if (!track(to, m)) return;
+  const Arrival a = arrive(to, m);
+  const InboundPlan p = plan_inbound(m.hdr, m.body, a, s_.scheme == Scheme::Hub);
+  if (p.kind == InboundKind::Dropped || p.kind == InboundKind::Bans) return;
+  if (p.kind == InboundKind::ResendRequest) return p.stale || !s_.resend ? void() : serve_resend(to, m);
+  if (p.join_heard) join_heard(to, m);
+  if (p.ask_resends) request_resends(to);
+  if (p.stale) {  // counted, nothing charged
+    st.stale++;
+    st.stale_hits += hits_of(m.body.entries);
+    return;
+  }
+  if (p.kind == InboundKind::Relay) return apply_relays(to, m);
   apply_entries(to, m);
 }
 
-// The PeerTracker's verdict on a report (its stream: not a directed message). In an ideal
-// network every message is the next of its stream and fresh: the tracker is skipped.
-bool ClusterSim::track(size_t to, const Message &m) {
+// The PeerTracker's verdict on a message (counted). In an ideal network every message is
+// the next of its stream and fresh: the tracker is skipped.
+Arrival ClusterSim::arrive(size_t to, const Message &m) {
   Host &host = hosts_[to];
   HostStats &st = host_stats_[to];
-  if (ideal_) return true;  // fan_out() counts it accepted
-  const Arrival a = host.tracker.arrive(m.hdr, now_);
+  Arrival a;
+  a.verdict = Verdict::Accept;
+  if (!ideal_) a = host.tracker.arrive(m.hdr, now_);
+  else if (m.from < hosts_.size()) heard_from(to, m.from);
   if (a.verdict != Verdict::Accept) {  // a duplicate, or refused
     st.rejected++;
-    return false;
+    return a;
   }
   host.direct_accepted++;
   st.peer_ups += a.came_up;
   st.recovered += a.recovered;
-  if (a.gap) request_resends(to);
-  if (a.stale) {  // as Cluster::handle_message: counted, nothing charged
-    st.stale++;
-    st.stale_hits += hits_of(m.body.entries);
-    return false;
-  }
-  return true;
+  return a;
 }
 
 // The report's entries as debits (an owner also notes them, Scheme::Owner), then the
 // adaptive controller's share.
 void ClusterSim::apply_entries(size_t to, const Message &m) {
   Host &host = hosts_[to];
-  join_heard(to, m);
-  std::vector<RelayEntry> relays;
+  std::vector<ReportEntry> charged;
   for (const ReportEntry &e : m.body.entries) {
     if (m.body.rules[e.key.rule] != kAdaptiveRule) continue;
     dt_key k = e.key;
     k.rule = DT_RULE_DEFAULT;  // the sender's group index to our rule id
     debit_entry(to, k, e.hits, m);
-    if (m.directed) {
-      for (RelayEntry &r : host.router.contribute(k, m.from, e.hits, now_)) relays.push_back(std::move(r));
-    } else if (s_.scheme != Scheme::Mesh) {
-      host.router.heard(k, now_);
-    }
+    if (m.directed) charged.push_back({k, e.hits});
+    else host.planner.heard(k, now_);
   }
-  if (!relays.empty()) send_relays(to, std::move(relays));
+  if (!charged.empty()) {
+    const RelayPlan r = host.planner.on_directed(m.hdr.node_id, charged, now_);
+    if (!r.relays.empty()) send_relays(to, r.relays, r.ids);
+  }
   if (host.adaptive) {
-    // As Cluster::handle_message: the sender's rule groups to our rule id.
+    // The sender's rule groups to our rule id (one rule: "default").
     std::vector<int64_t> local(m.body.rules.size(), -1);
     for (size_t i = 0; i < m.body.rules.size(); i++)
       if (m.body.rules[i] == kAdaptiveRule) local[i] = DT_RULE_DEFAULT;
@@ -891,8 +891,7 @@ void ClusterSim::debit_entry(size_t to, const dt_key &k, uint64_t hits, const Me
 // Per period: the traffic of `copies` copies of a message, into or out of host h (a
 // fan-out's copies in are counted by fan_out()).
 void ClusterSim::count(size_t h, bool in, const Message &m, uint64_t copies) {
-  const uint64_t entries = m.relay.empty() ? m.body.entries.size() : m.relay.size();
-  const Traffic t{entries * copies, m.wire_bytes() * copies, copies};
+  const Traffic t{m.entries() * copies, m.wire_bytes() * copies, copies};
   (in ? hosts_[h].direct_in : hosts_[h].out)[period_of(now_)] += t;
 }
 

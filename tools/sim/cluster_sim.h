@@ -20,7 +20,7 @@
 // What a receiver charges: a report older than Scenario::report_max_age by
 // the receiver's PeerTracker is not debited (stale); a debit never takes a bucket below
 // -DT_DEBT_MAX_BURSTS x burst; a receiver asks again for the messages missing in a
-// peer's sequence (a resend request each period, as Cluster::on_period does) and the
+// peer's sequence (a resend request each period, cluster_core/outbox.h) and the
 // peer sends them again. Scenario::legacy() switches all three off: the cluster as it
 // was before (every report charged whatever its age, no cap, no resends).
 //
@@ -55,9 +55,9 @@
 //              host sends its report to both hubs; each hub sums per source what it received
 //              in its own period (hub/aggregator.h; Scenario::hub_period, 50 ms as `agent hub`,
 //              on its own random phase) and sends one
-//              aggregate to every host (cluster/aggregate_protocol.h); each host takes the
+//              aggregate to every host (cluster_core/aggregate_protocol.h); each host takes the
 //              aggregates of one hub at a time and debits the sums less its own hits
-//              (cluster/aggregate_intake.h), and switches to the other hub when its hub has
+//              (cluster_core/aggregate_intake.h), and switches to the other hub when its hub has
 //              been silent for the liveness threshold (Scenario::hub_fails_at). Bans and
 //              adaptive factors (relayed unchanged by a real hub) are not modelled.
 // Report phases: real agents start at different times, so their periods are not aligned;
@@ -79,14 +79,14 @@
 
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
-#include "cluster/aggregate_intake.h"
-#include "cluster/peer_tracker.h"
-#include "cluster/report_cadence.h"
-#include "cluster/early_report.h"
-#include "cluster/shared_early.h"
-#include "cluster/join_guard.h"
-#include "cluster/report_router.h"
-#include "cluster/resend_buffer.h"
+#include "cluster_core/aggregate_intake.h"
+#include "cluster_core/peer_tracker.h"
+#include "cluster_core/early_report.h"
+#include "cluster_core/inbound.h"
+#include "cluster_core/join_guard.h"
+#include "cluster_core/outbox.h"
+#include "cluster_core/report_planner.h"
+#include "cluster_core/shared_early.h"
 #include "hub/aggregator.h"
 
 namespace dt::sim {
@@ -164,7 +164,7 @@ struct Scenario {
   Scheme scheme = Scheme::Mesh;
   uint64_t threshold = 2;         // Scheme::Threshold: unreported hits that make a source reported
   Ns peer_down_after = 0;         // PeerTracker threshold; 0: 5 periods (11 with cadence, as the agent)
-  // The agent's cadence (cluster/report_cadence.h): quiet periods send nothing to everyone
+  // The agent's cadence (cluster_core/report_cadence.h): quiet periods send nothing to everyone
   // but a heartbeat every 5 periods, one-hit sources wait for their owner in batches. false:
   // a report to everyone every period, directed messages every period (before).
   bool cadence = false;
@@ -179,7 +179,7 @@ struct Scenario {
   // Scheme::Owner: also every shared_period, the hits of the sources a host knows to be
   // shared and near their limit go to every peer (a shorter lag where it matters,
   // docs/cluster-scale.md "Why the ratio moves with the seed"); 0: off. The agent does it
-  // at its early ticks (agent/cluster/shared_early.h): build/simulate's default for the
+  // at its early ticks (agent/cluster_core/shared_early.h): build/simulate's default for the
   // owner scheme is early_report.
   Ns shared_period = 0;
   Ns hub_period = 50 * kMs;       // Scheme::Hub: how often a hub sends its sums (`agent hub --period`)
@@ -195,7 +195,7 @@ struct Scenario {
   Ns report_max_age = 0;
   bool debt_cap = true;  // debits stop at -DT_DEBT_MAX_BURSTS x burst (dt_gcra_debit)
   bool resend = true;    // receivers ask for missing messages, senders send them again
-  // Early reports (agent/cluster/early_report.h, sim_early.cpp): every `early_report` within
+  // Early reports (agent/cluster_core/early_report.h, sim_early.cpp): every `early_report` within
   // a period, a host reports the sources first admitted since its last tick that are new
   // to it; 0: off (sources wait for the period's report).
   Ns early_report = 0;
@@ -378,21 +378,26 @@ class ClusterSim {
     // out), and per period its traffic out, directly in, and fanned out by itself.
     uint64_t fanned_out = 0, plain_fanned_out = 0, direct_received = 0, direct_accepted = 0;
     std::vector<Traffic> out, direct_in, own_fanout;
-    // Schemes: the agent's router (which sources are shared, an owner's unrelayed hits;
-    // Threshold uses only the first).
-    ReportRouter router;
-    ReportCadence cadence;  // Scenario::cadence: when it sends what
+    // The cluster core (agent/cluster_core/), as the agent runs it: who hears of which
+    // source and when (routing, cadence; Threshold uses only its shared sources), and its
+    // message streams (seqs, kept for resends).
+    ReportPlanner planner;
+    std::unique_ptr<Outbox> outbox;
+    // Owner readiness (report_planner.h) in an ideal network, where the tracker is not run:
+    // which peers it has heard (they stay up: every host is heard on time there).
+    std::vector<char> heard;
+    size_t heard_count = 0, heard_by = 0, ready_count = SIZE_MAX;
+    bool owners = false;
     std::unique_ptr<AggregateIntake> intake;  // Scheme::Hub: which hub's sums it debits
     EarlyReport early;             // early reports of new sources (Scenario::early_report)
     std::vector<dt_key> announced; // first admitted in this period since the last tick
     Ns next_early = kNever;        // its next early tick (an older one in early_ is void)
     JoinGuard join_guard;  // join_empty: the joiner's peer-reported sources start empty
-    uint64_t boot_id = 0, seq = 1, epoch = 0;
+    uint64_t boot_id = 0, epoch = 0;
     Ns next_report = 0;
     Ns next_shared = kNever;  // Scenario::shared_period
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
     PeerTracker tracker{0};
-    ResendBuffer resend{0};  // its messages, kept for resend requests
     dt_policy policy{};  // the scenario's, or its adaptive reduction
     // Adaptive: the agent's own AdaptiveSet, with the one rule.
     std::unique_ptr<AdaptiveSet> adaptive;
@@ -429,13 +434,10 @@ class ClusterSim {
     DecodeError decoded = DecodeError::None;
     ReportHeader hdr;
     ReportBody body;
-    bool directed = false;      // to one owner only: not a report of the sender's stream
-    std::vector<RelayEntry> relay;  // an owner's relay message (from: a host index)
-    size_t relay_size = 0;      // ... its size on the wire (sim_scheme.cpp)
-    // The agent signs every message (64 bytes the simulator does not compute) and prefixes
-    // a directed one with "DTO", the id's length and the recipient's id.
-    size_t extra_bytes = kSignatureBytes;
-    size_t wire_bytes() const { return (bytes ? bytes->size() : relay_size) + extra_bytes; }
+    bool directed = false;      // to one owner only (bytes: in its envelope, wrap_directed)
+    // The agent signs every message (64 bytes the simulator does not compute).
+    size_t wire_bytes() const { return bytes->size() + kSignatureBytes; }
+    size_t entries() const;     // a report's entries, or a relay's
     std::optional<AggregateMessage> aggregate;  // a summing hub's (from: hosts + hub index; body: its sums)
   };
   using MessagePtr = std::shared_ptr<const Message>;
@@ -461,9 +463,10 @@ class ClusterSim {
   void handle_report(size_t h);
   void handle_delivery(const Delivery &d);
   void receive(size_t to, const Message &m);
-  bool track(size_t to, const Message &m);
   void apply_entries(size_t to, const Message &m);
-  void serve_resend(size_t h, const std::vector<ResendRequest> &reqs);
+  void serve_resend(size_t h, const Message &m);
+  Arrival arrive(size_t to, const Message &m);
+  void publish(size_t h, const std::vector<Outgoing> &out);
   void request_resends(size_t h);
   MessagePtr make_message(size_t from, std::shared_ptr<const std::string> bytes);
   void broadcast(size_t from, const MessagePtr &msg);
@@ -476,7 +479,11 @@ class ClusterSim {
   void route_threshold(size_t h, std::vector<ReportEntry> served);
   void mark_reported(size_t h, const std::vector<ReportEntry> &entries);
   void end_period(size_t h);
-  void send_relays(size_t owner, std::vector<RelayEntry> relays);
+  void send_relays(size_t owner, const std::vector<RelayEntry> &relays, const std::vector<std::string> &ids);
+  void publish_routed(size_t h, Routed r);
+  void publish_early(size_t h, std::vector<ReportEntry> entries);
+  bool owner_ready(size_t h);
+  void heard_from(size_t to, size_t from);
   void apply_relays(size_t to, const Message &m);
   void debit_entry(size_t to, const dt_key &k, uint64_t hits, const Message &m);
   // Scheme::Hub (sim_hub.cpp).
@@ -498,11 +505,9 @@ class ClusterSim {
   // A joining host (sim_join.cpp).
   bool up(size_t h) const { return static_cast<int>(h) != s_.join_host || now_ >= s_.join_at; }
   size_t skip_down(size_t idx, size_t n_up) const;
-  bool owner_ready(size_t h) const;
   bool joiner_hears(size_t to, const Message &m) const;
   void join_heard(size_t to, const Message &m);
   uint64_t join_debit(size_t to, const dt_key &k, const Message &m);
-  std::vector<ReportEntry> route_mesh(size_t h, std::vector<ReportEntry> served);
   void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
   void fan_out(const Message &m);
   size_t period_of(Ns t) const;
@@ -539,7 +544,6 @@ class ClusterSim {
   std::vector<Hub> hubs_;
   size_t failing_hub_ = 0;  // Scenario::hub_fails_at: the hub every host takes first
   std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> early_;  // ticks
-  Ns join_first_report_ = kNever;  // the joining host's first report
   Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
   std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
   std::vector<BusySignal> busy_;  // sorted by time

@@ -1,5 +1,5 @@
 // sim_early.cpp - the simulator's early reports of new sources (Scenario::early_report,
-// agent/cluster/early_report.h): the kernel's announcements, the agent's ticks.
+// agent/cluster_core/early_report.h): the kernel's announcements, the agent's ticks.
 #include <algorithm>
 #include <cstring>
 
@@ -24,7 +24,7 @@ void ClusterSim::schedule_early(size_t h, Ns after) {
   if (t != UINT64_MAX) early_.push({t, h});
 }
 
-// An early tick, as Cluster::on_early_tick: the new sources' hits so far, collected
+// An early tick: the new sources' hits so far, collected
 // (dt_collect: reported = passed) and routed as a period's report is; those with fewer
 // than min_hits are held for the next tick, or the period's report (give_back_held).
 void ClusterSim::handle_early(size_t h) {
@@ -43,22 +43,24 @@ void ClusterSim::handle_early(size_t h) {
   std::sort(entries.begin(), entries.end(), [](const ReportEntry &a, const ReportEntry &b) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
-  HostStats &st = host_stats_[h];
-  st.early_entries += entries.size();
-  st.hits_reported += hits_of(entries);
-  if (s_.scheme == Scheme::Mesh || !owner_ready(h)) {
-    st.early_messages += 1;
-    publish_report(h, route_mesh(h, std::move(entries)), -1);
-    return host.cadence.sent_to_everyone(true, now_);
+  host_stats_[h].early_entries += entries.size();
+  host_stats_[h].hits_reported += hits_of(entries);
+  publish_early(h, std::move(entries));
+}
+
+// Entries collected at an early tick, routed by the cluster core (report_planner.h): to
+// their owners now, shared ones (or all, without owners) to every peer.
+void ClusterSim::publish_early(size_t h, std::vector<ReportEntry> entries) {
+  Host &host = hosts_[h];
+  Routed r = host.planner.route(std::move(entries), owner_ready(h), false, now_);
+  host_stats_[h].early_messages += r.directed.size() + !r.everyone.empty();
+  std::vector<ReportEntry> everyone = std::move(r.everyone);
+  r.everyone.clear();
+  if (!everyone.empty()) {
+    publish_report(h, std::move(everyone), -1);
+    host.planner.sent_to_everyone(true, now_);  // as the agent's early tick
   }
-  RoutedReport r = host.router.route(entries, now_);
-  st.early_messages += r.to_owner.size() + !r.everyone.empty();
-  if (!r.everyone.empty()) {
-    publish_report(h, std::move(r.everyone), -1);
-    host.cadence.sent_to_everyone(true, now_);  // as the agent's early tick
-  }
-  for (auto &[owner, list] : r.to_owner) publish_report(h, std::move(list), static_cast<int>(owner));
-  if (!r.relays.empty()) send_relays(h, std::move(r.relays));
+  publish_routed(h, std::move(r));
 }
 
 // At the period's end, hits collected early but held back are unreported again: the

@@ -1,10 +1,10 @@
 // sim_hub.cpp - the simulator's pair of summing hubs (Scheme::Hub, cluster_sim.h): the
 // agent's own code on the simulated clock. A host's report goes to both hubs; each hub
 // sums per source what it received in its period (hub/aggregator.h, as `agent hub
-// --aggregate`) and sends one aggregate (cluster/aggregate_protocol.h, the real encoding:
+// --aggregate`) and sends one aggregate (cluster_core/aggregate_protocol.h, the real encoding:
 // its bytes are the wire's) to every host; a host takes one hub's aggregates at a time and
-// debits the sums less its own hits (cluster/aggregate_intake.h, as Cluster does).
-#include "cluster/aggregate_protocol.h"
+// debits the sums less its own hits (cluster_core/aggregate_intake.h, as Cluster does).
+#include "cluster_core/aggregate_protocol.h"
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {
@@ -47,17 +47,12 @@ Ns ClusterSim::next_event_of(size_t reporter) const {
 // part kept as the intake needs it (what this host reported under that seq).
 void ClusterSim::publish_to_hubs(size_t h, std::vector<ReportEntry> entries) {
   Host &host = hosts_[h];
-  ReportHeader hdr;
-  hdr.node_id = host.node_id;
-  hdr.boot_id = host.boot_id;
-  hdr.epoch = ++host.epoch;
-  hdr.sent_unix_ms = wall_ms(h);
   ReportBody body;
   body.rules = {"default"};
   body.entries = std::move(entries);
-  for (auto &bytes : encode_report(hdr, host.seq, body)) {
-    MessagePtr msg = make_message(h, std::make_shared<const std::string>(std::move(bytes)));
-    host.intake->remember_own(host.seq++, msg->body, now_);
+  for (const Outgoing &o : host.outbox->report(host.outbox->header(++host.epoch, wall_ms(h)), body, now_)) {
+    MessagePtr msg = make_message(h, o.bytes);
+    host.intake->remember_own(o.seq, msg->body, now_);
     host_stats_[h].report_bytes += msg->wire_bytes() * hubs_.size();
     for (size_t j = 0; j < hubs_.size(); j++) send_to_hub(h, j, msg);
   }

@@ -10,23 +10,30 @@ size_t ClusterSim::skip_down(size_t idx, size_t n_up) const {
   return idx + 1;
 }
 
-// As Cluster::owner_ready: owners only once every member is up and heard; until then every
-// source goes to every peer. The others hear the joiner at its first report; the joiner has
-// heard every peer a period after it joined.
-bool ClusterSim::owner_ready(size_t h) const {
-  if (s_.scheme != Scheme::Owner || s_.join_host < 0) return true;
-  const auto j = static_cast<size_t>(s_.join_host);
-  if (h == j) return now_ >= s_.join_at + s_.period + s_.net.delay;
-  return now_ > join_first_report_ + s_.net.delay;
+// The cluster core's owner readiness (report_planner.h) from the peers host h has up: the
+// tracker's, or in an ideal network (no tracker) the peers it has heard (nobody goes silent
+// there); asked again only when that changed.
+bool ClusterSim::owner_ready(size_t h) {
+  Host &host = hosts_[h];
+  if (!ideal_) return host.planner.owner_ready(host.tracker.peers());
+  if (host.heard_count != host.ready_count) {
+    std::vector<std::string> up;
+    for (size_t p = 0; p < hosts_.size(); p++)
+      if (host.heard[p]) up.push_back(hosts_[p].node_id);
+    host.owners = host.planner.owner_ready(std::move(up));
+    host.ready_count = host.heard_count;
+  }
+  return host.owners;
 }
 
-// Host h routes as a mesh: everything to everyone, and so shared.
-std::vector<ReportEntry> ClusterSim::route_mesh(size_t h, std::vector<ReportEntry> served) {
-  for (const ReportEntry &e : served) hosts_[h].router.heard(e.key, now_);
-  return served;
+void ClusterSim::heard_from(size_t to, size_t from) {
+  if (hosts_[to].heard[from]) return;
+  hosts_[to].heard[from] = 1;
+  hosts_[to].heard_count++;
+  hosts_[from].heard_by++;
 }
 
-// Scenario::join_empty: the agent's JoinGuard (cluster/join_guard.h) on the joiner, which
+// Scenario::join_empty: the agent's JoinGuard (cluster_core/join_guard.h) on the joiner, which
 // knows it joined a running cluster at its first peer message: for join_guard (default the
 // report max age), the first peer debit of each source in flight then carries a burst more.
 // A hub's message (from past the hosts) is none of it: the agent's guard is off with hubs.

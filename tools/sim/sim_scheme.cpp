@@ -6,9 +6,15 @@
 #include <map>
 
 #include "dthrottle/bucket.h"
+#include "cluster_core/shared_early.h"
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {
+namespace {
+
+constexpr char kDefaultRule[] = "default";  // every simulated client's rule
+
+}  // namespace
 
 constexpr std::pair<Scheme, const char *> kSchemeNames[] = {
     {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}, {Scheme::Hub, "hub"}};
@@ -35,59 +41,50 @@ void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
   Host &host = hosts_[h];
   std::vector<ReportEntry> everyone;
   for (const ReportEntry &e : served) {
-    if (!host.router.shared(e.key, now_) && e.hits < s_.threshold) continue;  // stays unreported
-    host.router.heard(e.key, now_);
+    if (!host.planner.router().shared(e.key, now_) && e.hits < s_.threshold) continue;  // stays unreported
+    host.planner.heard(e.key, now_);
     everyone.push_back(e);
   }
   mark_reported(h, everyone);
   publish_report(h, std::move(everyone), -1);
 }
 
-// Owner: the agent's ReportRouter says who hears of what (cluster/report_router.h).
+// Mesh and Owner: the cluster core's planner says who hears of what (report_planner.h).
+// Without the cadence (every-period) the owners' batches go at once, as an early tick's.
 void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
   Host &host = hosts_[h];
-  if (!owner_ready(h)) {
-    std::vector<ReportEntry> everyone = route_mesh(h, std::move(served));
-    if (!s_.cadence) return publish_report(h, std::move(everyone), -1);
-    for (const ReportEntry &e : host.cadence.take_all()) everyone.push_back(e);  // batches waiting: everyone
-    return send_period(h, std::move(everyone));
-  }
-  RoutedReport r = host.router.route(served, now_);
-  if (s_.cadence) {  // directed entries wait in the cadence's batches (send_period)
-    for (auto &[owner, entries] : r.to_owner) host.cadence.queue(host.router.members()[owner], entries, now_);
-    if (!r.relays.empty()) send_relays(h, std::move(r.relays));
-    return send_period(h, std::move(r.everyone));
-  }
-  publish_report(h, std::move(r.everyone), -1);
-  for (auto &[owner, entries] : r.to_owner) publish_report(h, std::move(entries), static_cast<int>(owner));
-  if (!r.relays.empty()) send_relays(h, std::move(r.relays));
+  Routed r = host.planner.route(std::move(served), owner_ready(h), s_.cadence, now_);
+  std::vector<ReportEntry> everyone = std::move(r.everyone);
+  r.everyone.clear();
+  publish_routed(h, std::move(r));
+  send_period(h, std::move(everyone));
 }
 
-// As Cluster::send_period: the batches due, then the report to everyone if it has
-// something to say or a peer would not hear from us in time (a heartbeat).
+// A period's or a tick's messages to one owner, and an owner's relays.
+void ClusterSim::publish_routed(size_t h, Routed r) {
+  for (auto &[owner, entries] : r.directed) publish_report(h, std::move(entries), static_cast<int>(std::stoul(owner.substr(1))));
+  if (!r.relays.empty()) send_relays(h, r.relays, hosts_[h].planner.router().members());
+}
+
+// The end of a period (report_planner.h: plan): the batches due, then the report to
+// everyone if it has something to say or a peer would not hear from us in time.
 void ClusterSim::send_period(size_t h, std::vector<ReportEntry> everyone) {
   Host &host = hosts_[h];
   if (!s_.cadence) return publish_report(h, std::move(everyone), -1);
-  std::vector<std::string> peers;
-  if (s_.scheme == Scheme::Owner)
-    for (const std::string &id : host.router.members())
-      if (id != host.node_id) peers.push_back(id);
-  const bool content = !everyone.empty() || host.adaptive;
-  const PeriodPlan plan = host.cadence.plan(peers, content, now_);
+  const PeriodPlan plan = host.planner.plan(!everyone.empty() || host.adaptive, now_);
   for (const auto &[to, entries] : plan.directed)
     publish_report(h, entries, static_cast<int>(std::stoul(to.substr(1))));  // node ids are "h<index>"
   if (plan.broadcast) publish_report(h, std::move(everyone), -1);
 }
 
-// Scenario::shared_period, as the agent's early ticks (cluster_early.cpp): between two
-// reports, what host h admitted of the sources it knows to be shared and whose bucket here
-// is below half the burst (near its limit: where a late report costs) goes to every peer at
-// once (nothing is sent if there is none).
+// Scenario::shared_period, as the agent's early ticks (shared_early.h): between two reports,
+// what host h admitted of the sources it knows to be shared and whose bucket here is below
+// half the burst (near its limit: where a late report costs), routed as an early tick's.
 void ClusterSim::report_shared(size_t h) {
   Host &host = hosts_[h];
   host.next_shared += s_.shared_period;
+  if (!owner_ready(h)) return;
   std::vector<ReportEntry> shared;
-  // As the agent (cluster/shared_early.h): shared, unreported hits, below half the burst.
   const BucketLookup lookup = [&](const dt_key &k, BucketView *v) {
     auto it = host.buckets.find(k);
     if (it == host.buckets.end()) return false;
@@ -95,60 +92,44 @@ void ClusterSim::report_shared(size_t h) {
     v->policy = host.policy;
     return true;
   };
-  for (const dt_key &k : select_shared_early(host.router, lookup, now_)) {
+  for (const dt_key &k : select_shared_early(host.planner.router(), lookup, now_)) {
     const Bucket &b = host.buckets.find(k)->second;
     shared.push_back({k, b.passed - b.reported});
   }
+  std::erase_if(shared, [](const ReportEntry &e) { return e.hits == 0; });
   if (shared.empty()) return;
   std::sort(shared.begin(), shared.end(), [](const ReportEntry &a, const ReportEntry &b) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
   mark_reported(h, shared);
-  for (const ReportEntry &e : shared) host.router.heard(e.key, now_);
-  publish_report(h, std::move(shared), -1);
+  publish_early(h, std::move(shared));
 }
 
-// The relay message's size on the wire (docs/cluster-scale.md "Relay section"): a report
-// header, then per host named: u8 id length | id | varint n | n x (address, varint hits).
-size_t relay_wire_bytes(const std::vector<std::string> &ids, const std::map<uint32_t, std::vector<uint64_t>> &by_host,
-                        size_t header_bytes) {
-  auto varint = [](uint64_t v) {
-    size_t n = 1;
-    while (v >= 128) v >>= 7, n++;
-    return n;
-  };
-  size_t bytes = header_bytes + varint(by_host.size());
-  for (const auto &[from, hits] : by_host) {
-    bytes += 1 + ids[from].size() + varint(hits.size());
-    for (uint64_t h : hits) bytes += 4 + varint(h);  // the simulator's clients are IPv4
-  }
-  return bytes;
-}
-
-void ClusterSim::send_relays(size_t owner, std::vector<RelayEntry> relays) {
-  auto m = std::make_shared<Message>();
-  m->from = owner;
-  m->hdr.node_id = hosts_[owner].node_id;
-  m->hdr.epoch = hosts_[owner].epoch;  // as the agent's relay: the owner's period
-  std::map<uint32_t, std::vector<uint64_t>> by_host;
-  for (const RelayEntry &r : relays) by_host[r.from].push_back(r.entry.hits);
-  std::vector<std::string> ids;
-  for (const Host &h : hosts_) ids.push_back(h.node_id);
-  // The header: magic, version, flags, id length, id, boot, seq, epoch, time, part, parts.
-  m->relay_size = relay_wire_bytes(ids, by_host, 4 + 3 + hosts_[owner].node_id.size() + 32 + 4);
+// An owner's relay (cluster_core/outbox.h: in its report stream), each block naming the
+// member that admitted its hits.
+void ClusterSim::send_relays(size_t owner, const std::vector<RelayEntry> &relays, const std::vector<std::string> &ids) {
+  Host &host = hosts_[owner];
+  std::map<uint32_t, std::vector<ReportEntry>> by_member;
+  for (const RelayEntry &r : relays) by_member[r.from].push_back(r.entry);
+  std::vector<RelayedReport> blocks;
+  for (auto &[member, entries] : by_member) blocks.push_back(RelayedReport{ids[member], {kDefaultRule}, std::move(entries)});
   host_stats_[owner].relayed += relays.size();
-  hosts_[owner].cadence.sent_to_everyone(true, now_);
-  m->relay = std::move(relays);
-  broadcast(owner, m);
+  const std::vector<Outgoing> out = host.outbox->relay(host.outbox->header(host.epoch, wall_ms(owner)), blocks, now_);
+  if (!out.empty()) host.planner.sent_to_everyone(true, now_);
+  publish(owner, out);
 }
 
 // A relay: every entry is charged, but those of this host's own hits; each source is shared.
 void ClusterSim::apply_relays(size_t to, const Message &m) {
   Host &host = hosts_[to];
-  join_heard(to, m);
-  for (const RelayEntry &r : m.relay) {
-    host.router.heard(r.entry.key, now_);
-    if (r.from != to) debit_entry(to, r.entry.key, r.entry.hits, m);
+  for (const RelayedReport &r : m.body.relayed) {
+    const bool ours = r.node_id == host.node_id;
+    for (const ReportEntry &e : r.entries) {
+      dt_key k = e.key;
+      k.rule = DT_RULE_DEFAULT;
+      host.planner.heard(k, now_);
+      if (!ours) debit_entry(to, k, e.hits, m);
+    }
   }
 }
 

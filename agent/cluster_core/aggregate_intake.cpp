@@ -1,5 +1,5 @@
 // aggregate_intake.cpp - which hub's aggregates an agent takes, and its own hits out of them.
-#include "cluster/aggregate_intake.h"
+#include "cluster_core/aggregate_intake.h"
 
 #include <algorithm>
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 
 namespace dt {
 

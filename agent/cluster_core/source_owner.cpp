@@ -1,5 +1,5 @@
 // source_owner.cpp - rendezvous hashing of sources over node ids (source_owner.h).
-#include "cluster/source_owner.h"
+#include "cluster_core/source_owner.h"
 
 #include <cstring>
 

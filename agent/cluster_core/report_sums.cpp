@@ -1,5 +1,5 @@
 // report_sums.cpp - hits summed by rule name, source and tag.
-#include "cluster/report_sums.h"
+#include "cluster_core/report_sums.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // report_cadence.cpp - see report_cadence.h.
-#include "cluster/report_cadence.h"
+#include "cluster_core/report_cadence.h"
 
 #include <algorithm>
 

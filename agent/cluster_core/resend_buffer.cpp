@@ -1,5 +1,5 @@
 // resend_buffer.cpp - recently published messages, sent again on request.
-#include "cluster/resend_buffer.h"
+#include "cluster_core/resend_buffer.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // join_guard.cpp - a joiner's peer-reported sources start empty (join_guard.h).
-#include "cluster/join_guard.h"
+#include "cluster_core/join_guard.h"
 
 namespace dt {
 

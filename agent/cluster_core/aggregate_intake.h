@@ -3,7 +3,7 @@
 //
 // Own hits: a hub's sums hold this agent's own reports too, and the agent already
 // counted those hits when it admitted them. Each aggregate names the reports (node,
-// boot, seqs) it sums (cluster/aggregate_protocol.h); the agent keeps what it reported
+// boot, seqs) it sums (cluster_core/aggregate_protocol.h); the agent keeps what it reported
 // under each of its seqs for a while (remember_own) and debits, per source and tag, the
 // sum less its own hits of the seqs named. An aggregate naming one of our seqs that we
 // no longer hold (older than keep_ns) is not applied at all: better to charge too
@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "cluster/aggregate_protocol.h"
-#include "cluster/report_sums.h"
+#include "cluster_core/aggregate_protocol.h"
+#include "cluster_core/report_sums.h"
 
 namespace dt {
 

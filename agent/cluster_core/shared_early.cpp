@@ -1,5 +1,5 @@
 // shared_early.cpp - which shared sources go out early (shared_early.h).
-#include "cluster/shared_early.h"
+#include "cluster_core/shared_early.h"
 
 #include "dthrottle/bucket.h"
 

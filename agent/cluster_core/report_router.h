@@ -63,7 +63,7 @@ class ReportRouter {
 
   bool shared(const dt_key &k, uint64_t now_ns) const;
   // Up to `max` of the sources shared at now_ns, in no particular order (early reports of
-  // shared sources near their limit, cluster/shared_early.h).
+  // shared sources near their limit, cluster_core/shared_early.h).
   std::vector<dt_key> shared_keys(uint64_t now_ns, size_t max) const;
   // A peer's report or an owner's relay named k: k is shared for shared_keep_ns.
   void heard(const dt_key &k, uint64_t now_ns) { shared_until_[k] = now_ns + opt_.shared_keep_ns; }

@@ -1,6 +1,6 @@
 // report_sums.h - hits summed by rule name, source and tag over several reports: what a
 // summing hub adds up each period (agent/hub/aggregator.h), and what an agent subtracts
-// of its own hits from a hub's sums (cluster/aggregate_intake.h). Rules travel by name
+// of its own hits from a hub's sums (cluster_core/aggregate_intake.h). Rules travel by name
 // (peers may number them differently), so sums are kept by name too.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "common/key_hash.h"
 
 namespace dt {

@@ -1,6 +1,6 @@
 // peer_tracker.cpp - once-only application of reports, gaps and their recovery, restarts
 // no forged number can fake, the age of a report, liveness, and the cap on node ids.
-#include "cluster/peer_tracker.h"
+#include "cluster_core/peer_tracker.h"
 
 #include <algorithm>
 

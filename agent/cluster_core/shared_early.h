@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "dthrottle/common.h"
-#include "cluster/report_router.h"
+#include "cluster_core/report_router.h"
 
 namespace dt {
 

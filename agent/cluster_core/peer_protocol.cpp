@@ -1,5 +1,5 @@
 // peer_protocol.cpp - encoder and strict decoder of peer reports.
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 
 #include <algorithm>
 #include <cstring>

@@ -19,7 +19,7 @@
 //
 // Why the list of included reports: each agent's own hits are in the sums too, and it
 // must not charge them again. It keeps what it reported under each seq (for a while) and
-// subtracts its own entries of the seqs the hub names (cluster/aggregate_intake.h). The
+// subtracts its own entries of the seqs the hub names (cluster_core/aggregate_intake.h). The
 // list also lets an agent with two hubs take the other hub's sums after a failover
 // without charging a report twice.
 #pragma once
@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/peer_protocol.h"
+#include "cluster_core/peer_protocol.h"
 
 namespace dt {
 

@@ -1,5 +1,5 @@
 // aggregate_protocol.cpp - encoder and strict decoder of a summing hub's messages.
-#include "cluster/aggregate_protocol.h"
+#include "cluster_core/aggregate_protocol.h"
 
 #include <cstring>
 

@@ -1,9 +1,9 @@
 // report_router.cpp - the owner reporting scheme's routing (report_router.h).
-#include "cluster/report_router.h"
+#include "cluster_core/report_router.h"
 
 #include <algorithm>
 
-#include "cluster/source_owner.h"
+#include "cluster_core/source_owner.h"
 
 namespace dt {
 

@@ -1,5 +1,5 @@
 // early_report.cpp - which sources go out before the period ends (early_report.h).
-#include "cluster/early_report.h"
+#include "cluster_core/early_report.h"
 
 #include <cstring>
 #include <unordered_map>
