@@ -794,11 +794,10 @@ mlab_reports_fresh() {
 	done
 }
 
-# mlab_reporting SRC HOST...: the HOSTs together admitted some of SRC and each debited some of its
-# peers' hits: the reports flow (a cluster under way, before a fault is injected).
-# (Which hosts admit a sprayed source is not promised: whichever bucket refills first admits,
-# and a host whose peers' debits keep it at zero may admit none of it for long; so "at
-# work" is: the hosts together admitted it and every host debited its peers' hits.)
+# mlab_reporting SRC HOST...: the HOSTs together admitted some of SRC and each debited some
+# of its peers' hits: the reports flow (a cluster under way, before a fault is injected).
+# Not every host need admit: whichever bucket refills first admits, and a host whose peers'
+# debits keep it at zero may admit none of a sprayed source for long.
 mlab_reporting() {
 	local src=$1 i passed=0
 	shift
@@ -810,10 +809,10 @@ mlab_reporting() {
 	[ "$passed" -gt 0 ]
 }
 
-# mlab_check_under_way CHECK SRC SECONDS HOST...: a check that the HOSTs admit SRC and every
-# HOST debits it (mlab_reporting) within SECONDS of now (a run's setup before a fault is injected, not a timing claim:
-# reports land within a period or two, but each poll is an `agent stats` call per host,
-# which takes seconds on a loaded machine). Says how long it took, or what each host had.
+# mlab_check_under_way CHECK SRC SECONDS HOST...: a check that mlab_reporting holds within
+# SECONDS of now (a run's setup before a fault is injected, not a timing claim: reports land
+# within a period or two, but each poll is an `agent stats` call per host, which takes
+# seconds on a loaded machine). Says how long it took, or what each host had.
 mlab_check_under_way() {
 	local check=$1 src=$2 secs=$3 t0 i seen=
 	shift 3
