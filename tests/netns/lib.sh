@@ -794,35 +794,38 @@ mlab_reports_fresh() {
 	done
 }
 
-# mlab_reporting SRC HOST...: every HOST has admitted some of SRC and debited some of its
-# peers' hits: the reports flow (a cluster under way, before a fault is injected).
+# mlab_reporting SRC HOST...: the HOSTs together admitted some of SRC and each debited some
+# of its peers' hits: the reports flow (a cluster under way, before a fault is injected).
+# Not every host need admit: whichever bucket refills first admits, and a host whose peers'
+# debits keep it at zero may admit none of a sprayed source for long.
 mlab_reporting() {
-	local src=$1 i
+	local src=$1 i passed=0
 	shift
 	mlab_snapshot reporting || return 1
 	for i in "$@"; do
-		[ "$(snap_num reporting "$i" "$src" passed)" -gt 0 ] && [ "$(snap_num reporting "$i" "$src" debited)" -gt 0 ] ||
-			return 1
+		[ "$(snap_num reporting "$i" "$src" debited)" -gt 0 ] || return 1
+		passed=$((passed + $(snap_num reporting "$i" "$src" passed)))
 	done
+	[ "$passed" -gt 0 ]
 }
 
-# mlab_check_under_way CHECK SRC SECONDS HOST...: a check that every HOST admits and debits
-# SRC within SECONDS of now (a run's setup before a fault is injected, not a timing claim:
-# reports land within a period or two, but each poll is an `agent stats` call per host,
-# which takes seconds on a loaded machine). Says how long it took, or what each host had.
+# mlab_check_under_way CHECK SRC SECONDS HOST...: a check that mlab_reporting holds within
+# SECONDS of now (a run's setup before a fault is injected, not a timing claim: reports land
+# within a period or two, but each poll is an `agent stats` call per host, which takes
+# seconds on a loaded machine). Says how long it took, or what each host had.
 mlab_check_under_way() {
 	local check=$1 src=$2 secs=$3 t0 i seen=
 	shift 3
 	t0=$(now_s)
 	if wait_until "$secs" mlab_reporting "$src" "$@"; then
 		pass "$check"
-		echo "  every host admitted and debited $src $(calc "$(now_s) - $t0") s after the check began"
+		echo "  the hosts admitted and every host debited $src $(calc "$(now_s) - $t0") s after the check began"
 		return 0
 	fi
 	for i in "$@"; do
 		seen+="h$i passed $(snap_num reporting "$i" "$src" passed) debited $(snap_num reporting "$i" "$src" debited); "
 	done
-	fail "$check" "the hosts did not all admit and debit $src within $secs s: $seen"
+	fail "$check" "the hosts did not admit $src, or not every host debited it, within $secs s: $seen"
 }
 
 # --- cleanup ---------------------------------------------------------------------------------
