@@ -9,7 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -66,31 +68,51 @@ bool reset_peak_rss() { return static_cast<bool>(std::ofstream("/proc/self/clear
 struct Exchange {
   std::string response;  // everything the server sent
   size_t body_sent = 0;  // body bytes the server let us send before it closed
+  std::string ended_by;  // how the exchange ended, for failure messages
 };
 
+std::string with_errno(const char *what) { return std::string(what) + ": " + strerror(errno); }
+
 // Sends head, then up to body_bytes of chunked body (1 MiB chunks) while reading what
-// comes back, until the server closes, all is sent and answered, or 30 s pass.
+// comes back, until the server closes, all is sent and answered, or 30 s pass. A failed
+// send stops the sending only: the answer may already wait in the receive queue.
 Exchange post_chunked(uint16_t port, const std::string &head, size_t body_bytes) {
   Exchange x;
   int fd = connect_loopback(port);
-  if (fd < 0) return x;
+  if (fd < 0) {
+    x.ended_by = with_errno("connect");
+    return x;
+  }
   std::string out = head;
   const std::string chunk = "100000\r\n" + std::string(kMiB, 'x') + "\r\n";
   size_t off = 0;
   bool head_sent = false, last = false, ended = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  x.ended_by = "the 30 s deadline";
   while (std::chrono::steady_clock::now() < deadline) {
     pollfd p{fd, static_cast<short>(POLLIN | (ended ? 0 : POLLOUT)), 0};
-    if (poll(&p, 1, 200) < 0) break;
+    if (poll(&p, 1, 200) < 0) {
+      x.ended_by = with_errno("poll");
+      break;
+    }
     if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
       char buf[4096];
       ssize_t n = recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) break;
+      if (n <= 0) {
+        const std::string how = n == 0 ? std::string("the server's close") : with_errno("recv");
+        x.ended_by = ended && !last ? x.ended_by + ", then " + how : how;
+        break;
+      }
       x.response.append(buf, static_cast<size_t>(n));
     }
     if (!ended && (p.revents & POLLOUT)) {
       ssize_t n = send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n < 0 && errno != EAGAIN) break;
+      if (n < 0 && errno != EAGAIN) {
+        // The server answered and closed (its reset can beat our poll): read what it sent.
+        x.ended_by = with_errno("send");
+        ended = true;
+        continue;
+      }
       if (n > 0) off += static_cast<size_t>(n);
       if (off < out.size()) continue;
       off = 0;
@@ -128,7 +150,8 @@ TEST(MetricsHostile, ChunkedPostsAreRefusedBeforeTheirBody) {
                              " HTTP/1.1\r\nHost: dthrottle\r\nTransfer-Encoding: chunked\r\n\r\n";
     Exchange x = post_chunked(s.port, head, 64 * kMiB);
     const long grown = peak_rss_kib() - before;
-    EXPECT_EQ(status_line(x.response), "HTTP/1.1 405 Method Not Allowed") << path << ": " << x.response;
+    EXPECT_EQ(status_line(x.response), "HTTP/1.1 405 Method Not Allowed")
+        << path << ": ended by " << x.ended_by << " after " << x.body_sent / kMiB << " MiB: " << x.response;
     EXPECT_NE(x.response.find("Allow: GET, HEAD\r\n"), std::string::npos) << path << ": " << x.response;
     EXPECT_EQ(count_of(x.response, "Connection: close\r\n"), 1u) << path << ": " << x.response;
     EXPECT_LT(grown, 8 * 1024) << path << ": the peak RSS grew by " << grown << " KiB while the client sent "
