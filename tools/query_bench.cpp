@@ -309,13 +309,113 @@ int parse_query_bench_args(int argc, char **argv, BenchOptions *o) {
   return dt::parse_subcommand(spec, argc, argv);
 }
 
+// Where the server thread and the client run, for the tables' headings.
+const char *placement(const std::string &mode) {
+  return mode == "split" ? "server thread on CPU 0, client on CPU 1"
+         : mode == "same" ? "server thread and client on CPU 0"
+                          : "server thread and client unpinned";
+}
+
+struct Transport {
+  const char *name;
+  std::string path;
+  uint16_t port;
+};
+
+// One connection per transport and workload pipelining windows of queries; prints a row each
+// and returns the best queries/s.
+double throughput_runs(const dt::QueryServer &server, const std::vector<Workload> &loads,
+                       const std::vector<Transport> &transports, const BenchOptions &opt, const std::string &pin) {
+  printf("Throughput, one connection pipelining windows of %llu queries (%s)\n",
+         static_cast<unsigned long long>(opt.window), placement(pin));
+  printf("%-9s %-22s %12s %8s %14s %16s %7s\n", "transport", "tags", "queries", "seconds", "queries/s",
+         "server ns/query", "OK %");
+  double best_qps = 0;
+  for (const Transport &tr : transports) {
+    for (const Workload &w : loads) {
+      if (w.n == 1'000'000 && tr.port) continue;  // the 1M-tag table is measured once (unix)
+      const int fd = connect_to(tr.path, tr.port);
+      const dt::QueryCounters before = server.counters();
+      const Throughput t = pipelined(fd, w, opt.window, opt.max_queries, opt.seconds);
+      const dt::QueryCounters after = server.counters();
+      close(fd);
+      if (after.answers() - before.answers() != t.queries)
+        die("the server counted %llu answers, the client read %llu",
+            static_cast<unsigned long long>(after.answers() - before.answers()),
+            static_cast<unsigned long long>(t.queries));
+      const double qps = static_cast<double>(t.queries) / t.seconds;
+      best_qps = std::max(best_qps, qps);
+      printf("%-9s %-22s %12llu %8.2f %14.0f %16.0f %7.1f\n", tr.name, w.label.c_str(),
+             static_cast<unsigned long long>(t.queries), t.seconds, qps, t.server_cpu_ns_per_query,
+             100.0 * static_cast<double>(t.ok) / static_cast<double>(t.queries));
+    }
+  }
+  return best_qps;
+}
+
+struct LatencyFigures {
+  Latency echo, unix_hot;  // the bare echo server; the query server over unix, one hot tag
+  double worst_p99 = 0;
+};
+
+void print_latency_row(const char *transport, const std::string &tags, const Latency &l) {
+  printf("%-9s %-22s %10llu %8.1f %8.1f %8.1f %8.1f\n", transport, tags.c_str(),
+         static_cast<unsigned long long>(l.queries), l.p50_us, l.p99_us, l.p999_us, l.max_us);
+}
+
+// One query at a time against a bare echo server (the floor), then against the query server
+// with the first two workloads over each transport; prints a row each.
+LatencyFigures latency_runs(const std::string &dir, const std::vector<Workload> &loads,
+                            const std::vector<Transport> &transports, double seconds, const std::string &pin) {
+  printf("\nLatency, one query at a time (send, wait for the answer), microseconds (%s)\n", placement(pin));
+  printf("%-9s %-22s %10s %8s %8s %8s %8s\n", "transport", "tags", "queries", "p50", "p99", "p99.9", "max");
+  LatencyFigures f;
+  {
+    EchoServer es(dir + "/echo.sock");
+    const int fd = connect_to(dir + "/echo.sock", 0);
+    f.echo = unpipelined(fd, loads[0], 200'000, seconds);
+    close(fd);
+  }
+  print_latency_row("unix", "bare echo server", f.echo);
+  for (const Transport &tr : transports) {
+    for (size_t i = 0; i < 2; i++) {
+      const Workload &w = loads[i];
+      const int fd = connect_to(tr.path, tr.port);
+      const Latency l = unpipelined(fd, w, 200'000, seconds);
+      close(fd);
+      f.worst_p99 = std::max(f.worst_p99, l.p99_us);
+      if (i == 0 && !tr.port) f.unix_hot = l;
+      print_latency_row(tr.name, w.label, l);
+    }
+  }
+  return f;
+}
+
+// What the server and the table did over all runs, the peak memory, and the goals.
+void print_summary(const dt::QueryCounters &q, const dt::TagCounters &tc, double best_qps, const LatencyFigures &f) {
+  printf("\nserver: %llu answers in %llu batches (%.0f queries per batch), %llu connections; "
+         "table: %llu buckets, %llu evicted\n",
+         static_cast<unsigned long long>(q.answers()), static_cast<unsigned long long>(q.batches),
+         static_cast<double>(q.answers()) / static_cast<double>(std::max<uint64_t>(q.batches, 1)),
+         static_cast<unsigned long long>(q.connections_accepted), static_cast<unsigned long long>(tc.buckets),
+         static_cast<unsigned long long>(tc.evicted_full + tc.evicted_active));
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  printf("memory: %.0f MiB peak RSS (the table of %llu buckets, the workloads' query text, buffers)\n",
+         static_cast<double>(ru.ru_maxrss) / 1024, static_cast<unsigned long long>(tc.buckets));
+  const Latency &hot = f.unix_hot, &echo = f.echo;
+  const double p50x = hot.p50_us / echo.p50_us, p99x = hot.p99_us / echo.p99_us;
+  printf("goals: pipelined > 1,000,000 queries/s: %s (best %.0f); unpipelined unix, 1 hot tag, against the bare echo\n"
+         "  server: p50 %.2fx (%.1f / %.1f us, goal <= 1.5x: %s), p99 %.2fx (%.1f / %.1f us); worst p99 %.1f us\n",
+         best_qps > 1e6 ? "met" : "NOT met", best_qps, p50x, hot.p50_us, echo.p50_us, p50x <= 1.5 ? "met" : "NOT met",
+         p99x, hot.p99_us, echo.p99_us, f.worst_p99);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   BenchOptions opt;
   if (int code = parse_query_bench_args(argc, argv, &opt); code >= 0) return code;
-  const double seconds = opt.seconds;
-  const uint64_t window = opt.window, max_queries = opt.max_queries;
   std::string pin = opt.pin;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -333,11 +433,6 @@ int main(int argc, char **argv) {
   // auto: the throughput runs split, the latency runs unpinned.
   const bool auto_pin = pin == "auto";
   if (auto_pin) pin = cpus >= 2 ? "split" : "none";
-  auto placement = [&](const std::string &mode) {
-    return mode == "split" ? "server thread on CPU 0, client on CPU 1"
-           : mode == "same" ? "server thread and client on CPU 0"
-                            : "server thread and client unpinned";
-  };
   if (pin != "none") pin_to_cpu(0);  // the server thread inherits CPU 0
   dt::QueryServerConfig cfg;
   cfg.unix_path = sock;
@@ -347,91 +442,24 @@ int main(int argc, char **argv) {
   if (pin == "split") pin_to_cpu(1);
 
   const std::vector<Workload> loads = {hot_tag(), distinct_tags(100'000), distinct_tags(1'000'000)};
-  struct Transport {
-    const char *name;
-    std::string path;
-    uint16_t port;
-  };
-  const Transport transports[] = {{"unix", sock, 0}, {"tcp", "", server->tcp_port()}};
+  const std::vector<Transport> transports = {{"unix", sock, 0}, {"tcp", "", server->tcp_port()}};
 
   double load[3] = {0, 0, 0};
   getloadavg(load, 3);
   printf("query_bench: QueryServer + TagTable in-process; %ld CPUs, load average %.2f before the runs\n", cpus,
          load[0]);
-  printf("rules: hot = 1000/s burst 100, user: = 10/s burst 20; each run at most %.0f s\n\n", seconds);
-
-  printf("Throughput, one connection pipelining windows of %llu queries (%s)\n",
-         static_cast<unsigned long long>(window), placement(pin));
-  printf("%-9s %-22s %12s %8s %14s %16s %7s\n", "transport", "tags", "queries", "seconds", "queries/s",
-         "server ns/query", "OK %");
-  double best_qps = 0;
-  for (const Transport &tr : transports) {
-    for (const Workload &w : loads) {
-      if (w.n == 1'000'000 && tr.port) continue;  // the 1M-tag table is measured once (unix)
-      const int fd = connect_to(tr.path, tr.port);
-      const dt::QueryCounters before = server->counters();
-      const Throughput t = pipelined(fd, w, window, max_queries, seconds);
-      const dt::QueryCounters after = server->counters();
-      close(fd);
-      if (after.answers() - before.answers() != t.queries)
-        die("the server counted %llu answers, the client read %llu",
-            static_cast<unsigned long long>(after.answers() - before.answers()),
-            static_cast<unsigned long long>(t.queries));
-      const double qps = static_cast<double>(t.queries) / t.seconds;
-      best_qps = std::max(best_qps, qps);
-      printf("%-9s %-22s %12llu %8.2f %14.0f %16.0f %7.1f\n", tr.name, w.label.c_str(),
-             static_cast<unsigned long long>(t.queries), t.seconds, qps, t.server_cpu_ns_per_query,
-             100.0 * static_cast<double>(t.ok) / static_cast<double>(t.queries));
-    }
-  }
+  printf("rules: hot = 1000/s burst 100, user: = 10/s burst 20; each run at most %.0f s\n\n", opt.seconds);
+  const double best_qps = throughput_runs(*server, loads, transports, opt, pin);
 
   if (auto_pin && pin == "split") {
     unpin_all_threads(cpus);
     pin = "none";
   }
-  printf("\nLatency, one query at a time (send, wait for the answer), microseconds (%s)\n", placement(pin));
-  printf("%-9s %-22s %10s %8s %8s %8s %8s\n", "transport", "tags", "queries", "p50", "p99", "p99.9", "max");
-  double worst_p99 = 0;
-  Latency echo, unix_hot;
-  {
-    EchoServer es(dir + "/echo.sock");
-    const int fd = connect_to(dir + "/echo.sock", 0);
-    echo = unpipelined(fd, loads[0], 200'000, seconds);
-    close(fd);
-  }
-  printf("%-9s %-22s %10llu %8.1f %8.1f %8.1f %8.1f\n", "unix", "bare echo server", static_cast<unsigned long long>(echo.queries),
-         echo.p50_us, echo.p99_us, echo.p999_us, echo.max_us);
-  for (const Transport &tr : transports) {
-    for (size_t i = 0; i < 2; i++) {
-      const Workload &w = loads[i];
-      const int fd = connect_to(tr.path, tr.port);
-      const Latency l = unpipelined(fd, w, 200'000, seconds);
-      close(fd);
-      worst_p99 = std::max(worst_p99, l.p99_us);
-      if (i == 0 && !tr.port) unix_hot = l;
-      printf("%-9s %-22s %10llu %8.1f %8.1f %8.1f %8.1f\n", tr.name, w.label.c_str(),
-             static_cast<unsigned long long>(l.queries), l.p50_us, l.p99_us, l.p999_us, l.max_us);
-    }
-  }
+  const LatencyFigures lat = latency_runs(dir, loads, transports, opt.seconds, pin);
 
   const dt::QueryCounters q = server->counters();
   server.reset();
   rmdir(dir.c_str());
-  const dt::TagCounters tc = table.counters(dt::mono_now_ns());
-  printf("\nserver: %llu answers in %llu batches (%.0f queries per batch), %llu connections; "
-         "table: %llu buckets, %llu evicted\n",
-         static_cast<unsigned long long>(q.answers()), static_cast<unsigned long long>(q.batches),
-         static_cast<double>(q.answers()) / static_cast<double>(std::max<uint64_t>(q.batches, 1)),
-         static_cast<unsigned long long>(q.connections_accepted), static_cast<unsigned long long>(tc.buckets),
-         static_cast<unsigned long long>(tc.evicted_full + tc.evicted_active));
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  printf("memory: %.0f MiB peak RSS (the table of %llu buckets, the workloads' query text, buffers)\n",
-         static_cast<double>(ru.ru_maxrss) / 1024, static_cast<unsigned long long>(tc.buckets));
-  const double p50x = unix_hot.p50_us / echo.p50_us, p99x = unix_hot.p99_us / echo.p99_us;
-  printf("goals: pipelined > 1,000,000 queries/s: %s (best %.0f); unpipelined unix, 1 hot tag, against the bare echo\n"
-         "  server: p50 %.2fx (%.1f / %.1f us, goal <= 1.5x: %s), p99 %.2fx (%.1f / %.1f us); worst p99 %.1f us\n",
-         best_qps > 1e6 ? "met" : "NOT met", best_qps, p50x, unix_hot.p50_us, echo.p50_us, p50x <= 1.5 ? "met" : "NOT met",
-         p99x, unix_hot.p99_us, echo.p99_us, worst_p99);
+  print_summary(q, table.counters(dt::mono_now_ns()), best_qps, lat);
   return 0;
 }

@@ -295,28 +295,13 @@ void print_adaptive_run(const Scenario &s, BusyPattern pattern) {
 }
 
 
-}  // namespace
-
-int main(int argc, char **argv) {
-  // The hosts' AdaptiveSets log their decisions with wall-clock times, which say
-  // nothing about simulated time; the tables say it all.
-  dt::set_log_level(dt::LogLevel::Warn);
-  SimArgs args;
-  if (int code = parse_simulate_args(argc, argv, &args); code >= 0) return code;
-  if (!args.example.empty()) {
-    if (args.example != "ab") usage_error("--example: the only example is 'ab'");
-    return example_ab();
-  }
+// Completes the scenario with the options that refer to hosts or clients, once both are known.
+void apply_host_options(SimArgs &args) {
   Scenario &s = args.s;
-  const std::vector<std::string> &bursts = args.bursts, &partitions = args.partitions;
-  const std::string &offsets = args.offsets, &pattern = args.pattern, &recovery = args.recovery;
-  const Ns timeline = args.timeline;
   const std::set<std::string> &given = args.given;
-  const dt::AdaptiveParams &adaptive = args.adaptive;
-  const double recovery_add = args.recovery_add;
-  // Options that refer to hosts or clients, once both are known.
-  for (const auto &b : bursts) parse_client_burst(b, &s.clients);
-  for (const auto &p : partitions) s.net.partitions.push_back(parse_partition(p, s.hosts));
+  for (const auto &b : args.bursts) parse_client_burst(b, &s.clients);
+  for (const auto &p : args.partitions) s.net.partitions.push_back(parse_partition(p, s.hosts));
+  const std::string &offsets = args.offsets;
   if (offsets == "random") s.random_phase = true;
   else if (offsets != "aligned" && !offsets.empty())
     for (const auto &o : split(offsets, ',')) s.report_offset.push_back(parse_time(o, true, "--offsets"));
@@ -332,54 +317,61 @@ int main(int argc, char **argv) {
   // The agent's owner scheme sends shared sources near their limit at its early ticks.
   if (s.scheme == Scheme::Owner && !given.count("--shared-period"))  // as the agent's ticks
     s.shared_period = s.early_report ? dt::shared_early_pace(s.period, s.early_report) : 0;
-  if (timeline) s.bin = timeline;
+  if (args.timeline) s.bin = args.timeline;
   else s.bin = s.duration;  // one bin: the per-client tables need no more (memory)
   if (args.mixed) {
     if (given.count("--clients")) usage_error("--mixed-clients replaces --clients: give one of them");
     s.clients = mixed_clients(args.mixed, s.rate);
   }
   if (!args.spray.empty()) add_spray(args.spray, &s.clients);
+}
 
-  if (!pattern.empty()) {
-    BusyPattern bp;
-    if (!parse_busy_pattern(pattern, &bp)) usage_error("--pattern: '" + pattern + "' is not steady or flappy");
-    for (const char *fixed : {"--rate", "--burst", "--duration", "--clients", "--client-burst", "--partition",
-                              "--timeline"})
-      if (given.count(fixed)) usage_error(std::string(fixed) + " does not go with --pattern (the pattern fixes it)");
-    if (!recovery.empty() && recovery != "multiplicative" && recovery != "constant")
-      usage_error("--recovery: '" + recovery + "' is not multiplicative or constant");
-    if (!(recovery_add > 0)) usage_error("--recovery-add must be greater than 0");
-    Scenario r = busy_reference_scenario(bp, adaptive, given.count("--hosts") ? s.hosts : 1);
-    r.period = s.period;
-    r.lb = s.lb;
-    r.net = s.net;
-    r.report_offset = s.report_offset;
-    r.peer_down_after = s.peer_down_after;
-    r.seed = s.seed;
-    std::string err;
-    if (!validate(r, &err)) usage_error(err);
-    std::string windows;
-    for (const BusyWindow &w : r.busy) windows += " " + fmt_time(w.start) + "-" + fmt_time(w.end);
-    printf("pattern %s: %zu host%s, one client offering %g/s for %s, adaptive rule %g/s burst %" PRIu64
-           ",\nbusy signals (<= %g/s) to host 0 in%s, reports every %s, lb %s\n",
-           busy_pattern_name(bp), r.hosts, r.hosts == 1 ? "" : "s", r.clients[0].rate, fmt_time(r.duration).c_str(),
-           r.rate, r.burst, r.busy[0].per_second, windows.c_str(), fmt_time(r.period).c_str(), lb_name(r.lb));
-    printf("decrease %g (limit = %g x admitted rate, at most once per second), floor %g (limit >= %g/s)\n",
-           adaptive.decrease, adaptive.decrease, adaptive.floor, adaptive.floor * r.rate);
-    printf("time=N is the second [N-1, N); limit = rate x the factor host 0 applies at its end%s;\n"
-           "converged: nothing throttled from time=T on; speed: T - %s (the end of the busy phase)\n\n",
-           r.hosts > 1 ? " (limits: every host's)" : "", fmt_time(kReferenceBusyPhase).c_str());
-    if (recovery.empty() || recovery == "multiplicative") print_adaptive_run(r, bp);
-    if (recovery.empty()) printf("\n");
-    if (recovery.empty() || recovery == "constant") {
-      r.adaptive_params.recovery_add = recovery_add;
-      print_adaptive_run(r, bp);
-    }
-    return 0;
+// --pattern: the adaptive rule's reference scenario, with each recovery asked for.
+int run_pattern(const SimArgs &args) {
+  const Scenario &s = args.s;
+  const std::string &pattern = args.pattern, &recovery = args.recovery;
+  const std::set<std::string> &given = args.given;
+  const dt::AdaptiveParams &adaptive = args.adaptive;
+  BusyPattern bp;
+  if (!parse_busy_pattern(pattern, &bp)) usage_error("--pattern: '" + pattern + "' is not steady or flappy");
+  for (const char *fixed : {"--rate", "--burst", "--duration", "--clients", "--client-burst", "--partition",
+                            "--timeline"})
+    if (given.count(fixed)) usage_error(std::string(fixed) + " does not go with --pattern (the pattern fixes it)");
+  if (!recovery.empty() && recovery != "multiplicative" && recovery != "constant")
+    usage_error("--recovery: '" + recovery + "' is not multiplicative or constant");
+  if (!(args.recovery_add > 0)) usage_error("--recovery-add must be greater than 0");
+  Scenario r = busy_reference_scenario(bp, adaptive, given.count("--hosts") ? s.hosts : 1);
+  r.period = s.period;
+  r.lb = s.lb;
+  r.net = s.net;
+  r.report_offset = s.report_offset;
+  r.peer_down_after = s.peer_down_after;
+  r.seed = s.seed;
+  std::string err;
+  if (!validate(r, &err)) usage_error(err);
+  std::string windows;
+  for (const BusyWindow &w : r.busy) windows += " " + fmt_time(w.start) + "-" + fmt_time(w.end);
+  printf("pattern %s: %zu host%s, one client offering %g/s for %s, adaptive rule %g/s burst %" PRIu64
+         ",\nbusy signals (<= %g/s) to host 0 in%s, reports every %s, lb %s\n",
+         busy_pattern_name(bp), r.hosts, r.hosts == 1 ? "" : "s", r.clients[0].rate, fmt_time(r.duration).c_str(),
+         r.rate, r.burst, r.busy[0].per_second, windows.c_str(), fmt_time(r.period).c_str(), lb_name(r.lb));
+  printf("decrease %g (limit = %g x admitted rate, at most once per second), floor %g (limit >= %g/s)\n",
+         adaptive.decrease, adaptive.decrease, adaptive.floor, adaptive.floor * r.rate);
+  printf("time=N is the second [N-1, N); limit = rate x the factor host 0 applies at its end%s;\n"
+         "converged: nothing throttled from time=T on; speed: T - %s (the end of the busy phase)\n\n",
+         r.hosts > 1 ? " (limits: every host's)" : "", fmt_time(kReferenceBusyPhase).c_str());
+  if (recovery.empty() || recovery == "multiplicative") print_adaptive_run(r, bp);
+  if (recovery.empty()) printf("\n");
+  if (recovery.empty() || recovery == "constant") {
+    r.adaptive_params.recovery_add = args.recovery_add;
+    print_adaptive_run(r, bp);
   }
-  for (const char *adaptive_only : {"--recovery", "--recovery-add", "--decrease", "--floor"})
-    if (given.count(adaptive_only)) usage_error(std::string(adaptive_only) + " goes with --pattern");
+  return 0;
+}
 
+// The scenario run twice, with peer reports and without, and the tables asked for.
+int run_scenario(const SimArgs &args) {
+  const Scenario &s = args.s;
   std::string err;
   auto cluster = ClusterSim::create(s, &err);
   if (!cluster) usage_error(err);
@@ -405,6 +397,25 @@ int main(int argc, char **argv) {
   print_clients("local only (no reports):", *local, args.all_rows);
   print_peers(*cluster, args.all_rows);
   print_traffic(*cluster, args.all_rows);
-  if (timeline) print_timeline(*cluster, *local, timeline);
+  if (args.timeline) print_timeline(*cluster, *local, args.timeline);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  // The hosts' AdaptiveSets log their decisions with wall-clock times, which say
+  // nothing about simulated time; the tables say it all.
+  dt::set_log_level(dt::LogLevel::Warn);
+  SimArgs args;
+  if (int code = parse_simulate_args(argc, argv, &args); code >= 0) return code;
+  if (!args.example.empty()) {
+    if (args.example != "ab") usage_error("--example: the only example is 'ab'");
+    return example_ab();
+  }
+  apply_host_options(args);
+  if (!args.pattern.empty()) return run_pattern(args);
+  for (const char *adaptive_only : {"--recovery", "--recovery-add", "--decrease", "--floor"})
+    if (args.given.count(adaptive_only)) usage_error(std::string(adaptive_only) + " goes with --pattern");
+  return run_scenario(args);
 }
