@@ -1,24 +1,20 @@
 // dataplane.cpp - load, pin, attach, take over, detach.
 #include "dataplane/dataplane.h"
 #include "dataplane/kernel_probe.h"
+#include "dataplane/pin_dir.h"
 #include "dataplane/pin_layout.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/if_link.h>
 #include <net/if.h>
-#include <sys/file.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include "dthrottle.skel.h"
 #include "dthrottle/common.h"
@@ -27,14 +23,8 @@
 #include "common/runtime_files.h"
 #include "common/program_name.h"
 
-#ifndef BPF_FS_MAGIC
-#define BPF_FS_MAGIC 0xcafe4a11
-#endif
-
 namespace dt {
 namespace {
-
-constexpr const char *kBpffsRoot = "/sys/fs/bpf";
 
 std::string errno_str(int e) { return std::string(strerror(e < 0 ? -e : e)); }
 
@@ -55,58 +45,6 @@ bool check_privileges(std::string *err) {
   *err = "permission denied: loading the XDP program needs root or the capabilities CAP_BPF, CAP_NET_ADMIN "
          "and CAP_PERFMON; missing: " + missing + " (try sudo)";
   return false;
-}
-
-bool is_bpffs(const std::string &path) {
-  struct statfs st {};
-  return statfs(path.c_str(), &st) == 0 && static_cast<unsigned long>(st.f_type) == BPF_FS_MAGIC;
-}
-
-std::string nearest_existing(std::string path) {
-  while (!path.empty() && access(path.c_str(), F_OK) != 0) {
-    size_t slash = path.find_last_of('/');
-    path = slash == 0 ? "/" : path.substr(0, slash == std::string::npos ? 0 : slash);
-  }
-  return path.empty() ? "/" : path;
-}
-
-bool mkdir_p(const std::string &path, std::string *err) {
-  for (size_t pos = 1; pos <= path.size(); pos++) {
-    if (pos != path.size() && path[pos] != '/') continue;
-    std::string part = path.substr(0, pos);
-    if (mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
-      *err = "cannot create pin directory " + part + ": " + errno_str(errno);
-      return false;
-    }
-  }
-  return true;
-}
-
-// One agent per pin directory: an flock()ed file under /run/dthrottle, holding the PID.
-int acquire_lock(const std::string &pin_dir, std::string *err) {
-  std::string path = runtime_file(pin_dir, kLockFile);
-  mkdir(kRuntimeDir, 0755);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kRuntimeFileMode);
-  if (fd < 0) {
-    *err = "cannot create lock file " + path + ": " + errno_str(errno);
-    return -1;
-  }
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char pid[32] = {};
-    ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
-    (void)n;
-    *err = "another dthrottle agent (pid " + std::string(pid[0] ? pid : "?") +
-           ") is already running with pin directory " + pin_dir +
-           "; stop it first (kill -TERM that pid)";
-    close(fd);
-    return -1;
-  }
-  if (fchmod(fd, kRuntimeFileMode) != 0) DT_WARN("cannot set the mode of %s: %s", path.c_str(), errno_str(errno).c_str());
-  std::string me = std::to_string(getpid());
-  if (ftruncate(fd, 0) == 0 && pwrite(fd, me.data(), me.size(), 0) < 0) {
-    // The PID is only informational; the lock itself is what counts.
-  }
-  return fd;
 }
 
 uint32_t xdp_flags_for(XdpMode m) {
@@ -192,15 +130,6 @@ std::string attach_error(const DataplaneConfig &cfg, int ifindex, int last_errno
          (cfg.mode == XdpMode::Native ? " (try --xdp-mode generic)" : "");
 }
 
-// Whether the attachment record of `pin_dir` says dthrottle created the clsact qdisc.
-bool qdisc_recorded(const std::string &pin_dir) {
-  std::ifstream rec(runtime_file(pin_dir, kAttachFile));
-  std::string line, created;
-  std::getline(rec, line);
-  std::getline(rec, created);
-  return created == "clsact-created";
-}
-
 }  // namespace
 
 bool parse_xdp_mode(const std::string &s, XdpMode *out) {
@@ -229,50 +158,11 @@ bool parse_attach_hook(const std::string &s, AttachHook *out) {
 
 const char *attach_hook_name(AttachHook h) { return h == AttachHook::Tc ? "tc" : "xdp"; }
 
-std::string recorded_hook(const std::string &pin_dir) {
-  std::ifstream in(runtime_file(pin_dir, kAttachFile));
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 uint32_t active_ring_bytes(uint32_t max_sources) {
   const uint64_t need = static_cast<uint64_t>(max_sources) * 32;  // 24-byte event + 8-byte header
   uint64_t bytes = DT_ACTIVE_RING_BYTES;
   while (bytes < need && bytes < (1ull << 30)) bytes <<= 1;
   return static_cast<uint32_t>(bytes);
-}
-
-bool agent_running(const std::string &pin_dir) {
-  int fd = ::open(runtime_file(pin_dir, kLockFile).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  close(fd);
-  return held;
-}
-
-std::string default_pin_dir(const std::string &iface) {
-  return std::string(DT_DEFAULT_PIN_ROOT) + "/" + iface;
-}
-
-bool ensure_bpffs(const std::string &pin_dir, std::string *err) {
-  std::string existing = nearest_existing(pin_dir);
-  if (is_bpffs(existing)) return true;
-  const std::string root = kBpffsRoot;
-  bool under_root = pin_dir.compare(0, root.size() + 1, root + "/") == 0;
-  if (under_root && access(kBpffsRoot, F_OK) == 0 && !is_bpffs(kBpffsRoot)) {
-    if (mount("bpf", kBpffsRoot, "bpf", 0, "mode=0700") == 0) {
-      DT_INFO("mounted the BPF filesystem at %s", kBpffsRoot);
-      return true;
-    }
-    *err = std::string("the BPF filesystem is not mounted at ") + kBpffsRoot +
-           " and mounting it failed (" + errno_str(errno) +
-           "); mount it with: mount -t bpf -o mode=0700 bpf /sys/fs/bpf";
-    return false;
-  }
-  *err = "pin directory " + pin_dir + " is not on a BPF filesystem (" + existing +
-         " is not bpffs); mount one with: mount -t bpf -o mode=0700 bpf " + existing;
-  return false;
 }
 
 std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::string *err) {
@@ -287,14 +177,14 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
     *err = "unknown interface '" + cfg.iface + "' (see `ip link` for the interfaces here)";
     return nullptr;
   }
-  if (!ensure_bpffs(cfg.pin_dir, err) || !mkdir_p(cfg.pin_dir, err)) return nullptr;
+  if (!ensure_bpffs(cfg.pin_dir, err) || !make_pin_dir(cfg.pin_dir, err)) return nullptr;
   // Whoever may write the pin directory may swap the agent's maps and link for their own.
   if (!check_trusted_path(cfg.pin_dir, "the pin directory", false, err)) return nullptr;
 
   std::unique_ptr<Dataplane> dp(new Dataplane());
   dp->pin_dir_ = cfg.pin_dir;
   dp->iface_ = cfg.iface;
-  dp->lock_fd_ = acquire_lock(cfg.pin_dir, err);
+  dp->lock_fd_ = lock_pin_dir(cfg.pin_dir, err);
   if (dp->lock_fd_ < 0) {
     dp->keep_ = true;  // nothing of ours to remove; never touch the other agent's pins
     return nullptr;

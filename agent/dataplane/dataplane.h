@@ -16,6 +16,7 @@
 #include <string>
 
 #include "dataplane/map_reader.h"
+#include "dataplane/pin_dir.h"
 #include "dataplane/tc_attach.h"
 
 struct dthrottle_bpf;
@@ -44,23 +45,9 @@ struct DataplaneConfig {
   bool force_clsact = false;
 };
 
-// The pin directory used when --pin-dir is not given.
-std::string default_pin_dir(const std::string &iface);
-
-// How the agent pinning in `pin_dir` attached ("native mode", "tc ingress, tcx link", ...), as
-// it recorded it; "" if no attachment is recorded (none, or it was removed).
-std::string recorded_hook(const std::string &pin_dir);
-
-// True if an agent holds the lock of `pin_dir` (is running).
-bool agent_running(const std::string &pin_dir);
-
 // Size of the active-source ring for a table of max_sources: one announcement per
 // source per period fits (a power of two, at least DT_ACTIVE_RING_BYTES).
 uint32_t active_ring_bytes(uint32_t max_sources);
-
-// Makes sure the filesystem under `pin_dir` is a BPF filesystem, mounting bpffs at
-// /sys/fs/bpf if that is where pin_dir lives and nothing is mounted there yet.
-bool ensure_bpffs(const std::string &pin_dir, std::string *err);
 
 class Dataplane {
  public:
