@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""function_lengths.py - the longest C++ function definitions in agent/.
+"""function_lengths.py - the longest C++ function definitions in agent/ and tools/.
 
   function_lengths.py [ROOT] [--top N]     the N longest (default 15), longest first,
                                            one per line: file:line name lines
@@ -161,15 +161,18 @@ def matching_brace(code, i):
     return len(code) - 1
 
 
+SCANNED = ('agent', 'tools')  # the folders under ROOT whose C++ is measured
+
+
 def all_functions(root):
-    agent = os.path.join(root, 'agent')
     found = []
-    for folder, _, files in sorted(os.walk(agent)):
-        for name in sorted(files):
-            if name.endswith(('.h', '.cpp')):
-                path = os.path.join(folder, name)
-                rel = os.path.relpath(path, root)
-                found += [(lines, rel, line, fn) for line, fn, lines in functions(path)]
+    for top in SCANNED:
+        for folder, _, files in sorted(os.walk(os.path.join(root, top))):
+            for name in sorted(files):
+                if name.endswith(('.h', '.cpp')):
+                    path = os.path.join(folder, name)
+                    rel = os.path.relpath(path, root)
+                    found += [(lines, rel, line, fn) for line, fn, lines in functions(path)]
     found.sort(key=lambda f: (-f[0], f[1], f[2]))
     return found
 

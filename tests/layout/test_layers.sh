@@ -26,9 +26,11 @@ else
 fi
 
 # The length check itself must catch a long function: a 120-line one planted in a temp tree,
-# next to a short one and a namespace-scope table (neither of which may be reported).
+# next to a short one and a namespace-scope table (neither of which may be reported), in
+# agent/ and again in tools/ (both are measured).
 lengths=tests/layout/function_lengths.py
-mkdir -p "$tmp/long/agent/low"
+max_lines=80
+mkdir -p "$tmp/long/agent/low" "$tmp/long/tools/bench"
 {
   printf '// long.cpp - x\nnamespace dt {\nconst int kTable[] = {\n  1,\n  2,\n};\n'
   printf 'int short_one(int x) {\n  return x;\n}\n'
@@ -36,15 +38,17 @@ mkdir -p "$tmp/long/agent/low"
   for _ in $(seq 118); do printf '  x += [](int y) { return y; }(1);\n'; done
   printf '}\n}  // namespace dt\n'
 } >"$tmp/long/agent/low/long.cpp"
-if out=$(python3 "$lengths" "$tmp/long" --max 100) ||
-   ! grep -q 'agent/low/long.cpp:10 planted_long 120 lines' <<<"$out" || grep -q -e short_one -e kTable <<<"$out"; then
-  echo "FAIL layers/detects-long-function: a planted 120-line function was not reported alone (got: $out)"
+cp "$tmp/long/agent/low/long.cpp" "$tmp/long/tools/bench/long.cpp"
+if out=$(python3 "$lengths" "$tmp/long" --max "$max_lines") ||
+   ! grep -q 'agent/low/long.cpp:10 planted_long 120 lines' <<<"$out" ||
+   ! grep -q 'tools/bench/long.cpp:10 planted_long 120 lines' <<<"$out" || grep -q -e short_one -e kTable <<<"$out"; then
+  echo "FAIL layers/detects-long-function: the planted 120-line functions (agent/, tools/) were not reported alone (got: $out)"
 else
   echo "PASS layers/detects-long-function"
 fi
 
-if out=$(python3 "$lengths" --max 100); then
-  echo "PASS layers/function-length: no function in agent/ over 100 lines"
+if out=$(python3 "$lengths" --max "$max_lines"); then
+  echo "PASS layers/function-length: no function in agent/ or tools/ over $max_lines lines"
 else
   echo "FAIL layers/function-length: split these by phase into named functions (longest first):"
   sed 's/^/  /' <<<"$out"
