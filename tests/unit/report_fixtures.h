@@ -1,10 +1,12 @@
 // report_fixtures.h - the reports the peer protocol and peer tracker tests build: an
-// entry, a body under the default rule, a body too large for one message, a header, and the millisecond in nanoseconds.
+// entry, a body under the default rule, a body too large for one message, a header, and the millisecond in nanoseconds;
+// and a body's hits as a peer decodes them, by group.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +32,12 @@ inline ReportEntry entry(const char *addr, uint64_t hits) {
   ReportEntry e{};
   EXPECT_TRUE(key_from_string(addr, &e.key)) << addr;
   e.hits = hits;
+  return e;
+}
+
+inline ReportEntry entry(const char *addr, uint32_t rule, uint64_t hits) {
+  ReportEntry e = entry(addr, hits);
+  e.key.rule = rule;
   return e;
 }
 
@@ -62,6 +70,24 @@ inline ReportHeader header(const char *id = "edge-1") {
   h.epoch = 42;
   h.sent_unix_ms = 1700000000000ull;
   return h;
+}
+
+// `body` encoded in one message (node h1), decoded as a peer would: hits by "RULE KEY", where
+// RULE is the name the message gives the entry's rule (a group's name: "web::p24").
+inline std::map<std::string, uint64_t> hits_by_group(const ReportBody &body) {
+  ReportHeader h;
+  h.node_id = "h1";
+  const auto msgs = encode_report(h, 1, body);
+  std::map<std::string, uint64_t> by_group;
+  EXPECT_EQ(msgs.size(), 1u);
+  ReportHeader h2;
+  ReportBody got;
+  if (msgs.size() != 1 || decode_report(msgs[0].data(), msgs[0].size(), &h2, &got) != DecodeError::None) {
+    ADD_FAILURE() << "the report did not travel in one message that decodes";
+    return by_group;
+  }
+  for (const auto &e : got.entries) by_group[got.rules[e.key.rule] + " " + key_to_string(e.key)] += e.hits;
+  return by_group;
 }
 
 }  // namespace dt::test

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "crowdsec/bouncer.h"
 #include "rules/config_file.h"
+#include "agent_args.h"
 
 namespace {
 
@@ -203,13 +204,9 @@ TEST(CrowdsecBouncer, LapiUrls) {
 
 // parse_crowdsec_command on "crowdsec ARGS..."; *err: its stderr.
 int parse_options(std::vector<std::string> args, dt::CrowdsecOptions *o, std::string *err) {
-  dt::ArgvList a;
-  a.push("crowdsec");
-  for (auto &x : args) a.push(x);
-  testing::internal::CaptureStderr();
-  const int code = dt::parse_crowdsec_command(a.argc(), a.argv(), o);
-  *err = testing::internal::GetCapturedStderr();
-  return code;
+  args.insert(args.begin(), "crowdsec");
+  return dt::test::run_captured([o](int argc, char **argv) { return dt::parse_crowdsec_command(argc, argv, o); },
+                                args, err);
 }
 
 TEST(CrowdsecBouncer, Options) {

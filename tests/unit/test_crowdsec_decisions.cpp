@@ -14,6 +14,7 @@
 #include "crowdsec/lapi_client.h"
 #include "rules/config_file.h"
 #include "crowdsec/go_duration.h"
+#include "agent_args.h"
 
 namespace {
 
@@ -257,13 +258,11 @@ TEST(CrowdsecDecisions, BracketsInStringsAreNoNesting) {
 
 // parse_crowdsec_command on "crowdsec ARGS..."; its exit code (-1: go on) and what it printed.
 int crowdsec_args(std::vector<std::string> args, std::string *printed, dt::CrowdsecOptions *o) {
-  dt::ArgvList a;
-  a.push("crowdsec");
-  for (const auto &x : args) a.push(x);
-  testing::internal::CaptureStderr();
-  testing::internal::CaptureStdout();
-  const int code = dt::parse_crowdsec_command(a.argc(), a.argv(), o);
-  *printed = testing::internal::GetCapturedStderr() + testing::internal::GetCapturedStdout();
+  args.insert(args.begin(), "crowdsec");
+  std::string out;
+  const int code = dt::test::run_captured(
+      [o](int argc, char **argv) { return dt::parse_crowdsec_command(argc, argv, o); }, args, printed, &out);
+  *printed += out;
   return code;
 }
 

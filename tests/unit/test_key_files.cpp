@@ -15,6 +15,7 @@
 #include "cluster/curve.h"
 #include "cluster/key_files.h"
 #include "commands/commands.h"
+#include "agent_args.h"
 #include "temp_dir.h"
 
 namespace {
@@ -27,15 +28,7 @@ class KeyFilesTest : public testing::Test {
   }
   // `agent keygen NAME --dir DIR`: its exit status; its stderr in err_.
   int keygen(const std::string &name) {
-    std::vector<std::string> args = {"keygen", name, "--dir", dir_.path()};
-    std::vector<char *> argv;
-    for (auto &a : args) argv.push_back(a.data());
-    testing::internal::CaptureStdout();
-    testing::internal::CaptureStderr();
-    const int rc = dt::cmd_keygen(static_cast<int>(argv.size()), argv.data());
-    testing::internal::GetCapturedStdout();
-    err_ = testing::internal::GetCapturedStderr();
-    return rc;
+    return dt::test::run_captured(dt::cmd_keygen, {"keygen", name, "--dir", dir_.path()}, &err_);
   }
   unsigned mode_of(const std::string &path) {
     struct stat st {};

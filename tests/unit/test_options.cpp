@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "common/program_name.h"
 #include "rules/config_file.h"
+#include "agent_args.h"
 
 namespace {
 
@@ -99,14 +100,7 @@ TEST(Options, IdsMatchTheGetoptTable) {
 // The subcommands: exit code -1 (go on), 0 (help) or 2 (error) from their parse.
 template <class Options, class Parse>
 int subcommand(Parse parse, std::vector<std::string> args, Options *o) {
-  dt::ArgvList a;
-  for (auto &x : args) a.push(x);
-  testing::internal::CaptureStderr();
-  testing::internal::CaptureStdout();
-  const int code = parse(a.argc(), a.argv(), o);
-  testing::internal::GetCapturedStdout();
-  testing::internal::GetCapturedStderr();
-  return code;
+  return dt::test::run_captured([&](int argc, char **argv) { return parse(argc, argv, o); }, args, nullptr);
 }
 
 TEST(Options, ReloadTakesOnlyItsOwnOptions) {

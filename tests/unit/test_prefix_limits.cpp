@@ -20,6 +20,7 @@
 #include "rules/prefix_limits.h"
 #include "rules/rules.h"
 #include "agent_args.h"
+#include "report_fixtures.h"
 #include "temp_dir.h"
 
 namespace {
@@ -291,13 +292,7 @@ TEST(PrefixReports, GroupNames) {
 TEST(PrefixReports, PrefixBucketsTravelInGroupsPeersCanMap) {
   dt::ReportBody body;
   body.rules = {"default", "web"};
-  auto entry = [](const char *addr, uint32_t rule, uint64_t hits) {
-    dt::ReportEntry e{};
-    EXPECT_TRUE(dt::key_from_string(addr, &e.key));
-    e.key.rule = rule;
-    e.hits = hits;
-    return e;
-  };
+  using dt::test::entry;
   body.entries = {entry("198.18.0.1", 1, 3), entry("198.18.0.0", dt_prefix_key_rule(1, 24, false), 7),
                   entry("198.18.0.0", dt_prefix_key_rule(1, 16, false), 7),
                   entry("2001:2::", dt_prefix_key_rule(1, 16, true), 2),
@@ -305,20 +300,11 @@ TEST(PrefixReports, PrefixBucketsTravelInGroupsPeersCanMap) {
   EXPECT_EQ(dt::name_prefix_groups(&body), 4u);
   EXPECT_EQ(body.rules, (std::vector<std::string>{"default", "web", "web::p24", "web::p16"}))
       << "one group per level, IPv4 and IPv6 levels of one length together";
-  dt::ReportHeader h;
-  h.node_id = "h1";
-  const auto msgs = dt::encode_report(h, 1, body);
-  ASSERT_EQ(msgs.size(), 1u);
-  dt::ReportHeader h2;
-  dt::ReportBody got;
-  ASSERT_EQ(dt::decode_report(msgs[0].data(), msgs[0].size(), &h2, &got), dt::DecodeError::None);
-  std::map<std::string, uint64_t> by_group;
-  for (const auto &e : got.entries) by_group[got.rules[e.key.rule] + " " + dt::key_to_string(e.key)] += e.hits;
-  EXPECT_EQ(by_group, (std::map<std::string, uint64_t>{{"web 198.18.0.1", 3},
-                                                       {"web::p24 198.18.0.0", 7},
-                                                       {"web::p24 198.18.1.0", 1},
-                                                       {"web::p16 198.18.0.0", 7},
-                                                       {"web::p16 2001:2::", 2}}));
+  EXPECT_EQ(dt::test::hits_by_group(body), (std::map<std::string, uint64_t>{{"web 198.18.0.1", 3},
+                                                                            {"web::p24 198.18.0.0", 7},
+                                                                            {"web::p24 198.18.1.0", 1},
+                                                                            {"web::p16 198.18.0.0", 7},
+                                                                            {"web::p16 2001:2::", 2}}));
 }
 
 }  // namespace

@@ -53,18 +53,9 @@ std::string ask(int fd, const std::string &line) {
   return out;
 }
 
-bool at_eof(int fd) {
-  char c;
-  return recv(fd, &c, 1, 0) == 0;
-}
+using dt::test::at_eof;
 
-bool eventually(const std::function<bool()> &cond) {
-  for (int i = 0; i < 3000; i++) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return cond();
-}
+bool eventually(const std::function<bool()> &cond) { return dt::test::eventually(cond, 3000); }
 
 // `line` sent on the unix socket `path` by a child process running as `uid`; its answer.
 std::string ask_as(uid_t uid, const std::string &path, const std::string &line) {

@@ -64,20 +64,8 @@ std::string exchange(int fd, const std::string &queries, size_t n) {
   return read_n(fd, n);
 }
 
-// True if the peer closed: recv returns 0 (within the 2 s timeout).
-bool at_eof(int fd) {
-  char c;
-  return recv(fd, &c, 1, 0) == 0;
-}
-
-// Polls cond every millisecond for up to 2 s.
-bool eventually(const std::function<bool()> &cond) {
-  for (int i = 0; i < 2000; i++) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return cond();
-}
+using dt::test::at_eof;
+using dt::test::eventually;  // polls for up to 2 s
 
 std::string repeat(const std::string &s, int n) {
   std::string out;

@@ -16,6 +16,8 @@
 #include "cluster/report_signing.h"
 #include "commands/commands.h"
 #include "common/address.h"
+#include "agent_args.h"
+#include "report_fixtures.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -48,12 +50,7 @@ std::string report_of(const std::string &node, uint64_t seq = 1) {
   h.boot_id = 7;
   h.epoch = 3;
   h.sent_unix_ms = 1700000000000;
-  dt::ReportBody b;
-  b.rules = {"default"};
-  dt::ReportEntry e{};
-  EXPECT_TRUE(dt::key_from_string("198.18.0.1", &e.key));
-  e.hits = 5;
-  b.entries = {e};
+  dt::ReportBody b = dt::test::body_of({dt::test::entry("198.18.0.1", 5)});
   b.tags = {{"api", 9}};
   return dt::encode_report(h, seq, b)[0];
 }
@@ -80,14 +77,7 @@ class ReportSigningTest : public dt::test::TempDirTest {
   int keygen(std::vector<std::string> args, bool with_dir = true) {
     args.insert(args.begin(), "keygen");
     if (with_dir) args.insert(args.end(), {"--dir", dir_});
-    std::vector<char *> argv;
-    for (auto &a : args) argv.push_back(a.data());
-    testing::internal::CaptureStdout();
-    testing::internal::CaptureStderr();
-    const int rc = dt::cmd_keygen(static_cast<int>(argv.size()), argv.data());
-    testing::internal::GetCapturedStdout();
-    stderr_ = testing::internal::GetCapturedStderr();
-    return rc;
+    return dt::test::run_captured(dt::cmd_keygen, args, &stderr_);
   }
 
   bool load_key(const std::string &name, dt::SigningKey *key) {
@@ -375,12 +365,7 @@ TEST_F(ReportSigningTest, HubKeySignsAggregatesNodeKeysDoNot) {
   h.node_id = "hub";
   h.boot_id = 1;
   h.epoch = 1;
-  dt::ReportBody sums;
-  sums.rules = {"default"};
-  dt::ReportEntry e{};
-  ASSERT_TRUE(dt::key_from_string("198.18.0.1", &e.key));
-  e.hits = 12;
-  sums.entries = {e};
+  const dt::ReportBody sums = dt::test::body_of({dt::test::entry("198.18.0.1", 12)});
   std::string agg = dt::encode_aggregate("hub", {{"web1", 7, {3}}}, h, 1, sums)[0];
   std::string by_hub = agg, by_node = agg;
   dt::sign_message(by_hub, hub_);

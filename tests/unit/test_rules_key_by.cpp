@@ -9,6 +9,7 @@
 #include "cluster_core/peer_protocol.h"
 #include "common/report_types.h"
 #include "dthrottle/bucket.h"
+#include "report_fixtures.h"
 #include "rules_test_util.h"
 
 namespace {
@@ -111,31 +112,16 @@ TEST(RulesKeyBy, DestinationGroupNames) {
 TEST(RulesKeyBy, DestinationBucketsTravelInGroupsPeersCanMap) {
   dt::ReportBody body;
   body.rules = {"default", "vip", "web"};
-  auto entry = [](const char *addr, uint32_t rule, uint64_t hits) {
-    dt::ReportEntry e{};
-    EXPECT_TRUE(dt::key_from_string(addr, &e.key));
-    e.key.rule = rule;
-    e.hits = hits;
-    return e;
-  };
+  using dt::test::entry;
   body.entries = {entry("198.18.0.1", 2, 3), entry("198.18.200.7", 1 | DT_KEY_DEST, 40),
                   entry("198.18.200.8", 1 | DT_KEY_DEST, 2), entry("198.18.0.0", dt_prefix_key_rule(2, 24, false), 5)};
   EXPECT_EQ(dt::name_dest_groups(&body), 2u);
   EXPECT_EQ(dt::name_prefix_groups(&body), 1u) << "the two namings leave each other's entries alone";
   EXPECT_EQ(body.rules, (std::vector<std::string>{"default", "vip", "web", "vip::dst", "web::p24"}));
-  dt::ReportHeader h;
-  h.node_id = "h1";
-  const auto msgs = dt::encode_report(h, 1, body);
-  ASSERT_EQ(msgs.size(), 1u);
-  dt::ReportHeader h2;
-  dt::ReportBody got;
-  ASSERT_EQ(dt::decode_report(msgs[0].data(), msgs[0].size(), &h2, &got), dt::DecodeError::None);
-  std::map<std::string, uint64_t> by_group;
-  for (const auto &e : got.entries) by_group[got.rules[e.key.rule] + " " + dt::key_to_string(e.key)] += e.hits;
-  EXPECT_EQ(by_group, (std::map<std::string, uint64_t>{{"web 198.18.0.1", 3},
-                                                       {"vip::dst 198.18.200.7", 40},
-                                                       {"vip::dst 198.18.200.8", 2},
-                                                       {"web::p24 198.18.0.0", 5}}));
+  EXPECT_EQ(dt::test::hits_by_group(body), (std::map<std::string, uint64_t>{{"web 198.18.0.1", 3},
+                                                                            {"vip::dst 198.18.200.7", 40},
+                                                                            {"vip::dst 198.18.200.8", 2},
+                                                                            {"web::p24 198.18.0.0", 5}}));
   EXPECT_TRUE(dt::valid_node_id(dt::dest_group_name(std::string(42, 'r'))))
       << "a destination group's name is a valid rule name on the wire";
 }

@@ -1,5 +1,6 @@
 // test_sockets.h - the tests' own client sockets to a server under test (the query socket):
-// connect over unix or loopback TCP with 2 s timeouts, send all of a string, read n bytes.
+// connect over unix or loopback TCP with 2 s timeouts, send all of a string, read n bytes,
+// see the server close; and waiting for a condition.
 #pragma once
 
 #include <arpa/inet.h>
@@ -9,9 +10,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <thread>
 
 namespace dt::test {
 
@@ -69,6 +73,21 @@ inline std::string read_n(int fd, size_t n) {
     out.append(buf, static_cast<size_t>(r));
   }
   return out;
+}
+
+// True if the peer closed: recv returns 0 (within the 2 s timeout).
+inline bool at_eof(int fd) {
+  char c;
+  return recv(fd, &c, 1, 0) == 0;
+}
+
+// Polls cond every millisecond for up to `ms` milliseconds; its last answer.
+inline bool eventually(const std::function<bool()> &cond, int ms = 2000) {
+  for (int i = 0; i < ms; i++) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return cond();
 }
 
 }  // namespace dt::test

@@ -6,6 +6,7 @@
 #include "common/endpoint.h"
 #include "common/parse_values.h"
 #include "dataplane/policy.h"
+#include "agent_args.h"
 
 namespace {
 
@@ -243,13 +244,8 @@ TEST(Cli, KeylessClusterNeedsInsecureClusterByName) {
 
 // `agent hub`'s parse: its exit code (-1: go on) and what it printed on stderr.
 int parse_hub(std::vector<std::string> args, dt::HubOptions *o, std::string *err) {
-  Argv a(args);
-  testing::internal::CaptureStderr();
-  testing::internal::CaptureStdout();
-  const int code = dt::parse_hub_command(a.argc(), a.argv(), o);
-  testing::internal::GetCapturedStdout();
-  *err = testing::internal::GetCapturedStderr();
-  return code;
+  return dt::test::run_captured([o](int argc, char **argv) { return dt::parse_hub_command(argc, argv, o); }, args,
+                                err);
 }
 
 TEST(Cli, KeylessHubNeedsInsecureClusterByName) {
