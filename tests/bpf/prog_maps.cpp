@@ -80,4 +80,29 @@ std::optional<dt_bucket> RuleMapsFixture::bucket_of(const std::string &addr, uin
   return b;
 }
 
+std::ostream &operator<<(std::ostream &os, const RuleOutcome &o) {
+  return os << "{" << verdict_name(o.verdict) << ", rule " << o.rule << "}";
+}
+
+dt_rule_stats RuleMapsFixture::rule_stats(uint32_t rule) {
+  return summed_per_cpu<dt_rule_stats>(map_fd(DT_MAP_RULE_STATS), rule);
+}
+
+RuleOutcome RuleMapsFixture::run_counted(const std::vector<uint8_t> &frame, size_t rules) {
+  std::vector<dt_rule_stats> before(rules);
+  for (size_t r = 0; r < rules; r++) before[r] = rule_stats(static_cast<uint32_t>(r));
+  RuleOutcome o;
+  o.verdict = run(frame);
+  int moved = 0;
+  for (size_t r = 0; r < rules; r++) {
+    const dt_rule_stats after = rule_stats(static_cast<uint32_t>(r));
+    const uint64_t delta = (after.passed - before[r].passed) + (after.dropped - before[r].dropped);
+    if (delta == 0) continue;
+    moved++;
+    o.rule = delta == 1 ? static_cast<int>(r) : -1;
+  }
+  if (moved != 1) o.rule = -1;
+  return o;
+}
+
 }  // namespace dt::test

@@ -1,11 +1,14 @@
 // prog_maps.h - open the maps a loaded BPF program uses, by name (for tests whose
-// maps the fixture does not expose: the rule banks, the per-rule counters).
+// maps the fixture does not expose: the rule banks, the per-rule counters); and which rule
+// a packet's verdict came from, by those counters.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "bpf_fixture.h"
 #include "dataplane/policy.h"
@@ -28,6 +31,14 @@ bool open_prog_maps(int prog_fd, std::initializer_list<ProgMap> maps);
 // Closes each fd that is open (>= 0).
 void close_fds(std::initializer_list<int> fds);
 
+// A packet's verdict and the rule whose counters it moved.
+struct RuleOutcome {
+  int verdict = -1;
+  int rule = -1;  // whose counters moved; -1 if none or several did
+  bool operator==(const RuleOutcome &o) const { return verdict == o.verdict && rule == o.rule; }
+};
+std::ostream &operator<<(std::ostream &os, const RuleOutcome &o);
+
 // A BpfFixture that also opens the XDP program's rule maps (maps_: the policy, both
 // banks and the config, for publish_rules) and its per-rule counters (rule_stats).
 class RuleMapsFixture : public BpfFixture {
@@ -38,6 +49,12 @@ class RuleMapsFixture : public BpfFixture {
   // The bucket whose key is `addr` (already cut to the rule's key prefix) under `rule`,
   // as users read it (read_bucket), or nullopt; a failure if `addr` is no address.
   std::optional<dt_bucket> bucket_of(const std::string &addr, uint32_t rule);
+
+  // The counters of `rule`, summed over the CPUs.
+  dt_rule_stats rule_stats(uint32_t rule);
+  // One packet: its verdict and the one rule among the first `rules` whose counters it moved
+  // (by one packet; -1 if none, several, or one by more).
+  RuleOutcome run_counted(const std::vector<uint8_t> &frame, size_t rules);
 
   RuleMaps maps_;
   int rule_stats_fd_ = -1;

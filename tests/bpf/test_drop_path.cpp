@@ -34,8 +34,6 @@ namespace {
 
 constexpr double kNoRefill = 0.001;  // tokens per second: burst 1 means one pass, then drops
 
-std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
-
 class XdpDropPath : public BpfFixture {
  protected:
   void SetUp() override {
@@ -225,7 +223,6 @@ TEST_F(XdpDropPath, DryRunWouldDropsAreHeldAndReadExactly) {
   EXPECT_EQ(b->dropped, 0u);
   EXPECT_LT(kPackets - raw(src).would_drop, DT_DROP_FLUSH_PACKETS);
 }
-
 
 // A refusal decided at the CPU's clock bound (bpf/clock.h: jiffies counted from an
 // anchor, plus two ticks) is exactly a refusal on the precise clock: a source that has a

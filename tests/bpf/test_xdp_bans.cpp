@@ -28,9 +28,6 @@ namespace dt::test {
 using namespace frames;
 namespace {
 
-std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
-std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
-
 class XdpBans : public BanMapsFixture {
  protected:
   void set_dry_run(bool on) {

@@ -25,9 +25,6 @@ namespace {
 
 constexpr double kNoRefill = 0.001;  // tokens per second: < 0.001 token per test
 
-std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
-std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
-
 class XdpBucket : public BpfFixture {
  protected:
   // Sends `n` frames; returns how many passed (a verdict other than PASS/DROP fails).

@@ -37,8 +37,6 @@ namespace {
 
 constexpr double kNoRefill = 0.001;  // tokens per second: < 0.001 token per test
 
-std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
-
 // What a run of packets did: verdicts, and the counters that moved.
 struct Verdicts {
   int passed = 0, dropped = 0;  // verdicts
@@ -71,8 +69,6 @@ class XdpDryRun : public RuleMapsFixture {
   }
 
   uint64_t rule_would_drop(uint32_t rule) { return summed_per_cpu<uint64_t>(map_fd(DT_MAP_RULE_WOULD_DROP), rule); }
-
-  dt_rule_stats rule_stats(uint32_t rule) { return summed_per_cpu<dt_rule_stats>(map_fd(DT_MAP_RULE_STATS), rule); }
 
   // A bucket for `addr` under rule 0 whose tat is `tat` (a test's setup, not the agent's way).
   void seed_bucket(const std::string &addr, uint64_t tat) {

@@ -27,9 +27,6 @@ namespace dt::test {
 using namespace frames;
 namespace {
 
-std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
-std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
-
 class XdpLists : public RuleMapsFixture {
  protected:
   void SetUp() override {

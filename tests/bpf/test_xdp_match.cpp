@@ -27,14 +27,7 @@ namespace {
 
 constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10, kUrg = 0x20;
 
-struct Outcome {
-  int verdict = -1;
-  int rule = -1;  // whose counters moved; -1 if none or several did
-  bool operator==(const Outcome &o) const { return verdict == o.verdict && rule == o.rule; }
-};
-std::ostream &operator<<(std::ostream &os, const Outcome &o) {
-  return os << "{" << verdict_name(o.verdict) << ", rule " << o.rule << "}";
-}
+using Outcome = RuleOutcome;  // prog_maps.h
 const Outcome kDefault{XDP_PASS, 0};
 Outcome denied_by(int rule) { return {XDP_DROP, rule}; }
 
@@ -71,25 +64,8 @@ class XdpMatch : public RuleMapsFixture {
     rules_ = rs.rules.size();
   }
 
-  dt_rule_stats rule_stats(uint32_t rule) { return summed_per_cpu<dt_rule_stats>(map_fd(DT_MAP_RULE_STATS), rule); }
-
   // One packet: its verdict and the one rule whose counters it moved.
-  Outcome send(const std::vector<uint8_t> &frame) {
-    std::vector<dt_rule_stats> before(rules_);
-    for (size_t r = 0; r < rules_; r++) before[r] = rule_stats(static_cast<uint32_t>(r));
-    Outcome o;
-    o.verdict = run(frame);
-    int moved = 0;
-    for (size_t r = 0; r < rules_; r++) {
-      const dt_rule_stats after = rule_stats(static_cast<uint32_t>(r));
-      const uint64_t delta = (after.passed - before[r].passed) + (after.dropped - before[r].dropped);
-      if (delta == 0) continue;
-      moved++;
-      o.rule = delta == 1 ? static_cast<int>(r) : -1;
-    }
-    if (moved != 1) o.rule = -1;
-    return o;
-  }
+  Outcome send(const std::vector<uint8_t> &frame) { return run_counted(frame, rules_); }
 
   size_t rules_ = 1;
 };

@@ -24,9 +24,6 @@ namespace dt::test {
 using namespace frames;
 namespace {
 
-std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
-std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
-
 class XdpCheckOrder : public BanMapsFixture {
  protected:
   uint64_t ban_dropped(const std::string &text) { return ban_of(text).dropped; }

@@ -24,9 +24,6 @@ namespace {
 
 constexpr double kNoRefill = 0.001;
 
-std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
-std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
-
 PrefixLimit level(bool is_v4, unsigned bits, double rate, uint64_t burst, bool bytes = false) {
   PrefixLimit l;
   l.v4 = is_v4;

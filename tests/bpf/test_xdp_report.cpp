@@ -23,9 +23,6 @@ namespace dt::test {
 using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
-std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
-std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
-
 class XdpReport : public BpfFixture {
  protected:
   // Runs `n` packets of `frame` and checks each one's verdict.

@@ -84,14 +84,7 @@ std::vector<uint8_t> ipv6(const std::string &src, const L4 &l4, const std::vecto
 
 // ---- Fixture ---------------------------------------------------------------------
 
-struct Outcome {
-  int verdict = -1;
-  int rule = -1;  // whose counters moved; -1 if none or several did
-  bool operator==(const Outcome &o) const { return verdict == o.verdict && rule == o.rule; }
-};
-std::ostream &operator<<(std::ostream &os, const Outcome &o) {
-  return os << "{" << verdict_name(o.verdict) << ", rule " << o.rule << "}";
-}
+using Outcome = RuleOutcome;  // prog_maps.h
 
 Outcome pass_by(int rule) { return {XDP_PASS, rule}; }
 Outcome drop_by(int rule) { return {XDP_DROP, rule}; }
@@ -111,26 +104,8 @@ class XdpRules : public RuleMapsFixture {
     rules_ = rs.rules.size();
   }
 
-  dt_rule_stats rule_stats(uint32_t rule) { return summed_per_cpu<dt_rule_stats>(map_fd(DT_MAP_RULE_STATS), rule); }
-
   // One packet: its verdict and the one rule whose counters it moved.
-  Outcome send(const std::vector<uint8_t> &frame) {
-    const size_t n = std::max<size_t>(rules_, 1);
-    std::vector<dt_rule_stats> before(n);
-    for (size_t r = 0; r < n; r++) before[r] = rule_stats(static_cast<uint32_t>(r));
-    Outcome o;
-    o.verdict = run(frame);
-    int moved = 0;
-    for (size_t r = 0; r < n; r++) {
-      const dt_rule_stats after = rule_stats(static_cast<uint32_t>(r));
-      const uint64_t delta = (after.passed - before[r].passed) + (after.dropped - before[r].dropped);
-      if (delta == 0) continue;
-      moved++;
-      o.rule = delta == 1 ? static_cast<int>(r) : -1;
-    }
-    if (moved != 1) o.rule = -1;
-    return o;
-  }
+  Outcome send(const std::vector<uint8_t> &frame) { return run_counted(frame, std::max<size_t>(rules_, 1)); }
 
   // `n` packets; how many passed.
   int passes(const std::vector<uint8_t> &frame, int n) {

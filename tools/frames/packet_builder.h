@@ -1,4 +1,5 @@
-// packet_builder.h - the one builder of Ethernet frames for the BPF tests, bench and pktgen.
+// packet_builder.h - the one builder of Ethernet frames for the BPF tests, bench and pktgen
+// (and v4/v6: the tests' usual UDP frame from a source).
 //
 //   auto f = PacketBuilder().vlan(100).ipv4("198.18.0.1").udp(16).build();
 //   auto g = PacketBuilder().ipv6("2001:2::1").icmpv6(135).build();
@@ -359,5 +360,9 @@ class PacketBuilder {
   std::string payload_pattern_;
   std::optional<size_t> truncate_;
 };
+
+// The tests' usual frames: UDP from `src`, every other field the builder's default.
+inline std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }
+inline std::vector<uint8_t> v6(const std::string &src) { return PacketBuilder().ipv6(src).udp().build(); }
 
 }  // namespace dt::frames
