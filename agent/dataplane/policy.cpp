@@ -93,22 +93,15 @@ unsigned long long policy_burst(const dt_policy &p) {
 
 namespace {
 
-// The prefix budgets of every rule into bank `bank` (rules past prefix's end: none).
-int write_prefix_bank(int fd, uint32_t bank, const std::vector<dt_prefix_policy> &prefix) {
+// Each rule's value into bank `bank` of a banked per-rule map (slot rule * 2 + bank): the
+// prefix budgets (dt_prefix_policy), or the dst prefixes and len ranges (dt_rule_cond).
+// Rules past the end of `per_rule` get a zeroed value: none.
+template <class Value>
+int write_rule_bank(int fd, uint32_t bank, const std::vector<Value> &per_rule) {
   for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {
-    const dt_prefix_policy none{};
+    const Value none{};
     uint32_t slot = rule * 2 + bank;
-    if (bpf_map_update_elem(fd, &slot, rule < prefix.size() ? &prefix[rule] : &none, BPF_ANY) != 0) return -errno;
-  }
-  return 0;
-}
-
-// The dst prefixes and len ranges of every rule into bank `bank` (rules past cond's end: none).
-int write_cond_bank(int fd, uint32_t bank, const std::vector<dt_rule_cond> &cond) {
-  for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {
-    const dt_rule_cond none{};
-    uint32_t slot = rule * 2 + bank;
-    if (bpf_map_update_elem(fd, &slot, rule < cond.size() ? &cond[rule] : &none, BPF_ANY) != 0) return -errno;
+    if (bpf_map_update_elem(fd, &slot, rule < per_rule.size() ? &per_rule[rule] : &none, BPF_ANY) != 0) return -errno;
   }
   return 0;
 }
@@ -156,9 +149,9 @@ int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies, const 
       if (bpf_map_update_elem(fd, &key, &set, BPF_ANY) != 0) return -errno;
   }
   if (prefix && maps.prefix_fd >= 0)
-    if (int rc = write_prefix_bank(maps.prefix_fd, next_bank, *prefix); rc != 0) return rc;
+    if (int rc = write_rule_bank(maps.prefix_fd, next_bank, *prefix); rc != 0) return rc;
   if (parts.cond && maps.cond_fd >= 0)
-    if (int rc = write_cond_bank(maps.cond_fd, next_bank, *parts.cond); rc != 0) return rc;
+    if (int rc = write_rule_bank(maps.cond_fd, next_bank, *parts.cond); rc != 0) return rc;
   if (names && maps.names_fd >= 0) {
     for (uint32_t rule = 0; rule < DT_MAX_RULES; rule++) {  // past names: cleared
       dt_rule_name n{};
