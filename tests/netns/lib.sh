@@ -284,6 +284,35 @@ agent_fg() {
 # stats_json [DIR]: `agent stats --json` over every source, read from the pins.
 stats_json() { "$AGENT" stats --pin-dir "${1:-$PIN_DIR}" --json --top 0; }
 
+# query_ask [--as UID] SOCKET LINE...: one connection to the query socket SOCKET, the LINEs
+# pipelined; the answers joined by ',' ("error: ..." if it cannot connect). A client as UID
+# runs with group nogroup and no other groups.
+query_ask() {
+	local as=()
+	if [ "$1" = --as ]; then # the system's python: a pyenv shim under /root is root's only
+		as=(setpriv --reuid "$2" --regid 65534 --clear-groups /usr/bin/python3)
+		shift 2
+	fi
+	[ ${#as[@]} -gt 0 ] || as=("${PYTHON:-python3}")
+	"${as[@]}" - "$@" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(2)
+try:
+    s.connect(sys.argv[1])
+    s.sendall(b"".join(t.encode() + b"\n" for t in sys.argv[2:]))
+    want, got = len(sys.argv) - 2, b""
+    while got.count(b"\n") < want:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+    print(",".join(got.decode().split("\n")[:want]))
+except OSError as e:
+    print("error: %s" % e)
+PY
+}
+
 # sources_seen ADDR...: every ADDR has packets passed or dropped in our pins (a sender is
 # under way); for wait_until.
 sources_seen() {
@@ -565,6 +594,36 @@ mlab_agent_wait() {
 	echo "--- agent $1 did not come up; its log:"
 	cat "$log"
 	return 1
+}
+
+# mlab_agents_start NAME local|mesh|hub [AGENT OPTIONS...]: one agent per host 1..HOSTS,
+# NAME1, NAME2, ... (CUR_AGENT[I], an array the caller declares), with the OPTIONS and, in a
+# cluster, --period $PERIOD and the mesh's --peers or the hub at $HUB_CTL:7701. Starts them
+# all, then waits until each has attached and, in a cluster, has heard every other one
+# (within 10 s); dies naming the first that did not.
+# shellcheck disable=SC2153 # HOSTS and PERIOD are the caller's
+mlab_agents_start() {
+	local name=$1 mode=$2 i opts
+	shift 2
+	for ((i = 1; i <= HOSTS; i++)); do
+		opts=("$@")
+		case $mode in
+		mesh) opts+=(--period "$PERIOD" --peers "$(mlab_peers "$i")") ;;
+		hub) opts+=(--period "$PERIOD" --hub "$HUB_CTL:7701") ;;
+		esac
+		MLAB_NO_WAIT=1 mlab_agent_start "$i" "$name$i" "${opts[@]}" || die "the $mode agent of h$i did not start"
+		# shellcheck disable=SC2004,SC2034 # the caller's array (associative: the $ is needed)
+		CUR_AGENT[$i]=$name$i
+	done
+	for ((i = 1; i <= HOSTS; i++)); do
+		mlab_agent_wait "$name$i" || die "the $mode agent of h$i did not start"
+	done
+	[ "$mode" = local ] && return
+	for ((i = 1; i <= HOSTS; i++)); do
+		# shellcheck disable=SC2046
+		mlab_wait_peers "$name$i" 1 10 $(mlab_others "$i") ||
+			die "the $mode agent of h$i did not hear every peer within 10 s"
+	done
 }
 
 # mlab_hub_start NAME [HUB OPTIONS...]: starts `agent hub` in $HUB_NS on port 7701 (agents:

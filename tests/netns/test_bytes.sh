@@ -30,23 +30,7 @@ declare -A CUR_AGENT=()
 budget() { calc "$BURST + $RATE * $1"; }
 
 # start_agents NAME local|mesh: one agent per host with the byte budget.
-start_agents() {
-	local name=$1 mode=$2 i opts
-	for ((i = 1; i <= HOSTS; i++)); do
-		opts=(--rate 100kB/s --burst 5kB --stats-interval 10m)
-		[ "$mode" = mesh ] && opts+=(--period "$PERIOD" --peers "$(mlab_peers "$i")")
-		MLAB_NO_WAIT=1 mlab_agent_start "$i" "$name$i" "${opts[@]}" || die "the $mode agent of h$i did not start"
-		CUR_AGENT[$i]=$name$i
-	done
-	for ((i = 1; i <= HOSTS; i++)); do
-		mlab_agent_wait "$name$i" || die "the $mode agent of h$i did not start"
-	done
-	[ "$mode" = local ] && return
-	for ((i = 1; i <= HOSTS; i++)); do
-		# shellcheck disable=SC2046
-		mlab_wait_peers "$name$i" 1 10 $(mlab_others "$i") || die "the mesh agent of h$i did not hear every peer"
-	done
-}
+start_agents() { mlab_agents_start "$1" "$2" --rate 100kB/s --burst 5kB --stats-interval 10m; }
 
 stop_agents() {
 	local i

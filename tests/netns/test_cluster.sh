@@ -45,27 +45,7 @@ ratio() { calc "$1 / $2"; }
 
 # start_agents NAME local|mesh|hub: one agent per host (NAME1..NAME3); in a cluster,
 # waits until every agent has heard every other one.
-start_agents() {
-	local name=$1 mode=$2 i opts
-	for ((i = 1; i <= HOSTS; i++)); do
-		opts=(--rate "$RATE" --burst "$BURST" --stats-interval 10m)
-		case $mode in
-		mesh) opts+=(--period "$PERIOD" --peers "$(mlab_peers "$i")") ;;
-		hub) opts+=(--period "$PERIOD" --hub "$HUB_CTL:7701") ;;
-		esac
-		MLAB_NO_WAIT=1 mlab_agent_start "$i" "$name$i" "${opts[@]}" || die "the $mode agent of h$i did not start"
-		CUR_AGENT[$i]=$name$i
-	done
-	for ((i = 1; i <= HOSTS; i++)); do
-		mlab_agent_wait "$name$i" || die "the $mode agent of h$i did not start"
-	done
-	[ "$mode" = local ] && return
-	for ((i = 1; i <= HOSTS; i++)); do
-		# shellcheck disable=SC2046
-		mlab_wait_peers "$name$i" 1 10 $(mlab_others "$i") ||
-			die "the $mode agent of h$i did not hear every peer within 10 s"
-	done
-}
+start_agents() { mlab_agents_start "$1" "$2" --rate "$RATE" --burst "$BURST" --stats-interval 10m; }
 
 # stop_agents: SIGTERM every running agent (detach, unpin: the next run starts afresh).
 stop_agents() {

@@ -52,7 +52,7 @@ mlab_hub_up
 #   --member-key FILE     a member's stolen key pair (agent keygen's .key): --publish-curve
 #                         then uses it, --serve binds a CURVE server with it, and every report
 #                         is signed with the member's signing key (derived from its CURVE
-#                         secret as agent/cluster/report_signing.h says; libsodium by ctypes)
+#                         secret as agent/cluster/report_signing.h says: tests/netns/report_signing.py)
 #   --as ID,... --victim ADDR --hits N   what the forged reports say (one every 100 ms on each
 #                         publishing socket, the node ids in turn: wire format v2 of
 #                         agent/cluster_core/peer_protocol.h)
@@ -60,9 +60,9 @@ mlab_hub_up
 # stderr: "forged N" after 10 reports, "received ..." at the first message read. At the end,
 # stdout: {"forged": N, "received": {EP: messages, ...}}.
 cat >"$WORK/hostile.py" <<'PY'
-import ctypes, ctypes.util, hashlib, json, signal, socket, struct, sys, time, random
+import json, signal, socket, struct, sys, time, random
 import zmq
-from zmq.utils import z85
+from report_signing import signer, varint  # copied beside this script
 
 args = sys.argv[1:]
 opt = {"reads": [], "curve_reads": [], "pubs": [], "curve_pubs": [], "serves": [], "as": "h3",
@@ -96,29 +96,6 @@ def as_stranger(sock, pub_file):  # a CURVE client: a key of its own allowed by 
     public, secret = key_pair(opt["member-key"]) if "member-key" in opt else zmq.curve_keypair()
     sock.curve_publickey, sock.curve_secretkey = public, secret
     sock.curve_serverkey = server_key(pub_file)
-
-def signer(key_file):  # the member's report signing key: Ed25519 from BLAKE2b(CURVE secret)
-    sodium = ctypes.CDLL(ctypes.util.find_library("sodium") or "libsodium.so.23")
-    if sodium.sodium_init() < 0:
-        sys.exit("cannot initialise libsodium")
-    seed = hashlib.blake2b(z85.decode(key_pair(key_file)[1]), digest_size=32,
-                           key=b"dthrottle report signing v1").digest()
-    pk, sk = ctypes.create_string_buffer(32), ctypes.create_string_buffer(64)
-    sodium.crypto_sign_seed_keypair(pk, sk, seed)
-    def sign(msg):  # flags bit 2 (kFlagSigned), then the signature over every byte before it
-        msg = msg[:5] + bytes([msg[5] | 4]) + msg[6:]
-        sig = ctypes.create_string_buffer(64)
-        sodium.crypto_sign_detached(sig, None, msg, ctypes.c_ulonglong(len(msg)), sk)
-        return msg + sig.raw
-    return sign
-
-def varint(n):
-    out = b""
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
 
 def report(node_id, boot_id, seq, victim, hits):
     nid, rule = node_id.encode(), b"default"
@@ -157,7 +134,7 @@ for s in readers:
     poller.register(s, zmq.POLLIN)
 received = {ep: 0 for ep in readers.values()}
 boot, seq, forged = random.getrandbits(63), {}, 0
-sign = signer(opt["member-key"]) if "member-key" in opt else (lambda msg: msg)
+sign = signer(key_pair(opt["member-key"])[1]) if "member-key" in opt else (lambda msg: msg)
 ids = opt["as"].split(",")
 end, next_send = time.time() + float(opt["seconds"]), 0.0
 while not stop and time.time() < end:
@@ -182,6 +159,7 @@ while not stop and time.time() < end:
                 print("received from " + readers[s], file=sys.stderr, flush=True)
 print(json.dumps({"forged": forged, "received": received}))
 PY
+cp "$(dirname "$0")/report_signing.py" "$WORK/"
 
 # hostile_start NAME ARGS...: the hostile process in h3's namespace (logs: $WORK/hostile-NAME.*).
 hostile_start() {

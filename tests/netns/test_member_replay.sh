@@ -52,12 +52,12 @@ mlab_keys
 # ends the recording of h2's reports to everyone, replay.go publishes what it recorded
 # (once), relay.go publishes 10 relays of V's hits naming h9, signed as h6 (wire format v2,
 # agent/cluster_core/peer_protocol.h; the signing key derived from the CURVE secret as
-# agent/cluster/report_signing.h says, libsodium by ctypes). stderr: one line per
+# agent/cluster/report_signing.h says: report_signing.py). stderr: one line per
 # subscription it serves, "rewrapped N" every 20, "replayed N", "relayed N".
 cat >"$WORK/member.py" <<'PY'
-import ctypes, ctypes.util, hashlib, os, socket, struct, sys, time
+import os, socket, struct, sys, time
 import zmq
-from zmq.utils import z85
+from report_signing import signer, varint  # copied beside this script
 
 key_file, h2_pub, serve, h2_ep, work = sys.argv[1:6]
 
@@ -73,35 +73,13 @@ def wrap(to, msg):
 
 me = keys(key_file)
 
-def signer():  # h6's report signing key: Ed25519 from BLAKE2b(CURVE secret)
-    sodium = ctypes.CDLL(ctypes.util.find_library("sodium") or "libsodium.so.23")
-    if sodium.sodium_init() < 0:
-        sys.exit("cannot initialise libsodium")
-    seed = hashlib.blake2b(z85.decode(me["secret"]), digest_size=32, key=b"dthrottle report signing v1").digest()
-    pk, sk = ctypes.create_string_buffer(32), ctypes.create_string_buffer(64)
-    sodium.crypto_sign_seed_keypair(pk, sk, seed)
-    def sign(msg):  # flags bit 2 (kFlagSigned), then the signature over every byte before it
-        msg = msg[:5] + bytes([msg[5] | 4]) + msg[6:]
-        sig = ctypes.create_string_buffer(64)
-        sodium.crypto_sign_detached(sig, None, msg, ctypes.c_ulonglong(len(msg)), sk)
-        return msg + sig.raw
-    return sign
-
-def varint(n):
-    out = b""
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-
 def relay(seq, host, victim, hits):  # kFlagRelay (32): host's hits, passed on by us (h6)
     head = b"DTRP" + bytes([2, 32, 2]) + b"h6" + b"\x00"
     head += struct.pack("<QQQQHH", (int(time.time()) << 32) | 6, seq, seq, int(time.time() * 1000), 0, 1)
     group = bytes([7]) + b"default" + varint(1) + socket.inet_aton(victim) + varint(hits) + varint(0)
     return head + varint(0) + varint(0) + varint(1) + bytes([len(host)]) + host + varint(1) + group
 
-sign = signer()
+sign = signer(me["secret"])  # h6's report signing key
 ctx = zmq.Context()
 pub = ctx.socket(zmq.XPUB)  # XPUB: it sees who subscribes
 pub.linger = 0
@@ -163,6 +141,7 @@ while time.time() < end:
         replayed = True
         print("replayed %d" % min(len(recorded), 50), file=sys.stderr, flush=True)
 PY
+cp "$(dirname "$0")/report_signing.py" "$WORK/"
 
 nsenter --net="/run/netns/$HUB_NS" -- "$PYTHON" "$WORK/member.py" "$MLAB_KEYS/h6.key" "$MLAB_KEYS/h2.pub" \
 	"tcp://$M6:7700" "tcp://${M_CTL[2]}:7700" "$WORK" "$V" 2>"$WORK/member.err" &

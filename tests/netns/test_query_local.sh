@@ -41,34 +41,6 @@ burst = 1000
 adaptive = { listen_port = 65001 }
 EOF
 
-# ask [--as UID] SOCKET LINE...: one connection, pipelined lines; the answers joined by ','
-# (a client as UID runs with group nogroup and no other groups).
-ask() {
-	local as=()
-	if [ "$1" = --as ]; then # the system's python: a pyenv shim under /root is root's only
-		as=(setpriv --reuid "$2" --regid 65534 --clear-groups /usr/bin/python3)
-		shift 2
-	fi
-	[ ${#as[@]} -gt 0 ] || as=("$PYTHON")
-	"${as[@]}" - "$@" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(2)
-try:
-    s.connect(sys.argv[1])
-    s.sendall(b"".join(t.encode() + b"\n" for t in sys.argv[2:]))
-    want, got = len(sys.argv) - 2, b""
-    while got.count(b"\n") < want:
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        got += chunk
-    print(",".join(got.decode().split("\n")[:want]))
-except OSError as e:
-    print("error: %s" % e)
-PY
-}
-
 # svc_num KEY: KEY of the adaptive rule svc in the agent's status (rewritten about once a second).
 svc_num() { json_num "$(grep -o '"adaptive":\[{"kind":"rule","name":"svc"[^}]*}' <<<"$(stats_json)")" "$1"; }
 ADAPTIVE_STATUS=/run/dthrottle/$(tr / _ <<<"$PIN_DIR").adaptive.json
@@ -107,7 +79,7 @@ check query_local/clamp-logged "the agent did not log its clamped connection cap
 	grep -q 'query socket: at most 768 connections, not 4096: the descriptor limit is 1024' "$(agent_log a)"
 
 t_busy=$(now_s)
-got=$(ask --as 65534 "$SOCK" "BUSY svc" "user:n")
+got=$(query_ask --as 65534 "$SOCK" "BUSY svc" "user:n")
 check query_local/busy-refused "nobody's 'BUSY svc' was answered '$got', expected 'ERR not allowed,OK'" \
 	[ "$got" = "ERR not allowed,OK" ]
 wait_until 3 status_after "$t_busy" || fail query_local/status "no adaptive status written since nobody's BUSY"
@@ -116,9 +88,9 @@ check query_local/busy-refused-factor "svc after nobody's BUSY: factor ${f:-noth
 	eval 'num_eq "$f" 1 && num_eq "$n" 0'
 check query_local/busy-refused-logged "the refusal was not logged" \
 	grep -q 'query socket: refused BUSY from uid 65534: not in --query-admin-uids' "$(agent_log a)"
-got=$(ask --as 1234 "$SOCK" "BUSY svc")
+got=$(query_ask --as 1234 "$SOCK" "BUSY svc")
 check query_local/busy-listed-uid "uid 1234's 'BUSY svc' was answered '$got', expected OK" [ "$got" = OK ]
-got=$(ask "$SOCK" "BUSY svc")
+got=$(query_ask "$SOCK" "BUSY svc")
 check query_local/busy-root "root's 'BUSY svc' was answered '$got', expected OK" [ "$got" = OK ]
 wait_until 3 eval 'n=$(svc_num busy_signals); num_eq "$n" 2'
 f=$(svc_num factor)
@@ -147,12 +119,12 @@ wait_until 20 test -s "$WORK/held" || die "the holder did not open its connectio
 fds=$(fd_count "$AGENT_PID")
 check_le query_local/fds-bounded "descriptors of the agent with 2000 connections held" "$fds" 1000
 # Another user's client at once: root holds more than half the slots, so it gives one up.
-got=$(ask --as 65534 "$SOCK" user:9 user:9 user:9 user:9 user:9 user:9)
+got=$(query_ask --as 65534 "$SOCK" user:9 user:9 user:9 user:9 user:9 user:9)
 check query_local/other-user-at-once "nobody's new client got '$got' while root holds 2000 connections, expected OK x5 then NO" \
 	[ "$got" = "OK,OK,OK,OK,OK,NO" ]
 t0=$(now_s)
 # A new client of the same user: answered once an idle connection may make room (1 s idle), enforced.
-answered() { got=$(ask "$SOCK" user:1 user:1 user:1 user:1 user:1 user:1); [ "${got%%,*}" = OK ]; }
+answered() { got=$(query_ask "$SOCK" user:1 user:1 user:1 user:1 user:1 user:1); [ "${got%%,*}" = OK ]; }
 wait_until 5 answered
 waited=$(calc "$(now_s) - $t0")
 check query_local/new-client-answered "a new client got '$got' ${waited} s after 2000 idle connections, expected OK x5 then NO" \

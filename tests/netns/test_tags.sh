@@ -36,28 +36,8 @@ wait_for_line "$WORK/agent-b.log" 'attached dthrottle' "${LAB_PIDS[agent-b]}" 10
 wait_for_line "$WORK/agent-b.log" 'peer a is up' "${LAB_PIDS[agent-b]}" 10 || die "b never heard a"
 wait_for_line "$(agent_log a)" 'peer b is up' "$AGENT_PID" 10 || die "a never heard b"
 
-# ask SOCKET TAG... : one connection, pipelined queries, prints the answers joined by ','
-ask() {
-	local sock=$1
-	shift
-	"$PYTHON" - "$sock" "$@" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(2)
-s.connect(sys.argv[1])
-s.sendall(b"".join(t.encode() + b"\n" for t in sys.argv[2:]))
-want, got = len(sys.argv) - 2, b""
-while got.count(b"\n") < want:
-    chunk = s.recv(4096)
-    if not chunk:
-        break
-    got += chunk
-print(",".join(got.decode().split("\n")[:want]))
-PY
-}
-
 # The base protocol: exactly OK/NO, burst 5 then refused; other tags unaffected.
-got=$(ask "$WORK/a.sock" user:1 user:1 user:1 user:1 user:1 user:1 other-tag)
+got=$(query_ask "$WORK/a.sock" user:1 user:1 user:1 user:1 user:1 user:1 other-tag)
 check protocol/burst-then-no "agent a answered '$got'" [ "$got" = "OK,OK,OK,OK,OK,NO,OK" ]
 
 # The cluster: user:2 spent on a; after a's report b refuses it too.
@@ -74,12 +54,12 @@ tag_hits() {
 spent_then_refused() {
 	local who=$1 other=$2 tag=$3 before got oks t0 waited allowed
 	before=$(tag_hits "$other")
-	got=$(ask "$WORK/$who.sock" "$tag" "$tag" "$tag" "$tag" "$tag")
+	got=$(query_ask "$WORK/$who.sock" "$tag" "$tag" "$tag" "$tag" "$tag")
 	check "cluster/spent-on-$who" "agent $who answered '$got'" [ "$got" = "OK,OK,OK,OK,OK" ]
 	t0=$(now_s)
 	wait_until 5 tag_hits_reach "$other" $((${before:-0} + 5)) ||
 		echo "  ($other's status did not count $who's 5 hits of $tag within 5 s)"
-	got=$(ask "$WORK/$other.sock" "$tag" "$tag" "$tag")
+	got=$(query_ask "$WORK/$other.sock" "$tag" "$tag" "$tag")
 	waited=$(calc "$(now_s) - $t0")
 	allowed=$(floor "$(calc "1 + $waited")")
 	oks=$(tr ',' '\n' <<<"$got" | grep -c OK)
@@ -96,9 +76,9 @@ check cluster/tag-hits-counted "b's status shows tag_hits_received=${tag_hits:-n
 
 # Bad input: an overlong tag and a NUL byte are refused; the agent keeps serving.
 long=$(head -c 1100 /dev/zero | tr '\0' x)
-got=$(ask "$WORK/a.sock" "$long")
+got=$(query_ask "$WORK/a.sock" "$long")
 check protocol/overlong-tag "answered '$got'" [ "$got" = "ERR tag too long" ]
-got=$(ask "$WORK/a.sock" user:9)
+got=$(query_ask "$WORK/a.sock" user:9)
 check protocol/still-serving "answered '$got'" [ "$got" = "OK" ]
 
 # The Python client against the real agent: allow() and the decorator skip.
