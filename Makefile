@@ -147,9 +147,9 @@ $(BUILD)/verifier_stats: tools/verifier/verifier_stats.c | $(BUILD)
 # The report decoder under libFuzzer with ASan and UBSan (clang).
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
               -Iinclude -Iagent
-FUZZ_SRCS  := agent/cluster_core/peer_protocol.cpp agent/common/address.cpp agent/common/report_types.cpp \
-  agent/bans/ban_types.cpp agent/common/parse_values.cpp
-$(BUILD)/fuzz_report: tests/fuzz/fuzz_report.cpp $(FUZZ_SRCS) agent/cluster_core/peer_protocol.h | $(BUILD)
+FUZZ_SRCS  := agent/cluster_core/peer_decode.cpp agent/cluster_core/peer_encode.cpp agent/common/address.cpp \
+  agent/common/report_types.cpp agent/bans/ban_types.cpp agent/common/parse_values.cpp
+$(BUILD)/fuzz_report: tests/fuzz/fuzz_report.cpp $(FUZZ_SRCS) agent/cluster_core/peer_protocol.h agent/cluster_core/peer_wire.h | $(BUILD)
 	$(CLANGXX) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_report.cpp $(FUZZ_SRCS)
 
 $(BUILD)/fuzz_make_seeds: $(OBJ)/tests/fuzz/make_seeds.o $(BUILD)/libdtagent.a

@@ -7,7 +7,6 @@
 #include "common/clock.h"
 
 #include <bpf/bpf.h>
-#include <netdb.h>
 #include <sys/random.h>
 
 #include <algorithm>
@@ -20,7 +19,6 @@
 #include "dataplane/dataplane.h"
 #include "dataplane/debits.h"
 #include "common/address.h"
-#include "common/endpoint.h"
 #include "dthrottle/bucket.h"
 
 namespace dt {
@@ -73,35 +71,6 @@ static std::string version_detail(DecodeError e, const void *data, size_t len) {
   if (e != DecodeError::WrongVersion) return "";
   return " (protocol version " + std::to_string(peek_version(data, len)) + ", this agent speaks " +
          std::to_string(kProtocolVersion) + ": upgrade every agent of the cluster)";
-}
-
-std::vector<dt_key> resolve_endpoint_hosts(const std::vector<std::string> &endpoints, std::string *err) {
-  std::vector<dt_key> keys;
-  for (const auto &ep : endpoints) {
-    HostPort hp;
-    if (!parse_host_port(ep, {.tcp_scheme = true}, &hp)) continue;
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo *res = nullptr;
-    if (int rc = getaddrinfo(hp.host.c_str(), nullptr, &hints, &res); rc != 0) {
-      *err += (err->empty() ? "" : "; ") + std::string("cannot resolve ") + hp.host + ": " + gai_strerror(rc);
-      continue;
-    }
-    for (addrinfo *ai = res; ai; ai = ai->ai_next) {
-      dt_key k{};
-      if (ai->ai_family == AF_INET) {
-        k.addr[10] = k.addr[11] = 0xff;
-        memcpy(&k.addr[12], &reinterpret_cast<sockaddr_in *>(ai->ai_addr)->sin_addr, 4);
-      } else if (ai->ai_family == AF_INET6) {
-        memcpy(k.addr, &reinterpret_cast<sockaddr_in6 *>(ai->ai_addr)->sin6_addr, 16);
-      } else {
-        continue;
-      }
-      keys.push_back(k);
-    }
-    freeaddrinfo(res);
-  }
-  return keys;
 }
 
 Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
@@ -161,6 +130,11 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
       OutboxOptions{cfg.node_id, c->boot_id_, report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs,
                     cfg.period_ns / 2, kMaxMessageBytes},
       std::move(seal));
+  c->send_ = std::make_unique<ReportSender>(c->planner_, *c->out_, [raw = c.get()](const Outgoing &o, uint64_t now_ns) {
+    if (o.kind == OutKind::Report && !raw->cfg_.hubs.empty())
+      raw->remember_own(*o.bytes, o.seq, now_ns);  // summing hubs send it back in their sums
+    return raw->publish_out(o);
+  });
   return c;
 }
 
@@ -334,33 +308,6 @@ void Cluster::skip_stale(const ReportHeader &h, const ReportBody &body, const Ar
                                                          : "sent while it could not hear us, before it came back");
 }
 
-// A report's rule names as our rule ids (-1: not debited here): plain names to our
-// rules keyed as the sender keys them (by source), groups RULE::pBITS to prefix levels
-// (rule | bits << 16), groups RULE::dst to our rules keyed by destination; for the
-// adaptive rules, any of a rule's buckets as the rule.
-Cluster::ReportRuleMap Cluster::map_report_rules(const std::vector<std::string> &names) const {
-  ReportRuleMap m;
-  m.local.assign(names.size(), -1);
-  m.level.assign(names.size(), -1);
-  m.dest.assign(names.size(), -1);
-  for (size_t i = 0; i < names.size(); i++) {
-    std::string base;
-    unsigned bits = 0;
-    if (auto it = throttle_rule_ids_.find(names[i]); it != throttle_rule_ids_.end()) {
-      if (!dest_rules_.count(it->second)) m.local[i] = it->second;  // else a peer keys it by source
-    } else if (split_prefix_group_name(names[i], &base, &bits)) {
-      if (auto b = throttle_rule_ids_.find(base); b != throttle_rule_ids_.end()) m.level[i] = b->second | bits << 16;
-    } else if (split_dest_group_name(names[i], &base)) {
-      if (auto b = throttle_rule_ids_.find(base); b != throttle_rule_ids_.end() && dest_rules_.count(b->second))
-        m.dest[i] = b->second;
-    }
-  }
-  m.adaptive = m.local;
-  for (size_t i = 0; i < names.size(); i++)
-    if (m.dest[i] >= 0) m.adaptive[i] = m.dest[i];
-  return m;
-}
-
 // A fresh report: peers' factors, tag hits, then the packet hits as debits (returned, with
 // our rule ids).
 std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns,
@@ -373,35 +320,18 @@ std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportB
   if (body.entries.empty()) return {};
   if (watch_.active()) watch_.observe(h.node_id, body);
   // The sender's rule names to ours; hits for rules we do not throttle are dropped.
-  const ReportRuleMap map = map_report_rules(body.rules);
+  const ReportRuleMap map = map_report_rules(rules_, body.rules);
   if (adaptive_) adaptive_->add_packet_hits(body.entries, map.adaptive);
-  std::vector<dt_debit> debits;
-  debits.reserve(body.entries.size());
-  for (const auto &en : body.entries) {
-    dt_debit d{};
-    d.key = en.key;
-    const std::vector<int64_t> &local = map.local, &level = map.level;
-    if (local[en.key.rule] >= 0) {
-      d.key.rule = static_cast<uint32_t>(local[en.key.rule]);
-    } else if (map.dest[en.key.rule] >= 0) {
-      d.key.rule = static_cast<uint32_t>(map.dest[en.key.rule]) | DT_KEY_DEST;  // a destination bucket
-    } else if (const int64_t l = level[en.key.rule]; l >= 0) {
-      // A prefix bucket: the level of our rule with that length, in the entry's family.
-      d.key.rule = dt_prefix_key_rule(static_cast<uint32_t>(l & 0xffff), static_cast<uint32_t>(l >> 16),
-                                      !addr_is_v4(en.key.addr));
-      if (!prefix_levels_.count(d.key.rule)) {
-        counters_.unknown_rule_entries++;
-        continue;
-      }
-    } else {
-      counters_.unknown_rule_entries++;
-      continue;
-    }
-    d.hits = static_cast<uint32_t>(en.hits);
-    debits.push_back(d);
-  }
-  if (!debits.empty() && join_guard_.active(now_ns)) debit_joining(via.empty() ? h.node_id : via, h.epoch, debits, now_ns);
-  else if (!debits.empty()) debit(h.node_id, debits, now_ns);
+  std::vector<dt_debit> debits = report_debits(rules_, map, body.entries, &counters_.unknown_rule_entries);
+  if (debits.empty()) return debits;
+  // Joining a running cluster (cluster_core/join_guard.h): a copy, with a burst more for the
+  // first debit of each source in flight; the caller relays and notes the hits as they came.
+  std::vector<dt_debit> charged = debits;
+  const std::string &sender = via.empty() ? h.node_id : via;
+  const JoinExtra x = add_join_extra(join_guard_, rules_, sender, h.epoch, &charged, now_ns);
+  counters_.join_sources_emptied += x.sources;
+  counters_.join_burst_hits += x.hits;
+  debit(join_guard_.active(now_ns) ? sender : h.node_id, charged, now_ns);
   return debits;
 }
 
@@ -419,63 +349,6 @@ void Cluster::debit(const std::string &from, const std::vector<dt_debit> &debits
   }
 }
 
-// Joining a running cluster (cluster_core/join_guard.h): the first debit of each source in the
-// window, if the message's sender names a period in flight when we first heard it, carries
-// a burst more. A copy: the caller relays and notes the hits as they came.
-void Cluster::debit_joining(const std::string &sender, uint64_t epoch, std::vector<dt_debit> debits, uint64_t now_ns) {
-  for (dt_debit &d : debits) {
-    const uint64_t burst = dt_key_is_prefix(d.key.rule) || d.key.rule >= burst_hits_.size() ? 0 : burst_hits_[d.key.rule];
-    const uint64_t extra =
-        std::min<uint64_t>(join_guard_.extra(sender, epoch, d.key, burst, now_ns), UINT32_MAX - d.hits);
-    d.hits += static_cast<uint32_t>(extra);
-    counters_.join_sources_emptied += extra > 0;
-    counters_.join_burst_hits += extra;
-  }
-  debit(sender, debits, now_ns);
-}
-
-// Prefix buckets' entries (key.rule with DT_KEY_PREFIX) go in groups of their own,
-// named RULE::pBITS and appended to body->rules, so that peers map them by name.
-// Returns how many entries are prefix buckets.
-size_t name_prefix_groups(ReportBody *body) {
-  std::map<std::string, uint32_t> groups;
-  size_t n = 0;
-  for (auto &e : body->entries) {
-    if (!dt_key_is_prefix(e.key.rule)) continue;
-    const uint32_t id = dt_key_rule_id(e.key.rule);
-    if (id >= body->rules.size() || body->rules[id].empty()) {
-      e.hits = 0;  // a rule gone since: the encoder skips entries without hits
-      continue;
-    }
-    const std::string name = prefix_group_name(body->rules[id], dt_key_prefix_bits(e.key.rule));
-    auto [it, fresh] = groups.emplace(name, static_cast<uint32_t>(body->rules.size()));
-    if (fresh) body->rules.push_back(name);
-    e.key.rule = it->second;
-    n++;
-  }
-  return n;
-}
-
-// Destination buckets' entries (key.rule with DT_KEY_DEST) go in groups RULE::dst,
-// appended to body->rules, so that peers debit their destination bucket of RULE.
-size_t name_dest_groups(ReportBody *body) {
-  std::map<std::string, uint32_t> groups;
-  size_t n = 0;
-  for (auto &e : body->entries) {
-    if (dt_key_is_prefix(e.key.rule) || !dt_key_is_dest(e.key.rule)) continue;
-    const uint32_t id = dt_key_rule_id(e.key.rule);
-    if (id >= body->rules.size() || body->rules[id].empty()) {
-      e.hits = 0;  // a rule gone since: the encoder skips entries without hits
-      continue;
-    }
-    auto [it, fresh] = groups.emplace(dest_group_name(body->rules[id]), static_cast<uint32_t>(body->rules.size()));
-    if (fresh) body->rules.push_back(it->first);
-    e.key.rule = it->second;
-    n++;
-  }
-  return n;
-}
-
 void Cluster::on_period(uint64_t now_ns) {
   int err = 0;
   std::vector<ReportEntry> served = collector_.end_period(&err);
@@ -488,18 +361,19 @@ void Cluster::on_period(uint64_t now_ns) {
   served = merge_entries(early_.take_held(), served);  // collected early, held back: theirs now
   ReportHeader h = message_header(collector_.epoch() - 1);
   ReportBody body;
-  body.rules = rule_names_;
+  body.rules = rules_.names;
   if (adaptive_) {
     adaptive_->add_packet_hits(served);  // all we served, wherever it goes
     body.factors = adaptive_->report_factors();
   }
   early_.period_reported(served, now_ns);
   next_early_ns_ = early_.next_tick(now_ns);
-  body.entries = route_served(std::move(served), now_ns);
+  body.entries = std::move(served);
   if (collect_tags_) body.tags = collect_tags_();
-  counters_.prefix_entries_sent += name_prefix_groups(&body);
-  counters_.dest_entries_sent += name_dest_groups(&body);
-  send_period(h, body, now_ns);
+  send_->period(h, std::move(body), owner_ready(), now_ns);
+  note_sent();
+  counters_.lazy_entries = planner_.cadence().lazy_entries();
+  counters_.batch_waiting = planner_.cadence().waiting();
   publish_bans(now_ns);
   request_resends(now_ns);
   check_peer_liveness(now_ns);
@@ -531,16 +405,20 @@ bool Cluster::publish_out(const Outgoing &o) {
   return true;
 }
 
-// This period's report, kept for resends.
-void Cluster::publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
-  counters_.reports_sent++;
-  counters_.entries_sent += body.entries.size();
-  counters_.max_report_entries = std::max<uint64_t>(counters_.max_report_entries, body.entries.size());
-  counters_.tags_sent += body.tags.size();
-  for (const Outgoing &o : out_->report(h, body, now_ns)) {
-    if (!cfg_.hubs.empty()) remember_own(*o.bytes, o.seq, now_ns);  // summing hubs send it back in their sums
-    publish_out(o);
-  }
+void Cluster::note_sent() {
+  const SendCounts &s = send_->counts();
+  counters_.reports_sent = s.reports;
+  counters_.entries_sent = s.report_entries;
+  counters_.max_report_entries = s.max_report_entries;
+  counters_.tags_sent = s.tags;
+  counters_.directed_entries_sent = s.directed_entries;
+  counters_.directed_batches = s.directed_batches;
+  counters_.relayed_entries_sent = s.relayed_entries;
+  counters_.prefix_entries_sent = s.prefix_entries;
+  counters_.dest_entries_sent = s.dest_entries;
+  counters_.mesh_periods = s.mesh_periods;
+  counters_.quiet_periods = s.quiet_periods;
+  counters_.heartbeats_sent = s.heartbeats;
 }
 
 // The header of a message this node sends now, in `epoch` (a report's: the period just
@@ -559,13 +437,6 @@ void Cluster::serve_resend(const std::string &from, const std::vector<ResendRequ
   counters_.resend_requests_received += r.named_us;
   if (r.over_budget) counters_.rejected["resend over budget"]++;
   for (const Outgoing &o : r.out) publish_out(o);
-}
-
-void Cluster::set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles) {
-  rule_names_ = names;
-  throttle_rule_ids_.clear();
-  for (size_t i = 0; i < names.size() && i < throttles.size(); i++)
-    if (throttles[i]) throttle_rule_ids_[names[i]] = static_cast<uint32_t>(i);
 }
 
 void Cluster::set_tag_hooks(std::function<std::vector<TagHit>()> collect,

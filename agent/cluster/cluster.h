@@ -31,6 +31,8 @@
 #include "cluster_core/early_report.h"
 #include "cluster_core/join_guard.h"
 #include "cluster_core/report_router.h"
+#include "cluster_core/report_sender.h"
+#include "cluster_core/rule_groups.h"
 #include "cluster/report_signing.h"
 #include "cluster_core/resend_buffer.h"
 #include "cluster/source_watch.h"
@@ -85,17 +87,19 @@ class Cluster {
   void on_early_tick(uint64_t now_ns);
   // The local rules by index (names travel in reports; peers may number rules
   // differently). Hits for rules that are not `throttle` here are not debited.
-  void set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles);
+  void set_rules(const std::vector<std::string> &names, const std::vector<bool> &throttles) {
+    rules_.set(names, throttles);
+  }
   // The prefix levels in force here, as prefix bucket key.rule values (prefix_level_keys):
   // peers' hits for a level we do not have are not debited.
-  void set_prefix_levels(std::set<uint32_t> levels) { prefix_levels_ = std::move(levels); }
+  void set_prefix_levels(std::set<uint32_t> levels) { rules_.prefix_levels = std::move(levels); }
   // The rules keyed by destination here (dest_rule_ids): peers' hits of group RULE::dst
   // debit our destination buckets of RULE only if RULE is one of them, and plain hits
   // of RULE (a peer that keys it by source) are not debited.
-  void set_dest_rules(std::set<uint32_t> ids) { dest_rules_ = std::move(ids); }
+  void set_dest_rules(std::set<uint32_t> ids) { rules_.dest_rules = std::move(ids); }
   // Per local rule index, its burst in hits (rule_burst_hits): what a joiner's first debit
   // of a peer-reported source adds (cluster_core/join_guard.h).
-  void set_rule_bursts(std::vector<uint64_t> burst_hits) { burst_hits_ = std::move(burst_hits); }
+  void set_rule_bursts(std::vector<uint64_t> burst_hits) { rules_.burst_hits = std::move(burst_hits); }
   // Query-socket tags: where this host's served tag hits come from each period,
   // and where the peers' tag hits go.
   void set_tag_hooks(std::function<std::vector<TagHit>()> collect,
@@ -172,14 +176,6 @@ class Cluster {
   bool decode_message(const void *data, size_t len, uint64_t now_ns, ReportHeader *h, ReportBody *body);
   bool is_own_echo(const ReportHeader &h, uint64_t now_ns);
   void skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
-  // A report's rule names (by index) as our rule ids, per kind of bucket; -1: not ours.
-  struct ReportRuleMap {
-    std::vector<int64_t> local;     // a source bucket of our rule
-    std::vector<int64_t> level;     // a prefix bucket: rule | bits << 16
-    std::vector<int64_t> dest;      // a destination bucket (RULE::dst) of our rule
-    std::vector<int64_t> adaptive;  // local, or dest: the rule an adaptive rule counts them for
-  };
-  ReportRuleMap map_report_rules(const std::vector<std::string> &names) const;
   // via: the message's sender when h names another member (an owner's relay of its hits).
   std::vector<dt_debit> apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns,
                                      const std::string &via = {});
@@ -189,14 +185,8 @@ class Cluster {
   // (cluster_early.cpp, cluster_core/shared_early.h).
   std::vector<ReportEntry> collect_shared_early(uint64_t now_ns, int *err);
   ReportHeader message_header(uint64_t epoch) const;  // now, from this node
-  // period: the end of a period (its sources wait in owners' batches); else an early
-  // tick (cluster_early.cpp: new sources go to their owners at once).
-  std::vector<ReportEntry> route_served(std::vector<ReportEntry> served, uint64_t now_ns, bool period = true);
-  void publish_directed(const std::string &to, const std::vector<ReportEntry> &entries, uint64_t now_ns);
-  // Cadence (cluster_cadence.cpp): what goes out at the end of a period, and when.
-  void send_period(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
-  void publish_relays(const std::vector<RelayEntry> &relays, uint64_t now_ns,
-                      const std::vector<std::string> *ids = nullptr);
+  // What the sender (cluster_core/report_sender.h) sent, in our counters.
+  void note_sent();
   bool publish_out(const Outgoing &o);  // publish() and ClusterCounters by its kind
   bool addressed_to_us(const ReportHeader &h, const ReportBody &body, const std::string *envelope, size_t len,
                        uint64_t now_ns);
@@ -205,10 +195,8 @@ class Cluster {
   void apply_relayed(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   void note_shared(const std::vector<dt_debit> &debits, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
-  void debit_joining(const std::string &sender, uint64_t epoch, std::vector<dt_debit> debits, uint64_t now_ns);
   void serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns);
   bool publish(const std::string &msg);
-  void publish_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
   void request_resends(uint64_t now_ns);
   // Bans (cluster_bans.cpp).
   void publish_bans(uint64_t now_ns);
@@ -238,17 +226,14 @@ class Cluster {
   PeerTracker tracker_;
   EarlyReport early_;
   JoinGuard join_guard_;
-  std::vector<uint64_t> burst_hits_;
   uint64_t next_early_ns_ = UINT64_MAX;
   uint64_t next_shared_early_ns_ = 0;  // the shared sources' early reports: shared_early_pace
   ReportPlanner planner_;        // who hears of which source (owners), and when (cadence)
   std::unique_ptr<Outbox> out_;  // our message streams, signed, kept for resends (once open)
+  std::unique_ptr<ReportSender> send_;  // what we served, routed by planner_, through out_
   uint64_t boot_id_ = 0;
   ClusterCounters counters_;
-  std::vector<std::string> rule_names_{"default"};
-  std::map<std::string, uint32_t> throttle_rule_ids_{{"default", 0}};
-  std::set<uint32_t> prefix_levels_;
-  std::set<uint32_t> dest_rules_;  // rule ids keyed by destination (set_dest_rules)
+  LocalRules rules_;  // the rules peers' hits are charged to (cluster_core/rule_groups.h)
   std::function<std::vector<TagHit>()> collect_tags_;
   std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
@@ -286,13 +271,6 @@ uint64_t aggregate_down_after_ns(const ClusterConfig &cfg);
 // max(kMinTrackedPeers, 4 x (peers + hubs)), authenticated only when every report's
 // signature is verified before the tracker.
 TrackerOptions tracker_options(const ClusterConfig &cfg);
-// Puts the prefix buckets' entries of `body` in groups named RULE::pBITS (appended to
-// body->rules; see prefix_group_name). Returns how many entries are prefix buckets.
-size_t name_prefix_groups(ReportBody *body);
-// Puts the destination buckets' entries of `body` (key.rule with DT_KEY_DEST) in groups
-// named RULE::dst (appended to body->rules; see dest_group_name). Returns how many.
-size_t name_dest_groups(ReportBody *body);
-
 // A decoded message's kind for ClusterCounters::received_bytes_by_kind.
 const char *message_kind(const ReportBody &body);
 

@@ -45,13 +45,10 @@ void Cluster::on_early_tick(uint64_t now_ns) {
   counters_.early_entries_sent += entries.size();
   if (adaptive_) adaptive_->add_packet_hits(entries);  // served here, as the period's report's
   ReportBody body;
-  body.rules = rule_names_;
-  body.entries = route_served(std::move(entries), now_ns, false);  // shared ones: to everyone
-  if (body.entries.empty()) return;
-  counters_.prefix_entries_sent += name_prefix_groups(&body);
-  counters_.dest_entries_sent += name_dest_groups(&body);
-  publish_report(message_header(collector_.epoch() - 1), body, now_ns);
-  planner_.sent_to_everyone(true, now_ns);
+  body.rules = rules_.names;
+  body.entries = std::move(entries);  // to their owners now; shared ones to everyone
+  send_->early(message_header(collector_.epoch() - 1), std::move(body), owner_ready(), now_ns);
+  note_sent();
 }
 
 // Only in the owner scheme (no hubs: a hub's sums come at its own pace). Source and

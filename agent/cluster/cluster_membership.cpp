@@ -2,6 +2,7 @@
 // hubs (with CurveZMQ or not), the cluster_exempt map of their TCP ports, peers added and removed
 // by a reload.
 #include <bpf/bpf.h>
+#include <netdb.h>
 #include <zmq.h>
 
 #include <algorithm>
@@ -47,6 +48,35 @@ bool has_key(const std::vector<dt_key> &keys, const dt_key &k) {
 }
 
 }  // namespace
+
+std::vector<dt_key> resolve_endpoint_hosts(const std::vector<std::string> &endpoints, std::string *err) {
+  std::vector<dt_key> keys;
+  for (const auto &ep : endpoints) {
+    HostPort hp;
+    if (!parse_host_port(ep, {.tcp_scheme = true}, &hp)) continue;
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *res = nullptr;
+    if (int rc = getaddrinfo(hp.host.c_str(), nullptr, &hints, &res); rc != 0) {
+      *err += (err->empty() ? "" : "; ") + std::string("cannot resolve ") + hp.host + ": " + gai_strerror(rc);
+      continue;
+    }
+    for (addrinfo *ai = res; ai; ai = ai->ai_next) {
+      dt_key k{};
+      if (ai->ai_family == AF_INET) {
+        k.addr[10] = k.addr[11] = 0xff;
+        memcpy(&k.addr[12], &reinterpret_cast<sockaddr_in *>(ai->ai_addr)->sin_addr, 4);
+      } else if (ai->ai_family == AF_INET6) {
+        memcpy(k.addr, &reinterpret_cast<sockaddr_in6 *>(ai->ai_addr)->sin6_addr, 16);
+      } else {
+        continue;
+      }
+      keys.push_back(k);
+    }
+    freeaddrinfo(res);
+  }
+  return keys;
+}
 
 // The PUB socket binds --listen (a CURVE server with --curve-key), the SUB socket
 // connects to every peer, and both connect to every hub (CURVE clients of it).

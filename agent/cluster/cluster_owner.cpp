@@ -13,51 +13,6 @@ namespace dt {
 // every source goes to every peer, as in the mesh: more bytes, never less accuracy.
 bool Cluster::owner_ready() { return planner_.owner_ready(tracker_.peers()); }
 
-// This period's served sources: those for every peer are returned; those for one owner
-// wait in its batch (report_cadence.h: send_period sends the batches due), or at an early
-// tick go to it now; ours that turned shared are relayed now.
-std::vector<ReportEntry> Cluster::route_served(std::vector<ReportEntry> served, uint64_t now_ns, bool period) {
-  Routed r = planner_.route(std::move(served), owner_ready(), period, now_ns);
-  counters_.mesh_periods += period && !r.owners;
-  for (const auto &[to, entries] : r.directed) publish_directed(to, entries, now_ns);
-  if (!r.relays.empty()) publish_relays(r.relays, now_ns);
-  return std::move(r.everyone);
-}
-
-// Entries for one owner, in messages of their own (a stream per owner: their seqs are not
-// the report's), naming the owner in their signed header, prefixed with its node id.
-void Cluster::publish_directed(const std::string &to, const std::vector<ReportEntry> &entries, uint64_t now_ns) {
-  ReportBody body;
-  body.rules = rule_names_;
-  body.entries = entries;
-  name_prefix_groups(&body);
-  name_dest_groups(&body);
-  for (const Outgoing &o : out_->directed(to, message_header(collector_.epoch() - 1), body)) publish_out(o);
-  counters_.directed_entries_sent += entries.size();
-  (void)now_ns;
-}
-
-// As owner: hits members admitted of sources now shared, to everyone, each block naming
-// the member; in our report sequence (kept for resends, signed).
-void Cluster::publish_relays(const std::vector<RelayEntry> &relays, uint64_t now_ns,
-                             const std::vector<std::string> *ids) {
-  if (!ids) ids = &planner_.router().members();  // RelayEntry::from indexes these
-  std::map<uint32_t, std::vector<ReportEntry>> by_member;
-  for (const RelayEntry &r : relays) by_member[r.from].push_back(r.entry);
-  std::vector<RelayedReport> blocks;
-  for (auto &[member, entries] : by_member) {
-    ReportBody named;
-    named.rules = rule_names_;
-    named.entries = std::move(entries);
-    name_prefix_groups(&named);
-    name_dest_groups(&named);
-    blocks.push_back(RelayedReport{(*ids)[member], std::move(named.rules), std::move(named.entries)});
-  }
-  for (const Outgoing &o : out_->relay(message_header(collector_.epoch() - 1), blocks, now_ns))
-    if (publish_out(o)) planner_.sent_to_everyone(true, now_ns);
-  counters_.relayed_entries_sent += relays.size();
-}
-
 // A message a member sent to us alone as the owner of its sources, checked as every
 // message (signature, recipient, once only in its stream, age: Cluster::handle_message),
 // charged, then noted as owner.
@@ -72,7 +27,9 @@ void Cluster::handle_directed(const ReportHeader &h, const ReportBody &body, con
   if (log_level() == LogLevel::Debug)
     DT_DEBUG("directed from %s: %zu entries applied, %zu relayed, sent %lld ms ago", h.node_id.c_str(), debits.size(),
              relays.size(), sent_ago_ms(h.sent_unix_ms));
-  if (!relays.empty()) publish_relays(relays, now_ns, &relay.ids);
+  if (relays.empty()) return;
+  send_->relays(message_header(collector_.epoch() - 1), relays, relay.ids, rules_.names, now_ns);
+  note_sent();
 }
 
 // An owner's relay: every member's hits but ours, as if that member had reported them.

@@ -286,6 +286,7 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     cadence.batch_wait_ns = std::max(s.period, kLinkBatchWaitNs);
     cadence.batch_quiet_ns = std::max(s.period, kLinkBatchQuietNs);
   }
+  rules_.burst_hits = {s.burst};
   uint64_t boot_seed = s.seed, phase_seed = s.seed ^ 0x5048415345000000ull;
   ideal_ = s.net.loss == 0 && s.net.duplicate == 0 && s.net.jitter == 0 && s.net.partitions.empty();
   hosts_.resize(s.hosts);
@@ -314,6 +315,10 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.planner = ReportPlanner(PlannerOptions{host.node_id, s.scheme == Scheme::Owner, false, s.hosts - 1,
                                                 RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period},
                                                 cadence});
+    host.sender = std::make_unique<ReportSender>(host.planner, *host.outbox, [this, h](const Outgoing &o, uint64_t) {
+      publish(h, {o});
+      return true;
+    });
     if (s.scheme != Scheme::Threshold && s.reports) {
       host.early = EarlyReport(EarlyReportOptions{s.period, s.early_report, s.early_min_hits});
       schedule_early(h, 0);  // the first period starts at 0 (it ends at the host's phase)
@@ -560,7 +565,7 @@ void ClusterSim::handle_report(size_t h) {
     publish_to_hubs(h, std::move(served));
   } else {
     mark_reported(h, served);
-    route_served(h, std::move(served));
+    send_period(h, std::move(served), owner_ready(h), s_.cadence);
   }
   end_period(h);
 }
@@ -592,19 +597,16 @@ Ns ClusterSim::report_offset(size_t h, uint64_t *seed) const {
   return splitmix64(seed) % s_.period;
 }
 
-// Publishes `entries` (reported already: mark_reported) as host h's report to every peer
-// (to -1), or as a message directed to host `to` alone (Scheme::Owner), through the host's
-// outbox (cluster_core/outbox.h). A report to every peer is published even when empty: it
-// says "alive".
-void ClusterSim::publish_report(size_t h, std::vector<ReportEntry> entries, int to) {
+// Host h's period report (reported already: mark_reported), through the cluster core
+// (report_sender.h): to owners and everyone, when its cadence says; a report to everyone is
+// published even when empty: it says "alive".
+void ClusterSim::send_period(size_t h, std::vector<ReportEntry> served, bool owners, bool cadence) {
   Host &host = hosts_[h];
   ReportBody body;
-  body.rules = {kAdaptiveRule};  // every simulated client is under the default rule
-  body.entries = std::move(entries);
-  if (host.adaptive && to < 0) body.factors = host.adaptive->report_factors();
-  const ReportHeader hdr = host.outbox->header(to < 0 ? ++host.epoch : host.epoch, wall_ms(h));
-  if (to < 0) return publish(h, host.outbox->report(hdr, body, now_));
-  publish(h, host.outbox->directed(hosts_[static_cast<size_t>(to)].node_id, hdr, body));
+  body.rules = rules_.names;  // every simulated client is under the default rule
+  body.entries = std::move(served);
+  if (host.adaptive) body.factors = host.adaptive->report_factors();
+  host.sender->period(host.outbox->header(++host.epoch, wall_ms(h)), std::move(body), owners, now_, cadence);
 }
 
 // What host h's outbox returns, on the wire: a directed message to its owner, any other to
@@ -788,6 +790,7 @@ const std::vector<HostStats> &ClusterSim::hosts() const {
   for (size_t h = 0; h < hosts_.size(); h++) {
     const Host &host = hosts_[h];
     host_stats_[h].received = host.direct_received + fanouts_ - host.fanned_out;
+    host_stats_[h].relayed = host.sender->counts().relayed_entries;
     host_stats_[h].accepted = host.direct_accepted + plain_fanouts_ - host.plain_fanned_out;
   }
   return host_stats_;
@@ -851,41 +854,40 @@ Arrival ClusterSim::arrive(size_t to, const Message &m) {
   return a;
 }
 
-// The report's entries as debits (an owner also notes them, Scheme::Owner), then the
-// adaptive controller's share.
+// The report's entries as debits (cluster_core/rule_groups.h; an owner also notes them,
+// Scheme::Owner), then the adaptive controller's share.
 void ClusterSim::apply_entries(size_t to, const Message &m) {
   Host &host = hosts_[to];
+  const ReportRuleMap map = map_report_rules(rules_, m.body.rules);
+  uint64_t unknown = 0;
+  const std::vector<dt_debit> debits = report_debits(rules_, map, m.body.entries, &unknown);
+  charge(to, debits, m);
   std::vector<ReportEntry> charged;
-  for (const ReportEntry &e : m.body.entries) {
-    if (m.body.rules[e.key.rule] != kAdaptiveRule) continue;
-    dt_key k = e.key;
-    k.rule = DT_RULE_DEFAULT;  // the sender's group index to our rule id
-    debit_entry(to, k, e.hits, m);
-    if (m.directed) charged.push_back({k, e.hits});
-    else host.planner.heard(k, now_);
+  for (const dt_debit &d : debits) {
+    if (m.directed) charged.push_back({d.key, d.hits});
+    else host.planner.heard(d.key, now_);
   }
   if (!charged.empty()) {
     const RelayPlan r = host.planner.on_directed(m.hdr.node_id, charged, now_);
     if (!r.relays.empty()) send_relays(to, r.relays, r.ids);
   }
   if (host.adaptive) {
-    // The sender's rule groups to our rule id (one rule: "default").
-    std::vector<int64_t> local(m.body.rules.size(), -1);
-    for (size_t i = 0; i < m.body.rules.size(); i++)
-      if (m.body.rules[i] == kAdaptiveRule) local[i] = DT_RULE_DEFAULT;
-    host.adaptive->add_packet_hits(m.body.entries, local);
+    host.adaptive->add_packet_hits(m.body.entries, map.adaptive);
     if (!m.directed) host.adaptive->on_peer_factors(m.hdr.node_id, m.body.factors, now_);
   }
 }
 
-// dt_debit: hits another host admitted (unseen here: the bucket is created full, then debited).
-void ClusterSim::debit_entry(size_t to, const dt_key &k, uint64_t hits, const Message &m) {
+// dt_debit: hits another host admitted (unseen here: the bucket is created full, then
+// debited), a joiner's first debit of a source a burst more (join_guard.h).
+void ClusterSim::charge(size_t to, std::vector<dt_debit> debits, const Message &m) {
   Host &host = hosts_[to];
-  Bucket &b = host.buckets.try_emplace(k).first->second;
-  hits += join_debit(to, k, m);
+  if (joiner_hears(to, m)) add_join_extra(host.join_guard, rules_, hosts_[m.from].node_id, m.hdr.epoch, &debits, now_);
   const Ns limit = s_.debt_cap ? dt_gcra_debt_limit(now_, &host.policy) : now_ + DT_TAT_HORIZON_NS;
-  b.tat = dt_gcra_debit_upto(b.tat, now_, &host.policy, hits, limit);
-  host_stats_[to].hits_debited += hits;
+  for (const dt_debit &d : debits) {
+    Bucket &b = host.buckets.try_emplace(d.key).first->second;
+    b.tat = dt_gcra_debit_upto(b.tat, now_, &host.policy, d.hits, limit);
+    host_stats_[to].hits_debited += d.hits;
+  }
 }
 
 // Per period: the traffic of `copies` copies of a message, into or out of host h (a

@@ -1,14 +1,14 @@
 // cluster_sim.h - a deterministic simulator of a dthrottle cluster.
 //
-// N simulated hosts run the agent's cluster logic (agent/cluster/cluster.cpp and the BPF
-// programs it drives) on an injected clock (integer ns from 0), with in-memory
-// bucket maps instead of BPF maps:
+// N simulated hosts run the agent's cluster core (agent/cluster_core/, as the agent's
+// Cluster runs it, and the BPF programs' bucket arithmetic) on an injected clock (integer
+// ns from 0), with in-memory bucket maps instead of BPF maps:
 //   admit    dt_gcra_admit on the host's bucket for the client, passed++ (dt_xdp)
 //   report   every period at t = k*period + offset: hits = passed - reported,
-//            reported = passed (dt_collect), then dt::encode_report with
-//            (node id, boot id, seq, epoch) to every peer through the network
-//   receive  dt::decode_report, dt::PeerTracker::on_message (duplicates, gaps,
-//            liveness), then dt_gcra_debit of every entry at the receive time
+//            reported = passed (dt_collect), then the core's ReportSender (routing,
+//            cadence, the outbox's encoding) to the peers through the network
+//   receive  dt::decode_report, the PeerTracker's verdict and plan_inbound, then the
+//            core's report_debits (rule_groups.h) as dt_gcra_debit at the receive time
 //            (dt_debit; a bucket the host never saw is created full, then debited)
 // The network loses, duplicates and delays messages with a seeded RNG, and partitions
 // them as TCP does (ZeroMQ's peer links are TCP): while a link is cut its messages queue
@@ -86,6 +86,8 @@
 #include "cluster_core/join_guard.h"
 #include "cluster_core/outbox.h"
 #include "cluster_core/report_planner.h"
+#include "cluster_core/report_sender.h"
+#include "cluster_core/rule_groups.h"
 #include "cluster_core/shared_early.h"
 #include "hub/aggregator.h"
 
@@ -383,6 +385,7 @@ class ClusterSim {
     // message streams (seqs, kept for resends).
     ReportPlanner planner;
     std::unique_ptr<Outbox> outbox;
+    std::unique_ptr<ReportSender> sender;  // what it served, routed by planner, through outbox
     // Owner readiness (report_planner.h) in an ideal network, where the tracker is not run:
     // which peers it has heard (they stay up: every host is heard on time there).
     std::vector<char> heard;
@@ -470,22 +473,20 @@ class ClusterSim {
   void request_resends(size_t h);
   MessagePtr make_message(size_t from, std::shared_ptr<const std::string> bytes);
   void broadcast(size_t from, const MessagePtr &msg);
-  void publish_report(size_t h, std::vector<ReportEntry> entries, int to);
-  // Scenario::cadence: this period's report to everyone if it is due, the batches due.
-  void send_period(size_t h, std::vector<ReportEntry> everyone);
+  // The cluster core's sender (report_sender.h) routes, batches and publishes host h's
+  // served sources (Mesh, Owner, and the sources Threshold picks).
+  void send_period(size_t h, std::vector<ReportEntry> served, bool owners, bool cadence);
   Ns report_offset(size_t h, uint64_t *seed) const;
   // Schemes (sim_scheme.cpp).
-  void route_served(size_t h, std::vector<ReportEntry> served);
   void route_threshold(size_t h, std::vector<ReportEntry> served);
   void mark_reported(size_t h, const std::vector<ReportEntry> &entries);
   void end_period(size_t h);
   void send_relays(size_t owner, const std::vector<RelayEntry> &relays, const std::vector<std::string> &ids);
-  void publish_routed(size_t h, Routed r);
   void publish_early(size_t h, std::vector<ReportEntry> entries);
   bool owner_ready(size_t h);
   void heard_from(size_t to, size_t from);
   void apply_relays(size_t to, const Message &m);
-  void debit_entry(size_t to, const dt_key &k, uint64_t hits, const Message &m);
+  void charge(size_t to, std::vector<dt_debit> debits, const Message &m);
   // Scheme::Hub (sim_hub.cpp).
   void init_hubs(uint64_t *phase_seed);
   bool hub_alive(size_t j) const;
@@ -507,7 +508,6 @@ class ClusterSim {
   size_t skip_down(size_t idx, size_t n_up) const;
   bool joiner_hears(size_t to, const Message &m) const;
   void join_heard(size_t to, const Message &m);
-  uint64_t join_debit(size_t to, const dt_key &k, const Message &m);
   void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
   void fan_out(const Message &m);
   size_t period_of(Ns t) const;
@@ -526,6 +526,7 @@ class ClusterSim {
 
   Scenario s_;
   dt_policy policy_;
+  LocalRules rules_;  // every host's: the one rule, "default" (cluster_core/rule_groups.h)
   Ns now_ = 0;
   std::vector<Host> hosts_;
   mutable std::vector<HostStats> host_stats_;  // received, accepted: synced by hosts()

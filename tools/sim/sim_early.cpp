@@ -48,19 +48,15 @@ void ClusterSim::handle_early(size_t h) {
   publish_early(h, std::move(entries));
 }
 
-// Entries collected at an early tick, routed by the cluster core (report_planner.h): to
-// their owners now, shared ones (or all, without owners) to every peer.
+// Entries collected at an early tick, routed and sent by the cluster core (report_sender.h):
+// to their owners now, shared ones (or all, without owners) to every peer.
 void ClusterSim::publish_early(size_t h, std::vector<ReportEntry> entries) {
   Host &host = hosts_[h];
-  Routed r = host.planner.route(std::move(entries), owner_ready(h), false, now_);
-  host_stats_[h].early_messages += r.directed.size() + !r.everyone.empty();
-  std::vector<ReportEntry> everyone = std::move(r.everyone);
-  r.everyone.clear();
-  if (!everyone.empty()) {
-    publish_report(h, std::move(everyone), -1);
-    host.planner.sent_to_everyone(true, now_);  // as the agent's early tick
-  }
-  publish_routed(h, std::move(r));
+  ReportBody body;
+  body.rules = rules_.names;
+  body.entries = std::move(entries);
+  const ReportHeader hdr = host.outbox->header(host.epoch, wall_ms(h));
+  host_stats_[h].early_messages += host.sender->early(hdr, std::move(body), owner_ready(h), now_);
 }
 
 // At the period's end, hits collected early but held back are unreported again: the

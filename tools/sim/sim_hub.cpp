@@ -123,12 +123,8 @@ void ClusterSim::apply_aggregate(size_t to, const Message &m) {
   bool switched = false;
   std::string from;
   for (const ReportBody &body : hosts_[to].intake->on_message(*m.aggregate, now_, &switched, &from)) {
-    for (const ReportEntry &e : body.entries) {
-      if (body.rules[e.key.rule] != "default") continue;
-      dt_key k = e.key;
-      k.rule = DT_RULE_DEFAULT;
-      debit_entry(to, k, e.hits, m);
-    }
+    uint64_t unknown = 0;
+    charge(to, report_debits(rules_, map_report_rules(rules_, body.rules), body.entries, &unknown), m);
   }
 }
 

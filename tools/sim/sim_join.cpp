@@ -51,9 +51,4 @@ void ClusterSim::join_heard(size_t to, const Message &m) {
   guard.heard(hosts_[m.from].node_id, m.hdr.epoch, now_);
 }
 
-uint64_t ClusterSim::join_debit(size_t to, const dt_key &k, const Message &m) {
-  if (!joiner_hears(to, m)) return 0;
-  return hosts_[to].join_guard.extra(hosts_[m.from].node_id, m.hdr.epoch, k, s_.burst, now_);
-}
-
 }  // namespace dt::sim

@@ -1,21 +1,14 @@
 // sim_scheme.cpp - the simulator's reporting schemes (cluster_sim.h, docs/cluster-scale.md):
-// which peers hear of which sources. Scheme::Mesh is publish_report to every peer;
-// Threshold and Owner route a period's served sources here.
+// which peers hear of which sources. Mesh and Owner are the cluster
+// core's (report_sender.h); Threshold picks a period's served sources here.
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "dthrottle/bucket.h"
 #include "cluster_core/shared_early.h"
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {
-namespace {
-
-constexpr char kDefaultRule[] = "default";  // every simulated client's rule
-
-}  // namespace
-
 constexpr std::pair<Scheme, const char *> kSchemeNames[] = {
     {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}, {Scheme::Hub, "hub"}};
 
@@ -46,35 +39,7 @@ void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
     everyone.push_back(e);
   }
   mark_reported(h, everyone);
-  publish_report(h, std::move(everyone), -1);
-}
-
-// Mesh and Owner: the cluster core's planner says who hears of what (report_planner.h).
-// Without the cadence (every-period) the owners' batches go at once, as an early tick's.
-void ClusterSim::route_served(size_t h, std::vector<ReportEntry> served) {
-  Host &host = hosts_[h];
-  Routed r = host.planner.route(std::move(served), owner_ready(h), s_.cadence, now_);
-  std::vector<ReportEntry> everyone = std::move(r.everyone);
-  r.everyone.clear();
-  publish_routed(h, std::move(r));
-  send_period(h, std::move(everyone));
-}
-
-// A period's or a tick's messages to one owner, and an owner's relays.
-void ClusterSim::publish_routed(size_t h, Routed r) {
-  for (auto &[owner, entries] : r.directed) publish_report(h, std::move(entries), static_cast<int>(std::stoul(owner.substr(1))));
-  if (!r.relays.empty()) send_relays(h, r.relays, hosts_[h].planner.router().members());
-}
-
-// The end of a period (report_planner.h: plan): the batches due, then the report to
-// everyone if it has something to say or a peer would not hear from us in time.
-void ClusterSim::send_period(size_t h, std::vector<ReportEntry> everyone) {
-  Host &host = hosts_[h];
-  if (!s_.cadence) return publish_report(h, std::move(everyone), -1);
-  const PeriodPlan plan = host.planner.plan(!everyone.empty() || host.adaptive, now_);
-  for (const auto &[to, entries] : plan.directed)
-    publish_report(h, entries, static_cast<int>(std::stoul(to.substr(1))));  // node ids are "h<index>"
-  if (plan.broadcast) publish_report(h, std::move(everyone), -1);
+  send_period(h, std::move(everyone), false, false);  // every period, to everyone
 }
 
 // Scenario::shared_period, as the agent's early ticks (shared_early.h): between two reports,
@@ -105,31 +70,23 @@ void ClusterSim::report_shared(size_t h) {
   publish_early(h, std::move(shared));
 }
 
-// An owner's relay (cluster_core/outbox.h: in its report stream), each block naming the
-// member that admitted its hits.
+// An owner's relay (report_sender.h: in its report stream), each block naming the member
+// that admitted its hits.
 void ClusterSim::send_relays(size_t owner, const std::vector<RelayEntry> &relays, const std::vector<std::string> &ids) {
   Host &host = hosts_[owner];
-  std::map<uint32_t, std::vector<ReportEntry>> by_member;
-  for (const RelayEntry &r : relays) by_member[r.from].push_back(r.entry);
-  std::vector<RelayedReport> blocks;
-  for (auto &[member, entries] : by_member) blocks.push_back(RelayedReport{ids[member], {kDefaultRule}, std::move(entries)});
-  host_stats_[owner].relayed += relays.size();
-  const std::vector<Outgoing> out = host.outbox->relay(host.outbox->header(host.epoch, wall_ms(owner)), blocks, now_);
-  if (!out.empty()) host.planner.sent_to_everyone(true, now_);
-  publish(owner, out);
+  host.sender->relays(host.outbox->header(host.epoch, wall_ms(owner)), relays, ids, rules_.names, now_);
 }
 
-// A relay: every entry is charged, but those of this host's own hits; each source is shared.
+// A relay, as the agent's Cluster::apply_relayed: every member's hits but ours, charged
+// as if that member had reported them; the sources charged are shared.
 void ClusterSim::apply_relays(size_t to, const Message &m) {
   Host &host = hosts_[to];
   for (const RelayedReport &r : m.body.relayed) {
-    const bool ours = r.node_id == host.node_id;
-    for (const ReportEntry &e : r.entries) {
-      dt_key k = e.key;
-      k.rule = DT_RULE_DEFAULT;
-      host.planner.heard(k, now_);
-      if (!ours) debit_entry(to, k, e.hits, m);
-    }
+    if (r.node_id == host.node_id) continue;  // ours: charged here when we admitted them
+    uint64_t unknown = 0;
+    const std::vector<dt_debit> debits = report_debits(rules_, map_report_rules(rules_, r.rules), r.entries, &unknown);
+    charge(to, debits, m);
+    for (const dt_debit &d : debits) host.planner.heard(d.key, now_);
   }
 }
 
