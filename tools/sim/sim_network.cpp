@@ -1,0 +1,187 @@
+// sim_network.cpp - the simulator's network: publishing, resends, links that are cut and heal,
+// loss, duplicates and delays, and an ideal network's fan-out (see cluster_sim.h).
+#include "sim/cluster_sim.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "cluster_core/peer_protocol.h"
+
+namespace dt::sim {
+
+// What host h's outbox returns, on the wire: a directed message to its owner, any other to
+// every peer (a PUB socket).
+void ClusterSim::publish(size_t h, const std::vector<Outgoing> &out) {
+  HostStats &st = host_stats_[h];
+  for (const Outgoing &o : out) {
+    MessagePtr msg = make_message(h, o.bytes);
+    const uint64_t copies = hosts_.size() - 1;
+    switch (o.kind) {
+      case OutKind::Directed:
+        st.directed++;
+        send(h, static_cast<size_t>(std::stoul(o.to.substr(1))), msg);  // node ids are "h<index>"
+        continue;
+      case OutKind::Report: st.report_bytes += o.bytes->size() * copies; break;
+      case OutKind::Resent: st.resends++, st.resend_bytes += o.bytes->size() * copies; break;
+      case OutKind::ResendRequest: st.request_bytes += o.bytes->size() * copies; break;
+      case OutKind::Relay:
+      case OutKind::Bans: break;
+    }
+    broadcast(h, msg);
+  }
+}
+
+// A message as it goes on the wire, decoded once: every receiver decodes the same bytes.
+ClusterSim::MessagePtr ClusterSim::make_message(size_t from, std::shared_ptr<const std::string> bytes) {
+  auto m = std::make_shared<Message>();
+  m->from = from;
+  std::string to;
+  size_t inner = 0;
+  m->directed = unwrap_directed(bytes->data(), bytes->size(), &to, &inner);
+  m->decoded = decode_report(bytes->data() + inner, bytes->size() - inner, &m->hdr, &m->body);
+  m->bytes = std::move(bytes);
+  return m;
+}
+
+size_t ClusterSim::Message::entries() const {
+  size_t n = body.entries.size();
+  for (const RelayedReport &r : body.relayed) n += r.entries.size();
+  return n;
+}
+
+// Ask for what is missing (cluster_core/outbox.h), at once when a gap shows and every
+// period until it comes.
+void ClusterSim::request_resends(size_t h) {
+  if (!s_.resend) return;
+  Host &host = hosts_[h];
+  const auto req = host.outbox->resend_request(host.outbox->header(host.epoch, wall_ms(h)),
+                                               host.tracker.resend_requests(now_, kMaxResendSeqs));
+  if (req) publish(h, {*req});
+}
+
+// A PUB socket: one copy to every other host. In an ideal network every copy arrives
+// after the same delay, in order: one event delivers them all (host order, as the
+// copies' consecutive delivery orders would).
+void ClusterSim::broadcast(size_t from, const MessagePtr &msg) {
+  if (!ideal_) {
+    for (size_t to = 0; to < hosts_.size(); to++)
+      if (to != from) send(from, to, msg);
+    return;
+  }
+  HostStats &st = host_stats_[from];
+  st.messages_sent += hosts_.size() - 1;
+  count(from, false, *msg, hosts_.size() - 1);
+  in_flight_.push({now_ + s_.net.delay, delivery_order_++, kEveryPeer, msg});
+}
+
+// Publish again what a peer asks of host h (cluster_core/outbox.h: within its budget).
+void ClusterSim::serve_resend(size_t h, const Message &m) {
+  publish(h, hosts_[h].outbox->serve_resend(m.hdr.node_id, m.body.resend, now_).out);
+}
+
+Ns ClusterSim::cut_until(size_t a, size_t b, Ns t) const {
+  Ns until = 0;
+  for (const auto &p : s_.net.partitions)
+    if (t >= p.start && t < p.end && p.side[a] != p.side[b]) until = std::max(until, p.end);
+  return until;
+}
+
+Ns ClusterSim::cut_since(size_t a, size_t b, Ns t) const {
+  Ns since = kNever;
+  for (const auto &p : s_.net.partitions)
+    if (t >= p.start && t < p.end && p.side[a] != p.side[b]) since = std::min(since, p.start);
+  return since;
+}
+
+// The agent's link liveness (agent/cluster/cluster_links.cpp): a peer cut from h for the
+// ZMTP timeout is down at once; a cut that healed during the period just ended gets a
+// heartbeat to everyone from h (its peers see a new subscriber, and it sees theirs).
+void ClusterSim::link_liveness(size_t h) {
+  Host &host = hosts_[h];
+  for (size_t p = 0; p < hosts_.size(); p++) {
+    if (p == h) continue;
+    const Ns since = cut_since(h, p, now_);
+    LivenessChange change;
+    if (since != kNever && now_ >= since + kSimLinkTimeout && host.tracker.link_dropped(hosts_[p].node_id, now_, &change))
+      host_stats_[h].peer_downs++;
+  }
+  for (const auto &cut : s_.net.partitions)
+    if (cut.end <= now_ && cut.end + s_.period > now_) host.planner.force_broadcast();
+}
+
+// One message to one receiver. Every send draws the same four random numbers
+// whatever happens to it, so adding a partition or changing the loss does not
+// reshuffle the fate of the other messages. A cut link holds the message (TCP and
+// ZeroMQ's queue) until the heal, up to the high-water mark.
+void ClusterSim::send(size_t from, size_t to, const MessagePtr &msg) {
+  HostStats &st = host_stats_[from];
+  const double u_loss = net_rng_.uniform(), u_dup = net_rng_.uniform();
+  const double u_delay[2] = {net_rng_.uniform(), net_rng_.uniform()};
+  st.messages_sent++;
+  count(from, false, *msg);
+  if (const Ns heal = cut_until(from, to, now_)) {
+    uint64_t &held = held_[{from, to, heal}];
+    if (held >= s_.net.queue_hwm) {
+      st.cut++;
+      return;
+    }
+    held++;
+    st.queued++;
+    in_flight_.push({heal + s_.net.delay, delivery_order_++, to, msg});
+    return;
+  }
+  if (u_loss < s_.net.loss) {
+    st.lost++;
+    return;
+  }
+  const int copies = u_dup < s_.net.duplicate ? 2 : 1;
+  st.duplicated += copies - 1;
+  for (int i = 0; i < copies; i++) {
+    const Ns jitter = static_cast<Ns>(u_delay[i] * static_cast<double>(s_.net.jitter + 1));
+    in_flight_.push({now_ + s_.net.delay + std::min(jitter, s_.net.jitter), delivery_order_++, to, msg});
+  }
+}
+
+// One delivery: to one host, or (an ideal network's fan-out) to every host but the sender.
+void ClusterSim::handle_delivery(const Delivery &d) {
+  if (d.to != kEveryPeer && d.to >= hosts_.size()) return hub_receive(d.to - hosts_.size(), *d.msg);
+  if (d.to != kEveryPeer) {
+    if (!up(d.to)) return;  // not running yet: nobody listens
+    hosts_[d.to].direct_received++;
+    count(d.to, true, *d.msg);
+    return receive(d.to, *d.msg);
+  }
+  fan_out(*d.msg);
+}
+
+// An ideal network's copy to every host but the sender: counted once for all (hosts()
+// and traffic() spread the counts); a plain report is a stream's next message, fresh:
+// accepted (its sender's first one brings it up everywhere), then its entries charged.
+void ClusterSim::fan_out(const Message &m) {
+  if (m.aggregate) {  // a hub's: every host gets it
+    fanouts_++;
+    fanout_[period_of(now_)] += Traffic{m.body.entries.size(), m.wire_bytes(), 1};
+    for (size_t to = 0; to < hosts_.size(); to++) apply_aggregate(to, m);
+    return;
+  }
+  Host &sender = hosts_[m.from];
+  const Traffic t{m.entries(), m.wire_bytes(), 1};
+  fanouts_++, sender.fanned_out++;
+  fanout_[period_of(now_)] += t;
+  sender.own_fanout[period_of(now_)] += t;
+  const bool plain = m.decoded == DecodeError::None && m.body.resend.empty() && m.body.relayed.empty() && !m.directed;
+  if (plain) plain_fanouts_++, sender.plain_fanned_out++;
+  if (plain && sender.plain_fanned_out == 1)
+    for (size_t to = 0; to < hosts_.size(); to++) host_stats_[to].peer_ups += to != m.from;
+  if (plain && sender.heard_by < hosts_.size() - 1)  // up where it is heard (owner_ready)
+    for (size_t to = 0; to < hosts_.size(); to++)
+      if (to != m.from && up(to)) heard_from(to, m.from);
+  if (plain && m.body.entries.empty() && !sender.adaptive) return;  // "alive": nothing to do
+  for (size_t to = 0; to < hosts_.size(); to++) {
+    if (to == m.from || !up(to)) continue;
+    if (plain) join_heard(to, m), apply_entries(to, m);
+    else receive(to, m);
+  }
+}
+
+}  // namespace dt::sim
