@@ -131,17 +131,23 @@ __noinline int dt_list_has_v6(__u32 list, __u64 hi, __u64 lo)
 	       dt_addr6_le(hi, lo, e->range.hi_hi, e->range.hi_lo);
 }
 
-/* 1 if `src` (a 16-byte key, IPv4 mapped) is on list `list` of its family, else 0. */
+/* 1 if `src` (a 16-byte key, IPv4 mapped) is on list `list` of its family, else 0.
+ * The outer lookup is inlined by the verifier: a list the agent has not loaded (the
+ * usual case) costs it alone, not a call of the search that would look it up again. */
 static __always_inline int dt_on_list(__u32 list, const struct dt_key *src, __u32 is_v6)
 {
 	__u64 hi, lo;
 	__u32 a4;
 
 	if (is_v6) {
+		if (!bpf_map_lookup_elem(&lists_v6, &list))
+			return 0;
 		__builtin_memcpy(&hi, src->addr, 8);
 		__builtin_memcpy(&lo, src->addr + 8, 8);
 		return dt_list_has_v6(list, bpf_be64_to_cpu(hi), bpf_be64_to_cpu(lo));
 	}
+	if (!bpf_map_lookup_elem(&lists_v4, &list))
+		return 0;
 	__builtin_memcpy(&a4, src->addr + 12, 4);
 	return dt_list_has_v4(list, bpf_ntohl(a4));
 }
