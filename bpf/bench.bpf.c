@@ -83,7 +83,7 @@ int dt_bench_rotate(struct xdp_md *ctx)
 SEC("xdp")
 int dt_bench_baseline(struct xdp_md *ctx)
 {
-	struct dt_key key;
+	struct dt_key key DT_KEY_ALIGNED;
 	__u64 one = 1, *cnt;
 
 	if (dt_bench_source(ctx, &key) != DT_PARSE_OK)
@@ -100,7 +100,7 @@ int dt_bench_baseline(struct xdp_md *ctx)
 SEC("xdp")
 int dt_bench_clock(struct xdp_md *ctx)
 {
-	struct dt_key key;
+	struct dt_key key DT_KEY_ALIGNED;
 	__u64 now, old, *tat;
 
 	if (dt_bench_source(ctx, &key) != DT_PARSE_OK)
@@ -135,7 +135,7 @@ SEC("xdp")
 int dt_bench_readonly(struct xdp_md *ctx)
 {
 	struct dt_bucket *b, fresh = { .tat_ns = ~0ull };
-	struct dt_key key;
+	struct dt_key key DT_KEY_ALIGNED;
 	__u32 zero = 0;
 	__u64 *cnt;
 

@@ -64,7 +64,7 @@ static __always_inline __u8 dt_capture_verdict(int verdict, __u32 rule, int woul
  * a capture with a source filter pays for it). */
 static __always_inline int dt_capture_source_in(const struct dt_capture_ctl *ctl, void *data, void *data_end)
 {
-	struct dt_key key;
+	struct dt_key key DT_KEY_ALIGNED;
 	struct dt_l3 l3;
 	__u64 a[2], m[2], s[2];
 

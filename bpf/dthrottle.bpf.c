@@ -78,6 +78,8 @@ struct dt_facts {
 };
 
 _Static_assert(sizeof(struct dt_facts) == 104, "dt_facts has no hole");
+_Static_assert(__builtin_offsetof(struct dt_facts, key) == 0 && _Alignof(struct dt_facts) == 8,
+	       "dt_facts' key is 8-byte aligned (DT_KEY_ALIGNED: the parser writes it)");
 
 /* The conditions of rule `rule` kept in its struct dt_rule_cond (DT_MATCH_DST, DT_MATCH_LEN
  * in f): 1 if they hold. */
