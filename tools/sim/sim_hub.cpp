@@ -103,7 +103,7 @@ void ClusterSim::hub_period(size_t j) {
     m->bytes = std::make_shared<const std::string>(std::move(bytes));
     const Traffic one{m->body.entries.size(), m->wire_bytes(), 1};
     hub.out[period_of(now_)] += Traffic{one.entries * hosts_.size(), one.bytes * hosts_.size(), hosts_.size()};
-    if (ideal_) {  // one event delivers every copy (cluster_sim.cpp's fan-out)
+    if (ideal_) {  // one event delivers every copy (sim_network.cpp's fan-out)
       in_flight_.push({now_ + s_.net.delay, delivery_order_++, kEveryPeer, m});
       continue;
     }
