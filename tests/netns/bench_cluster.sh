@@ -29,7 +29,8 @@
 # Modes: mesh (full mesh), hub (relaying hubs), agg (summing hubs: agent hub --aggregate).
 # Environment: BENCH_HOSTS (40), BENCH_MODES ("mesh hub agg"), BENCH_HUBS (1), BENCH_MAX_SOURCES
 # (16384), BENCH_HUB_ARGS (more `agent hub` options), BENCH_AGENT_ARGS (more agent options),
-# BENCH_KILL_HUB=1 (with 2+ hubs: kill hub 1 in the middle of the spray), BENCH_SCENARIOS
+# BENCH_KILL_HUB=1 (with 2+ hubs: kill hub 1 in the middle of the spray), BENCH_IDLE_S (5: the
+# idle window whose rates are subtracted from the light scenario's), BENCH_SCENARIOS
 # ("spray first sticky light": which scenarios, in that order).
 # Root; run it under the netns lock: flock /tmp/dthrottle-netns.lock tests/netns/bench_cluster.sh
 set -u
@@ -241,7 +242,8 @@ cpu_report() {
 		rx=$(($(cluster_num "$i" bytes_received) - ${RX0[$i]}))
 		echo "$i $cpu $rx $(($(wire_rx "$i") - ${WIRE0[$i]}))"
 	done >"$WORK/rows"
-	awk -v mode="$mode" -v label="$label" -v served="$served" -v t="$t" -v idle_rate="${IDLE_RX_PER_S:-0}" '
+	awk -v mode="$mode" -v label="$label" -v served="$served" -v t="$t" -v idle_rate="${IDLE_RX_PER_S:-0}" \
+		-v idle_wire_rate="${IDLE_WIRE_PER_S:-0}" '
 		{ cpu[NR] = $2; rx[NR] = $3; cs += $2; rs += $3; if ($2 > cm) cm = $2; if ($3 > rm) rm = $3; ws += $4; if ($4 > wm) wm = $4; if (NR == 1) w1 = $4 }
 		END {
 			printf "  %s %s over %.1f s: agent CPU per 200 ms period mean %.2f ms, max %.2f ms; report bytes received per agent mean %d, max %d (h1 %d)", mode, label, t, cs / NR, cm, rs / NR, rm, rx[1]
@@ -250,6 +252,8 @@ cpu_report() {
 				idle = idle_rate * t
 				printf ";\n    less the idle traffic of the same time (%d bytes): mean %.1fx, max %.1fx", idle, (rs / NR - idle) / (5 * served), (rm - idle) / (5 * served)
 				printf ";\n    on the wire (control link rx: ZMTP, CurveZMQ, TCP/IP, ACKs): mean %d, max %d (h1 %d) = %.2fx / %.2fx (h1 %.2fx)", ws / NR, wm, w1, ws / NR / (5 * served), wm / (5 * served), w1 / (5 * served)
+				iw = idle_wire_rate * t
+				printf ";\n    on the wire less the idle link traffic of the same time (%d bytes: ZMTP pings, heartbeats): mean %.2fx, max %.2fx (h1 %.2fx)", iw, (ws / NR - iw) / (5 * served), (wm - iw) / (5 * served), (w1 - iw) / (5 * served)
 			} else {
 				printf "; on the wire (control link rx) mean %d, max %d", ws / NR, wm
 			}
@@ -358,9 +362,11 @@ run_mode() {
 	start_cluster "$mode"
 	sleep 2 # the start's own traffic (every peer's first message, resends) is not idle
 	cpu_mark "$mode"
-	sleep 3 # idle: what the cluster costs with nothing to report (a rate over a fixed window)
+	sleep "${BENCH_IDLE_S:-5}" # idle: what the cluster costs with nothing to report (a rate over a fixed window)
 	cpu_report "$mode" idle 0
 	IDLE_RX_PER_S=$(awk -v t="$(calc "$(now_s) - $CPU_T0")" '{ s += $3 } END { printf "%d", s / NR / t }' "$WORK/rows")
+	IDLE_WIRE_PER_S=$(awk -v t="$(calc "$(now_s) - $CPU_T0")" '{ s += $4 } END { printf "%d", s / NR / t }' "$WORK/rows")
+	echo "  idle rates per agent: report bytes $IDLE_RX_PER_S/s, control link $IDLE_WIRE_PER_S/s"
 	for scenario in ${BENCH_SCENARIOS:-spray first sticky light}; do "scenario_$scenario" "$mode"; done
 	stop_cluster
 }
