@@ -5,20 +5,26 @@
 #include "commands/commands.h"
 #include "common/program_name.h"
 
+namespace {
+
+// The subcommands, by the word after the program name; anything else runs the agent.
+struct Subcommand {
+  const char *name;
+  int (*run)(int argc, char **argv);
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"stats", dt::cmd_stats},   {"top", dt::cmd_top},           {"check", dt::cmd_check},
+    {"hub", dt::cmd_hub},       {"explain", dt::cmd_explain},   {"reload", dt::cmd_reload},
+    {"keygen", dt::cmd_keygen}, {"crowdsec", dt::cmd_crowdsec}, {"ban", dt::cmd_ban},
+    {"unban", dt::cmd_unban},   {"bans", dt::cmd_bans},         {"capture", dt::cmd_capture}};
+
+}  // namespace
+
 int main(int argc, char **argv) {
   dt::set_program_name(argc >= 1 ? argv[0] : nullptr);  // messages name the command as typed
-  if (argc >= 2 && strcmp(argv[1], "stats") == 0) return dt::cmd_stats(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "top") == 0) return dt::cmd_top(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "check") == 0) return dt::cmd_check(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "hub") == 0) return dt::cmd_hub(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "explain") == 0) return dt::cmd_explain(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "reload") == 0) return dt::cmd_reload(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "keygen") == 0) return dt::cmd_keygen(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "crowdsec") == 0) return dt::cmd_crowdsec(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "ban") == 0) return dt::cmd_ban(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "unban") == 0) return dt::cmd_unban(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "bans") == 0) return dt::cmd_bans(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "capture") == 0) return dt::cmd_capture(argc - 1, argv + 1);
+  for (const Subcommand &s : kSubcommands)
+    if (argc >= 2 && strcmp(argv[1], s.name) == 0) return s.run(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
     printf("%s (dthrottle) %s\n", dt::program_name().c_str(), DTHROTTLE_VERSION);
     return 0;

@@ -31,15 +31,12 @@ apt_name_missing() {
 # (apt-get update, then apt-get install, non-interactive); returns 0 at once, offline, if none
 # is. Its messages start with "LABEL: ". Not root: apt_name_missing (names them, returns 1).
 apt_install_missing() {
-  local label=$1 run_as_root=$2
+  [ "$(id -u)" -eq 0 ] || { apt_name_missing "$@"; return; }
+  local label=$1
   local -a missing
   shift 2
   mapfile -t missing < <(missing_packages "$@")
   [ ${#missing[@]} -gt 0 ] || return 0
-  if [ "$(id -u)" -ne 0 ]; then
-    apt_name_missing "$label" "$run_as_root" "${missing[@]}"
-    return 1
-  fi
   echo "$label: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q

@@ -174,6 +174,17 @@ dt::OptionHandler noted(SimArgs *a, const char *name, std::function<void(const s
   };
 }
 
+// --NAME, one of two words, `first` or `second` (else a usage error naming both), noted:
+// *flag says whether it was `on` (one of them).
+dt::OptionHandler noted_either(SimArgs *a, const char *name, const char *first, const char *second, bool *flag,
+                               const char *on) {
+  return noted(a, name, [=](const std::string &v) {
+    if (v != first && v != second)
+      usage_error(std::string("--") + name + ": '" + v + "' is not " + first + " or " + second);
+    *flag = v == on;
+  });
+}
+
 // The scenario's options: hosts, policy, load balancer, clients, network.
 std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
   Scenario &s = a->s;
@@ -217,17 +228,11 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
       {"cadence", 0, "C",
        "agent (default: as the agent, a quiet period sends only\nheartbeats, as --liveness says, one-hit sources wait for\ntheir owner "
        "in batches) or every-period (a report to every\npeer and a message to each owner every period: before)",
-       noted(a, "cadence", [&s](const std::string &v) {
-         if (v != "agent" && v != "every-period") usage_error("--cadence: '" + v + "' is not agent or every-period");
-         s.cadence = v == "agent";
-       })},
+       noted_either(a, "cadence", "agent", "every-period", &s.cadence, "agent")},
       {"liveness", 0, "L",
        "with --cadence agent: link (default, the agent with keys in a\nfull mesh: a signed heartbeat every 20 s, one-hit sources\n"
        "wait until their owner's batch is quiet 1 s, a cut peer\ndown after 2 s) or signed (a heartbeat a second: hubs,\n--insecure-cluster)",
-       noted(a, "liveness", [&s](const std::string &v) {
-         if (v != "link" && v != "signed") usage_error("--liveness: '" + v + "' is not link or signed");
-         s.link_liveness = v == "link";
-       })},
+       noted_either(a, "liveness", "link", "signed", &s.link_liveness, "link")},
       {"shared-period", 0, "D", "--scheme owner: also every D, the hits of shared sources\nbelow half the burst to every peer (default: the\n--early-report pace, as the agent; 0: off)",
        noted(a, "shared-period", [&s](const std::string &v) { s.shared_period = parse_time(v, true, "--shared-period"); })},
       {"hub-period", 0, "D", "--scheme hub: how often each hub sends its sums (default\n50ms, as agent hub --aggregate)",
@@ -286,10 +291,7 @@ std::vector<dt::OptionSpec> network_options(SimArgs *a) {
       {"join-start", 0, "S",
        "empty (default, the agent's): in the joiner's first report\nmax age, a source a peer reports starts "
        "empty there;\nfull: its buckets start full (docs/cluster-scale.md)",
-       noted(a, "join-start", [&s](const std::string &v) {
-         if (v != "full" && v != "empty") usage_error("--join-start: '" + v + "' is not full or empty");
-         s.join_empty = v == "empty";
-       })},
+       noted_either(a, "join-start", "full", "empty", &s.join_empty, "empty")},
       {"early-min-hits", 0, "N", "a new source goes early once it has N hits (default 2)",
        noted(a, "early-min-hits", [&s](const std::string &v) { s.early_min_hits = parse_whole(v, 1, 1000000, "--early-min-hits"); })},
       {"down-after", 0, "D", "peer liveness threshold (default 5 periods)",

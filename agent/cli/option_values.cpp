@@ -22,6 +22,20 @@ OptionHandler duration_into(uint64_t *ns, uint64_t min_ns, uint64_t max_ns, cons
   };
 }
 
+OptionHandler duration_or_off_into(uint64_t *ns, uint64_t min_ns, uint64_t max_ns, const char *bounds) {
+  return [=](const std::string &v, std::string *why) {
+    if (v == "off") return *ns = UINT64_MAX, true;
+    return duration_into(ns, min_ns, max_ns, bounds)(v, why);
+  };
+}
+
+OptionHandler either_into(bool *flag, const char *no, const char *yes) {
+  return [=](const std::string &v, std::string *why) {
+    if (v != no && v != yes) return *why = "'" + v + "' is not one of " + no + ", " + yes, false;
+    return *flag = v == yes, true;
+  };
+}
+
 OptionHandler log_level_into(LogLevel *to) {
   return [to](const std::string &v, std::string *why) {
     return parse_log_level(v.c_str(), to) || (*why = "'" + v + "' is not one of debug, info, warn, error", false);

@@ -25,8 +25,39 @@ OptionHandler count_into(Int *to, uint64_t min, uint64_t max) {
     return parse_count(v, min, max, &n, why) && (*to = static_cast<Int>(n), true);
   };
 }
+// A parser of option values: true and *out set, or false and *why saying what is wrong.
+template <class T>
+using ValueParser = bool (*)(const std::string &value, T *out, std::string *why);
+// A value `parse` accepts, kept as given (what it parsed to is not kept).
+template <class T>
+OptionHandler checked_into(std::string *to, ValueParser<T> parse) {
+  return [=](const std::string &v, std::string *why) {
+    T parsed{};
+    return parse(v, &parsed, why) && (*to = v, true);
+  };
+}
+// The same, appended (a repeatable option).
+template <class T>
+OptionHandler checked_append(std::vector<std::string> *to, ValueParser<T> parse) {
+  return [=](const std::string &v, std::string *why) {
+    T parsed{};
+    return parse(v, &parsed, why) && (to->push_back(v), true);
+  };
+}
+// What `parse` makes of each value, appended (a repeatable option).
+template <class T>
+OptionHandler parsed_append(std::vector<T> *to, ValueParser<T> parse) {
+  return [=](const std::string &v, std::string *why) {
+    T parsed{};
+    return parse(v, &parsed, why) && (to->push_back(parsed), true);
+  };
+}
 // A duration ("200ms", "1s"); when max_ns: from min_ns to max_ns, else "'V' must be " + bounds.
 OptionHandler duration_into(uint64_t *ns, uint64_t min_ns = 0, uint64_t max_ns = 0, const char *bounds = "");
+// duration_into, or "off": UINT64_MAX (never).
+OptionHandler duration_or_off_into(uint64_t *ns, uint64_t min_ns, uint64_t max_ns, const char *bounds);
+// One of two words, `no` or `yes`: *flag says whether it was `yes`.
+OptionHandler either_into(bool *flag, const char *no, const char *yes);
 // debug, info, warn or error.
 OptionHandler log_level_into(LogLevel *to);
 // HOST:PORT[,HOST:PORT...], each normalised (tcp://) and appended; a hub's port must leave

@@ -62,6 +62,17 @@ const char kRunExamples[] =
 // A line of --help between groups of options.
 OptionSpec text(const char *line) { return {nullptr, 0, nullptr, line, {}}; }
 
+// --rate or --burst: what `parse` makes of it, into *to; noted as given (*given, *text, and
+// *bytes: with a byte unit) for the checks after the last option.
+template <class T>
+OptionHandler budget_into(T *to, bool *given, std::string *text, bool *bytes,
+                          bool (*parse)(const std::string &, T *, bool *, std::string *)) {
+  return [=](const std::string &v, std::string *why) {
+    *given = true, *text = v;
+    return parse(v, to, bytes, why);
+  };
+}
+
 // -i, -r, -b, --rules, --dry-run, --prefix-limit, --pin-dir, --xdp-mode, --attach: the XDP
 // program and its tables.
 std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
@@ -70,17 +81,11 @@ std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
       {"rate", 'r', "R",
        "refill rate per source, packets per second (required);\nfractions allowed (0.1666 = one packet every 6 s), and\n"
        "the suffixes /s, /m, /h (10/m = one every 6 s); with a\nbyte unit a byte budget: 100kB/s, 10Mbit/s, 1MiB/s",
-       [=](const std::string &v, std::string *why) {
-         seen->rate = true, seen->rate_text = v;
-         return parse_budget_rate(v, &o->rate, &seen->rate_bytes, why);
-       }},
+       budget_into(&o->rate, &seen->rate, &seen->rate_text, &seen->rate_bytes, parse_budget_rate)},
       {"burst", 'b', "B",
        "bucket size: packets a new or idle source may send at\nonce, 1 to 1000000000 (required); bytes with a byte\n"
        "rate: 15kB, 64KiB (at least 1518B, one full frame)",
-       [=](const std::string &v, std::string *why) {
-         seen->burst = true, seen->burst_text = v;
-         return parse_budget_burst(v, &o->burst, &seen->burst_bytes, why);
-       }},
+       budget_into(&o->burst, &seen->burst, &seen->burst_text, &seen->burst_bytes, parse_budget_burst)},
       {"rules", 0, "FILE",
        "packet and tag rules (TOML, dthrottle-rules(5)); --rate and\n--burst then make the default rule for unmatched "
        "sources,\nand without them unmatched sources pass. kill -HUP or\n`%prog reload` re-reads it without losing "
@@ -96,10 +101,7 @@ std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
        "up\nto 4 levels per family, e.g. v4/24=1000/s,burst=2000 and\nv4/16=5000/s,burst=10000): a packet passes only "
        "if every\nlevel of its prefix has a token, checked before its\nsource gets a bucket (spoofed floods; docs/rules.md);\n"
        "prefix_limits in a [[rule]] of --rules",
-       [o](const std::string &v, std::string *why) {
-         PrefixLimit l;
-         return parse_prefix_limit(v, &l, why) && (o->prefix_limits.push_back(l), true);
-       }},
+       parsed_append(&o->prefix_limits, parse_prefix_limit)},
       {"pin-dir", 0, "DIR", "where the maps and the XDP link are pinned\n(default /sys/fs/bpf/dthrottle/IFACE)",
        absolute_path_into(&o->pin_dir)},
       {"xdp-mode", 0, "MODE", "auto (native, falling back to generic), native or\ngeneric (default auto)",
@@ -127,10 +129,7 @@ std::vector<OptionSpec> query_options(RunOptions *o) {
        store(&o->query_socket)},
       {"query-listen", 0, "A:P",
        "the same over TCP, e.g. 127.0.0.1:7800 (a bare port is\n127.0.0.1); another address needs --query-insecure",
-       [o](const std::string &v, std::string *why) {
-         HostPort listen;
-         return parse_query_listen(v, &listen, why) && (o->query_listen = v, true);
-       }},
+       checked_into(&o->query_listen, parse_query_listen)},
       {"query-insecure", 0, nullptr,
        "serve --query-listen on an address that is not loopback:\nanyone who reaches it spends any tag's budget",
        turn_on(&o->query_insecure)},
@@ -155,10 +154,7 @@ std::vector<OptionSpec> query_options(RunOptions *o) {
       {"tag-rule", 0, "P=R/B",
        "tags starting with P: rate R, burst B (repeatable; also\n[[tag]] in --rules); the longest prefix wins; a tag "
        "no\nrule matches is allowed",
-       [o](const std::string &v, std::string *why) {
-         TagRule rule;
-         return parse_tag_rule(v, &rule, why) && (o->tag_rules.push_back(v), true);
-       }},
+       checked_append(&o->tag_rules, parse_tag_rule)},
       {"query-max-wait", 0, "D", "longest wait a RESERVE may be granted (default 1s)",
        duration_into(&o->query_max_wait_ns)},
       {"query-max-connections", 0, "N",
@@ -186,10 +182,7 @@ std::vector<OptionSpec> agent_options(RunOptions *o) {
       {"clock", 0, "MODE",
        "precise (default) or coarse: the coarse kernel clock saves\n~30 ns per packet on virtual machines, and may "
        "grant a\nsource up to rate x 4 ms more in a window (docs/performance.md)",
-       [o](const std::string &v, std::string *why) {
-         if (v != "precise" && v != "coarse") return *why = "'" + v + "' is not one of precise, coarse", false;
-         return o->coarse_clock = v == "coarse", true;
-       }},
+       either_into(&o->coarse_clock, "precise", "coarse")},
       {"max-sources", 0, "N",
        "capacity of the source table, least recently seen\nsources evicted beyond it (default 1048576)",
        [o](const std::string &v, std::string *why) {
@@ -256,25 +249,16 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
        "peers' reports older than D are not charged, nor those a\npeer sent while it could not hear us (a "
        "partition's\nbacklog); at least one period, at most 1h (default 10\nperiods); off: charge every report "
        "whatever its age",
-       [o](const std::string &v, std::string *why) {
-         if (v == "off") return o->report_max_age_ns = UINT64_MAX, true;
-         return duration_into(&o->report_max_age_ns, 0, 3'600'000'000'000ull, "at most 1h (or off)")(v, why);
-       }},
+       duration_or_off_into(&o->report_max_age_ns, 0, 3'600'000'000'000ull, "at most 1h (or off)")},
       {"report-scheme", 0, "S",
        "owner (default): sources seen only here go to their owner\npeer, shared ones to every peer; mesh: every "
        "source to\nevery peer (docs/cluster-scale.md)",
-       [o](const std::string &v, std::string *why) {
-         if (v != "owner" && v != "mesh") return *why = "'" + v + "' is not owner or mesh", false;
-         return o->report_mesh = v == "mesh", true;
-       }},
+       either_into(&o->report_mesh, "owner", "mesh")},
       {"early-report", 0, "D",
        "sources new to this host go to their owner (or every\npeer) at ticks D apart within a period, not only at "
        "its\nend: a new client sprayed over many hosts gets about one\nbudget, not one each (default a quarter period; "
        "off)",
-       [o](const std::string &v, std::string *why) {
-         if (v == "off") return o->early_report_ns = UINT64_MAX, true;
-         return duration_into(&o->early_report_ns, 1'000'000, 60'000'000'000ull, "from 1ms (or off)")(v, why);
-       }},
+       duration_or_off_into(&o->early_report_ns, 1'000'000, 60'000'000'000ull, "from 1ms (or off)")},
       {"curve-key", 0, "FILE",
        "this node's CurveZMQ key pair (%prog keygen): encrypt and\nauthenticate peer traffic (also through a `%prog "
        "hub\n--curve-key`), and sign every report with the node's key;\nthe node's boot counter is kept beside it (NAME.boot) if\nthat directory is writable",

@@ -36,11 +36,7 @@
 #include "cluster/report_signing.h"
 #include "cluster_core/resend_buffer.h"
 #include "cluster/source_watch.h"
-
-namespace zmq {
-class context_t;
-class socket_t;
-}  // namespace zmq
+#include "cluster/zmq_fwd.h"
 
 namespace dt {
 

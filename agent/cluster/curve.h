@@ -15,11 +15,7 @@
 #include <vector>
 
 #include "cluster/key_files.h"
-
-namespace zmq {
-class context_t;
-class socket_t;
-}  // namespace zmq
+#include "cluster/zmq_fwd.h"
 
 namespace dt {
 

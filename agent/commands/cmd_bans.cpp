@@ -24,13 +24,6 @@ std::string who_am_i() {
   return (who + ")").substr(0, kMaxBanWho);
 }
 
-std::unique_ptr<BanStore> open_store(const char *command, const std::string &pin_dir) {
-  std::string err;
-  auto store = BanStore::open(pin_dir, &err);
-  if (!store) fprintf(stderr, "%s: %s\n", command_name(command).c_str(), err.c_str());
-  return store;
-}
-
 // Without a running agent the ban holds in the kernel, but nobody announces or sweeps it.
 void warn_if_no_agent(const char *command, const std::string &pin_dir) {
   if (!agent_running(pin_dir))
@@ -40,13 +33,23 @@ void warn_if_no_agent(const char *command, const std::string &pin_dir) {
             command_name(command).c_str(), pin_dir.c_str());
 }
 
-}  // namespace
+// "COMMAND: ERR" on stderr; the exit status 1.
+int failed(const char *command, const std::string &err) {
+  fprintf(stderr, "%s: %s\n", command_name(command).c_str(), err.c_str());
+  return 1;
+}
 
-int cmd_ban(int argc, char **argv) {
+// The command's options by `parse`, then `body` with them and the bans pinned where they say.
+int with_store(int argc, char **argv, const char *command, int (*parse)(int, char **, BanOptions *),
+               int (*body)(const BanOptions &, BanStore *)) {
   BanOptions opt;
-  if (int code = parse_ban_command(argc, argv, &opt); code >= 0) return code;
-  auto store = open_store("ban", opt.pin_dir);
-  if (!store) return 1;
+  if (int code = parse(argc, argv, &opt); code >= 0) return code;
+  std::string err;
+  auto store = BanStore::open(opt.pin_dir, &err);
+  return store ? body(opt, store.get()) : failed(command, err);
+}
+
+int ban(const BanOptions &opt, BanStore *store) {
   Ban b;
   std::string err;
   parse_ban_prefix(opt.target, &b.prefix, &err);  // checked by the parser
@@ -55,29 +58,19 @@ int cmd_ban(int argc, char **argv) {
   b.origin = "local";
   b.who = who_am_i();
   const bool again = store->find(b.prefix).has_value();
-  if (!store->set(b, &err)) {
-    fprintf(stderr, "%s: %s\n", command_name("ban").c_str(), err.c_str());
-    return 1;
-  }
+  if (!store->set(b, &err)) return failed("ban", err);
   printf("%s %s for %s%s%s\n", again ? "updated the ban of" : "banned", ban_prefix_text(b.prefix).c_str(),
          format_remaining(opt.for_ns).c_str(), opt.reason.empty() ? "" : ": ", opt.reason.c_str());
   warn_if_no_agent("ban", opt.pin_dir);
   return 0;
 }
 
-int cmd_unban(int argc, char **argv) {
-  BanOptions opt;
-  if (int code = parse_unban_command(argc, argv, &opt); code >= 0) return code;
-  auto store = open_store("unban", opt.pin_dir);
-  if (!store) return 1;
+int unban(const BanOptions &opt, BanStore *store) {
   BanPrefix p;
   std::string err;
   parse_ban_prefix(opt.target, &p, &err);
   bool found = false;
-  if (!store->remove(p, &found, &err)) {
-    fprintf(stderr, "%s: %s\n", command_name("unban").c_str(), err.c_str());
-    return 1;
-  }
+  if (!store->remove(p, &found, &err)) return failed("unban", err);
   if (!found) {
     fprintf(stderr, "%s: %s is not banned (exactly that prefix: see %s)\n", command_name("unban").c_str(),
             ban_prefix_text(p).c_str(), command_name("bans").c_str());
@@ -88,21 +81,20 @@ int cmd_unban(int argc, char **argv) {
   return 0;
 }
 
-int cmd_bans(int argc, char **argv) {
-  BanOptions opt;
-  if (int code = parse_bans_command(argc, argv, &opt); code >= 0) return code;
-  auto store = open_store("bans", opt.pin_dir);
-  if (!store) return 1;
+int list_bans(const BanOptions &opt, BanStore *store) {
   std::vector<Ban> bans;
   std::string err;
-  if (!store->list(&bans, &err)) {
-    fprintf(stderr, "%s: %s\n", command_name("bans").c_str(), err.c_str());
-    return 1;
-  }
+  if (!store->list(&bans, &err)) return failed("bans", err);
   const uint64_t now = mono_now_ns();
   const std::string out = opt.json ? render_bans_json(bans, now) : render_bans_text(bans, now);
   fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }
+
+}  // namespace
+
+int cmd_ban(int argc, char **argv) { return with_store(argc, argv, "ban", parse_ban_command, ban); }
+int cmd_unban(int argc, char **argv) { return with_store(argc, argv, "unban", parse_unban_command, unban); }
+int cmd_bans(int argc, char **argv) { return with_store(argc, argv, "bans", parse_bans_command, list_bans); }
 
 }  // namespace dt

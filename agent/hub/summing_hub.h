@@ -13,10 +13,7 @@
 #include <string>
 
 #include "cluster/report_signing.h"
-
-namespace zmq {
-class socket_t;
-}  // namespace zmq
+#include "cluster/zmq_fwd.h"
 
 namespace dt {
 

@@ -300,35 +300,42 @@ void render_cluster(Exposition &x, const MetricsSnapshot &snap) {
   render_ban_notices(x, snap.counters.bans);
 }
 
-// One sample per peer of each peer family, labelled peer.
+// One sample per peer of each peer family, labelled peer: the gauges, then the counters
+// (PeerState's fields of the same name).
 void render_peers(Exposition &x, const MetricsSnapshot &snap, uint64_t now_ns) {
-  struct PeerFamily {
-    const char *name, *type, *help;
+  struct PeerGauge {
+    const char *name, *help;
     std::string (*value)(const PeerState &, uint64_t now_ns);
   };
-  static const PeerFamily kPeer[] = {
-      {"dthrottle_peer_up", "gauge", "1 if the peer was heard from recently (--down-after), else 0.",
+  static const PeerGauge kGauges[] = {
+      {"dthrottle_peer_up", "1 if the peer was heard from recently (--down-after), else 0.",
        [](const PeerState &p, uint64_t) { return std::string(p.up ? "1" : "0"); }},
-      {"dthrottle_peer_last_heard_age_seconds", "gauge", "Seconds since the last message accepted from the peer.",
+      {"dthrottle_peer_last_heard_age_seconds", "Seconds since the last message accepted from the peer.",
        [](const PeerState &p, uint64_t now) {
          return format_double(now > p.last_heard_ns ? (now - p.last_heard_ns) / 1e9 : 0.0);
        }},
-      {"dthrottle_peer_accepted_messages_total", "counter", "Messages accepted from the peer.",
-       [](const PeerState &p, uint64_t) { return std::to_string(p.accepted); }},
-      {"dthrottle_peer_lost_messages_total", "counter", "Messages from the peer missing in sequence gaps.",
-       [](const PeerState &p, uint64_t) { return std::to_string(p.lost); }},
-      {"dthrottle_peer_recovered_messages_total", "counter", "Of the lost messages, those resent and applied.",
-       [](const PeerState &p, uint64_t) { return std::to_string(p.recovered); }},
-      {"dthrottle_peer_stale_messages_total", "counter", "Messages from the peer too old to charge.",
-       [](const PeerState &p, uint64_t) { return std::to_string(p.stale); }},
-      {"dthrottle_peer_duplicate_messages_total", "counter", "Duplicate or replayed messages from the peer.",
-       [](const PeerState &p, uint64_t) { return std::to_string(p.duplicates); }},
-      {"dthrottle_peer_restarts_total", "counter", "Restarts of the peer's agent seen (new boot id).",
-       [](const PeerState &p, uint64_t) { return std::to_string(p.restarts); }},
   };
-  for (const auto &f : kPeer) {
-    x.family(f.name, f.type, f.help);
-    for (const auto &[id, p] : snap.peers) x.sample(f.name, {{"peer", id}}, f.value(p, now_ns));
+  struct PeerCounter {
+    const char *name, *help;
+    uint64_t PeerState::*field;
+  };
+  static const PeerCounter kCounters[] = {
+      {"dthrottle_peer_accepted_messages_total", "Messages accepted from the peer.", &PeerState::accepted},
+      {"dthrottle_peer_lost_messages_total", "Messages from the peer missing in sequence gaps.", &PeerState::lost},
+      {"dthrottle_peer_recovered_messages_total", "Of the lost messages, those resent and applied.",
+       &PeerState::recovered},
+      {"dthrottle_peer_stale_messages_total", "Messages from the peer too old to charge.", &PeerState::stale},
+      {"dthrottle_peer_duplicate_messages_total", "Duplicate or replayed messages from the peer.",
+       &PeerState::duplicates},
+      {"dthrottle_peer_restarts_total", "Restarts of the peer's agent seen (new boot id).", &PeerState::restarts},
+  };
+  for (const auto &g : kGauges) {
+    x.family(g.name, "gauge", g.help);
+    for (const auto &[id, p] : snap.peers) x.sample(g.name, {{"peer", id}}, g.value(p, now_ns));
+  }
+  for (const auto &c : kCounters) {
+    x.family(c.name, "counter", c.help);
+    for (const auto &[id, p] : snap.peers) x.sample(c.name, {{"peer", id}}, p.*c.field);
   }
 }
 

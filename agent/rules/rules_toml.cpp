@@ -42,32 +42,42 @@ std::string written(const Value &v) {
   return "?";
 }
 
+namespace {
+
+// A budget value, 'rate' or 'burst' (`key`): a string `parse` reads (*bytes: with a byte
+// unit), or a number of packets `packets` takes; else an error naming `key`: it `must` be.
+template <class T>
+bool read_budget(const RuleSet &rs, const Value &v, const char *key, T *to, bool *bytes, std::string *err,
+                 bool (*parse)(const std::string &, T *, bool *, std::string *), bool (*packets)(const Value &, T *),
+                 const char *must) {
+  const int line = static_cast<int>(v.location().line());
+  std::string why;
+  if (v.is_string() && !parse(v.as_string().str, to, bytes, &why))
+    return *err = file_line(rs, line) + "'" + key + "': " + why, false;
+  if (v.is_string()) return true;
+  *bytes = false;
+  if (!packets(v, to)) return *err = file_line(rs, line) + "'" + key + "' must be " + must, false;
+  return true;
+}
+
+bool whole_packets(const Value &v, uint64_t *out) {
+  if (!v.is_integer() || v.as_integer() < 1) return false;
+  *out = static_cast<uint64_t>(v.as_integer());
+  return true;
+}
+
+}  // namespace
+
 // 'rate': a number (packets per second) or a string: "10/m", "100kB/s", "10Mbit/s".
 bool read_rate(const RuleSet &rs, const Value &r, double *rate, bool *bytes, std::string *err) {
-  const int line = static_cast<int>(r.location().line());
-  std::string why;
-  if (r.is_string() && !parse_budget_rate(r.as_string().str, rate, bytes, &why))
-    return *err = file_line(rs, line) + "'rate': " + why, false;
-  if (r.is_string()) return true;
-  *bytes = false;
-  if (!get_number(r, rate))
-    return *err = file_line(rs, line) + "'rate' must be a number of packets per second, or a string such as \"10Mbit/s\"",
-           false;
-  return true;
+  return read_budget(rs, r, "rate", rate, bytes, err, parse_budget_rate, get_number,
+                     "a number of packets per second, or a string such as \"10Mbit/s\"");
 }
 
 // 'burst': a whole number of packets, or a string with a byte unit: "15kB".
 bool read_burst(const RuleSet &rs, const Value &b, uint64_t *burst, bool *bytes, std::string *err) {
-  const int line = static_cast<int>(b.location().line());
-  std::string why;
-  if (b.is_string() && !parse_budget_burst(b.as_string().str, burst, bytes, &why))
-    return *err = file_line(rs, line) + "'burst': " + why, false;
-  if (b.is_string()) return true;
-  *bytes = false;
-  if (!b.is_integer() || b.as_integer() < 1)
-    return *err = file_line(rs, line) + "'burst' must be a whole number of at least 1, or bytes such as \"15kB\"", false;
-  *burst = static_cast<uint64_t>(b.as_integer());
-  return true;
+  return read_budget(rs, b, "burst", burst, bytes, err, parse_budget_burst, whole_packets,
+                     "a whole number of at least 1, or bytes such as \"15kB\"");
 }
 
 // A throttle's rate and burst. `bytes` null: a tag rule, which counts queries only.

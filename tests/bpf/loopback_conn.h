@@ -4,6 +4,8 @@
 // the loopback device of the calling thread's namespace, where these sockets are.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,6 +31,27 @@ class ScratchNetns {
  private:
   int saved_ = -1;  // the thread's namespace before
   std::string error_;
+};
+
+// A fixture `Base` whose tests run in a ScratchNetns: entered after Base's SetUp (a fatal
+// failure if it cannot be), left before Base's TearDown. A subclass closes its sockets in
+// its TearDown and then calls this one's.
+template <class Base>
+class InScratchNetns : public Base {
+ protected:
+  void SetUp() override {
+    Base::SetUp();
+    if (::testing::Test::HasFatalFailure()) return;
+    netns_ = std::make_unique<ScratchNetns>();
+    ASSERT_TRUE(netns_->ok()) << netns_->error();
+  }
+  void TearDown() override {
+    netns_.reset();
+    Base::TearDown();
+  }
+
+ private:
+  std::unique_ptr<ScratchNetns> netns_;
 };
 
 // A listener on kLoopV4 or kLoopV6 (a port the kernel chose), a client connected to it

@@ -12,6 +12,7 @@
 
 #include "common/address.h"
 #include "dataplane/map_reader.h"
+#include "rules/rules.h"
 
 namespace dt::test {
 
@@ -78,6 +79,17 @@ std::optional<dt_bucket> RuleMapsFixture::bucket_of(const std::string &addr, uin
   dt_bucket b{};
   if (read_bucket(buckets_fd(), drop_pending_fd(), key, &b) != 0) return std::nullopt;
   return b;
+}
+
+void RuleMapsFixture::publish_toml(const std::string &toml, double rate, uint64_t burst, size_t *rules) {
+  RuleSet rs = default_rules(rate, burst);
+  CompiledRules c;
+  std::string err;
+  ASSERT_TRUE(parse_rules(toml, "test.toml", &rs, &err)) << err;
+  ASSERT_TRUE(compile_rules(rs, &c, &err)) << err;
+  const int rc = publish_rules(rule_maps(), c.policies, c.lpm, {}, {}, c.cond);
+  ASSERT_EQ(rc, 0) << "publish_rules: " << strerror(-rc);
+  if (rules) *rules = rs.rules.size();
 }
 
 std::ostream &operator<<(std::ostream &os, const RuleOutcome &o) {

@@ -55,6 +55,10 @@ class RuleMapsFixture : public BpfFixture {
   // One packet: its verdict and the one rule among the first `rules` whose counters it moved
   // (by one packet; -1 if none, several, or one by more).
   RuleOutcome run_counted(const std::vector<uint8_t> &frame, size_t rules);
+  // Parses `toml` over the default rule (rate, burst; rate 0: none), compiles it and
+  // publishes it with its conditions, the way the agent's --rules and reload do; *rules
+  // (if given): how many rules it has. A fatal failure if any step refuses it.
+  void publish_toml(const std::string &toml, double rate, uint64_t burst, size_t *rules = nullptr);
 
   RuleMaps maps_;
   int rule_stats_fd_ = -1;

@@ -129,18 +129,11 @@ TEST_F(XdpExempt, SegmentsToOurListenPortOfNoConnectionAreThrottled) {
 // The real flows: our SUB connected to the peer's PUB (segments from its report port to
 // our ephemeral port) and its SUB connected to our PUB (to our --listen port), on the
 // loopback where the test run looks sockets up. Only their four-tuples pass.
-class XdpExemptReal : public XdpExempt {
+class XdpExemptReal : public InScratchNetns<XdpExempt> {
  protected:
-  void SetUp() override {
-    XdpExempt::SetUp();
-    if (HasFatalFailure()) return;
-    netns_ = std::make_unique<ScratchNetns>();
-    ASSERT_TRUE(netns_->ok()) << netns_->error();
-  }
   void TearDown() override {
     pub_.reset(), sub_.reset(), svc_.reset();
-    netns_.reset();
-    XdpExempt::TearDown();
+    InScratchNetns::TearDown();
   }
 
   // Connections standing for the peer's PUB with our SUB (pub_) and for our PUB (--listen)
@@ -197,7 +190,6 @@ class XdpExemptReal : public XdpExempt {
     expect_throttled(seg(listen, theirs, kAck).build(), addr_, "from our --listen port (the wrong side)");
   }
 
-  std::unique_ptr<ScratchNetns> netns_;  // first made, last gone
   std::unique_ptr<LoopbackConn> pub_, sub_, svc_;
   std::string addr_;
 };

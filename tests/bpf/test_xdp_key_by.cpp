@@ -50,13 +50,7 @@ class XdpKeyBy : public RuleMapsFixture {
   void SetUp() override {
     RuleMapsFixture::SetUp();
     if (HasFatalFailure()) return;
-    RuleSet rs = default_rules(0, 0);
-    CompiledRules c;
-    std::string err;
-    ASSERT_TRUE(parse_rules(kRules, "test.toml", &rs, &err)) << err;
-    ASSERT_TRUE(compile_rules(rs, &c, &err)) << err;
-    const int rc = publish_rules(rule_maps(), c.policies, c.lpm, {});
-    ASSERT_EQ(rc, 0) << "publish_rules: " << strerror(-rc);
+    publish_toml(kRules, 0, 0);
   }
 
   // How many of `frames` passed.

@@ -53,16 +53,7 @@ std::vector<uint8_t> icmp(const std::string &src, uint8_t type, uint8_t code = 0
 class XdpMatch : public RuleMapsFixture {
  protected:
   // Publishes `toml` (after "version = 1") over an allowing default rule.
-  void publish(const std::string &toml) {
-    RuleSet rs = default_rules(0, 0);
-    CompiledRules c;
-    std::string err;
-    ASSERT_TRUE(parse_rules("version = 1\n" + toml, "test.toml", &rs, &err)) << err;
-    ASSERT_TRUE(compile_rules(rs, &c, &err)) << err;
-    const int rc = publish_rules(rule_maps(), c.policies, c.lpm, {}, {}, c.cond);
-    ASSERT_EQ(rc, 0) << "publish_rules: " << strerror(-rc);
-    rules_ = rs.rules.size();
-  }
+  void publish(const std::string &toml) { publish_toml("version = 1\n" + toml, 0, 0, &rules_); }
 
   // One packet: its verdict and the one rule whose counters it moved.
   Outcome send(const std::vector<uint8_t> &frame) { return run_counted(frame, rules_); }

@@ -69,13 +69,11 @@ TEST_F(XdpCheckOrder, BansComeBeforeTheDenyList) {
 
 // A real connection of the cluster's (the peer's PUB, our SUB: loopback_conn.h) and our
 // --listen port, exempt as the agent writes it.
-class XdpExemptOrder : public XdpCheckOrder {
+class XdpExemptOrder : public InScratchNetns<XdpCheckOrder> {
  protected:
   void SetUp() override {
-    XdpCheckOrder::SetUp();
+    InScratchNetns::SetUp();
     if (HasFatalFailure()) return;
-    netns_ = std::make_unique<ScratchNetns>();
-    ASSERT_TRUE(netns_->ok()) << netns_->error();
     std::string err;
     pub_ = LoopbackConn::open(false, &err);
     ASSERT_TRUE(pub_) << err;
@@ -87,8 +85,7 @@ class XdpExemptOrder : public XdpCheckOrder {
   }
   void TearDown() override {
     pub_.reset();
-    netns_.reset();
-    XdpCheckOrder::TearDown();
+    InScratchNetns::TearDown();
   }
   std::vector<uint8_t> seg(uint16_t sport, uint16_t dport, uint8_t flags) {
     return PacketBuilder().ipv4(kLoopV4, kLoopV4).tcp(dport, flags).ports(sport, dport).build();
@@ -97,7 +94,6 @@ class XdpExemptOrder : public XdpCheckOrder {
   std::vector<uint8_t> syn_to_listen() { return seg(45000, 7710, 0x02); }
   uint64_t exempt() { return stats().exempt; }
 
-  std::unique_ptr<ScratchNetns> netns_;
   std::unique_ptr<LoopbackConn> pub_;
 };
 

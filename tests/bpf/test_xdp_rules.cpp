@@ -93,16 +93,7 @@ class XdpRules : public RuleMapsFixture {
  protected:
   // Parses, compiles and publishes `toml` over the default rule (rate, burst; rate 0:
   // none), the way the agent's --rules and reload do.
-  void publish(const std::string &toml, double rate, uint64_t burst) {
-    RuleSet rs = default_rules(rate, burst);
-    CompiledRules c;
-    std::string err;
-    ASSERT_TRUE(parse_rules(toml, "test.toml", &rs, &err)) << err;
-    ASSERT_TRUE(compile_rules(rs, &c, &err)) << err;
-    const int rc = publish_rules(rule_maps(), c.policies, c.lpm, {});
-    ASSERT_EQ(rc, 0) << "publish_rules: " << strerror(-rc);
-    rules_ = rs.rules.size();
-  }
+  void publish(const std::string &toml, double rate, uint64_t burst) { publish_toml(toml, rate, burst, &rules_); }
 
   // One packet: its verdict and the one rule whose counters it moved.
   Outcome send(const std::vector<uint8_t> &frame) { return run_counted(frame, std::max<size_t>(rules_, 1)); }

@@ -54,19 +54,29 @@ banned_everywhere() { has_ban 1 && has_ban 2; }
 lifted_everywhere() { ! has_ban 1 && ! has_ban 2; }
 LIMIT=$(calc "2 * $POLL + 0.4")  # two polls and a period, with a period's margin
 
+# timed_decision NAME UNTIL DONE GOAL NOT_DONE ACTION ARGS...: `cscli decisions ACTION ARGS`,
+# then crowdsec_cluster/NAME: UNTIL (GOAL) holds within LIMIT s of its return; prints DONE
+# and how long it took; fails with NOT_DONE and each host's ban origin after 5 s without.
+timed_decision() {
+	local name=$1 until=$2 done_what=$3 goal=$4 not_done=$5 action=$6 t_cli t0 took origins
+	shift 5
+	t_cli=$(now_s)
+	cscli decisions "$@" || die "cscli decisions $action failed: $(tail -n 3 "$WORK/cscli.log")"
+	t0=$(now_s)
+	echo "cscli decisions $action took $(calc "$t0 - $t_cli") s"
+	if wait_until 5 "$until"; then
+		took=$(calc "$(now_s) - $t0")
+		echo "$done_what $took s after cscli decisions $action (poll ${POLL}s, period 0.2s)"
+		check_le "crowdsec_cluster/$name" "seconds from cscli decisions $action to $goal" "$took" "$LIMIT"
+	else
+		origins="h1: '$(ban_field 1 origin)', h2: '$(ban_field 2 origin)'"
+		fail "crowdsec_cluster/$name" "$not_done 5 s after cscli decisions $action ($origins)"
+	fi
+}
+
 # --- 1. a decision reaches both hosts -----------------------------------------------------------
-t_cli=$(now_s)
-cscli decisions add --ip "$BANNED" --duration 1m --reason "cluster test" ||
-	die "cscli decisions add failed: $(tail -n 3 "$WORK/cscli.log")"
-t0=$(now_s)
-echo "cscli decisions add took $(calc "$t0 - $t_cli") s"
-if wait_until 5 banned_everywhere; then
-	took=$(calc "$(now_s) - $t0")
-	echo "the ban reached h1 and h2 $took s after cscli decisions add (poll ${POLL}s, period 0.2s)"
-	check_le crowdsec_cluster/propagation "seconds from cscli decisions add to the ban on both hosts" "$took" "$LIMIT"
-else
-	fail crowdsec_cluster/propagation "the ban is not on both hosts 5 s after cscli decisions add (h1: '$(ban_field 1 origin)', h2: '$(ban_field 2 origin)')"
-fi
+timed_decision propagation banned_everywhere "the ban reached h1 and h2" "the ban on both hosts" \
+	"the ban is not on both hosts" add --ip "$BANNED" --duration 1m --reason "cluster test"
 origin=$(ban_field 2 origin)
 check crowdsec_cluster/origin "h2's ban of $BANNED has origin '$origin', expected h1's" grep -q '^h1' <<<"$origin"
 in_ns "$C_NS" timeout 20 "$PKTGEN" send --iface "${M_CIF[2]}" --dst-ip "${M_IP[2]}" --dst-mac "${M_MAC[2]}" \
@@ -76,16 +86,7 @@ dropped=$(ban_field 2 dropped)
 check_eq crowdsec_cluster/dropped-on-h2 "frames from $BANNED dropped by h2's ban" "${dropped:-0}" 100
 
 # --- 2. the delete lifts it on both -------------------------------------------------------------
-t_cli=$(now_s)
-cscli decisions delete --ip "$BANNED" || die "cscli decisions delete failed: $(tail -n 3 "$WORK/cscli.log")"
-t0=$(now_s)
-echo "cscli decisions delete took $(calc "$t0 - $t_cli") s"
-if wait_until 5 lifted_everywhere; then
-	took=$(calc "$(now_s) - $t0")
-	echo "the ban was lifted on h1 and h2 $took s after cscli decisions delete"
-	check_le crowdsec_cluster/lift "seconds from cscli decisions delete to no ban on either host" "$took" "$LIMIT"
-else
-	fail crowdsec_cluster/lift "the ban is still on h1 or h2 5 s after cscli decisions delete"
-fi
+timed_decision lift lifted_everywhere "the ban was lifted on h1 and h2" "no ban on either host" \
+	"the ban is still on h1 or h2" delete --ip "$BANNED"
 
 lab_finish

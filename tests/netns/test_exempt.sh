@@ -97,6 +97,20 @@ status_after "$A_STATUS" "$(mtime "$B_STATUS")"
 A1=$(stats_json) || die "agent stats of a failed"                 # a applied all of it
 status_after "$B_STATUS" "$(mtime "$A_STATUS")"
 B2=$(b_stats) || die "agent stats of b failed"                    # b applied all a sent
+# check_throttled NAME WHAT SENT PASSED DROPPED BUDGET EXEMPT: SENT of WHAT were offered (100x
+# BUDGET at least, or the test proves nothing); a admitted BUDGET of them (+ 1 for rounding),
+# dropped the rest, and counted at most a tenth of SENT packets exempt meanwhile (the
+# cluster's TCP only, not WHAT). Checks exempt/NAME-offered, -throttled, -dropped, -not-exempt.
+check_throttled() {
+	local name=$1 what=$2 sent=$3 passed=$4 dropped=$5 budget=$6 exempt=$7
+	check_ge "exempt/$name-offered" "$what sent (100x the budget at least, or the test proves nothing)" \
+		"$sent" "$(calc "100 * $budget")"
+	check_le "exempt/$name-throttled" "$what a admitted (the budget, + 1 for rounding)" \
+		"$passed" "$(calc "$budget + 1")"
+	check_ge "exempt/$name-dropped" "$what a dropped" "$dropped" "$(calc "$sent - $budget - 1")"
+	check_le "exempt/$name-not-exempt" "packets a counted exempt meanwhile (the cluster's TCP only, not $what)" \
+		"$exempt" "$(calc "$sent / 10")"
+}
 fj=$(cat "$WORK/flood.json")
 sent=$(json_num "$fj" sent)
 secs=$(json_num "$fj" elapsed_s)
@@ -105,14 +119,8 @@ dropped=$(source_num "$A_MID" "$LAB_V4_CLIENT" dropped)
 budget=$(calc "$BURST + $RATE * $secs")
 echo "flood from $LAB_V4_CLIENT (a's peer b) to UDP port $PORT: $sent frames in ${secs}s; a admitted ${passed:-none}," \
 	"dropped ${dropped:-none}; budget $budget (burst $BURST + $RATE/s x ${secs}s)"
-check_ge exempt/flood-offered "flood frames sent (100x the budget at least, or the test proves nothing)" \
-	"$sent" "$(calc "100 * $budget")"
-check_le exempt/flood-throttled "flood frames a admitted from its peer's address (the budget, + 1 for rounding)" \
-	"$passed" "$(calc "$budget + 1")"
-check_ge exempt/flood-dropped "flood frames a dropped" "$dropped" "$(calc "$sent - $budget - 1")"
 udp_exempt=$(($(json_num "$A_MID" exempt) - $(json_num "$A0" exempt)))
-check_le exempt/flood-not-exempt "packets a counted exempt during the flood (the cluster's TCP only, not the flood)" \
-	"$udp_exempt" "$(calc "$sent / 10")"
+check_throttled flood "flood frames from a's peer's address" "$sent" "$passed" "$dropped" "$budget" "$udp_exempt"
 
 tj=$(cat "$WORK/tcp.json")
 tcp_sent=$(json_num "$tj" sent)
@@ -123,14 +131,8 @@ tcp_exempt=$(($(json_num "$A1" exempt) - $(json_num "$A_MID" exempt)))
 tcp_budget=$(calc "$BURST + $RATE * ($tcp_secs + 0.3)") # + the pause between the floods
 echo "spoofed TCP from $LAB_V4_CLIENT:$PORT (b's report port) to port 22: $tcp_sent segments in ${tcp_secs}s;" \
 	"a admitted $tcp_passed, dropped $tcp_dropped, counted $tcp_exempt packets exempt; budget $tcp_budget"
-check_ge exempt/tcp-offered "spoofed segments sent (100x the budget at least, or the test proves nothing)" \
-	"$tcp_sent" "$(calc "100 * $tcp_budget")"
-check_le exempt/tcp-throttled "spoofed segments from b's report port to port 22 a admitted (the budget, + 1)" \
-	"$tcp_passed" "$(calc "$tcp_budget + 1")"
-check_ge exempt/tcp-dropped "spoofed segments from b's report port to port 22 a dropped" \
-	"$tcp_dropped" "$(calc "$tcp_sent - $tcp_budget - 1")"
-check_le exempt/tcp-not-exempt "packets a counted exempt during the spoofed TCP (the cluster's TCP only)" \
-	"$tcp_exempt" "$(calc "$tcp_sent / 10")"
+check_throttled tcp "spoofed segments from b's report port to port 22" "$tcp_sent" "$tcp_passed" "$tcp_dropped" \
+	"$tcp_budget" "$tcp_exempt"
 exempt_delta=$((udp_exempt + tcp_exempt))
 
 # d. The cluster went on meanwhile: its TCP passed, exempt. With keys in a full mesh a

@@ -62,9 +62,8 @@ for ((i = 1; i <= HOSTS; i++)); do
 		--peers "$peers" || die "the agent of h$i did not start"
 done
 for ((i = 1; i <= HOSTS; i++)); do
-	others=()
-	for ((j = 1; j <= HOSTS; j++)); do [ "$j" -eq "$i" ] || others+=("h$j"); done
-	mlab_wait_peers "frg$i" 1 10 "${others[@]}" || die "the agent of h$i did not hear every peer within 10 s"
+	# shellcheck disable=SC2046 # mlab_others: the node ids, one word each
+	mlab_wait_peers "frg$i" 1 10 $(mlab_others "$i") || die "the agent of h$i did not hear every peer within 10 s"
 done
 wait_for_line "$WORK/forger.log" '^subscriber' "${LAB_PIDS[forger]}" 10 || die "h1 did not subscribe to the forger"
 
@@ -150,15 +149,8 @@ echo "== b. a 1.5 MiB message published to agent hub (maximum 1 MiB)"
 for ((i = 1; i <= HOSTS; i++)); do agent_signal "frg$i" TERM || die "agent frg$i did not stop"; done
 mlab_hub_up
 mlab_hub_start hub || die "the hub did not start"
-for ((i = 1; i <= HOSTS; i++)); do
-	mlab_agent_start "$i" "hub$i" --rate "$RATE" --burst "$BURST" --stats-interval 10m --period "$PERIOD" \
-		--hub "$HUB_CTL:7701" || die "the agent of h$i did not start"
-done
-for ((i = 1; i <= HOSTS; i++)); do
-	others=()
-	for ((j = 1; j <= HOSTS; j++)); do [ "$j" -eq "$i" ] || others+=("h$j"); done
-	mlab_wait_peers "hub$i" 1 10 "${others[@]}" || die "the agent of h$i did not hear every peer through the hub"
-done
+declare -A CUR_AGENT=() # mlab_agents_start's: host -> name of its agent
+mlab_agents_start hub hub --rate "$RATE" --burst "$BURST" --stats-interval 10m
 big=$(nsenter --net="/run/netns/${M_NS[3]}" -- timeout 20 python3 "$DT_ROOT/tests/netns/zmtp_forger.py" \
 	--connect "$HUB_CTL:7701" --oversized $((1536 * 1024)))
 check_eq forged_restart/b/hub-drops-it "the hub kept the connection that sent 1.5 MiB (forger: $big)" \

@@ -71,6 +71,13 @@ def keys(path):
 def wrap(to, msg):
     return b"DTO" + bytes([len(to)]) + to + msg
 
+def waiting(sock):  # every message waiting on sock now, without blocking
+    while True:
+        try:
+            yield sock.recv(zmq.NOBLOCK)
+        except zmq.Again:
+            return
+
 me = keys(key_file)
 
 def relay(seq, host, victim, hits):  # kFlagRelay (32): host's hits, passed on by us (h6)
@@ -102,18 +109,10 @@ print("listening", file=sys.stderr, flush=True)
 while time.time() < end:
     events = dict(poller.poll(50))
     if pub in events:
-        while True:
-            try:
-                s = pub.recv(zmq.NOBLOCK)
-            except zmq.Again:
-                break
+        for s in waiting(pub):
             print("subscription %r" % s, file=sys.stderr, flush=True)
     if sub in events:
-        while True:
-            try:
-                m = sub.recv(zmq.NOBLOCK)
-            except zmq.Again:
-                break
+        for m in waiting(sub):
             if os.path.exists(work + "/rewrap.stop"):
                 pass
             elif m.startswith(b"DTO"):  # to one owner: to every other agent too

@@ -21,6 +21,7 @@
 # created - present, and the fill ratio present / 32.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib_common_checks.sh"
 TEST_NAME=metrics
 
 RATE=50
@@ -130,12 +131,7 @@ check metrics/bad-value-message "no clear error for --metrics 127.0.0.1:99999: $
 
 # --- two agents with metrics ------------------------------------------------------------------
 
-opts=(--rate "$RATE" --burst "$BURST" --period 200ms --stats-interval 10m)
-mlab_agent_start 1 h1 "${opts[@]}" --peers "$(mlab_peers 1)" --metrics "127.0.0.1:$PORT" ||
-	die "the agent of h1 did not start"
-mlab_agent_start 2 h2 "${opts[@]}" --peers "$(mlab_peers 2)" --metrics "[::1]:$PORT" ||
-	die "the agent of h2 did not start"
-mlab_wait_peers h1 1 10 h2 && mlab_wait_peers h2 1 10 h1 || die "the agents did not hear each other within 10 s"
+metrics_pair_start "127.0.0.1" "[::1]"
 check metrics/logged "h1 did not log where it serves metrics" \
 	grep -q "metrics: Prometheus text on http://127.0.0.1:$PORT/metrics" "$(agent_log h1)"
 

@@ -15,6 +15,7 @@
 # Prometheus is stopped by PID (lab cleanup) and bounded by `timeout` in any case.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib_common_checks.sh"
 TEST_NAME=prometheus
 
 RATE=50
@@ -56,12 +57,7 @@ both_scraped() {
 }
 
 # --- two agents with metrics ---------------------------------------------------------------------
-opts=(--rate "$RATE" --burst "$BURST" --period 200ms --stats-interval 10m)
-mlab_agent_start 1 h1 "${opts[@]}" --peers "$(mlab_peers 1)" --metrics "${M_CTL[1]}:$PORT" ||
-	die "the agent of h1 did not start"
-mlab_agent_start 2 h2 "${opts[@]}" --peers "$(mlab_peers 2)" --metrics "${M_CTL[2]}:$PORT" ||
-	die "the agent of h2 did not start"
-mlab_wait_peers h1 1 10 h2 && mlab_wait_peers h2 1 10 h1 || die "the agents did not hear each other within 10 s"
+metrics_pair_start "${M_CTL[1]}" "${M_CTL[2]}"
 
 # --- contrib's names against a live /metrics ------------------------------------------------------
 http_get "${M_NS[1]}" "${M_CTL[1]}" "$PORT" /metrics "$WORK/metrics" ||

@@ -13,17 +13,11 @@
 #include "cluster_core/report_cadence.h"
 #include "report_fixtures.h"
 
+// In dt::test: the fixtures of report_fixtures.h (v4: source number i as a key, kMsNs).
+namespace dt::test {
 namespace {
 
-using dt::CadenceOptions;
-using dt::PeriodPlan;
-using dt::ReportCadence;
-using dt::ReportEntry;
-
-constexpr uint64_t kMs = 1'000'000;
-constexpr uint64_t kPeriod = 200 * kMs;
-
-using dt::test::v4;  // source number i as a key (report_fixtures.h)
+constexpr uint64_t kPeriod = 200 * kMsNs;
 
 dt::ClusterConfig keyed_mesh() {
   dt::ClusterConfig cfg;
@@ -36,16 +30,16 @@ dt::ClusterConfig keyed_mesh() {
 TEST(LinkLiveness, KeysInAFullMeshHeartbeatEveryTwentySeconds) {
   dt::ClusterConfig cfg = keyed_mesh();
   ASSERT_TRUE(dt::link_liveness(cfg));
-  EXPECT_EQ(dt::heartbeat_ns(cfg), 20'000 * kMs);
-  EXPECT_EQ(dt::peer_down_after_ns(cfg), 40'200 * kMs) << "a peer whose link stays up but says nothing (hung)";
+  EXPECT_EQ(dt::heartbeat_ns(cfg), 20'000 * kMsNs);
+  EXPECT_EQ(dt::peer_down_after_ns(cfg), 40'200 * kMsNs) << "a peer whose link stays up but says nothing (hung)";
   const CadenceOptions o = dt::cadence_options(cfg);
-  EXPECT_EQ(o.batch_wait_ns, 8'000 * kMs);
-  EXPECT_EQ(o.batch_quiet_ns, 1'000 * kMs);
-  EXPECT_EQ(o.tail_ns, 1'000 * kMs) << "a lost report is still asked again while it is fresh";
-  EXPECT_EQ(dt::tracker_options(cfg).backlog_slack_ns, 220 * kMs)
+  EXPECT_EQ(o.batch_wait_ns, 8'000 * kMsNs);
+  EXPECT_EQ(o.batch_quiet_ns, 1'000 * kMsNs);
+  EXPECT_EQ(o.tail_ns, 1'000 * kMsNs) << "a lost report is still asked again while it is fresh";
+  EXPECT_EQ(dt::tracker_options(cfg).backlog_slack_ns, 220 * kMsNs)
       << "a partition's backlog is judged as with a heartbeat a second, not by the hung-peer limit";
-  cfg.down_after_ns = 6200 * kMs;  // the user's --down-after: the heartbeat of before
-  EXPECT_EQ(dt::heartbeat_ns(cfg), 3'000 * kMs);
+  cfg.down_after_ns = 6200 * kMsNs;  // the user's --down-after: the heartbeat of before
+  EXPECT_EQ(dt::heartbeat_ns(cfg), 3'000 * kMsNs);
   EXPECT_EQ(dt::cadence_options(cfg).batch_wait_ns, 0u);
   EXPECT_EQ(dt::cadence_options(cfg).batch_quiet_ns, 0u);
 }
@@ -108,29 +102,28 @@ TEST(LinkLiveness, APeerThatConnectsHearsAHeartbeatAtTheNextPeriod) {
 }
 
 TEST(LinkLiveness, ALinkThatDropsBringsThePeerDownAtOnce) {
-  dt::PeerTracker t(dt::TrackerOptions{20'200 * kMs, 2000 * kMs, true, 64});
-  dt::ReportHeader h;
-  h.node_id = "p";
+  dt::PeerTracker t(dt::TrackerOptions{20'200 * kMsNs, 2000 * kMsNs, true, 64});
+  dt::ReportHeader h = header("p");
   h.boot_id = 1;
   h.seq = 1;
-  h.sent_unix_ms = 1'700'000'000'000ull;
-  ASSERT_EQ(t.arrive(h, 1000 * kMs).verdict, dt::Verdict::Accept);
+  ASSERT_EQ(t.arrive(h, 1000 * kMsNs).verdict, dt::Verdict::Accept);
   dt::LivenessChange ch;
-  EXPECT_FALSE(t.link_dropped("stranger", 1200 * kMs, &ch)) << "a node id never heard is not tracked";
+  EXPECT_FALSE(t.link_dropped("stranger", 1200 * kMsNs, &ch)) << "a node id never heard is not tracked";
   EXPECT_EQ(t.peers().count("stranger"), 0u);
-  ASSERT_TRUE(t.link_dropped("p", 1500 * kMs, &ch));
+  ASSERT_TRUE(t.link_dropped("p", 1500 * kMsNs, &ch));
   EXPECT_EQ(ch.node_id, "p");
   EXPECT_FALSE(ch.up);
-  EXPECT_EQ(ch.silent_ns, 500 * kMs);
+  EXPECT_EQ(ch.silent_ns, 500 * kMsNs);
   EXPECT_FALSE(t.peers().at("p").up);
-  EXPECT_FALSE(t.link_dropped("p", 1600 * kMs, &ch)) << "down already: no second change";
-  EXPECT_TRUE(t.check_liveness(1700 * kMs).empty());
+  EXPECT_FALSE(t.link_dropped("p", 1600 * kMsNs, &ch)) << "down already: no second change";
+  EXPECT_TRUE(t.check_liveness(1700 * kMsNs).empty());
   h.seq = 2;
   h.sent_unix_ms += 3000;
-  const dt::Arrival a = t.arrive(h, 4000 * kMs);  // it reconnected and sent its heartbeat
+  const dt::Arrival a = t.arrive(h, 4000 * kMsNs);  // it reconnected and sent its heartbeat
   EXPECT_EQ(a.verdict, dt::Verdict::Accept);
   EXPECT_TRUE(a.came_up);
   EXPECT_EQ(t.peers().at("p").lost, 0u) << "the sequence is untouched by the link";
 }
 
 }  // namespace
+}  // namespace dt::test

@@ -7,9 +7,12 @@
 #include "common/address.h"
 #include "dataplane/policy.h"
 #include "dthrottle/bucket.h"
+#include "text_checks.h"
 
 namespace dt {
 namespace {
+
+using test::contains;
 
 dt_key key_of(const char *text, uint32_t rule = 0) {
   dt_key k{};
@@ -57,32 +60,31 @@ TEST(Explain, RendersAnUnknownSourceAndNoAgent) {
   ASSERT_NO_FATAL_FAILURE(explain_under_default_rule(&e));
   e.peers.state = ExplainPeers::State::NoAgent;
   const std::string text = render_explanation_text(e);
-  EXPECT_NE(text.find("198.18.9.9: no --rules: every packet uses the default rule"), std::string::npos) << text;
-  EXPECT_NE(text.find("rule default: no bucket for 198.18.9.9/32 (never seen, or evicted): it would start full, "
-                      "50 tokens"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("peers: unknown: no agent is running"), std::string::npos) << text;
+  EXPECT_TRUE(contains(text, "198.18.9.9: no --rules: every packet uses the default rule"));
+  EXPECT_TRUE(contains(text,
+                       "rule default: no bucket for 198.18.9.9/32 (never seen, or evicted): it would start full, "
+                       "50 tokens"));
+  EXPECT_TRUE(contains(text, "peers: unknown: no agent is running"));
   const std::string json = render_explanation_json(e);
-  EXPECT_NE(json.find(R"("bucket":null)"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("peers":{"state":"no_agent"})"), std::string::npos) << json;
+  EXPECT_TRUE(contains(json, R"("bucket":null)"));
+  EXPECT_TRUE(contains(json, R"("peers":{"state":"no_agent"})"));
 }
 
 TEST(Explain, SaysWhichListHoldsTheSource) {
   Explanation e;
   ASSERT_NO_FATAL_FAILURE(explain_under_default_rule(&e));
   EXPECT_EQ(render_explanation_text(e).find("list"), std::string::npos) << "on no list: no list line";
-  EXPECT_NE(render_explanation_json(e).find(R"("lists":{"allow":false,"deny":false})"), std::string::npos);
+  EXPECT_TRUE(contains(render_explanation_json(e), R"("lists":{"allow":false,"deny":false})"));
   e.deny_listed = true;
   EXPECT_EQ(render_explanation_text(e).rfind("198.18.9.9: on the deny list: dropped before the rules below\n", 0), 0u)
       << render_explanation_text(e);
   e.dry_run = true;
-  EXPECT_NE(render_explanation_text(e).find("on the deny list: would be dropped (dry run)"), std::string::npos);
+  EXPECT_TRUE(contains(render_explanation_text(e), "on the deny list: would be dropped (dry run)"));
   e.allow_listed = true;
   EXPECT_EQ(render_explanation_text(e).rfind("198.18.9.9: on the allow list: passes whatever the rules below say\n", 0),
             0u)
       << "the allow list beats the deny list: " << render_explanation_text(e);
-  EXPECT_NE(render_explanation_json(e).find(R"("lists":{"allow":true,"deny":true})"), std::string::npos);
+  EXPECT_TRUE(contains(render_explanation_json(e), R"("lists":{"allow":true,"deny":true})"));
 }
 
 TEST(Explain, RendersThePrefixBudgetsASourceShares) {
@@ -106,19 +108,15 @@ TEST(Explain, RendersThePrefixBudgetsASourceShares) {
   dt_key_for_level(&l24.key, &e.addr, 0, 24, 0);
   r.levels.push_back(l24);
   const std::string text = render_explanation_text(e);
-  EXPECT_NE(text.find("rule default per v4/16 prefix (1000/s burst 200, shared by every source of 198.18.0.0/16): "
-                      "200.000 of 200 tokens now; passed 700, debited 5 (peers' hits)"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("rule default per v4/24 prefix (1000/s burst 200, shared by every source of 198.18.9.0/24): "
-                      "no bucket yet, it would start full"),
-            std::string::npos)
-      << text;
+  EXPECT_TRUE(contains(text,
+                       "rule default per v4/16 prefix (1000/s burst 200, shared by every source of 198.18.0.0/16): "
+                       "200.000 of 200 tokens now; passed 700, debited 5 (peers' hits)"));
+  EXPECT_TRUE(contains(text,
+                       "rule default per v4/24 prefix (1000/s burst 200, shared by every source of 198.18.9.0/24): "
+                       "no bucket yet, it would start full"));
   const std::string json = render_explanation_json(e);
-  EXPECT_NE(json.find(R"("prefix_levels":[{"level":"v4/16","rate":1000,"burst":200,"key":"198.18.0.0","bucket":)"
-                      R"({"tokens":200.0,"passed":700,"debited":5}},{"level":"v4/24")"),
-            std::string::npos)
-      << json;
+  EXPECT_TRUE(contains(json, R"("prefix_levels":[{"level":"v4/16","rate":1000,"burst":200,"key":"198.18.0.0","bucket":)"
+                             R"({"tokens":200.0,"passed":700,"debited":5}},{"level":"v4/24")"));
 }
 
 ReportBody body_with(std::vector<std::pair<const char *, uint64_t>> entries) {

@@ -6,9 +6,12 @@
 #include "common/address.h"
 #include "dataplane/policy.h"
 #include "dthrottle/bucket.h"
+#include "text_checks.h"
 
 namespace dt {
 namespace {
+
+using test::contains;
 
 // Rule 3 "vip": 1000/s burst 100, a bucket per destination /32.
 ExplainRule vip_rule(const dt_key &addr) {
@@ -39,15 +42,13 @@ TEST(ExplainKeyBy, ASendersRuleKeyedByDestinationHasNoBucketOfItsOwn) {
   Explanation e = explanation_of("198.18.1.7");
   e.rules.push_back(vip_rule(e.addr));
   const std::string text = render_explanation_text(e);
-  EXPECT_NE(text.find("-> rule vip: throttle 1000/s burst 100, a bucket per destination /32"), std::string::npos)
-      << text;
-  EXPECT_NE(text.find("rule vip: keyed by destination: its packets take their tokens from the bucket of the address "
-                      "they go to (one per destination /32, shared by every source), not from a bucket of its own"),
-            std::string::npos)
-      << text;
+  EXPECT_TRUE(contains(text, "-> rule vip: throttle 1000/s burst 100, a bucket per destination /32"));
+  EXPECT_TRUE(contains(text,
+                       "rule vip: keyed by destination: its packets take their tokens from the bucket of the address "
+                       "they go to (one per destination /32, shared by every source), not from a bucket of its own"));
   const std::string json = render_explanation_json(e);
-  EXPECT_NE(json.find(R"("key_by":"destination","key_prefix_len":32,"bucket":null)"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("as_destination":[])"), std::string::npos) << json;
+  EXPECT_TRUE(contains(json, R"("key_by":"destination","key_prefix_len":32,"bucket":null)"));
+  EXPECT_TRUE(contains(json, R"("as_destination":[])"));
 }
 
 TEST(ExplainKeyBy, ADestinationShowsItsBucket) {
@@ -64,16 +65,13 @@ TEST(ExplainKeyBy, ADestinationShowsItsBucket) {
   EXPECT_EQ(r.key.rule, 3u | DT_KEY_DEST);
   e.as_destination.push_back(r);
   const std::string text = render_explanation_text(e);
-  EXPECT_NE(text.find("as a destination of rule vip (throttle 1000/s burst 100, a bucket per destination /32): "
-                      "bucket dst 198.18.200.7/32: 40.000 of 100 tokens now; passed 1234, dropped 0, debited 66"),
-            std::string::npos)
-      << text;
+  EXPECT_TRUE(contains(text,
+                       "as a destination of rule vip (throttle 1000/s burst 100, a bucket per destination /32): "
+                       "bucket dst 198.18.200.7/32: 40.000 of 100 tokens now; passed 1234, dropped 0, debited 66"));
   const std::string json = render_explanation_json(e);
-  EXPECT_NE(json.find(R"("as_destination":[{"id":3,"name":"vip","when":"to this address")"), std::string::npos)
-      << json;
-  EXPECT_NE(json.find(R"("key_by":"destination","key_prefix_len":32,"key":"198.18.200.7","bucket":{"tokens":40.0,)"),
-            std::string::npos)
-      << json;
+  EXPECT_TRUE(contains(json, R"("as_destination":[{"id":3,"name":"vip","when":"to this address")"));
+  EXPECT_TRUE(
+      contains(json, R"("key_by":"destination","key_prefix_len":32,"key":"198.18.200.7","bucket":{"tokens":40.0,)"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "list_fixtures.h"
 #include "rules/list_file.h"
 #include "rules/rules.h"
 #include "temp_dir.h"
@@ -12,12 +13,7 @@
 namespace dt {
 namespace {
 
-ListPrefixes parse_ok(const std::string &text) {
-  ListPrefixes p;
-  std::string err;
-  EXPECT_TRUE(parse_list_text(text, "l.txt", &p, &err)) << err;
-  return p;
-}
+using test::parse_list_ok;
 
 std::string parse_error(const std::string &text) {
   ListPrefixes p;
@@ -27,7 +23,7 @@ std::string parse_error(const std::string &text) {
 }
 
 TEST(ListFile, PlainAddressesAndPrefixesOfBothFamilies) {
-  const ListPrefixes p = parse_ok("198.18.0.1\n198.18.4.0/22\n2001:2::/48\n2001:2:0:1::7\n");
+  const ListPrefixes p = parse_list_ok("198.18.0.1\n198.18.4.0/22\n2001:2::/48\n2001:2:0:1::7\n");
   ASSERT_EQ(p.v4.size(), 2u);
   ASSERT_EQ(p.v6.size(), 2u);
   EXPECT_EQ(list_prefix_string(p.v4[0]), "198.18.0.1/32");
@@ -37,7 +33,7 @@ TEST(ListFile, PlainAddressesAndPrefixesOfBothFamilies) {
 }
 
 TEST(ListFile, FireholNetsetWithCommentsAndBlankLines) {
-  const ListPrefixes p = parse_ok(
+  const ListPrefixes p = parse_list_ok(
       "#\n# firehol_level1\n#\n# Source URL: http://iplists.firehol.org/\n\n"
       "198.18.0.0/15\r\n  198.19.255.255  # a host\n\t\n; Spamhaus style comment\n198.18.9.0/24 ; SBL1\n");
   ASSERT_EQ(p.v4.size(), 3u);
@@ -45,7 +41,7 @@ TEST(ListFile, FireholNetsetWithCommentsAndBlankLines) {
 }
 
 TEST(ListFile, IpsetSaveOutput) {
-  const ListPrefixes p = parse_ok(
+  const ListPrefixes p = parse_list_ok(
       "create blocked hash:net family inet hashsize 1024 maxelem 65536\n"
       "add blocked 198.18.0.0/24\nadd blocked 198.18.7.7\n"
       "create blocked6 hash:net family inet6 hashsize 1024 maxelem 65536\nadd blocked6 2001:2::/48\n");
@@ -54,14 +50,14 @@ TEST(ListFile, IpsetSaveOutput) {
 }
 
 TEST(ListFile, DuplicatesAreMergedAndOrderDoesNotMatter) {
-  const ListPrefixes a = parse_ok("198.18.1.0/24\n198.18.0.0/24\n198.18.1.0/24\n");
-  const ListPrefixes b = parse_ok("198.18.0.0/24\n198.18.1.0/24\n");
+  const ListPrefixes a = parse_list_ok("198.18.1.0/24\n198.18.0.0/24\n198.18.1.0/24\n");
+  const ListPrefixes b = parse_list_ok("198.18.0.0/24\n198.18.1.0/24\n");
   EXPECT_EQ(a.v4.size(), 2u);
   EXPECT_TRUE(a == b);
-  EXPECT_FALSE(a == parse_ok("198.18.0.0/24\n"));
+  EXPECT_FALSE(a == parse_list_ok("198.18.0.0/24\n"));
 }
 
-TEST(ListFile, EmptyFileIsAnEmptyList) { EXPECT_EQ(parse_ok("# nothing yet\n\n").size(), 0u); }
+TEST(ListFile, EmptyFileIsAnEmptyList) { EXPECT_EQ(parse_list_ok("# nothing yet\n\n").size(), 0u); }
 
 TEST(ListFile, BadLinesNameFileAndLine) {
   EXPECT_EQ(parse_error("198.18.0.0/24\n198.18.0.300\n"),
@@ -81,7 +77,7 @@ TEST(ListFile, HostBitsPastThePrefixAreRefused) {
   EXPECT_EQ(parse_error("198.18.0.1/24\n"),
             "l.txt:1: '198.18.0.1/24' has bits set past its /24 (did you mean the network address?)");
   EXPECT_NE(parse_error("2001:2::1/48\n").find("l.txt:1: '2001:2::1/48' has bits set"), std::string::npos);
-  EXPECT_EQ(parse_ok("0.0.0.0/0\n::/0\n").size(), 2u);
+  EXPECT_EQ(parse_list_ok("0.0.0.0/0\n::/0\n").size(), 2u);
 }
 
 TEST(ListFile, UnreadableFileSaysSo) {

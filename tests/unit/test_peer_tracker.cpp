@@ -9,12 +9,9 @@
 #include "cluster_core/peer_tracker.h"
 #include "report_fixtures.h"
 
+// In dt::test: the fixtures of report_fixtures.h (header, kMsNs).
+namespace dt::test {
 namespace {
-
-using dt::test::header;
-using dt::test::kMsNs;
-using dt::Refusal;
-using dt::Verdict;
 
 TEST(PeerTracker, AppliesEachReportOnceAndCountsGaps) {
   dt::PeerTracker t(1000);
@@ -294,3 +291,4 @@ TEST(PeerTrackerCap, ClusterOptionsScaleWithTheConfiguredPeers) {
 }
 
 }  // namespace
+}  // namespace dt::test

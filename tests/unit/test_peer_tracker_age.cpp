@@ -8,12 +8,9 @@
 #include "cluster_core/peer_tracker.h"
 #include "report_fixtures.h"
 
+// In dt::test: the fixtures of report_fixtures.h (header, kMsNs).
+namespace dt::test {
 namespace {
-
-using dt::test::header;
-using dt::test::kMsNs;
-using dt::Refusal;
-using dt::Verdict;
 
 // A peer whose clock is an hour ahead of ours, reporting every 200 ms with 1-3 ms on
 // the wire: every report is fresh (age 0-2 ms); a 20 s partition's backlog, delivered
@@ -223,3 +220,4 @@ TEST(PeerTrackerAge, AbsurdNewBootLeavesTheBootInForce) {
 }
 
 }  // namespace
+}  // namespace dt::test

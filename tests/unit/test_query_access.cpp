@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "cli/cli.h"
 #include "dthrottle/client.hpp"
@@ -284,10 +285,10 @@ TEST(QueryAccessOptions, ConnectionCapFitsTheDescriptorLimit) {
 TEST(QueryAccessOptions, SocketMode) {
   unsigned mode = 0;
   std::string why;
-  EXPECT_TRUE(dt::parse_socket_mode("0660", &mode, &why));
-  EXPECT_EQ(mode, 0660u);
-  EXPECT_TRUE(dt::parse_socket_mode("600", &mode, &why));
-  EXPECT_EQ(mode, 0600u);
+  for (const auto &[good, want] : {std::pair{"0660", 0660u}, std::pair{"600", 0600u}}) {
+    EXPECT_TRUE(dt::parse_socket_mode(good, &mode, &why)) << good;
+    EXPECT_EQ(mode, want) << good;
+  }
   for (const char *bad : {"", "0888", "4660", "rw", "07777", "0x1b6"}) {
     EXPECT_FALSE(dt::parse_socket_mode(bad, &mode, &why)) << bad;
     EXPECT_NE(why.find("octal"), std::string::npos) << why;

@@ -8,17 +8,13 @@
 #include <vector>
 
 #include "dataplane/range_set.h"
+#include "list_fixtures.h"
 #include "rules/list_file.h"
 
 namespace dt {
 namespace {
 
-ListPrefixes parse(const std::string &text) {
-  ListPrefixes p;
-  std::string err;
-  EXPECT_TRUE(parse_list_text(text, "list.txt", &p, &err)) << err;
-  return p;
-}
+using test::parse_list_ok;
 
 uint32_t ip4(uint8_t a, uint8_t b, uint8_t c, uint8_t d) { return (uint32_t{a} << 24) | (b << 16) | (c << 8) | d; }
 
@@ -43,7 +39,7 @@ bool holds4(const std::vector<dt_list_v4_elem> &e, uint32_t a) { return range_se
 bool holds6(const std::vector<dt_list_v6_elem> &e, Addr6 a) { return range_set_holds(e.data(), e.size(), a); }
 
 TEST(RangeSet, OverlappingAndAdjacentPrefixesMerge) {
-  const ListPrefixes p = parse("198.18.0.0/24\n198.18.1.0/24\n198.18.0.128/25\n198.18.3.0/24\n10.0.0.1\n10.0.0.2\n");
+  const ListPrefixes p = parse_list_ok("198.18.0.0/24\n198.18.1.0/24\n198.18.0.128/25\n198.18.3.0/24\n10.0.0.1\n10.0.0.2\n");
   const std::vector<Range4> r = merge_prefixes(p.v4);
   ASSERT_EQ(r.size(), 3u) << "10.0.0.1-2 one range, 198.18.0-1 one, 198.18.3 one";
   EXPECT_EQ(r[0], (Range4{ip4(10, 0, 0, 1), ip4(10, 0, 0, 2)}));
@@ -56,7 +52,7 @@ TEST(RangeSet, OverlappingAndAdjacentPrefixesMerge) {
 }
 
 TEST(RangeSet, EdgesOfPrefixesBothFamilies) {
-  const ListPrefixes p = parse("198.18.4.0/22\n255.255.255.255\n0.0.0.0/32\n2001:2::/48\n2001:2:1::1\n");
+  const ListPrefixes p = parse_list_ok("198.18.4.0/22\n255.255.255.255\n0.0.0.0/32\n2001:2::/48\n2001:2:1::1\n");
   const auto e4 = build_range_set(p.v4);
   const auto e6 = build_range_set(p.v6);
   EXPECT_FALSE(holds4(e4, ip4(198, 18, 3, 255)));
@@ -78,7 +74,7 @@ TEST(RangeSet, EdgesOfPrefixesBothFamilies) {
 }
 
 TEST(RangeSet, SlashZeroHoldsEverything) {
-  const ListPrefixes p = parse("0.0.0.0/0\n198.18.0.1\n::/0\n");
+  const ListPrefixes p = parse_list_ok("0.0.0.0/0\n198.18.0.1\n::/0\n");
   const auto e4 = build_range_set(p.v4);
   const auto e6 = build_range_set(p.v6);
   for (uint32_t a : {0u, 1u, ip4(198, 18, 0, 1), 0x7fffffffu, 0xffffffffu}) EXPECT_TRUE(holds4(e4, a)) << a;
@@ -90,7 +86,7 @@ TEST(RangeSet, AnEmptyListIsNoSetAndAMalformedOneHoldsNothing) {
   EXPECT_TRUE(build_range_set(std::vector<dt_list_v4_key>{}).empty());
   EXPECT_TRUE(build_range_set(std::vector<dt_list_v6_key>{}).empty());
   EXPECT_FALSE(range_set_holds(static_cast<const dt_list_v4_elem *>(nullptr), 0, 0));
-  std::vector<dt_list_v4_elem> bad = build_range_set(parse("198.18.0.1\n").v4);
+  std::vector<dt_list_v4_elem> bad = build_range_set(parse_list_ok("198.18.0.1\n").v4);
   bad[0].a = DT_LIST_INDEX_BITS_MAX + 1;
   EXPECT_FALSE(holds4(bad, ip4(198, 18, 0, 1))) << "index bits past the maximum";
   bad.resize(1);

@@ -11,17 +11,11 @@
 #include "cluster_core/report_cadence.h"
 #include "report_fixtures.h"
 
+// In dt::test: the fixtures of report_fixtures.h (v4: source number i as a key, kMsNs).
+namespace dt::test {
 namespace {
 
-using dt::CadenceOptions;
-using dt::PeriodPlan;
-using dt::ReportCadence;
-using dt::ReportEntry;
-
-constexpr uint64_t kMs = 1'000'000;
-constexpr uint64_t kPeriod = 200 * kMs;
-
-using dt::test::v4;  // source number i as a key (report_fixtures.h)
+constexpr uint64_t kPeriod = 200 * kMsNs;
 
 std::vector<ReportEntry> one_hit(uint32_t first, uint32_t n) {
   std::vector<ReportEntry> out;
@@ -79,10 +73,10 @@ TEST(ReportCadence, TrackerKeepsAQuietPeerUpAndNoticesItsDeath) {
   h.boot_id = 7;
   uint64_t now = 0, seq = 1, sent = 0;
   for (int i = 1; i <= 300; i++) {  // 60 s
-    now = i * kPeriod + (i * 7919 % 5) * 10 * kMs;  // late by 0-40 ms
+    now = i * kPeriod + (i * 7919 % 5) * 10 * kMsNs;  // late by 0-40 ms
     if (c.plan({}, false, now).broadcast) {
       h.seq = seq++;
-      h.sent_unix_ms = 1'700'000'000'000ull + now / kMs;
+      h.sent_unix_ms = 1'700'000'000'000ull + now / kMsNs;
       ASSERT_EQ(tracker.arrive(h, now).verdict, dt::Verdict::Accept);
       sent++;
     }
@@ -100,14 +94,14 @@ TEST(ReportCadence, TrackerKeepsAQuietPeerUpAndNoticesItsDeath) {
 TEST(ReportCadence, ShortDownAfterShortensTheHeartbeat) {
   dt::ClusterConfig cfg;
   cfg.period_ns = kPeriod;
-  cfg.down_after_ns = 1000 * kMs;
-  EXPECT_EQ(dt::heartbeat_ns(cfg), 400 * kMs) << "two heartbeats and a period must fit in --down-after";
-  EXPECT_EQ(dt::peer_down_after_ns(cfg), 1000 * kMs);
-  cfg.down_after_ns = 100 * kMs;
+  cfg.down_after_ns = 1000 * kMsNs;
+  EXPECT_EQ(dt::heartbeat_ns(cfg), 400 * kMsNs) << "two heartbeats and a period must fit in --down-after";
+  EXPECT_EQ(dt::peer_down_after_ns(cfg), 1000 * kMsNs);
+  cfg.down_after_ns = 100 * kMsNs;
   EXPECT_EQ(dt::heartbeat_ns(cfg), kPeriod) << "never more often than every period";
-  cfg.down_after_ns = 6200 * kMs;
-  EXPECT_EQ(dt::heartbeat_ns(cfg), 3000 * kMs) << "a longer --down-after: a quieter cluster";
-  EXPECT_EQ(dt::cadence_options(cfg).tail_ns, 1000 * kMs)
+  cfg.down_after_ns = 6200 * kMsNs;
+  EXPECT_EQ(dt::heartbeat_ns(cfg), 3000 * kMsNs) << "a longer --down-after: a quieter cluster";
+  EXPECT_EQ(dt::cadence_options(cfg).tail_ns, 1000 * kMsNs)
       << "after a report with hits, the next within half the report max age: a lost one is asked again in time";
 }
 
@@ -193,22 +187,21 @@ TEST(ReportCadence, TakeAllEmptiesTheBatchesForEveryone) {
 }
 
 TEST(PeerTrackerTouch, AMessageToUsAloneKeepsThePeerUp) {
-  dt::PeerTracker t(dt::TrackerOptions{1000 * kMs, 2000 * kMs, true, 64});
-  dt::ReportHeader h;
-  h.node_id = "p";
+  dt::PeerTracker t(dt::TrackerOptions{1000 * kMsNs, 2000 * kMsNs, true, 64});
+  dt::ReportHeader h = header("p");
   h.boot_id = 1;
   h.seq = 1;
-  h.sent_unix_ms = 1'700'000'000'000ull;
-  ASSERT_EQ(t.arrive(h, 100 * kMs).verdict, dt::Verdict::Accept);
-  EXPECT_FALSE(t.touch("p", 1, 900 * kMs));
-  EXPECT_TRUE(t.check_liveness(1500 * kMs).empty()) << "touched at 0.9 s: not silent for 1 s at 1.5 s";
-  EXPECT_FALSE(t.touch("p", 2, 1800 * kMs)) << "another boot's directed message says nothing of this one";
-  EXPECT_FALSE(t.touch("stranger", 1, 1800 * kMs));
+  ASSERT_EQ(t.arrive(h, 100 * kMsNs).verdict, dt::Verdict::Accept);
+  EXPECT_FALSE(t.touch("p", 1, 900 * kMsNs));
+  EXPECT_TRUE(t.check_liveness(1500 * kMsNs).empty()) << "touched at 0.9 s: not silent for 1 s at 1.5 s";
+  EXPECT_FALSE(t.touch("p", 2, 1800 * kMsNs)) << "another boot's directed message says nothing of this one";
+  EXPECT_FALSE(t.touch("stranger", 1, 1800 * kMsNs));
   EXPECT_EQ(t.peers().count("stranger"), 0u) << "touch never adds a node id";
-  EXPECT_EQ(t.check_liveness(2000 * kMs).size(), 1u);
-  EXPECT_TRUE(t.touch("p", 1, 2100 * kMs)) << "its current boot brings it back up";
+  EXPECT_EQ(t.check_liveness(2000 * kMsNs).size(), 1u);
+  EXPECT_TRUE(t.touch("p", 1, 2100 * kMsNs)) << "its current boot brings it back up";
   EXPECT_TRUE(t.peers().at("p").up);
   EXPECT_EQ(t.peers().at("p").last_seq, 1u) << "the report sequence is untouched";
 }
 
 }  // namespace
+}  // namespace dt::test

@@ -23,69 +23,29 @@
 namespace dt::bench {
 namespace {
 
-// Rules whose conditions the frame fails, then `last`, which it matches, with `budget`.
-const char *const kOldRules = R"(version = 1
-[[rule]]
-name = "web"
-cidr = "198.18.0.0/15"
-proto = "tcp"
-dport = "80-443"
-syn = true
-rate = 100
-burst = 100
-[[rule]]
-name = "dns"
-cidr = "198.18.0.0/15"
-proto = "udp"
-dport = 53
-rate = 100
-burst = 100
-[[rule]]
-name = "ntp"
-cidr = "198.18.0.0/15"
-proto = "udp"
-dport = 123
-rate = 100
-burst = 100
-[[rule]]
-name = "last"
-cidr = "198.18.0.0/15"
-proto = "udp"
-dport = "1-1000"
-)";
+// A rule of 198.18.0.0/15 named `name` with `conditions` (TOML lines), and with a budget
+// no frame of the bench reaches (rate 100, burst 100) unless it is the `last` one, whose
+// budget load() adds.
+std::string rule(const char *name, const char *conditions) {
+  const bool last = strcmp(name, "last") == 0;
+  return std::string("[[rule]]\nname = \"") + name + "\"\ncidr = \"198.18.0.0/15\"\n" + conditions +
+         (last ? "" : "rate = 100\nburst = 100\n");
+}
 
-const char *const kNewRules = R"(version = 1
-[[rule]]
-name = "web"
-cidr = "198.18.0.0/15"
-proto = "tcp"
-tcp_flags = "SYN,!ACK"
-rate = 100
-burst = 100
-[[rule]]
-name = "ping"
-cidr = "198.18.0.0/15"
-proto = "icmp"
-icmp_type = 8
-rate = 100
-burst = 100
-[[rule]]
-name = "ntp"
-cidr = "198.18.0.0/15"
-proto = "udp"
-sport = 123
-rate = 100
-burst = 100
-[[rule]]
-name = "last"
-cidr = "198.18.0.0/15"
-proto = "udp"
-sport = "1024-65535"
-dst = "198.19.255.0/24"
-len = "0-100"
-)";
+// Rules whose conditions the frame fails, then `last`, which it matches.
+std::string old_rules() {
+  return "version = 1\n" + rule("web", "proto = \"tcp\"\ndport = \"80-443\"\nsyn = true\n") +
+         rule("dns", "proto = \"udp\"\ndport = 53\n") + rule("ntp", "proto = \"udp\"\ndport = 123\n") +
+         rule("last", "proto = \"udp\"\ndport = \"1-1000\"\n");
+}
 
-// A dthrottle object whose rules are `text` plus the last rule's budget (none: rule 0 only).
+std::string new_rules() {
+  return "version = 1\n" + rule("web", "proto = \"tcp\"\ntcp_flags = \"SYN,!ACK\"\n") +
+         rule("ping", "proto = \"icmp\"\nicmp_type = 8\n") + rule("ntp", "proto = \"udp\"\nsport = 123\n") +
+         rule("last", "proto = \"udp\"\nsport = \"1024-65535\"\ndst = \"198.19.255.0/24\"\nlen = \"0-100\"\n");
+}
+
+// A dthrottle object whose rules are `text` plus the last rule's budget ("": rule 0 only).
 struct Target {
   const char *name;
   bool pass;
@@ -93,13 +53,13 @@ struct Target {
   int fd() const { return th.fd.xdp; }
 };
 
-void load(Throttle &th, const char *text, bool pass) {
-  if (!text) return;
+void load(Throttle &th, const std::string &text, bool pass) {
+  if (text.empty()) return;
   const std::string budget = pass ? "rate = 1000000\nburst = 1000000000\n" : "rate = 0.000001\nburst = 1\n";
   LoadedRules lr;
   lr.set = default_rules(0, 0);
   std::string err;
-  if (!parse_rules(std::string(text) + budget, "bench.toml", &lr.set, &err) || !compile_rules(lr.set, &lr.compiled, &err))
+  if (!parse_rules(text + budget, "bench.toml", &lr.set, &err) || !compile_rules(lr.set, &lr.compiled, &err))
     die("rules: %s", err.c_str());
   if (int rc = publish_rules(th.rule_maps(), lr.compiled.policies, lr.compiled.lpm, {}, {}, lr.compiled.cond); rc != 0)
     die("publish_rules: %d", rc);
@@ -111,7 +71,7 @@ void match_part() {
   constexpr uint32_t kRepeat = 3'000'000;
   constexpr int kSets = 3;
   const dt_policy pass = policy_or_die(1e6, DT_BURST_MAX), drop = policy_or_die(DT_RATE_MIN, 1);
-  const char *texts[3] = {nullptr, kOldRules, kNewRules};
+  const std::string texts[3] = {"", old_rules(), new_rules()};
   const char *labels[3] = {"no rules", "old conditions", "new conditions"};
   std::vector<Target> t;
   t.reserve(6);
