@@ -89,10 +89,10 @@ void Cluster::log_refusal(const ReportHeader &h, const Arrival &a, uint64_t now_
   }
 }
 
-// Every period: peers silent for --down-after go down (logged, rate-limited: forged node
-// ids go down too).
-void Cluster::check_peer_liveness(uint64_t now_ns) {
-  for (const auto &ch : tracker_.check_liveness(now_ns))
+// Every period: the peers silent for --down-after went down (period_end.h): logged,
+// rate-limited (forged node ids go down too).
+void Cluster::log_downs(const std::vector<LivenessChange> &downs, uint64_t now_ns) {
+  for (const auto &ch : downs)
     log_limited(peer_log_, LogLevel::Warn, now_ns, "peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(),
                 ch.silent_ns / 1e9);
 }

@@ -8,6 +8,7 @@
 
 #include "dthrottle/bucket.h"
 #include "cluster_core/peer_protocol.h"
+#include "cluster_core/period_end.h"
 #include "dataplane/policy.h"
 
 namespace dt::sim {
@@ -110,6 +111,9 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.planner = ReportPlanner(PlannerOptions{host.node_id, s.scheme == Scheme::Owner, false, s.hosts - 1,
                                                 RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period},
                                                 cadence});
+    host.join_guard = JoinGuard(join_guard_options(h));
+    host.receiver = std::make_unique<Receiver>(ReceiverOptions{host.node_id, s.scheme == Scheme::Hub}, host.planner,
+                                               host.join_guard, rules_);
     host.sender = std::make_unique<ReportSender>(host.planner, *host.outbox, [this, h](const Outgoing &o, uint64_t) {
       publish(h, {o});
       return true;
@@ -118,15 +122,7 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
       host.early = EarlyReport(EarlyReportOptions{s.period, s.early_report, s.early_min_hits});
       schedule_early(h, 0);  // the first period starts at 0 (it ends at the host's phase)
     }
-    if (s.adaptive) {
-      AdaptiveRuleSpec spec;
-      spec.name = kAdaptiveRule;
-      spec.index = DT_RULE_DEFAULT;
-      spec.rate = s.rate;
-      spec.params = s.adaptive_params;
-      host.adaptive = std::make_unique<AdaptiveSet>();
-      host.adaptive->configure({spec}, s.peer_down_after ? s.peer_down_after : 5 * s.period);
-    }
+    if (s.adaptive) init_adaptive(h);
   }
   init_hubs(&phase_seed);
   host_stats_.resize(s.hosts);
@@ -142,6 +138,19 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
       }
     std::stable_sort(busy_.begin(), busy_.end(), [](const BusySignal &a, const BusySignal &b) { return a.at < b.at; });
   }
+}
+
+// Host h's AdaptiveSet: the one rule, fed as the agent feeds it (its receiver: peers' hits and factors).
+void ClusterSim::init_adaptive(size_t h) {
+  Host &host = hosts_[h];
+  AdaptiveRuleSpec spec;
+  spec.name = kAdaptiveRule;
+  spec.index = DT_RULE_DEFAULT;
+  spec.rate = s_.rate;
+  spec.params = s_.adaptive_params;
+  host.adaptive = std::make_unique<AdaptiveSet>();
+  host.adaptive->configure({spec}, s_.peer_down_after ? s_.peer_down_after : 5 * s_.period);
+  host.receiver->set_adaptive(host.adaptive.get());
 }
 
 // Every request of the scenario, in time order (ties: client order, then bursts in
@@ -368,13 +377,13 @@ void ClusterSim::handle_report(size_t h) {
 // After host h's report: resend requests and liveness (a lossy network only), the next period.
 void ClusterSim::end_period(size_t h) {
   Host &host = hosts_[h];
-  if (!ideal_) {
-    request_resends(h);
-    for (const auto &change : host.tracker.check_liveness(now_)) host_stats_[h].peer_downs += !change.up;
-    if (s_.cadence && s_.link_liveness && s_.scheme != Scheme::Hub) link_liveness(h);
-  }
-  host.outbox->new_period();
   host.next_report += s_.period;
+  if (ideal_) return host.outbox->new_period();  // nothing goes missing, nobody goes silent
+  const ReportHeader hdr = host.outbox->header(host.epoch, wall_ms(h));
+  const PeriodEnd end = dt::end_period(host.tracker, *host.outbox, hdr, now_, s_.resend);  // period_end.h
+  if (end.resend_request) publish(h, {*end.resend_request});
+  for (const auto &change : end.changes) host_stats_[h].peer_downs += !change.up;
+  if (s_.cadence && s_.link_liveness && s_.scheme != Scheme::Hub) link_liveness(h);
 }
 
 // dt_collect's second half: `entries` are reported (sent, or noted as their owner).

@@ -122,10 +122,11 @@ void ClusterSim::apply_aggregate(size_t to, const Message &m) {
   if (m.decoded != DecodeError::None) return void(host_stats_[to].decode_errors++);
   bool switched = false;
   std::string from;
-  for (const ReportBody &body : hosts_[to].intake->on_message(*m.aggregate, now_, &switched, &from)) {
-    uint64_t unknown = 0;
-    charge(to, report_debits(rules_, map_report_rules(rules_, body.rules), body.entries, &unknown), m);
-  }
+  const ReportHeader &hub = m.aggregate->header;
+  const std::vector<ReportBody> bodies = hosts_[to].intake->on_message(*m.aggregate, now_, &switched, &from);
+  Received r;  // as a report's (cluster_core/receiver.h)
+  for (const ReportBody &body : bodies) hosts_[to].receiver->charge(hub, body, hub.node_id, now_, &r);
+  for (const Charge &c : r.charges) charge(to, c.debits);
 }
 
 HostTraffic ClusterSim::hub_traffic(size_t j, bool in) const {

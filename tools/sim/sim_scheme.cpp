@@ -77,17 +77,4 @@ void ClusterSim::send_relays(size_t owner, const std::vector<RelayEntry> &relays
   host.sender->relays(host.outbox->header(host.epoch, wall_ms(owner)), relays, ids, rules_.names, now_);
 }
 
-// A relay, as the agent's Cluster::apply_relayed: every member's hits but ours, charged
-// as if that member had reported them; the sources charged are shared.
-void ClusterSim::apply_relays(size_t to, const Message &m) {
-  Host &host = hosts_[to];
-  for (const RelayedReport &r : m.body.relayed) {
-    if (r.node_id == host.node_id) continue;  // ours: charged here when we admitted them
-    uint64_t unknown = 0;
-    const std::vector<dt_debit> debits = report_debits(rules_, map_report_rules(rules_, r.rules), r.entries, &unknown);
-    charge(to, debits, m);
-    for (const dt_debit &d : debits) host.planner.heard(d.key, now_);
-  }
-}
-
 }  // namespace dt::sim
