@@ -9,24 +9,6 @@
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {
-constexpr std::pair<Scheme, const char *> kSchemeNames[] = {
-    {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}, {Scheme::Hub, "hub"}};
-
-const char *scheme_name(Scheme s) {
-  for (const auto &[value, name] : kSchemeNames)
-    if (value == s) return name;
-  return "?";
-}
-
-bool parse_scheme(const std::string &s, Scheme *out) {
-  for (const auto &[value, name] : kSchemeNames) {
-    if (s == name) {
-      *out = value;
-      return true;
-    }
-  }
-  return false;
-}
 
 // Threshold: a source goes to every peer once its unreported hits reach the threshold,
 // then every period while it is shared (anyone reported it lately); the rest waits.
