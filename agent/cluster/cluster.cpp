@@ -41,31 +41,14 @@ uint64_t report_max_age_ns(const ClusterConfig &cfg) {
 
 bool link_liveness(const ClusterConfig &cfg) { return !cfg.curve_key_file.empty() && cfg.hubs.empty(); }
 
-uint64_t heartbeat_ns(const ClusterConfig &cfg) {
-  if (!cfg.down_after_ns)
-    return link_liveness(cfg) ? std::max(cfg.period_ns, kLinkHeartbeatNs) : kHeartbeatPeriods * cfg.period_ns;
-  const uint64_t half = cfg.down_after_ns > cfg.period_ns ? (cfg.down_after_ns - cfg.period_ns) / 2 : 0;
-  return std::max(cfg.period_ns, half);
+ClusterTimes cluster_times(const ClusterConfig &cfg) {
+  return ClusterTimes{cfg.period_ns, cfg.down_after_ns, report_max_age_ns(cfg), link_liveness(cfg)};
 }
 
-CadenceOptions cadence_options(const ClusterConfig &cfg) {
-  CadenceOptions o{cfg.period_ns, heartbeat_ns(cfg), kMaxBatchEntries, 0};
-  if (const uint64_t age = report_max_age_ns(cfg)) o.tail_ns = std::max(cfg.period_ns, age / 2);
-  if (link_liveness(cfg) && !cfg.down_after_ns) {
-    o.batch_wait_ns = std::max(cfg.period_ns, kLinkBatchWaitNs);
-    o.batch_quiet_ns = std::max(cfg.period_ns, kLinkBatchQuietNs);
-  }
-  return o;
-}
-
-uint64_t peer_down_after_ns(const ClusterConfig &cfg) {
-  return cfg.down_after_ns ? cfg.down_after_ns : 2 * heartbeat_ns(cfg) + cfg.period_ns;
-}
-
-// How long a summing hub may be silent before an agent takes the other hub's aggregates.
-uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) {
-  return cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns;
-}
+uint64_t heartbeat_ns(const ClusterConfig &cfg) { return heartbeat_ns(cluster_times(cfg)); }
+CadenceOptions cadence_options(const ClusterConfig &cfg) { return cadence_options(cluster_times(cfg)); }
+uint64_t peer_down_after_ns(const ClusterConfig &cfg) { return peer_down_after_ns(cluster_times(cfg)); }
+uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) { return aggregate_down_after_ns(cluster_times(cfg)); }
 
 // Mixed versions: which one a refused message speaks, and what to do.
 static std::string version_detail(DecodeError e, const void *data, size_t len) {

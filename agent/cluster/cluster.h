@@ -18,6 +18,7 @@
 #include "adaptive/adaptive.h"
 #include "bans/ban_sync.h"
 #include "cluster_core/aggregate_intake.h"
+#include "cluster_core/cluster_times.h"
 #include "cluster/cluster_counters.h"
 #include "dataplane/collector.h"
 #include "cluster/curve.h"
@@ -260,18 +261,12 @@ uint64_t report_max_age_ns(const ClusterConfig &cfg);
 // drops, so its signed heartbeats are needed only for the report sequence (every 20 s).
 // Not with hubs (an agent has no link of its own to each peer) nor --insecure-cluster.
 bool link_liveness(const ClusterConfig &cfg);
-// How often every peer hears from this agent at least (report_cadence.h): kHeartbeatPeriods
-// periods (kLinkHeartbeatNs with link liveness), or with --down-after D (D - period) / 2,
-// never less than a period: a longer --down-after makes a quiet cluster quieter.
+// The timings of `cfg` (cluster_core/cluster_times.h: the heartbeat, the cadence, when a
+// silent peer or hub is down), and each of them for `cfg`.
+ClusterTimes cluster_times(const ClusterConfig &cfg);
 uint64_t heartbeat_ns(const ClusterConfig &cfg);
-// The cadence for `cfg`: that heartbeat, the next message to everyone within half the
-// report max age after one with hits, and with link liveness (no --down-after) one-hit
-// sources waiting for their owner up to kLinkBatchWaitNs.
 CadenceOptions cadence_options(const ClusterConfig &cfg);
-// A peer silent this long is down: --down-after, or 2 heartbeats and a period (with link
-// liveness also at once when its link drops: Cluster::link_dropped).
 uint64_t peer_down_after_ns(const ClusterConfig &cfg);
-// How long a summing hub may be silent before an agent takes the other hub's sums (--down-after).
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg);
 // The tracker's options for `cfg`: its down_after and max age, max_peers
 // max(kMinTrackedPeers, 4 x (peers + hubs)), authenticated only when every report's

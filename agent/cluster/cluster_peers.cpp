@@ -20,7 +20,7 @@ constexpr size_t kTrackedPerConfigured = 4;  // node ids tracked per configured 
 TrackerOptions tracker_options(const ClusterConfig &cfg) {
   TrackerOptions opt;
   opt.down_after_ns = peer_down_after_ns(cfg);
-  if (link_liveness(cfg) && !cfg.down_after_ns) opt.backlog_slack_ns = (2 * kHeartbeatPeriods + 1) * cfg.period_ns / 10;
+  opt.backlog_slack_ns = backlog_slack_ns(cluster_times(cfg));
   opt.max_age_ns = report_max_age_ns(cfg);
   opt.authenticated = !cfg.curve_key_file.empty();
   opt.max_peers = std::max(kMinTrackedPeers, kTrackedPerConfigured * (cfg.peers.size() + cfg.hubs.size()));

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "dthrottle/bucket.h"
+#include "cluster_core/cluster_times.h"
 #include "cluster_core/peer_protocol.h"
 #include "cluster_core/period_end.h"
 #include "dataplane/policy.h"
@@ -68,20 +69,12 @@ std::unique_ptr<ClusterSim> ClusterSim::create(const Scenario &s, std::string *e
 
 ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     : s_(s), policy_(p), lb_rng_{s.seed ^ 0x4c4200000000ull}, net_rng_{s.seed ^ 0x4e4554000000ull} {
+  // The agent's timings (cluster_core/cluster_times.h) for the scenario's settings; without its
+  // cadence (every period) a peer is down after 5 silent periods.
   const bool links = s.cadence && s.link_liveness && s.scheme != Scheme::Hub;
-  const Ns heartbeat = links ? std::max(s.period, kLinkHeartbeatNs) : kHeartbeatPeriods * s.period;
-  const Ns down_after = s.peer_down_after ? s.peer_down_after
-                        : s.cadence       ? 2 * heartbeat + s.period
-                                          : 5 * s.period;
-  // As the agent's cadence_options (agent/cluster/cluster.cpp): with link liveness the tail
-  // after a report with hits is half the report max age, one-hit sources wait until their
-  // owner's batch is quiet for 1 s (8 s at most).
-  CadenceOptions cadence{s.period, heartbeat, kMaxBatchEntries};
-  if (links) {
-    cadence.tail_ns = std::max(s.period, (max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period) / 2);
-    cadence.batch_wait_ns = std::max(s.period, kLinkBatchWaitNs);
-    cadence.batch_quiet_ns = std::max(s.period, kLinkBatchQuietNs);
-  }
+  const ClusterTimes times{s.period, s.peer_down_after, max_age_ns(s), links};
+  const Ns down_after = s.cadence ? peer_down_after_ns(times) : s.peer_down_after ? s.peer_down_after : 5 * s.period;
+  const CadenceOptions cadence = cadence_options(times);
   rules_.burst_hits = {s.burst};
   uint64_t boot_seed = s.seed, phase_seed = s.seed ^ 0x5048415345000000ull;
   ideal_ = s.net.loss == 0 && s.net.duplicate == 0 && s.net.jitter == 0 && s.net.partitions.empty();
@@ -91,8 +84,8 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
     // Every other host tracked (up to 1024 of them), unauthenticated as the agent today.
-    host.tracker = PeerTracker(TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts),
-                                              links && !s.peer_down_after ? (2 * kHeartbeatPeriods + 1) * s.period / 10 : 0});
+    host.tracker = PeerTracker(
+        TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts), backlog_slack_ns(times)});
     host.outbox = std::make_unique<Outbox>(
         OutboxOptions{host.node_id, host.boot_id, max_age_ns(s) ? max_age_ns(s) : 5 * kSec, s.period / 2});
     host.heard.assign(s.hosts, 0);
