@@ -4,6 +4,7 @@
 #include "cluster/cluster_status.h"
 #include "cluster/socket_drain.h"
 #include "cluster_core/inbound.h"
+#include "cluster_core/period_end.h"
 #include "common/clock.h"
 
 #include <bpf/bpf.h>
@@ -40,31 +41,14 @@ uint64_t report_max_age_ns(const ClusterConfig &cfg) {
 
 bool link_liveness(const ClusterConfig &cfg) { return !cfg.curve_key_file.empty() && cfg.hubs.empty(); }
 
-uint64_t heartbeat_ns(const ClusterConfig &cfg) {
-  if (!cfg.down_after_ns)
-    return link_liveness(cfg) ? std::max(cfg.period_ns, kLinkHeartbeatNs) : kHeartbeatPeriods * cfg.period_ns;
-  const uint64_t half = cfg.down_after_ns > cfg.period_ns ? (cfg.down_after_ns - cfg.period_ns) / 2 : 0;
-  return std::max(cfg.period_ns, half);
+ClusterTimes cluster_times(const ClusterConfig &cfg) {
+  return ClusterTimes{cfg.period_ns, cfg.down_after_ns, report_max_age_ns(cfg), link_liveness(cfg)};
 }
 
-CadenceOptions cadence_options(const ClusterConfig &cfg) {
-  CadenceOptions o{cfg.period_ns, heartbeat_ns(cfg), kMaxBatchEntries, 0};
-  if (const uint64_t age = report_max_age_ns(cfg)) o.tail_ns = std::max(cfg.period_ns, age / 2);
-  if (link_liveness(cfg) && !cfg.down_after_ns) {
-    o.batch_wait_ns = std::max(cfg.period_ns, kLinkBatchWaitNs);
-    o.batch_quiet_ns = std::max(cfg.period_ns, kLinkBatchQuietNs);
-  }
-  return o;
-}
-
-uint64_t peer_down_after_ns(const ClusterConfig &cfg) {
-  return cfg.down_after_ns ? cfg.down_after_ns : 2 * heartbeat_ns(cfg) + cfg.period_ns;
-}
-
-// How long a summing hub may be silent before an agent takes the other hub's aggregates.
-uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) {
-  return cfg.down_after_ns ? cfg.down_after_ns : 5 * cfg.period_ns;
-}
+uint64_t heartbeat_ns(const ClusterConfig &cfg) { return heartbeat_ns(cluster_times(cfg)); }
+CadenceOptions cadence_options(const ClusterConfig &cfg) { return cadence_options(cluster_times(cfg)); }
+uint64_t peer_down_after_ns(const ClusterConfig &cfg) { return peer_down_after_ns(cluster_times(cfg)); }
+uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) { return aggregate_down_after_ns(cluster_times(cfg)); }
 
 // Mixed versions: which one a refused message speaks, and what to do.
 static std::string version_detail(DecodeError e, const void *data, size_t len) {
@@ -89,7 +73,10 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
                               RouterOptions{kSharedKeepPeriods * cfg.period_ns,
                                             report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs},
                               cadence_options(cfg)}),
-      intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns) {}
+      intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns),
+      receiver_(ReceiverOptions{cfg.node_id, !cfg.hubs.empty()}, planner_, join_guard_, rules_) {
+  receiver_.set_relay_member([this](const std::string &id) { return relay_member(id); });
+}
 
 Cluster::~Cluster() {
   collector_.disable();
@@ -189,24 +176,18 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   // One replay rule for every kind: each stream of a node's boot applied once (peer_tracker.h).
   const Arrival a = tracker_.arrive(h, now_ns);
   if (!note_arrival(h, a, now_ns)) return;  // a duplicate, or refused (counted)
-  const InboundPlan p = plan_inbound(h, body, a, !cfg_.hubs.empty());  // cluster_core/inbound.h
-  switch (p.kind) {
+  const Received r = receiver_.receive(h, body, a, now_ns);  // cluster_core/receiver.h
+  switch (r.plan.kind) {
     case InboundKind::Dropped: return;
-    case InboundKind::Directed: return handle_directed(h, body, a, now_ns);
     case InboundKind::Bans: return apply_bans(h, body, a, now_ns);
-    case InboundKind::ResendRequest: return p.stale ? void() : serve_resend(h.node_id, body.resend, now_ns);
+    case InboundKind::ResendRequest: return r.plan.stale ? void() : serve_resend(h.node_id, body.resend, now_ns);
+    case InboundKind::Directed:
     case InboundKind::Relay:
     case InboundKind::Report: break;
   }
-  if (p.join_heard) join_guard_.heard(h.node_id, h.epoch, now_ns);
-  if (p.ask_resends) request_resends(now_ns);
-  if (p.stale) return skip_stale(h, body, a, now_ns);
-  counters_.messages_applied++;
-  if (p.kind == InboundKind::Relay) return apply_relayed(h, body, now_ns);
-  if (log_level() == LogLevel::Debug && !body.entries.empty())  // first contact, traced
-    DT_DEBUG("report from %s: %zu entries (%llu hits), sent %lld ms ago", h.node_id.c_str(), body.entries.size(),
-             static_cast<unsigned long long>(hits_of(body.entries)), sent_ago_ms(h.sent_unix_ms));
-  note_shared(apply_report(h, body, now_ns), now_ns);
+  if (r.plan.ask_resends) request_resends(now_ns);
+  if (r.plan.stale) return skip_stale(h, r.stale_hits, a, now_ns);
+  apply_received(h, body, r, now_ns);
 }
 
 const char *message_kind(const ReportBody &b) {
@@ -297,9 +278,7 @@ bool Cluster::is_own_echo(const ReportHeader &h, uint64_t now_ns) {
 }
 
 // A report too old to charge: its hits are counted, not debited (docs/cluster.md "Faults").
-void Cluster::skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns) {
-  uint64_t hits = hits_of(body.entries);
-  for (const auto &t : body.tags) hits += t.hits;
+void Cluster::skip_stale(const ReportHeader &h, uint64_t hits, const Arrival &a, uint64_t now_ns) {
   counters_.stale_messages++;
   counters_.stale_hits += hits;
   log_limited(stale_log_, LogLevel::Warn, now_ns, "not charging %llu hits of a report from %s: %.1f s old (%s)",
@@ -308,31 +287,36 @@ void Cluster::skip_stale(const ReportHeader &h, const ReportBody &body, const Ar
                                                          : "sent while it could not hear us, before it came back");
 }
 
-// A fresh report: peers' factors, tag hits, then the packet hits as debits (returned, with
-// our rule ids).
-std::vector<dt_debit> Cluster::apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns,
-                                            const std::string &via) {
-  if (adaptive_ && !body.factors.empty()) adaptive_->on_peer_factors(h.node_id, body.factors, now_ns);
-  if (!body.tags.empty()) {
-    for (const auto &t : body.tags) counters_.tag_hits_received += t.hits;
-    if (debit_tags_) debit_tags_(body.tags, now_ns);
+// A fresh message, as the receiver made it (cluster_core/receiver.h): counted, its tag hits,
+// its charges debited, an owner's relays (cluster_owner.cpp).
+void Cluster::apply_received(const ReportHeader &h, const ReportBody &body, const Received &r, uint64_t now_ns) {
+  if (r.plan.kind == InboundKind::Directed) counters_.directed_applied++;
+  else counters_.messages_applied++;
+  if (r.plan.kind == InboundKind::Report && log_level() == LogLevel::Debug && !body.entries.empty())
+    DT_DEBUG("report from %s: %zu entries (%llu hits), sent %lld ms ago", h.node_id.c_str(), body.entries.size(),
+             static_cast<unsigned long long>(hits_of(body.entries)), sent_ago_ms(h.sent_unix_ms));  // first contact
+  if (r.plan.kind != InboundKind::Relay) apply_tags(body, now_ns);
+  apply_charges(r, now_ns);
+  if (r.plan.kind == InboundKind::Relay) log_relayed(h, r, now_ns);
+  if (r.plan.kind == InboundKind::Directed) relay_directed(h, r, now_ns);
+}
+
+// A fresh message's tag hits (query socket tags: set_tag_hooks).
+void Cluster::apply_tags(const ReportBody &body, uint64_t now_ns) {
+  if (body.tags.empty()) return;
+  for (const auto &t : body.tags) counters_.tag_hits_received += t.hits;
+  if (debit_tags_) debit_tags_(body.tags, now_ns);
+}
+
+// The receiver's charges (cluster_core/receiver.h) debited from our buckets, and counted.
+void Cluster::apply_charges(const Received &r, uint64_t now_ns) {
+  counters_.unknown_rule_entries += r.unknown_entries;
+  counters_.join_sources_emptied += r.join.sources;
+  counters_.join_burst_hits += r.join.hits;
+  for (const Charge &c : r.charges) {
+    if (watch_.active()) watch_.observe(c.node_id, *c.body);
+    if (!c.debits.empty()) debit(c.from, c.debits, now_ns);
   }
-  if (body.entries.empty()) return {};
-  if (watch_.active()) watch_.observe(h.node_id, body);
-  // The sender's rule names to ours; hits for rules we do not throttle are dropped.
-  const ReportRuleMap map = map_report_rules(rules_, body.rules);
-  if (adaptive_) adaptive_->add_packet_hits(body.entries, map.adaptive);
-  std::vector<dt_debit> debits = report_debits(rules_, map, body.entries, &counters_.unknown_rule_entries);
-  if (debits.empty()) return debits;
-  // Joining a running cluster (cluster_core/join_guard.h): a copy, with a burst more for the
-  // first debit of each source in flight; the caller relays and notes the hits as they came.
-  std::vector<dt_debit> charged = debits;
-  const std::string &sender = via.empty() ? h.node_id : via;
-  const JoinExtra x = add_join_extra(join_guard_, rules_, sender, h.epoch, &charged, now_ns);
-  counters_.join_sources_emptied += x.sources;
-  counters_.join_burst_hits += x.hits;
-  debit(join_guard_.active(now_ns) ? sender : h.node_id, charged, now_ns);
-  return debits;
 }
 
 void Cluster::debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns) {
@@ -375,9 +359,9 @@ void Cluster::on_period(uint64_t now_ns) {
   counters_.lazy_entries = planner_.cadence().lazy_entries();
   counters_.batch_waiting = planner_.cadence().waiting();
   publish_bans(now_ns);
-  request_resends(now_ns);
-  check_peer_liveness(now_ns);
-  out_->new_period();
+  const PeriodEnd end = end_period(tracker_, *out_, message_header(collector_.epoch()), now_ns);  // period_end.h
+  if (end.resend_request) publish_out(*end.resend_request);
+  log_downs(end.changes, now_ns);
 }
 
 bool Cluster::publish(const std::string &m) {
@@ -427,8 +411,7 @@ ReportHeader Cluster::message_header(uint64_t epoch) const { return out_->header
 
 // Asks the peers for the messages missing in their sequences (not yet stale).
 void Cluster::request_resends(uint64_t now_ns) {
-  const auto req = out_->resend_request(message_header(collector_.epoch()), tracker_.resend_requests(now_ns, kMaxResendSeqs));
-  if (req) publish_out(*req);
+  if (const auto req = resend_request(tracker_, *out_, message_header(collector_.epoch()), now_ns)) publish_out(*req);
 }
 
 // Publishes again what a peer asks of us (outbox.h: within the period's budget).

@@ -18,6 +18,7 @@
 #include "adaptive/adaptive.h"
 #include "bans/ban_sync.h"
 #include "cluster_core/aggregate_intake.h"
+#include "cluster_core/cluster_times.h"
 #include "cluster/cluster_counters.h"
 #include "dataplane/collector.h"
 #include "cluster/curve.h"
@@ -31,6 +32,7 @@
 #include "cluster_core/early_report.h"
 #include "cluster_core/join_guard.h"
 #include "cluster_core/report_router.h"
+#include "cluster_core/receiver.h"
 #include "cluster_core/report_sender.h"
 #include "cluster_core/rule_groups.h"
 #include "cluster/report_signing.h"
@@ -103,7 +105,10 @@ class Cluster {
 
   // Adaptive limits: reports carry our factors, peers' factors and every served hit
   // (ours and theirs, for the busiest-key measurement) go to `a` (may be nullptr).
-  void set_adaptive(AdaptiveSet *a) { adaptive_ = a; }
+  void set_adaptive(AdaptiveSet *a) {
+    adaptive_ = a;
+    receiver_.set_adaptive(a);
+  }
   // Bans (docs/bans.md): each period this host's new, changed and lifted bans go to the
   // peers in a bans message of their own, and the peers' bans messages go to `b`.
   void set_bans(BanSync *b) { bans_ = b; }
@@ -154,7 +159,7 @@ class Cluster {
   // The tracker's verdicts (cluster_peers.cpp).
   bool note_arrival(const ReportHeader &h, const Arrival &a, uint64_t now_ns);
   void log_refusal(const ReportHeader &h, const Arrival &a, uint64_t now_ns);
-  void check_peer_liveness(uint64_t now_ns);
+  void log_downs(const std::vector<LivenessChange> &downs, uint64_t now_ns);
   void forget_removed();
   // CurveZMQ: a server that refuses our key ends the connection for good (ZeroMQ does
   // not retry after a handshake error); the refusal is logged and the connection made
@@ -171,10 +176,12 @@ class Cluster {
   void reject(const std::string &reason, size_t len, const std::string &detail, LogLimiter &log, uint64_t now_ns);
   bool decode_message(const void *data, size_t len, uint64_t now_ns, ReportHeader *h, ReportBody *body);
   bool is_own_echo(const ReportHeader &h, uint64_t now_ns);
-  void skip_stale(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
-  // via: the message's sender when h names another member (an owner's relay of its hits).
-  std::vector<dt_debit> apply_report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns,
-                                     const std::string &via = {});
+  void skip_stale(const ReportHeader &h, uint64_t hits, const Arrival &a, uint64_t now_ns);
+  // What the receiver (cluster_core/receiver.h) made of a fresh message, acted on (cluster_owner.cpp
+  // for the owner scheme's parts): counted, tag hits, debits, relays.
+  void apply_received(const ReportHeader &h, const ReportBody &body, const Received &r, uint64_t now_ns);
+  void apply_tags(const ReportBody &body, uint64_t now_ns);
+  void apply_charges(const Received &r, uint64_t now_ns);
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
   // Owner scheme, at an early tick: the hits of shared sources near their limit, collected
@@ -186,10 +193,9 @@ class Cluster {
   bool publish_out(const Outgoing &o);  // publish() and ClusterCounters by its kind
   bool addressed_to_us(const ReportHeader &h, const ReportBody &body, const std::string *envelope, size_t len,
                        uint64_t now_ns);
-  void handle_directed(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
+  void relay_directed(const ReportHeader &h, const Received &r, uint64_t now_ns);
   bool relay_member(const std::string &node_id) const;
-  void apply_relayed(const ReportHeader &h, const ReportBody &body, uint64_t now_ns);
-  void note_shared(const std::vector<dt_debit> &debits, uint64_t now_ns);
+  void log_relayed(const ReportHeader &h, const Received &r, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
   void serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns);
   bool publish(const std::string &msg);
@@ -240,6 +246,7 @@ class Cluster {
   SourceWatch watch_;
   AggregateIntake intake_;
   LogLimiter hub_log_{10'000'000'000ull, 5};
+  Receiver receiver_;  // what a peer's message does here (cluster_core/receiver.h)
 };
 
 // The report age the tracker tolerates for `cfg` (0: any).
@@ -250,18 +257,12 @@ uint64_t report_max_age_ns(const ClusterConfig &cfg);
 // drops, so its signed heartbeats are needed only for the report sequence (every 20 s).
 // Not with hubs (an agent has no link of its own to each peer) nor --insecure-cluster.
 bool link_liveness(const ClusterConfig &cfg);
-// How often every peer hears from this agent at least (report_cadence.h): kHeartbeatPeriods
-// periods (kLinkHeartbeatNs with link liveness), or with --down-after D (D - period) / 2,
-// never less than a period: a longer --down-after makes a quiet cluster quieter.
+// The timings of `cfg` (cluster_core/cluster_times.h: the heartbeat, the cadence, when a
+// silent peer or hub is down), and each of them for `cfg`.
+ClusterTimes cluster_times(const ClusterConfig &cfg);
 uint64_t heartbeat_ns(const ClusterConfig &cfg);
-// The cadence for `cfg`: that heartbeat, the next message to everyone within half the
-// report max age after one with hits, and with link liveness (no --down-after) one-hit
-// sources waiting for their owner up to kLinkBatchWaitNs.
 CadenceOptions cadence_options(const ClusterConfig &cfg);
-// A peer silent this long is down: --down-after, or 2 heartbeats and a period (with link
-// liveness also at once when its link drops: Cluster::link_dropped).
 uint64_t peer_down_after_ns(const ClusterConfig &cfg);
-// How long a summing hub may be silent before an agent takes the other hub's sums (--down-after).
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg);
 // The tracker's options for `cfg`: its down_after and max age, max_peers
 // max(kMinTrackedPeers, 4 x (peers + hubs)), authenticated only when every report's

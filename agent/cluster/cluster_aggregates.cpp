@@ -30,10 +30,13 @@ void Cluster::handle_aggregate(const void *data, size_t len, uint64_t now_ns) {
   else if (switched)
     log_limited(hub_log_, LogLevel::Warn, now_ns, "hub %s silent for %.1f s: taking aggregates from hub %s",
                 from.c_str(), static_cast<double>(aggregate_down_after_ns(cfg_)) / 1e9, h.node_id.c_str());
+  Received r;  // as a report's (cluster_core/receiver.h)
   for (const auto &body : bodies) {
     counters_.messages_applied++;
-    apply_report(h, body, now_ns);
+    apply_tags(body, now_ns);
+    receiver_.charge(h, body, h.node_id, now_ns, &r);
   }
+  apply_charges(r, now_ns);
   counters_.aggregates = intake_.counters();
 }
 

@@ -14,25 +14,19 @@ namespace dt {
 bool Cluster::owner_ready() { return planner_.owner_ready(tracker_.peers()); }
 
 // A message a member sent to us alone as the owner of its sources, checked as every
-// message (signature, recipient, once only in its stream, age: Cluster::handle_message),
-// charged, then noted as owner.
-void Cluster::handle_directed(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns) {
-  if (a.stale) return skip_stale(h, body, a, now_ns);
-  counters_.directed_applied++;
-  const std::vector<dt_debit> debits = apply_report(h, body, now_ns);
-  std::vector<ReportEntry> charged;
-  for (const dt_debit &d : debits) charged.push_back({d.key, d.hits});
-  const RelayPlan relay = planner_.on_directed(h.node_id, charged, now_ns);
-  const std::vector<RelayEntry> &relays = relay.relays;
+// message (signature, recipient, once only in its stream, age: Cluster::handle_message) and
+// charged (cluster_core/receiver.h): what turned shared, relayed.
+void Cluster::relay_directed(const ReportHeader &h, const Received &r, uint64_t now_ns) {
+  const std::vector<RelayEntry> &relays = r.relay.relays;
   if (log_level() == LogLevel::Debug)
-    DT_DEBUG("directed from %s: %zu entries applied, %zu relayed, sent %lld ms ago", h.node_id.c_str(), debits.size(),
-             relays.size(), sent_ago_ms(h.sent_unix_ms));
+    DT_DEBUG("directed from %s: %zu entries applied, %zu relayed, sent %lld ms ago", h.node_id.c_str(),
+             r.charges.empty() ? size_t{0} : r.charges.front().debits.size(), relays.size(),
+             sent_ago_ms(h.sent_unix_ms));
   if (relays.empty()) return;
-  send_->relays(message_header(collector_.epoch() - 1), relays, relay.ids, rules_.names, now_ns);
+  send_->relays(message_header(collector_.epoch() - 1), relays, r.relay.ids, rules_.names, now_ns);
   note_sent();
 }
 
-// An owner's relay: every member's hits but ours, as if that member had reported them.
 // A node an owner may relay hits of: a member (a role = node key in --curve-peers, not a
 // hub's; without keys a peer we track), never us (we charged ours when we admitted them).
 bool Cluster::relay_member(const std::string &node_id) const {
@@ -40,34 +34,18 @@ bool Cluster::relay_member(const std::string &node_id) const {
   return signed_ ? verifier_.knows_node(node_id) : tracker_.peers().count(node_id) != 0;
 }
 
-void Cluster::apply_relayed(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
-  for (const RelayedReport &r : body.relayed) {
-    if (r.node_id == cfg_.node_id) continue;  // ours: charged here when we admitted them
-    if (!relay_member(r.node_id)) {
-      reject("relay names a stranger", 0,
-             " (" + std::to_string(r.entries.size()) + " entries of " + r.node_id + " relayed by " + h.node_id + ")",
-             reject_log_, now_ns);
-      continue;
-    }
-    ReportHeader from = h;
-    from.node_id = r.node_id;
-    ReportBody hits;
-    hits.rules = r.rules;
-    hits.entries = r.entries;
-    const std::vector<dt_debit> debits = apply_report(from, hits, now_ns, h.node_id);
-    uint64_t debited = 0;
-    for (const dt_debit &d : debits) debited += d.hits;
-    counters_.relayed_hits_debited += debited;
+// An owner's relay, charged by the receiver: its blocks of strangers refused, the rest counted.
+void Cluster::log_relayed(const ReportHeader &h, const Received &r, uint64_t now_ns) {
+  for (const RelayedReport *s : r.strangers)
+    reject("relay names a stranger", 0,
+           " (" + std::to_string(s->entries.size()) + " entries of " + s->node_id + " relayed by " + h.node_id + ")",
+           reject_log_, now_ns);
+  for (const Charge &c : r.charges) {
+    counters_.relayed_hits_debited += c.hits;
     if (log_level() == LogLevel::Debug)
       DT_DEBUG("relay from %s: %llu hits of %s debited, sent %lld ms ago", h.node_id.c_str(),
-               static_cast<unsigned long long>(debited), r.node_id.c_str(), sent_ago_ms(h.sent_unix_ms));
-    note_shared(debits, now_ns);
+               static_cast<unsigned long long>(c.hits), c.node_id.c_str(), sent_ago_ms(h.sent_unix_ms));
   }
-}
-
-// Sources a peer told everyone about are shared: we tell everyone too, for a while.
-void Cluster::note_shared(const std::vector<dt_debit> &debits, uint64_t now_ns) {
-  for (const dt_debit &d : debits) planner_.heard(d.key, now_ns);
 }
 
 }  // namespace dt

@@ -20,7 +20,7 @@ constexpr size_t kTrackedPerConfigured = 4;  // node ids tracked per configured 
 TrackerOptions tracker_options(const ClusterConfig &cfg) {
   TrackerOptions opt;
   opt.down_after_ns = peer_down_after_ns(cfg);
-  if (link_liveness(cfg) && !cfg.down_after_ns) opt.backlog_slack_ns = (2 * kHeartbeatPeriods + 1) * cfg.period_ns / 10;
+  opt.backlog_slack_ns = backlog_slack_ns(cluster_times(cfg));
   opt.max_age_ns = report_max_age_ns(cfg);
   opt.authenticated = !cfg.curve_key_file.empty();
   opt.max_peers = std::max(kMinTrackedPeers, kTrackedPerConfigured * (cfg.peers.size() + cfg.hubs.size()));
@@ -89,10 +89,10 @@ void Cluster::log_refusal(const ReportHeader &h, const Arrival &a, uint64_t now_
   }
 }
 
-// Every period: peers silent for --down-after go down (logged, rate-limited: forged node
-// ids go down too).
-void Cluster::check_peer_liveness(uint64_t now_ns) {
-  for (const auto &ch : tracker_.check_liveness(now_ns))
+// Every period: the peers silent for --down-after went down (period_end.h): logged,
+// rate-limited (forged node ids go down too).
+void Cluster::log_downs(const std::vector<LivenessChange> &downs, uint64_t now_ns) {
+  for (const auto &ch : downs)
     log_limited(peer_log_, LogLevel::Warn, now_ns, "peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(),
                 ch.silent_ns / 1e9);
 }

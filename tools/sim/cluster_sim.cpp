@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "dthrottle/bucket.h"
+#include "cluster_core/cluster_times.h"
 #include "cluster_core/peer_protocol.h"
+#include "cluster_core/period_end.h"
 #include "dataplane/policy.h"
 
 namespace dt::sim {
@@ -67,20 +69,12 @@ std::unique_ptr<ClusterSim> ClusterSim::create(const Scenario &s, std::string *e
 
 ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     : s_(s), policy_(p), lb_rng_{s.seed ^ 0x4c4200000000ull}, net_rng_{s.seed ^ 0x4e4554000000ull} {
+  // The agent's timings (cluster_core/cluster_times.h) for the scenario's settings; without its
+  // cadence (every period) a peer is down after 5 silent periods.
   const bool links = s.cadence && s.link_liveness && s.scheme != Scheme::Hub;
-  const Ns heartbeat = links ? std::max(s.period, kLinkHeartbeatNs) : kHeartbeatPeriods * s.period;
-  const Ns down_after = s.peer_down_after ? s.peer_down_after
-                        : s.cadence       ? 2 * heartbeat + s.period
-                                          : 5 * s.period;
-  // As the agent's cadence_options (agent/cluster/cluster.cpp): with link liveness the tail
-  // after a report with hits is half the report max age, one-hit sources wait until their
-  // owner's batch is quiet for 1 s (8 s at most).
-  CadenceOptions cadence{s.period, heartbeat, kMaxBatchEntries};
-  if (links) {
-    cadence.tail_ns = std::max(s.period, (max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period) / 2);
-    cadence.batch_wait_ns = std::max(s.period, kLinkBatchWaitNs);
-    cadence.batch_quiet_ns = std::max(s.period, kLinkBatchQuietNs);
-  }
+  const ClusterTimes times{s.period, s.peer_down_after, max_age_ns(s), links};
+  const Ns down_after = s.cadence ? peer_down_after_ns(times) : s.peer_down_after ? s.peer_down_after : 5 * s.period;
+  const CadenceOptions cadence = cadence_options(times);
   rules_.burst_hits = {s.burst};
   uint64_t boot_seed = s.seed, phase_seed = s.seed ^ 0x5048415345000000ull;
   ideal_ = s.net.loss == 0 && s.net.duplicate == 0 && s.net.jitter == 0 && s.net.partitions.empty();
@@ -90,8 +84,8 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
     // Every other host tracked (up to 1024 of them), unauthenticated as the agent today.
-    host.tracker = PeerTracker(TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts),
-                                              links && !s.peer_down_after ? (2 * kHeartbeatPeriods + 1) * s.period / 10 : 0});
+    host.tracker = PeerTracker(
+        TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts), backlog_slack_ns(times)});
     host.outbox = std::make_unique<Outbox>(
         OutboxOptions{host.node_id, host.boot_id, max_age_ns(s) ? max_age_ns(s) : 5 * kSec, s.period / 2});
     host.heard.assign(s.hosts, 0);
@@ -110,6 +104,9 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.planner = ReportPlanner(PlannerOptions{host.node_id, s.scheme == Scheme::Owner, false, s.hosts - 1,
                                                 RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period},
                                                 cadence});
+    host.join_guard = JoinGuard(join_guard_options(h));
+    host.receiver = std::make_unique<Receiver>(ReceiverOptions{host.node_id, s.scheme == Scheme::Hub}, host.planner,
+                                               host.join_guard, rules_);
     host.sender = std::make_unique<ReportSender>(host.planner, *host.outbox, [this, h](const Outgoing &o, uint64_t) {
       publish(h, {o});
       return true;
@@ -118,15 +115,7 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
       host.early = EarlyReport(EarlyReportOptions{s.period, s.early_report, s.early_min_hits});
       schedule_early(h, 0);  // the first period starts at 0 (it ends at the host's phase)
     }
-    if (s.adaptive) {
-      AdaptiveRuleSpec spec;
-      spec.name = kAdaptiveRule;
-      spec.index = DT_RULE_DEFAULT;
-      spec.rate = s.rate;
-      spec.params = s.adaptive_params;
-      host.adaptive = std::make_unique<AdaptiveSet>();
-      host.adaptive->configure({spec}, s.peer_down_after ? s.peer_down_after : 5 * s.period);
-    }
+    if (s.adaptive) init_adaptive(h);
   }
   init_hubs(&phase_seed);
   host_stats_.resize(s.hosts);
@@ -142,6 +131,19 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
       }
     std::stable_sort(busy_.begin(), busy_.end(), [](const BusySignal &a, const BusySignal &b) { return a.at < b.at; });
   }
+}
+
+// Host h's AdaptiveSet: the one rule, fed as the agent feeds it (its receiver: peers' hits and factors).
+void ClusterSim::init_adaptive(size_t h) {
+  Host &host = hosts_[h];
+  AdaptiveRuleSpec spec;
+  spec.name = kAdaptiveRule;
+  spec.index = DT_RULE_DEFAULT;
+  spec.rate = s_.rate;
+  spec.params = s_.adaptive_params;
+  host.adaptive = std::make_unique<AdaptiveSet>();
+  host.adaptive->configure({spec}, s_.peer_down_after ? s_.peer_down_after : 5 * s_.period);
+  host.receiver->set_adaptive(host.adaptive.get());
 }
 
 // Every request of the scenario, in time order (ties: client order, then bursts in
@@ -368,13 +370,13 @@ void ClusterSim::handle_report(size_t h) {
 // After host h's report: resend requests and liveness (a lossy network only), the next period.
 void ClusterSim::end_period(size_t h) {
   Host &host = hosts_[h];
-  if (!ideal_) {
-    request_resends(h);
-    for (const auto &change : host.tracker.check_liveness(now_)) host_stats_[h].peer_downs += !change.up;
-    if (s_.cadence && s_.link_liveness && s_.scheme != Scheme::Hub) link_liveness(h);
-  }
-  host.outbox->new_period();
   host.next_report += s_.period;
+  if (ideal_) return host.outbox->new_period();  // nothing goes missing, nobody goes silent
+  const ReportHeader hdr = host.outbox->header(host.epoch, wall_ms(h));
+  const PeriodEnd end = dt::end_period(host.tracker, *host.outbox, hdr, now_, s_.resend);  // period_end.h
+  if (end.resend_request) publish(h, {*end.resend_request});
+  for (const auto &change : end.changes) host_stats_[h].peer_downs += !change.up;
+  if (s_.cadence && s_.link_liveness && s_.scheme != Scheme::Hub) link_liveness(h);
 }
 
 // dt_collect's second half: `entries` are reported (sent, or noted as their owner).

@@ -7,9 +7,10 @@
 //   report   every period at t = k*period + offset: hits = passed - reported,
 //            reported = passed (dt_collect), then the core's ReportSender (routing,
 //            cadence, the outbox's encoding) to the peers through the network
-//   receive  dt::decode_report, the PeerTracker's verdict and plan_inbound, then the
-//            core's report_debits (rule_groups.h) as dt_gcra_debit at the receive time
-//            (dt_debit; a bucket the host never saw is created full, then debited)
+//   receive  dt::decode_report, the PeerTracker's verdict, then the core's Receiver
+//            (receiver.h: the plan, a joiner's guard, debits, relays), its debits as
+//            dt_gcra_debit at the receive time (dt_debit; a bucket the host never saw is
+//            created full, then debited); the core's end_period (period_end.h) after a report
 // The network loses, duplicates and delays messages with a seeded RNG, and partitions
 // them as TCP does (ZeroMQ's peer links are TCP): while a link is cut its messages queue
 // in order, up to a high-water mark (ZeroMQ's SNDHWM, 1000 messages by default; beyond
@@ -85,6 +86,7 @@
 #include "cluster_core/inbound.h"
 #include "cluster_core/join_guard.h"
 #include "cluster_core/outbox.h"
+#include "cluster_core/receiver.h"
 #include "cluster_core/report_planner.h"
 #include "cluster_core/report_sender.h"
 #include "cluster_core/rule_groups.h"
@@ -228,6 +230,7 @@ class ClusterSim {
     std::vector<dt_key> announced; // first admitted in this period since the last tick
     Ns next_early = kNever;        // its next early tick (an older one in early_ is void)
     JoinGuard join_guard;  // join_empty: the joiner's peer-reported sources start empty
+    std::unique_ptr<Receiver> receiver;  // what a peer's message does here (the agent's)
     uint64_t boot_id = 0, epoch = 0;
     Ns next_report = 0;
     Ns next_shared = kNever;  // Scenario::shared_period
@@ -292,13 +295,14 @@ class ClusterSim {
   };
 
   ClusterSim(const Scenario &s, const dt_policy &p);
+  void init_adaptive(size_t h);
   void build_requests();
   void advance(Ns t, bool inclusive);
   void handle_request(const Request &r);
   void handle_report(size_t h);
   void handle_delivery(const Delivery &d);
   void receive(size_t to, const Message &m);
-  void apply_entries(size_t to, const Message &m);
+  void deliver(size_t to, const Message &m, const Arrival &a);
   void serve_resend(size_t h, const Message &m);
   Arrival arrive(size_t to, const Message &m);
   void publish(size_t h, const std::vector<Outgoing> &out);
@@ -317,8 +321,7 @@ class ClusterSim {
   void publish_early(size_t h, std::vector<ReportEntry> entries);
   bool owner_ready(size_t h);
   void heard_from(size_t to, size_t from);
-  void apply_relays(size_t to, const Message &m);
-  void charge(size_t to, std::vector<dt_debit> debits, const Message &m);
+  void charge(size_t to, const std::vector<dt_debit> &debits);
   // Scheme::Hub (sim_hub.cpp).
   void init_hubs(uint64_t *phase_seed);
   bool hub_alive(size_t j) const;
@@ -338,8 +341,7 @@ class ClusterSim {
   // A joining host (sim_join.cpp).
   bool up(size_t h) const { return static_cast<int>(h) != s_.join_host || now_ >= s_.join_at; }
   size_t skip_down(size_t idx, size_t n_up) const;
-  bool joiner_hears(size_t to, const Message &m) const;
-  void join_heard(size_t to, const Message &m);
+  JoinGuardOptions join_guard_options(size_t h) const;
   void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
   void fan_out(const Message &m);
   size_t period_of(Ns t) const;

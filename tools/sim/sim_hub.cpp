@@ -5,6 +5,7 @@
 // its bytes are the wire's) to every host; a host takes one hub's aggregates at a time and
 // debits the sums less its own hits (cluster_core/aggregate_intake.h, as Cluster does).
 #include "cluster_core/aggregate_protocol.h"
+#include "cluster_core/cluster_times.h"
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {
@@ -18,7 +19,7 @@ constexpr size_t kHubs = 2;  // a pair: no single point of failure
 // every host's intake with the agent's settings (Cluster's constructor).
 void ClusterSim::init_hubs(uint64_t *phase_seed) {
   if (s_.scheme != Scheme::Hub || !s_.reports) return;
-  const Ns down_after = s_.peer_down_after ? s_.peer_down_after : 5 * s_.period;
+  const Ns down_after = aggregate_down_after_ns(ClusterTimes{s_.period, s_.peer_down_after});
   const size_t periods = s_.duration / s_.period + 2;
   hubs_.resize(kHubs);
   for (size_t j = 0; j < kHubs; j++) {
@@ -122,10 +123,11 @@ void ClusterSim::apply_aggregate(size_t to, const Message &m) {
   if (m.decoded != DecodeError::None) return void(host_stats_[to].decode_errors++);
   bool switched = false;
   std::string from;
-  for (const ReportBody &body : hosts_[to].intake->on_message(*m.aggregate, now_, &switched, &from)) {
-    uint64_t unknown = 0;
-    charge(to, report_debits(rules_, map_report_rules(rules_, body.rules), body.entries, &unknown), m);
-  }
+  const ReportHeader &hub = m.aggregate->header;
+  const std::vector<ReportBody> bodies = hosts_[to].intake->on_message(*m.aggregate, now_, &switched, &from);
+  Received r;  // as a report's (cluster_core/receiver.h)
+  for (const ReportBody &body : bodies) hosts_[to].receiver->charge(hub, body, hub.node_id, now_, &r);
+  for (const Charge &c : r.charges) charge(to, c.debits);
 }
 
 HostTraffic ClusterSim::hub_traffic(size_t j, bool in) const {

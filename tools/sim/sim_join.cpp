@@ -34,21 +34,13 @@ void ClusterSim::heard_from(size_t to, size_t from) {
 }
 
 // Scenario::join_empty: the agent's JoinGuard (cluster_core/join_guard.h) on the joiner, which
-// knows it joined a running cluster at its first peer message: for join_guard (default the
-// report max age), the first peer debit of each source in flight then carries a burst more.
-// A hub's message (from past the hosts) is none of it: the agent's guard is off with hubs.
-bool ClusterSim::joiner_hears(size_t to, const Message &m) const {
-  return s_.join_empty && static_cast<int>(to) == s_.join_host && now_ >= s_.join_at && m.from < s_.hosts;
-}
-
-void ClusterSim::join_heard(size_t to, const Message &m) {
-  if (!joiner_hears(to, m)) return;
-  JoinGuard &guard = hosts_[to].join_guard;
-  if (!guard.joined()) {
-    const Ns age = s_.report_max_age && s_.report_max_age != kNever ? s_.report_max_age : kReportMaxAgePeriods * s_.period;
-    guard = JoinGuard(JoinGuardOptions{s_.join_guard ? s_.join_guard : age, 0});
-  }
-  guard.heard(hosts_[m.from].node_id, m.hdr.epoch, now_);
+// knows it joined a running cluster at its first peer message (it hears none before join_at):
+// for join_guard (default the report max age), the first peer debit of each source in flight
+// then carries a burst more. Every other host's guard never opens (a window of 0).
+JoinGuardOptions ClusterSim::join_guard_options(size_t h) const {
+  if (!s_.join_empty || static_cast<int>(h) != s_.join_host) return JoinGuardOptions{0, 0};
+  const Ns age = s_.report_max_age && s_.report_max_age != kNever ? s_.report_max_age : kReportMaxAgePeriods * s_.period;
+  return JoinGuardOptions{s_.join_guard ? s_.join_guard : age, 0};
 }
 
 }  // namespace dt::sim

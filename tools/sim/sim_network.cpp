@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cluster_core/peer_protocol.h"
+#include "cluster_core/period_end.h"
 
 namespace dt::sim {
 
@@ -54,9 +55,8 @@ size_t ClusterSim::Message::entries() const {
 void ClusterSim::request_resends(size_t h) {
   if (!s_.resend) return;
   Host &host = hosts_[h];
-  const auto req = host.outbox->resend_request(host.outbox->header(host.epoch, wall_ms(h)),
-                                               host.tracker.resend_requests(now_, kMaxResendSeqs));
-  if (req) publish(h, {*req});
+  if (const auto req = resend_request(host.tracker, *host.outbox, host.outbox->header(host.epoch, wall_ms(h)), now_))
+    publish(h, {*req});
 }
 
 // A PUB socket: one copy to every other host. In an ideal network every copy arrives
@@ -179,7 +179,7 @@ void ClusterSim::fan_out(const Message &m) {
   if (plain && m.body.entries.empty() && !sender.adaptive) return;  // "alive": nothing to do
   for (size_t to = 0; to < hosts_.size(); to++) {
     if (to == m.from || !up(to)) continue;
-    if (plain) join_heard(to, m), apply_entries(to, m);
+    if (plain) deliver(to, m, Arrival{});  // accepted, fresh
     else receive(to, m);
   }
 }

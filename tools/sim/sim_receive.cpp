@@ -1,4 +1,4 @@
-// sim_receive.cpp - the simulator's receiving side: the tracker's verdict, the core's plan,
+// sim_receive.cpp - the simulator's receiving side: the tracker's verdict, the core's receiver,
 // debits and the traffic counts (see cluster_sim.h).
 #include "sim/cluster_sim.h"
 
@@ -10,25 +10,36 @@
 
 namespace dt::sim {
 
-// A message at host `to`: the tracker's verdict (arrive), then the cluster core's plan for
-// it (cluster_core/inbound.h), acted on as the agent's Cluster does.
+// A message at host `to`: the tracker's verdict (arrive), then the cluster core's receiver.
 void ClusterSim::receive(size_t to, const Message &m) {
-  HostStats &st = host_stats_[to];
-  if (m.decoded != DecodeError::None) return void(st.decode_errors++);
+  if (m.decoded != DecodeError::None) return void(host_stats_[to].decode_errors++);
   if (m.aggregate) return apply_aggregate(to, m);
-  const Arrival a = arrive(to, m);
-  const InboundPlan p = plan_inbound(m.hdr, m.body, a, s_.scheme == Scheme::Hub);
-  if (p.kind == InboundKind::Dropped || p.kind == InboundKind::Bans) return;
-  if (p.kind == InboundKind::ResendRequest) return p.stale || !s_.resend ? void() : serve_resend(to, m);
-  if (p.join_heard) join_heard(to, m);
-  if (p.ask_resends) request_resends(to);
-  if (p.stale) {  // counted, nothing charged
+  deliver(to, m, arrive(to, m));
+}
+
+// What the cluster core's receiver (cluster_core/receiver.h) makes of a judged message, acted
+// on as the agent's Cluster does: resends served and asked for, stale hits counted, debits,
+// an owner's relays.
+void ClusterSim::deliver(size_t to, const Message &m, const Arrival &a) {
+  Host &host = hosts_[to];
+  HostStats &st = host_stats_[to];
+  const Received r = host.receiver->receive(m.hdr, m.body, a, now_);
+  switch (r.plan.kind) {
+    case InboundKind::Dropped:
+    case InboundKind::Bans: return;
+    case InboundKind::ResendRequest: return r.plan.stale || !s_.resend ? void() : serve_resend(to, m);
+    case InboundKind::Directed:
+    case InboundKind::Relay:
+    case InboundKind::Report: break;
+  }
+  if (r.plan.ask_resends) request_resends(to);
+  if (r.plan.stale) {  // counted, nothing charged
     st.stale++;
-    st.stale_hits += hits_of(m.body.entries);
+    st.stale_hits += r.stale_hits;
     return;
   }
-  if (p.kind == InboundKind::Relay) return apply_relays(to, m);
-  apply_entries(to, m);
+  for (const Charge &c : r.charges) charge(to, c.debits);
+  if (!r.relay.relays.empty()) send_relays(to, r.relay.relays, r.relay.ids);
 }
 
 // The PeerTracker's verdict on a message (counted). In an ideal network every message is
@@ -50,34 +61,10 @@ Arrival ClusterSim::arrive(size_t to, const Message &m) {
   return a;
 }
 
-// The report's entries as debits (cluster_core/rule_groups.h; an owner also notes them,
-// Scheme::Owner), then the adaptive controller's share.
-void ClusterSim::apply_entries(size_t to, const Message &m) {
-  Host &host = hosts_[to];
-  const ReportRuleMap map = map_report_rules(rules_, m.body.rules);
-  uint64_t unknown = 0;
-  const std::vector<dt_debit> debits = report_debits(rules_, map, m.body.entries, &unknown);
-  charge(to, debits, m);
-  std::vector<ReportEntry> charged;
-  for (const dt_debit &d : debits) {
-    if (m.directed) charged.push_back({d.key, d.hits});
-    else host.planner.heard(d.key, now_);
-  }
-  if (!charged.empty()) {
-    const RelayPlan r = host.planner.on_directed(m.hdr.node_id, charged, now_);
-    if (!r.relays.empty()) send_relays(to, r.relays, r.ids);
-  }
-  if (host.adaptive) {
-    host.adaptive->add_packet_hits(m.body.entries, map.adaptive);
-    if (!m.directed) host.adaptive->on_peer_factors(m.hdr.node_id, m.body.factors, now_);
-  }
-}
-
 // dt_debit: hits another host admitted (unseen here: the bucket is created full, then
-// debited), a joiner's first debit of a source a burst more (join_guard.h).
-void ClusterSim::charge(size_t to, std::vector<dt_debit> debits, const Message &m) {
+// debited), down to the debt cap.
+void ClusterSim::charge(size_t to, const std::vector<dt_debit> &debits) {
   Host &host = hosts_[to];
-  if (joiner_hears(to, m)) add_join_extra(host.join_guard, rules_, hosts_[m.from].node_id, m.hdr.epoch, &debits, now_);
   const Ns limit = s_.debt_cap ? dt_gcra_debt_limit(now_, &host.policy) : now_ + DT_TAT_HORIZON_NS;
   for (const dt_debit &d : debits) {
     Bucket &b = host.buckets.try_emplace(d.key).first->second;

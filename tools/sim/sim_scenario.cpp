@@ -34,25 +34,19 @@ uint64_t splitmix64(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-// Each load balancer and its name (--lb), for both directions.
 constexpr std::pair<LoadBalancer, const char *> kLbNames[] = {
     {LoadBalancer::RoundRobin, "round-robin"}, {LoadBalancer::Random, "random"}, {LoadBalancer::Sticky, "sticky"}};
+constexpr std::pair<Scheme, const char *> kSchemeNames[] = {
+    {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}, {Scheme::Hub, "hub"}};
+constexpr std::pair<BusyPattern, const char *> kPatternNames[] = {{BusyPattern::Steady, "steady"},
+                                                                  {BusyPattern::Flappy, "flappy"}};
 
-const char *lb_name(LoadBalancer lb) {
-  for (const auto &[value, name] : kLbNames)
-    if (value == lb) return name;
-  return "?";
-}
-
-bool parse_lb(const std::string &s, LoadBalancer *out) {
-  for (const auto &[value, name] : kLbNames) {
-    if (s == name) {
-      *out = value;
-      return true;
-    }
-  }
-  return false;
-}
+const char *lb_name(LoadBalancer lb) { return name_in(kLbNames, lb); }
+bool parse_lb(const std::string &s, LoadBalancer *out) { return parse_in(kLbNames, s, out); }
+const char *scheme_name(Scheme s) { return name_in(kSchemeNames, s); }
+bool parse_scheme(const std::string &s, Scheme *out) { return parse_in(kSchemeNames, s, out); }
+const char *busy_pattern_name(BusyPattern p) { return name_in(kPatternNames, p); }
+bool parse_busy_pattern(const std::string &s, BusyPattern *out) { return parse_in(kPatternNames, s, out); }
 
 bool validate(const Scenario &s, std::string *err) {
   if (s.hosts < 1 || s.hosts > kMaxHosts)
@@ -166,18 +160,6 @@ Scenario reference_ab_scenario() {
               {5100 * kMs, 1, 0},  {5100 * kMs, 1, 1},  {9 * kSec, 2, 0}};
   s.clients = {c};
   return s;
-}
-
-const char *busy_pattern_name(BusyPattern p) { return p == BusyPattern::Steady ? "steady" : "flappy"; }
-
-bool parse_busy_pattern(const std::string &s, BusyPattern *out) {
-  for (auto p : {BusyPattern::Steady, BusyPattern::Flappy}) {
-    if (s == busy_pattern_name(p)) {
-      *out = p;
-      return true;
-    }
-  }
-  return false;
 }
 
 // The reference's busy phase lasts 10 s, then 20 s more decide whether the traffic

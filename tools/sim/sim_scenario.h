@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adaptive/adaptive.h"
@@ -19,6 +20,20 @@ constexpr uint64_t kWallEpochMs = 1'700'000'000'000ull;  // the simulated wall c
 
 // splitmix64: tiny, and the same sequence on every platform (the simulator's seeds).
 uint64_t splitmix64(uint64_t *s);
+
+// An enum's values and their names, one table for both directions (--lb, --scheme, --pattern).
+template <class E, size_t N>
+const char *name_in(const std::pair<E, const char *> (&table)[N], E value) {
+  for (const auto &[v, name] : table)
+    if (v == value) return name;
+  return "?";
+}
+template <class E, size_t N>
+bool parse_in(const std::pair<E, const char *> (&table)[N], const std::string &s, E *out) {
+  for (const auto &[v, name] : table)
+    if (s == name) return *out = v, true;
+  return false;
+}
 
 enum class LoadBalancer { RoundRobin, Random, Sticky };
 const char *lb_name(LoadBalancer lb);

@@ -9,24 +9,6 @@
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {
-constexpr std::pair<Scheme, const char *> kSchemeNames[] = {
-    {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}, {Scheme::Hub, "hub"}};
-
-const char *scheme_name(Scheme s) {
-  for (const auto &[value, name] : kSchemeNames)
-    if (value == s) return name;
-  return "?";
-}
-
-bool parse_scheme(const std::string &s, Scheme *out) {
-  for (const auto &[value, name] : kSchemeNames) {
-    if (s == name) {
-      *out = value;
-      return true;
-    }
-  }
-  return false;
-}
 
 // Threshold: a source goes to every peer once its unreported hits reach the threshold,
 // then every period while it is shared (anyone reported it lately); the rest waits.
@@ -75,19 +57,6 @@ void ClusterSim::report_shared(size_t h) {
 void ClusterSim::send_relays(size_t owner, const std::vector<RelayEntry> &relays, const std::vector<std::string> &ids) {
   Host &host = hosts_[owner];
   host.sender->relays(host.outbox->header(host.epoch, wall_ms(owner)), relays, ids, rules_.names, now_);
-}
-
-// A relay, as the agent's Cluster::apply_relayed: every member's hits but ours, charged
-// as if that member had reported them; the sources charged are shared.
-void ClusterSim::apply_relays(size_t to, const Message &m) {
-  Host &host = hosts_[to];
-  for (const RelayedReport &r : m.body.relayed) {
-    if (r.node_id == host.node_id) continue;  // ours: charged here when we admitted them
-    uint64_t unknown = 0;
-    const std::vector<dt_debit> debits = report_debits(rules_, map_report_rules(rules_, r.rules), r.entries, &unknown);
-    charge(to, debits, m);
-    for (const dt_debit &d : debits) host.planner.heard(d.key, now_);
-  }
 }
 
 }  // namespace dt::sim
