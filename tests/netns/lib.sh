@@ -24,7 +24,7 @@
 # The helpers live in lib/, one file a concern; this file sets the globals they share and
 # sources them all, so a suite sources this file alone:
 #   lib/results.sh       PASS/FAIL, check, check_eq/le/ge, num_*, calc, floor, now_s, sleep_to
-#   lib/json.sh          json_num, json_source, source_num
+#   lib/json.sh          json_num, json_value, json_get, json_source, source_num (jq)
 #   lib/lab.sh           scratch_init, lab_init, lab_up, in_ns, pins_present, lab_cleanup, lab_finish
 #   lib/procs.sh         alive, wait_exit, wait_for_line(s), wait_until, stop_pid, count_lines
 #   lib/agent.sh         agent_start, agent_signal, agent_fg, stats_json, query_ask, sources_seen
@@ -53,6 +53,10 @@ declare -A LAB_PIDS=()  # name -> PID of every background process we started
 LAB_NAMESPACES=()       # namespaces we created
 LAB_PIN_DIRS=()         # pin directories our agents use
 LAB_CLEANED=0
+
+# The JSON the suites read is parsed by jq (lib/json.sh): without it no check could read a
+# count, so say so once, here, rather than fail every check that reads one.
+command -v jq >/dev/null || { echo "FAIL setup: jq is missing (the suites read JSON with it); run make deps"; exit 1; }
 
 # shellcheck source=lib/results.sh
 source "$DT_ROOT/tests/netns/lib/results.sh"

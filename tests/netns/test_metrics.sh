@@ -103,14 +103,14 @@ secs() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 # stats --json`, rewritten once a second): the time it was written less h2's last_heard_ago_ms.
 heard_at() {
 	local doc
-	doc=$(grep -o '"cluster":{.*' <<<"$1")
+	doc=$(json_value "$1" cluster)
 	awk -v w="$(json_num "$doc" written_unix_ms)" -v a="$(json_num "$doc" last_heard_ago_ms)" \
 		'BEGIN { if (w == "" || a == "") exit 1; printf "%.3f", (w - a) / 1000 }'
 }
 # status_written_after T: h1's cluster status, written after T (now_s), read into HEARD_DOC.
 status_written_after() {
 	HEARD_DOC=$("$AGENT" stats --pin-dir "${M_PIN[1]}" --json --top 0) &&
-		num_ge "$(json_num "$(grep -o '"cluster":{.*' <<<"$HEARD_DOC")" written_unix_ms)" "$(secs "$1 * 1000")"
+		num_ge "$(json_num "$(json_value "$HEARD_DOC" cluster)" written_unix_ms)" "$(secs "$1 * 1000")"
 }
 
 # scraped_above OUT SERIES MIN: a fresh scrape of h1 into OUT shows SERIES at MIN or more.

@@ -100,10 +100,11 @@ mlab_reports_fresh() {
 	local since_ms i doc ages a
 	since_ms=$(awk -v t="$1" 'BEGIN { printf "%d", t * 1000 }')
 	for ((i = 1; i <= M_HOSTS; i++)); do
-		doc=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0 | grep -o '"cluster":{.*') || return 1
-		num_ge "$(json_num "$doc" written_unix_ms)" "$since_ms" || return 1
-		grep -q '"up":false' <<<"$doc" && return 1
-		ages=$(grep -o '"last_age_ms":[0-9]*' <<<"$doc" | cut -d: -f2)
+		doc=$(json_get "$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0)" '.cluster // empty') &&
+			[ -n "$doc" ] || return 1
+		num_ge "$(json_get "$doc" '.written_unix_ms')" "$since_ms" || return 1
+		[ "$(json_get "$doc" '[.peers[]? | select(.up == false)] | length')" = 0 ] || return 1
+		ages=$(json_get "$doc" '.peers[]?.last_age_ms')
 		[ -n "$ages" ] || return 1
 		for a in $ages; do [ "$a" -le "$2" ] || return 1; done
 	done
