@@ -71,8 +71,8 @@ decreased() {
 # in_range X LO HI: LO <= X <= HI.
 in_range() { num_le "$2" "$1" && num_le "$1" "$3"; }
 
-count_sources() { grep -o '{"source":' <<<"$1" | wc -l; }
-sum_debited() { grep -o '"debited":[0-9]*' <<<"$1" | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'; }
+count_sources() { json_get "$1" '[.. | objects | select(has("source"))] | length'; }
+sum_debited() { json_get "$1" '[.. | objects | .debited? | numbers] | add // 0'; }
 
 # The polls that stand for "the last reports have landed and the metrics show them"
 # (the metrics are published once a report period; the source count is cached 1 s).
