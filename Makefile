@@ -48,7 +48,7 @@ PKTGEN_SRCS := $(wildcard tools/pktgen/*.cpp)
 AGENT_OBJS := $(AGENT_SRCS:%.cpp=$(OBJ)/%.o)
 UNIT_SRCS  := $(wildcard tests/unit/*.cpp)
 BPFT_SRCS  := $(wildcard tests/bpf/*.cpp)
-BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/dthrottle/*.h)
+BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/dthrottle/*.h) $(wildcard include/dthrottle/abi/*.h)
 
 PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktgen $(BUILD)/bench \
             $(BUILD)/fuzz_report $(BUILD)/fuzz_make_seeds \

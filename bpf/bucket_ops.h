@@ -206,7 +206,7 @@ static __always_inline void dt_drop_flush(struct dt_bucket *b, struct dt_drop_pe
 /*
  * Counts a drop (or, `would`, a dry-run would-drop) of `cost` for the bucket `b` of
  * `key` at `now`, without writing the shared bucket per packet: see struct
- * dt_drop_pending in dthrottle/common.h for the slots and who reads them.
+ * dt_drop_pending in dthrottle/abi/buckets.h for the slots and who reads them.
  * `b` must be `key`'s element of the `buckets` map: a stale slot's holder is looked
  * up there (a bucket kept in another map needs its own slots or a map argument).
  */

@@ -10,7 +10,7 @@
  * source whose prefix is out of budget is dropped without its own bucket being
  * created: the LRU keeps the legitimate sources. Each level is a bucket in the
  * `buckets` map (key: the address cut to the level, key.rule encoded as in
- * common.h), so the collect, debit and report machinery shares it with the peers
+ * abi/prefix.h), so the collect, debit and report machinery shares it with the peers
  * exactly like a source bucket.
  *
  * Exactness (no token created, none lost for good): tokens are taken one bucket at a

@@ -33,6 +33,7 @@ TESTS_BUILD=(
 LAB=(
   iproute2 procps                         # network namespaces, veth, ps/pkill
   python3                                 # the demo's busy signals, the Python client's tests
+  jq                                      # tests/netns/lib/json.sh reads the agents' JSON (suites, demo)
   gnuplot-nox                             # the demo's chart (build/demo.png)
 )
 SUITES=(

@@ -84,7 +84,7 @@ void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, con
     appendf(out, "policy: none set (every packet passes, counted as fail-open)\n");
   if (const std::string dry = dry_run_line(snap); !dry.empty()) appendf(out, "%s\n", dry.c_str());
   appendf(out, "counters:\n");
-  // Every counter with a label (common.h's DT_STATS_FIELDS); after `dropped`, what the
+  // Every counter with a label (abi/stats.h's DT_STATS_FIELDS); after `dropped`, what the
   // views add: the rules' would-drops and the sources in the table.
 #define DT_COUNTER_LINE(field, label, metric, help) \
   if (label[0]) append_counter(out, label, st.field); \

@@ -1,10 +1,10 @@
 // endpoint.h - the agent's address options, every one read by the HOST:PORT grammar of
-// dthrottle/endpoint.hpp (the one the C++ client uses): what each option accepts.
+// dthrottle/client/endpoint.hpp (the one the C++ client uses): what each option accepts.
 #pragma once
 
 #include <string>
 
-#include "dthrottle/endpoint.hpp"
+#include "dthrottle/client/endpoint.hpp"
 
 namespace dt {
 

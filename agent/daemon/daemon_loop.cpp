@@ -209,7 +209,7 @@ void Daemon::log_counters() {
     return;
   }
   const dt_stats &prev = prev_stats_;
-  // Every counter with a label (common.h's DT_STATS_FIELDS), passed and dropped with their increase.
+  // Every counter with a label (abi/stats.h's DT_STATS_FIELDS), passed and dropped with their increase.
   std::string line;
   auto add = [&line](const char *label, uint64_t v) { line += (line.empty() ? "" : " ") + std::string(label) + " " + std::to_string(v); };
 #define DT_LOG_FIELD(field, label, metric, help) \

@@ -172,7 +172,7 @@ void render_dataplane(Exposition &x, const MetricsInfo &info, const MapView &m) 
   render_rule_key_by(x, m);
   render_lists(x, m);
   render_capture(x, m);
-  // The global counters with a metric of their own (common.h's DT_STATS_FIELDS).
+  // The global counters with a metric of their own (abi/stats.h's DT_STATS_FIELDS).
 #define DT_METRIC_COUNTER(field, label, metric, help) \
   if (metric[0]) x.counter(metric, help, s.field);
   DT_STATS_FIELDS(DT_METRIC_COUNTER)

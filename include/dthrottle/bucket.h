@@ -24,7 +24,7 @@
  *     is 1/1000 of a token or finer for every rate up to DT_RATE_MAX.
  *
  * Overflow: the agent keeps interval_ns <= 1e15 and burst_ns <= 2^62 (see
- * common.h limits), and a debit never moves tat more than DT_TAT_HORIZON_NS past now
+ * abi/buckets.h limits), and a debit never moves tat more than DT_TAT_HORIZON_NS past now
  * (in practice no more than (DT_DEBT_MAX_BURSTS + 1) x burst_ns),
  * so every sum below fits in 64 bits for any uptime below 2^62 ns (146 years).
  */

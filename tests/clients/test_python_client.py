@@ -168,7 +168,7 @@ class AgainstServer(unittest.TestCase):
 
 
 class Endpoint(unittest.TestCase):
-    """parse_host_port: the HOST:PORT grammar of include/dthrottle/endpoint.hpp."""
+    """parse_host_port: the HOST:PORT grammar of include/dthrottle/client/endpoint.hpp."""
     ACCEPTED = [
         ("198.18.0.1:7800", ("198.18.0.1", 7800)),
         ("[2001:2::1]:7800", ("2001:2::1", 7800)),

@@ -17,8 +17,9 @@ import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # Headers from outside agent/ that agent code may include: the shared BPF/C++ headers
-# under include/ and the skeleton generated into build/.
-EXTERNAL = re.compile(r'^(dthrottle/[a-z_]+\.(h|hpp)|[a-z_]+\.skel\.h)$')
+# under include/ (dthrottle/*.h, dthrottle/abi/*.h, dthrottle/client/*.hpp) and the
+# skeleton generated into build/.
+EXTERNAL = re.compile(r'^(dthrottle/([a-z_]+/)?[a-z_]+\.(h|hpp)|[a-z_]+\.skel\.h)$')
 
 
 def sources(agent):

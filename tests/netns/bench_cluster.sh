@@ -208,7 +208,7 @@ cpu_mark() {
 # cluster_num I KEY: KEY of host I's cluster counters (its status file, rewritten each second).
 cluster_num() {
 	local doc
-	doc=$("$AGENT" stats --pin-dir "${M_PIN[$1]}" --json --top 0 | grep -o '"cluster":{.*')
+	doc=$(json_value "$("$AGENT" stats --pin-dir "${M_PIN[$1]}" --json --top 0)" cluster)
 	json_num "$doc" "$2"
 }
 

@@ -111,7 +111,7 @@ traffic_start() {
 }
 
 # adaptive_num JSON KEY: KEY of the adaptive rule svc (the running agent's status).
-adaptive_num() { json_num "$(grep -o '"adaptive":\[{"kind":"rule","name":"svc"[^}]*}' <<<"$1")" "$2"; }
+adaptive_num() { json_num "$(json_get "$1" 'first(.adaptive[]? | select(.kind == "rule" and .name == "svc"))')" "$2"; }
 
 # sampler MAX: every SAMPLE_S (at most MAX times) reads the three hosts' `agent stats
 # --json` at once and appends a line to $SAMPLES (the time: the middle of the reads).

@@ -127,7 +127,7 @@ mlab_snapshot a-mesh || die "agent stats failed"
 # the early ticks while its bucket is below half the burst (cluster_core/shared_early.h).
 declare -A EARLY_CTX=() # host -> the counters that explain its shared_early_entries, for a failure
 for ((i = 1; i <= HOSTS; i++)); do
-	doc=$("$AGENT" stats --pin-dir "${M_PIN[$i]}" --json --top 0 | grep -o '"cluster":{.*')
+	doc=$(json_value "$("$AGENT" stats --pin-dir "${M_PIN[$i]}" --json --top 0)" cluster)
 	SHARED_EARLY[$i]=$(json_num "$doc" shared_early_entries)
 	EARLY_CTX[$i]="early_ticks $(json_num "$doc" early_ticks), mesh_periods $(json_num "$doc" mesh_periods)"
 	EARLY_CTX[$i]+=", join_sources_emptied $(json_num "$doc" join_sources_emptied)"

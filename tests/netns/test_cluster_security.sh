@@ -361,7 +361,8 @@ W=198.18.7.8 # what h3 reports under its own id: accepted (the hostile process s
 # reason I NAME: host I's count of rejected reports for reason NAME (0 if none).
 reason() {
 	local v
-	v=$(grep -o "\"$2\":[0-9]*" <<<"$(grep -o '"rejected":{[^}]*}' <<<"$(stats_json "${M_PIN[$1]}")")" | cut -d: -f2)
+	# shellcheck disable=SC2016 # jq's own $r
+	v=$(json_get "$(stats_json "${M_PIN[$1]}")" '.cluster.rejected[$r] // empty' --arg r "$2")
 	echo "${v:-0}"
 }
 reason_at_least() { num_ge "$(reason "$1" "$2")" "$3"; }

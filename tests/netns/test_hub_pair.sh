@@ -37,8 +37,8 @@ hub_start() {
 
 # agg I KEY: host I's aggregate counter KEY (its cluster status).
 agg() {
-	"$AGENT" stats --pin-dir "${M_PIN[$1]}" --json --top 0 | grep -o '"aggregates":{[^}]*}' |
-		grep -o "\"$2\":[^,}]*" | cut -d: -f2 | tr -d '"'
+	# shellcheck disable=SC2016 # jq's own $k
+	json_get "$("$AGENT" stats --pin-dir "${M_PIN[$1]}" --json --top 0)" '.cluster.aggregates[$k] // empty' --arg k "$2"
 }
 all_aggregating() {
 	local i

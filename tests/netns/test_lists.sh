@@ -53,7 +53,7 @@ MIDDLE=$(sed -n 500000p "$DENY") # an IPv6 /128
 LAST=2001:2:0:2::9                # in the last line's /64
 echo "deny file: $lines lines, $prefixes prefixes ($V4_LINES IPv4)"
 
-deny_dropped() { json_num "$(grep -o '"deny":{[^}]*}' <<<"$1")" dropped; }
+deny_dropped() { json_num "$(json_value "$1" deny)" dropped; }
 
 # In force from the first packet: the last lines' sources send from before the start
 # until the deny list has dropped some of theirs. Had the program been attached before
@@ -120,7 +120,7 @@ check_eq lists/allow-beats-ban-and-deny-rule "198.18.4.4 (allow list, banned, de
 check_eq lists/deny-rule "198.18.4.5 (deny rule only): datagrams delivered" \
 	"$(received 198.18.4.5)" 0
 check_eq lists/allow/counted "the allow list's passed vs frames sent from 198.18.4.4" \
-	"$(json_num "$(grep -o '"allow":{[^}]*}' <<<"$s1")" passed)" "$(sent "$WORK/p1.json" 198.18.4.4)"
+	"$(json_num "$(json_value "$s1" allow)" passed)" "$(sent "$WORK/p1.json" 198.18.4.4)"
 bans=$("$AGENT" bans --pin-dir "$PIN_DIR" --json)
 check lists/ban-allow-listed/listed "agent bans does not list 198.18.4.4: $bans" grep -q '"198.18.4.4' <<<"$bans"
 text=$("$AGENT" stats --pin-dir "$PIN_DIR")

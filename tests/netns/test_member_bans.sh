@@ -104,7 +104,7 @@ check member/local-unban-h3 "h2's unban of h1's $P2 lifted it on h3" stays_banne
 for n in $(seq 1 40); do ban_on 1 "198.18.$((100 + n)).0/24" || die "agent ban $n on h1 failed"; done
 check member/cap-counted "h2 did not refuse h1's bans over --peer-ban-max 20 within 10 s (refused_peer_cap $(counter 2 refused_peer_cap))" \
 	wait_until 10 counter_ge 2 refused_peer_cap 20
-held=$("$AGENT" bans --pin-dir "${M_PIN[2]}" --json | grep -o '"origin":"h1"' | wc -l)
+held=$(json_get "$("$AGENT" bans --pin-dir "${M_PIN[2]}" --json)" '[.. | objects | select(.origin? == "h1")] | length')
 check_le member/cap-held "bans of h1 held on h2 (--peer-ban-max 20)" "$held" 20
 for n in $(seq 1 40); do unban_on 1 "198.18.$((100 + n)).0/24" || die "agent unban $n on h1 failed"; done
 check member/tombstones-refused "h2 did not count h1's lifts past 20 tombstones within 10 s (refused_tombstone $(counter 2 refused_tombstone))" \

@@ -98,7 +98,7 @@ peers_of() {
 	for j in "$@"; do echo "${M_CTL[j]}:7700   # h$j" >>"$f"; done
 }
 
-cluster_peers() { stats_json "${M_PIN[$1]}" | grep -o '"peers":\[[^]]*\]'; }
+cluster_peers() { json_get "$(stats_json "${M_PIN[$1]}")" '.cluster.peers // empty'; }
 h3_unlisted() { lacks '"node_id":"h3"' "$(cluster_peers "$1")"; }
 
 # --- a. peers added and removed by a reload ---------------------------------------------------
@@ -218,7 +218,7 @@ check membership/b/h3-admitted-after-reload "h3 did not hear h1 and h2 within 8 
 check membership/b/h1-hears-h3-after-reload "h1 did not hear h3 within 5 s of h3 hearing it" mlab_wait_peers sec1 1 5 h3
 signed_ok() { [ -n "$1" ] && lacks 'unsigned|unknown_node|bad_signature' "$1"; }
 for i in 1 2 3; do
-	rej=$(stats_json "${M_PIN[$i]}" | grep -o '"rejected":{[^}]*}')
+	rej=$(json_get "$(stats_json "${M_PIN[$i]}")" '.cluster.rejected // empty')
 	check "membership/b/h$i/signatures-verified" "h$i rejected its peers' signed reports: $rej" \
 		signed_ok "$rej"
 done

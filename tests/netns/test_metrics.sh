@@ -72,8 +72,8 @@ decreased() {
 # in_range X LO HI: LO <= X <= HI.
 in_range() { num_le "$2" "$1" && num_le "$1" "$3"; }
 
-count_sources() { grep -o '{"source":' <<<"$1" | wc -l; }
-sum_debited() { grep -o '"debited":[0-9]*' <<<"$1" | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'; }
+count_sources() { json_get "$1" '[.. | objects | select(has("source"))] | length'; }
+sum_debited() { json_get "$1" '[.. | objects | .debited? | numbers] | add // 0'; }
 
 # The polls that stand for "the last reports have landed and the metrics show them"
 # (the metrics are published once a report period; the source count is cached 1 s).
@@ -104,14 +104,14 @@ secs() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 # stats --json`, rewritten once a second): the time it was written less h2's last_heard_ago_ms.
 heard_at() {
 	local doc
-	doc=$(grep -o '"cluster":{.*' <<<"$1")
+	doc=$(json_value "$1" cluster)
 	awk -v w="$(json_num "$doc" written_unix_ms)" -v a="$(json_num "$doc" last_heard_ago_ms)" \
 		'BEGIN { if (w == "" || a == "") exit 1; printf "%.3f", (w - a) / 1000 }'
 }
 # status_written_after T: h1's cluster status, written after T (now_s), read into HEARD_DOC.
 status_written_after() {
 	HEARD_DOC=$("$AGENT" stats --pin-dir "${M_PIN[1]}" --json --top 0) &&
-		num_ge "$(json_num "$(grep -o '"cluster":{.*' <<<"$HEARD_DOC")" written_unix_ms)" "$(secs "$1 * 1000")"
+		num_ge "$(json_num "$(json_value "$HEARD_DOC" cluster)" written_unix_ms)" "$(secs "$1 * 1000")"
 }
 
 # scraped_above OUT SERIES MIN: a fresh scrape of h1 into OUT shows SERIES at MIN or more.

@@ -103,7 +103,7 @@ check privileges/runtime-files/modes "runtime files readable by others or writab
 
 send_traffic "$WORK/xdp.json" --sources 198.18.40.1,198.18.50.1 --rate 200 --count 200 --duration 3s ||
 	die "pktgen send failed"
-entries_sent() { ENTRIES=$("$AGENT" stats --pin-dir "$PIN_DIR" --json | grep -o '"entries_sent":[0-9]*' | cut -d: -f2); [ "${ENTRIES:-0}" -gt 0 ]; }
+entries_sent() { ENTRIES=$(json_num "$("$AGENT" stats --pin-dir "$PIN_DIR" --json)" entries_sent); [ "${ENTRIES:-0}" -gt 0 ]; }
 wait_until 3 entries_sent
 check_ge privileges/xdp/collect-runs "report entries the agent collected (dt_collect, BPF_PROG_RUN) and sent" "${ENTRIES:-0}" 1
 stop_ok xdp

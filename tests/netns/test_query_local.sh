@@ -42,7 +42,7 @@ adaptive = { listen_port = 65001 }
 EOF
 
 # svc_num KEY: KEY of the adaptive rule svc in the agent's status (rewritten about once a second).
-svc_num() { json_num "$(grep -o '"adaptive":\[{"kind":"rule","name":"svc"[^}]*}' <<<"$(stats_json)")" "$1"; }
+svc_num() { json_num "$(json_get "$(stats_json)" 'first(.adaptive[]? | select(.kind == "rule" and .name == "svc"))')" "$1"; }
 ADAPTIVE_STATUS=/run/dthrottle/$(tr / _ <<<"$PIN_DIR").adaptive.json
 status_after() { [ -e "$ADAPTIVE_STATUS" ] && num_cmp "$(stat -c %.3Y "$ADAPTIVE_STATUS")" '>' "$1"; }
 fd_count() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }

@@ -45,8 +45,7 @@ check protocol/burst-then-no "agent a answered '$got'" [ "$got" = "OK,OK,OK,OK,O
 tag_hits() {
 	local ns=$H_NS pin=$PIN_DIR
 	[ "$1" = b ] && ns=$C_NS pin=$B_PIN
-	nsenter --net="/run/netns/$ns" "$AGENT" stats --pin-dir "$pin" --json |
-		grep -o '"tag_hits_received":[0-9]*' | cut -d: -f2
+	json_num "$(nsenter --net="/run/netns/$ns" "$AGENT" stats --pin-dir "$pin" --json)" tag_hits_received
 }
 # spent_then_refused WHO OTHER TAG: TAG's burst spent on WHO; once OTHER has applied WHO's
 # report (its status counts the 5 hits received; at most 5 s), OTHER grants at most the
@@ -71,7 +70,7 @@ spent_then_refused a b user:2
 # And the other way round, with the peers' debits counted in b's status.
 spent_then_refused b a user:3
 snap=$(nsenter --net="/run/netns/$C_NS" "$AGENT" stats --pin-dir "$B_PIN" --json)
-tag_hits=$(grep -o '"tag_hits_received":[0-9]*' <<<"$snap" | cut -d: -f2)
+tag_hits=$(json_num "$snap" tag_hits_received)
 check cluster/tag-hits-counted "b's status shows tag_hits_received=${tag_hits:-none}" num_cmp "${tag_hits:-0}" '>=' 5
 
 # Bad input: an overlong tag and a NUL byte are refused; the agent keeps serving.

@@ -63,7 +63,7 @@ nofile=$(setting "$AGENT_UNIT" LimitNOFILE)
 query_cap=$("$AGENT" --help 2>&1 | grep -A1 -- '--query-max-connections' | grep -o 'default [0-9]*' | grep -o '[0-9]*')
 check units/agent/limit-nofile "LimitNOFILE=$nofile: not above the query server's default connection cap (${query_cap:-?})" \
 	num_cmp "$nofile" '>' "${query_cap:-999999}"
-max_sources=$(sed -n 's/^#define DT_DEFAULT_MAX_SOURCES \([0-9]*\)u*$/\1/p' "$DT_ROOT/include/dthrottle/common.h")
+max_sources=$(sed -n 's/^#define DT_DEFAULT_MAX_SOURCES \([0-9]*\)u*$/\1/p' "$DT_ROOT/include/dthrottle/abi/names.h")
 memory=$(setting "$AGENT_UNIT" MemoryMax)
 memory_bytes=$(numfmt --from=iec "$memory" 2>/dev/null)
 # The lists' cap (rules/list_file.h: kListsMaxPrefixes = DT_LIST_MAX_PREFIXES) at 224 B a prefix.

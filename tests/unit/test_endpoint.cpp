@@ -1,11 +1,11 @@
-// test_endpoint.cpp - the one HOST:PORT grammar (dthrottle/endpoint.hpp) and the agent's
+// test_endpoint.cpp - the one HOST:PORT grammar (dthrottle/client/endpoint.hpp) and the agent's
 // address options built on it (common/endpoint.h): rows of text -> host and port, or the error.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "common/endpoint.h"
-#include "dthrottle/endpoint.hpp"
+#include "dthrottle/client/endpoint.hpp"
 
 namespace {
 

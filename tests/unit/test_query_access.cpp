@@ -24,7 +24,7 @@
 #include <utility>
 
 #include "cli/cli.h"
-#include "dthrottle/client.hpp"
+#include "dthrottle/client/client.hpp"
 #include "query/query_listen.h"
 #include "rules/config_file.h"
 #include "query/query_server.h"

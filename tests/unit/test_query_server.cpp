@@ -1,6 +1,6 @@
 // test_query_server.cpp - the query socket (agent/query/query_server.h) over real unix and
 // loopback TCP sockets, byte for byte: answers, pipelining, errors, connection and
-// backlog bounds; and the C++ client (include/dthrottle/client.hpp) against it,
+// backlog bounds; and the C++ client (include/dthrottle/client/client.hpp) against it,
 // including its fail-safe behaviour with no server and with a server that never answers.
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "dthrottle/client.hpp"
+#include "dthrottle/client/client.hpp"
 #include "common/clock.h"
 #include "query/query_server.h"
 #include "rules/tags.h"

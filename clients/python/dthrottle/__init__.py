@@ -110,10 +110,10 @@ def _is_ip(family, text):
 
 
 def parse_host_port(text):
-    """(host, port) of "HOST:PORT" by the grammar of include/dthrottle/endpoint.hpp (the C++
-    client's and the agent's): an IPv4 address, an IPv6 address in brackets ("[::1]:7800"),
-    or a host name; a port from 1 to 65535. Raises ValueError with the reason otherwise
-    (a bare IPv6 address is refused: its port cannot be told from its last group)."""
+    """(host, port) of "HOST:PORT" by the grammar of include/dthrottle/client/endpoint.hpp
+    (the C++ client's and the agent's): an IPv4 address, an IPv6 address in brackets
+    ("[::1]:7800"), or a host name; a port from 1 to 65535. Raises ValueError with the reason
+    otherwise (a bare IPv6 address is refused: its port cannot be told from its last group)."""
     def fail(why):
         raise ValueError("%r: %s" % (text, why))
     shape = "expected HOST:PORT, e.g. 127.0.0.1:7800"
