@@ -39,11 +39,14 @@
 #define DT_MAP_BANS_V6     "bans_v6"     /* bans: IPv6 prefixes (struct dt_ban) */
 #define DT_MAP_BAN_INFO    "ban_info"    /* bans: what, why, who, by slot (struct dt_ban_info) */
 #define DT_MAP_BAN_COUNTS  "ban_counts"  /* bans: per slot and CPU (struct dt_ban_counts) */
+#define DT_MAP_VERIFIED    "verified"    /* SYN cookies: sources whose cookie checked out (struct dt_verified) */
+#define DT_MAP_SYNCOOKIE   "syncookie"   /* SYN cookies: TTL and last cookie sent (struct dt_syncookie) */
 #define DT_PIN_LINK        "link"
 #define DT_PIN_TC_LINK     "tc_link"   /* --attach tc on Linux 6.6+: the tcx link */
 
 #define DT_DEFAULT_PIN_ROOT   "/sys/fs/bpf/dthrottle"
 #define DT_DEFAULT_MAX_SOURCES 1048576u
+#define DT_DEFAULT_MAX_VERIFIED 65536u
 
 /* Policy slots: DT_MAX_RULES rules, each in two banks (see struct dt_config).
  * Rule 0 is the default rule (--rate/--burst); rules 1.. come from --rules FILE. */
@@ -199,6 +202,8 @@ struct dt_policy {
 #define DT_POL_PREFIX  0x4 /* the rule also caps its sources per prefix (struct dt_prefix_policy) */
 #define DT_POL_KEY_DEST 0x8 /* key_by = "destination": one bucket per (masked) destination
                              * address, whatever the sources (key.rule has DT_KEY_DEST) */
+#define DT_POL_SYN_COOKIES 0x10 /* syn_cookies = true: a SYN only a prefix budget refuses is answered
+                                 * with a SYN cookie; verified sources skip the prefix budgets */
 
 /*
  * Prefix budgets: a throttle rule may also cap the aggregate of its sources per
@@ -350,6 +355,7 @@ struct dt_config {
 #define DT_CFG_RULES  (1u << 2) /* match rules in the live rules trie; else rule 0 */
 #define DT_CFG_COARSE_CLOCK (1u << 3) /* bpf_ktime_get_coarse_ns (one tick of lag) */
 #define DT_CFG_DRY_RUN (1u << 4) /* --dry-run: bans and the deny list count would-drops, drop nothing */
+#define DT_CFG_SYN_COOKIES (1u << 5) /* a live rule has DT_POL_SYN_COOKIES: check handshakes' ACKs */
 
 /*
  * Global counters, one per-CPU element at key 0 of DT_MAP_STATS: one line each, in the
@@ -387,7 +393,17 @@ struct dt_config {
 	X(ban_would_drop, "ban would-drop", "dthrottle_ban_would_drop_packets_total", \
 	  "Packets a ban would have dropped, passed in dry run (--dry-run).") \
 	X(ban_expired, "ban expired", "dthrottle_ban_expired_packets_total", \
-	  "Packets from an address whose ban has expired but is not swept yet, passed.")
+	  "Packets from an address whose ban has expired but is not swept yet, passed.") \
+	X(cookie_sent, "cookies sent", "dthrottle_syncookies_sent_total", \
+	  "SYNs a prefix budget refused, answered with a SYN cookie (syn_cookies).") \
+	X(cookie_would_send, "cookies would-send", "dthrottle_syncookies_would_send_total", \
+	  "SYNs a rule in dry run would have answered with a SYN cookie.") \
+	X(cookie_ack_valid, "cookie ACKs valid", "dthrottle_syncookie_acks_valid_total", \
+	  "Handshake ACKs whose SYN cookie checked out: their source is verified.") \
+	X(cookie_ack_invalid, "cookie ACKs invalid", "dthrottle_syncookie_acks_invalid_total", \
+	  "ACKs of unverified sources without a valid SYN cookie while cookies were being sent (passed on).") \
+	X(verified_hits, "verified hits", "dthrottle_verified_hits_total", \
+	  "Packets of verified sources that skipped a rule's prefix budgets.")
 
 struct dt_stats {
 #define DT_STATS_MEMBER(field, label, metric, help) __u64 field;
@@ -470,6 +486,30 @@ struct dt_ban_info {
 	char who[DT_BAN_WHO_LEN];        /* who set it: "uid 0 (agent ban)", ... */
 };
 
+/*
+ * SYN cookies (syn_cookies = true, bpf/syncookie.bpf.h, docs/rules.md). A source whose
+ * handshake ACK carried a valid cookie is verified: an element of the LRU hash map
+ * DT_MAP_VERIFIED (sized by --max-verified) until `expires_ns` (CLOCK_MONOTONIC). Its key
+ * is a struct dt_key: the source address in dt_key's form, `rule` the family
+ * (DT_VERIFIED_V4 or DT_VERIFIED_V6), so an IPv6 ::ffff:a.b.c.d is not the IPv4 a.b.c.d.
+ * One element of DT_MAP_SYNCOOKIE holds the TTL (written by the agent at start) and
+ * when a cookie was last sent (the packet path, at most once per DT_COOKIE_SENT_SLACK_NS):
+ * ACKs are checked for cookies only within DT_COOKIE_ACK_WINDOW_NS of it.
+ */
+#define DT_VERIFIED_V4 4u
+#define DT_VERIFIED_V6 6u
+#define DT_DEFAULT_VERIFIED_TTL_NS (600ull * 1000000000ull)
+#define DT_COOKIE_SENT_SLACK_NS 1000000ull            /* 1 ms */
+#define DT_COOKIE_ACK_WINDOW_NS (5ull * 1000000000ull) /* 5 s */
+struct dt_verified {
+	__u64 expires_ns;  /* CLOCK_MONOTONIC; verified while now < expires_ns */
+	__u64 hits;        /* packets that skipped a prefix budget thanks to it */
+};
+struct dt_syncookie {
+	__u64 verified_ttl_ns;  /* how long a verified source stays so (the agent's --verified-ttl) */
+	__u64 last_sent_ns;     /* when a cookie was last sent (0: never) */
+};
+
 /* One entry of a debit batch (DT_MAP_DEBIT_BATCH). */
 struct dt_debit {
 	struct dt_key key; /* key.rule: the rule whose policy applies */
@@ -521,7 +561,9 @@ DT_LAYOUT_ASSERT(dt_lpm_key, 20);
 DT_LAYOUT_ASSERT(dt_rule_match, 16);
 DT_LAYOUT_ASSERT(dt_rule_set, 8 + 16 * DT_MAX_CANDIDATES);
 DT_LAYOUT_ASSERT(dt_rule_cond, 40);
-DT_LAYOUT_ASSERT(dt_stats, 128);
+DT_LAYOUT_ASSERT(dt_stats, 168);
+DT_LAYOUT_ASSERT(dt_verified, 16);
+DT_LAYOUT_ASSERT(dt_syncookie, 16);
 DT_LAYOUT_ASSERT(dt_ban_key4, 8);
 DT_LAYOUT_ASSERT(dt_ban, 16);
 DT_LAYOUT_ASSERT(dt_ban_counts, 16);
