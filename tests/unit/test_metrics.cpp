@@ -396,7 +396,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 89u);
+  EXPECT_EQ(samples, 94u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
