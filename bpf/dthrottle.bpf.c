@@ -45,6 +45,7 @@
 #include "bans.bpf.h"     /* bans: addresses and prefixes dropped until their expiry */
 #include "capture.bpf.h"  /* agent capture: samples of decided packets */
 #include "exempt.bpf.h"   /* the cluster's own TCP connections: passed without a bucket */
+#include "syncookie.bpf.h" /* SYN cookies while a prefix budget is spent; verified sources */
 
 /* Bytes of headers the tc entry point makes linear before parsing: Ethernet, two
  * VLAN tags, IPv6 with its extension headers as far as the parser follows them, and
@@ -367,16 +368,51 @@ static __always_inline int dt_throttle(struct dt_packet *p, struct dt_prefix_pas
 	return dt_dropped(p);
 }
 
+/*
+ * A SYN of a rule with syn_cookies that a prefix budget refused (bpf/syncookie.bpf.h):
+ * XDP_TX (the entry point answers it with a cookie) if its source's own bucket has a
+ * token, taken as for a pass (the bucket counts it passed and is announced; the global
+ * and rule counters count it as a cookie sent, not as passed), else dropped as before.
+ * In dry run: counted as a cookie it would send, and passed as a would-drop, as before.
+ */
+static __always_inline int dt_cookie_or_drop(struct dt_packet *p)
+{
+	struct dt_bucket *b;
+	__u64 now;
+
+	if (p->pol->flags & DT_POL_DRY_RUN) {
+		p->st->cookie_would_send++;
+		return dt_dry_run_pass(p, NULL, p->cost, 0);
+	}
+	b = dt_bucket_get(&p->key, p->st, DT_FRESH_PACKET);
+	if (!b)
+		return dt_dropped(p);
+	now = dt_now(p->cfg);
+	dt_touch(b, now);
+	if (dt_bucket_take(b, now, p->pol, p->cost) != DT_TAKE_ADMIT) {
+		dt_count_drop(b, &p->key, p->cost, 0, now);
+		return dt_dropped(p);
+	}
+	__sync_fetch_and_add(&b->passed, p->cost);
+	if (p->cfg->flags & DT_CFG_REPORT)
+		dt_mark_active(b, &p->key, p->cfg->epoch, p->st);
+	return XDP_TX;
+}
+
 /* A `throttle` rule with prefix budgets: the levels first (the packet is dropped before
- * its source gets a bucket of its own if one is out of budget), then the source's take. */
+ * its source gets a bucket of its own if one is out of budget, or answered with a SYN
+ * cookie under syn_cookies), then the source's take. */
 static __always_inline int dt_throttle_prefix(struct dt_packet *p)
 {
 	struct dt_prefix_pass pfx;
 
 	pfx.state = DT_PFX_NONE;
-	if ((p->pol->flags & DT_POL_PREFIX) && dt_prefix_first(p, &pfx) != 0)
+	if ((p->pol->flags & DT_POL_PREFIX) && dt_prefix_first(p, &pfx) != 0) {
+		if ((p->pol->flags & DT_POL_SYN_COOKIES) && dt_is_syn(&p->f->l4))
+			return dt_cookie_or_drop(p);
 		return (p->pol->flags & DT_POL_DRY_RUN) ? dt_dry_run_pass(p, NULL, p->cost, 0)
 							: dt_dropped(p);
+	}
 	return dt_throttle(p, &pfx);
 }
 
@@ -434,7 +470,8 @@ static __always_inline int dt_packet_of_rule(struct dt_packet *p, struct dt_fact
 
 /*
  * The decision for one frame, whatever hook it arrives at: XDP_PASS or XDP_DROP
- * (the hook's entry point turns these into its own verdict codes) from the frame's
+ * (the hook's entry point turns these into its own verdict codes; dt_throttle_facts
+ * may also say XDP_TX: a SYN to answer with a cookie) from the frame's
  * facts (dt_facts_read), or DT_DECIDE_PREFIX for a `throttle` rule with prefix
  * budgets, with f->key its bucket's key, f->cost, f->bank and f->cap.rule ready for
  * dt_throttle_facts. f->cap.rule and f->cap.would_drop say what decided, for the
@@ -485,7 +522,9 @@ int dt_decide(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
 	 * included) under a byte rule. A bucket's passed/dropped count the same unit, so
 	 * reports and debits are in bytes for byte rules. */
 	p->cost = (p->pol->flags & DT_POL_BYTES) ? f->frame_len : f->segs;
-	if (p->pol->flags & DT_POL_PREFIX) {
+	/* A verified source (syn_cookies) skips the prefix budgets, never its bucket. */
+	if ((p->pol->flags & DT_POL_PREFIX) &&
+	    !((p->pol->flags & DT_POL_SYN_COOKIES) && dt_verified_hit(&f->key, f->is_v6, st))) {
 		f->key = p->key;
 		f->cost = p->cost;
 		f->bank = bank;
@@ -667,7 +706,11 @@ int dt_xdp(struct xdp_md *ctx)
 	ready = st && dt_facts_xdp(ctx, &f, st, cfg);
 	if ((sides = dt_cluster_sides(&f, ready)))
 		f.ex_cluster = dt_cluster_xdp(ctx, &f, sides);
+	if (ready && (cfg->flags & DT_CFG_SYN_COOKIES) && dt_is_bare_ack(&f.l4))
+		dt_syncookie_ack(ctx, &f.key, f.is_v6);
 	verdict = dt_hook_decide(&f, ready, st, cfg);
+	if (verdict == XDP_TX)  /* a SYN answered with a cookie (dt_cookie_or_drop) */
+		verdict = dt_syncookie_answer(ctx);
 	if (!DT_ABLATED(CAPTURE))
 		dt_capture(ctx, DT_CAP_HOOK_XDP, ctx->data_end - ctx->data, verdict, &f.cap);
 	return verdict;
@@ -695,7 +738,9 @@ int dt_tc(struct __sk_buff *skb)
 		f.ex_cluster = dt_cluster_tc(skb, &f, sides);
 	verdict = dt_hook_decide(&f, ready, st, cfg);
 	dt_capture(skb, DT_CAP_HOOK_TC, skb->len, verdict, &f.cap);
-	if (verdict == XDP_DROP)
+	/* XDP_TX: a SYN to answer with a cookie, which tc cannot (the agent refuses
+	 * syn_cookies at tc): dropped, as its prefix budget says. */
+	if (verdict == XDP_DROP || verdict == XDP_TX)
 		return TC_ACT_SHOT;
 	/* Not TC_ACT_OK: that would end classification, and the tc programs or
 	 * filters after ours (another product's) would never see the packet. */

@@ -319,4 +319,24 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } ban_counts SEC(".maps");
 
+/* SYN cookies (bpf/syncookie.bpf.h): the sources whose cookie checked out, by address
+ * and family (struct dt_verified). The agent sets max_entries (--max-verified) before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, DT_DEFAULT_MAX_VERIFIED);
+	__type(key, struct dt_key);
+	__type(value, struct dt_verified);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} verified SEC(".maps");
+
+/* SYN cookies: the verified sources' TTL (agent-written) and when a cookie was last sent
+ * (struct dt_syncookie, one element). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_syncookie);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} syncookie SEC(".maps");
+
 #endif /* DTHROTTLE_MAPS_H */

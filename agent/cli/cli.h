@@ -24,6 +24,8 @@ struct RunOptions {
   AttachHook hook = AttachHook::Xdp;  // --attach
   uint32_t max_sources = 0;
   bool max_sources_explicit = false;
+  uint32_t max_verified = DT_DEFAULT_MAX_VERIFIED;  // --max-verified: sources a SYN cookie verified
+  uint64_t verified_ttl_ns = DT_DEFAULT_VERIFIED_TTL_NS;  // --verified-ttl
   bool keep = false;
   uint64_t stats_interval_ns = 10'000'000'000ull;
   LogLevel log_level = LogLevel::Info;

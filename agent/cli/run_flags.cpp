@@ -191,6 +191,17 @@ std::vector<OptionSpec> agent_options(RunOptions *o) {
          o->max_sources = static_cast<uint32_t>(n), o->max_sources_explicit = true;
          return true;
        }},
+      {"max-verified", 0, "N",
+       "capacity of the table of sources verified by a SYN cookie\n(syn_cookies rules), least recently "
+       "verified evicted\nbeyond it (default 65536)",
+       [o](const std::string &v, std::string *why) {
+         uint64_t n = 0;
+         if (!parse_count(v, 1, 1u << 24, &n, why)) return false;
+         return o->max_verified = static_cast<uint32_t>(n), true;
+       }},
+      {"verified-ttl", 0, "D", "how long a source stays verified after its SYN cookie\nchecked out (default 10m)",
+       duration_into(&o->verified_ttl_ns, 1'000'000'000ull, 7ull * 24 * 3600 * 1'000'000'000ull,
+                     "between 1s and 7 days")},
       {"keep", 0, nullptr,
        "on exit, leave the program attached and the maps pinned\n(for upgrades: the next agent takes over)",
        turn_on(&o->keep)},

@@ -37,7 +37,9 @@ const char *action_name(uint8_t a) {
 // --- the table ---
 
 void append_counter(std::string *out, const char *name, unsigned long long v) {
-  appendf(out, "  %-14s %15llu\n", name, v);
+  // 30 columns: a label longer than 14 characters takes them from the number's 15.
+  const int w = std::max(14, static_cast<int>(strlen(name)));
+  appendf(out, "  %-*s %*llu\n", w, name, 29 - w, v);
 }
 
 // The lists' lines (docs/lists.md), when a list is loaded or has counted anything.

@@ -183,6 +183,8 @@ bool Daemon::open_dataplane() {
   const RunOptions &opt = config_.opt;
   DataplaneConfig dc{opt.iface, opt.pin_dir, opt.mode, opt.max_sources, opt.max_sources_explicit};
   dc.hook = opt.hook;
+  dc.max_verified = opt.max_verified;
+  dc.verified_ttl_ns = opt.verified_ttl_ns;
   const char *clsact = getenv("DTHROTTLE_TC_CLSACT");  // tests: the path of kernels without tcx
   dc.force_clsact = clsact && strcmp(clsact, "1") == 0;
   std::string err;

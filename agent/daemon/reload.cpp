@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "daemon/adaptive_driver.h"
 #include "daemon/privileges.h"
+#include "dataplane/kernel_probe.h"
 #include "rules/tags.h"
 
 namespace dt {
@@ -55,6 +56,10 @@ std::string reload_rules(ReloadTargets t) {
     why = "nothing to reload: the agent runs without --rules, --peers-file or peers in --config";
   } else if (load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &next, &why, &t.config.rules, opt.prefix_limits)) {
     if (opt.dry_run) set_all_dry_run(&next);  // --dry-run holds for the new rules too
+    if (why = check_syn_cookies(syn_cookie_rule_names(next), opt.hook == AttachHook::Tc); !why.empty()) {
+      DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());
+      return "error " + why;
+    }
     // The lists first: a list the kernel cannot take leaves everything as it was.
     if (!install_lists(t.maps.lists, next, &t.config.rules, &why)) {
       DT_ERROR("reload failed, the previous rules and lists stay in force: %s", why.c_str());

@@ -1,5 +1,7 @@
 // run_config.cpp - load and check the daemon's configuration without a dataplane.
 #include "daemon/run_config.h"
+
+#include "dataplane/kernel_probe.h"
 #include "daemon/lists_install.h"
 
 #include <set>
@@ -82,6 +84,9 @@ bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
     return *err = "--early-report must be shorter than the report period (--period), or off", false;
   if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err, nullptr, opt.prefix_limits)) return false;
   if (opt.dry_run) set_all_dry_run(&out->rules);
+  if (std::string why = check_syn_cookies(syn_cookie_rule_names(out->rules), opt.hook == AttachHook::Tc);
+      !why.empty())
+    return *err = why, false;
   out->tag_rules = tag_rules_of(out->rules, opt);
   return check_tag_rules(out->tag_rules, opt, err) && check_adaptive_rules(out->rules, out->tag_rules, err);
 }

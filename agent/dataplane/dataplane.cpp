@@ -94,6 +94,30 @@ bool bucket_map_size(const DataplaneConfig &cfg, uint32_t *max_sources, std::str
   return true;
 }
 
+// The verified sources' map (SYN cookies) at --max-verified: a pinned one of another
+// size is removed (a cache: its sources are verified again by their next handshake).
+void fit_verified_pin(const DataplaneConfig &cfg) {
+  const std::string pin = cfg.pin_dir + "/" + DT_MAP_VERIFIED;
+  const int fd = bpf_obj_get(pin.c_str());
+  if (fd < 0) return;
+  bpf_map_info info{};
+  uint32_t len = sizeof info;
+  if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.max_entries != cfg.max_verified) {
+    DT_INFO("the verified sources' map %s holds %u, not --max-verified %u: made anew", pin.c_str(),
+            info.max_entries, cfg.max_verified);
+    unlink(pin.c_str());
+  }
+  close(fd);
+}
+
+// The verified sources' TTL into the syncookie map (its last-sent time starts anew).
+int write_syncookie_ttl(int fd, uint64_t ttl_ns) {
+  uint32_t zero = 0;
+  dt_syncookie sc{};
+  sc.verified_ttl_ns = ttl_ns;
+  return bpf_map_update_elem(fd, &zero, &sc, BPF_ANY) == 0 ? 0 : -errno;
+}
+
 // A new XDP link for prog_fd: in auto mode native first, then generic. Returns the link's fd
 // (and its mode in *mode), or -1 with the last attach errno in *last_errno.
 int create_xdp_link(const DataplaneConfig &cfg, int prog_fd, int ifindex, XdpMode *mode, int *last_errno) {
@@ -297,6 +321,10 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
   bpf_map__set_max_entries(skel_->maps.buckets, max_sources);
   // Room in the active-source ring for every source to be announced in one period.
   bpf_map__set_max_entries(skel_->maps.active, active_ring_bytes(max_sources));
+  fit_verified_pin(cfg);
+  bpf_map__set_max_entries(skel_->maps.verified, cfg.max_verified);
+  // Without the SYN cookie helpers (before Linux 6.0) their calls are never verified.
+  skel_->rodata->dt_syncookie_helpers = probe_syncookie_helpers() > 0;
   max_sources_ = max_sources;
   if (int rc = dthrottle_bpf__load(skel_); rc != 0) {
     *err = "cannot load the BPF program: " + errno_str(rc) +
@@ -305,6 +333,9 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
                                                  " by an incompatible version? see the log above)");
     return false;
   }
+  if (int rc = write_syncookie_ttl(bpf_map__fd(skel_->maps.syncookie), cfg.verified_ttl_ns); rc != 0)
+    DT_WARN("cannot write the verified sources' TTL: %s (verified sources keep %llus)", errno_str(rc).c_str(),
+            static_cast<unsigned long long>(DT_DEFAULT_VERIFIED_TTL_NS / 1000000000ull));
   if (int rc = write_layout(bpf_map__fd(skel_->maps.layout), kLayoutVersion); rc != 0)
     DT_WARN("cannot write the layout version into %s/%s: %s (the next agent will take these pins for layout 1)",
             cfg.pin_dir.c_str(), DT_MAP_LAYOUT, errno_str(rc).c_str());

@@ -39,6 +39,8 @@ struct DataplaneConfig {
   XdpMode mode = XdpMode::Auto;
   uint32_t max_sources = 0;         // 0: default, or the pinned map's size
   bool max_sources_explicit = false;
+  uint32_t max_verified = DT_DEFAULT_MAX_VERIFIED;         // --max-verified
+  uint64_t verified_ttl_ns = DT_DEFAULT_VERIFIED_TTL_NS;  // --verified-ttl
   AttachHook hook = AttachHook::Xdp;
   // tc: a clsact filter even where tcx links exist (the tests' way to exercise the path
   // of kernels before 6.6; set by DTHROTTLE_TC_CLSACT=1 in the environment).

@@ -54,4 +54,33 @@ std::string check_kernel_floor() {
   return kernel_floor_error(u.release, probe_kernel());
 }
 
+int probe_syncookie_helpers() {
+  // Probed once, at the first load (as root): a reload after the privileges are dropped
+  // gets the same answer.
+  static const int answer = libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_tcp_raw_gen_syncookie_ipv4, nullptr);
+  return answer;
+}
+
+std::string syn_cookies_error(const std::vector<std::string> &rules, bool tc, int helpers,
+                              const std::string &release) {
+  if (rules.empty()) return "";
+  std::string names;
+  for (const std::string &n : rules) names += (names.empty() ? "'" : ", '") + n + "'";
+  if (tc)
+    return "syn_cookies (rule " + names + ") needs the XDP hook: at --attach tc the program cannot send the "
+           "SYN-ACK back out of the port (XDP_TX); attach at XDP, or drop syn_cookies from the rules";
+  if (helpers != 0) return "";
+  const std::string version = kernel_version(release);
+  return "syn_cookies (rule " + names + ") needs Linux " + kSynCookieKernel +
+         " or later (bpf_tcp_raw_gen_syncookie_ipv4); this is " + (version.empty() ? "'" + release + "'" : version) +
+         ": drop syn_cookies from the rules, or upgrade the kernel";
+}
+
+std::string check_syn_cookies(const std::vector<std::string> &rules, bool tc) {
+  if (rules.empty()) return "";
+  utsname u{};
+  uname(&u);
+  return syn_cookies_error(rules, tc, tc ? -1 : probe_syncookie_helpers(), u.release);
+}
+
 }  // namespace dt

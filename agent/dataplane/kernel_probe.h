@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dt {
 
@@ -36,5 +37,24 @@ std::string kernel_floor_error(const std::string &release, const KernelProbe &pr
 
 // The same for the running kernel (uname and probe_kernel).
 std::string check_kernel_floor();
+
+// SYN cookies (syn_cookies rules, bpf/syncookie.bpf.h) need bpf_tcp_raw_gen_syncookie_ipv4
+// and its kin (Linux 6.0) and the XDP hook (tc has no XDP_TX). Below 6.0 the object still
+// loads (the agent tells it the helpers are missing: dt_syncookie_helpers).
+constexpr const char *kSynCookieKernel = "6.0";
+
+// 1 if the kernel has the SYN cookie helpers for XDP programs, 0 if not, < 0 unknown
+// (probed once per process; the first call needs the privileges of a BPF load).
+int probe_syncookie_helpers();
+
+// The refusal of the rules `rules` (names of the rules with syn_cookies; nothing to
+// refuse when empty) at the hook `tc` (--attach tc) on a kernel whose probe answered
+// `helpers` (release: uname's, for the message); "" when they can run.
+std::string syn_cookies_error(const std::vector<std::string> &rules, bool tc, int helpers,
+                              const std::string &release);
+
+// The same for the running kernel (uname and probe_syncookie_helpers, probed only when
+// a rule asks for cookies).
+std::string check_syn_cookies(const std::vector<std::string> &rules, bool tc);
 
 }  // namespace dt

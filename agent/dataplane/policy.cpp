@@ -10,6 +10,8 @@
 // reload, adaptive limits: at most once per report period).
 #include "dataplane/policy.h"
 
+#include <algorithm>
+
 #include <bpf/bpf.h>
 
 #include <cerrno>
@@ -160,6 +162,10 @@ int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies, const 
     }
   }
   cfg.bank = next_bank;
+  // Handshakes' ACKs are checked for SYN cookies only while a rule may send them.
+  const bool cookies = std::any_of(policies.begin(), policies.end(),
+                                   [](const dt_policy &p) { return p.flags & DT_POL_SYN_COOKIES; });
+  cfg.flags = cookies ? (cfg.flags | DT_CFG_SYN_COOKIES) : (cfg.flags & ~DT_CFG_SYN_COOKIES);
   if (lpm) cfg.flags = lpm->empty() ? (cfg.flags & ~DT_CFG_RULES) : (cfg.flags | DT_CFG_RULES);
   if (bpf_map_update_elem(maps.config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
   last_flip = std::chrono::steady_clock::now();

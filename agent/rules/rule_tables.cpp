@@ -244,6 +244,30 @@ bool parse_rule_prefix_limits(const RuleSet &rs, const Value &t, PacketRule *r, 
   return true;
 }
 
+// `syn_cookies = true`: a SYN only a prefix budget refuses is answered with a SYN cookie
+// (bpf/syncookie.bpf.h). Checked after prefix_limits: a throttle rule of TCP with prefix
+// budgets only (no other rule has a SYN to answer, or a budget to spare it).
+bool parse_rule_syn_cookies(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
+  if (!t.contains("syn_cookies")) return true;
+  const Value &v = t.at("syn_cookies");
+  const std::string at = file_line(rs, static_cast<int>(v.location().line())) + "rule '" + r->name + "': ";
+  if (!v.is_boolean())
+    return *err = at + "'syn_cookies' must be true or false (without quotes)", false;
+  if (!v.as_boolean()) return true;
+  if (r->action != RuleAction::Throttle)
+    return *err = at + "only throttle rules take syn_cookies ('" + rule_action_name(r->action) +
+                  "' has no budget to answer for)",
+           false;
+  if (r->proto != IPPROTO_TCP)
+    return *err = at + "syn_cookies answers TCP SYNs: the rule needs proto = \"tcp\" (and usually dport and syn = true)",
+           false;
+  if (r->prefix_limits.empty())
+    return *err = at + "syn_cookies answers the SYNs a prefix budget refuses: the rule needs prefix_limits",
+           false;
+  r->syn_cookies = true;
+  return true;
+}
+
 bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
   const int line = static_cast<int>(t.location().line());
   r->line = line;
@@ -253,14 +277,15 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
   }
   if (!known_keys(rs, t,
                   {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive",
-                   "dry_run", "prefix_limits", "dst", "sport", "tcp_flags", "icmp_type", "icmp_code", "len", "key_by"},
+                   "dry_run", "prefix_limits", "dst", "sport", "tcp_flags", "icmp_type", "icmp_code", "len", "key_by",
+                   "syn_cookies"},
                   "a [[rule]]", err))
     return false;
   std::string action;
   return parse_rule_name_cidr(rs, t, line, r, err) && parse_rule_action(rs, t, r, &action, err) &&
          parse_rule_match(rs, t, r, err) && parse_rule_conditions(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err) &&
          parse_rule_dry_run(rs, t, r, err) && parse_rule_prefix_limits(rs, t, r, err) &&
-         parse_rule_key_by(rs, t, r, err);
+         parse_rule_key_by(rs, t, r, err) && parse_rule_syn_cookies(rs, t, r, err);
 }
 
 }  // namespace

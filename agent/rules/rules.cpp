@@ -53,6 +53,13 @@ void set_all_dry_run(LoadedRules *r) {
   for (auto &p : r->compiled.policies) p.flags |= DT_POL_DRY_RUN;
 }
 
+std::vector<std::string> syn_cookie_rule_names(const LoadedRules &r) {
+  std::vector<std::string> out;
+  for (const auto &rule : r.set.rules)
+    if (rule.syn_cookies) out.push_back(rule.name);
+  return out;
+}
+
 std::vector<std::string> dry_run_rule_names(const LoadedRules &r) {
   std::vector<std::string> out;
   for (const auto &rule : r.set.rules)

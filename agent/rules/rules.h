@@ -27,6 +27,7 @@
 //   adaptive = true               # back off on busy signals (default false), or a table:
 //   adaptive = { decrease = 0.5, recovery = 3, floor = 0.01, scope = "cluster", listen_port = 443 }
 //   dry_run = true                # decide and count, drop nothing (would_drop); default false
+//   syn_cookies = true            # tcp with prefix_limits: answer SYNs they refuse with a cookie
 //   prefix_limits = [             # also cap the aggregate of the rule's sources per prefix
 //     { prefix = "v4/24", rate = 1000, burst = 2000 },
 //     "v4/16=5000/s,burst=10000",  # the --prefix-limit syntax works too
@@ -85,6 +86,7 @@ struct PacketRule {
   bool key_by_dest = false;  // key_by = "destination" (DT_POL_KEY_DEST): buckets per destination
   AdaptiveConfig adaptive{};  // back off on busy signals (adaptive.h); throttle rules only
   bool dry_run = false;    // DT_POL_DRY_RUN: decided and counted, never dropped (would_drop)
+  bool syn_cookies = false;  // DT_POL_SYN_COOKIES: SYNs a prefix budget refuses get a cookie
   std::vector<PrefixLimit> prefix_limits;  // prefix budgets (DT_POL_PREFIX); throttle rules only
   int line = 0;            // where it is in the file
   uint32_t id = 0;         // the kernel's rule index (stable by name across reloads)
@@ -155,6 +157,8 @@ std::set<uint32_t> prefix_level_keys(const LoadedRules &r);
 std::set<uint32_t> dest_rule_ids(const LoadedRules &r);
 // --dry-run: every rule of `r` in dry run (its policy flagged DT_POL_DRY_RUN).
 void set_all_dry_run(LoadedRules *r);
+// The names of the rules with syn_cookies = true, in file order.
+std::vector<std::string> syn_cookie_rule_names(const LoadedRules &r);
 // The names of the rules in dry run that could drop (throttle and deny rules), in file order.
 std::vector<std::string> dry_run_rule_names(const LoadedRules &r);
 // One line: "3 packet rules (2 throttle, 1 allow, 0 deny), 2 tag rules, default 100/s burst 50"

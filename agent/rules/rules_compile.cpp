@@ -49,7 +49,8 @@ bool compile_policies(const RuleSet &rs, CompiledRules *c, std::string *err) {
       return false;
     }
     p.action = static_cast<uint8_t>(r.action);
-    p.flags = static_cast<uint8_t>(p.flags | (r.dry_run ? DT_POL_DRY_RUN : 0) | (r.key_by_dest ? DT_POL_KEY_DEST : 0));
+    p.flags = static_cast<uint8_t>(p.flags | (r.dry_run ? DT_POL_DRY_RUN : 0) | (r.key_by_dest ? DT_POL_KEY_DEST : 0) |
+                                     (r.syn_cookies ? DT_POL_SYN_COOKIES : 0));
     p.v4_key_bits = r.key_prefix && r.v4 ? r.key_prefix : 32;
     p.v6_key_bits = r.key_prefix && !r.v4 ? r.key_prefix : 64;
     if (r.prefix_limits.empty()) continue;

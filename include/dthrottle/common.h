@@ -23,6 +23,7 @@
  *   abi/stats.h     struct dt_stats and DT_STATS_FIELDS, the global counters
  *   abi/bans.h      bans (struct dt_ban, dt_ban_key4, dt_ban_info, dt_ban_counts)
  *   abi/cluster.h   cluster mode: exempt connections, announcements, debit and collect
+ *   abi/syncookie.h SYN cookies: the verified sources and the cookies' clock
  *
  * Features with headers of their own beside this one: lists.h (allow and deny lists),
  * capture.h (agent capture); bucket.h is the bucket arithmetic, maps_catalog.h the
@@ -42,5 +43,6 @@
 #include "abi/stats.h"
 #include "abi/bans.h"
 #include "abi/cluster.h"
+#include "abi/syncookie.h"
 
 #endif /* DTHROTTLE_COMMON_H */

@@ -29,7 +29,7 @@
 
 #define DT_MAPS(X) \
 	X(buckets, DT_PINNED, 1, "one bucket per source and per prefix level (struct dt_bucket)") \
-	X(stats, DT_PINNED, 3, "global counters, per CPU (struct dt_stats)") \
+	X(stats, DT_PINNED, 6, "global counters, per CPU (struct dt_stats)") \
 	X(policy, DT_PINNED, 1, "each rule's policy, two banks (struct dt_policy)") \
 	X(config, DT_PINNED, 1, "live bank, report period, flags (struct dt_config)") \
 	X(debit_batch, DT_NOT_PINNED, 1, "one batch of peers' debits for dt_debit (struct dt_debit)") \
@@ -60,6 +60,8 @@
 	X(ban_counts, DT_PINNED, 3, "per ban slot and CPU: packets dropped and would-drop (struct dt_ban_counts)") \
 	X(capture_ctl, DT_PINNED, 4, "agent capture: the running capture's lease and filters (struct dt_capture_ctl)") \
 	X(capture_cpu, DT_PINNED, 4, "per CPU: agent capture's rate window and counts (struct dt_capture_cpu)") \
-	X(capture_ring, DT_PINNED, 4, "agent capture: ring of sampled packets (struct dt_capture_rec)")
+	X(capture_ring, DT_PINNED, 4, "agent capture: ring of sampled packets (struct dt_capture_rec)") \
+	X(verified, DT_PINNED, 6, "SYN cookies: sources whose cookie checked out, expiry and hits (struct dt_verified)") \
+	X(syncookie, DT_PINNED, 6, "SYN cookies: verified sources' TTL and when a cookie was last sent (struct dt_syncookie)")
 
 #endif /* DTHROTTLE_MAPS_CATALOG_H */

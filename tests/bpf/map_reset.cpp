@@ -98,6 +98,7 @@ std::string reset_map(const bpf_map *m) {
 std::string reset_object_maps(bpf_object *obj) {
   bpf_map *m;
   bpf_object__for_each_map(m, obj) {
+    if (bpf_map__is_internal(m)) continue;  // .rodata: the load's constants (frozen)
     if (std::string err = reset_map(m); !err.empty()) return err;
   }
   return "";

@@ -30,7 +30,11 @@ std::map<std::string, bool> object_maps() {
     return out;
   }
   bpf_map *map;
-  bpf_object__for_each_map(map, skel->obj) out[bpf_map__name(map)] = bpf_map__pin_path(map) != nullptr;
+  bpf_object__for_each_map(map, skel->obj) {
+    // .rodata holds the constants the agent sets before the load (dt_syncookie_helpers):
+    // libbpf's own, never pinned, not a map of the catalogue.
+    if (!bpf_map__is_internal(map)) out[bpf_map__name(map)] = bpf_map__pin_path(map) != nullptr;
+  }
   dthrottle_bpf__destroy(skel);
   return out;
 }

@@ -1,4 +1,5 @@
-// test_kernel_probe.cpp - the kernel floor's message from a (fake) uname release and probe results.
+// test_kernel_probe.cpp - the kernel floor's message from a (fake) uname release and probe results,
+// and the refusal of syn_cookies rules at --attach tc or without the SYN cookie helpers.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -58,6 +59,31 @@ TEST(KernelFloor, ThisKernelPassesItsOwnProbe) {
   EXPECT_EQ(p.syscall_prog, 1) << "BPF_PROG_TYPE_SYSCALL probe (run as root)";
   EXPECT_EQ(p.bpf_loop, 1) << "bpf_loop probe (run as root)";
   EXPECT_EQ(p.ringbuf, 1) << "ring buffer probe (run as root)";
+}
+
+TEST(SynCookieKernel, NothingAskedNothingRefused) {
+  EXPECT_EQ(syn_cookies_error({}, true, 0, "5.17.0"), "");
+}
+
+TEST(SynCookieKernel, RefusedAtTcWhateverTheKernel) {
+  EXPECT_EQ(syn_cookies_error({"web"}, true, 1, "6.18.0"),
+            "syn_cookies (rule 'web') needs the XDP hook: at --attach tc the program cannot send the SYN-ACK back out "
+            "of the port (XDP_TX); attach at XDP, or drop syn_cookies from the rules");
+}
+
+TEST(SynCookieKernel, RefusedWithoutTheHelpersNamingLinux60) {
+  EXPECT_EQ(syn_cookies_error({"web", "ssh"}, false, 0, "5.19.0-50-generic"),
+            "syn_cookies (rule 'web', 'ssh') needs Linux 6.0 or later (bpf_tcp_raw_gen_syncookie_ipv4); this is "
+            "5.19.0: drop syn_cookies from the rules, or upgrade the kernel");
+  EXPECT_EQ(syn_cookies_error({"web"}, false, 1, "6.1.0-18-amd64"), "") << "the helpers are there";
+  EXPECT_EQ(syn_cookies_error({"web"}, false, -1, "6.1.0"), "") << "an unknown probe is not held against it";
+}
+
+TEST(SynCookieKernel, ThisKernelHasTheHelpers) {
+  // The BPF suite's SYN cookie tests run here (Linux 6.0 or later); needs root for the probe.
+  if (geteuid() != 0) GTEST_SKIP() << "the kernel probes need root";
+  EXPECT_EQ(probe_syncookie_helpers(), 1);
+  EXPECT_EQ(check_syn_cookies({"web"}, false), "");
 }
 
 }  // namespace

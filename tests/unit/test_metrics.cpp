@@ -31,6 +31,11 @@ dt::MapView fixed_maps() {
   m.stats.ban_dropped = 14;
   m.stats.ban_would_drop = 15;
   m.stats.ban_expired = 16;
+  m.stats.cookie_sent = 17;
+  m.stats.cookie_would_send = 18;
+  m.stats.cookie_ack_valid = 19;
+  m.stats.cookie_ack_invalid = 20;
+  m.stats.verified_hits = 21;
   m.would_drop = 13;
   m.sources = 250;
   m.evictions = 10;
@@ -129,6 +134,21 @@ dthrottle_ban_would_drop_packets_total 15
 # HELP dthrottle_ban_expired_packets_total Packets from an address whose ban has expired but is not swept yet, passed.
 # TYPE dthrottle_ban_expired_packets_total counter
 dthrottle_ban_expired_packets_total 16
+# HELP dthrottle_syncookies_sent_total SYNs a prefix budget refused, answered with a SYN cookie (syn_cookies).
+# TYPE dthrottle_syncookies_sent_total counter
+dthrottle_syncookies_sent_total 17
+# HELP dthrottle_syncookies_would_send_total SYNs a rule in dry run would have answered with a SYN cookie.
+# TYPE dthrottle_syncookies_would_send_total counter
+dthrottle_syncookies_would_send_total 18
+# HELP dthrottle_syncookie_acks_valid_total Handshake ACKs whose SYN cookie checked out: their source is verified.
+# TYPE dthrottle_syncookie_acks_valid_total counter
+dthrottle_syncookie_acks_valid_total 19
+# HELP dthrottle_syncookie_acks_invalid_total ACKs of unverified sources without a valid SYN cookie while cookies were being sent (passed on).
+# TYPE dthrottle_syncookie_acks_invalid_total counter
+dthrottle_syncookie_acks_invalid_total 20
+# HELP dthrottle_verified_hits_total Packets of verified sources that skipped a rule's prefix budgets.
+# TYPE dthrottle_verified_hits_total counter
+dthrottle_verified_hits_total 21
 # HELP dthrottle_active_sources Sources with a bucket in the table (idle ones stay until evicted).
 # TYPE dthrottle_active_sources gauge
 dthrottle_active_sources 250
@@ -376,7 +396,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 89u);
+  EXPECT_EQ(samples, 94u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {

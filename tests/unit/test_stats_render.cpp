@@ -101,7 +101,9 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   EXPECT_EQ(keys_of(j["counters"]),
             (std::vector<std::string>{"passed", "dropped", "would_drop", "new_sources", "parse_errors", "non_ip",
                                       "fail_open", "contended", "debit_hits", "nd_exempt", "exempt", "allowed",
-                                      "denied", "ban_dropped", "ban_would_drop", "ban_expired"}));
+                                      "denied", "ban_dropped", "ban_would_drop", "ban_expired", "cookie_sent",
+                                      "cookie_would_send", "cookie_ack_valid", "cookie_ack_invalid",
+                                      "verified_hits"}));
   EXPECT_EQ(j["dry_run"].dump(), R"({"all":false,"rules":[]})") << "enforcing";
   EXPECT_EQ(j["counters"]["dropped"], 309);
   EXPECT_EQ(j["counters"]["denied"], 9);
@@ -266,6 +268,11 @@ TEST(StatsText, TableOfPolicyCountersRulesAndSources) {
       "  banned                       0\n"
       "  ban would-drop               0\n"
       "  ban expired                  0\n"
+      "  cookies sent                 0\n"
+      "  cookies would-send           0\n"
+      "  cookie ACKs valid            0\n"
+      "  cookie ACKs invalid          0\n"
+      "  verified hits                0\n"
       "\n"
       "rules:\n"
       "  RULE                     ACTION         RATE/S      BURST       PASSED      DROPPED   WOULD-DROP\n"

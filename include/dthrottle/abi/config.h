@@ -31,6 +31,7 @@ struct dt_config {
 #define DT_CFG_RULES  (1u << 2) /* match rules in the live rules trie; else rule 0 */
 #define DT_CFG_COARSE_CLOCK (1u << 3) /* bpf_ktime_get_coarse_ns (one tick of lag) */
 #define DT_CFG_DRY_RUN (1u << 4) /* --dry-run: bans and the deny list count would-drops, drop nothing */
+#define DT_CFG_SYN_COOKIES (1u << 5) /* a live rule has DT_POL_SYN_COOKIES: check handshakes' ACKs */
 
 DT_LAYOUT_ASSERT(dt_config, 16);
 

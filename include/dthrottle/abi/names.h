@@ -32,10 +32,13 @@
 #define DT_MAP_BANS_V6     "bans_v6"     /* bans: IPv6 prefixes (struct dt_ban) */
 #define DT_MAP_BAN_INFO    "ban_info"    /* bans: what, why, who, by slot (struct dt_ban_info) */
 #define DT_MAP_BAN_COUNTS  "ban_counts"  /* bans: per slot and CPU (struct dt_ban_counts) */
+#define DT_MAP_VERIFIED    "verified"    /* SYN cookies: sources whose cookie checked out (struct dt_verified) */
+#define DT_MAP_SYNCOOKIE   "syncookie"   /* SYN cookies: TTL and last cookie sent (struct dt_syncookie) */
 #define DT_PIN_LINK        "link"
 #define DT_PIN_TC_LINK     "tc_link"   /* --attach tc on Linux 6.6+: the tcx link */
 
 #define DT_DEFAULT_PIN_ROOT   "/sys/fs/bpf/dthrottle"
 #define DT_DEFAULT_MAX_SOURCES 1048576u
+#define DT_DEFAULT_MAX_VERIFIED 65536u
 
 #endif /* DTHROTTLE_ABI_NAMES_H */

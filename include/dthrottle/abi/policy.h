@@ -43,6 +43,8 @@ struct dt_policy {
 #define DT_POL_PREFIX  0x4 /* the rule also caps its sources per prefix (struct dt_prefix_policy) */
 #define DT_POL_KEY_DEST 0x8 /* key_by = "destination": one bucket per (masked) destination
                              * address, whatever the sources (key.rule has DT_KEY_DEST) */
+#define DT_POL_SYN_COOKIES 0x10 /* syn_cookies = true: a SYN only a prefix budget refuses is answered
+                                 * with a SYN cookie; verified sources skip the prefix budgets */
 
 DT_LAYOUT_ASSERT(dt_policy, 24);
 

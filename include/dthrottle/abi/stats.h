@@ -45,7 +45,17 @@
 	X(ban_would_drop, "ban would-drop", "dthrottle_ban_would_drop_packets_total", \
 	  "Packets a ban would have dropped, passed in dry run (--dry-run).") \
 	X(ban_expired, "ban expired", "dthrottle_ban_expired_packets_total", \
-	  "Packets from an address whose ban has expired but is not swept yet, passed.")
+	  "Packets from an address whose ban has expired but is not swept yet, passed.") \
+	X(cookie_sent, "cookies sent", "dthrottle_syncookies_sent_total", \
+	  "SYNs a prefix budget refused, answered with a SYN cookie (syn_cookies).") \
+	X(cookie_would_send, "cookies would-send", "dthrottle_syncookies_would_send_total", \
+	  "SYNs a rule in dry run would have answered with a SYN cookie.") \
+	X(cookie_ack_valid, "cookie ACKs valid", "dthrottle_syncookie_acks_valid_total", \
+	  "Handshake ACKs whose SYN cookie checked out: their source is verified.") \
+	X(cookie_ack_invalid, "cookie ACKs invalid", "dthrottle_syncookie_acks_invalid_total", \
+	  "ACKs of unverified sources without a valid SYN cookie while cookies were being sent (passed on).") \
+	X(verified_hits, "verified hits", "dthrottle_verified_hits_total", \
+	  "Packets of verified sources that skipped a rule's prefix budgets.")
 
 struct dt_stats {
 #define DT_STATS_MEMBER(field, label, metric, help) __u64 field;
@@ -53,6 +63,6 @@ struct dt_stats {
 #undef DT_STATS_MEMBER
 };
 
-DT_LAYOUT_ASSERT(dt_stats, 128);
+DT_LAYOUT_ASSERT(dt_stats, 168);
 
 #endif /* DTHROTTLE_ABI_STATS_H */
