@@ -54,6 +54,13 @@ check_eq pktgen/tcp-syn/checksums "TCP checksum errors at the host" \
 send_traffic "$WORK/dur.json" --sources 198.18.3.1 --rate 100 --count 1000000 --duration 300ms ||
 	die "pktgen send failed"
 check_le pktgen/duration-bound "frames sent in 300ms at 100/s" "$(json_num "$(cat "$WORK/dur.json")" sent)" 31
+# A rate above what the link takes (pktgen catches up on every frame due): D still ends it.
+t0=$(now_s)
+send_traffic "$WORK/max.json" --src-range 198.18.5.0+256 --src-random --rate 10000000 --count 100000000 \
+	--duration 500ms || die "pktgen send failed"
+check_le pktgen/duration-bound-at-max-rate "seconds pktgen ran with --rate 10000000 --duration 500ms" \
+	"$(calc "$(now_s) - $t0")" 1.5
+echo "pktgen: $(json_num "$(cat "$WORK/max.json")" sent) frames in 500 ms at the highest rate"
 send_traffic "$WORK/cnt.json" --sources 198.18.3.1 --rate 1000 --count 7 --duration 10s ||
 	die "pktgen send failed"
 check_eq pktgen/count-bound "frames sent with --count 7" "$(json_num "$(cat "$WORK/cnt.json")" sent)" 7

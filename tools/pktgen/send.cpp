@@ -132,6 +132,7 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, std::vector
       // A frame's time is when its send began: a slow first send (a fresh socket, a slow
       // kernel) must not shorten the measured span between the first and the last frame.
       const uint64_t began = now_ns();
+      if (began >= deadline || g_stop) break;  // a rate above what the link takes: D still ends it
       if (sendto(fd, frames[i].data(), frames[i].size(), 0, reinterpret_cast<const sockaddr *>(&to),
                  sizeof to) == static_cast<ssize_t>(frames[i].size())) {
         c->last = began;
