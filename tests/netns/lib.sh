@@ -430,7 +430,7 @@ syn_recv_count() { in_ns "$H_NS" ss -Htn state syn-recv "sport = :$1" | wc -l; }
 
 # tcp_counter NAME: a TCP counter of the host namespace as nstat names it (TcpInSegs,
 # TcpInCsumErrors, TcpExtSyncookiesSent, TcpExtListenDrops...), IPv4 and IPv6 together.
-tcp_counter() { in_ns "$H_NS" nstat -az --json "$1" | grep -o "\"$1\":[0-9]*" | head -n 1 | cut -d: -f2; }
+tcp_counter() { in_ns "$H_NS" nstat -asz --json "$1" | grep -o "\"$1\":[0-9]*" | head -n 1 | cut -d: -f2; }
 
 # --- the multi-host lab -----------------------------------------------------------------------
 #
