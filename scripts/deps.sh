@@ -40,7 +40,7 @@ SUITES=(
   systemd libcap2-bin                     # systemd-analyze verify of the units; capsh (tests/netns/test_privileges.sh)
   redis-server                            # strict tag limits: their tests and bench
   nftables                                # partitions and report loss in tests/netns
-  socat curl                              # the TCP listener and client of tests/netns/test_syncookies.sh
+  socat                                   # the TCP listener of tests/netns/test_pktgen.sh and test_syncookies.sh
   tcpdump                                 # reads agent capture's files (tests/netns/test_capture.sh)
   python3-zmq                             # the hostile peer of tests/netns/test_cluster_security.sh
   pandoc man-db                           # the man pages (make man) and their test

@@ -4,10 +4,12 @@
 # budgets alone and with SYN cookies, side by side.
 #
 # The host runs a real TCP listener (socat) on port 8080 and an agent with one rule for
-# SYNs to it: a per-source budget the client stays within, and a v4/16 prefix budget. The
-# client namespace's real client (curl, started on schedule by timed_connects.py) connects
-# N times, paced, each connect timed, while pktgen --tcp-syn floods SYNs from random sources
-# of the client's /16 at the highest rate it reaches (stopped once the client is done).
+# SYNs to it: a per-source budget the client stays within, and a v4/16 prefix budget. A real
+# client in the client namespace (the kernel's TCP stack, driven by timed_connects.py from
+# one process so that a busy machine does not delay its starts) connects N times, paced,
+# each connect timed and the listener's reply read, while pktgen --tcp-syn floods SYNs
+# from random sources of the client's /16 at the highest rate it reaches (stopped once
+# the client is done).
 # Per phase:
 #   1. prefix budgets alone: the fraction of connections that completed and how many took
 #      1 s or more (a SYN retransmit) are reported; the flood's SYNs that reach the host
@@ -34,7 +36,7 @@ CONN_RATE=20    # client connections per second
 FLOOD_PPS=10000000  # pktgen's ceiling: it sends as fast as it can
 FLOOD_SECS=$((CONNS / CONN_RATE * 3 + 30))  # a bound: the flood is stopped once the client is done
 
-for tool in socat curl nft; do
+for tool in socat nft; do
 	command -v "$tool" >/dev/null || { echo "FAIL setup: $tool is missing (scripts/deps.sh installs it)"; exit 1; }
 done
 lab_init dtsyn
@@ -75,8 +77,8 @@ ${2:-}
 EOF
 }
 
-# connect_all OUT: CONNS curl connects at CONN_RATE from the client namespace, each timed
-# (timed_connects.py): "ok SECONDS" or "fail CODE" a line, then "late SECONDS".
+# connect_all OUT: CONNS connects at CONN_RATE from the client namespace, each timed
+# (timed_connects.py): "ok SECONDS" or "fail WHY" a line, then "late SECONDS".
 connect_all() {
 	in_ns "$C_NS" timeout $((CONNS / CONN_RATE + 40)) /usr/bin/python3 "$DT_ROOT/tests/netns/timed_connects.py" \
 		"$CONNS" "$CONN_RATE" "$LAB_V4_HOST" "$PORT" dthrottle-ok >"$1" 2>"$1.err" ||
