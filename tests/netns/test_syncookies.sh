@@ -125,6 +125,8 @@ run_phase() {
 	FIG[$name:budget]=$(calc "$P16_BURST + $P16_RATE * ($elapsed + 0.5)")
 	FIG[$name:host_cookies]=$(($(tcp_counter TcpExtSyncookiesSent) - cookies0))
 	FIG[$name:done]=$(grep -c '^ok ' "$WORK/conn-$name.txt")
+	FIG[$name:no_connect]=$(grep -c '^fail connect:timeout' "$WORK/conn-$name.txt")
+	FIG[$name:no_reply]=$(grep -c '^fail reply' "$WORK/conn-$name.txt")
 	FIG[$name:slow]=$(awk '$1 == "ok" && $2 >= 1 { n++ } END { print n + 0 }' "$WORK/conn-$name.txt")
 	FIG[$name:p50]=$(awk '$1 == "ok" { print $2 }' "$WORK/conn-$name.txt" | sort -g | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : "-" }')
 	FIG[$name:max]=$(awk '$1 == "ok" { print $2 }' "$WORK/conn-$name.txt" | sort -g | tail -n 1)
@@ -186,6 +188,8 @@ row "client connections completed (of $CONNS)" done
 row "  of them after a retransmit (>= 1 s)" slow
 row "  median connect time (s)" p50
 row "  longest connect time (s)" max
+row "failed: not established within 4 s" no_connect
+row "failed: no reply from the listener within 5 s" no_reply
 row "  latest start behind schedule (s)" late
 echo "syncookies: budgets alone $(calc "100 * ${FIG[budgets:done]} / $CONNS")% completed," \
 	"${FIG[budgets:slow]} after a retransmit$([ "$cookies_ok" = 1 ] &&
