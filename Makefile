@@ -35,7 +35,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror \
 CXXFLAGS   ?= -O2 -g
 CXXFLAGS   += -std=c++20 -Wall -Wextra -Werror -MMD -MP -Iinclude -Iagent -I$(BUILD) \
               -DDTHROTTLE_VERSION='"$(VERSION)"'
-LDLIBS     := -lbpf -lelf -lz -lzmq -lsodium -lcpp-httplib -lhiredis -lcap -lpthread
+LDLIBS     := -lbpf -lelf -lz -lzmq -lsodium -lcpp-httplib -lhiredis -lcap -lnftables -lpthread
 # Debian's cpp-httplib is a compiled library: its header must see the feature macros
 # the library was built with (they change class layouts; TLS itself is never used).
 HTTPLIB_CFLAGS = $(or $(shell pkg-config --cflags cpp-httplib),$(error pkg-config knows no cpp-httplib: run make deps))

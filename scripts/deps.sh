@@ -25,6 +25,7 @@ AGENT=(
   libtoml11-dev                           # the rules file (TOML)
   nlohmann-json3-dev                      # `agent stats --json`, the status files (JSON)
   libhiredis-dev                          # strict tag limits (Redis)
+  libnftables-dev                         # the SYNPROXY table the agent sets up for SYN cookies
 )
 TESTS_BUILD=(
   libgtest-dev                            # unit and BPF tests
@@ -40,6 +41,7 @@ SUITES=(
   systemd libcap2-bin                     # systemd-analyze verify of the units; capsh (tests/netns/test_privileges.sh)
   redis-server                            # strict tag limits: their tests and bench
   nftables                                # partitions and report loss in tests/netns
+  socat                                   # the TCP listener of tests/netns/test_pktgen.sh and test_syncookies.sh
   tcpdump                                 # reads agent capture's files (tests/netns/test_capture.sh)
   python3-zmq                             # the hostile peer of tests/netns/test_cluster_security.sh
   pandoc man-db                           # the man pages (make man) and their test

@@ -22,6 +22,7 @@
 #include "daemon/reload.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
+#include "host/synproxy.h"
 #include "metrics/metrics.h"
 #include "query/query_listen.h"
 #include "query/query_server.h"
@@ -72,7 +73,8 @@ bool Daemon::setup() {
   if (!bind_signals() || !bind_metrics() || !install_tag_rules() || !start_query()) return false;
   // The rules and lists go into the maps before the program is attached: in force from
   // its first packet (a 1M-line list takes seconds to load).
-  if (!open_dataplane() || !publish_rules() || !attach_dataplane() || !open_bans() || !start_adaptive())
+  if (!open_dataplane() || !publish_rules() || !install_synproxy() || !attach_dataplane() || !open_bans() ||
+      !start_adaptive())
     return false;
   // Attached, pinned, the first runtime files made: what is left needs (almost) no
   // capability. Before the cluster, whose ZeroMQ threads block every signal.
@@ -91,7 +93,10 @@ bool Daemon::runtime_failure(const std::string &msg) {
 bool Daemon::fail(const std::string &msg) {
   // Not tearing down a throttle this agent took over from a crashed one: it stays
   // attached and pinned for the next attempt.
-  if (dp_->took_over()) dp_->keep_on_exit();
+  if (dp_->took_over()) {
+    dp_->keep_on_exit();
+    if (synproxy_) synproxy_->keep_on_exit();  // the kept program's cookies still need it
+  }
   return runtime_failure(msg);
 }
 
@@ -214,6 +219,18 @@ bool Daemon::publish_rules() {
   return true;
 }
 
+// Before the program is attached (or a crashed agent's, taken over, answers with cookies
+// again): the ACKs of its cookies must find SYNPROXY from the first one.
+bool Daemon::install_synproxy() {
+  const std::vector<PortRange> ports = syn_cookie_ports(config_.rules.set.rules);
+  if (ports.empty()) return true;
+  std::string err;
+  synproxy_ = HostSynproxy::install(ports, &err);
+  if (!synproxy_) return fail("syn_cookies: " + err);
+  DT_INFO("%s", synproxy_->describe().c_str());
+  return true;
+}
+
 bool Daemon::attach_dataplane() {
   const RunOptions &opt = config_.opt;
   if (std::string err; !dp_->attach(&err)) return runtime_failure(err);
@@ -256,7 +273,8 @@ bool Daemon::keep_needed_privileges() {
   PrivilegeNeeds needs;
   needs.clsact_detach = dp_->tc_how() == TcHow::Clsact && !config_.opt.keep;
   needs.bpf_gated = bpf_commands_need_cap_bpf(dp_->stats_fd());
-  needs.new_maps = true;  // any reload may load a list (daemon/lists_install.h): its trie is a new map
+  needs.new_maps = true;
+  needs.synproxy = synproxy_ != nullptr;  // any reload may load a list (daemon/lists_install.h): its trie is a new map
   const std::vector<KeptCapability> keep = capabilities_to_keep(needs);
   std::string warning, err;
   if (!drop_privileges(keep, &warning, &err)) return fail(err);

@@ -1,6 +1,7 @@
 // daemon.h - the running agent: set up in named steps, then one event loop until SIGINT
 // or SIGTERM. The steps: signals, metrics port, query socket, dataplane loaded, rules and
-// lists into its maps, attached (so both are in force from the first packet), adaptive
+// lists into its maps, the SYNPROXY table of syn_cookies rules, attached (so all are in
+// force from the first packet), adaptive
 // limits, capabilities dropped (daemon/privileges.h), cluster, metrics served; the
 // events: signals, peer reports, the active-source ring, timers (report period, status
 // files, fail-open check, stats log).
@@ -39,6 +40,8 @@ class QueryServer;
 
 // Logs when packets start or stop passing without a decision (fail-open: no policy,
 // or no bucket could be had because the map is full), checked about once a second.
+class HostSynproxy;
+
 class FailOpenWatch {
  public:
   void check(int stats_fd);
@@ -71,6 +74,7 @@ class Daemon {
   size_t query_connection_cap() const;
   bool open_dataplane();
   bool publish_rules();  // config flags, rules and lists into the maps (not attached yet)
+  bool install_synproxy();  // the host's SYNPROXY table for syn_cookies rules (host/synproxy.h)
   bool attach_dataplane();
   bool start_adaptive();
   bool keep_needed_privileges();
@@ -117,6 +121,7 @@ class Daemon {
   BusyRelay busy_relay_;  // BUSY lines reach the adaptive rules once they exist
   std::unique_ptr<QueryServer> query_;
   std::unique_ptr<Dataplane> dp_;
+  std::unique_ptr<HostSynproxy> synproxy_;  // null without syn_cookies rules
   RuleMaps rule_maps_;
   std::unique_ptr<AdaptiveDriver> adaptive_;  // reads the dataplane and the tag table
   std::unique_ptr<BanStore> ban_store_;  // the pinned bans (docs/bans.md): swept, and synced by the cluster

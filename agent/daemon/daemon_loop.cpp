@@ -18,6 +18,7 @@
 #include "daemon/reload.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
+#include "host/synproxy.h"
 #include "metrics/metrics.h"
 #include "query/query_server.h"
 
@@ -176,7 +177,9 @@ void Daemon::on_stats_log(uint64_t now_ns) {
 void Daemon::on_exit() {
   log_counters();
   if (cluster_) cluster_->log_summary();
-  if (config_.opt.keep) dp_->keep_on_exit();
+  if (!config_.opt.keep) return;
+  dp_->keep_on_exit();
+  if (synproxy_) synproxy_->keep_on_exit();  // the kept program goes on answering with cookies
 }
 
 // The loop's state for the metrics server, copied (never shared). The last report's

@@ -9,7 +9,9 @@
 //   the agent stays uid 0) ...
 //   ... except on Linux 5.17 and 5.18 with kernel.unprivileged_bpf_disabled set, where
 //   every bpf() command needs CAP_BPF (5.19 narrowed that to map creation and loading);
-//   removing a clsact filter (and the qdisc dthrottle created) at exit: CAP_NET_ADMIN.
+//   removing a clsact filter (and the qdisc dthrottle created) at exit: CAP_NET_ADMIN;
+//   removing the SYNPROXY table (host/synproxy.h) at exit: CAP_NET_ADMIN (restoring its
+//   sysctl needs none: /proc/sys/net is root's, and the agent stays uid 0).
 // So the agent keeps at most CAP_BPF and CAP_NET_ADMIN, and usually nothing: in its
 // effective, permitted and bounding sets alike, with no_new_privs set (no execve can give
 // any back), in every thread it has at the time (capabilities are per thread).
@@ -26,6 +28,7 @@ struct PrivilegeNeeds {
   bool bpf_gated = false;      // every bpf() command needs CAP_BPF (bpf_commands_need_cap_bpf)
   bool clsact_detach = false;  // a clsact filter to remove at exit (--attach tc without tcx, no --keep)
   bool new_maps = false;       // reloads create maps: the allow and deny lists' fresh tries (docs/lists.md)
+  bool synproxy = false;       // the SYNPROXY table of syn_cookies rules to replace (reload) and remove at exit
 };
 
 struct KeptCapability {

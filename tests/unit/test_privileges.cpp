@@ -39,6 +39,20 @@ TEST(Privileges, KeptForWhatTheAgentStillDoes) {
   EXPECT_NE(dt::describe_capabilities(kept).find("CAP_NET_ADMIN (removes the clsact filter"), std::string::npos);
 }
 
+TEST(Privileges, NetAdminOnceForTheSynproxyTableAndTheClsactFilter) {
+  dt::PrivilegeNeeds synproxy;
+  synproxy.synproxy = true;
+  const auto alone = dt::capabilities_to_keep(synproxy);
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0].cap, CAP_NET_ADMIN);
+  EXPECT_NE(std::string(alone[0].why).find("SYNPROXY table"), std::string::npos) << alone[0].why;
+  synproxy.clsact_detach = true;
+  const auto both = dt::capabilities_to_keep(synproxy);
+  ASSERT_EQ(both.size(), 1u) << "CAP_NET_ADMIN once, whichever needs it";
+  EXPECT_NE(std::string(both[0].why).find("clsact filter"), std::string::npos) << both[0].why;
+  EXPECT_NE(std::string(both[0].why).find("SYNPROXY table"), std::string::npos) << both[0].why;
+}
+
 TEST(Privileges, ARefusalAfterTheDropSaysWhy) {
   EXPECT_EQ(dt::refused_after_drop(-ENOENT), "");
   EXPECT_NE(dt::refused_after_drop(-EPERM).find("dropped its capabilities"), std::string::npos);

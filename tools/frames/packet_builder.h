@@ -9,8 +9,9 @@
 //
 // Modelled: any number of VLAN tags (the parser accepts two; a third is a test case), IPv4
 // with options (IHL > 5), its fragment field and the fields that make a header invalid
-// (version, IHL), IPv6 with hop limit and extension headers, UDP (with its checksum: pktgen's
-// frames reach a real stack), TCP ports and flags, ICMP and ICMPv6, ARP, any other protocol.
+// (version, IHL), IPv6 with hop limit and extension headers, UDP and TCP (with their
+// checksums: pktgen's frames reach a real stack), TCP ports, flags, sequence number and an
+// MSS option, ICMP and ICMPv6, ARP, any other protocol.
 // Addresses must be test ranges (198.18.0.0/15, 2001:2::/48); the builder refuses anything
 // else, so no frame it builds can name a real host even by accident.
 #pragma once
@@ -99,11 +100,15 @@ class PacketBuilder {
     payload_len_ = payload_len;
     return set(&l4_, L4::UDP);
   }
-  // A 20-byte TCP header (no options) from port 40000 to `dport` with `flags` (0x02 SYN, 0x10 ACK).
+  // A 20-byte TCP header (no options unless tcp_mss) from port 40000 to `dport` with `flags` (0x02 SYN, 0x10 ACK).
   PacketBuilder &tcp(uint16_t dport, uint8_t flags) {
     dport_ = dport, tcp_flags_ = flags;
     return set(&l4_, L4::TCP);
   }
+  // The TCP sequence number (default 1).
+  PacketBuilder &tcp_seq(uint32_t seq) { return set(&tcp_seq_, seq); }
+  // A TCP MSS option (4 bytes: data offset 6), as a SYN a real stack answers carries.
+  PacketBuilder &tcp_mss(uint16_t mss) { return set(&tcp_mss_, mss); }
   // Another protocol number, with `len` bytes of body the parser does not read.
   PacketBuilder &other_l4(uint8_t proto, size_t len) {
     other_proto_ = proto, payload_len_ = len;
@@ -235,17 +240,21 @@ class PacketBuilder {
         for (size_t i = 0; i < payload_len_; i++)
           l4.push_back(payload_pattern_.empty() ? 0xab
                                                 : static_cast<uint8_t>(payload_pattern_[i % payload_pattern_.size()]));
-        udp_checksum(l4);
+        l4_checksum(l4, kIpProtoUdp, 6);
         break;
       case L4::TCP:
         put16(l4, sport_);
         put16(l4, dport_);
-        l4.insert(l4.end(), {0, 0, 0, 1, 0, 0, 0, 0});  // seq, ack
-        l4.push_back(0x50);                           // data offset 5 words
+        put16(l4, static_cast<uint16_t>(tcp_seq_ >> 16));
+        put16(l4, static_cast<uint16_t>(tcp_seq_));
+        l4.insert(l4.end(), {0, 0, 0, 0});              // ack
+        l4.push_back(tcp_mss_ ? 0x60 : 0x50);           // data offset: 6 words with the MSS option
         l4.push_back(tcp_flags_);
         put16(l4, 0xffff);  // window
-        put16(l4, 0);       // checksum: the parser never looks
+        put16(l4, 0);       // checksum: filled in by l4_checksum once the addresses are known
         put16(l4, 0);       // urgent pointer
+        if (tcp_mss_) l4.insert(l4.end(), {2, 4, static_cast<uint8_t>(*tcp_mss_ >> 8), static_cast<uint8_t>(*tcp_mss_)});
+        l4_checksum(l4, IPPROTO_TCP, 16);
         break;
       case L4::ICMP: l4 = {icmp_type_, icmp_code_, 0, 0, 0, 1, 0, 1}; break;  // echo request's layout
       case L4::ICMPv6:
@@ -258,9 +267,10 @@ class PacketBuilder {
     return l4;
   }
 
-  // The UDP checksum over the pseudo header (addresses, protocol, length) and the datagram:
-  // a real stack (pktgen's sink) drops an IPv6 datagram without one.
-  void udp_checksum(std::vector<uint8_t> &udp) const {
+  // The UDP or TCP checksum (at byte `at` of the segment) over the pseudo header (addresses,
+  // protocol, length) and the segment: a real stack (pktgen's sink, a TCP listener) drops a
+  // segment without one.
+  void l4_checksum(std::vector<uint8_t> &seg, uint8_t proto, size_t at) const {
     uint8_t pseudo[40] = {};
     size_t alen = 0;
     if (l3_ == L3::IPv4) {
@@ -271,11 +281,12 @@ class PacketBuilder {
       return;
     }
     uint32_t sum = csum_add(0, pseudo, 2 * alen);
-    const uint8_t tail[4] = {0, kIpProtoUdp, static_cast<uint8_t>(udp.size() >> 8), static_cast<uint8_t>(udp.size())};
-    const uint16_t c = csum_fold(csum_add(csum_add(sum, tail, 4), udp.data(), udp.size()));
-    const uint16_t on_wire = c ? c : 0xffff;  // 0 means "no checksum" (and is invalid over IPv6)
-    udp[6] = static_cast<uint8_t>(on_wire >> 8);
-    udp[7] = static_cast<uint8_t>(on_wire);
+    const uint8_t tail[4] = {0, proto, static_cast<uint8_t>(seg.size() >> 8), static_cast<uint8_t>(seg.size())};
+    const uint16_t c = csum_fold(csum_add(csum_add(sum, tail, 4), seg.data(), seg.size()));
+    // UDP: 0 means "no checksum" (and is invalid over IPv6); TCP sends 0xffff's equal, 0, as is.
+    const uint16_t on_wire = c || proto != kIpProtoUdp ? c : 0xffff;
+    seg[at] = static_cast<uint8_t>(on_wire >> 8);
+    seg[at + 1] = static_cast<uint8_t>(on_wire);
   }
 
   void build_ipv4(std::vector<uint8_t> &f, const std::vector<uint8_t> &l4) const {
@@ -356,10 +367,26 @@ class PacketBuilder {
   std::vector<Ipv6Ext> v6_exts_;
   uint8_t icmp_type_ = 0, icmp_code_ = 0, tcp_flags_ = 0, other_proto_ = 253;
   uint16_t sport_ = 40000, dport_ = 9;  // 9: discard
+  uint32_t tcp_seq_ = 1;
+  std::optional<uint16_t> tcp_mss_;
   size_t payload_len_ = 0;
   std::string payload_pattern_;
   std::optional<size_t> truncate_;
 };
+
+// Rewrites the sequence number of the TCP segment at `l4` in a built frame to `seq` and
+// updates its checksum incrementally (RFC 1624: HC' = ~(~HC + ~m + m')), so that a sender
+// varies one field per frame without rebuilding it.
+inline void set_tcp_seq(std::vector<uint8_t> &f, size_t l4, uint32_t seq) {
+  const auto word = [&](size_t at) { return static_cast<uint32_t>(f[at] << 8 | f[at + 1]); };
+  uint32_t sum = ~word(l4 + 16) & 0xffff;
+  sum += (~word(l4 + 4) & 0xffff) + (~word(l4 + 6) & 0xffff) + (seq >> 16) + (seq & 0xffff);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  const uint8_t bytes[6] = {static_cast<uint8_t>(seq >> 24), static_cast<uint8_t>(seq >> 16), static_cast<uint8_t>(seq >> 8),
+                            static_cast<uint8_t>(seq), static_cast<uint8_t>(~sum >> 8), static_cast<uint8_t>(~sum)};
+  memcpy(&f[l4 + 4], bytes, 4);
+  memcpy(&f[l4 + 16], bytes + 4, 2);
+}
 
 // The tests' usual frames: UDP from `src`, every other field the builder's default.
 inline std::vector<uint8_t> v4(const std::string &src) { return PacketBuilder().ipv4(src).udp().build(); }

@@ -1,6 +1,7 @@
 // main.cpp - bounded test traffic for dthrottle's namespace tests and demo.
 //
-//   pktgen send   spoofed-source UDP frames over an AF_PACKET socket, paced, bounded (send.cpp)
+//   pktgen send   spoofed-source UDP frames (or TCP SYNs, --tcp-syn) over an AF_PACKET
+//                 socket, paced, bounded (send.cpp)
 //   pktgen sink   counts UDP datagrams per source address: the independent witness
 //                 of what the XDP program let through to the stack (sink.cpp)
 //
@@ -31,7 +32,7 @@ const char kUsage[] =
     "                   (--sources S1,S2,... | --src-range FIRST+N)\n"
     "                   --rate PPS --count N --duration D\n"
     "                   [--src-random] [--src-mac MAC] [--sport P] [--dport P] [--size BYTES]\n"
-    "                   [--start-at T] [--json]\n"
+    "                   [--tcp-syn] [--start-at T] [--json]\n"
     "       pktgen sink [--port P] --duration D [--json]\n"
     "\n"
     "Test traffic for dthrottle, for network namespaces joined by veth pairs.\n"
@@ -46,15 +47,18 @@ const char kSendUsage[] =
     "                   (--sources S1,S2,... | --src-range FIRST+N)\n"
     "                   --rate PPS --count N --duration D\n"
     "                   [--src-random] [--src-mac MAC] [--sport P] [--dport P] [--size BYTES]\n"
-    "                   [--start-at T] [--json]\n"
+    "                   [--tcp-syn] [--start-at T] [--json]\n"
     "\n"
-    "Transmits UDP frames over a raw AF_PACKET socket on IF, each with a spoofed\n"
-    "source address taken round-robin from the sources, paced to PPS frames per\n"
-    "second in total, until N frames are sent or D has passed, whichever comes\n"
-    "first. Prints the frames sent per source. IPv4 sources go to the IPv4\n"
-    "destination, IPv6 sources to the IPv6 one (give both in --dst-ip to mix).\n"
+    "Transmits UDP frames (with --tcp-syn: TCP SYNs) over a raw AF_PACKET socket\n"
+    "on IF, each with a spoofed source address taken round-robin from the sources,\n"
+    "paced to PPS frames per second in total, until N frames are sent or D has\n"
+    "passed, whichever comes first. Prints the frames sent per source. IPv4\n"
+    "sources go to the IPv4 destination, IPv6 sources to the IPv6 one (give both\n"
+    "in --dst-ip to mix).\n"
     "Only veth interfaces, and only addresses in 198.18.0.0/15 and 2001:2::/48\n"
     "(the benchmarking ranges) are accepted.\n"
+    "A TCP SYN carries an MSS option (1460) and a sequence number of its own, with\n"
+    "valid IP and TCP checksums, so that a listener's stack answers it.\n"
     "\n";
 
 const char kSinkUsage[] =
@@ -75,6 +79,7 @@ std::string send_refusal(const SendOptions &o, bool have_count) {
   if (o.rate == 0) return "--rate is required";
   if (!have_count || o.duration_ns == 0) return "both --count and --duration are required, so that every run is bounded";
   if (o.sources.size() > kMaxSources) return "at most 65536 sources";
+  if (o.tcp_syn && o.size) return "--size sets a UDP frame's length: a --tcp-syn frame is a bare SYN";
   std::set<Addr> seen;
   for (const auto &a : o.sources) {
     if (!in_test_range(a))
@@ -165,8 +170,9 @@ std::vector<OptionSpec> send_options(SendOptions *o, bool *have_count) {
                "a whole number from 1 to 1000000000")},
       {"duration", 0, "D", "stop after D, e.g. 2s, 500ms (required, at most 1h)",
        bounded_duration(&o->duration_ns, "a time from 1ms to 1h such as 2s or 500ms")},
-      {"sport", 0, "P", "source UDP port of every frame (default 40000 + the\nsource's index)", port_into(&o->sport)},
-      {"dport", 0, "P", "destination UDP port (default 9999)", port_into(&o->dport)},
+      {"sport", 0, "P", "source port of every frame (default 40000 + the\nsource's index)", port_into(&o->sport)},
+      {"dport", 0, "P", "destination port (default 9999)", port_into(&o->dport)},
+      {"tcp-syn", 0, nullptr, "send TCP SYNs (MSS option, a new sequence number each)\ninstead of UDP frames", turn_on(&o->tcp_syn)},
       {"size", 0, "BYTES", "length of each frame, Ethernet header included, 100 to\n1514 (default: the shortest, 58 IPv4 / 78 IPv6)",
        checked([o](const std::string &v) { std::string e; return parse_count(v, 100, 1514, &o->size, &e); },
                "a frame length from 100 to 1514 bytes")},

@@ -57,9 +57,13 @@ int open_packet_socket(const std::string &iface, int *ifindex, Mac *mac, std::st
   return -1;
 }
 
+constexpr uint16_t kSynMss = 1460;  // the MSS option of --tcp-syn's SYNs
+
 // One complete Ethernet + IPv4/IPv6 + UDP frame per source (the payload is constant, so each
 // is built once and sent as is), to the destination of its family. `o.size` (0: the default)
 // is the whole frame's length: the payload repeats kPayload to fill it (at least kPayloadLen).
+// With o.tcp_syn a TCP SYN with an MSS option instead (no payload; send_paced gives each one
+// a new sequence number).
 std::vector<std::vector<uint8_t>> build_frames(const SendOptions &o) {
   std::vector<std::vector<uint8_t>> frames;
   for (size_t i = 0; i < o.sources.size(); i++) {
@@ -74,10 +78,16 @@ std::vector<std::vector<uint8_t>> build_frames(const SendOptions &o) {
     if (v6) b.ipv6(addr_str(src), addr_str(dst));
     else b.ipv4(addr_str(src), addr_str(dst));
     const uint16_t sport = o.sport ? o.sport : static_cast<uint16_t>(40000 + i % 20000);
-    b.udp(payload).ports(sport, o.dport).payload(kPayload);
+    if (o.tcp_syn) b.tcp(o.dport, 0x02).tcp_mss(kSynMss).ports(sport, o.dport);
+    else b.udp(payload).ports(sport, o.dport).payload(kPayload);
     frames.push_back(b.build());
   }
   return frames;
+}
+
+// Where the TCP header of a frame from `src` begins (no VLAN tag, no IP options).
+size_t tcp_offset(const Addr &src) {
+  return frames::kEthHdrLen + (src.family == AF_INET6 ? frames::kIPv6HdrLen : frames::kIPv4HdrLen);
 }
 
 struct SendCounts {
@@ -95,7 +105,9 @@ uint64_t unix_ns() {
 // Frame k is due at start + k / rate: sleeps until the next one is due, then sends every
 // frame due by now (catching up after a late wake-up keeps the average rate). Returns false
 // with *err on a send error that is not transient.
-bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, const std::vector<std::vector<uint8_t>> &frames,
+// With o.tcp_syn, frame k carries sequence number seq0 + k * 7919 (a prime: each SYN a new
+// one, so a stack takes none for a retransmission).
+bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, std::vector<std::vector<uint8_t>> &frames,
                 SendCounts *c, std::string *err) {
   const size_t n = frames.size();
   c->sent.assign(n, 0);
@@ -108,6 +120,7 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, const std::
   const uint64_t start = now_ns(), deadline = start + o.duration_ns;
   c->unix_minus_mono = static_cast<int64_t>(unix_ns()) - static_cast<int64_t>(now_ns());
   std::mt19937_64 rng(start ^ static_cast<uint64_t>(getpid()));
+  const uint32_t seq0 = static_cast<uint32_t>(rng());
   for (uint64_t k = 0; k < o.count && !g_stop;) {
     const uint64_t t = now_ns();
     if (t >= deadline) break;
@@ -115,9 +128,11 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, const std::
         o.count, static_cast<uint64_t>(static_cast<double>(t - start) * o.rate / 1e9) + 1);
     for (; k < due; k++) {
       const size_t i = o.random ? static_cast<size_t>(rng() % n) : k % n;
+      if (o.tcp_syn) frames::set_tcp_seq(frames[i], tcp_offset(o.sources[i]), seq0 + static_cast<uint32_t>(k) * 7919u);
       // A frame's time is when its send began: a slow first send (a fresh socket, a slow
       // kernel) must not shorten the measured span between the first and the last frame.
       const uint64_t began = now_ns();
+      if (began >= deadline || g_stop) break;  // a rate above what the link takes: D still ends it
       if (sendto(fd, frames[i].data(), frames[i].size(), 0, reinterpret_cast<const sockaddr *>(&to),
                  sizeof to) == static_cast<ssize_t>(frames[i].size())) {
         c->last = began;
@@ -155,8 +170,8 @@ void print_send(const SendOptions &o, const SendCounts &c) {
     printf("]}\n");
     return;
   }
-  printf("pktgen: sent %llu frames (%llu failed) in %.3f s on %s, %.0f frames/s offered%s\n",
-         static_cast<unsigned long long>(total), static_cast<unsigned long long>(total_failed),
+  printf("pktgen: sent %llu %s (%llu failed) in %.3f s on %s, %.0f frames/s offered%s\n",
+         static_cast<unsigned long long>(total), o.tcp_syn ? "TCP SYNs" : "frames", static_cast<unsigned long long>(total_failed),
          elapsed, o.iface.c_str(), o.rate, g_stop ? " (interrupted)" : "");
   printf("%-40s %12s %8s\n", "SOURCE", "SENT", "FAILED");
   for (size_t i = 0; i < n; i++)
@@ -173,7 +188,7 @@ int run_send(SendOptions o) {
   int fd = open_packet_socket(o.iface, &ifindex, &own_mac, &err);
   if (fd < 0) return runtime_error(err);
   if (!o.have_src_mac) o.src_mac = own_mac;
-  const std::vector<std::vector<uint8_t>> frames = build_frames(o);
+  std::vector<std::vector<uint8_t>> frames = build_frames(o);
   sockaddr_ll to{};
   to.sll_family = AF_PACKET;
   to.sll_ifindex = ifindex;

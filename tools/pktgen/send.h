@@ -1,4 +1,4 @@
-// send.h - `pktgen send`: spoofed-source UDP frames over an AF_PACKET socket on a veth
+// send.h - `pktgen send`: spoofed-source UDP frames (or TCP SYNs) over an AF_PACKET socket on a veth
 // interface, paced, bounded by a count and a duration.
 #pragma once
 
@@ -17,6 +17,7 @@ struct SendOptions {
   Mac dst_mac{}, src_mac{};
   bool have_dst_mac = false, have_src_mac = false, json = false;
   bool random = false;  // --src-random
+  bool tcp_syn = false;  // --tcp-syn: TCP SYNs with an MSS option, a new sequence number each
   double rate = 0;
   uint64_t duration_ns = 0;
   uint64_t count = 0;

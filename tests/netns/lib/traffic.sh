@@ -83,3 +83,27 @@ udp_counter() {
 
 # sink_has_read N: the sink has read N datagrams since sink_start (for wait_until).
 sink_has_read() { [ $(($(udp_counter InDatagrams) - SINK_READ0)) -ge "$1" ]; }
+
+# listener_start PORT: a real TCP listener (socat, IPv4 and IPv6) on PORT in the host
+# namespace that answers each connection with one line; waits until it listens.
+listener_start() {
+	nsenter --net="/run/netns/$H_NS" -- socat "TCP6-LISTEN:$1,ipv6only=0,reuseaddr,fork,backlog=4096" \
+		SYSTEM:'echo dthrottle-ok' >"$WORK/listener-$1.log" 2>&1 &
+	LAB_PIDS[listener-$1]=$!
+	wait_until 10 listening_on "$1" || {
+		echo "--- the TCP listener on port $1 did not start:"
+		cat "$WORK/listener-$1.log"
+		return 1
+	}
+}
+
+# listening_on PORT: a TCP socket listens on PORT in the host namespace.
+listening_on() { [ -n "$(in_ns "$H_NS" ss -Hltn "sport = :$1")" ]; }
+
+# syn_recv_count PORT: the host namespace's half-open connections to PORT (a SYN answered
+# with a SYN-ACK whose ACK has not come): what a SYN flood leaves at the listener.
+syn_recv_count() { in_ns "$H_NS" ss -Htn state syn-recv "sport = :$1" | wc -l; }
+
+# tcp_counter NAME: a TCP counter of the host namespace as nstat names it (TcpInSegs,
+# TcpInCsumErrors, TcpExtSyncookiesSent, TcpExtListenDrops...), IPv4 and IPv6 together.
+tcp_counter() { in_ns "$H_NS" nstat -asz --json "$1" | jq -r --arg k "$1" '.kernel[$k] // 0'; }

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# test: runs alone (timing-heavy: a flood at the generator's highest rate and timed connects)
+# test_syncookies.sh - a real client inside a spoofed SYN flood of its own /16, with prefix
+# budgets alone and with SYN cookies, side by side.
+#
+# The host runs a real TCP listener (socat) on port 8080 and an agent with one rule for
+# SYNs to it: a per-source budget the client stays within, and a v4/16 prefix budget. A real
+# client in the client namespace (the kernel's TCP stack, driven by timed_connects.py from
+# one process so that a busy machine does not delay its starts) connects N times, paced,
+# each connect timed and the listener's reply read, while pktgen --tcp-syn floods SYNs
+# from random sources of the client's /16 at the highest rate it reaches (stopped once
+# the client is done).
+# Per phase:
+#   1. prefix budgets alone: the fraction of connections that completed and how many took
+#      1 s or more (a SYN retransmit) are reported; the flood's SYNs that reach the host
+#      stay within the prefix budget (counted at the host by an nftables counter ahead of
+#      conntrack, the client's own SYNs left out), and the flood did exceed it;
+#   2. the same rule with syn_cookies = true (only if this agent build accepts the option,
+#      else a SKIP line): at least 99% of the connections complete, none after a retransmit
+#      (connect time under 1 s), and the flood's SYNs at the host stay within the budget.
+# The figures of both phases are printed side by side at the end. A client whose connects
+# started more than 1 s behind schedule (a machine too busy to measure) gets a SKIP line
+# instead of its checks. About 25 s a phase on a quiet machine; everything it creates
+# (namespaces, agent, listener, flood, nftables counter) goes with the lab.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+TEST_NAME=syncookies
+
+PORT=8080
+SRC_RATE=100    # per-source SYN budget: the client sends CONN_RATE (and any retransmits)
+SRC_BURST=200
+P16_RATE=200    # the /16 prefix budget the flood exhausts
+P16_BURST=20
+CONNS=${DT_SYNCOOKIE_CONNS:-200}
+CONN_RATE=20    # client connections per second
+FLOOD_PPS=10000000  # pktgen's ceiling: it sends as fast as it can
+FLOOD_SECS=$((CONNS / CONN_RATE * 3 + 30))  # a bound: the flood is stopped once the client is done
+
+for tool in socat nft; do
+	command -v "$tool" >/dev/null || { echo "FAIL setup: $tool is missing (scripts/deps.sh installs it)"; exit 1; }
+done
+lab_init dtsyn
+lab_up
+# Replies to spoofed sources go to the client's MAC (dropped there, as the internet would
+# drop them) instead of filling the host's neighbour table with unanswered ARP requests.
+ip -n "$H_NS" route add 198.18.0.0/16 via "$LAB_V4_CLIENT" dev "$H_IF" onlink ||
+	die "cannot route the flood's replies to the client namespace"
+in_ns "$H_NS" sysctl -qw net.ipv4.tcp_max_syn_backlog=8192 || die "cannot set tcp_max_syn_backlog"
+listener_start "$PORT" || die "the TCP listener did not start"
+
+# The flood's SYNs that reach the host's stack (after XDP), before conntrack and SYNPROXY:
+# every SYN to PORT but the client's own.
+in_ns "$H_NS" nft -f - <<EOF || die "cannot add the test's nftables counter"
+table inet dtsyn_count {
+	chain pre {
+		type filter hook prerouting priority -400; policy accept;
+		ip saddr != $LAB_V4_CLIENT tcp dport $PORT tcp flags & (syn | ack) == syn counter
+	}
+}
+EOF
+flood_at_host() { in_ns "$H_NS" nft list chain inet dtsyn_count pre | grep -o 'packets [0-9]*' | cut -d' ' -f2; }
+
+# write_rules FILE [EXTRA]: the rule for SYNs to PORT (EXTRA: one more line, syn_cookies).
+write_rules() {
+	cat >"$1" <<EOF
+version = 1
+[[rule]]
+name = "web-syn"
+cidr = "0.0.0.0/0"
+proto = "tcp"
+dport = $PORT
+syn = true
+rate = $SRC_RATE
+burst = $SRC_BURST
+prefix_limits = [ { prefix = "v4/16", rate = $P16_RATE, burst = $P16_BURST } ]
+${2:-}
+EOF
+}
+
+# connect_all OUT: CONNS connects at CONN_RATE from the client namespace, each timed
+# (timed_connects.py): "ok SECONDS" or "fail WHY" a line, then "late SECONDS".
+connect_all() {
+	in_ns "$C_NS" timeout $((CONNS / CONN_RATE + 40)) /usr/bin/python3 "$DT_ROOT/tests/netns/timed_connects.py" \
+		"$CONNS" "$CONN_RATE" "$LAB_V4_HOST" "$PORT" dthrottle-ok >"$1" 2>"$1.err" ||
+		die "the client failed: $(cat "$1.err")"
+}
+
+# flood_start NAME: pktgen --tcp-syn from random sources of 198.18.1.0-198.18.254.255 (the
+# client's /16 without the lab's own addresses) at its highest rate, until stopped (at most
+# FLOOD_SECS).
+flood_start() {
+	nsenter --net="/run/netns/$C_NS" -- timeout $((FLOOD_SECS + 30)) "$PKTGEN" send --tcp-syn \
+		--iface "$C_IF" --dst-ip "$LAB_V4_HOST" --dst-mac "$H_MAC" --dport "$PORT" \
+		--src-range 198.18.1.0+65024 --src-random --rate "$FLOOD_PPS" \
+		--count $((FLOOD_PPS * FLOOD_SECS)) --duration "${FLOOD_SECS}s" --json \
+		>"$WORK/flood-$1.json" 2>"$WORK/flood-$1.err" &
+	LAB_PIDS[flood-$1]=$!
+}
+
+# prefix_dropping: the agent has dropped SYNs on the /16 budget (the flood is on).
+prefix_dropping() { num_ge "$(json_num "$(stats_json)" dropped)" 1000; }
+
+declare -A FIG=()
+
+# run_phase NAME RULES: agent up with RULES, flood on, the client's connects, the figures.
+run_phase() {
+	local name=$1 rules=$2 at0 cookies0 fj sent elapsed budget
+	agent_start "$name" --rules "$rules" --stats-interval 10m || die "the agent ($name) did not start"
+	at0=$(flood_at_host)
+	cookies0=$(tcp_counter TcpExtSyncookiesSent)
+	flood_start "$name"
+	wait_until 10 prefix_dropping || die "$name: the flood did not exhaust the prefix budget within 10 s"
+	connect_all "$WORK/conn-$name.txt"
+	kill -INT "${LAB_PIDS[flood-$name]}" 2>/dev/null # pktgen stops and prints what it sent
+	wait_exit "${LAB_PIDS[flood-$name]}" 10 && [ "$EXIT_RC" -eq 0 ] ||
+		die "$name: pktgen failed: $(cat "$WORK/flood-$name.err")"
+	check "syncookies/$name/flood-throughout" "$name: the flood ended (after $FLOOD_SECS s) before the client's last connect" \
+		grep -q '"interrupted":true' "$WORK/flood-$name.json"
+	fj=$(cat "$WORK/flood-$name.json")
+	sent=$(json_num "$fj" sent)
+	elapsed=$(json_num "$fj" elapsed_s)
+	FIG[$name:flood_pps]=$(calc "$sent / $elapsed")
+	FIG[$name:flood_sent]=$sent
+	FIG[$name:at_host]=$(($(flood_at_host) - at0))
+	FIG[$name:budget]=$(calc "$P16_BURST + $P16_RATE * ($elapsed + 0.5)")
+	FIG[$name:host_cookies]=$(($(tcp_counter TcpExtSyncookiesSent) - cookies0))
+	FIG[$name:done]=$(grep -c '^ok ' "$WORK/conn-$name.txt")
+	FIG[$name:no_connect]=$(grep -c '^fail connect:timeout' "$WORK/conn-$name.txt")
+	FIG[$name:no_reply]=$(grep -c '^fail reply' "$WORK/conn-$name.txt")
+	FIG[$name:slow]=$(awk '$1 == "ok" && $2 >= 1 { n++ } END { print n + 0 }' "$WORK/conn-$name.txt")
+	FIG[$name:p50]=$(awk '$1 == "ok" { print $2 }' "$WORK/conn-$name.txt" | sort -g | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : "-" }')
+	FIG[$name:max]=$(awk '$1 == "ok" { print $2 }' "$WORK/conn-$name.txt" | sort -g | tail -n 1)
+	FIG[$name:late]=$(awk '$1 == "late" { print $2 }' "$WORK/conn-$name.txt")
+	agent_signal "$name" TERM || die "the agent ($name) did not stop"
+	check_le "syncookies/$name/flood-within-budget" \
+		"$name: the flood's SYNs at the host (budget $P16_BURST + $P16_RATE/s over ${elapsed}s + 0.5 s)" \
+		"${FIG[$name:at_host]}" "${FIG[$name:budget]}"
+	check_ge "syncookies/$name/flood-exceeded-budget" "$name: flood SYNs sent (the test needs more than the budget)" \
+		"$sent" "$(calc "${FIG[$name:budget]} * 10")"
+}
+
+# client_on_time NAME: the client's connects started on schedule (within 1 s), so its figures
+# were measured inside the flood; else a SKIP line (a machine too busy to measure), false.
+client_on_time() {
+	num_le "${FIG[$1:late]}" 1 && return 0
+	echo "SKIP syncookies/$1/client: its connects started up to ${FIG[$1:late]} s behind schedule" \
+		"(the machine is too busy to measure them; the flood ran at ${FIG[$1:flood_pps]} SYN/s)"
+	return 1
+}
+
+write_rules "$WORK/budgets.toml"
+write_rules "$WORK/cookies.toml" "syn_cookies = true"
+# The phase-2 detection below must only tell the option apart: the rest of the file is fine.
+in_ns "$H_NS" "$AGENT" check --iface "$H_IF" --rules "$WORK/budgets.toml" >"$WORK/check.out" 2>&1 ||
+	die "agent check refused the rules without syn_cookies: $(cat "$WORK/check.out")"
+run_phase budgets "$WORK/budgets.toml"
+client_on_time budgets # phase 1's client figures are reported, not checked
+
+cookies_ok=0
+if in_ns "$H_NS" "$AGENT" check --iface "$H_IF" --rules "$WORK/cookies.toml" >"$WORK/check.out" 2>&1; then
+	cookies_ok=1
+	run_phase cookies "$WORK/cookies.toml"
+	check "syncookies/cookies/synproxy-logged" "the agent did not log its SYNPROXY setup" \
+		grep -q 'SYNPROXY for the ACKs' "$(agent_log cookies)"
+	if client_on_time cookies; then
+		check_ge syncookies/cookies/completed "connections completed with cookies (of $CONNS)" \
+			"${FIG[cookies:done]}" "$(calc "$CONNS * 0.99")"
+		check_eq syncookies/cookies/no-retransmit "connections with cookies that took 1 s or more" "${FIG[cookies:slow]}" 0
+	fi
+	check_eq syncookies/cookies/table-removed "nftables tables named dthrottle_synproxy left after the agent's exit" \
+		"$(in_ns "$H_NS" nft list tables | grep -c dthrottle_synproxy)" 0
+else
+	echo "SKIP syncookies/cookies: this agent does not accept syn_cookies = true ($(head -n 1 "$WORK/check.out"))"
+fi
+
+# --- the figures, side by side ---------------------------------------------------------------
+row() {
+	local what=$1 key=$2
+	printf '%-46s %14s %14s\n' "$what" "${FIG[budgets:$key]:--}" "$([ "$cookies_ok" = 1 ] && echo "${FIG[cookies:$key]:--}" || echo skipped)"
+}
+printf '%-46s %14s %14s\n' "" "budgets alone" "syn cookies"
+row "flood SYNs sent" flood_sent
+row "flood rate (SYN/s)" flood_pps
+row "flood SYNs at the host" at_host
+row "their budget (burst + rate x time)" budget
+row "host syncookies sent (TcpExtSyncookiesSent)" host_cookies
+row "client connections completed (of $CONNS)" done
+row "  of them after a retransmit (>= 1 s)" slow
+row "  median connect time (s)" p50
+row "  longest connect time (s)" max
+row "failed: not established within 4 s" no_connect
+row "failed: no reply from the listener within 5 s" no_reply
+row "  latest start behind schedule (s)" late
+echo "syncookies: budgets alone $(calc "100 * ${FIG[budgets:done]} / $CONNS")% completed," \
+	"${FIG[budgets:slow]} after a retransmit$([ "$cookies_ok" = 1 ] &&
+		echo "; with cookies $(calc "100 * ${FIG[cookies:done]} / $CONNS")% completed, ${FIG[cookies:slow]} after a retransmit")"
+lab_finish
