@@ -373,6 +373,9 @@ static __always_inline int dt_throttle(struct dt_packet *p, struct dt_prefix_pas
  * XDP_TX (the entry point answers it with a cookie) if its source's own bucket has a
  * token, taken as for a pass (the bucket counts it passed and is announced; the global
  * and rule counters count it as a cookie sent, not as passed), else dropped as before.
+ * A source with no bucket has every token, and gets its cookie without one: as under a
+ * prefix budget alone, a spoofed flood creates no bucket (the LRU keeps the real
+ * sources, and peers hear of none of the flood's addresses); the cookie is the state.
  * In dry run: counted as a cookie it would send, and passed as a would-drop, as before.
  */
 static __always_inline int dt_cookie_or_drop(struct dt_packet *p)
@@ -384,9 +387,9 @@ static __always_inline int dt_cookie_or_drop(struct dt_packet *p)
 		p->st->cookie_would_send++;
 		return dt_dry_run_pass(p, NULL, p->cost, 0);
 	}
-	b = dt_bucket_get(&p->key, p->st, DT_FRESH_PACKET);
+	b = bpf_map_lookup_elem(&buckets, &p->key);
 	if (!b)
-		return dt_dropped(p);
+		return XDP_TX;
 	now = dt_now(p->cfg);
 	dt_touch(b, now);
 	if (dt_bucket_take(b, now, p->pol, p->cost) != DT_TAKE_ADMIT) {

@@ -18,9 +18,8 @@ const char kTcpLoosePath[] = "/proc/sys/net/netfilter/nf_conntrack_tcp_loose";
 
 namespace {
 
-// Whether a rule answers SYNs with cookies. The rule option syn_cookies arrives with the
-// XDP side of SYN cookies; until then no rule does.
-bool answers_with_cookies(const PacketRule &) { return false; }
+// Whether a rule answers SYNs with cookies (syn_cookies = true).
+bool answers_with_cookies(const PacketRule &r) { return r.syn_cookies; }
 
 // The sysctl's value ("1\n" -> "1"); false with *err.
 bool read_sysctl(const char *path, std::string *value, std::string *err) {

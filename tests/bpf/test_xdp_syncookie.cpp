@@ -219,8 +219,23 @@ TEST_F(XdpSyncookie, ASynInASpentPrefixIsAnsweredWithACookieIpv4) {
   const dt_stats st = stats();
   EXPECT_EQ(st.cookie_sent, 1u) << stats_to_string(st);
   EXPECT_EQ(st.dropped, 0u) << "answered, not dropped: " << stats_to_string(st);
-  ASSERT_TRUE(bucket("198.18.7.2")) << "the cookie took a token of the source's own bucket";
-  EXPECT_EQ(bucket("198.18.7.2")->passed, 1u);
+  EXPECT_FALSE(bucket("198.18.7.2")) << "a source without a bucket gets its cookie without one (a spoofed flood "
+                                        "creates no bucket)";
+}
+
+TEST_F(XdpSyncookie, ASourceWithABucketPaysItsCookieWithAToken) {
+  ASSERT_NO_FATAL_FAILURE(set_cookie_rule(2));
+  Seg s{"198.18.7.2", "198.18.0.254"};
+  ASSERT_EQ(run(frame(s)), XDP_PASS) << "its first SYN spends the prefix's only token and its own first";
+  std::vector<uint8_t> out;
+  EXPECT_EQ(run_out(frame(s), &out), XDP_TX) << "the prefix is spent: a cookie, for its second token";
+  expect_synack(s, out);
+  ASSERT_TRUE(bucket("198.18.7.2"));
+  EXPECT_EQ(bucket("198.18.7.2")->passed, 2u) << "the cookie's token counts as passed in the source's bucket";
+  EXPECT_EQ(run(frame(s)), XDP_DROP) << "its own bucket is empty: no cookie, dropped as before";
+  const dt_stats st = stats();
+  EXPECT_EQ(st.cookie_sent, 1u) << stats_to_string(st);
+  EXPECT_EQ(st.dropped, 1u) << stats_to_string(st);
 }
 
 TEST_F(XdpSyncookie, ASynInASpentPrefixIsAnsweredWithACookieIpv6TwoTagsNoOptions) {
@@ -289,8 +304,9 @@ TEST_F(XdpSyncookie, AWrongAckCountsInvalidAndVerifiesNothing) {
 TEST_F(XdpSyncookie, AVerifiedSourceOverItsOwnBucketIsStillDropped) {
   ASSERT_NO_FATAL_FAILURE(set_cookie_rule(2));
   Seg s{"198.18.7.2", "198.18.0.254"};
-  const uint32_t cookie = cookie_for(s, "198.18.7.1");  // the source's first token
-  EXPECT_EQ(run(ack_of(s, cookie)), XDP_PASS) << "verified: the ACK takes its second token";
+  const uint32_t cookie = cookie_for(s, "198.18.7.1");  // no bucket yet: no token taken
+  EXPECT_EQ(run(ack_of(s, cookie)), XDP_PASS) << "verified: the ACK takes its first token";
+  EXPECT_EQ(run(frame(s)), XDP_PASS) << "verified: its next SYN takes its second token";
   EXPECT_EQ(run(frame(s)), XDP_DROP) << "verified, but its own bucket is empty";
   EXPECT_EQ(stats().cookie_ack_valid, 1u) << stats_to_string(stats());
 }

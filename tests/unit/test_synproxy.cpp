@@ -31,11 +31,19 @@ TEST(SynproxyPorts, NftSetText) {
   EXPECT_EQ(nft_port_set({{80, 81}, {443, 443}, {8000, 8080}}), "80-81, 443, 8000-8080");
 }
 
-TEST(SynproxyPorts, NoRuleAsksForCookiesYet) {
+TEST(SynproxyPorts, OnlyTheCookieRulesPortsAreProxied) {
   PacketRule tcp;
   tcp.proto = IPPROTO_TCP, tcp.dport_lo = 80, tcp.dport_hi = 80;
   PacketRule any;
-  EXPECT_TRUE(syn_cookie_ports({tcp, any}).empty()) << "until the rule option syn_cookies exists";
+  EXPECT_TRUE(syn_cookie_ports({tcp, any}).empty()) << "no rule has syn_cookies = true";
+  PacketRule cookies = tcp;
+  cookies.syn_cookies = true, cookies.dport_lo = 443, cookies.dport_hi = 443;
+  PacketRule every_port;
+  every_port.proto = IPPROTO_TCP, every_port.syn_cookies = true;
+  EXPECT_EQ(syn_cookie_ports({tcp, cookies, any}), (std::vector<PortRange>{{443, 443}}))
+      << "a rule without syn_cookies adds no port";
+  EXPECT_EQ(syn_cookie_ports({cookies, every_port}), (std::vector<PortRange>{{1, 65535}}))
+      << "a cookie rule without a port condition proxies every port";
 }
 
 TEST(SynproxyTable, ReplacesAStaleTableWithTheTwoRules) {
