@@ -42,7 +42,6 @@ SUITES=(
   redis-server                            # strict tag limits: their tests and bench
   nftables                                # partitions and report loss in tests/netns
   socat                                   # the TCP listener of tests/netns/test_pktgen.sh and test_syncookies.sh
-  ethtool                                 # GRO on at a veth peer, so XDP_TX reaches it (test_syncookies.sh)
   tcpdump                                 # reads agent capture's files (tests/netns/test_capture.sh)
   python3-zmq                             # the hostile peer of tests/netns/test_cluster_security.sh
   pandoc man-db                           # the man pages (make man) and their test
