@@ -184,7 +184,12 @@ static __always_inline __s64 dt_syncookie_gen(struct xdp_md *ctx, void *net, voi
 	__u8 th[60];
 
 	th_len &= 0x3c;
-	if (th_len < sizeof(struct tcphdr) || bpf_xdp_load_bytes(ctx, th_off, th, th_len))
+	if (th_len < sizeof(struct tcphdr))
+		return -1;
+	/* The length passed must be the one tested: without the barrier clang spills the
+	 * untested copy, and 6.1's verifier refuses its minimum of 0. */
+	barrier_var(th_len);
+	if (bpf_xdp_load_bytes(ctx, th_off, th, th_len))
 		return -1;
 	if (is_v6) {
 		if (net + sizeof(struct ipv6hdr) > data_end)
