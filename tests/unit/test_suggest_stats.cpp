@@ -1,0 +1,102 @@
+// test_suggest_stats.cpp - agent suggest's arithmetic (agent/suggest/suggest_stats.h):
+// windowed peaks, nearest-rank quantiles, the proposal and the share it would throttle.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "suggest/suggest_stats.h"
+
+namespace {
+
+std::vector<const dt::HitSeries *> ptrs(const std::vector<dt::HitSeries> &v) {
+  std::vector<const dt::HitSeries *> out;
+  for (const auto &s : v) out.push_back(&s);
+  return out;
+}
+
+TEST(SuggestStats, WindowPeak) {
+  const dt::HitSeries s = {1, 5, 2, 9, 0, 0, 3};
+  EXPECT_EQ(dt::window_peak(s, 1), 9u);
+  EXPECT_EQ(dt::window_peak(s, 2), 11u) << "5+2 is 7, 2+9 is 11";
+  EXPECT_EQ(dt::window_peak(s, 3), 16u) << "5+2+9";
+  EXPECT_EQ(dt::window_peak(s, 10), 20u) << "a series shorter than the window: its whole sum";
+  EXPECT_EQ(dt::window_peak({}, 1), 0u);
+}
+
+TEST(SuggestStats, NearestRankQuantiles) {
+  std::vector<double> v;
+  for (int i = 1; i <= 1000; i++) v.push_back(i);
+  const dt::Quantiles q = dt::quantiles(v);
+  EXPECT_EQ(q.n, 1000u);
+  EXPECT_DOUBLE_EQ(q.p50, 500);
+  EXPECT_DOUBLE_EQ(q.p99, 990);
+  EXPECT_DOUBLE_EQ(q.p999, 999);
+  EXPECT_DOUBLE_EQ(q.max, 1000);
+  const dt::Quantiles one = dt::quantiles({7});
+  EXPECT_DOUBLE_EQ(one.p50, 7);
+  EXPECT_DOUBLE_EQ(one.p999, 7);
+  EXPECT_EQ(dt::quantiles({}).n, 0u);
+}
+
+TEST(SuggestStats, RoundsUpToTwoDigits) {
+  EXPECT_DOUBLE_EQ(dt::round_up_2sig(137), 140);
+  EXPECT_DOUBLE_EQ(dt::round_up_2sig(140), 140);
+  EXPECT_DOUBLE_EQ(dt::round_up_2sig(20), 20);
+  EXPECT_DOUBLE_EQ(dt::round_up_2sig(9.01), 9.1);
+  EXPECT_NEAR(dt::round_up_2sig(0.0123), 0.013, 1e-12);
+  EXPECT_EQ(dt::round_up_2sig(0), 0);
+}
+
+TEST(SuggestStats, ProposalFromQuantiles) {
+  // 100 steady sources at 1..100 pps (their 1 s and 10 s peaks alike): p99 is 99.
+  std::vector<double> peaks;
+  for (int i = 1; i <= 100; i++) peaks.push_back(i);
+  const dt::Proposal p = dt::propose(peaks, peaks, dt::SuggestParams{});
+  ASSERT_TRUE(p.valid);
+  EXPECT_DOUBLE_EQ(p.rate, 200) << "2 x 99 = 198, rounded up to two digits";
+  EXPECT_EQ(p.burst, 200u) << "at least a second of the rate";
+  // A bursty quantile: 1 s peaks of 500 make the burst 2 x 500 - rate.
+  std::vector<double> bursty(100, 500.0);
+  const dt::Proposal b = dt::propose(bursty, peaks, dt::SuggestParams{});
+  EXPECT_DOUBLE_EQ(b.rate, 200);
+  EXPECT_EQ(b.burst, 800u);
+  EXPECT_FALSE(dt::propose({0, 0}, {0, 0}, dt::SuggestParams{}).valid) << "no traffic, no proposal";
+}
+
+TEST(SuggestStats, RefusedHitsFluidBucket) {
+  // rate 10, burst 10: the first second may take 20 (a full bucket and a second's refill).
+  EXPECT_EQ(dt::refused_hits({20, 10, 10}, 10, 10), 0u);
+  EXPECT_EQ(dt::refused_hits({25}, 10, 10), 5u);
+  EXPECT_EQ(dt::refused_hits({20, 20}, 10, 10), 10u) << "the second second has only its refill";
+  EXPECT_EQ(dt::refused_hits({0, 0, 0, 20}, 10, 10), 0u) << "idle seconds refill, capped at the burst";
+  EXPECT_EQ(dt::refused_hits({200, 200}, 10, 20), 170u + 190u) << "30 admitted, then 10";
+}
+
+TEST(SuggestStats, ThousandClientsAndAbusers) {
+  // The mix: 1,000 clients at 1..10 pps, five abusers at 20 x the most a client sends.
+  std::vector<dt::HitSeries> s;
+  for (int i = 0; i < 1000; i++) s.emplace_back(30, static_cast<uint32_t>(1 + i % 10));
+  for (int i = 0; i < 5; i++) s.emplace_back(30, 200u);
+  const auto all = ptrs(s);
+  const dt::Proposal p = dt::propose(dt::peak_rates(all, 1), dt::peak_rates(all, 10), dt::SuggestParams{});
+  ASSERT_TRUE(p.valid);
+  EXPECT_DOUBLE_EQ(p.rate, 20);
+  const std::vector<const dt::HitSeries *> clients(all.begin(), all.begin() + 1000), abusers(all.begin() + 1000, all.end());
+  EXPECT_EQ(dt::throttled(clients, p.rate, p.burst).sources, 0u) << "no client may be throttled";
+  EXPECT_EQ(dt::throttled(abusers, p.rate, p.burst).sources, 5u) << "every abuser is";
+  const dt::Throttled t = dt::throttled(all, p.rate, p.burst);
+  EXPECT_EQ(t.of_sources, 1005u);
+  EXPECT_EQ(t.sources, 5u);
+  EXPECT_EQ(t.of_packets, 1000u / 10 * 55 * 30 + 5u * 200 * 30);
+  EXPECT_EQ(t.packets, 5u * (200 * 30 - (20 * 30 + 20)));
+}
+
+TEST(SuggestStats, SumByGroup) {
+  const std::vector<dt::HitSeries> s = {{1, 2}, {10, 20, 30}, {5}};
+  const auto g = dt::sum_by_group(ptrs(s), {0, 0, 1}, 2);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0], (dt::HitSeries{11, 22, 30}));
+  EXPECT_EQ(g[1], (dt::HitSeries{5}));
+}
+
+}  // namespace
