@@ -17,7 +17,8 @@ constexpr Subcommand kSubcommands[] = {
     {"stats", dt::cmd_stats},   {"top", dt::cmd_top},           {"check", dt::cmd_check},
     {"hub", dt::cmd_hub},       {"explain", dt::cmd_explain},   {"reload", dt::cmd_reload},
     {"keygen", dt::cmd_keygen}, {"crowdsec", dt::cmd_crowdsec}, {"ban", dt::cmd_ban},
-    {"unban", dt::cmd_unban},   {"bans", dt::cmd_bans},         {"capture", dt::cmd_capture}};
+    {"unban", dt::cmd_unban},   {"bans", dt::cmd_bans},         {"capture", dt::cmd_capture},
+    {"suggest", dt::cmd_suggest}};
 
 }  // namespace
 

@@ -29,6 +29,7 @@ const char kRunUsage[] =
     "       %prog bans [--iface IFACE | --pin-dir DIR] [--json]\n"
     "       %prog crowdsec --lapi URL --key-file FILE (--iface IFACE | --pin-dir DIR)   # CrowdSec bouncer\n"
     "       %prog capture (--iface IFACE | --pin-dir DIR) -w FILE [--dropped|--would-drop|--passed] [...]\n"
+    "       %prog suggest (--iface IFACE | --pin-dir DIR) [--for D] [--rules FILE] [...]   # limits from traffic\n"
     "\n"
     "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
     "ingress, --attach tc): every source\n"

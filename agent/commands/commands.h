@@ -17,5 +17,6 @@ int cmd_ban(int argc, char **argv);    // agent ban ADDR|PREFIX --for D (docs/ba
 int cmd_unban(int argc, char **argv);  // agent unban ADDR|PREFIX
 int cmd_bans(int argc, char **argv);   // agent bans (list)
 int cmd_capture(int argc, char **argv);  // agent capture -w FILE (samples of decided packets)
+int cmd_suggest(int argc, char **argv);  // agent suggest --for D (a rate and burst per rule)
 
 }  // namespace dt

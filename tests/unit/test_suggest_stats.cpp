@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "suggest/suggest_sampler.h"
 #include "suggest/suggest_stats.h"
 
 namespace {
@@ -97,6 +98,31 @@ TEST(SuggestStats, SumByGroup) {
   ASSERT_EQ(g.size(), 2u);
   EXPECT_EQ(g[0], (dt::HitSeries{11, 22, 30}));
   EXPECT_EQ(g[1], (dt::HitSeries{5}));
+}
+
+}  // namespace
+
+namespace {
+
+dt_key key_of(uint8_t last, uint32_t rule = 1) {
+  dt_key k{};
+  k.addr[10] = k.addr[11] = 0xff;
+  k.addr[15] = last;
+  k.rule = rule;
+  return k;
+}
+
+TEST(SuggestSampler, SeriesFromReadings) {
+  dt::HitSampler s(2);
+  s.take({{key_of(1), 100}});                          // baseline: 100 before the measurement
+  s.take({{key_of(1), 105}, {key_of(2), 7}});          // second 1: +5; a new source sent 7
+  s.take({{key_of(1), 3}, {key_of(2), 7}, {key_of(3), 9}});  // second 2: evicted and made again: 3; no room for a third
+  const auto &out = s.finish();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(s.seconds(), 2u);
+  EXPECT_EQ(out[0].per_s, (dt::HitSeries{5, 3}));
+  EXPECT_EQ(out[1].per_s, (dt::HitSeries{7, 0}));
+  EXPECT_EQ(s.untracked(), 1u) << "the cap's overflow is counted";
 }
 
 }  // namespace

@@ -1,0 +1,60 @@
+// suggest_report.h - `agent suggest`'s findings per rule: the distribution of its sources'
+// peak rates and of its prefixes' aggregate rates, what its current limits and the
+// proposed ones would throttle, and the text that says so.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dthrottle/common.h"
+#include "suggest/suggest_sampler.h"
+#include "suggest/suggest_stats.h"
+
+namespace dt {
+
+// A rule in force, as the maps describe it.
+struct SuggestRule {
+  uint32_t id = 0;
+  std::string name;
+  dt_policy policy{};
+  dt_prefix_policy prefix{};  // its prefix budgets (their lengths group the aggregates)
+};
+
+// Peak rates over the short (1 s) and the long window.
+struct PeakQuantiles {
+  Quantiles short_w, long_w;
+};
+
+struct PrefixFinding {
+  std::string level;  // "v4/24", "v6/64"
+  PeakQuantiles peaks;
+};
+
+struct RuleFinding {
+  SuggestRule rule;
+  std::string skipped;            // why no proposal ("" : there is one)
+  uint64_t hits = 0;              // every hit of its sources
+  size_t long_window = 0;         // seconds: 10, or the whole measurement if shorter
+  PeakQuantiles peaks;
+  std::vector<PrefixFinding> prefixes;
+  Throttled now;                  // under its current rate and burst
+  Proposal proposal;
+  Throttled proposed;             // under the proposal
+};
+
+// The rule's findings from its sources' series (all of the same measurement).
+RuleFinding analyse_rule(const SuggestRule &rule, const std::vector<const SampledSource *> &sources,
+                         const SuggestParams &p);
+
+// What the measurement was, for the text's first line.
+struct SuggestRun {
+  std::string pin_dir;
+  size_t seconds = 0, sources = 0;
+  uint64_t untracked = 0, max_sources = 0;
+  uint64_t late_readings = 0;  // readings more than 100 ms after their second
+};
+
+std::string render_findings(const SuggestRun &run, const std::vector<RuleFinding> &rules, const SuggestParams &p);
+
+}  // namespace dt

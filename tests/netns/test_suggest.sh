@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# test_suggest.sh - agent suggest on real traffic: a lab agent in dry run with one rule
+# (rate 1000, burst 2000), 100 clients sending 5 pps each and one abuser sending 100 pps
+# (20 x); `agent suggest --for 3s --rules FILE` reads the buckets each second and must
+# propose a rate near 2 x the clients' p99 (5 pps: 8 to 16), a proposal that would throttle
+# the abuser and none of the clients, the p99 of the 1 s peaks near 5 and their max near
+# 100, and a diff that `patch --dry-run` applies to the rules file. About 15 s.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+TEST_NAME=suggest
+
+CLIENTS=100
+CLIENT_PPS=5
+ABUSER=198.18.9.1
+ABUSER_PPS=100
+SEND_S=8
+
+lab_init dtsug
+lab_up
+
+RULES=$WORK/rules.toml
+cat >"$RULES" <<-EOF
+	version = 1
+
+	[[rule]]
+	name = "lab"
+	cidr = "198.18.0.0/15"
+	rate = 1000     # a guess
+	burst = 2000
+	dry_run = true
+EOF
+
+agent_start sug --rate 1000 --burst 2000 --rules "$RULES" --stats-interval 10m || die "the agent did not start"
+send_traffic_bg clients "$WORK/clients.json" --src-range "198.18.3.1+$CLIENTS" --rate $((CLIENTS * CLIENT_PPS)) \
+	--count $((CLIENTS * CLIENT_PPS * SEND_S)) --duration "$((SEND_S + 2))s"
+send_traffic_bg abuser "$WORK/abuser.json" --sources "$ABUSER" --rate "$ABUSER_PPS" \
+	--count $((ABUSER_PPS * SEND_S)) --duration "$((SEND_S + 2))s"
+wait_until 5 sources_seen 198.18.3.1 "198.18.3.$CLIENTS" "$ABUSER" || die "the senders' sources never reached the buckets"
+
+"$AGENT" suggest --pin-dir "$PIN_DIR" --for 3s --rules "$RULES" >"$WORK/suggest.txt" 2>"$WORK/suggest.err"
+rc=$?
+wait_traffic clients "$WORK/clients.json" || die "the clients' sender failed"
+wait_traffic abuser "$WORK/abuser.json" || die "the abuser's sender failed"
+sed 's/^/  | /' "$WORK/suggest.txt"
+check_eq suggest/exit "agent suggest's exit status ($(cat "$WORK/suggest.err"))" "$rc" 0
+check suggest/measured "the first line does not say 3 s were measured" grep -q '^measured 3 s of the buckets' "$WORK/suggest.txt"
+
+# The proposal: "  proposed: rate R, burst B (...)", then what it would throttle.
+rate=$(sed -n 's/^  proposed: rate \([0-9.]*\), burst .*/\1/p' "$WORK/suggest.txt")
+echo "proposed rate ${rate:-?} for clients at $CLIENT_PPS pps (headroom 2 x p99) and one abuser at $ABUSER_PPS pps"
+check_ge suggest/rate-low "the proposed rate (2 x the clients' $CLIENT_PPS pps)" "$rate" 8
+check_le suggest/rate-high "the proposed rate (2 x the clients' $CLIENT_PPS pps)" "$rate" 16
+p99=$(awk '/^  sources/ { s = 1; next } s && /peak \/s over 1 s/ { print $(NF-2); exit }' "$WORK/suggest.txt")
+max=$(awk '/^  sources/ { s = 1; next } s && /peak \/s over 1 s/ { print $NF; exit }' "$WORK/suggest.txt")
+check_ge suggest/p99 "the sources' p99 of 1 s peaks (clients at $CLIENT_PPS pps)" "$p99" 4
+check_le suggest/p99-high "the sources' p99 of 1 s peaks (clients at $CLIENT_PPS pps)" "$p99" 8
+check_ge suggest/max "the sources' max 1 s peak (the abuser at $ABUSER_PPS pps)" "$max" $((ABUSER_PPS * 8 / 10))
+check suggest/throttles-abuser "the proposal does not throttle exactly the abuser: $(grep 'proposed:.*throttle' "$WORK/suggest.txt")" \
+	grep -q "^  proposed: would throttle 1 of $((CLIENTS + 1)) sources" "$WORK/suggest.txt"
+check suggest/now "the current limits (1000/s) throttle someone: $(grep 'now:' "$WORK/suggest.txt")" \
+	grep -q "^  now: rate 1000, burst 2000 would throttle 0 of $((CLIENTS + 1)) sources" "$WORK/suggest.txt"
+check suggest/prefixes "no line for the v4/24 aggregates" grep -q '^  v4/24 prefixes (2)' "$WORK/suggest.txt"
+
+# The diff applies to the rules file and sets the proposal.
+check suggest/patch "patch --dry-run refuses the output: $(patch --dry-run "$RULES" -i "$WORK/suggest.txt" 2>&1)" \
+	patch --dry-run "$RULES" -i "$WORK/suggest.txt"
+cp "$RULES" "$WORK/patched.toml"
+patch -s "$WORK/patched.toml" -i "$WORK/suggest.txt" >/dev/null 2>&1
+check suggest/patched "the patched file lacks rate = $rate: $(grep -E '^(rate|burst)' "$WORK/patched.toml")" \
+	grep -q "^rate = $rate     # a guess$" "$WORK/patched.toml"
+check suggest/check "agent check refuses the patched file: $("$AGENT" check --rate 1 --burst 1 --iface lo --rules "$WORK/patched.toml" 2>&1 | tail -2)" \
+	"$AGENT" check --rate 1 --burst 1 --iface lo --rules "$WORK/patched.toml"
+
+# Bounded: with --max-sources 10 the output says the cap was reached.
+"$AGENT" suggest --pin-dir "$PIN_DIR" --for 2s --max-sources 10 >"$WORK/capped.txt" 2>&1
+check suggest/cap "a capped run does not say so: $(head -n 1 "$WORK/capped.txt")" \
+	grep -q '^measured 2 s of the buckets .*: 10 sources (cap of 10 sources reached' "$WORK/capped.txt"
+
+agent_signal sug TERM || die "the agent did not exit within 10 s of SIGTERM"
+lab_finish
