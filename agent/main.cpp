@@ -18,7 +18,7 @@ constexpr Subcommand kSubcommands[] = {
     {"hub", dt::cmd_hub},       {"explain", dt::cmd_explain},   {"reload", dt::cmd_reload},
     {"keygen", dt::cmd_keygen}, {"crowdsec", dt::cmd_crowdsec}, {"ban", dt::cmd_ban},
     {"unban", dt::cmd_unban},   {"bans", dt::cmd_bans},         {"capture", dt::cmd_capture},
-    {"suggest", dt::cmd_suggest}};
+    {"suggest", dt::cmd_suggest},  {"fingerprint", dt::cmd_fingerprint}};
 
 }  // namespace
 

@@ -30,6 +30,7 @@ const char kRunUsage[] =
     "       %prog crowdsec --lapi URL --key-file FILE (--iface IFACE | --pin-dir DIR)   # CrowdSec bouncer\n"
     "       %prog capture (--iface IFACE | --pin-dir DIR) -w FILE [--dropped|--would-drop|--passed] [...]\n"
     "       %prog suggest (--iface IFACE | --pin-dir DIR) [--for D] [--rules FILE] [...]   # limits from traffic\n"
+    "       %prog fingerprint -r FILE [--name NAME] [--top N]   # an attack's header values, from a capture\n"
     "\n"
     "Throttles packets per source address on IFACE with an XDP program (or at tc\n"
     "ingress, --attach tc): every source\n"

@@ -18,5 +18,6 @@ int cmd_unban(int argc, char **argv);  // agent unban ADDR|PREFIX
 int cmd_bans(int argc, char **argv);   // agent bans (list)
 int cmd_capture(int argc, char **argv);  // agent capture -w FILE (samples of decided packets)
 int cmd_suggest(int argc, char **argv);  // agent suggest --for D (a rate and burst per rule)
+int cmd_fingerprint(int argc, char **argv);  // agent fingerprint -r FILE (an attack's header values)
 
 }  // namespace dt
