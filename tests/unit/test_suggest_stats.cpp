@@ -2,8 +2,10 @@
 // windowed peaks, nearest-rank quantiles, the proposal and the share it would throttle.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
+#include "suggest/suggest_report.h"
 #include "suggest/suggest_sampler.h"
 #include "suggest/suggest_stats.h"
 
@@ -123,6 +125,57 @@ TEST(SuggestSampler, SeriesFromReadings) {
   EXPECT_EQ(out[0].per_s, (dt::HitSeries{5, 3}));
   EXPECT_EQ(out[1].per_s, (dt::HitSeries{7, 0}));
   EXPECT_EQ(s.untracked(), 1u) << "the cap's overflow is counted";
+}
+
+}  // namespace
+
+namespace {
+
+dt::SampledSource source_at(const uint8_t (&addr)[16], uint32_t pps, size_t seconds) {
+  dt::SampledSource s;
+  memcpy(s.key.addr, addr, 16);
+  s.key.rule = 3;
+  s.per_s.assign(seconds, pps);
+  return s;
+}
+
+TEST(SuggestReport, RuleFindingsAndPrefixAggregates) {
+  // Three IPv4 sources, two in one /24, and two IPv6 sources in one /64, at 4 pps each but
+  // one IPv4 source at 40; 12 s measured, so the long window is 10 s.
+  std::vector<dt::SampledSource> all;
+  const uint8_t a[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 1, 1};
+  const uint8_t b[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 1, 2};
+  const uint8_t c[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 2, 1};
+  const uint8_t d[16] = {0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1};
+  const uint8_t e[16] = {0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2};
+  all = {source_at(a, 4, 12), source_at(b, 40, 12), source_at(c, 4, 12), source_at(d, 4, 12), source_at(e, 4, 12)};
+  std::vector<const dt::SampledSource *> ptrs;
+  for (const auto &s : all) ptrs.push_back(&s);
+  dt::SuggestRule rule;
+  rule.id = 3, rule.name = "web";
+  rule.policy.interval_ns = 100'000'000;  // 10/s
+  rule.policy.burst_ns = 2'000'000'000;   // burst 20
+  const dt::RuleFinding f = dt::analyse_rule(rule, ptrs, dt::SuggestParams{0.5, 2.0, 10});
+  ASSERT_TRUE(f.skipped.empty()) << f.skipped;
+  EXPECT_EQ(f.long_window, 10u);
+  EXPECT_EQ(f.hits, 12u * (4 * 4 + 40));
+  EXPECT_DOUBLE_EQ(f.peaks.short_w.p50, 4);
+  EXPECT_DOUBLE_EQ(f.peaks.short_w.max, 40);
+  ASSERT_EQ(f.prefixes.size(), 2u);
+  EXPECT_EQ(f.prefixes[0].level, "v4/24");
+  EXPECT_EQ(f.prefixes[0].peaks.short_w.n, 2u) << "198.18.1.0/24 and 198.18.2.0/24";
+  EXPECT_DOUBLE_EQ(f.prefixes[0].peaks.short_w.max, 44);
+  EXPECT_EQ(f.prefixes[1].level, "v6/64");
+  EXPECT_DOUBLE_EQ(f.prefixes[1].peaks.short_w.max, 8) << "one /64 holding both IPv6 sources";
+  EXPECT_EQ(f.now.sources, 1u) << "10/s, burst 20: the 40 pps source only";
+  ASSERT_TRUE(f.proposal.valid);
+  EXPECT_DOUBLE_EQ(f.proposal.rate, 8) << "2 x the median, 4";
+  EXPECT_EQ(f.proposed.sources, 1u);
+  // Allow and deny rules, byte budgets and silent rules get no proposal.
+  dt::SuggestRule bytes = rule;
+  bytes.policy.flags = DT_POL_BYTES;
+  EXPECT_FALSE(dt::analyse_rule(bytes, ptrs, dt::SuggestParams{}).skipped.empty());
+  EXPECT_FALSE(dt::analyse_rule(rule, {}, dt::SuggestParams{}).skipped.empty());
 }
 
 }  // namespace
