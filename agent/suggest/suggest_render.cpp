@@ -46,7 +46,7 @@ void rule_text(std::string *out, const RuleFinding &f, const SuggestParams &p) {
   addf(out, "\nrule %s (%s%s): ", f.rule.name.c_str(), limits_text(f.rule.policy).c_str(),
        f.rule.policy.flags & DT_POL_DRY_RUN ? ", dry run" : "");
   if (!f.skipped.empty()) return addf(out, "no proposal: %s\n", f.skipped.c_str());
-  addf(out, "%zu sources, %" PRIu64 " packets\n", static_cast<size_t>(f.now.of_sources), f.hits);
+  addf(out, "%zu sources, %" PRIu64 " packets\n", f.sources, f.hits);
   peaks_table(out, "sources", f.peaks.short_w.n, f.peaks, f.long_window);
   for (const PrefixFinding &pf : f.prefixes) peaks_table(out, pf.level + " prefixes", pf.peaks.short_w.n, pf.peaks, f.long_window);
   throttled_line(out, ("  now: " + limits_text(f.rule.policy)).c_str(), f.now);

@@ -60,7 +60,9 @@ RuleFinding analyse_rule(const SuggestRule &rule, const std::vector<const Sample
   std::vector<const HitSeries *> series;
   for (const SampledSource *s : sources) {
     series.push_back(&s->per_s);
-    for (uint32_t h : s->per_s) f.hits += h;
+    uint64_t sent = 0;
+    for (uint32_t h : s->per_s) sent += h;
+    f.hits += sent, f.sources += sent > 0;
   }
   f.skipped = why_skipped(rule, f.hits ? sources.size() : 0);
   if (!f.skipped.empty()) return f;

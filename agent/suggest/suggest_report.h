@@ -35,6 +35,7 @@ struct RuleFinding {
   SuggestRule rule;
   std::string skipped;            // why no proposal ("" : there is one)
   uint64_t hits = 0;              // every hit of its sources
+  size_t sources = 0;             // its sources that sent
   size_t long_window = 0;         // seconds: 10, or the whole measurement if shorter
   PeakQuantiles peaks;
   std::vector<PrefixFinding> prefixes;

@@ -14,18 +14,21 @@ lab_init dtfpr
 lab_up
 
 agent_start fp --rate 20 --burst 20 --stats-interval 10m || die "the agent did not start"
-send_traffic_bg clients "$WORK/clients.json" --src-range 198.18.3.1+50 --rate 250 --count 2500 --duration 10s
-send_traffic_bg flood "$WORK/flood.json" --src-range 198.18.9.1+8 --sport 123 --size 482 --rate 2000 --count 20000 \
-	--duration 10s
-wait_until 5 sources_seen 198.18.3.1 198.18.3.50 198.18.9.1 198.18.9.8 || die "the senders' sources never reached the buckets"
+# The senders run until the capture is done (60 s at most), however long the waits take.
+send_traffic_bg clients "$WORK/clients.json" --src-range 198.18.3.1+50 --rate 250 --count 15000 --duration 60s
+send_traffic_bg flood "$WORK/flood.json" --src-range 198.18.9.1+8 --sport 123 --size 482 --rate 2000 --count 120000 \
+	--duration 60s
+wait_until 30 sources_seen 198.18.3.1 198.18.3.50 198.18.9.1 198.18.9.8 || die "the senders' sources never reached the buckets"
 
 timeout 20 "$AGENT" capture --pin-dir "$PIN_DIR" --dropped --would-drop --passed --count 5000 --per-cpu-rate 100000 \
 	--duration 3s -w "$WORK/attack.pcapng" 2>"$WORK/capture.err"
 check_eq fingerprint/capture "agent capture's exit status ($(cat "$WORK/capture.err"))" "$?" 0
 "$AGENT" fingerprint -r "$WORK/attack.pcapng" --name ntp-flood >"$WORK/fp.txt" 2>"$WORK/fp.err"
 rc=$?
-wait_traffic clients "$WORK/clients.json" || die "the clients' sender failed"
-wait_traffic flood "$WORK/flood.json" || die "the flood's sender failed"
+for s in clients flood; do
+	alive "${LAB_PIDS[send-$s]}" || fail "fingerprint/sender-$s" "the $s sender ended before the capture did: $(cat "$WORK/$s.json.err")"
+	stop_pid "${LAB_PIDS[send-$s]}"
+done
 sed 's/^/  | /' "$WORK/fp.txt"
 check_eq fingerprint/exit "agent fingerprint's exit status ($(cat "$WORK/fp.err"))" "$rc" 0
 

@@ -159,6 +159,7 @@ TEST(SuggestReport, RuleFindingsAndPrefixAggregates) {
   ASSERT_TRUE(f.skipped.empty()) << f.skipped;
   EXPECT_EQ(f.long_window, 10u);
   EXPECT_EQ(f.hits, 12u * (4 * 4 + 40));
+  EXPECT_EQ(f.sources, 5u);
   EXPECT_DOUBLE_EQ(f.peaks.short_w.p50, 4);
   EXPECT_DOUBLE_EQ(f.peaks.short_w.max, 40);
   ASSERT_EQ(f.prefixes.size(), 2u);
