@@ -26,6 +26,19 @@ uint64_t rule_drops(const MapFds &fds, uint32_t id) {
   return c.dropped + c.would_drop;
 }
 
+// The cluster_exempt map's keys (the peers' and hubs' connections), at most a bounded number.
+std::vector<dt_exempt_key> read_exempt_keys(int fd) {
+  std::vector<dt_exempt_key> out;
+  dt_exempt_key key{}, next{};
+  const dt_exempt_key *prev = nullptr;
+  while (fd >= 0 && out.size() < 65536 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+    out.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
 BanPrefix prefix_of(const uint8_t *addr, bool v6, uint8_t len) {
   BanPrefix p;
   memcpy(p.addr, addr, 16);
@@ -36,15 +49,15 @@ BanPrefix prefix_of(const uint8_t *addr, bool v6, uint8_t len) {
 
 }  // namespace
 
-EscalationDriver::EscalationDriver(const MapFds &fds, BanStore &store, std::string pin_dir, BanMinPrefix min_prefix,
-                                   size_t max_in_force)
+EscalationDriver::EscalationDriver(const MapFds &fds, int cluster_exempt_fd, BanStore &store, std::string pin_dir,
+                                   BanMinPrefix min_prefix, size_t max_in_force)
     : fds_(fds),
       store_(store),
       pin_dir_(std::move(pin_dir)),
       state_file_(runtime_file(pin_dir_, kEscalationState)),
       min_prefix_(min_prefix),
       logic_(mono_now_ns, max_in_force),
-      never_(pin_dir_) {
+      exempt_fd_(cluster_exempt_fd) {
   logic_.set_exempt([this](const BanPrefix &p, std::string *why) { return exempt(p, why); });
   verified_fd_ = bpf_obj_get((pin_dir_ + "/" + DT_MAP_VERIFIED).c_str());
 }
@@ -72,6 +85,7 @@ void EscalationDriver::configure(const LoadedRules &rules) {
   }
   logic_.set_rules(std::move(esc));
   info_ = std::move(info);
+  never_.set_allow(rules.allow);
   if (!loaded_) {
     loaded_ = true;
     std::ifstream in(state_file_);
@@ -176,11 +190,10 @@ bool EscalationDriver::covers_verified(const BanPrefix &p) {
 bool EscalationDriver::exempt(const BanPrefix &p, std::string *why) {
   if (ban_too_wide(p, min_prefix_)) return *why = "wider than --peer-ban-min-prefix " + ban_min_prefix_text(min_prefix_), true;
   if (!never_fresh_) {
-    std::string err;
-    if (!never_.refresh(&err)) DT_WARN("escalation: the never-ban set: %s", err.c_str());
+    never_.set_cluster(read_exempt_keys(exempt_fd_));
     never_fresh_ = true;
   }
-  if (never_.set().overlaps(p, why)) return true;
+  if (never_.overlaps(p, why)) return true;
   if (covers_verified(p)) return *why = "a source verified by a SYN cookie", true;
   return false;
 }

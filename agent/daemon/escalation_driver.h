@@ -16,7 +16,8 @@
 //            counts a level's drops per level, not per prefix: a prefix's own bucket
 //            being empty is what names it).
 // Exempt (never banned): the allow list and the cluster's peers and hubs (the never-ban
-// set the peers' bans obey, bans/never_ban.h), sources a SYN cookie verified (the
+// set the peers' bans obey, bans/never_ban.h: the rules' allow list and the cluster_exempt
+// map, read through the fds the daemon holds: its capabilities are dropped by then), sources a SYN cookie verified (the
 // `verified` map; a prefix covering one), prefixes wider than --peer-ban-min-prefix.
 // State: /run/dthrottle/<pin dir>.escalation (offenders with a ban history), written
 // after each ban and on exit with --keep, read at start; removed on exit without --keep.
@@ -42,10 +43,11 @@ namespace dt {
 
 class EscalationDriver {
  public:
-  EscalationDriver(const MapFds &fds, BanStore &store, std::string pin_dir, BanMinPrefix min_prefix,
-                   size_t max_in_force);
+  // cluster_exempt_fd: the dataplane's cluster_exempt map (the peers' and hubs' addresses).
+  EscalationDriver(const MapFds &fds, int cluster_exempt_fd, BanStore &store, std::string pin_dir,
+                   BanMinPrefix min_prefix, size_t max_in_force);
   ~EscalationDriver();
-  // The rules that escalate (start, reload); the state file is read at the first call.
+  // The rules that escalate and the allow list (start, reload); the state file is read at the first call.
   void configure(const LoadedRules &rules);
   bool active() const { return !logic_.rules().empty(); }
   // About once a second.
@@ -84,8 +86,9 @@ class EscalationDriver {
   Escalation logic_;
   std::map<uint32_t, RuleInfo> info_;
   std::unordered_map<dt_key, uint64_t, KeyHash, KeyEq> drops_seen_;  // the last pass's drops per bucket
-  NeverBanPins never_;
-  bool never_fresh_ = false;  // refreshed at this check
+  int exempt_fd_;
+  NeverBan never_;
+  bool never_fresh_ = false;  // the cluster's addresses read at this check
   int verified_fd_ = -1;
   bool loaded_ = false;
   bool seeded_ = false;  // a first pass over the buckets was made
