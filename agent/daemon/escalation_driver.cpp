@@ -72,6 +72,8 @@ void EscalationDriver::configure(const LoadedRules &rules) {
   for (const PacketRule &r : rules.set.rules) {
     if (!r.escalate.enabled || r.id >= rules.compiled.policies.size()) continue;
     esc[r.id] = EscalationRule{r.name, r.escalate, r.dry_run};
+    DT_INFO("escalation: rule %s: %s%s", r.name.c_str(), describe_escalate(r.escalate).c_str(),
+            r.dry_run ? " (dry run: bans logged and counted, none made)" : "");
     RuleInfo ri;
     const dt_policy &pol = rules.compiled.policies[r.id];
     ri.v4_bits = static_cast<uint8_t>(pol.v4_key_bits ? pol.v4_key_bits : 32);

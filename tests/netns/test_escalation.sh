@@ -50,8 +50,15 @@ write_rules() {  # write_rules DRY_RUN
 		escalate = { after = "2s", ban = "3s", factor = 2, max = "1m", forget = "1m" }
 	TOML
 }
+PORT=9107
 start_agent() {  # start_agent NAME
-	agent_start "$1" --rules "$WORK/rules.toml" --keep --stats-interval 10m
+	agent_start "$1" --rules "$WORK/rules.toml" --keep --stats-interval 10m --metrics "127.0.0.1:$PORT"
+}
+# metric SERIES: its value on /metrics (the host namespace's 127.0.0.1:$PORT), or nothing.
+metric() {
+	in_ns "$H_NS" timeout 10 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
+		printf "GET /metrics HTTP/1.1\r\nHost: dthrottle\r\nConnection: close\r\n\r\n" >&3
+		cat <&3' "$PORT" | awk -v s="$1" '$1 == s { print $2 }'
 }
 # ban_field PREFIX FIELD: FIELD of PREFIX's ban ("" if it has none).
 ban_field() {
@@ -123,6 +130,10 @@ seen 2 15 || die "no second ban within 15 s (bans: $("$AGENT" bans --pin-dir "$P
 echo "second ban: $BAN_LO-$BAN_HI s: $BAN_REASON"
 length_is ban2 6
 check_eq escalation/counted "escalation's bans in agent stats --json" "$(esc_num bans)" 2
+check_eq escalation/metric "dthrottle_escalation_total{what=\"ban\"}" \
+	"$(metric 'dthrottle_escalation_total{what="ban"}')" 2
+check escalation/settings-log "no log line with the rule's settings" \
+	grep -q "escalation: rule flood: after 2s, ban 3s x2 up to 1m 0s, forgotten after 1m 0s" "$(agent_log one)"
 check_ge escalation/exempt "offences of 198.18.8.0/24 counted as exempt" "$(esc_num exempt)" 1
 check escalation/exempt-log "no log line for the exempt /24" \
 	grep -q "escalation: 198.18.8.0/24 over rule subnet's budget for .* is not banned: allow list" "$(agent_log one)"
