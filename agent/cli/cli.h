@@ -46,6 +46,7 @@ struct RunOptions {
   std::string curve_key, curve_peers;
   bool insecure_cluster = false;   // --insecure-cluster: a cluster without --curve-key, asked for by name
   PeerBanPolicy peer_bans;         // --peer-bans, --peer-ban-*: what this host takes of the peers' bans
+  uint64_t auto_ban_max = 1024;    // --auto-ban-max: automatic bans (escalate) in force at once
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
   bool dry_run = false;            // --dry-run: every rule decides and counts, nothing is dropped

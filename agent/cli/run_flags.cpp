@@ -309,6 +309,10 @@ std::vector<OptionSpec> peer_ban_options(RunOptions *o) {
       {"peer-ban-rate", 0, "N",
        "at most N new bans a second from any one peer, in\nbursts of 10 s worth (default 100)",
        count_into(&p->rate_per_s, 1, 100000)},
+      {"auto-ban-max", 0, "N",
+       "at most N automatic bans (rules with escalate) in force\nat once; past it none is made, counted and logged\n"
+       "(default 1024, at most 65536)",
+       count_into(&o->auto_ban_max, 1, 65536)},
       text(""),
   };
 }

@@ -268,6 +268,7 @@ std::string render_stats_text(const StatsSnapshot &snap, const StatsOptions &opt
   append_policy_and_counters(&out, snap, opt.pin_dir, status.hook);
   append_rules_table(&out, snap.rules);
   if (!status.adaptive.empty()) appendf(&out, "\n%s\n", status.adaptive.c_str());
+  if (!status.escalation.empty()) appendf(&out, "\n%s", status.escalation.c_str());
   if (!status.cluster.empty()) appendf(&out, "\n%s\n", status.cluster.c_str());
   if (!status.bans.empty()) appendf(&out, "\nbans:\n%s", status.bans.c_str());
   append_sources_table(&out, snap, opt.top);
@@ -296,6 +297,7 @@ std::string render_stats_json(const StatsSnapshot &snap, const StatsOptions &opt
   for (const RuleRow &rr : snap.rules) j["rules"].push_back(rule_json(rr));
   add_status_document(&j, "cluster", status.cluster);
   add_status_document(&j, "adaptive", status.adaptive);
+  add_status_document(&j, "escalation", status.escalation);
   add_status_document(&j, "bans", status.bans);
   return dump_json(j) + "\n";
 }

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/runtime_files.h"
+#include "daemon/escalation_driver.h"
 #include "daemon/explain_watch.h"
 #include "daemon/lists_install.h"
 #include "daemon/privileges.h"
@@ -255,6 +256,13 @@ bool Daemon::open_bans() {
   ban_sync_->set_allow_list(config_.rules.allow);  // never banned by a peer (bans/never_ban.h)
   std::vector<Ban> bans;
   if (ban_store_->list(&bans, &err, false) && !bans.empty()) DT_INFO("bans: %zu kept from before", bans.size());
+  escalation_ = std::make_unique<EscalationDriver>(dp_->map_fds(), dp_->cluster_exempt_fd(), *ban_store_,
+                                                   dp_->pin_dir(), config_.opt.peer_bans.min_prefix,
+                                                   config_.opt.auto_ban_max);
+  escalation_->configure(config_.rules);
+  const RunOptions &opt = config_.opt;
+  escalation_json_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kEscalationStatusJson)));
+  escalation_text_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kEscalationStatusText)));
   return true;
 }
 

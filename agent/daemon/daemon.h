@@ -34,6 +34,7 @@
 namespace dt {
 
 class Cluster;
+class EscalationDriver;
 class ExplainWatch;
 class Dataplane;
 class MetricsServer;
@@ -102,6 +103,7 @@ class Daemon {
   void on_period(uint64_t now_ns);
   void on_status(uint64_t now_ns);
   void on_fail_open_check(uint64_t now_ns);
+  void on_escalation_check(uint64_t now_ns);
   void on_stats_log(uint64_t now_ns);
   void on_exit();
 
@@ -129,6 +131,7 @@ class Daemon {
   std::unique_ptr<AdaptiveDriver> adaptive_;  // reads the dataplane and the tag table
   std::unique_ptr<BanStore> ban_store_;  // the pinned bans (docs/bans.md): swept, and synced by the cluster
   std::unique_ptr<BanSync> ban_sync_;
+  std::unique_ptr<EscalationDriver> escalation_;  // repeat offenders banned (rules with escalate)
   RemoveOnExit runtime_files_;  // status and reload files: gone while the dataplane's lock is held
   std::unique_ptr<Cluster> cluster_;          // reads the tag table and the adaptive limits
   std::unique_ptr<ExplainWatch> explain_;     // reads the cluster
@@ -137,6 +140,7 @@ class Daemon {
   // The loop's state.
   // Runtime files (runtime_files.h): a failed write is logged (once while it lasts).
   RewrittenFile reload_file_, adaptive_json_file_, adaptive_text_file_, cluster_json_file_, cluster_text_file_;
+  RewrittenFile escalation_json_file_, escalation_text_file_;
   uint64_t reload_generation_ = 0;
   PeriodicTimer period_, status_, fail_open_check_, stats_log_;
   FailOpenWatch fail_open_;

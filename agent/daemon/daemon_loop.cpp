@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/program_name.h"
+#include "daemon/escalation_driver.h"
 #include "daemon/explain_watch.h"
 #include "daemon/reload.h"
 #include "dataplane/dataplane.h"
@@ -119,6 +120,7 @@ void Daemon::on_reload() {
   const std::string outcome =
       reload_all({config_, rule_maps_, tags_, cluster_.get(), *adaptive_, synproxy_, synproxy_allowed_});
   if (ban_sync_) ban_sync_->set_allow_list(config_.rules.allow);
+  if (escalation_) escalation_->configure(config_.rules);
   // A reload file that cannot be written leaves `agent reload` waiting: it says why (unwritable_reason).
   if (!reload_file_.write(std::to_string(++reload_generation_) + " " + outcome + "\n"))
     DT_WARN("the reload happened (%s) but %s cannot learn it", outcome.c_str(), command_name("reload").c_str());
@@ -163,9 +165,18 @@ void Daemon::on_status(uint64_t now_ns) {
 
 void Daemon::on_fail_open_check(uint64_t now_ns) {
   fail_open_.check(dp_->stats_fd());
+  on_escalation_check(now_ns);
   // Without report periods, the query socket's counters reach the metrics from here.
-  if (query_ && !ticking_) publish_metrics();
+  if ((query_ || (escalation_ && escalation_->active())) && !ticking_) publish_metrics();
   fail_open_check_.advance(now_ns);
+}
+
+// Repeat offenders (daemon/escalation_driver.h), about once a second; its status files.
+void Daemon::on_escalation_check(uint64_t now_ns) {
+  if (!escalation_ || !escalation_->active()) return;
+  escalation_->tick(now_ns);
+  escalation_json_file_.write(escalation_->status_json() + "\n");
+  escalation_text_file_.write(escalation_->status_text());
 }
 
 void Daemon::on_stats_log(uint64_t now_ns) {
@@ -178,6 +189,7 @@ void Daemon::on_stats_log(uint64_t now_ns) {
 void Daemon::on_exit() {
   log_counters();
   if (cluster_) cluster_->log_summary();
+  if (escalation_) escalation_->on_exit(config_.opt.keep);
   if (!config_.opt.keep) return;
   dp_->keep_on_exit();
   if (synproxy_) synproxy_->keep_on_exit();  // the kept program goes on answering with cookies
@@ -198,6 +210,7 @@ void Daemon::publish_metrics() {
     s.last_report_bytes = last_report_.bytes;
   }
   s.adaptive = adaptive_->status(mono_now_ns());
+  if (escalation_) s.escalation = escalation_->status();
   if (query_) {
     s.query = true;
     s.query_counters = query_->counters();

@@ -252,6 +252,24 @@ void render_adaptive(Exposition &x, const MetricsSnapshot &snap) {
   }
 }
 
+// Escalation (docs/rules.md "Escalation"): the automatic bans and why some were not made.
+void render_escalation(Exposition &x, const EscalationStatus &e) {
+  const EscalationCounters &c = e.counters;
+  x.family("dthrottle_escalation_total", "counter",
+           "Escalation's decisions: ban (automatic bans made), would_ban (dry run: bans it would have made), "
+           "cap_reached (not made: --auto-ban-max automatic bans in force), exempt (offenders never banned: allow "
+           "list, verified, the cluster's peers, too wide), failed (the ban could not be written), offence "
+           "(offences started), evicted (offenders forgotten to stay within the tracking cap).");
+  const std::pair<const char *, uint64_t> rows[] = {{"ban", c.bans},         {"would_ban", c.would_ban},
+                                                    {"cap_reached", c.cap_reached}, {"exempt", c.exempt},
+                                                    {"failed", e.failed},      {"offence", c.offences},
+                                                    {"evicted", c.evicted}};
+  for (const auto &[what, n] : rows) x.sample("dthrottle_escalation_total", {{"what", what}}, n);
+  x.gauge("dthrottle_escalation_bans_in_force", "Automatic bans (and dry run's would-bans) in force.",
+          static_cast<double>(e.in_force));
+  x.gauge("dthrottle_escalation_offenders", "Offenders escalation tracks.", static_cast<double>(e.tracked));
+}
+
 // Bans between peers (docs/bans.md "Cluster"): each peer notice's fate (bans/ban_sync.h).
 void render_ban_notices(Exposition &x, const BanSyncCounters &b) {
   x.family("dthrottle_peer_ban_notices_total", "counter",
@@ -374,6 +392,7 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
   }
   if (snap.query) render_query(x, snap);
   if (!snap.adaptive.empty()) render_adaptive(x, snap);
+  if (snap.escalation.active) render_escalation(x, snap.escalation);
   return x.take();
 }
 

@@ -1,5 +1,6 @@
 // rule_tables.cpp - the [[rule]] tables of the rules file. Name, cidr, action, match
-// conditions, rate and burst, key_prefix, adaptive, dry_run, prefix_limits, key_by.
+// conditions, rate and burst, key_prefix, adaptive, dry_run, prefix_limits, key_by
+// (escalate: escalate_table.cpp).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -278,14 +279,15 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
   if (!known_keys(rs, t,
                   {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive",
                    "dry_run", "prefix_limits", "dst", "sport", "tcp_flags", "icmp_type", "icmp_code", "len", "key_by",
-                   "syn_cookies"},
+                   "syn_cookies", "escalate"},
                   "a [[rule]]", err))
     return false;
   std::string action;
   return parse_rule_name_cidr(rs, t, line, r, err) && parse_rule_action(rs, t, r, &action, err) &&
          parse_rule_match(rs, t, r, err) && parse_rule_conditions(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err) &&
          parse_rule_dry_run(rs, t, r, err) && parse_rule_prefix_limits(rs, t, r, err) &&
-         parse_rule_key_by(rs, t, r, err) && parse_rule_syn_cookies(rs, t, r, err);
+         parse_rule_key_by(rs, t, r, err) && parse_rule_syn_cookies(rs, t, r, err) &&
+         parse_rule_escalate(rs, t, r, err);
 }
 
 }  // namespace

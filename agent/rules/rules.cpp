@@ -97,6 +97,10 @@ std::string describe_rules(const LoadedRules &r, const std::vector<TagRule> &tag
     for (const PrefixLimit &l : rule.prefix_limits)
       levels += (levels.empty() ? "" : ", ") + rule.name + " " + format_prefix_limit(l);
   if (!levels.empty()) out += "; prefix budgets: " + levels;
+  std::string escalating;
+  for (const auto &rule : r.set.rules)
+    if (rule.escalate.enabled) escalating += (escalating.empty() ? "" : ", ") + rule.name;
+  if (!escalating.empty()) out += "; escalating: " + escalating;
   return out;
 }
 

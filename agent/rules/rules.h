@@ -28,6 +28,8 @@
 //   adaptive = { decrease = 0.5, recovery = 3, floor = 0.01, scope = "cluster", listen_port = 443 }
 //   dry_run = true                # decide and count, drop nothing (would_drop); default false
 //   syn_cookies = true            # tcp with prefix_limits: answer SYNs they refuse with a cookie
+//   escalate = { after = "30s", ban = "10m", factor = 2, max = "7d", forget = "14d" }
+//                                 # over budget for `after`: banned, longer with each repeat
 //   prefix_limits = [             # also cap the aggregate of the rule's sources per prefix
 //     { prefix = "v4/24", rate = 1000, burst = 2000 },
 //     "v4/16=5000/s,burst=10000",  # the --prefix-limit syntax works too
@@ -52,6 +54,7 @@
 #include <vector>
 
 #include "dthrottle/common.h"
+#include "policy/escalate_config.h"
 #include "rules/list_file.h"
 #include "rules/prefix_limits.h"
 #include "rules/tags.h"
@@ -88,6 +91,7 @@ struct PacketRule {
   bool dry_run = false;    // DT_POL_DRY_RUN: decided and counted, never dropped (would_drop)
   bool syn_cookies = false;  // DT_POL_SYN_COOKIES: SYNs a prefix budget refuses get a cookie
   std::vector<PrefixLimit> prefix_limits;  // prefix budgets (DT_POL_PREFIX); throttle rules only
+  EscalateConfig escalate{};  // ban sources over budget for long (policy/escalation.h); throttle rules
   int line = 0;            // where it is in the file
   uint32_t id = 0;         // the kernel's rule index (stable by name across reloads)
 };

@@ -51,6 +51,10 @@ bool parse_tcp_flags(const std::string &s, uint8_t *mask, uint8_t *value, std::s
 // checked against the rule's proto and family. Call after proto and syn are read.
 bool parse_rule_conditions(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err);
 
+// escalate_table.cpp: `escalate = { after = "30s", ban = "10m", ... }` (policy/escalate_config.h).
+// Call after action, key_by and prefix_limits are read.
+bool parse_rule_escalate(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err);
+
 // The [[rule]] tables, appended to rs.rules after the default rule with ids in file order.
 bool parse_rule_tables(RuleSet &rs, const Value &root, std::string *err);
 // The [[tag]] tables, into rs.tags in file order.

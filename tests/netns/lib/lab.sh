@@ -98,7 +98,7 @@ lab_cleanup() {
 	for dir in "${LAB_PIN_DIRS[@]}"; do
 		[ -e "$dir" ] && rm -rf -- "$dir"
 		# The agent's lock, and its cluster status files if it was killed.
-		rm -f -- "/run/dthrottle/${dir//\//_}".{lock,attach,bans,cluster.json,cluster.txt,explain.req,explain.json}
+		rm -f -- "/run/dthrottle/${dir//\//_}".{lock,attach,bans,cluster.json,cluster.txt,explain.req,explain.json,escalation}
 	done
 	for ns in "${LAB_NAMESPACES[@]}"; do
 		ip netns del "$ns" 2>/dev/null

@@ -1,0 +1,148 @@
+// escalation.h - repeat offenders banned by themselves (docs/rules.md "Escalation"):
+// which sources (or prefixes) have been over a rule's budget long enough to be banned,
+// for how long, and what is remembered of them. Pure logic: no maps, no sockets; the
+// clock is passed in (a test drives it), the evidence and the exemptions come from the
+// caller (daemon/escalation_driver.h reads them from the maps).
+//
+// Each check (about once a second) the caller gives the offenders over budget now: a
+// prefix (a source's bucket key as a ban prefix, or a prefix budget's prefix), the rule
+// whose budget it exceeds and the packets it had dropped since the last check.
+//   offence   starts at the check before the first one that sees an offender over budget
+//             (its drops happened since then), and lasts while it
+//             is seen over budget again within kOffenceGapNs; one that lasts the rule's
+//             `after` is banned, unless exempt (allow list, verified, the cluster's
+//             peers: the caller's Exempt), or the cap of automatic bans in force is
+//             reached (counted, retried at the next check);
+//   ban       offence n (1, 2, ...) is banned for ban x factor^(n-1), at most max
+//             (escalate_config.h); n goes back to 1 when the offence starts later than
+//             `forget` after the end of its last ban;
+//   dry run   a rule in dry run makes no ban: the ban it would make is counted, logged
+//             and remembered as if made (so its repeats escalate as they would);
+//   bounds    at most max_tracked offenders (the least recently seen forgotten first);
+//             at most max_in_force automatic bans (and would-bans) in force;
+//   restart   save() and load() keep the offenders with a ban history (times on the wall
+//             clock), so an agent restarted with --keep escalates them on.
+// Each ban made (or would be made) is passed to the on-ban hook (events) and returned.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <list>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "bans/ban_types.h"
+#include "policy/escalate_config.h"
+
+namespace dt {
+
+constexpr uint64_t kOffenceGapNs = 2'500'000'000ull;  // not seen over budget this long: offence over
+constexpr size_t kDefaultMaxAutoBans = 1024;
+constexpr size_t kDefaultMaxOffenders = 65536;
+
+// A rule that escalates, by its id.
+struct EscalationRule {
+  std::string name;
+  EscalateConfig cfg;
+  bool dry_run = false;  // the rule (or the agent) in dry run: bans are counted, not made
+};
+
+// An offender over a rule's budget at this check.
+struct OverBudget {
+  BanPrefix prefix;
+  uint32_t rule = 0;
+  uint64_t drops = 0;  // packets (or bytes) dropped since the last check; 0 if unknown
+};
+
+// A ban escalation made (or, dry_run, would have made).
+struct AutoBan {
+  BanPrefix prefix;
+  std::string rule;
+  uint64_t duration_ns = 0, expires_ns = 0;  // expires_ns: the clock's (monotonic)
+  uint32_t offence = 1;                      // 1: first, 2: its first repeat, ...
+  uint64_t drops = 0;                        // dropped during the offence
+  uint64_t over_ns = 0;                      // how long it was over budget
+  bool dry_run = false;
+  std::string evidence() const;              // "1234 drops in 31s, offence 2"
+};
+
+struct EscalationCounters {
+  uint64_t bans = 0;         // automatic bans made
+  uint64_t would_ban = 0;    // dry run: bans it would have made
+  uint64_t cap_reached = 0;  // bans not made: max_in_force automatic bans in force
+  uint64_t exempt = 0;       // offences of exempt sources (allow list, verified, peers)
+  uint64_t evicted = 0;      // offenders forgotten to stay within max_tracked
+  uint64_t offences = 0;     // offences started
+};
+
+// What `agent stats` and /metrics show of escalation.
+struct EscalationStatus {
+  bool active = false;  // some rule escalates
+  EscalationCounters counters;
+  uint64_t failed = 0;  // bans the ban store could not write
+  size_t tracked = 0, in_force = 0, max_in_force = 0;
+  std::vector<std::string> rules;
+};
+
+class Escalation {
+ public:
+  using Clock = std::function<uint64_t()>;  // monotonic ns
+  // Whether a prefix must never be banned; *why says why ("allow list 198.18.0.0/24").
+  using Exempt = std::function<bool(const BanPrefix &, std::string *why)>;
+  using OnBan = std::function<void(const AutoBan &)>;
+
+  explicit Escalation(Clock clock, size_t max_in_force = kDefaultMaxAutoBans,
+                      size_t max_tracked = kDefaultMaxOffenders);
+  // The rules that escalate (start, reload): offenders of rules gone are kept (their history).
+  void set_rules(std::map<uint32_t, EscalationRule> rules) { rules_ = std::move(rules); }
+  const std::map<uint32_t, EscalationRule> &rules() const { return rules_; }
+  void set_exempt(Exempt e) { exempt_ = std::move(e); }
+  void set_on_ban(OnBan f) { on_ban_ = std::move(f); }  // events: every ban made or would-be
+
+  // One check: the offenders over budget now. The bans to make (dry_run ones: to log only).
+  std::vector<AutoBan> check(const std::vector<OverBudget> &over);
+
+  const EscalationCounters &counters() const { return counters_; }
+  size_t tracked() const { return offenders_.size(); }
+  size_t in_force();  // automatic bans (and would-bans) in force now
+  size_t max_in_force() const { return max_in_force_; }
+  // The offenders with a ban history, one a line; load() reads them back (bad lines skipped).
+  void save(std::ostream &out, uint64_t now_unix_ms);
+  size_t load(std::istream &in, uint64_t now_unix_ms);
+
+ private:
+  struct Offender {
+    uint32_t rule = 0;
+    uint64_t over_since = 0;  // 0: not in an offence
+    uint64_t last_over = 0;
+    uint64_t drops = 0;
+    uint32_t bans = 0;        // bans in its escalation so far
+    uint64_t ban_end = 0;     // the last one's end (0: none)
+    std::list<BanPrefix>::iterator lru;
+  };
+  Offender &touch(const BanPrefix &p, uint64_t now);
+  void observe(const OverBudget &o, uint64_t now);
+  bool decide(const BanPrefix &p, Offender &st, uint64_t now, std::vector<AutoBan> *out);
+  AutoBan make_ban(const BanPrefix &p, Offender &st, const EscalationRule &r, uint64_t now);
+  void end_quiet_offences(uint64_t now);
+  void prune(uint64_t now);
+
+  Clock clock_;
+  size_t max_in_force_, max_tracked_;
+  std::map<uint32_t, EscalationRule> rules_;
+  Exempt exempt_;
+  OnBan on_ban_;
+  std::map<BanPrefix, Offender> offenders_;
+  std::list<BanPrefix> lru_;          // front: most recently seen
+  std::set<BanPrefix> in_offence_;
+  std::multiset<uint64_t> ends_;      // the ends of the automatic bans made (in force: > now)
+  uint64_t next_prune_ = 0;
+  uint64_t last_check_ = 0;  // 0: none yet
+  EscalationCounters counters_;
+};
+
+}  // namespace dt
