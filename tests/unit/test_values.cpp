@@ -155,7 +155,7 @@ TEST(Cli, RunOptionsErrorsNameTheFlag) {
       {{"agent", "--iface", "x", "--rate", "-1", "--burst", "1"}, "--rate: invalid rate '-1'"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "0"}, "--burst: invalid value '0'"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--xdp-mode", "fast"}, "--xdp-mode"},
-      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tcx"}, "--attach: 'tcx' is not one of xdp, tc"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tcx"}, "--attach: 'tcx' is not one of xdp, xdp-multi, tc"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tc", "--xdp-mode", "generic"},
        "--xdp-mode is for --attach xdp"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--stats-interval", "soon"},
