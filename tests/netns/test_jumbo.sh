@@ -3,10 +3,12 @@
 #
 # A frame of 9014 bytes (a 9000-byte IP packet) is larger than a page: plain XDP cannot take
 # the interface at this MTU, multi-buffer XDP (Linux 5.18) hands the program a first buffer
-# and fragments. One source sends 9014-byte UDP frames at twice the rate for 4 s against
-# --rate 900kB/s --burst 90kB:
+# and fragments. One source sends 9014-byte UDP frames at four times the rate for 4 s against
+# --rate 900kB/s --burst 450kB (half a second of rate: a sender that stalls, as under qemu, wastes
+# less of the refill):
 #   - the agent attaches (the program is loaded for multi-buffer XDP);
-#   - the bytes admitted are within 1% of burst + rate x T, and at most one frame over;
+#   - the bytes admitted are within 1% of burst + rate x T (5% on an emulated CPU, qemu's TCG
+#     under make test-kernel, whose late first deliveries waste refill), and at most one frame over;
 #   - each frame is counted whole: admitted bytes = 9014 x the datagrams the sink received,
 #     and admitted + dropped = 9014 x the frames sent.
 # On a kernel without multi-buffer XDP it checks the agent's warning about the MTU instead
@@ -18,10 +20,15 @@ TEST_NAME=jumbo
 MTU=9000
 FRAME=9014
 RATE=900000 # bytes per second
-BURST=90000
+BURST=450000
 SECS=4
-PPS=$((2 * RATE / FRAME))
+PPS=$((4 * RATE / FRAME))
 SRC=198.18.7.1
+TOL=1 # percent
+if grep -q 'QEMU Virtual CPU' /proc/cpuinfo; then
+	TOL=5
+	echo "an emulated CPU (qemu TCG): the budget is checked within $TOL%"
+fi
 
 lab_init dtjmb
 lab_up
@@ -29,7 +36,7 @@ ip -n "$C_NS" link set dev "$C_IF" mtu "$MTU" && ip -n "$H_NS" link set dev "$H_
 	die "cannot set MTU $MTU on the veth pair"
 
 sink_start 60 || die "the UDP sink did not start"
-if ! agent_start a --rate 900kB/s --burst 90kB --stats-interval 10m; then
+if ! agent_start a --rate 900kB/s --burst 450kB --stats-interval 10m; then
 	if grep -q 'no multi-buffer XDP' "$(agent_log a)"; then
 		pass jumbo/plain-kernel-warns
 		echo "SKIP $TEST_NAME: this kernel ($(uname -r)) has no multi-buffer XDP: the agent said so"
@@ -54,7 +61,8 @@ echo "jumbo: $SRC sent ${sent:-?} frames of $FRAME bytes in ${elapsed:-?} s; adm
 	"(budget $budget, $(calc "100 * (${passed:-0} - $budget) / $budget")%), dropped ${dropped:-?} bytes;" \
 	"the sink received ${received:-?}"
 check_le jumbo/budget/at-most "bytes admitted, against the budget plus one frame" "$passed" "$(calc "$budget + $FRAME")"
-check_ge jumbo/budget/within-1pct "bytes admitted, against 99% of the budget" "$passed" "$(calc "0.99 * $budget")"
+check_ge jumbo/budget/within-tolerance "bytes admitted, against $((100 - TOL))% of the budget" "$passed" \
+	"$(calc "(100 - $TOL) / 100 * $budget")"
 check_eq jumbo/whole/admitted "bytes admitted vs $FRAME x the datagrams the sink received" "$passed" \
 	"$((${received:-0} * FRAME))"
 check_eq jumbo/whole/all "bytes admitted + dropped vs $FRAME x the frames sent" "$((${passed:-0} + ${dropped:-0}))" \
