@@ -35,7 +35,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror \
 CXXFLAGS   ?= -O2 -g
 CXXFLAGS   += -std=c++20 -Wall -Wextra -Werror -MMD -MP -Iinclude -Iagent -I$(BUILD) \
               -DDTHROTTLE_VERSION='"$(VERSION)"'
-LDLIBS     := -lbpf -lelf -lz -lzmq -lsodium -lcpp-httplib -lhiredis -lcap -lnftables -lpthread
+# libxdp (--attach xdp-multi) only in the programs that use the dataplane (--as-needed).
+LDLIBS     := -Wl,--push-state,--as-needed -lxdp -Wl,--pop-state -lbpf -lelf -lz -lzmq -lsodium -lcpp-httplib -lhiredis -lcap -lnftables -lpthread
 # Debian's cpp-httplib is a compiled library: its header must see the feature macros
 # the library was built with (they change class layouts; TLS itself is never used).
 HTTPLIB_CFLAGS = $(or $(shell pkg-config --cflags cpp-httplib),$(error pkg-config knows no cpp-httplib: run make deps))

@@ -598,12 +598,23 @@ static __always_inline int dt_facts_of(struct dt_facts *f, void *data, void *dat
 }
 
 /* The frame's facts at XDP. */
+/* 1 when dt_xdp is loaded for multi-buffer XDP (BPF_F_XDP_HAS_FRAGS, Linux 5.18; the agent
+ * sets both where the kernel has it): a frame larger than a page (jumbo MTU) then arrives
+ * as a first buffer and fragments. The parser reads only the first buffer (every read is
+ * checked against its data_end: headers that are not there are not read), and a frame is
+ * charged its whole length, fragments included (bpf_xdp_get_buff_len). 0: one buffer, its
+ * length the frame's. */
+const volatile __u32 dt_xdp_frags = 0;
+
 static __always_inline int dt_facts_xdp(struct xdp_md *ctx, struct dt_facts *f, struct dt_stats *st,
 					const struct dt_config *cfg)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u64 frame_len = (__u64)(data_end - data);
 
-	return dt_facts_of(f, data, data_end, (__u64)(data_end - data), 1, st, cfg);
+	if (dt_xdp_frags)
+		frame_len = bpf_xdp_get_buff_len(ctx);
+	return dt_facts_of(f, data, data_end, frame_len, 1, st, cfg);
 }
 
 /* At tc ingress: skb->data is the Ethernet header, as for XDP, and skb->len the whole

@@ -26,6 +26,7 @@ AGENT=(
   nlohmann-json3-dev                      # `agent stats --json`, the status files (JSON)
   libhiredis-dev                          # strict tag limits (Redis)
   libnftables-dev                         # the SYNPROXY table the agent sets up for SYN cookies
+  libxdp-dev                              # --attach xdp-multi: libxdp's dispatcher
 )
 TESTS_BUILD=(
   libgtest-dev                            # unit and BPF tests
@@ -43,6 +44,7 @@ SUITES=(
   nftables                                # partitions and report loss in tests/netns
   socat                                   # the TCP listener of tests/netns/test_pktgen.sh and test_syncookies.sh
   tcpdump                                 # reads agent capture's files (tests/netns/test_capture.sh)
+  xdp-tools                               # xdp-filter beside dthrottle in libxdp's dispatcher (test_xdp_multi.sh)
   python3-zmq                             # the hostile peer of tests/netns/test_cluster_security.sh
   pandoc man-db                           # the man pages (make man) and their test
   prometheus                              # promtool and a real Prometheus (contrib/prometheus tests)

@@ -54,6 +54,8 @@ ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::st
   if (check_default_rule(seen, o, err) != ParseOutcome::Ok) return ParseOutcome::Error;
   if (o->hook == AttachHook::Tc && seen.xdp_mode)
     return *err = "--xdp-mode is for --attach xdp; with --attach tc no XDP program is attached", ParseOutcome::Error;
+  if (o->hook == AttachHook::XdpMulti && seen.xdp_mode)
+    return *err = "--xdp-mode is for --attach xdp; --attach xdp-multi is native mode only", ParseOutcome::Error;
   if (o->pin_dir.empty()) o->pin_dir = default_pin_dir(o->iface);
   if ((!o->peers.empty() || !o->peers_file.empty()) && o->listen.empty()) o->listen = "tcp://*:7700";
   if (!o->curve_peers.empty() && o->curve_key.empty())

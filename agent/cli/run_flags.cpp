@@ -112,11 +112,13 @@ std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
          return parse_xdp_mode(v, &o->mode) || (*why = "'" + v + "' is not one of auto, native, generic", false);
        }},
       {"attach", 0, "HOOK",
-       "xdp (default) or tc: the same decisions at tc ingress\n(a tcx link on Linux 6.6+, else a clsact filter), for\n"
-       "hosts whose XDP hook belongs to another program; the\nsame pins, survival and take-over; stopping removes "
-       "only\nwhat dthrottle added",
+       "xdp (default: the XDP hook alone), xdp-multi or tc.\nxdp-multi: native XDP in libxdp's dispatcher, beside\n"
+       "programs loaded with xdp-loader or libxdp (run priority\n50; what dthrottle passes goes on to the next one);\n"
+       "refused on kernels without extension programs.\ntc: the same decisions at tc ingress (a tcx link on\n"
+       "Linux 6.6+, else a clsact filter), for hosts whose XDP\nhook belongs to another program. Each keeps the pins,\n"
+       "survival and take-over; stopping removes only what\ndthrottle added",
        [o](const std::string &v, std::string *why) {
-         return parse_attach_hook(v, &o->hook) || (*why = "'" + v + "' is not one of xdp, tc", false);
+         return parse_attach_hook(v, &o->hook) || (*why = "'" + v + "' is not one of xdp, xdp-multi, tc", false);
        }},
   };
 }

@@ -58,7 +58,9 @@ int cmd_check(int argc, char **argv) {
     }
   }
   const std::string hook = opt.hook == AttachHook::Tc ? std::string("attach tc (ingress)")
-                                                      : std::string("xdp-mode ") + xdp_mode_name(opt.mode);
+                           : opt.hook == AttachHook::XdpMulti
+                               ? std::string("attach xdp-multi (native, libxdp's dispatcher)")
+                               : std::string("xdp-mode ") + xdp_mode_name(opt.mode);
   printf("ok: %s: %s; %s, pinned in %s\n", opt.iface.c_str(), describe_run_rules(config).c_str(), hook.c_str(),
          opt.pin_dir.c_str());
   if (opt.cluster())

@@ -283,6 +283,7 @@ bool Daemon::start_adaptive() {
 bool Daemon::keep_needed_privileges() {
   PrivilegeNeeds needs;
   needs.clsact_detach = dp_->tc_how() == TcHow::Clsact && !config_.opt.keep;
+  needs.dispatcher_detach = dp_->hook() == AttachHook::XdpMulti && !config_.opt.keep;
   needs.bpf_gated = bpf_commands_need_cap_bpf(dp_->stats_fd());
   needs.new_maps = true;
   needs.synproxy = synproxy_ != nullptr;  // any reload may load a list (daemon/lists_install.h): its trie is a new map

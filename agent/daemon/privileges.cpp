@@ -159,7 +159,10 @@ std::string threads_holding_more(uint64_t kept, uint64_t bounding) {
 
 std::vector<KeptCapability> capabilities_to_keep(const PrivilegeNeeds &needs) {
   std::vector<KeptCapability> keep;
-  if (needs.clsact_detach && needs.synproxy)
+  if (needs.dispatcher_detach)
+    keep.push_back({CAP_NET_ADMIN, "CAP_NET_ADMIN",
+                    "leaves libxdp's dispatcher at exit (attaches the dispatcher rebuilt without dthrottle)"});
+  else if (needs.clsact_detach && needs.synproxy)
     keep.push_back({CAP_NET_ADMIN, "CAP_NET_ADMIN",
                     "removes the clsact filter (and the qdisc dthrottle created) and the SYNPROXY table at exit"});
   else if (needs.clsact_detach)
@@ -167,6 +170,9 @@ std::vector<KeptCapability> capabilities_to_keep(const PrivilegeNeeds &needs) {
   else if (needs.synproxy)
     keep.push_back({CAP_NET_ADMIN, "CAP_NET_ADMIN",
                     "replaces (reload) and removes (exit) the SYNPROXY table of the syn_cookies rules"});
+  if (needs.dispatcher_detach)
+    keep.push_back({CAP_SYS_ADMIN, "CAP_SYS_ADMIN",
+                    "leaves libxdp's dispatcher at exit (libxdp opens the dispatcher and its programs by id)"});
   if (needs.new_maps)
     keep.push_back({CAP_BPF, "CAP_BPF",
                     "a reload builds the allow and deny lists' new tries (map creation needs it)"});

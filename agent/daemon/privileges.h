@@ -11,8 +11,12 @@
 //   every bpf() command needs CAP_BPF (5.19 narrowed that to map creation and loading);
 //   removing a clsact filter (and the qdisc dthrottle created) at exit: CAP_NET_ADMIN;
 //   removing the SYNPROXY table (host/synproxy.h) at exit: CAP_NET_ADMIN (restoring its
-//   sysctl needs none: /proc/sys/net is root's, and the agent stays uid 0).
-// So the agent keeps at most CAP_BPF and CAP_NET_ADMIN, and usually nothing: in its
+//   sysctl needs none: /proc/sys/net is root's, and the agent stays uid 0);
+//   leaving libxdp's dispatcher at exit (--attach xdp-multi): libxdp opens the dispatcher
+//   by id (CAP_SYS_ADMIN), loads its replacement without dthrottle and attaches it
+//   (CAP_BPF, CAP_NET_ADMIN): so that mode, without --keep, keeps all three.
+// So the agent keeps at most CAP_BPF and CAP_NET_ADMIN (and CAP_SYS_ADMIN with
+// --attach xdp-multi), and usually nothing: in its
 // effective, permitted and bounding sets alike, with no_new_privs set (no execve can give
 // any back), in every thread it has at the time (capabilities are per thread).
 #pragma once
@@ -29,6 +33,7 @@ struct PrivilegeNeeds {
   bool clsact_detach = false;  // a clsact filter to remove at exit (--attach tc without tcx, no --keep)
   bool new_maps = false;       // reloads create maps: the allow and deny lists' fresh tries (docs/lists.md)
   bool synproxy = false;       // the SYNPROXY table of syn_cookies rules to replace (reload) and remove at exit
+  bool dispatcher_detach = false;  // leaving libxdp's dispatcher at exit (--attach xdp-multi, no --keep)
 };
 
 struct KeptCapability {

@@ -3,12 +3,15 @@
 #include "dataplane/kernel_probe.h"
 #include "dataplane/pin_dir.h"
 #include "dataplane/pin_layout.h"
+#include "dataplane/xdp_multi.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
 #include <linux/if_link.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -27,6 +30,19 @@ namespace dt {
 namespace {
 
 std::string errno_str(int e) { return std::string(strerror(e < 0 ? -e : e)); }
+
+// The interface's MTU, asked of this network namespace (not /sys/class/net, which is the
+// namespace's that mounted /sys).
+bool read_mtu(const std::string &iface, unsigned *mtu) {
+  const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return false;
+  ifreq ifr{};
+  strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
+  const bool ok = ioctl(s, SIOCGIFMTU, &ifr) == 0;
+  close(s);
+  if (ok) *mtu = static_cast<unsigned>(ifr.ifr_mtu);
+  return ok;
+}
 
 bool has_cap(int cap) {
   __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
@@ -146,8 +162,9 @@ std::string attach_error(const DataplaneConfig &cfg, int ifindex, int last_errno
   if (last_errno == EBUSY || last_errno == EEXIST)
     return "interface " + cfg.iface + " already has an XDP program attached" +
            attached_prog_desc(ifindex) +
-           "; dthrottle will not replace it. To run beside it, attach at tc ingress instead: "
-           "--attach tc (attach = tc in a --config file). If it is stale, detach it with: ip link set dev " +
+           "; dthrottle will not replace it. To run beside it: --attach xdp-multi if it runs in libxdp's "
+           "dispatcher (loaded with xdp-loader or libxdp), else at tc ingress: --attach tc (attach = ... in a "
+           "--config file). If it is stale, detach it with: ip link set dev " +
            cfg.iface + " xdp off";
   return std::string("cannot attach XDP to ") + cfg.iface + " in " + xdp_mode_name(cfg.mode) +
          " mode: " + errno_str(last_errno) +
@@ -176,11 +193,19 @@ const char *xdp_mode_name(XdpMode m) {
 bool parse_attach_hook(const std::string &s, AttachHook *out) {
   if (s == "xdp") *out = AttachHook::Xdp;
   else if (s == "tc") *out = AttachHook::Tc;
+  else if (s == "xdp-multi") *out = AttachHook::XdpMulti;
   else return false;
   return true;
 }
 
-const char *attach_hook_name(AttachHook h) { return h == AttachHook::Tc ? "tc" : "xdp"; }
+const char *attach_hook_name(AttachHook h) {
+  switch (h) {
+    case AttachHook::Tc: return "tc";
+    case AttachHook::XdpMulti: return "xdp-multi";
+    case AttachHook::Xdp: return "xdp";
+  }
+  return "?";
+}
 
 uint32_t active_ring_bytes(uint32_t max_sources) {
   const uint64_t need = static_cast<uint64_t>(max_sources) * 32;  // 24-byte event + 8-byte header
@@ -232,8 +257,9 @@ std::unique_ptr<Dataplane> Dataplane::open(const DataplaneConfig &cfg, std::stri
 }
 
 bool Dataplane::attach(std::string *err) {
-  const bool attached = hook_ == AttachHook::Tc ? attach_tc(cfg_, ifindex_, err)
-                                                : attach_xdp(cfg_, ifindex_, had_pins_, err);
+  const bool attached = hook_ == AttachHook::Tc         ? attach_tc(cfg_, ifindex_, err)
+                        : hook_ == AttachHook::XdpMulti ? attach_multi(err)
+                                                        : attach_xdp(cfg_, ifindex_, had_pins_, err);
   if (!attached) {
     keep_ = keep_ || had_pins_;  // never throw away bucket state a previous agent left
     return false;
@@ -251,6 +277,11 @@ bool Dataplane::attach_xdp(const DataplaneConfig &cfg, int ifindex, bool had_pin
   // Take over the link a previous agent pinned for this interface, or create one.
   const std::string link_pin = cfg.pin_dir + "/" + DT_PIN_LINK;
   if (take_over_link(ifindex, link_pin)) return true;
+  // Our program in libxdp's dispatcher (a previous agent's --attach xdp-multi) holds the hook:
+  // it goes first, so the hook is unenforced until the link below exists.
+  if (const int n = xdp_multi_detach_ids(ifindex, xdp_multi_ours(ifindex)); n > 0)
+    DT_INFO("switched %s from libxdp's dispatcher to XDP alone: detached dthrottle's program from it",
+            cfg.iface.c_str());
   int last_errno = 0;
   link_fd_ = create_xdp_link(cfg, xdp_prog_fd(), ifindex, &mode_, &last_errno);
   if (link_fd_ < 0) {
@@ -273,19 +304,61 @@ bool Dataplane::attach_tc(const DataplaneConfig &cfg, int ifindex, std::string *
   return true;
 }
 
+bool Dataplane::attach_multi(std::string *err) {
+  if (std::string why = xdp_multi_refusal(); !why.empty()) {
+    *err = "cannot use --attach xdp-multi on " + iface_ + ": " + why;
+    return false;
+  }
+  // A previous agent's link of --attach xdp holds the hook alone: the dispatcher cannot
+  // join it, so it goes first (the hook is unenforced until ours joins).
+  if (remove_xdp_link())
+    DT_INFO("switched %s from XDP alone to libxdp's dispatcher: removed dthrottle's XDP link", iface_.c_str());
+  multi_skel_ = open_sharing_maps(err);
+  if (!multi_skel_) return false;
+  if (!xdp_multi_attach(multi_skel_->obj, ifindex_, iface_, &multi_prog_, &took_over_, err)) return false;
+  mode_ = XdpMode::Native;
+  return true;
+}
+
+dthrottle_bpf *Dataplane::open_sharing_maps(std::string *err) {
+  dthrottle_bpf *s = dthrottle_bpf__open();
+  if (!s) return *err = "cannot open the BPF object: " + errno_str(errno), nullptr;
+  bpf_program *p;
+  bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(p, p == s->progs.dt_xdp);
+  bpf_map *m;
+  bpf_object__for_each_map(m, s->obj) {
+    const bpf_map *mine = bpf_object__find_map_by_name(skel_->obj, bpf_map__name(m));
+    bpf_map__set_pin_path(m, nullptr);  // the maps are the first instance's, pins and all
+    if (!mine || bpf_map__reuse_fd(m, bpf_map__fd(mine)) != 0) {
+      *err = std::string("cannot share the map ") + bpf_map__name(m) + " with libxdp's copy of dt_xdp: " +
+             errno_str(errno);
+      dthrottle_bpf__destroy(s);
+      return nullptr;
+    }
+  }
+  return s;
+}
+
+bool Dataplane::remove_xdp_link() {
+  const std::string link_pin = pin_dir_ + "/" + DT_PIN_LINK;
+  const int lfd = bpf_obj_get(link_pin.c_str());
+  if (lfd < 0) return false;
+  bpf_link_info info{};
+  uint32_t len = sizeof info;
+  const bool xdp = bpf_obj_get_info_by_fd(lfd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP;
+  if (xdp) unlink(link_pin.c_str());
+  close(lfd);
+  return xdp;
+}
+
 void Dataplane::remove_other_hook(int ifindex) {
   if (hook_ == AttachHook::Tc) {
-    // A pinned XDP link of a previous agent run with --attach xdp: removed now that tc enforces.
-    const std::string link_pin = pin_dir_ + "/" + DT_PIN_LINK;
-    const int lfd = bpf_obj_get(link_pin.c_str());
-    if (lfd < 0) return;
-    bpf_link_info info{};
-    uint32_t len = sizeof info;
-    if (bpf_obj_get_info_by_fd(lfd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP) {
-      unlink(link_pin.c_str());
-      DT_INFO("switched %s from XDP to tc ingress: removed dthrottle's XDP link", iface_.c_str());
-    }
-    close(lfd);
+    // A pinned XDP link of a previous agent run with --attach xdp: removed now that tc enforces;
+    // so is our program in libxdp's dispatcher (--attach xdp-multi).
+    if (remove_xdp_link()) DT_INFO("switched %s from XDP to tc ingress: removed dthrottle's XDP link", iface_.c_str());
+    if (xdp_multi_detach_ids(ifindex, xdp_multi_ours(ifindex)) > 0)
+      DT_INFO("switched %s from libxdp's dispatcher to tc ingress: detached dthrottle's program from it",
+              iface_.c_str());
     return;
   }
   const std::string removed = tc_remove(ifindex, pin_dir_ + "/" + DT_PIN_TC_LINK, -1, qdisc_recorded(pin_dir_));
@@ -305,6 +378,8 @@ void Dataplane::record_hook() {
 
 std::string Dataplane::hook_desc() const {
   if (hook_ == AttachHook::Tc) return tc_how_desc(tc_.how);
+  if (hook_ == AttachHook::XdpMulti)
+    return "native mode, libxdp dispatcher (run priority " + std::to_string(kXdpMultiPriority) + ")";
   return std::string(xdp_mode_name(mode_)) + " mode";
 }
 
@@ -317,7 +392,9 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
   }
   // Only the entry point of the hook in use is loaded (and verified): the other would cost
   // the load as much again, for nothing.
+  // With --attach xdp-multi neither: libxdp loads dt_xdp from a second instance (open_sharing_maps).
   bpf_program__set_autoload(cfg.hook == AttachHook::Tc ? skel_->progs.dt_xdp : skel_->progs.dt_tc, false);
+  if (cfg.hook == AttachHook::XdpMulti) bpf_program__set_autoload(skel_->progs.dt_xdp, false);
   bpf_map__set_max_entries(skel_->maps.buckets, max_sources);
   // Room in the active-source ring for every source to be announced in one period.
   bpf_map__set_max_entries(skel_->maps.active, active_ring_bytes(max_sources));
@@ -325,6 +402,7 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
   bpf_map__set_max_entries(skel_->maps.verified, cfg.max_verified);
   // Without the SYN cookie helpers (before Linux 6.0) their calls are never verified.
   skel_->rodata->dt_syncookie_helpers = probe_syncookie_helpers() > 0;
+  enable_xdp_frags(cfg);
   max_sources_ = max_sources;
   if (int rc = dthrottle_bpf__load(skel_); rc != 0) {
     *err = "cannot load the BPF program: " + errno_str(rc) +
@@ -340,6 +418,21 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
     DT_WARN("cannot write the layout version into %s/%s: %s (the next agent will take these pins for layout 1)",
             cfg.pin_dir.c_str(), DT_MAP_LAYOUT, errno_str(rc).c_str());
   return true;
+}
+
+void Dataplane::enable_xdp_frags(const DataplaneConfig &cfg) {
+  // Multi-buffer XDP where the kernel has it (jumbo frames), for the XDP hook alone: in
+  // libxdp's dispatcher the dispatcher decides, and it takes frags only if every program
+  // does (dt_xdp there is loaded without them; the rodata says how to count all the same).
+  const int frags = probe_xdp_frags();
+  skel_->rodata->dt_xdp_frags = frags > 0;
+  if (frags > 0 && cfg.hook == AttachHook::Xdp)
+    bpf_program__set_flags(skel_->progs.dt_xdp, bpf_program__flags(skel_->progs.dt_xdp) | BPF_F_XDP_HAS_FRAGS);
+  unsigned mtu = 0;
+  if (read_mtu(cfg.iface, &mtu) && cfg.hook != AttachHook::Tc) {
+    if (std::string w = xdp_mtu_warning(cfg.iface, mtu, cfg.hook == AttachHook::Xdp ? frags : 0); !w.empty())
+      DT_WARN("%s", w.c_str());
+  }
 }
 
 bool Dataplane::take_over_link(int ifindex, const std::string &link_pin) {
@@ -412,7 +505,13 @@ void Dataplane::detach_and_unpin() {
     tc_.link_fd = -1;
     DT_INFO("detached from %s: removed %s", iface_.c_str(), removed.empty() ? "nothing (it was gone)" : removed.c_str());
   }
-  if (tc_.how != TcHow::None || link_fd_ >= 0) unlink(runtime_file(pin_dir_, kAttachFile).c_str());
+  if (multi_prog_) {
+    xdp_multi_detach(multi_prog_, ifindex_);
+    multi_prog_ = nullptr;
+    DT_INFO("detached from %s: left libxdp's dispatcher (its other programs stay)", iface_.c_str());
+  }
+  if (tc_.how != TcHow::None || link_fd_ >= 0 || hook_ == AttachHook::XdpMulti)
+    unlink(runtime_file(pin_dir_, kAttachFile).c_str());
   unlink((pin_dir_ + "/" + DT_PIN_LINK).c_str());
   if (link_fd_ >= 0) close(link_fd_);  // last reference: the program detaches
   link_fd_ = -1;
@@ -426,6 +525,8 @@ Dataplane::~Dataplane() {
   if (!keep_) detach_and_unpin();
   if (link_fd_ >= 0) close(link_fd_);
   if (tc_.link_fd >= 0) close(tc_.link_fd);
+  xdp_multi_close(multi_prog_);  // still attached (--keep): libxdp's pins hold it
+  if (multi_skel_) dthrottle_bpf__destroy(multi_skel_);
   if (skel_) dthrottle_bpf__destroy(skel_);
   if (lock_fd_ >= 0) close(lock_fd_);
 }

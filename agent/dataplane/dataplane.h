@@ -8,7 +8,9 @@
 // agent that finds a pinned link for the same interface takes it over by swapping
 // in its freshly loaded program (bpf_link_update), without a gap in enforcement.
 // With --attach tc the same object's tc program is attached at tc ingress instead
-// (dataplane/tc_attach.h), with the same maps, pins and take-over.
+// (dataplane/tc_attach.h), with the same maps, pins and take-over. With --attach xdp-multi a
+// second instance of the object, sharing every map of the first, gives libxdp its dt_xdp to
+// load into the dispatcher (dataplane/xdp_multi.h).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@
 #include "dataplane/tc_attach.h"
 
 struct dthrottle_bpf;
+struct xdp_program;
 
 namespace dt {
 
@@ -27,9 +30,10 @@ enum class XdpMode { Auto, Native, Generic };
 bool parse_xdp_mode(const std::string &s, XdpMode *out);
 const char *xdp_mode_name(XdpMode m);
 
-// Where the program decides: the XDP hook (default) or tc ingress (--attach tc), for hosts
-// whose XDP hook belongs to another program.
-enum class AttachHook { Xdp, Tc };
+// Where the program decides: the XDP hook alone (default), the XDP hook shared through
+// libxdp's dispatcher (--attach xdp-multi, dataplane/xdp_multi.h) or tc ingress (--attach tc),
+// for hosts whose XDP hook belongs to another program.
+enum class AttachHook { Xdp, Tc, XdpMulti };
 bool parse_attach_hook(const std::string &s, AttachHook *out);
 const char *attach_hook_name(AttachHook h);
 
@@ -98,9 +102,10 @@ class Dataplane {
   bool took_over() const { return took_over_; }
   XdpMode attached_mode() const { return mode_; }
   AttachHook hook() const { return hook_; }
-  // --attach tc: a tcx link or a clsact filter (TcHow::None with --attach xdp).
+  // --attach tc: a tcx link or a clsact filter (TcHow::None with --attach xdp or xdp-multi).
   TcHow tc_how() const { return tc_.how; }
-  // "native mode", "generic mode", "tc ingress, tcx link", "tc ingress, clsact filter ...".
+  // "native mode", "generic mode", "native mode, libxdp dispatcher (run priority 50)",
+  // "tc ingress, tcx link", "tc ingress, clsact filter ...".
   std::string hook_desc() const;
   uint32_t max_sources() const { return max_sources_; }
   const std::string &pin_dir() const { return pin_dir_; }
@@ -115,10 +120,21 @@ class Dataplane {
   // for this interface (false, after removing any stale link, when there is none to take).
   bool load(const DataplaneConfig &cfg, uint32_t max_sources, std::string *err);
   bool take_over_link(int ifindex, const std::string &link_pin);
+  // Multi-buffer XDP (dt_xdp_frags, BPF_F_XDP_HAS_FRAGS) where the kernel has it; a warning
+  // for an MTU plain XDP may not take where it does not.
+  void enable_xdp_frags(const DataplaneConfig &cfg);
   // --attach xdp: a new XDP link (pinned), unless take_over_link took one.
   bool attach_xdp(const DataplaneConfig &cfg, int ifindex, bool had_pins, std::string *err);
   // --attach tc: tc_attach, then whatever XDP link a previous agent pinned here is removed.
   bool attach_tc(const DataplaneConfig &cfg, int ifindex, std::string *err);
+  // --attach xdp-multi: refused where the kernel cannot run the dispatcher; a previous
+  // agent's plain XDP link is removed first (it holds the hook), its dt_xdp in the
+  // dispatcher after ours joined.
+  bool attach_multi(std::string *err);
+  // A second instance of the object whose only program is dt_xdp, every map the first's.
+  dthrottle_bpf *open_sharing_maps(std::string *err);
+  // Our plain XDP link, pinned by a previous agent: removed (the hook is then free).
+  bool remove_xdp_link();
   // After attaching: the record for recorded_hook() and a later agent; the other hook's
   // attachment a previous agent left (a switch between --attach xdp and tc) removed.
   void record_hook();
@@ -126,6 +142,8 @@ class Dataplane {
   void detach_and_unpin();
 
   dthrottle_bpf *skel_ = nullptr;
+  dthrottle_bpf *multi_skel_ = nullptr;  // --attach xdp-multi: dt_xdp as libxdp loaded it
+  xdp_program *multi_prog_ = nullptr;
   int link_fd_ = -1;
   int lock_fd_ = -1;
   bool took_over_ = false;

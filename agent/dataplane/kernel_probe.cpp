@@ -1,10 +1,14 @@
 // kernel_probe.cpp - probe the kernel for what dthrottle.bpf.o needs; word the refusal.
 #include "dataplane/kernel_probe.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <vector>
 
 namespace dt {
@@ -59,6 +63,26 @@ int probe_syncookie_helpers() {
   // gets the same answer.
   static const int answer = libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_tcp_raw_gen_syncookie_ipv4, nullptr);
   return answer;
+}
+
+int probe_xdp_frags() {
+  static const int answer = [] {
+    const bpf_insn insns[] = {{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS}, {BPF_JMP | BPF_EXIT, 0, 0, 0, 0}};
+    LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_XDP, .prog_flags = BPF_F_XDP_HAS_FRAGS);
+    const int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, nullptr, "GPL", insns, 2, &o);
+    if (fd >= 0) close(fd);
+    // EINVAL: the flag is unknown (before 5.18); anything else says nothing of the flag.
+    return fd >= 0 ? 1 : errno == EINVAL ? 0 : -errno;
+  }();
+  return answer;
+}
+
+std::string xdp_mtu_warning(const std::string &iface, unsigned mtu, int frags) {
+  if (frags != 0 || mtu <= kPlainXdpMaxMtu) return "";
+  return "the MTU of " + iface + " is " + std::to_string(mtu) + ", above the " + std::to_string(kPlainXdpMaxMtu) +
+         " a plain XDP program takes on most drivers, and this kernel has no multi-buffer XDP (Linux " +
+         kXdpFragsKernel + "): the plain program is loaded, and the driver may refuse it or drop larger frames; "
+         "lower the MTU, or use --attach tc";
 }
 
 std::string syn_cookies_error(const std::vector<std::string> &rules, bool tc, int helpers,

@@ -57,4 +57,18 @@ std::string syn_cookies_error(const std::vector<std::string> &rules, bool tc, in
 // a rule asks for cookies).
 std::string check_syn_cookies(const std::vector<std::string> &rules, bool tc);
 
+// Multi-buffer XDP (BPF_F_XDP_HAS_FRAGS, bpf_xdp_get_buff_len: Linux 5.18): 1 if an XDP
+// program may take frames larger than a page (jumbo MTU), 0 if not, < 0 unknown (probed
+// once per process, as probe_syncookie_helpers).
+constexpr const char *kXdpFragsKernel = "5.18";
+int probe_xdp_frags();
+
+// The largest MTU a plain (single-buffer) XDP program takes on common drivers: a 4 KiB
+// page less the headroom, the Ethernet header and the skb_shared_info the frame needs.
+constexpr unsigned kPlainXdpMaxMtu = 3498;
+
+// The warning for an interface whose MTU plain XDP may not take, on a kernel without
+// multi-buffer XDP (frags: probe_xdp_frags()); "" when there is nothing to say.
+std::string xdp_mtu_warning(const std::string &iface, unsigned mtu, int frags);
+
 }  // namespace dt

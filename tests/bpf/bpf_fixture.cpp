@@ -130,6 +130,11 @@ void load_object(LoadedObject *o) {
     }
   }
   int rc = bpf_map__set_max_entries(skel->maps.buckets, BpfFixture::bucket_capacity());
+  // Multi-buffer XDP as the agent loads it (--attach xdp) where the kernel has it.
+  if (probe_xdp_frags() > 0) {
+    skel->rodata->dt_xdp_frags = 1;
+    if (rc == 0) rc = bpf_program__set_flags(skel->progs.dt_xdp, bpf_program__flags(skel->progs.dt_xdp) | BPF_F_XDP_HAS_FRAGS);
+  }
   if (rc == 0) rc = dthrottle_bpf__load(skel);
   if (rc != 0) {
     const std::string floor = check_kernel_floor();

@@ -18,6 +18,7 @@
 #include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "common/clock.h"
+#include "dataplane/kernel_probe.h"
 
 namespace dt::test {
 using namespace frames;  // PacketBuilder, the header lengths and TPIDs
@@ -43,6 +44,21 @@ class XdpBytes : public BpfFixture {
   // A rule's rule_bytes entry, its per-CPU values summed.
   dt_rule_bytes rule_bytes(uint32_t rule) { return summed_per_cpu<dt_rule_bytes>(rule_bytes_fd(), rule); }
 };
+
+// A jumbo frame (MTU 9000) arrives as a first buffer and fragments (multi-buffer XDP, Linux
+// 5.18; BPF_PROG_TEST_RUN makes the fragments of a frame larger than a page): the parser
+// reads its headers from the first buffer, and the byte budget is charged the whole frame.
+TEST_F(XdpBytes, JumboFramesInFragmentsAreChargedWhole) {
+  if (probe_xdp_frags() <= 0) GTEST_SKIP() << "this kernel has no multi-buffer XDP (Linux 5.18)";
+  const std::string src = "198.18.0.90";
+  ASSERT_NO_FATAL_FAILURE(set_byte_policy(kSlowBytes, 20000));
+  const auto f = frame_of(src, 9014);  // a 9000-byte IP packet in its Ethernet frame
+  EXPECT_EQ(send(f, 3), 2) << "a 20000-byte burst admits two 9014-byte frames, not a third";
+  auto b = bucket(src);
+  ASSERT_TRUE(b.has_value()) << "the source of a multi-buffer frame was not parsed from its first buffer";
+  EXPECT_EQ(b->passed, 2u * 9014) << "passed counts every byte of the frame, fragments included";
+  EXPECT_EQ(b->dropped, 9014u) << "dropped counts every byte of the frame, fragments included";
+}
 
 TEST_F(XdpBytes, BurstOverFrameLengthFramesPassAtOnce) {
   int host = 0;

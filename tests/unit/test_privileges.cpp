@@ -39,6 +39,18 @@ TEST(Privileges, KeptForWhatTheAgentStillDoes) {
   EXPECT_NE(dt::describe_capabilities(kept).find("CAP_NET_ADMIN (removes the clsact filter"), std::string::npos);
 }
 
+TEST(Privileges, LeavingTheDispatcherKeepsNetAdminAndSysAdmin) {
+  dt::PrivilegeNeeds multi;
+  multi.dispatcher_detach = true;
+  multi.new_maps = true;
+  const auto kept = dt::capabilities_to_keep(multi);
+  ASSERT_EQ(kept.size(), 3u) << dt::describe_capabilities(kept);
+  EXPECT_EQ(kept[0].cap, CAP_NET_ADMIN);
+  EXPECT_EQ(kept[1].cap, CAP_SYS_ADMIN);
+  EXPECT_EQ(kept[2].cap, CAP_BPF);
+  EXPECT_NE(std::string(kept[1].why).find("libxdp's dispatcher"), std::string::npos) << kept[1].why;
+}
+
 TEST(Privileges, NetAdminOnceForTheSynproxyTableAndTheClsactFilter) {
   dt::PrivilegeNeeds synproxy;
   synproxy.synproxy = true;

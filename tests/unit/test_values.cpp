@@ -145,6 +145,11 @@ TEST(Cli, AttachTc) {
   ASSERT_EQ(dt::parse_run_options(x.argc(), x.argv(), &ox, &err), dt::ParseOutcome::Ok) << err;
   EXPECT_EQ(ox.hook, dt::AttachHook::Xdp);
   EXPECT_EQ(ox.mode, dt::XdpMode::Native);
+  Argv m{"agent", "--iface", "eth0", "--rate", "10", "--burst", "5", "--attach", "xdp-multi"};
+  dt::RunOptions om;
+  ASSERT_EQ(dt::parse_run_options(m.argc(), m.argv(), &om, &err), dt::ParseOutcome::Ok) << err;
+  EXPECT_EQ(om.hook, dt::AttachHook::XdpMulti);
+  EXPECT_STREQ(dt::attach_hook_name(om.hook), "xdp-multi");
 }
 
 TEST(Cli, RunOptionsErrorsNameTheFlag) {
@@ -155,9 +160,11 @@ TEST(Cli, RunOptionsErrorsNameTheFlag) {
       {{"agent", "--iface", "x", "--rate", "-1", "--burst", "1"}, "--rate: invalid rate '-1'"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "0"}, "--burst: invalid value '0'"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--xdp-mode", "fast"}, "--xdp-mode"},
-      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tcx"}, "--attach: 'tcx' is not one of xdp, tc"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tcx"}, "--attach: 'tcx' is not one of xdp, xdp-multi, tc"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tc", "--xdp-mode", "generic"},
        "--xdp-mode is for --attach xdp"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "xdp-multi", "--xdp-mode", "native"},
+       "--attach xdp-multi is native mode only"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--stats-interval", "soon"},
        "--stats-interval: invalid duration 'soon'"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--pin-dir", "rel"}, "absolute"},

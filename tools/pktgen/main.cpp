@@ -173,9 +173,9 @@ std::vector<OptionSpec> send_options(SendOptions *o, bool *have_count) {
       {"sport", 0, "P", "source port of every frame (default 40000 + the\nsource's index)", port_into(&o->sport)},
       {"dport", 0, "P", "destination port (default 9999)", port_into(&o->dport)},
       {"tcp-syn", 0, nullptr, "send TCP SYNs (MSS option, a new sequence number each)\ninstead of UDP frames", turn_on(&o->tcp_syn)},
-      {"size", 0, "BYTES", "length of each frame, Ethernet header included, 100 to\n1514 (default: the shortest, 58 IPv4 / 78 IPv6)",
-       checked([o](const std::string &v) { std::string e; return parse_count(v, 100, 1514, &o->size, &e); },
-               "a frame length from 100 to 1514 bytes")},
+      {"size", 0, "BYTES", "length of each frame, Ethernet header included, 100 to\n9014 (jumbo: above 1514 the interface's MTU must take\nit; default: the shortest, 58 IPv4 / 78 IPv6)",
+       checked([o](const std::string &v) { std::string e; return parse_count(v, 100, 9014, &o->size, &e); },
+               "a frame length from 100 to 9014 bytes")},
       {"start-at", 0, "T", "send the first frame at Unix time T (seconds, e.g. from\ndate +%s.%N; default: at once): senders started one\nafter the other begin together",
        checked([o](const std::string &v) {
          char *end = nullptr;
