@@ -46,8 +46,11 @@ echo "test-kernel: guest up: Linux $kver, $(nproc) CPUs, $(awk '/MemTotal/ { pri
 	"clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 
 # The image package ships its modules under build/kernel; the host has none for this kernel.
-mkdir -p /usr/lib/modules
-ln -sfn "$repo/build/kernel/$kver/lib/modules/$kver" "/usr/lib/modules/$kver"
+# Both module directories: /lib is not /usr/lib in another architecture's root (no usrmerge).
+for d in /usr/lib/modules /lib/modules; do
+	mkdir -p "$d"
+	[ -e "$d/$kver" ] || ln -sfn "$repo/build/kernel/$kver/lib/modules/$kver" "$d/$kver"
+done
 # The kernel asks /sbin/modprobe for the modules it wants on first use (bridge for
 # `ip link add type bridge`, inet_diag for NETLINK_SOCK_DIAG, qdiscs for tc...); the host
 # has no kmod for this tree: busybox's modprobe answers instead (modules.alias, modules.dep).
