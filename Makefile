@@ -254,8 +254,14 @@ deb:
 	@scripts/make_deb.sh $(VERSION) $(ARCH)
 
 # Installs the package on this machine, runs it, purges it and finds nothing left (root).
+ifeq ($(CROSS),)
 test-deb: deb
 	@scripts/test_deb.sh build/dthrottle_$(VERSION)_$(ARCH).deb
+else
+test-deb:
+	@echo "test-deb: installs the package on this machine, which is $(NATIVE_ARCH), not $(ARCH):" \
+	      "make test-kernel ARCH=$(ARCH) runs the $(ARCH) programs in a guest" >&2; exit 1
+endif
 
 # The compiler's dependency files are in $(OBJ) only: not those of another ARCH's build/ARCH/
 # nor of make deb's copy (nor the *.d directories of a guest's root in build/ARCH/rootfs).
