@@ -19,16 +19,22 @@
 #   make uninstall
 #   make man      the man pages (pandoc, from man/*.md) into build/man/
 #   make deb      build/dthrottle_VERSION_amd64.deb (debhelper; lintian's output in build/lintian.txt)
+#
+#   ARCH=arm64    cross-compiles on amd64 (aarch64-linux-gnu-g++, multiarch :arm64 -dev packages,
+#                 which `make deps ARCH=arm64` installs) into build/arm64/, never mixed with
+#                 build/: `make deb ARCH=arm64` gives build/dthrottle_VERSION_arm64.deb,
+#                 `make test-kernel ARCH=arm64` boots Debian's arm64 kernel under
+#                 qemu-system-aarch64 (docs/arm64.md). Plain make and make test need none of it.
 #   make test-deb install that package on this machine, run it, purge it, find nothing left
 
 VERSION   := 0.1.0
-BUILD     := build
-OBJ       := build/obj
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
 CXX       ?= g++
 CLANGXX   ?= clang++
-ARCH_INC  := /usr/include/$(shell uname -m)-linux-gnu
+PKG_CONFIG ?= pkg-config
+include mk/arch.mk
+OBJ       := $(BUILD)/obj
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror \
               -Iinclude -Ibpf -I$(ARCH_INC)
@@ -39,7 +45,7 @@ CXXFLAGS   += -std=c++20 -Wall -Wextra -Werror -MMD -MP -Iinclude -Iagent -I$(BU
 LDLIBS     := -Wl,--push-state,--as-needed -lxdp -Wl,--pop-state -lbpf -lelf -lz -lzmq -lsodium -lcpp-httplib -lhiredis -lcap -lnftables -lpthread
 # Debian's cpp-httplib is a compiled library: its header must see the feature macros
 # the library was built with (they change class layouts; TLS itself is never used).
-HTTPLIB_CFLAGS = $(or $(shell pkg-config --cflags cpp-httplib),$(error pkg-config knows no cpp-httplib: run make deps))
+HTTPLIB_CFLAGS = $(or $(shell $(PKG_CONFIG) --cflags cpp-httplib),$(error $(PKG_CONFIG) knows no cpp-httplib: run make deps$(if $(CROSS), ARCH=$(ARCH))))
 GTEST_LIBS := -lgtest -lgtest_main -lpthread
 
 AGENT_SRCS := $(wildcard agent/*/*.cpp)
@@ -52,7 +58,7 @@ BPFT_SRCS  := $(wildcard tests/bpf/*.cpp)
 BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/dthrottle/*.h) $(wildcard include/dthrottle/abi/*.h)
 
 PROGRAMS := $(BUILD)/agent $(BUILD)/unit_tests $(BUILD)/bpf_tests $(BUILD)/pktgen $(BUILD)/bench \
-            $(BUILD)/fuzz_report $(BUILD)/fuzz_make_seeds \
+            $(if $(CROSS),,$(BUILD)/fuzz_report) $(BUILD)/fuzz_make_seeds \
             $(BUILD)/simulate $(BUILD)/query_bench $(BUILD)/query_serve $(BUILD)/strict_bench \
             $(BUILD)/verifier_stats
 
@@ -67,11 +73,11 @@ all: check-deps
 # Plain make installs nothing, so it runs as any user: it names the Debian packages the build
 # lacks (and the command that installs them) before a compiler error would.
 check-deps:
-	@scripts/deps.sh --check build
+	@scripts/deps.sh --check build $(DEPS_CROSS)
 
 # Installing is for the targets a newcomer runs as root (test, demo, bench...), before they build.
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh all $(DEPS_CROSS)
 
 deps-demo:
 	@scripts/deps.sh demo
@@ -168,8 +174,8 @@ test: deps
 # read-only view of / (DT_KERNEL_SUITES=bpf,test_rules picks suites; see its header).
 test-kernel: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/kernel-deps.sh
-	@tests/kernel/run.sh
+	@scripts/kernel-deps.sh $(ARCH)
+	@tests/kernel/run.sh $(ARCH)
 
 # The demo needs the agent and the packet generator only, not the tests, benches and fuzzers,
 # nor the packages only they need (deps-demo: the agent's build and the lab's tools).
@@ -233,21 +239,31 @@ uninstall:
 # --- Man pages and the Debian package ---------------------------------------------------
 # One Markdown source each (man/NAME.SECTION.md); tests/packaging checks dthrottle-agent(8)
 # against every subcommand's --help.
-MAN_PAGES := $(patsubst man/%.md,$(BUILD)/man/%,$(wildcard man/*.md))
+# Architecture-independent: always build/man, whatever ARCH is.
+MAN_PAGES := $(patsubst man/%.md,build/man/%,$(wildcard man/*.md))
 MAN_DATE  := $(shell git log -1 --format=%cs 2>/dev/null)
 .PHONY: man deb test-deb
 man: $(MAN_PAGES)
-$(BUILD)/man/%: man/%.md
+build/man/%: man/%.md
 	@command -v pandoc >/dev/null || { echo "man: pandoc is missing: run make deps" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	pandoc -s -f markdown-smart -t man -M footer="dthrottle $(VERSION)" -M date="$(MAN_DATE)" $< -o $@
 
 # Built from a copy of the tree in build/deb (scripts/make_deb.sh); lintian in build/lintian.txt.
 deb:
-	@scripts/make_deb.sh $(VERSION)
+	@$(if $(CROSS),scripts/deps.sh $(DEPS_CROSS))
+	@scripts/make_deb.sh $(VERSION) $(ARCH)
 
 # Installs the package on this machine, runs it, purges it and finds nothing left (root).
+ifeq ($(CROSS),)
 test-deb: deb
-	@scripts/test_deb.sh $(BUILD)/dthrottle_$(VERSION)_amd64.deb
+	@scripts/test_deb.sh build/dthrottle_$(VERSION)_$(ARCH).deb
+else
+test-deb:
+	@echo "test-deb: installs the package on this machine, which is $(NATIVE_ARCH), not $(ARCH):" \
+	      "make test-kernel ARCH=$(ARCH) runs the $(ARCH) programs in a guest" >&2; exit 1
+endif
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# The compiler's dependency files are in $(OBJ) only: not those of another ARCH's build/ARCH/
+# nor of make deb's copy (nor the *.d directories of a guest's root in build/ARCH/rootfs).
+-include $(shell find $(OBJ) -name '*.d' -type f 2>/dev/null)

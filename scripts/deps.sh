@@ -7,6 +7,9 @@
 #   build   agent, and what the tests and the fuzzer need to build: all that plain `make` builds
 #   demo    agent, and what `make demo` runs (namespaces, python3, gnuplot)
 #   all     build, demo, and what the suites, `make deb` and `make man` run (`make deps`)
+#   cross-arm64  the arm64 cross build on amd64 (ARCH=arm64 only, never part of all): the
+#           cross compiler and the :arm64 -dev packages of agent and build (dpkg's multiarch;
+#           as root, adds the arm64 architecture to dpkg first)
 #
 # Installs the missing ones (apt-get; root), or, not root, names them and the command to run
 # as root, and fails. --check only names them, as any user: plain `make` checks `build` so.
@@ -50,6 +53,31 @@ SUITES=(
   prometheus                              # promtool and a real Prometheus (contrib/prometheus tests)
   debhelper dpkg-dev fakeroot lintian     # make deb
 )
+# The libraries the programs link and the headers they include, for another architecture.
+# Architecture: all header packages (toml11, nlohmann-json) are shared; cppzmq-dev is per arch.
+CROSS_LIBS=(
+  libbpf-dev libelf-dev zlib1g-dev linux-libc-dev libzmq3-dev libsodium-dev libcpp-httplib-dev
+  libcap-dev libhiredis-dev libnftables-dev libgtest-dev cppzmq-dev
+)
+cross_packages() {  # ARCH: the cross compiler and ARCH's -dev packages
+  case $1 in
+    arm64) echo g++-aarch64-linux-gnu ;;
+    *) echo "deps: no cross build for $1 (arm64)" >&2; exit 2 ;;
+  esac
+  printf "%s:$1\n" "${CROSS_LIBS[@]}"
+}
+# Multiarch: dpkg must know ARCH before apt can name or install its packages.
+add_architecture() {  # ARCH
+  dpkg --print-foreign-architectures 2>/dev/null | grep -qx "$1" && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "deps: dpkg does not know the $1 architecture: run 'make deps ARCH=$1' as root" >&2
+    echo "deps: (or: sudo dpkg --add-architecture $1 && sudo apt-get update)" >&2
+    exit 1
+  fi
+  echo "deps: dpkg --add-architecture $1"
+  dpkg --add-architecture "$1"
+  apt-get update -q
+}
 
 check=0
 if [ "${1:-}" = --check ]; then
@@ -64,7 +92,10 @@ for group in "$@"; do
     build) packages+=("${AGENT[@]}" "${TESTS_BUILD[@]}") ;;
     demo) packages+=("${AGENT[@]}" "${LAB[@]}") ;;
     all) packages+=("${AGENT[@]}" "${TESTS_BUILD[@]}" "${LAB[@]}" "${SUITES[@]}") ;;
-    *) echo "deps: no group '$group' (agent, build, demo, all)" >&2; exit 2 ;;
+    cross-*)
+      [ "$check" -eq 1 ] || add_architecture "${group#cross-}"
+      mapfile -t -O "${#packages[@]}" packages < <(cross_packages "${group#cross-}") ;;
+    *) echo "deps: no group '$group' (agent, build, demo, all, cross-arm64)" >&2; exit 2 ;;
   esac
 done
 mapfile -t packages < <(printf '%s\n' "${packages[@]}" | awk '!seen[$0]++')

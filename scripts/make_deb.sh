@@ -1,15 +1,28 @@
 #!/usr/bin/env bash
-# make_deb.sh VERSION - build/dthrottle_VERSION_amd64.deb with debhelper (make deb).
+# make_deb.sh VERSION [ARCH] - build/dthrottle_VERSION_ARCH.deb with debhelper (make deb).
 #
 # The tree (tracked and untracked files git does not ignore; without git, all but build/)
 # is copied to build/deb/dthrottle-VERSION and built there with dpkg-buildpackage, so the
 # package is built from source and the developer's build/ is left alone. lintian then
 # checks it (its output in build/lintian.txt); an error (E:) fails the target.
+#
+# ARCH (default: this machine's) other than this machine's is a cross build
+# (dpkg-buildpackage -a ARCH; debian/rules runs the Makefile with ARCH=): staged in
+# build/ARCH/deb, lintian's output in build/ARCH/lintian.txt, the package in build/ all the same.
 set -euo pipefail
-VERSION=${1:?usage: make_deb.sh VERSION}
+VERSION=${1:?usage: make_deb.sh VERSION [ARCH]}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NATIVE=$(dpkg --print-architecture)
+ARCH=${2:-$NATIVE}
 OUT=$ROOT/build
-STAGE=$OUT/deb
+cross_args=()
+if [ "$ARCH" = "$NATIVE" ]; then
+	LOGDIR=$OUT
+else
+	LOGDIR=$OUT/$ARCH
+	cross_args=(-a "$ARCH")
+fi
+STAGE=$LOGDIR/deb
 SRC=$STAGE/dthrottle-$VERSION
 cd "$ROOT"
 
@@ -35,22 +48,22 @@ fi
 
 echo "make deb: building in $SRC (a log in $STAGE/build.log)"
 if ! (cd "$SRC" && DEB_BUILD_OPTIONS="parallel=$(nproc) ${DEB_BUILD_OPTIONS:-}" \
-	dpkg-buildpackage -b -us -uc >"$STAGE/build.log" 2>&1); then
+	dpkg-buildpackage "${cross_args[@]}" -b -us -uc >"$STAGE/build.log" 2>&1); then
 	tail -40 "$STAGE/build.log" >&2
 	echo "make deb: dpkg-buildpackage failed (the whole log: $STAGE/build.log)" >&2
 	exit 1
 fi
-deb=$STAGE/dthrottle_${VERSION}_amd64.deb
+deb=$STAGE/dthrottle_${VERSION}_${ARCH}.deb
 [ -f "$deb" ] || { echo "make deb: dpkg-buildpackage made no $deb" >&2; exit 1; }
 cp "$deb" "$OUT/"
 
 # lintian on the binary package (--info: each tag with its explanation).
-lintian --info --display-info --pedantic "$STAGE"/dthrottle_"${VERSION}"_amd64.changes >"$OUT/lintian.txt" 2>&1 || true
-echo "lintian ($OUT/lintian.txt):"
-grep -E '^[EWIPX]: ' "$OUT/lintian.txt" | sed 's/^/  /' || echo "  (no tags)"
-if grep -q '^E: ' "$OUT/lintian.txt"; then
+lintian --info --display-info --pedantic "$STAGE"/dthrottle_"${VERSION}"_${ARCH}.changes >"$LOGDIR/lintian.txt" 2>&1 || true
+echo "lintian ($LOGDIR/lintian.txt):"
+grep -E '^[EWIPX]: ' "$LOGDIR/lintian.txt" | sed 's/^/  /' || echo "  (no tags)"
+if grep -q '^E: ' "$LOGDIR/lintian.txt"; then
 	echo "make deb: lintian reports errors (above)" >&2
 	exit 1
 fi
-echo "package: $OUT/dthrottle_${VERSION}_amd64.deb"
-dpkg-deb -c "$OUT/dthrottle_${VERSION}_amd64.deb" | awk '{ print "  " $6 ($7 ? " " $7 " " $8 : "") }'
+echo "package: $OUT/dthrottle_${VERSION}_${ARCH}.deb"
+dpkg-deb -c "$OUT/dthrottle_${VERSION}_${ARCH}.deb" | awk '{ print "  " $6 ($7 ? " " $7 " " $8 : "") }'

@@ -43,11 +43,16 @@ ip link set lo up
 . "$repo/build/kernel/guest.env" || { echo "test-kernel: no $repo/build/kernel/guest.env"; exit 1; }
 kver=$(uname -r)
 echo "test-kernel: guest up: Linux $kver, $(nproc) CPUs, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)," \
-	"clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	"clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)," \
+	"BPF JIT $(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null || echo unknown)" \
+	"($(uname -m)$(grep -qw atomics /proc/cpuinfo && echo ', LSE atomics'))"
 
 # The image package ships its modules under build/kernel; the host has none for this kernel.
-mkdir -p /usr/lib/modules
-ln -sfn "$repo/build/kernel/$kver/lib/modules/$kver" "/usr/lib/modules/$kver"
+# Both module directories: /lib is not /usr/lib in another architecture's root (no usrmerge).
+for d in /usr/lib/modules /lib/modules; do
+	mkdir -p "$d"
+	[ -e "$d/$kver" ] || ln -sfn "$repo/build/kernel/$kver/lib/modules/$kver" "$d/$kver"
+done
 # The kernel asks /sbin/modprobe for the modules it wants on first use (bridge for
 # `ip link add type bridge`, inet_diag for NETLINK_SOCK_DIAG, qdiscs for tc...); the host
 # has no kmod for this tree: busybox's modprobe answers instead (modules.alias, modules.dep).

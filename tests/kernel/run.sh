@@ -18,12 +18,43 @@
 #   DT_KERNEL_MEM      guest memory (4G); the guest gets every host CPU, at least 2, at most 4
 #   DT_KERNEL_CPU      qemu's CPU model under TCG (qemu64)
 #   DT_KERNEL_KARGS    more kernel command-line arguments (e.g. clocksource=tsc)
+#
+# tests/kernel/run.sh ARCH (make test-kernel ARCH=arm64): another architecture's kernel
+# (build/ARCH/kernel) under its qemu, TCG only. Its root cannot be the host's /: it is
+# build/ARCH/rootfs (Debian's ARCH packages, scripts/kernel-deps.sh ARCH) read-only, and the
+# work tree is a second 9p export under its own tmpfs overlay, build/ARCH mounted on build/,
+# so the suites run build/ARCH's programs where they expect build/'s. There, the defaults:
+# DT_KERNEL_SUITES unit,bpf,netns and DT_KERNEL_SKIP every netns suite but a few
+# (arm64_suites below): all of them would take hours of emulation; each is listed as skipped.
+# DT_KERNEL_CPU is max,pauth-impdef=on (LSE atomics for the BPF JIT; cheap pointer auth).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
 
-KDIR=build/kernel
-suites=${DT_KERNEL_SUITES:-bpf,netns}
+native=$(dpkg --print-architecture 2>/dev/null || echo amd64)
+arch=${1:-$native}
+if [ "$arch" = "$native" ]; then
+  KDIR=build/kernel
+  BUILD=build
+  qemu=qemu-system-x86_64
+  qemu_pkg=qemu-system-x86
+  console_dev=ttyS0
+  machine_args=()
+  suites=${DT_KERNEL_SUITES:-bpf,netns}
+else
+  [ "$arch" = arm64 ] || { echo "test-kernel: no guest for $arch (amd64, arm64)" >&2; exit 1; }
+  KDIR=build/$arch/kernel
+  BUILD=build/$arch
+  ROOTFS=build/$arch/rootfs
+  qemu=qemu-system-aarch64
+  qemu_pkg=qemu-system-arm
+  console_dev=ttyAMA0
+  machine_args=(-M virt)
+  suites=${DT_KERNEL_SUITES:-unit,bpf,netns}
+  # The netns suites run there by default: one host throttled with real packets (packets and
+  # bytes), and a cluster of agents trading signed reports over ZeroMQ.
+  arm64_suites="test_throttle test_bytes test_cluster"
+fi
 vm_timeout=${DT_KERNEL_TIMEOUT:-2400}
 mem=${DT_KERNEL_MEM:-4G}
 console=$KDIR/console.log
@@ -36,14 +67,16 @@ not_run() {
 }
 
 [ "$(id -u)" -eq 0 ] || not_run "needs root (qemu exports / to the guest; the suites load BPF)"
-command -v qemu-system-x86_64 >/dev/null ||
-  not_run "no qemu-system-x86_64: run scripts/kernel-deps.sh (apt-get install qemu-system-x86)"
+command -v $qemu >/dev/null ||
+  not_run "no $qemu: run scripts/kernel-deps.sh $arch (apt-get install $qemu_pkg)"
 command -v busybox >/dev/null ||
   not_run "no busybox: run scripts/kernel-deps.sh (apt-get install busybox-static)"
 [ -e "$KDIR/current/.complete" ] ||
-  not_run "no kernel in $KDIR/current: run scripts/kernel-deps.sh (unpacks linux-image-amd64)"
+  not_run "no kernel in $KDIR/current: run scripts/kernel-deps.sh $arch (unpacks linux-image-$arch)"
+[ -z "${ROOTFS:-}" ] || [ -e "$ROOTFS/.complete" ] ||
+  not_run "no $arch root file system in $ROOTFS: run scripts/kernel-deps.sh $arch"
 case $repo in *[[:space:]]*) not_run "the work tree's path has a blank: $repo" ;; esac
-[ -x build/bpf_tests ] && [ -x build/agent ] || not_run "build/ is not built: run make"
+[ -x $BUILD/bpf_tests ] && [ -x $BUILD/agent ] || not_run "$BUILD/ is not built: run make${ROOTFS:+ ARCH=$arch}"
 
 kver=$(readlink "$KDIR/current")
 kernel=$KDIR/$kver/boot/vmlinuz-$kver
@@ -54,15 +87,24 @@ build_initramfs() {
   local root m f
   root=$(mktemp -d "$KDIR/initramfs.XXXXXX")
   mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/lib/modules/$kver"
-  cp "$(command -v busybox)" "$root/bin/busybox"
+  # The guest's busybox: the host's, or the static one of the other architecture's root.
+  if [ -n "${ROOTFS:-}" ]; then
+    cp "$ROOTFS/bin/busybox" "$root/bin/busybox"
+  else
+    cp "$(command -v busybox)" "$root/bin/busybox"
+  fi
   for a in sh mount umount modprobe insmod switch_root reboot sleep cat mkdir uname; do
     ln -s busybox "$root/bin/$a"
   done
   # The modules /init loads and everything they depend on (modules.dep, made by kernel-deps).
-  local want="virtio_pci 9pnet_virtio 9p overlay" todo=() seen=" "
+  # One the kernel has built in (virtio_pci on arm64) is neither copied nor loaded.
+  local want="virtio_pci 9pnet_virtio 9p overlay" todo=() seen=" " load=""
   for m in $want; do
+    grep -q "/$m.ko\$" "$moddir/modules.builtin" 2>/dev/null && continue
+    load="$load $m"
     todo+=("$(awk -v m="/$m.ko:" 'index($0, m) { print $1; exit }' "$moddir/modules.dep")")
   done
+  echo "$load" >"$root/modules"
   while [ ${#todo[@]} -gt 0 ]; do
     f=${todo[0]%:}; todo=("${todo[@]:1}")
     [ -n "$f" ] || { rm -rf "$root"; return 1; }
@@ -99,7 +141,13 @@ kvm_boots() {
     </dev/null 2>&1 | grep -q '^test-kernel: probe booted'
 }
 accel=${DT_KERNEL_ACCEL:-}
-if [ -z "$accel" ]; then
+if [ -n "${ROOTFS:-}" ]; then
+  # Another architecture: emulation only. qemu's max CPU has LSE atomics, which the arm64 BPF
+  # JIT uses for the programs' atomic adds (ARMv8.0 cores take its LL/SC path instead).
+  accel=${accel:-tcg}
+  [ "$accel" = tcg ] || not_run "an $arch guest on $native runs under TCG only, not $accel"
+  tcg_args=(-accel tcg,thread=multi -cpu "${DT_KERNEL_CPU:-max,pauth-impdef=on}")
+elif [ -z "$accel" ]; then
   if kvm_boots; then accel=kvm; else accel=tcg; fi
 fi
 case $accel in
@@ -109,7 +157,14 @@ case $accel in
 esac
 # Timing-heavy suites cannot hold their deadlines under emulation (test_adaptive: 473 s
 # instead of 30, its 100 ms sampler misses most samples): reported as skipped, never hidden.
-if [ "$accel" = tcg ]; then
+if [ -n "${ROOTFS:-}" ]; then
+  default_skip=$(for s in tests/netns/test_*.sh; do
+    s=$(basename "$s" .sh)
+    case " $arm64_suites " in *" $s "*) ;; *) echo "$s" ;; esac
+  done | xargs)
+  skip=${DT_KERNEL_SKIP-$default_skip}
+  skip_reason="not in the $arch guest's default set ($arm64_suites): TCG emulation of another CPU would take hours for all; DT_KERNEL_SUITES and DT_KERNEL_SKIP= run more"
+elif [ "$accel" = tcg ]; then
   skip=${DT_KERNEL_SKIP-test_adaptive}
   skip_reason="timing-heavy (100 ms samples, 1 s deadlines): cannot hold its timings under TCG emulation; it runs when KVM works (or DT_KERNEL_SKIP= to force it)"
 else
@@ -132,20 +187,34 @@ cpus=$(nproc); [ "$cpus" -gt 4 ] && cpus=4
   printf 'export DT_SCRIPT_TIMEOUT=%q\n' "${DT_SCRIPT_TIMEOUT:-900}"
 } >"$KDIR/guest.env"
 
-echo "test-kernel: booting Debian's kernel $kver ($accel, $cpus CPUs, $mem) to run: $suites"
+echo "test-kernel: booting Debian's kernel $kver ($arch, $accel, $cpus CPUs, $mem) to run: $suites"
 [ -z "$skip" ] || echo "test-kernel: not run ($accel): $skip: $skip_reason"
-echo "test-kernel: the guest's root is the host's / read-only (9p) under a tmpfs overlay;" \
-     "the whole run is killed after ${vm_timeout} s"
+if [ -n "${ROOTFS:-}" ]; then
+  # The other architecture's root, and the work tree as its own export (tag repo).
+  root_path=$repo/$ROOTFS
+  repo_args=(-fsdev "local,id=repo,path=$repo,security_model=none,readonly=on,multidevs=remap"
+             -device virtio-9p-pci,fsdev=repo,mount_tag=repo)
+  repo_kargs="dt_repo9p dt_build=$BUILD"
+  echo "test-kernel: the guest's root is $ROOTFS read-only (9p), the work tree another 9p" \
+       "export with $BUILD on build/, each under a tmpfs overlay; killed after ${vm_timeout} s"
+else
+  root_path=/
+  repo_args=()
+  repo_kargs=
+  echo "test-kernel: the guest's root is the host's / read-only (9p) under a tmpfs overlay;" \
+       "the whole run is killed after ${vm_timeout} s"
+fi
 start=$(date +%s)
-# The console goes to build/kernel/console.log (and here, as it comes: the suite lines).
-timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
-  "${accel_args[@]}" -smp "$cpus" -m "$mem" \
+# The console goes to $KDIR/console.log (and here, as it comes: the suite lines).
+timeout -k 10 "$vm_timeout" $qemu \
+  "${machine_args[@]}" "${accel_args[@]}" -smp "$cpus" -m "$mem" \
   -nodefaults -no-user-config -display none -no-reboot \
   -serial stdio -monitor none \
   -kernel "$kernel" -initrd "$KDIR/initrd.img" \
-  -append "console=ttyS0 quiet panic=-1 $clock_args dt_repo=$repo" \
-  -fsdev local,id=rootfs,path=/,security_model=none,readonly=on,multidevs=remap \
+  -append "console=$console_dev quiet panic=-1 $clock_args dt_repo=$repo $repo_kargs" \
+  -fsdev "local,id=rootfs,path=$root_path,security_model=none,readonly=on,multidevs=remap" \
   -device virtio-9p-pci,fsdev=rootfs,mount_tag=root \
+  "${repo_args[@]}" \
   </dev/null 2>&1 | sed -u 's/\r$//' | tee "$console" | grep --line-buffered -E \
     '^(== |   |test-kernel: |[0-9]+ passed, [0-9]+ failed|failed suites:|  [^ ]|PASS |FAIL |\[ *[0-9.]+\] )'
 qemu_rc=${PIPESTATUS[0]}
@@ -167,7 +236,7 @@ if [ -z "$total" ] || [ -z "$status" ]; then
   echo "$p passed, $((f + 1)) failed"
   exit 1
 fi
-echo "test-kernel: Linux $kver under qemu ($accel): $suites in ${elapsed} s"
+echo "test-kernel: Linux $kver ($arch) under qemu ($accel): $suites in ${elapsed} s"
 [ "$status" -eq 0 ] || echo "test-kernel: the failed suites' logs are in $console (lines 'log| ')"
 echo "$total"
 [ "$status" -eq 0 ]
