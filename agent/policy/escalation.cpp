@@ -22,16 +22,18 @@ std::string seconds_text(uint64_t ns) {
 
 }  // namespace
 
+// A prefix budget's offence has no drops of its own (the kernel counts them per level).
 std::string AutoBan::evidence() const {
-  return std::to_string(drops) + " dropped in " + seconds_text(over_ns) + " over budget, offence " +
-         std::to_string(offence);
+  const std::string what = drops ? std::to_string(drops) + " dropped in " + seconds_text(over_ns) + " over budget"
+                                 : "out of budget for " + seconds_text(over_ns);
+  return what + ", offence " + std::to_string(offence);
 }
 
 Escalation::Escalation(Clock clock, size_t max_in_force, size_t max_tracked)
     : clock_(std::move(clock)), max_in_force_(max_in_force), max_tracked_(max_tracked ? max_tracked : 1) {}
 
 // The offender's state, made most recently seen; a new one may push out the least recent.
-Escalation::Offender &Escalation::touch(const BanPrefix &p, uint64_t now) {
+Escalation::Offender &Escalation::touch(const BanPrefix &p) {
   auto it = offenders_.find(p);
   if (it != offenders_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.lru);
@@ -46,13 +48,12 @@ Escalation::Offender &Escalation::touch(const BanPrefix &p, uint64_t now) {
   lru_.push_front(p);
   Offender &st = offenders_[p];
   st.lru = lru_.begin();
-  (void)now;
   return st;
 }
 
 void Escalation::observe(const OverBudget &o, uint64_t now) {
   if (!rules_.count(o.rule)) return;
-  Offender &st = touch(o.prefix, now);
+  Offender &st = touch(o.prefix);
   if (st.ban_end > now) return;  // banned (or would be): not a new offence
   if (!st.over_since) {
     // Its drops happened since the last check: the offence began then (a second at most ago).
@@ -201,7 +202,7 @@ size_t Escalation::load(std::istream &in, uint64_t now_unix_ms) {
     const long long rel_ns = (end_ms - static_cast<long long>(now_unix_ms)) * 1'000'000;
     const long long end = static_cast<long long>(now) + rel_ns;
     if (end <= 0) continue;  // ended before this boot's clock began: long forgotten
-    Offender &st = touch(p, now);
+    Offender &st = touch(p);
     for (const auto &[id, r] : rules_)
       if (r.name == rule) st.rule = id;
     st.bans = bans;

@@ -67,7 +67,7 @@ struct AutoBan {
   uint64_t drops = 0;                        // dropped during the offence
   uint64_t over_ns = 0;                      // how long it was over budget
   bool dry_run = false;
-  std::string evidence() const;              // "1234 drops in 31s, offence 2"
+  std::string evidence() const;              // "1234 dropped in 31s over budget, offence 2"
 };
 
 struct EscalationCounters {
@@ -124,7 +124,7 @@ class Escalation {
     uint64_t ban_end = 0;     // the last one's end (0: none)
     std::list<BanPrefix>::iterator lru;
   };
-  Offender &touch(const BanPrefix &p, uint64_t now);
+  Offender &touch(const BanPrefix &p);
   void observe(const OverBudget &o, uint64_t now);
   bool decide(const BanPrefix &p, Offender &st, uint64_t now, std::vector<AutoBan> *out);
   AutoBan make_ban(const BanPrefix &p, Offender &st, const EscalationRule &r, uint64_t now);

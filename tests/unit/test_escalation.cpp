@@ -71,6 +71,9 @@ TEST_F(EscalationTest, BannedOnlyAfterOverBudgetForAfter) {
   ASSERT_EQ(hooked.size(), 1u) << "the on-ban hook (events) was not called";
   EXPECT_EQ(esc.counters().bans, 1u);
   EXPECT_EQ(esc.in_force(), 1u);
+  AutoBan prefix_ban = bans[0];
+  prefix_ban.drops = 0;  // a prefix budget's offence: no drops of its own
+  EXPECT_EQ(prefix_ban.evidence(), "out of budget for 3s, offence 1");
 }
 
 TEST_F(EscalationTest, AGapEndsTheOffence) {
