@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 #include "dthrottle/common.h"
 #include "dthrottle/lists.h"
+#include "dthrottle/verified_ring.h"
 
 /* One read of a map value's field that other CPUs (or the agent) may write meanwhile. */
 #define DT_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
@@ -328,6 +329,14 @@ struct {
 	__type(value, struct dt_verified);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } verified SEC(".maps");
+
+/* SYN cookies: the sources the packet path verified, as it verifies them (struct
+ * dt_verified_rec), for the agent to tell its peers (drained once a period). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, DT_VERIFIED_RING_BYTES);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} verified_ring SEC(".maps");
 
 /* SYN cookies: the verified sources' TTL (agent-written) and when a cookie was last sent
  * (struct dt_syncookie, one element). */

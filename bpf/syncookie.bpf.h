@@ -26,7 +26,8 @@
  * ACK (ACK set; SYN, RST, FIN clear) of a source not verified is checked for a cookie
  * (bpf_tcp_raw_check_syncookie_*): valid, its source is verified (DT_MAP_VERIFIED, for
  * the agent's --verified-ttl); invalid, it is counted; either way it goes on to the
- * rules as before. A verified source skips the prefix budgets of rules with
+ * rules as before (and the source goes to the ring `verified_ring`, dthrottle/verified_ring.h, for the
+ * agent to tell its peers). A verified source skips the prefix budgets of rules with
  * DT_POL_SYN_COOKIES (never its own bucket, the bans or the lists).
  *
  * On a kernel without the helpers (before Linux 6.0) the agent sets dt_syncookie_helpers
@@ -91,6 +92,18 @@ static __always_inline int dt_verified_hit(const struct dt_key *src, __u32 is_v6
 	__sync_fetch_and_add(&v->hits, 1);
 	st->verified_hits++;
 	return 1;
+}
+
+/* Source `k`, verified here until `expires_ns`, into the ring the agent tells its peers
+ * from (no wake-up: the agent drains it once a period; a full ring loses the record,
+ * which costs that source one more cookie on another host). */
+static __always_inline void dt_verified_told(const struct dt_key *k, __u64 expires_ns)
+{
+	struct dt_verified_rec rec = {};
+
+	__builtin_memcpy(&rec.key, k, sizeof(rec.key));
+	rec.expires_ns = expires_ns;
+	bpf_ringbuf_output(&verified_ring, &rec, sizeof(rec), BPF_RB_NO_WAKEUP);
 }
 
 /* Folds a 32-bit one's complement sum (64-bit accumulator) into its 16-bit complement. */
@@ -172,6 +185,7 @@ __noinline int dt_syncookie_ack(struct xdp_md *ctx, const struct dt_key *src, __
 	nv.expires_ns = now + (ttl ? ttl : DT_DEFAULT_VERIFIED_TTL_NS);
 	bpf_map_update_elem(&verified, &k, &nv, BPF_ANY);
 	st->cookie_ack_valid++;
+	dt_verified_told(&k, nv.expires_ns);
 	return 1;
 }
 

@@ -74,7 +74,9 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
                                             report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs},
                               cadence_options(cfg)}),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns),
-      receiver_(ReceiverOptions{cfg.node_id, !cfg.hubs.empty()}, planner_, join_guard_, rules_) {
+      receiver_(ReceiverOptions{cfg.node_id, !cfg.hubs.empty()}, planner_, join_guard_, rules_),
+      verified_ring_(std::make_unique<VerifiedRing>(dp.verified_ring_fd())),
+      verified_in_(cfg.verified_ttl_ns) {
   receiver_.set_relay_member([this](const std::string &id) { return relay_member(id); });
 }
 
@@ -180,6 +182,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   switch (r.plan.kind) {
     case InboundKind::Dropped: return;
     case InboundKind::Bans: return apply_bans(h, body, a, now_ns);
+    case InboundKind::Verified: return apply_verified(h, body, a, now_ns);
     case InboundKind::ResendRequest: return r.plan.stale ? void() : serve_resend(h.node_id, body.resend, now_ns);
     case InboundKind::Directed:
     case InboundKind::Relay:
@@ -192,6 +195,7 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
 
 const char *message_kind(const ReportBody &b) {
   if (!b.bans.empty()) return "bans";
+  if (!b.verified.empty()) return "verified";
   if (!b.resend.empty()) return "resend";
   if (!b.relayed.empty()) return "relay";
   return b.entries.empty() && b.tags.empty() && b.factors.empty() ? "empty" : "report";
@@ -359,6 +363,7 @@ void Cluster::on_period(uint64_t now_ns) {
   counters_.lazy_entries = planner_.cadence().lazy_entries();
   counters_.batch_waiting = planner_.cadence().waiting();
   publish_bans(now_ns);
+  publish_verified(now_ns);
   const PeriodEnd end = end_period(tracker_, *out_, message_header(collector_.epoch()), now_ns);  // period_end.h
   if (end.resend_request) publish_out(*end.resend_request);
   log_downs(end.changes, now_ns);
@@ -383,6 +388,7 @@ bool Cluster::publish_out(const Outgoing &o) {
     case OutKind::Directed: counters_.directed_sent++, counters_.directed_bytes_sent += n; break;
     case OutKind::Relay: counters_.relays_sent++, counters_.messages_sent++, counters_.bytes_sent += n; break;
     case OutKind::Bans: counters_.ban_messages_sent++, counters_.bytes_sent += n; break;
+    case OutKind::Verified: counters_.verified_messages_sent++, counters_.bytes_sent += n; break;
     case OutKind::ResendRequest: counters_.resend_requests_sent++, counters_.resend_request_bytes += n; break;
     case OutKind::Resent: counters_.resent_messages++, counters_.resent_bytes += n; break;
   }

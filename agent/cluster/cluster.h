@@ -37,6 +37,8 @@
 #include "cluster_core/rule_groups.h"
 #include "cluster/report_signing.h"
 #include "cluster_core/resend_buffer.h"
+#include "cluster_core/verified_share.h"
+#include "dataplane/verified_maps.h"
 #include "cluster/source_watch.h"
 #include "cluster/zmq_fwd.h"
 
@@ -63,6 +65,8 @@ struct ClusterConfig {
   // Early reports of sources new to this host, at ticks this far apart (cluster_early.cpp;
   // full mesh only); 0: none.
   uint64_t early_report_ns = 0;
+  // SYN cookies: how long a peer's verified source stays so here at most (--verified-ttl).
+  uint64_t verified_ttl_ns = DT_DEFAULT_VERIFIED_TTL_NS;
 };
 
 class Cluster {
@@ -204,6 +208,10 @@ class Cluster {
   void publish_bans(uint64_t now_ns);
   void apply_bans(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
   uint64_t peer_clock_ms(const std::string &node_id, uint64_t now_ns) const;
+  // Sources verified by SYN cookies (cluster_verified.cpp, cluster_core/verified_share.h).
+  void publish_verified(uint64_t now_ns);
+  void apply_verified(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
+  void write_learned(const std::string &from, const std::vector<VerifiedWrite> &writes, uint64_t now_ns);
 
   ClusterConfig cfg_;
   Dataplane &dp_;
@@ -247,6 +255,9 @@ class Cluster {
   AggregateIntake intake_;
   LogLimiter hub_log_{10'000'000'000ull, 5};
   Receiver receiver_;  // what a peer's message does here (cluster_core/receiver.h)
+  std::unique_ptr<VerifiedRing> verified_ring_;  // what our SYN cookies verified (to tell)
+  VerifiedIntake verified_in_;                   // what we take of the peers'
+  LogLimiter verified_log_{10'000'000'000ull, 5};
 };
 
 // The report age the tracker tolerates for `cfg` (0: any).

@@ -118,7 +118,28 @@ namespace dt {
   X(ban_messages_sent, "bans.messages_sent", "dthrottle_ban_messages_sent_total", "counter", "bans", \
     "# messages sent", "Bans messages published to peers.") \
   X(ban_messages_received, "bans.messages_received", "dthrottle_ban_messages_received_total", "counter", "bans", \
-    "# received", "Bans messages received from peers.")
+    "# received", "Bans messages received from peers.") \
+  X(verified_messages_sent, "verified.messages_sent", "dthrottle_verified_messages_sent_total", "counter", \
+    "verified", "# messages sent", "SYN cookies: verified sources messages published to peers.") \
+  X(verified_shared, "verified.shared", "dthrottle_verified_sources_shared_total", "counter", "verified", \
+    "# sources told", "SYN cookies: sources verified here and told to the peers.") \
+  X(verified_not_shared, "verified.not_shared", "", "counter", "verified", "# not told (over the cap)", \
+    "SYN cookies: sources verified here past the period's cap, not told.") \
+  X(verified_messages_received, "verified.messages_received", "dthrottle_verified_messages_received_total", \
+    "counter", "verified", "# received", "SYN cookies: verified sources messages received from peers.") \
+  X(verified_learned, "verified.learned", "dthrottle_verified_sources_learned_total", "counter", "verified", \
+    "# learned", "SYN cookies: peers' verified sources written into the verified map.") \
+  X(verified_kept, "verified.kept", "", "counter", "verified", "# already verified longer", \
+    "SYN cookies: peers' verified sources already verified here for longer (left as they were).") \
+  X(verified_capped, "verified.capped", "", "counter", "verified", "# cut to --verified-ttl", \
+    "SYN cookies: peers' verified sources whose remaining time was cut to this host's --verified-ttl.") \
+  X(verified_expired, "verified.expired_in_transit", "", "counter", "verified", "# expired in transit", \
+    "SYN cookies: peers' verified sources whose time ran out before their message arrived.") \
+  X(verified_over_budget, "verified.over_budget", "dthrottle_verified_sources_refused_total", "counter", \
+    "verified", "# over the budget", \
+    "SYN cookies: peers' verified sources past the period's budget for all peers, not written.") \
+  X(verified_write_failed, "verified.write_failed", "", "counter", "verified", "# failed writes", \
+    "SYN cookies: peers' verified sources the verified map refused.")
 
 struct ClusterCounters {
 #define DT_CLUSTER_MEMBER(field, json, metric, type, line, text, help) uint64_t field = 0;
@@ -132,7 +153,7 @@ struct ClusterCounters {
   AggregateCounters aggregates;  // a summing hub's aggregates (cluster_core/aggregate_intake.h)
   BanSyncCounters bans;          // bans announced and learned (bans/ban_sync.h), as of the last period
   // What the bytes received were, by kind: "report" (hits, tags or factors), "empty" (a
-  // heartbeat: nothing to say), "directed", "relay", "bans", "resend" (requests),
+  // heartbeat: nothing to say), "directed", "relay", "bans", "verified", "resend" (requests),
   // "aggregate", "rejected" (refused before its kind was known).
   std::map<std::string, uint64_t> received_bytes_by_kind, received_messages_by_kind;
   uint64_t rejected_total() const {

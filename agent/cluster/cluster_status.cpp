@@ -105,6 +105,7 @@ std::string cluster_status_json(const ClusterStatusHead &head, const ClusterCoun
   for (const auto &[id, p] : peers) j["peers"].push_back(peer_json(id, p, head.now_ns));
   j["aggregates"] = aggregates_json(c.aggregates);
   j["bans"] = ban_sync_json(c);
+  j["verified"] = counters_json(c, "verified");
   j["received_by_kind"] = Json::object();
   for (const auto &[kind, bytes] : c.received_bytes_by_kind)
     j["received_by_kind"][kind] = {{"bytes", bytes}, {"messages", c.received_messages_by_kind.at(kind)}};

@@ -9,6 +9,7 @@ InboundPlan plan_inbound(const ReportHeader &h, const ReportBody &body, const Ar
   if (a.verdict != Verdict::Accept) return p;
   if (!h.to.empty()) return p.kind = InboundKind::Directed, p;
   if (!body.bans.empty()) return p.kind = InboundKind::Bans, p;  // not a report
+  if (!body.verified.empty()) return p.kind = InboundKind::Verified, p;
   if (!body.resend.empty()) return p.kind = InboundKind::ResendRequest, p;
   p.join_heard = !hubs;
   p.ask_resends = a.gap;  // at once: every period of delay is over-admission

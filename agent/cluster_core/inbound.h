@@ -13,6 +13,7 @@ enum class InboundKind {
   Dropped,        // a duplicate, or refused by the tracker (counted by the caller)
   Directed,       // to us alone, as owner of its sources: charge, then relay what turned shared
   Bans,           // a peer's bans (bans/ban_sync.h)
+  Verified,       // sources a peer's SYN cookies verified (verified_share.h)
   ResendRequest,  // a peer asks for messages it missed (serve: not stale)
   Relay,          // an owner's relay: every member's hits but ours
   Report,         // a report to everyone: charge its hits, its sources are shared

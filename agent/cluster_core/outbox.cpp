@@ -60,6 +60,16 @@ std::vector<Outgoing> Outbox::bans(ReportHeader h, const std::vector<BanNotice> 
   return out;
 }
 
+std::vector<Outgoing> Outbox::verified(ReportHeader h, const std::vector<VerifiedSource> &sources) {
+  h.seq = next_verified_seq_;  // a stream of its own, as the bans'
+  std::vector<Outgoing> out;
+  for (std::string &m : encode_verified_messages(h, sources, body_limit())) {
+    next_verified_seq_++;
+    out.push_back({OutKind::Verified, {}, 0, sealed(std::move(m))});
+  }
+  return out;
+}
+
 std::optional<Outgoing> Outbox::resend_request(ReportHeader h, const std::vector<ResendRequest> &reqs) {
   h.seq = next_resend_seq_;
   std::string msg = encode_resend_request(h, reqs);

@@ -1,6 +1,6 @@
 // outbox.h - this node's outgoing message streams (the cluster core: no I/O). Each kind of
 // message numbered in its own stream (peer_protocol.h): the reports (and an owner's relays),
-// a stream per owner for directed messages, bans, resend requests; each message encoded,
+// a stream per owner for directed messages, bans, verified sources, resend requests; each message encoded,
 // sealed (signed, with keys) and, in the report stream, kept for resend requests
 // (resend_buffer.h). The caller publishes what it returns, as it is.
 #pragma once
@@ -19,7 +19,7 @@
 
 namespace dt {
 
-enum class OutKind { Report, Directed, Relay, Bans, ResendRequest, Resent };
+enum class OutKind { Report, Directed, Relay, Bans, Verified, ResendRequest, Resent };
 
 // One message to publish.
 struct Outgoing {
@@ -54,6 +54,8 @@ class Outbox {
   std::vector<Outgoing> relay(const ReportHeader &h, const std::vector<RelayedReport> &blocks, uint64_t now_ns);
   // Bans notices, in the bans stream.
   std::vector<Outgoing> bans(ReportHeader h, const std::vector<BanNotice> &notices);
+  // Sources our SYN cookies verified, in the verified sources stream.
+  std::vector<Outgoing> verified(ReportHeader h, const std::vector<VerifiedSource> &sources);
   // A request for the messages missing in peers' streams (none if `reqs` is empty).
   std::optional<Outgoing> resend_request(ReportHeader h, const std::vector<ResendRequest> &reqs);
 
@@ -82,6 +84,7 @@ class Outbox {
   ResendBudget budget_;
   uint64_t next_seq_ = 1;         // reports and relays
   uint64_t next_ban_seq_ = 1;     // bans messages
+  uint64_t next_verified_seq_ = 1;  // verified sources messages
   uint64_t next_resend_seq_ = 1;  // resend requests
   std::map<std::string, uint64_t> directed_seq_;  // per owner: the next seq of our messages to it
 };

@@ -17,6 +17,12 @@ bool wire::valid_notice(const BanNotice &n) {
          valid_ban_text(n.origin, kMaxBanOrigin) && valid_ban_text(n.who, kMaxBanWho);
 }
 
+bool valid_verified(const VerifiedSource &v) {
+  if (v.remaining_ms == 0 || v.remaining_ms > kMaxVerifiedMs) return false;
+  if (v.key.rule == DT_VERIFIED_V6) return true;
+  return v.key.rule == DT_VERIFIED_V4 && addr_is_v4(v.key.addr);
+}
+
 namespace {
 
 // Magic, version, flags and node id.
@@ -39,6 +45,7 @@ DecodeError take_sender(Reader &r, std::string *node_id, uint8_t *flags) {
 Stream stream_of(uint8_t flags) {
   if (flags & kFlagBans) return Stream::Bans;
   if (flags & kFlagResend) return Stream::Resend;
+  if (flags & kFlagVerified) return Stream::Verified;
   return Stream::Reports;
 }
 
@@ -227,6 +234,27 @@ DecodeError take_bans(Reader &r, uint64_t sent_unix_ms, ReportBody *out) {
   return DecodeError::None;
 }
 
+DecodeError take_verified(Reader &r, ReportBody *out) {
+  uint64_t n;
+  if (DecodeError e = r.varint(&n); e != DecodeError::None) return e;
+  if (n == 0 || n > kMaxVerifiedPerMessage) return DecodeError::BadVerified;
+  if (n > r.left() / 6) return DecodeError::AbsurdCount;  // an IPv4 source: at least 6 bytes
+  out->verified.reserve(n);
+  for (uint64_t i = 0; i < n; i++) {
+    uint8_t family;
+    VerifiedSource v;
+    if (!r.u8(&family)) return DecodeError::TooShort;
+    if (family != 4 && family != 6) return DecodeError::BadVerified;
+    v.key.rule = family == 6 ? DT_VERIFIED_V6 : DT_VERIFIED_V4;
+    if (family == 4) memcpy(v.key.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
+    if (!r.take(v.key.addr + (family == 4 ? 12 : 0), family == 4 ? 4 : 16)) return DecodeError::TooShort;
+    if (DecodeError e = r.varint(&v.remaining_ms); e != DecodeError::None) return e;
+    if (!valid_verified(v)) return DecodeError::BadVerified;
+    out->verified.push_back(v);
+  }
+  return DecodeError::None;
+}
+
 DecodeError take_relay(Reader &r, ReportBody *out) {
   uint64_t nhosts;
   if (DecodeError e = r.varint(&nhosts); e != DecodeError::None) return e;
@@ -280,6 +308,7 @@ const char *decode_error_name(DecodeError e) {
     case DecodeError::BadBan: return "bad ban";
     case DecodeError::BadRelay: return "bad relay";
     case DecodeError::BadRecipient: return "bad recipient";
+    case DecodeError::BadVerified: return "bad verified sources";
   }
   return "?";
 }
@@ -289,6 +318,7 @@ const char *stream_name(Stream s) {
     case Stream::Reports: return "reports";
     case Stream::Bans: return "bans";
     case Stream::Resend: return "resend requests";
+    case Stream::Verified: return "verified sources";
   }
   return "?";
 }
@@ -325,6 +355,11 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, Repor
     // A message of its own: no hits, no factors.
     if (!out.rules.empty() || !out.tags.empty() || (flags & kFlagFactors)) return DecodeError::BadResend;
     if (DecodeError e = take_resend(r, &out); e != DecodeError::None) return e;
+  } else if (flags & kFlagVerified) {
+    // A message of its own: sources only.
+    if (!out.rules.empty() || !out.tags.empty() || (flags & (kFlagFactors | kFlagResend | kFlagRelay)))
+      return DecodeError::BadVerified;
+    if (DecodeError e = take_verified(r, &out); e != DecodeError::None) return e;
   } else if (flags & kFlagRelay) {
     // A message of its own: hits of other hosts only.
     if (!out.rules.empty() || !out.tags.empty() || (flags & kFlagFactors)) return DecodeError::BadRelay;

@@ -184,6 +184,14 @@ void put_ban(std::string *msg, const BanNotice &n, uint64_t sent_unix_ms) {
   put_short_text(msg, n.who);
 }
 
+// One verified source (only with kFlagVerified): family, address, remaining time.
+void put_verified(std::string *msg, const VerifiedSource &v) {
+  const bool v6 = v.key.rule == DT_VERIFIED_V6;
+  msg->push_back(static_cast<char>(v6 ? 6 : 4));
+  msg->append(reinterpret_cast<const char *>(v.key.addr) + (v6 ? 0 : 12), v6 ? 16 : 4);
+  put_varint(msg, v.remaining_ms);
+}
+
 // Relay section (only with kFlagRelay): hosts, each with its groups.
 void put_relay(std::string *msg, const std::vector<const RelayedReport *> &hosts) {
   put_varint(msg, hosts.size());
@@ -227,7 +235,7 @@ std::vector<std::string> encode_relay(const ReportHeader &hdr, uint64_t first_se
   for (const auto &hosts : plan) {
     std::vector<const RelayedReport *> valid;
     for (const auto &h : hosts) {
-      const ReportBody body{h.rules, h.entries, {}, {}, {}, {}, {}};
+      const ReportBody body{h.rules, h.entries, {}, {}, {}, {}, {}, {}};
       const ReportItems items = select_items(body);
       if (std::any_of(items.by_rule.begin(), items.by_rule.end(), [](const auto &g) { return !g.empty(); }))
         valid.push_back(&h);
@@ -306,6 +314,33 @@ std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std:
     std::string one;
     put_ban(&one, n, hdr.sent_unix_ms);
     if (count == kMaxBansPerMessage || (count && body.size() + one.size() + 128 > max_bytes)) flush();
+    body += one;
+    count++;
+  }
+  flush();
+  return out;
+}
+
+std::vector<std::string> encode_verified_messages(const ReportHeader &hdr, const std::vector<VerifiedSource> &sources,
+                                                  size_t max_bytes) {
+  std::vector<std::string> out;
+  std::string body;
+  size_t count = 0;
+  auto flush = [&] {
+    if (!count) return;
+    std::string msg = header_bytes(hdr, hdr.seq + out.size(), 0, 1, kFlagVerified);
+    put_varint(&msg, 0);  // no rule groups
+    put_varint(&msg, 0);  // no tags
+    put_varint(&msg, count);
+    out.push_back(msg + body);
+    body.clear();
+    count = 0;
+  };
+  for (const VerifiedSource &v : sources) {
+    if (!valid_verified(v)) continue;
+    std::string one;
+    put_verified(&one, v);
+    if (count == kMaxVerifiedPerMessage || (count && body.size() + one.size() + 128 > max_bytes)) flush();
     body += one;
     count++;
   }

@@ -60,6 +60,15 @@
 //     A receiver charges every host's entries but its own, as if that host had reported them,
 //     and only a member's (a node with a key in --curve-peers, or a peer it tracks): a block
 //     naming us or a stranger is refused and counted.
+//   only if flags bit 4 (kFlagVerified) is set, in a message of its own (its own stream, no
+//     rule groups, no tags, no factors, no other section), the verified sources section
+//     (SYN cookies, docs/rules.md "SYN cookies"): sources whose cookie checked out at the
+//     sender since its last such message:
+//     varint n (1..kMaxVerifiedPerMessage), then per source:
+//       u8 family (4, 6) | address (4 or 16 bytes) | varint remaining_ms (1..kMaxVerifiedMs:
+//       how long it stays verified at the sender, from sent_unix_ms)
+//     A receiver takes the message's age off, caps the rest at its own --verified-ttl and
+//     writes at most kMaxVerifiedLearnedPerPeriod a period (cluster_core/verified_share.h).
 // and nothing after. Other flag bits are ignored.
 //
 // Directed messages (reporting scheme "owner"): "DTO" | u8 len | recipient node id, then a
@@ -106,6 +115,9 @@ constexpr size_t kMaxBansPerMessage = 512;        // bans (sets and lifts) in on
 constexpr size_t kFlagsOffset = 5;                // the flags byte: after the magic and the version
 constexpr size_t kMaxResendPeers = 64;            // peers named in one resend request message
 constexpr size_t kMaxResendSeqs = 64;             // seqs asked of one peer in one message
+constexpr uint8_t kFlagVerified = 16;             // header flags bit 4: a verified sources message (SYN cookies)
+constexpr size_t kMaxVerifiedPerMessage = 1024;   // sources in one verified sources message
+constexpr uint64_t kMaxVerifiedMs = 7ull * 24 * 3600 * 1000;  // the longest --verified-ttl
 constexpr uint8_t kFlagRelay = 32;                // header flags bit 5: a relay message (owner scheme)
 constexpr size_t kMaxRelayHosts = 1024;           // hosts named in one relay message
 constexpr size_t kMaxRelayEntries = 4096;         // entries in one relay message (more: several)
@@ -113,8 +125,8 @@ constexpr char kDirectedMagic[] = "DTO";          // a directed message's prefix
 constexpr char kReportMagicPrefix[] = "DTR";      // every other message's first 3 bytes
 
 // A message's stream (with its recipient): what its seq counts (see the top of this file).
-enum class Stream : uint8_t { Reports = 0, Bans = 1, Resend = 2 };
-const char *stream_name(Stream s);  // "reports", "bans", "resend requests"
+enum class Stream : uint8_t { Reports = 0, Bans = 1, Resend = 2, Verified = 3 };
+const char *stream_name(Stream s);  // "reports", "bans", "resend requests", "verified sources"
 
 // A boot id: the sender's boot counter (persisted, it only grows: boot_counter.h) in the
 // high 32 bits, random bits below. Boots of a node compare by their counters.
@@ -140,6 +152,13 @@ struct ResendRequest {
   std::vector<uint64_t> seqs;  // ascending, distinct, >= 1
 };
 
+// A source a SYN cookie verified (kFlagVerified): its key in the verified map (key.rule
+// DT_VERIFIED_V4 or DT_VERIFIED_V6, the address in dt_key's form) and how long it stays so.
+struct VerifiedSource {
+  dt_key key{};
+  uint64_t remaining_ms = 0;
+};
+
 // Hits host `node_id` admitted, passed on by the sources' owner (kFlagRelay).
 struct RelayedReport {
   std::string node_id;
@@ -155,6 +174,7 @@ struct ReportBody {
   std::vector<ResendRequest> resend;  // only in a resend request message (kFlagResend)
   std::vector<BanNotice> bans;        // only in a bans message (kFlagBans)
   std::vector<RelayedReport> relayed;  // only in a relay message (kFlagRelay)
+  std::vector<VerifiedSource> verified;  // only in a verified sources message (kFlagVerified)
 };
 
 enum class DecodeError {
@@ -176,6 +196,8 @@ enum class DecodeError {
   BadBan,        // a bans message with hits or a seq, or a ban with a bad prefix, duration or text
   BadRelay,      // a relay message with groups, tags or factors, no hosts, or a bad host id
   BadRecipient,  // a recipient id that is not a valid node id
+  BadVerified,   // a verified sources message with hits or another section, none, too many,
+                 // or a source of an unknown family or a remaining time of 0 or over kMaxVerifiedMs
 };
 const char *decode_error_name(DecodeError e);
 
@@ -199,6 +221,14 @@ std::string encode_resend_request(const ReportHeader &hdr, const std::vector<Res
 // skipped. Empty if none is left.
 std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std::vector<BanNotice> &notices,
                                              size_t max_bytes = kMaxMessageBytes);
+
+// Encodes verified sources messages (seqs hdr.seq, hdr.seq + 1, ...; kFlagVerified) of at most
+// kMaxVerifiedPerMessage sources and about max_bytes each; sources that are not valid
+// (family, remaining time) are skipped. Empty if none is left.
+std::vector<std::string> encode_verified_messages(const ReportHeader &hdr, const std::vector<VerifiedSource> &sources,
+                                                  size_t max_bytes = kMaxMessageBytes);
+// Whether `v` can go on the wire (its family known, 1..kMaxVerifiedMs, an IPv4 one mapped).
+bool valid_verified(const VerifiedSource &v);
 
 // Encodes relay messages (kFlagRelay), seqs first_seq, first_seq + 1, ...: the hosts' valid
 // entries, at most kMaxRelayEntries and kMaxRelayHosts a message. Empty if none is valid.

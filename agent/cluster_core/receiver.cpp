@@ -11,7 +11,8 @@ Received Receiver::receive(const ReportHeader &h, const ReportBody &body, const 
   switch (r.plan.kind) {
     case InboundKind::Dropped:
     case InboundKind::Bans:
-    case InboundKind::ResendRequest: return r;  // the caller's (bans/ban_sync.h, outbox.h)
+    case InboundKind::Verified:
+    case InboundKind::ResendRequest: return r;  // the caller's (bans/ban_sync.h, verified_share.h, outbox.h)
     case InboundKind::Directed:
     case InboundKind::Relay:
     case InboundKind::Report: break;

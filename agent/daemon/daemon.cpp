@@ -307,6 +307,7 @@ bool Daemon::join_cluster() {
   cc.node_id = opt.node_id;
   cc.curve_key_file = opt.curve_key;
   cc.curve_peers_dir = opt.curve_peers;
+  cc.verified_ttl_ns = opt.verified_ttl_ns;
   cc.boot_file = choose_boot_file(opt.curve_key, runtime_file(opt.pin_dir, kBootCounterFile));
   std::string err;
   cluster_ = Cluster::create(cc, *dp_, &err);

@@ -388,6 +388,8 @@ int Dataplane::prefix_drops_fd() const { return bpf_map__fd(skel_->maps.prefix_d
 int Dataplane::lists_v4_fd() const { return bpf_map__fd(skel_->maps.lists_v4); }
 int Dataplane::lists_v6_fd() const { return bpf_map__fd(skel_->maps.lists_v6); }
 int Dataplane::list_stats_fd() const { return bpf_map__fd(skel_->maps.list_stats); }
+int Dataplane::verified_fd() const { return bpf_map__fd(skel_->maps.verified); }
+int Dataplane::verified_ring_fd() const { return bpf_map__fd(skel_->maps.verified_ring); }
 
 MapFds Dataplane::map_fds() const {
   MapFds m;

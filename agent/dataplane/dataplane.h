@@ -88,6 +88,8 @@ class Dataplane {
   int lists_v4_fd() const;         // allow and deny lists (dthrottle/lists.h)
   int lists_v6_fd() const;
   int list_stats_fd() const;       // what the lists decided, per CPU
+  int verified_fd() const;         // SYN cookies: the verified sources (struct dt_verified)
+  int verified_ring_fd() const;    // ... and the ring of those the packet path verified
 
   int tc_prog_fd() const;
   // The maps the views read (dataplane/map_reader.h), as the agent holds them.

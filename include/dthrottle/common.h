@@ -26,8 +26,8 @@
  *   abi/syncookie.h SYN cookies: the verified sources and the cookies' clock
  *
  * Features with headers of their own beside this one: lists.h (allow and deny lists),
- * capture.h (agent capture); bucket.h is the bucket arithmetic, maps_catalog.h the
- * catalogue of maps.
+ * capture.h (agent capture), verified_ring.h (the sources SYN cookies verified, for the
+ * peers); bucket.h is the bucket arithmetic, maps_catalog.h the catalogue of maps.
  */
 #ifndef DTHROTTLE_COMMON_H
 #define DTHROTTLE_COMMON_H

@@ -62,6 +62,7 @@
 	X(capture_cpu, DT_PINNED, 4, "per CPU: agent capture's rate window and counts (struct dt_capture_cpu)") \
 	X(capture_ring, DT_PINNED, 4, "agent capture: ring of sampled packets (struct dt_capture_rec)") \
 	X(verified, DT_PINNED, 6, "SYN cookies: sources whose cookie checked out, expiry and hits (struct dt_verified)") \
+	X(verified_ring, DT_PINNED, 6, "SYN cookies: ring of the sources the packet path verified, for the peers (struct dt_verified_rec)") \
 	X(syncookie, DT_PINNED, 6, "SYN cookies: verified sources' TTL and when a cookie was last sent (struct dt_syncookie)")
 
 #endif /* DTHROTTLE_MAPS_CATALOG_H */

@@ -168,7 +168,7 @@ TEST_F(ReportSigningTest, TheRecipientIsSigned) {
   h.to = "web3";
   h.boot_id = 7;
   h.sent_unix_ms = 1700000000000;
-  std::string msg = dt::encode_report(h, 1, dt::ReportBody{{"default"}, {}, {}, {}, {}, {}, {}})[0];
+  std::string msg = dt::encode_report(h, 1, dt::ReportBody{{"default"}, {}, {}, {}, {}, {}, {}, {}})[0];
   dt::sign_message(msg, web1_);
   const std::string wrapped = dt::wrap_directed("web2", msg);
   std::string to;

@@ -26,7 +26,8 @@ void ClusterSim::publish(size_t h, const std::vector<Outgoing> &out) {
       case OutKind::Resent: st.resends++, st.resend_bytes += o.bytes->size() * copies; break;
       case OutKind::ResendRequest: st.request_bytes += o.bytes->size() * copies; break;
       case OutKind::Relay:
-      case OutKind::Bans: break;
+      case OutKind::Bans:
+      case OutKind::Verified: break;
     }
     broadcast(h, msg);
   }

@@ -26,7 +26,8 @@ void ClusterSim::deliver(size_t to, const Message &m, const Arrival &a) {
   const Received r = host.receiver->receive(m.hdr, m.body, a, now_);
   switch (r.plan.kind) {
     case InboundKind::Dropped:
-    case InboundKind::Bans: return;
+    case InboundKind::Bans:
+    case InboundKind::Verified: return;
     case InboundKind::ResendRequest: return r.plan.stale || !s_.resend ? void() : serve_resend(to, m);
     case InboundKind::Directed:
     case InboundKind::Relay:

@@ -1,0 +1,67 @@
+// cluster_verified.cpp - sources verified by SYN cookies between peers (docs/rules.md, "SYN
+// cookies"; cluster_core/verified_share.h): those our packet path verified out in verified
+// sources messages of their own, the peers' into our verified map.
+
+#include "cluster/cluster.h"
+#include "common/address.h"
+#include "common/clock.h"
+#include "dataplane/dataplane.h"
+
+namespace dt {
+
+// What the packet path verified since the last period (its ring), told to the peers,
+// signed like reports when keys are used.
+void Cluster::publish_verified(uint64_t now_ns) {
+  verified_in_.new_period();
+  if (!verified_ring_ || !verified_ring_->ok()) return;
+  int err = 0;
+  const std::vector<dt_verified_rec> recs = verified_ring_->drain(&err);
+  if (err)
+    log_limited(verified_log_, LogLevel::Warn, now_ns, "reading the verified sources' ring failed: %s",
+                strerror(-err));
+  if (recs.empty()) return;
+  const std::vector<VerifiedSource> sources = verified_to_share(recs, now_ns, &counters_.verified_not_shared);
+  if (sources.empty()) return;
+  for (const Outgoing &o : out_->verified(message_header(collector_.epoch()), sources)) publish_out(o);
+  counters_.verified_shared += sources.size();
+}
+
+// A peer's verified sources message (already checked as a bans message is: its signature
+// with keys, its recipient, not our own echo, once only in its stream: PeerTracker). Its
+// remaining times are by the sender's clock at sending; the message's age is taken off, the
+// rest capped at our --verified-ttl, within the period's budget for all peers. A stale one
+// is not applied (its sources pay a cookie here, as without a cluster).
+void Cluster::apply_verified(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns) {
+  counters_.verified_messages_received++;
+  if (a.stale) return void(counters_.rejected["stale verified"]++);
+  const VerifiedIntakeCounts before = verified_in_.counts();
+  const std::vector<VerifiedWrite> writes = verified_in_.take(body.verified, a.age_ms);
+  const VerifiedIntakeCounts &after = verified_in_.counts();
+  counters_.verified_expired += after.expired_in_transit - before.expired_in_transit;
+  counters_.verified_capped += after.capped - before.capped;
+  if (const uint64_t over = after.over_budget - before.over_budget) {
+    counters_.verified_over_budget += over;
+    log_limited(verified_log_, LogLevel::Warn, now_ns,
+                "not writing %llu verified sources of %s: over the budget of %zu a period for all peers",
+                static_cast<unsigned long long>(over), h.node_id.c_str(), kMaxVerifiedLearnedPerPeriod);
+  }
+  write_learned(h.node_id, writes, now_ns);
+}
+
+// A peer's sources into the verified map (never through the ring: not told on).
+void Cluster::write_learned(const std::string &from, const std::vector<VerifiedWrite> &writes, uint64_t now_ns) {
+  const uint64_t mono = mono_now_ns();
+  for (const VerifiedWrite &w : writes) {
+    switch (write_verified(dp_.verified_fd(), w.key, w.ttl_ns, mono)) {
+      case VerifiedWriteResult::Written: counters_.verified_learned++; break;
+      case VerifiedWriteResult::Kept: counters_.verified_kept++; break;
+      case VerifiedWriteResult::Failed:
+        counters_.verified_write_failed++;
+        log_limited(verified_log_, LogLevel::Warn, now_ns, "cannot write %s's verified source %s: %s", from.c_str(),
+                    key_to_string(w.key).c_str(), strerror(errno));
+        break;
+    }
+  }
+}
+
+}  // namespace dt

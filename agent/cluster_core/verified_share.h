@@ -1,0 +1,65 @@
+// verified_share.h - sources verified by SYN cookies, between peers (docs/rules.md, "SYN
+// cookies"): what this host tells its peers each period, and what it takes of theirs.
+// Pure logic: no maps, no sockets (the cluster carries the sources in a verified sources
+// message of their own, peer_protocol.h; cluster/cluster_verified.cpp reads and writes the
+// maps).
+//
+//   outgoing  the sources the packet path verified since the last period (the records of
+//             its ring: key, expiry by our monotonic clock), each once (its latest expiry),
+//             those still verified now, with their remaining time; at most
+//             kMaxVerifiedSharedPerPeriod a period, the rest counted (not_shared): the ring
+//             holds only new ones, so a source is told once, when it is verified here.
+//   incoming  a peer's message, fresh (a stale one is the caller's to refuse): each source's
+//             remaining time less the message's age (nothing left: expired_in_transit),
+//             capped at our own --verified-ttl (capped), at most kMaxVerifiedLearnedPerPeriod
+//             a period from all the peers together (the rest: over_budget).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cluster_core/peer_protocol.h"
+#include "dthrottle/verified_ring.h"
+
+namespace dt {
+
+constexpr size_t kMaxVerifiedSharedPerPeriod = 4096;   // sources told a period (4 messages at most)
+constexpr size_t kMaxVerifiedLearnedPerPeriod = 4096;  // peers' sources written a period, in all
+
+// What the packet path verified (`recs`, its ring's records, oldest first; expiries by
+// CLOCK_MONOTONIC), to tell the peers at now_ns;
+// *not_shared counts the sources past the period's cap.
+std::vector<VerifiedSource> verified_to_share(const std::vector<dt_verified_rec> &recs, uint64_t now_ns,
+                                              uint64_t *not_shared);
+
+// One source to write into the verified map: verified for ttl_ns from now.
+struct VerifiedWrite {
+  dt_key key{};
+  uint64_t ttl_ns = 0;
+};
+
+struct VerifiedIntakeCounts {
+  uint64_t expired_in_transit = 0;  // nothing left of its time once the message's age is taken off
+  uint64_t capped = 0;              // longer than our --verified-ttl: cut to it
+  uint64_t over_budget = 0;         // past kMaxVerifiedLearnedPerPeriod this period: not written
+};
+
+class VerifiedIntake {
+ public:
+  explicit VerifiedIntake(uint64_t ttl_cap_ns, size_t per_period = kMaxVerifiedLearnedPerPeriod)
+      : ttl_cap_ns_(ttl_cap_ns), per_period_(per_period) {}
+  // The end of a period: the budget starts again.
+  void new_period() { used_ = 0; }
+  // A peer's sources, in a message `age_ms` old (peer_tracker.h): what to write.
+  std::vector<VerifiedWrite> take(const std::vector<VerifiedSource> &sources, uint64_t age_ms);
+  const VerifiedIntakeCounts &counts() const { return counts_; }
+
+ private:
+  uint64_t ttl_cap_ns_;
+  size_t per_period_;
+  size_t used_ = 0;
+  VerifiedIntakeCounts counts_;
+};
+
+}  // namespace dt

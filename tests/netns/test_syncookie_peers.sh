@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# test_syncookie_peers.sh - a client a SYN cookie verified on one host is not challenged on
+# another (docs/rules.md "SYN cookies"): the verified sources travel between peers.
+#
+# Two hosts in a mesh with keys, reports every 200 ms, each with a real TCP listener (socat)
+# on port 8080 and the same rule for SYNs to it: a per-source budget the client stays
+# within, a v4/16 prefix budget a small spoofed SYN flood of the client's /16 (pktgen, on
+# both hosts' links) keeps spent, and syn_cookies = true. The client (198.18.0.2, the
+# kernel's TCP stack) has a link to each host and counts the SYN-ACKs of window 0 it gets
+# from each (an XDP cookie's: a listener's own SYN-ACK opens its window) in nftables.
+#   1. control: another client address (198.18.0.3), never verified, connecting to h2 is
+#      answered with a cookie (so the count below can see one);
+#   2. the client connects to h1: answered with a cookie, its ACK checks out (h1's
+#      cookie_ack_valid); h2 learns it from h1 (its cluster status: verified.learned);
+#   3. the client connects to h2 CONNS times: every connection completes, h2 sends the
+#      client no cookie, and h2's verified_hits rise (its SYNs skipped the spent budget).
+# About 15 s; everything it creates goes with the lab.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+TEST_NAME=syncookie_peers
+
+PORT=8080
+CLIENT=198.18.0.2
+OTHER=198.18.0.3
+CONNS=5
+FLOOD_PPS=3000
+FLOOD_SRC=198.18.100.0 # + 256: the flood's sources, routed back to the client's link
+
+for tool in socat nft clang; do
+	command -v "$tool" >/dev/null || { echo "FAIL setup: $tool is missing (scripts/deps.sh installs it)"; exit 1; }
+done
+lab_init dtsp
+mlab_up 2
+
+# The client's address on both links, a host route to each host; the pass-all XDP program at
+# its ends drains what XDP_TX sends back out of a veth (see test_syncookies.sh).
+PASS_OBJ=$WORK/foreign.bpf.o
+clang -O2 -g -target bpf -I"/usr/include/$(uname -m)-linux-gnu" -c "$DT_ROOT/tests/netns/foreign.bpf.c" \
+	-o "$PASS_OBJ" || die "cannot build the pass-all XDP program (tests/netns/foreign.bpf.c)"
+for i in 1 2; do
+	ip -n "$C_NS" addr add "$CLIENT/32" dev "${M_CIF[i]}" &&
+		ip -n "$C_NS" route add "${M_IP[i]}/32" dev "${M_CIF[i]}" src "$CLIENT" &&
+		ip -n "$C_NS" link set dev "${M_CIF[i]}" xdp obj "$PASS_OBJ" sec xdp ||
+		die "cannot give the client its address and route to h$i"
+	# Replies to the flood's sources go to the client's link (dropped there), not to ARP.
+	ip -n "${M_NS[i]}" route add "$FLOOD_SRC/24" via "$CLIENT" dev "${M_DIF[i]}" onlink ||
+		die "cannot route the flood's replies on h$i"
+	nsenter --net="/run/netns/${M_NS[i]}" -- socat "TCP-LISTEN:$PORT,reuseaddr,fork,backlog=1024" \
+		SYSTEM:'echo dthrottle-ok' >"$WORK/listener-$i.log" 2>&1 &
+	LAB_PIDS[listener-$i]=$!
+done
+ip -n "$C_NS" addr add "$OTHER/32" dev "${M_CIF[2]}" || die "cannot add the control address"
+listening() { [ -n "$(in_ns "${M_NS[$1]}" ss -Hltn "sport = :$PORT")" ]; }
+for i in 1 2; do wait_until 10 listening "$i" || die "the listener of h$i did not start"; done
+
+# SYN-ACKs of window 0 from host I to ADDR, counted at the client.
+in_ns "$C_NS" nft -f - <<EOF || die "cannot add the client's nftables counters"
+table inet dtsp_count {
+	chain in {
+		type filter hook prerouting priority -400; policy accept;
+		ip saddr ${M_IP[1]} ip daddr $CLIENT tcp flags & (syn | ack) == (syn | ack) tcp window 0 counter
+		ip saddr ${M_IP[2]} ip daddr $CLIENT tcp flags & (syn | ack) == (syn | ack) tcp window 0 counter
+		ip saddr ${M_IP[2]} ip daddr $OTHER tcp flags & (syn | ack) == (syn | ack) tcp window 0 counter
+	}
+}
+EOF
+# cookies_seen N: the packets of the client's Nth counter (1: h1 to the client, 2: h2 to the
+# client, 3: h2 to the control address).
+cookies_seen() { in_ns "$C_NS" nft list chain inet dtsp_count in | grep -o 'packets [0-9]*' | sed -n "$1p" | cut -d' ' -f2; }
+
+cat >"$WORK/rules.toml" <<EOF
+version = 1
+[[rule]]
+name = "web-syn"
+cidr = "0.0.0.0/0"
+proto = "tcp"
+dport = $PORT
+syn = true
+rate = 100
+burst = 200
+prefix_limits = [ { prefix = "v4/16", rate = 20, burst = 5 } ]
+syn_cookies = true
+EOF
+declare -A CUR_AGENT=()
+HOSTS=2
+PERIOD=200ms
+mlab_agents_start sp mesh --rules "$WORK/rules.toml" --stats-interval 10m
+
+# counter I KEY: a number of host I's `agent stats --json` (a global counter, or a cluster one
+# by its path, e.g. .cluster.verified.learned).
+counter() {
+	case $2 in
+	.*) json_get "$(stats_json "${M_PIN[$1]}")" "$2 // empty" ;;
+	*) json_num "$(stats_json "${M_PIN[$1]}")" "$2" ;;
+	esac
+}
+counter_ge() { num_ge "$(counter "$1" "$2")" "$3"; }
+
+for i in 1 2; do
+	nsenter --net="/run/netns/$C_NS" -- timeout 120 "$PKTGEN" send --tcp-syn --iface "${M_CIF[i]}" \
+		--dst-ip "${M_IP[i]}" --dst-mac "${M_MAC[i]}" --dport "$PORT" --src-range "$FLOOD_SRC+256" --src-random \
+		--rate "$FLOOD_PPS" --count $((FLOOD_PPS * 100)) --duration 100s >"$WORK/flood-$i.out" 2>&1 &
+	LAB_PIDS[flood-$i]=$!
+done
+for i in 1 2; do
+	wait_until 10 counter_ge "$i" cookie_sent 100 ||
+		die "h$i sent no cookies to the flood within 10 s (got $(counter "$i" cookie_sent)): its prefix budget is not spent"
+done
+
+# connect ADDR N: N connects from the client to ADDR (timed_connects.py), into $WORK/conn-ADDR.
+connect() {
+	in_ns "$C_NS" timeout 60 /usr/bin/python3 "$DT_ROOT/tests/netns/timed_connects.py" "$2" 5 "$1" "$PORT" \
+		dthrottle-ok >"$WORK/conn-$1" 2>&1
+	grep -c '^ok ' "$WORK/conn-$1"
+}
+
+# --- 1. control: an address never verified is challenged by h2 --------------------------------
+ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$OTHER" || die "cannot route from $OTHER"
+check_eq peers/control-connects "connections from $OTHER to h2 that completed (of 1)" "$(connect "${M_IP[2]}" 1)" 1
+check_ge peers/control-challenged "cookies h2 sent $OTHER (a client it has not verified)" "$(cookies_seen 3)" 1
+ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$CLIENT" || die "cannot route from $CLIENT"
+
+# --- 2. the client verified by h1's cookie; h2 learns it --------------------------------------
+valid0=$(counter 1 cookie_ack_valid)
+check_eq peers/h1-connects "connections from the client to h1 that completed (of 1)" "$(connect "${M_IP[1]}" 1)" 1
+check_ge peers/h1-challenged "cookies h1 sent the client" "$(cookies_seen 1)" 1
+check_ge peers/h1-verified "valid cookie ACKs at h1" "$(counter 1 cookie_ack_valid)" $((valid0 + 1))
+check peers/h2-learned "h2 did not learn a verified source from h1 within 5 s (verified.learned $(counter 2 .cluster.verified.learned), h1 told $(counter 1 .cluster.verified.shared))" \
+	wait_until 5 counter_ge 2 .cluster.verified.learned 1
+
+# --- 3. the client at h2: not challenged ------------------------------------------------------
+hits0=$(counter 2 verified_hits)
+check_eq peers/h2-connects "connections from the client to h2 that completed (of $CONNS)" \
+	"$(connect "${M_IP[2]}" "$CONNS")" "$CONNS"
+check_eq peers/h2-no-cookie "cookies h2 sent the client h1 had verified" "$(cookies_seen 2)" 0
+check_ge peers/h2-verified-hits "h2's verified_hits after the client's connects (before: $hits0)" \
+	"$(counter 2 verified_hits)" $((hits0 + CONNS))
+echo "syncookie_peers: h1 told $(counter 1 .cluster.verified.shared) verified sources, h2 learned" \
+	"$(counter 2 .cluster.verified.learned); h2 sent the client $(cookies_seen 2) cookies, $OTHER $(cookies_seen 3)"
+lab_finish

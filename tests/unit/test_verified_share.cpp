@@ -1,0 +1,190 @@
+// test_verified_share.cpp - sources verified by SYN cookies between peers: the verified
+// sources message (cluster_core/peer_protocol.h) and what a host tells and takes
+// (cluster_core/verified_share.h).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cluster_core/inbound.h"
+#include "cluster_core/outbox.h"
+#include "cluster_core/peer_protocol.h"
+#include "cluster_core/peer_tracker.h"
+#include "cluster_core/verified_share.h"
+#include "common/address.h"
+#include "report_fixtures.h"
+
+namespace {
+
+using dt::test::header;
+constexpr uint64_t kMs = 1'000'000;
+
+dt::VerifiedSource source(const std::string &addr, uint64_t remaining_ms) {
+  dt::VerifiedSource v;
+  EXPECT_TRUE(dt::key_from_string(addr, &v.key)) << addr;
+  v.key.rule = dt::addr_is_v4(v.key.addr) ? DT_VERIFIED_V4 : DT_VERIFIED_V6;
+  v.remaining_ms = remaining_ms;
+  return v;
+}
+
+dt::DecodeError decode(const std::string &msg, dt::ReportHeader *h, dt::ReportBody *body) {
+  return dt::decode_report(msg.data(), msg.size(), h, body);
+}
+
+dt::DecodeError decode_with(std::string msg, size_t at, uint8_t v) {
+  msg[at] = static_cast<char>(v);
+  dt::ReportHeader h;
+  dt::ReportBody body;
+  return decode(msg, &h, &body);
+}
+
+TEST(VerifiedMessage, RoundTripsBothFamiliesInAStreamOfItsOwn) {
+  const std::vector<dt::VerifiedSource> in = {source("198.18.0.2", 600'000), source("2001:2::9", 1),
+                                              source("198.18.7.1", dt::kMaxVerifiedMs)};
+  dt::ReportHeader sent = header("h1");
+  sent.seq = 7;
+  const auto msgs = dt::encode_verified_messages(sent, in);
+  ASSERT_EQ(msgs.size(), 1u);
+  dt::ReportHeader h;
+  dt::ReportBody body;
+  ASSERT_EQ(decode(msgs[0], &h, &body), dt::DecodeError::None);
+  EXPECT_EQ(h.stream, dt::Stream::Verified) << "a stream of its own: a replay is a duplicate";
+  EXPECT_EQ(h.seq, 7u);
+  EXPECT_TRUE(body.entries.empty() && body.bans.empty());
+  ASSERT_EQ(body.verified.size(), in.size());
+  for (size_t i = 0; i < in.size(); i++) {
+    EXPECT_EQ(dt::key_to_string(body.verified[i].key), dt::key_to_string(in[i].key)) << i;
+    EXPECT_EQ(body.verified[i].key.rule, in[i].key.rule) << i;
+    EXPECT_EQ(body.verified[i].remaining_ms, in[i].remaining_ms) << i;
+  }
+  dt::Arrival fresh;
+  EXPECT_EQ(dt::plan_inbound(h, body, fresh, false).kind, dt::InboundKind::Verified);
+  EXPECT_STREQ(dt::stream_name(h.stream), "verified sources");
+}
+
+TEST(VerifiedMessage, EncoderSkipsInvalidSourcesAndSplitsByCountAndBytes) {
+  dt::VerifiedSource mapped_as_v4 = source("2001:2::1", 1000);
+  mapped_as_v4.key.rule = DT_VERIFIED_V4;  // an IPv6 address said to be IPv4
+  dt::VerifiedSource no_family = source("198.18.0.2", 1000);
+  no_family.key.rule = 0;
+  EXPECT_TRUE(dt::encode_verified_messages(header("h1"), {source("198.18.0.2", 0),
+                                                          source("198.18.0.2", dt::kMaxVerifiedMs + 1),
+                                                          mapped_as_v4, no_family})
+                  .empty())
+      << "invalid sources went out";
+  std::vector<dt::VerifiedSource> in;
+  for (int i = 0; i < 2500; i++) in.push_back(source("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256), 5000));
+  const auto by_count = dt::encode_verified_messages(header("h1"), in);
+  ASSERT_EQ(by_count.size(), 3u) << "2500 sources, " << dt::kMaxVerifiedPerMessage << " a message";
+  in.clear();
+  for (int i = 0; i < 900; i++) in.push_back(source("2001:2::" + std::to_string(i), 5000));
+  dt::ReportHeader sent = header("h1");
+  sent.seq = 3;
+  const auto by_bytes = dt::encode_verified_messages(sent, in, 4096);
+  ASSERT_GE(by_bytes.size(), 4u) << "900 IPv6 sources in messages of about 4 KiB";
+  size_t total = 0;
+  for (size_t i = 0; i < by_bytes.size(); i++) {
+    EXPECT_LE(by_bytes[i].size(), 4096u) << i;
+    dt::ReportHeader h;
+    dt::ReportBody body;
+    ASSERT_EQ(decode(by_bytes[i], &h, &body), dt::DecodeError::None) << i;
+    EXPECT_EQ(h.seq, 3 + i) << "each message its seq in the stream";
+    total += body.verified.size();
+  }
+  EXPECT_EQ(total, in.size());
+}
+
+TEST(VerifiedMessage, RefusesBadSources) {
+  const std::string msg = dt::encode_verified_messages(header("h1"), {source("198.18.0.2", 100)})[0];
+  // The source ends the message: family, 4 address bytes, remaining ms (varint: 100 is one byte).
+  const size_t src = msg.size() - 6;
+  ASSERT_EQ(static_cast<uint8_t>(msg[src]), 4) << "the test's offset is not the family byte";
+  EXPECT_EQ(decode_with(msg, src, 5), dt::DecodeError::BadVerified) << "family 5";
+  EXPECT_EQ(decode_with(msg, src + 5, 0), dt::DecodeError::BadVerified) << "0 ms left";
+  EXPECT_EQ(decode_with(msg, src - 1, 0), dt::DecodeError::BadVerified) << "no sources";
+  EXPECT_EQ(decode_with(msg, src - 2, 1), dt::DecodeError::BadVerified) << "a rule group in a verified message";
+  EXPECT_EQ(decode_with(msg, dt::kFlagsOffset, dt::kFlagVerified | dt::kFlagFactors), dt::DecodeError::BadVerified)
+      << "another section's flag";
+  EXPECT_EQ(decode_with(msg, src - 1, 2), dt::DecodeError::AbsurdCount) << "more sources than bytes";
+  dt::ReportHeader h;
+  dt::ReportBody body;
+  EXPECT_EQ(decode(msg + "x", &h, &body), dt::DecodeError::TrailingBytes);
+  for (size_t cut = 1; cut <= 6; cut++)
+    EXPECT_NE(dt::decode_report(msg.data(), msg.size() - cut, &h, &body), dt::DecodeError::None) << "cut " << cut;
+  // Too many: kMaxVerifiedPerMessage + 1 as the count (a two-byte varint), enough bytes after it.
+  std::string many = msg.substr(0, src - 1);
+  many += static_cast<char>(0x81);
+  many += static_cast<char>(0x08);  // 1025
+  for (int i = 0; i < 1025; i++) many += std::string("\x04\xc6\x12\x00\x02\x64", 6);
+  EXPECT_EQ(decode(many, &h, &body), dt::DecodeError::BadVerified) << "over kMaxVerifiedPerMessage";
+}
+
+TEST(VerifiedMessage, ReplayedIsADuplicate) {
+  dt::PeerTracker t(1'000'000'000ull);
+  dt::ReportHeader h = header("h1");
+  h.seq = 1;
+  h.stream = dt::Stream::Verified;
+  EXPECT_EQ(t.arrive(h, 10 * kMs).verdict, dt::Verdict::Accept);
+  EXPECT_EQ(t.arrive(h, 20 * kMs).verdict, dt::Verdict::Duplicate) << "a recorded verified message replayed";
+  h.stream = dt::Stream::Bans;
+  EXPECT_EQ(t.arrive(h, 30 * kMs).verdict, dt::Verdict::Accept) << "the bans' seq 1 is another stream's";
+}
+
+TEST(VerifiedMessage, OutboxNumbersItsOwnStreamAndSeals) {
+  int sealed = 0;
+  dt::Outbox out(dt::OutboxOptions{"h1", 5}, [&](std::string *) { sealed++; });
+  const auto a = out.verified(out.header(1, 1700000000000ull), {source("198.18.0.2", 1000)});
+  const auto b = out.verified(out.header(2, 1700000000200ull), {source("198.18.0.3", 1000)});
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(sealed, 2) << "every verified message signed";
+  dt::ReportHeader h;
+  dt::ReportBody body;
+  ASSERT_EQ(decode(*b[0].bytes, &h, &body), dt::DecodeError::None);
+  EXPECT_EQ(h.seq, 2u);
+  EXPECT_EQ(b[0].kind, dt::OutKind::Verified);
+  EXPECT_TRUE(out.verified(out.header(3, 1700000000400ull), {}).empty()) << "nothing to tell: no message";
+}
+
+dt_verified_rec rec(const std::string &addr, uint64_t expires_ns) {
+  const dt::VerifiedSource v = source(addr, 1);
+  dt_verified_rec r{};
+  r.key = v.key;
+  r.expires_ns = expires_ns;
+  return r;
+}
+
+TEST(VerifiedShare, TellsEachSourceOnceWithItsTimeLeftWithinTheCap) {
+  const uint64_t now = 1000 * kMs;
+  uint64_t not_shared = 0;
+  const auto out = dt::verified_to_share({rec("198.18.0.2", now + 500 * kMs), rec("198.18.0.3", now - 1),
+                                          rec("198.18.0.2", now + 900 * kMs), rec("2001:2::1", now + kMs / 2),
+                                          rec("2001:2::2", now + 3 * kMs)},
+                                         now, &not_shared);
+  ASSERT_EQ(out.size(), 2u) << "expired, and under 1 ms left: not told; a source verified twice told once";
+  EXPECT_EQ(dt::key_to_string(out[0].key), "198.18.0.2");
+  EXPECT_EQ(out[0].remaining_ms, 900u) << "its latest expiry";
+  EXPECT_EQ(out[1].remaining_ms, 3u);
+  EXPECT_EQ(not_shared, 0u);
+  std::vector<dt_verified_rec> many;
+  for (size_t i = 0; i < dt::kMaxVerifiedSharedPerPeriod + 10; i++)
+    many.push_back(rec("2001:2::" + std::to_string(i), now + 10 * kMs));
+  EXPECT_EQ(dt::verified_to_share(many, now, &not_shared).size(), dt::kMaxVerifiedSharedPerPeriod);
+  EXPECT_EQ(not_shared, 10u) << "past the period's cap: counted";
+}
+
+TEST(VerifiedShare, IntakeTakesTheAgeOffCapsAtTheLocalTtlAndKeepsItsBudget) {
+  dt::VerifiedIntake in(60'000 * kMs, 3);  // --verified-ttl 60 s, 3 a period
+  const auto w = in.take({source("198.18.0.2", 600'000), source("198.18.0.3", 1000), source("198.18.0.4", 100)}, 200);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].ttl_ns, 60'000 * kMs) << "cut to our --verified-ttl";
+  EXPECT_EQ(w[1].ttl_ns, 800 * kMs) << "the message's age taken off";
+  EXPECT_EQ(in.counts().capped, 1u);
+  EXPECT_EQ(in.counts().expired_in_transit, 1u) << "100 ms left, 200 ms old";
+  EXPECT_EQ(in.take({source("198.18.0.5", 1000), source("198.18.0.6", 1000)}, 0).size(), 1u);
+  EXPECT_EQ(in.counts().over_budget, 1u) << "3 a period for all peers";
+  in.new_period();
+  EXPECT_EQ(in.take({source("198.18.0.6", 1000)}, 0).size(), 1u) << "a new period, a new budget";
+}
+
+}  // namespace
