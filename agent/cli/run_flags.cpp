@@ -142,8 +142,8 @@ std::vector<OptionSpec> query_options(RunOptions *o) {
          return resolve_group(v, &gid, why) && (o->query_socket_group = v, o->query_socket_gid = gid, true);
        }},
       {"query-admin-uids", 0, "LIST",
-       "users (UID or NAME, comma separated) whose unix-socket\nconnections may send BUSY (root and the agent's own "
-       "uid\nalways may; TCP clients never)",
+       "users (UID or NAME, comma separated) whose unix-socket\nconnections may send BUSY and VERIFY (root and the "
+       "agent's own\nuid always may; TCP clients never)",
        [o](const std::string &v, std::string *why) {
          std::vector<uid_t> uids;
          if (!parse_uid_list(v, &uids, why)) return false;
@@ -199,7 +199,9 @@ std::vector<OptionSpec> agent_options(RunOptions *o) {
          if (!parse_count(v, 1, 1u << 24, &n, why)) return false;
          return o->max_verified = static_cast<uint32_t>(n), true;
        }},
-      {"verified-ttl", 0, "D", "how long a source stays verified after its SYN cookie\nchecked out (default 10m)",
+      {"verified-ttl", 0, "D",
+       "how long a source stays verified after its SYN cookie\nchecked out, and at most when a peer or VERIFY says "
+       "so\n(default 10m)",
        duration_into(&o->verified_ttl_ns, 1'000'000'000ull, 7ull * 24 * 3600 * 1'000'000'000ull,
                      "between 1s and 7 days")},
       {"keep", 0, nullptr,

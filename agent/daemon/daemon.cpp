@@ -151,11 +151,12 @@ bool Daemon::start_query() {
   qc.redis_address = opt.redis;
   qc.redis_timeout_ns = opt.redis_timeout_ns;
   qc.busy = [this](std::string_view name, uint64_t now_ns) { return busy_relay_.busy(name, now_ns); };
+  qc.admin_commands.push_back({"VERIFY", [this](std::string_view arg, uint64_t) { return verify_.run(arg); }});
   std::string err;
   query_ = QueryServer::start(qc, tags_, &err);
   if (!query_) return runtime_failure("query socket: " + err);
   if (!opt.query_socket.empty())
-    DT_INFO("query socket %s: mode %04o, group %u; admin commands (BUSY) from root, the agent's uid and %zu "
+    DT_INFO("query socket %s: mode %04o, group %u; admin commands (BUSY, VERIFY) from root, the agent's uid and %zu "
             "--query-admin-uids; idle connections closed after %.0f s", opt.query_socket.c_str(),
             opt.query_socket_mode, static_cast<unsigned>(opt.query_socket_gid), opt.query_admin_uids.size(),
             opt.query_idle_timeout_ns / 1e9);
@@ -194,7 +195,9 @@ bool Daemon::open_dataplane() {
   dc.force_clsact = clsact && strcmp(clsact, "1") == 0;
   std::string err;
   dp_ = Dataplane::open(dc, &err);
-  return dp_ ? true : runtime_failure(err);
+  if (!dp_) return runtime_failure(err);
+  verify_.set_map(dp_->verified_fd(), opt.verified_ttl_ns);
+  return true;
 }
 
 bool Daemon::publish_rules() {

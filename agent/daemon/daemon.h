@@ -26,6 +26,7 @@
 #include "common/periodic_timer.h"
 #include "daemon/adaptive_driver.h"
 #include "daemon/run_config.h"
+#include "daemon/verify_command.h"
 #include "dataplane/policy.h"
 #include "dthrottle/common.h"
 #include "rules/tags.h"
@@ -119,6 +120,7 @@ class Daemon {
   int signal_fd_ = -1;    // closed by ~Daemon, before any member goes
   TagTable tags_;         // read by the query thread, the cluster and the adaptive limits
   BusyRelay busy_relay_;  // BUSY lines reach the adaptive rules once they exist
+  VerifyCommand verify_;  // VERIFY lines reach the verified map once it is open
   std::unique_ptr<QueryServer> query_;
   std::unique_ptr<Dataplane> dp_;
   std::unique_ptr<HostSynproxy> synproxy_;  // null without syn_cookies rules

@@ -23,7 +23,11 @@
 #include <thread>
 #include <utility>
 
+#include <bpf/bpf.h>
+
 #include "cli/cli.h"
+#include "common/address.h"
+#include "daemon/verify_command.h"
 #include "dthrottle/client/client.hpp"
 #include "query/query_listen.h"
 #include "rules/config_file.h"
@@ -177,6 +181,55 @@ TEST_F(QueryAccessTest, AdminCommandsGoThroughTheSameGate) {
   EXPECT_EQ(bans, 1);
   close(root);
   close(tcp);
+}
+
+// VERIFY (daemon/verify_command.h) on a verified map of its own: admins write it, anyone
+// else is refused and writes nothing.
+TEST_F(QueryAccessTest, VerifyIsForAdminsOnly) {
+  const int map = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "verified", sizeof(dt_key), sizeof(dt_verified), 64, nullptr);
+  if (map < 0) GTEST_SKIP() << "cannot create a BPF map (root needed): " << strerror(errno);
+  dt::VerifyCommand verify;
+  dt::QueryServerConfig cfg;
+  cfg.unix_mode = 0666;  // nobody may connect, not administer
+  cfg.admin_commands.push_back({"VERIFY", [&](std::string_view arg, uint64_t) { return verify.run(arg); }});
+  start(cfg);
+  const int root = connect_unix(sock());
+  EXPECT_EQ(ask(root, "VERIFY 198.18.0.2\n").substr(0, 14), "ERR not ready:") << "before the map is open";
+  verify.set_map(map, 600'000'000'000ull);
+  EXPECT_EQ(ask(root, "VERIFY 198.18.0.2 60\n"), "OK\n");
+  EXPECT_EQ(ask(root, "VERIFY 198.18.0.0/24\n").substr(0, 19), "ERR not an address:");
+  EXPECT_EQ(ask(root, "VERIFY 2001:2::1 601\n").substr(0, 11), "ERR bad ttl") << "longer than --verified-ttl";
+  EXPECT_EQ(ask_as(kNobody, sock(), "VERIFY 198.18.0.3\n"), "ERR not allowed\n");
+  const int tcp = connect_tcp(server->tcp_port());
+  EXPECT_EQ(ask(tcp, "VERIFY 198.18.0.3\n"), "ERR not allowed\n");
+  dt_key k;
+  dt_verified v{};
+  ASSERT_TRUE(dt::key_from_string("198.18.0.2", &k));
+  k.rule = DT_VERIFIED_V4;
+  ASSERT_EQ(bpf_map_lookup_elem(map, &k, &v), 0) << "the admin's source is verified";
+  EXPECT_GT(v.expires_ns, 0u);
+  ASSERT_TRUE(dt::key_from_string("198.18.0.3", &k));
+  k.rule = DT_VERIFIED_V4;
+  EXPECT_NE(bpf_map_lookup_elem(map, &k, &v), 0) << "a refused VERIFY wrote nothing";
+  EXPECT_EQ(server->counters().admin_refused, 2u);
+  close(root);
+  close(tcp);
+  close(map);
+}
+
+TEST(VerifyArg, AddressAndTtlWithinTheLocalTtl) {
+  dt_key k;
+  uint64_t ttl = 0;
+  std::string err;
+  ASSERT_TRUE(dt::parse_verify_arg("2001:2::9", 600'000'000'000ull, &k, &ttl, &err)) << err;
+  EXPECT_EQ(k.rule, DT_VERIFIED_V6);
+  EXPECT_EQ(ttl, 600'000'000'000ull) << "the default: --verified-ttl";
+  ASSERT_TRUE(dt::parse_verify_arg("198.18.0.2 30", 600'000'000'000ull, &k, &ttl, &err)) << err;
+  EXPECT_EQ(k.rule, DT_VERIFIED_V4);
+  EXPECT_EQ(ttl, 30'000'000'000ull);
+  for (const char *bad : {"", "nonsense", "198.18.0.2 0", "198.18.0.2 x", "198.18.0.2 -1", "198.18.0.2 1.5",
+                          "198.18.0.2 601"})
+    EXPECT_FALSE(dt::parse_verify_arg(bad, 600'000'000'000ull, &k, &ttl, &err)) << "'" << bad << "' taken";
 }
 
 TEST_F(QueryAccessTest, IdleConnectionsAreClosed) {
