@@ -278,6 +278,7 @@ bool Daemon::keep_needed_privileges() {
   needs.bpf_gated = bpf_commands_need_cap_bpf(dp_->stats_fd());
   needs.new_maps = true;
   needs.synproxy = synproxy_ != nullptr;  // any reload may load a list (daemon/lists_install.h): its trie is a new map
+  synproxy_allowed_ = needs.synproxy;     // a reload may then replace, remove and install the table again
   const std::vector<KeptCapability> keep = capabilities_to_keep(needs);
   std::string warning, err;
   if (!drop_privileges(keep, &warning, &err)) return fail(err);

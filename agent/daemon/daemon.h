@@ -124,6 +124,7 @@ class Daemon {
   std::unique_ptr<QueryServer> query_;
   std::unique_ptr<Dataplane> dp_;
   std::unique_ptr<HostSynproxy> synproxy_;  // null without syn_cookies rules
+  bool synproxy_allowed_ = false;           // CAP_NET_ADMIN kept for it (a reload may install it again)
   RuleMaps rule_maps_;
   std::unique_ptr<AdaptiveDriver> adaptive_;  // reads the dataplane and the tag table
   std::unique_ptr<BanStore> ban_store_;  // the pinned bans (docs/bans.md): swept, and synced by the cluster

@@ -116,7 +116,8 @@ void Daemon::on_signal() {
 // for as long as the agent says it is at work, not a fixed 5 s.
 void Daemon::on_reload() {
   reload_file_.write(std::to_string(reload_generation_ + 1) + " busy\n");
-  const std::string outcome = reload_all({config_, rule_maps_, tags_, cluster_.get(), *adaptive_});
+  const std::string outcome =
+      reload_all({config_, rule_maps_, tags_, cluster_.get(), *adaptive_, synproxy_, synproxy_allowed_});
   if (ban_sync_) ban_sync_->set_allow_list(config_.rules.allow);
   // A reload file that cannot be written leaves `agent reload` waiting: it says why (unwritable_reason).
   if (!reload_file_.write(std::to_string(++reload_generation_) + " " + outcome + "\n"))

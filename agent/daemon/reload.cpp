@@ -9,6 +9,7 @@
 #include "daemon/adaptive_driver.h"
 #include "daemon/privileges.h"
 #include "dataplane/kernel_probe.h"
+#include "host/synproxy.h"
 #include "rules/tags.h"
 
 namespace dt {
@@ -46,6 +47,42 @@ std::string install_rules(ReloadTargets t, LoadedRules next) {
   return "partial " + why;
 }
 
+// The SYNPROXY table for `ports` (the next rules' syn_cookies ports, not empty), before the
+// maps change: replaced, or installed if the agent may. "" or why not (nothing changed).
+std::string prepare_synproxy(ReloadTargets t, const std::vector<PortRange> &ports) {
+  std::string err;
+  if (t.synproxy) {
+    if (!t.synproxy->replace(ports, &err)) return "syn_cookies: " + err;
+    DT_INFO("reload: %s", t.synproxy->describe().c_str());
+    return "";
+  }
+  if (!t.synproxy_allowed)
+    return "syn_cookies rules need netfilter's SYNPROXY table, which the agent sets up at start only when a rule "
+           "has syn_cookies (it dropped CAP_NET_ADMIN): restart the agent with these rules";
+  t.synproxy = HostSynproxy::install(ports, &err);
+  if (!t.synproxy) return "syn_cookies: " + err;
+  DT_INFO("reload: %s", t.synproxy->describe().c_str());
+  return "";
+}
+
+// The new rules are in the maps: the table goes if none of them has syn_cookies, else covers
+// their ports alone (prepared for `both`, theirs and the old rules').
+void follow_synproxy(ReloadTargets t, const std::vector<PortRange> &ports, const std::vector<PortRange> &both) {
+  if (!t.synproxy) return;
+  std::string err;
+  if (!ports.empty()) {
+    if (ports == both) return;
+    if (!t.synproxy->replace(ports, &err)) DT_WARN("reload: SYNPROXY table for the new ports only: %s", err.c_str());
+    else DT_INFO("reload: %s", t.synproxy->describe().c_str());
+    return;
+  }
+  if (!t.synproxy->remove(&err)) DT_WARN("reload: removing the SYNPROXY table: %s", err.c_str());
+  else
+    DT_INFO("reload: no rule has syn_cookies any more: nftables table inet %s removed, "
+            "net.netfilter.nf_conntrack_tcp_loose restored", kSynproxyTable);
+  t.synproxy.reset();
+}
+
 }  // namespace
 
 std::string reload_rules(ReloadTargets t) {
@@ -60,6 +97,14 @@ std::string reload_rules(ReloadTargets t) {
       DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());
       return "error " + why;
     }
+    // Until the maps change, the table covers the old rules' ports and the new ones.
+    const std::vector<PortRange> ports = merge_port_ranges(syn_cookie_ports(next.set.rules));
+    std::vector<PortRange> both = syn_cookie_ports(t.config.rules.set.rules);
+    both.insert(both.end(), ports.begin(), ports.end());
+    if (!ports.empty() && !(why = prepare_synproxy(t, both)).empty()) {
+      DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());
+      return "error " + why;
+    }
     // The lists first: a list the kernel cannot take leaves everything as it was.
     if (!install_lists(t.maps.lists, next, &t.config.rules, &why)) {
       DT_ERROR("reload failed, the previous rules and lists stay in force: %s", why.c_str());
@@ -67,7 +112,10 @@ std::string reload_rules(ReloadTargets t) {
     }
     const int rc = publish_rules(t.maps, next.compiled.policies, next.compiled.lpm, next.names, next.compiled.prefix,
                                  next.compiled.cond);
-    if (rc == 0) return install_rules(t, std::move(next));
+    if (rc == 0) {
+      follow_synproxy(t, ports, merge_port_ranges(both));
+      return install_rules(t, std::move(next));
+    }
     why = std::string("cannot write the rules to the maps: ") + strerror(-rc) + refused_after_drop(rc);
   }
   DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());

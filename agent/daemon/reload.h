@@ -4,6 +4,7 @@
 // the peers in force.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "daemon/run_config.h"
@@ -13,6 +14,7 @@ namespace dt {
 
 class AdaptiveDriver;
 class Cluster;
+class HostSynproxy;
 class TagTable;
 
 // What a reload replaces.
@@ -22,10 +24,18 @@ struct ReloadTargets {
   TagTable &tags;
   Cluster *cluster;  // nullptr without peers
   AdaptiveDriver &adaptive;
+  // The SYNPROXY table of the syn_cookies rules (host/synproxy.h): replaced when their ports
+  // change, removed when no rule has syn_cookies any more, installed again only if
+  // `synproxy_allowed` (the agent kept CAP_NET_ADMIN for it at start).
+  std::unique_ptr<HostSynproxy> &synproxy;
+  bool synproxy_allowed = false;
 };
 
 // Re-reads the rules file and installs it everywhere; a bad file changes nothing (the
-// old rules stay in force). Returns the outcome for `agent reload`: "ok <summary>",
+// old rules stay in force). The SYNPROXY table follows the syn_cookies rules' ports: a new
+// one is in place before the maps change (their cookies' ACKs must find it), an old one goes
+// after them; a table the agent may not install (it started without syn_cookies rules, and
+// dropped CAP_NET_ADMIN) refuses the reload. Returns the outcome for `agent reload`: "ok <summary>",
 // "partial <why>" (some of it is in force) or "error <why>".
 std::string reload_rules(ReloadTargets t);
 

@@ -18,8 +18,10 @@
 #   2. the same rule with syn_cookies = true (only if this agent build accepts the option,
 #      else a SKIP line): at least 99% of the connections complete, none after a retransmit
 #      (connect time under 1 s), and the flood's SYNs at the host stay within the budget.
-# The figures of both phases are printed side by side at the end. A client whose connects
-# started more than 1 s behind schedule (a machine too busy to measure) gets a SKIP line
+# The figures of both phases are printed side by side at the end. Then (with syn_cookies) a
+# reload follows the rule's port to 8081 in the SYNPROXY table, removes the table with a rule
+# without syn_cookies, and installs it again with one (each waited for in `nft list`).
+# A client whose connects started more than 1 s behind schedule (a machine too busy to measure) gets a SKIP line
 # instead of its checks. About 25 s a phase on a quiet machine; everything it creates
 # (namespaces, agent, listener, flood, nftables counter) goes with the lab.
 set -uo pipefail
@@ -162,6 +164,37 @@ client_on_time() {
 	return 1
 }
 
+# --- reload: the SYNPROXY table follows the syn_cookies rules' ports -------------------------
+# table_has PORT: the agent's SYNPROXY table names PORT; table_gone: there is none.
+table_has() { in_ns "$H_NS" nft list table inet dthrottle_synproxy 2>/dev/null | grep -qE "dport .*\b$1\b"; }
+table_gone() { ! in_ns "$H_NS" nft list tables | grep -q dthrottle_synproxy; }
+# reload_to FILE NAME: FILE becomes the rules, `agent reload` must take it (check NAME).
+reload_to() {
+	local out rc
+	cp "$1" "$WORK/reload.toml"
+	out=$("$AGENT" reload --pin-dir "$PIN_DIR" 2>&1)
+	rc=$?
+	check_eq "syncookies/reload/$2-exit" "agent reload ($2) exit code (it said: $out)" "$rc" 0
+}
+reload_phase() {
+	sed "s/^dport = $PORT/dport = $((PORT + 1))/" "$WORK/cookies.toml" >"$WORK/cookies-next.toml"
+	cp "$WORK/cookies.toml" "$WORK/reload.toml"
+	agent_start reload --rules "$WORK/reload.toml" --stats-interval 10m || die "the agent (reload) did not start"
+	check syncookies/reload/table-at-start "the SYNPROXY table does not name port $PORT within 5 s" wait_until 5 table_has "$PORT"
+	reload_to "$WORK/cookies-next.toml" ports
+	check syncookies/reload/ports-followed "the SYNPROXY table does not name port $((PORT + 1)) alone within 5 s of the reload" \
+		wait_until 5 eval "table_has $((PORT + 1)) && ! table_has $PORT"
+	reload_to "$WORK/budgets.toml" no-cookies
+	check syncookies/reload/table-removed "the SYNPROXY table is still there 5 s after a reload without syn_cookies" \
+		wait_until 5 table_gone
+	check syncookies/reload/removal-logged "the agent did not log the table's removal" \
+		grep -q 'no rule has syn_cookies any more' "$(agent_log reload)"
+	reload_to "$WORK/cookies.toml" cookies-again
+	check syncookies/reload/table-again "the SYNPROXY table does not name port $PORT again within 5 s" wait_until 5 table_has "$PORT"
+	agent_signal reload TERM || die "the agent (reload) did not stop"
+	check syncookies/reload/table-removed-at-exit "the SYNPROXY table is left after the agent's exit" table_gone
+}
+
 write_rules "$WORK/budgets.toml"
 write_rules "$WORK/cookies.toml" "syn_cookies = true"
 # The phase-2 detection below must only tell the option apart: the rest of the file is fine.
@@ -183,6 +216,7 @@ if in_ns "$H_NS" "$AGENT" check --iface "$H_IF" --rules "$WORK/cookies.toml" >"$
 	fi
 	check_eq syncookies/cookies/table-removed "nftables tables named dthrottle_synproxy left after the agent's exit" \
 		"$(in_ns "$H_NS" nft list tables | grep -c dthrottle_synproxy)" 0
+	reload_phase
 else
 	echo "SKIP syncookies/cookies: this agent does not accept syn_cookies = true ($(head -n 1 "$WORK/check.out"))"
 fi
