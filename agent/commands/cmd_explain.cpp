@@ -105,6 +105,7 @@ int cmd_explain(int argc, char **argv) {
     e.bans_read = true;
     e.ban = bans->covering(e.addr.addr);
   }
+  read_verified_source(opt.pin_dir, &e);
   e.peers = ask_agent(opt);
   const std::string text = opt.json ? render_explanation_json(e) : render_explanation_text(e);
   fputs(text.c_str(), stdout);

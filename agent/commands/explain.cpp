@@ -311,8 +311,28 @@ std::string render_explanation_text(const Explanation &e) {
   for (const ExplainRule &r : e.as_destination)
     out += "  as a destination of rule " + r.name + " (" + policy_text(r) + "): " + bucket_text(r, e.now_ns) + "\n";
   if (e.bans_read) out += "  ban: " + (e.ban ? ban_explain_text(*e.ban, e.now_ns) : std::string("none")) + "\n";
+  if (e.verified_read) out += "  verified (SYN cookies): " + verified_text(e) + "\n";
   out += "  peers: " + peers_text(e.peers) + "\n";
   return out;
+}
+
+void read_verified_source(const std::string &pin_dir, Explanation *e) {
+  const int fd = bpf_obj_get((pin_dir + "/" + DT_MAP_VERIFIED).c_str());
+  if (fd < 0) return;
+  dt_key k = e->addr;
+  k.rule = addr_is_v4(k.addr) ? DT_VERIFIED_V4 : DT_VERIFIED_V6;
+  dt_verified v{};
+  e->verified_read = true;
+  if (bpf_map_lookup_elem(fd, &k, &v) == 0) e->verified = v;
+  close(fd);
+}
+
+std::string verified_text(const Explanation &e) {
+  if (!e.verified) return "no (its SYNs meet the prefix budgets; a cookie answers them while those are spent)";
+  const std::string hits = std::to_string(e.verified->hits) + " packets skipped a prefix budget";
+  if (e.verified->expires_ns <= e.now_ns) return "expired (" + hits + "): a cookie verifies it again";
+  return "yes, for " + format_remaining(e.verified->expires_ns - e.now_ns) + " more (" + hits +
+         "): its SYNs skip the prefix budgets of syn_cookies rules";
 }
 
 std::string render_explanation_json(const Explanation &e) {
@@ -333,6 +353,13 @@ std::string render_explanation_json(const Explanation &e) {
             {"as_destination", std::move(as_destination)},
             {"peers", std::move(peers)}};
   if (e.bans_read) j["ban"] = e.ban ? ban_json(*e.ban, e.now_ns) : Json(nullptr);
+  if (e.verified_read)
+    j["verified"] = !e.verified ? Json(nullptr)
+                                : Json{{"verified", e.verified->expires_ns > e.now_ns},
+                                       {"expires_in_ms", e.verified->expires_ns > e.now_ns
+                                                             ? (e.verified->expires_ns - e.now_ns) / 1000000
+                                                             : 0},
+                                       {"hits", e.verified->hits}};
   return dump_json(j) + "\n";
 }
 

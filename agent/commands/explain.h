@@ -68,7 +68,15 @@ struct Explanation {
   ExplainPeers peers;
   bool bans_read = false;  // the ban maps could be read (pins of an agent with bans)
   std::optional<Ban> ban;  // the longest ban covering the address, if any (docs/bans.md)
+  bool verified_read = false;           // the verified sources' map could be read (SYN cookies)
+  std::optional<dt_verified> verified;  // its element for the address, expired or not
 };
+
+// Reads the address's element of the verified sources' map pinned in `pin_dir` into `e`
+// (docs/rules.md "SYN cookies"); pins without that map leave e->verified_read false.
+void read_verified_source(const std::string &pin_dir, Explanation *e);
+// "until 9m 58s from now (12 packets skipped a prefix budget)", "expired ...", "no".
+std::string verified_text(const Explanation &e);
 
 // Reads the maps of `pin_dir` (opened in `maps`) about `address`. False with a sentence in
 // *err if the address is not one or the maps cannot be read.

@@ -13,7 +13,8 @@
 #   2. the client connects to h1: answered with a cookie, its ACK checks out (h1's
 #      cookie_ack_valid); h2 learns it from h1 (its cluster status: verified.learned);
 #   3. the client connects to h2 CONNS times: every connection completes, h2 sends the
-#      client no cookie, and h2's verified_hits rise (its SYNs skipped the spent budget).
+#      client no cookie, and h2's verified_hits rise (its SYNs skipped the spent budget);
+#      `agent explain` on h2 says the client is verified.
 # About 15 s; everything it creates goes with the lab.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -135,6 +136,9 @@ check_eq peers/h2-connects "connections from the client to h2 that completed (of
 check_eq peers/h2-no-cookie "cookies h2 sent the client h1 had verified" "$(cookies_seen 2)" 0
 check_ge peers/h2-verified-hits "h2's verified_hits after the client's connects (before: $hits0)" \
 	"$(counter 2 verified_hits)" $((hits0 + CONNS))
+explained=$("$AGENT" explain "$CLIENT" --pin-dir "${M_PIN[2]}" --watch 0 2>&1)
+check peers/h2-explain "agent explain on h2 does not say the client is verified: $(grep -i verified <<<"$explained")" \
+	grep -q 'verified (SYN cookies): yes, for' <<<"$explained"
 echo "syncookie_peers: h1 told $(counter 1 .cluster.verified.shared) verified sources, h2 learned" \
 	"$(counter 2 .cluster.verified.learned); h2 sent the client $(cookies_seen 2) cookies, $OTHER $(cookies_seen 3)"
 lab_finish
