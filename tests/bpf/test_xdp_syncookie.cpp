@@ -18,6 +18,7 @@
 
 #include "bpf_fixture.h"
 #include "dataplane/policy.h"
+#include "dataplane/verified_maps.h"
 
 namespace dt::test {
 namespace {
@@ -287,6 +288,17 @@ TEST_F(XdpSyncookie, AnAckWithTheCookieVerifiesItsSource) {
   ASSERT_EQ(bpf_map_lookup_elem(map_fd(DT_MAP_VERIFIED), &k, &v), 0) << "198.18.7.2 is in the verified map";
   EXPECT_EQ(v.hits, 2u);
   EXPECT_GT(v.expires_ns, start_ns_ + DT_DEFAULT_VERIFIED_TTL_NS / 2) << "verified for the TTL";
+  // Each source verified is told to the agent once, through the ring (for its peers).
+  dt::VerifiedRing ring(map_fd("verified_ring"));
+  ASSERT_TRUE(ring.ok());
+  int err = 0;
+  const std::vector<dt_verified_rec> recs = ring.drain(&err);
+  EXPECT_EQ(err, 0);
+  ASSERT_EQ(recs.size(), 2u) << "one record per source verified, none for the verified SYNs";
+  EXPECT_EQ(memcmp(&recs[0].key, &k, sizeof k), 0) << "the IPv4 source first, keyed as in the map";
+  EXPECT_EQ(recs[0].expires_ns, v.expires_ns) << "the expiry written in the map";
+  EXPECT_EQ(recs[1].key.rule, DT_VERIFIED_V6);
+  EXPECT_TRUE(ring.drain(&err).empty()) << "drained: told once";
 }
 
 TEST_F(XdpSyncookie, AWrongAckCountsInvalidAndVerifiesNothing) {
@@ -299,6 +311,9 @@ TEST_F(XdpSyncookie, AWrongAckCountsInvalidAndVerifiesNothing) {
   EXPECT_EQ(st.cookie_ack_invalid, 1u) << stats_to_string(st);
   EXPECT_EQ(st.cookie_ack_valid, 0u) << stats_to_string(st);
   EXPECT_EQ(st.verified_hits, 0u) << stats_to_string(st);
+  dt::VerifiedRing ring(map_fd("verified_ring"));
+  int err = 0;
+  EXPECT_TRUE(ring.drain(&err).empty()) << "nothing verified, nothing told";
 }
 
 TEST_F(XdpSyncookie, AVerifiedSourceOverItsOwnBucketIsStillDropped) {
