@@ -256,6 +256,21 @@ dthrottle_ban_messages_sent_total 7
 # HELP dthrottle_ban_messages_received_total Bans messages received from peers.
 # TYPE dthrottle_ban_messages_received_total counter
 dthrottle_ban_messages_received_total 14
+# HELP dthrottle_verified_messages_sent_total SYN cookies: verified sources messages published to peers.
+# TYPE dthrottle_verified_messages_sent_total counter
+dthrottle_verified_messages_sent_total 0
+# HELP dthrottle_verified_sources_shared_total SYN cookies: sources verified here and told to the peers.
+# TYPE dthrottle_verified_sources_shared_total counter
+dthrottle_verified_sources_shared_total 0
+# HELP dthrottle_verified_messages_received_total SYN cookies: verified sources messages received from peers.
+# TYPE dthrottle_verified_messages_received_total counter
+dthrottle_verified_messages_received_total 0
+# HELP dthrottle_verified_sources_learned_total SYN cookies: peers' verified sources written into the verified map.
+# TYPE dthrottle_verified_sources_learned_total counter
+dthrottle_verified_sources_learned_total 0
+# HELP dthrottle_verified_sources_refused_total SYN cookies: peers' verified sources past the period's budget for all peers, not written.
+# TYPE dthrottle_verified_sources_refused_total counter
+dthrottle_verified_sources_refused_total 0
 # HELP dthrottle_peer_ban_notices_total Peers' ban notices, by what became of them: learned, updated, lifted, stale (older than a lift or the ban held here), held (another origin's ban of the prefix is in force here), refused_cap (16,384 learned bans), refused_duration (over 30 days), refused_write, refused_peer (--peer-bans), refused_prefix (--peer-ban-min-prefix), refused_never_ban (a peer, hub or allowed address), refused_peer_cap (--peer-ban-max), refused_rate (--peer-ban-rate), refused_time (a set or lift time in the future or over 30 days ago), refused_origin (a lift of a ban the peer did not set), refused_tombstone (no room).
 # TYPE dthrottle_peer_ban_notices_total counter
 dthrottle_peer_ban_notices_total{result="learned"} 5

@@ -377,6 +377,7 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   c.reports_sent = 5;
   c.rejected = {{"bad \"magic\"", 2}, {"short", 1}};
   c.ban_messages_received = 4;
+  c.verified_learned = 6;
   c.bans.learned = 3;
   c.bans.rejected_duration = 1;
   std::map<std::string, dt::PeerState> peers;
@@ -389,7 +390,7 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   const Json j = parse_or_fail(out);
   EXPECT_EQ(keys_of(j), (std::vector<std::string>{"node_id", "written_unix_ms", "epoch", "period_ms", "security",
                                                   "counters", "rejected", "peers", "aggregates", "bans",
-                                                  "received_by_kind"}));
+                                                  "verified", "received_by_kind"}));
   EXPECT_EQ(j["node_id"], kAwkward);
   EXPECT_EQ(j["written_unix_ms"], 1'700'000'000'123u);
   EXPECT_EQ(j["epoch"], 42);
@@ -402,6 +403,8 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(j["bans"]["messages_received"], 4);
   EXPECT_EQ(j["bans"]["learned"], 3);
   EXPECT_EQ(j["bans"]["refused_duration"], 1) << "a peer's ban refused as too long is shown";
+  EXPECT_EQ(j["verified"]["learned"], 6) << "the peers' verified sources (SYN cookies) have an object of their own";
+  EXPECT_EQ(keys_of(j["verified"]).size(), 10u);
   ASSERT_EQ(j["peers"].size(), 2u);
   // Peers by node id: the awkward one ("a...") before "h2".
   EXPECT_EQ(j["peers"][0].dump(),
