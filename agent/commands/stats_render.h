@@ -15,6 +15,7 @@ namespace dt {
 struct AgentStatusFiles {
   std::string cluster;   // .cluster.json or .cluster.txt
   std::string adaptive;  // .adaptive.json or .adaptive.txt
+  std::string events;    // .events.json or .events.txt (docs/events.md)
   std::string hook;      // .attach: how the program is attached ("native mode", "tc ingress, tcx link"; "" unknown)
   std::string bans;      // the bans with their counts (bans/ban_render.h: a table, or a JSON document); "" none
 };

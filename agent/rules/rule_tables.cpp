@@ -147,6 +147,19 @@ bool parse_rule_dry_run(const RuleSet &rs, const Value &t, PacketRule *r, std::s
   return true;
 }
 
+// `attack_drops = N`: the rule's own threshold for attack events (docs/events.md), 0: none.
+bool parse_rule_attack_drops(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
+  if (!t.contains("attack_drops")) return true;
+  const Value &v = t.at("attack_drops");
+  if (!v.is_integer() || v.as_integer() < 0) {
+    *err = file_line(rs, static_cast<int>(v.location().line())) +
+           "'attack_drops' must be a whole number of drops per second, 0 or more (0: no attack events for the rule)";
+    return false;
+  }
+  r->attack_drops = v.as_integer();
+  return true;
+}
+
 // `key_by = "destination"`: the rule's buckets are its packets' destinations (cut to
 // key_prefix), whatever the sources: a VIP's or a service's total. Checked after
 // prefix_limits, which it cannot be combined with.
@@ -278,14 +291,15 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
   if (!known_keys(rs, t,
                   {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive",
                    "dry_run", "prefix_limits", "dst", "sport", "tcp_flags", "icmp_type", "icmp_code", "len", "key_by",
-                   "syn_cookies"},
+                   "syn_cookies", "attack_drops"},
                   "a [[rule]]", err))
     return false;
   std::string action;
   return parse_rule_name_cidr(rs, t, line, r, err) && parse_rule_action(rs, t, r, &action, err) &&
          parse_rule_match(rs, t, r, err) && parse_rule_conditions(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err) &&
          parse_rule_dry_run(rs, t, r, err) && parse_rule_prefix_limits(rs, t, r, err) &&
-         parse_rule_key_by(rs, t, r, err) && parse_rule_syn_cookies(rs, t, r, err);
+         parse_rule_key_by(rs, t, r, err) && parse_rule_syn_cookies(rs, t, r, err) &&
+         parse_rule_attack_drops(rs, t, r, err);
 }
 
 }  // namespace
