@@ -66,6 +66,14 @@ struct RunOptions {
   uint64_t max_tags = 1'000'000;
   std::string redis;                   // --redis: decides strict tags ("" for none)
   uint64_t redis_timeout_ns = 50'000'000;
+  // Events (docs/events.md): --on-event CMD, and when a rule is under attack.
+  std::string on_event;                // as given ("" : none)
+  std::vector<std::string> on_event_argv;  // its words (events/command_runner.h split_command)
+  uint64_t on_event_jobs = 4;          // children at once
+  uint64_t on_event_timeout_ns = 10'000'000'000ull;
+  uint64_t on_event_queue = 256;       // events waiting for a child, at most
+  uint64_t attack_drops = 1000;        // a rule's drops per second that start an attack (0: never)
+  uint64_t attack_quiet_ns = 10'000'000'000ull;  // under half of it this long ends one
   // --metrics ADDR:PORT: Prometheus text on GET /metrics (host "": off).
   std::string metrics_host;
   uint16_t metrics_port = 0;

@@ -7,6 +7,7 @@
 #include "common/node_id.h"
 #include "common/parse_values.h"
 #include "common/program_name.h"
+#include "events/command_runner.h"
 #include "query/query_listen.h"
 #include "rules/prefix_limits.h"
 #include "rules/tags.h"
@@ -319,6 +320,33 @@ std::vector<OptionSpec> peer_ban_options(RunOptions *o) {
   };
 }
 
+// --on-event, --on-event-*, --attack-*: events for the operator's tools (docs/events.md).
+std::vector<OptionSpec> event_options(RunOptions *o) {
+  return {
+      text("Events (docs/events.md; also EVENTS 1 on the query socket, for admins):"),
+      {"on-event", 0, "CMD",
+       "run CMD for each event (ban, unban, attack_started and\n_ended, peer_down and _up), one JSON line on its "
+       "stdin;\nno shell: an absolute path and words ('quoted' ones\nallowed); /bin/sh -c '...' for a shell. It runs "
+       "as the\nagent's uid with no capability and no descriptor of it",
+       [o](const std::string &v, std::string *why) {
+         return split_command(v, &o->on_event_argv, why) && (o->on_event = v, true);
+       }},
+      {"on-event-jobs", 0, "N", "at most N commands at once (default 4)", count_into(&o->on_event_jobs, 1, 64)},
+      {"on-event-timeout", 0, "D", "a command still running after D is killed (default 10s)",
+       duration_into(&o->on_event_timeout_ns, 100'000'000, 3'600'000'000'000ull, "from 100ms to 1h")},
+      {"on-event-queue", 0, "N",
+       "at most N events wait for a command; more are dropped\nand counted (default 256)",
+       count_into(&o->on_event_queue, 1, 65536)},
+      {"attack-drops", 0, "N",
+       "a rule dropping N packets a second or more is under\nattack (attack_started); it ends (attack_ended) when "
+       "its\ndrops stay under N/2 for --attack-quiet; attack_drops in\na [[rule]] overrides it; 0: off (default 1000)",
+       count_into(&o->attack_drops, 0, UINT64_MAX)},
+      {"attack-quiet", 0, "D", "see --attack-drops (default 10s)",
+       duration_into(&o->attack_quiet_ns, 1'000'000'000, 86'400'000'000'000ull, "from 1s to 24h")},
+      text(""),
+  };
+}
+
 void append(std::vector<OptionSpec> *to, std::vector<OptionSpec> more) {
   for (auto &o : more) to->push_back(std::move(o));
 }
@@ -336,6 +364,7 @@ CommandSpec run_command(RunOptions *o, RunFlagsSeen *seen, const std::string &su
   append(&spec.options, agent_options(o));
   append(&spec.options, cluster_options(o));
   append(&spec.options, peer_ban_options(o));
+  append(&spec.options, event_options(o));
   spec.epilogue = subcommand.empty() ? kRunExamples : "";
   return spec;
 }

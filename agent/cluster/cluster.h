@@ -116,6 +116,11 @@ class Cluster {
   // Bans (docs/bans.md): each period this host's new, changed and lifted bans go to the
   // peers in a bans message of their own, and the peers' bans messages go to `b`.
   void set_bans(BanSync *b) { bans_ = b; }
+  // Called when the tracker finds a peer up or down (docs/events.md peer_up, peer_down):
+  // its node id, up or not, why ("silent", "link", "forgotten"; "" when up), and how long
+  // it had been silent (s).
+  using PeerEventHook = std::function<void(const std::string &node, bool up, const char *why, double silent_s)>;
+  void set_peer_events(PeerEventHook hook) { peer_events_ = std::move(hook); }
 
   // One log line with the cluster's counters.
   void log_summary() const;
@@ -249,6 +254,7 @@ class Cluster {
   LogLimiter reject_log_{10'000'000'000ull, 5};
   LogLimiter stale_log_{10'000'000'000ull, 5};
   LogLimiter peer_log_{10'000'000'000ull, 10};  // peer up, down, restarted, forgotten
+  PeerEventHook peer_events_;
   AdaptiveSet *adaptive_ = nullptr;
   BanSync *bans_ = nullptr;
   SourceWatch watch_;

@@ -47,6 +47,7 @@ bool Cluster::on_link_event(bool pub, uint16_t event, const std::string &endpoin
     counters_.link_drops++;
     log_limited(peer_log_, LogLevel::Warn, now_ns, "peer %s is down: its link dropped (last heard %.1fs ago)",
                 down.node_id.c_str(), down.silent_ns / 1e9);
+    if (peer_events_) peer_events_(down.node_id, false, "link", down.silent_ns / 1e9);
   }
   return true;
 }

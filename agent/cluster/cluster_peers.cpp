@@ -32,6 +32,7 @@ TrackerOptions tracker_options(const ClusterConfig &cfg) {
 bool Cluster::note_arrival(const ReportHeader &h, const Arrival &a, uint64_t now_ns) {
   for (const auto &id : a.evicted) {
     senders_.erase(id);
+    if (peer_events_) peer_events_(id, false, "forgotten", 0);
     log_limited(peer_log_, LogLevel::Info, now_ns, "peer %s forgotten (down) to make room for %s: %zu node ids "
                 "tracked at most", id.c_str(), h.node_id.c_str(), tracker_.options().max_peers);
   }
@@ -48,9 +49,11 @@ bool Cluster::note_arrival(const ReportHeader &h, const Arrival &a, uint64_t now
   if (a.restarted)
     log_limited(peer_log_, LogLevel::Info, now_ns, "peer %s restarted (a new boot; sequence tracking starts again)",
                 h.node_id.c_str());
-  if (a.came_up)
+  if (a.came_up) {
     log_limited(peer_log_, LogLevel::Info, now_ns, "peer %s is up (epoch %llu)", h.node_id.c_str(),
                 static_cast<unsigned long long>(h.epoch));
+    if (peer_events_) peer_events_(h.node_id, true, "", 0);
+  }
   if (a.relearned_ms)
     log_limited(peer_log_, LogLevel::Warn, now_ns, "peer %s: its reports were all stale for 10 s while arriving "
                 "steadily, so its clock was stepped by %lld ms; its clock offset is learned again",
@@ -92,9 +95,11 @@ void Cluster::log_refusal(const ReportHeader &h, const Arrival &a, uint64_t now_
 // Every period: the peers silent for --down-after went down (period_end.h): logged,
 // rate-limited (forged node ids go down too).
 void Cluster::log_downs(const std::vector<LivenessChange> &downs, uint64_t now_ns) {
-  for (const auto &ch : downs)
+  for (const auto &ch : downs) {
     log_limited(peer_log_, LogLevel::Warn, now_ns, "peer %s is down: nothing heard for %.1fs", ch.node_id.c_str(),
                 ch.silent_ns / 1e9);
+    if (peer_events_) peer_events_(ch.node_id, false, "silent", ch.silent_ns / 1e9);
+  }
 }
 
 }  // namespace dt

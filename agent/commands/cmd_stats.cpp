@@ -57,6 +57,7 @@ int cmd_stats(int argc, char **argv) {
   status.cluster = read_status_file(opt.pin_dir, opt.json ? kClusterStatusJson : kClusterStatusText);
   status.adaptive = read_status_file(opt.pin_dir, opt.json ? kAdaptiveStatusJson : kAdaptiveStatusText);
   status.escalation = read_status_file(opt.pin_dir, opt.json ? kEscalationStatusJson : kEscalationStatusText);
+  status.events = read_status_file(opt.pin_dir, opt.json ? kEventsStatusJson : kEventsStatusText);
   status.hook = recorded_hook(opt.pin_dir);  // the attachment outlives a killed agent: read it anyway
   status.bans = bans_status(opt.pin_dir, opt.json);
   const std::string out = opt.json ? render_stats_json(snap, opt, status) : render_stats_text(snap, opt, status);

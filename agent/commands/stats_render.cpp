@@ -270,6 +270,7 @@ std::string render_stats_text(const StatsSnapshot &snap, const StatsOptions &opt
   if (!status.adaptive.empty()) appendf(&out, "\n%s\n", status.adaptive.c_str());
   if (!status.escalation.empty()) appendf(&out, "\n%s", status.escalation.c_str());
   if (!status.cluster.empty()) appendf(&out, "\n%s\n", status.cluster.c_str());
+  if (!status.events.empty()) appendf(&out, "\n%s\n", status.events.c_str());
   if (!status.bans.empty()) appendf(&out, "\nbans:\n%s", status.bans.c_str());
   append_sources_table(&out, snap, opt.top);
   return out;
@@ -299,6 +300,7 @@ std::string render_stats_json(const StatsSnapshot &snap, const StatsOptions &opt
   add_status_document(&j, "adaptive", status.adaptive);
   add_status_document(&j, "escalation", status.escalation);
   add_status_document(&j, "bans", status.bans);
+  add_status_document(&j, "events", status.events);
   return dump_json(j) + "\n";
 }
 

@@ -16,6 +16,7 @@ struct AgentStatusFiles {
   std::string cluster;   // .cluster.json or .cluster.txt
   std::string adaptive;  // .adaptive.json or .adaptive.txt
   std::string escalation;  // .escalation.json or .escalation.txt (rules with escalate)
+  std::string events;    // .events.json or .events.txt (docs/events.md)
   std::string hook;      // .attach: how the program is attached ("native mode", "tc ingress, tcx link"; "" unknown)
   std::string bans;      // the bans with their counts (bans/ban_render.h: a table, or a JSON document); "" none
 };

@@ -19,6 +19,8 @@ constexpr const char *kAdaptiveStatusJson = ".adaptive.json";
 constexpr const char *kAdaptiveStatusText = ".adaptive.txt";
 constexpr const char *kEscalationStatusJson = ".escalation.json";  // daemon/escalation_driver.h
 constexpr const char *kEscalationStatusText = ".escalation.txt";
+constexpr const char *kEventsStatusJson = ".events.json";     // the events' counters (docs/events.md)
+constexpr const char *kEventsStatusText = ".events.txt";
 constexpr const char *kExplainRequest = ".explain.req";    // "<id> <address> <window ms>" from `agent explain`
 constexpr const char *kExplainAnswer = ".explain.json";    // the peers that reported it (daemon/explain_watch)
 // How the program is attached (first line: "native mode", "tc ingress, tcx link", ...) and,

@@ -1,6 +1,11 @@
 // daemon.cpp - the running agent: its setup steps (the loop: daemon/daemon_loop.cpp).
 #include "daemon/daemon.h"
 
+#include "events/attack_watch.h"
+#include "events/ban_events.h"
+#include "events/command_runner.h"
+#include "events/event_bus.h"
+
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -71,7 +76,7 @@ int Daemon::run() {
 
 bool Daemon::setup() {
   // The metrics port and the query socket first: nothing is lost if they are taken.
-  if (!bind_signals() || !bind_metrics() || !install_tag_rules() || !start_query()) return false;
+  if (!bind_signals() || !bind_metrics() || !install_tag_rules() || !start_events() || !start_query()) return false;
   // The rules and lists go into the maps before the program is attached: in force from
   // its first packet (a 1M-line list takes seconds to load).
   if (!open_dataplane() || !publish_rules() || !install_synproxy() || !attach_dataplane() || !open_bans() ||
@@ -80,6 +85,7 @@ bool Daemon::setup() {
   // Attached, pinned, the first runtime files made: what is left needs (almost) no
   // capability. Before the cluster, whose ZeroMQ threads block every signal.
   if (!keep_needed_privileges() || !join_cluster()) return false;
+  open_event_sources();
   start_explain();
   serve_metrics();
   return true;
@@ -152,7 +158,12 @@ bool Daemon::start_query() {
   qc.redis_address = opt.redis;
   qc.redis_timeout_ns = opt.redis_timeout_ns;
   qc.busy = [this](std::string_view name, uint64_t now_ns) { return busy_relay_.busy(name, now_ns); };
-  qc.admin_commands.push_back({"VERIFY", [this](std::string_view arg, uint64_t) { return verify_.run(arg); }});
+  qc.admin_commands.push_back({"VERIFY", [this](std::string_view arg, uint64_t, uid_t) { return verify_.run(arg); }});
+  qc.events = events_.get();
+  for (std::string verb : {"BAN", "UNBAN"})
+    qc.admin_commands.push_back({verb, [this, verb](std::string_view arg, uint64_t now_ns, uid_t uid) {
+                                   return run_query_ban(verb + " " + std::string(arg), now_ns, uid);
+                                 }});
   std::string err;
   query_ = QueryServer::start(qc, tags_, &err);
   if (!query_) return runtime_failure("query socket: " + err);
@@ -263,6 +274,10 @@ bool Daemon::open_bans() {
   const RunOptions &opt = config_.opt;
   escalation_json_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kEscalationStatusJson)));
   escalation_text_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kEscalationStatusText)));
+  if (query_) {  // BAN and UNBAN on the query socket: a store of that thread's own (its own lock)
+    query_bans_ = BanStore::open(dp_->pin_dir(), &err);
+    if (!query_bans_) return fail("bans: " + err);
+  }
   return true;
 }
 

@@ -17,6 +17,9 @@
 //             while the dataplane (and its lock) is still there.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,8 +36,13 @@
 
 namespace dt {
 
+class AttackWatch;
+struct AttackConfig;
+class BanEvents;
 class Cluster;
 class EscalationDriver;
+class CommandRunner;
+class EventBus;
 class ExplainWatch;
 class Dataplane;
 class MetricsServer;
@@ -72,6 +80,7 @@ class Daemon {
   bool bind_signals();
   bool bind_metrics();
   bool install_tag_rules();
+  bool start_events();  // the event bus and the --on-event command (daemon_events.cpp)
   bool start_query();
   size_t query_connection_cap() const;
   bool open_dataplane();
@@ -83,6 +92,10 @@ class Daemon {
   bool open_bans();
   bool join_cluster();
   void set_tag_hooks();
+  void open_event_sources();  // bans, attacks and peers into the bus, once they exist
+  AttackConfig attack_config() const;
+  // The query socket's BAN and UNBAN (bans/ban_command.h), on the query thread.
+  std::string run_query_ban(const std::string &line, uint64_t now_ns, uid_t uid);
   void serve_metrics();
   // A failure before the dataplane is open (exit status 1).
   bool runtime_failure(const std::string &msg);
@@ -91,7 +104,7 @@ class Daemon {
 
   // The event loop: waits for the next event or deadline, then one handler per event.
   struct Ready {
-    bool signal = false, peer = false, ring = false;
+    bool signal = false, peer = false, ring = false, runner = false;
   };
   void serve();
   Ready wait_for_events();
@@ -105,6 +118,7 @@ class Daemon {
   void on_fail_open_check(uint64_t now_ns);
   void on_escalation_check(uint64_t now_ns);
   void on_stats_log(uint64_t now_ns);
+  void on_events_tick(uint64_t now_ns);  // bans and attacks looked at; the status files
   void on_exit();
 
   // The one place the metrics snapshot is built and published.
@@ -123,6 +137,12 @@ class Daemon {
   TagTable tags_;         // read by the query thread, the cluster and the adaptive limits
   BusyRelay busy_relay_;  // BUSY lines reach the adaptive rules once they exist
   VerifyCommand verify_;  // VERIFY lines reach the verified map once it is open
+  std::unique_ptr<EventBus> events_;      // events (docs/events.md): the query thread subscribes to it
+  std::unique_ptr<CommandRunner> runner_;  // --on-event (null without it)
+  std::unique_ptr<BanEvents> ban_events_;  // the query thread's BAN tells it
+  std::unique_ptr<AttackWatch> attacks_;
+  std::unique_ptr<BanStore> query_bans_;  // the query thread's own store (its own flock)
+  std::atomic<BanStore *> query_ban_store_{nullptr};  // published once open
   std::unique_ptr<QueryServer> query_;
   std::unique_ptr<Dataplane> dp_;
   std::unique_ptr<HostSynproxy> synproxy_;  // null without syn_cookies rules
@@ -142,7 +162,9 @@ class Daemon {
   RewrittenFile reload_file_, adaptive_json_file_, adaptive_text_file_, cluster_json_file_, cluster_text_file_;
   RewrittenFile escalation_json_file_, escalation_text_file_;
   uint64_t reload_generation_ = 0;
-  PeriodicTimer period_, status_, fail_open_check_, stats_log_;
+  PeriodicTimer period_, status_, fail_open_check_, stats_log_, events_tick_;
+  RewrittenFile events_json_file_, events_text_file_;
+  unsigned events_ticks_ = 0;
   FailOpenWatch fail_open_;
   dt_stats prev_stats_{};
   ReportCost last_report_;

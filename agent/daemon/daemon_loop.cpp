@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <vector>
 #include <cerrno>
 #include <cstring>
 #include <zmq.hpp>
@@ -17,6 +18,9 @@
 #include "daemon/escalation_driver.h"
 #include "daemon/explain_watch.h"
 #include "daemon/reload.h"
+#include "events/attack_watch.h"
+#include "events/command_runner.h"
+#include "events/event_bus.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
 #include "host/synproxy.h"
@@ -57,6 +61,7 @@ void Daemon::serve() {
   fail_open_check_ = PeriodicTimer(kSecond, start + kSecond);
   stats_log_ = PeriodicTimer(opt.stats_interval_ns, start + opt.stats_interval_ns);
   fail_open_.reset(dp_->stats_fd());
+  events_tick_ = PeriodicTimer(250'000'000ull, start + 250'000'000ull);
   while (running_) {
     ticking_ = cluster_ || adaptive_->active();
     const Ready ready = wait_for_events();
@@ -64,6 +69,8 @@ void Daemon::serve() {
     if (ready.peer) on_peer_readable();  // each message timed as it is read
     if (ready.ring) on_ring_readable();
     const uint64_t now = mono_now_ns();  // after the drains: they can be held up for seconds
+    if (runner_ && (ready.runner || now >= runner_->deadline())) runner_->poll(now);
+    if (events_tick_.due(now)) on_events_tick(now);
     if (ticking_ && period_.due(now)) on_period(now);
     if (cluster_ && now >= cluster_->early_deadline()) cluster_->on_early_tick(now);
     explain_->poll(now);
@@ -75,14 +82,21 @@ void Daemon::serve() {
 // Polls the signals (and, with a cluster, the peer socket and the ring) until the
 // earliest deadline of the timers that run.
 Daemon::Ready Daemon::wait_for_events() {
-  uint64_t due = std::min(stats_log_.deadline(), fail_open_check_.deadline());
+  uint64_t due = std::min({stats_log_.deadline(), fail_open_check_.deadline(), events_tick_.deadline()});
   if (ticking_) due = std::min(due, period_.deadline());
   if (cluster_) due = std::min(due, cluster_->early_deadline());
-  zmq::pollitem_t items[3] = {{nullptr, signal_fd_, ZMQ_POLLIN, 0},
-                              {cluster_ ? cluster_->poll_socket() : nullptr, 0, ZMQ_POLLIN, 0},
-                              {nullptr, cluster_ ? cluster_->ring_fd() : -1, ZMQ_POLLIN, 0}};
+  std::vector<zmq::pollitem_t> items = {{nullptr, signal_fd_, ZMQ_POLLIN, 0}};
+  if (cluster_) {
+    items.push_back({cluster_->poll_socket(), 0, ZMQ_POLLIN, 0});
+    items.push_back({nullptr, cluster_->ring_fd(), ZMQ_POLLIN, 0});
+  }
+  const size_t first_runner = items.size();
+  if (runner_) {
+    due = std::min(due, runner_->deadline());
+    for (const RunnerPollFd &p : runner_->poll_fds()) items.push_back({nullptr, p.fd, static_cast<short>(p.out ? ZMQ_POLLOUT : ZMQ_POLLIN), 0});
+  }
   try {
-    zmq::poll(items, cluster_ ? 3 : 1, std::chrono::milliseconds(PeriodicTimer::timeout_ms(mono_now_ns(), due)));
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(PeriodicTimer::timeout_ms(mono_now_ns(), due)));
   } catch (const zmq::error_t &e) {
     if (e.num() != EINTR) DT_WARN("poll: %s", e.what());
   }
@@ -90,6 +104,7 @@ Daemon::Ready Daemon::wait_for_events() {
   r.signal = items[0].revents & ZMQ_POLLIN;
   r.peer = cluster_ && (items[1].revents & ZMQ_POLLIN);
   r.ring = cluster_ && (items[2].revents & ZMQ_POLLIN);
+  for (size_t i = first_runner; i < items.size(); i++) r.runner = r.runner || items[i].revents != 0;
   return r;
 }
 
@@ -121,6 +136,7 @@ void Daemon::on_reload() {
       reload_all({config_, rule_maps_, tags_, cluster_.get(), *adaptive_, synproxy_, synproxy_allowed_});
   if (ban_sync_) ban_sync_->set_allow_list(config_.rules.allow);
   if (escalation_) escalation_->configure(config_.rules);
+  if (attacks_) attacks_->set_config(attack_config());
   // A reload file that cannot be written leaves `agent reload` waiting: it says why (unwritable_reason).
   if (!reload_file_.write(std::to_string(++reload_generation_) + " " + outcome + "\n"))
     DT_WARN("the reload happened (%s) but %s cannot learn it", outcome.c_str(), command_name("reload").c_str());
@@ -211,6 +227,7 @@ void Daemon::publish_metrics() {
   }
   s.adaptive = adaptive_->status(mono_now_ns());
   if (escalation_) s.escalation = escalation_->status();
+  if (events_) s.events = true, s.event_counters = events_->counters();
   if (query_) {
     s.query = true;
     s.query_counters = query_->counters();

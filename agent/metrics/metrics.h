@@ -24,6 +24,7 @@
 #include "bans/ban_types.h"
 #include "dataplane/map_reader.h"
 #include "policy/escalation.h"
+#include "events/event_bus.h"
 #include "query/query_server.h"
 
 namespace dt {
@@ -57,6 +58,8 @@ struct MetricsSnapshot {
   uint64_t tag_buckets = 0;
   std::vector<AdaptiveStatus> adaptive;  // adaptive rules (empty: none)
   EscalationStatus escalation;           // rules with escalate (inactive: none)
+  bool events = false;                   // the agent's events (docs/events.md): render their counters
+  EventCounters event_counters;
   uint64_t metrics_served_in_place = 0;   // the metrics server's own bound (metrics.cpp), set by scrapes
 };
 

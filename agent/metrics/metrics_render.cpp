@@ -224,6 +224,21 @@ void render_query(Exposition &x, const MetricsSnapshot &snap) {
 
 // Adaptive rules: one sample per rule of each family, labelled kind="rule"|"tag" and
 // name (a packet rule's name, a tag rule's prefix).
+// The events (docs/events.md): made, delivered to the command and the subscribers, dropped.
+void render_events(Exposition &x, const EventCounters &e) {
+  x.counter("dthrottle_events_total", "Events made (ban, unban, attack_started, ...; docs/events.md).", e.emitted);
+  x.counters_by("dthrottle_event_deliveries_total", "Events delivered, by sink: --on-event children that exited 0, "
+                "lines given to EVENTS subscribers.", "sink", {{"command", e.command_ok}, {"stream", e.stream_delivered}});
+  x.counters_by("dthrottle_events_dropped_total", "Events dropped, by reason: the --on-event queue was full, the "
+                "event was over 16 KiB.", "reason", {{"queue_full", e.command_dropped}, {"oversized", e.oversized}});
+  x.counters_by("dthrottle_event_command_failures_total", "--on-event children that failed, by how: a non-zero "
+                "exit or a signal, not started, killed at --on-event-timeout.", "reason",
+                {{"exit", e.command_failed}, {"spawn", e.command_spawn_errors}, {"timeout", e.command_timeouts}});
+  x.gauge("dthrottle_event_subscribers", "EVENTS subscribers of the query socket now.", static_cast<double>(e.subscribers));
+  x.counter("dthrottle_event_subscribers_cut_total", "EVENTS subscribers disconnected for not reading.", e.stream_slow);
+  x.counter("dthrottle_event_subscribers_refused_total", "EVENTS subscriptions refused at the cap.", e.stream_refused);
+}
+
 void render_adaptive(Exposition &x, const MetricsSnapshot &snap) {
   struct Family {
     const char *name, *type, *help;
@@ -391,6 +406,7 @@ std::string render_metrics(const MetricsInfo &info, const MapView &maps, const M
     render_peers(x, snap, now_ns);
   }
   if (snap.query) render_query(x, snap);
+  if (snap.events) render_events(x, snap.event_counters);
   if (!snap.adaptive.empty()) render_adaptive(x, snap);
   if (snap.escalation.active) render_escalation(x, snap.escalation);
   return x.take();

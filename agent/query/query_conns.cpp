@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "common/clock.h"
@@ -125,6 +126,10 @@ void QueryServer::Loop::drop(Conn &conn) {
   const int fd = conn.fd;
   if (conn.closing) closing_count--;
   close(fd);  // also removes it from the epoll set
+  if (conn.sub) {
+    cfg.events->unsubscribe(conn.sub, conn.slow);
+    subscribers.erase(std::find(subscribers.begin(), subscribers.end(), fd));
+  }
   by_activity.erase(conn.lru);
   if (auto it = per_uid.find(conn.peer_uid); it != per_uid.end() && --it->second == 0) per_uid.erase(it);
   conns.erase(fd);
@@ -140,6 +145,10 @@ void QueryServer::Loop::sweep(uint64_t now) {
   while (cfg.idle_timeout_ns && !by_activity.empty()) {
     Conn &idlest = *conns.at(by_activity.front());
     if (now - idlest.last_active < cfg.idle_timeout_ns) break;
+    if (idlest.sub) {  // a subscriber waits for events, however long: never idle
+      touch(idlest, now);
+      continue;
+    }
     c.idle_closed++;
     drop(idlest);
   }

@@ -29,6 +29,10 @@ void QueryServer::Loop::answer(Conn &conn, std::string_view buf, uint64_t now) {
     if (redis) answer_strict(now);
   }
   write_answers(conn, &tally);
+  if (pending_sub) {  // EVENTS: from now on the connection streams events
+    conn.sub = std::move(pending_sub);
+    subscribers.push_back(conn.fd);
+  }
   c.ok += tally.ok;
   c.no += tally.no;
   c.wait += tally.wait;

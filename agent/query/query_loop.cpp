@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,7 +33,11 @@ QueryServer::Loop::Loop(const QueryServerConfig &cfg, TagTable &table, int unix_
 }
 
 QueryServer::Loop::~Loop() {
-  for (auto &entry : conns) close(entry.first);
+  for (auto &entry : conns) {
+    close(entry.first);
+    if (entry.second->sub && cfg.events) cfg.events->unsubscribe(entry.second->sub, false);
+  }
+  if (events_fd >= 0) close(events_fd);
   if (epfd >= 0) close(epfd);
   if (spare_fd >= 0) close(spare_fd);
 }
@@ -43,7 +48,8 @@ bool QueryServer::Loop::init(std::string *err) {
     *err = std::string("epoll_create1: ") + strerror(errno);
     return false;
   }
-  for (int fd : {unix_fd, tcp_fd, wake_fd}) {
+  if (cfg.events) events_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  for (int fd : {unix_fd, tcp_fd, wake_fd, events_fd}) {
     if (fd < 0) continue;
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -71,6 +77,7 @@ void QueryServer::Loop::run() {
     for (int i = 0; i < n; i++) {
       const int fd = evs[i].data.fd;
       if (fd == wake_fd) running = false;
+      else if (fd == events_fd) deliver_events();
       else if (fd == unix_fd || fd == tcp_fd) accept_all(fd, fd == tcp_fd);
       else if (auto it = conns.find(fd); it != conns.end()) on_event(*it->second, evs[i].events, mono_now_ns());
     }
@@ -101,7 +108,7 @@ bool QueryServer::Loop::on_readable(Conn &conn, uint64_t now) {
       begin_closing(conn, now);
       break;
     }
-    if (conn.closing) continue;  // draining after an error: input is discarded
+    if (conn.closing || conn.sub) continue;  // draining after an error, or streaming events: input is discarded
     conn.partial.clear();
     answer(conn, std::string_view(scratch.data(), carry + static_cast<size_t>(n)), now);
     if (!flush(conn)) return false;
@@ -132,6 +139,7 @@ bool QueryServer::Loop::flush(Conn &conn) {
   }
   if (conn.out.size() > cfg.max_backlog_bytes) {
     c.backlog++;
+    conn.slow = conn.sub != nullptr;
     uint64_t suppressed = 0;
     if (warn_log.allow(mono_now_ns(), &suppressed))
       DT_WARN("query socket: disconnected a client that does not read its answers (%zu bytes pending; "

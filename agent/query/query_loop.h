@@ -50,6 +50,8 @@ struct QueryServer::Loop {
     uid_t peer_uid = kRemotePeers;          // its group (slot_quota.h): the peer's uid, or kRemotePeers
     uint64_t last_active = 0;               // the last byte received or sent
     std::list<int>::iterator lru;           // its place in by_activity
+    std::shared_ptr<EventSubscription> sub; // EVENTS: a subscriber (input ignored, never idle)
+    bool slow = false;                      // a subscriber cut off for not reading
   };
 
   struct Counters {
@@ -128,6 +130,10 @@ struct QueryServer::Loop {
   // "VERB ARG" with a known verb and a valid ARG: *cmd (nullptr for BUSY) and *arg.
   bool match_admin_command(std::string_view line, const AdminCommand **cmd, std::string_view *arg) const;
   void refuse_admin(const Conn &conn, std::string_view line, uint64_t now);
+  // EVENTS <version>: the answer; a subscription in pending_sub when it is taken.
+  std::string subscribe_events(std::string_view version);
+  // The event stream: what each subscriber's subscription holds, into its output.
+  void deliver_events();
 
   // query_strict.cpp: the strict queries answer_batch left open: one pipelined round trip
   // to Redis; the ones it cannot answer follow their rule's on_redis_error.
@@ -140,6 +146,9 @@ struct QueryServer::Loop {
   TagTable &table;
   const int unix_fd, tcp_fd, wake_fd;
   int epfd = -1, spare_fd = -1;
+  int events_fd = -1;                         // eventfd: lines wait for subscribers
+  std::shared_ptr<EventSubscription> pending_sub;  // taken by EVENTS in the read being answered
+  std::vector<int> subscribers;               // the connections that stream events
   std::unordered_map<int, std::unique_ptr<Conn>> conns;
   size_t closing_count = 0;
   std::vector<char> scratch;

@@ -69,17 +69,26 @@
 #include <string_view>
 #include <vector>
 
+#include "events/event_bus.h"
 #include "rules/tags.h"
 
 namespace dt {
 
+// Extension, the event stream (docs/events.md), an admin command:
+//   client: EVENTS 1\n           server: "OK\n", then one JSON event a line, as they happen,
+//                                       until either side closes; input after it is
+//                                       ignored and the connection never times out idle
+//                                       "ERR ...\n" no events here, another schema
+//                                       version than 1, or the subscriber cap is reached
+// A subscriber that falls behind (kSubscriberBufferBytes unread beyond max_backlog_bytes
+// and the socket's buffer) is disconnected and counted (stream_slow), never waited for.
 // A line command only admins may send: "<verb> <arg>\n" (arg 1 to kMaxTagLen bytes, no
 // NUL). An admin peer gets run()'s answer (one line, '\n' included); anyone else
 // "ERR not allowed\n". run() is called on the query thread, between the queries
 // around the line, and must not block. A tag can no longer begin with "<verb> ".
 struct AdminCommand {
   std::string verb;  // "BAN", "UNBAN", ...
-  std::function<std::string(std::string_view arg, uint64_t now_ns)> run;
+  std::function<std::string(std::string_view arg, uint64_t now_ns, uid_t uid)> run;  // uid: the peer's
 };
 
 // The answer to an admin command from a peer that is no admin.
@@ -112,6 +121,8 @@ struct QueryServerConfig {
   std::function<bool(std::string_view name, uint64_t now_ns)> busy;
   // More admin-only commands (e.g. BAN, UNBAN): the same gate as BUSY.
   std::vector<AdminCommand> admin_commands;
+  // EVENTS 1: the event stream (events/event_bus.h); null: "ERR no events".
+  EventBus *events = nullptr;
 };
 
 // Snapshot of the server's counters (monotonic, except connections_open).

@@ -148,6 +148,19 @@ bool parse_rule_dry_run(const RuleSet &rs, const Value &t, PacketRule *r, std::s
   return true;
 }
 
+// `attack_drops = N`: the rule's own threshold for attack events (docs/events.md), 0: none.
+bool parse_rule_attack_drops(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
+  if (!t.contains("attack_drops")) return true;
+  const Value &v = t.at("attack_drops");
+  if (!v.is_integer() || v.as_integer() < 0) {
+    *err = file_line(rs, static_cast<int>(v.location().line())) +
+           "'attack_drops' must be a whole number of drops per second, 0 or more (0: no attack events for the rule)";
+    return false;
+  }
+  r->attack_drops = v.as_integer();
+  return true;
+}
+
 // `key_by = "destination"`: the rule's buckets are its packets' destinations (cut to
 // key_prefix), whatever the sources: a VIP's or a service's total. Checked after
 // prefix_limits, which it cannot be combined with.
@@ -279,7 +292,7 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
   if (!known_keys(rs, t,
                   {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive",
                    "dry_run", "prefix_limits", "dst", "sport", "tcp_flags", "icmp_type", "icmp_code", "len", "key_by",
-                   "syn_cookies", "escalate"},
+                   "syn_cookies", "escalate", "attack_drops"},
                   "a [[rule]]", err))
     return false;
   std::string action;
@@ -287,7 +300,7 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
          parse_rule_match(rs, t, r, err) && parse_rule_conditions(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err) &&
          parse_rule_dry_run(rs, t, r, err) && parse_rule_prefix_limits(rs, t, r, err) &&
          parse_rule_key_by(rs, t, r, err) && parse_rule_syn_cookies(rs, t, r, err) &&
-         parse_rule_escalate(rs, t, r, err);
+         parse_rule_escalate(rs, t, r, err) && parse_rule_attack_drops(rs, t, r, err);
 }
 
 }  // namespace

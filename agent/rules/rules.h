@@ -92,6 +92,7 @@ struct PacketRule {
   bool syn_cookies = false;  // DT_POL_SYN_COOKIES: SYNs a prefix budget refuses get a cookie
   std::vector<PrefixLimit> prefix_limits;  // prefix budgets (DT_POL_PREFIX); throttle rules only
   EscalateConfig escalate{};  // ban sources over budget for long (policy/escalation.h); throttle rules
+  int64_t attack_drops = -1;  // attack_drops = N: drops/s that make an attack event (docs/events.md); -1: --attack-drops
   int line = 0;            // where it is in the file
   uint32_t id = 0;         // the kernel's rule index (stable by name across reloads)
 };

@@ -511,6 +511,25 @@ TEST(MetricsRender, FillRatioWithoutCapacityIsZero) {
   EXPECT_NE(text.find("\ndthrottle_source_table_fill_ratio 0\n"), std::string::npos) << text;
 }
 
+TEST(MetricsRender, EventCountersOnceTheAgentHasEvents) {
+  dt::MetricsSnapshot snap;
+  EXPECT_EQ(dt::render_metrics(fixed_info(), fixed_maps(), snap, kNow).find("dthrottle_event"), std::string::npos);
+  snap.events = true;
+  snap.event_counters.emitted = 7;
+  snap.event_counters.command_ok = 5;
+  snap.event_counters.stream_delivered = 6;
+  snap.event_counters.command_dropped = 2;
+  snap.event_counters.command_timeouts = 1;
+  snap.event_counters.subscribers = 1;
+  const std::string text = dt::render_metrics(fixed_info(), fixed_maps(), snap, kNow);
+  for (const char *line : {"\ndthrottle_events_total 7\n", "\ndthrottle_event_deliveries_total{sink=\"command\"} 5\n",
+                           "\ndthrottle_event_deliveries_total{sink=\"stream\"} 6\n",
+                           "\ndthrottle_events_dropped_total{reason=\"queue_full\"} 2\n",
+                           "\ndthrottle_event_command_failures_total{reason=\"timeout\"} 1\n",
+                           "\ndthrottle_event_subscribers 1\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << " not in:\n" << text;
+}
+
 TEST(MetricsEviction, EstimateNeverDecreases) {
   dt::EvictionEstimate e;
   EXPECT_EQ(e.update(100, 100), 0u);  // nothing evicted

@@ -168,7 +168,7 @@ TEST_F(QueryAccessTest, TcpPeersAreNeverAdmins) {
 TEST_F(QueryAccessTest, AdminCommandsGoThroughTheSameGate) {
   dt::QueryServerConfig cfg;
   int bans = 0;
-  cfg.admin_commands.push_back({"BAN", [&](std::string_view arg, uint64_t) {
+  cfg.admin_commands.push_back({"BAN", [&](std::string_view arg, uint64_t, uid_t) {
                                   bans++;
                                   return std::string(arg == "x" ? "OK\n" : "NO\n");
                                 }});

@@ -164,7 +164,7 @@ TEST(RulesParse, EveryErrorWithItsLine) {
        "r.toml:2: 'rule' must be written as [[rule]] tables"},
       {"rule not a table", v + "rule = [1]\n", "r.toml:2: each [[rule]] must be a table"},
       {"unknown rule key", hdr + "action = \"deny\"\ncolour = \"red\"\n",
-       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, adaptive, burst, cidr, dport, dry_run, dst, "
+       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, adaptive, attack_drops, burst, cidr, dport, dry_run, dst, "
        "escalate, icmp_code, icmp_type, key_by, key_prefix, len, name, prefix_limits, proto, rate, sport, syn, syn_cookies, tcp_flags)"},
       {"missing name", v + "[[rule]]\ncidr = \"198.18.0.0/24\"\n",
        "r.toml:2: a [[rule]] needs a 'name' and a 'cidr' (or a 'dst': then every source of its family)"},
