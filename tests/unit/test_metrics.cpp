@@ -411,7 +411,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 94u);
+  EXPECT_EQ(samples, 99u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {

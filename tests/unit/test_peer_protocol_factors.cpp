@@ -191,8 +191,8 @@ TEST(PeerProtocolFactors, HandBuiltSectionDecodes) {
   EXPECT_EQ(decode_body(m, &out), dt::DecodeError::None);
   EXPECT_EQ(out.factors.size(), 2u);
   m = dt::encode_report(header(), 1, body_of({entry("198.18.0.1", 3)}))[0];
-  m[kFlagsAt] = static_cast<char>(0xf0 & ~dt::kFlagRelay);
-  EXPECT_EQ(decode_body(m, &out), dt::DecodeError::None) << "flags other than bits 0 to 3 and 5 are ignored";
+  m[kFlagsAt] = static_cast<char>(0xf0 & ~(dt::kFlagRelay | dt::kFlagVerified));
+  EXPECT_EQ(decode_body(m, &out), dt::DecodeError::None) << "flags other than bits 0 to 5 are ignored";
   EXPECT_TRUE(out.factors.empty());
   // Data after the section is still an error.
   EXPECT_EQ(decode_body(with_section(two) + "x", &out), dt::DecodeError::TrailingBytes);
