@@ -57,12 +57,12 @@ int main(int argc, char **argv) {
     std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary) << m;
   h.to = "edge-2";
   std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary)
-      << dt::encode_report(h, 5, {{"default"}, sets[2], {}, {}, {}, {}, {}})[0];
+      << dt::encode_report(h, 5, {{"default"}, sets[2], {}, {}, {}, {}, {}, {}})[0];
   h.to.clear();
   h.seq = 0;
   // A signed report (kFlagSigned, 64 bytes of signature at the end), with a fixed key.
   dt::SigningKey key;
-  std::string err, signed_msg = dt::encode_report(h, 2, {{"default"}, {}, {{"api:x", 2}}, {}, {}, {}, {}})[0];
+  std::string err, signed_msg = dt::encode_report(h, 2, {{"default"}, {}, {{"api:x", 2}}, {}, {}, {}, {}, {}})[0];
   if (!dt::derive_signing_key("rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7", &key, &err)) {
     fprintf(stderr, "make_seeds: %s\n", err.c_str());
     return 1;

@@ -191,7 +191,7 @@ TEST_F(QueryAccessTest, VerifyIsForAdminsOnly) {
   dt::VerifyCommand verify;
   dt::QueryServerConfig cfg;
   cfg.unix_mode = 0666;  // nobody may connect, not administer
-  cfg.admin_commands.push_back({"VERIFY", [&](std::string_view arg, uint64_t) { return verify.run(arg); }});
+  cfg.admin_commands.push_back({"VERIFY", [&](std::string_view arg, uint64_t, uid_t) { return verify.run(arg); }});
   start(cfg);
   const int root = connect_unix(sock());
   EXPECT_EQ(ask(root, "VERIFY 198.18.0.2\n").substr(0, 14), "ERR not ready:") << "before the map is open";
