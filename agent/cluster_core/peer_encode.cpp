@@ -294,14 +294,18 @@ std::string encode_resend_request(const ReportHeader &hdr, const std::vector<Res
   return msg;
 }
 
-std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std::vector<BanNotice> &notices,
-                                             size_t max_bytes) {
+// Messages of one list section (bans, verified sources): no rule groups, no tags, then
+// the count and the items, each message at most `per_message` items and `max_bytes` (less
+// 128 for the header) and numbered from hdr.seq. Items `valid` refuses are left out.
+template <typename T, typename Valid, typename Put>
+std::vector<std::string> encode_list_messages(const ReportHeader &hdr, uint8_t flag, const std::vector<T> &items,
+                                              size_t per_message, size_t max_bytes, Valid valid, Put put) {
   std::vector<std::string> out;
   std::string body;
   size_t count = 0;
   auto flush = [&] {
     if (!count) return;
-    std::string msg = header_bytes(hdr, hdr.seq + out.size(), 0, 1, kFlagBans);
+    std::string msg = header_bytes(hdr, hdr.seq + out.size(), 0, 1, flag);
     put_varint(&msg, 0);  // no rule groups
     put_varint(&msg, 0);  // no tags
     put_varint(&msg, count);
@@ -309,11 +313,11 @@ std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std:
     body.clear();
     count = 0;
   };
-  for (const BanNotice &n : notices) {
-    if (!valid_notice(n)) continue;
+  for (const T &item : items) {
+    if (!valid(item)) continue;
     std::string one;
-    put_ban(&one, n, hdr.sent_unix_ms);
-    if (count == kMaxBansPerMessage || (count && body.size() + one.size() + 128 > max_bytes)) flush();
+    put(&one, item);
+    if (count == per_message || (count && body.size() + one.size() + 128 > max_bytes)) flush();
     body += one;
     count++;
   }
@@ -321,31 +325,18 @@ std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std:
   return out;
 }
 
+std::vector<std::string> encode_ban_messages(const ReportHeader &hdr, const std::vector<BanNotice> &notices,
+                                             size_t max_bytes) {
+  return encode_list_messages(
+      hdr, kFlagBans, notices, kMaxBansPerMessage, max_bytes, [](const BanNotice &n) { return valid_notice(n); },
+      [&](std::string *msg, const BanNotice &n) { put_ban(msg, n, hdr.sent_unix_ms); });
+}
+
 std::vector<std::string> encode_verified_messages(const ReportHeader &hdr, const std::vector<VerifiedSource> &sources,
                                                   size_t max_bytes) {
-  std::vector<std::string> out;
-  std::string body;
-  size_t count = 0;
-  auto flush = [&] {
-    if (!count) return;
-    std::string msg = header_bytes(hdr, hdr.seq + out.size(), 0, 1, kFlagVerified);
-    put_varint(&msg, 0);  // no rule groups
-    put_varint(&msg, 0);  // no tags
-    put_varint(&msg, count);
-    out.push_back(msg + body);
-    body.clear();
-    count = 0;
-  };
-  for (const VerifiedSource &v : sources) {
-    if (!valid_verified(v)) continue;
-    std::string one;
-    put_verified(&one, v);
-    if (count == kMaxVerifiedPerMessage || (count && body.size() + one.size() + 128 > max_bytes)) flush();
-    body += one;
-    count++;
-  }
-  flush();
-  return out;
+  return encode_list_messages(
+      hdr, kFlagVerified, sources, kMaxVerifiedPerMessage, max_bytes,
+      [](const VerifiedSource &v) { return valid_verified(v); }, put_verified);
 }
 
 }  // namespace dt
