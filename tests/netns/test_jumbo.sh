@@ -9,6 +9,9 @@
 #   - the agent attaches (the program is loaded for multi-buffer XDP);
 #   - the bytes admitted are within 1% of burst + rate x T (5% on an emulated CPU, qemu's TCG
 #     under make test-kernel, whose late first deliveries waste refill), and at most one frame over;
+#     a sender descheduled for longer than the bucket takes to fill (make test runs two suites
+#     at once) offers nothing while the bucket overflows: the refill of each such gap beyond the
+#     fill time (pktgen's longest_gaps_s) is not the bucket's to give, and is credited;
 #   - each frame is counted whole: admitted bytes = 9014 x the datagrams the sink received,
 #     and admitted + dropped = 9014 x the frames sent.
 # On a kernel without multi-buffer XDP it checks the agent's warning about the MTU instead
@@ -57,12 +60,19 @@ dropped=$(source_num "$stats" "$SRC" dropped)
 received=$(source_num "$SINK_JSON" "$SRC" received)
 elapsed=$(json_num "$(cat "$WORK/sent.json")" elapsed_s)
 budget=$(calc "$BURST + $RATE * $elapsed")
+# The bucket, near empty under a 4x load, is full again (BURST, less a frame or two of level)
+# after FILL seconds; a longer gap of the sender's wastes RATE x (gap - FILL).
+FILL=$(calc "($BURST - 2 * $FRAME) / $RATE")
+stalled=$(jq --argjson fill "$FILL" '[.longest_gaps_s[]? | select(. > $fill) | . - $fill] | add // 0' \
+	"$WORK/sent.json" 2>/dev/null) || stalled=0
+[ "$(calc "($stalled > 0)")" = 1 ] &&
+	echo "jumbo: the sender stalled ${stalled} s beyond the bucket's fill time ($FILL s): $(calc "$RATE * $stalled") bytes credited"
 echo "jumbo: $SRC sent ${sent:-?} frames of $FRAME bytes in ${elapsed:-?} s; admitted ${passed:-?} bytes" \
 	"(budget $budget, $(calc "100 * (${passed:-0} - $budget) / $budget")%), dropped ${dropped:-?} bytes;" \
 	"the sink received ${received:-?}"
 check_le jumbo/budget/at-most "bytes admitted, against the budget plus one frame" "$passed" "$(calc "$budget + $FRAME")"
-check_ge jumbo/budget/within-tolerance "bytes admitted, against $((100 - TOL))% of the budget" "$passed" \
-	"$(calc "(100 - $TOL) / 100 * $budget")"
+check_ge jumbo/budget/within-tolerance "bytes admitted, against $((100 - TOL))% of the budget less the refill of the sender's stalls" \
+	"$passed" "$(calc "(100 - $TOL) / 100 * $budget - $RATE * $stalled")"
 check_eq jumbo/whole/admitted "bytes admitted vs $FRAME x the datagrams the sink received" "$passed" \
 	"$((${received:-0} * FRAME))"
 check_eq jumbo/whole/all "bytes admitted + dropped vs $FRAME x the frames sent" "$((${passed:-0} + ${dropped:-0}))" \

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <ctime>
 #include <random>
 
@@ -90,11 +91,31 @@ size_t tcp_offset(const Addr &src) {
   return frames::kEthHdrLen + (src.family == AF_INET6 ? frames::kIPv6HdrLen : frames::kIPv4HdrLen);
 }
 
+constexpr size_t kLongestGaps = 16;  // the report's "longest_gaps_s": a stalled sender shows there
+
 struct SendCounts {
   std::vector<uint64_t> sent, failed;
   uint64_t first = 0, last = 0;  // when the first and the last frame's send began
+  // The longest spans between two frames sent one after the other, longest first (at most
+  // kLongestGaps): a receiver's token bucket wastes the refill of a long one, which a test
+  // of its accuracy must credit rather than blame on the bucket.
+  std::vector<uint64_t> longest_gaps;
   int64_t unix_minus_mono = 0;    // CLOCK_REALTIME - CLOCK_MONOTONIC: first and last as Unix times
 };
+
+// Notes a frame sent at `began` (after one sent at c->last, if any).
+void note_sent(SendCounts *c, uint64_t began) {
+  if (c->last) {
+    const uint64_t gap = began - c->last;
+    auto &g = c->longest_gaps;
+    if (g.size() < kLongestGaps || gap > g.back()) {
+      g.insert(std::upper_bound(g.begin(), g.end(), gap, std::greater<uint64_t>()), gap);
+      if (g.size() > kLongestGaps) g.pop_back();
+    }
+  }
+  c->last = began;
+  if (!c->first) c->first = began;
+}
 
 uint64_t unix_ns() {
   timespec ts{};
@@ -135,8 +156,7 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, std::vector
       if (began >= deadline || g_stop) break;  // a rate above what the link takes: D still ends it
       if (sendto(fd, frames[i].data(), frames[i].size(), 0, reinterpret_cast<const sockaddr *>(&to),
                  sizeof to) == static_cast<ssize_t>(frames[i].size())) {
-        c->last = began;
-        if (!c->first) c->first = began;
+        note_sent(c, began);
         c->sent[i]++;
       } else if (errno == ENOBUFS || errno == EAGAIN || errno == ENOMEM) {
         c->failed[i]++;  // transient: the frame is lost, the run goes on
@@ -160,9 +180,13 @@ void print_send(const SendOptions &o, const SendCounts &c) {
   if (o.json) {
     const auto unix_s = [&](uint64_t mono) { return mono ? static_cast<double>(static_cast<int64_t>(mono) + c.unix_minus_mono) / 1e9 : 0.0; };
     printf("{\"iface\":\"%s\",\"rate\":%.3f,\"elapsed_s\":%.6f,\"first_unix_s\":%.6f,\"last_unix_s\":%.6f,"
-           "\"sent\":%llu,\"failed\":%llu,\"interrupted\":%s,\"sources\":[",
+           "\"sent\":%llu,\"failed\":%llu,\"interrupted\":%s,",
            o.iface.c_str(), o.rate, elapsed, unix_s(c.first), unix_s(c.last), static_cast<unsigned long long>(total),
            static_cast<unsigned long long>(total_failed), g_stop ? "true" : "false");
+    printf("\"longest_gaps_s\":[");
+    for (size_t i = 0; i < c.longest_gaps.size(); i++)
+      printf("%s%.6f", i ? "," : "", static_cast<double>(c.longest_gaps[i]) / 1e9);
+    printf("],\"sources\":[");
     for (size_t i = 0; i < n; i++)
       printf("%s{\"source\":\"%s\",\"sent\":%llu,\"failed\":%llu}", i ? "," : "",
              addr_str(o.sources[i]).c_str(), static_cast<unsigned long long>(c.sent[i]),
