@@ -21,9 +21,28 @@ void peaks_table(std::string *out, const std::string &what, size_t n, const Peak
   quantile_row(out, over.c_str(), p.long_w);
 }
 
-void throttled_line(std::string *out, const char *what, const Throttled &t) {
-  appendf(out, "%s would throttle %" PRIu64 " of %" PRIu64 " sources (%.2f%%) and %" PRIu64 " of %" PRIu64 " packets (%.2f%%)\n",
-       what, t.sources, t.of_sources, 100 * t.source_share(), t.packets, t.of_packets, 100 * t.packet_share());
+void throttled_line(std::string *out, const char *what, const Throttled &t, const char *of = "sources") {
+  appendf(out, "%s would throttle %" PRIu64 " of %" PRIu64 " %s (%.2f%%) and %" PRIu64 " of %" PRIu64 " packets (%.2f%%)\n",
+       what, t.sources, t.of_sources, of, 100 * t.source_share(), t.packets, t.of_packets, 100 * t.packet_share());
+}
+
+void prefix_text(std::string *out, const PrefixFinding &pf, size_t long_window, const SuggestParams &p) {
+  peaks_table(out, pf.level + " prefixes", pf.peaks.short_w.n, pf.peaks, long_window);
+  if (pf.has_now) {
+    const std::string now = "    now: " + prefix_limit_text(pf.v6, pf.bits, pf.now_limit.rate, pf.now_limit.burst);
+    throttled_line(out, now.c_str(), pf.now, "prefixes");
+  }
+  if (!pf.proposal.valid) return;
+  appendf(out, "    proposed: %s (%.4g x the p%g of the peaks", prefix_limit_text(pf.v6, pf.bits, pf.proposal.rate, pf.proposal.burst).c_str(),
+          p.headroom, 100 * p.quantile);
+  if (pf.outliers) appendf(out, " of the prefixes under %g x the median: %zu over it left out as floods", kPrefixOutlier, pf.outliers);
+  appendf(out, ")\n");
+  throttled_line(out, "    proposed:", pf.proposed, "prefixes");
+  if (pf.capped.empty()) return;
+  std::string names;
+  for (const std::string &n : pf.capped) names += (names.empty() ? "" : ", ") + n;
+  if (pf.proposed.sources > pf.capped.size()) names += ", ...";
+  appendf(out, "    capped: %s (%" PRIu64 " sources)\n", names.c_str(), pf.capped_sources);
 }
 
 std::string limits_text(const dt_policy &pol) {
@@ -38,12 +57,12 @@ void rule_text(std::string *out, const RuleFinding &f, const SuggestParams &p) {
   if (!f.skipped.empty()) return appendf(out, "no proposal: %s\n", f.skipped.c_str());
   appendf(out, "%zu sources, %" PRIu64 " packets\n", f.sources, f.hits);
   peaks_table(out, "sources", f.peaks.short_w.n, f.peaks, f.long_window);
-  for (const PrefixFinding &pf : f.prefixes) peaks_table(out, pf.level + " prefixes", pf.peaks.short_w.n, pf.peaks, f.long_window);
   throttled_line(out, ("  now: " + limits_text(f.rule.policy)).c_str(), f.now);
   if (!f.proposal.valid) return appendf(out, "  no proposal: no source sent\n");
   appendf(out, "  proposed: rate %s, burst %" PRIu64 " (%.4g x the p%g of the peaks)\n", rate_text(f.proposal.rate).c_str(),
        f.proposal.burst, p.headroom, 100 * p.quantile);
   throttled_line(out, "  proposed:", f.proposed);
+  for (const PrefixFinding &pf : f.prefixes) prefix_text(out, pf, f.long_window, p);
 }
 
 }  // namespace
