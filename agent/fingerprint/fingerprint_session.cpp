@@ -30,19 +30,6 @@ bool read_capture(const std::string &path, std::string *out, std::string *err) {
   return true;
 }
 
-std::string condition_text(const Condition &c) {
-  switch (c.field) {
-    case Field::Proto: return std::string("proto ") + (c.proto == 6 ? "tcp" : c.proto == 17 ? "udp" : "icmp");
-    case Field::Sport: return "sport " + std::to_string(c.value & 0xffff);
-    case Field::Dport: return "dport " + std::to_string(c.value & 0xffff);
-    case Field::Flags: return "tcp_flags " + tcp_flags_text(static_cast<uint8_t>(c.value));
-    case Field::Len: return "len " + std::to_string(c.value);
-    case Field::LenRange: return "len " + std::to_string(c.value) + "-" + std::to_string(c.hi);
-    case Field::Ttl: return "ttl " + std::to_string(c.value);
-  }
-  return "";
-}
-
 void fields_table(std::string *out, const std::vector<Sample> &samples, size_t top) {
   appendf(out, "\n%-10s %-34s %9s %9s\n", "FIELD", "VALUE", "DROPPED", "ORDINARY");
   for (const FieldReport &r : field_reports(samples, top))
@@ -105,7 +92,8 @@ int run_fingerprint(const FingerprintOptions &opt) {
   if (truncated) fprintf(stderr, "%s: read the first %zu packets only (--max-packets)\n", me.c_str(), packets.size());
   uint64_t skipped = 0;
   const std::vector<Sample> samples = samples_of(packets, &skipped);
-  fputs(render_fingerprint(samples, skipped, opt).c_str(), stdout);
+  const std::string out = opt.json ? render_fingerprint_json(samples, skipped, opt) : render_fingerprint(samples, skipped, opt);
+  fputs(out.c_str(), stdout);
   return 0;
 }
 
