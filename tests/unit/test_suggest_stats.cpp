@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/json.h"
 #include "suggest/suggest_report.h"
 #include "suggest/suggest_sampler.h"
 #include "suggest/suggest_stats.h"
@@ -212,6 +213,24 @@ TEST(SuggestReport, PrefixBudgetCapsTheFloodingPrefixOnly) {
   EXPECT_EQ(pf.capped, std::vector<std::string>{"198.18.200.0/24"});
   EXPECT_EQ(pf.capped_sources, 200u);
   EXPECT_EQ(dt::proposed_prefix_limits(f), std::vector<std::string>{"v4/24=120/s,burst=120"});
+  // --json: the same figures.
+  dt::SuggestRun run;
+  run.seconds = 12, run.sources = all.size();
+  const dt::Json j = dt::Json::parse(dt::render_findings_json(run, {f}, dt::SuggestParams{}, {"r.toml", {"a note"}, "--- r\n"}));
+  const dt::Json &r = j["rules"][0];
+  EXPECT_EQ(r["name"], "web");
+  EXPECT_EQ(r["sources"], 1200);
+  EXPECT_EQ(r["proposal"]["rate"], f.proposal.rate);
+  EXPECT_EQ(r["proposal"]["throttles"]["sources"], 0);
+  EXPECT_EQ(r["proposal"]["prefix_limits"][0], "v4/24=120/s,burst=120");
+  EXPECT_EQ(r["prefixes"][0]["level"], "v4/24");
+  EXPECT_EQ(r["prefixes"][0]["peaks"]["over_1s"]["n"], 51);
+  EXPECT_EQ(r["prefixes"][0]["proposal"]["rate"], 120);
+  EXPECT_EQ(r["prefixes"][0]["proposal"]["floods_left_out"], 1);
+  EXPECT_EQ(r["prefixes"][0]["proposal"]["throttles"]["prefixes"], 1);
+  EXPECT_EQ(r["prefixes"][0]["proposal"]["capped"][0], "198.18.200.0/24");
+  EXPECT_EQ(j["notes"][0], "a note");
+  EXPECT_EQ(j["diff"], "--- r\n");
   // A rule keyed by destination takes no prefix budget; one with levels keeps them.
   dt::SuggestRule dest = rule;
   dest.policy.flags = DT_POL_KEY_DEST;
