@@ -35,7 +35,7 @@ void fields_table(std::string *out, const std::vector<Sample> &samples, size_t t
   for (const FieldReport &r : field_reports(samples, top))
     for (const ValueShare &v : r.top)
       appendf(out, "%-10s %-34s %8.1f%% %8.1f%%\n", field_name(r.field), v.value.c_str(), 100 * v.dropped_share,
-           100 * v.ordinary_share);
+              100 * v.ordinary_share);
   appendf(out, "(the TTL is shown, but no rule condition reads it)\n");
 }
 
@@ -65,8 +65,8 @@ std::string render_fingerprint(const std::vector<Sample> &samples, uint64_t skip
   for (const Sample &s : samples) dropped += s.dropped, passed += !s.dropped, ordinary += s.ordinary;
   std::string out;
   appendf(&out, "%" PRIu64 " samples: %" PRIu64 " dropped, %" PRIu64 " passed (%" PRIu64
-             " ordinary: from sources with no dropped sample); %" PRIu64 " skipped (not IP, or no verdict)\n",
-       dropped + passed, dropped, passed, ordinary, skipped);
+                " ordinary: from sources with no dropped sample); %" PRIu64 " skipped (not IP, or no verdict)\n",
+          dropped + passed, dropped, passed, ordinary, skipped);
   if (!dropped) return out + "no dropped samples: capture during the attack (agent capture --dropped --would-drop --passed)\n";
   if (!ordinary) appendf(&out, "no ordinary samples: capture with --passed too, to compare the attack with the rest\n");
   fields_table(&out, samples, opt.top);
@@ -76,8 +76,8 @@ std::string render_fingerprint(const std::vector<Sample> &samples, uint64_t skip
   for (const Condition &c : fp.conditions) conds += (conds.empty() ? "" : ", ") + condition_text(c);
   appendf(&out, "\nfingerprint (%s): %s\n", fp.v6 ? "IPv6" : "IPv4", conds.c_str());
   appendf(&out, "  matches %" PRIu64 " of %" PRIu64 " dropped samples (%.1f%%) and %" PRIu64 " of %" PRIu64 " ordinary ones (%.1f%%)\n",
-       fp.dropped, fp.dropped_total, pct(fp.dropped, fp.dropped_total), fp.ordinary, fp.ordinary_total,
-       pct(fp.ordinary, fp.ordinary_total));
+          fp.dropped, fp.dropped_total, pct(fp.dropped, fp.dropped_total), fp.ordinary, fp.ordinary_total,
+          pct(fp.ordinary, fp.ordinary_total));
   return out + "\n# paste into the rules file, then agent reload (a deny rule in dry run):\n" + fingerprint_rule(fp, opt.name);
 }
 

@@ -23,7 +23,7 @@ void peaks_table(std::string *out, const std::string &what, size_t n, const Peak
 
 void throttled_line(std::string *out, const char *what, const Throttled &t, const char *of = "sources") {
   appendf(out, "%s would throttle %" PRIu64 " of %" PRIu64 " %s (%.2f%%) and %" PRIu64 " of %" PRIu64 " packets (%.2f%%)\n",
-       what, t.sources, t.of_sources, of, 100 * t.source_share(), t.packets, t.of_packets, 100 * t.packet_share());
+          what, t.sources, t.of_sources, of, 100 * t.source_share(), t.packets, t.of_packets, 100 * t.packet_share());
 }
 
 void prefix_text(std::string *out, const PrefixFinding &pf, size_t long_window, const SuggestParams &p) {
@@ -53,14 +53,14 @@ std::string limits_text(const dt_policy &pol) {
 
 void rule_text(std::string *out, const RuleFinding &f, const SuggestParams &p) {
   appendf(out, "\nrule %s (%s%s): ", f.rule.name.c_str(), limits_text(f.rule.policy).c_str(),
-       f.rule.policy.flags & DT_POL_DRY_RUN ? ", dry run" : "");
+          f.rule.policy.flags & DT_POL_DRY_RUN ? ", dry run" : "");
   if (!f.skipped.empty()) return appendf(out, "no proposal: %s\n", f.skipped.c_str());
   appendf(out, "%zu sources, %" PRIu64 " packets\n", f.sources, f.hits);
   peaks_table(out, "sources", f.peaks.short_w.n, f.peaks, f.long_window);
   throttled_line(out, ("  now: " + limits_text(f.rule.policy)).c_str(), f.now);
   if (!f.proposal.valid) return appendf(out, "  no proposal: no source sent\n");
   appendf(out, "  proposed: rate %s, burst %" PRIu64 " (%.4g x the p%g of the peaks)\n", rate_text(f.proposal.rate).c_str(),
-       f.proposal.burst, p.headroom, 100 * p.quantile);
+          f.proposal.burst, p.headroom, 100 * p.quantile);
   throttled_line(out, "  proposed:", f.proposed);
   for (const PrefixFinding &pf : f.prefixes) prefix_text(out, pf, f.long_window, p);
 }
