@@ -7,6 +7,7 @@
 
 #include "commands/rule_conditions.h"
 #include "common/address.h"
+#include "common/appendf.h"
 #include "common/json.h"
 #include "common/parse_values.h"
 #include "dataplane/policy.h"

@@ -3,6 +3,7 @@
 #include "commands/rule_conditions.h"
 #include "common/clock.h"
 #include "common/address.h"
+#include "common/appendf.h"
 #include "common/parse_values.h"
 
 #include <bpf/libbpf.h>
@@ -10,7 +11,6 @@
 #include <bpf/bpf.h>
 
 #include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
@@ -73,26 +73,6 @@ std::string StatsSnapshot::rule_name(uint32_t id) const {
 
 std::string bucket_key_text(const dt_key &k) {
   return (dt_key_is_dest(k.rule) && !dt_key_is_prefix(k.rule) ? "dst " : "") + key_to_string(k);
-}
-
-void appendf(std::string *out, const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  const int n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n <= 0) return;
-  if (static_cast<size_t>(n) < sizeof buf) {
-    out->append(buf, static_cast<size_t>(n));
-    return;
-  }
-  // Longer than the buffer (a long pin directory or rule name): format again in place.
-  const size_t at = out->size();
-  out->resize(at + static_cast<size_t>(n) + 1);
-  va_start(ap, fmt);
-  vsnprintf(out->data() + at, static_cast<size_t>(n) + 1, fmt, ap);
-  va_end(ap);
-  out->resize(at + static_cast<size_t>(n));
 }
 
 bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnapshot *out, std::string *err) {

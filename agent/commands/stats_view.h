@@ -63,9 +63,6 @@ struct StatsSnapshot {
 // bucket (a rule keyed by destination: the address is where the packets went).
 std::string bucket_key_text(const dt_key &k);
 
-// Appends printf's output to *out, however long (the text views of stats and top).
-void appendf(std::string *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 // Reads counters, policy and buckets. False with a sentence in *err.
 bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnapshot *out, std::string *err);
 

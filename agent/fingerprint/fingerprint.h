@@ -63,6 +63,9 @@ struct Fingerprint {
 bool matches(const Condition &c, const PacketFields &f);
 Fingerprint find_fingerprint(const std::vector<Sample> &samples, const FingerprintParams &p);
 
+// A condition as the report shows it: "sport 123", "len 468-470", "tcp_flags SYN,!ACK,...".
+std::string condition_text(const Condition &c);
+
 // The rule as TOML to paste into the rules file: a deny rule in dry run.
 std::string fingerprint_rule(const Fingerprint &fp, const std::string &name);
 

@@ -9,7 +9,7 @@ namespace dt {
 namespace {
 
 const char kFingerprintUsage[] =
-    "Usage: %prog fingerprint -r FILE [--name NAME] [--top N] [--max-packets N]\n"
+    "Usage: %prog fingerprint -r FILE [--name NAME] [--top N] [--max-packets N] [--json]\n"
     "\n"
     "Reads a capture of dropped and passed packets (agent capture --dropped --would-drop\n"
     "--passed -w FILE, pcapng) and tells the attack from the rest: for each header field\n"
@@ -17,7 +17,8 @@ const char kFingerprintUsage[] =
     "dominate the dropped samples, with their share there and among the ordinary ones (passed\n"
     "packets of sources with no dropped sample), then the narrowest rule that still matches\n"
     "95% of the dropped samples and under 1% of the ordinary ones, as TOML to paste into the\n"
-    "rules file: a deny rule in dry run. Reads the file only: no agent, no root needed.\n"
+    "rules file: a deny rule in dry run. --json prints the same as one JSON document. Reads\n"
+    "the file only: no agent, no root needed.\n"
     "\n";
 
 const char kFingerprintExamples[] =
@@ -35,6 +36,7 @@ int parse_fingerprint_command(int argc, char **argv, FingerprintOptions *o) {
       {"top", 0, "N", "values shown per field, 1 to 20 (default 3)", count_into(&o->top, 1, 20)},
       {"max-packets", 0, "N", "read at most N packets, 1 to 10000000 (default 1000000)",
        count_into(&o->max_packets, 1, 10'000'000)},
+      {"json", 0, nullptr, "machine-readable output: one JSON document", turn_on(&o->json)},
   };
   const CommandSpec spec(command_name("fingerprint"), kFingerprintUsage, std::move(options), 0, kFingerprintExamples);
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &, std::string *err) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "fingerprint/fingerprint.h"
 
@@ -127,6 +128,19 @@ Fingerprint find_fingerprint(const std::vector<Sample> &samples, const Fingerpri
   fp.dropped = count_matching(pool.dropped, fp.conditions);
   fp.ordinary = count_matching(pool.ordinary, fp.conditions);
   return fp;
+}
+
+std::string condition_text(const Condition &c) {
+  switch (c.field) {
+    case Field::Proto: return std::string("proto ") + (c.proto == 6 ? "tcp" : c.proto == 17 ? "udp" : "icmp");
+    case Field::Sport: return "sport " + std::to_string(c.value & 0xffff);
+    case Field::Dport: return "dport " + std::to_string(c.value & 0xffff);
+    case Field::Flags: return "tcp_flags " + tcp_flags_text(static_cast<uint8_t>(c.value));
+    case Field::Len: return "len " + std::to_string(c.value);
+    case Field::LenRange: return "len " + std::to_string(c.value) + "-" + std::to_string(c.hi);
+    case Field::Ttl: return "ttl " + std::to_string(c.value);
+  }
+  return "";
 }
 
 std::string fingerprint_rule(const Fingerprint &fp, const std::string &name) {

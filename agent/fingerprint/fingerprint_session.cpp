@@ -5,26 +5,16 @@
 
 #include <cerrno>
 #include <cinttypes>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "common/appendf.h"
 #include "common/program_name.h"
 
 namespace dt {
 namespace {
-
-void addf(std::string *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void addf(std::string *out, const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  const int n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n > 0) out->append(buf, std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
-}
 
 bool read_capture(const std::string &path, std::string *out, std::string *err) {
   struct stat st{};
@@ -40,26 +30,13 @@ bool read_capture(const std::string &path, std::string *out, std::string *err) {
   return true;
 }
 
-std::string condition_text(const Condition &c) {
-  switch (c.field) {
-    case Field::Proto: return std::string("proto ") + (c.proto == 6 ? "tcp" : c.proto == 17 ? "udp" : "icmp");
-    case Field::Sport: return "sport " + std::to_string(c.value & 0xffff);
-    case Field::Dport: return "dport " + std::to_string(c.value & 0xffff);
-    case Field::Flags: return "tcp_flags " + tcp_flags_text(static_cast<uint8_t>(c.value));
-    case Field::Len: return "len " + std::to_string(c.value);
-    case Field::LenRange: return "len " + std::to_string(c.value) + "-" + std::to_string(c.hi);
-    case Field::Ttl: return "ttl " + std::to_string(c.value);
-  }
-  return "";
-}
-
 void fields_table(std::string *out, const std::vector<Sample> &samples, size_t top) {
-  addf(out, "\n%-10s %-34s %9s %9s\n", "FIELD", "VALUE", "DROPPED", "ORDINARY");
+  appendf(out, "\n%-10s %-34s %9s %9s\n", "FIELD", "VALUE", "DROPPED", "ORDINARY");
   for (const FieldReport &r : field_reports(samples, top))
     for (const ValueShare &v : r.top)
-      addf(out, "%-10s %-34s %8.1f%% %8.1f%%\n", field_name(r.field), v.value.c_str(), 100 * v.dropped_share,
-           100 * v.ordinary_share);
-  addf(out, "(the TTL is shown, but no rule condition reads it)\n");
+      appendf(out, "%-10s %-34s %8.1f%% %8.1f%%\n", field_name(r.field), v.value.c_str(), 100 * v.dropped_share,
+              100 * v.ordinary_share);
+  appendf(out, "(the TTL is shown, but no rule condition reads it)\n");
 }
 
 double pct(uint64_t a, uint64_t b) { return b ? 100.0 * double(a) / double(b) : 0; }
@@ -87,20 +64,20 @@ std::string render_fingerprint(const std::vector<Sample> &samples, uint64_t skip
   uint64_t dropped = 0, passed = 0, ordinary = 0;
   for (const Sample &s : samples) dropped += s.dropped, passed += !s.dropped, ordinary += s.ordinary;
   std::string out;
-  addf(&out, "%" PRIu64 " samples: %" PRIu64 " dropped, %" PRIu64 " passed (%" PRIu64
-             " ordinary: from sources with no dropped sample); %" PRIu64 " skipped (not IP, or no verdict)\n",
-       dropped + passed, dropped, passed, ordinary, skipped);
+  appendf(&out, "%" PRIu64 " samples: %" PRIu64 " dropped, %" PRIu64 " passed (%" PRIu64
+                " ordinary: from sources with no dropped sample); %" PRIu64 " skipped (not IP, or no verdict)\n",
+          dropped + passed, dropped, passed, ordinary, skipped);
   if (!dropped) return out + "no dropped samples: capture during the attack (agent capture --dropped --would-drop --passed)\n";
-  if (!ordinary) addf(&out, "no ordinary samples: capture with --passed too, to compare the attack with the rest\n");
+  if (!ordinary) appendf(&out, "no ordinary samples: capture with --passed too, to compare the attack with the rest\n");
   fields_table(&out, samples, opt.top);
   const Fingerprint fp = find_fingerprint(samples, FingerprintParams{});
   if (fp.conditions.empty()) return out + "\nno header value tells the dropped samples apart from the ordinary ones\n";
   std::string conds;
   for (const Condition &c : fp.conditions) conds += (conds.empty() ? "" : ", ") + condition_text(c);
-  addf(&out, "\nfingerprint (%s): %s\n", fp.v6 ? "IPv6" : "IPv4", conds.c_str());
-  addf(&out, "  matches %" PRIu64 " of %" PRIu64 " dropped samples (%.1f%%) and %" PRIu64 " of %" PRIu64 " ordinary ones (%.1f%%)\n",
-       fp.dropped, fp.dropped_total, pct(fp.dropped, fp.dropped_total), fp.ordinary, fp.ordinary_total,
-       pct(fp.ordinary, fp.ordinary_total));
+  appendf(&out, "\nfingerprint (%s): %s\n", fp.v6 ? "IPv6" : "IPv4", conds.c_str());
+  appendf(&out, "  matches %" PRIu64 " of %" PRIu64 " dropped samples (%.1f%%) and %" PRIu64 " of %" PRIu64 " ordinary ones (%.1f%%)\n",
+          fp.dropped, fp.dropped_total, pct(fp.dropped, fp.dropped_total), fp.ordinary, fp.ordinary_total,
+          pct(fp.ordinary, fp.ordinary_total));
   return out + "\n# paste into the rules file, then agent reload (a deny rule in dry run):\n" + fingerprint_rule(fp, opt.name);
 }
 
@@ -115,7 +92,8 @@ int run_fingerprint(const FingerprintOptions &opt) {
   if (truncated) fprintf(stderr, "%s: read the first %zu packets only (--max-packets)\n", me.c_str(), packets.size());
   uint64_t skipped = 0;
   const std::vector<Sample> samples = samples_of(packets, &skipped);
-  fputs(render_fingerprint(samples, skipped, opt).c_str(), stdout);
+  const std::string out = opt.json ? render_fingerprint_json(samples, skipped, opt) : render_fingerprint(samples, skipped, opt);
+  fputs(out.c_str(), stdout);
   return 0;
 }
 

@@ -47,11 +47,31 @@ struct Block {
   size_t begin = 0, end = 0;
   std::string name;
   size_t rate = std::string::npos, burst = std::string::npos;
+  size_t limits = std::string::npos, limits_end = std::string::npos;  // prefix_limits: its first and last line
 };
+
+// The last line of a `key = [...]` value starting at lines[from] (the line where its
+// brackets close, strings and comments skipped; the last line if they never do).
+size_t array_end(const std::vector<std::string> &lines, size_t from) {
+  int depth = 0;
+  for (size_t i = from; i < lines.size(); i++) {
+    bool quoted = false;
+    for (size_t c = 0; c < lines[i].size(); c++) {
+      const char ch = lines[i][c];
+      if (ch == '"') quoted = !quoted;
+      if (quoted) continue;
+      if (ch == '#') break;
+      depth += ch == '[' ? 1 : ch == ']' ? -1 : 0;
+    }
+    if (depth <= 0) return i;
+  }
+  return lines.size() - 1;
+}
 
 std::vector<Block> rule_blocks(const std::vector<std::string> &lines) {
   static const std::regex header(R"(^\s*\[.*)"), rule_header(R"(^\s*\[\[\s*rule\s*\]\].*)");
   static const std::regex name(R"re(^\s*name\s*=\s*"([^"]*)".*)re"), rate(R"(^\s*rate\s*=.*)"), burst(R"(^\s*burst\s*=.*)");
+  static const std::regex limits(R"(^\s*prefix_limits\s*=.*)");
   std::vector<Block> out;
   Block *cur = nullptr;
   for (size_t i = 0; i < lines.size(); i++) {
@@ -59,13 +79,16 @@ std::vector<Block> rule_blocks(const std::vector<std::string> &lines) {
     if (std::regex_match(lines[i], header)) {
       if (cur) cur->end = i;
       cur = nullptr;
-      if (std::regex_match(lines[i], rule_header)) cur = &out.emplace_back(Block{i, lines.size(), "", std::string::npos, std::string::npos});
+      if (std::regex_match(lines[i], rule_header)) cur = &out.emplace_back(Block{i, lines.size(), "", std::string::npos, std::string::npos, std::string::npos, std::string::npos});
     } else if (cur && std::regex_match(lines[i], m, name)) {
       cur->name = m[1];
     } else if (cur && std::regex_match(lines[i], rate)) {
       cur->rate = i;
     } else if (cur && std::regex_match(lines[i], burst)) {
       cur->burst = i;
+    } else if (cur && std::regex_match(lines[i], limits)) {
+      cur->limits = i;
+      i = cur->limits_end = array_end(lines, i);
     }
   }
   return out;
@@ -79,6 +102,41 @@ std::string rate_text(double rate) {
   return buf;
 }
 
+std::string prefix_limit_text(bool v6, unsigned bits, double rate, uint64_t burst) {
+  return std::string(v6 ? "v6/" : "v4/") + std::to_string(bits) + "=" + rate_text(rate) + "/s,burst=" + std::to_string(burst);
+}
+
+namespace {
+
+std::string limits_line(const std::string &indent, const std::vector<std::string> &limits) {
+  std::string out = indent + "prefix_limits = [";
+  for (size_t i = 0; i < limits.size(); i++) out += (i ? ", \"" : "\"") + limits[i] + "\"";
+  return out + "]";
+}
+
+// The edit of one block: what replaces its rate, burst and prefix_limits lines.
+void edit_block(const std::vector<std::string> &lines, const Block &b, const RuleEdit &e,
+                std::vector<std::vector<DiffLine>> *replaced) {
+  auto &r = *replaced;
+  const std::string indent = lines[b.rate].substr(0, lines[b.rate].find_first_not_of(" \t"));
+  const std::string burst = std::to_string(e.burst);
+  r[b.rate] = {{DiffLine::Kind::Del, lines[b.rate]}, {DiffLine::Kind::Add, with_value(lines[b.rate], "rate", rate_text(e.rate))}};
+  size_t after_burst = b.rate;
+  if (b.burst != std::string::npos) {
+    r[b.burst] = {{DiffLine::Kind::Del, lines[b.burst]}, {DiffLine::Kind::Add, with_value(lines[b.burst], "burst", burst)}};
+    after_burst = b.burst;
+  } else {
+    r[b.rate].push_back({DiffLine::Kind::Add, indent + "burst = " + burst});
+  }
+  if (e.prefix_limits.empty()) return;
+  if (b.limits == std::string::npos) return r[after_burst].push_back({DiffLine::Kind::Add, limits_line(indent, e.prefix_limits)});
+  for (size_t i = b.limits; i <= b.limits_end; i++) r[i] = {{DiffLine::Kind::Del, lines[i]}};
+  const std::string old_indent = lines[b.limits].substr(0, lines[b.limits].find_first_not_of(" \t"));
+  r[b.limits_end].push_back({DiffLine::Kind::Add, limits_line(old_indent, e.prefix_limits)});
+}
+
+}  // namespace
+
 std::vector<DiffLine> edit_rules_text(const std::string &text, const std::vector<RuleEdit> &edits,
                                       std::vector<std::string> *skipped) {
   const std::vector<std::string> lines = split_lines(text);
@@ -87,12 +145,7 @@ std::vector<DiffLine> edit_rules_text(const std::string &text, const std::vector
   for (const Block &b : rule_blocks(lines)) {
     const RuleEdit *e = edit_named(edits, b.name);
     if (!e || b.rate == std::string::npos) continue;
-    const std::string burst = std::to_string(e->burst);
-    replaced[b.rate] = {{DiffLine::Kind::Del, lines[b.rate]}, {DiffLine::Kind::Add, with_value(lines[b.rate], "rate", rate_text(e->rate))}};
-    if (b.burst != std::string::npos)
-      replaced[b.burst] = {{DiffLine::Kind::Del, lines[b.burst]}, {DiffLine::Kind::Add, with_value(lines[b.burst], "burst", burst)}};
-    else
-      replaced[b.rate].push_back({DiffLine::Kind::Add, lines[b.rate].substr(0, lines[b.rate].find_first_not_of(" \t")) + "burst = " + burst});
+    edit_block(lines, b, *e, &replaced);
     done.push_back(b.name);
   }
   for (const RuleEdit &e : edits)

@@ -12,18 +12,20 @@ namespace {
 
 const char kSuggestUsage[] =
     "Usage: %prog suggest (--iface IFACE | --pin-dir DIR) [--for D] [--rules FILE] [--quantile P]\n"
-    "                     [--headroom X] [--max-sources N]\n"
+    "                     [--headroom X] [--max-sources N] [--json]\n"
     "\n"
     "Proposes a rate and burst for each rule from the traffic it sees. For D it reads the\n"
     "pinned buckets every second (each source's passed + dropped + would-drop: no packet is\n"
     "copied), then prints per rule the distribution of its sources' peak rates over 1 s and\n"
     "10 s (p50, p99, p99.9, max), the same for their prefixes' aggregates (the rule's prefix\n"
-    "budget lengths, else /24 and /64), what the current limits and the proposal would\n"
-    "throttle (sources and packets), and, with --rules, the change to FILE as a unified\n"
-    "diff that patch applies. The proposal: rate = X times the P-th percentile of the\n"
-    "10 s peaks, burst enough for that percentile's 1 s peak. Run it on an agent in dry run\n"
-    "(--dry-run, or dry_run = true in the rules) to measure demand as it is. Needs root\n"
-    "(the pins are root's); the agent need not be told.\n"
+    "budget lengths, else /24 and /48), what the current limits and the proposal would\n"
+    "throttle (sources, prefixes and packets), and, with --rules, the change to FILE as a\n"
+    "unified diff that patch applies. The proposal: rate = X times the P-th percentile of\n"
+    "the 10 s peaks, burst enough for that percentile's 1 s peak; prefix_limits the same\n"
+    "of the prefixes' aggregates, prefixes over 10 times the median left out as floods.\n"
+    "--json prints the same as one JSON document (the diff in it). Run it on an agent in\n"
+    "dry run (--dry-run, or dry_run = true in the rules) to measure demand as it is. Needs\n"
+    "root (the pins are root's); the agent need not be told.\n"
     "\n";
 
 const char kSuggestExamples[] =
@@ -57,6 +59,7 @@ int parse_suggest_command(int argc, char **argv, SuggestOptions *o) {
           {"max-sources", 0, "N", "sources to follow, 1 to 1000000 (default 10000; more are counted\n"
                                   "and left out); N x the seconds of --for at most 50000000",
            count_into(&o->max_sources, 1, 1'000'000)},
+          {"json", 0, nullptr, "machine-readable output: one JSON document, the diff in it", turn_on(&o->json)},
       },
       "measure IFACE's throttle (/sys/fs/bpf/dthrottle/IFACE)", "measure the throttle pinned in DIR");
   const CommandSpec spec(command_name("suggest"), kSuggestUsage, std::move(options), 0, kSuggestExamples);

@@ -7,7 +7,7 @@
 namespace dt {
 
 // agent suggest (--iface IFACE | --pin-dir DIR) [--for D] [--rules FILE] [--quantile P]
-//   [--headroom X] [--max-sources N]
+//   [--headroom X] [--max-sources N] [--json]
 struct SuggestOptions {
   std::string iface, pin_dir;
   uint64_t for_ns = 60'000'000'000ull;  // how long to measure
@@ -15,6 +15,7 @@ struct SuggestOptions {
   double quantile = 0.99;               // --quantile P (percent on the command line)
   double headroom = 2.0;
   uint64_t max_sources = 10'000;        // series kept (the rest counted, left out)
+  bool json = false;                    // one JSON document instead of the text and diff
 };
 
 // The most source-seconds a measurement may keep (4 bytes each: 200 MB).

@@ -26,10 +26,23 @@ struct PeakQuantiles {
   Quantiles short_w, long_w;
 };
 
+// One prefix level: its prefixes' aggregates, what the rule's budget of that level (if it
+// has one) and the proposed one would throttle. Throttled counts prefixes as its sources.
 struct PrefixFinding {
-  std::string level;  // "v4/24", "v6/64"
+  bool v6 = false;
+  unsigned bits = 0;
+  std::string level;              // "v4/24", "v6/48"
   PeakQuantiles peaks;
+  bool has_now = false;           // the rule has a budget at this level
+  Proposal now_limit;             // that budget
+  Throttled now;
+  size_t outliers = 0;            // prefixes over kPrefixOutlier x the median (floods)
+  Proposal proposal;              // not valid: none (a rule keyed by destination)
+  Throttled proposed;
+  std::vector<std::string> capped;  // prefixes the proposal would throttle ("198.18.20.0/24"), the first kMaxCapped
+  uint64_t capped_sources = 0;      // sources in all of them
 };
+inline constexpr size_t kMaxCapped = 10;
 
 struct RuleFinding {
   SuggestRule rule;
@@ -57,5 +70,21 @@ struct SuggestRun {
 };
 
 std::string render_findings(const SuggestRun &run, const std::vector<RuleFinding> &rules, const SuggestParams &p);
+
+// The proposed prefix_limits of a rule ("v4/24=2000/s,burst=4000"): a proposal for each
+// level measured, the rule's own levels of a family that sent nothing as they are.
+std::vector<std::string> proposed_prefix_limits(const RuleFinding &f);
+
+// The proposal as a change to the rules file: what the diff cannot say (the default rule's
+// flags, rules not in the file) and the unified diff ("" when nothing changes or no file).
+struct ProposalChange {
+  std::string rules_file;
+  std::vector<std::string> notes;
+  std::string diff;
+};
+
+// All of it as one JSON document (agent suggest --json; docs/rules.md "Suggested limits").
+std::string render_findings_json(const SuggestRun &run, const std::vector<RuleFinding> &rules, const SuggestParams &p,
+                                 const ProposalChange &change);
 
 }  // namespace dt

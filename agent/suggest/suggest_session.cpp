@@ -74,24 +74,42 @@ std::vector<RuleFinding> analyse(const std::vector<SuggestRule> &rules, const st
   return out;
 }
 
-// The proposal as a diff of the rules file (the default rule as flags, which it is).
-std::string proposal_diff(const std::vector<RuleFinding> &findings, const std::string &rules_file,
-                          const std::string &rules_text) {
+// The default rule's proposal as the agent's flags (which it is).
+std::string default_flags(const RuleFinding &f) {
+  std::string out = "the default rule is the agent's flags: --rate " + rate_text(f.proposal.rate) + " --burst " +
+                    std::to_string(f.proposal.burst);
+  for (const std::string &l : proposed_prefix_limits(f)) out += " --prefix-limit " + l;
+  return out;
+}
+
+// The proposal as a change to the rules file.
+ProposalChange proposal_change(const std::vector<RuleFinding> &findings, const std::string &rules_file,
+                               const std::string &rules_text) {
+  ProposalChange out;
+  out.rules_file = rules_file;
   std::vector<RuleEdit> edits;
-  std::string out;
   for (const RuleFinding &f : findings) {
     if (!f.skipped.empty() || !f.proposal.valid) continue;
     if (f.rule.id == 0 && f.rule.name == "default")
-      out += "\n# the default rule is the agent's --rate/--burst: --rate " + rate_text(f.proposal.rate) + " --burst " +
-             std::to_string(f.proposal.burst) + "\n";
+      out.notes.push_back(default_flags(f));
     else
-      edits.push_back({f.rule.name, f.proposal.rate, f.proposal.burst});
+      edits.push_back({f.rule.name, f.proposal.rate, f.proposal.burst, proposed_prefix_limits(f)});
   }
-  if (rules_file.empty()) return out + (edits.empty() ? "" : "\n# give --rules FILE for the change to the rules file as a diff\n");
+  if (rules_file.empty()) {
+    if (!edits.empty()) out.notes.push_back("give --rules FILE for the change to the rules file as a diff");
+    return out;
+  }
   std::vector<std::string> skipped;
-  const std::string diff = unified_diff(edit_rules_text(rules_text, edits, &skipped), rules_file);
-  for (const std::string &name : skipped) out += "\n# rule " + name + ": no [[rule]] with that name and a rate in " + rules_file + "\n";
-  out += diff.empty() ? "\n# " + rules_file + ": nothing to change\n" : "\n# apply with: patch " + rules_file + " < THIS-OUTPUT\n" + diff;
+  out.diff = unified_diff(edit_rules_text(rules_text, edits, &skipped), rules_file);
+  for (const std::string &name : skipped) out.notes.push_back("rule " + name + ": no [[rule]] with that name and a rate in " + rules_file);
+  if (out.diff.empty()) out.notes.push_back(rules_file + ": nothing to change");
+  return out;
+}
+
+std::string change_text(const ProposalChange &c) {
+  std::string out;
+  for (const std::string &n : c.notes) out += "\n# " + n + "\n";
+  if (!c.diff.empty()) out += "\n# apply with: patch " + c.rules_file + " < THIS-OUTPUT\n" + c.diff;
   return out;
 }
 
@@ -129,8 +147,10 @@ int run_suggest(const SuggestOptions &opt) {
   run.seconds = sampler.seconds(), run.sources = sampler.tracked();
   run.untracked = sampler.untracked(), run.max_sources = opt.max_sources;
   const std::vector<RuleFinding> findings = analyse(read_suggest_rules(maps), sources, opt);
-  const std::string text = render_findings(run, findings, {opt.quantile, opt.headroom, 10}) +
-                           proposal_diff(findings, opt.rules_file, rules_text);
+  const SuggestParams params{opt.quantile, opt.headroom, 10};
+  const ProposalChange change = proposal_change(findings, opt.rules_file, rules_text);
+  const std::string text = opt.json ? render_findings_json(run, findings, params, change)
+                                    : render_findings(run, findings, params) + change_text(change);
   fputs(text.c_str(), stdout);
   return 0;
 }

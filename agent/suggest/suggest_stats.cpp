@@ -64,6 +64,28 @@ Proposal propose(std::vector<double> peak1, std::vector<double> peak_long, const
   return out;
 }
 
+PrefixProposal propose_prefix(const std::vector<double> &peak1, const std::vector<double> &peak_long,
+                              const SuggestParams &p, const Proposal &floor) {
+  PrefixProposal out;
+  std::vector<double> sorted = peak_long;
+  std::sort(sorted.begin(), sorted.end());
+  const double fence = kPrefixOutlier * quantile_of(sorted, 0.5);
+  std::vector<double> ordinary1, ordinary_long;
+  for (size_t i = 0; i < peak_long.size() && i < peak1.size(); i++) {
+    if (peak_long[i] > fence) {
+      out.outliers++;
+      continue;
+    }
+    ordinary1.push_back(peak1[i]);
+    ordinary_long.push_back(peak_long[i]);
+  }
+  out.proposal = propose(std::move(ordinary1), std::move(ordinary_long), p);
+  if (!out.proposal.valid || !floor.valid) return out;
+  out.proposal.rate = std::max(out.proposal.rate, floor.rate);
+  out.proposal.burst = std::max(out.proposal.burst, floor.burst);
+  return out;
+}
+
 uint64_t refused_hits(const HitSeries &s, double rate, uint64_t burst) {
   const double cap = static_cast<double>(burst);
   double tokens = cap;

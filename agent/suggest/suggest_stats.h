@@ -51,6 +51,19 @@ double round_up_2sig(double x);
 // From each source's 1 s and long-window peak rates (peak_rates), in any order.
 Proposal propose(std::vector<double> peak1, std::vector<double> peak_long, const SuggestParams &p);
 
+// A prefix level's budget, from the aggregates of its prefixes (each a sum of sources):
+// those whose long-window peak is over kPrefixOutlier x the median prefix's are taken for
+// floods, not demand, and left out; of the rest, the proposal is made as propose() makes
+// a source's, and never below the sources' own proposal (floor): one source at its rate
+// must fit its prefix's budget.
+inline constexpr double kPrefixOutlier = 10;
+struct PrefixProposal {
+  Proposal proposal;
+  size_t outliers = 0;  // prefixes left out as floods
+};
+PrefixProposal propose_prefix(const std::vector<double> &peak1, const std::vector<double> &peak_long,
+                              const SuggestParams &p, const Proposal &floor);
+
 // What a rate and burst would have done to the measured traffic: a token bucket, full at
 // the start, fed one second at a time as a fluid (a second's hits admitted up to the
 // tokens held plus that second's refill), so an estimate for traffic even within a second.

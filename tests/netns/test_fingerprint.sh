@@ -49,5 +49,18 @@ check fingerprint/rule "the proposed rule lacks sport = 123: $(tr '\n' ' ' <"$WO
 check fingerprint/check "agent check refuses the proposed rule: $("$AGENT" check --rate 1 --burst 1 --iface lo --rules "$WORK/rules.toml" 2>&1 | tail -2)" \
 	"$AGENT" check --rate 1 --burst 1 --iface lo --rules "$WORK/rules.toml"
 
+# --json: the same figures as one document, read with jq.
+"$AGENT" fingerprint -r "$WORK/attack.pcapng" --name ntp-flood --json >"$WORK/fp.json" 2>"$WORK/fp-json.err"
+check_eq fingerprint/json-exit "agent fingerprint --json's exit status ($(cat "$WORK/fp-json.err"))" "$?" 0
+fp_json=$(cat "$WORK/fp.json")
+check_eq fingerprint/json-dropped "dropped samples in --json against the text" "$(json_get "$fp_json" .dropped)" "${dropped:-}"
+check_eq fingerprint/json-matches "matched dropped samples in --json against the text" "$(json_get "$fp_json" .fingerprint.dropped)" "${hit:-}"
+check_eq fingerprint/json-leak "matched ordinary samples in --json against the text" "$(json_get "$fp_json" .fingerprint.ordinary)" "${leak:-}"
+check_eq fingerprint/json-top-sport "the top source port value in --json" \
+	"$(json_get "$fp_json" '.fields[] | select(.field == "sport") | .values[0] | "\(.value) \(.dropped_share) \(.ordinary_share)"')" "udp 123 1 0"
+check fingerprint/json-condition "--json's fingerprint lacks the condition sport 123: $(json_get "$fp_json" .fingerprint.conditions)" \
+	jq -e '.fingerprint.conditions | index("sport 123")' "$WORK/fp.json"
+check_eq fingerprint/json-rule "--json's rule against the text's" "$(json_get "$fp_json" .fingerprint.rule)" "$(cat "$WORK/rule.toml")"
+
 agent_signal fp TERM || die "the agent did not exit within 10 s of SIGTERM"
 lab_finish

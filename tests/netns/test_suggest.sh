@@ -1,23 +1,42 @@
 #!/usr/bin/env bash
 # test_suggest.sh - agent suggest on real traffic: a lab agent in dry run with one rule
 # (rate 1000, burst 2000) and the issue's mix: 1,000 clients at known rates (500 at 1 pps,
-# 300 at 2 pps, 200 at 5 pps) and 5 abusers at 100 pps (20 x the busiest clients).
-# `agent suggest --for 4s --rules FILE` reads the buckets each second and must find the
-# p99 of the sources' 1 s peaks near 5 and the max near 100, propose a rate near 2 x 5
-# (8 to 16) that would throttle exactly 5 of the 1,005 sources (the abusers: at 100 pps
-# they cannot pass it, so no client is throttled), and print a diff that
-# `patch --dry-run` applies to the rules file. The senders run until the measurement is
-# done, however long the waits take on a busy host. About 25 s.
+# 300 at 2 pps, 200 at 5 pps) spread over twenty /24s (about 105 pps each together),
+# 5 abusers at 100 pps (20 x the busiest clients) in a /24 of their own, and a /24 whose
+# 250 sources send 6 pps each (1,500 pps together: each source ordinary, the prefix a
+# flood). `agent suggest --for 4s --rules FILE` reads the buckets each second and must
+# find the p99 of the sources' 1 s peaks near 6 and the max near 100, propose a rate near
+# 2 x 6 that would throttle exactly 5 of the 1,255 sources (the abusers), and a v4/24
+# prefix budget that caps the flooding /24 and no other; its diff must apply to the rules
+# file and `agent check` accept the result. `--json` must give the same figures. The
+# senders run until the measurements are done, however long the waits take on a busy
+# host. About 30 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=suggest
 
-# Groups of sources: first address, how many, pps each.
-GROUPS_SPEC=("198.18.4.1 500 1" "198.18.6.1 300 2" "198.18.8.1 200 5" "198.18.9.1 5 100")
+PREFIXES=20        # the clients' /24s: 198.18.10.0/24 .. 198.18.29.0/24
 CLIENTS=1000
 ABUSERS=5
 ABUSER_PPS=100
-SEND_S=60   # an upper bound: the senders are stopped once the measurement is done
+FLOOD_SOURCES=250  # 198.18.40.1 .. 198.18.40.250
+FLOOD_PPS=6
+FLOOD_PREFIX=198.18.40.0/24
+SEND_S=80   # an upper bound: the senders are stopped once the measurements are done
+
+# client_list FIRST N: hosts FIRST .. FIRST+N-1 of each of the clients' /24s, comma-separated.
+client_list() {
+	local p h out=""
+	for ((p = 10; p < 10 + PREFIXES; p++)); do
+		for ((h = $1; h < $1 + $2; h++)); do out+="198.18.$p.$h,"; done
+	done
+	echo "${out%,}"
+}
+# Groups of sources: the sources (a pktgen option and its value), how many, pps each.
+GROUPS_SPEC=("--sources $(client_list 1 25) 500 1" "--sources $(client_list 101 15) 300 2"
+	"--sources $(client_list 201 10) 200 5" "--src-range 198.18.9.1+$ABUSERS $ABUSERS $ABUSER_PPS"
+	"--src-range 198.18.40.1+$FLOOD_SOURCES $FLOOD_SOURCES $FLOOD_PPS")
+SOURCES=$((CLIENTS + ABUSERS + FLOOD_SOURCES))
 
 lab_init dtsug
 lab_up
@@ -36,19 +55,22 @@ EOF
 
 agent_start sug --rate 1000 --burst 2000 --rules "$RULES" --stats-interval 10m || die "the agent did not start"
 for i in "${!GROUPS_SPEC[@]}"; do
-	read -r first n pps <<<"${GROUPS_SPEC[$i]}"
-	send_traffic_bg "g$i" "$WORK/g$i.json" --src-range "$first+$n" --rate $((n * pps)) --count $((n * pps * SEND_S)) \
+	read -r opt list n pps <<<"${GROUPS_SPEC[$i]}"
+	send_traffic_bg "g$i" "$WORK/g$i.json" "$opt" "$list" --rate $((n * pps)) --count $((n * pps * SEND_S)) \
 		--duration "$((SEND_S + 2))s"
 done
-wait_until 30 sources_seen 198.18.4.1 198.18.6.1 198.18.8.1 198.18.9.1 198.18.9.5 ||
+wait_until 30 sources_seen 198.18.10.1 198.18.10.101 198.18.10.201 198.18.9.1 198.18.40.1 ||
 	die "the senders' sources never reached the buckets"
-# Every client has sent once (the 1 pps ones take a second) before the measurement starts.
-wait_until 30 sources_seen 198.18.5.244 198.18.7.44 198.18.8.200 || die "the last sources of the ranges never reached the buckets"
+# Every source has sent once (the 1 pps ones take a second) before the measurement starts.
+wait_until 30 sources_seen 198.18.29.25 198.18.29.115 198.18.29.210 198.18.9.5 198.18.40.250 ||
+	die "the last sources of the groups never reached the buckets"
 
 "$AGENT" suggest --pin-dir "$PIN_DIR" --for 4s --rules "$RULES" >"$WORK/suggest.txt" 2>"$WORK/suggest.err"
 rc=$?
+"$AGENT" suggest --pin-dir "$PIN_DIR" --for 4s --rules "$RULES" --json >"$WORK/suggest.json" 2>"$WORK/suggest-json.err"
+json_rc=$?
 for i in "${!GROUPS_SPEC[@]}"; do
-	alive "${LAB_PIDS[send-g$i]}" || fail suggest/sender-$i "sender $i (${GROUPS_SPEC[$i]}) ended before the measurement did: $(cat "$WORK/g$i.json.err")"
+	alive "${LAB_PIDS[send-g$i]}" || fail suggest/sender-$i "sender $i ended before the measurements did: $(cat "$WORK/g$i.json.err")"
 	stop_pid "${LAB_PIDS[send-g$i]}"
 done
 sed 's/^/  | /' "$WORK/suggest.txt"
@@ -57,19 +79,29 @@ check suggest/measured "the first line does not say 3 s were measured" grep -q '
 
 # The proposal: "  proposed: rate R, burst B (...)", then what it would throttle.
 rate=$(sed -n 's/^  proposed: rate \([0-9.]*\), burst .*/\1/p' "$WORK/suggest.txt")
-echo "proposed rate ${rate:-?} for clients at 1, 2 and 5 pps (headroom 2 x p99) and $ABUSERS abusers at $ABUSER_PPS pps"
-check_ge suggest/rate-low "the proposed rate (2 x the busiest clients' 5 pps)" "$rate" 8
-check_le suggest/rate-high "the proposed rate (2 x the busiest clients' 5 pps)" "$rate" 16
+echo "proposed rate ${rate:-?} for clients at 1, 2 and 5 pps, flood sources at $FLOOD_PPS (headroom 2 x p99) and $ABUSERS abusers at $ABUSER_PPS pps"
+check_ge suggest/rate-low "the proposed rate (2 x the flood's sources' $FLOOD_PPS pps)" "$rate" 10
+check_le suggest/rate-high "the proposed rate (2 x the flood's sources' $FLOOD_PPS pps)" "$rate" 16
 p99=$(awk '/^  sources/ { s = 1; next } s && /peak \/s over 1 s/ { print $(NF-2); exit }' "$WORK/suggest.txt")
 max=$(awk '/^  sources/ { s = 1; next } s && /peak \/s over 1 s/ { print $NF; exit }' "$WORK/suggest.txt")
-check_ge suggest/p99 "the sources' p99 of 1 s peaks (the busiest clients at 5 pps)" "$p99" 4
-check_le suggest/p99-high "the sources' p99 of 1 s peaks (the busiest clients at 5 pps)" "$p99" 8
+check_ge suggest/p99 "the sources' p99 of 1 s peaks (the flood's sources at $FLOOD_PPS pps)" "$p99" 5
+check_le suggest/p99-high "the sources' p99 of 1 s peaks (the flood's sources at $FLOOD_PPS pps)" "$p99" 8
 check_ge suggest/max "the sources' max 1 s peak (the abuser at $ABUSER_PPS pps)" "$max" $((ABUSER_PPS * 8 / 10))
 check suggest/throttles-abusers "the proposal does not throttle exactly the $ABUSERS abusers: $(grep 'proposed:.*throttle' "$WORK/suggest.txt")" \
-	grep -q "^  proposed: would throttle $ABUSERS of $((CLIENTS + ABUSERS)) sources" "$WORK/suggest.txt"
+	grep -q "^  proposed: would throttle $ABUSERS of $SOURCES sources" "$WORK/suggest.txt"
 check suggest/now "the current limits (1000/s) throttle someone: $(grep 'now:' "$WORK/suggest.txt")" \
-	grep -q "^  now: rate 1000, burst 2000 would throttle 0 of $((CLIENTS + ABUSERS)) sources" "$WORK/suggest.txt"
-check suggest/prefixes "no line for the v4/24 aggregates" grep -q '^  v4/24 prefixes (6)' "$WORK/suggest.txt"
+	grep -q "^  now: rate 1000, burst 2000 would throttle 0 of $SOURCES sources" "$WORK/suggest.txt"
+
+# The prefixes: twenty of clients, the abusers' and the flood's; the proposal caps the flood only.
+check suggest/prefixes "no table of the v4/24 aggregates" grep -q "^  v4/24 prefixes ($((PREFIXES + 2)))" "$WORK/suggest.txt"
+read -r limit limit_rate < <(sed -n 's|^    proposed: \(v4/24=\([0-9.]*\)/s,burst=[0-9]*\) .*|\1 \2|p' "$WORK/suggest.txt")
+echo "proposed prefix budget ${limit:-?} for /24s of clients at about 105 pps, the abusers' at 500 and the flood's at 1500"
+check_ge suggest/prefix-rate-low "the proposed v4/24 rate (2 x the abusers' /24, 500 pps)" "${limit_rate:-0}" 800
+check_le suggest/prefix-rate-high "the proposed v4/24 rate (under the flooding /24's 1500 pps)" "${limit_rate:-99999}" 1400
+check suggest/prefix-throttles "the prefix budget does not throttle exactly one /24: $(grep '^    proposed: would' "$WORK/suggest.txt")" \
+	grep -q "^    proposed: would throttle 1 of $((PREFIXES + 2)) prefixes" "$WORK/suggest.txt"
+check suggest/prefix-capped "the prefix budget does not cap $FLOOD_PREFIX alone: $(grep '^    capped:' "$WORK/suggest.txt")" \
+	grep -qx "    capped: $FLOOD_PREFIX ($FLOOD_SOURCES sources)" "$WORK/suggest.txt"
 
 # The diff applies to the rules file and sets the proposal.
 check suggest/patch "patch --dry-run refuses the output: $(patch --dry-run "$RULES" -i "$WORK/suggest.txt" 2>&1)" \
@@ -78,8 +110,27 @@ cp "$RULES" "$WORK/patched.toml"
 patch -s "$WORK/patched.toml" -i "$WORK/suggest.txt" >/dev/null 2>&1
 check suggest/patched "the patched file lacks rate = $rate: $(grep -E '^(rate|burst)' "$WORK/patched.toml")" \
 	grep -q "^rate = $rate     # a guess$" "$WORK/patched.toml"
+check suggest/patched-prefix "the patched file lacks prefix_limits = [\"$limit\"]: $(grep prefix_limits "$WORK/patched.toml")" \
+	grep -qx "prefix_limits = \[\"$limit\"\]" "$WORK/patched.toml"
 check suggest/check "agent check refuses the patched file: $("$AGENT" check --rate 1 --burst 1 --iface lo --rules "$WORK/patched.toml" 2>&1 | tail -2)" \
 	"$AGENT" check --rate 1 --burst 1 --iface lo --rules "$WORK/patched.toml"
+
+# --json: the same figures, read with jq (a measurement of its own, of the same traffic).
+check_eq suggest/json-exit "agent suggest --json's exit status ($(cat "$WORK/suggest-json.err"))" "$json_rc" 0
+doc=$(cat "$WORK/suggest.json")
+lab='.rules[] | select(.name == "lab")'
+check_eq suggest/json-sources "sources the lab rule saw in --json" "$(json_get "$doc" "$lab | .sources")" "$SOURCES"
+json_rate=$(json_get "$doc" "$lab | .proposal.rate")
+check_ge suggest/json-rate-low "the proposed rate in --json" "${json_rate:-0}" 10
+check_le suggest/json-rate-high "the proposed rate in --json" "${json_rate:-99}" 16
+check_eq suggest/json-throttles "sources the proposal throttles in --json" "$(json_get "$doc" "$lab | .proposal.throttles.sources")" "$ABUSERS"
+check_ge suggest/json-max "the sources' max 1 s peak in --json" "$(json_get "$doc" "$lab | .peaks.over_1s.max | floor")" $((ABUSER_PPS * 8 / 10))
+v24="$lab | .prefixes[] | select(.level == \"v4/24\")"
+check_eq suggest/json-prefixes "v4/24 prefixes in --json" "$(json_get "$doc" "$v24 | .peaks.over_1s.n")" $((PREFIXES + 2))
+check_eq suggest/json-capped "the prefixes the v4/24 proposal caps in --json" "$(json_get "$doc" "$v24 | .proposal.capped")" "[\"$FLOOD_PREFIX\"]"
+check_eq suggest/json-floods "prefixes left out as floods in --json" "$(json_get "$doc" "$v24 | .proposal.floods_left_out")" 1
+check suggest/json-diff "--json's diff lacks the prefix_limits line: $(json_get "$doc" .diff)" \
+	jq -e '.diff | test("\n[+]prefix_limits = \\[\"v4/24=")' "$WORK/suggest.json"
 
 # Bounded: with --max-sources 10 the output says the cap was reached.
 "$AGENT" suggest --pin-dir "$PIN_DIR" --for 2s --max-sources 10 >"$WORK/capped.txt" 2>&1

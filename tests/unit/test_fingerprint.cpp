@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "capture/pcap_writer.h"
+#include "common/json.h"
 #include "fingerprint/fingerprint.h"
+#include "fingerprint/fingerprint_session.h"
 #include "fingerprint/packet_fields.h"
 #include "fingerprint/pcapng_reader.h"
 
@@ -144,6 +146,27 @@ TEST(Fingerprint, ReflectionFlood) {
   EXPECT_NE(rule.find("proto = \"udp\"\n"), std::string::npos) << rule;
   EXPECT_NE(rule.find("sport = 123\n"), std::string::npos) << rule;
   EXPECT_NE(rule.find("action = \"deny\"\ndry_run = true"), std::string::npos) << rule;
+}
+
+TEST(Fingerprint, JsonHasTheTextsFigures) {
+  const std::vector<dt::Sample> s = reflection_mix();
+  dt::FingerprintOptions opt;
+  opt.name = "ntp-flood";
+  const dt::Json j = dt::Json::parse(dt::render_fingerprint_json(s, 7, opt));
+  const dt::Fingerprint fp = dt::find_fingerprint(s, dt::FingerprintParams{});
+  EXPECT_EQ(j["skipped"], 7);
+  EXPECT_EQ(j["ordinary"], 1000);
+  EXPECT_EQ(j["fields"][1]["field"], "sport");
+  EXPECT_EQ(j["fields"][1]["values"][0]["value"], "udp 123");
+  EXPECT_EQ(j["fields"][1]["values"][0]["dropped_share"], 1);
+  EXPECT_EQ(j["fingerprint"]["dropped"], fp.dropped);
+  EXPECT_EQ(j["fingerprint"]["ordinary_total"], 1000);
+  EXPECT_EQ(j["fingerprint"]["rule"], dt::fingerprint_rule(fp, "ntp-flood"));
+  EXPECT_NE(j["fingerprint"]["conditions"].dump().find("\"sport 123\""), std::string::npos) << j.dump();
+  // No dropped sample: no fields, no fingerprint.
+  const dt::Json none = dt::Json::parse(dt::render_fingerprint_json({}, 0, opt));
+  EXPECT_TRUE(none["fingerprint"].is_null());
+  EXPECT_TRUE(none["fields"].empty());
 }
 
 TEST(Fingerprint, LengthRangeWhenNothingElseTells) {

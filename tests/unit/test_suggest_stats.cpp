@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/json.h"
 #include "suggest/suggest_report.h"
 #include "suggest/suggest_sampler.h"
 #include "suggest/suggest_stats.h"
@@ -166,8 +167,12 @@ TEST(SuggestReport, RuleFindingsAndPrefixAggregates) {
   EXPECT_EQ(f.prefixes[0].level, "v4/24");
   EXPECT_EQ(f.prefixes[0].peaks.short_w.n, 2u) << "198.18.1.0/24 and 198.18.2.0/24";
   EXPECT_DOUBLE_EQ(f.prefixes[0].peaks.short_w.max, 44);
-  EXPECT_EQ(f.prefixes[1].level, "v6/64");
-  EXPECT_DOUBLE_EQ(f.prefixes[1].peaks.short_w.max, 8) << "one /64 holding both IPv6 sources";
+  EXPECT_EQ(f.prefixes[1].level, "v6/48");
+  EXPECT_DOUBLE_EQ(f.prefixes[1].peaks.short_w.max, 8) << "one /48 holding both IPv6 sources";
+  EXPECT_EQ(f.prefixes[0].outliers, 1u) << "198.18.1.0/24 at 44/s is over 10 x the median 4";
+  EXPECT_EQ(f.prefixes[0].capped, std::vector<std::string>{"198.18.1.0/24"});
+  EXPECT_EQ(f.prefixes[0].capped_sources, 2u);
+  EXPECT_EQ(dt::proposed_prefix_limits(f), (std::vector<std::string>{"v4/24=8/s,burst=8", "v6/48=16/s,burst=16"}));
   EXPECT_EQ(f.now.sources, 1u) << "10/s, burst 20: the 40 pps source only";
   ASSERT_TRUE(f.proposal.valid);
   EXPECT_DOUBLE_EQ(f.proposal.rate, 8) << "2 x the median, 4";
@@ -177,6 +182,65 @@ TEST(SuggestReport, RuleFindingsAndPrefixAggregates) {
   bytes.policy.flags = DT_POL_BYTES;
   EXPECT_FALSE(dt::analyse_rule(bytes, ptrs, dt::SuggestParams{}).skipped.empty());
   EXPECT_FALSE(dt::analyse_rule(rule, {}, dt::SuggestParams{}).skipped.empty());
+}
+
+TEST(SuggestReport, PrefixBudgetCapsTheFloodingPrefixOnly) {
+  // 50 /24s of 20 clients at 1-5 pps (about 60/s each), and one /24 of 200 sources at
+  // 5 pps (1000/s together): every source is under the per-source proposal, so only a
+  // prefix budget can cap the flood, and it must cap no other prefix.
+  std::vector<dt::SampledSource> all;
+  uint8_t addr[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 0, 0};
+  for (int p = 0; p < 50; p++)
+    for (int c = 0; c < 20; c++) addr[14] = static_cast<uint8_t>(p), addr[15] = static_cast<uint8_t>(c + 1),
+                                 all.push_back(source_at(addr, static_cast<uint32_t>(1 + c % 5), 12));
+  for (int c = 0; c < 200; c++) addr[14] = 200, addr[15] = static_cast<uint8_t>(c + 1), all.push_back(source_at(addr, 5, 12));
+  std::vector<const dt::SampledSource *> ptrs;
+  for (const auto &s : all) ptrs.push_back(&s);
+  dt::SuggestRule rule;
+  rule.id = 3, rule.name = "web";
+  rule.policy.interval_ns = 1'000'000, rule.policy.burst_ns = 2'000'000'000, rule.policy.v4_key_bits = 32;
+  const dt::RuleFinding f = dt::analyse_rule(rule, ptrs, dt::SuggestParams{});
+  ASSERT_TRUE(f.proposal.valid);
+  EXPECT_EQ(f.proposed.sources, 0u) << "no source is over the per-source proposal";
+  ASSERT_EQ(f.prefixes.size(), 1u) << "IPv4 only: no IPv6 level";
+  const dt::PrefixFinding &pf = f.prefixes[0];
+  EXPECT_EQ(pf.level, "v4/24");
+  EXPECT_EQ(pf.outliers, 1u);
+  ASSERT_TRUE(pf.proposal.valid);
+  EXPECT_DOUBLE_EQ(pf.proposal.rate, 120) << "2 x the busiest ordinary /24's 60/s";
+  EXPECT_EQ(pf.proposed.sources, 1u);
+  EXPECT_EQ(pf.proposed.of_sources, 51u);
+  EXPECT_EQ(pf.capped, std::vector<std::string>{"198.18.200.0/24"});
+  EXPECT_EQ(pf.capped_sources, 200u);
+  EXPECT_EQ(dt::proposed_prefix_limits(f), std::vector<std::string>{"v4/24=120/s,burst=120"});
+  // --json: the same figures.
+  dt::SuggestRun run;
+  run.seconds = 12, run.sources = all.size();
+  const dt::Json j = dt::Json::parse(dt::render_findings_json(run, {f}, dt::SuggestParams{}, {"r.toml", {"a note"}, "--- r\n"}));
+  const dt::Json &r = j["rules"][0];
+  EXPECT_EQ(r["name"], "web");
+  EXPECT_EQ(r["sources"], 1200);
+  EXPECT_EQ(r["proposal"]["rate"], f.proposal.rate);
+  EXPECT_EQ(r["proposal"]["throttles"]["sources"], 0);
+  EXPECT_EQ(r["proposal"]["prefix_limits"][0], "v4/24=120/s,burst=120");
+  EXPECT_EQ(r["prefixes"][0]["level"], "v4/24");
+  EXPECT_EQ(r["prefixes"][0]["peaks"]["over_1s"]["n"], 51);
+  EXPECT_EQ(r["prefixes"][0]["proposal"]["rate"], 120);
+  EXPECT_EQ(r["prefixes"][0]["proposal"]["floods_left_out"], 1);
+  EXPECT_EQ(r["prefixes"][0]["proposal"]["throttles"]["prefixes"], 1);
+  EXPECT_EQ(r["prefixes"][0]["proposal"]["capped"][0], "198.18.200.0/24");
+  EXPECT_EQ(j["notes"][0], "a note");
+  EXPECT_EQ(j["diff"], "--- r\n");
+  // A rule keyed by destination takes no prefix budget; one with levels keeps them.
+  dt::SuggestRule dest = rule;
+  dest.policy.flags = DT_POL_KEY_DEST;
+  EXPECT_FALSE(dt::analyse_rule(dest, ptrs, dt::SuggestParams{}).prefixes.at(0).proposal.valid);
+  dt::SuggestRule levels = rule;
+  levels.prefix.n_v4 = 1, levels.prefix.v4[0] = rule.policy, levels.prefix.v4[0].v4_key_bits = 16;
+  levels.prefix.n_v6 = 1, levels.prefix.v6[0] = rule.policy, levels.prefix.v6[0].v6_key_bits = 40;
+  EXPECT_EQ(dt::proposed_prefix_limits(dt::analyse_rule(levels, ptrs, dt::SuggestParams{})),
+            (std::vector<std::string>{"v4/16=8000/s,burst=8000", "v6/40=1000/s,burst=2000"}))
+      << "the one /16 (1000/s + 50 x 60/s) x 2 proposed, the silent IPv6 level kept as it is";
 }
 
 }  // namespace
