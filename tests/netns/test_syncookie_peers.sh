@@ -87,6 +87,7 @@ EOF
 declare -A CUR_AGENT=()
 HOSTS=2
 PERIOD=200ms
+# shellcheck disable=SC2034 # read by mlab_agents_start
 declare -A MLAB_HOST_OPTS=([1]="--peer-verified h3" [2]="--peer-verified h1")
 mlab_agents_start sp mesh --rules "$WORK/rules.toml" --stats-interval 10m
 
