@@ -15,6 +15,12 @@
  *   lookup, one read of the precise clock (bpf_ktime_get_ns) and one atomic, a
  *   compare-and-swap of the source's time to max(it, now) + 1, which the clock's
  *   value decides (an admission into a full bucket needs no less).
+ * dt_bench_replay: a wrapper for targets that rewrite the frame (a SYN answered with a
+ *   cookie leaves a SYN-ACK, which the test run's next repetition would be fed): it
+ *   writes `replay_frame` back over the frame before every repetition, expires the
+ *   verified source `replay_key` of `replay_verified` (the target's own map, shared by
+ *   the bench), so every handshake ACK is checked again, then tail-calls slot 0 of
+ *   `jump` as dt_bench_rotate does. Every target pays the same wrapper cost.
  * dt_bench_empty: XDP_PASS and nothing else, so the wrapper's own cost (rewrite +
  *   tail call + test-run loop) can be measured and subtracted from both sides.
  * dt_bench_readonly: what a drop costs at the least, for the drop-path rows: the
@@ -76,6 +82,40 @@ int dt_bench_rotate(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	if (nsources > 1)
 		*src_word = bpf_htonl(bpf_ntohl(base_addr) + i % nsources);
+	bpf_tail_call(ctx, &jump, 0);
+	return XDP_ABORTED;
+}
+
+/* dt_bench_replay's frame (`replay_len` bytes), and the verified source it expires. */
+__u8 replay_frame[128];
+__u32 replay_len;
+__u8 replay_key[sizeof(struct dt_key)];  /* a struct dt_key */
+
+/* The target's verified sources (the bench gives it the map of dthrottle's object). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, DT_DEFAULT_MAX_VERIFIED);
+	__type(key, struct dt_key);
+	__type(value, struct dt_verified);
+} replay_verified SEC(".maps");
+
+SEC("xdp")
+int dt_bench_replay(struct xdp_md *ctx)
+{
+	long have = (long)bpf_xdp_get_buff_len(ctx);
+	__u32 len = replay_len;
+	struct dt_verified *v;
+
+	if (len < sizeof(struct ethhdr) || len > sizeof(replay_frame))
+		return XDP_ABORTED;
+	/* Always called (by 0 mostly), so every target pays the same. */
+	if (bpf_xdp_adjust_tail(ctx, (int)len - (int)have))
+		return XDP_ABORTED;
+	if (bpf_xdp_store_bytes(ctx, 0, replay_frame, len))
+		return XDP_ABORTED;
+	v = bpf_map_lookup_elem(&replay_verified, &replay_key);
+	if (v)
+		v->expires_ns = 0;
 	bpf_tail_call(ctx, &jump, 0);
 	return XDP_ABORTED;
 }

@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "common/parse_values.h"
-#include "common/report_types.h"
 
 namespace dt {
 
@@ -29,32 +28,10 @@ std::string ban_min_prefix_text(const BanMinPrefix &min) {
   return std::to_string(min.v4) + "," + std::to_string(min.v6);
 }
 
-bool PeerBanPolicy::allows_peer(const std::string &node_id) const {
-  if (who == Who::All) return true;
-  if (who == Who::None) return false;
-  return std::find(peers.begin(), peers.end(), node_id) != peers.end();
-}
+bool PeerBanPolicy::allows_peer(const std::string &node_id) const { return peers.allows(node_id); }
 
 bool parse_peer_bans(const std::string &text, PeerBanPolicy *out, std::string *err) {
-  out->peers.clear();
-  if (text == "all" || text == "none") {
-    out->who = text == "all" ? PeerBanPolicy::Who::All : PeerBanPolicy::Who::None;
-    return true;
-  }
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string id = text.substr(start, comma - start);
-    if (!valid_node_id(id)) {
-      out->peers.clear();
-      return *err = "'" + text + "' is not all, none or a list of node ids (NODE[,NODE...]; '" + id +
-                    "' is no node id)", false;
-    }
-    out->peers.push_back(id);
-    start = comma + 1;
-  }
-  out->who = PeerBanPolicy::Who::List;
-  return true;
+  return parse_peer_set(text, &out->peers, err);
 }
 
 NoticeTime check_notice_time(uint64_t unix_ms, uint64_t peer_now_ms) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bans/ban_types.h"
+#include "common/peer_set.h"
 
 namespace dt {
 
@@ -40,8 +41,7 @@ bool ban_too_wide(const BanPrefix &p, const BanMinPrefix &min);
 std::string ban_min_prefix_text(const BanMinPrefix &min);
 
 struct PeerBanPolicy {
-  enum class Who { All, None, List } who = Who::All;
-  std::vector<std::string> peers;  // Who::List: node ids
+  PeerSet peers;  // which peers may ban here (--peer-bans)
   BanMinPrefix min_prefix;
   uint64_t max_duration_ns = 86'400'000'000'000ull;  // a day
   uint64_t max_per_peer = 4096;

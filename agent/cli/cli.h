@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "dataplane/dataplane.h"
 #include "common/log.h"
+#include "common/peer_set.h"
 #include "rules/prefix_limits.h"
 
 namespace dt {
@@ -46,6 +47,7 @@ struct RunOptions {
   std::string curve_key, curve_peers;
   bool insecure_cluster = false;   // --insecure-cluster: a cluster without --curve-key, asked for by name
   PeerBanPolicy peer_bans;         // --peer-bans, --peer-ban-*: what this host takes of the peers' bans
+  PeerSet peer_verified;           // --peer-verified: whose verified sources (SYN cookies) this host takes
   uint64_t auto_ban_max = 1024;    // --auto-ban-max: automatic bans (escalate) in force at once
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse

@@ -6,6 +6,7 @@
 #include "common/endpoint.h"
 #include "common/node_id.h"
 #include "common/parse_values.h"
+#include "common/peer_set.h"
 #include "common/program_name.h"
 #include "events/command_runner.h"
 #include "query/query_listen.h"
@@ -209,6 +210,10 @@ std::vector<OptionSpec> agent_options(RunOptions *o) {
        "so\n(default 10m)",
        duration_into(&o->verified_ttl_ns, 1'000'000'000ull, 7ull * 24 * 3600 * 1'000'000'000ull,
                      "between 1s and 7 days")},
+      {"peer-verified", 0, "WHO",
+       "which peers' verified sources (SYN cookies) this host\ntakes: all (default), none, or NODE[,NODE...] (node "
+       "ids);\nthe others' are refused, counted and logged",
+       [o](const std::string &v, std::string *why) { return parse_peer_set(v, &o->peer_verified, why); }},
       {"keep", 0, nullptr,
        "on exit, leave the program attached and the maps pinned\n(for upgrades: the next agent takes over)",
        turn_on(&o->keep)},

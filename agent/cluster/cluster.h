@@ -23,6 +23,7 @@
 #include "dataplane/collector.h"
 #include "cluster/curve.h"
 #include "common/log.h"
+#include "common/peer_set.h"
 #include "common/peers_file.h"
 #include "cluster_core/peer_protocol.h"
 #include "cluster_core/peer_tracker.h"
@@ -67,6 +68,8 @@ struct ClusterConfig {
   uint64_t early_report_ns = 0;
   // SYN cookies: how long a peer's verified source stays so here at most (--verified-ttl).
   uint64_t verified_ttl_ns = DT_DEFAULT_VERIFIED_TTL_NS;
+  // SYN cookies: the peers whose verified sources are written here (--peer-verified).
+  PeerSet peer_verified;
 };
 
 class Cluster {

@@ -138,6 +138,9 @@ namespace dt {
   X(verified_over_budget, "verified.over_budget", "dthrottle_verified_sources_refused_total", "counter", \
     "verified", "# over the budget", \
     "SYN cookies: peers' verified sources past the period's budget for all peers, not written.") \
+  X(verified_refused_peer, "verified.refused_peer", "dthrottle_verified_sources_refused_peer_total", "counter", \
+    "verified", "# refused (--peer-verified)", \
+    "SYN cookies: verified sources of peers --peer-verified does not list, not written.") \
   X(verified_write_failed, "verified.write_failed", "", "counter", "verified", "# failed writes", \
     "SYN cookies: peers' verified sources the verified map refused.")
 

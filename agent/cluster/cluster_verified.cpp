@@ -27,12 +27,19 @@ void Cluster::publish_verified(uint64_t now_ns) {
 }
 
 // A peer's verified sources message (already checked as a bans message is: its signature
-// with keys, its recipient, not our own echo, once only in its stream: PeerTracker). Its
+// with keys, its recipient, not our own echo, once only in its stream: PeerTracker), from a
+// peer --peer-verified lists (else refused whole, counted and logged at a limited rate). Its
 // remaining times are by the sender's clock at sending; the message's age is taken off, the
 // rest capped at our --verified-ttl, within the period's budget for all peers. A stale one
 // is not applied (its sources pay a cookie here, as without a cluster).
 void Cluster::apply_verified(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns) {
   counters_.verified_messages_received++;
+  if (!verified_in_.admits(h.node_id, body.verified.size())) {
+    counters_.verified_refused_peer += body.verified.size();
+    return log_limited(verified_log_, LogLevel::Warn, now_ns,
+                       "not writing %zu verified sources of %s: --peer-verified does not list it", body.verified.size(),
+                       h.node_id.c_str());
+  }
   if (a.stale) return void(counters_.rejected["stale verified"]++);
   const VerifiedIntakeCounts before = verified_in_.counts();
   const std::vector<VerifiedWrite> writes = verified_in_.take(body.verified, a.age_ms);

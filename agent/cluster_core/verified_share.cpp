@@ -30,6 +30,12 @@ std::vector<VerifiedSource> verified_to_share(const std::vector<dt_verified_rec>
   return out;
 }
 
+bool VerifiedIntake::admits(const std::string &node_id, size_t n) {
+  if (peers_.allows(node_id)) return true;
+  counts_.refused_peer += n;
+  return false;
+}
+
 std::vector<VerifiedWrite> VerifiedIntake::take(const std::vector<VerifiedSource> &sources, uint64_t age_ms) {
   std::vector<VerifiedWrite> out;
   for (const VerifiedSource &v : sources) {

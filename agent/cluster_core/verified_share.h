@@ -9,7 +9,8 @@
 //             those still verified now, with their remaining time; at most
 //             kMaxVerifiedSharedPerPeriod a period, the rest counted (not_shared): the ring
 //             holds only new ones, so a source is told once, when it is verified here.
-//   incoming  a peer's message, fresh (a stale one is the caller's to refuse): each source's
+//   incoming  a peer's message, from a peer --peer-verified lists (any other's sources are
+//             refused whole: refused_peer), fresh (a stale one is the caller's to refuse): each source's
 //             remaining time less the message's age (nothing left: expired_in_transit),
 //             capped at our own --verified-ttl (capped), at most kMaxVerifiedLearnedPerPeriod
 //             a period from all the peers together (the rest: over_budget).
@@ -17,9 +18,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "cluster_core/peer_protocol.h"
+#include "common/peer_set.h"
 #include "dthrottle/verified_ring.h"
 
 namespace dt {
@@ -43,14 +47,19 @@ struct VerifiedIntakeCounts {
   uint64_t expired_in_transit = 0;  // nothing left of its time once the message's age is taken off
   uint64_t capped = 0;              // longer than our --verified-ttl: cut to it
   uint64_t over_budget = 0;         // past kMaxVerifiedLearnedPerPeriod this period: not written
+  uint64_t refused_peer = 0;        // sent by a peer --peer-verified does not list: not written
 };
 
 class VerifiedIntake {
  public:
-  explicit VerifiedIntake(uint64_t ttl_cap_ns, size_t per_period = kMaxVerifiedLearnedPerPeriod)
-      : ttl_cap_ns_(ttl_cap_ns), per_period_(per_period) {}
+  explicit VerifiedIntake(uint64_t ttl_cap_ns, size_t per_period = kMaxVerifiedLearnedPerPeriod,
+                          PeerSet peers = PeerSet{})
+      : ttl_cap_ns_(ttl_cap_ns), per_period_(per_period), peers_(std::move(peers)) {}
   // The end of a period: the budget starts again.
   void new_period() { used_ = 0; }
+  // Whether peer `node_id` may verify sources here (--peer-verified); if not, its `n`
+  // sources are counted refused_peer.
+  bool admits(const std::string &node_id, size_t n);
   // A peer's sources, in a message `age_ms` old (peer_tracker.h): what to write.
   std::vector<VerifiedWrite> take(const std::vector<VerifiedSource> &sources, uint64_t age_ms);
   const VerifiedIntakeCounts &counts() const { return counts_; }
@@ -59,6 +68,7 @@ class VerifiedIntake {
   uint64_t ttl_cap_ns_;
   size_t per_period_;
   size_t used_ = 0;
+  PeerSet peers_;
   VerifiedIntakeCounts counts_;
 };
 

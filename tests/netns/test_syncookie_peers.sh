@@ -15,6 +15,8 @@
 #   3. the client connects to h2 CONNS times: every connection completes, h2 sends the
 #      client no cookie, and h2's verified_hits rise (its SYNs skipped the spent budget);
 #      `agent explain` on h2 says the client is verified.
+# --peer-verified: h2 takes h1's verified sources (listed), h1 takes no one's but h3's: the
+# control address h2 verified in 1 is refused at h1 (verified.refused_peer), never learned.
 # About 15 s; everything it creates goes with the lab.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -85,6 +87,8 @@ EOF
 declare -A CUR_AGENT=()
 HOSTS=2
 PERIOD=200ms
+# shellcheck disable=SC2034 # read by mlab_agents_start
+declare -A MLAB_HOST_OPTS=([1]="--peer-verified h3" [2]="--peer-verified h1")
 mlab_agents_start sp mesh --rules "$WORK/rules.toml" --stats-interval 10m
 
 # counter I KEY: a number of host I's `agent stats --json` (a global counter, or a cluster one
@@ -120,6 +124,12 @@ ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$OTHER" || die
 check_eq peers/control-connects "connections from $OTHER to h2 that completed (of 1)" "$(connect "${M_IP[2]}" 1)" 1
 check_ge peers/control-challenged "cookies h2 sent $OTHER (a client it has not verified)" "$(cookies_seen 3)" 1
 ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$CLIENT" || die "cannot route from $CLIENT"
+check peers/h1-refuses-h2 "h1 did not refuse h2's verified source within 5 s (verified.refused_peer $(counter 1 .cluster.verified.refused_peer), h2 told $(counter 2 .cluster.verified.shared))" \
+	wait_until 5 counter_ge 1 .cluster.verified.refused_peer 1
+check_eq peers/h1-learned-none "verified sources h1 learned from h2 (--peer-verified h3)" \
+	"$(counter 1 .cluster.verified.learned)" 0
+check peers/h1-refusal-logged "h1 did not log the refusal of h2's verified sources" \
+	grep -q 'verified sources of h2: --peer-verified does not list it' "$WORK/agent-sp1.log"
 
 # --- 2. the client verified by h1's cookie; h2 learns it --------------------------------------
 valid0=$(counter 1 cookie_ack_valid)

@@ -11,6 +11,7 @@
 #include "cluster_core/peer_protocol.h"
 #include "cluster_core/peer_tracker.h"
 #include "cluster_core/verified_share.h"
+#include "common/peer_set.h"
 #include "common/address.h"
 #include "report_fixtures.h"
 
@@ -185,6 +186,41 @@ TEST(VerifiedShare, IntakeTakesTheAgeOffCapsAtTheLocalTtlAndKeepsItsBudget) {
   EXPECT_EQ(in.counts().over_budget, 1u) << "3 a period for all peers";
   in.new_period();
   EXPECT_EQ(in.take({source("198.18.0.6", 1000)}, 0).size(), 1u) << "a new period, a new budget";
+}
+
+TEST(VerifiedShare, IntakeTakesOnlyThePeersPeerVerifiedLists) {
+  dt::VerifiedIntake every(60'000 * kMs);
+  EXPECT_TRUE(every.admits("h9", 5)) << "default (--peer-verified all): every member, as before the option";
+  EXPECT_EQ(every.counts().refused_peer, 0u);
+  dt::PeerSet listed;
+  std::string err;
+  ASSERT_TRUE(dt::parse_peer_set("h1,lb-2", &listed, &err)) << err;
+  dt::VerifiedIntake some(60'000 * kMs, 3, listed);
+  EXPECT_TRUE(some.admits("h1", 2));
+  EXPECT_TRUE(some.admits("lb-2", 2));
+  EXPECT_FALSE(some.admits("h2", 7)) << "a member not listed";
+  EXPECT_FALSE(some.admits("h", 1)) << "a prefix of a listed id is another id";
+  EXPECT_EQ(some.counts().refused_peer, 8u) << "each source of a refused message counted";
+  dt::PeerSet none;
+  ASSERT_TRUE(dt::parse_peer_set("none", &none, &err)) << err;
+  dt::VerifiedIntake no_one(60'000 * kMs, 3, none);
+  EXPECT_FALSE(no_one.admits("h1", 1)) << "--peer-verified none";
+  EXPECT_EQ(no_one.counts().refused_peer, 1u);
+}
+
+TEST(VerifiedShare, PeerVerifiedTakesAllNoneOrNodeIds) {
+  dt::PeerSet p;
+  std::string err;
+  ASSERT_TRUE(dt::parse_peer_set("h1,bouncer-2", &p, &err)) << err;
+  EXPECT_EQ(p.text(), "h1,bouncer-2");
+  for (const char *bad : {"", "h1,", ",h1", "h1,,h2", "h/1", "h1 h2"}) {
+    EXPECT_FALSE(dt::parse_peer_set(bad, &p, &err)) << "'" << bad << "' was taken";
+    EXPECT_NE(err.find("node id"), std::string::npos) << "the error says what is expected: " << err;
+  }
+  EXPECT_EQ(p.text(), "h1,bouncer-2") << "a refused value leaves the set as it was";
+  ASSERT_TRUE(dt::parse_peer_set("none", &p, &err)) << err;
+  EXPECT_EQ(p.text(), "none");
+  EXPECT_FALSE(p.allows("h1"));
 }
 
 }  // namespace

@@ -61,7 +61,8 @@ Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
         bpf_map__fd(skel_->maps.collect_batch),         bpf_map__fd(skel_->maps.prefix_policy),
         bpf_map__fd(skel_->maps.lists_v4),              bpf_map__fd(skel_->maps.lists_v6),
         bpf_map__fd(skel_->maps.list_stats),            bpf_map__fd(skel_->maps.capture_ctl),
-        bpf_map__fd(skel_->maps.capture_cpu)};
+        bpf_map__fd(skel_->maps.capture_cpu),           bpf_map__fd(skel_->maps.verified),
+        bpf_map__fd(skel_->maps.verified_ring),         bpf_map__fd(skel_->maps.syncookie)};
 }
 
 Throttle::Throttle(uint32_t capacity, const dt_policy &pol, const std::string &object_path) {
@@ -127,6 +128,30 @@ double Rotator::run(int target, const std::vector<uint8_t> &frame, uint32_t repe
     die("cannot put the target in the prog array: %s", strerror(errno));
   skel_->bss->next_source = 0;
   return run_direct(bpf_program__fd(skel_->progs.dt_bench_rotate), frame, repeat, retval);
+}
+
+Replayer::Replayer(const Throttle &throttle) {
+  skel_.reset(bench_bpf__open());
+  if (!skel_) die("cannot open the bench skeleton: %s", strerror(errno));
+  bpf_map__set_max_entries(skel_->maps.baseline_counts, 1);  // the baselines are not run here
+  bpf_map__set_max_entries(skel_->maps.clock_tats, 1);
+  if (int rc = bpf_map__reuse_fd(skel_->maps.replay_verified, throttle.fd.verified); rc != 0)
+    die("cannot share the verified sources' map with the bench: %s", strerror(-rc));
+  if (int rc = bench_bpf__load(skel_.get()); rc != 0) die("cannot load bench.bpf.o: %s", strerror(-rc));
+}
+
+int Replayer::empty_fd() const { return bpf_program__fd(skel_->progs.dt_bench_empty); }
+
+double Replayer::run(int target, const std::vector<uint8_t> &frame, const dt_key &key, uint32_t repeat,
+                     uint32_t *retval) {
+  if (frame.size() > sizeof skel_->bss->replay_frame) die("a replayed frame holds %zu bytes at most", sizeof skel_->bss->replay_frame);
+  uint32_t slot = 0;
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.jump), &slot, &target, BPF_ANY) != 0)
+    die("cannot put the target in the prog array: %s", strerror(errno));
+  memcpy(skel_->bss->replay_frame, frame.data(), frame.size());
+  skel_->bss->replay_len = static_cast<uint32_t>(frame.size());
+  memcpy(skel_->bss->replay_key, &key, sizeof key);
+  return run_direct(bpf_program__fd(skel_->progs.dt_bench_replay), frame, repeat, retval);
 }
 
 namespace {

@@ -40,6 +40,7 @@ class Throttle {
     int stage = -1, collect_batch = -1, prefix_policy = -1;
     int lists_v4 = -1, lists_v6 = -1, list_stats = -1;                          // allow/deny lists
     int capture_ctl = -1, capture_cpu = -1;                                     // agent capture
+    int verified = -1, verified_ring = -1, syncookie = -1;                      // SYN cookies
   } fd;
   dt::RuleMaps rule_maps() const;
 
@@ -51,6 +52,23 @@ class Throttle {
  private:
   std::unique_ptr<dthrottle_bpf, SkeletonDestroyer> skel_;
   std::unique_ptr<bpf_object, SkeletonDestroyer> obj_;  // a variant's
+};
+
+// dt_bench_replay over a bench object of its own: every repetition starts from the same
+// frame (whatever the target made of the last), with `throttle`'s verified source `key`
+// expired, so a handshake ACK is checked anew each time.
+class Replayer {
+ public:
+  explicit Replayer(const Throttle &throttle);
+
+  int empty_fd() const;  // dt_bench_empty, for the wrapper's own cost
+
+  // Runs `repeat` repetitions of `frame` through the wrapper into `target`. Returns thread
+  // CPU ns per frame; *retval is the last repetition's verdict.
+  double run(int target, const std::vector<uint8_t> &frame, const dt_key &key, uint32_t repeat, uint32_t *retval);
+
+ private:
+  std::unique_ptr<bench_bpf, SkeletonDestroyer> skel_;
 };
 
 // The wrapper program and its bench-only targets.

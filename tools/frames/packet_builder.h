@@ -107,8 +107,13 @@ class PacketBuilder {
   }
   // The TCP sequence number (default 1).
   PacketBuilder &tcp_seq(uint32_t seq) { return set(&tcp_seq_, seq); }
+  // The TCP acknowledgment number (default 0), e.g. a SYN-ACK's sequence number + 1.
+  PacketBuilder &tcp_ack(uint32_t ack) { return set(&tcp_ack_, ack); }
   // A TCP MSS option (4 bytes: data offset 6), as a SYN a real stack answers carries.
   PacketBuilder &tcp_mss(uint16_t mss) { return set(&tcp_mss_, mss); }
+  // After the MSS, the rest of the options a Linux SYN carries: SACK-permitted, timestamps,
+  // NOP, window scale 7 (with tcp_mss: a 40-byte header, as Linux sends).
+  PacketBuilder &tcp_syn_options() { return set(&tcp_syn_options_, true); }
   // Another protocol number, with `len` bytes of body the parser does not read.
   PacketBuilder &other_l4(uint8_t proto, size_t len) {
     other_proto_ = proto, payload_len_ = len;
@@ -247,13 +252,15 @@ class PacketBuilder {
         put16(l4, dport_);
         put16(l4, static_cast<uint16_t>(tcp_seq_ >> 16));
         put16(l4, static_cast<uint16_t>(tcp_seq_));
-        l4.insert(l4.end(), {0, 0, 0, 0});              // ack
-        l4.push_back(tcp_mss_ ? 0x60 : 0x50);           // data offset: 6 words with the MSS option
+        put16(l4, static_cast<uint16_t>(tcp_ack_ >> 16));
+        put16(l4, static_cast<uint16_t>(tcp_ack_));
+        l4.push_back(static_cast<uint8_t>((5 + (tcp_mss_ ? 1 : 0) + (tcp_syn_options_ ? 4 : 0)) << 4));  // data offset
         l4.push_back(tcp_flags_);
         put16(l4, 0xffff);  // window
         put16(l4, 0);       // checksum: filled in by l4_checksum once the addresses are known
         put16(l4, 0);       // urgent pointer
         if (tcp_mss_) l4.insert(l4.end(), {2, 4, static_cast<uint8_t>(*tcp_mss_ >> 8), static_cast<uint8_t>(*tcp_mss_)});
+        if (tcp_syn_options_) l4.insert(l4.end(), {4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7});
         l4_checksum(l4, IPPROTO_TCP, 16);
         break;
       case L4::ICMP: l4 = {icmp_type_, icmp_code_, 0, 0, 0, 1, 0, 1}; break;  // echo request's layout
@@ -368,7 +375,9 @@ class PacketBuilder {
   uint8_t icmp_type_ = 0, icmp_code_ = 0, tcp_flags_ = 0, other_proto_ = 253;
   uint16_t sport_ = 40000, dport_ = 9;  // 9: discard
   uint32_t tcp_seq_ = 1;
+  uint32_t tcp_ack_ = 0;
   std::optional<uint16_t> tcp_mss_;
+  bool tcp_syn_options_ = false;
   size_t payload_len_ = 0;
   std::string payload_pattern_;
   std::optional<size_t> truncate_;

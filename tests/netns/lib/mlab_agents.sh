@@ -85,13 +85,16 @@ mlab_agent_wait() {
 # NAME1, NAME2, ... (CUR_AGENT[I], an array the caller declares), with the OPTIONS and, in a
 # cluster, --period $PERIOD and the mesh's --peers or the hub at $HUB_CTL:7701. Starts them
 # all, then waits until each has attached and, in a cluster, has heard every other one
-# (within 10 s); dies naming the first that did not.
+# (within 10 s); dies naming the first that did not. Host I also gets the words of
+# MLAB_HOST_OPTS[I], if the caller set that (an associative array), e.g. "--peer-bans h1".
 # shellcheck disable=SC2153 # HOSTS and PERIOD are the caller's
 mlab_agents_start() {
-	local name=$1 mode=$2 i opts
+	local name=$1 mode=$2 i opts extra
 	shift 2
 	for ((i = 1; i <= HOSTS; i++)); do
 		opts=("$@")
+		read -ra extra <<<"${MLAB_HOST_OPTS[$i]:-}"
+		opts+=("${extra[@]}")
 		case $mode in
 		mesh) opts+=(--period "$PERIOD" --peers "$(mlab_peers "$i")") ;;
 		hub) opts+=(--period "$PERIOD" --hub "$HUB_CTL:7701") ;;
