@@ -200,33 +200,44 @@ bool EscalationDriver::exempt(const BanPrefix &p, std::string *why) {
   return false;
 }
 
-void EscalationDriver::apply(const AutoBan &b) {
-  const std::string prefix = ban_prefix_text(b.prefix), evidence = b.evidence();
-  uint64_t suppressed = 0;
-  const bool log = ban_log_.allow(mono_now_ns(), &suppressed);
-  if (b.dry_run) {
-    if (log)
-      DT_INFO("escalation (dry run): would ban %s for %s (rule %s: %s)", prefix.c_str(),
-              format_remaining(b.duration_ns).c_str(), b.rule.c_str(), evidence.c_str());
-    return;
-  }
-  if (auto held = store_.find(b.prefix); held && held->expires_ns > mono_now_ns()) return;  // banned already
+// The ban into the store (cluster-wide from there); false when held already or refused.
+bool EscalationDriver::store_ban(const AutoBan &b, Ban *made) {
+  if (auto held = store_.find(b.prefix); held && held->expires_ns > mono_now_ns()) return false;  // banned already
   Ban ban;
   ban.prefix = b.prefix;
   ban.expires_ns = b.expires_ns;
-  ban.reason = evidence.substr(0, kMaxBanReason);
+  ban.reason = b.evidence().substr(0, kMaxBanReason);
   ban.origin = "auto";
   ban.who = ("rule " + b.rule).substr(0, kMaxBanWho);
   std::string err;
   if (!store_.set(ban, &err)) {
     failed_++;
-    DT_WARN("escalation: cannot ban %s: %s", prefix.c_str(), err.c_str());
+    DT_WARN("escalation: cannot ban %s: %s", ban_prefix_text(b.prefix).c_str(), err.c_str());
+    return false;
+  }
+  const auto stored = store_.find(b.prefix);
+  *made = stored ? *stored : ban;
+  return true;
+}
+
+void EscalationDriver::apply(const AutoBan &b) {
+  const std::string prefix = ban_prefix_text(b.prefix), evidence = b.evidence();
+  uint64_t suppressed = 0;
+  const bool log = ban_log_.allow(mono_now_ns(), &suppressed);
+  const std::string more = suppressed ? " (" + std::to_string(suppressed) + " lines suppressed)" : "";
+  if (b.dry_run) {
+    if (log)
+      DT_INFO("escalation (dry run): would ban %s for %s (rule %s: %s)%s", prefix.c_str(),
+              format_remaining(b.duration_ns).c_str(), b.rule.c_str(), evidence.c_str(), more.c_str());
+    if (on_ban_) on_ban_(b, nullptr);
     return;
   }
+  Ban made;
+  if (!store_ban(b, &made)) return;
   if (log)
     DT_INFO("escalation: banned %s for %s (rule %s: %s)%s", prefix.c_str(), format_remaining(b.duration_ns).c_str(),
-            b.rule.c_str(), evidence.c_str(),
-            suppressed ? (" (" + std::to_string(suppressed) + " lines suppressed)").c_str() : "");
+            b.rule.c_str(), evidence.c_str(), more.c_str());
+  if (on_ban_) on_ban_(b, &made);
 }
 
 void EscalationDriver::save() {

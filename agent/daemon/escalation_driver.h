@@ -19,11 +19,14 @@
 // set the peers' bans obey, bans/never_ban.h: the rules' allow list and the cluster_exempt
 // map, read through the fds the daemon holds: its capabilities are dropped by then), sources a SYN cookie verified (the
 // `verified` map; a prefix covering one), prefixes wider than --peer-ban-min-prefix.
+// Events: each ban made (as the store holds it) and each would-ban of dry run is handed to
+// the on-ban hook, after the store took it (a ban the store refused is not told).
 // State: /run/dthrottle/<pin dir>.escalation (offenders with a ban history), written
 // after each ban and on exit with --keep, read at start; removed on exit without --keep.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,6 +46,8 @@ namespace dt {
 
 class EscalationDriver {
  public:
+  // An automatic ban made (`made`: the ban as the store holds it), or dry run's would-ban (`made` null).
+  using OnBan = std::function<void(const AutoBan &, const Ban *made)>;
   // cluster_exempt_fd: the dataplane's cluster_exempt map (the peers' and hubs' addresses).
   EscalationDriver(const MapFds &fds, int cluster_exempt_fd, BanStore &store, std::string pin_dir,
                    BanMinPrefix min_prefix, size_t max_in_force);
@@ -55,7 +60,7 @@ class EscalationDriver {
   // On exit: with --keep the state is written for the next agent, else removed.
   void on_exit(bool keep);
   // Events: every automatic ban made, or that dry run would have made.
-  void set_on_ban(Escalation::OnBan f) { logic_.set_on_ban(std::move(f)); }
+  void set_on_ban(OnBan f) { on_ban_ = std::move(f); }
   EscalationStatus status();
   std::string status_json();
   std::string status_text();
@@ -68,6 +73,7 @@ class EscalationDriver {
   bool exempt(const BanPrefix &p, std::string *why);
   bool covers_verified(const BanPrefix &p);
   void apply(const AutoBan &b);
+  bool store_ban(const AutoBan &b, Ban *made);
   void save();
 
   struct RuleInfo {
@@ -94,6 +100,7 @@ class EscalationDriver {
   bool seeded_ = false;  // a first pass over the buckets was made
   uint64_t failed_ = 0;
   LogLimiter ban_log_{10'000'000'000ull, 20};
+  OnBan on_ban_;
 };
 
 }  // namespace dt

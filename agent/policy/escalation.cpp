@@ -131,7 +131,6 @@ bool Escalation::decide(const BanPrefix &p, Offender &st, uint64_t now, std::vec
     return false;
   }
   out->push_back(make_ban(p, st, r->second, now));
-  if (on_ban_) on_ban_(out->back());
   return true;
 }
 

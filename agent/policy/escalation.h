@@ -22,7 +22,7 @@
 //             at most max_in_force automatic bans (and would-bans) in force;
 //   restart   save() and load() keep the offenders with a ban history (times on the wall
 //             clock), so an agent restarted with --keep escalates them on.
-// Each ban made (or would be made) is passed to the on-ban hook (events) and returned.
+// Each check returns the bans to make (and the would-bans of dry run).
 #pragma once
 
 #include <cstdint>
@@ -93,7 +93,6 @@ class Escalation {
   using Clock = std::function<uint64_t()>;  // monotonic ns
   // Whether a prefix must never be banned; *why says why ("allow list 198.18.0.0/24").
   using Exempt = std::function<bool(const BanPrefix &, std::string *why)>;
-  using OnBan = std::function<void(const AutoBan &)>;
 
   explicit Escalation(Clock clock, size_t max_in_force = kDefaultMaxAutoBans,
                       size_t max_tracked = kDefaultMaxOffenders);
@@ -101,7 +100,6 @@ class Escalation {
   void set_rules(std::map<uint32_t, EscalationRule> rules) { rules_ = std::move(rules); }
   const std::map<uint32_t, EscalationRule> &rules() const { return rules_; }
   void set_exempt(Exempt e) { exempt_ = std::move(e); }
-  void set_on_ban(OnBan f) { on_ban_ = std::move(f); }  // events: every ban made or would-be
 
   // One check: the offenders over budget now. The bans to make (dry_run ones: to log only).
   std::vector<AutoBan> check(const std::vector<OverBudget> &over);
@@ -135,7 +133,6 @@ class Escalation {
   size_t max_in_force_, max_tracked_;
   std::map<uint32_t, EscalationRule> rules_;
   Exempt exempt_;
-  OnBan on_ban_;
   std::map<BanPrefix, Offender> offenders_;
   std::list<BanPrefix> lru_;          // front: most recently seen
   std::set<BanPrefix> in_offence_;
