@@ -21,6 +21,9 @@
 // `verified` map; a prefix covering one), prefixes wider than --peer-ban-min-prefix.
 // Events: each ban made (as the store holds it) and each would-ban of dry run is handed to
 // the on-ban hook, after the store took it (a ban the store refused is not told).
+// Peers: a ban learned from a peer that its escalation made (origin "NODE/auto", who
+// "rule NAME", the evidence's "offence N" as reason) joins the offender's history here
+// (Escalation::learn), so a source that moves to this host after its ban is a repeat.
 // State: /run/dthrottle/<pin dir>.escalation (offenders with a ban history), written
 // after each ban and on exit with --keep, read at start; removed on exit without --keep.
 #pragma once
@@ -57,6 +60,8 @@ class EscalationDriver {
   bool active() const { return !logic_.rules().empty(); }
   // About once a second.
   void tick(uint64_t now_ns);
+  // A peer's ban just installed here: its escalation's, it joins the history.
+  void learn_peer_ban(const Ban &b);
   // On exit: with --keep the state is written for the next agent, else removed.
   void on_exit(bool keep);
   // Events: every automatic ban made, or that dry run would have made.

@@ -21,7 +21,10 @@
 //   bounds    at most max_tracked offenders (the least recently seen forgotten first);
 //             at most max_in_force automatic bans (and would-bans) in force;
 //   restart   save() and load() keep the offenders with a ban history (times on the wall
-//             clock), so an agent restarted with --keep escalates them on.
+//             clock), so an agent restarted with --keep escalates them on;
+//   peers     a peer's automatic ban (learn(): its rule, offence and end, from the ban's
+//             who and reason) joins the offender's history as if made here, so its next
+//             offence on this host is a repeat; it counts no ban in force here.
 // Each check returns the bans to make (and the would-bans of dry run).
 #pragma once
 
@@ -70,6 +73,9 @@ struct AutoBan {
   std::string evidence() const;              // "1234 dropped in 31s over budget, offence 2"
 };
 
+// The offence number an evidence() text ends with; false if it ends otherwise.
+bool parse_offence(const std::string &evidence, uint32_t *offence);
+
 struct EscalationCounters {
   uint64_t bans = 0;         // automatic bans made
   uint64_t would_ban = 0;    // dry run: bans it would have made
@@ -77,6 +83,7 @@ struct EscalationCounters {
   uint64_t exempt = 0;       // offences of exempt sources (allow list, verified, peers)
   uint64_t evicted = 0;      // offenders forgotten to stay within max_tracked
   uint64_t offences = 0;     // offences started
+  uint64_t learned = 0;      // peers' automatic bans taken into the history
 };
 
 // What `agent stats` and /metrics show of escalation.
@@ -103,6 +110,9 @@ class Escalation {
 
   // One check: the offenders over budget now. The bans to make (dry_run ones: to log only).
   std::vector<AutoBan> check(const std::vector<OverBudget> &over);
+  // A peer's automatic ban of `p` (rule `rule`'s offence `offence`, ending at ban_end on this
+  // host's clock) into the history. False when no rule here has that name, or it was known.
+  bool learn(const BanPrefix &p, const std::string &rule, uint32_t offence, uint64_t ban_end);
 
   const EscalationCounters &counters() const { return counters_; }
   size_t tracked() const { return offenders_.size(); }

@@ -15,7 +15,10 @@
 #      client is banned anywhere, nor told.
 #   4. The events: h1's command gets "escalation" and "ban" (rule, offence) for both
 #      offences; h2's and h3's get both bans (origin h1/auto, the evidence as reason).
-# Waits on `agent bans --json` and the event files. About 25 s.
+#   5. The flood moves to h2: h2 took h1's two bans into its history (logged, counted
+#      "learned"), so its own ban, once h1's second ends, is offence 3 (12 s), held by h1
+#      and h3 (origin h2/auto).
+# Waits on `agent bans --json` and the event files. About 35 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=escalation_cluster
@@ -73,10 +76,11 @@ PY
 }
 # offence_everywhere N: every host told the flood's ban of offence N.
 offence_everywhere() { ban_told 1 "$1" >/dev/null && ban_told 2 "$1" >/dev/null && ban_told 3 "$1" >/dev/null; }
-# figures N CROSSED SECONDS: per host, the ban of offence N told, its delay from CROSSED
-# (when it had been over budget for `after`) and its length (SECONDS expected, 0.5 s slack).
+# figures N CROSSED SECONDS [BY]: per host, the ban of offence N told, its delay from CROSSED
+# (when it had been over budget for `after`) and its length (SECONDS expected, 0.5 s slack);
+# host BY (default 1) made it, the others learned it.
 figures() {
-	local i line told len origin delay want told1=
+	local i line told len origin delay want by=${4:-1} told1=
 	for i in 1 2 3; do
 		line=$(ban_told "$i" "$1") || { fail "escalation_cluster/h$i-offence$1" "h$i told no ban of offence $1"; continue; }
 		read -r told len origin <<<"$line"
@@ -87,16 +91,18 @@ figures() {
 		# h1 checks once a second; a peer learns the ban within a period (200 ms) and tells
 		# it at its next look at the bans (every 250 ms).
 		check_le "escalation_cluster/h$i-offence$1-delay" "seconds from crossing T to h$i's ban event" "$delay" 2
-		if [ "$i" = 1 ]; then
-			told1=$told
-		elif [ -n "$told1" ]; then
-			delay=$(awk -v a="$told" -v b="$told1" 'BEGIN { printf "%.3f", a - b }')
-			echo "  h$i told it ${delay} s after h1"
-			check_le "escalation_cluster/h$i-offence$1-after-h1" "seconds from h1's ban event to h$i's" "$delay" 1
-		fi
-		[ "$i" = 1 ] && want=auto || want=h1/auto
+		[ "$i" = "$by" ] && told1=$told
+		[ "$i" = "$by" ] && want=auto || want=h$by/auto
 		check "escalation_cluster/h$i-offence$1-origin" "h$i's ban of offence $1 has origin $origin, expected $want" \
 			test "$origin" = "$want"
+	done
+	for i in 1 2 3; do
+		[ "$i" = "$by" ] || [ -z "$told1" ] && continue
+		line=$(ban_told "$i" "$1") || continue
+		read -r told len origin <<<"$line"
+		delay=$(awk -v a="$told" -v b="$told1" 'BEGIN { printf "%.3f", a - b }')
+		echo "  h$i told it ${delay} s after h$by"
+		check_le "escalation_cluster/h$i-offence$1-after-h$by" "seconds from h$by's ban event to h$i's" "$delay" 1
 	done
 }
 
@@ -151,5 +157,26 @@ for i in 1 2 3; do
 	failures=$(json_num "$(json_get "$(stats_json "${M_PIN[$i]}")" '.events')" command_failures)
 	check_eq "escalation_cluster/h$i-command-failures" "h$i's --on-event failures" "$failures" 0
 done
-for s in flood allowed client; do stop_pid "${LAB_PIDS[$s]}"; done
+
+# 5. The flood moves to h2, which knows h1's two bans: its first ban there is offence 3.
+stop_pid "${LAB_PIDS[flood]}"
+check escalation_cluster/h2-learned-log "h2 did not log h1's second ban into its history" \
+	grep -q "escalation: $FLOOD's ban from h1/auto (rule flood, offence 2) is in its history here" "$(agent_log m2)"
+learned=$(json_num "$(json_get "$(stats_json "${M_PIN[2]}")" '.escalation')" learned)
+check_ge escalation_cluster/h2-learned "peers' automatic bans learned into h2's history" "$learned" 2
+end2=$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["type"] == "escalation" and e["offence"] == 2: print("%.3f" % (e["expires_unix_ms"] / 1000 + float(sys.argv[2]))); break' \
+	"$(events 1)" "$AFTER")
+mlab_send_bg flood2 2 "${M_IP[2]}" --sources "$FLOOD" --rate 2000 --count 50000 --duration 25s
+if wait_until 20 offence_everywhere 3; then
+	pass escalation_cluster/offence3-everywhere
+	figures 3 "$end2" 12 2
+	check "escalation_cluster/h2-escalation3" "h2's command got no escalation event for offence 3" \
+		has_event "$(events 2)" escalation prefix "$FLOOD" rule flood offence 3 duration_s 12
+else
+	fail escalation_cluster/offence3-everywhere "the flood moved to h2 was not banned as offence 3 on every host within 20 s: h2's bans of it: $(grep "\"$FLOOD\"" "$(events 2)" | grep '"ban"' | tail -2)"
+fi
+for s in flood2 allowed client; do stop_pid "${LAB_PIDS[$s]}"; done
 lab_finish
