@@ -88,9 +88,11 @@ figures() {
 		echo "offence $1 on h$i: ban told ${delay} s after crossing T, lasting ${len} s, origin $origin"
 		check "escalation_cluster/h$i-offence$1-length" "h$i's ban of offence $1 lasts $len s, expected $3 s" \
 			num_cmp "$(calc "($len >= $3 - 0.5) && ($len <= $3 + 0.5)")" == 1
-		# h1 checks once a second; a peer learns the ban within a period (200 ms) and tells
-		# it at its next look at the bans (every 250 ms).
-		check_le "escalation_cluster/h$i-offence$1-delay" "seconds from crossing T to h$i's ban event" "$delay" 2
+		# The banning host checks once a second, its first pass over the table after drops
+		# only learns them (a second more), and the sender takes a while to start on a loaded
+		# machine; a peer learns the ban within a period (200 ms) and tells it at its next look
+		# at the bans (every 250 ms).
+		check_le "escalation_cluster/h$i-offence$1-delay" "seconds from crossing T to h$i's ban event" "$delay" 3
 		[ "$i" = "$by" ] && told1=$told
 		[ "$i" = "$by" ] && want=auto || want=h$by/auto
 		check "escalation_cluster/h$i-offence$1-origin" "h$i's ban of offence $1 has origin $origin, expected $want" \
@@ -120,6 +122,7 @@ figures 1 "$(awk -v t="$T_FLOOD" -v a="$AFTER" 'BEGIN { printf "%.3f", t + a }')
 # end of the first ban (the flood never stopped).
 wait_until 15 offence_everywhere 2 || die "the flood's second ban was not told on every host within 15 s"
 pass escalation_cluster/offence2-everywhere
+stop_pid "${LAB_PIDS[flood]}"  # h1's part is done: it moves to h2 in 5
 end1=$(python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     e = json.loads(l)
@@ -159,7 +162,6 @@ for i in 1 2 3; do
 done
 
 # 5. The flood moves to h2, which knows h1's two bans: its first ban there is offence 3.
-stop_pid "${LAB_PIDS[flood]}"
 check escalation_cluster/h2-learned-log "h2 did not log h1's second ban into its history" \
 	grep -q "escalation: $FLOOD's ban from h1/auto (rule flood, offence 2) is in its history here" "$(agent_log m2)"
 learned=$(json_num "$(json_get "$(stats_json "${M_PIN[2]}")" '.escalation')" learned)
@@ -169,10 +171,12 @@ for l in open(sys.argv[1]):
     e = json.loads(l)
     if e["type"] == "escalation" and e["offence"] == 2: print("%.3f" % (e["expires_unix_ms"] / 1000 + float(sys.argv[2]))); break' \
 	"$(events 1)" "$AFTER")
+T_FLOOD2=$(now_s)
 mlab_send_bg flood2 2 "${M_IP[2]}" --sources "$FLOOD" --rate 2000 --count 50000 --duration 25s
 if wait_until 20 offence_everywhere 3; then
 	pass escalation_cluster/offence3-everywhere
-	figures 3 "$end2" 12 2
+	# T is crossed `after` past the later of h1's second ban's end and the flood's start on h2.
+	figures 3 "$(awk -v e="$end2" -v t="$T_FLOOD2" -v a="$AFTER" 'BEGIN { printf "%.3f", (t + a > e ? t + a : e) }')" 12 2
 	check "escalation_cluster/h2-escalation3" "h2's command got no escalation event for offence 3" \
 		has_event "$(events 2)" escalation prefix "$FLOOD" rule flood offence 3 duration_s 12
 else
