@@ -207,6 +207,7 @@ void BanSync::install(const std::string &from, const BanNotice &n, uint64_t now_
   const std::string node = origin_node_of(from);
   if (!existed) peer_bans_[node]++, remote_bans_++;
   known_[n.prefix] = Known{expires, n.unix_ms, true, node};
+  if (on_installed_) on_installed_(b);
   if (!existed)
     DT_INFO("ban of %s from %s (%s) for %s: %s", ban_prefix_text(n.prefix).c_str(), from.c_str(), b.origin.c_str(),
             format_remaining(expires - now_ns).c_str(), n.reason.c_str());

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -114,6 +115,8 @@ class BanSync {
   void set_allow_list(std::shared_ptr<const ListPrefixes> allow) { never_.set_allow(std::move(allow)); }
   // Once a period: sweeps, then what to announce now (see the top).
   std::vector<BanNotice> on_period(uint64_t now_ns, uint64_t now_unix_ms);
+  // Called with each peer's ban installed here (set or updated), as the store holds it.
+  void set_on_installed(std::function<void(const Ban &)> f) { on_installed_ = std::move(f); }
   // Peer `from`'s notices, at now_ns (monotonic), when from's clock reads peer_now_ms.
   void apply(const std::string &from, const std::vector<BanNotice> &notices, uint64_t now_ns, uint64_t peer_now_ms);
   const BanSyncCounters &counters() const { return counters_; }
@@ -144,6 +147,7 @@ class BanSync {
 
   BanStore &store_;
   std::string node_id_;
+  std::function<void(const Ban &)> on_installed_;
   PeerBanPolicy policy_;
   NeverBan never_;
   PeerBanRate rate_;

@@ -271,6 +271,7 @@ bool Daemon::open_bans() {
                                                    dp_->pin_dir(), config_.opt.peer_bans.min_prefix,
                                                    config_.opt.auto_ban_max);
   escalation_->configure(config_.rules);
+  ban_sync_->set_on_installed([this](const Ban &b) { escalation_->learn_peer_ban(b); });
   const RunOptions &opt = config_.opt;
   escalation_json_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kEscalationStatusJson)));
   escalation_text_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kEscalationStatusText)));

@@ -38,6 +38,7 @@ namespace dt {
 
 class AttackWatch;
 struct AttackConfig;
+struct AutoBan;
 class BanEvents;
 class Cluster;
 class EscalationDriver;
@@ -94,6 +95,7 @@ class Daemon {
   void set_tag_hooks();
   void open_event_sources();  // bans, attacks and peers into the bus, once they exist
   AttackConfig attack_config() const;
+  void tell_escalation(const AutoBan &b, const Ban *made);
   // The query socket's BAN and UNBAN (bans/ban_command.h), on the query thread.
   std::string run_query_ban(const std::string &line, uint64_t now_ns, uid_t uid);
   void serve_metrics();

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/runtime_files.h"
+#include "daemon/escalation_driver.h"
 #include "dataplane/dataplane.h"
 #include "events/attack_watch.h"
 #include "events/ban_events.h"
@@ -42,6 +43,7 @@ void Daemon::open_event_sources() {
   ban_events_ = std::make_unique<BanEvents>(*events_);
   ban_events_->prime(*ban_store_, mono_now_ns());
   attacks_ = std::make_unique<AttackWatch>(*events_, attack_config());
+  if (escalation_) escalation_->set_on_ban([this](const AutoBan &b, const Ban *made) { tell_escalation(b, made); });
   if (query_bans_) query_ban_store_.store(query_bans_.get());
   events_json_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kEventsStatusJson)));
   events_text_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kEventsStatusText)));
@@ -52,6 +54,24 @@ void Daemon::open_event_sources() {
     if (!up) f["why"] = why, f["silent_s"] = silent_s;
     bus->emit(up ? kEventPeerUp : kEventPeerDown, f, unix_now_ms());
   });
+}
+
+// An automatic ban (or dry run's would-ban): the "escalation" event, and the ban's own
+// "ban" event with the rule and the offence (so the store's scan does not tell it bare).
+void Daemon::tell_escalation(const AutoBan &b, const Ban *made) {
+  const uint64_t now_ns = mono_now_ns(), now_ms = unix_now_ms();
+  const uint64_t left_ms = b.expires_ns > now_ns ? (b.expires_ns - now_ns) / 1'000'000 : 0;
+  Json f = {{"prefix", ban_prefix_text(b.prefix)},
+            {"rule", b.rule},
+            {"offence", b.offence},
+            {"duration_s", b.duration_ns / 1'000'000'000},
+            {"expires_unix_ms", now_ms + left_ms},
+            {"dry_run", b.dry_run},
+            {"over_s", static_cast<double>(b.over_ns / 1'000'000) / 1000.0},
+            {"dropped", b.drops},
+            {"evidence", b.evidence()}};
+  events_->emit(kEventEscalation, f, now_ms);
+  if (made) ban_events_->banned(*made, {{"rule", b.rule}, {"offence", b.offence}}, now_ns);
 }
 
 // --attack-drops and --attack-quiet, and the rules' own attack_drops (read again on reload).

@@ -200,33 +200,56 @@ bool EscalationDriver::exempt(const BanPrefix &p, std::string *why) {
   return false;
 }
 
-void EscalationDriver::apply(const AutoBan &b) {
-  const std::string prefix = ban_prefix_text(b.prefix), evidence = b.evidence();
-  uint64_t suppressed = 0;
-  const bool log = ban_log_.allow(mono_now_ns(), &suppressed);
-  if (b.dry_run) {
-    if (log)
-      DT_INFO("escalation (dry run): would ban %s for %s (rule %s: %s)", prefix.c_str(),
-              format_remaining(b.duration_ns).c_str(), b.rule.c_str(), evidence.c_str());
-    return;
-  }
-  if (auto held = store_.find(b.prefix); held && held->expires_ns > mono_now_ns()) return;  // banned already
+// The ban into the store (cluster-wide from there); false when held already or refused.
+bool EscalationDriver::store_ban(const AutoBan &b, Ban *made) {
+  if (auto held = store_.find(b.prefix); held && held->expires_ns > mono_now_ns()) return false;  // banned already
   Ban ban;
   ban.prefix = b.prefix;
   ban.expires_ns = b.expires_ns;
-  ban.reason = evidence.substr(0, kMaxBanReason);
+  ban.reason = b.evidence().substr(0, kMaxBanReason);
   ban.origin = "auto";
   ban.who = ("rule " + b.rule).substr(0, kMaxBanWho);
   std::string err;
   if (!store_.set(ban, &err)) {
     failed_++;
-    DT_WARN("escalation: cannot ban %s: %s", prefix.c_str(), err.c_str());
+    DT_WARN("escalation: cannot ban %s: %s", ban_prefix_text(b.prefix).c_str(), err.c_str());
+    return false;
+  }
+  const auto stored = store_.find(b.prefix);
+  *made = stored ? *stored : ban;
+  return true;
+}
+
+void EscalationDriver::apply(const AutoBan &b) {
+  const std::string prefix = ban_prefix_text(b.prefix), evidence = b.evidence();
+  uint64_t suppressed = 0;
+  const bool log = ban_log_.allow(mono_now_ns(), &suppressed);
+  const std::string more = suppressed ? " (" + std::to_string(suppressed) + " lines suppressed)" : "";
+  if (b.dry_run) {
+    if (log)
+      DT_INFO("escalation (dry run): would ban %s for %s (rule %s: %s)%s", prefix.c_str(),
+              format_remaining(b.duration_ns).c_str(), b.rule.c_str(), evidence.c_str(), more.c_str());
+    if (on_ban_) on_ban_(b, nullptr);
     return;
   }
+  Ban made;
+  if (!store_ban(b, &made)) return;
   if (log)
     DT_INFO("escalation: banned %s for %s (rule %s: %s)%s", prefix.c_str(), format_remaining(b.duration_ns).c_str(),
-            b.rule.c_str(), evidence.c_str(),
-            suppressed ? (" (" + std::to_string(suppressed) + " lines suppressed)").c_str() : "");
+            b.rule.c_str(), evidence.c_str(), more.c_str());
+  if (on_ban_) on_ban_(b, &made);
+}
+
+void EscalationDriver::learn_peer_ban(const Ban &b) {
+  const std::string auto_origin = "/auto", rule_who = "rule ";
+  const bool automatic = b.remote && b.origin.size() > auto_origin.size() &&
+                         b.origin.compare(b.origin.size() - auto_origin.size(), auto_origin.size(), auto_origin) == 0;
+  uint32_t offence = 0;
+  if (!active() || !automatic || b.who.rfind(rule_who, 0) != 0 || !parse_offence(b.reason, &offence)) return;
+  if (!logic_.learn(b.prefix, b.who.substr(rule_who.size()), offence, b.expires_ns)) return;
+  DT_INFO("escalation: %s's ban from %s (rule %s, offence %u) is in its history here", ban_prefix_text(b.prefix).c_str(),
+          b.origin.c_str(), b.who.substr(rule_who.size()).c_str(), offence);
+  save();
 }
 
 void EscalationDriver::save() {
@@ -264,7 +287,8 @@ std::string EscalationDriver::status_json() {
   const EscalationCounters &c = s.counters;
   return dump_json(Json{{"rules", s.rules},          {"bans", c.bans},           {"would_ban", c.would_ban},
                         {"cap_reached", c.cap_reached}, {"exempt", c.exempt},       {"failed", s.failed},
-                        {"offences", c.offences},     {"evicted", c.evicted},     {"tracked", s.tracked},
+                        {"offences", c.offences},     {"evicted", c.evicted},     {"learned", c.learned},
+                        {"tracked", s.tracked},
                         {"in_force", s.in_force},     {"max_in_force", s.max_in_force}});
 }
 
@@ -276,10 +300,11 @@ std::string EscalationDriver::status_text() {
   char buf[512];
   snprintf(buf, sizeof buf,
            "escalation (rules %s): %llu bans, %llu would-ban (dry run), %llu cap reached, %llu exempt, %llu failed; "
-           "%llu offences, %zu offenders tracked (%llu evicted), %zu automatic bans in force (at most %zu)\n",
+           "%llu offences, %llu peers' bans learned, %zu offenders tracked (%llu evicted), %zu automatic bans in "
+           "force (at most %zu)\n",
            rules.c_str(), (unsigned long long)c.bans, (unsigned long long)c.would_ban,
            (unsigned long long)c.cap_reached, (unsigned long long)c.exempt, (unsigned long long)s.failed,
-           (unsigned long long)c.offences, s.tracked, (unsigned long long)c.evicted, s.in_force, s.max_in_force);
+           (unsigned long long)c.offences, (unsigned long long)c.learned, s.tracked, (unsigned long long)c.evicted, s.in_force, s.max_in_force);
   return buf;
 }
 

@@ -19,11 +19,17 @@
 // set the peers' bans obey, bans/never_ban.h: the rules' allow list and the cluster_exempt
 // map, read through the fds the daemon holds: its capabilities are dropped by then), sources a SYN cookie verified (the
 // `verified` map; a prefix covering one), prefixes wider than --peer-ban-min-prefix.
+// Events: each ban made (as the store holds it) and each would-ban of dry run is handed to
+// the on-ban hook, after the store took it (a ban the store refused is not told).
+// Peers: a ban learned from a peer that its escalation made (origin "NODE/auto", who
+// "rule NAME", the evidence's "offence N" as reason) joins the offender's history here
+// (Escalation::learn), so a source that moves to this host after its ban is a repeat.
 // State: /run/dthrottle/<pin dir>.escalation (offenders with a ban history), written
 // after each ban and on exit with --keep, read at start; removed on exit without --keep.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,6 +49,8 @@ namespace dt {
 
 class EscalationDriver {
  public:
+  // An automatic ban made (`made`: the ban as the store holds it), or dry run's would-ban (`made` null).
+  using OnBan = std::function<void(const AutoBan &, const Ban *made)>;
   // cluster_exempt_fd: the dataplane's cluster_exempt map (the peers' and hubs' addresses).
   EscalationDriver(const MapFds &fds, int cluster_exempt_fd, BanStore &store, std::string pin_dir,
                    BanMinPrefix min_prefix, size_t max_in_force);
@@ -52,10 +60,12 @@ class EscalationDriver {
   bool active() const { return !logic_.rules().empty(); }
   // About once a second.
   void tick(uint64_t now_ns);
+  // A peer's ban just installed here: its escalation's, it joins the history.
+  void learn_peer_ban(const Ban &b);
   // On exit: with --keep the state is written for the next agent, else removed.
   void on_exit(bool keep);
   // Events: every automatic ban made, or that dry run would have made.
-  void set_on_ban(Escalation::OnBan f) { logic_.set_on_ban(std::move(f)); }
+  void set_on_ban(OnBan f) { on_ban_ = std::move(f); }
   EscalationStatus status();
   std::string status_json();
   std::string status_text();
@@ -68,6 +78,7 @@ class EscalationDriver {
   bool exempt(const BanPrefix &p, std::string *why);
   bool covers_verified(const BanPrefix &p);
   void apply(const AutoBan &b);
+  bool store_ban(const AutoBan &b, Ban *made);
   void save();
 
   struct RuleInfo {
@@ -94,6 +105,7 @@ class EscalationDriver {
   bool seeded_ = false;  // a first pass over the buckets was made
   uint64_t failed_ = 0;
   LogLimiter ban_log_{10'000'000'000ull, 20};
+  OnBan on_ban_;
 };
 
 }  // namespace dt

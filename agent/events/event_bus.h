@@ -38,6 +38,7 @@ inline constexpr const char *kEventAttackStarted = "attack_started";
 inline constexpr const char *kEventAttackEnded = "attack_ended";
 inline constexpr const char *kEventPeerDown = "peer_down";
 inline constexpr const char *kEventPeerUp = "peer_up";
+inline constexpr const char *kEventEscalation = "escalation";
 
 /*
  * The counters, declared once: the struct, the status file and /metrics are made from it.

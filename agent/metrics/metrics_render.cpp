@@ -274,11 +274,12 @@ void render_escalation(Exposition &x, const EscalationStatus &e) {
            "Escalation's decisions: ban (automatic bans made), would_ban (dry run: bans it would have made), "
            "cap_reached (not made: --auto-ban-max automatic bans in force), exempt (offenders never banned: allow "
            "list, verified, the cluster's peers, too wide), failed (the ban could not be written), offence "
-           "(offences started), evicted (offenders forgotten to stay within the tracking cap).");
+           "(offences started), evicted (offenders forgotten to stay within the tracking cap), learned (peers' "
+           "automatic bans taken into the offenders' history).");
   const std::pair<const char *, uint64_t> rows[] = {{"ban", c.bans},         {"would_ban", c.would_ban},
                                                     {"cap_reached", c.cap_reached}, {"exempt", c.exempt},
                                                     {"failed", e.failed},      {"offence", c.offences},
-                                                    {"evicted", c.evicted}};
+                                                    {"evicted", c.evicted},    {"learned", c.learned}};
   for (const auto &[what, n] : rows) x.sample("dthrottle_escalation_total", {{"what", what}}, n);
   x.gauge("dthrottle_escalation_bans_in_force", "Automatic bans (and dry run's would-bans) in force.",
           static_cast<double>(e.in_force));

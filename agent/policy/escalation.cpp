@@ -29,6 +29,16 @@ std::string AutoBan::evidence() const {
   return what + ", offence " + std::to_string(offence);
 }
 
+bool parse_offence(const std::string &evidence, uint32_t *offence) {
+  const std::string tag = ", offence ";
+  const size_t at = evidence.rfind(tag);
+  if (at == std::string::npos) return false;
+  const std::string digits = evidence.substr(at + tag.size());
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  *offence = static_cast<uint32_t>(std::stoul(digits));
+  return *offence > 0;
+}
+
 Escalation::Escalation(Clock clock, size_t max_in_force, size_t max_tracked)
     : clock_(std::move(clock)), max_in_force_(max_in_force), max_tracked_(max_tracked ? max_tracked : 1) {}
 
@@ -66,6 +76,21 @@ void Escalation::observe(const OverBudget &o, uint64_t now) {
   st.rule = o.rule;
   st.last_over = now;
   st.drops += o.drops;
+}
+
+bool Escalation::learn(const BanPrefix &p, const std::string &rule, uint32_t offence, uint64_t ban_end) {
+  auto r = std::find_if(rules_.begin(), rules_.end(), [&](const auto &kv) { return kv.second.name == rule; });
+  if (r == rules_.end() || !offence) return false;
+  auto known = offenders_.find(p);
+  if (known != offenders_.end() && known->second.bans >= offence && known->second.ban_end >= ban_end) return false;
+  Offender &st = touch(p);
+  st.rule = r->first;
+  st.bans = std::max(st.bans, offence);
+  st.ban_end = std::max(st.ban_end, ban_end);
+  st.over_since = 0;  // banned now: an offence under way here is over
+  in_offence_.erase(p);
+  counters_.learned++;
+  return true;
 }
 
 // Offences not seen over budget for kOffenceGapNs are over.
@@ -131,7 +156,6 @@ bool Escalation::decide(const BanPrefix &p, Offender &st, uint64_t now, std::vec
     return false;
   }
   out->push_back(make_ban(p, st, r->second, now));
-  if (on_ban_) on_ban_(out->back());
   return true;
 }
 

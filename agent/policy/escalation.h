@@ -21,8 +21,11 @@
 //   bounds    at most max_tracked offenders (the least recently seen forgotten first);
 //             at most max_in_force automatic bans (and would-bans) in force;
 //   restart   save() and load() keep the offenders with a ban history (times on the wall
-//             clock), so an agent restarted with --keep escalates them on.
-// Each ban made (or would be made) is passed to the on-ban hook (events) and returned.
+//             clock), so an agent restarted with --keep escalates them on;
+//   peers     a peer's automatic ban (learn(): its rule, offence and end, from the ban's
+//             who and reason) joins the offender's history as if made here, so its next
+//             offence on this host is a repeat; it counts no ban in force here.
+// Each check returns the bans to make (and the would-bans of dry run).
 #pragma once
 
 #include <cstdint>
@@ -70,6 +73,9 @@ struct AutoBan {
   std::string evidence() const;              // "1234 dropped in 31s over budget, offence 2"
 };
 
+// The offence number an evidence() text ends with; false if it ends otherwise.
+bool parse_offence(const std::string &evidence, uint32_t *offence);
+
 struct EscalationCounters {
   uint64_t bans = 0;         // automatic bans made
   uint64_t would_ban = 0;    // dry run: bans it would have made
@@ -77,6 +83,7 @@ struct EscalationCounters {
   uint64_t exempt = 0;       // offences of exempt sources (allow list, verified, peers)
   uint64_t evicted = 0;      // offenders forgotten to stay within max_tracked
   uint64_t offences = 0;     // offences started
+  uint64_t learned = 0;      // peers' automatic bans taken into the history
 };
 
 // What `agent stats` and /metrics show of escalation.
@@ -93,7 +100,6 @@ class Escalation {
   using Clock = std::function<uint64_t()>;  // monotonic ns
   // Whether a prefix must never be banned; *why says why ("allow list 198.18.0.0/24").
   using Exempt = std::function<bool(const BanPrefix &, std::string *why)>;
-  using OnBan = std::function<void(const AutoBan &)>;
 
   explicit Escalation(Clock clock, size_t max_in_force = kDefaultMaxAutoBans,
                       size_t max_tracked = kDefaultMaxOffenders);
@@ -101,10 +107,12 @@ class Escalation {
   void set_rules(std::map<uint32_t, EscalationRule> rules) { rules_ = std::move(rules); }
   const std::map<uint32_t, EscalationRule> &rules() const { return rules_; }
   void set_exempt(Exempt e) { exempt_ = std::move(e); }
-  void set_on_ban(OnBan f) { on_ban_ = std::move(f); }  // events: every ban made or would-be
 
   // One check: the offenders over budget now. The bans to make (dry_run ones: to log only).
   std::vector<AutoBan> check(const std::vector<OverBudget> &over);
+  // A peer's automatic ban of `p` (rule `rule`'s offence `offence`, ending at ban_end on this
+  // host's clock) into the history. False when no rule here has that name, or it was known.
+  bool learn(const BanPrefix &p, const std::string &rule, uint32_t offence, uint64_t ban_end);
 
   const EscalationCounters &counters() const { return counters_; }
   size_t tracked() const { return offenders_.size(); }
@@ -135,7 +143,6 @@ class Escalation {
   size_t max_in_force_, max_tracked_;
   std::map<uint32_t, EscalationRule> rules_;
   Exempt exempt_;
-  OnBan on_ban_;
   std::map<BanPrefix, Offender> offenders_;
   std::list<BanPrefix> lru_;          // front: most recently seen
   std::set<BanPrefix> in_offence_;

@@ -34,6 +34,7 @@
 #                        mlab_hub_start, mlab_wait_peers
 #   lib/spray.sh         its traffic: spray_start/wait/stop, mlab_send_bg, senders_wait, spray_*
 #   lib/landed.sh        mlab_snapshot, snap_num/sum, mlab_wait_landed/steady, mlab_reporting...
+#   lib/events.sh        event_hook (an --on-event command writing a file), event_count, has_event, event_field
 
 DT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Debian's python3 first: the suites use the Python packages `make deps` installs for it
@@ -78,3 +79,5 @@ source "$DT_ROOT/tests/netns/lib/mlab_agents.sh"
 source "$DT_ROOT/tests/netns/lib/spray.sh"
 # shellcheck source=lib/landed.sh
 source "$DT_ROOT/tests/netns/lib/landed.sh"
+# shellcheck source=lib/events.sh
+source "$DT_ROOT/tests/netns/lib/events.sh"

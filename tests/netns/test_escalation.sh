@@ -12,6 +12,9 @@
 #   2. When that ban ends, the flood's next offence gets 6 s (offence 2).
 #   3. The agent restarted with --keep remembers it: the offence after that gets 12 s.
 #   4. The same rule in dry run: the bans it would make are counted and logged, none made.
+# Each ban tells an --on-event command (a script appending its stdin to a file) an
+# "escalation" event (rule, offence, duration, evidence) and a "ban" event with its rule
+# and offence; dry run's would-ban an "escalation" event with "dry_run": true and no ban.
 # Waits on `agent bans --json` and `agent stats --json`. About 40 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -51,8 +54,11 @@ write_rules() {  # write_rules DRY_RUN
 	TOML
 }
 PORT=9107
+EVENTS=$WORK/events.jsonl
+HOOK=$(event_hook "$EVENTS")
 start_agent() {  # start_agent NAME
-	agent_start "$1" --rules "$WORK/rules.toml" --keep --stats-interval 10m --metrics "127.0.0.1:$PORT"
+	agent_start "$1" --rules "$WORK/rules.toml" --keep --stats-interval 10m --metrics "127.0.0.1:$PORT" \
+		--on-event "$HOOK"
 }
 # metric SERIES: its value on /metrics (the host namespace's 127.0.0.1:$PORT), or nothing.
 metric() {
@@ -98,6 +104,25 @@ for b in json.load(sys.stdin)["bans"]:
 	IFS='|' read -r BAN_LO BAN_HI BAN_ORIGIN BAN_WHO BAN_REASON <<<"$line"
 	[[ "$BAN_REASON" == *"offence $1" ]]
 }
+# told N SECONDS: the flood's offence N (a ban of SECONDS) reached the --on-event command as
+# an "escalation" event with its evidence, and as one "ban" event naming its rule and offence.
+told() {
+	local esc=(escalation prefix "$FLOOD" offence "$1")
+	wait_until 5 has_event "$EVENTS" "${esc[@]}"
+	check "escalation/event$1" "no escalation event for offence $1 (rule flood, $2 s, not dry run) at the command: $(grep '"escalation"' "$EVENTS" | tail -2)" \
+		has_event "$EVENTS" "${esc[@]}" rule flood duration_s "$2" dry_run False
+	check_eq "escalation/event$1-once" "escalation events for offence $1" "$(event_count "$EVENTS" "${esc[@]}")" 1
+	check_ge "escalation/event$1-over" "seconds over budget in the event (after = 2s)" \
+		"$(event_field "$EVENTS" escalation over_s prefix "$FLOOD" offence "$1")" 2
+	check_ge "escalation/event$1-dropped" "packets dropped in the event" \
+		"$(event_field "$EVENTS" escalation dropped prefix "$FLOOD" offence "$1")" 100
+	check "escalation/event$1-evidence" "the event's evidence does not end in 'offence $1'" \
+		grep -q "offence $1\"\$" <<<"$(event_field "$EVENTS" escalation evidence prefix "$FLOOD" offence "$1")"
+	wait_until 5 has_event "$EVENTS" ban prefix "$FLOOD" offence "$1"
+	check_eq "escalation/event$1-ban" "ban events (origin auto, rule flood) for offence $1" \
+		"$(event_count "$EVENTS" ban prefix "$FLOOD" origin auto rule flood offence "$1")" 1
+	echo "offence $1's escalation event: $(grep '"escalation"' "$EVENTS" | grep -E "\"offence\": ?$1[,}]" | head -1)"
+}
 # length_is NAME SECONDS: the ban just seen lasts SECONDS (within its bounds, 0.25 s of slack).
 length_is() {
 	check "escalation/$1" "the ban of $BAN_REASON lasts $BAN_LO to $BAN_HI s, expected $2 s" \
@@ -120,6 +145,7 @@ took=$(calc "$(now_s) - $t0")
 echo "first ban after ${took} s of flood: $BAN_LO-$BAN_HI s, $BAN_ORIGIN, $BAN_WHO: $BAN_REASON"
 check_ge escalation/after "seconds of flood before the first ban" "$took" 2
 length_is ban1 3
+told 1 3
 check escalation/origin "the ban's origin is not auto: $BAN_ORIGIN" test "$BAN_ORIGIN" = auto
 check escalation/who "the ban does not name its rule: $BAN_WHO" test "$BAN_WHO" = "rule flood"
 check escalation/log "no log line for the ban" grep -q "escalation: banned $FLOOD for 3s (rule flood: " \
@@ -129,6 +155,7 @@ check escalation/log "no log line for the ban" grep -q "escalation: banned $FLOO
 seen 2 15 || die "no second ban within 15 s (bans: $("$AGENT" bans --pin-dir "$PIN_DIR"))"
 echo "second ban: $BAN_LO-$BAN_HI s: $BAN_REASON"
 length_is ban2 6
+told 2 6
 check_eq escalation/counted "escalation's bans in agent stats --json" "$(esc_num bans)" 2
 check_eq escalation/metric "dthrottle_escalation_total{what=\"ban\"}" \
 	"$(metric 'dthrottle_escalation_total{what="ban"}')" 2
@@ -148,6 +175,11 @@ check escalation/state-read "the restarted agent did not read the history" \
 seen 3 25 || die "no third ban within 25 s (bans: $("$AGENT" bans --pin-dir "$PIN_DIR"))"
 echo "third ban (after a restart): $BAN_LO-$BAN_HI s: $BAN_REASON"
 length_is ban3 12
+told 3 12
+for who in "$CLIENT" "$ALLOWED" 198.18.8.0/24; do
+	check_eq "escalation/no-event-$who" "escalation events for $who (never banned)" \
+		"$(event_count "$EVENTS" escalation prefix "$who")" 0
+done
 never_banned restart
 agent_signal two TERM || die "the agent did not stop"
 "$AGENT" unban "$FLOOD" --pin-dir "$PIN_DIR" >/dev/null 2>&1
@@ -155,6 +187,8 @@ agent_signal two TERM || die "the agent did not stop"
 # 4. Dry run: counted and logged, no ban.
 rm -f "/run/dthrottle/${PIN_DIR//\//_}.escalation"
 write_rules true
+HOOK=$(event_hook "$WORK/dry-events.jsonl")
+EVENTS=$WORK/dry-events.jsonl
 start_agent dry || die "the agent did not start in dry run"
 would_ban() { num_ge "$(esc_num would_ban)" 1; }
 if wait_until 15 would_ban; then pass escalation/dry-count; else fail escalation/dry-count "no would-ban counted in 15 s"; fi
@@ -162,5 +196,10 @@ check escalation/dry-log "no dry-run log line" grep -q "escalation (dry run): wo
 	"$(agent_log dry)"
 check escalation/dry-none "dry run banned the flood" test -z "$(ban_field "$FLOOD" prefix)"
 check_eq escalation/dry-bans "bans made in dry run" "$(esc_num bans)" 0
+wait_until 5 has_event "$EVENTS" escalation prefix "$FLOOD" dry_run True
+check escalation/dry-event "no escalation event (dry_run true, offence 1, 3 s) for the would-ban at the command: $(tail -2 "$EVENTS")" \
+	has_event "$EVENTS" escalation prefix "$FLOOD" dry_run True rule flood offence 1 duration_s 3
+check_eq escalation/dry-no-ban-event "ban events in dry run" "$(event_count "$EVENTS" ban)" 0
+echo "dry run's escalation event: $(grep '"escalation"' "$EVENTS" | head -1)"
 for s in flood client allowed subnet; do stop_pid "${LAB_PIDS[send-$s]}"; done
 lab_finish

@@ -38,45 +38,12 @@ rate = 100
 burst = 100
 EOF
 # The command: no shell in the agent; the script is the operator's.
-cat >"$WORK/hook.sh" <<EOF
-#!/bin/sh
-cat >>"$EVENTS"
-EOF
-chmod 0755 "$WORK/hook.sh"
-: >"$EVENTS"
+HOOK=$(event_hook "$EVENTS")
 
 agent_start ev --rules "$WORK/rules.toml" --query-socket "$SOCK" --query-socket-group "$NOGROUP" \
-	--on-event "$WORK/hook.sh" --attack-drops 300 --attack-quiet 2s --stats-interval 10m ||
+	--on-event "$HOOK" --attack-drops 300 --attack-quiet 2s --stats-interval 10m ||
 	die "the agent did not start"
 
-# event_count FILE TYPE [KEY VALUE]...: the events of TYPE in FILE whose KEYs have VALUEs.
-event_count() {
-	"$PYTHON" - "$@" <<'PY'
-import json, sys
-path, kind, conds = sys.argv[1], sys.argv[2], sys.argv[3:]
-n = 0
-for line in open(path):
-    line = line.strip()
-    if not line.startswith("{"):
-        continue
-    e = json.loads(line)
-    if e.get("v") == 1 and e.get("type") == kind and all(str(e.get(k)) == v for k, v in zip(conds[::2], conds[1::2])):
-        n += 1
-print(n)
-PY
-}
-has_event() { [ "$(event_count "$@")" -ge 1 ]; }
-# event_field FILE TYPE FIELD: FIELD (JSON) of the first event of TYPE in FILE.
-event_field() {
-	"$PYTHON" - "$@" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    if line.startswith("{"):
-        e = json.loads(line)
-        if e.get("type") == sys.argv[2]:
-            print(json.dumps(e.get(sys.argv[3]))); break
-PY
-}
 events_num() { json_num "$(json_get "$(stats_json)" '.events')" "$1"; }
 events_num_ge() { num_ge "$(events_num "$1")" "$2"; }  # for wait_until: read again each time
 

@@ -35,11 +35,9 @@ EscalateConfig config() {
 
 struct EscalationTest : ::testing::Test {
   uint64_t now = 1000 * kS;
-  std::vector<AutoBan> hooked;
   Escalation esc{[this] { return now; }, 4, 8};
   void SetUp() override {
     esc.set_rules({{7, EscalationRule{"flood", config(), false}}});
-    esc.set_on_ban([this](const AutoBan &b) { hooked.push_back(b); });
   }
   // `seconds` checks, one a second, with `who` over budget (100 drops each); the bans made.
   std::vector<AutoBan> flood(const std::vector<std::string> &who, int seconds) {
@@ -68,7 +66,6 @@ TEST_F(EscalationTest, BannedOnlyAfterOverBudgetForAfter) {
   EXPECT_EQ(bans[0].drops, 400u) << "the drops of the whole offence";
   EXPECT_EQ(bans[0].evidence(), "400 dropped in 3s over budget, offence 1");
   EXPECT_FALSE(bans[0].dry_run);
-  ASSERT_EQ(hooked.size(), 1u) << "the on-ban hook (events) was not called";
   EXPECT_EQ(esc.counters().bans, 1u);
   EXPECT_EQ(esc.in_force(), 1u);
   AutoBan prefix_ban = bans[0];
@@ -158,6 +155,32 @@ TEST_F(EscalationTest, TrackingIsBoundedOldestFirst) {
   for (int i = 0; i < 12; i++) esc.check({{prefix("198.18.2." + std::to_string(i)), 7, 1}});
   EXPECT_EQ(esc.tracked(), 8u);
   EXPECT_EQ(esc.counters().evicted, 4u);
+}
+
+TEST_F(EscalationTest, APeersBanIsInTheHistory) {
+  EXPECT_FALSE(esc.learn(prefix("198.18.1.1"), "other", 1, now + 10 * kS)) << "a rule this host does not have";
+  ASSERT_TRUE(esc.learn(prefix("198.18.1.1"), "flood", 2, now + 10 * kS));
+  EXPECT_FALSE(esc.learn(prefix("198.18.1.1"), "flood", 1, now + 5 * kS)) << "an older ban taken again";
+  EXPECT_EQ(esc.counters().learned, 1u);
+  EXPECT_EQ(esc.in_force(), 0u) << "a peer's ban counts against this host's cap";
+  EXPECT_TRUE(flood({"198.18.1.1"}, 10).empty()) << "an offence while the peer's ban is in force";
+  std::vector<AutoBan> bans;
+  for (int i = 0; i < 10 && bans.empty(); i++) bans = flood({"198.18.1.1"}, 1);
+  ASSERT_EQ(bans.size(), 1u) << "not banned after the peer's ban ended";
+  EXPECT_EQ(bans[0].offence, 3u) << "the peer's offence 2 was not in the history";
+  EXPECT_EQ(bans[0].duration_ns, 35 * kS) << "10 s x 2 x 2, at most 35 s";
+}
+
+TEST(EscalationEvidence, OffenceParsedBack) {
+  AutoBan b;
+  b.drops = 12;
+  b.over_ns = 3 * kS;
+  b.offence = 7;
+  uint32_t n = 0;
+  ASSERT_TRUE(parse_offence(b.evidence(), &n)) << b.evidence();
+  EXPECT_EQ(n, 7u);
+  for (const char *bad : {"by hand", "x, offence ", "x, offence 0", "x, offence 12x", "x, offence 99999999"})
+    EXPECT_FALSE(parse_offence(bad, &n)) << bad;
 }
 
 TEST_F(EscalationTest, SaveAndLoadKeepTheHistory) {
