@@ -247,11 +247,10 @@ class ClusterSim {
     Ns at;
     int host;
   };
-  // A summing hub (Scheme::Hub): the hub's own aggregator, its period and its traffic.
+  // A summing hub (Scheme::Hub): the hub's own aggregator and stream, its period and its traffic.
   struct Hub {
-    std::string id;
     HubAggregator agg;
-    uint64_t boot_id = 0, seq = 1, epoch = 0;
+    AggregateStream stream;
     Ns next_period = 0;
     std::vector<Traffic> in, out;  // per period
   };
