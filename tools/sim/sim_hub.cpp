@@ -114,10 +114,7 @@ void ClusterSim::apply_aggregate(size_t to, const Message &m) {
   if (m.decoded != DecodeError::None) return void(host_stats_[to].decode_errors++);
   bool switched = false;
   std::string from;
-  const ReportHeader &hub = m.aggregate->header;
-  const std::vector<ReportBody> bodies = hosts_[to].intake->on_message(*m.aggregate, now_, &switched, &from);
-  Received r;  // as a report's (cluster_core/receiver.h)
-  for (const ReportBody &body : bodies) hosts_[to].receiver->charge(hub, body, hub.node_id, now_, &r);
+  const Received r = hosts_[to].receiver->aggregate(*hosts_[to].intake, *m.aggregate, now_, &switched, &from);
   for (const Charge &c : r.charges) charge(to, c.debits);
 }
 
