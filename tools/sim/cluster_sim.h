@@ -91,6 +91,7 @@
 #include "cluster_core/report_sender.h"
 #include "cluster_core/rule_groups.h"
 #include "cluster_core/shared_early.h"
+#include "common/key_hash.h"
 #include "hub/aggregator.h"
 
 #include "sim/sim_scenario.h"
@@ -201,12 +202,6 @@ class ClusterSim {
   struct Bucket {
     uint64_t tat = 0, passed = 0, reported = 0;
     uint64_t announced = 0;  // 1 + the host's period in which it was last announced (0: never)
-  };
-  struct KeyHash {
-    size_t operator()(const dt_key &k) const;
-  };
-  struct KeyEq {
-    bool operator()(const dt_key &a, const dt_key &b) const;
   };
   struct Host {
     std::string node_id;
