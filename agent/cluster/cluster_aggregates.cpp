@@ -21,20 +21,18 @@ void Cluster::handle_aggregate(const void *data, size_t len, uint64_t now_ns) {
   AggregateMessage m;
   if (const DecodeError e = decode_aggregate(data, len, &m); e != DecodeError::None)
     return reject(decode_error_name(e), len, " (an aggregate)", reject_log_, now_ns);
-  const ReportHeader h = m.header;  // the hub's: its node id names the debits in the log
+  const std::string hub = m.header.node_id;
   bool switched = false;
   std::string from;
-  std::vector<ReportBody> bodies = intake_.on_message(std::move(m), now_ns, &switched, &from);
+  const Received r = receiver_.aggregate(intake_, std::move(m), now_ns, &switched, &from);  // cluster_core/receiver.h
   if (switched && from.empty())
-    log_limited(hub_log_, LogLevel::Info, now_ns, "taking aggregates from hub %s", h.node_id.c_str());
+    log_limited(hub_log_, LogLevel::Info, now_ns, "taking aggregates from hub %s", hub.c_str());
   else if (switched)
     log_limited(hub_log_, LogLevel::Warn, now_ns, "hub %s silent for %.1f s: taking aggregates from hub %s",
-                from.c_str(), static_cast<double>(aggregate_down_after_ns(cfg_)) / 1e9, h.node_id.c_str());
-  Received r;  // as a report's (cluster_core/receiver.h)
-  for (const auto &body : bodies) {
+                from.c_str(), static_cast<double>(aggregate_down_after_ns(cfg_)) / 1e9, hub.c_str());
+  for (const ReportBody &body : r.blocks) {
     counters_.messages_applied++;
     apply_tags(body, now_ns);
-    receiver_.charge(h, body, h.node_id, now_ns, &r);
   }
   apply_charges(r, now_ns);
   counters_.aggregates = intake_.counters();

@@ -21,10 +21,8 @@ void Cluster::on_early_tick(uint64_t now_ns) {
   if (next_early_ns_ <= now_ns) next_early_ns_ = UINT64_MAX;  // held up past it: wait for the period
   int err = 0;
   const std::vector<dt_key> fresh = collector_.take_fresh(&err);
-  const std::vector<dt_key> due = err ? std::vector<dt_key>{} : early_.due(fresh);
-  std::vector<ReportEntry> collected;
-  if (!due.empty()) collected = collector_.collect(due, &err);
-  std::vector<ReportEntry> entries = early_.tick(collected);
+  const CollectHits collect = [&](const std::vector<dt_key> &keys) { return collector_.collect(keys, &err); };
+  std::vector<ReportEntry> entries = err ? early_.tick({}) : early_.collect_tick(fresh, collect);
   if (err == 0 && now_ns >= next_shared_early_ns_) {  // after the new ones: a key in both was collected already
     const uint64_t tick = early_.options().delay_ns;
     next_shared_early_ns_ = now_ns + shared_early_pace(cfg_.period_ns, tick) - tick / 2;  // the tick nearest the pace
@@ -38,7 +36,7 @@ void Cluster::on_early_tick(uint64_t now_ns) {
     if (reject_log_.allow(now_ns, &suppressed)) DT_WARN("collecting sources' hits early failed: %s", strerror(-err));
   }
   if (log_level() == LogLevel::Debug)  // first contact, traced (docs/cluster-scale.md "First contact")
-    DT_DEBUG("early tick: %zu announced, %zu due, %zu to send (%llu hits)", fresh.size(), due.size(), entries.size(),
+    DT_DEBUG("early tick: %zu announced, %zu to send (%llu hits)", fresh.size(), entries.size(),
              static_cast<unsigned long long>(hits_of(entries)));
   if (entries.empty()) return;
   counters_.early_ticks++;
@@ -66,11 +64,8 @@ std::vector<ReportEntry> Cluster::collect_shared_early(uint64_t now_ns, int *err
     v->policy = it->second;
     return v->policy.action == DT_ACT_THROTTLE;
   };
-  const std::vector<dt_key> keys = select_shared_early(planner_.router(), lookup, now_ns);
-  if (keys.empty()) return {};
-  std::vector<ReportEntry> collected = collector_.collect(keys, err);
-  std::erase_if(collected, [](const ReportEntry &e) { return e.hits == 0; });
-  return collected;
+  const CollectHits collect = [&](const std::vector<dt_key> &keys) { return collector_.collect(keys, err); };
+  return dt::collect_shared_early(planner_.router(), lookup, collect, now_ns);
 }
 
 }  // namespace dt

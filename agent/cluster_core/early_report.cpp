@@ -55,6 +55,11 @@ std::vector<ReportEntry> EarlyReport::tick(const std::vector<ReportEntry> &colle
   return out;
 }
 
+std::vector<ReportEntry> EarlyReport::collect_tick(const std::vector<dt_key> &candidates, const CollectHits &collect) {
+  const std::vector<dt_key> keys = due(candidates);
+  return tick(keys.empty() ? std::vector<ReportEntry>{} : collect(keys));
+}
+
 std::vector<ReportEntry> EarlyReport::take_held() {
   std::vector<ReportEntry> out;
   out.reserve(held_.size());

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -28,6 +29,10 @@
 #include "common/report_types.h"
 
 namespace dt {
+
+// The caller's dt_collect of `keys`: each one's hits since it was last reported (now
+// reported), in their order; the packet path's maps in the agent, the simulator's buckets.
+using CollectHits = std::function<std::vector<ReportEntry>(const std::vector<dt_key> &keys)>;
 
 struct EarlyReportOptions {
   uint64_t period_ns = 200'000'000;
@@ -65,6 +70,8 @@ class EarlyReport {
   // The hits collected at this tick of due()'s sources: what goes out now (with what was
   // held of them); the rest is held (fewer than min_hits).
   std::vector<ReportEntry> tick(const std::vector<ReportEntry> &collected);
+  // A whole tick: due(candidates) collected, then tick() of what that read.
+  std::vector<ReportEntry> collect_tick(const std::vector<dt_key> &candidates, const CollectHits &collect);
   // What is still held at the period's end (for its report; none held afterwards).
   std::vector<ReportEntry> take_held();
 

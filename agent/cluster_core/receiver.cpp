@@ -50,6 +50,15 @@ void Receiver::charge(const ReportHeader &h, const ReportBody &body, const std::
   r->charges.push_back(std::move(c));
 }
 
+Received Receiver::aggregate(AggregateIntake &intake, AggregateMessage m, uint64_t now_ns, bool *switched,
+                             std::string *from) {
+  Received r;
+  const ReportHeader hub = m.header;  // its node id names the debits
+  r.blocks = intake.on_message(std::move(m), now_ns, switched, from);
+  for (const ReportBody &body : r.blocks) charge(hub, body, hub.node_id, now_ns, &r);
+  return r;
+}
+
 // A report to everyone: its hits charged, its sources shared.
 void Receiver::report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns, Received *r) {
   charge(h, body, h.node_id, now_ns, r);

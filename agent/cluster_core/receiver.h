@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "adaptive/adaptive.h"
+#include "cluster_core/aggregate_intake.h"
 #include "cluster_core/inbound.h"
 #include "cluster_core/join_guard.h"
 #include "cluster_core/peer_protocol.h"
@@ -44,7 +45,7 @@ struct Received {
   InboundPlan plan;
   uint64_t stale_hits = 0;  // plan.stale: counted, not debited (entries and tags)
   std::vector<Charge> charges;
-  std::vector<ReportBody> blocks;      // a relay's blocks as bodies (charges point into them)
+  std::vector<ReportBody> blocks;      // a relay's blocks, a hub's sums taken (charges point into them)
   std::vector<const RelayedReport *> strangers;  // relay blocks of no member's: not charged
   RelayPlan relay;                     // Directed: what turned shared, for us to relay now
   JoinExtra join;                      // what the joiner's guard added
@@ -71,6 +72,11 @@ class Receiver {
   // *plain (if given): the debits' keys and hits without a joiner's extra.
   void charge(const ReportHeader &h, const ReportBody &body, const std::string &sender, uint64_t now_ns,
               Received *r, std::vector<ReportEntry> *plain = nullptr);
+  // A summing hub's aggregate, decoded: what `intake` takes of it (aggregate_intake.h: the
+  // active hub's sums less our own hits; after a failover the new hub's kept ones first) in
+  // blocks, each charged as a report of the hub's; *switched and *from as on_message's.
+  Received aggregate(AggregateIntake &intake, AggregateMessage m, uint64_t now_ns, bool *switched,
+                     std::string *from);
 
  private:
   void report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns, Received *r);

@@ -22,4 +22,13 @@ std::vector<dt_key> select_shared_early(const ReportRouter &router, const Bucket
   return due;
 }
 
+std::vector<ReportEntry> collect_shared_early(const ReportRouter &router, const BucketLookup &lookup,
+                                              const CollectHits &collect, uint64_t now_ns) {
+  const std::vector<dt_key> keys = select_shared_early(router, lookup, now_ns);
+  if (keys.empty()) return {};
+  std::vector<ReportEntry> collected = collect(keys);
+  std::erase_if(collected, [](const ReportEntry &e) { return e.hits == 0; });
+  return collected;
+}
+
 }  // namespace dt

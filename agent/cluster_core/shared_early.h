@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dthrottle/common.h"
+#include "cluster_core/early_report.h"
 #include "cluster_core/report_router.h"
 
 namespace dt {
@@ -34,5 +35,8 @@ bool shared_early_due(const BucketView &v, uint64_t now_ns);
 // The shared sources (router.shared_keys, at most max_keys looked at) that are due.
 std::vector<dt_key> select_shared_early(const ReportRouter &router, const BucketLookup &lookup, uint64_t now_ns,
                                         size_t max_keys = kSharedEarlyMaxKeys);
+// Those due sources' hits, collected (early_report.h: CollectHits); sources with none left out.
+std::vector<ReportEntry> collect_shared_early(const ReportRouter &router, const BucketLookup &lookup,
+                                              const CollectHits &collect, uint64_t now_ns);
 
 }  // namespace dt

@@ -45,4 +45,17 @@ ReportBody HubAggregator::take(std::vector<IncludedSeqs> *included) {
   return sums_.take();
 }
 
+std::vector<std::string> AggregateStream::period(HubAggregator &agg, uint64_t now_unix_ms, size_t max_bytes) {
+  std::vector<IncludedSeqs> included;
+  const ReportBody sums = agg.take(&included);
+  ReportHeader h;
+  h.node_id = id_;
+  h.boot_id = boot_id_;
+  h.epoch = ++epoch_;
+  h.sent_unix_ms = now_unix_ms;
+  std::vector<std::string> msgs = encode_aggregate(id_, included, h, next_seq_, sums, max_bytes);
+  next_seq_ += msgs.size();
+  return msgs;
+}
+
 }  // namespace dt

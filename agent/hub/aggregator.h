@@ -53,4 +53,23 @@ class HubAggregator {
   size_t pending_ = 0;
 };
 
+// A summing hub's stream of aggregates: its node id and boot, the period (epoch) each
+// aggregate names and the seq of its next message. The agent's hub (summing_hub.cpp) and the
+// simulator (tools/sim) send their periods through this one.
+class AggregateStream {
+ public:
+  AggregateStream() = default;
+  AggregateStream(std::string hub_id, uint64_t boot_id) : id_(std::move(hub_id)), boot_id_(boot_id) {}
+
+  // The period's sums (`agg` emptied) as messages of at most max_bytes each, sent at
+  // now_unix_ms; at least one, even with nothing summed: the agents judge a hub's liveness by
+  // them.
+  std::vector<std::string> period(HubAggregator &agg, uint64_t now_unix_ms, size_t max_bytes = kMaxMessageBytes);
+  const std::string &hub_id() const { return id_; }
+
+ private:
+  std::string id_;
+  uint64_t boot_id_ = 0, epoch_ = 0, next_seq_ = 1;
+};
+
 }  // namespace dt

@@ -19,12 +19,16 @@ uint64_t mono_ns() {
           .count());
 }
 
+uint64_t random_boot_id() {
+  uint64_t id = 0;
+  if (getrandom(&id, sizeof id, 0) != sizeof id) id = mono_ns();
+  return id;
+}
+
 class SummingHub {
  public:
   SummingHub(zmq::socket_t &back, const SummingHubConfig &cfg, const SharedVerifier &verifier)
-      : back_(back), cfg_(cfg), verifier_(verifier) {
-    if (getrandom(&boot_id_, sizeof boot_id_, 0) != sizeof boot_id_) boot_id_ = mono_ns();
-  }
+      : back_(back), cfg_(cfg), verifier_(verifier), stream_(cfg.hub_id, random_boot_id()) {}
   void on_message(const zmq::message_t &msg, uint64_t now_ns);
   void send_period();
   SummingHubCounters counters;
@@ -37,7 +41,7 @@ class SummingHub {
   const SummingHubConfig &cfg_;
   const SharedVerifier &verifier_;
   HubAggregator agg_;
-  uint64_t boot_id_ = 0, next_seq_ = 1, epoch_ = 0;
+  AggregateStream stream_;
   LogLimiter log_{10'000'000'000ull, 5};
 };
 
@@ -95,16 +99,7 @@ void SummingHub::on_message(const zmq::message_t &msg, uint64_t now_ns) {
 
 // One aggregate, even an empty one: the agents judge a hub's liveness by them.
 void SummingHub::send_period() {
-  std::vector<IncludedSeqs> included;
-  const ReportBody sums = agg_.take(&included);
-  ReportHeader h;
-  h.node_id = cfg_.hub_id;
-  h.boot_id = boot_id_;
-  h.epoch = ++epoch_;
-  h.sent_unix_ms = unix_now_ms();
-  auto msgs = encode_aggregate(cfg_.hub_id, included, h, next_seq_, sums,
-                               kMaxMessageBytes - (cfg_.keys ? kSignatureBytes : 0));
-  next_seq_ += msgs.size();
+  auto msgs = stream_.period(agg_, unix_now_ms(), kMaxMessageBytes - (cfg_.keys ? kSignatureBytes : 0));
   counters.aggregates++;
   for (auto &m : msgs) {
     if (cfg_.keys) sign_message(m, cfg_.signing);

@@ -31,20 +31,9 @@ uint64_t ClientStats::admitted() const {
   return n;
 }
 
-size_t ClusterSim::KeyHash::operator()(const dt_key &k) const {
-  uint64_t a, b;
-  memcpy(&a, k.addr, 8);
-  memcpy(&b, k.addr + 8, 8);
-  return static_cast<size_t>(a * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full ^ (b >> 29));
-}
-
 uint64_t ClusterSim::wall_ms(size_t h) const {
   const int64_t skew = s_.clock_skew_ms.empty() ? 0 : s_.clock_skew_ms[h];
   return static_cast<uint64_t>(static_cast<int64_t>(kWallEpochMs + now_ / kMs) + skew);
-}
-
-bool ClusterSim::KeyEq::operator()(const dt_key &a, const dt_key &b) const {
-  return memcmp(a.addr, b.addr, sizeof a.addr) == 0;
 }
 
 uint64_t ClusterSim::Rng::next() { return splitmix64(&s); }

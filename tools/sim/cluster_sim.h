@@ -91,6 +91,7 @@
 #include "cluster_core/report_sender.h"
 #include "cluster_core/rule_groups.h"
 #include "cluster_core/shared_early.h"
+#include "common/key_hash.h"
 #include "hub/aggregator.h"
 
 #include "sim/sim_scenario.h"
@@ -202,12 +203,6 @@ class ClusterSim {
     uint64_t tat = 0, passed = 0, reported = 0;
     uint64_t announced = 0;  // 1 + the host's period in which it was last announced (0: never)
   };
-  struct KeyHash {
-    size_t operator()(const dt_key &k) const;
-  };
-  struct KeyEq {
-    bool operator()(const dt_key &a, const dt_key &b) const;
-  };
   struct Host {
     std::string node_id;
     // Ideal network: its messages fanned out, what it received directly (not fanned
@@ -247,11 +242,10 @@ class ClusterSim {
     Ns at;
     int host;
   };
-  // A summing hub (Scheme::Hub): the hub's own aggregator, its period and its traffic.
+  // A summing hub (Scheme::Hub): the hub's own aggregator and stream, its period and its traffic.
   struct Hub {
-    std::string id;
     HubAggregator agg;
-    uint64_t boot_id = 0, seq = 1, epoch = 0;
+    AggregateStream stream;
     Ns next_period = 0;
     std::vector<Traffic> in, out;  // per period
   };

@@ -31,14 +31,16 @@ void ClusterSim::handle_early(size_t h) {
   Host &host = hosts_[h];
   if (now_ != host.next_early) return;  // the period's report came first and started anew
   schedule_early(h, now_);
-  std::vector<ReportEntry> collected;
-  for (const dt_key &k : host.early.due(host.announced)) {
-    Bucket &b = host.buckets[k];
-    collected.push_back({k, b.passed - b.reported});
-    b.reported = b.passed;
-  }
+  std::vector<ReportEntry> entries = host.early.collect_tick(host.announced, [&](const std::vector<dt_key> &keys) {
+    std::vector<ReportEntry> collected;
+    for (const dt_key &k : keys) {
+      Bucket &b = host.buckets[k];
+      collected.push_back({k, b.passed - b.reported});
+      b.reported = b.passed;
+    }
+    return collected;
+  });
   host.announced.clear();
-  std::vector<ReportEntry> entries = host.early.tick(collected);
   if (entries.empty()) return;
   std::sort(entries.begin(), entries.end(), [](const ReportEntry &a, const ReportEntry &b) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;

@@ -24,8 +24,7 @@ void ClusterSim::init_hubs(uint64_t *phase_seed) {
   hubs_.resize(kHubs);
   for (size_t j = 0; j < kHubs; j++) {
     Hub &hub = hubs_[j];
-    hub.id = "hub" + std::to_string(j + 1);
-    hub.boot_id = splitmix64(phase_seed);
+    hub.stream = AggregateStream("hub" + std::to_string(j + 1), splitmix64(phase_seed));
     hub.next_period = splitmix64(phase_seed) % s_.hub_period;  // as a host's first report: at its phase
     hub.in.resize(periods), hub.out.resize(periods);
     reports_.push({hub.next_period, hosts_.size() + j});
@@ -86,15 +85,7 @@ void ClusterSim::hub_period(size_t j) {
   Hub &hub = hubs_[j];
   hub.next_period += s_.hub_period;
   if (!hub_alive(j)) return;
-  std::vector<IncludedSeqs> included;
-  const ReportBody sums = hub.agg.take(&included);
-  ReportHeader hdr;
-  hdr.node_id = hub.id;
-  hdr.boot_id = hub.boot_id;
-  hdr.epoch = ++hub.epoch;
-  hdr.sent_unix_ms = kWallEpochMs + now_ / kMs;
-  auto parts = encode_aggregate(hub.id, included, hdr, hub.seq, sums);
-  hub.seq += parts.size();
+  auto parts = hub.stream.period(hub.agg, kWallEpochMs + now_ / kMs);
   for (auto &bytes : parts) {
     auto m = std::make_shared<Message>();
     m->from = hosts_.size() + j;
@@ -123,10 +114,7 @@ void ClusterSim::apply_aggregate(size_t to, const Message &m) {
   if (m.decoded != DecodeError::None) return void(host_stats_[to].decode_errors++);
   bool switched = false;
   std::string from;
-  const ReportHeader &hub = m.aggregate->header;
-  const std::vector<ReportBody> bodies = hosts_[to].intake->on_message(*m.aggregate, now_, &switched, &from);
-  Received r;  // as a report's (cluster_core/receiver.h)
-  for (const ReportBody &body : bodies) hosts_[to].receiver->charge(hub, body, hub.node_id, now_, &r);
+  const Received r = hosts_[to].receiver->aggregate(*hosts_[to].intake, *m.aggregate, now_, &switched, &from);
   for (const Charge &c : r.charges) charge(to, c.debits);
 }
 

@@ -31,7 +31,6 @@ void ClusterSim::report_shared(size_t h) {
   Host &host = hosts_[h];
   host.next_shared += s_.shared_period;
   if (!owner_ready(h)) return;
-  std::vector<ReportEntry> shared;
   const BucketLookup lookup = [&](const dt_key &k, BucketView *v) {
     auto it = host.buckets.find(k);
     if (it == host.buckets.end()) return false;
@@ -39,16 +38,16 @@ void ClusterSim::report_shared(size_t h) {
     v->policy = host.policy;
     return true;
   };
-  for (const dt_key &k : select_shared_early(host.planner.router(), lookup, now_)) {
-    const Bucket &b = host.buckets.find(k)->second;
-    shared.push_back({k, b.passed - b.reported});
-  }
-  std::erase_if(shared, [](const ReportEntry &e) { return e.hits == 0; });
+  std::vector<ReportEntry> shared = collect_shared_early(host.planner.router(), lookup, [&](const std::vector<dt_key> &keys) {
+    std::vector<ReportEntry> collected;
+    for (const dt_key &k : keys) collected.push_back({k, host.buckets[k].passed - host.buckets[k].reported});
+    mark_reported(h, collected);
+    return collected;
+  }, now_);
   if (shared.empty()) return;
   std::sort(shared.begin(), shared.end(), [](const ReportEntry &a, const ReportEntry &b) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
-  mark_reported(h, shared);
   publish_early(h, std::move(shared));
 }
 
