@@ -269,7 +269,7 @@ bool Daemon::open_bans() {
   if (ban_store_->list(&bans, &err, false) && !bans.empty()) DT_INFO("bans: %zu kept from before", bans.size());
   escalation_ = std::make_unique<EscalationDriver>(dp_->map_fds(), dp_->cluster_exempt_fd(), *ban_store_,
                                                    dp_->pin_dir(), config_.opt.peer_bans.min_prefix,
-                                                   config_.opt.auto_ban_max);
+                                                   config_.opt.auto_ban_max, config_.opt.period_ns);
   escalation_->configure(config_.rules);
   ban_sync_->set_on_installed([this](const Ban &b) { escalation_->learn_peer_ban(b); });
   const RunOptions &opt = config_.opt;

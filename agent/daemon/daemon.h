@@ -119,6 +119,7 @@ class Daemon {
   void on_status(uint64_t now_ns);
   void on_fail_open_check(uint64_t now_ns);
   void on_escalation_check(uint64_t now_ns);
+  bool escalating() const;  // some rule escalates: the driver's checks run
   void on_stats_log(uint64_t now_ns);
   void on_events_tick(uint64_t now_ns);  // bans and attacks looked at; the status files
   void on_exit();

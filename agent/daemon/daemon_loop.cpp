@@ -74,6 +74,7 @@ void Daemon::serve() {
     if (ticking_ && period_.due(now)) on_period(now);
     if (cluster_ && now >= cluster_->early_deadline()) cluster_->on_early_tick(now);
     explain_->poll(now);
+    if (escalating() && now >= escalation_->deadline()) escalation_->tick(now);
     if (fail_open_check_.due(now)) on_fail_open_check(now);
     if (stats_log_.due(now)) on_stats_log(now);
   }
@@ -85,6 +86,7 @@ Daemon::Ready Daemon::wait_for_events() {
   uint64_t due = std::min({stats_log_.deadline(), fail_open_check_.deadline(), events_tick_.deadline()});
   if (ticking_) due = std::min(due, period_.deadline());
   if (cluster_) due = std::min(due, cluster_->early_deadline());
+  if (escalating()) due = std::min(due, escalation_->deadline());
   std::vector<zmq::pollitem_t> items = {{nullptr, signal_fd_, ZMQ_POLLIN, 0}};
   if (cluster_) {
     items.push_back({cluster_->poll_socket(), 0, ZMQ_POLLIN, 0});
@@ -187,10 +189,12 @@ void Daemon::on_fail_open_check(uint64_t now_ns) {
   fail_open_check_.advance(now_ns);
 }
 
-// Repeat offenders (daemon/escalation_driver.h), about once a second; its status files.
-void Daemon::on_escalation_check(uint64_t now_ns) {
-  if (!escalation_ || !escalation_->active()) return;
-  escalation_->tick(now_ns);
+bool Daemon::escalating() const { return escalation_ && escalation_->active(); }
+
+// Repeat offenders' status files (daemon/escalation_driver.h), about once a second; the
+// checks run on the driver's own deadline (every period, and when a ban is due).
+void Daemon::on_escalation_check(uint64_t) {
+  if (!escalating()) return;
   escalation_json_file_.write(escalation_->status_json() + "\n");
   escalation_text_file_.write(escalation_->status_text());
 }

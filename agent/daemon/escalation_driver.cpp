@@ -50,14 +50,15 @@ BanPrefix prefix_of(const uint8_t *addr, bool v6, uint8_t len) {
 }  // namespace
 
 EscalationDriver::EscalationDriver(const MapFds &fds, int cluster_exempt_fd, BanStore &store, std::string pin_dir,
-                                   BanMinPrefix min_prefix, size_t max_in_force)
+                                   BanMinPrefix min_prefix, size_t max_in_force, uint64_t period_ns)
     : fds_(fds),
       store_(store),
       pin_dir_(std::move(pin_dir)),
       state_file_(runtime_file(pin_dir_, kEscalationState)),
       min_prefix_(min_prefix),
       logic_(mono_now_ns, max_in_force),
-      exempt_fd_(cluster_exempt_fd) {
+      exempt_fd_(cluster_exempt_fd),
+      period_ns_(period_ns ? period_ns : 200'000'000ull) {
   logic_.set_exempt([this](const BanPrefix &p, std::string *why) { return exempt(p, why); });
   verified_fd_ = bpf_obj_get((pin_dir_ + "/" + DT_MAP_VERIFIED).c_str());
 }
@@ -76,6 +77,7 @@ void EscalationDriver::configure(const LoadedRules &rules) {
             r.dry_run ? " (dry run: bans logged and counted, none made)" : "");
     RuleInfo ri;
     const dt_policy &pol = rules.compiled.policies[r.id];
+    ri.policy = pol;
     ri.v4_bits = static_cast<uint8_t>(pol.v4_key_bits ? pol.v4_key_bits : 32);
     ri.v6_bits = static_cast<uint8_t>(pol.v6_key_bits ? pol.v6_key_bits : 128);
     ri.prefixes = !r.prefix_limits.empty() && r.id < rules.compiled.prefix.size();
@@ -115,12 +117,17 @@ bool EscalationDriver::rules_dropped() {
   return any;
 }
 
-void EscalationDriver::scan_source(const dt_key &k, const dt_bucket &b, uint32_t rid, std::vector<OverBudget> *out) {
+void EscalationDriver::scan_source(const dt_key &k, const dt_bucket &b, uint32_t rid, uint64_t now_ns,
+                                   std::vector<OverBudget> *out) {
   const RuleInfo &ri = info_.at(rid);
   const uint64_t drops = b.dropped + b.would_drop;
   if (!ri.sources || !drops) return;
+  __u64 next = 0;
+  const uint64_t cost = (ri.policy.flags & DT_POL_BYTES) ? 1518 : 1;  // a full frame for a byte budget
+  if (!seeded_ && dt_gcra_admit_n(b.tat_ns, now_ns, &ri.policy, cost, &next)) return;  // old drops, a token now
   auto seen = drops_seen_.find(k);
-  const uint64_t before = seen == drops_seen_.end() ? 0 : seen->second;
+  uint64_t before = seen == drops_seen_.end() ? 0 : seen->second;
+  if (before > drops) before = 0;  // a new bucket of the same key
   if (drops == before) return;
   const bool v6 = !addr_is_v4(k.addr);
   out->push_back({prefix_of(k.addr, v6, v6 ? ri.v6_bits : ri.v4_bits), rid, drops - before});
@@ -150,7 +157,7 @@ std::vector<OverBudget> EscalationDriver::scan(uint64_t now_ns) {
     const uint32_t rid = dt_key_rule_id(k.rule);
     if ((k.rule & DT_KEY_DEST) || !info_.count(rid)) return;
     if (dt_key_is_prefix(k.rule)) return scan_prefix(k, b, rid, now_ns, &out);
-    scan_source(k, b, rid, &out);
+    scan_source(k, b, rid, now_ns, &out);
     if (b.dropped + b.would_drop) seen[k] = b.dropped + b.would_drop;
   });
   if (n < 0) {
@@ -158,7 +165,6 @@ std::vector<OverBudget> EscalationDriver::scan(uint64_t now_ns) {
     return {};
   }
   drops_seen_ = std::move(seen);
-  if (!seeded_) out.clear();  // the first pass learns the drops so far: they may be old
   seeded_ = true;
   return out;
 }
@@ -172,6 +178,11 @@ void EscalationDriver::tick(uint64_t now_ns) {
   const std::vector<AutoBan> bans = logic_.check(over);
   for (const AutoBan &b : bans) apply(b);
   if (!bans.empty()) save();
+  // The next period, or sooner the moment an offence lasts `after` (one already due and
+  // not banned, its drops not seen to grow or the cap reached, waits for the period).
+  deadline_ = now_ns + period_ns_;
+  const uint64_t due = logic_.next_due();
+  if (due > now_ns && due < deadline_) deadline_ = due;
 }
 
 bool EscalationDriver::covers_verified(const BanPrefix &p) {

@@ -1,7 +1,9 @@
-// escalation_driver.h - escalation (policy/escalation.h) on the running agent: once a
-// second it learns which sources and prefixes are over the budget of a rule with
-// `escalate`, hands them to the logic, and makes the bans it decides through the ban
-// store (origin "auto": cluster-wide, pinned, expiring, listed by `agent bans`).
+// escalation_driver.h - escalation (policy/escalation.h) on the running agent: every
+// period (--period) it learns which sources and prefixes are over the budget of a rule
+// with `escalate`, hands them to the logic, and makes the bans it decides through the ban
+// store (origin "auto": cluster-wide, pinned, expiring, listed by `agent bans`). It also
+// checks when an offence under way lasts its rule's `after` (Escalation::next_due): a ban
+// lands within about a period of the source crossing `after`, however the periods fall.
 //
 // The evidence, cheapest first:
 //   gate     each escalating rule's counters (rule_stats dropped, rule_would_drop,
@@ -10,7 +12,9 @@
 //            not read at all;
 //   sources  otherwise one pass over the bucket table (the drops still held per CPU
 //            added): a source bucket of such a rule whose dropped + would_drop grew
-//            since the last pass is over budget now;
+//            since the last pass is over budget now (at the first pass, with no last
+//            one: a bucket with drops that has no token now, the drops of a bucket
+//            kept from before may be old);
 //   prefixes a prefix budget's bucket of such a rule that has no token for a packet at
 //            the check while its level dropped packets since the last one (the kernel
 //            counts a level's drops per level, not per prefix: a prefix's own bucket
@@ -53,12 +57,14 @@ class EscalationDriver {
   using OnBan = std::function<void(const AutoBan &, const Ban *made)>;
   // cluster_exempt_fd: the dataplane's cluster_exempt map (the peers' and hubs' addresses).
   EscalationDriver(const MapFds &fds, int cluster_exempt_fd, BanStore &store, std::string pin_dir,
-                   BanMinPrefix min_prefix, size_t max_in_force);
+                   BanMinPrefix min_prefix, size_t max_in_force, uint64_t period_ns);
   ~EscalationDriver();
   // The rules that escalate and the allow list (start, reload); the state file is read at the first call.
   void configure(const LoadedRules &rules);
   bool active() const { return !logic_.rules().empty(); }
-  // About once a second.
+  // When tick() is due next (monotonic ns): a period after the last, or sooner when an
+  // offence lasts its `after` before then.
+  uint64_t deadline() const { return deadline_; }
   void tick(uint64_t now_ns);
   // A peer's ban just installed here: its escalation's, it joins the history.
   void learn_peer_ban(const Ban &b);
@@ -73,7 +79,7 @@ class EscalationDriver {
  private:
   bool rules_dropped();
   std::vector<OverBudget> scan(uint64_t now_ns);
-  void scan_source(const dt_key &k, const dt_bucket &b, uint32_t rid, std::vector<OverBudget> *out);
+  void scan_source(const dt_key &k, const dt_bucket &b, uint32_t rid, uint64_t now_ns, std::vector<OverBudget> *out);
   void scan_prefix(const dt_key &k, const dt_bucket &b, uint32_t rid, uint64_t now_ns, std::vector<OverBudget> *out);
   bool exempt(const BanPrefix &p, std::string *why);
   bool covers_verified(const BanPrefix &p);
@@ -85,6 +91,7 @@ class EscalationDriver {
     bool prefixes = false;       // has prefix budgets: their prefixes escalate
     bool sources = true;         // its source buckets escalate
     uint8_t v4_bits = 32, v6_bits = 64;  // its source buckets' prefix lengths
+    dt_policy policy{};          // its source buckets' budget
     dt_prefix_policy levels{};
     uint64_t drops = 0;          // its counters at the last check (the gate)
     uint64_t level_drops[DT_PREFIX_SLOTS] = {};
@@ -103,6 +110,7 @@ class EscalationDriver {
   int verified_fd_ = -1;
   bool loaded_ = false;
   bool seeded_ = false;  // a first pass over the buckets was made
+  uint64_t period_ns_, deadline_ = 0;
   uint64_t failed_ = 0;
   LogLimiter ban_log_{10'000'000'000ull, 20};
   OnBan on_ban_;

@@ -61,17 +61,33 @@ Escalation::Offender &Escalation::touch(const BanPrefix &p) {
   return st;
 }
 
+uint64_t start_estimate(uint64_t floor_ns, uint64_t first_seen_ns, uint64_t first_drops, uint64_t more_drops,
+                        uint64_t dt_ns) {
+  if (first_seen_ns <= floor_ns) return first_seen_ns;
+  if (!first_drops || !more_drops || !dt_ns) return floor_ns;  // no rate: the earliest it can be
+  const double took = static_cast<double>(first_drops) * static_cast<double>(dt_ns) / static_cast<double>(more_drops);
+  const double span = static_cast<double>(first_seen_ns - floor_ns);
+  return took >= span ? floor_ns : first_seen_ns - static_cast<uint64_t>(took);
+}
+
 void Escalation::observe(const OverBudget &o, uint64_t now) {
   if (!rules_.count(o.rule)) return;
   Offender &st = touch(o.prefix);
   if (st.ban_end > now) return;  // banned (or would be): not a new offence
   if (!st.over_since) {
-    // Its drops happened since the last check: the offence began then (a second at most ago).
-    // (Not before the end of its last ban: it could not be over budget while banned.)
-    st.over_since = last_check_ && now - last_check_ <= kOffenceGapNs ? std::max(last_check_, st.ban_end) : now;
+    // Its drops happened since the last check (not before the end of its last ban: it
+    // could not be over budget while banned); it counts from then until placed.
+    st.floor = last_check_ && now - last_check_ <= kOffenceGapNs ? std::max(last_check_, st.ban_end) : now;
+    st.over_since = st.floor;
+    st.first_seen = now;
+    st.first_drops = o.drops;
+    st.placed = false;
     st.drops = 0;
     counters_.offences++;
     in_offence_.insert(o.prefix);
+  } else if (!st.placed && o.drops && last_check_ && now > last_check_) {
+    st.over_since = start_estimate(st.floor, st.first_seen, st.first_drops, o.drops, now - last_check_);
+    st.placed = true;
   }
   st.rule = o.rule;
   st.last_over = now;
@@ -104,6 +120,16 @@ void Escalation::end_quiet_offences(uint64_t now) {
       ++it;
     }
   }
+}
+
+uint64_t Escalation::next_due() const {
+  uint64_t due = UINT64_MAX;
+  for (const BanPrefix &p : in_offence_) {
+    auto o = offenders_.find(p);
+    auto r = o == offenders_.end() ? rules_.end() : rules_.find(o->second.rule);
+    if (r != rules_.end() && o->second.over_since) due = std::min(due, o->second.over_since + r->second.cfg.after_ns);
+  }
+  return due;
 }
 
 size_t Escalation::in_force() {

@@ -4,15 +4,20 @@
 // clock is passed in (a test drives it), the evidence and the exemptions come from the
 // caller (daemon/escalation_driver.h reads them from the maps).
 //
-// Each check (about once a second) the caller gives the offenders over budget now: a
-// prefix (a source's bucket key as a ban prefix, or a prefix budget's prefix), the rule
-// whose budget it exceeds and the packets it had dropped since the last check.
-//   offence   starts at the check before the first one that sees an offender over budget
-//             (its drops happened since then), and lasts while it
-//             is seen over budget again within kOffenceGapNs; one that lasts the rule's
-//             `after` is banned, unless exempt (allow list, verified, the cluster's
-//             peers: the caller's Exempt), or the cap of automatic bans in force is
-//             reached (counted, retried at the next check);
+// Each check (every period, and at next_due()) the caller gives the offenders over budget
+// now: a prefix (a source's bucket key as a ban prefix, or a prefix budget's prefix), the
+// rule whose budget it exceeds and the packets it had dropped since the last check.
+//   offence   starts when its drops began: after the check before the first one that sees
+//             it over budget (its floor: nothing dropped then), and no later than that
+//             first one. At first it counts from the floor; the next check that sees its
+//             drops grow places the start inside that interval from its drops (the
+//             drops first seen, at the rate they grew since: start_estimate()). It lasts
+//             while it is seen over budget again within kOffenceGapNs; one seen over
+//             budget `after` past its start is banned, unless exempt (allow list,
+//             verified, the cluster's peers: the caller's Exempt), or the cap of
+//             automatic bans in force is reached (counted, retried at the next check);
+//   due       next_due(): the earliest time an offence under way lasts `after`, so the
+//             caller checks then, not a period later;
 //   ban       offence n (1, 2, ...) is banned for ban x factor^(n-1), at most max
 //             (escalate_config.h); n goes back to 1 when the offence starts later than
 //             `forget` after the end of its last ban;
@@ -60,6 +65,12 @@ struct OverBudget {
   uint32_t rule = 0;
   uint64_t drops = 0;  // packets (or bytes) dropped since the last check; 0 if unknown
 };
+
+// When an offence's drops began: first_drops were seen at first_seen_ns, then grew by
+// more_drops in the next dt_ns; at that rate the first ones took first_drops / rate.
+// Never before floor_ns (nothing was dropped then) nor after first_seen_ns.
+uint64_t start_estimate(uint64_t floor_ns, uint64_t first_seen_ns, uint64_t first_drops, uint64_t more_drops,
+                        uint64_t dt_ns);
 
 // A ban escalation made (or, dry_run, would have made).
 struct AutoBan {
@@ -114,6 +125,10 @@ class Escalation {
   // host's clock) into the history. False when no rule here has that name, or it was known.
   bool learn(const BanPrefix &p, const std::string &rule, uint32_t offence, uint64_t ban_end);
 
+  // The earliest time an offence under way will have lasted its rule's `after` (monotonic
+  // ns; UINT64_MAX if none): the caller checks at that time.
+  uint64_t next_due() const;
+
   const EscalationCounters &counters() const { return counters_; }
   size_t tracked() const { return offenders_.size(); }
   size_t in_force();  // automatic bans (and would-bans) in force now
@@ -127,6 +142,10 @@ class Escalation {
     uint32_t rule = 0;
     uint64_t over_since = 0;  // 0: not in an offence
     uint64_t last_over = 0;
+    uint64_t floor = 0;         // the offence began after this (nothing dropped then)
+    uint64_t first_seen = 0;    // the check that first saw it over budget
+    uint64_t first_drops = 0;   // the drops that check saw
+    bool placed = false;        // over_since estimated from the drops' rate (start_estimate)
     uint64_t drops = 0;
     uint32_t bans = 0;        // bans in its escalation so far
     uint64_t ban_end = 0;     // the last one's end (0: none)

@@ -171,6 +171,80 @@ TEST_F(EscalationTest, APeersBanIsInTheHistory) {
   EXPECT_EQ(bans[0].duration_ns, 35 * kS) << "10 s x 2 x 2, at most 35 s";
 }
 
+constexpr uint64_t kMs = 1'000'000ull;
+
+TEST(EscalationStart, PlacedByTheDropsRate) {
+  // 150 drops seen at 1200 ms, then 200 more in 200 ms (1000/s): they began at 1050 ms.
+  EXPECT_EQ(start_estimate(1000 * kMs, 1200 * kMs, 150, 200, 200 * kMs), 1050 * kMs);
+  // Never before the floor (old drops in the first count), never after the first sighting.
+  EXPECT_EQ(start_estimate(1000 * kMs, 1200 * kMs, 1'000'000, 200, 200 * kMs), 1000 * kMs);
+  const uint64_t late = start_estimate(1000 * kMs, 1200 * kMs, 1, 1'000'000, 200 * kMs);
+  EXPECT_LE(late, 1200 * kMs);
+  EXPECT_GE(late, 1199 * kMs);
+  // No rate to go by (a prefix budget's offence has no drops of its own): the floor.
+  EXPECT_EQ(start_estimate(1000 * kMs, 1200 * kMs, 0, 200, 200 * kMs), 1000 * kMs);
+  EXPECT_EQ(start_estimate(1000 * kMs, 1200 * kMs, 150, 0, 200 * kMs), 1000 * kMs);
+  EXPECT_EQ(start_estimate(1200 * kMs, 1200 * kMs, 150, 200, 200 * kMs), 1200 * kMs);
+}
+
+// Checks every 200 ms (the default period) and at next_due(), as the driver makes them.
+struct PeriodTest : ::testing::Test {
+  uint64_t now = 1000 * kS;
+  Escalation esc{[this] { return now; }};
+  uint64_t drops_at(uint64_t t) const { return t > start && t < stop ? (t - start) / kMs : 0; }  // 1000/s
+  uint64_t start = 0, stop = UINT64_MAX, counted = 0;
+  void SetUp() override { esc.set_rules({{7, EscalationRule{"flood", config(), false}}}); }
+  // Checks until `until` (monotonic ns): the first ban made, and when.
+  bool run(uint64_t until, AutoBan *ban, uint64_t *when) {
+    while (now < until) {
+      std::vector<OverBudget> over;
+      const uint64_t d = drops_at(now);
+      if (d > counted) over.push_back({prefix("198.18.1.1"), 7, d - counted});
+      counted = std::max(counted, d);
+      const std::vector<AutoBan> bans = esc.check(over);
+      if (!bans.empty()) return *ban = bans[0], *when = now, true;
+      const uint64_t due = esc.next_due();
+      now = due > now && due < now + 200 * kMs ? due : now + 200 * kMs;
+    }
+    return false;
+  }
+};
+
+TEST_F(PeriodTest, BannedWhenTheOffenceLastsAfterNotAtThePeriodAfter) {
+  EXPECT_EQ(esc.next_due(), UINT64_MAX) << "due with no offence under way";
+  start = now + 1050 * kMs;  // between two checks
+  AutoBan ban;
+  uint64_t when = 0;
+  ASSERT_TRUE(run(now + 10 * kS, &ban, &when)) << "never banned";
+  EXPECT_GE(when, start + 3 * kS) << "banned before 3 s over budget";
+  EXPECT_LE(when, start + 3 * kS + 1 * kMs) << "banned " << (when - start - 3 * kS) / kMs << " ms after crossing `after`";
+  EXPECT_EQ(ban.offence, 1u);
+  EXPECT_EQ(ban.over_ns, 3 * kS) << "its evidence counts from when its drops began";
+}
+
+TEST_F(PeriodTest, SecondOffenceCountsFromTheBansEnd) {
+  start = now + 30 * kMs;
+  AutoBan ban;
+  uint64_t when = 0;
+  ASSERT_TRUE(run(now + 10 * kS, &ban, &when));
+  // Banned 10 s; its drops go on (the bucket's count grows again once the ban ends).
+  const uint64_t end = ban.expires_ns;
+  start = end;  // drops_at() counts on from the ban's end
+  counted = 0;
+  ASSERT_TRUE(run(end + 10 * kS, &ban, &when)) << "no second ban";
+  EXPECT_EQ(ban.offence, 2u);
+  EXPECT_GE(when, end + 3 * kS) << "the second offence counted time while banned";
+  EXPECT_LE(when, end + 3 * kS + 200 * kMs) << "second ban " << (when - end - 3 * kS) / kMs << " ms after crossing `after`";
+}
+
+TEST_F(PeriodTest, NotBannedWhenItStopsBeforeAfter) {
+  start = now + 100 * kMs;
+  stop = start + 2900 * kMs;
+  AutoBan ban;
+  uint64_t when = 0;
+  EXPECT_FALSE(run(now + 10 * kS, &ban, &when)) << "banned after 2.9 s over budget (after = 3 s)";
+}
+
 TEST(EscalationEvidence, OffenceParsedBack) {
   AutoBan b;
   b.drops = 12;
