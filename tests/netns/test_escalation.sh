@@ -10,6 +10,8 @@
 #      3 s once over budget for 2 s; the client and the allow-listed flood never are, nor
 #      is 198.18.8.0/24 (it covers an allowed address: counted as exempt, logged).
 #   2. When that ban ends, the flood's next offence gets 6 s (offence 2).
+#   Each ban lands within a period (200 ms) and a margin of the flood crossing T (its
+#   drops' start, set by --start-at, + `after`): printed, and bounded by DELAY_MAX.
 #   3. The agent restarted with --keep remembers it: the offence after that gets 12 s.
 #   4. The same rule in dry run: the bans it would make are counted and logged, none made.
 # Each ban tells an --on-event command (a script appending its stdin to a file) an
@@ -25,6 +27,12 @@ CLIENT=198.18.7.2
 ALLOWED=198.18.7.3
 SUBNET_FLOOD=198.18.8.1
 SUBNET_ALLOWED=198.18.8.9
+AFTER=2
+# The agent checks every period (200 ms) and at the moment an offence lasts `after`: the
+# bound is that period plus 150 ms for this loaded machine (waking, reading the table,
+# the ban and its event). Checks once a second fail it (0.3 to 2.6 s).
+DELAY_MAX=0.35
+BURST_S=0.025  # the flood's first 50 packets at 2,000 pps pass: its drops begin then
 
 lab_init dtesc
 lab_up
@@ -50,7 +58,7 @@ write_rules() {  # write_rules DRY_RUN
 		rate = 100
 		burst = 50
 		dry_run = $1
-		escalate = { after = "2s", ban = "3s", factor = 2, max = "1m", forget = "1m" }
+		escalate = { after = "${AFTER}s", ban = "3s", factor = 2, max = "1m", forget = "1m" }
 	TOML
 }
 PORT=9107
@@ -123,6 +131,17 @@ told() {
 		"$(event_count "$EVENTS" ban prefix "$FLOOD" origin auto rule flood offence "$1")" 1
 	echo "offence $1's escalation event: $(grep '"escalation"' "$EVENTS" | grep -E "\"offence\": ?$1[,}]" | head -1)"
 }
+# delay_is N CROSSED: the escalation event of offence N came at most DELAY_MAX seconds
+# after CROSSED (Unix seconds: when the flood had been over budget for `after`).
+delay_is() {
+	local told delay
+	told=$(event_field "$EVENTS" escalation unix_ms prefix "$FLOOD" offence "$1")
+	delay=$(awk -v a="$told" -v b="$2" 'BEGIN { printf "%.3f", a / 1000 - b }')
+	echo "offence $1: banned ${delay} s after crossing T"
+	check_le "escalation/delay$1" "seconds from crossing T to the ban of offence $1" "$delay" "$DELAY_MAX"
+	check_ge "escalation/delay$1-not-early" "seconds from crossing T to the ban of offence $1 (a margin of 50 ms)" \
+		"$delay" -0.05
+}
 # length_is NAME SECONDS: the ban just seen lasts SECONDS (within its bounds, 0.25 s of slack).
 length_is() {
 	check "escalation/$1" "the ban of $BAN_REASON lasts $BAN_LO to $BAN_HI s, expected $2 s" \
@@ -133,11 +152,11 @@ write_rules false
 start_agent one || die "the agent did not start with an escalating rule"
 check escalation/startup "the startup line does not name the escalating rule" \
 	grep -q 'escalating: subnet, flood' "$(agent_log one)"
-send_traffic_bg flood "$WORK/flood.json" --sources "$FLOOD" --rate 2000 --count 120000 --duration 60s
+t0=$(awk -v t="$(now_s)" 'BEGIN { printf "%.3f", t + 0.5 }')  # every sender launched by then
+send_traffic_bg flood "$WORK/flood.json" --sources "$FLOOD" --rate 2000 --count 120000 --duration 60s --start-at "$t0"
 send_traffic_bg client "$WORK/client.json" --sources "$CLIENT" --rate 50 --count 3000 --duration 60s
 send_traffic_bg allowed "$WORK/allowed.json" --sources "$ALLOWED" --rate 2000 --count 120000 --duration 60s
 send_traffic_bg subnet "$WORK/subnet.json" --sources "$SUBNET_FLOOD" --rate 2000 --count 120000 --duration 60s
-t0=$(now_s)
 
 # 1. The first offence: banned after 2 s over budget, for 3 s.
 seen 1 15 || die "the flood was not banned within 15 s (bans: $("$AGENT" bans --pin-dir "$PIN_DIR"))"
@@ -146,6 +165,7 @@ echo "first ban after ${took} s of flood: $BAN_LO-$BAN_HI s, $BAN_ORIGIN, $BAN_W
 check_ge escalation/after "seconds of flood before the first ban" "$took" 2
 length_is ban1 3
 told 1 3
+delay_is 1 "$(awk -v t="$t0" -v b="$BURST_S" -v a="$AFTER" 'BEGIN { printf "%.3f", t + b + a }')"
 check escalation/origin "the ban's origin is not auto: $BAN_ORIGIN" test "$BAN_ORIGIN" = auto
 check escalation/who "the ban does not name its rule: $BAN_WHO" test "$BAN_WHO" = "rule flood"
 check escalation/log "no log line for the ban" grep -q "escalation: banned $FLOOD for 3s (rule flood: " \
@@ -156,6 +176,9 @@ seen 2 15 || die "no second ban within 15 s (bans: $("$AGENT" bans --pin-dir "$P
 echo "second ban: $BAN_LO-$BAN_HI s: $BAN_REASON"
 length_is ban2 6
 told 2 6
+# Its T: `after` past the first ban's end (the flood never stopped; its burst passes first).
+end1=$(event_field "$EVENTS" escalation expires_unix_ms prefix "$FLOOD" offence 1)
+delay_is 2 "$(awk -v e="$end1" -v b="$BURST_S" -v a="$AFTER" 'BEGIN { printf "%.3f", e / 1000 + b + a }')"
 check_eq escalation/counted "escalation's bans in agent stats --json" "$(esc_num bans)" 2
 check_eq escalation/metric "dthrottle_escalation_total{what=\"ban\"}" \
 	"$(metric 'dthrottle_escalation_total{what="ban"}')" 2

@@ -7,10 +7,12 @@
 # only, for 25 s: a flood at 2,000 pps (20x the rate), the same from the allow-listed
 # address, and a client under its rate (50 pps).
 #   1. h1 bans the flood (origin auto, offence 1, 3 s); h2 and h3 hold it (origin h1/auto).
-#      Printed: from crossing T (the flood's start + `after`) to the ban's event on each host.
+#      Printed: from crossing T (the flood's drops' start, set by --start-at, + `after`) to
+#      the ban's event on each host: within DELAY_MAX on h1, and within FOLLOW_MAX more on
+#      the others.
 #   2. The flood goes on: once that ban ends, its second offence is banned for 6 s, on every
-#      host (measured from each host's ban event: expiry - set time), told within 1.5 s of
-#      crossing T again (the end of the first ban + `after`).
+#      host (measured from each host's ban event: expiry - set time), told within the same
+#      bounds of crossing T again (the end of the first ban + `after`).
 #   3. Neither the allow-listed flood (passed before any rule: never over budget) nor the
 #      client is banned anywhere, nor told.
 #   4. The events: h1's command gets "escalation" and "ban" (rule, offence) for both
@@ -27,6 +29,13 @@ FLOOD=198.18.7.1
 CLIENT=198.18.7.2
 ALLOWED=198.18.7.3
 AFTER=2
+# The banning host checks every period (200 ms) and at the moment an offence lasts
+# `after`: its bound is that period plus 150 ms for this loaded machine (checks once a
+# second fail it: 0.3 to 2.6 s). A peer holds the ban from the next report (a period)
+# and tells it at its next look at the bans (every 250 ms), plus the same margin.
+DELAY_MAX=0.35
+FOLLOW_MAX=0.6
+BURST_S=0.025  # the flood's first 50 packets at 2,000 pps pass: its drops begin then
 
 lab_init dtescc
 mlab_up 3
@@ -88,11 +97,8 @@ figures() {
 		echo "offence $1 on h$i: ban told ${delay} s after crossing T, lasting ${len} s, origin $origin"
 		check "escalation_cluster/h$i-offence$1-length" "h$i's ban of offence $1 lasts $len s, expected $3 s" \
 			num_cmp "$(calc "($len >= $3 - 0.5) && ($len <= $3 + 0.5)")" == 1
-		# The banning host checks once a second, its first pass over the table after drops
-		# only learns them (a second more), and the sender takes a while to start on a loaded
-		# machine; a peer learns the ban within a period (200 ms) and tells it at its next look
-		# at the bans (every 250 ms).
-		check_le "escalation_cluster/h$i-offence$1-delay" "seconds from crossing T to h$i's ban event" "$delay" 3
+		[ "$i" = "$by" ] && want=$DELAY_MAX || want=$(calc "$DELAY_MAX + $FOLLOW_MAX")
+		check_le "escalation_cluster/h$i-offence$1-delay" "seconds from crossing T to h$i's ban event" "$delay" "$want"
 		[ "$i" = "$by" ] && told1=$told
 		[ "$i" = "$by" ] && want=auto || want=h$by/auto
 		check "escalation_cluster/h$i-offence$1-origin" "h$i's ban of offence $1 has origin $origin, expected $want" \
@@ -104,19 +110,19 @@ figures() {
 		read -r told len origin <<<"$line"
 		delay=$(awk -v a="$told" -v b="$told1" 'BEGIN { printf "%.3f", a - b }')
 		echo "  h$i told it ${delay} s after h$by"
-		check_le "escalation_cluster/h$i-offence$1-after-h$by" "seconds from h$by's ban event to h$i's" "$delay" 1
+		check_le "escalation_cluster/h$i-offence$1-after-h$by" "seconds from h$by's ban event to h$i's" "$delay" "$FOLLOW_MAX"
 	done
 }
 
-T_FLOOD=$(now_s)
-mlab_send_bg flood 1 "${M_IP[1]}" --sources "$FLOOD" --rate 2000 --count 50000 --duration 25s
+T_FLOOD=$(awk -v t="$(now_s)" 'BEGIN { printf "%.3f", t + 0.5 }')  # the senders launched by then
+mlab_send_bg flood 1 "${M_IP[1]}" --sources "$FLOOD" --rate 2000 --count 50000 --duration 25s --start-at "$T_FLOOD"
 mlab_send_bg allowed 1 "${M_IP[1]}" --sources "$ALLOWED" --rate 2000 --count 50000 --duration 25s
 mlab_send_bg client 1 "${M_IP[1]}" --sources "$CLIENT" --rate 50 --count 1250 --duration 25s
 
 # 1. The first offence, on every host.
 wait_until 15 offence_everywhere 1 || die "the flood's first ban was not told on every host within 15 s: h1 $(ban_origin 1 "$FLOOD"), h2 $(ban_origin 2 "$FLOOD"), h3 $(ban_origin 3 "$FLOOD")"
 pass escalation_cluster/offence1-everywhere
-figures 1 "$(awk -v t="$T_FLOOD" -v a="$AFTER" 'BEGIN { printf "%.3f", t + a }')" 3
+figures 1 "$(awk -v t="$T_FLOOD" -v b="$BURST_S" -v a="$AFTER" 'BEGIN { printf "%.3f", t + b + a }')" 3
 
 # 2. The second offence: twice the ban, on every host. Its T is crossed `after` past the
 # end of the first ban (the flood never stopped).
@@ -127,7 +133,7 @@ end1=$(python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     e = json.loads(l)
     if e["type"] == "escalation" and e["offence"] == 1: print("%.3f" % (e["expires_unix_ms"] / 1000 + float(sys.argv[2]))); break' \
-	"$(events 1)" "$AFTER")
+	"$(events 1)" "$(calc "$AFTER + $BURST_S")")
 figures 2 "$end1" 6
 
 # 3. Never banned, never told.
@@ -170,13 +176,13 @@ end2=$(python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     e = json.loads(l)
     if e["type"] == "escalation" and e["offence"] == 2: print("%.3f" % (e["expires_unix_ms"] / 1000 + float(sys.argv[2]))); break' \
-	"$(events 1)" "$AFTER")
-T_FLOOD2=$(now_s)
-mlab_send_bg flood2 2 "${M_IP[2]}" --sources "$FLOOD" --rate 2000 --count 50000 --duration 25s
+	"$(events 1)" "$(calc "$AFTER + $BURST_S")")
+T_FLOOD2=$(awk -v t="$(now_s)" 'BEGIN { printf "%.3f", t + 0.5 }')
+mlab_send_bg flood2 2 "${M_IP[2]}" --sources "$FLOOD" --rate 2000 --count 50000 --duration 25s --start-at "$T_FLOOD2"
 if wait_until 20 offence_everywhere 3; then
 	pass escalation_cluster/offence3-everywhere
 	# T is crossed `after` past the later of h1's second ban's end and the flood's start on h2.
-	figures 3 "$(awk -v e="$end2" -v t="$T_FLOOD2" -v a="$AFTER" 'BEGIN { printf "%.3f", (t + a > e ? t + a : e) }')" 12 2
+	figures 3 "$(awk -v e="$end2" -v t="$T_FLOOD2" -v b="$BURST_S" -v a="$AFTER" 'BEGIN { printf "%.3f", (t + b + a > e ? t + b + a : e) }')" 12 2
 	check "escalation_cluster/h2-escalation3" "h2's command got no escalation event for offence 3" \
 		has_event "$(events 2)" escalation prefix "$FLOOD" rule flood offence 3 duration_s 12
 else
