@@ -271,7 +271,10 @@ bool Daemon::open_bans() {
                                                    dp_->pin_dir(), config_.opt.peer_bans.min_prefix,
                                                    config_.opt.auto_ban_max, config_.opt.period_ns);
   escalation_->configure(config_.rules);
-  ban_sync_->set_on_installed([this](const Ban &b) { escalation_->learn_peer_ban(b); });
+  // A peer's automatic ban is told at once (the store's scan, every 250 ms, tells the others).
+  ban_sync_->set_on_installed([this](const Ban &b) {
+    if (escalation_->learn_peer_ban(b) && ban_events_) ban_events_->installed(b, mono_now_ns());
+  });
   const RunOptions &opt = config_.opt;
   escalation_json_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kEscalationStatusJson)));
   escalation_text_file_ = RewrittenFile(runtime_files_.add(runtime_file(opt.pin_dir, kEscalationStatusText)));

@@ -251,16 +251,17 @@ void EscalationDriver::apply(const AutoBan &b) {
   if (on_ban_) on_ban_(b, &made);
 }
 
-void EscalationDriver::learn_peer_ban(const Ban &b) {
+bool EscalationDriver::learn_peer_ban(const Ban &b) {
   const std::string auto_origin = "/auto", rule_who = "rule ";
   const bool automatic = b.remote && b.origin.size() > auto_origin.size() &&
                          b.origin.compare(b.origin.size() - auto_origin.size(), auto_origin.size(), auto_origin) == 0;
   uint32_t offence = 0;
-  if (!active() || !automatic || b.who.rfind(rule_who, 0) != 0 || !parse_offence(b.reason, &offence)) return;
-  if (!logic_.learn(b.prefix, b.who.substr(rule_who.size()), offence, b.expires_ns)) return;
+  if (!active() || !automatic || b.who.rfind(rule_who, 0) != 0 || !parse_offence(b.reason, &offence)) return false;
+  if (!logic_.learn(b.prefix, b.who.substr(rule_who.size()), offence, b.expires_ns)) return false;
   DT_INFO("escalation: %s's ban from %s (rule %s, offence %u) is in its history here", ban_prefix_text(b.prefix).c_str(),
           b.origin.c_str(), b.who.substr(rule_who.size()).c_str(), offence);
   save();
+  return true;
 }
 
 void EscalationDriver::save() {

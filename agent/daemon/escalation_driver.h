@@ -66,8 +66,8 @@ class EscalationDriver {
   // offence lasts its `after` before then.
   uint64_t deadline() const { return deadline_; }
   void tick(uint64_t now_ns);
-  // A peer's ban just installed here: its escalation's, it joins the history.
-  void learn_peer_ban(const Ban &b);
+  // A peer's ban just installed here: its escalation's, it joins the history (true: it did).
+  bool learn_peer_ban(const Ban &b);
   // On exit: with --keep the state is written for the next agent, else removed.
   void on_exit(bool keep);
   // Events: every automatic ban made, or that dry run would have made.

@@ -32,6 +32,12 @@ void BanEvents::banned(const Ban &b, const Json &extra, uint64_t now_ns) {
   tell_ban(b, extra, now_ns);
 }
 
+void BanEvents::installed(const Ban &b, uint64_t now_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = known_.find(b.prefix);
+  if (it == known_.end() || !same(it->second, b)) tell_ban(b, Json::object(), now_ns);
+}
+
 void BanEvents::tell_ban(const Ban &b, const Json &extra, uint64_t now_ns) {
   Json fields = ban_event_fields(b, now_ns, unix_now_ms());
   for (auto it = extra.begin(); extra.is_object() && it != extra.end(); ++it) fields[it.key()] = it.value();

@@ -30,6 +30,8 @@ class BanEvents {
   void prime(BanStore &store, uint64_t now_ns);
   // Tells `b` (just set) now, with `extra` fields (an object, may be empty). Any thread.
   void banned(const Ban &b, const Json &extra, uint64_t now_ns);
+  // Tells `b` (just installed from a peer) now, unless it is known as it is (a renewal).
+  void installed(const Ban &b, uint64_t now_ns);
   // Compares the store with what is known; tells the differences (see the top).
   void scan(BanStore &store, uint64_t now_ns);
   uint64_t suppressed() const;

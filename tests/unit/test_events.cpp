@@ -306,4 +306,28 @@ TEST(BanEventFields, PrefixTimesAndOrigin) {
   EXPECT_EQ(j["remote"], false);
 }
 
+TEST(BanEvents, APeersBanInstalledIsToldOnceAtOnce) {
+  dt::EventBus bus({"h2", true, 8, 4});
+  dt::BanEvents events(bus);
+  dt::Ban b;
+  std::string err, line;
+  ASSERT_TRUE(dt::parse_ban_prefix("198.18.7.1", &b.prefix, &err));
+  b.expires_ns = 100 * kSec;
+  b.set_unix_ms = 1'000;
+  b.reason = "3834 dropped in 2s over budget, offence 1";
+  b.origin = "h1/auto";
+  b.who = "rule flood";
+  b.remote = true;
+  events.installed(b, 97 * kSec);
+  ASSERT_TRUE(bus.pop_command_event(&line)) << "the installed ban was not told";
+  EXPECT_EQ(dt::Json::parse(line)["origin"], "h1/auto");
+  b.expires_ns = 101 * kSec;  // the peer's re-announcement renews it: not a new ban
+  events.installed(b, 98 * kSec);
+  EXPECT_FALSE(bus.pop_command_event(&line)) << "a renewal was told again: " << line;
+  b.set_unix_ms = 9'000;  // set anew (its next offence)
+  b.reason = "3810 dropped in 2s over budget, offence 2";
+  events.installed(b, 99 * kSec);
+  EXPECT_TRUE(bus.pop_command_event(&line)) << "a ban set anew was not told";
+}
+
 }  // namespace
