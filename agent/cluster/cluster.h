@@ -150,6 +150,10 @@ class Cluster {
   const char *security() const { return cfg_.curve_key_file.empty() ? "insecure" : "keys"; }
   // Which peers report one source (agent explain): started by the daemon, fed here.
   SourceWatch &source_watch() { return watch_; }
+  // What BanSync has to announce now, signed like reports (cluster_bans.cpp): every period,
+  // and at once after the daemon made bans (escalation), so peers need not wait a period.
+  // Only what changed goes out: a call with nothing new sends nothing.
+  void publish_bans(uint64_t now_ns);
 
  private:
   Cluster(const ClusterConfig &cfg, Dataplane &dp);
@@ -212,8 +216,7 @@ class Cluster {
   void serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns);
   bool publish(const std::string &msg);
   void request_resends(uint64_t now_ns);
-  // Bans (cluster_bans.cpp).
-  void publish_bans(uint64_t now_ns);
+  // Peers' bans in (cluster_bans.cpp).
   void apply_bans(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
   uint64_t peer_clock_ms(const std::string &node_id, uint64_t now_ns) const;
   // Sources verified by SYN cookies (cluster_verified.cpp, cluster_core/verified_share.h).

@@ -6,7 +6,7 @@
 #include "cluster/report_signing.h"
 
 namespace dt {
-// What BanSync has to announce this period, signed like reports when keys are used.
+// What BanSync has to announce now (cluster.h), signed like reports when keys are used.
 void Cluster::publish_bans(uint64_t now_ns) {
   if (!bans_) return;
   const std::vector<BanNotice> notices = bans_->on_period(now_ns, unix_now_ms());

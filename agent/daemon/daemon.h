@@ -118,6 +118,7 @@ class Daemon {
   void on_period(uint64_t now_ns);
   void on_status(uint64_t now_ns);
   void on_fail_open_check(uint64_t now_ns);
+  void on_escalation_tick(uint64_t now_ns);  // and the bans it made announced to the peers
   void on_escalation_check(uint64_t now_ns);
   bool escalating() const;  // some rule escalates: the driver's checks run
   void on_stats_log(uint64_t now_ns);

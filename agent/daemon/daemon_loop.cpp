@@ -74,7 +74,7 @@ void Daemon::serve() {
     if (ticking_ && period_.due(now)) on_period(now);
     if (cluster_ && now >= cluster_->early_deadline()) cluster_->on_early_tick(now);
     explain_->poll(now);
-    if (escalating() && now >= escalation_->deadline()) escalation_->tick(now);
+    if (escalating() && now >= escalation_->deadline()) on_escalation_tick(now);
     if (fail_open_check_.due(now)) on_fail_open_check(now);
     if (stats_log_.due(now)) on_stats_log(now);
   }
@@ -187,6 +187,13 @@ void Daemon::on_fail_open_check(uint64_t now_ns) {
   // Without report periods, the query socket's counters reach the metrics from here.
   if ((query_ || (escalation_ && escalation_->active())) && !ticking_) publish_metrics();
   fail_open_check_.advance(now_ns);
+}
+
+// An escalation check. The bans it made go to the peers now, not with the next period's
+// messages: a source crossing `after` is banned on every host within the check's period.
+void Daemon::on_escalation_tick(uint64_t now_ns) {
+  escalation_->tick(now_ns);
+  if (cluster_) cluster_->publish_bans(now_ns);
 }
 
 bool Daemon::escalating() const { return escalation_ && escalation_->active(); }
