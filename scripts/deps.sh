@@ -57,7 +57,7 @@ SUITES=(
 # Architecture: all header packages (toml11, nlohmann-json) are shared; cppzmq-dev is per arch.
 CROSS_LIBS=(
   libbpf-dev libelf-dev zlib1g-dev linux-libc-dev libzmq3-dev libsodium-dev libcpp-httplib-dev
-  libcap-dev libhiredis-dev libnftables-dev libgtest-dev cppzmq-dev
+  libcap-dev libhiredis-dev libnftables-dev libxdp-dev libgtest-dev cppzmq-dev
 )
 cross_packages() {  # ARCH: the cross compiler and ARCH's -dev packages
   case $1 in
