@@ -35,7 +35,7 @@ ROOTFS_PACKAGES=(
   bash coreutils util-linux mount grep sed mawk findutils diffutils procps kmod hostname gzip
   busybox-static iproute2 nftables socat jq python3 python3-zmq iputils-ping
   libstdc++6 libbpf1 libelf1 zlib1g libzmq5 libsodium23 libcpp-httplib0.11
-  libhiredis0.14 libcap2 libnftables1
+  libhiredis0.14 libcap2 libnftables1 libxdp1
 )
 
 # --- qemu and busybox (apt) ----------------------------------------------------------------
