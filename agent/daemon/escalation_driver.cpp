@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <string_view>
 
 #include "bans/ban_policy.h"
 #include "common/address.h"
@@ -211,6 +212,18 @@ bool EscalationDriver::exempt(const BanPrefix &p, std::string *why) {
   return false;
 }
 
+namespace {
+// An automatic ban's origin and the prefix of its `who` (the rule follows): written by
+// store_ban, read back from a peer's ban (origin "NODE/auto") by learn_peer_ban.
+constexpr std::string_view kAutoOrigin = "auto";
+constexpr std::string_view kRuleWhoPrefix = "rule ";
+
+bool is_peer_auto_origin(const std::string &origin) {
+  return origin.size() > kAutoOrigin.size() + 1 && origin.ends_with(kAutoOrigin) &&
+         origin[origin.size() - kAutoOrigin.size() - 1] == '/';
+}
+}  // namespace
+
 // The ban into the store (cluster-wide from there); false when held already or refused.
 bool EscalationDriver::store_ban(const AutoBan &b, Ban *made) {
   if (auto held = store_.find(b.prefix); held && held->expires_ns > mono_now_ns()) return false;  // banned already
@@ -218,8 +231,8 @@ bool EscalationDriver::store_ban(const AutoBan &b, Ban *made) {
   ban.prefix = b.prefix;
   ban.expires_ns = b.expires_ns;
   ban.reason = b.evidence().substr(0, kMaxBanReason);
-  ban.origin = "auto";
-  ban.who = ("rule " + b.rule).substr(0, kMaxBanWho);
+  ban.origin = kAutoOrigin;
+  ban.who = (std::string(kRuleWhoPrefix) + b.rule).substr(0, kMaxBanWho);
   std::string err;
   if (!store_.set(ban, &err)) {
     failed_++;
@@ -252,14 +265,14 @@ void EscalationDriver::apply(const AutoBan &b) {
 }
 
 bool EscalationDriver::learn_peer_ban(const Ban &b) {
-  const std::string auto_origin = "/auto", rule_who = "rule ";
-  const bool automatic = b.remote && b.origin.size() > auto_origin.size() &&
-                         b.origin.compare(b.origin.size() - auto_origin.size(), auto_origin.size(), auto_origin) == 0;
+  const bool automatic = b.remote && is_peer_auto_origin(b.origin);
   uint32_t offence = 0;
-  if (!active() || !automatic || b.who.rfind(rule_who, 0) != 0 || !parse_offence(b.reason, &offence)) return false;
-  if (!logic_.learn(b.prefix, b.who.substr(rule_who.size()), offence, b.expires_ns)) return false;
+  if (!active() || !automatic || !b.who.starts_with(kRuleWhoPrefix) || !parse_offence(b.reason, &offence))
+    return false;
+  const std::string rule = b.who.substr(kRuleWhoPrefix.size());
+  if (!logic_.learn(b.prefix, rule, offence, b.expires_ns)) return false;
   DT_INFO("escalation: %s's ban from %s (rule %s, offence %u) is in its history here", ban_prefix_text(b.prefix).c_str(),
-          b.origin.c_str(), b.who.substr(rule_who.size()).c_str(), offence);
+          b.origin.c_str(), rule.c_str(), offence);
   save();
   return true;
 }
