@@ -315,7 +315,8 @@ bool Dataplane::attach_multi(std::string *err) {
     DT_INFO("switched %s from XDP alone to libxdp's dispatcher: removed dthrottle's XDP link", iface_.c_str());
   multi_skel_ = open_sharing_maps(err);
   if (!multi_skel_) return false;
-  if (!xdp_multi_attach(multi_skel_->obj, ifindex_, iface_, &multi_prog_, &took_over_, err)) return false;
+  if (!xdp_multi_attach(multi_skel_->obj, ifindex_, iface_, xdp_frags_, &multi_prog_, &took_over_, err))
+    return false;
   mode_ = XdpMode::Native;
   return true;
 }
@@ -323,6 +324,7 @@ bool Dataplane::attach_multi(std::string *err) {
 dthrottle_bpf *Dataplane::open_sharing_maps(std::string *err) {
   dthrottle_bpf *s = dthrottle_bpf__open();
   if (!s) return *err = "cannot open the BPF object: " + errno_str(errno), nullptr;
+  *s->rodata = *skel_->rodata;  // what the kernel was found to have (helpers, frags)
   bpf_program *p;
   bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(p, p == s->progs.dt_xdp);
   bpf_map *m;
@@ -421,17 +423,17 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
 }
 
 void Dataplane::enable_xdp_frags(const DataplaneConfig &cfg) {
-  // Multi-buffer XDP where the kernel has it (jumbo frames), for the XDP hook alone: in
-  // libxdp's dispatcher the dispatcher decides, and it takes frags only if every program
-  // does (dt_xdp there is loaded without them; the rodata says how to count all the same).
+  // Multi-buffer XDP where the kernel has it (jumbo frames). In libxdp's dispatcher our copy
+  // says so too (xdp_multi_attach), and the dispatcher takes frags only if every program in
+  // it does.
   const int frags = probe_xdp_frags();
   skel_->rodata->dt_xdp_frags = frags > 0;
+  xdp_frags_ = frags > 0;
   if (frags > 0 && cfg.hook == AttachHook::Xdp)
     bpf_program__set_flags(skel_->progs.dt_xdp, bpf_program__flags(skel_->progs.dt_xdp) | BPF_F_XDP_HAS_FRAGS);
   unsigned mtu = 0;
   if (read_mtu(cfg.iface, &mtu) && cfg.hook != AttachHook::Tc) {
-    if (std::string w = xdp_mtu_warning(cfg.iface, mtu, cfg.hook == AttachHook::Xdp ? frags : 0); !w.empty())
-      DT_WARN("%s", w.c_str());
+    if (std::string w = xdp_mtu_warning(cfg.iface, mtu, frags); !w.empty()) DT_WARN("%s", w.c_str());
   }
 }
 

@@ -147,6 +147,7 @@ class Dataplane {
   int link_fd_ = -1;
   int lock_fd_ = -1;
   bool took_over_ = false;
+  bool xdp_frags_ = false;  // the kernel has multi-buffer XDP (enable_xdp_frags)
   bool keep_ = false;
   XdpMode mode_ = XdpMode::Auto;
   AttachHook hook_ = AttachHook::Xdp;

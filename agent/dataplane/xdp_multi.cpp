@@ -93,8 +93,8 @@ std::vector<uint32_t> xdp_multi_ours(int ifindex) {
   return ids;
 }
 
-bool xdp_multi_attach(bpf_object *obj, int ifindex, const std::string &iface, xdp_program **out, bool *took_over,
-                      std::string *err) {
+bool xdp_multi_attach(bpf_object *obj, int ifindex, const std::string &iface, bool frags, xdp_program **out,
+                      bool *took_over, std::string *err) {
   LibxdpCapture capture;
   if (const uint32_t id = lone_program(ifindex); id != 0) return *err = taken_error(iface, id), false;
   const std::vector<uint32_t> before = xdp_multi_ours(ifindex);
@@ -103,6 +103,7 @@ bool xdp_multi_attach(bpf_object *obj, int ifindex, const std::string &iface, xd
   if (int e = libxdp_get_error(prog); e || !prog)
     return *err = "libxdp cannot use dt_xdp: " + libxdp_reason(e ? e : -EINVAL), false;
   xdp_program__set_run_prio(prog, kXdpMultiPriority);
+  if (frags) xdp_program__set_xdp_frags_support(prog, true);
   for (int action = XDP_ABORTED; action <= XDP_REDIRECT; action++)
     xdp_program__set_chain_call_enabled(prog, action, action == XDP_PASS);
   if (int e = xdp_program__attach(prog, ifindex, XDP_MODE_NATIVE, 0); e != 0) {
