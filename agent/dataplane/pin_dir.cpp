@@ -14,6 +14,7 @@
 
 #include "dthrottle/common.h"
 #include "common/files.h"
+#include "common/errno_str.h"
 #include "common/log.h"
 #include "common/runtime_files.h"
 
@@ -25,8 +26,6 @@ namespace dt {
 namespace {
 
 constexpr const char *kBpffsRoot = "/sys/fs/bpf";
-
-std::string errno_str(int e) { return std::string(strerror(e < 0 ? -e : e)); }
 
 bool is_bpffs(const std::string &path) {
   struct statfs st {};

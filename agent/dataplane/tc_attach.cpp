@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/errno_str.h"
 #include "common/log.h"
 
 namespace dt {
@@ -23,8 +24,6 @@ namespace {
 constexpr int kAttachTcxIngress = 46;     // BPF_TCX_INGRESS
 constexpr uint32_t kLinkTypeTcx = 11;     // BPF_LINK_TYPE_TCX
 constexpr uint32_t kFlagBefore = 1u << 3; // BPF_F_BEFORE: with no relative program, first of all
-
-std::string errno_str(int e) { return std::string(strerror(e < 0 ? -e : e)); }
 
 // "pref 1 handle 0xd7", as `tc filter show` prints it.
 std::string place() {
