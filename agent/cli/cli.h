@@ -48,6 +48,8 @@ struct RunOptions {
   bool insecure_cluster = false;   // --insecure-cluster: a cluster without --curve-key, asked for by name
   PeerBanPolicy peer_bans;         // --peer-bans, --peer-ban-*: what this host takes of the peers' bans
   PeerSet peer_verified;           // --peer-verified: whose verified sources (SYN cookies) this host takes
+  bool config_peer_verified = false;  // `peer-verified` from the --config file (or its default): re-read on reload
+  uint32_t peer_verified_max = 0;  // --peer-verified-max: one peer's verified sources here; 0: a quarter of --max-verified
   uint64_t auto_ban_max = 1024;    // --auto-ban-max: automatic bans (escalate) in force at once
   std::string rules_file;          // --rules: packet and tag rules (TOML)
   bool coarse_clock = false;       // --clock coarse
@@ -174,6 +176,9 @@ std::string run_usage();
 // The `peers` of a --config file as the file says now (for a reload), normalised, added
 // to *out. False with "FILE:LINE: peers: why" in *err.
 bool read_config_peers(const std::string &config_file, std::vector<std::string> *out, std::string *err);
+// The `peer-verified` of a --config file as the file says now (for a reload): its value, or
+// `all` (the default) without one. False with "FILE:LINE: peer-verified: why" in *err.
+bool read_config_peer_verified(const std::string &config_file, PeerSet *out, std::string *err);
 
 // Secure is the default: a cluster without keys runs only when asked for by name
 // (--insecure-cluster), since anyone who reaches its ports could forge, read or silence

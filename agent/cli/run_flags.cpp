@@ -214,6 +214,10 @@ std::vector<OptionSpec> agent_options(RunOptions *o) {
        "which peers' verified sources (SYN cookies) this host\ntakes: all (default), none, or NODE[,NODE...] (node "
        "ids);\nthe others' are refused, counted and logged",
        [o](const std::string &v, std::string *why) { return parse_peer_set(v, &o->peer_verified, why); }},
+      {"peer-verified-max", 0, "N",
+       "at most N verified sources of any one peer in force here\n(default a quarter of --max-verified: 16384); "
+       "past it\nthe peer's new ones are refused, counted and logged",
+       count_into(&o->peer_verified_max, 1, 1u << 24)},
       {"keep", 0, nullptr,
        "on exit, leave the program attached and the maps pinned\n(for upgrades: the next agent takes over)",
        turn_on(&o->keep)},

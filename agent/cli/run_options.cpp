@@ -69,6 +69,7 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
   const ParseOutcome r = parse_run_argv(merged.argc(), merged.argv(), o, err, &at);
   o->config_file = config;
   o->config_peers = !given.count(run_option_id("peers"));
+  o->config_peer_verified = !given.count(run_option_id("peer-verified"));
   return r;
 }
 
@@ -84,6 +85,21 @@ bool read_config_peers(const std::string &config_file, std::vector<std::string> 
       return false;
     }
   }
+  return true;
+}
+
+bool read_config_peer_verified(const std::string &config_file, PeerSet *out, std::string *err) {
+  std::vector<ConfigSetting> settings;
+  if (!load_config_file(config_file, run_getopt_table().data(), kRunListSettings, &settings, err)) return false;
+  const std::string prefix = "--peer-verified=";
+  PeerSet found;  // all, without the setting
+  for (const auto &s : settings) {
+    if (s.arg.rfind(prefix, 0) != 0) continue;
+    std::string e;
+    if (!parse_peer_set(s.arg.substr(prefix.size()), &found, &e))
+      return *err = config_file + ":" + std::to_string(s.line) + ": peer-verified: " + e, false;
+  }
+  *out = std::move(found);
   return true;
 }
 

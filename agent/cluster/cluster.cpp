@@ -76,7 +76,7 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns),
       receiver_(ReceiverOptions{cfg.node_id, !cfg.hubs.empty()}, planner_, join_guard_, rules_),
       verified_ring_(std::make_unique<VerifiedRing>(dp.verified_ring_fd())),
-      verified_in_(cfg.verified_ttl_ns, kMaxVerifiedLearnedPerPeriod, cfg.peer_verified) {
+      verified_in_(cfg.verified_ttl_ns, kMaxVerifiedLearnedPerPeriod, cfg.peer_verified, cfg.verified_hold) {
   receiver_.set_relay_member([this](const std::string &id) { return relay_member(id); });
 }
 

@@ -70,6 +70,9 @@ struct ClusterConfig {
   uint64_t verified_ttl_ns = DT_DEFAULT_VERIFIED_TTL_NS;
   // SYN cookies: the peers whose verified sources are written here (--peer-verified).
   PeerSet peer_verified;
+  // SYN cookies: a peer's verified sources in force here at once (--peer-verified-max),
+  // all the peers' (--max-verified).
+  VerifiedHoldLimits verified_hold;
 };
 
 class Cluster {
@@ -143,6 +146,10 @@ class Cluster {
   // Every period: forgets removed peers whose last queued reports arrived after the change.
   void tick_membership(uint64_t now_ns);
   const std::vector<std::string> &peer_endpoints() const { return cfg_.peers; }
+  // --peer-verified from now on (agent reload): the sources a peer no longer listed wrote
+  // stay until they expire (at most --verified-ttl).
+  void set_peer_verified(const PeerSet &peers) { verified_in_.set_peers(peers); }
+  const PeerSet &peer_verified() const { return verified_in_.peers(); }
 
   const ClusterCounters &counters() const { return counters_; }
   const PeerTracker &tracker() const { return tracker_; }

@@ -141,6 +141,9 @@ namespace dt {
   X(verified_refused_peer, "verified.refused_peer", "dthrottle_verified_sources_refused_peer_total", "counter", \
     "verified", "# refused (--peer-verified)", \
     "SYN cookies: verified sources of peers --peer-verified does not list, not written.") \
+  X(verified_refused_peer_cap, "verified.refused_peer_cap", "dthrottle_verified_sources_refused_peer_cap_total", \
+    "counter", "verified", "# refused (--peer-verified-max)", \
+    "SYN cookies: new verified sources of a peer at --peer-verified-max (or of all at --max-verified), not written.") \
   X(verified_write_failed, "verified.write_failed", "", "counter", "verified", "# failed writes", \
     "SYN cookies: peers' verified sources the verified map refused.")
 

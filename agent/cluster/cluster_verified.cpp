@@ -30,7 +30,8 @@ void Cluster::publish_verified(uint64_t now_ns) {
 // with keys, its recipient, not our own echo, once only in its stream: PeerTracker), from a
 // peer --peer-verified lists (else refused whole, counted and logged at a limited rate). Its
 // remaining times are by the sender's clock at sending; the message's age is taken off, the
-// rest capped at our --verified-ttl, within the period's budget for all peers. A stale one
+// rest capped at our --verified-ttl, within the period's budget for all peers and the
+// sources one peer (all of them) may have in force here (VerifiedHoldLimits). A stale one
 // is not applied (its sources pay a cookie here, as without a cluster).
 void Cluster::apply_verified(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns) {
   counters_.verified_messages_received++;
@@ -42,7 +43,7 @@ void Cluster::apply_verified(const ReportHeader &h, const ReportBody &body, cons
   }
   if (a.stale) return void(counters_.rejected["stale verified"]++);
   const VerifiedIntakeCounts before = verified_in_.counts();
-  const std::vector<VerifiedWrite> writes = verified_in_.take(body.verified, a.age_ms);
+  const std::vector<VerifiedWrite> writes = verified_in_.take(h.node_id, body.verified, a.age_ms, now_ns);
   const VerifiedIntakeCounts &after = verified_in_.counts();
   counters_.verified_expired += after.expired_in_transit - before.expired_in_transit;
   counters_.verified_capped += after.capped - before.capped;
@@ -51,6 +52,14 @@ void Cluster::apply_verified(const ReportHeader &h, const ReportBody &body, cons
     log_limited(verified_log_, LogLevel::Warn, now_ns,
                 "not writing %llu verified sources of %s: over the budget of %zu a period for all peers",
                 static_cast<unsigned long long>(over), h.node_id.c_str(), kMaxVerifiedLearnedPerPeriod);
+  }
+  if (const uint64_t over = after.over_peer_cap - before.over_peer_cap) {
+    counters_.verified_refused_peer_cap += over;
+    log_limited(verified_log_, LogLevel::Warn, now_ns,
+                "not writing %llu new verified sources of %s: it has %zu in force here (--peer-verified-max %zu), "
+                "all the peers %zu (--max-verified %zu)",
+                static_cast<unsigned long long>(over), h.node_id.c_str(), verified_in_.held_of(h.node_id),
+                cfg_.verified_hold.per_peer, verified_in_.held(), cfg_.verified_hold.all_peers);
   }
   write_learned(h.node_id, writes, now_ns);
 }

@@ -3,8 +3,6 @@
 
 #include <unordered_map>
 
-#include "common/key_hash.h"
-
 namespace dt {
 
 std::vector<VerifiedSource> verified_to_share(const std::vector<dt_verified_rec> &recs, uint64_t now_ns,
@@ -36,11 +34,45 @@ bool VerifiedIntake::admits(const std::string &node_id, size_t n) {
   return false;
 }
 
-std::vector<VerifiedWrite> VerifiedIntake::take(const std::vector<VerifiedSource> &sources, uint64_t age_ms) {
+void VerifiedIntake::drop_expired(Held &h, uint64_t now_ns) {
+  for (auto it = h.begin(); it != h.end();) {
+    if (it->second > now_ns) {
+      ++it;
+      continue;
+    }
+    it = h.erase(it);
+    held_total_--;
+  }
+}
+
+bool VerifiedIntake::room_for_one(Held &mine, uint64_t now_ns) {
+  if (mine.size() >= hold_.per_peer) drop_expired(mine, now_ns);
+  if (mine.size() >= hold_.per_peer) return false;
+  if (held_total_ < hold_.all_peers) return true;
+  for (auto it = held_.begin(); it != held_.end();) {  // every peer's expired ones, empty peers forgotten
+    drop_expired(it->second, now_ns);
+    it = it->second.empty() && &it->second != &mine ? held_.erase(it) : std::next(it);
+  }
+  return held_total_ < hold_.all_peers;
+}
+
+size_t VerifiedIntake::held_of(const std::string &node_id) const {
+  const auto it = held_.find(node_id);
+  return it == held_.end() ? 0 : it->second.size();
+}
+
+std::vector<VerifiedWrite> VerifiedIntake::take(const std::string &node_id, const std::vector<VerifiedSource> &sources,
+                                                uint64_t age_ms, uint64_t now_ns) {
   std::vector<VerifiedWrite> out;
+  Held &mine = held_[node_id];
   for (const VerifiedSource &v : sources) {
     if (v.remaining_ms <= age_ms) {
       counts_.expired_in_transit++;
+      continue;
+    }
+    const auto had = mine.find(v.key);
+    if ((had == mine.end() || had->second <= now_ns) && !room_for_one(mine, now_ns)) {
+      counts_.over_peer_cap++;
       continue;
     }
     if (used_ >= per_period_) {
@@ -53,8 +85,12 @@ std::vector<VerifiedWrite> VerifiedIntake::take(const std::vector<VerifiedSource
       counts_.capped++;
     }
     used_++;
+    const auto [at, fresh] = mine.try_emplace(v.key, now_ns + ttl_ns);
+    if (fresh) held_total_++;
+    else if (at->second < now_ns + ttl_ns) at->second = now_ns + ttl_ns;
     out.push_back({v.key, ttl_ns});
   }
+  if (mine.empty()) held_.erase(node_id);
   return out;
 }
 

@@ -39,4 +39,9 @@ bool parse_peer_set(const std::string &text, PeerSet *out, std::string *err) {
   return true;
 }
 
+std::string describe_peer_set_change(const std::string &flag, const PeerSet &prev, const PeerSet &next) {
+  if (prev.text() == next.text()) return "";
+  return flag + ": " + next.text() + " (was " + prev.text() + ")";
+}
+
 }  // namespace dt

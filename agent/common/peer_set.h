@@ -17,4 +17,7 @@ struct PeerSet {
 // "all", "none", or "NODE[,NODE...]" (valid node ids). False with *err, *out unchanged.
 bool parse_peer_set(const std::string &text, PeerSet *out, std::string *err);
 
+// "--peer-verified: h1,h2 (was all)" for `flag` going from `prev` to `next`; "" when unchanged.
+std::string describe_peer_set_change(const std::string &flag, const PeerSet &prev, const PeerSet &next);
+
 }  // namespace dt

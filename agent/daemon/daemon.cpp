@@ -341,6 +341,8 @@ bool Daemon::join_cluster() {
   cc.curve_peers_dir = opt.curve_peers;
   cc.verified_ttl_ns = opt.verified_ttl_ns;
   cc.peer_verified = opt.peer_verified;
+  cc.verified_hold = VerifiedHoldLimits{
+      opt.peer_verified_max ? opt.peer_verified_max : default_verified_per_peer(opt.max_verified), opt.max_verified};
   cc.boot_file = choose_boot_file(opt.curve_key, runtime_file(opt.pin_dir, kBootCounterFile));
   std::string err;
   cluster_ = Cluster::create(cc, *dp_, &err);

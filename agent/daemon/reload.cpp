@@ -126,10 +126,18 @@ std::string reload_peers(ReloadTargets t) {
   std::vector<std::string> next;
   std::string why;
   PeersChange change;
+  PeerSet verified;
   const size_t before = t.cluster->peer_endpoints().size();
-  if (load_peers(t.config.opt, true, &next, &why) && t.cluster->update_peers(next, &change, &why)) {
+  if (load_peer_verified(t.config.opt, &verified, &why) && load_peers(t.config.opt, true, &next, &why) &&
+      t.cluster->update_peers(next, &change, &why)) {
     t.config.peers = t.cluster->peer_endpoints();
-    const std::string summary = describe_peers_change(change);
+    std::string summary = describe_peers_change(change);
+    if (const std::string v = describe_peer_set_change("--peer-verified", t.cluster->peer_verified(), verified);
+        !v.empty()) {
+      t.cluster->set_peer_verified(verified);
+      t.config.opt.peer_verified = verified;
+      summary += "; " + v;
+    }
     DT_INFO("reloaded %s", summary.c_str());
     return "ok " + summary;
   }
@@ -152,7 +160,9 @@ static std::string peers_without_cluster(const RunOptions &opt) {
 std::string reload_all(ReloadTargets t) {
   const RunOptions &opt = t.config.opt;
   // With --curve-key the keys are read again even when the peers cannot change.
-  const bool peers = t.cluster && (!opt.peers_file.empty() || opt.config_peers || !opt.curve_key.empty());
+  // --peer-verified from the --config file is read again with them.
+  const bool peers = t.cluster && (!opt.peers_file.empty() || opt.config_peers || opt.config_peer_verified ||
+                                   !opt.curve_key.empty());
   if (!peers) {
     const std::string note = t.cluster ? "" : peers_without_cluster(opt);
     if (note.empty()) return reload_rules(t);

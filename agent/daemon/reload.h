@@ -39,12 +39,13 @@ struct ReloadTargets {
 // "partial <why>" (some of it is in force) or "error <why>".
 std::string reload_rules(ReloadTargets t);
 
-// Re-reads the peers (load_peers) and hands them to the cluster: "ok peers: 1 added
-// (h4:7700); 3 peers", or "error ..." with the previous peers kept.
+// Re-reads the peers (load_peers) and --config's peer-verified (load_peer_verified) and
+// hands them to the cluster: "ok peers: 1 added (h4:7700); 3 peers[; --peer-verified: h1
+// (was all)]", or "error ..." with the previous peers and --peer-verified kept.
 std::string reload_peers(ReloadTargets t);
 
 // What SIGHUP does: reload_rules with --rules, reload_peers with a cluster whose peers
-// come from a file; one outcome for both ("partial" if one failed and the other did not).
+// (or --peer-verified) come from a file; one outcome for both ("partial" if one failed and the other did not).
 std::string reload_all(ReloadTargets t);
 
 }  // namespace dt

@@ -74,6 +74,11 @@ bool load_peers(const RunOptions &opt, bool reread, std::vector<std::string> *ou
   return true;
 }
 
+bool load_peer_verified(const RunOptions &opt, PeerSet *out, std::string *err) {
+  if (!opt.config_peer_verified || opt.config_file.empty()) return *out = opt.peer_verified, true;
+  return read_config_peer_verified(opt.config_file, out, err);
+}
+
 bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
   out->opt = opt;
   // --curve-key: the node id is the key's (an explicit --node-id must be the same).

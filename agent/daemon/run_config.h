@@ -24,6 +24,10 @@ struct RunConfig {
 // then those of --peers-file; repeats dropped. False with the file's error in *err.
 bool load_peers(const RunOptions &opt, bool reread, std::vector<std::string> *out, std::string *err);
 
+// The peers whose verified sources this host takes: --peer-verified, or the --config file's
+// `peer-verified` read again (unless the command line gave it). False with the file's error.
+bool load_peer_verified(const RunOptions &opt, PeerSet *out, std::string *err);
+
 // Loads the rules of `opt` and checks them (see check_tag_rules, check_adaptive_rules);
 // with --curve-key, out->opt.node_id becomes the key's (bind_node_id_to_key).
 // False with the daemon's sentence in *err: a configuration error (exit status 2).

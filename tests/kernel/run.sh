@@ -18,6 +18,7 @@
 #   DT_KERNEL_MEM      guest memory (4G); the guest gets every host CPU, at least 2, at most 4
 #   DT_KERNEL_CPU      qemu's CPU model under TCG (qemu64)
 #   DT_KERNEL_KARGS    more kernel command-line arguments (e.g. clocksource=tsc)
+#   DT_SYNCOOKIE_*     passed to the guest for test_syncookies (its flood rate, its connects)
 #
 # tests/kernel/run.sh ARCH (make test-kernel ARCH=arm64): another architecture's kernel
 # (build/ARCH/kernel) under its qemu, TCG only. Its root cannot be the host's /: it is
@@ -185,6 +186,8 @@ cpus=$(nproc); [ "$cpus" -gt 4 ] && cpus=4
   # TCG runs everything several times slower: give each shell suite more than make test's 300 s.
   printf 'export DT_SUITE_TIMES=1\n'
   printf 'export DT_SCRIPT_TIMEOUT=%q\n' "${DT_SCRIPT_TIMEOUT:-900}"
+  # test_syncookies' own knobs (DT_SYNCOOKIE_CONNS, DT_SYNCOOKIE_FLOOD_PPS), as the caller set them.
+  for v in $(compgen -v DT_SYNCOOKIE_); do printf 'export %s=%q\n' "$v" "${!v}"; done
 } >"$KDIR/guest.env"
 
 echo "test-kernel: booting Debian's kernel $kver ($arch, $accel, $cpus CPUs, $mem) to run: $suites"

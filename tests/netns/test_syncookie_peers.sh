@@ -17,7 +17,9 @@
 #      `agent explain` on h2 says the client is verified.
 # --peer-verified: h2 takes h1's verified sources (listed), h1 takes no one's but h3's: the
 # control address h2 verified in 1 is refused at h1 (verified.refused_peer), never learned.
-# About 15 s; everything it creates goes with the lab.
+# h1's --peer-verified comes from its --config file: 4. the file says h2 instead, `agent
+# reload` says so, and a third address h2 verifies then is learned at h1.
+# About 20 s; everything it creates goes with the lab.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=syncookie_peers
@@ -25,6 +27,7 @@ TEST_NAME=syncookie_peers
 PORT=8080
 CLIENT=198.18.0.2
 OTHER=198.18.0.3
+THIRD=198.18.0.4
 CONNS=5
 FLOOD_PPS=3000
 FLOOD_SRC=198.18.100.0 # + 256: the flood's sources, routed back to the client's link
@@ -52,7 +55,8 @@ for i in 1 2; do
 		SYSTEM:'echo dthrottle-ok' >"$WORK/listener-$i.log" 2>&1 &
 	LAB_PIDS[listener-$i]=$!
 done
-ip -n "$C_NS" addr add "$OTHER/32" dev "${M_CIF[2]}" || die "cannot add the control address"
+ip -n "$C_NS" addr add "$OTHER/32" dev "${M_CIF[2]}" && ip -n "$C_NS" addr add "$THIRD/32" dev "${M_CIF[2]}" ||
+	die "cannot add the control addresses"
 listening() { [ -n "$(in_ns "${M_NS[$1]}" ss -Hltn "sport = :$PORT")" ]; }
 for i in 1 2; do wait_until 10 listening "$i" || die "the listener of h$i did not start"; done
 
@@ -88,7 +92,9 @@ declare -A CUR_AGENT=()
 HOSTS=2
 PERIOD=200ms
 # shellcheck disable=SC2034 # read by mlab_agents_start
-declare -A MLAB_HOST_OPTS=([1]="--peer-verified h3" [2]="--peer-verified h1")
+# h1's --peer-verified in a --config file, read again by a reload (part 4).
+echo "peer-verified = h3" >"$WORK/h1.conf"
+declare -A MLAB_HOST_OPTS=([1]="--config $WORK/h1.conf" [2]="--peer-verified h1")
 mlab_agents_start sp mesh --rules "$WORK/rules.toml" --stats-interval 10m
 
 # counter I KEY: a number of host I's `agent stats --json` (a global counter, or a cluster one
@@ -149,6 +155,16 @@ check_ge peers/h2-verified-hits "h2's verified_hits after the client's connects 
 explained=$("$AGENT" explain "$CLIENT" --pin-dir "${M_PIN[2]}" --watch 0 2>&1)
 check peers/h2-explain "agent explain on h2 does not say the client is verified: $(grep -i verified <<<"$explained")" \
 	grep -q 'verified (SYN cookies): yes, for' <<<"$explained"
+# --- 4. h1's --config file lists h2 now: a reload takes it --------------------------------------
+echo "peer-verified = h2" >"$WORK/h1.conf"
+reload_out=$("$AGENT" reload --pin-dir "${M_PIN[1]}" 2>&1)
+check peers/reload-says "agent reload on h1 does not say --peer-verified changed (it said: $reload_out)" \
+	grep -q -- '--peer-verified: h2 (was h3)' <<<"$reload_out"
+learned0=$(counter 1 .cluster.verified.learned)
+ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$THIRD" || die "cannot route from $THIRD"
+check_eq peers/third-connects "connections from $THIRD to h2 that completed (of 1)" "$(connect "${M_IP[2]}" 1)" 1
+check peers/h1-learns-after-reload "h1 did not learn h2's verified source within 5 s of the reload (verified.learned $(counter 1 .cluster.verified.learned), was $learned0)" \
+	wait_until 5 counter_ge 1 .cluster.verified.learned $((learned0 + 1))
 echo "syncookie_peers: h1 told $(counter 1 .cluster.verified.shared) verified sources, h2 learned" \
 	"$(counter 2 .cluster.verified.learned); h2 sent the client $(cookies_seen 2) cookies, $OTHER $(cookies_seen 3)"
 lab_finish

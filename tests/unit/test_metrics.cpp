@@ -274,6 +274,9 @@ dthrottle_verified_sources_refused_total 0
 # HELP dthrottle_verified_sources_refused_peer_total SYN cookies: verified sources of peers --peer-verified does not list, not written.
 # TYPE dthrottle_verified_sources_refused_peer_total counter
 dthrottle_verified_sources_refused_peer_total 0
+# HELP dthrottle_verified_sources_refused_peer_cap_total SYN cookies: new verified sources of a peer at --peer-verified-max (or of all at --max-verified), not written.
+# TYPE dthrottle_verified_sources_refused_peer_cap_total counter
+dthrottle_verified_sources_refused_peer_cap_total 0
 # HELP dthrottle_peer_ban_notices_total Peers' ban notices, by what became of them: learned, updated, lifted, stale (older than a lift or the ban held here), held (another origin's ban of the prefix is in force here), refused_cap (16,384 learned bans), refused_duration (over 30 days), refused_write, refused_peer (--peer-bans), refused_prefix (--peer-ban-min-prefix), refused_never_ban (a peer, hub or allowed address), refused_peer_cap (--peer-ban-max), refused_rate (--peer-ban-rate), refused_time (a set or lift time in the future or over 30 days ago), refused_origin (a lift of a ban the peer did not set), refused_tombstone (no room).
 # TYPE dthrottle_peer_ban_notices_total counter
 dthrottle_peer_ban_notices_total{result="learned"} 5
@@ -414,7 +417,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 100u);
+  EXPECT_EQ(samples, 101u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {

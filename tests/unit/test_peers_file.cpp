@@ -109,6 +109,40 @@ TEST_F(PeersReload, CommandLinePeersAreNotReadFromTheConfig) {
   EXPECT_EQ(peers, (Eps{"tcp://198.18.1.9:7700"}));
 }
 
+TEST_F(PeersReload, ConfigPeerVerifiedIsReadAgain) {
+  write("agent.conf", "rate = 10\nburst = 5\npeers = 198.18.1.2:7700\ninsecure-cluster = yes\npeer-verified = h1\n");
+  RunOptions o;
+  std::string err;
+  ASSERT_EQ(parse({"--config", dir_ + "/agent.conf", "--iface", "lo"}, &o, &err), ParseOutcome::Ok) << err;
+  EXPECT_TRUE(o.config_peer_verified);
+  EXPECT_EQ(o.peer_verified.text(), "h1") << "at start, from the file";
+  PeerSet v;
+  write("agent.conf", "rate = 10\nburst = 5\npeers = 198.18.1.2:7700\npeer-verified = h1,h2\n");
+  ASSERT_TRUE(load_peer_verified(o, &v, &err)) << err;
+  EXPECT_EQ(v.text(), "h1,h2") << "the file's new value";
+  write("agent.conf", "rate = 10\nburst = 5\npeers = 198.18.1.2:7700\n");
+  ASSERT_TRUE(load_peer_verified(o, &v, &err)) << err;
+  EXPECT_EQ(v.text(), "all") << "the setting removed: the default";
+  write("agent.conf", "rate = 10\nburst = 5\npeer-verified = h1,,h2\n");
+  EXPECT_FALSE(load_peer_verified(o, &v, &err)) << "a bad value refuses the reload";
+  EXPECT_EQ(err.rfind(dir_ + "/agent.conf:3: peer-verified: ", 0), 0u) << err;
+  EXPECT_EQ(v.text(), "all") << "left as it was";
+}
+
+TEST_F(PeersReload, CommandLinePeerVerifiedIsNotReadFromTheConfig) {
+  write("agent.conf", "rate = 10\nburst = 5\npeers = 198.18.1.2:7700\ninsecure-cluster = yes\npeer-verified = h1\n");
+  RunOptions o;
+  std::string err;
+  ASSERT_EQ(parse({"--config", dir_ + "/agent.conf", "--iface", "lo", "--peer-verified", "none"}, &o, &err),
+            ParseOutcome::Ok)
+      << err;
+  EXPECT_FALSE(o.config_peer_verified);
+  write("agent.conf", "rate = 10\nburst = 5\npeers = 198.18.1.2:7700\npeer-verified = h2\n");
+  PeerSet v;
+  ASSERT_TRUE(load_peer_verified(o, &v, &err)) << err;
+  EXPECT_EQ(v.text(), "none") << "the command line wins, as at start";
+}
+
 TEST_F(PeersReload, CheckRefusesABrokenPeersFile) {
   write("peers", "198.18.1.3\n");
   RunOptions o;

@@ -176,16 +176,74 @@ TEST(VerifiedShare, TellsEachSourceOnceWithItsTimeLeftWithinTheCap) {
 
 TEST(VerifiedShare, IntakeTakesTheAgeOffCapsAtTheLocalTtlAndKeepsItsBudget) {
   dt::VerifiedIntake in(60'000 * kMs, 3);  // --verified-ttl 60 s, 3 a period
-  const auto w = in.take({source("198.18.0.2", 600'000), source("198.18.0.3", 1000), source("198.18.0.4", 100)}, 200);
+  const auto w =
+      in.take("h1", {source("198.18.0.2", 600'000), source("198.18.0.3", 1000), source("198.18.0.4", 100)}, 200, 0);
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0].ttl_ns, 60'000 * kMs) << "cut to our --verified-ttl";
   EXPECT_EQ(w[1].ttl_ns, 800 * kMs) << "the message's age taken off";
   EXPECT_EQ(in.counts().capped, 1u);
   EXPECT_EQ(in.counts().expired_in_transit, 1u) << "100 ms left, 200 ms old";
-  EXPECT_EQ(in.take({source("198.18.0.5", 1000), source("198.18.0.6", 1000)}, 0).size(), 1u);
+  EXPECT_EQ(in.take("h2", {source("198.18.0.5", 1000), source("198.18.0.6", 1000)}, 0, 0).size(), 1u);
   EXPECT_EQ(in.counts().over_budget, 1u) << "3 a period for all peers";
   in.new_period();
-  EXPECT_EQ(in.take({source("198.18.0.6", 1000)}, 0).size(), 1u) << "a new period, a new budget";
+  EXPECT_EQ(in.take("h2", {source("198.18.0.6", 1000)}, 0, 0).size(), 1u) << "a new period, a new budget";
+}
+
+std::vector<dt::VerifiedSource> sources_from(int first, int n, uint64_t remaining_ms) {
+  std::vector<dt::VerifiedSource> out;
+  for (int i = first; i < first + n; i++) out.push_back(source("2001:2::" + std::to_string(i), remaining_ms));
+  return out;
+}
+
+TEST(VerifiedShare, OnePeerHoldsAtMostItsCapInForceAtOnce) {
+  dt::VerifiedIntake in(60'000 * kMs, 1000, dt::PeerSet{}, dt::VerifiedHoldLimits{3, 100});
+  EXPECT_EQ(in.take("h1", sources_from(1, 5, 10'000), 0, 0).size(), 3u) << "--peer-verified-max 3";
+  EXPECT_EQ(in.counts().over_peer_cap, 2u) << "each new source past the cap counted";
+  EXPECT_EQ(in.held_of("h1"), 3u);
+  EXPECT_EQ(in.take("h1", sources_from(1, 3, 20'000), 0, 1000 * kMs).size(), 3u)
+      << "a source it holds already is renewed, not refused";
+  EXPECT_EQ(in.counts().over_peer_cap, 2u);
+  EXPECT_EQ(in.take("h1", sources_from(4, 1, 10'000), 0, 1000 * kMs).size(), 0u) << "still at its cap";
+  EXPECT_EQ(in.take("h2", sources_from(10, 3, 10'000), 0, 1000 * kMs).size(), 3u)
+      << "another peer's cap is its own: one peer cannot take the others' room";
+  // h1's sources were renewed to 21 s (1 s + 20 s): at 15 s they still hold its room, at 21 s they have run out.
+  EXPECT_EQ(in.take("h1", sources_from(4, 1, 10'000), 0, 15'000 * kMs).size(), 0u);
+  EXPECT_EQ(in.take("h1", sources_from(4, 2, 10'000), 0, 21'000 * kMs).size(), 2u) << "expired sources free the room";
+  EXPECT_EQ(in.held_of("h1"), 2u);
+  EXPECT_EQ(in.counts().over_peer_cap, 4u);
+}
+
+TEST(VerifiedShare, AllThePeersTogetherHoldAtMostTheTable) {
+  dt::VerifiedIntake in(60'000 * kMs, 1000, dt::PeerSet{}, dt::VerifiedHoldLimits{4, 6});  // --max-verified 6
+  EXPECT_EQ(in.take("h1", sources_from(1, 4, 5'000), 0, 0).size(), 4u);
+  EXPECT_EQ(in.take("h2", sources_from(10, 4, 10'000), 0, 0).size(), 2u) << "6 in all";
+  EXPECT_EQ(in.counts().over_peer_cap, 2u);
+  EXPECT_EQ(in.held(), 6u);
+  EXPECT_EQ(in.take("h3", sources_from(20, 2, 10'000), 0, 6'000 * kMs).size(), 2u)
+      << "h1's 4 expired at 5 s: swept when the table is full";
+  EXPECT_EQ(in.held_of("h1"), 0u);
+  EXPECT_EQ(in.held(), 4u);
+}
+
+TEST(VerifiedShare, PeerVerifiedMaxDefaultsToAQuarterOfTheTable) {
+  EXPECT_EQ(dt::default_verified_per_peer(65536), 16384u);
+  EXPECT_EQ(dt::default_verified_per_peer(3), 1u) << "never 0";
+  const dt::VerifiedHoldLimits d;
+  EXPECT_EQ(d.per_peer, 16384u);
+  EXPECT_EQ(d.all_peers, 65536u);
+}
+
+TEST(VerifiedShare, PeerVerifiedChangesOnAReload) {
+  dt::PeerSet h1;
+  std::string err;
+  ASSERT_TRUE(dt::parse_peer_set("h1", &h1, &err)) << err;
+  dt::VerifiedIntake in(60'000 * kMs);
+  EXPECT_TRUE(in.admits("h2", 1));
+  in.set_peers(h1);
+  EXPECT_FALSE(in.admits("h2", 1)) << "refused once the reload lists h1 alone";
+  EXPECT_TRUE(in.admits("h1", 1));
+  EXPECT_EQ(dt::describe_peer_set_change("--peer-verified", dt::PeerSet{}, h1), "--peer-verified: h1 (was all)");
+  EXPECT_EQ(dt::describe_peer_set_change("--peer-verified", h1, h1), "") << "unchanged: nothing said";
 }
 
 TEST(VerifiedShare, IntakeTakesOnlyThePeersPeerVerifiedLists) {
