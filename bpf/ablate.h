@@ -30,6 +30,9 @@
 #define DT_ABLATE_PASSED   (1u << 8)  /* the bucket's passed count (an atomic add) */
 #define DT_ABLATE_SCREEN   (1u << 9)  /* the lists and bans (dt_screen), idle */
 #define DT_ABLATE_CAPTURE  (1u << 10) /* the capture's test, idle */
+#define DT_ABLATE_PCPU     (1u << 11) /* the passed count's atomic add, replaced by this CPU's
+                                       * slot (the drop path's per-CPU slots: lookup, key
+                                       * compare, plain add): the floor of a per-CPU count */
 
 #define DT_ABLATED(part) ((DT_ABLATE & DT_ABLATE_##part) != 0)
 

@@ -97,23 +97,37 @@ dt_bucket_take(struct dt_bucket *b, __u64 now, const struct dt_policy *p, __u64 
 	return DT_TAKE_CONTENDED;
 }
 
+/* Compare-and-swap attempts of a take without a clock read (dt_bucket_take_ahead): a race
+ * lost to another CPU's admission into the same bucket in debt leaves it in debt, so the
+ * next attempt usually succeeds without the clock that the precise path would read. */
+#define DT_AHEAD_TRIES 4
+
 /*
  * A take of `cost` from `b` (whose TAT was `old`) without a clock read, for a bucket in
  * debt at every time the packet may be at (bpf/clock.h): DT_TAKE_ADMIT (the TAT moved by
  * cost x interval, as the precise clock would have moved it), or DT_TAKE_NEED_CLOCK when
- * `old` is not past `bound` (the CPU's clock bound), the take is not admitted at `lo` (the
- * anchor's time: never after now), or another CPU changed
- * the TAT meanwhile: then nothing was taken, and the precise time decides (with its
- * retries: one attempt here keeps the verifier's work to one more compare-and-swap).
+ * the TAT the attempt sees is not past `bound` (the CPU's clock bound), the take is not
+ * admitted at `lo` (the anchor's time: never after now), or other CPUs changed the TAT
+ * DT_AHEAD_TRIES times in a row: then nothing was taken, and the precise time decides
+ * (with its retries). Each attempt is judged on the TAT it swaps, as the first is.
  * `next`: the caller's scratch word (no stack of its own: see dt_time_bound).
  */
 static __always_inline enum dt_take_result
 dt_bucket_take_ahead(struct dt_bucket *b, __u64 old, __u64 bound, __u64 lo, const struct dt_policy *p,
 		     __u64 cost, __u64 *next)
 {
-	if (old <= bound || !dt_gcra_admit_n(old, lo, p, cost, next))
-		return DT_TAKE_NEED_CLOCK;
-	return __sync_val_compare_and_swap(&b->tat_ns, old, *next) == old ? DT_TAKE_ADMIT : DT_TAKE_NEED_CLOCK;
+	__u64 seen;
+	int i;
+
+	for (i = 0; i < DT_AHEAD_TRIES; i++) {
+		if (old <= bound || !dt_gcra_admit_n(old, lo, p, cost, next))
+			return DT_TAKE_NEED_CLOCK;
+		seen = __sync_val_compare_and_swap(&b->tat_ns, old, *next);
+		if (seen == old)
+			return DT_TAKE_ADMIT;
+		old = seen;
+	}
+	return DT_TAKE_NEED_CLOCK;
 }
 
 /*

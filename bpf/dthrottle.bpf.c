@@ -292,11 +292,40 @@ static __always_inline int dt_dropped(const struct dt_packet *p)
 	return XDP_DROP;
 }
 
+#if DT_ABLATED(PCPU)
+/* Bench only (bpf/ablate.h): `cost` admitted, held in this CPU's drop_pending slot of the
+ * key (its would_drop field) and added to `passed` DT_DROP_FLUSH_PACKETS at a time, as
+ * drops are; a slot another key holds means the atomic add. What the admission would pay
+ * for a per-CPU passed count, before any reader of it (collect, stats) is taught. */
+static __always_inline void dt_ablate_pcpu_passed(struct dt_bucket *b, const struct dt_key *key, __u64 cost)
+{
+	__u32 slot = dt_drop_slot(key);
+	struct dt_drop_pending *s = bpf_map_lookup_elem(&drop_pending, &slot);
+
+	if (!s || (s->packets && !dt_key_eq(&s->key, key))) {
+		__sync_fetch_and_add(&b->passed, cost);
+		return;
+	}
+	if (!s->packets)
+		s->key = *key;
+	s->would_drop += cost;
+	if (++s->packets >= DT_DROP_FLUSH_PACKETS) {
+		__sync_fetch_and_add(&b->passed, s->would_drop);
+		s->would_drop = 0;
+		s->packets = 0;
+	}
+}
+#endif
+
 /* A packet admitted by bucket `b`: counted, and announced in cluster mode. */
 static __always_inline int dt_admitted(const struct dt_packet *p, struct dt_bucket *b)
 {
+#if DT_ABLATED(PCPU)
+	dt_ablate_pcpu_passed(b, &p->key, p->cost);
+#else
 	if (!DT_ABLATED(PASSED))
 		__sync_fetch_and_add(&b->passed, p->cost);
+#endif
 	if (!DT_ABLATED(COUNTERS)) {
 		p->st->passed++;
 		p->rst->passed++;

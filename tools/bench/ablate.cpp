@@ -3,7 +3,8 @@
 // out (bpf/ablate.h; the Makefile builds them into build/ablate/, next to this binary), run
 // side by side in interleaved rounds through the bench wrapper, as Part 1 does: one IPv4
 // source whose bucket is in debt, the same with one IPv6 source, and 65,536 IPv4 sources in
-// rotation whose buckets are full.
+// rotation whose buckets are full; and the one IPv4 source in debt sent from every CPU at
+// once (run directly, one pinned thread per CPU: what the bucket's shared line costs).
 // A part's cost is the whole's median less the variant's. The variants are for measuring
 // only: some leave out what correctness needs.
 #include <linux/bpf.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpus.h"
 #include "bench/measure.h"
 #include "bench/parts.h"
 #include "bench/programs.h"
@@ -39,6 +41,7 @@ const Part kParts[] = {
     {"KEY", "the bucket key's build (copy, mask, rule)"},
     {"TOUCH", "the last_seen test and write"},
     {"PASSED", "the bucket's passed count (atomic add)"},
+    {"PCPU", "passed's atomic add, counted per CPU instead (floor)"},
     {"SCREEN", "the lists and bans, none loaded (dt_screen)"},
     {"CAPTURE", "the capture's test, none running"},
 };
@@ -57,10 +60,21 @@ struct Load {
   const char *label;
   bool ipv6;
   uint32_t sources, repeat;
+  bool every_cpu;  // one source, run directly from a pinned thread on each CPU (no wrapper)
 };
 
+// One measurement of `fd` under `load`: ns per frame, the verdict in *retval.
+double run_load(const Load &load, int fd, const std::vector<uint8_t> &frame, Rotator &rot, uint32_t repeat,
+                uint32_t *retval) {
+  if (!load.every_cpu) return rot.run(fd, frame, repeat, retval);
+  *retval = XDP_PASS;  // run_on_cpus dies on any other verdict
+  return run_on_cpus(fd, frame, allowed_cpus(), repeat, XDP_PASS);
+}
+
 // Medians of every part's run (kParts order) and of the empty target (last), for `load`.
-std::vector<double> measure_load(const Load &load, std::vector<std::unique_ptr<Throttle>> &ts, Rotator &rot) {
+// *contended: plus the frames dropped after DT_CAS_RETRIES lost races (every-CPU load only).
+std::vector<double> measure_load(const Load &load, std::vector<std::unique_ptr<Throttle>> &ts, Rotator &rot,
+                                 uint64_t *contended) {
   const std::vector<uint8_t> frame = make_frame(load.ipv6);
   rot.set_sources(load.ipv6, load.ipv6 ? 1u /* 2001:2::1 */ : 0xc6120001u /* 198.18.0.1 */, load.sources);
   std::vector<int> fds;
@@ -76,19 +90,24 @@ std::vector<double> measure_load(const Load &load, std::vector<std::unique_ptr<T
   for (int round = 0; round < kRounds; round++)
     for (size_t k = 0; k < fds.size(); k++) {
       const size_t i = round % 2 ? fds.size() - 1 - k : k;
-      ns[i].push_back(rot.run(fds[i], frame, load.repeat, &retval));
+      ns[i].push_back(run_load(load, fds[i], frame, rot, load.repeat, &retval));
       if (retval != XDP_PASS) die("ablate %s: a frame returned %u, not XDP_PASS", kParts[i % kN].name, retval);
     }
   std::vector<double> med;
   for (size_t i = 0; i < fds.size(); i++) {
     if (i < ts.size()) {
       const dt_stats after = ts[i]->stats();
-      const uint64_t passed = after.passed - before[i].passed, want = uint64_t{kRounds} * load.repeat;
+      const uint64_t passed = after.passed - before[i].passed,
+                     want = uint64_t{kRounds} * load.repeat * (load.every_cpu ? allowed_cpus().size() : 1);
+      // On every CPU at once a frame may lose DT_CAS_RETRIES races in a row: dropped, counted.
+      const uint64_t lost = load.every_cpu ? after.contended - before[i].contended : 0;
+      *contended += lost;
       // Every frame admitted by a bucket that was there (the variant without counters counts none).
       if (after.new_sources != before[i].new_sources || after.fail_open != before[i].fail_open ||
-          (passed != want && std::string(kParts[i].name) != "COUNTERS"))
-        die("ablate %s, %s: %llu of %llu frames admitted, %llu buckets created, %llu failed open", load.label,
-            kParts[i].name, static_cast<unsigned long long>(passed), static_cast<unsigned long long>(want),
+          (passed + lost != want && std::string(kParts[i].name) != "COUNTERS"))
+        die("ablate %s, %s: %llu of %llu frames admitted (%llu contended), %llu buckets created, %llu failed open",
+            load.label, kParts[i].name, static_cast<unsigned long long>(passed), static_cast<unsigned long long>(want),
+            static_cast<unsigned long long>(lost),
             static_cast<unsigned long long>(after.new_sources - before[i].new_sources),
             static_cast<unsigned long long>(after.fail_open - before[i].fail_open));
     }
@@ -100,9 +119,10 @@ std::vector<double> measure_load(const Load &load, std::vector<std::unique_ptr<T
 }  // namespace
 
 void ablate_part() {
-  const Load loads[] = {{"IPv4, 1 source, in debt", false, 1, 2'000'000},
-                        {"IPv6, 1 source, in debt", true, 1, 2'000'000},
-                        {"IPv4, 65,536 in rotation, full", false, 65'536, 65'536 * 16}};
+  const Load loads[] = {{"IPv4, 1 source, in debt", false, 1, 2'000'000, false},
+                        {"IPv6, 1 source, in debt", true, 1, 2'000'000, false},
+                        {"IPv4, 65,536 in rotation, full", false, 65'536, 65'536 * 16, false},
+                        {"IPv4, 1 in debt, every CPU", false, 1, 2'000'000, true}};
   constexpr int kLoads = sizeof loads / sizeof loads[0];
   constexpr uint32_t kCapacity = 262'144;
   const dt_policy pol = policy_or_die(1e6, DT_BURST_MAX);  // what bpf/ablate.h's constant policy holds
@@ -113,7 +133,8 @@ void ablate_part() {
                          : std::make_unique<Throttle>(kCapacity, pol));
   Rotator rot;
   std::vector<double> med[kLoads];
-  for (int l = 0; l < kLoads; l++) med[l] = measure_load(loads[l], ts, rot);
+  uint64_t contended = 0;
+  for (int l = 0; l < kLoads; l++) med[l] = measure_load(loads[l], ts, rot, &contended);
   printf("\nPart 1g: the admitted path, each part left out in turn (ns per frame, median of %d interleaved\n"
          "  rounds through the wrapper; cost = the whole less the variant; net = less the empty target)\n\n",
          kRounds);
@@ -131,9 +152,10 @@ void ablate_part() {
     }
     printf("\n");
   }
-  printf("  %-54s |", "(empty target: the wrapper)");
+  printf("  %-54s |", "(empty target: the wrapper; every CPU: run directly)");
   for (int l = 0; l < kLoads; l++) printf(" %8.1f %8s %6s |", med[l][kN], "", "");
-  printf("\n");
+  printf("\n  every CPU: %llu frames of all programs dropped after %d lost races in a row (contended)\n",
+         static_cast<unsigned long long>(contended), DT_CAS_RETRIES);
 }
 
 }  // namespace dt::bench
