@@ -11,7 +11,7 @@ namespace dt::sim {
 // announced; the agent reads the announcements at its next tick.
 void ClusterSim::announce(size_t h, Bucket &b, const dt_key &k) {
   Host &host = hosts_[h];
-  if (!host.early.enabled()) return;
+  if (!host.node->early().enabled()) return;
   const uint64_t epoch = host_stats_[h].reports + 1;
   if (b.announced == epoch) return;
   b.announced = epoch;
@@ -19,7 +19,7 @@ void ClusterSim::announce(size_t h, Bucket &b, const dt_key &k) {
 }
 
 void ClusterSim::schedule_early(size_t h, Ns after) {
-  const uint64_t t = hosts_[h].early.next_tick(after);
+  const uint64_t t = hosts_[h].node->early().next_tick(after);
   hosts_[h].next_early = t == UINT64_MAX ? kNever : t;
   if (t != UINT64_MAX) early_.push({t, h});
 }
@@ -31,7 +31,7 @@ void ClusterSim::handle_early(size_t h) {
   Host &host = hosts_[h];
   if (now_ != host.next_early) return;  // the period's report came first and started anew
   schedule_early(h, now_);
-  std::vector<ReportEntry> entries = host.early.collect_tick(host.announced, [&](const std::vector<dt_key> &keys) {
+  std::vector<ReportEntry> entries = host.node->early().collect_tick(host.announced, [&](const std::vector<dt_key> &keys) {
     std::vector<ReportEntry> collected;
     for (const dt_key &k : keys) {
       Bucket &b = host.buckets[k];
@@ -57,15 +57,15 @@ void ClusterSim::publish_early(size_t h, std::vector<ReportEntry> entries) {
   ReportBody body;
   body.rules = rules_.names;
   body.entries = std::move(entries);
-  const ReportHeader hdr = host.outbox->header(host.epoch, wall_ms(h));
-  host_stats_[h].early_messages += host.sender->early(hdr, std::move(body), owner_ready(h), now_);
+  const ReportHeader hdr = host.node->outbox().header(host.epoch, wall_ms(h));
+  host_stats_[h].early_messages += host.node->sender().early(hdr, std::move(body), owner_ready(h), now_);
 }
 
 // At the period's end, hits collected early but held back are unreported again: the
 // period's report takes them with the rest (the agent merges them: merge_entries).
 void ClusterSim::give_back_held(size_t h) {
   Host &host = hosts_[h];
-  for (const ReportEntry &e : host.early.take_held()) host.buckets[e.key].reported -= e.hits;
+  for (const ReportEntry &e : host.node->early().take_held()) host.buckets[e.key].reported -= e.hits;
 }
 
 }  // namespace dt::sim

@@ -16,8 +16,8 @@ void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
   Host &host = hosts_[h];
   std::vector<ReportEntry> everyone;
   for (const ReportEntry &e : served) {
-    if (!host.planner.router().shared(e.key, now_) && e.hits < s_.threshold) continue;  // stays unreported
-    host.planner.heard(e.key, now_);
+    if (!host.node->planner().router().shared(e.key, now_) && e.hits < s_.threshold) continue;  // stays unreported
+    host.node->planner().heard(e.key, now_);
     everyone.push_back(e);
   }
   mark_reported(h, everyone);
@@ -38,7 +38,7 @@ void ClusterSim::report_shared(size_t h) {
     v->policy = host.policy;
     return true;
   };
-  std::vector<ReportEntry> shared = collect_shared_early(host.planner.router(), lookup, [&](const std::vector<dt_key> &keys) {
+  std::vector<ReportEntry> shared = collect_shared_early(host.node->planner().router(), lookup, [&](const std::vector<dt_key> &keys) {
     std::vector<ReportEntry> collected;
     for (const dt_key &k : keys) collected.push_back({k, host.buckets[k].passed - host.buckets[k].reported});
     mark_reported(h, collected);
@@ -55,7 +55,7 @@ void ClusterSim::report_shared(size_t h) {
 // that admitted its hits.
 void ClusterSim::send_relays(size_t owner, const std::vector<RelayEntry> &relays, const std::vector<std::string> &ids) {
   Host &host = hosts_[owner];
-  host.sender->relays(host.outbox->header(host.epoch, wall_ms(owner)), relays, ids, rules_.names, now_);
+  host.node->sender().relays(host.node->outbox().header(host.epoch, wall_ms(owner)), relays, ids, rules_.names, now_);
 }
 
 }  // namespace dt::sim
