@@ -25,16 +25,10 @@
 #include "common/log.h"
 #include "common/peer_set.h"
 #include "common/peers_file.h"
+#include "cluster_core/cluster_node.h"
 #include "cluster_core/peer_protocol.h"
-#include "cluster_core/peer_tracker.h"
-#include "cluster_core/outbox.h"
 #include "cluster_core/report_cadence.h"
-#include "cluster_core/report_planner.h"
-#include "cluster_core/early_report.h"
-#include "cluster_core/join_guard.h"
 #include "cluster_core/report_router.h"
-#include "cluster_core/receiver.h"
-#include "cluster_core/report_sender.h"
 #include "cluster_core/rule_groups.h"
 #include "cluster/report_signing.h"
 #include "cluster_core/resend_buffer.h"
@@ -114,7 +108,7 @@ class Cluster {
   // (ours and theirs, for the busiest-key measurement) go to `a` (may be nullptr).
   void set_adaptive(AdaptiveSet *a) {
     adaptive_ = a;
-    receiver_.set_adaptive(a);
+    node_.receiver().set_adaptive(a);
   }
   // Bans (docs/bans.md): each period this host's new, changed and lifted bans go to the
   // peers in a bans message of their own, and the peers' bans messages go to `b`.
@@ -145,7 +139,7 @@ class Cluster {
   const std::vector<std::string> &peer_endpoints() const { return cfg_.peers; }
 
   const ClusterCounters &counters() const { return counters_; }
-  const PeerTracker &tracker() const { return tracker_; }
+  const PeerTracker &tracker() const { return node_.tracker(); }
   // "keys" with --curve-key, "insecure" without (only with --insecure-cluster): agent stats.
   const char *security() const { return cfg_.curve_key_file.empty() ? "insecure" : "keys"; }
   // Which peers report one source (agent explain): started by the daemon, fed here.
@@ -213,9 +207,7 @@ class Cluster {
   bool relay_member(const std::string &node_id) const;
   void log_relayed(const ReportHeader &h, const Received &r, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
-  void serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns);
   bool publish(const std::string &msg);
-  void request_resends(uint64_t now_ns);
   // Peers' bans in (cluster_bans.cpp).
   void apply_bans(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
   uint64_t peer_clock_ms(const std::string &node_id, uint64_t now_ns) const;
@@ -244,17 +236,15 @@ class Cluster {
   LogLimiter refused_log_{10'000'000'000ull, 3};
   std::map<std::string, std::string> link_nodes_;  // link liveness: SUB endpoint -> its peer's node id
   Collector collector_;
-  PeerTracker tracker_;
-  EarlyReport early_;
-  JoinGuard join_guard_;
+  LocalRules rules_;  // the rules peers' hits are charged to (cluster_core/rule_groups.h)
+  // The protocol's state and decisions (cluster_core/cluster_node.h): the tracker, the planner
+  // (owners, cadence), the joiner's guard, the receiver, the early reports, and once open our
+  // message streams (signed, kept for resends) and the sender.
+  ClusterNode node_;
   uint64_t next_early_ns_ = UINT64_MAX;
   uint64_t next_shared_early_ns_ = 0;  // the shared sources' early reports: shared_early_pace
-  ReportPlanner planner_;        // who hears of which source (owners), and when (cadence)
-  std::unique_ptr<Outbox> out_;  // our message streams, signed, kept for resends (once open)
-  std::unique_ptr<ReportSender> send_;  // what we served, routed by planner_, through out_
   uint64_t boot_id_ = 0;
   ClusterCounters counters_;
-  LocalRules rules_;  // the rules peers' hits are charged to (cluster_core/rule_groups.h)
   std::function<std::vector<TagHit>()> collect_tags_;
   std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
@@ -266,7 +256,6 @@ class Cluster {
   SourceWatch watch_;
   AggregateIntake intake_;
   LogLimiter hub_log_{10'000'000'000ull, 5};
-  Receiver receiver_;  // what a peer's message does here (cluster_core/receiver.h)
   std::unique_ptr<VerifiedRing> verified_ring_;  // what our SYN cookies verified (to tell)
   VerifiedIntake verified_in_;                   // what we take of the peers'
   LogLimiter verified_log_{10'000'000'000ull, 5};

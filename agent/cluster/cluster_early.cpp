@@ -17,14 +17,14 @@
 namespace dt {
 
 void Cluster::on_early_tick(uint64_t now_ns) {
-  next_early_ns_ = early_.next_tick(next_early_ns_);  // the ticks keep their pace
+  next_early_ns_ = node_.early().next_tick(next_early_ns_);  // the ticks keep their pace
   if (next_early_ns_ <= now_ns) next_early_ns_ = UINT64_MAX;  // held up past it: wait for the period
   int err = 0;
   const std::vector<dt_key> fresh = collector_.take_fresh(&err);
   const CollectHits collect = [&](const std::vector<dt_key> &keys) { return collector_.collect(keys, &err); };
-  std::vector<ReportEntry> entries = err ? early_.tick({}) : early_.collect_tick(fresh, collect);
+  std::vector<ReportEntry> entries = err ? node_.early().tick({}) : node_.early().collect_tick(fresh, collect);
   if (err == 0 && now_ns >= next_shared_early_ns_) {  // after the new ones: a key in both was collected already
-    const uint64_t tick = early_.options().delay_ns;
+    const uint64_t tick = node_.early().options().delay_ns;
     next_shared_early_ns_ = now_ns + shared_early_pace(cfg_.period_ns, tick) - tick / 2;  // the tick nearest the pace
     std::vector<ReportEntry> shared = collect_shared_early(now_ns, &err);
     counters_.shared_early_entries += shared.size();
@@ -45,7 +45,7 @@ void Cluster::on_early_tick(uint64_t now_ns) {
   ReportBody body;
   body.rules = rules_.names;
   body.entries = std::move(entries);  // to their owners now; shared ones to everyone
-  send_->early(message_header(collector_.epoch() - 1), std::move(body), owner_ready(), now_ns);
+  node_.sender().early(message_header(collector_.epoch() - 1), std::move(body), owner_ready(), now_ns);
   note_sent();
 }
 
@@ -65,7 +65,7 @@ std::vector<ReportEntry> Cluster::collect_shared_early(uint64_t now_ns, int *err
     return v->policy.action == DT_ACT_THROTTLE;
   };
   const CollectHits collect = [&](const std::vector<dt_key> &keys) { return collector_.collect(keys, err); };
-  return dt::collect_shared_early(planner_.router(), lookup, collect, now_ns);
+  return dt::collect_shared_early(node_.planner().router(), lookup, collect, now_ns);
 }
 
 }  // namespace dt
