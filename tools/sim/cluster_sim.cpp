@@ -87,8 +87,7 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     const size_t periods = s.duration / s.period + 2;
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
-    if (s.scheme != Scheme::Threshold && s.reports)
-      schedule_early(h, 0);  // the first period starts at 0 (it ends at the host's phase)
+    schedule_early(h, 0);  // the first period starts at 0 (it ends at the host's phase)
     if (s.adaptive) init_adaptive(h);
   }
   init_hubs(&phase_seed);
@@ -119,7 +118,9 @@ NodeOptions ClusterSim::node_options(size_t h, const ClusterTimes &times, Ns dow
                              RouterOptions{kHotPeriods * s.period, keep}, cadence_options(times)};
   o.join = join_guard_options(h);
   o.receiver = ReceiverOptions{id, s.scheme == Scheme::Hub};
-  if (s.scheme != Scheme::Threshold && s.reports) o.early = EarlyReportOptions{s.period, s.early_report, s.early_min_hits};
+  // Early reports as the agent sends them: in a full mesh (none through hubs; no agent reports by threshold).
+  const bool mesh = s.scheme == Scheme::Mesh || s.scheme == Scheme::Owner;
+  o.early = EarlyReportOptions{s.period, mesh && s.reports ? s.early_report : 0, s.early_min_hits};
   o.resends = s.resend;
   return o;
 }
