@@ -61,6 +61,7 @@ static NodeOptions node_options(const ClusterConfig &cfg, bool took_over) {
   o.join = JoinGuardOptions{took_over ? 0 : max_age, kJoinRunningEpoch};
   o.receiver = ReceiverOptions{cfg.node_id, !cfg.hubs.empty()};
   o.early = EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0};
+  o.shared_early_ns = shared_early_pace(cfg.period_ns, o.early.delay_ns);
   return o;
 }
 
@@ -358,7 +359,6 @@ void Cluster::on_period(uint64_t now_ns) {
     adaptive_->add_packet_hits(served);  // all we served, wherever it goes
     body.factors = adaptive_->report_factors();
   }
-  next_early_ns_ = node_.early().next_tick(now_ns);
   body.entries = std::move(served);
   if (collect_tags_) body.tags = collect_tags_();
   node_.sender().period(h, std::move(body), owner_ready(), now_ns);

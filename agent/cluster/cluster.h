@@ -82,7 +82,7 @@ class Cluster {
   void on_period(uint64_t now_ns);
   // Early reports (cluster_early.cpp): when the next tick is due (UINT64_MAX: none), and
   // the tick: sources new to this host since the last one, reported now.
-  uint64_t early_deadline() const { return next_early_ns_; }
+  uint64_t early_deadline() const { return node_.early_deadline(); }
   void on_early_tick(uint64_t now_ns);
   // The local rules by index (names travel in reports; peers may number rules
   // differently). Hits for rules that are not `throttle` here are not debited.
@@ -194,9 +194,9 @@ class Cluster {
   void apply_charges(const Received &r, uint64_t now_ns);
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
-  // Owner scheme, at an early tick: the hits of shared sources near their limit, collected
+  // At an early tick: our buckets as the shared sources' early reports read them
   // (cluster_early.cpp, cluster_core/shared_early.h).
-  std::vector<ReportEntry> collect_shared_early(uint64_t now_ns, int *err);
+  BucketLookup shared_lookup();
   ReportHeader message_header(uint64_t epoch) const;  // now, from this node
   // What the sender (cluster_core/report_sender.h) sent, in our counters.
   void note_sent();
@@ -241,8 +241,6 @@ class Cluster {
   // (owners, cadence), the joiner's guard, the receiver, the early reports, and once open our
   // message streams (signed, kept for resends) and the sender.
   ClusterNode node_;
-  uint64_t next_early_ns_ = UINT64_MAX;
-  uint64_t next_shared_early_ns_ = 0;  // the shared sources' early reports: shared_early_pace
   uint64_t boot_id_ = 0;
   ClusterCounters counters_;
   std::function<std::vector<TagHit>()> collect_tags_;

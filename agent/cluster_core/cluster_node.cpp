@@ -25,7 +25,34 @@ std::vector<ReportEntry> ClusterNode::period_served(std::vector<ReportEntry> ser
   if (!early_.enabled()) return served;
   served = merge_entries(early_.take_held(), served);  // collected early, held back: theirs now
   early_.period_reported(served, now_ns);
+  next_early_ns_ = early_.next_tick(now_ns);
   return served;
+}
+
+void ClusterNode::start(uint64_t now_ns) {
+  early_.period_reported({}, now_ns);
+  next_early_ns_ = early_.next_tick(now_ns);
+}
+
+std::vector<ReportEntry> ClusterNode::early_tick(const EarlySources &src, uint64_t now_ns, size_t *shared) {
+  *shared = 0;
+  next_early_ns_ = early_.next_tick(next_early_ns_);  // the ticks keep their pace
+  if (next_early_ns_ <= now_ns) next_early_ns_ = UINT64_MAX;  // held up past it: wait for the period
+  if (src.failed()) return early_.tick({});
+  std::vector<ReportEntry> entries = early_.collect_tick(src.fresh, src.collect);
+  if (src.failed() || !opt_.shared_early_ns || now_ns < next_shared_ns_) return entries;
+  // After the new ones: a key in both was collected already.
+  const uint64_t tick = early_.options().delay_ns;
+  next_shared_ns_ = now_ns + opt_.shared_early_ns - tick / 2;  // the tick nearest the pace
+  if (!owner_ready()) return entries;
+  const std::vector<ReportEntry> more = collect_shared_early(planner_.router(), src.lookup, src.collect, now_ns);
+  *shared = more.size();
+  entries.insert(entries.end(), more.begin(), more.end());
+  return entries;
+}
+
+size_t ClusterNode::send_early(const ReportHeader &h, ReportBody body, uint64_t now_ns) {
+  return send_->early(h, std::move(body), owner_ready(), now_ns);
 }
 
 Received ClusterNode::receive(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns,

@@ -20,6 +20,7 @@
 #include "cluster_core/report_planner.h"
 #include "cluster_core/report_sender.h"
 #include "cluster_core/rule_groups.h"
+#include "cluster_core/shared_early.h"
 
 namespace dt {
 
@@ -30,6 +31,19 @@ struct NodeOptions {
   ReceiverOptions receiver;
   EarlyReportOptions early;
   bool resends = true;  // ask peers again for what went missing, and serve their requests
+  // The shared sources' early reports (shared_early.h) at most this often, at the early ticks
+  // (shared_early_pace; owner scheme only); 0: none.
+  uint64_t shared_early_ns = 0;
+};
+
+// The caller's side of an early tick: the sources first admitted since the last tick (the
+// kernel's announcements), how it collects hits (dt_collect) and reads its buckets, and whether
+// a read failed (then nothing more is collected at this tick).
+struct EarlySources {
+  std::vector<dt_key> fresh;
+  CollectHits collect;
+  BucketLookup lookup;
+  std::function<bool()> failed;
 };
 
 // How the node's messages leave: publish puts one on the wire; header is the header of a
@@ -48,11 +62,26 @@ class ClusterNode {
   // message goes out through `io`.
   void open(const OutboxOptions &o, Seal seal, NodeIo io);
 
-  // Whether this period's sources go to their owners (report_planner.h): the tracker's up peers.
-  bool owner_ready() { return planner_.owner_ready(tracker_.peers()); }
+  // Whether this period's sources go to their owners (report_planner.h): the tracker's up
+  // peers, or the caller's own account of them (set_up_peers: the simulator's ideal network
+  // runs no tracker).
+  bool owner_ready() { return up_peers_ ? up_peers_() : planner_.owner_ready(tracker_.peers()); }
+  void set_up_peers(std::function<bool()> owner_ready) { up_peers_ = std::move(owner_ready); }
   // The period's served sources with what the early ticks held back (merged), noted as
-  // reported in this period (early_report.h).
+  // reported in this period (early_report.h); the first early tick of the next period is due.
   std::vector<ReportEntry> period_served(std::vector<ReportEntry> served, uint64_t now_ns);
+  // The first period starts at now_ns: its early ticks are due (else they start with the
+  // period after the first report).
+  void start(uint64_t now_ns);
+  // When the next early tick is due (UINT64_MAX: none).
+  uint64_t early_deadline() const { return next_early_ns_; }
+  // An early tick (early_report.h): the new sources' hits, and at the shared pace those of the
+  // shared sources near their limit (owners only); what to send now (send_early), of which
+  // *shared were shared ones.
+  std::vector<ReportEntry> early_tick(const EarlySources &src, uint64_t now_ns, size_t *shared);
+  // Entries collected at an early tick, routed as the period's report is: to their owners
+  // now, shared ones (or all, without owners) to every peer. Messages sent.
+  size_t send_early(const ReportHeader &h, ReportBody body, uint64_t now_ns);
   // A message the tracker judged (`a`): what the receiver makes of it. A resend request is
   // served here (*served: what it asked of us), and a gap in a report's stream asked for at
   // once; the caller acts on the rest (bans, verified, stale counts, charges, relays).
@@ -89,6 +118,9 @@ class ClusterNode {
   std::unique_ptr<Outbox> out_;
   std::unique_ptr<ReportSender> send_;
   NodeIo io_;
+  std::function<bool()> up_peers_;
+  uint64_t next_early_ns_ = UINT64_MAX;
+  uint64_t next_shared_ns_ = 0;
 };
 
 }  // namespace dt

@@ -80,14 +80,12 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     if (static_cast<int>(h) == s.join_host && host.next_report != kNever)
       host.next_report += s.join_at - s.join_at % s.period + (host.next_report < s.join_at % s.period ? s.period : 0);
     if (host.next_report != kNever) reports_.push({host.next_report, h});
-    if (s.shared_period && s.scheme == Scheme::Owner && s.reports) {
-      host.next_shared = host.next_report + s.shared_period;
-      reports_.push({host.next_shared, kSharedBase + h});
-    }
     const size_t periods = s.duration / s.period + 2;
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
-    schedule_early(h, 0);  // the first period starts at 0 (it ends at the host's phase)
+    host.node->start(0);  // the first period starts at 0 (it ends at the host's phase)
+    if (ideal_) host.node->set_up_peers([this, h] { return owner_ready(h); });
+    schedule_early(h);
     if (s.adaptive) init_adaptive(h);
   }
   init_hubs(&phase_seed);
@@ -122,6 +120,7 @@ NodeOptions ClusterSim::node_options(size_t h, const ClusterTimes &times, Ns dow
   const bool mesh = s.scheme == Scheme::Mesh || s.scheme == Scheme::Owner;
   o.early = EarlyReportOptions{s.period, mesh && s.reports ? s.early_report : 0, s.early_min_hits};
   o.resends = s.resend;
+  o.shared_early_ns = s.shared_period;
   return o;
 }
 
@@ -206,8 +205,7 @@ void ClusterSim::advance(Ns t, bool inclusive) {
       handle_delivery(d);
     } else if (tr == next) {
       reports_.pop();
-      if (reporter >= kSharedBase) report_shared(reporter - kSharedBase);
-      else if (reporter < hosts_.size()) handle_report(reporter);
+      if (reporter < hosts_.size()) handle_report(reporter);
       else hub_period(reporter - hosts_.size());
       reports_.push({next_event_of(reporter), reporter});
     } else if (te == next) {
@@ -345,7 +343,7 @@ void ClusterSim::handle_report(size_t h) {
   served = host.node->period_served(std::move(served), now_);  // held early: given back already
   if (host.node->early().enabled()) {
     host.announced.clear();  // the kernel's next epoch: announced again at their next admission
-    schedule_early(h, now_);
+    schedule_early(h);
   }
   if (s_.scheme == Scheme::Threshold) {
     route_threshold(h, std::move(served));

@@ -216,10 +216,8 @@ class ClusterSim {
     bool owners = false;
     std::unique_ptr<AggregateIntake> intake;  // Scheme::Hub: which hub's sums it debits
     std::vector<dt_key> announced; // first admitted in this period since the last tick
-    Ns next_early = kNever;        // its next early tick (an older one in early_ is void)
     uint64_t boot_id = 0, epoch = 0;
     Ns next_report = 0;
-    Ns next_shared = kNever;  // Scenario::shared_period
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
     dt_policy policy{};  // the scenario's, or its adaptive reduction
     // Adaptive: the agent's own AdaptiveSet, with the one rule.
@@ -313,12 +311,10 @@ class ClusterSim {
   void hub_receive(size_t j, const Message &m);
   void hub_period(size_t j);
   void apply_aggregate(size_t to, const Message &m);
-  Ns next_event_of(size_t reporter) const;  // a host's next report, a hub's period, a shared report
-  static constexpr size_t kSharedBase = size_t{1} << 40;  // event index of host h's shared report: + h
-  void report_shared(size_t h);
+  Ns next_event_of(size_t reporter) const;  // a host's next report, a hub's period
   // Early reports (sim_early.cpp).
   void announce(size_t h, Bucket &b, const dt_key &k);
-  void schedule_early(size_t h, Ns after);
+  void schedule_early(size_t h);
   void handle_early(size_t h);
   void give_back_held(size_t h);
   // A joining host (sim_join.cpp).

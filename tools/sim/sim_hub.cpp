@@ -39,7 +39,6 @@ void ClusterSim::init_hubs(uint64_t *phase_seed) {
 bool ClusterSim::hub_alive(size_t j) const { return !(j == failing_hub_ && now_ >= s_.hub_fails_at); }
 
 Ns ClusterSim::next_event_of(size_t reporter) const {
-  if (reporter >= kSharedBase) return hosts_[reporter - kSharedBase].next_shared;
   return reporter < hosts_.size() ? hosts_[reporter].next_report : hubs_[reporter - hosts_.size()].next_period;
 }
 
