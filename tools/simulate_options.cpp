@@ -233,7 +233,7 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        "with --cadence agent: link (default, the agent with keys in a\nfull mesh: a signed heartbeat every 20 s, one-hit sources\n"
        "wait until their owner's batch is quiet 1 s, a cut peer\ndown after 2 s) or signed (a heartbeat a second: hubs,\n--insecure-cluster)",
        noted_either(a, "liveness", "link", "signed", &s.link_liveness, "link")},
-      {"shared-period", 0, "D", "--scheme owner: also every D, the hits of shared sources\nbelow half the burst to every peer (default: the\n--early-report pace, as the agent; 0: off)",
+      {"shared-period", 0, "D", "--scheme owner: at the early ticks, at most every D, the\nhits of shared sources below half the burst to every\npeer (default: the agent's pace; 0: off)",
        noted(a, "shared-period", [&s](const std::string &v) { s.shared_period = parse_time(v, true, "--shared-period"); })},
       {"hub-period", 0, "D", "--scheme hub: how often each hub sends its sums (default\n50ms, as agent hub --aggregate)",
        noted(a, "hub-period", [&s](const std::string &v) { s.hub_period = parse_time(v, false, "--hub-period"); })},

@@ -4,7 +4,6 @@
 #include "cluster/cluster_status.h"
 #include "cluster/socket_drain.h"
 #include "cluster_core/inbound.h"
-#include "cluster_core/period_end.h"
 #include "common/clock.h"
 
 #include <bpf/bpf.h>
@@ -50,6 +49,22 @@ CadenceOptions cadence_options(const ClusterConfig &cfg) { return cadence_option
 uint64_t peer_down_after_ns(const ClusterConfig &cfg) { return peer_down_after_ns(cluster_times(cfg)); }
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) { return aggregate_down_after_ns(cluster_times(cfg)); }
 
+// The node's settings for `cfg` (cluster_core/cluster_node.h). A restart that took over pinned
+// maps keeps its buckets: only a new agent's start empty (its join guard).
+static NodeOptions node_options(const ClusterConfig &cfg, bool took_over) {
+  const uint64_t keep = report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs;
+  NodeOptions o;
+  o.tracker = tracker_options(cfg);
+  o.planner = PlannerOptions{cfg.node_id, cfg.owner_scheme, !cfg.hubs.empty(), cfg.peers.size(),
+                             RouterOptions{kSharedKeepPeriods * cfg.period_ns, keep}, cadence_options(cfg)};
+  const uint64_t max_age = report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kReportMaxAgePeriods * cfg.period_ns;
+  o.join = JoinGuardOptions{took_over ? 0 : max_age, kJoinRunningEpoch};
+  o.receiver = ReceiverOptions{cfg.node_id, !cfg.hubs.empty()};
+  o.early = EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0};
+  o.shared_early_ns = shared_early_pace(cfg.period_ns, o.early.delay_ns);
+  return o;
+}
+
 // Mixed versions: which one a refused message speaks, and what to do.
 static std::string version_detail(DecodeError e, const void *data, size_t len) {
   if (e != DecodeError::WrongVersion) return "";
@@ -62,22 +77,11 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       dp_(dp),
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.active_stage_fd(), dp.collect_batch_fd(),
                  dp.collect_prog_fd()),
-      tracker_(tracker_options(cfg)),
-      early_(EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0}),
-      // A restart that took over pinned maps keeps its buckets: only new ones start empty.
-      join_guard_(JoinGuardOptions{dp.took_over()                ? 0
-                                   : report_max_age_ns(cfg) ? report_max_age_ns(cfg)
-                                                            : kReportMaxAgePeriods * cfg.period_ns,
-                                   kJoinRunningEpoch}),
-      planner_(PlannerOptions{cfg.node_id, cfg.owner_scheme, !cfg.hubs.empty(), cfg.peers.size(),
-                              RouterOptions{kSharedKeepPeriods * cfg.period_ns,
-                                            report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs},
-                              cadence_options(cfg)}),
+      node_(node_options(cfg, dp.took_over()), rules_),
       intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns),
-      receiver_(ReceiverOptions{cfg.node_id, !cfg.hubs.empty()}, planner_, join_guard_, rules_),
       verified_ring_(std::make_unique<VerifiedRing>(dp.verified_ring_fd())),
       verified_in_(cfg.verified_ttl_ns, kMaxVerifiedLearnedPerPeriod, cfg.peer_verified, cfg.verified_hold) {
-  receiver_.set_relay_member([this](const std::string &id) { return relay_member(id); });
+  node_.receiver().set_relay_member([this](const std::string &id) { return relay_member(id); });
 }
 
 Cluster::~Cluster() {
@@ -111,19 +115,18 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
     return nullptr;
   }
   c->adopt_unreported();
-  c->collector_.track_fresh(c->early_.enabled());
+  c->collector_.track_fresh(c->node_.early().enabled());
   if (!c->open_sockets(err)) return nullptr;
   Seal seal;
   if (c->signed_) seal = [raw = c.get()](std::string *m) { sign_message(*m, raw->signing_); };
-  c->out_ = std::make_unique<Outbox>(
-      OutboxOptions{cfg.node_id, c->boot_id_, report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs,
-                    cfg.period_ns / 2, kMaxMessageBytes},
-      std::move(seal));
-  c->send_ = std::make_unique<ReportSender>(c->planner_, *c->out_, [raw = c.get()](const Outgoing &o, uint64_t now_ns) {
+  const Publish publish = [raw = c.get()](const Outgoing &o, uint64_t now_ns) {
     if (o.kind == OutKind::Report && !raw->cfg_.hubs.empty())
       raw->remember_own(*o.bytes, o.seq, now_ns);  // summing hubs send it back in their sums
     return raw->publish_out(o);
-  });
+  };
+  c->node_.open(OutboxOptions{cfg.node_id, c->boot_id_, report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs,
+                              cfg.period_ns / 2, kMaxMessageBytes},
+                std::move(seal), NodeIo{publish, [raw = c.get()] { return raw->message_header(raw->collector_.epoch()); }});
   return c;
 }
 
@@ -176,19 +179,21 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   note_received(directed ? "directed" : message_kind(body), len);
   if (!addressed_to_us(h, body, directed ? &envelope : nullptr, len, now_ns) || is_own_echo(h, now_ns)) return;
   // One replay rule for every kind: each stream of a node's boot applied once (peer_tracker.h).
-  const Arrival a = tracker_.arrive(h, now_ns);
+  const Arrival a = node_.tracker().arrive(h, now_ns);
   if (!note_arrival(h, a, now_ns)) return;  // a duplicate, or refused (counted)
-  const Received r = receiver_.receive(h, body, a, now_ns);  // cluster_core/receiver.h
+  Outbox::Resends served;  // a resend request: served by the node
+  const Received r = node_.receive(h, body, a, now_ns, &served);  // cluster_core/cluster_node.h
+  counters_.resend_requests_received += served.named_us;
+  if (served.over_budget) counters_.rejected["resend over budget"]++;
   switch (r.plan.kind) {
-    case InboundKind::Dropped: return;
+    case InboundKind::Dropped:
+    case InboundKind::ResendRequest: return;
     case InboundKind::Bans: return apply_bans(h, body, a, now_ns);
     case InboundKind::Verified: return apply_verified(h, body, a, now_ns);
-    case InboundKind::ResendRequest: return r.plan.stale ? void() : serve_resend(h.node_id, body.resend, now_ns);
     case InboundKind::Directed:
     case InboundKind::Relay:
     case InboundKind::Report: break;
   }
-  if (r.plan.ask_resends) request_resends(now_ns);
   if (r.plan.stale) return skip_stale(h, r.stale_hits, a, now_ns);
   apply_received(h, body, r, now_ns);
 }
@@ -287,7 +292,7 @@ void Cluster::skip_stale(const ReportHeader &h, uint64_t hits, const Arrival &a,
   counters_.stale_hits += hits;
   log_limited(stale_log_, LogLevel::Warn, now_ns, "not charging %llu hits of a report from %s: %.1f s old (%s)",
               static_cast<unsigned long long>(hits), h.node_id.c_str(), a.age_ms / 1e3,
-              a.age_ms > tracker_.max_age_ns() / 1000000 ? "older than --report-max-age"
+              a.age_ms > node_.tracker().max_age_ns() / 1000000 ? "older than --report-max-age"
                                                          : "sent while it could not hear us, before it came back");
 }
 
@@ -346,7 +351,7 @@ void Cluster::on_period(uint64_t now_ns) {
     if (reject_log_.allow(now_ns, &suppressed))
       DT_WARN("collecting this period's hits failed: %s", strerror(-err));
   }
-  served = merge_entries(early_.take_held(), served);  // collected early, held back: theirs now
+  served = node_.period_served(std::move(served), now_ns);  // with what early ticks held back
   ReportHeader h = message_header(collector_.epoch() - 1);
   ReportBody body;
   body.rules = rules_.names;
@@ -354,19 +359,15 @@ void Cluster::on_period(uint64_t now_ns) {
     adaptive_->add_packet_hits(served);  // all we served, wherever it goes
     body.factors = adaptive_->report_factors();
   }
-  early_.period_reported(served, now_ns);
-  next_early_ns_ = early_.next_tick(now_ns);
   body.entries = std::move(served);
   if (collect_tags_) body.tags = collect_tags_();
-  send_->period(h, std::move(body), owner_ready(), now_ns);
+  node_.sender().period(h, std::move(body), owner_ready(), now_ns);
   note_sent();
-  counters_.lazy_entries = planner_.cadence().lazy_entries();
-  counters_.batch_waiting = planner_.cadence().waiting();
+  counters_.lazy_entries = node_.planner().cadence().lazy_entries();
+  counters_.batch_waiting = node_.planner().cadence().waiting();
   publish_bans(now_ns);
   publish_verified(now_ns);
-  const PeriodEnd end = end_period(tracker_, *out_, message_header(collector_.epoch()), now_ns);  // period_end.h
-  if (end.resend_request) publish_out(*end.resend_request);
-  log_downs(end.changes, now_ns);
+  log_downs(node_.end_period(now_ns), now_ns);  // resends asked for, silent peers down
 }
 
 bool Cluster::publish(const std::string &m) {
@@ -396,7 +397,7 @@ bool Cluster::publish_out(const Outgoing &o) {
 }
 
 void Cluster::note_sent() {
-  const SendCounts &s = send_->counts();
+  const SendCounts &s = node_.sender().counts();
   counters_.reports_sent = s.reports;
   counters_.entries_sent = s.report_entries;
   counters_.max_report_entries = s.max_report_entries;
@@ -413,20 +414,7 @@ void Cluster::note_sent() {
 
 // The header of a message this node sends now, in `epoch` (a report's: the period just
 // ended; a request's or a bans message's: the current one).
-ReportHeader Cluster::message_header(uint64_t epoch) const { return out_->header(epoch, unix_now_ms()); }
-
-// Asks the peers for the messages missing in their sequences (not yet stale).
-void Cluster::request_resends(uint64_t now_ns) {
-  if (const auto req = resend_request(tracker_, *out_, message_header(collector_.epoch()), now_ns)) publish_out(*req);
-}
-
-// Publishes again what a peer asks of us (outbox.h: within the period's budget).
-void Cluster::serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns) {
-  const Outbox::Resends r = out_->serve_resend(from, reqs, now_ns);
-  counters_.resend_requests_received += r.named_us;
-  if (r.over_budget) counters_.rejected["resend over budget"]++;
-  for (const Outgoing &o : r.out) publish_out(o);
-}
+ReportHeader Cluster::message_header(uint64_t epoch) const { return node_.outbox().header(epoch, unix_now_ms()); }
 
 void Cluster::set_tag_hooks(std::function<std::vector<TagHit>()> collect,
                             std::function<void(const std::vector<TagHit> &, uint64_t)> debit) {
@@ -437,7 +425,7 @@ void Cluster::set_tag_hooks(std::function<std::vector<TagHit>()> collect,
 void Cluster::log_summary() const {
   DT_INFO("cluster: %zu of %zu peers up; sent %llu reports (%llu entries, %llu bytes); applied %llu "
           "messages (%llu hits debited); rejected %llu, duplicates %llu",
-          tracker_.up_count(), tracker_.peers().size(),
+          node_.tracker().up_count(), node_.tracker().peers().size(),
           static_cast<unsigned long long>(counters_.reports_sent),
           static_cast<unsigned long long>(counters_.entries_sent),
           static_cast<unsigned long long>(counters_.bytes_sent),
@@ -449,12 +437,12 @@ void Cluster::log_summary() const {
 
 std::string Cluster::status_json(uint64_t now_ns) const {
   const ClusterStatusHead head{cfg_.node_id, unix_now_ms(), now_ns, collector_.epoch(), cfg_.period_ns, security()};
-  return cluster_status_json(head, counters_, tracker_.peers());
+  return cluster_status_json(head, counters_, node_.tracker().peers());
 }
 
 std::string Cluster::status_text(uint64_t now_ns) const {
   const ClusterStatusHead head{cfg_.node_id, unix_now_ms(), now_ns, collector_.epoch(), cfg_.period_ns, security()};
-  return cluster_status_text(head, counters_, tracker_.peers());
+  return cluster_status_text(head, counters_, node_.tracker().peers());
 }
 
 }  // namespace dt

@@ -25,16 +25,10 @@
 #include "common/log.h"
 #include "common/peer_set.h"
 #include "common/peers_file.h"
+#include "cluster_core/cluster_node.h"
 #include "cluster_core/peer_protocol.h"
-#include "cluster_core/peer_tracker.h"
-#include "cluster_core/outbox.h"
 #include "cluster_core/report_cadence.h"
-#include "cluster_core/report_planner.h"
-#include "cluster_core/early_report.h"
-#include "cluster_core/join_guard.h"
 #include "cluster_core/report_router.h"
-#include "cluster_core/receiver.h"
-#include "cluster_core/report_sender.h"
 #include "cluster_core/rule_groups.h"
 #include "cluster/report_signing.h"
 #include "cluster_core/resend_buffer.h"
@@ -91,7 +85,7 @@ class Cluster {
   void on_period(uint64_t now_ns);
   // Early reports (cluster_early.cpp): when the next tick is due (UINT64_MAX: none), and
   // the tick: sources new to this host since the last one, reported now.
-  uint64_t early_deadline() const { return next_early_ns_; }
+  uint64_t early_deadline() const { return node_.early_deadline(); }
   void on_early_tick(uint64_t now_ns);
   // The local rules by index (names travel in reports; peers may number rules
   // differently). Hits for rules that are not `throttle` here are not debited.
@@ -117,7 +111,7 @@ class Cluster {
   // (ours and theirs, for the busiest-key measurement) go to `a` (may be nullptr).
   void set_adaptive(AdaptiveSet *a) {
     adaptive_ = a;
-    receiver_.set_adaptive(a);
+    node_.receiver().set_adaptive(a);
   }
   // Bans (docs/bans.md): each period this host's new, changed and lifted bans go to the
   // peers in a bans message of their own, and the peers' bans messages go to `b`.
@@ -152,7 +146,7 @@ class Cluster {
   const PeerSet &peer_verified() const { return verified_in_.peers(); }
 
   const ClusterCounters &counters() const { return counters_; }
-  const PeerTracker &tracker() const { return tracker_; }
+  const PeerTracker &tracker() const { return node_.tracker(); }
   // "keys" with --curve-key, "insecure" without (only with --insecure-cluster): agent stats.
   const char *security() const { return cfg_.curve_key_file.empty() ? "insecure" : "keys"; }
   // Which peers report one source (agent explain): started by the daemon, fed here.
@@ -207,9 +201,9 @@ class Cluster {
   void apply_charges(const Received &r, uint64_t now_ns);
   // Owner scheme (cluster_owner.cpp).
   bool owner_ready();
-  // Owner scheme, at an early tick: the hits of shared sources near their limit, collected
+  // At an early tick: our buckets as the shared sources' early reports read them
   // (cluster_early.cpp, cluster_core/shared_early.h).
-  std::vector<ReportEntry> collect_shared_early(uint64_t now_ns, int *err);
+  BucketLookup shared_lookup();
   ReportHeader message_header(uint64_t epoch) const;  // now, from this node
   // What the sender (cluster_core/report_sender.h) sent, in our counters.
   void note_sent();
@@ -220,9 +214,7 @@ class Cluster {
   bool relay_member(const std::string &node_id) const;
   void log_relayed(const ReportHeader &h, const Received &r, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
-  void serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns);
   bool publish(const std::string &msg);
-  void request_resends(uint64_t now_ns);
   // Peers' bans in (cluster_bans.cpp).
   void apply_bans(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns);
   uint64_t peer_clock_ms(const std::string &node_id, uint64_t now_ns) const;
@@ -251,17 +243,13 @@ class Cluster {
   LogLimiter refused_log_{10'000'000'000ull, 3};
   std::map<std::string, std::string> link_nodes_;  // link liveness: SUB endpoint -> its peer's node id
   Collector collector_;
-  PeerTracker tracker_;
-  EarlyReport early_;
-  JoinGuard join_guard_;
-  uint64_t next_early_ns_ = UINT64_MAX;
-  uint64_t next_shared_early_ns_ = 0;  // the shared sources' early reports: shared_early_pace
-  ReportPlanner planner_;        // who hears of which source (owners), and when (cadence)
-  std::unique_ptr<Outbox> out_;  // our message streams, signed, kept for resends (once open)
-  std::unique_ptr<ReportSender> send_;  // what we served, routed by planner_, through out_
+  LocalRules rules_;  // the rules peers' hits are charged to (cluster_core/rule_groups.h)
+  // The protocol's state and decisions (cluster_core/cluster_node.h): the tracker, the planner
+  // (owners, cadence), the joiner's guard, the receiver, the early reports, and once open our
+  // message streams (signed, kept for resends) and the sender.
+  ClusterNode node_;
   uint64_t boot_id_ = 0;
   ClusterCounters counters_;
-  LocalRules rules_;  // the rules peers' hits are charged to (cluster_core/rule_groups.h)
   std::function<std::vector<TagHit>()> collect_tags_;
   std::function<void(const std::vector<TagHit> &, uint64_t)> debit_tags_;
   LogLimiter reject_log_{10'000'000'000ull, 5};
@@ -273,7 +261,6 @@ class Cluster {
   SourceWatch watch_;
   AggregateIntake intake_;
   LogLimiter hub_log_{10'000'000'000ull, 5};
-  Receiver receiver_;  // what a peer's message does here (cluster_core/receiver.h)
   std::unique_ptr<VerifiedRing> verified_ring_;  // what our SYN cookies verified (to tell)
   VerifiedIntake verified_in_;                   // what we take of the peers'
   LogLimiter verified_log_{10'000'000'000ull, 5};

@@ -24,7 +24,7 @@ void Cluster::handle_aggregate(const void *data, size_t len, uint64_t now_ns) {
   const std::string hub = m.header.node_id;
   bool switched = false;
   std::string from;
-  const Received r = receiver_.aggregate(intake_, std::move(m), now_ns, &switched, &from);  // cluster_core/receiver.h
+  const Received r = node_.receiver().aggregate(intake_, std::move(m), now_ns, &switched, &from);  // cluster_core/receiver.h
   if (switched && from.empty())
     log_limited(hub_log_, LogLevel::Info, now_ns, "taking aggregates from hub %s", hub.c_str());
   else if (switched)

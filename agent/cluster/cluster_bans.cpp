@@ -12,13 +12,13 @@ void Cluster::publish_bans(uint64_t now_ns) {
   const std::vector<BanNotice> notices = bans_->on_period(now_ns, unix_now_ms());
   counters_.bans = bans_->counters();
   if (notices.empty()) return;
-  for (const Outgoing &o : out_->bans(message_header(collector_.epoch()), notices)) publish_out(o);
+  for (const Outgoing &o : node_.outbox().bans(message_header(collector_.epoch()), notices)) publish_out(o);
 }
 
 // Peer `node_id`'s clock now, in unix ms, as far as this host knows it: by the offset its
 // messages taught the tracker (peer_tracker.h), else by our own clock.
 uint64_t Cluster::peer_clock_ms(const std::string &node_id, uint64_t now_ns) const {
-  const auto &peers = tracker_.peers();
+  const auto &peers = node_.tracker().peers();
   const auto it = peers.find(node_id);
   if (it == peers.end() || !it->second.have_offset) return unix_now_ms();
   const int64_t us = static_cast<int64_t>(now_ns / 1000) - it->second.offset_us;

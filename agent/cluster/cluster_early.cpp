@@ -17,26 +17,22 @@
 namespace dt {
 
 void Cluster::on_early_tick(uint64_t now_ns) {
-  next_early_ns_ = early_.next_tick(next_early_ns_);  // the ticks keep their pace
-  if (next_early_ns_ <= now_ns) next_early_ns_ = UINT64_MAX;  // held up past it: wait for the period
   int err = 0;
-  const std::vector<dt_key> fresh = collector_.take_fresh(&err);
-  const CollectHits collect = [&](const std::vector<dt_key> &keys) { return collector_.collect(keys, &err); };
-  std::vector<ReportEntry> entries = err ? early_.tick({}) : early_.collect_tick(fresh, collect);
-  if (err == 0 && now_ns >= next_shared_early_ns_) {  // after the new ones: a key in both was collected already
-    const uint64_t tick = early_.options().delay_ns;
-    next_shared_early_ns_ = now_ns + shared_early_pace(cfg_.period_ns, tick) - tick / 2;  // the tick nearest the pace
-    std::vector<ReportEntry> shared = collect_shared_early(now_ns, &err);
-    counters_.shared_early_entries += shared.size();
-    entries.insert(entries.end(), shared.begin(), shared.end());
-  }
+  EarlySources src;
+  src.fresh = collector_.take_fresh(&err);
+  src.collect = [&](const std::vector<dt_key> &keys) { return collector_.collect(keys, &err); };
+  src.lookup = shared_lookup();
+  src.failed = [&err] { return err != 0; };
+  size_t shared = 0;
+  std::vector<ReportEntry> entries = node_.early_tick(src, now_ns, &shared);  // cluster_core/cluster_node.h
+  counters_.shared_early_entries += shared;
   if (err != 0) {
     counters_.collect_errors++;
     uint64_t suppressed = 0;
     if (reject_log_.allow(now_ns, &suppressed)) DT_WARN("collecting sources' hits early failed: %s", strerror(-err));
   }
   if (log_level() == LogLevel::Debug)  // first contact, traced (docs/cluster-scale.md "First contact")
-    DT_DEBUG("early tick: %zu announced, %zu to send (%llu hits)", fresh.size(), entries.size(),
+    DT_DEBUG("early tick: %zu announced, %zu to send (%llu hits)", src.fresh.size(), entries.size(),
              static_cast<unsigned long long>(hits_of(entries)));
   if (entries.empty()) return;
   counters_.early_ticks++;
@@ -45,27 +41,23 @@ void Cluster::on_early_tick(uint64_t now_ns) {
   ReportBody body;
   body.rules = rules_.names;
   body.entries = std::move(entries);  // to their owners now; shared ones to everyone
-  send_->early(message_header(collector_.epoch() - 1), std::move(body), owner_ready(), now_ns);
+  node_.send_early(message_header(collector_.epoch() - 1), std::move(body), now_ns);
   note_sent();
 }
 
-// Only in the owner scheme (no hubs: a hub's sums come at its own pace). Source and
-// destination buckets (key_by, judged by their rule's policy); a prefix bucket's budget is
-// the rule's prefix policy, reported at the period's end.
-std::vector<ReportEntry> Cluster::collect_shared_early(uint64_t now_ns, int *err) {
-  if (!owner_ready()) return {};
-  std::map<uint32_t, dt_policy> policies;  // per rule, read once a tick
-  const BucketLookup lookup = [&](const dt_key &k, BucketView *v) {
+// Source and destination buckets (key_by, judged by their rule's policy); a prefix bucket's
+// budget is the rule's prefix policy, reported at the period's end.
+BucketLookup Cluster::shared_lookup() {
+  auto policies = std::make_shared<std::map<uint32_t, dt_policy>>();  // per rule, read once a tick
+  return [this, policies](const dt_key &k, BucketView *v) {
     if (k.rule & DT_KEY_PREFIX) return false;
     if (bpf_map_lookup_elem(dp_.buckets_fd(), &k, &v->bucket) != 0) return false;
     const uint32_t rule = k.rule & DT_KEY_RULE_MASK;  // a destination bucket's too (DT_KEY_DEST)
-    auto [it, fresh] = policies.try_emplace(rule);
+    auto [it, fresh] = policies->try_emplace(rule);
     if (fresh && read_live_policy(dp_.policy_fd(), dp_.config_fd(), rule, &it->second) != 0) it->second = {};
     v->policy = it->second;
     return v->policy.action == DT_ACT_THROTTLE;
   };
-  const CollectHits collect = [&](const std::vector<dt_key> &keys) { return collector_.collect(keys, err); };
-  return dt::collect_shared_early(planner_.router(), lookup, collect, now_ns);
 }
 
 }  // namespace dt

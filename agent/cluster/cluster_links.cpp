@@ -36,14 +36,14 @@ void Cluster::map_peer_links() {
 // A monitor event of ours (poll_monitor): true if it was a link event, handled here.
 bool Cluster::on_link_event(bool pub, uint16_t event, const std::string &endpoint, uint64_t now_ns) {
   if (pub && event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
-    planner_.force_broadcast();
+    node_.planner().force_broadcast();
     counters_.subscribers_joined++;
     return true;
   }
   if (pub || event != ZMQ_EVENT_DISCONNECTED) return false;
   const auto it = link_nodes_.find(endpoint);
   LivenessChange down;
-  if (it != link_nodes_.end() && tracker_.link_dropped(it->second, now_ns, &down)) {
+  if (it != link_nodes_.end() && node_.tracker().link_dropped(it->second, now_ns, &down)) {
     counters_.link_drops++;
     log_limited(peer_log_, LogLevel::Warn, now_ns, "peer %s is down: its link dropped (last heard %.1fs ago)",
                 down.node_id.c_str(), down.silent_ns / 1e9);

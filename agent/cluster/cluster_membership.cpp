@@ -214,9 +214,9 @@ bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *c
     return false;
   }
   cfg_.peers = peers;
-  planner_.set_configured_peers(peers.size());
+  node_.planner().set_configured_peers(peers.size());
   map_peer_links();
-  tracker_.set_max_peers(tracker_options(cfg_).max_peers);
+  node_.tracker().set_max_peers(tracker_options(cfg_).max_peers);
   // The removed peers' addresses, unless a remaining peer or hub has them too.
   std::string ignored;
   const std::vector<dt_key> gone = resolve_endpoint_hosts(c.removed, &ignored);
@@ -240,8 +240,8 @@ void Cluster::forget_removed() {
   for (auto it = senders_.begin(); it != senders_.end();) {
     dt_key k{};
     if (key_from_string(it->second, &k) && has_key(removed_addrs_, k)) {
-      if (tracker_.peers().count(it->first)) DT_INFO("peer %s removed: forgotten", it->first.c_str());
-      tracker_.forget(it->first);
+      if (node_.tracker().peers().count(it->first)) DT_INFO("peer %s removed: forgotten", it->first.c_str());
+      node_.tracker().forget(it->first);
       it = senders_.erase(it);
     } else {
       ++it;

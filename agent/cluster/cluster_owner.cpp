@@ -11,7 +11,7 @@
 namespace dt {
 // The owner scheme needs members that agree on who owns what (report_planner.h): else
 // every source goes to every peer, as in the mesh: more bytes, never less accuracy.
-bool Cluster::owner_ready() { return planner_.owner_ready(tracker_.peers()); }
+bool Cluster::owner_ready() { return node_.owner_ready(); }
 
 // A message a member sent to us alone as the owner of its sources, checked as every
 // message (signature, recipient, once only in its stream, age: Cluster::handle_message) and
@@ -23,7 +23,7 @@ void Cluster::relay_directed(const ReportHeader &h, const Received &r, uint64_t 
              r.charges.empty() ? size_t{0} : r.charges.front().debits.size(), relays.size(),
              sent_ago_ms(h.sent_unix_ms));
   if (relays.empty()) return;
-  send_->relays(message_header(collector_.epoch() - 1), relays, r.relay.ids, rules_.names, now_ns);
+  node_.sender().relays(message_header(collector_.epoch() - 1), relays, r.relay.ids, rules_.names, now_ns);
   note_sent();
 }
 
@@ -31,7 +31,7 @@ void Cluster::relay_directed(const ReportHeader &h, const Received &r, uint64_t 
 // hub's; without keys a peer we track), never us (we charged ours when we admitted them).
 bool Cluster::relay_member(const std::string &node_id) const {
   if (node_id == cfg_.node_id) return false;
-  return signed_ ? verifier_.knows_node(node_id) : tracker_.peers().count(node_id) != 0;
+  return signed_ ? verifier_.knows_node(node_id) : node_.tracker().peers().count(node_id) != 0;
 }
 
 // An owner's relay, charged by the receiver: its blocks of strangers refused, the rest counted.

@@ -34,7 +34,7 @@ bool Cluster::note_arrival(const ReportHeader &h, const Arrival &a, uint64_t now
     senders_.erase(id);
     if (peer_events_) peer_events_(id, false, "forgotten", 0);
     log_limited(peer_log_, LogLevel::Info, now_ns, "peer %s forgotten (down) to make room for %s: %zu node ids "
-                "tracked at most", id.c_str(), h.node_id.c_str(), tracker_.options().max_peers);
+                "tracked at most", id.c_str(), h.node_id.c_str(), node_.tracker().options().max_peers);
   }
   if (a.verdict == Verdict::Rejected) {
     counters_.rejected[refusal_name(a.refused)]++;
@@ -76,13 +76,13 @@ void Cluster::log_refusal(const ReportHeader &h, const Arrival &a, uint64_t now_
       break;
     case Refusal::TooManyPeers:
       log_limited(reject_log_, LogLevel::Warn, now_ns, "rejected a report from %s: %zu node ids are tracked and "
-                  "none is down (nothing debited)", h.node_id.c_str(), tracker_.options().max_peers);
+                  "none is down (nothing debited)", h.node_id.c_str(), node_.tracker().options().max_peers);
       break;
     case Refusal::OldBoot:
       log_limited(reject_log_, LogLevel::Warn, now_ns, "rejected a %s message from %s of boot %u, older than its "
                   "current boot %u (boots only move forward: an old boot replayed; nothing applied)",
                   stream_name(h.stream), h.node_id.c_str(), boot_counter(h.boot_id),
-                  tracker_.peers().count(h.node_id) ? boot_counter(tracker_.peers().at(h.node_id).boot_id) : 0u);
+                  node_.tracker().peers().count(h.node_id) ? boot_counter(node_.tracker().peers().at(h.node_id).boot_id) : 0u);
       break;
     case Refusal::NoSeq:
       log_limited(reject_log_, LogLevel::Warn, now_ns, "rejected a %s message from %s without a sequence number "

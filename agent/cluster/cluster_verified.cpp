@@ -22,7 +22,7 @@ void Cluster::publish_verified(uint64_t now_ns) {
   if (recs.empty()) return;
   const std::vector<VerifiedSource> sources = verified_to_share(recs, now_ns, &counters_.verified_not_shared);
   if (sources.empty()) return;
-  for (const Outgoing &o : out_->verified(message_header(collector_.epoch()), sources)) publish_out(o);
+  for (const Outgoing &o : node_.outbox().verified(message_header(collector_.epoch()), sources)) publish_out(o);
   counters_.verified_shared += sources.size();
 }
 

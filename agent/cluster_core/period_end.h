@@ -1,8 +1,8 @@
 // period_end.h - the end of a node's period, after its report (the cluster core: no I/O).
 // It asks the peers for what is missing in their streams, takes the peers silent for
-// down_after down, and starts the outbox's resend budget again. The agent's Cluster and the
-// simulator (tools/sim) end their periods with this one; a receiver that saw a gap asks at
-// once (resend_request).
+// down_after down, and starts the outbox's resend budget again. Every node (cluster_node.h:
+// the agent's and the simulator's) ends its periods with this one; a receiver that saw a gap
+// asks at once (resend_request).
 #pragma once
 
 #include <cstdint>

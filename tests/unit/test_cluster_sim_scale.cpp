@@ -28,7 +28,7 @@ Scenario sprayed(size_t hosts, Scheme scheme, uint64_t seed) {
   s.clients = {Client{"c0", 2000, 0, 0, {}}, Client{"c1", 50, 0, 0, {}}};
   // As build/simulate's default and the agent: early ticks a quarter period apart, at which
   // shared sources near their limit go to every peer (agent/cluster_core/shared_early.h).
-  if (scheme == Scheme::Owner) s.shared_period = s.period / 4;
+  if (scheme == Scheme::Owner) s.early_report = s.shared_period = s.period / 4;
   return s;
 }
 

@@ -9,7 +9,6 @@
 #include "dthrottle/bucket.h"
 #include "cluster_core/cluster_times.h"
 #include "cluster_core/peer_protocol.h"
-#include "cluster_core/period_end.h"
 #include "dataplane/policy.h"
 
 namespace dt::sim {
@@ -63,7 +62,6 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
   const bool links = s.cadence && s.link_liveness && s.scheme != Scheme::Hub;
   const ClusterTimes times{s.period, s.peer_down_after, max_age_ns(s), links};
   const Ns down_after = s.cadence ? peer_down_after_ns(times) : s.peer_down_after ? s.peer_down_after : 5 * s.period;
-  const CadenceOptions cadence = cadence_options(times);
   rules_.burst_hits = {s.burst};
   uint64_t boot_seed = s.seed, phase_seed = s.seed ^ 0x5048415345000000ull;
   ideal_ = s.net.loss == 0 && s.net.duplicate == 0 && s.net.jitter == 0 && s.net.partitions.empty();
@@ -72,38 +70,22 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     Host &host = hosts_[h];
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
-    // Every other host tracked (up to 1024 of them), unauthenticated as the agent today.
-    host.tracker = PeerTracker(
-        TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts), backlog_slack_ns(times)});
-    host.outbox = std::make_unique<Outbox>(
-        OutboxOptions{host.node_id, host.boot_id, max_age_ns(s) ? max_age_ns(s) : 5 * kSec, s.period / 2});
+    host.node = std::make_unique<ClusterNode>(node_options(h, times, down_after), rules_);
+    host.node->open(OutboxOptions{host.node_id, host.boot_id, max_age_ns(s) ? max_age_ns(s) : 5 * kSec, s.period / 2},
+                    {}, NodeIo{[this, h](const Outgoing &o, uint64_t) { return publish(h, {o}), true; },
+                               [this, h] { return hosts_[h].node->outbox().header(hosts_[h].epoch, wall_ms(h)); }});
     host.heard.assign(s.hosts, 0);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
     if (static_cast<int>(h) == s.join_host && host.next_report != kNever)
       host.next_report += s.join_at - s.join_at % s.period + (host.next_report < s.join_at % s.period ? s.period : 0);
     if (host.next_report != kNever) reports_.push({host.next_report, h});
-    if (s.shared_period && s.scheme == Scheme::Owner && s.reports) {
-      host.next_shared = host.next_report + s.shared_period;
-      reports_.push({host.next_shared, kSharedBase + h});
-    }
     const size_t periods = s.duration / s.period + 2;
     host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
-    host.planner = ReportPlanner(PlannerOptions{host.node_id, s.scheme == Scheme::Owner, false, s.hosts - 1,
-                                                RouterOptions{kHotPeriods * s.period, max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period},
-                                                cadence});
-    host.join_guard = JoinGuard(join_guard_options(h));
-    host.receiver = std::make_unique<Receiver>(ReceiverOptions{host.node_id, s.scheme == Scheme::Hub}, host.planner,
-                                               host.join_guard, rules_);
-    host.sender = std::make_unique<ReportSender>(host.planner, *host.outbox, [this, h](const Outgoing &o, uint64_t) {
-      publish(h, {o});
-      return true;
-    });
-    if (s.scheme != Scheme::Threshold && s.reports) {
-      host.early = EarlyReport(EarlyReportOptions{s.period, s.early_report, s.early_min_hits});
-      schedule_early(h, 0);  // the first period starts at 0 (it ends at the host's phase)
-    }
+    host.node->start(0);  // the first period starts at 0 (it ends at the host's phase)
+    if (ideal_) host.node->set_up_peers([this, h] { return owner_ready(h); });
+    schedule_early(h);
     if (s.adaptive) init_adaptive(h);
   }
   init_hubs(&phase_seed);
@@ -122,6 +104,26 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
   }
 }
 
+// Host h's node (cluster_core/cluster_node.h) with the agent's settings for the scenario: every
+// other host tracked (up to 1024 of them), unauthenticated as the agent without keys.
+NodeOptions ClusterSim::node_options(size_t h, const ClusterTimes &times, Ns down_after) const {
+  const Scenario &s = s_;
+  const std::string id = "h" + std::to_string(h);
+  const Ns keep = max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period;
+  NodeOptions o;
+  o.tracker = TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts), backlog_slack_ns(times)};
+  o.planner = PlannerOptions{id, s.scheme == Scheme::Owner, false, s.hosts - 1,
+                             RouterOptions{kHotPeriods * s.period, keep}, cadence_options(times)};
+  o.join = join_guard_options(h);
+  o.receiver = ReceiverOptions{id, s.scheme == Scheme::Hub};
+  // Early reports as the agent sends them: in a full mesh (none through hubs; no agent reports by threshold).
+  const bool mesh = s.scheme == Scheme::Mesh || s.scheme == Scheme::Owner;
+  o.early = EarlyReportOptions{s.period, mesh && s.reports ? s.early_report : 0, s.early_min_hits};
+  o.resends = s.resend;
+  o.shared_early_ns = s.shared_period;
+  return o;
+}
+
 // Host h's AdaptiveSet: the one rule, fed as the agent feeds it (its receiver: peers' hits and factors).
 void ClusterSim::init_adaptive(size_t h) {
   Host &host = hosts_[h];
@@ -132,7 +134,7 @@ void ClusterSim::init_adaptive(size_t h) {
   spec.params = s_.adaptive_params;
   host.adaptive = std::make_unique<AdaptiveSet>();
   host.adaptive->configure({spec}, s_.peer_down_after ? s_.peer_down_after : 5 * s_.period);
-  host.receiver->set_adaptive(host.adaptive.get());
+  host.node->receiver().set_adaptive(host.adaptive.get());
 }
 
 // Every request of the scenario, in time order (ties: client order, then bursts in
@@ -203,8 +205,7 @@ void ClusterSim::advance(Ns t, bool inclusive) {
       handle_delivery(d);
     } else if (tr == next) {
       reports_.pop();
-      if (reporter >= kSharedBase) report_shared(reporter - kSharedBase);
-      else if (reporter < hosts_.size()) handle_report(reporter);
+      if (reporter < hosts_.size()) handle_report(reporter);
       else hub_period(reporter - hosts_.size());
       reports_.push({next_event_of(reporter), reporter});
     } else if (te == next) {
@@ -327,7 +328,7 @@ void ClusterSim::handle_report(size_t h) {
   give_back_held(h);
   // With link liveness a joiner is a new subscriber everywhere: a heartbeat at this period's end.
   if (s_.join_host >= 0 && s_.cadence && s_.link_liveness && now_ >= s_.join_at && now_ < s_.join_at + s_.period)
-    host.planner.force_broadcast();
+    host.node->planner().force_broadcast();
   std::vector<ReportEntry> served;
   for (auto &[key, b] : host.buckets) {
     if (b.passed == b.reported) continue;
@@ -339,10 +340,10 @@ void ClusterSim::handle_report(size_t h) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
   host_stats_[h].reports++;
-  if (host.early.enabled()) {
-    host.early.period_reported(served, now_);
+  served = host.node->period_served(std::move(served), now_);  // held early: given back already
+  if (host.node->early().enabled()) {
     host.announced.clear();  // the kernel's next epoch: announced again at their next admission
-    schedule_early(h, now_);
+    schedule_early(h);
   }
   if (s_.scheme == Scheme::Threshold) {
     route_threshold(h, std::move(served));
@@ -360,11 +361,8 @@ void ClusterSim::handle_report(size_t h) {
 void ClusterSim::end_period(size_t h) {
   Host &host = hosts_[h];
   host.next_report += s_.period;
-  if (ideal_) return host.outbox->new_period();  // nothing goes missing, nobody goes silent
-  const ReportHeader hdr = host.outbox->header(host.epoch, wall_ms(h));
-  const PeriodEnd end = dt::end_period(host.tracker, *host.outbox, hdr, now_, s_.resend);  // period_end.h
-  if (end.resend_request) publish(h, {*end.resend_request});
-  for (const auto &change : end.changes) host_stats_[h].peer_downs += !change.up;
+  if (ideal_) return host.node->outbox().new_period();  // nothing goes missing, nobody goes silent
+  for (const auto &change : host.node->end_period(now_)) host_stats_[h].peer_downs += !change.up;
   if (s_.cadence && s_.link_liveness && s_.scheme != Scheme::Hub) link_liveness(h);
 }
 
@@ -392,7 +390,7 @@ void ClusterSim::send_period(size_t h, std::vector<ReportEntry> served, bool own
   body.rules = rules_.names;  // every simulated client is under the default rule
   body.entries = std::move(served);
   if (host.adaptive) body.factors = host.adaptive->report_factors();
-  host.sender->period(host.outbox->header(++host.epoch, wall_ms(h)), std::move(body), owners, now_, cadence);
+  host.node->sender().period(host.node->outbox().header(++host.epoch, wall_ms(h)), std::move(body), owners, now_, cadence);
 }
 
 size_t ClusterSim::period_of(Ns t) const { return std::min<size_t>(t / s_.period, fanout_.size() - 1); }
@@ -401,7 +399,7 @@ const std::vector<HostStats> &ClusterSim::hosts() const {
   for (size_t h = 0; h < hosts_.size(); h++) {
     const Host &host = hosts_[h];
     host_stats_[h].received = host.direct_received + fanouts_ - host.fanned_out;
-    host_stats_[h].relayed = host.sender->counts().relayed_entries;
+    host_stats_[h].relayed = host.node->sender().counts().relayed_entries;
     host_stats_[h].accepted = host.direct_accepted + plain_fanouts_ - host.plain_fanned_out;
   }
   return host_stats_;

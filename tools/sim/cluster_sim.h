@@ -1,16 +1,17 @@
 // cluster_sim.h - a deterministic simulator of a dthrottle cluster.
 //
-// N simulated hosts run the agent's cluster core (agent/cluster_core/, as the agent's
-// Cluster runs it, and the BPF programs' bucket arithmetic) on an injected clock (integer
-// ns from 0), with in-memory bucket maps instead of BPF maps:
+// N simulated hosts each run a node of the agent's cluster core (cluster_core/cluster_node.h,
+// as the agent's Cluster runs it, and the BPF programs' bucket arithmetic) on an injected
+// clock (integer ns from 0), with in-memory bucket maps instead of BPF maps:
 //   admit    dt_gcra_admit on the host's bucket for the client, passed++ (dt_xdp)
 //   report   every period at t = k*period + offset: hits = passed - reported,
-//            reported = passed (dt_collect), then the core's ReportSender (routing,
-//            cadence, the outbox's encoding) to the peers through the network
-//   receive  dt::decode_report, the PeerTracker's verdict, then the core's Receiver
-//            (receiver.h: the plan, a joiner's guard, debits, relays), its debits as
-//            dt_gcra_debit at the receive time (dt_debit; a bucket the host never saw is
-//            created full, then debited); the core's end_period (period_end.h) after a report
+//            reported = passed (dt_collect), then the node's sender (routing, cadence,
+//            the outbox's encoding) to the peers through the network
+//   receive  dt::decode_report, the node's PeerTracker's verdict, then the node (its
+//            receiver: the plan, a joiner's guard, debits, relays; resends asked for and
+//            served), its debits as dt_gcra_debit at the receive time (dt_debit; a bucket
+//            the host never saw is created full, then debited); the node's end_period after
+//            a report
 // The network loses, duplicates and delays messages with a seeded RNG, and partitions
 // them as TCP does (ZeroMQ's peer links are TCP): while a link is cut its messages queue
 // in order, up to a high-water mark (ZeroMQ's SNDHWM, 1000 messages by default; beyond
@@ -81,15 +82,9 @@
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
 #include "cluster_core/aggregate_intake.h"
-#include "cluster_core/peer_tracker.h"
-#include "cluster_core/early_report.h"
+#include "cluster_core/cluster_node.h"
+#include "cluster_core/cluster_times.h"
 #include "cluster_core/inbound.h"
-#include "cluster_core/join_guard.h"
-#include "cluster_core/outbox.h"
-#include "cluster_core/receiver.h"
-#include "cluster_core/report_planner.h"
-#include "cluster_core/report_sender.h"
-#include "cluster_core/rule_groups.h"
 #include "cluster_core/shared_early.h"
 #include "common/key_hash.h"
 #include "hub/aggregator.h"
@@ -178,7 +173,7 @@ class ClusterSim {
   const std::vector<HostStats> &hosts() const;
   // Host h's report traffic received (in) or sent (out): each copy a receiver gets.
   HostTraffic traffic(size_t h, bool in) const;
-  const PeerTracker &tracker(size_t host) const { return hosts_[host].tracker; }
+  const PeerTracker &tracker(size_t host) const { return hosts_[host].node->tracker(); }
   // Scheme::Hub: the summing hubs (2; none otherwise), their traffic as traffic()'s, and
   // host h's aggregate intake counters (which hub it takes, failovers, own hits subtracted).
   size_t hub_count() const { return hubs_.size(); }
@@ -209,28 +204,21 @@ class ClusterSim {
     // out), and per period its traffic out, directly in, and fanned out by itself.
     uint64_t fanned_out = 0, plain_fanned_out = 0, direct_received = 0, direct_accepted = 0;
     std::vector<Traffic> out, direct_in, own_fanout;
-    // The cluster core (agent/cluster_core/), as the agent runs it: who hears of which
-    // source and when (routing, cadence; Threshold uses only its shared sources), and its
-    // message streams (seqs, kept for resends).
-    ReportPlanner planner;
-    std::unique_ptr<Outbox> outbox;
-    std::unique_ptr<ReportSender> sender;  // what it served, routed by planner, through outbox
+    // The cluster core's node (cluster_core/cluster_node.h), as the agent runs it: its tracker,
+    // who hears of which source and when (routing, cadence; Threshold uses only its shared
+    // sources), its message streams (seqs, kept for resends), its receiver, its early reports
+    // (Scenario::early_report) and, with Scenario::join_empty, the joiner's guard.
+    std::unique_ptr<ClusterNode> node;
     // Owner readiness (report_planner.h) in an ideal network, where the tracker is not run:
     // which peers it has heard (they stay up: every host is heard on time there).
     std::vector<char> heard;
     size_t heard_count = 0, heard_by = 0, ready_count = SIZE_MAX;
     bool owners = false;
     std::unique_ptr<AggregateIntake> intake;  // Scheme::Hub: which hub's sums it debits
-    EarlyReport early;             // early reports of new sources (Scenario::early_report)
     std::vector<dt_key> announced; // first admitted in this period since the last tick
-    Ns next_early = kNever;        // its next early tick (an older one in early_ is void)
-    JoinGuard join_guard;  // join_empty: the joiner's peer-reported sources start empty
-    std::unique_ptr<Receiver> receiver;  // what a peer's message does here (the agent's)
     uint64_t boot_id = 0, epoch = 0;
     Ns next_report = 0;
-    Ns next_shared = kNever;  // Scenario::shared_period
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
-    PeerTracker tracker{0};
     dt_policy policy{};  // the scenario's, or its adaptive reduction
     // Adaptive: the agent's own AdaptiveSet, with the one rule.
     std::unique_ptr<AdaptiveSet> adaptive;
@@ -289,6 +277,7 @@ class ClusterSim {
   };
 
   ClusterSim(const Scenario &s, const dt_policy &p);
+  NodeOptions node_options(size_t h, const ClusterTimes &times, Ns down_after) const;
   void init_adaptive(size_t h);
   void build_requests();
   void advance(Ns t, bool inclusive);
@@ -297,10 +286,8 @@ class ClusterSim {
   void handle_delivery(const Delivery &d);
   void receive(size_t to, const Message &m);
   void deliver(size_t to, const Message &m, const Arrival &a);
-  void serve_resend(size_t h, const Message &m);
   Arrival arrive(size_t to, const Message &m);
   void publish(size_t h, const std::vector<Outgoing> &out);
-  void request_resends(size_t h);
   MessagePtr make_message(size_t from, std::shared_ptr<const std::string> bytes);
   void broadcast(size_t from, const MessagePtr &msg);
   // The cluster core's sender (report_sender.h) routes, batches and publishes host h's
@@ -324,12 +311,10 @@ class ClusterSim {
   void hub_receive(size_t j, const Message &m);
   void hub_period(size_t j);
   void apply_aggregate(size_t to, const Message &m);
-  Ns next_event_of(size_t reporter) const;  // a host's next report, a hub's period, a shared report
-  static constexpr size_t kSharedBase = size_t{1} << 40;  // event index of host h's shared report: + h
-  void report_shared(size_t h);
+  Ns next_event_of(size_t reporter) const;  // a host's next report, a hub's period
   // Early reports (sim_early.cpp).
   void announce(size_t h, Bucket &b, const dt_key &k);
-  void schedule_early(size_t h, Ns after);
+  void schedule_early(size_t h);
   void handle_early(size_t h);
   void give_back_held(size_t h);
   // A joining host (sim_join.cpp).

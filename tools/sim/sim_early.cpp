@@ -11,27 +11,30 @@ namespace dt::sim {
 // announced; the agent reads the announcements at its next tick.
 void ClusterSim::announce(size_t h, Bucket &b, const dt_key &k) {
   Host &host = hosts_[h];
-  if (!host.early.enabled()) return;
+  if (!host.node->early().enabled()) return;
   const uint64_t epoch = host_stats_[h].reports + 1;
   if (b.announced == epoch) return;
   b.announced = epoch;
   host.announced.push_back(k);
 }
 
-void ClusterSim::schedule_early(size_t h, Ns after) {
-  const uint64_t t = hosts_[h].early.next_tick(after);
-  hosts_[h].next_early = t == UINT64_MAX ? kNever : t;
+// The node's next early tick, as an event (an older one in early_ is void).
+void ClusterSim::schedule_early(size_t h) {
+  const uint64_t t = hosts_[h].node->early_deadline();
   if (t != UINT64_MAX) early_.push({t, h});
 }
 
-// An early tick: the new sources' hits so far, collected
-// (dt_collect: reported = passed) and routed as a period's report is; those with fewer
-// than min_hits are held for the next tick, or the period's report (give_back_held).
+// An early tick of the node (cluster_node.h): the new sources' hits so far, collected
+// (dt_collect: reported = passed), those with fewer than min_hits held for the next tick or
+// the period's report (give_back_held); and at Scenario::shared_period the shared sources
+// whose bucket here is below half the burst (near its limit: where a late report costs).
 void ClusterSim::handle_early(size_t h) {
   Host &host = hosts_[h];
-  if (now_ != host.next_early) return;  // the period's report came first and started anew
-  schedule_early(h, now_);
-  std::vector<ReportEntry> entries = host.early.collect_tick(host.announced, [&](const std::vector<dt_key> &keys) {
+  if (now_ != host.node->early_deadline()) return;  // the period's report came first and started anew
+  EarlySources src;
+  src.fresh = std::move(host.announced);
+  host.announced.clear();
+  src.collect = [&](const std::vector<dt_key> &keys) {
     std::vector<ReportEntry> collected;
     for (const dt_key &k : keys) {
       Bucket &b = host.buckets[k];
@@ -39,13 +42,23 @@ void ClusterSim::handle_early(size_t h) {
       b.reported = b.passed;
     }
     return collected;
-  });
-  host.announced.clear();
+  };
+  src.lookup = [&](const dt_key &k, BucketView *v) {
+    auto it = host.buckets.find(k);
+    if (it == host.buckets.end()) return false;
+    v->bucket.tat_ns = it->second.tat, v->bucket.passed = it->second.passed, v->bucket.reported = it->second.reported;
+    v->policy = host.policy;
+    return true;
+  };
+  src.failed = [] { return false; };
+  size_t shared = 0;
+  std::vector<ReportEntry> entries = host.node->early_tick(src, now_, &shared);
+  schedule_early(h);
   if (entries.empty()) return;
   std::sort(entries.begin(), entries.end(), [](const ReportEntry &a, const ReportEntry &b) {
     return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
   });
-  host_stats_[h].early_entries += entries.size();
+  host_stats_[h].early_entries += entries.size() - shared;
   host_stats_[h].hits_reported += hits_of(entries);
   publish_early(h, std::move(entries));
 }
@@ -57,15 +70,14 @@ void ClusterSim::publish_early(size_t h, std::vector<ReportEntry> entries) {
   ReportBody body;
   body.rules = rules_.names;
   body.entries = std::move(entries);
-  const ReportHeader hdr = host.outbox->header(host.epoch, wall_ms(h));
-  host_stats_[h].early_messages += host.sender->early(hdr, std::move(body), owner_ready(h), now_);
+  host_stats_[h].early_messages += host.node->send_early(host.node->outbox().header(host.epoch, wall_ms(h)), std::move(body), now_);
 }
 
 // At the period's end, hits collected early but held back are unreported again: the
 // period's report takes them with the rest (the agent merges them: merge_entries).
 void ClusterSim::give_back_held(size_t h) {
   Host &host = hosts_[h];
-  for (const ReportEntry &e : host.early.take_held()) host.buckets[e.key].reported -= e.hits;
+  for (const ReportEntry &e : host.node->early().take_held()) host.buckets[e.key].reported -= e.hits;
 }
 
 }  // namespace dt::sim

@@ -39,7 +39,6 @@ void ClusterSim::init_hubs(uint64_t *phase_seed) {
 bool ClusterSim::hub_alive(size_t j) const { return !(j == failing_hub_ && now_ >= s_.hub_fails_at); }
 
 Ns ClusterSim::next_event_of(size_t reporter) const {
-  if (reporter >= kSharedBase) return hosts_[reporter - kSharedBase].next_shared;
   return reporter < hosts_.size() ? hosts_[reporter].next_report : hubs_[reporter - hosts_.size()].next_period;
 }
 
@@ -50,7 +49,8 @@ void ClusterSim::publish_to_hubs(size_t h, std::vector<ReportEntry> entries) {
   ReportBody body;
   body.rules = {"default"};
   body.entries = std::move(entries);
-  for (const Outgoing &o : host.outbox->report(host.outbox->header(++host.epoch, wall_ms(h)), body, now_)) {
+  Outbox &out = host.node->outbox();
+  for (const Outgoing &o : out.report(out.header(++host.epoch, wall_ms(h)), body, now_)) {
     MessagePtr msg = make_message(h, o.bytes);
     host.intake->remember_own(o.seq, msg->body, now_);
     host_stats_[h].report_bytes += msg->wire_bytes() * hubs_.size();
@@ -114,7 +114,7 @@ void ClusterSim::apply_aggregate(size_t to, const Message &m) {
   if (m.decoded != DecodeError::None) return void(host_stats_[to].decode_errors++);
   bool switched = false;
   std::string from;
-  const Received r = hosts_[to].receiver->aggregate(*hosts_[to].intake, *m.aggregate, now_, &switched, &from);
+  const Received r = hosts_[to].node->receiver().aggregate(*hosts_[to].intake, *m.aggregate, now_, &switched, &from);
   for (const Charge &c : r.charges) charge(to, c.debits);
 }
 

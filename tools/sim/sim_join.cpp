@@ -15,12 +15,12 @@ size_t ClusterSim::skip_down(size_t idx, size_t n_up) const {
 // there); asked again only when that changed.
 bool ClusterSim::owner_ready(size_t h) {
   Host &host = hosts_[h];
-  if (!ideal_) return host.planner.owner_ready(host.tracker.peers());
+  if (!ideal_) return host.node->owner_ready();
   if (host.heard_count != host.ready_count) {
     std::vector<std::string> up;
     for (size_t p = 0; p < hosts_.size(); p++)
       if (host.heard[p]) up.push_back(hosts_[p].node_id);
-    host.owners = host.planner.owner_ready(std::move(up));
+    host.owners = host.node->planner().owner_ready(std::move(up));
     host.ready_count = host.heard_count;
   }
   return host.owners;

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "cluster_core/peer_protocol.h"
-#include "cluster_core/period_end.h"
 
 namespace dt::sim {
 
@@ -51,15 +50,6 @@ size_t ClusterSim::Message::entries() const {
   return n;
 }
 
-// Ask for what is missing (cluster_core/outbox.h), at once when a gap shows and every
-// period until it comes.
-void ClusterSim::request_resends(size_t h) {
-  if (!s_.resend) return;
-  Host &host = hosts_[h];
-  if (const auto req = resend_request(host.tracker, *host.outbox, host.outbox->header(host.epoch, wall_ms(h)), now_))
-    publish(h, {*req});
-}
-
 // A PUB socket: one copy to every other host. In an ideal network every copy arrives
 // after the same delay, in order: one event delivers them all (host order, as the
 // copies' consecutive delivery orders would).
@@ -73,11 +63,6 @@ void ClusterSim::broadcast(size_t from, const MessagePtr &msg) {
   st.messages_sent += hosts_.size() - 1;
   count(from, false, *msg, hosts_.size() - 1);
   in_flight_.push({now_ + s_.net.delay, delivery_order_++, kEveryPeer, msg});
-}
-
-// Publish again what a peer asks of host h (cluster_core/outbox.h: within its budget).
-void ClusterSim::serve_resend(size_t h, const Message &m) {
-  publish(h, hosts_[h].outbox->serve_resend(m.hdr.node_id, m.body.resend, now_).out);
 }
 
 Ns ClusterSim::cut_until(size_t a, size_t b, Ns t) const {
@@ -103,11 +88,11 @@ void ClusterSim::link_liveness(size_t h) {
     if (p == h) continue;
     const Ns since = cut_since(h, p, now_);
     LivenessChange change;
-    if (since != kNever && now_ >= since + kSimLinkTimeout && host.tracker.link_dropped(hosts_[p].node_id, now_, &change))
+    if (since != kNever && now_ >= since + kSimLinkTimeout && host.node->tracker().link_dropped(hosts_[p].node_id, now_, &change))
       host_stats_[h].peer_downs++;
   }
   for (const auto &cut : s_.net.partitions)
-    if (cut.end <= now_ && cut.end + s_.period > now_) host.planner.force_broadcast();
+    if (cut.end <= now_ && cut.end + s_.period > now_) host.node->planner().force_broadcast();
 }
 
 // One message to one receiver. Every send draws the same four random numbers

@@ -17,23 +17,14 @@ void ClusterSim::receive(size_t to, const Message &m) {
   deliver(to, m, arrive(to, m));
 }
 
-// What the cluster core's receiver (cluster_core/receiver.h) makes of a judged message, acted
-// on as the agent's Cluster does: resends served and asked for, stale hits counted, debits,
-// an owner's relays.
+// What the cluster core's node (cluster_core/cluster_node.h) makes of a judged message (a
+// resend request served, a gap asked for), the rest acted on as the agent's Cluster does:
+// stale hits counted, debits, an owner's relays.
 void ClusterSim::deliver(size_t to, const Message &m, const Arrival &a) {
-  Host &host = hosts_[to];
   HostStats &st = host_stats_[to];
-  const Received r = host.receiver->receive(m.hdr, m.body, a, now_);
-  switch (r.plan.kind) {
-    case InboundKind::Dropped:
-    case InboundKind::Bans:
-    case InboundKind::Verified: return;
-    case InboundKind::ResendRequest: return r.plan.stale || !s_.resend ? void() : serve_resend(to, m);
-    case InboundKind::Directed:
-    case InboundKind::Relay:
-    case InboundKind::Report: break;
-  }
-  if (r.plan.ask_resends) request_resends(to);
+  const Received r = hosts_[to].node->receive(m.hdr, m.body, a, now_);
+  const InboundKind k = r.plan.kind;
+  if (k != InboundKind::Report && k != InboundKind::Directed && k != InboundKind::Relay) return;
   if (r.plan.stale) {  // counted, nothing charged
     st.stale++;
     st.stale_hits += r.stale_hits;
@@ -50,7 +41,7 @@ Arrival ClusterSim::arrive(size_t to, const Message &m) {
   HostStats &st = host_stats_[to];
   Arrival a;
   a.verdict = Verdict::Accept;
-  if (!ideal_) a = host.tracker.arrive(m.hdr, now_);
+  if (!ideal_) a = host.node->tracker().arrive(m.hdr, now_);
   else if (m.from < hosts_.size()) heard_from(to, m.from);
   if (a.verdict != Verdict::Accept) {  // a duplicate, or refused
     st.rejected++;

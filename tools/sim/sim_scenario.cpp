@@ -99,6 +99,8 @@ bool validate(const Scenario &s, std::string *err) {
   if (!s.busy.empty() && !s.adaptive) return fail(err, "busy signals need an adaptive scenario");
   if (s.shared_period && (s.scheme != Scheme::Owner || s.shared_period >= s.period))
     return fail(err, "a shared period goes with the owner scheme and must be shorter than the period");
+  if (s.shared_period && !s.early_report)
+    return fail(err, "shared sources go early at the early ticks: a shared period needs early reports");
   if (s.scheme == Scheme::Hub && (s.hub_period < kMs || s.hub_period > s.duration))
     return fail(err, "the hub period must be 1ms to the scenario's duration");
   if (s.scheme == Scheme::Hub && (s.adaptive || !s.net.partitions.empty() || s.net.duplicate > 0))

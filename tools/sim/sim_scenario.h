@@ -111,11 +111,11 @@ struct Scenario {
   // Not with Scheme::Hub (the hub's agents keep the heartbeat a second). false: signed
   // heartbeats every 5 periods, one-hit sources wait a heartbeat (--liveness signed).
   bool link_liveness = false;
-  // Scheme::Owner: also every shared_period, the hits of the sources a host knows to be
-  // shared and near their limit go to every peer (a shorter lag where it matters,
-  // docs/cluster-scale.md "Why the ratio moves with the seed"); 0: off. The agent does it
-  // at its early ticks (agent/cluster_core/shared_early.h): build/simulate's default for the
-  // owner scheme is early_report.
+  // Scheme::Owner: at the early ticks, at most every shared_period, the hits of the sources
+  // a host knows to be shared and near their limit go to every peer (a shorter lag where it
+  // matters, docs/cluster-scale.md "Why the ratio moves with the seed"; the node's
+  // NodeOptions::shared_early_ns); 0: off. build/simulate's default for the owner scheme is
+  // the agent's, shared_early_pace.
   Ns shared_period = 0;
   Ns hub_period = 50 * kMs;       // Scheme::Hub: how often a hub sends its sums (`agent hub --period`)
   Ns hub_fails_at = kNever;       // Scheme::Hub: the hub the hosts take first stops (hears and sends nothing) then

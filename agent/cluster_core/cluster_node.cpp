@@ -1,0 +1,97 @@
+// cluster_node.cpp - one member of the cluster (see cluster_node.h).
+#include "cluster_core/cluster_node.h"
+
+#include <utility>
+
+#include "cluster_core/period_end.h"
+
+namespace dt {
+
+ClusterNode::ClusterNode(const NodeOptions &o, const LocalRules &rules)
+    : opt_(o),
+      tracker_(o.tracker),
+      planner_(o.planner),
+      join_guard_(o.join),
+      receiver_(o.receiver, planner_, join_guard_, rules),
+      early_(o.early) {}
+
+void ClusterNode::open(const OutboxOptions &o, Seal seal, NodeIo io) {
+  io_ = std::move(io);
+  out_ = std::make_unique<Outbox>(o, std::move(seal));
+  send_ = std::make_unique<ReportSender>(planner_, *out_, io_.publish);
+}
+
+std::vector<ReportEntry> ClusterNode::period_served(std::vector<ReportEntry> served, uint64_t now_ns) {
+  if (!early_.enabled()) return served;
+  served = merge_entries(early_.take_held(), served);  // collected early, held back: theirs now
+  early_.period_reported(served, now_ns);
+  next_early_ns_ = early_.next_tick(now_ns);
+  return served;
+}
+
+void ClusterNode::start(uint64_t now_ns) {
+  early_.period_reported({}, now_ns);
+  next_early_ns_ = early_.next_tick(now_ns);
+}
+
+std::vector<ReportEntry> ClusterNode::early_tick(const EarlySources &src, uint64_t now_ns, size_t *shared) {
+  *shared = 0;
+  next_early_ns_ = early_.next_tick(next_early_ns_);  // the ticks keep their pace
+  if (next_early_ns_ <= now_ns) next_early_ns_ = UINT64_MAX;  // held up past it: wait for the period
+  if (src.failed()) return early_.tick({});
+  std::vector<ReportEntry> entries = early_.collect_tick(src.fresh, src.collect);
+  if (src.failed() || !opt_.shared_early_ns || now_ns < next_shared_ns_) return entries;
+  // After the new ones: a key in both was collected already.
+  const uint64_t tick = early_.options().delay_ns;
+  next_shared_ns_ = now_ns + opt_.shared_early_ns - tick / 2;  // the tick nearest the pace
+  if (!owner_ready()) return entries;
+  const std::vector<ReportEntry> more = collect_shared_early(planner_.router(), src.lookup, src.collect, now_ns);
+  *shared = more.size();
+  entries.insert(entries.end(), more.begin(), more.end());
+  return entries;
+}
+
+size_t ClusterNode::send_early(const ReportHeader &h, ReportBody body, uint64_t now_ns) {
+  return send_->early(h, std::move(body), owner_ready(), now_ns);
+}
+
+Received ClusterNode::receive(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns,
+                              Outbox::Resends *served) {
+  Received r = receiver_.receive(h, body, a, now_ns);  // receiver.h
+  switch (r.plan.kind) {
+    case InboundKind::Dropped:
+    case InboundKind::Bans:
+    case InboundKind::Verified: break;
+    case InboundKind::ResendRequest:
+      if (r.plan.stale || !opt_.resends) break;
+      if (served) *served = serve_resend(h.node_id, body.resend, now_ns);
+      else serve_resend(h.node_id, body.resend, now_ns);
+      break;
+    case InboundKind::Directed:
+    case InboundKind::Relay:
+    case InboundKind::Report:
+      if (r.plan.ask_resends) request_resends(now_ns);
+      break;
+  }
+  return r;
+}
+
+void ClusterNode::request_resends(uint64_t now_ns) {
+  if (!opt_.resends) return;
+  if (const auto req = resend_request(tracker_, *out_, io_.header(), now_ns)) io_.publish(*req, now_ns);
+}
+
+Outbox::Resends ClusterNode::serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs,
+                                          uint64_t now_ns) {
+  Outbox::Resends r = out_->serve_resend(from, reqs, now_ns);
+  for (const Outgoing &o : r.out) io_.publish(o, now_ns);
+  return r;
+}
+
+std::vector<LivenessChange> ClusterNode::end_period(uint64_t now_ns) {
+  PeriodEnd end = dt::end_period(tracker_, *out_, io_.header(), now_ns, opt_.resends);  // period_end.h
+  if (end.resend_request) io_.publish(*end.resend_request, now_ns);
+  return std::move(end.changes);
+}
+
+}  // namespace dt
