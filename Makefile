@@ -99,7 +99,8 @@ $(BUILD)/ablate/%.bpf.o: bpf/dthrottle.bpf.c $(BPF_HDRS)
 
 # Only the objects that include a skeleton wait for it (and rebuild when it changes);
 # any other object is untouched by a BPF edit.
-$(OBJ)/agent/dataplane/dataplane.o $(OBJ)/tests/bpf/bpf_fixture.o $(OBJ)/tests/bpf/test_map_catalog.o \
+$(OBJ)/agent/dataplane/dataplane.o $(OBJ)/agent/dataplane/dataplane_multi.o $(OBJ)/tests/bpf/bpf_fixture.o \
+  $(OBJ)/tests/bpf/test_map_catalog.o \
   $(OBJ)/tests/bpf/test_pin_layout.o: $(BUILD)/dthrottle.skel.h
 $(OBJ)/tools/bench/programs.o: $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
 
