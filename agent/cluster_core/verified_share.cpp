@@ -45,13 +45,22 @@ void VerifiedIntake::drop_expired(Held &h, uint64_t now_ns) {
   }
 }
 
-bool VerifiedIntake::room_for_one(Held &mine, uint64_t now_ns) {
-  if (mine.size() >= hold_.per_peer) drop_expired(mine, now_ns);
+// A sweep at now_ns leaves nothing expired at now_ns (what take() adds expires later), so
+// one take() sweeps each set at most once: a message of sources past a full cap costs one
+// walk of what is held, not one a source.
+bool VerifiedIntake::room_for_one(Held &mine, uint64_t now_ns, Swept *swept) {
+  if (mine.size() >= hold_.per_peer && !swept->mine) {
+    drop_expired(mine, now_ns);
+    swept->mine = true;
+  }
   if (mine.size() >= hold_.per_peer) return false;
   if (held_total_ < hold_.all_peers) return true;
-  for (auto it = held_.begin(); it != held_.end();) {  // every peer's expired ones, empty peers forgotten
-    drop_expired(it->second, now_ns);
-    it = it->second.empty() && &it->second != &mine ? held_.erase(it) : std::next(it);
+  if (!swept->all) {
+    for (auto it = held_.begin(); it != held_.end();) {  // every peer's expired ones, empty peers forgotten
+      drop_expired(it->second, now_ns);
+      it = it->second.empty() && &it->second != &mine ? held_.erase(it) : std::next(it);
+    }
+    swept->all = swept->mine = true;
   }
   return held_total_ < hold_.all_peers;
 }
@@ -65,13 +74,14 @@ std::vector<VerifiedWrite> VerifiedIntake::take(const std::string &node_id, cons
                                                 uint64_t age_ms, uint64_t now_ns) {
   std::vector<VerifiedWrite> out;
   Held &mine = held_[node_id];
+  Swept swept;
   for (const VerifiedSource &v : sources) {
     if (v.remaining_ms <= age_ms) {
       counts_.expired_in_transit++;
       continue;
     }
     const auto had = mine.find(v.key);
-    if ((had == mine.end() || had->second <= now_ns) && !room_for_one(mine, now_ns)) {
+    if ((had == mine.end() || had->second <= now_ns) && !room_for_one(mine, now_ns, &swept)) {
       counts_.over_peer_cap++;
       continue;
     }

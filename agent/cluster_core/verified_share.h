@@ -92,8 +92,11 @@ class VerifiedIntake {
   size_t per_period_;
   size_t used_ = 0;
   using Held = std::unordered_map<dt_key, uint64_t, KeyHash, KeyEq>;  // key -> expiry (now_ns's clock)
+  struct Swept {  // the sets take() has emptied of expired sources at its now_ns
+    bool mine = false, all = false;
+  };
   // Whether `mine` may hold one more source (expired ones dropped first when at a cap).
-  bool room_for_one(Held &mine, uint64_t now_ns);
+  bool room_for_one(Held &mine, uint64_t now_ns, Swept *swept);
   void drop_expired(Held &h, uint64_t now_ns);
   PeerSet peers_;
   VerifiedHoldLimits hold_;
