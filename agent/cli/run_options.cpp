@@ -1,5 +1,6 @@
 // run_options.cpp - the command line of `agent` (run) and `agent check`, with its --config
 // file. One parse for both, with the table of run_flags.h.
+#include <functional>
 #include <set>
 
 #include "cli/cli.h"
@@ -73,32 +74,36 @@ ParseOutcome parse_run_options(int argc, char **argv, RunOptions *o, std::string
   return r;
 }
 
-bool read_config_peers(const std::string &config_file, std::vector<std::string> *out, std::string *err) {
+namespace {
+// Every value of --NAME in the --config file, through parse(value, &why); an error names
+// FILE:LINE.
+bool read_config_values(const std::string &config_file, const std::string &name,
+                        const std::function<bool(const std::string &, std::string *)> &parse, std::string *err) {
   std::vector<ConfigSetting> settings;
   if (!load_config_file(config_file, run_getopt_table().data(), kRunListSettings, &settings, err)) return false;
-  const std::string prefix = "--peers=";
+  const std::string prefix = "--" + name + "=";
   for (const auto &s : settings) {
     if (s.arg.rfind(prefix, 0) != 0) continue;
     std::string e;
-    if (!add_endpoints(s.arg.substr(prefix.size()), false, out, &e)) {
-      *err = config_file + ":" + std::to_string(s.line) + ": peers: " + e;
-      return false;
-    }
+    if (!parse(s.arg.substr(prefix.size()), &e))
+      return *err = config_file + ":" + std::to_string(s.line) + ": " + name + ": " + e, false;
   }
   return true;
 }
+}  // namespace
+
+bool read_config_peers(const std::string &config_file, std::vector<std::string> *out, std::string *err) {
+  return read_config_values(
+      config_file, "peers", [out](const std::string &v, std::string *e) { return add_endpoints(v, false, out, e); },
+      err);
+}
 
 bool read_config_peer_verified(const std::string &config_file, PeerSet *out, std::string *err) {
-  std::vector<ConfigSetting> settings;
-  if (!load_config_file(config_file, run_getopt_table().data(), kRunListSettings, &settings, err)) return false;
-  const std::string prefix = "--peer-verified=";
   PeerSet found;  // all, without the setting
-  for (const auto &s : settings) {
-    if (s.arg.rfind(prefix, 0) != 0) continue;
-    std::string e;
-    if (!parse_peer_set(s.arg.substr(prefix.size()), &found, &e))
-      return *err = config_file + ":" + std::to_string(s.line) + ": peer-verified: " + e, false;
-  }
+  if (!read_config_values(
+          config_file, "peer-verified", [&found](const std::string &v, std::string *e) { return parse_peer_set(v, &found, e); },
+          err))
+    return false;
   *out = std::move(found);
   return true;
 }

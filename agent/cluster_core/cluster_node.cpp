@@ -64,8 +64,7 @@ Received ClusterNode::receive(const ReportHeader &h, const ReportBody &body, con
     case InboundKind::Verified: break;
     case InboundKind::ResendRequest:
       if (r.plan.stale || !opt_.resends) break;
-      if (served) *served = serve_resend(h.node_id, body.resend, now_ns);
-      else serve_resend(h.node_id, body.resend, now_ns);
+      if (Outbox::Resends r = serve_resend(h.node_id, body.resend, now_ns); served) *served = std::move(r);
       break;
     case InboundKind::Directed:
     case InboundKind::Relay:
