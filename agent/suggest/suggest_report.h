@@ -66,7 +66,7 @@ struct SuggestRun {
   std::string pin_dir;
   size_t seconds = 0, sources = 0;
   uint64_t untracked = 0, max_sources = 0;
-  uint64_t late_readings = 0;  // readings more than 100 ms after their second
+  uint64_t late_readings = 0;  // readings finished more than 100 ms after their second
 };
 
 std::string render_findings(const SuggestRun &run, const std::vector<RuleFinding> &rules, const SuggestParams &p);

@@ -44,9 +44,10 @@ bool measure(const MapFds &maps, const SuggestOptions &opt, HitSampler *sampler,
     const uint64_t due = start + tick * 1'000'000'000ull;
     sleep_until(due);
     if (g_stop) break;
-    if (monotonic_ns() > due + 100'000'000ull) run->late_readings++;
     if (int rc = read_hits(maps, &reading); rc != 0)
       return *err = "cannot read the buckets in " + opt.pin_dir + ": " + strerror(-rc), false;
+    // Late if it woke late or was held up while reading: either way a second holds more.
+    if (monotonic_ns() > due + 100'000'000ull) run->late_readings++;
     sampler->take(reading);
   }
   return true;

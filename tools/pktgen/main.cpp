@@ -32,7 +32,7 @@ const char kUsage[] =
     "                   (--sources S1,S2,... | --src-range FIRST+N)\n"
     "                   --rate PPS --count N --duration D\n"
     "                   [--src-random] [--src-mac MAC] [--sport P] [--dport P] [--size BYTES]\n"
-    "                   [--tcp-syn] [--start-at T] [--json]\n"
+    "                   [--tcp-syn] [--steady] [--start-at T] [--json]\n"
     "       pktgen sink [--port P] --duration D [--json]\n"
     "\n"
     "Test traffic for dthrottle, for network namespaces joined by veth pairs.\n"
@@ -47,7 +47,7 @@ const char kSendUsage[] =
     "                   (--sources S1,S2,... | --src-range FIRST+N)\n"
     "                   --rate PPS --count N --duration D\n"
     "                   [--src-random] [--src-mac MAC] [--sport P] [--dport P] [--size BYTES]\n"
-    "                   [--tcp-syn] [--start-at T] [--json]\n"
+    "                   [--tcp-syn] [--steady] [--start-at T] [--json]\n"
     "\n"
     "Transmits UDP frames (with --tcp-syn: TCP SYNs) over a raw AF_PACKET socket\n"
     "on IF, each with a spoofed source address taken round-robin from the sources,\n"
@@ -173,6 +173,8 @@ std::vector<OptionSpec> send_options(SendOptions *o, bool *have_count) {
       {"sport", 0, "P", "source port of every frame (default 40000 + the\nsource's index)", port_into(&o->sport)},
       {"dport", 0, "P", "destination port (default 9999)", port_into(&o->dport)},
       {"tcp-syn", 0, nullptr, "send TCP SYNs (MSS option, a new sequence number each)\ninstead of UDP frames", turn_on(&o->tcp_syn)},
+      {"steady", 0, nullptr, "after a late wake-up, skip the frames that fell due\n(counted as skipped) instead of sending them at once:\nno second ever sees more than PPS",
+       turn_on(&o->steady)},
       {"size", 0, "BYTES", "length of each frame, Ethernet header included, 100 to\n9014 (jumbo: above 1514 the interface's MTU must take\nit; default: the shortest, 58 IPv4 / 78 IPv6)",
        checked([o](const std::string &v) { std::string e; return parse_count(v, 100, 9014, &o->size, &e); },
                "a frame length from 100 to 9014 bytes")},

@@ -101,6 +101,7 @@ struct SendCounts {
   // of its accuracy must credit rather than blame on the bucket.
   std::vector<uint64_t> longest_gaps;
   int64_t unix_minus_mono = 0;    // CLOCK_REALTIME - CLOCK_MONOTONIC: first and last as Unix times
+  uint64_t skipped = 0;           // --steady: frames not sent because they fell due while late
 };
 
 // Notes a frame sent at `began` (after one sent at c->last, if any).
@@ -124,7 +125,8 @@ uint64_t unix_ns() {
 }
 
 // Frame k is due at start + k / rate: sleeps until the next one is due, then sends every
-// frame due by now (catching up after a late wake-up keeps the average rate). Returns false
+// frame due by now (catching up after a late wake-up keeps the average rate; with --steady
+// the frames due while late are skipped and only the latest is sent). Returns false
 // with *err on a send error that is not transient.
 // With o.tcp_syn, frame k carries sequence number seq0 + k * 7919 (a prime: each SYN a new
 // one, so a stack takes none for a retransmission).
@@ -147,6 +149,7 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, std::vector
     if (t >= deadline) break;
     const uint64_t due = std::min<uint64_t>(
         o.count, static_cast<uint64_t>(static_cast<double>(t - start) * o.rate / 1e9) + 1);
+    if (o.steady && due > k + 1) c->skipped += due - 1 - k, k = due - 1;
     for (; k < due; k++) {
       const size_t i = o.random ? static_cast<size_t>(rng() % n) : k % n;
       if (o.tcp_syn) frames::set_tcp_seq(frames[i], tcp_offset(o.sources[i]), seq0 + static_cast<uint32_t>(k) * 7919u);
@@ -180,9 +183,10 @@ void print_send(const SendOptions &o, const SendCounts &c) {
   if (o.json) {
     const auto unix_s = [&](uint64_t mono) { return mono ? static_cast<double>(static_cast<int64_t>(mono) + c.unix_minus_mono) / 1e9 : 0.0; };
     printf("{\"iface\":\"%s\",\"rate\":%.3f,\"elapsed_s\":%.6f,\"first_unix_s\":%.6f,\"last_unix_s\":%.6f,"
-           "\"sent\":%llu,\"failed\":%llu,\"interrupted\":%s,",
+           "\"sent\":%llu,\"failed\":%llu,\"skipped\":%llu,\"interrupted\":%s,",
            o.iface.c_str(), o.rate, elapsed, unix_s(c.first), unix_s(c.last), static_cast<unsigned long long>(total),
-           static_cast<unsigned long long>(total_failed), g_stop ? "true" : "false");
+           static_cast<unsigned long long>(total_failed), static_cast<unsigned long long>(c.skipped),
+           g_stop ? "true" : "false");
     printf("\"longest_gaps_s\":[");
     for (size_t i = 0; i < c.longest_gaps.size(); i++)
       printf("%s%.6f", i ? "," : "", static_cast<double>(c.longest_gaps[i]) / 1e9);
@@ -194,9 +198,9 @@ void print_send(const SendOptions &o, const SendCounts &c) {
     printf("]}\n");
     return;
   }
-  printf("pktgen: sent %llu %s (%llu failed) in %.3f s on %s, %.0f frames/s offered%s\n",
+  printf("pktgen: sent %llu %s (%llu failed, %llu skipped) in %.3f s on %s, %.0f frames/s offered%s\n",
          static_cast<unsigned long long>(total), o.tcp_syn ? "TCP SYNs" : "frames", static_cast<unsigned long long>(total_failed),
-         elapsed, o.iface.c_str(), o.rate, g_stop ? " (interrupted)" : "");
+         static_cast<unsigned long long>(c.skipped), elapsed, o.iface.c_str(), o.rate, g_stop ? " (interrupted)" : "");
   printf("%-40s %12s %8s\n", "SOURCE", "SENT", "FAILED");
   for (size_t i = 0; i < n; i++)
     printf("%-40s %12llu %8llu\n", addr_str(o.sources[i]).c_str(),

@@ -18,6 +18,9 @@ struct SendOptions {
   bool have_dst_mac = false, have_src_mac = false, json = false;
   bool random = false;  // --src-random
   bool tcp_syn = false;  // --tcp-syn: TCP SYNs with an MSS option, a new sequence number each
+  // --steady: frames that fell due while the sender was late are skipped, not sent at once,
+  // so that no window of time sees more than PPS (each source more than its share).
+  bool steady = false;
   double rate = 0;
   uint64_t duration_ns = 0;
   uint64_t count = 0;
