@@ -80,15 +80,18 @@ check_budget() {
 	check_ge "$1/near-budget" "$2 admitted over all hosts, budget $4 - $(calc "$5 * 100")%" "$3" "$lo"
 }
 
+# debits_of SNAP SRC HOST: "WANT GOT": what HOST's peers passed of SRC, what HOST debited.
+debits_of() {
+	echo "$(($(snap_sum "$1" "$2" passed) - $(snap_num "$1" "$3" "$2" passed))) $(snap_num "$1" "$3" "$2" debited)"
+}
+
 # check_debits NAME SNAP SRC HOST...: each HOST debited exactly what the others passed
 # (every admitted packet reported once, and applied once on every peer).
 check_debits() {
-	local name=$1 snap=$2 src=$3 i total want got bad=
+	local name=$1 snap=$2 src=$3 i want got bad=
 	shift 3
-	total=$(snap_sum "$snap" "$src" passed)
 	for i in "$@"; do
-		want=$((total - $(snap_num "$snap" "$i" "$src" passed)))
-		got=$(snap_num "$snap" "$i" "$src" debited)
+		read -r want got < <(debits_of "$snap" "$src" "$i")
 		[ "$got" -eq "$want" ] || bad+=" h$i debited $got, its peers passed $want;"
 	done
 	check "$name/debits-exact" "$src:$bad" test -z "$bad"
@@ -100,13 +103,11 @@ check_debits() {
 # then short by the same count, at most what KILLED admits in a period (burst + rate x
 # period). The client is never charged twice; anything else is a loss on the receiving side.
 check_debits_after_kill() {
-	local name=$1 snap=$2 src=$3 killed=$4 i want got short= bad=
-	local most
+	local name=$1 snap=$2 src=$3 killed=$4 i want got short= bad= most
 	most=$(calc "$BURST + $RATE * $PERIOD_S")
 	shift 4
 	for i in "$@"; do
-		want=$(($(snap_sum "$snap" "$src" passed) - $(snap_num "$snap" "$i" "$src" passed)))
-		got=$(snap_num "$snap" "$i" "$src" debited)
+		read -r want got < <(debits_of "$snap" "$src" "$i")
 		[ -n "$short" ] || short=$((want - got))
 		[ "$((want - got))" -eq "$short" ] || bad+=" h$i short by $((want - got)), another host by $short;"
 		[ "$got" -le "$want" ] || bad+=" h$i debited $got, more than its peers passed ($want);"
@@ -341,8 +342,7 @@ for who in "h$CUT-alone:$alone" "$(mlab_others "$CUT" | tr ' ' '+' | sed 's/+$//
 done
 bad=
 for ((i = 1; i <= HOSTS; i++)); do
-	want=$(($(snap_sum d "$D" passed) - $(snap_num d "$i" "$D" passed)))
-	got=$(snap_num d "$i" "$D" debited)
+	read -r want got < <(debits_of d "$D" "$i")
 	echo "  h$i debited $got of its peers' $want (the rest was the partition's, not charged)"
 	[ "$got" -le "$want" ] || bad+=" h$i debited $got, its peers passed $want;"
 done
