@@ -32,8 +32,8 @@ META=linux-image-$ARCH:$ARCH     # Debian's "the stock kernel" metapackage
 # the programs of build/ARCH need at run time (their libraries: the agent's links).
 ROOTFS=build/$ARCH/rootfs
 ROOTFS_PACKAGES=(
-  bash coreutils util-linux mount grep sed mawk findutils diffutils procps kmod hostname gzip
-  busybox-static iproute2 nftables socat jq python3 python3-zmq iputils-ping
+  bash dash coreutils util-linux mount grep sed mawk findutils diffutils procps kmod hostname gzip
+  busybox-static iproute2 nftables socat jq python3 python3-zmq iputils-ping redis-server
   libstdc++6 libbpf1 libelf1 zlib1g libzmq5 libsodium23 libcpp-httplib0.11
   libhiredis0.14 libcap2 libnftables1 libxdp1
 )
