@@ -63,8 +63,7 @@ budget=$(calc "$BURST + $RATE * $elapsed")
 # The bucket, near empty under a 4x load, is full again (BURST, less a frame or two of level)
 # after FILL seconds; a longer gap of the sender's wastes RATE x (gap - FILL).
 FILL=$(calc "($BURST - 2 * $FRAME) / $RATE")
-stalled=$(jq --argjson fill "$FILL" '[.longest_gaps_s[]? | select(. > $fill) | . - $fill] | add // 0' \
-	"$WORK/sent.json" 2>/dev/null) || stalled=0
+stalled=$(sender_stalled "$WORK/sent.json" "$FILL")
 [ "$(calc "($stalled > 0)")" = 1 ] &&
 	echo "jumbo: the sender stalled ${stalled} s beyond the bucket's fill time ($FILL s): $(calc "$RATE * $stalled") bytes credited"
 echo "jumbo: $SRC sent ${sent:-?} frames of $FRAME bytes in ${elapsed:-?} s; admitted ${passed:-?} bytes" \

@@ -72,13 +72,8 @@ spray_total() {
 	echo "$sum"
 }
 
-# spray_stalled NAME I FILL: the seconds host I's sender of NAME spent in gaps longer than
-# FILL (each of its longest gaps less FILL): a bucket that fills in FILL seconds wastes its
-# refill beyond that while the sender offers nothing, which no bucket could have given.
-spray_stalled() {
-	jq --argjson fill "$3" '[.longest_gaps_s[]? | select(. > $fill) | . - $fill] | add // 0' \
-		"$WORK/spray-$1-$2.json" 2>/dev/null || echo 0
-}
+# spray_stalled NAME I FILL: sender_stalled of host I's sender of NAME.
+spray_stalled() { sender_stalled "$WORK/spray-$1-$2.json" "$3"; }
 
 # spray_elapsed NAME: the longest first-to-last frame time of NAME's senders (seconds).
 spray_elapsed() {

@@ -16,6 +16,14 @@ send_traffic() {
 	}
 }
 
+# sender_stalled JSON FILL: the seconds a pktgen sender (its JSON report) spent in gaps
+# longer than FILL (each of its longest gaps less FILL): a bucket that fills in FILL seconds
+# wastes its refill beyond that while the sender offers nothing, which no bucket could give.
+sender_stalled() {
+	jq --argjson fill "$2" '[.longest_gaps_s[]? | select(. > $fill) | . - $fill] | add // 0' "$1" 2>/dev/null ||
+		echo 0
+}
+
 # send_traffic_bg NAME OUT [OPTIONS...]: the same in the background (see wait_traffic).
 send_traffic_bg() {
 	local name=$1 out=$2
