@@ -47,6 +47,7 @@ SUITES=(
   nftables                                # partitions and report loss in tests/netns
   socat                                   # the TCP listener of tests/netns/test_pktgen.sh and test_syncookies.sh
   tcpdump                                 # reads agent capture's files (tests/netns/test_capture.sh)
+  ethtool                                 # the veths' XDP_TX counters (tests/netns/test_syncookies.sh)
   xdp-tools                               # xdp-filter beside dthrottle in libxdp's dispatcher (test_xdp_multi.sh)
   python3-zmq                             # the hostile peer of tests/netns/test_cluster_security.sh
   pandoc man-db                           # the man pages (make man) and their test

@@ -141,8 +141,9 @@ class Cluster {
   void tick_membership(uint64_t now_ns);
   const std::vector<std::string> &peer_endpoints() const { return cfg_.peers; }
   // --peer-verified from now on (agent reload): the sources a peer no longer listed wrote
-  // stay until they expire (at most --verified-ttl).
-  void set_peer_verified(const PeerSet &peers) { verified_in_.set_peers(peers); }
+  // are deleted from the verified map (cluster_verified.cpp), unless a listed peer holds
+  // them too or this host verified them since; how many were deleted.
+  size_t set_peer_verified(const PeerSet &peers);
   const PeerSet &peer_verified() const { return verified_in_.peers(); }
 
   const ClusterCounters &counters() const { return counters_; }

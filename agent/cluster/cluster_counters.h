@@ -145,7 +145,9 @@ namespace dt {
     "counter", "verified", "# refused (--peer-verified-max)", \
     "SYN cookies: new verified sources of a peer at --peer-verified-max (or of all at --max-verified), not written.") \
   X(verified_write_failed, "verified.write_failed", "", "counter", "verified", "# failed writes", \
-    "SYN cookies: peers' verified sources the verified map refused.")
+    "SYN cookies: peers' verified sources the verified map refused.") \
+  X(verified_withdrawn, "verified.withdrawn", "", "counter", "verified", "# withdrawn (reload)", \
+    "SYN cookies: peers' verified sources deleted when a reload took their peer off --peer-verified.")
 
 struct ClusterCounters {
 #define DT_CLUSTER_MEMBER(field, json, metric, type, line, text, help) uint64_t field = 0;

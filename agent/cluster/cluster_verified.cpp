@@ -64,11 +64,12 @@ void Cluster::apply_verified(const ReportHeader &h, const ReportBody &body, cons
   write_learned(h.node_id, writes, now_ns);
 }
 
-// A peer's sources into the verified map (never through the ring: not told on).
+// A peer's sources into the verified map (never through the ring: not told on), until
+// now_ns + ttl: the expiry verified_in_ holds for them, so that a reload deletes exactly
+// what the peer wrote (now_ns is CLOCK_MONOTONIC, drain_socket's clock, as the map's).
 void Cluster::write_learned(const std::string &from, const std::vector<VerifiedWrite> &writes, uint64_t now_ns) {
-  const uint64_t mono = mono_now_ns();
   for (const VerifiedWrite &w : writes) {
-    switch (write_verified(dp_.verified_fd(), w.key, w.ttl_ns, mono)) {
+    switch (write_verified(dp_.verified_fd(), w.key, w.ttl_ns, now_ns)) {
       case VerifiedWriteResult::Written: counters_.verified_learned++; break;
       case VerifiedWriteResult::Kept: counters_.verified_kept++; break;
       case VerifiedWriteResult::Failed:
@@ -78,6 +79,29 @@ void Cluster::write_learned(const std::string &from, const std::vector<VerifiedW
         break;
     }
   }
+}
+
+// A reload's --peer-verified: what the peers no longer listed wrote leaves the verified map
+// (their sources would else skip the prefix budgets here for up to --verified-ttl more,
+// on the word of a peer no longer trusted); a source verified since for longer (by a
+// cookie here or by a listed peer's write) stays.
+size_t Cluster::set_peer_verified(const PeerSet &peers) {
+  const uint64_t now_ns = mono_now_ns();
+  size_t deleted = 0;
+  for (const VerifiedDrop &d : verified_in_.set_peers(peers, now_ns)) {
+    switch (unwrite_verified(dp_.verified_fd(), d.key, d.expires_ns)) {
+      case VerifiedUnwriteResult::Deleted: deleted++; break;
+      case VerifiedUnwriteResult::Kept:
+      case VerifiedUnwriteResult::Absent: break;
+      case VerifiedUnwriteResult::Failed:
+        counters_.verified_write_failed++;
+        log_limited(verified_log_, LogLevel::Warn, now_ns, "cannot delete the verified source %s: %s",
+                    key_to_string(d.key).c_str(), strerror(errno));
+        break;
+    }
+  }
+  counters_.verified_withdrawn += deleted;
+  return deleted;
 }
 
 }  // namespace dt

@@ -65,6 +65,36 @@ bool VerifiedIntake::room_for_one(Held &mine, uint64_t now_ns, Swept *swept) {
   return held_total_ < hold_.all_peers;
 }
 
+bool VerifiedIntake::listed_holds(const dt_key &key, uint64_t now_ns) const {
+  for (const auto &[node, h] : held_) {
+    if (!peers_.allows(node)) continue;
+    const auto it = h.find(key);
+    if (it != h.end() && it->second > now_ns) return true;
+  }
+  return false;
+}
+
+std::vector<VerifiedDrop> VerifiedIntake::set_peers(PeerSet peers, uint64_t now_ns) {
+  peers_ = std::move(peers);
+  std::vector<VerifiedDrop> out;
+  std::unordered_map<dt_key, size_t, KeyHash, KeyEq> at;  // a source's place in `out`: two removed peers' once
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (peers_.allows(it->first)) {
+      ++it;
+      continue;
+    }
+    for (const auto &[key, expires] : it->second) {
+      if (expires <= now_ns || listed_holds(key, now_ns)) continue;
+      const auto [place, fresh] = at.try_emplace(key, out.size());
+      if (fresh) out.push_back({key, expires});
+      else if (out[place->second].expires_ns < expires) out[place->second].expires_ns = expires;
+    }
+    held_total_ -= it->second.size();
+    it = held_.erase(it);
+  }
+  return out;
+}
+
 size_t VerifiedIntake::held_of(const std::string &node_id) const {
   const auto it = held_.find(node_id);
   return it == held_.end() ? 0 : it->second.size();

@@ -18,6 +18,9 @@
 //             together at most --max-verified (a new source past either: over_peer_cap).
 //             What a peer holds is kept here (key, expiry), emptied of expired sources
 //             when a cap is reached: the map itself does not say who wrote a source.
+//   reload    a peer --peer-verified no longer lists gives up what it holds here: those
+//             of its sources no listed peer holds too are handed back, to be deleted from
+//             the verified map (set_peers).
 #pragma once
 
 #include <cstddef>
@@ -51,6 +54,13 @@ struct VerifiedWrite {
   uint64_t ttl_ns = 0;
 };
 
+// A source a peer no longer listed had written, verified here until expires_ns (take()'s
+// clock) by what it was told.
+struct VerifiedDrop {
+  dt_key key{};
+  uint64_t expires_ns = 0;
+};
+
 struct VerifiedIntakeCounts {
   uint64_t expired_in_transit = 0;  // nothing left of its time once the message's age is taken off
   uint64_t capped = 0;              // longer than our --verified-ttl: cut to it
@@ -75,8 +85,10 @@ class VerifiedIntake {
   // Whether peer `node_id` may verify sources here (--peer-verified); if not, its `n`
   // sources are counted refused_peer.
   bool admits(const std::string &node_id, size_t n);
-  // Which peers may verify here from now on (a reload); what they hold stays until it expires.
-  void set_peers(PeerSet peers) { peers_ = std::move(peers); }
+  // Which peers may verify here from now on (a reload), at now_ns (take()'s clock). The
+  // peers no longer listed are forgotten; their sources still in force that no listed
+  // peer holds too are returned (the caller deletes them from the verified map).
+  std::vector<VerifiedDrop> set_peers(PeerSet peers, uint64_t now_ns);
   const PeerSet &peers() const { return peers_; }
   // Peer `node_id`'s sources, in a message `age_ms` old (peer_tracker.h), at now_ns (any
   // clock, the same at every call): what to write.
@@ -98,6 +110,8 @@ class VerifiedIntake {
   // Whether `mine` may hold one more source (expired ones dropped first when at a cap).
   bool room_for_one(Held &mine, uint64_t now_ns, Swept *swept);
   void drop_expired(Held &h, uint64_t now_ns);
+  // Whether a peer still listed holds `key` in force at now_ns.
+  bool listed_holds(const dt_key &key, uint64_t now_ns) const;
   PeerSet peers_;
   VerifiedHoldLimits hold_;
   std::unordered_map<std::string, Held> held_;  // by node id; no empty one after a full sweep

@@ -134,9 +134,10 @@ std::string reload_peers(ReloadTargets t) {
     std::string summary = describe_peers_change(change);
     if (const std::string v = describe_peer_set_change("--peer-verified", t.cluster->peer_verified(), verified);
         !v.empty()) {
-      t.cluster->set_peer_verified(verified);
+      const size_t withdrawn = t.cluster->set_peer_verified(verified);
       t.config.opt.peer_verified = verified;
-      summary += "; " + v;
+      summary += "; " + v + ", " + std::to_string(withdrawn) + " verified source" + (withdrawn == 1 ? "" : "s") +
+                 " of the peers no longer listed deleted";
     }
     DT_INFO("reloaded %s", summary.c_str());
     return "ok " + summary;

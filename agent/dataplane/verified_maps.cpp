@@ -41,6 +41,14 @@ VerifiedWriteResult write_verified(int fd, const dt_key &key, uint64_t ttl_ns, u
   return bpf_map_update_elem(fd, &key, &v, BPF_ANY) == 0 ? VerifiedWriteResult::Written : VerifiedWriteResult::Failed;
 }
 
+VerifiedUnwriteResult unwrite_verified(int fd, const dt_key &key, uint64_t expires_ns) {
+  dt_verified v{};
+  if (bpf_map_lookup_elem(fd, &key, &v) != 0) return VerifiedUnwriteResult::Absent;
+  if (v.expires_ns > expires_ns) return VerifiedUnwriteResult::Kept;
+  if (bpf_map_delete_elem(fd, &key) == 0) return VerifiedUnwriteResult::Deleted;
+  return errno == ENOENT ? VerifiedUnwriteResult::Absent : VerifiedUnwriteResult::Failed;
+}
+
 bool read_verified(int fd, const dt_key &key, dt_verified *out) { return bpf_map_lookup_elem(fd, &key, out) == 0; }
 
 }  // namespace dt

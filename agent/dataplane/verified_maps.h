@@ -39,6 +39,15 @@ enum class VerifiedWriteResult { Written, Kept, Failed };
 // the map refuses.
 VerifiedWriteResult write_verified(int fd, const dt_key &key, uint64_t ttl_ns, uint64_t now_ns);
 
+// What unwrite_verified did.
+enum class VerifiedUnwriteResult { Deleted, Kept, Absent, Failed };
+
+// Source `key` deleted from map `fd` if it is verified there until expires_ns or sooner
+// (what a peer wrote: write_verified's now_ns + ttl_ns); Kept if for longer (this host's
+// own cookie, or another write, verified it since), Absent if not there, Failed (errno set)
+// if the map refuses.
+VerifiedUnwriteResult unwrite_verified(int fd, const dt_key &key, uint64_t expires_ns);
+
 // Source `key`'s element of map `fd`: true if present (expired or not).
 bool read_verified(int fd, const dt_key &key, dt_verified *out);
 

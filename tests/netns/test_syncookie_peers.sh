@@ -18,7 +18,10 @@
 # --peer-verified: h2 takes h1's verified sources (listed), h1 takes no one's but h3's: the
 # control address h2 verified in 1 is refused at h1 (verified.refused_peer), never learned.
 # h1's --peer-verified comes from its --config file: 4. the file says h2 instead, `agent
-# reload` says so, and a third address h2 verifies then is learned at h1.
+# reload` says so, and a third address h2 verifies then is learned at h1. 5. The file says h3
+# again: the reload deletes what h2 verified from h1's verified map (`agent explain` on h1:
+# the third address is no longer verified; verified.withdrawn), the client h1 verified
+# itself stays verified.
 # About 20 s; everything it creates goes with the lab.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -165,6 +168,24 @@ ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$THIRD" || die
 check_eq peers/third-connects "connections from $THIRD to h2 that completed (of 1)" "$(connect "${M_IP[2]}" 1)" 1
 check peers/h1-learns-after-reload "h1 did not learn h2's verified source within 5 s of the reload (verified.learned $(counter 1 .cluster.verified.learned), was $learned0)" \
 	wait_until 5 counter_ge 1 .cluster.verified.learned $((learned0 + 1))
+# --- 5. h2 off h1's --peer-verified again: what h2 verified is no longer verified at h1 ----------
+# verified_at I ADDR: `agent explain` on host I says ADDR is verified (by a cookie or a peer).
+verified_at() { "$AGENT" explain "$2" --pin-dir "${M_PIN[$1]}" --watch 0 2>&1 | grep -q 'verified (SYN cookies): yes, for'; }
+not_verified_at() { ! verified_at "$@"; }
+check peers/h1-third-verified "agent explain on h1 does not say $THIRD (h2 verified it) is verified before the reload" \
+	verified_at 1 "$THIRD"
+echo "peer-verified = h3" >"$WORK/h1.conf"
+reload_out=$("$AGENT" reload --pin-dir "${M_PIN[1]}" 2>&1)
+check peers/reload-removes-h2 "agent reload on h1 does not say h2 left --peer-verified (it said: $reload_out)" \
+	grep -q -- '--peer-verified: h3 (was h2)' <<<"$reload_out"
+check peers/h1-withdrew-third "$THIRD, verified at h1 only by h2, is still verified there after a reload took h2 off --peer-verified: $("$AGENT" explain "$THIRD" --pin-dir "${M_PIN[1]}" --watch 0 2>&1 | grep -i 'verified (')" \
+	not_verified_at 1 "$THIRD"
+check peers/reload-says-withdrawn "agent reload on h1 does not say it deleted h2's verified source (it said: $reload_out)" \
+	grep -q '1 verified source of the peers no longer listed deleted' <<<"$reload_out"
+check peers/h1-withdrawn-counted "h1's verified.withdrawn did not reach 1 within 5 s of the reload (it was $(counter 1 .cluster.verified.withdrawn) right after it)" \
+	wait_until 5 counter_ge 1 .cluster.verified.withdrawn 1
+check peers/h1-keeps-own "the client, verified at h1 by h1's own cookie, is no longer verified there after the reload" \
+	verified_at 1 "$CLIENT"
 echo "syncookie_peers: h1 told $(counter 1 .cluster.verified.shared) verified sources, h2 learned" \
 	"$(counter 2 .cluster.verified.learned); h2 sent the client $(cookies_seen 2) cookies, $OTHER $(cookies_seen 3)"
 lab_finish

@@ -25,7 +25,12 @@
 #      one whose first answers take ANSWER_SLOW or more (qemu's TCG under this flood) a
 #      late answer and a lost one look alike against the 1 s timer, so the retransmits get
 #      a SKIP line with that answer time instead.
-# The figures of both phases are printed side by side at the end. Then (with syn_cookies) a
+# The figures of both phases are printed side by side at the end, with the client's
+# handshakes stage by stage (SYNs sent and retransmitted, SYN-ACKs got: cookies or the
+# listener's, ACKs sent, what XDP passed, the agent's cookie counters, each veth queue's
+# XDP_TX and XDP_TX errors); a retransmit's failure line carries them, to say where the SYN
+# or its answer was lost. The client and the flood use a queue of the veth pair each (see
+# "The lab's queues" below). Then (with syn_cookies) a
 # reload follows the rule's port to 8081 in the SYNPROXY table, removes the table with a rule
 # without syn_cookies, and installs it again with one (each waited for in `nft list`).
 # A client whose connects started more than 1 s behind schedule (a machine too busy to measure) gets a SKIP line
@@ -49,11 +54,47 @@ FLOOD_PPS=${DT_SYNCOOKIE_FLOOD_PPS:-10000000}
 ANSWER_SLOW=0.25    # s: first answers this slow (p90) cannot be told from losses by a 1 s timer
 FLOOD_SECS=$((CONNS / CONN_RATE * 3 + 30))  # a bound: the flood is stopped once the client is done
 
-for tool in socat nft clang; do
+for tool in socat nft clang ethtool taskset; do
 	command -v "$tool" >/dev/null || { echo "FAIL setup: $tool is missing (scripts/deps.sh installs it)"; exit 1; }
 done
+# The lab's queues. A veth end takes what its peer sends in a 256-frame ring per queue,
+# drained in software on this machine's CPUs (a NIC's rings are deeper, drained by its
+# hardware). With one queue the flood and the client share the host end's ring on the way
+# in, and the flood's cookie SYN-ACKs and the client's share the client end's on the way
+# back: under load the flood fills them (XDP_TX errors at the host end, up to 755 a run,
+# TX drops at the client end) and a client SYN or its SYN-ACK is lost in the veth, a
+# retransmit the lab made and not the agent. So the pair has two queues, the client runs on
+# one CPU and the flood on another of the other parity: XPS sends each CPU's frames down its
+# own queue, and a veth sends XDP_TX out to its peer's queue of the CPU that runs the XDP
+# program (the CPU % queues), the one that sent the frame. The same XDP program on the same
+# interface answers both, as before; each queue's counters tell the client's frames from
+# the flood's. On a machine without two such CPUs the queue is shared (a NOTE line says so).
+read -r -a CPUS <<<"$(/usr/bin/python3 -c 'import os; print(*sorted(c for c in os.sched_getaffinity(0) if c < 32))')"
+CPU_CLIENT='' CPU_FLOOD=''
+for c in "${CPUS[@]}"; do
+	[ $((c % 2)) = 0 ] && [ -z "$CPU_CLIENT" ] && CPU_CLIENT=$c
+	[ $((c % 2)) = 1 ] && [ -z "$CPU_FLOOD" ] && CPU_FLOOD=$c
+done
+PIN_CLIENT=() PIN_FLOOD=() # taskset -c CPU, or nothing
+# DT_SYNCOOKIE_SHARED_QUEUE=1: the one shared queue, unpinned (the lab as it was, to compare).
+if [ -n "$CPU_CLIENT" ] && [ -n "$CPU_FLOOD" ] && [ "${DT_SYNCOOKIE_SHARED_QUEUE:-0}" != 1 ]; then
+	LAB_VETH_QUEUES=2 # queue 0: the client's (an even CPU), queue 1: the flood's (an odd one)
+	PIN_CLIENT=(taskset -c "$CPU_CLIENT")
+	PIN_FLOOD=(taskset -c "$CPU_FLOOD")
+else
+	LAB_VETH_QUEUES=1
+	echo "NOTE syncookies: the client and the flood share one veth queue (CPUs ${CPUS[*]}," \
+		"DT_SYNCOOKIE_SHARED_QUEUE=${DT_SYNCOOKIE_SHARED_QUEUE:-0})"
+fi
 lab_init dtsyn
 lab_up
+if [ "$LAB_VETH_QUEUES" = 2 ]; then
+	for end in "$C_NS:$C_IF" "$H_NS:$H_IF"; do
+		ip netns exec "${end%%:*}" sh -c "echo $(printf %x $((1 << CPU_CLIENT))) >/sys/class/net/${end#*:}/queues/tx-0/xps_cpus &&
+			echo $(printf %x $((1 << CPU_FLOOD))) >/sys/class/net/${end#*:}/queues/tx-1/xps_cpus" ||
+			die "cannot map CPU $CPU_CLIENT to queue 0 and CPU $CPU_FLOOD to queue 1 of ${end#*:} (XPS)"
+	done
+fi
 # Replies to spoofed sources go to the client's MAC (dropped there, as the internet would
 # drop them) instead of filling the host's neighbour table with unanswered ARP requests.
 ip -n "$H_NS" route add 198.18.0.0/16 via "$LAB_V4_CLIENT" dev "$H_IF" onlink ||
@@ -70,17 +111,76 @@ ip -n "$C_NS" link set dev "$C_IF" xdp obj "$PASS_OBJ" sec xdp ||
 	die "cannot attach the pass-all XDP program to $C_IF (XDP_TX on a veth needs one at the peer end)"
 listener_start "$PORT" || die "the TCP listener did not start"
 
-# The flood's SYNs that reach the host's stack (after XDP), before conntrack and SYNPROXY:
-# every SYN to PORT but the client's own.
-in_ns "$H_NS" nft -f - <<EOF || die "cannot add the test's nftables counter"
+# What reaches the host's stack (after XDP), before conntrack and SYNPROXY: 1. the flood's
+# SYNs (every SYN to PORT but the client's own), 2. the client's SYNs (verified, or within the
+# budget), 3. the client's bare ACKs (ACK alone: a cookie's, or of an open connection); all
+# from the veth (SYNPROXY's own SYN and ACK to the listener come in over lo).
+in_ns "$H_NS" nft -f - <<EOF || die "cannot add the test's nftables counters at the host"
 table inet dtsyn_count {
 	chain pre {
 		type filter hook prerouting priority -400; policy accept;
-		ip saddr != $LAB_V4_CLIENT tcp dport $PORT tcp flags & (syn | ack) == syn counter
+		iifname $H_IF ip saddr != $LAB_V4_CLIENT tcp dport $PORT tcp flags & (syn | ack) == syn counter
+		iifname $H_IF ip saddr $LAB_V4_CLIENT tcp dport $PORT tcp flags & (syn | ack) == syn counter
+		iifname $H_IF ip saddr $LAB_V4_CLIENT tcp dport $PORT tcp flags & (syn | ack | fin | rst) == ack counter
 	}
 }
 EOF
-flood_at_host() { in_ns "$H_NS" nft list chain inet dtsyn_count pre | grep -o 'packets [0-9]*' | cut -d' ' -f2; }
+# The client's handshakes at the client (the flood's raw frames bypass netfilter): 1. SYNs
+# sent (retransmits too), 2. bare ACKs sent; 3. SYN-ACKs received of window 0 (an XDP cookie's:
+# SYNPROXY never answers a SYN here, it takes the ACK), 4. the listener's own.
+in_ns "$C_NS" nft -f - <<EOF || die "cannot add the test's nftables counters at the client"
+table inet dtsyn_client {
+	chain out {
+		type filter hook output priority -400; policy accept;
+		ip daddr $LAB_V4_HOST tcp dport $PORT tcp flags & (syn | ack) == syn counter
+		ip daddr $LAB_V4_HOST tcp dport $PORT tcp flags & (syn | ack | fin | rst) == ack counter
+	}
+	chain in {
+		type filter hook prerouting priority -400; policy accept;
+		ip saddr $LAB_V4_HOST ip daddr $LAB_V4_CLIENT tcp sport $PORT tcp flags & (syn | ack) == (syn | ack) tcp window 0 counter
+		ip saddr $LAB_V4_HOST ip daddr $LAB_V4_CLIENT tcp sport $PORT tcp flags & (syn | ack) == (syn | ack) tcp window != 0 counter
+	}
+}
+EOF
+# nft_count NS TABLE CHAIN N: the packets of the Nth counter of CHAIN.
+nft_count() { in_ns "$1" nft list chain inet "$2" "$3" | grep -o 'packets [0-9]*' | sed -n "$4p" | cut -d' ' -f2; }
+flood_at_host() { nft_count "$H_NS" dtsyn_count pre 1; }
+# eth_stat NS IF NAME: a counter of `ethtool -S IF` (0 if the driver has none of the name).
+eth_stat() { in_ns "$1" ethtool -S "$2" | awk -v k="$3:" '$1 == k { v = $2 } END { print v + 0 }'; }
+tx_dropped() { ip -n "$1" -s -j link show dev "$2" | jq '.[0].stats64.tx.dropped // 0'; }
+
+# stages: the counters of the client's handshakes, "KEY VALUE" a line (the agent's since its
+# start, the others since the lab's): what the client sent and got, what XDP passed, what the
+# agent counted, each queue's frames at the host's XDP, its XDP_TX and their errors and the
+# frames back at the client end (queue 0 the client's, 1 the flood's), and the frames each
+# end dropped for its peer's full ring.
+stages() {
+	local doc q
+	doc=$(stats_json)
+	echo "syn_sent $(nft_count "$C_NS" dtsyn_client out 1)"
+	echo "syn_retrans $(in_ns "$C_NS" nstat -asz --json TcpExtTCPSynRetrans | jq -r '.kernel.TcpExtTCPSynRetrans // 0')"
+	echo "synack_cookie $(nft_count "$C_NS" dtsyn_client in 1)"
+	echo "synack_listener $(nft_count "$C_NS" dtsyn_client in 2)"
+	echo "ack_sent $(nft_count "$C_NS" dtsyn_client out 2)"
+	echo "syn_passed $(nft_count "$H_NS" dtsyn_count pre 2)"
+	echo "ack_passed $(nft_count "$H_NS" dtsyn_count pre 3)"
+	for q in cookie_sent cookie_ack_valid cookie_ack_invalid verified_hits; do
+		echo "$q $(json_num "$doc" "$q")"
+	done
+	for q in $(seq 0 $((LAB_VETH_QUEUES - 1))); do
+		echo "q${q}_xdp $(eth_stat "$H_NS" "$H_IF" "rx_queue_${q}_xdp_packets")"
+		echo "q${q}_tx $(eth_stat "$H_NS" "$H_IF" "rx_queue_${q}_xdp_tx")"
+		echo "q${q}_tx_err $(eth_stat "$H_NS" "$H_IF" "rx_queue_${q}_xdp_tx_errors")"
+		echo "q${q}_back $(eth_stat "$C_NS" "$C_IF" "rx_queue_${q}_xdp_packets")"
+	done
+	echo "c_tx_drop $(tx_dropped "$C_NS" "$C_IF")"
+	echo "h_tx_drop $(tx_dropped "$H_NS" "$H_IF")"
+}
+# snap NAME TAG: stages into FIG[NAME:TAG:KEY].
+snap() {
+	local k v
+	while read -r k v; do FIG[$1:$2:$k]=${v:-0}; done < <(stages)
+}
 
 # write_rules FILE [EXTRA]: the rule for SYNs to PORT (EXTRA: one more line, syn_cookies).
 write_rules() {
@@ -102,7 +202,8 @@ EOF
 # connect_all OUT: CONNS connects at CONN_RATE from the client namespace, each timed
 # (timed_connects.py): "ok SECONDS" or "fail WHY" a line, then "late SECONDS".
 connect_all() {
-	in_ns "$C_NS" timeout $((CONNS / CONN_RATE + 40)) /usr/bin/python3 "$DT_ROOT/tests/netns/timed_connects.py" \
+	in_ns "$C_NS" "${PIN_CLIENT[@]}" timeout $((CONNS / CONN_RATE + 40)) /usr/bin/python3 \
+		"$DT_ROOT/tests/netns/timed_connects.py" \
 		"$CONNS" "$CONN_RATE" "$LAB_V4_HOST" "$PORT" dthrottle-ok >"$1" 2>"$1.err" ||
 		die "the client failed: $(cat "$1.err")"
 }
@@ -111,7 +212,7 @@ connect_all() {
 # client's /16 without the lab's own addresses) at its highest rate, until stopped (at most
 # FLOOD_SECS).
 flood_start() {
-	nsenter --net="/run/netns/$C_NS" -- timeout $((FLOOD_SECS + 30)) "$PKTGEN" send --tcp-syn \
+	nsenter --net="/run/netns/$C_NS" -- "${PIN_FLOOD[@]}" timeout $((FLOOD_SECS + 30)) "$PKTGEN" send --tcp-syn \
 		--iface "$C_IF" --dst-ip "$LAB_V4_HOST" --dst-mac "$H_MAC" --dport "$PORT" \
 		--src-range 198.18.1.0+65024 --src-random --rate "$FLOOD_PPS" \
 		--count $((FLOOD_PPS * FLOOD_SECS)) --duration "${FLOOD_SECS}s" --json \
@@ -135,12 +236,16 @@ run_phase() {
 	agent_start "$name" --rules "$rules" --stats-interval 10m || die "the agent ($name) did not start"
 	at0=$(flood_at_host)
 	cookies0=$(tcp_counter TcpExtSyncookiesSent)
+	snap "$name" 0
 	flood_start "$name"
 	wait_until 10 prefix_spent || die "$name: the flood did not exhaust the prefix budget within 10 s"
 	connect_all "$WORK/conn-$name.txt"
 	kill -INT "${LAB_PIDS[flood-$name]}" 2>/dev/null # pktgen stops and prints what it sent
 	wait_exit "${LAB_PIDS[flood-$name]}" 10 && [ "$EXIT_RC" -eq 0 ] ||
 		die "$name: pktgen failed: $(cat "$WORK/flood-$name.err")"
+	snap "$name" 1 # the flood stopped: the counters hold still while they are read
+	for k in $(stages_keys); do FIG[$name:$k]=$((${FIG[$name:1:$k]:-0} - ${FIG[$name:0:$k]:-0})); done
+	FIG[$name:syn_unverified]=$((${FIG[$name:syn_passed]} - ${FIG[$name:verified_hits]}))
 	check "syncookies/$name/flood-throughout" "$name: the flood ended (after $FLOOD_SECS s) before the client's last connect" \
 		grep -q '"interrupted":true' "$WORK/flood-$name.json"
 	fj=$(cat "$WORK/flood-$name.json")
@@ -168,6 +273,24 @@ run_phase() {
 		"$sent" "$(calc "${FIG[$name:budget]} * 10")"
 }
 
+stages_keys() { printf '%s\n' "${!FIG[@]}" | sed -n 's/^[a-z]*:0://p' | sort -u; }
+
+# lost_where NAME: the stages of NAME's handshakes in a sentence, to tell where one was lost.
+lost_where() {
+	local n=$1 q
+	printf 'the client sent %s SYNs (%s retransmitted) and %s bare ACKs; got %s cookie SYN-ACKs and %s of the listener;' \
+		"${FIG[$n:syn_sent]}" "${FIG[$n:syn_retrans]}" "${FIG[$n:ack_sent]}" "${FIG[$n:synack_cookie]}" "${FIG[$n:synack_listener]}"
+	printf ' XDP passed %s of its SYNs and %s of its ACKs; the agent: %s cookies sent (all), %s ACKs valid, %s invalid;' \
+		"${FIG[$n:syn_passed]}" "${FIG[$n:ack_passed]}" "${FIG[$n:cookie_sent]}" "${FIG[$n:cookie_ack_valid]}" \
+		"${FIG[$n:cookie_ack_invalid]}"
+	for q in $(seq 0 $((LAB_VETH_QUEUES - 1))); do
+		printf ' queue %s%s: %s frames at the host XDP, %s XDP_TX, %s XDP_TX errors (lost in the veth), %s frames back at the client end;' \
+			"$q" "$([ "$LAB_VETH_QUEUES" = 2 ] && { [ "$q" = 0 ] && echo " (the client's)" || echo " (the flood's)"; })" \
+			"${FIG[$n:q${q}_xdp]}" "${FIG[$n:q${q}_tx]}" "${FIG[$n:q${q}_tx_err]}" "${FIG[$n:q${q}_back]}"
+	done
+	printf ' frames dropped for a full ring: %s at the client end, %s at the host end\n' "${FIG[$n:c_tx_drop]}" "${FIG[$n:h_tx_drop]}"
+}
+
 # client_on_time NAME: the client's connects started on schedule (within 1 s), so its figures
 # were measured inside the flood; else a SKIP line (a machine too busy to measure), false.
 client_on_time() {
@@ -191,7 +314,7 @@ no_retransmit() {
 		return 0
 	fi
 	check_eq "syncookies/$1/no-retransmit" \
-		"connections with cookies that took 1 s or more (first answers in p90 $answer s: a lost SYN or answer)" "$slow" 0
+		"connections with cookies that took 1 s or more (first answers in p90 $answer s: a lost SYN or answer; $(lost_where "$1"))" "$slow" 0
 }
 
 # --- reload: the SYNPROXY table follows the syn_cookies rules' ports -------------------------
@@ -240,7 +363,10 @@ if in_ns "$H_NS" "$AGENT" check --iface "$H_IF" --rules "$WORK/cookies.toml" >"$
 	check "syncookies/cookies/synproxy-logged" "the agent did not log its SYNPROXY setup" \
 		grep -q 'SYNPROXY for the ACKs' "$(agent_log cookies)"
 	if client_on_time cookies; then
-		check_ge syncookies/cookies/completed "connections completed with cookies (of $CONNS)" \
+		why="of $CONNS; not established within 4 s: ${FIG[cookies:no_connect]}, established but the listener's"
+		why+=" reply not read within 5 s: ${FIG[cookies:no_reply]} (socat forks a shell a connection: slow on a"
+		why+=" loaded machine, load $(cut -d' ' -f1-3 /proc/loadavg))"
+		check_ge syncookies/cookies/completed "connections completed with cookies ($why)" \
 			"${FIG[cookies:done]}" "$(calc "$CONNS * 0.99")"
 		no_retransmit cookies
 	fi
@@ -270,6 +396,28 @@ row "  longest connect time (s)" max
 row "failed: not established within 4 s" no_connect
 row "failed: no reply from the listener within 5 s" no_reply
 row "  latest start behind schedule (s)" late
+echo "the client's handshakes, stage by stage:"
+row "  SYNs sent (retransmits too)" syn_sent
+row "    retransmitted (TcpExtTCPSynRetrans)" syn_retrans
+row "    passed by XDP (verified or within budget)" syn_passed
+row "      unverified: within the budget (passed - verified hits)" syn_unverified
+row "  SYN-ACKs received: cookies (window 0)" synack_cookie
+row "  SYN-ACKs received: the listener's" synack_listener
+row "  bare ACKs sent" ack_sent
+row "    passed by XDP" ack_passed
+row "  agent: cookies sent (to all)" cookie_sent
+row "  agent: cookie ACKs valid" cookie_ack_valid
+row "  agent: cookie ACKs invalid" cookie_ack_invalid
+row "  agent: verified hits" verified_hits
+for q in $(seq 0 $((LAB_VETH_QUEUES - 1))); do
+	who=$([ "$LAB_VETH_QUEUES" = 2 ] && { [ "$q" = 0 ] && echo "client's " || echo "flood's "; })
+	row "  host XDP, ${who}queue $q: frames" "q${q}_xdp"
+	row "    XDP_TX" "q${q}_tx"
+	row "    XDP_TX errors (lost in the veth)" "q${q}_tx_err"
+	row "    frames back at the client end" "q${q}_back"
+done
+row "  dropped for a full ring: client end" c_tx_drop
+row "  dropped for a full ring: host end" h_tx_drop
 echo "syncookies: budgets alone $(calc "100 * ${FIG[budgets:done]} / $CONNS")% completed," \
 	"${FIG[budgets:slow]} after a retransmit$([ "$cookies_ok" = 1 ] &&
 		echo "; with cookies $(calc "100 * ${FIG[cookies:done]} / $CONNS")% completed, ${FIG[cookies:slow]} after a retransmit")"

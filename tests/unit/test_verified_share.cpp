@@ -239,11 +239,37 @@ TEST(VerifiedShare, PeerVerifiedChangesOnAReload) {
   ASSERT_TRUE(dt::parse_peer_set("h1", &h1, &err)) << err;
   dt::VerifiedIntake in(60'000 * kMs);
   EXPECT_TRUE(in.admits("h2", 1));
-  in.set_peers(h1);
+  EXPECT_TRUE(in.set_peers(h1, 0).empty()) << "no peer held anything";
   EXPECT_FALSE(in.admits("h2", 1)) << "refused once the reload lists h1 alone";
   EXPECT_TRUE(in.admits("h1", 1));
   EXPECT_EQ(dt::describe_peer_set_change("--peer-verified", dt::PeerSet{}, h1), "--peer-verified: h1 (was all)");
   EXPECT_EQ(dt::describe_peer_set_change("--peer-verified", h1, h1), "") << "unchanged: nothing said";
+}
+
+// A reload that takes a peer off --peer-verified: the sources it wrote are handed back (to be
+// deleted from the verified map), but those a peer still listed holds too, and the expired.
+TEST(VerifiedShare, AReloadWithdrawsTheSourcesOfAPeerNoLongerListed) {
+  dt::PeerSet h1_h2, h1;
+  std::string err;
+  ASSERT_TRUE(dt::parse_peer_set("h1,h2", &h1_h2, &err)) << err;
+  ASSERT_TRUE(dt::parse_peer_set("h1", &h1, &err)) << err;
+  dt::VerifiedIntake in(60'000 * kMs, 1000, h1_h2);
+  in.take("h2", {source("198.18.0.2", 10'000), source("198.18.0.3", 10'000), source("198.18.0.4", 1'000)}, 0, 0);
+  in.take("h1", {source("198.18.0.3", 5'000)}, 0, 0);
+  ASSERT_EQ(in.held(), 4u);
+  const std::vector<dt::VerifiedDrop> gone = in.set_peers(h1, 2'000 * kMs);
+  ASSERT_EQ(gone.size(), 1u) << "198.18.0.3 is h1's too, 198.18.0.4 has expired: h2's one other source goes";
+  EXPECT_EQ(dt::key_to_string(gone[0].key), "198.18.0.2");
+  EXPECT_EQ(gone[0].expires_ns, 10'000 * kMs) << "until when h2 said: a later verification here is kept";
+  EXPECT_EQ(in.held_of("h2"), 0u) << "h2 holds nothing here any more";
+  EXPECT_EQ(in.held(), 1u) << "h1's source stays";
+  EXPECT_FALSE(in.admits("h2", 1));
+  EXPECT_TRUE(in.set_peers(dt::PeerSet{}, 3'000 * kMs).empty()) << "all listed: nothing to withdraw";
+  in.take("h2", {source("2001:2::5", 10'000)}, 0, 3'000 * kMs);
+  in.take("h3", {source("2001:2::5", 20'000)}, 0, 3'000 * kMs);
+  const std::vector<dt::VerifiedDrop> both = in.set_peers(h1, 4'000 * kMs);
+  ASSERT_EQ(both.size(), 1u) << "a source of two peers no longer listed is withdrawn once";
+  EXPECT_EQ(both[0].expires_ns, 23'000 * kMs) << "at the later of their expiries";
 }
 
 TEST(VerifiedShare, IntakeTakesOnlyThePeersPeerVerifiedLists) {

@@ -30,15 +30,17 @@ lab_init() {
 }
 
 # lab_up: creates both namespaces and the veth pair, addresses them, reads the MACs.
+# LAB_VETH_QUEUES (default 1): the pair's queues each way (a 256-frame ring each).
 lab_up() {
-	local ns
+	local ns q=${LAB_VETH_QUEUES:-1}
 	for ns in "$C_NS" "$H_NS"; do
 		[ -e "/run/netns/$ns" ] && die "namespace $ns already exists"
 		ip netns add "$ns" || die "cannot create namespace $ns"
 		LAB_NAMESPACES+=("$ns")
 		ip -n "$ns" link set lo up || die "cannot bring lo up in $ns"
 	done
-	ip -n "$C_NS" link add "$C_IF" type veth peer name "$H_IF" netns "$H_NS" ||
+	ip -n "$C_NS" link add "$C_IF" numtxqueues "$q" numrxqueues "$q" type veth \
+		peer name "$H_IF" netns "$H_NS" numtxqueues "$q" numrxqueues "$q" ||
 		die "cannot create the veth pair $C_IF/$H_IF"
 	ip -n "$C_NS" addr add "$LAB_V4_CLIENT/15" dev "$C_IF" &&
 		ip -n "$C_NS" addr add "$LAB_V6_CLIENT/48" dev "$C_IF" nodad &&
