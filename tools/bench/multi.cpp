@@ -2,14 +2,17 @@
 // dispatcher (--attach xdp-multi), side by side, on one source.
 //
 // libxdp builds a dispatcher only for an interface: the part makes a network namespace of its
-// own with a veth pair in it, joins each end's dispatcher the way the agent does
+// own with two veth pairs in it, joins the dispatcher of two veths the way the agent does
 // (xdp_multi_attach: run priority 50, XDP_PASS the only chain-call action), and test-runs the
-// dispatcher, which calls dt_xdp through its slot. The namespace, its veths and libxdp's pins
-// go when the part ends. A kernel that refuses the dispatcher gets one line saying why.
+// dispatcher, which calls dt_xdp through its slot. dt_xdp alone is attached (plain XDP, as
+// --attach xdp) to the other two: both sides are programs the kernel's XDP path holds, as on
+// a host. The namespace, its veths and libxdp's pins go when the part ends. A kernel that
+// refuses the dispatcher gets one line saying why.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/if_link.h>
 #include <net/if.h>
 #include <sched.h>
 #include <sys/wait.h>
@@ -31,20 +34,20 @@
 namespace dt::bench {
 namespace {
 
-constexpr const char *kVeth[2] = {"dtbench0", "dtbench1"};
+constexpr const char *kVeth[4] = {"dtbench0", "dtbench1", "dtbench2", "dtbench3"};
 
-// Runs `ip link add dtbench0 type veth peer name dtbench1` in this thread's namespace.
-bool add_veth_pair(std::string *err) {
+// Runs `ip link add A type veth peer name B` in this thread's namespace.
+bool add_veth_pair(const char *a, const char *b, std::string *err) {
   const pid_t pid = fork();
   if (pid < 0) return *err = std::string("fork: ") + strerror(errno), false;
   if (pid == 0) {
-    execlp("ip", "ip", "link", "add", kVeth[0], "type", "veth", "peer", "name", kVeth[1], nullptr);
+    execlp("ip", "ip", "link", "add", a, "type", "veth", "peer", "name", b, nullptr);
     _exit(127);
   }
   int status = 0;
   waitpid(pid, &status, 0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  return *err = "`ip link add " + std::string(kVeth[0]) + " type veth` failed (is iproute2 installed?)", false;
+  return *err = "`ip link add " + std::string(a) + " type veth` failed (is iproute2 installed?)", false;
 }
 
 // The bench's own network namespace, entered on construction and left (so removed, with its
@@ -55,7 +58,7 @@ class PrivateNetns {
     if (home_ < 0 || unshare(CLONE_NEWNET) != 0)
       *err = std::string("cannot make a network namespace: ") + strerror(errno);
     else
-      entered_ = add_veth_pair(err);
+      entered_ = add_veth_pair(kVeth[0], kVeth[1], err) && add_veth_pair(kVeth[2], kVeth[3], err);
   }
   ~PrivateNetns() {
     if (home_ >= 0 && setns(home_, CLONE_NEWNET) != 0) die("cannot go back to the bench's network namespace");
@@ -66,6 +69,22 @@ class PrivateNetns {
  private:
   int home_;
   bool entered_ = false;
+};
+
+// A program attached alone (native XDP, as --attach xdp) to `iface` while this lives.
+class Alone {
+ public:
+  Alone(int fd, const char *iface, std::string *err) : ifindex_(static_cast<int>(if_nametoindex(iface))) {
+    attached = bpf_xdp_attach(ifindex_, fd, XDP_FLAGS_DRV_MODE, nullptr) == 0;
+    if (!attached) *err = std::string("cannot attach dt_xdp to ") + iface + ": " + strerror(errno);
+  }
+  ~Alone() {
+    if (attached) bpf_xdp_detach(ifindex_, XDP_FLAGS_DRV_MODE, nullptr);
+  }
+  bool attached = false;
+
+ private:
+  int ifindex_;
 };
 
 // dt_xdp of `throttle` in the dispatcher of `iface`, as --attach xdp-multi puts it there.
@@ -142,14 +161,16 @@ void multi_part() {
     printf("  not measured: %s\n", why.substr(0, why.find(". Use ")).c_str());
     return;
   }
-  std::string err, err2;
+  std::string err, err2, err3;
   PrivateNetns netns(&err);
   if (!netns.ok()) return (void)printf("  not measured: %s\n", err.c_str());
   Throttle pass(kBucketCapacity, policy_or_die(1e6, DT_BURST_MAX));
   Throttle drop(kBucketCapacity, policy_or_die(DT_RATE_MIN, 1));
   InDispatcher pass_in(pass, kVeth[0], &err);
   InDispatcher drop_in(drop, kVeth[1], &err2);
-  if (pass_in.fd < 0 || drop_in.fd < 0) return (void)printf("  not measured: %s\n", (err.empty() ? err2 : err).c_str());
+  Alone pass_alone(pass.fd.xdp, kVeth[2], &err3), drop_alone(drop.fd.xdp, kVeth[3], &err3);
+  if (pass_in.fd < 0 || drop_in.fd < 0 || !pass_alone.attached || !drop_alone.attached)
+    return (void)printf("  not measured: %s\n", (!err.empty() ? err : !err2.empty() ? err2 : err3).c_str());
   Row rows[] = {{"PASS", pass.fd.xdp, pass_in.fd, XDP_PASS, {}, {}, {}},
                 {"DROP", drop.fd.xdp, drop_in.fd, XDP_DROP, {}, {}, {}}};
   measure(rows, 2, make_frame(false));
