@@ -103,6 +103,7 @@ $(OBJ)/agent/dataplane/dataplane.o $(OBJ)/agent/dataplane/dataplane_multi.o $(OB
   $(OBJ)/tests/bpf/test_map_catalog.o \
   $(OBJ)/tests/bpf/test_pin_layout.o: $(BUILD)/dthrottle.skel.h
 $(OBJ)/tools/bench/programs.o: $(BUILD)/dthrottle.skel.h $(BUILD)/bench.skel.h
+$(OBJ)/tools/bench/multi.o: $(BUILD)/dthrottle.skel.h
 
 # --- C++ ------------------------------------------------------------------------
 $(OBJ)/%.o: %.cpp | $(BUILD)

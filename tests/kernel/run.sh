@@ -9,7 +9,10 @@
 # one closing "N passed, N failed" line. Exit status 0 only if the guest ran every suite and
 # all passed; a guest that hangs is killed after the timeout and counts as a failure.
 #
-#   DT_KERNEL_SUITES   run_all.sh --suites list (bpf,netns)
+#   DT_KERNEL_SUITES   run_all.sh --suites list (bpf,netns); none: no suite (DT_KERNEL_RUN alone)
+#   DT_KERNEL_RUN      a command line the guest runs first, as root in the work tree (e.g.
+#                      "build/bench multi"), its output shown here as "run| " lines; a failure
+#                      (non-zero exit) counts as one failed suite
 #   DT_KERNEL_TIMEOUT  seconds for the whole VM run (2400; 3600 for another architecture)
 #   DT_SCRIPT_TIMEOUT  seconds for each shell suite in the guest (900; 1500 for another
 #                      architecture); the guest's DT_EMULATED is 1 under TCG
@@ -176,6 +179,7 @@ else
   skip=${DT_KERNEL_SKIP-}
   skip_reason="skipped by DT_KERNEL_SKIP"
 fi
+[ "$suites" = none ] && skip=   # no suite to skip: the command alone
 clock_args=${DT_KERNEL_KARGS-}
 cpus=$(nproc); [ "$cpus" -gt 4 ] && cpus=4
 [ "$cpus" -ge 2 ] || cpus=2   # the XDP tests hammer from several CPUs
@@ -187,6 +191,7 @@ cpus=$(nproc); [ "$cpus" -gt 4 ] && cpus=4
   printf 'DT_SUITES=%q\n' "$suites"
   printf 'DT_SKIP=%q\n' "$skip"
   printf 'DT_SKIP_REASON=%q\n' "$skip_reason"
+  printf 'DT_RUN=%q\n' "${DT_KERNEL_RUN-}"
   # TCG runs everything several times slower: give each shell suite more than make test's 300 s.
   printf 'export DT_SUITE_TIMES=1\n'
   printf 'export DT_SCRIPT_TIMEOUT=%q\n' "$script_timeout"
@@ -197,6 +202,7 @@ cpus=$(nproc); [ "$cpus" -gt 4 ] && cpus=4
 } >"$KDIR/guest.env"
 
 echo "test-kernel: booting Debian's kernel $kver ($arch, $accel, $cpus CPUs, $mem) to run: $suites"
+[ -z "${DT_KERNEL_RUN-}" ] || echo "test-kernel: and first, in the guest: ${DT_KERNEL_RUN}"
 [ -z "$skip" ] || echo "test-kernel: not run ($accel): $skip: $skip_reason"
 if [ -n "${ROOTFS:-}" ]; then
   # The other architecture's root, and the work tree as its own export (tag repo).
@@ -225,7 +231,7 @@ timeout -k 10 "$vm_timeout" $qemu \
   -device virtio-9p-pci,fsdev=rootfs,mount_tag=root \
   "${repo_args[@]}" \
   </dev/null 2>&1 | sed -u 's/\r$//' | tee "$console" | grep --line-buffered -E \
-    '^(== |   |test-kernel: |[0-9]+ passed, [0-9]+ failed|failed suites:|  [^ ]|PASS |FAIL |\[ *[0-9.]+\] )'
+    '^(== |   |test-kernel: |run[|] |[0-9]+ passed, [0-9]+ failed|failed suites:|  [^ ]|PASS |FAIL |\[ *[0-9.]+\] )'
 qemu_rc=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
 

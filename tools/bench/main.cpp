@@ -1,6 +1,6 @@
 // main.cpp - `make bench`: what dthrottle costs per packet, and what the agent pays per
 // period. `bench NAME` runs one part only (packet, hook, flood, lists, match, capture, ablate, cookies,
-// period, report, attack).
+// multi, period, report, attack).
 //
 //   Part 1   per packet (packet.cpp): dt_xdp passing and dropping against an LRU baseline,
 //            1 to 1,000,000 sources, through the bench wrapper dt_bench_rotate
@@ -11,6 +11,7 @@
 //   Part 1f  agent capture: the drop path with no capture and with one running (capture.cpp)
 //   Part 1g  the admitted path with each of its parts left out in turn (ablate.cpp)
 //   Part 1h  SYN cookies: a SYN answered, a handshake ACK checked, beside a SYN's PASS and DROP (cookie.cpp)
+//   Part 1i  libxdp's dispatcher (--attach xdp-multi): dt_xdp alone and inside it (multi.cpp)
 //   Part 2   per agent period (period.cpp): read_stats, apply_debits, a full bucket walk,
 //            Collector::end_period, adaptive limits
 //   Part 3   the peer report codec (report.cpp)
@@ -39,7 +40,7 @@ const BenchPart kParts[] = {
     {"flood", dt::bench::prefix_flood_part},  {"lists", dt::bench::lists_part},
     {"match", dt::bench::match_part},
     {"capture", dt::bench::capture_part},     {"ablate", dt::bench::ablate_part},
-    {"cookies", dt::bench::syncookie_part},
+    {"cookies", dt::bench::syncookie_part},  {"multi", dt::bench::multi_part},
     {"period", dt::bench::per_period_part},
     {"report", dt::bench::report_codec_part}, {"attack", dt::bench::under_attack_part},
 };

@@ -12,6 +12,7 @@ void match_part();         // match.cpp: Part 1e, `bench match`
 void capture_part();       // capture.cpp: Part 1f, `bench capture`
 void ablate_part();        // ablate.cpp: Part 1g, `bench ablate`
 void syncookie_part();     // cookie.cpp: Part 1h, `bench cookies`
+void multi_part();         // multi.cpp: Part 1i, `bench multi`
 void per_period_part();    // period.cpp: Part 2, `bench period`
 void report_codec_part();  // report.cpp: Part 3, `bench report`
 void under_attack_part();  // attack.cpp: Part 4, `bench attack`

@@ -106,6 +106,22 @@ bool Throttle::bucket(const dt_key &key, dt_bucket *out) const {
   return bpf_map_lookup_elem(fd.buckets, &key, out) == 0;
 }
 
+std::unique_ptr<dthrottle_bpf, SkeletonDestroyer> Throttle::open_xdp_sibling() const {
+  if (!skel_) die("a variant of the object has no sibling");
+  std::unique_ptr<dthrottle_bpf, SkeletonDestroyer> s(dthrottle_bpf__open());
+  if (!s) die("cannot open the dthrottle skeleton: %s", strerror(errno));
+  *s->rodata = *skel_->rodata;
+  bpf_program *p;
+  bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(p, p == s->progs.dt_xdp);
+  bpf_map *m;
+  bpf_object__for_each_map(m, s->obj) {
+    bpf_map__set_pin_path(m, nullptr);
+    const bpf_map *mine = bpf_object__find_map_by_name(skel_->obj, bpf_map__name(m));
+    if (!mine || bpf_map__reuse_fd(m, bpf_map__fd(mine)) != 0) die("cannot share the map %s", bpf_map__name(m));
+  }
+  return s;
+}
+
 Rotator::Rotator() {
   skel_.reset(bench_bpf__open());
   if (!skel_) die("cannot open the bench skeleton: %s", strerror(errno));

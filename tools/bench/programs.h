@@ -1,6 +1,7 @@
 // programs.h - the programs under test: a dthrottle object loaded unpinned (Throttle) and
 // the bench-only wrapper that gives every repetition of a test run the next source (Rotator).
-// Only programs.cpp includes the skeletons, so only it is rebuilt when a BPF program changes.
+// Only programs.cpp (and multi.cpp, for the sibling's object) include the skeletons: only they
+// are rebuilt when a BPF program changes.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,10 @@ class Throttle {
 
   // The bucket of `key` (false: none).
   bool bucket(const dt_key &key, dt_bucket *out) const;
+
+  // A second dthrottle object, opened but not loaded, whose dt_xdp (its only program to load)
+  // shares this one's maps and settings: what --attach xdp-multi hands libxdp (`bench multi`).
+  std::unique_ptr<dthrottle_bpf, SkeletonDestroyer> open_xdp_sibling() const;
 
  private:
   std::unique_ptr<dthrottle_bpf, SkeletonDestroyer> skel_;
