@@ -71,9 +71,9 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
     host.node = std::make_unique<ClusterNode>(node_options(h, times, down_after), rules_);
+    const auto header = [this, h] { return hosts_[h].node->outbox().header(hosts_[h].epoch, wall_ms(h)); };
     host.node->open(OutboxOptions{host.node_id, host.boot_id, max_age_ns(s) ? max_age_ns(s) : 5 * kSec, s.period / 2},
-                    {}, NodeIo{[this, h](const Outgoing &o, uint64_t) { return publish(h, {o}), true; },
-                               [this, h] { return hosts_[h].node->outbox().header(hosts_[h].epoch, wall_ms(h)); }});
+                    {}, NodeIo{[this, h](const Outgoing &o, uint64_t) { return publish(h, {o}), true; }, header, header});
     host.heard.assign(s.hosts, 0);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
@@ -112,7 +112,7 @@ NodeOptions ClusterSim::node_options(size_t h, const ClusterTimes &times, Ns dow
   const Ns keep = max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period;
   NodeOptions o;
   o.tracker = TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts), backlog_slack_ns(times)};
-  o.planner = PlannerOptions{id, s.scheme == Scheme::Owner, false, s.hosts - 1,
+  o.planner = PlannerOptions{id, s.scheme == Scheme::Owner, s.scheme == Scheme::Hub, s.hosts - 1,
                              RouterOptions{kHotPeriods * s.period, keep}, cadence_options(times)};
   o.join = join_guard_options(h);
   o.receiver = ReceiverOptions{id, s.scheme == Scheme::Hub};
@@ -121,6 +121,8 @@ NodeOptions ClusterSim::node_options(size_t h, const ClusterTimes &times, Ns dow
   o.early = EarlyReportOptions{s.period, mesh && s.reports ? s.early_report : 0, s.early_min_hits};
   o.resends = s.resend;
   o.shared_early_ns = s.shared_period;
+  o.hub_down_after_ns = aggregate_down_after_ns(times);  // the agent's, for its settings
+  o.hub_keep_ns = 2 * o.hub_down_after_ns + 2 * s.period;
   return o;
 }
 
@@ -347,9 +349,6 @@ void ClusterSim::handle_report(size_t h) {
   }
   if (s_.scheme == Scheme::Threshold) {
     route_threshold(h, std::move(served));
-  } else if (s_.scheme == Scheme::Hub) {
-    mark_reported(h, served);
-    publish_to_hubs(h, std::move(served));
   } else {
     mark_reported(h, served);
     send_period(h, std::move(served), owner_ready(h), s_.cadence);

@@ -81,13 +81,12 @@
 
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
-#include "cluster_core/aggregate_intake.h"
 #include "cluster_core/cluster_node.h"
 #include "cluster_core/cluster_times.h"
 #include "cluster_core/inbound.h"
 #include "cluster_core/shared_early.h"
 #include "common/key_hash.h"
-#include "hub/aggregator.h"
+#include "hub/hub_core.h"
 
 #include "sim/sim_scenario.h"
 
@@ -214,8 +213,7 @@ class ClusterSim {
     std::vector<char> heard;
     size_t heard_count = 0, heard_by = 0, ready_count = SIZE_MAX;
     bool owners = false;
-    std::unique_ptr<AggregateIntake> intake;  // Scheme::Hub: which hub's sums it debits
-    std::vector<dt_key> announced; // first admitted in this period since the last tick
+      std::vector<dt_key> announced; // first admitted in this period since the last tick
     uint64_t boot_id = 0, epoch = 0;
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
@@ -230,10 +228,9 @@ class ClusterSim {
     Ns at;
     int host;
   };
-  // A summing hub (Scheme::Hub): the hub's own aggregator and stream, its period and its traffic.
+  // A summing hub (Scheme::Hub): the hub's core (hub/hub_core.h), its period and its traffic.
   struct Hub {
-    HubAggregator agg;
-    AggregateStream stream;
+    HubCore core;
     Ns next_period = 0;
     std::vector<Traffic> in, out;  // per period
   };
@@ -298,7 +295,6 @@ class ClusterSim {
   void route_threshold(size_t h, std::vector<ReportEntry> served);
   void mark_reported(size_t h, const std::vector<ReportEntry> &entries);
   void end_period(size_t h);
-  void send_relays(size_t owner, const std::vector<RelayEntry> &relays, const std::vector<std::string> &ids);
   void publish_early(size_t h, std::vector<ReportEntry> entries);
   bool owner_ready(size_t h);
   void heard_from(size_t to, size_t from);
@@ -306,8 +302,6 @@ class ClusterSim {
   // Scheme::Hub (sim_hub.cpp).
   void init_hubs(uint64_t *phase_seed);
   bool hub_alive(size_t j) const;
-  void publish_to_hubs(size_t h, std::vector<ReportEntry> entries);
-  void send_to_hub(size_t h, size_t j, const MessagePtr &msg);
   void hub_receive(size_t j, const Message &m);
   void hub_period(size_t j);
   void apply_aggregate(size_t to, const Message &m);

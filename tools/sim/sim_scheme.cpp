@@ -24,11 +24,4 @@ void ClusterSim::route_threshold(size_t h, std::vector<ReportEntry> served) {
   send_period(h, std::move(everyone), false, false);  // every period, to everyone
 }
 
-// An owner's relay (report_sender.h: in its report stream), each block naming the member
-// that admitted its hits.
-void ClusterSim::send_relays(size_t owner, const std::vector<RelayEntry> &relays, const std::vector<std::string> &ids) {
-  Host &host = hosts_[owner];
-  host.node->sender().relays(host.node->outbox().header(host.epoch, wall_ms(owner)), relays, ids, rules_.names, now_);
-}
-
 }  // namespace dt::sim
