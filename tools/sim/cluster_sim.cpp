@@ -116,7 +116,7 @@ NodeOptions ClusterSim::node_options(size_t h, const ClusterTimes &times, Ns dow
                              RouterOptions{kHotPeriods * s.period, keep}, cadence_options(times)};
   o.join = join_guard_options(h);
   o.receiver = ReceiverOptions{id, s.scheme == Scheme::Hub};
-  // Early reports as the agent sends them: in a full mesh (none through hubs; no agent reports by threshold).
+  // Early reports as the agent sends them: in a full mesh (none through hubs).
   const bool mesh = s.scheme == Scheme::Mesh || s.scheme == Scheme::Owner;
   o.early = EarlyReportOptions{s.period, mesh && s.reports ? s.early_report : 0, s.early_min_hits};
   o.resends = s.resend;
@@ -327,32 +327,23 @@ void ClusterSim::handle_report(size_t h) {
     host.next_report += s_.period;
     return;
   }
-  give_back_held(h);
   // With link liveness a joiner is a new subscriber everywhere: a heartbeat at this period's end.
   if (s_.join_host >= 0 && s_.cadence && s_.link_liveness && now_ >= s_.join_at && now_ < s_.join_at + s_.period)
     host.node->planner().force_broadcast();
-  std::vector<ReportEntry> served;
+  std::vector<ReportEntry> served;  // dt_collect: passed - reported, then reported = passed
   for (auto &[key, b] : host.buckets) {
     if (b.passed == b.reported) continue;
     served.push_back({key, b.passed - b.reported});
+    b.reported = b.passed;
   }
-  // Hash order is the standard library's business: sort, so the messages (and their
-  // split into parts) are the same everywhere.
-  std::sort(served.begin(), served.end(), [](const ReportEntry &a, const ReportEntry &b) {
-    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
-  });
+  served = sorted(host.node->period_served(std::move(served), now_));  // with what early ticks held back
   host_stats_[h].reports++;
-  served = host.node->period_served(std::move(served), now_);  // held early: given back already
+  host_stats_[h].hits_reported += hits_of(served);
   if (host.node->early().enabled()) {
     host.announced.clear();  // the kernel's next epoch: announced again at their next admission
     schedule_early(h);
   }
-  if (s_.scheme == Scheme::Threshold) {
-    route_threshold(h, std::move(served));
-  } else {
-    mark_reported(h, served);
-    send_period(h, std::move(served), owner_ready(h), s_.cadence);
-  }
+  send_period(h, std::move(served), owner_ready(h), s_.cadence);
   end_period(h);
 }
 
@@ -365,12 +356,13 @@ void ClusterSim::end_period(size_t h) {
   if (s_.cadence && s_.link_liveness && s_.scheme != Scheme::Hub) link_liveness(h);
 }
 
-// dt_collect's second half: `entries` are reported (sent, or noted as their owner).
-void ClusterSim::mark_reported(size_t h, const std::vector<ReportEntry> &entries) {
-  for (const ReportEntry &e : entries) {
-    hosts_[h].buckets[e.key].reported += e.hits;
-    host_stats_[h].hits_reported += e.hits;
-  }
+// Hash order is the standard library's business: sorted, the messages (and their split into
+// parts) are the same everywhere.
+std::vector<ReportEntry> ClusterSim::sorted(std::vector<ReportEntry> entries) {
+  std::sort(entries.begin(), entries.end(), [](const ReportEntry &a, const ReportEntry &b) {
+    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
+  });
+  return entries;
 }
 
 // Host h's report period offset: the scenario's, a seeded random one, or 0.
