@@ -383,8 +383,7 @@ int run_scenario(const SimArgs &args) {
 
   printf("scenario: %zu hosts, rate %g/s, burst %" PRIu64 ", period %s, duration %s, lb %s, seed %" PRIu64 "\n",
          s.hosts, s.rate, s.burst, fmt_time(s.period).c_str(), fmt_time(s.duration).c_str(), lb_name(s.lb), s.seed);
-  printf("reports:  scheme %s%s, phases %s, early reports %s%s\n", scheme_name(s.scheme),
-         s.scheme == Scheme::Threshold ? (" " + std::to_string(s.threshold)).c_str() : "",
+  printf("reports:  scheme %s, phases %s, early reports %s%s\n", scheme_name(s.scheme),
          s.random_phase ? "random (seeded)" : s.report_offset.empty() ? "aligned" : "given",
          s.early_report ? ("every " + fmt_time(s.early_report)).c_str() : "off",
          s.shared_period ? (", shared sources near their limit every " + fmt_time(s.shared_period)).c_str() : "");

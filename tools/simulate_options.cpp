@@ -221,9 +221,9 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        noted(a, "legacy", [&s](const std::string &) { s.legacy(); })},
       {"scheme", 0, "S",
        "reporting scheme: owner (default: sources seen on one host\ngo to their owner only, shared ones to every peer), "
-       "mesh\n(every source to every peer), threshold, hub (a pair of summing\nhubs: agent hub --aggregate; docs/cluster-scale.md)",
+       "mesh\n(every source to every peer), hub (a pair of summing hubs:\nagent hub --aggregate; docs/cluster-scale.md)",
        noted(a, "scheme", [&s](const std::string &v) {
-         if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh, threshold or hub");
+         if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh or hub");
        })},
       {"cadence", 0, "C",
        "agent (default: as the agent, a quiet period sends only\nheartbeats, as --liveness says, one-hit sources wait for\ntheir owner "
@@ -239,8 +239,6 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        noted(a, "hub-period", [&s](const std::string &v) { s.hub_period = parse_time(v, false, "--hub-period"); })},
       {"hub-fails-at", 0, "T", "--scheme hub: the hub the hosts take sums from stops at\ntime T (they switch to the other)",
        noted(a, "hub-fails-at", [&s](const std::string &v) { s.hub_fails_at = parse_time(v, true, "--hub-fails-at"); })},
-      {"threshold", 0, "H", "--scheme threshold: report a source once its unreported\nhits reach H (default 2)",
-       noted(a, "threshold", [&s](const std::string &v) { s.threshold = parse_whole(v, 1, 1000000, "--threshold"); })},
       {"all-rows", 0, nullptr, "print every host's and client's row (default: the first\n8 hosts, 24 clients, and the totals)",
        noted(a, "all-rows", [a](const std::string &) { a->all_rows = true; })},
       {"seed", 0, "S", "seed of the load balancer and network RNGs (default 1)",

@@ -62,6 +62,8 @@ static NodeOptions node_options(const ClusterConfig &cfg, bool took_over) {
   o.receiver = ReceiverOptions{cfg.node_id, !cfg.hubs.empty()};
   o.early = EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0};
   o.shared_early_ns = shared_early_pace(cfg.period_ns, o.early.delay_ns);
+  o.hub_down_after_ns = aggregate_down_after_ns(cfg);
+  o.hub_keep_ns = 2 * o.hub_down_after_ns + 2 * cfg.period_ns;
   return o;
 }
 
@@ -78,7 +80,6 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.active_stage_fd(), dp.collect_batch_fd(),
                  dp.collect_prog_fd()),
       node_(node_options(cfg, dp.took_over()), rules_),
-      intake_(aggregate_down_after_ns(cfg), 2 * aggregate_down_after_ns(cfg) + 2 * cfg.period_ns),
       verified_ring_(std::make_unique<VerifiedRing>(dp.verified_ring_fd())),
       verified_in_(cfg.verified_ttl_ns, kMaxVerifiedLearnedPerPeriod, cfg.peer_verified, cfg.verified_hold) {
   node_.receiver().set_relay_member([this](const std::string &id) { return relay_member(id); });
@@ -106,7 +107,6 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
     DT_WARN("boot counter: %s; this boot is ordered by the clock alone (boot %u): a clock stepped back may make "
             "peers with keys take it for an old boot", warn.c_str(), counter);
   c->boot_id_ = make_boot_id(counter, random_bits);
-  c->intake_.set_own(cfg.node_id, c->boot_id_);
 
   // Peers' own addresses are never throttled by the traffic between agents.
   c->refresh_exempt();
@@ -119,14 +119,11 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
   if (!c->open_sockets(err)) return nullptr;
   Seal seal;
   if (c->signed_) seal = [raw = c.get()](std::string *m) { sign_message(*m, raw->signing_); };
-  const Publish publish = [raw = c.get()](const Outgoing &o, uint64_t now_ns) {
-    if (o.kind == OutKind::Report && !raw->cfg_.hubs.empty())
-      raw->remember_own(*o.bytes, o.seq, now_ns);  // summing hubs send it back in their sums
-    return raw->publish_out(o);
-  };
+  const Publish publish = [raw = c.get()](const Outgoing &o, uint64_t) { return raw->publish_out(o); };
   c->node_.open(OutboxOptions{cfg.node_id, c->boot_id_, report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs,
                               cfg.period_ns / 2, kMaxMessageBytes},
-                std::move(seal), NodeIo{publish, [raw = c.get()] { return raw->message_header(raw->collector_.epoch()); }});
+                std::move(seal), NodeIo{publish, [raw = c.get()] { return raw->message_header(raw->collector_.epoch()); },
+                                         [raw = c.get()] { return raw->message_header(raw->collector_.epoch() - 1); }});
   return c;
 }
 
@@ -307,7 +304,7 @@ void Cluster::apply_received(const ReportHeader &h, const ReportBody &body, cons
   if (r.plan.kind != InboundKind::Relay) apply_tags(body, now_ns);
   apply_charges(r, now_ns);
   if (r.plan.kind == InboundKind::Relay) log_relayed(h, r, now_ns);
-  if (r.plan.kind == InboundKind::Directed) relay_directed(h, r, now_ns);
+  if (r.plan.kind == InboundKind::Directed) relay_directed(h, r);
 }
 
 // A fresh message's tag hits (query socket tags: set_tag_hooks).

@@ -17,7 +17,6 @@
 
 #include "adaptive/adaptive.h"
 #include "bans/ban_sync.h"
-#include "cluster_core/aggregate_intake.h"
 #include "cluster_core/cluster_times.h"
 #include "cluster/cluster_counters.h"
 #include "dataplane/collector.h"
@@ -164,7 +163,6 @@ class Cluster {
   // A summing hub's aggregate (cluster_aggregates.cpp): checked, our own hits taken out,
   // debited if it comes from the active hub.
   void handle_aggregate(const void *data, size_t len, uint64_t now_ns);
-  void remember_own(const std::string &msg, uint64_t seq, uint64_t now_ns);
   // Membership (cluster_membership.cpp).
   bool open_sockets(std::string *err);
   bool connect_peer(const std::string &endpoint, std::string *err);
@@ -211,7 +209,7 @@ class Cluster {
   bool publish_out(const Outgoing &o);  // publish() and ClusterCounters by its kind
   bool addressed_to_us(const ReportHeader &h, const ReportBody &body, const std::string *envelope, size_t len,
                        uint64_t now_ns);
-  void relay_directed(const ReportHeader &h, const Received &r, uint64_t now_ns);
+  void relay_directed(const ReportHeader &h, const Received &r);
   bool relay_member(const std::string &node_id) const;
   void log_relayed(const ReportHeader &h, const Received &r, uint64_t now_ns);
   void debit(const std::string &from, const std::vector<dt_debit> &debits, uint64_t now_ns);
@@ -260,7 +258,6 @@ class Cluster {
   AdaptiveSet *adaptive_ = nullptr;
   BanSync *bans_ = nullptr;
   SourceWatch watch_;
-  AggregateIntake intake_;
   LogLimiter hub_log_{10'000'000'000ull, 5};
   std::unique_ptr<VerifiedRing> verified_ring_;  // what our SYN cookies verified (to tell)
   VerifiedIntake verified_in_;                   // what we take of the peers'

@@ -24,7 +24,7 @@ void Cluster::handle_aggregate(const void *data, size_t len, uint64_t now_ns) {
   const std::string hub = m.header.node_id;
   bool switched = false;
   std::string from;
-  const Received r = node_.receiver().aggregate(intake_, std::move(m), now_ns, &switched, &from);  // cluster_core/receiver.h
+  const Received r = node_.aggregate(std::move(m), now_ns, &switched, &from);  // cluster_core/cluster_node.h
   if (switched && from.empty())
     log_limited(hub_log_, LogLevel::Info, now_ns, "taking aggregates from hub %s", hub.c_str());
   else if (switched)
@@ -35,17 +35,7 @@ void Cluster::handle_aggregate(const void *data, size_t len, uint64_t now_ns) {
     apply_tags(body, now_ns);
   }
   apply_charges(r, now_ns);
-  counters_.aggregates = intake_.counters();
-}
-
-// One of our messages, as the hub will sum it: its entries and tags (decoded back, so
-// that each seq holds exactly what it carried).
-void Cluster::remember_own(const std::string &msg, uint64_t seq, uint64_t now_ns) {
-  ReportHeader h;
-  ReportBody body;
-  if (decode_report(msg.data(), msg.size(), &h, &body) != DecodeError::None) return;  // ours: cannot happen
-  body.factors.clear();
-  intake_.remember_own(seq, std::move(body), now_ns);
+  counters_.aggregates = node_.intake().counters();
 }
 
 }  // namespace dt

@@ -15,16 +15,14 @@ bool Cluster::owner_ready() { return node_.owner_ready(); }
 
 // A message a member sent to us alone as the owner of its sources, checked as every
 // message (signature, recipient, once only in its stream, age: Cluster::handle_message) and
-// charged (cluster_core/receiver.h): what turned shared, relayed.
-void Cluster::relay_directed(const ReportHeader &h, const Received &r, uint64_t now_ns) {
+// charged (cluster_core/receiver.h); what turned shared, the node relayed (cluster_node.h).
+void Cluster::relay_directed(const ReportHeader &h, const Received &r) {
   const std::vector<RelayEntry> &relays = r.relay.relays;
   if (log_level() == LogLevel::Debug)
     DT_DEBUG("directed from %s: %zu entries applied, %zu relayed, sent %lld ms ago", h.node_id.c_str(),
              r.charges.empty() ? size_t{0} : r.charges.front().debits.size(), relays.size(),
              sent_ago_ms(h.sent_unix_ms));
-  if (relays.empty()) return;
-  node_.sender().relays(message_header(collector_.epoch() - 1), relays, r.relay.ids, rules_.names, now_ns);
-  note_sent();
+  if (!relays.empty()) note_sent();
 }
 
 // A node an owner may relay hits of: a member (a role = node key in --curve-peers, not a

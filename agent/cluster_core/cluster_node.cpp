@@ -9,14 +9,22 @@ namespace dt {
 
 ClusterNode::ClusterNode(const NodeOptions &o, const LocalRules &rules)
     : opt_(o),
+      rules_(rules),
       tracker_(o.tracker),
       planner_(o.planner),
       join_guard_(o.join),
       receiver_(o.receiver, planner_, join_guard_, rules),
-      early_(o.early) {}
+      early_(o.early),
+      intake_(o.hub_down_after_ns, o.hub_keep_ns) {}
 
 void ClusterNode::open(const OutboxOptions &o, Seal seal, NodeIo io) {
   io_ = std::move(io);
+  intake_.set_own(o.node_id, o.boot_id);
+  if (opt_.receiver.hubs)  // summing hubs send our reports back in their sums
+    io_.publish = [this, publish = std::move(io_.publish)](const Outgoing &m, uint64_t now_ns) {
+      if (m.kind == OutKind::Report) remember_own(m, now_ns);
+      return publish(m, now_ns);
+    };
   out_ = std::make_unique<Outbox>(o, std::move(seal));
   send_ = std::make_unique<ReportSender>(planner_, *out_, io_.publish);
 }
@@ -70,9 +78,25 @@ Received ClusterNode::receive(const ReportHeader &h, const ReportBody &body, con
     case InboundKind::Relay:
     case InboundKind::Report:
       if (r.plan.ask_resends) request_resends(now_ns);
+      if (!r.relay.relays.empty())  // as owner: what turned shared, to everyone
+        send_->relays(io_.report_header(), r.relay.relays, r.relay.ids, rules_.names, now_ns);
       break;
   }
   return r;
+}
+
+Received ClusterNode::aggregate(AggregateMessage m, uint64_t now_ns, bool *switched, std::string *from) {
+  return receiver_.aggregate(intake_, std::move(m), now_ns, switched, from);
+}
+
+// One of our reports, as the hubs will sum it: its entries and tags (decoded back, so that
+// each seq holds exactly what it carried; factors are not summed).
+void ClusterNode::remember_own(const Outgoing &o, uint64_t now_ns) {
+  ReportHeader h;
+  ReportBody body;
+  if (decode_report(o.bytes->data(), o.bytes->size(), &h, &body) != DecodeError::None) return;  // ours: cannot happen
+  body.factors.clear();
+  intake_.remember_own(o.seq, std::move(body), now_ns);
 }
 
 void ClusterNode::request_resends(uint64_t now_ns) {

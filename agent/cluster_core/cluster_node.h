@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "cluster_core/aggregate_intake.h"
 #include "cluster_core/early_report.h"
 #include "cluster_core/join_guard.h"
 #include "cluster_core/outbox.h"
@@ -34,6 +35,9 @@ struct NodeOptions {
   // The shared sources' early reports (shared_early.h) at most this often, at the early ticks
   // (shared_early_pace; owner scheme only); 0: none.
   uint64_t shared_early_ns = 0;
+  // Behind summing hubs (receiver.hubs): a hub silent this long is taken over by the other;
+  // our own reports are kept this long for the sums that hold them (aggregate_intake.h).
+  uint64_t hub_down_after_ns = 0, hub_keep_ns = 0;
 };
 
 // The caller's side of an early tick: the sources first admitted since the last tick (the
@@ -47,10 +51,12 @@ struct EarlySources {
 };
 
 // How the node's messages leave: publish puts one on the wire; header is the header of a
-// message sent now in the current period (a resend request's).
+// message sent now in the current period (a resend request's), report_header in the period
+// just ended (our report stream's: an owner's relays).
 struct NodeIo {
   Publish publish;
   std::function<ReportHeader()> header;
+  std::function<ReportHeader()> report_header;
 };
 
 class ClusterNode {
@@ -59,7 +65,7 @@ class ClusterNode {
   ClusterNode(const NodeOptions &o, const LocalRules &rules);
 
   // The message streams, once the node can seal them (the agent's signing key): every
-  // message goes out through `io`.
+  // message goes out through `io` (behind hubs, each report kept for their sums first).
   void open(const OutboxOptions &o, Seal seal, NodeIo io);
 
   // Whether this period's sources go to their owners (report_planner.h): the tracker's up
@@ -84,9 +90,13 @@ class ClusterNode {
   size_t send_early(const ReportHeader &h, ReportBody body, uint64_t now_ns);
   // A message the tracker judged (`a`): what the receiver makes of it. A resend request is
   // served here (*served: what it asked of us), and a gap in a report's stream asked for at
-  // once; the caller acts on the rest (bans, verified, stale counts, charges, relays).
+  // once; an owner's relays (what turned shared) go out here. The caller acts on the rest
+  // (bans, verified, stale counts, charges).
   Received receive(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns,
                    Outbox::Resends *served = nullptr);
+  // A summing hub's aggregate: what the intake takes of it, charged as a report of the hub's
+  // (receiver.h: *switched and *from say when it made its hub the one we take).
+  Received aggregate(AggregateMessage m, uint64_t now_ns, bool *switched, std::string *from);
   // Asks the peers for the messages missing in their streams (not yet stale).
   void request_resends(uint64_t now_ns);
   // Publishes again what a peer asks of us (outbox.h: within the period's budget).
@@ -101,6 +111,7 @@ class ClusterNode {
   const ReportPlanner &planner() const { return planner_; }
   JoinGuard &join_guard() { return join_guard_; }
   Receiver &receiver() { return receiver_; }
+  const AggregateIntake &intake() const { return intake_; }
   EarlyReport &early() { return early_; }
   const EarlyReport &early() const { return early_; }
   Outbox &outbox() { return *out_; }
@@ -109,12 +120,16 @@ class ClusterNode {
   const ReportSender &sender() const { return *send_; }
 
  private:
+  void remember_own(const Outgoing &o, uint64_t now_ns);
+
   NodeOptions opt_;
+  const LocalRules &rules_;
   PeerTracker tracker_;
   ReportPlanner planner_;
   JoinGuard join_guard_;
   Receiver receiver_;
   EarlyReport early_;
+  AggregateIntake intake_;
   std::unique_ptr<Outbox> out_;
   std::unique_ptr<ReportSender> send_;
   NodeIo io_;

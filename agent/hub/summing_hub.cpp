@@ -8,7 +8,6 @@
 #include <zmq.hpp>
 
 #include "common/log.h"
-#include "hub/aggregator.h"
 
 namespace dt {
 namespace {
@@ -25,13 +24,15 @@ uint64_t random_boot_id() {
   return id;
 }
 
+// The loop's side of a summing hub: ZeroMQ and signatures; what a message does and the
+// period's aggregate are the hub's core (hub_core.h), as in the simulator.
 class SummingHub {
  public:
   SummingHub(zmq::socket_t &back, const SummingHubConfig &cfg, const SharedVerifier &verifier)
-      : back_(back), cfg_(cfg), verifier_(verifier), stream_(cfg.hub_id, random_boot_id()) {}
+      : back_(back), cfg_(cfg), verifier_(verifier), core_(cfg.hub_id, random_boot_id()) {}
   void on_message(const zmq::message_t &msg, uint64_t now_ns);
   void send_period();
-  SummingHubCounters counters;
+  const SummingHubCounters &counters() const { return core_.counters(); }
 
  private:
   bool accepted(const void *data, size_t len, uint64_t now_ns);
@@ -40,8 +41,7 @@ class SummingHub {
   zmq::socket_t &back_;
   const SummingHubConfig &cfg_;
   const SharedVerifier &verifier_;
-  HubAggregator agg_;
-  AggregateStream stream_;
+  HubCore core_;
   LogLimiter log_{10'000'000'000ull, 5};
 };
 
@@ -59,7 +59,6 @@ bool SummingHub::accepted(const void *data, size_t len, uint64_t now_ns) {
   const auto v = verifier_.get();
   const VerifyResult r = v->verify(data, len);
   if (r.check == SignatureCheck::Ok) return true;
-  counters.rejected++;
   log_limited(log_, LogLevel::Warn, now_ns, "hub: dropped a message of %zu bytes from node '%s': %s", len,
               r.node_id.c_str(),
               r.check == SignatureCheck::Malformed ? decode_error_name(r.malformed) : signature_check_name(r.check));
@@ -67,45 +66,23 @@ bool SummingHub::accepted(const void *data, size_t len, uint64_t now_ns) {
 }
 
 void SummingHub::on_message(const zmq::message_t &msg, uint64_t now_ns) {
-  counters.received++;
-  switch (route_message(msg.data(), msg.size())) {
-    case HubRoute::Drop: return void(counters.rejected++);
-    case HubRoute::Relay:  // as a relay would: the agents check its signature end to end
-      counters.relayed++;
-      return send(msg.data(), msg.size());
-    case HubRoute::Sum: break;
-  }
+  std::string why;
+  const auto check = [&] { return accepted(msg.data(), msg.size(), now_ns); };
+  if (core_.on_message(msg.data(), msg.size(), check, &why) == HubCore::Outcome::Relay)
+    return send(msg.data(), msg.size());
+  if (why.empty()) return;
   std::string node = "?";
   uint8_t flags = 0;
   peek_sender(msg.data(), msg.size(), &node, &flags);
-  if (!accepted(msg.data(), msg.size(), now_ns)) return;
-  ReportHeader h;
-  ReportBody body;
-  if (DecodeError e = decode_report(msg.data(), msg.size(), &h, &body); e != DecodeError::None) {
-    counters.rejected++;
-    log_limited(log_, LogLevel::Warn, now_ns, "hub: dropped a report from node '%s': %s", node.c_str(),
-                decode_error_name(e));
-    return;
-  }
-  switch (agg_.add(h, body)) {
-    case HubAggregator::Added::Summed: counters.summed++; break;
-    case HubAggregator::Added::Duplicate: counters.duplicates++; break;
-    default:
-      counters.rejected++;
-      log_limited(log_, LogLevel::Warn, now_ns, "hub: dropped a report from node '%s': too many nodes or reports "
-                  "in one period", node.c_str());
-  }
+  log_limited(log_, LogLevel::Warn, now_ns, "hub: dropped a report from node '%s': %s", node.c_str(), why.c_str());
 }
 
 // One aggregate, even an empty one: the agents judge a hub's liveness by them.
 void SummingHub::send_period() {
-  auto msgs = stream_.period(agg_, unix_now_ms(), kMaxMessageBytes - (cfg_.keys ? kSignatureBytes : 0));
-  counters.aggregates++;
-  for (auto &m : msgs) {
+  const size_t sig = cfg_.keys ? kSignatureBytes : 0;
+  for (auto &m : core_.period(unix_now_ms(), kMaxMessageBytes - sig, sig)) {
     if (cfg_.keys) sign_message(m, cfg_.signing);
     send(m.data(), m.size());
-    counters.aggregate_messages++;
-    counters.aggregate_bytes += m.size();
   }
 }
 
@@ -149,11 +126,11 @@ void run_summing_hub(zmq::socket_t &front, zmq::socket_t &back, zmq::socket_t &c
       if (next_ns < mono_ns()) next_ns = mono_ns() + cfg.period_ns;  // fell behind: do not burst
     }
     if (mono_ns() >= next_log_ns) {
-      log_summing_hub(hub.counters);
+      log_summing_hub(hub.counters());
       next_log_ns += kLogEveryNs;
     }
   }
-  *out = hub.counters;
+  *out = hub.counters();
 }
 
 }  // namespace dt

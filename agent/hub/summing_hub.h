@@ -14,6 +14,7 @@
 
 #include "cluster/report_signing.h"
 #include "cluster/zmq_fwd.h"
+#include "hub/hub_core.h"
 
 namespace dt {
 
@@ -22,11 +23,6 @@ struct SummingHubConfig {
   uint64_t period_ns = 200'000'000;
   bool keys = false;        // sign the aggregates, verify the reports
   SigningKey signing;       // with keys: the hub's (role = hub)
-};
-
-struct SummingHubCounters {
-  uint64_t received = 0, summed = 0, duplicates = 0, relayed = 0, rejected = 0;
-  uint64_t aggregates = 0, aggregate_messages = 0, aggregate_bytes = 0;
 };
 
 // The report signing keys, replaced on SIGHUP (another thread) and read by the loop.

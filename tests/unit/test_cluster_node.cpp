@@ -40,6 +40,7 @@ struct Member {
     node = std::make_unique<ClusterNode>(o, rules);
     node->open(OutboxOptions{id, 7, 2000 * kMs, kPeriod / 2}, {},
                NodeIo{[this](const Outgoing &out, uint64_t) { return sent.push_back(out), true; },
+                      [this] { return node->outbox().header(epoch, 1000); },
                       [this] { return node->outbox().header(epoch, 1000); }});
   }
   // The report of one period, with `entries` (heard at now_ns).

@@ -71,9 +71,9 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
     host.node = std::make_unique<ClusterNode>(node_options(h, times, down_after), rules_);
+    const auto header = [this, h] { return hosts_[h].node->outbox().header(hosts_[h].epoch, wall_ms(h)); };
     host.node->open(OutboxOptions{host.node_id, host.boot_id, max_age_ns(s) ? max_age_ns(s) : 5 * kSec, s.period / 2},
-                    {}, NodeIo{[this, h](const Outgoing &o, uint64_t) { return publish(h, {o}), true; },
-                               [this, h] { return hosts_[h].node->outbox().header(hosts_[h].epoch, wall_ms(h)); }});
+                    {}, NodeIo{[this, h](const Outgoing &o, uint64_t) { return publish(h, {o}), true; }, header, header});
     host.heard.assign(s.hosts, 0);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
@@ -112,15 +112,17 @@ NodeOptions ClusterSim::node_options(size_t h, const ClusterTimes &times, Ns dow
   const Ns keep = max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period;
   NodeOptions o;
   o.tracker = TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts), backlog_slack_ns(times)};
-  o.planner = PlannerOptions{id, s.scheme == Scheme::Owner, false, s.hosts - 1,
+  o.planner = PlannerOptions{id, s.scheme == Scheme::Owner, s.scheme == Scheme::Hub, s.hosts - 1,
                              RouterOptions{kHotPeriods * s.period, keep}, cadence_options(times)};
   o.join = join_guard_options(h);
   o.receiver = ReceiverOptions{id, s.scheme == Scheme::Hub};
-  // Early reports as the agent sends them: in a full mesh (none through hubs; no agent reports by threshold).
+  // Early reports as the agent sends them: in a full mesh (none through hubs).
   const bool mesh = s.scheme == Scheme::Mesh || s.scheme == Scheme::Owner;
   o.early = EarlyReportOptions{s.period, mesh && s.reports ? s.early_report : 0, s.early_min_hits};
   o.resends = s.resend;
   o.shared_early_ns = s.shared_period;
+  o.hub_down_after_ns = aggregate_down_after_ns(times);  // the agent's, for its settings
+  o.hub_keep_ns = 2 * o.hub_down_after_ns + 2 * s.period;
   return o;
 }
 
@@ -325,35 +327,23 @@ void ClusterSim::handle_report(size_t h) {
     host.next_report += s_.period;
     return;
   }
-  give_back_held(h);
   // With link liveness a joiner is a new subscriber everywhere: a heartbeat at this period's end.
   if (s_.join_host >= 0 && s_.cadence && s_.link_liveness && now_ >= s_.join_at && now_ < s_.join_at + s_.period)
     host.node->planner().force_broadcast();
-  std::vector<ReportEntry> served;
+  std::vector<ReportEntry> served;  // dt_collect: passed - reported, then reported = passed
   for (auto &[key, b] : host.buckets) {
     if (b.passed == b.reported) continue;
     served.push_back({key, b.passed - b.reported});
+    b.reported = b.passed;
   }
-  // Hash order is the standard library's business: sort, so the messages (and their
-  // split into parts) are the same everywhere.
-  std::sort(served.begin(), served.end(), [](const ReportEntry &a, const ReportEntry &b) {
-    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
-  });
+  served = sorted(host.node->period_served(std::move(served), now_));  // with what early ticks held back
   host_stats_[h].reports++;
-  served = host.node->period_served(std::move(served), now_);  // held early: given back already
+  host_stats_[h].hits_reported += hits_of(served);
   if (host.node->early().enabled()) {
     host.announced.clear();  // the kernel's next epoch: announced again at their next admission
     schedule_early(h);
   }
-  if (s_.scheme == Scheme::Threshold) {
-    route_threshold(h, std::move(served));
-  } else if (s_.scheme == Scheme::Hub) {
-    mark_reported(h, served);
-    publish_to_hubs(h, std::move(served));
-  } else {
-    mark_reported(h, served);
-    send_period(h, std::move(served), owner_ready(h), s_.cadence);
-  }
+  send_period(h, std::move(served), owner_ready(h), s_.cadence);
   end_period(h);
 }
 
@@ -366,12 +356,13 @@ void ClusterSim::end_period(size_t h) {
   if (s_.cadence && s_.link_liveness && s_.scheme != Scheme::Hub) link_liveness(h);
 }
 
-// dt_collect's second half: `entries` are reported (sent, or noted as their owner).
-void ClusterSim::mark_reported(size_t h, const std::vector<ReportEntry> &entries) {
-  for (const ReportEntry &e : entries) {
-    hosts_[h].buckets[e.key].reported += e.hits;
-    host_stats_[h].hits_reported += e.hits;
-  }
+// Hash order is the standard library's business: sorted, the messages (and their split into
+// parts) are the same everywhere.
+std::vector<ReportEntry> ClusterSim::sorted(std::vector<ReportEntry> entries) {
+  std::sort(entries.begin(), entries.end(), [](const ReportEntry &a, const ReportEntry &b) {
+    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
+  });
+  return entries;
 }
 
 // Host h's report period offset: the scenario's, a seeded random one, or 0.

@@ -1,72 +1,27 @@
 // cluster_sim.h - a deterministic simulator of a dthrottle cluster.
 //
-// N simulated hosts each run a node of the agent's cluster core (cluster_core/cluster_node.h,
-// as the agent's Cluster runs it, and the BPF programs' bucket arithmetic) on an injected
-// clock (integer ns from 0), with in-memory bucket maps instead of BPF maps:
+// N simulated hosts each run a node of the agent's cluster core (cluster_core/cluster_node.h)
+// and the BPF programs' bucket arithmetic on an injected clock (integer ns from 0), with
+// in-memory buckets instead of BPF maps:
 //   admit    dt_gcra_admit on the host's bucket for the client, passed++ (dt_xdp)
-//   report   every period at t = k*period + offset: hits = passed - reported,
-//            reported = passed (dt_collect), then the node's sender (routing, cadence,
-//            the outbox's encoding) to the peers through the network
-//   receive  dt::decode_report, the node's PeerTracker's verdict, then the node (its
-//            receiver: the plan, a joiner's guard, debits, relays; resends asked for and
-//            served), its debits as dt_gcra_debit at the receive time (dt_debit; a bucket
-//            the host never saw is created full, then debited); the node's end_period after
-//            a report
-// The network loses, duplicates and delays messages with a seeded RNG, and partitions
-// them as TCP does (ZeroMQ's peer links are TCP): while a link is cut its messages queue
-// in order, up to a high-water mark (ZeroMQ's SNDHWM, 1000 messages by default; beyond
-// it they are dropped), and are delivered in one burst when it heals. The load balancer
-// is round-robin, seeded-random or sticky. Same scenario and seed, same result, bit for
-// bit.
+//   report   at each period's end (t = k*period + offset): dt_collect (hits = passed -
+//            reported, reported = passed), then the node's sender to the network
+//   receive  decode, the node's tracker and receiver (resends, relays), its debits as
+//            dt_gcra_debit (a bucket the host never saw is created full, then debited)
+// The network (sim_network.cpp) loses, duplicates and delays messages with a seeded RNG and
+// holds those of a cut link as TCP does, up to ZeroMQ's high-water mark, until it heals.
+// Schemes (mesh, owner, summing hubs: sim_hub.cpp) are docs/cluster-scale.md's. Scenario::
+// legacy() is the cluster before stale reports, the debt cap and resends.
 //
-// What a receiver charges: a report older than Scenario::report_max_age by
-// the receiver's PeerTracker is not debited (stale); a debit never takes a bucket below
-// -DT_DEBT_MAX_BURSTS x burst; a receiver asks again for the messages missing in a
-// peer's sequence (a resend request each period, cluster_core/outbox.h) and the
-// peer sends them again. Scenario::legacy() switches all three off: the cluster as it
-// was before (every report charged whatever its age, no cap, no resends).
+// Adaptive limits (Scenario::adaptive): each host runs the agent's own AdaptiveSet for the
+// one rule: every admitted request is a hit; a busy signal (BusyWindow) calls busy() and
+// lowers the host's policy at once; each period on_period(), and the report carries
+// report_factors(); peers' entries and factors go in through the node's receiver. A busy
+// signal answers an admitted request: a host only gets one if the cluster admitted
+// something since its previous signal.
 //
-// Adaptive limits (Scenario::adaptive, agent/adaptive/adaptive.h): the rule every client is
-// under is adaptive. Each host runs the agent's own dt::AdaptiveSet for it, fed as
-// the agent feeds it (Cluster, AdaptiveDriver):
-//   admit    every admitted request is a hit of its client (add_packet_hits)
-//   busy     a busy signal from the protected service (BusyWindow) calls busy(), and
-//            the host's bucket policy becomes dt::adaptive_policy(base, applied) at
-//            once if that lowered its own factor (the agent waits for its next period)
-//   period   at each report: on_period() (the busiest client over the period, its own
-//            admitted plus the hits peers reported for it; recovery; the lowest live
-//            peer factor), then the policy follows the factor it applies; the report
-//            carries report_factors()
-//   receive  peers' entries are hits too, their factors go to on_peer_factors()
-// A busy signal answers an admitted request, so a host only gets one if the cluster
-// admitted something since its previous signal (the busy-response reference's rule;
-// the service behind the edge hears every host).
-//
-// Reporting schemes (Scenario::scheme, docs/cluster-scale.md; sim_scheme.cpp):
-//   mesh       every source a host served goes to every peer each period (the agent today)
-//   threshold  a source goes to every peer once its unreported hits reach `threshold`,
-//              then every period while it is hot (reported by anyone in the last
-//              kHotPeriods); lighter sources stay unreported
-//   owner      a source known to be shared (a peer reported it in the last kHotPeriods)
-//              goes to every peer; any other goes to its owner only (rendezvous hash of
-//              the node ids), which charges it and, once a second host reports the source
-//              within the report max age, relays every hit it holds for it to everyone
-//              (each relayed entry names its host, which skips it) and from then on relays
-//              at once what still comes to it alone
-//   hub        a pair of summing hubs (`agent hub --aggregate`, agent/hub/, sim_hub.cpp): every
-//              host sends its report to both hubs; each hub sums per source what it received
-//              in its own period (hub/aggregator.h; Scenario::hub_period, 50 ms as `agent hub`,
-//              on its own random phase) and sends one
-//              aggregate to every host (cluster_core/aggregate_protocol.h); each host takes the
-//              aggregates of one hub at a time and debits the sums less its own hits
-//              (cluster_core/aggregate_intake.h), and switches to the other hub when its hub has
-//              been silent for the liveness threshold (Scenario::hub_fails_at). Bans and
-//              adaptive factors (relayed unchanged by a real hub) are not modelled.
-// Report phases: real agents start at different times, so their periods are not aligned;
-// Scenario::random_phase gives every host a seeded random offset in [0, period).
 // Speed: in an ideal network (no loss, duplicates, jitter or partitions) a message is
-// decoded once and fanned out to its receivers in one event, and the PeerTracker is not
-// consulted (its verdict is Accept for every message of an in-order lossless stream).
+// decoded once and fanned out to its receivers in one event (sim_network.cpp: fan_out).
 #pragma once
 
 #include <cstdint>
@@ -81,13 +36,12 @@
 
 #include "adaptive/adaptive.h"
 #include "dthrottle/common.h"
-#include "cluster_core/aggregate_intake.h"
 #include "cluster_core/cluster_node.h"
 #include "cluster_core/cluster_times.h"
 #include "cluster_core/inbound.h"
 #include "cluster_core/shared_early.h"
 #include "common/key_hash.h"
-#include "hub/aggregator.h"
+#include "hub/hub_core.h"
 
 #include "sim/sim_scenario.h"
 
@@ -204,18 +158,14 @@ class ClusterSim {
     // out), and per period its traffic out, directly in, and fanned out by itself.
     uint64_t fanned_out = 0, plain_fanned_out = 0, direct_received = 0, direct_accepted = 0;
     std::vector<Traffic> out, direct_in, own_fanout;
-    // The cluster core's node (cluster_core/cluster_node.h), as the agent runs it: its tracker,
-    // who hears of which source and when (routing, cadence; Threshold uses only its shared
-    // sources), its message streams (seqs, kept for resends), its receiver, its early reports
-    // (Scenario::early_report) and, with Scenario::join_empty, the joiner's guard.
+    // The agent's cluster core: tracker, planner, outbox, receiver, early reports, join guard.
     std::unique_ptr<ClusterNode> node;
     // Owner readiness (report_planner.h) in an ideal network, where the tracker is not run:
     // which peers it has heard (they stay up: every host is heard on time there).
     std::vector<char> heard;
     size_t heard_count = 0, heard_by = 0, ready_count = SIZE_MAX;
     bool owners = false;
-    std::unique_ptr<AggregateIntake> intake;  // Scheme::Hub: which hub's sums it debits
-    std::vector<dt_key> announced; // first admitted in this period since the last tick
+      std::vector<dt_key> announced; // first admitted in this period since the last tick
     uint64_t boot_id = 0, epoch = 0;
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
@@ -230,10 +180,9 @@ class ClusterSim {
     Ns at;
     int host;
   };
-  // A summing hub (Scheme::Hub): the hub's own aggregator and stream, its period and its traffic.
+  // A summing hub (Scheme::Hub): the hub's core (hub/hub_core.h), its period and its traffic.
   struct Hub {
-    HubAggregator agg;
-    AggregateStream stream;
+    HubCore core;
     Ns next_period = 0;
     std::vector<Traffic> in, out;  // per period
   };
@@ -291,14 +240,11 @@ class ClusterSim {
   MessagePtr make_message(size_t from, std::shared_ptr<const std::string> bytes);
   void broadcast(size_t from, const MessagePtr &msg);
   // The cluster core's sender (report_sender.h) routes, batches and publishes host h's
-  // served sources (Mesh, Owner, and the sources Threshold picks).
+  // served sources (Mesh, Owner; Hub: to the hubs).
   void send_period(size_t h, std::vector<ReportEntry> served, bool owners, bool cadence);
   Ns report_offset(size_t h, uint64_t *seed) const;
-  // Schemes (sim_scheme.cpp).
-  void route_threshold(size_t h, std::vector<ReportEntry> served);
-  void mark_reported(size_t h, const std::vector<ReportEntry> &entries);
+  static std::vector<ReportEntry> sorted(std::vector<ReportEntry> entries);
   void end_period(size_t h);
-  void send_relays(size_t owner, const std::vector<RelayEntry> &relays, const std::vector<std::string> &ids);
   void publish_early(size_t h, std::vector<ReportEntry> entries);
   bool owner_ready(size_t h);
   void heard_from(size_t to, size_t from);
@@ -306,8 +252,6 @@ class ClusterSim {
   // Scheme::Hub (sim_hub.cpp).
   void init_hubs(uint64_t *phase_seed);
   bool hub_alive(size_t j) const;
-  void publish_to_hubs(size_t h, std::vector<ReportEntry> entries);
-  void send_to_hub(size_t h, size_t j, const MessagePtr &msg);
   void hub_receive(size_t j, const Message &m);
   void hub_period(size_t j);
   void apply_aggregate(size_t to, const Message &m);
@@ -316,7 +260,6 @@ class ClusterSim {
   void announce(size_t h, Bucket &b, const dt_key &k);
   void schedule_early(size_t h);
   void handle_early(size_t h);
-  void give_back_held(size_t h);
   // A joining host (sim_join.cpp).
   bool up(size_t h) const { return static_cast<int>(h) != s_.join_host || now_ >= s_.join_at; }
   size_t skip_down(size_t idx, size_t n_up) const;

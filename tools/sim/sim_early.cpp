@@ -26,7 +26,7 @@ void ClusterSim::schedule_early(size_t h) {
 
 // An early tick of the node (cluster_node.h): the new sources' hits so far, collected
 // (dt_collect: reported = passed), those with fewer than min_hits held for the next tick or
-// the period's report (give_back_held); and at Scenario::shared_period the shared sources
+// the period's report (period_served); and at Scenario::shared_period the shared sources
 // whose bucket here is below half the burst (near its limit: where a late report costs).
 void ClusterSim::handle_early(size_t h) {
   Host &host = hosts_[h];
@@ -52,12 +52,9 @@ void ClusterSim::handle_early(size_t h) {
   };
   src.failed = [] { return false; };
   size_t shared = 0;
-  std::vector<ReportEntry> entries = host.node->early_tick(src, now_, &shared);
+  std::vector<ReportEntry> entries = sorted(host.node->early_tick(src, now_, &shared));
   schedule_early(h);
   if (entries.empty()) return;
-  std::sort(entries.begin(), entries.end(), [](const ReportEntry &a, const ReportEntry &b) {
-    return memcmp(a.key.addr, b.key.addr, sizeof a.key.addr) < 0;
-  });
   host_stats_[h].early_entries += entries.size() - shared;
   host_stats_[h].hits_reported += hits_of(entries);
   publish_early(h, std::move(entries));
@@ -71,13 +68,6 @@ void ClusterSim::publish_early(size_t h, std::vector<ReportEntry> entries) {
   body.rules = rules_.names;
   body.entries = std::move(entries);
   host_stats_[h].early_messages += host.node->send_early(host.node->outbox().header(host.epoch, wall_ms(h)), std::move(body), now_);
-}
-
-// At the period's end, hits collected early but held back are unreported again: the
-// period's report takes them with the rest (the agent merges them: merge_entries).
-void ClusterSim::give_back_held(size_t h) {
-  Host &host = hosts_[h];
-  for (const ReportEntry &e : host.node->early().take_held()) host.buckets[e.key].reported -= e.hits;
 }
 
 }  // namespace dt::sim

@@ -10,12 +10,12 @@
 namespace dt::sim {
 
 // What host h's outbox returns, on the wire: a directed message to its owner, any other to
-// every peer (a PUB socket).
+// every peer (a PUB socket), or behind summing hubs to both hubs.
 void ClusterSim::publish(size_t h, const std::vector<Outgoing> &out) {
   HostStats &st = host_stats_[h];
   for (const Outgoing &o : out) {
     MessagePtr msg = make_message(h, o.bytes);
-    const uint64_t copies = hosts_.size() - 1;
+    const uint64_t copies = hubs_.empty() ? hosts_.size() - 1 : hubs_.size();
     switch (o.kind) {
       case OutKind::Directed:
         st.directed++;
@@ -28,7 +28,8 @@ void ClusterSim::publish(size_t h, const std::vector<Outgoing> &out) {
       case OutKind::Bans:
       case OutKind::Verified: break;
     }
-    broadcast(h, msg);
+    if (hubs_.empty()) broadcast(h, msg);
+    for (size_t j = 0; j < hubs_.size(); j++) send(h, hosts_.size() + j, msg);
   }
 }
 
@@ -95,16 +96,18 @@ void ClusterSim::link_liveness(size_t h) {
     if (cut.end <= now_ && cut.end + s_.period > now_) host.node->planner().force_broadcast();
 }
 
-// One message to one receiver. Every send draws the same four random numbers
-// whatever happens to it, so adding a partition or changing the loss does not
-// reshuffle the fate of the other messages. A cut link holds the message (TCP and
-// ZeroMQ's queue) until the heal, up to the high-water mark.
+// One message to one receiver (from or to a hub: index hosts + j; a hub's is counted by
+// hub_period). Every send draws the same four random numbers whatever happens to it, so
+// adding a partition or changing the loss does not reshuffle the fate of the other
+// messages. A cut link holds the message (TCP and ZeroMQ's queue) until the heal, up to the
+// high-water mark.
 void ClusterSim::send(size_t from, size_t to, const MessagePtr &msg) {
-  HostStats &st = host_stats_[from];
+  HostStats hub_stats;
+  HostStats &st = from < hosts_.size() ? host_stats_[from] : hub_stats;
   const double u_loss = net_rng_.uniform(), u_dup = net_rng_.uniform();
   const double u_delay[2] = {net_rng_.uniform(), net_rng_.uniform()};
   st.messages_sent++;
-  count(from, false, *msg);
+  if (from < hosts_.size()) count(from, false, *msg);
   if (const Ns heal = cut_until(from, to, now_)) {
     uint64_t &held = held_[{from, to, heal}];
     if (held >= s_.net.queue_hwm) {

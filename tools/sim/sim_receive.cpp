@@ -18,8 +18,8 @@ void ClusterSim::receive(size_t to, const Message &m) {
 }
 
 // What the cluster core's node (cluster_core/cluster_node.h) makes of a judged message (a
-// resend request served, a gap asked for), the rest acted on as the agent's Cluster does:
-// stale hits counted, debits, an owner's relays.
+// resend request served, a gap asked for, an owner's relays sent), the rest acted on: stale
+// hits counted, debits.
 void ClusterSim::deliver(size_t to, const Message &m, const Arrival &a) {
   HostStats &st = host_stats_[to];
   const Received r = hosts_[to].node->receive(m.hdr, m.body, a, now_);
@@ -31,7 +31,6 @@ void ClusterSim::deliver(size_t to, const Message &m, const Arrival &a) {
     return;
   }
   for (const Charge &c : r.charges) charge(to, c.debits);
-  if (!r.relay.relays.empty()) send_relays(to, r.relay.relays, r.relay.ids);
 }
 
 // The PeerTracker's verdict on a message (counted). In an ideal network every message is

@@ -37,7 +37,7 @@ uint64_t splitmix64(uint64_t *s) {
 constexpr std::pair<LoadBalancer, const char *> kLbNames[] = {
     {LoadBalancer::RoundRobin, "round-robin"}, {LoadBalancer::Random, "random"}, {LoadBalancer::Sticky, "sticky"}};
 constexpr std::pair<Scheme, const char *> kSchemeNames[] = {
-    {Scheme::Mesh, "mesh"}, {Scheme::Threshold, "threshold"}, {Scheme::Owner, "owner"}, {Scheme::Hub, "hub"}};
+    {Scheme::Mesh, "mesh"}, {Scheme::Owner, "owner"}, {Scheme::Hub, "hub"}};
 constexpr std::pair<BusyPattern, const char *> kPatternNames[] = {{BusyPattern::Steady, "steady"},
                                                                   {BusyPattern::Flappy, "flappy"}};
 

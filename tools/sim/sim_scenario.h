@@ -81,9 +81,9 @@ struct BusyWindow {
   int host = 0;
 };
 
-enum class Scheme { Mesh, Threshold, Owner, Hub };
+enum class Scheme { Mesh, Owner, Hub };
 const char *scheme_name(Scheme s);
-// "mesh", "threshold", "owner" or "hub".
+// "mesh", "owner" or "hub".
 bool parse_scheme(const std::string &s, Scheme *out);
 constexpr uint64_t kHotPeriods = 25;  // a source heard of in the last 25 periods (5 s) is shared
 constexpr Ns kSimLinkTimeout = 2 * kSec;  // Scenario::link_liveness: a cut link is down after this
@@ -97,7 +97,6 @@ struct Scenario {
   std::vector<Ns> report_offset;  // per host, each < period; empty: all 0 (or random_phase)
   bool random_phase = false;      // without report_offset: a seeded random offset per host
   Scheme scheme = Scheme::Mesh;
-  uint64_t threshold = 2;         // Scheme::Threshold: unreported hits that make a source reported
   Ns peer_down_after = 0;         // PeerTracker threshold; 0: 5 periods (11 with cadence, as the agent)
   // The agent's cadence (cluster_core/report_cadence.h): quiet periods send nothing to everyone
   // but a heartbeat every 5 periods, one-hit sources wait for their owner in batches. false:
