@@ -28,7 +28,8 @@
 #   lib/lab.sh           scratch_init, lab_init, lab_up, in_ns, pins_present, lab_cleanup, lab_finish
 #   lib/procs.sh         alive, wait_exit, wait_for_line(s), wait_until, stop_pid, count_lines
 #   lib/agent.sh         agent_start, agent_signal, agent_fg, stats_json, query_ask, sources_seen
-#   lib/traffic.sh       send_traffic(_bg), wait_traffic, sink_start, sink_stop, udp_counter, sender_stalled
+#   lib/traffic.sh       send_traffic(_bg), wait_traffic, sink_start, sink_stop, udp_counter, sender_stalled,
+#                        budget_check
 #   lib/mlab.sh          the multi-host lab: mlab_up, mlab_hub_up, mlab_cut/heal, mlab_peers
 #   lib/mlab_agents.sh   its keys, agents and hub: mlab_agent_start, mlab_agents_start,
 #                        mlab_hub_start, mlab_wait_peers
