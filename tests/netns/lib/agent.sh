@@ -83,3 +83,11 @@ sources_seen() {
 		[ $((${passed:-0} + ${dropped:-0})) -ge 1 ] || return 1
 	done
 }
+
+# ban_value DIR PREFIX FIELD: FIELD of PREFIX's ban in force in the pins of DIR (`agent bans
+# --json`), or nothing if it has none.
+ban_value() {
+	"$AGENT" bans --pin-dir "$1" --json |
+		jq -r --arg p "$2" --arg f "$3" 'first(.bans[] | select(.prefix == $p and (.expired | not)) | .[$f]) // empty' \
+			2>/dev/null
+}
