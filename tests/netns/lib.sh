@@ -46,6 +46,7 @@ DT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 [ -x /usr/bin/python3 ] && case ":$PATH:" in :/usr/bin:*) ;; *) PATH=/usr/bin:$PATH ;; esac
 AGENT=${DT_AGENT:-$DT_ROOT/build/agent}   # DT_AGENT: test another build
 PKTGEN=${DT_PKTGEN:-$DT_ROOT/build/pktgen}
+PYTHON=${PYTHON:-python3}  # the Python of the suites' clients and helpers (the system's: see PATH)
 
 LAB_V4_CLIENT=198.18.0.1
 LAB_V4_HOST=198.18.0.2

@@ -53,7 +53,7 @@ query_ask() {
 		as=(setpriv --reuid "$2" --regid 65534 --clear-groups /usr/bin/python3)
 		shift 2
 	fi
-	[ ${#as[@]} -gt 0 ] || as=("${PYTHON:-python3}")
+	[ ${#as[@]} -gt 0 ] || as=("$PYTHON")
 	"${as[@]}" - "$@" <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
