@@ -694,36 +694,32 @@ static __always_inline __u32 dt_cluster_sides(const struct dt_facts *f, int read
 	return ready && f->ex_tcp ? dt_cluster_port_sides(f->ex_sport, f->ex_dport) : 0;
 }
 
-static __always_inline void dt_tcp_seg_of(const struct dt_facts *f, struct dt_tcp_seg *s)
-{
-	s->src = f->key.addr;
-	s->dst = f->dst;
-	s->sport = f->ex_sport;
-	s->dport = f->ex_dport;
-	s->flags = f->ex_flags;
-	s->is_v6 = f->is_v6;
-}
-
-/* DT_EX_* for the TCP segment of `f`, with the port bits `sides`, at XDP. */
-__noinline int dt_cluster_xdp(struct xdp_md *ctx, struct dt_facts *f, __u32 sides)
+/* DT_EX_* for the TCP segment of `f`, with the port bits `sides`, at either hook. */
+static __always_inline int dt_cluster_facts(void *ctx, const struct dt_facts *f, __u32 sides)
 {
 	struct dt_tcp_seg s;
 
 	if (!f)
 		return DT_EX_NONE;
-	dt_tcp_seg_of(f, &s);
+	s.src = f->key.addr;
+	s.dst = f->dst;
+	s.sport = f->ex_sport;
+	s.dport = f->ex_dport;
+	s.flags = f->ex_flags;
+	s.is_v6 = f->is_v6;
 	return dt_cluster_segment(ctx, &s, sides);
+}
+
+/* Its global function at XDP (one a hook: the context types differ), checked once by the verifier. */
+__noinline int dt_cluster_xdp(struct xdp_md *ctx, struct dt_facts *f, __u32 sides)
+{
+	return dt_cluster_facts(ctx, f, sides);
 }
 
 /* The same at tc. */
 __noinline int dt_cluster_tc(struct __sk_buff *skb, struct dt_facts *f, __u32 sides)
 {
-	struct dt_tcp_seg s;
-
-	if (!f)
-		return DT_EX_NONE;
-	dt_tcp_seg_of(f, &s);
-	return dt_cluster_segment(skb, &s, sides);
+	return dt_cluster_facts(skb, f, sides);
 }
 
 /* The capture's part of the frame's facts, before the decision. */
@@ -735,23 +731,34 @@ static __always_inline void dt_facts_start(struct dt_facts *f)
 	f->cost = 0;
 }
 
-SEC("xdp")
-int dt_xdp(struct xdp_md *ctx)
+/*
+ * One frame at either hook (`hook`: DT_CAP_HOOK_XDP or DT_CAP_HOOK_TC, a constant once
+ * inlined, so each entry point keeps its own calls only): its facts, the cluster
+ * exemption, a SYN cookie's ACK (XDP only), then the decision (dt_hook_decide).
+ */
+static __always_inline int dt_hook_run(void *ctx, int hook, struct dt_facts *f)
 {
 	struct dt_config *cfg = dt_config_get();
 	struct dt_stats *st;
-	struct dt_facts f;
 	__u32 zero = 0, sides;
-	int verdict, ready;
+	int ready, xdp = hook == DT_CAP_HOOK_XDP;
 
-	dt_facts_start(&f);
+	dt_facts_start(f);
 	st = bpf_map_lookup_elem(&stats, &zero);
-	ready = st && dt_facts_xdp(ctx, &f, st, cfg);
-	if ((sides = dt_cluster_sides(&f, ready)))
-		f.ex_cluster = dt_cluster_xdp(ctx, &f, sides);
-	if (ready && (cfg->flags & DT_CFG_SYN_COOKIES) && dt_is_bare_ack(&f.l4))
-		dt_syncookie_ack(ctx, &f.key, f.is_v6);
-	verdict = dt_hook_decide(&f, ready, st, cfg);
+	ready = st && (xdp ? dt_facts_xdp(ctx, f, st, cfg) : dt_facts_tc(ctx, f, st, cfg));
+	if ((sides = dt_cluster_sides(f, ready)))
+		f->ex_cluster = xdp ? dt_cluster_xdp(ctx, f, sides) : dt_cluster_tc(ctx, f, sides);
+	if (xdp && ready && (cfg->flags & DT_CFG_SYN_COOKIES) && dt_is_bare_ack(&f->l4))
+		dt_syncookie_ack(ctx, &f->key, f->is_v6);
+	return dt_hook_decide(f, ready, st, cfg);
+}
+
+SEC("xdp")
+int dt_xdp(struct xdp_md *ctx)
+{
+	struct dt_facts f;
+	int verdict = dt_hook_run(ctx, DT_CAP_HOOK_XDP, &f);
+
 	if (verdict == XDP_TX)  /* a SYN answered with a cookie (dt_cookie_or_drop) */
 		verdict = dt_syncookie_answer(ctx);
 	if (!DT_ABLATED(CAPTURE))
@@ -768,18 +775,9 @@ int dt_xdp(struct xdp_md *ctx)
 SEC("tc")
 int dt_tc(struct __sk_buff *skb)
 {
-	struct dt_config *cfg = dt_config_get();
-	struct dt_stats *st;
 	struct dt_facts f;
-	__u32 zero = 0, sides;
-	int verdict, ready;
+	int verdict = dt_hook_run(skb, DT_CAP_HOOK_TC, &f);
 
-	dt_facts_start(&f);
-	st = bpf_map_lookup_elem(&stats, &zero);
-	ready = st && dt_facts_tc(skb, &f, st, cfg);
-	if ((sides = dt_cluster_sides(&f, ready)))
-		f.ex_cluster = dt_cluster_tc(skb, &f, sides);
-	verdict = dt_hook_decide(&f, ready, st, cfg);
 	dt_capture(skb, DT_CAP_HOOK_TC, skb->len, verdict, &f.cap);
 	/* XDP_TX: a SYN to answer with a cookie, which tc cannot (the agent refuses
 	 * syn_cookies at tc): dropped, as its prefix budget says. */

@@ -5,6 +5,25 @@
 
 namespace dt {
 
+namespace {
+
+// `m` signed by `seal` (if it signs), to share: resent as it is, signed once.
+std::shared_ptr<const std::string> seal_with(const Seal &seal, std::string m) {
+  if (seal) seal(&m);
+  return std::make_shared<const std::string>(std::move(m));
+}
+
+// The messages of a stream of its own (bans, verified sources), numbered by their encoder
+// from *next_seq on, sealed; *next_seq goes past them. Not kept: no resends in those streams.
+std::vector<Outgoing> own_stream(OutKind kind, std::vector<std::string> msgs, const Seal &seal, uint64_t *next_seq) {
+  std::vector<Outgoing> out;
+  for (std::string &m : msgs) out.push_back({kind, {}, 0, seal_with(seal, std::move(m))});
+  *next_seq += msgs.size();
+  return out;
+}
+
+}  // namespace
+
 Outbox::Outbox(const OutboxOptions &o, Seal seal) : opt_(o), seal_(std::move(seal)), kept_(o.resend_keep_ns) {}
 
 ReportHeader Outbox::header(uint64_t epoch, uint64_t unix_ms) const {
@@ -17,8 +36,7 @@ ReportHeader Outbox::header(uint64_t epoch, uint64_t unix_ms) const {
 }
 
 std::shared_ptr<const std::string> Outbox::sealed(std::string m) const {
-  if (seal_) seal_(&m);  // resent as they are: signed once
-  return std::make_shared<const std::string>(std::move(m));
+  return seal_with(seal_, std::move(m));
 }
 
 Outgoing Outbox::keep(OutKind kind, std::string m, uint64_t now_ns) {
@@ -52,22 +70,12 @@ std::vector<Outgoing> Outbox::relay(const ReportHeader &h, const std::vector<Rel
 
 std::vector<Outgoing> Outbox::bans(ReportHeader h, const std::vector<BanNotice> &notices) {
   h.seq = next_ban_seq_;  // a stream of its own (peer_protocol.h): a replay is a duplicate
-  std::vector<Outgoing> out;
-  for (std::string &m : encode_ban_messages(h, notices, body_limit())) {
-    next_ban_seq_++;
-    out.push_back({OutKind::Bans, {}, 0, sealed(std::move(m))});
-  }
-  return out;
+  return own_stream(OutKind::Bans, encode_ban_messages(h, notices, body_limit()), seal_, &next_ban_seq_);
 }
 
 std::vector<Outgoing> Outbox::verified(ReportHeader h, const std::vector<VerifiedSource> &sources) {
   h.seq = next_verified_seq_;  // a stream of its own, as the bans'
-  std::vector<Outgoing> out;
-  for (std::string &m : encode_verified_messages(h, sources, body_limit())) {
-    next_verified_seq_++;
-    out.push_back({OutKind::Verified, {}, 0, sealed(std::move(m))});
-  }
-  return out;
+  return own_stream(OutKind::Verified, encode_verified_messages(h, sources, body_limit()), seal_, &next_verified_seq_);
 }
 
 std::optional<Outgoing> Outbox::resend_request(ReportHeader h, const std::vector<ResendRequest> &reqs) {

@@ -25,21 +25,52 @@ bool valid_verified(const VerifiedSource &v) {
 
 namespace {
 
+// A name (a node id, a rule's name) after its length byte: 1 to `max` bytes, valid as a
+// node id, else `bad`.
+DecodeError take_name(Reader &r, size_t max, DecodeError bad, std::string *out) {
+  uint8_t len;
+  if (!r.u8(&len)) return DecodeError::TooShort;
+  if (len == 0 || len > max) return bad;
+  std::string name(len, '\0');
+  if (!r.take(name.data(), len)) return DecodeError::TooShort;
+  if (!valid_node_id(name)) return bad;
+  *out = std::move(name);
+  return DecodeError::None;
+}
+
+// The length of a list that may not be empty: 1 to `max`, else `bad`.
+DecodeError take_count(Reader &r, uint64_t max, DecodeError bad, uint64_t *n) {
+  if (DecodeError e = r.varint(n); e != DecodeError::None) return e;
+  return *n == 0 || *n > max ? bad : DecodeError::None;
+}
+
+// A list that may not be empty, appended to *out: its length (take_count), AbsurdCount if
+// that many items of at least `min_bytes` each (0: no such bound) cannot fit what is left,
+// then each item by `take`.
+template <class T, class Take>
+DecodeError take_list(Reader &r, uint64_t max, DecodeError bad, size_t min_bytes, std::vector<T> *out, Take take) {
+  uint64_t n;
+  if (DecodeError e = take_count(r, max, bad, &n); e != DecodeError::None) return e;
+  if (min_bytes && n > r.left() / min_bytes) return DecodeError::AbsurdCount;
+  out->reserve(out->size() + n);
+  for (uint64_t i = 0; i < n; i++) {
+    T item;
+    if (DecodeError e = take(r, &item); e != DecodeError::None) return e;
+    out->push_back(std::move(item));
+  }
+  return DecodeError::None;
+}
+
 // Magic, version, flags and node id.
 DecodeError take_sender(Reader &r, std::string *node_id, uint8_t *flags) {
   char magic[4];
-  uint8_t version, id_len;
+  uint8_t version;
   if (!r.take(magic, 4)) return DecodeError::TooShort;
   if (memcmp(magic, kMagic, 4) != 0) return DecodeError::BadMagic;
   if (!r.u8(&version)) return DecodeError::TooShort;
   if (version != kProtocolVersion) return DecodeError::WrongVersion;
-  if (!r.u8(flags) || !r.u8(&id_len)) return DecodeError::TooShort;
-  if (id_len == 0 || id_len > kMaxNodeIdLen) return DecodeError::BadNodeId;
-  std::string id(id_len, '\0');
-  if (!r.take(id.data(), id_len)) return DecodeError::TooShort;
-  if (!valid_node_id(id)) return DecodeError::BadNodeId;
-  *node_id = std::move(id);
-  return DecodeError::None;
+  if (!r.u8(flags)) return DecodeError::TooShort;
+  return take_name(r, kMaxNodeIdLen, DecodeError::BadNodeId, node_id);
 }
 
 Stream stream_of(uint8_t flags) {
@@ -100,12 +131,9 @@ DecodeError take_groups(Reader &r, ReportBody *out) {
   if (DecodeError e = r.varint(&ngroups); e != DecodeError::None) return e;
   if (ngroups > DT_MAX_RULES || ngroups > r.left() / 4) return DecodeError::AbsurdCount;
   for (uint64_t g = 0; g < ngroups; g++) {
-    uint8_t name_len;
-    if (!r.u8(&name_len)) return DecodeError::TooShort;
-    if (name_len == 0 || name_len > kMaxRuleNameLen) return DecodeError::BadRuleName;
-    std::string name(name_len, '\0');
-    if (!r.take(name.data(), name_len)) return DecodeError::TooShort;
-    if (!valid_node_id(name)) return DecodeError::BadRuleName;
+    std::string name;
+    if (DecodeError e = take_name(r, kMaxRuleNameLen, DecodeError::BadRuleName, &name); e != DecodeError::None)
+      return e;
     const uint32_t rule = static_cast<uint32_t>(out->rules.size());
     out->rules.push_back(std::move(name));
     for (int family = 4; family <= 6; family += 2)
@@ -157,16 +185,11 @@ DecodeError take_factors(Reader &r, ReportBody *out) {
 }
 
 DecodeError take_resend_peer(Reader &r, ResendRequest *req) {
-  uint8_t id_len;
-  if (!r.u8(&id_len)) return DecodeError::TooShort;
-  if (id_len == 0 || id_len > kMaxNodeIdLen) return DecodeError::BadNodeId;
-  req->node_id.resize(id_len);
-  if (!r.take(req->node_id.data(), id_len)) return DecodeError::TooShort;
-  if (!valid_node_id(req->node_id)) return DecodeError::BadNodeId;
+  if (DecodeError e = take_name(r, kMaxNodeIdLen, DecodeError::BadNodeId, &req->node_id); e != DecodeError::None)
+    return e;
   uint64_t nseqs;
   if (!r.u64(&req->boot_id)) return DecodeError::TooShort;
-  if (DecodeError e = r.varint(&nseqs); e != DecodeError::None) return e;
-  if (nseqs == 0 || nseqs > kMaxResendSeqs) return DecodeError::BadResend;
+  if (DecodeError e = take_count(r, kMaxResendSeqs, DecodeError::BadResend, &nseqs); e != DecodeError::None) return e;
   uint64_t seq = 0;
   for (uint64_t i = 0; i < nseqs; i++) {
     uint64_t gap;
@@ -174,18 +197,6 @@ DecodeError take_resend_peer(Reader &r, ResendRequest *req) {
     if (gap == 0 || gap > UINT64_MAX - seq) return DecodeError::BadResend;
     seq += gap;
     req->seqs.push_back(seq);
-  }
-  return DecodeError::None;
-}
-
-DecodeError take_resend(Reader &r, ReportBody *out) {
-  uint64_t npeers;
-  if (DecodeError e = r.varint(&npeers); e != DecodeError::None) return e;
-  if (npeers == 0 || npeers > kMaxResendPeers) return DecodeError::BadResend;
-  for (uint64_t i = 0; i < npeers; i++) {
-    ResendRequest req;
-    if (DecodeError e = take_resend_peer(r, &req); e != DecodeError::None) return e;
-    out->resend.push_back(std::move(req));
   }
   return DecodeError::None;
 }
@@ -221,58 +232,30 @@ DecodeError take_ban(Reader &r, uint64_t sent_unix_ms, BanNotice *n) {
   return valid_notice(*n) ? DecodeError::None : DecodeError::BadBan;
 }
 
-DecodeError take_bans(Reader &r, uint64_t sent_unix_ms, ReportBody *out) {
-  uint64_t nbans;
-  if (DecodeError e = r.varint(&nbans); e != DecodeError::None) return e;
-  if (nbans == 0 || nbans > kMaxBansPerMessage) return DecodeError::BadBan;
-  if (nbans > r.left() / 15) return DecodeError::AbsurdCount;  // a lift of an IPv4 prefix: 15 bytes
-  for (uint64_t i = 0; i < nbans; i++) {
-    BanNotice n;
-    if (DecodeError e = take_ban(r, sent_unix_ms, &n); e != DecodeError::None) return e;
-    out->bans.push_back(std::move(n));
-  }
-  return DecodeError::None;
+DecodeError take_verified(Reader &r, VerifiedSource *v) {
+  uint8_t family;
+  if (!r.u8(&family)) return DecodeError::TooShort;
+  if (family != 4 && family != 6) return DecodeError::BadVerified;
+  v->key.rule = family == 6 ? DT_VERIFIED_V6 : DT_VERIFIED_V4;
+  if (family == 4) memcpy(v->key.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
+  if (!r.take(v->key.addr + (family == 4 ? 12 : 0), family == 4 ? 4 : 16)) return DecodeError::TooShort;
+  if (DecodeError e = r.varint(&v->remaining_ms); e != DecodeError::None) return e;
+  return valid_verified(*v) ? DecodeError::None : DecodeError::BadVerified;
 }
 
-DecodeError take_verified(Reader &r, ReportBody *out) {
-  uint64_t n;
-  if (DecodeError e = r.varint(&n); e != DecodeError::None) return e;
-  if (n == 0 || n > kMaxVerifiedPerMessage) return DecodeError::BadVerified;
-  if (n > r.left() / 6) return DecodeError::AbsurdCount;  // an IPv4 source: at least 6 bytes
-  out->verified.reserve(n);
-  for (uint64_t i = 0; i < n; i++) {
-    uint8_t family;
-    VerifiedSource v;
-    if (!r.u8(&family)) return DecodeError::TooShort;
-    if (family != 4 && family != 6) return DecodeError::BadVerified;
-    v.key.rule = family == 6 ? DT_VERIFIED_V6 : DT_VERIFIED_V4;
-    if (family == 4) memcpy(v.key.addr, kV4MappedPrefix, sizeof kV4MappedPrefix);
-    if (!r.take(v.key.addr + (family == 4 ? 12 : 0), family == 4 ? 4 : 16)) return DecodeError::TooShort;
-    if (DecodeError e = r.varint(&v.remaining_ms); e != DecodeError::None) return e;
-    if (!valid_verified(v)) return DecodeError::BadVerified;
-    out->verified.push_back(v);
-  }
-  return DecodeError::None;
+// Bans, resend requests, verified sources and a relay are each a message of its own: no
+// hits, no tags, none of the `other` sections.
+bool alone(const ReportBody &b, uint8_t flags, uint8_t other) {
+  return b.rules.empty() && b.tags.empty() && !(flags & other);
 }
 
-DecodeError take_relay(Reader &r, ReportBody *out) {
-  uint64_t nhosts;
-  if (DecodeError e = r.varint(&nhosts); e != DecodeError::None) return e;
-  if (nhosts == 0 || nhosts > kMaxRelayHosts) return DecodeError::BadRelay;
-  for (uint64_t i = 0; i < nhosts; i++) {
-    uint8_t id_len;
-    if (!r.u8(&id_len)) return DecodeError::TooShort;
-    if (id_len == 0 || id_len > kMaxNodeIdLen) return DecodeError::BadRelay;
-    RelayedReport h;
-    h.node_id.resize(id_len);
-    if (!r.take(h.node_id.data(), id_len)) return DecodeError::TooShort;
-    if (!valid_node_id(h.node_id)) return DecodeError::BadRelay;
-    ReportBody groups;
-    if (DecodeError e = take_groups(r, &groups); e != DecodeError::None) return e;
-    h.rules = std::move(groups.rules);
-    h.entries = std::move(groups.entries);
-    out->relayed.push_back(std::move(h));
-  }
+// One host's hits in an owner's relay: its node id, then its groups.
+DecodeError take_relayed(Reader &r, RelayedReport *h) {
+  if (DecodeError e = take_name(r, kMaxNodeIdLen, DecodeError::BadRelay, &h->node_id); e != DecodeError::None) return e;
+  ReportBody groups;
+  if (DecodeError e = take_groups(r, &groups); e != DecodeError::None) return e;
+  h->rules = std::move(groups.rules);
+  h->entries = std::move(groups.entries);
   return DecodeError::None;
 }
 
@@ -347,26 +330,24 @@ DecodeError decode_report(const void *data, size_t len, ReportHeader *hdr, Repor
   ReportBody out;
   if (DecodeError e = take_groups(r, &out); e != DecodeError::None) return e;
   if (DecodeError e = take_tags(r, &out); e != DecodeError::None) return e;
-  if (flags & kFlagBans) {
-    // A message of its own: no hits, no factors, no resend requests.
-    if (!out.rules.empty() || !out.tags.empty() || (flags & (kFlagFactors | kFlagResend))) return DecodeError::BadBan;
-    if (DecodeError e = take_bans(r, h.sent_unix_ms, &out); e != DecodeError::None) return e;
+  auto ban = [&h](Reader &in, BanNotice *n) { return take_ban(in, h.sent_unix_ms, n); };
+  DecodeError e = DecodeError::None;
+  if (flags & kFlagBans) {  // at least 15 bytes a ban (the lift of an IPv4 prefix)
+    if (!alone(out, flags, kFlagFactors | kFlagResend)) return DecodeError::BadBan;
+    e = take_list(r, kMaxBansPerMessage, DecodeError::BadBan, 15, &out.bans, ban);
   } else if (flags & kFlagResend) {
-    // A message of its own: no hits, no factors.
-    if (!out.rules.empty() || !out.tags.empty() || (flags & kFlagFactors)) return DecodeError::BadResend;
-    if (DecodeError e = take_resend(r, &out); e != DecodeError::None) return e;
-  } else if (flags & kFlagVerified) {
-    // A message of its own: sources only.
-    if (!out.rules.empty() || !out.tags.empty() || (flags & (kFlagFactors | kFlagResend | kFlagRelay)))
-      return DecodeError::BadVerified;
-    if (DecodeError e = take_verified(r, &out); e != DecodeError::None) return e;
+    if (!alone(out, flags, kFlagFactors)) return DecodeError::BadResend;
+    e = take_list(r, kMaxResendPeers, DecodeError::BadResend, 0, &out.resend, take_resend_peer);
+  } else if (flags & kFlagVerified) {  // at least 6 bytes a source (an IPv4 one)
+    if (!alone(out, flags, kFlagFactors | kFlagResend | kFlagRelay)) return DecodeError::BadVerified;
+    e = take_list(r, kMaxVerifiedPerMessage, DecodeError::BadVerified, 6, &out.verified, take_verified);
   } else if (flags & kFlagRelay) {
-    // A message of its own: hits of other hosts only.
-    if (!out.rules.empty() || !out.tags.empty() || (flags & kFlagFactors)) return DecodeError::BadRelay;
-    if (DecodeError e = take_relay(r, &out); e != DecodeError::None) return e;
+    if (!alone(out, flags, kFlagFactors)) return DecodeError::BadRelay;
+    e = take_list(r, kMaxRelayHosts, DecodeError::BadRelay, 0, &out.relayed, take_relayed);
   } else if (flags & kFlagFactors) {
-    if (DecodeError e = take_factors(r, &out); e != DecodeError::None) return e;
+    e = take_factors(r, &out);
   }
+  if (e != DecodeError::None) return e;
   if (r.left() != 0) return DecodeError::TrailingBytes;
   *hdr = std::move(h);
   *body = std::move(out);

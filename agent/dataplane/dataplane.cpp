@@ -170,41 +170,37 @@ std::string attach_error(const DataplaneConfig &cfg, int ifindex, int last_errno
          (cfg.mode == XdpMode::Native ? " (try --xdp-mode generic)" : "");
 }
 
+// The words of --xdp-mode and --attach: one table each serves the parse and the name.
+template <class E>
+struct Named {
+  E value;
+  const char *name;
+};
+constexpr Named<XdpMode> kXdpModes[] = {
+    {XdpMode::Auto, "auto"}, {XdpMode::Native, "native"}, {XdpMode::Generic, "generic"}};
+constexpr Named<AttachHook> kAttachHooks[] = {
+    {AttachHook::Xdp, "xdp"}, {AttachHook::Tc, "tc"}, {AttachHook::XdpMulti, "xdp-multi"}};
+
+template <class E, size_t N>
+bool parse_named(const Named<E> (&table)[N], const std::string &s, E *out) {
+  for (const Named<E> &n : table)
+    if (s == n.name) return *out = n.value, true;
+  return false;
+}
+
+template <class E, size_t N>
+const char *name_of(const Named<E> (&table)[N], E v) {
+  for (const Named<E> &n : table)
+    if (n.value == v) return n.name;
+  return "?";
+}
+
 }  // namespace
 
-bool parse_xdp_mode(const std::string &s, XdpMode *out) {
-  if (s == "auto") *out = XdpMode::Auto;
-  else if (s == "native") *out = XdpMode::Native;
-  else if (s == "generic") *out = XdpMode::Generic;
-  else return false;
-  return true;
-}
-
-const char *xdp_mode_name(XdpMode m) {
-  switch (m) {
-    case XdpMode::Auto: return "auto";
-    case XdpMode::Native: return "native";
-    case XdpMode::Generic: return "generic";
-  }
-  return "?";
-}
-
-bool parse_attach_hook(const std::string &s, AttachHook *out) {
-  if (s == "xdp") *out = AttachHook::Xdp;
-  else if (s == "tc") *out = AttachHook::Tc;
-  else if (s == "xdp-multi") *out = AttachHook::XdpMulti;
-  else return false;
-  return true;
-}
-
-const char *attach_hook_name(AttachHook h) {
-  switch (h) {
-    case AttachHook::Tc: return "tc";
-    case AttachHook::XdpMulti: return "xdp-multi";
-    case AttachHook::Xdp: return "xdp";
-  }
-  return "?";
-}
+bool parse_xdp_mode(const std::string &s, XdpMode *out) { return parse_named(kXdpModes, s, out); }
+const char *xdp_mode_name(XdpMode m) { return name_of(kXdpModes, m); }
+bool parse_attach_hook(const std::string &s, AttachHook *out) { return parse_named(kAttachHooks, s, out); }
+const char *attach_hook_name(AttachHook h) { return name_of(kAttachHooks, h); }
 
 uint32_t active_ring_bytes(uint32_t max_sources) {
   const uint64_t need = static_cast<uint64_t>(max_sources) * 32;  // 24-byte event + 8-byte header

@@ -20,6 +20,8 @@
 
 #include <linux/types.h>
 
+#include "abi/layout.h"
+
 #define DT_MAP_CAPTURE_CTL  "capture_ctl"   /* struct dt_capture_ctl, one element */
 #define DT_MAP_CAPTURE_CPU  "capture_cpu"   /* per CPU: struct dt_capture_cpu */
 #define DT_MAP_CAPTURE_RING "capture_ring"  /* ring of struct dt_capture_rec */
@@ -94,14 +96,8 @@ struct dt_capture_rec {
 	__u8 data[DT_CAPTURE_MAX_SNAPLEN];
 };
 
-#ifdef __cplusplus
-static_assert(sizeof(struct dt_capture_ctl) == 56, "dt_capture_ctl layout");
-static_assert(sizeof(struct dt_capture_cpu) == 40, "dt_capture_cpu layout");
-static_assert(sizeof(struct dt_capture_rec) == 24 + DT_CAPTURE_MAX_SNAPLEN, "dt_capture_rec layout");
-#else
-_Static_assert(sizeof(struct dt_capture_ctl) == 56, "dt_capture_ctl layout");
-_Static_assert(sizeof(struct dt_capture_cpu) == 40, "dt_capture_cpu layout");
-_Static_assert(sizeof(struct dt_capture_rec) == 24 + DT_CAPTURE_MAX_SNAPLEN, "dt_capture_rec layout");
-#endif
+DT_LAYOUT_ASSERT(dt_capture_ctl, 56);
+DT_LAYOUT_ASSERT(dt_capture_cpu, 40);
+DT_LAYOUT_ASSERT(dt_capture_rec, 24 + DT_CAPTURE_MAX_SNAPLEN);
 
 #endif /* DTHROTTLE_CAPTURE_H */

@@ -24,6 +24,8 @@
 
 #include <linux/types.h>
 
+#include "abi/layout.h"
+
 #define DT_MAP_LISTS_V4    "lists_v4"
 #define DT_MAP_LISTS_V6    "lists_v6"
 #define DT_MAP_LIST_STATS  "list_stats"
@@ -90,18 +92,10 @@ struct dt_list_stats {
 	__u64 would_drop;  /* deny list under --dry-run: passed, counted */
 };
 
-#ifdef __cplusplus
-static_assert(sizeof(struct dt_list_v4_key) == 8, "dt_list_v4_key layout");
-static_assert(sizeof(struct dt_list_v6_key) == 20, "dt_list_v6_key layout");
-static_assert(sizeof(struct dt_list_stats) == 24, "dt_list_stats layout");
-static_assert(sizeof(struct dt_list_v4_elem) == 8, "dt_list_v4_elem layout");
-static_assert(sizeof(union dt_list_v6_elem) == 32, "dt_list_v6_elem layout");
-#else
-_Static_assert(sizeof(struct dt_list_v4_key) == 8, "dt_list_v4_key layout");
-_Static_assert(sizeof(struct dt_list_v6_key) == 20, "dt_list_v6_key layout");
-_Static_assert(sizeof(struct dt_list_stats) == 24, "dt_list_stats layout");
-_Static_assert(sizeof(struct dt_list_v4_elem) == 8, "dt_list_v4_elem layout");
-_Static_assert(sizeof(union dt_list_v6_elem) == 32, "dt_list_v6_elem layout");
-#endif
+DT_LAYOUT_ASSERT(dt_list_v4_key, 8);
+DT_LAYOUT_ASSERT(dt_list_v6_key, 20);
+DT_LAYOUT_ASSERT(dt_list_stats, 24);
+DT_LAYOUT_ASSERT(dt_list_v4_elem, 8);
+DT_UNION_LAYOUT_ASSERT(dt_list_v6_elem, 32);
 
 #endif /* DTHROTTLE_LISTS_H */

@@ -59,6 +59,12 @@ class XdpLists : public RuleMapsFixture {
   }
 
   dt_list_stats counters() { return summed_per_cpu<dt_list_stats>(map_fd(DT_MAP_LIST_STATS), 0); }
+  // The three counters at once, for one comparison that shows them all when it fails.
+  std::string counts() {
+    const dt_list_stats c = counters();
+    return "allowed " + std::to_string(c.allowed) + ", denied " + std::to_string(c.denied) + ", would_drop " +
+           std::to_string(c.would_drop);
+  }
   dt_rule_stats rule_counters(uint32_t rule) { return summed_per_cpu<dt_rule_stats>(rule_stats_fd_, rule); }
 
   ListMapFds lists_;
@@ -72,10 +78,7 @@ TEST_F(XdpLists, DenyListDropsBothFamiliesAndCountsPerList) {
   EXPECT_EQ(run(v4("198.19.0.1")), XDP_PASS) << "outside every listed prefix";
   EXPECT_EQ(run(v6("2001:2:0:5::99")), XDP_DROP);
   EXPECT_EQ(run(v6("2001:2:0:6::1")), XDP_PASS);
-  const dt_list_stats c = counters();
-  EXPECT_EQ(c.denied, 3u);
-  EXPECT_EQ(c.allowed, 0u);
-  EXPECT_EQ(c.would_drop, 0u);
+  EXPECT_EQ(counts(), "allowed 0, denied 3, would_drop 0");
   EXPECT_EQ(rule_counters(0).passed, 2u) << "only unlisted sources reach the rules";
 }
 
@@ -88,9 +91,7 @@ TEST_F(XdpLists, AllowListBeatsDenyRuleAndDenyList) {
   EXPECT_EQ(run(v6("2001:2::7")), XDP_PASS);
   EXPECT_EQ(run(v4("198.18.1.2")), XDP_DROP) << "not on the allow list: the deny rule drops it";
   EXPECT_EQ(run(v6("2001:2::8")), XDP_DROP);
-  const dt_list_stats c = counters();
-  EXPECT_EQ(c.allowed, 3u);
-  EXPECT_EQ(c.denied, 0u);
+  EXPECT_EQ(counts(), "allowed 3, denied 0, would_drop 0");
 }
 
 TEST_F(XdpLists, DenyListBeatsAnAllowRule) {
@@ -107,14 +108,10 @@ TEST_F(XdpLists, DryRunTurnsDenyListDropsIntoWouldDrops) {
   ASSERT_EQ(update_config_flags(config_fd(), DT_CFG_DRY_RUN, 0, 0), 0);
   EXPECT_EQ(run(v4("198.18.5.1")), XDP_PASS);
   EXPECT_EQ(run(v6("2001:2::1")), XDP_PASS);
-  dt_list_stats c = counters();
-  EXPECT_EQ(c.would_drop, 2u);
-  EXPECT_EQ(c.denied, 0u);
+  EXPECT_EQ(counts(), "allowed 0, denied 0, would_drop 2");
   ASSERT_EQ(update_config_flags(config_fd(), 0, DT_CFG_DRY_RUN, 0), 0);
   EXPECT_EQ(run(v4("198.18.5.1")), XDP_DROP) << "enforcing again";
-  c = counters();
-  EXPECT_EQ(c.denied, 1u);
-  EXPECT_EQ(c.would_drop, 2u);
+  EXPECT_EQ(counts(), "allowed 0, denied 1, would_drop 2");
 }
 
 TEST_F(XdpLists, ASwapReplacesAListWholeAndAnEmptyListRemovesIt) {

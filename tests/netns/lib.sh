@@ -27,14 +27,17 @@
 #   lib/json.sh          json_num, json_value, json_get, json_source, source_num (jq)
 #   lib/lab.sh           scratch_init, lab_init, lab_up, in_ns, pins_present, lab_cleanup, lab_finish
 #   lib/procs.sh         alive, wait_exit, wait_for_line(s), wait_until, stop_pid, count_lines
-#   lib/agent.sh         agent_start, agent_signal, agent_fg, stats_json, query_ask, sources_seen
-#   lib/traffic.sh       send_traffic(_bg), wait_traffic, sink_start, sink_stop, udp_counter, sender_stalled
+#   lib/agent.sh         agent_start, agent_signal, agent_fg, stats_json, query_ask, sources_seen,
+#                        ban_value
+#   lib/traffic.sh       send_traffic(_bg), wait_traffic, sink_start, sink_stop, udp_counter, sender_stalled,
+#                        budget_check
 #   lib/mlab.sh          the multi-host lab: mlab_up, mlab_hub_up, mlab_cut/heal, mlab_peers
 #   lib/mlab_agents.sh   its keys, agents and hub: mlab_agent_start, mlab_agents_start,
 #                        mlab_hub_start, mlab_wait_peers
 #   lib/spray.sh         its traffic: spray_start/wait/stop, mlab_send_bg, senders_wait, spray_*
 #   lib/landed.sh        mlab_snapshot, snap_num/sum, mlab_wait_landed/steady, mlab_reporting...
 #   lib/events.sh        event_hook (an --on-event command writing a file), event_count, has_event, event_field
+#   lib/escalation.sh    the escalation suites' flood: escalation_scenario, flood_rule
 
 DT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Debian's python3 first: the suites use the Python packages `make deps` installs for it
@@ -43,6 +46,7 @@ DT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 [ -x /usr/bin/python3 ] && case ":$PATH:" in :/usr/bin:*) ;; *) PATH=/usr/bin:$PATH ;; esac
 AGENT=${DT_AGENT:-$DT_ROOT/build/agent}   # DT_AGENT: test another build
 PKTGEN=${DT_PKTGEN:-$DT_ROOT/build/pktgen}
+PYTHON=${PYTHON:-python3}  # the Python of the suites' clients and helpers (the system's: see PATH)
 
 LAB_V4_CLIENT=198.18.0.1
 LAB_V4_HOST=198.18.0.2
@@ -81,3 +85,5 @@ source "$DT_ROOT/tests/netns/lib/spray.sh"
 source "$DT_ROOT/tests/netns/lib/landed.sh"
 # shellcheck source=lib/events.sh
 source "$DT_ROOT/tests/netns/lib/events.sh"
+# shellcheck source=lib/escalation.sh
+source "$DT_ROOT/tests/netns/lib/escalation.sh"

@@ -42,7 +42,6 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=adaptive
-PYTHON=${PYTHON:-python3}
 SERVICE=$DT_ROOT/tests/netns/busy_service.py
 
 RATE=1000

@@ -28,7 +28,6 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=cluster-security
 # Debian's interpreter: python3-zmq installs there (a python3 earlier in PATH may lack it).
-PYTHON=${PYTHON:-/usr/bin/python3}
 
 RATE=10
 BURST=50

@@ -22,19 +22,11 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=escalation
 
-FLOOD=198.18.7.1
-CLIENT=198.18.7.2
-ALLOWED=198.18.7.3
+escalation_scenario  # FLOOD, CLIENT, ALLOWED, AFTER, BURST_S, DELAY_MAX (lib/escalation.sh)
 SUBNET_FLOOD=198.18.8.1
 SUBNET_ALLOWED=198.18.8.9
-AFTER=2
-# The agent checks every period (200 ms) and at the moment an offence lasts `after`: the
-# bound is that period plus 150 ms for this loaded machine (waking, reading the table,
-# the ban and its event). Checks once a second fail it (0.3 to 2.6 s). The first
-# offence's T is taken from the flood's first frame as its sender reports it (a sender
-# started late on a loaded machine moves T, which the agent cannot help).
-DELAY_MAX=0.35
-BURST_S=0.025  # the flood's first 50 packets at 2,000 pps pass: its drops begin then
+# The first offence's T is taken from the flood's first frame as its sender reports it (a
+# sender started late on a loaded machine moves T, which the agent cannot help).
 
 lab_init dtesc
 lab_up
@@ -53,14 +45,8 @@ write_rules() {  # write_rules DRY_RUN
 		key_prefix = 24
 		dry_run = $1
 		escalate = { after = "2s", ban = "3s" }
-		[[rule]]
-		name = "flood"
-		cidr = "198.18.0.0/15"
-		proto = "udp"
-		rate = 100
-		burst = 50
+		$(flood_rule)
 		dry_run = $1
-		escalate = { after = "${AFTER}s", ban = "3s", factor = 2, max = "1m", forget = "1m" }
 	TOML
 }
 PORT=9107
@@ -77,13 +63,7 @@ metric() {
 		cat <&3' "$PORT" | awk -v s="$1" '$1 == s { print $2 }'
 }
 # ban_field PREFIX FIELD: FIELD of PREFIX's ban ("" if it has none).
-ban_field() {
-	"$AGENT" bans --pin-dir "$PIN_DIR" --json | python3 -c '
-import json, sys
-for b in json.load(sys.stdin)["bans"]:
-    if b["prefix"] == sys.argv[1] and not b["expired"]:
-        print(b[sys.argv[2]]); break' "$1" "$2"
-}
+ban_field() { ban_value "$PIN_DIR" "$1" "$2"; }
 # offence N: the flood's ban of offence N is in force.
 offence() { [[ "$(ban_field "$FLOOD" reason)" == *"offence $1" ]]; }
 esc_num() { json_num "$(stats_json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin).get("escalation", {})))')" "$1"; }

@@ -25,17 +25,11 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=escalation_cluster
 
-FLOOD=198.18.7.1
-CLIENT=198.18.7.2
-ALLOWED=198.18.7.3
-AFTER=2
-# The banning host checks every period (200 ms) and at the moment an offence lasts
-# `after`, so it bans at T; a peer holds the ban from the banning host's next report (a
-# period later at most) and tells it as it installs it. Every host: within a period and
-# 150 ms for this loaded machine (checks once a second fail it: 0.3 to 2.6 s).
-DELAY_MAX=0.35
+escalation_scenario  # FLOOD, CLIENT, ALLOWED, AFTER, BURST_S, DELAY_MAX (lib/escalation.sh)
+# The banning host bans at T (within DELAY_MAX); a peer holds the ban from the banning
+# host's next report (a period later at most) and tells it as it installs it: every host
+# within DELAY_MAX of T, and FOLLOW_MAX of the banning host.
 FOLLOW_MAX=0.35
-BURST_S=0.025  # the flood's first 50 packets at 2,000 pps pass: its drops begin then
 
 lab_init dtescc
 mlab_up 3
@@ -43,13 +37,7 @@ echo "$ALLOWED" >"$WORK/allow.netset"
 cat >"$WORK/rules.toml" <<TOML
 version = 1
 allow_file = "allow.netset"
-[[rule]]
-name = "flood"
-cidr = "198.18.0.0/15"
-proto = "udp"
-rate = 100
-burst = 50
-escalate = { after = "${AFTER}s", ban = "3s", factor = 2, max = "1m", forget = "1m" }
+$(flood_rule)
 TOML
 for i in 1 2 3; do
 	HOOK=$(event_hook "$WORK/events-h$i.jsonl")
@@ -63,13 +51,7 @@ mlab_wait_peers m3 1 10 h1 h2 || die "h3 did not hear h1 and h2 within 10 s"
 
 events() { echo "$WORK/events-h$1.jsonl"; }
 # ban_origin I PREFIX: the origin of PREFIX's ban in force on host I ("" if none).
-ban_origin() {
-	"$AGENT" bans --pin-dir "${M_PIN[$1]}" --json | python3 -c '
-import json, sys
-for b in json.load(sys.stdin)["bans"]:
-    if b["prefix"] == sys.argv[1] and not b["expired"]:
-        print(b["origin"]); break' "$2"
-}
+ban_origin() { ban_value "${M_PIN[$1]}" "$2" origin; }
 # ban_told I N: host I's "ban" event of the flood's offence N, as "UNIX_S SECONDS ORIGIN"
 # (when it was told; the ban's length: its expiry less its set time); false if none yet.
 ban_told() {

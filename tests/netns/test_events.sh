@@ -17,7 +17,6 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=events
-PYTHON=${PYTHON:-python3}
 
 lab_init dtev
 lab_up

@@ -28,7 +28,6 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=member_replay
 # Debian's interpreter: python3-zmq installs there (a python3 earlier in PATH may lack it).
-PYTHON=${PYTHON:-/usr/bin/python3}
 "$PYTHON" -c 'import zmq' 2>/dev/null || { echo "FAIL setup: $PYTHON has no zmq module: apt-get install python3-zmq (make deps)"; exit 1; }
 
 RATE=100

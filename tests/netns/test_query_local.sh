@@ -20,7 +20,6 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=query_local
-PYTHON=${PYTHON:-python3}
 T_START=$(now_s)
 
 lab_init dtql

@@ -16,7 +16,6 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=strict
-PYTHON=${PYTHON:-python3}
 command -v redis-server >/dev/null || { echo "FAIL setup: redis-server is missing; run make deps"; exit 1; }
 
 lab_init dtstr

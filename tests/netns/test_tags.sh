@@ -9,7 +9,6 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=tags
-PYTHON=${PYTHON:-python3}
 
 lab_init dttag
 lab_up

@@ -63,24 +63,6 @@ has_clsact() { tc -n "$H_NS" qdisc show dev "$H_IF" | grep -q clsact; }
 # dthrottle's tc attachment is there: its pinned tcx link, or its filter.
 ours_attached() { [ -e "$PIN_DIR/tc_link" ] || grep -q 'handle 0xd7 dt_tc' <<<"$(tc_filters)"; }
 
-# budget_check NAME SRC SENT_JSON: SRC's passed (from the pins) against burst + rate x elapsed:
-# at most 2 over, at least 95%; dropped = sent - passed.
-budget_check() {
-	local name=$1 src=$2 sent_json=$3 stats sent passed dropped elapsed budget
-	stats=$(stats_json) || die "agent stats --json failed"
-	sent=$(source_num "$sent_json" "$src" sent)
-	passed=$(source_num "$stats" "$src" passed)
-	dropped=$(source_num "$stats" "$src" dropped)
-	elapsed=$(json_num "$sent_json" elapsed_s)
-	budget=$(calc "$BURST + $RATE * $elapsed")
-	echo "$name: $src sent ${sent:-?} in ${elapsed:-?} s, passed ${passed:-?} (budget $budget), dropped ${dropped:-?}"
-	check_le "$name/$src/within-budget" "$src passed more than burst + rate x ${elapsed}s + 2" "$passed" \
-		"$(calc "$(floor "$budget") + 2")"
-	check_ge "$name/$src/near-budget" "$src passed less than 95% of its budget $budget" "$passed" \
-		"$(calc "0.95 * $budget")"
-	check_eq "$name/$src/dropped" "$src dropped != sent - passed" "$dropped" "$((${sent:-0} - ${passed:-0}))"
-}
-
 # --- 1. the refusal names --attach tc -----------------------------------------------------------
 agent_fg --iface "$H_IF" --pin-dir "$PIN_DIR" --rate "$RATE" --burst "$BURST"
 echo "without --attach tc: exit $FG_RC: $(tail -n 1 <<<"$FG_OUT")"

@@ -53,20 +53,6 @@ filter_there() { in_ns "$H_NS" xdp-loader status "$H_IF" | grep -q xdpfilt_; }
 dt_count() { progs | grep -c '^dt_xdp ' || true; }
 filter_hits() { in_ns "$H_NS" xdp-filter status | awk -v p="$DENIED_PORT" '$1 == p { print $NF }'; }
 
-budget_check() {  # NAME SRC SENT_JSON
-	local name=$1 src=$2 sent_json=$3 stats sent passed elapsed budget
-	stats=$(stats_json) || die "agent stats --json failed"
-	sent=$(source_num "$sent_json" "$src" sent)
-	passed=$(source_num "$stats" "$src" passed)
-	elapsed=$(json_num "$sent_json" elapsed_s)
-	budget=$(calc "$BURST + $RATE * $elapsed")
-	echo "$name: $src sent ${sent:-?} in ${elapsed:-?} s, passed ${passed:-?} (budget $budget)"
-	check_le "$name/$src/within-budget" "$src passed more than burst + rate x ${elapsed}s + 2" "$passed" \
-		"$(calc "$(floor "$budget") + 2")"
-	check_ge "$name/$src/near-budget" "$src passed less than 95% of its budget $budget" "$passed" \
-		"$(calc "0.95 * $budget")"
-}
-
 # --- 1. plain XDP names xdp-multi; a kernel without the dispatcher is refused --------------------
 agent_fg --iface "$H_IF" --pin-dir "$PIN_DIR" --rate "$RATE" --burst "$BURST"
 check xdp_multi/plain-names-mode "the refusal of --attach xdp does not name --attach xdp-multi: $FG_OUT" \

@@ -72,6 +72,13 @@ inline ReportHeader header(const char *id = "edge-1") {
   return h;
 }
 
+// `msgs`, which must be one message, decoded into *h and *body: a fatal failure if there are
+// more or it does not decode (call it within ASSERT_NO_FATAL_FAILURE).
+inline void decode_one(const std::vector<std::string> &msgs, ReportHeader *h, ReportBody *body) {
+  ASSERT_EQ(msgs.size(), 1u);
+  ASSERT_EQ(decode_report(msgs[0].data(), msgs[0].size(), h, body), DecodeError::None);
+}
+
 // `body` encoded in one message (node h1), decoded as a peer would: hits by "RULE KEY", where
 // RULE is the name the message gives the entry's rule (a group's name: "web::p24").
 inline std::map<std::string, uint64_t> hits_by_group(const ReportBody &body) {

@@ -16,6 +16,7 @@
 
 namespace {
 
+using dt::test::decode_one;
 using dt::test::header;
 
 dt::BanPrefix prefix(const std::string &text) {
@@ -136,11 +137,9 @@ TEST(BanMessage, RoundTripsSetsAndLiftsOfBothFamilies) {
                                          lift_of("198.18.4.0/22"), lift_of("2001:2::5")};
   dt::ReportHeader sent = header("h1");
   sent.seq = 5;
-  const auto msgs = dt::encode_ban_messages(sent, in);
-  ASSERT_EQ(msgs.size(), 1u);
   dt::ReportHeader h;
   dt::ReportBody body;
-  ASSERT_EQ(dt::decode_report(msgs[0].data(), msgs[0].size(), &h, &body), dt::DecodeError::None);
+  ASSERT_NO_FATAL_FAILURE(decode_one(dt::encode_ban_messages(sent, in), &h, &body));
   EXPECT_EQ(h.node_id, "h1");
   EXPECT_EQ(h.stream, dt::Stream::Bans) << "bans have a stream of their own";
   EXPECT_EQ(h.seq, 5u) << "and a seq in it: a replay is a duplicate";

@@ -10,6 +10,7 @@
 namespace {
 
 using dt::test::body_of;
+using dt::test::decode_one;
 using dt::test::entry;
 using dt::test::header;
 
@@ -91,11 +92,9 @@ TEST(PeerProtocol, RuleGroupsAndTagsRoundTrip) {
   in.entries[1].key.rule = 1;
   in.entries[2].key.rule = 1;
   in.tags = {{"user:42", 3}, {"api-token:abc", 1000}};
-  auto msgs = dt::encode_report(header(), 1, in);
-  ASSERT_EQ(msgs.size(), 1u);
   dt::ReportHeader h;
   dt::ReportBody out;
-  ASSERT_EQ(dt::decode_report(msgs[0].data(), msgs[0].size(), &h, &out), dt::DecodeError::None);
+  ASSERT_NO_FATAL_FAILURE(decode_one(dt::encode_report(header(), 1, in), &h, &out));
   ASSERT_EQ(out.rules.size(), 2u) << "a rule without entries is not sent";
   std::map<std::string, uint64_t> by_rule_source;
   for (const auto &e : out.entries) by_rule_source[out.rules[e.key.rule] + "/" + dt::key_to_string(e.key)] = e.hits;
@@ -295,11 +294,9 @@ TEST(PeerProtocolRelay, RelayRoundTripsEveryHostsEntriesInItsOwnMessage) {
   a.entries.push_back({k, 4});
   k.rule = 0, k.addr[15] = 10;
   b.entries = {{k, 5}};
-  const auto msgs = dt::encode_relay(h, 11, {a, b});
-  ASSERT_EQ(msgs.size(), 1u);
   dt::ReportHeader got;
   dt::ReportBody body;
-  ASSERT_EQ(dt::decode_report(msgs[0].data(), msgs[0].size(), &got, &body), dt::DecodeError::None);
+  ASSERT_NO_FATAL_FAILURE(decode_one(dt::encode_relay(h, 11, {a, b}), &got, &body));
   EXPECT_EQ(got.seq, 11u) << "a relay message is in the sender's sequence";
   EXPECT_TRUE(body.entries.empty() && body.rules.empty()) << "no hits of the owner's own";
   ASSERT_EQ(body.relayed.size(), 2u);
@@ -359,11 +356,10 @@ TEST(PeerProtocolV2, RecipientAndStreamTravelInTheHeader) {
   dt::ReportHeader h = header();
   h.to = "h12";
   const auto msgs = dt::encode_report(h, 7, body_of({entry("198.18.0.1", 3)}));
-  ASSERT_EQ(msgs.size(), 1u);
-  EXPECT_EQ(static_cast<uint8_t>(msgs[0][4]), 2) << "version 2";
   dt::ReportHeader got;
   dt::ReportBody body;
-  ASSERT_EQ(dt::decode_report(msgs[0].data(), msgs[0].size(), &got, &body), dt::DecodeError::None);
+  ASSERT_NO_FATAL_FAILURE(decode_one(msgs, &got, &body));
+  EXPECT_EQ(static_cast<uint8_t>(msgs[0][4]), 2) << "version 2";
   EXPECT_EQ(got.to, "h12");
   EXPECT_EQ(got.stream, dt::Stream::Reports);
   EXPECT_EQ(got.seq, 7u);

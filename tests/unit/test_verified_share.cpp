@@ -17,6 +17,7 @@
 
 namespace {
 
+using dt::test::decode_one;
 using dt::test::header;
 constexpr uint64_t kMs = 1'000'000;
 
@@ -44,11 +45,9 @@ TEST(VerifiedMessage, RoundTripsBothFamiliesInAStreamOfItsOwn) {
                                               source("198.18.7.1", dt::kMaxVerifiedMs)};
   dt::ReportHeader sent = header("h1");
   sent.seq = 7;
-  const auto msgs = dt::encode_verified_messages(sent, in);
-  ASSERT_EQ(msgs.size(), 1u);
   dt::ReportHeader h;
   dt::ReportBody body;
-  ASSERT_EQ(decode(msgs[0], &h, &body), dt::DecodeError::None);
+  ASSERT_NO_FATAL_FAILURE(decode_one(dt::encode_verified_messages(sent, in), &h, &body));
   EXPECT_EQ(h.stream, dt::Stream::Verified) << "a stream of its own: a replay is a duplicate";
   EXPECT_EQ(h.seq, 7u);
   EXPECT_TRUE(body.entries.empty() && body.bans.empty());

@@ -53,7 +53,7 @@ query_ask() {
 		as=(setpriv --reuid "$2" --regid 65534 --clear-groups /usr/bin/python3)
 		shift 2
 	fi
-	[ ${#as[@]} -gt 0 ] || as=("${PYTHON:-python3}")
+	[ ${#as[@]} -gt 0 ] || as=("$PYTHON")
 	"${as[@]}" - "$@" <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
@@ -82,4 +82,12 @@ sources_seen() {
 		passed=$(source_num "$json" "$src" passed) dropped=$(source_num "$json" "$src" dropped)
 		[ $((${passed:-0} + ${dropped:-0})) -ge 1 ] || return 1
 	done
+}
+
+# ban_value DIR PREFIX FIELD: FIELD of PREFIX's ban in force in the pins of DIR (`agent bans
+# --json`), or nothing if it has none.
+ban_value() {
+	"$AGENT" bans --pin-dir "$1" --json |
+		jq -r --arg p "$2" --arg f "$3" 'first(.bans[] | select(.prefix == $p and (.expired | not)) | .[$f]) // empty' \
+			2>/dev/null
 }

@@ -1,5 +1,5 @@
-# traffic.sh - traffic in the single-host lab: pktgen senders (client namespace) and
-# the UDP sink (host namespace).
+# traffic.sh - traffic in the single-host lab: pktgen senders (client namespace), the UDP
+# sink (host namespace), and what a sender's bucket let through (budget_check).
 # Sourced by ../lib.sh (its globals: DT_ROOT, AGENT, LAB_PIDS, ...), never on its own.
 
 # send_traffic OUT [PKTGEN SEND OPTIONS...]: pktgen send from the client namespace to
@@ -115,3 +115,22 @@ syn_recv_count() { in_ns "$H_NS" ss -Htn state syn-recv "sport = :$1" | wc -l; }
 # tcp_counter NAME: a TCP counter of the host namespace as nstat names it (TcpInSegs,
 # TcpInCsumErrors, TcpExtSyncookiesSent, TcpExtListenDrops...), IPv4 and IPv6 together.
 tcp_counter() { in_ns "$H_NS" nstat -asz --json "$1" | jq -r --arg k "$1" '.kernel[$k] // 0'; }
+
+# budget_check NAME SRC SENT_JSON: a sender's source SRC (SENT_JSON: its pktgen report) under
+# one bucket of $RATE and $BURST: its passed (from the pins) against burst + rate x elapsed, at
+# most 2 over, at least 95%; dropped = sent - passed.
+budget_check() {
+	local name=$1 src=$2 sent_json=$3 stats sent passed dropped elapsed budget
+	stats=$(stats_json) || die "agent stats --json failed"
+	sent=$(source_num "$sent_json" "$src" sent)
+	passed=$(source_num "$stats" "$src" passed)
+	dropped=$(source_num "$stats" "$src" dropped)
+	elapsed=$(json_num "$sent_json" elapsed_s)
+	budget=$(calc "$BURST + $RATE * $elapsed")
+	echo "$name: $src sent ${sent:-?} in ${elapsed:-?} s, passed ${passed:-?} (budget $budget), dropped ${dropped:-?}"
+	check_le "$name/$src/within-budget" "$src passed more than burst + rate x ${elapsed}s + 2" "$passed" \
+		"$(calc "$(floor "$budget") + 2")"
+	check_ge "$name/$src/near-budget" "$src passed less than 95% of its budget $budget" "$passed" \
+		"$(calc "0.95 * $budget")"
+	check_eq "$name/$src/dropped" "$src dropped != sent - passed" "$dropped" "$((${sent:-0} - ${passed:-0}))"
+}
