@@ -35,8 +35,10 @@
 # Modes: mesh (full mesh), hub (relaying hubs), agg (summing hubs: agent hub --aggregate).
 # Environment: BENCH_HOSTS (40), BENCH_MODES ("mesh hub agg"), BENCH_HUBS (1), BENCH_MAX_SOURCES
 # (16384), BENCH_HUB_ARGS (more `agent hub` options), BENCH_AGENT_ARGS (more agent options),
-# BENCH_KILL_HUB=1 (with 2+ hubs: kill hub 1 in the middle of the spray), BENCH_IDLE_S (10: the
-# idle windows, the light scenario's whose rates are subtracted from its own), BENCH_SCENARIOS
+# BENCH_KILL_HUB=1 (with 2+ hubs: kill hub 1 in the middle of the spray), BENCH_IDLE_S (20: the
+# idle windows, the light scenario's whose rates are subtracted from its own; with keys a
+# peer's signed heartbeat comes every 20 s, and the 40 agents started together send theirs
+# together: a shorter window holds none or all of them), BENCH_SCENARIOS
 # ("spray first sticky light": which scenarios, in that order), BENCH_INSECURE=1 (no keys:
 # --insecure-cluster, for a comparison; the default is keys as `agent keygen` makes them),
 # BENCH_CAPTURE=0 (no capture of h1's link in the light scenario).
@@ -316,11 +318,16 @@ cpu_report() {
 # Every sender starts at the same time (--start-at, a moment after the last is launched):
 # launched one after the other they began up to 1.2 s apart on a loaded machine, so a "new
 # client sprayed over 40 hosts for 1 s" was one host's client for a while and lasted 2.2 s.
+# The moment leaves 0.1 s per sender, or twice what launching them took the last time
+# (SPRAY_LAUNCH_S): with other builds on the 2 cores, launching 40 took up to 20 s (load
+# 38), and a fixed 2.5 s had the senders start over 20 s.
+SPRAY_LAUNCH_S=0
 spray() {
-	local name=$1 pps=$2 secs=$3 fn=$4 i rate count start_at
+	local name=$1 pps=$2 secs=$3 fn=$4 i rate count start_at t0
 	rate=$(calc "$pps / $HOSTS")
 	count=$(floor "$(calc "$rate * $secs + 0.5")")
-	start_at=$(awk -v now="$(date +%s.%N)" -v n="$HOSTS" 'BEGIN { printf "%.3f", now + 0.5 + n * 0.05 }')
+	t0=$(now_s)
+	start_at=$(awk -v now="$t0" -v n="$HOSTS" -v l="$SPRAY_LAUNCH_S" 'BEGIN { m = 0.5 + n * 0.1; if (2 * l > m) m = 2 * l; printf "%.3f", now + m }')
 	for ((i = 1; i <= HOSTS; i++)); do
 		date +%s.%N >"$WORK/spray-$name-$i.t0" # when its sender was started
 		# shellcheck disable=SC2046
@@ -329,6 +336,7 @@ spray() {
 			--duration "$((${secs%.*} + 5))s" >"$WORK/spray-$name-$i.json" 2>"$WORK/spray-$name-$i.err" &
 		LAB_PIDS[spray-$name-$i]=$!
 	done
+	SPRAY_LAUNCH_S=$(calc "$(now_s) - $t0")
 	spray_wait "$name" || die "pktgen failed in $name"
 }
 
@@ -402,7 +410,7 @@ run_mode() {
 	start_cluster "$mode"
 	sleep 2 # the start's own traffic (every peer's first message, resends) is not idle
 	cpu_mark "$mode"
-	sleep "${BENCH_IDLE_S:-10}" # idle: what the cluster costs with nothing to report (a rate over a fixed window)
+	sleep "${BENCH_IDLE_S:-20}" # idle: what the cluster costs with nothing to report (a rate over a fixed window)
 	cpu_report "$mode" idle 0
 	awk -v t="$(calc "$(snap_time "$WORK/snap1") - $(snap_time "$WORK/snap0")")" '{ r += $3; w += $5 }
 		END { printf "  idle rates per agent: report bytes %d/s, control link %d/s\n", r / NR / t, w / NR / t }' "$WORK/rows"
@@ -445,12 +453,17 @@ spray_span() {
 }
 
 scenario_first() {
-	local admitted budget el spread
+	local mode=$1 admitted budget el spread
 	[ $((FIRST_RUNS++)) -eq 0 ] || { FIRST_SRC=198.19.203.$FIRST_RUNS && sleep 1; }
+	cpu_mark "$mode"
 	spray first 2000 1 one_first_src
+	bench_snap "$mode" "$WORK/snap1"
+	window_rows "$WORK/snap0" "$WORK/snap1" >"$WORK/rows"
 	read -r el spread <<<"$(spray_span first)"
 	admitted=$(passed_sum "$FIRST_SRC") budget=$(calc "$BURST + $RATE * $el")
-	echo "  first: a new client at 2000 pps over $HOSTS hosts for ${el}s (first frames ${spread}s apart): admitted $admitted, budget $budget: $(calc "$admitted / $budget")x"
+	echo "  first: a new client at 2000 pps over $HOSTS hosts for ${el}s (first frames ${spread}s apart): admitted $admitted, budget $budget: $(calc "$admitted / $budget")x;" \
+		"load $(cut -d' ' -f1-3 /proc/loadavg)$(awk -v s="$spread" 'BEGIN { if (s > 0.1) printf " (NOT a first second: the senders did not start together)" }');" \
+		"$(awk '{ s += $2; if ($2 > m) m = $2 } END { printf "agent CPU per period over the spray mean %.2f ms, max %.2f ms", s / NR, m }' "$WORK/rows")"
 	first_trace
 }
 
@@ -488,10 +501,10 @@ batches_empty() {
 # to report, taken just before it (BENCH_IDLE_S) and subtracted from what it received.
 scenario_light() {
 	local mode=$1
-	sleep 1
+	sleep 3 # the last scenario's reports and batches are not idle
 	capture_start "$mode"
 	bench_snap "$mode" "$WORK/idle0"
-	sleep "${BENCH_IDLE_S:-10}"
+	sleep "${BENCH_IDLE_S:-20}"
 	cpu_mark "$mode"
 	spray light $((HOSTS * LIGHT_PER_HOST / 3)) 3 light_src
 	# Every one-hit source that waits for its owner in a batch (report_cadence.h) is sent
