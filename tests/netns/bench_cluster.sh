@@ -24,14 +24,24 @@
 #   light    60,000 light clients (one frame each), 1,500 per host: the report bytes each
 #            agent received during it, against 5 bytes per client it served itself, and
 #            what its control link received (every peer connection, whichever side opened
-#            it, with ZMTP, CurveZMQ and TCP/IP: "on the wire"); h1's bytes by message kind
+#            it, with ZMTP, CurveZMQ and TCP/IP: "on the wire"), each less what the same
+#            host received at the same rate in an idle window just before (BENCH_IDLE_S);
+#            h1's bytes by message kind, and (with tcpdump) its link's by kind of frame
+#            (tests/netns/wire_breakdown.py: ACKs, ZMTP pings, messages)
+#
+# Every window's counters are read of all hosts in one pass (bench_snap), and each window is
+# timed from the middle of its first pass to the middle of its last.
 #
 # Modes: mesh (full mesh), hub (relaying hubs), agg (summing hubs: agent hub --aggregate).
 # Environment: BENCH_HOSTS (40), BENCH_MODES ("mesh hub agg"), BENCH_HUBS (1), BENCH_MAX_SOURCES
 # (16384), BENCH_HUB_ARGS (more `agent hub` options), BENCH_AGENT_ARGS (more agent options),
-# BENCH_KILL_HUB=1 (with 2+ hubs: kill hub 1 in the middle of the spray), BENCH_IDLE_S (5: the
-# idle window whose rates are subtracted from the light scenario's), BENCH_SCENARIOS
-# ("spray first sticky light": which scenarios, in that order).
+# BENCH_KILL_HUB=1 (with 2+ hubs: kill hub 1 in the middle of the spray), BENCH_IDLE_S (20: the
+# idle windows, the light scenario's whose rates are subtracted from its own; with keys a
+# peer's signed heartbeat comes every 20 s, and the 40 agents started together send theirs
+# together: a shorter window holds none or all of them), BENCH_SCENARIOS
+# ("spray first sticky light": which scenarios, in that order), BENCH_INSECURE=1 (no keys:
+# --insecure-cluster, for a comparison; the default is keys as `agent keygen` makes them),
+# BENCH_CAPTURE=0 (no capture of h1's link in the light scenario).
 # Root; run it under the netns lock: flock /tmp/dthrottle-netns.lock tests/netns/bench_cluster.sh
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -112,6 +122,16 @@ bench_keys() {
 	done
 }
 
+# security_opts NAME: the cluster options of node or hub NAME: its key and the peers' (the
+# default), or --insecure-cluster with BENCH_INSECURE=1.
+security_opts() {
+	if [ "${BENCH_INSECURE:-0}" = 1 ]; then
+		echo --insecure-cluster
+	else
+		echo --curve-key "$MLAB_KEYS/$1.key" --curve-peers "$MLAB_KEYS"
+	fi
+}
+
 peers_of() {
 	local out= x
 	for ((x = 1; x <= HOSTS; x++)); do [ "$x" -eq "$1" ] || out+=${out:+,}${M_CTL[x]}:7700; done
@@ -130,15 +150,16 @@ start_cluster() {
 		for ((j = 1; j <= NHUBS; j++)); do
 			log=$WORK/agent-hubsrv$j.log
 			nsenter --net="/run/netns/${HUB_NSS[j]}" -- "$AGENT" hub --listen "${HUB_IP[j]}:7701" \
-				--curve-key "$MLAB_KEYS/hub$j.key" --curve-peers "$MLAB_KEYS" $([ "$mode" = agg ] && echo --aggregate) \
+				$(security_opts "hub$j") $([ "$mode" = agg ] && echo --aggregate) \
 				${BENCH_HUB_ARGS:-} >"$log" 2>&1 &
 			LAB_PIDS[hub$j]=$!
 			wait_for_line "$log" 'hub (relaying|aggregating)' "${LAB_PIDS[hub$j]}" 10 || { cat "$log"; die "hub $j did not start"; }
 		done
 	fi
 	for ((i = 1; i <= HOSTS; i++)); do
+		# shellcheck disable=SC2207
 		opts=(--rate "$RATE" --burst "$BURST" --max-sources "$MAX_SOURCES" --period "${PERIOD_MS}ms"
-			--stats-interval 10m --curve-key "$MLAB_KEYS/h$i.key" --curve-peers "$MLAB_KEYS")
+			--stats-interval 10m $(security_opts "h$i"))
 		if [ "$mode" = mesh ]; then opts+=(--peers "$(peers_of "$i")"); else opts+=(--hub "$(hubs_list)"); fi
 		# shellcheck disable=SC2206
 		opts+=(${BENCH_AGENT_ARGS:-})
@@ -187,73 +208,97 @@ stop_cluster() {
 	for ((i = 1; i <= HOSTS; i++)); do rm -rf -- "${M_PIN[i]}"; done
 }
 
-# cpu_ticks: "PID utime+stime" of every agent, in clock ticks (/proc/PID/stat fields 14, 15).
-declare -A CPU0=() RX0=() WIRE0=() HUB_CPU0=()
-cpu_mark() {
-	local i pid j
+# status_files: every host's cluster status file (JSON, rewritten each second), in host order.
+status_files() {
+	local i
+	for ((i = 1; i <= HOSTS; i++)); do echo "/run/dthrottle/${M_PIN[i]//\//_}.cluster.json"; done
+}
+
+# bench_snap MODE FILE: every host's counters, read in one pass, as close together as a loaded
+# machine allows. (Read host after host with `agent stats`, 40 hosts took 10 to 40 s under
+# load, and a window timed before the first read counted that much idle traffic as the
+# scenario's.) FILE: a line per host "I CPU REPORT_BYTES WRITTEN_S WIRE_BYTES T": its agent's
+# utime+stime (clock ticks), its status file's bytes_received and when that file was written
+# (each second: its bytes are as of then), what its control link received (the bytes the
+# bridge's port sent it: every frame of every peer connection, whichever side opened it, with
+# ZMTP, CurveZMQ, TCP/IP and Ethernet, and the ACKs of what it sent) and the middle of the
+# pass (unix s). FILE.kinds: h1's received_by_kind; FILE.hubs: "J CPU" of each hub.
+bench_snap() {
+	local mode=$1 out=$2 i j stats=() status=() t0 t1
+	for ((i = 1; i <= HOSTS; i++)); do stats+=("/proc/${LAB_PIDS[agent-$mode$i]}/stat"); done
+	mapfile -t status < <(status_files)
+	t0=$(now_s)
+	ip -n "$SW_NS" -s -j link show >"$out.links"
+	awk '{ print $14 + $15 }' "${stats[@]}" >"$out.cpu"
+	jq -r '"\(.counters.bytes_received) \(.written_unix_ms / 1000)"' "${status[@]}" >"$out.rx"
+	t1=$(now_s)
+	jq -c '.received_by_kind // {}' "${status[0]}" >"$out.kinds"
 	for ((j = 1; j <= NHUBS; j++)); do
-		pid=${LAB_PIDS[hub$j]:-}
-		[ -n "$pid" ] && HUB_CPU0[$j]=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null)
-	done
-	for ((i = 1; i <= HOSTS; i++)); do
-		pid=${LAB_PIDS[agent-$1$i]}
-		CPU0[$i]=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-		RX0[$i]=$(cluster_num "$i" bytes_received)
-		WIRE0[$i]=$(wire_rx "$i")
-	done
-	cluster_doc 1 | jq -c '.received_by_kind // {}' >"$WORK/kinds0"
-	CPU_T0=$(now_s)
+		awk -v j="$j" '{ print j, $14 + $15 }' "/proc/${LAB_PIDS[hub$j]:-0}/stat" 2>/dev/null
+	done >"$out.hubs"
+	printf '%s\n' "${M_SWIF[@]}" | jq -r -R --slurpfile l "$out.links" \
+		'. as $n | first(($l[0][] | select(.ifname == $n) | .stats64.tx.bytes), "?")' >"$out.wire"
+	paste -d' ' "$out.cpu" "$out.rx" "$out.wire" | awk -v a="$t0" -v b="$t1" '{ printf "%d %s %.3f\n", NR, $0, (a + b) / 2 }' >"$out"
+	[ "$(wc -l <"$out")" -eq "$HOSTS" ] && ! grep -q '?' "$out" || die "bench_snap: not every host's counters read ($out)"
 }
 
-# cluster_num I KEY: KEY of host I's cluster counters (its status file, rewritten each second).
-cluster_num() {
-	local doc
-	doc=$(json_value "$("$AGENT" stats --pin-dir "${M_PIN[$1]}" --json --top 0)" cluster)
-	json_num "$doc" "$2"
+# window_rows [IDLE] A B: a line per host from snapshots A and B (bench_snap): "I CPU_MS RX
+# RX_LESS WIRE WIRE_LESS": its agent's CPU per period (ms), the report bytes and the control
+# link's bytes it received from A to B, and those less its own idle rate (from IDLE to A,
+# each counter over its own times) over the same time; without IDLE, the bytes again.
+window_rows() {
+	awk -v hz="$(getconf CLK_TCK)" -v period_ms="$PERIOD_MS" -v nf=$# '
+		FNR == 1 { f++ }
+		{ cpu[f, $1] = $2; rx[f, $1] = $3; wr[f, $1] = $4; wire[f, $1] = $5; t[f] = $6; n = $1 }
+		function rate(d, dt) { return dt > 0 ? d / dt : 0 }
+		END {
+			a = nf - 1; z = nf
+			for (i = 1; i <= n; i++) {
+				r = rx[z, i] - rx[a, i]; w = wire[z, i] - wire[a, i]; rl = r; wl = w
+				if (nf == 3) {
+					rl = r - rate(rx[a, i] - rx[1, i], wr[a, i] - wr[1, i]) * (wr[z, i] - wr[a, i])
+					wl = w - rate(wire[a, i] - wire[1, i], t[a] - t[1]) * (t[z] - t[a])
+				}
+				printf "%d %.3f %d %d %d %d\n", i, (cpu[z, i] - cpu[a, i]) * 1000 / hz / ((t[z] - t[a]) * 1000 / period_ms), r, rl, w, wl
+			}
+		}' "$@"
 }
 
-# cluster_doc I: host I's cluster status document (JSON).
-cluster_doc() { "$AGENT" stats --pin-dir "${M_PIN[$1]}" --json --top 0 | jq -c '.cluster'; }
+# snap_time FILE: the time of a snapshot (unix s).
+snap_time() { awk 'NR == 1 { print $6 }' "$1"; }
 
-# wire_rx I: bytes into host I's control link (every frame: all its peer connections,
-# whichever side opened them, with their ZMTP, CurveZMQ, TCP, IP and Ethernet headers and
-# the ACKs of what it sent).
-wire_rx() { ip netns exec "${M_NS[$1]}" cat "/sys/class/net/${M_KIF[$1]}/statistics/rx_bytes"; }
+cpu_mark() { bench_snap "$1" "$WORK/snap0"; }
 
 # kinds_report: what host 1's report bytes since cpu_mark were, by message kind.
 kinds_report() {
-	cluster_doc 1 | jq -c '.received_by_kind // {}' >"$WORK/kinds1"
-	jq -rn --slurpfile a "$WORK/kinds0" --slurpfile b "$WORK/kinds1" '
+	jq -rn --slurpfile a "$WORK/snap0.kinds" --slurpfile b "$WORK/snap1.kinds" '
 		($a[0]) as $x | ($b[0]) as $y |
 		"  h1 received by kind (bytes / messages): " +
 		([$y | keys[] | . as $k | "\($k) \(($y[$k].bytes) - ($x[$k].bytes // 0)) / \(($y[$k].messages) - ($x[$k].messages // 0))"] | join(", "))'
 }
 
-# cpu_report MODE LABEL SERVED: per agent CPU ms per period and report bytes received since
-# cpu_mark; SERVED (clients each host served itself) > 0 adds the bytes / (5 x SERVED) ratio.
+# cpu_report MODE LABEL SERVED [IDLE]: per agent CPU ms per period and report bytes received
+# since cpu_mark; SERVED (clients each host served itself) > 0 adds the bytes / (5 x SERVED)
+# ratios, on the wire too, and with IDLE (a snapshot taken an idle window before cpu_mark)
+# the same less each host's idle rate over the window.
 cpu_report() {
-	local mode=$1 label=$2 served=$3 i j pid t hz periods cpu rx
-	hz=$(getconf CLK_TCK)
-	t=$(calc "$(now_s) - $CPU_T0")
-	periods=$(calc "$t * 1000 / $PERIOD_MS")
-	for ((i = 1; i <= HOSTS; i++)); do
-		pid=${LAB_PIDS[agent-$mode$i]}
-		cpu=$(awk -v c0="${CPU0[$i]}" -v hz="$hz" -v p="$periods" '{ printf "%.3f", ($14 + $15 - c0) * 1000 / hz / p }' "/proc/$pid/stat")
-		rx=$(($(cluster_num "$i" bytes_received) - ${RX0[$i]}))
-		echo "$i $cpu $rx $(($(wire_rx "$i") - ${WIRE0[$i]}))"
-	done >"$WORK/rows"
-	awk -v mode="$mode" -v label="$label" -v served="$served" -v t="$t" -v idle_rate="${IDLE_RX_PER_S:-0}" \
-		-v idle_wire_rate="${IDLE_WIRE_PER_S:-0}" '
-		{ cpu[NR] = $2; rx[NR] = $3; cs += $2; rs += $3; if ($2 > cm) cm = $2; if ($3 > rm) rm = $3; ws += $4; if ($4 > wm) wm = $4; if (NR == 1) w1 = $4 }
+	local mode=$1 label=$2 served=$3 t
+	bench_snap "$mode" "$WORK/snap1"
+	window_rows ${4:+"$4"} "$WORK/snap0" "$WORK/snap1" >"$WORK/rows"
+	t=$(calc "$(snap_time "$WORK/snap1") - $(snap_time "$WORK/snap0")")
+	awk -v mode="$mode" -v label="$label" -v served="$served" -v t="$t" '
+		{ cpu[NR] = $2; rx[NR] = $3; cs += $2; if ($2 > cm) cm = $2
+		  rs += $3; if ($3 > rm) rm = $3; ls += $4; if (NR == 1 || $4 > lm) lm = $4
+		  ws += $5; if ($5 > wm) wm = $5; vs += $6; if (NR == 1 || $6 > vm) vm = $6 }
+		NR == 1 { r1 = $3; l1 = $4; w1 = $5; v1 = $6 }
 		END {
-			printf "  %s %s over %.1f s: agent CPU per 200 ms period mean %.2f ms, max %.2f ms; report bytes received per agent mean %d, max %d (h1 %d)", mode, label, t, cs / NR, cm, rs / NR, rm, rx[1]
+			printf "  %s %s over %.1f s: agent CPU per 200 ms period mean %.2f ms, max %.2f ms; report bytes received per agent mean %d, max %d (h1 %d)", mode, label, t, cs / NR, cm, rs / NR, rm, r1
 			if (served > 0) {
-				printf " = %.2fx / %.2fx (h1 %.2fx) the %d bytes of the %d clients each served itself", rs / NR / (5 * served), rm / (5 * served), rx[1] / (5 * served), 5 * served, served
-				idle = idle_rate * t
-				printf ";\n    less the idle traffic of the same time (%d bytes): mean %.1fx, max %.1fx", idle, (rs / NR - idle) / (5 * served), (rm - idle) / (5 * served)
-				printf ";\n    on the wire (control link rx: ZMTP, CurveZMQ, TCP/IP, ACKs): mean %d, max %d (h1 %d) = %.2fx / %.2fx (h1 %.2fx)", ws / NR, wm, w1, ws / NR / (5 * served), wm / (5 * served), w1 / (5 * served)
-				iw = idle_wire_rate * t
-				printf ";\n    on the wire less the idle link traffic of the same time (%d bytes: ZMTP pings, heartbeats): mean %.2fx, max %.2fx (h1 %.2fx)", iw, (ws / NR - iw) / (5 * served), (wm - iw) / (5 * served), (w1 - iw) / (5 * served)
+				s = 5 * served
+				printf " = %.2fx / %.2fx (h1 %.2fx) the %d bytes of the %d clients each served itself", rs / NR / s, rm / s, r1 / s, s, served
+				printf ";\n    less each host'"'"'s idle rate over the window: mean %.2fx, max %.2fx (h1 %.2fx)", ls / NR / s, lm / s, l1 / s
+				printf ";\n    on the wire (control link rx: ZMTP, CurveZMQ, TCP/IP, ACKs): mean %d, max %d (h1 %d) = %.2fx / %.2fx (h1 %.2fx)", ws / NR, wm, w1, ws / NR / s, wm / s, w1 / s
+				printf ";\n    on the wire less each host'"'"'s idle rate (ZMTP pings, heartbeats): mean %.2fx, max %.2fx (h1 %.2fx)", vs / NR / s, vm / s, v1 / s
 			} else {
 				printf "; on the wire (control link rx) mean %d, max %d", ws / NR, wm
 			}
@@ -263,12 +308,9 @@ cpu_report() {
 		}' "$WORK/rows"
 	kinds_report
 	[ "$mode" = mesh ] && return
-	for ((j = 1; j <= NHUBS; j++)); do
-		pid=${LAB_PIDS[hub$j]:-}
-		[ -n "$pid" ] && [ -n "${HUB_CPU0[$j]:-}" ] && alive "$pid" || continue
-		awk -v c0="${HUB_CPU0[$j]}" -v hz="$hz" -v p="$periods" -v j="$j" \
-			'{ printf "  hub %d: CPU per period %.2f ms\n", j, ($14 + $15 - c0) * 1000 / hz / p }' "/proc/$pid/stat"
-	done
+	awk -v hz="$(getconf CLK_TCK)" -v t="$t" -v p="$PERIOD_MS" 'FNR == NR { c0[$1] = $2; next }
+		($1 in c0) { printf "  hub %d: CPU per period %.2f ms\n", $1, ($2 - c0[$1]) * 1000 / hz / (t * 1000 / p) }' \
+		"$WORK/snap0.hubs" "$WORK/snap1.hubs"
 }
 
 # spray NAME PPS SECONDS SRC_ARGS_OF_HOST: one pktgen per host, PPS/HOSTS frames per second each
@@ -276,11 +318,16 @@ cpu_report() {
 # Every sender starts at the same time (--start-at, a moment after the last is launched):
 # launched one after the other they began up to 1.2 s apart on a loaded machine, so a "new
 # client sprayed over 40 hosts for 1 s" was one host's client for a while and lasted 2.2 s.
+# The moment leaves 0.1 s per sender, or twice what launching them took the last time
+# (SPRAY_LAUNCH_S): with other builds on the 2 cores, launching 40 took up to 20 s (load
+# 38), and a fixed 2.5 s had the senders start over 20 s.
+SPRAY_LAUNCH_S=0
 spray() {
-	local name=$1 pps=$2 secs=$3 fn=$4 i rate count start_at
+	local name=$1 pps=$2 secs=$3 fn=$4 i rate count start_at t0
 	rate=$(calc "$pps / $HOSTS")
 	count=$(floor "$(calc "$rate * $secs + 0.5")")
-	start_at=$(awk -v now="$(date +%s.%N)" -v n="$HOSTS" 'BEGIN { printf "%.3f", now + 0.5 + n * 0.05 }')
+	t0=$(now_s)
+	start_at=$(awk -v now="$t0" -v n="$HOSTS" -v l="$SPRAY_LAUNCH_S" 'BEGIN { m = 0.5 + n * 0.1; if (2 * l > m) m = 2 * l; printf "%.3f", now + m }')
 	for ((i = 1; i <= HOSTS; i++)); do
 		date +%s.%N >"$WORK/spray-$name-$i.t0" # when its sender was started
 		# shellcheck disable=SC2046
@@ -289,6 +336,7 @@ spray() {
 			--duration "$((${secs%.*} + 5))s" >"$WORK/spray-$name-$i.json" 2>"$WORK/spray-$name-$i.err" &
 		LAB_PIDS[spray-$name-$i]=$!
 	done
+	SPRAY_LAUNCH_S=$(calc "$(now_s) - $t0")
 	spray_wait "$name" || die "pktgen failed in $name"
 }
 
@@ -358,15 +406,14 @@ run_mode() {
 	local how="full mesh"
 	[ "$mode" = hub ] && how="$NHUBS relaying hub(s)"
 	[ "$mode" = agg ] && how="$NHUBS summing hub(s)"
-	echo "== $mode: $HOSTS agents ($how), --max-sources $MAX_SOURCES"
+	echo "== $mode: $HOSTS agents ($how), --max-sources $MAX_SOURCES, $([ "${BENCH_INSECURE:-0}" = 1 ] && echo "--insecure-cluster" || echo "keys (agent keygen)"); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 	start_cluster "$mode"
 	sleep 2 # the start's own traffic (every peer's first message, resends) is not idle
 	cpu_mark "$mode"
-	sleep "${BENCH_IDLE_S:-5}" # idle: what the cluster costs with nothing to report (a rate over a fixed window)
+	sleep "${BENCH_IDLE_S:-20}" # idle: what the cluster costs with nothing to report (a rate over a fixed window)
 	cpu_report "$mode" idle 0
-	IDLE_RX_PER_S=$(awk -v t="$(calc "$(now_s) - $CPU_T0")" '{ s += $3 } END { printf "%d", s / NR / t }' "$WORK/rows")
-	IDLE_WIRE_PER_S=$(awk -v t="$(calc "$(now_s) - $CPU_T0")" '{ s += $4 } END { printf "%d", s / NR / t }' "$WORK/rows")
-	echo "  idle rates per agent: report bytes $IDLE_RX_PER_S/s, control link $IDLE_WIRE_PER_S/s"
+	awk -v t="$(calc "$(snap_time "$WORK/snap1") - $(snap_time "$WORK/snap0")")" '{ r += $3; w += $5 }
+		END { printf "  idle rates per agent: report bytes %d/s, control link %d/s\n", r / NR / t, w / NR / t }' "$WORK/rows"
 	for scenario in ${BENCH_SCENARIOS:-spray first sticky light}; do "scenario_$scenario" "$mode"; done
 	stop_cluster
 }
@@ -406,12 +453,17 @@ spray_span() {
 }
 
 scenario_first() {
-	local admitted budget el spread
+	local mode=$1 admitted budget el spread
 	[ $((FIRST_RUNS++)) -eq 0 ] || { FIRST_SRC=198.19.203.$FIRST_RUNS && sleep 1; }
+	cpu_mark "$mode"
 	spray first 2000 1 one_first_src
+	bench_snap "$mode" "$WORK/snap1"
+	window_rows "$WORK/snap0" "$WORK/snap1" >"$WORK/rows"
 	read -r el spread <<<"$(spray_span first)"
 	admitted=$(passed_sum "$FIRST_SRC") budget=$(calc "$BURST + $RATE * $el")
-	echo "  first: a new client at 2000 pps over $HOSTS hosts for ${el}s (first frames ${spread}s apart): admitted $admitted, budget $budget: $(calc "$admitted / $budget")x"
+	echo "  first: a new client at 2000 pps over $HOSTS hosts for ${el}s (first frames ${spread}s apart): admitted $admitted, budget $budget: $(calc "$admitted / $budget")x;" \
+		"load $(cut -d' ' -f1-3 /proc/loadavg)$(awk -v s="$spread" 'BEGIN { if (s > 0.1) printf " (NOT a first second: the senders did not start together)" }');" \
+		"$(awk '{ s += $2; if ($2 > m) m = $2 } END { printf "agent CPU per period over the spray mean %.2f ms, max %.2f ms", s / NR, m }' "$WORK/rows")"
 	first_trace
 }
 
@@ -442,24 +494,53 @@ scenario_sticky() {
 # (an agent without the counter has none). Called after the spray: the batches filled
 # during it, and nothing refills them.
 batches_empty() {
-	local i n
-	for ((i = 1; i <= HOSTS; i++)); do
-		n=$(cluster_num "$i" batch_waiting)
-		[ "${n:-0}" = 0 ] || return 1
-	done
+	status_files | xargs jq -r '.counters.batch_waiting // 0' | awk '$1 > 0 { n++ } END { exit n > 0 }'
 }
 
+# The light scenario's idle window: each host's own rates of report and link bytes with nothing
+# to report, taken just before it (BENCH_IDLE_S) and subtracted from what it received.
 scenario_light() {
 	local mode=$1
-	sleep 1
+	sleep 3 # the last scenario's reports and batches are not idle
+	capture_start "$mode"
+	bench_snap "$mode" "$WORK/idle0"
+	sleep "${BENCH_IDLE_S:-20}"
 	cpu_mark "$mode"
 	spray light $((HOSTS * LIGHT_PER_HOST / 3)) 3 light_src
 	# Every one-hit source that waits for its owner in a batch (report_cadence.h) is sent
 	# within the window: the bytes it costs are counted.
 	wait_until 15 batches_empty || echo "  (entries still wait in batches after 15 s)"
 	sleep 2 # the reports of the last period land, and the status files are rewritten (each second)
-	echo "  light: $((HOSTS * LIGHT_PER_HOST)) light clients (one frame each, $LIGHT_PER_HOST per host, over 3 s)"
-	cpu_report "$mode" light "$LIGHT_PER_HOST"
+	echo "  light: $((HOSTS * LIGHT_PER_HOST)) light clients (one frame each, $LIGHT_PER_HOST per host, over 3 s)," \
+		"load $(cut -d' ' -f1-3 /proc/loadavg)"
+	cpu_report "$mode" light "$LIGHT_PER_HOST" "$WORK/idle0"
+	capture_report "$mode"
+}
+
+# capture_start MODE: with tcpdump (and not BENCH_CAPTURE=0), h1's control link is captured
+# (what it receives, the headers of each frame) until capture_report.
+capture_start() {
+	[ "${BENCH_CAPTURE:-1}" != 0 ] && command -v tcpdump >/dev/null || return 0
+	rm -f "$WORK/h1.pcap"
+	ip netns exec "${M_NS[1]}" timeout 300 tcpdump -i "${M_KIF[1]}" -Q in -n -s 128 -U -w "$WORK/h1.pcap" \
+		2>"$WORK/tcpdump.err" &
+	LAB_PIDS[tcpdump]=$!
+	wait_for_line "$WORK/tcpdump.err" 'listening on' "${LAB_PIDS[tcpdump]}" 10 || echo "  (tcpdump did not start: $(cat "$WORK/tcpdump.err"))"
+}
+
+# capture_report MODE: h1's link by kind of frame (tests/netns/wire_breakdown.py) over the idle
+# window and the scenario's, against the link's counter of the same window.
+capture_report() {
+	local pid=${LAB_PIDS[tcpdump]:-} port=7700
+	[ -n "$pid" ] || return 0
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	unset "LAB_PIDS[tcpdump]"
+	[ "$1" = mesh ] || port=7701
+	echo "  h1's link counter over the window: $(awk 'NR == 1 { print $5 }' "$WORK/rows") bytes;" \
+		"tcpdump: $(grep -h 'dropped by kernel' "$WORK/tcpdump.err")"
+	"$DT_ROOT/tests/netns/wire_breakdown.py" "$WORK/h1.pcap" "$port" "$(snap_time "$WORK/idle0")" \
+		"$(snap_time "$WORK/snap0")" "$(snap_time "$WORK/snap1")" $((5 * LIGHT_PER_HOST))
 }
 
 bench_up
