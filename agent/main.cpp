@@ -13,12 +13,13 @@ struct Subcommand {
   int (*run)(int argc, char **argv);
 };
 
-constexpr Subcommand kSubcommands[] = {
-    {"stats", dt::cmd_stats},   {"top", dt::cmd_top},           {"check", dt::cmd_check},
-    {"hub", dt::cmd_hub},       {"explain", dt::cmd_explain},   {"reload", dt::cmd_reload},
-    {"keygen", dt::cmd_keygen}, {"crowdsec", dt::cmd_crowdsec}, {"ban", dt::cmd_ban},
-    {"unban", dt::cmd_unban},   {"bans", dt::cmd_bans},         {"capture", dt::cmd_capture},
-    {"suggest", dt::cmd_suggest},  {"fingerprint", dt::cmd_fingerprint}};
+constexpr Subcommand kSubcommands[] = {{"stats", dt::cmd_stats},     {"top", dt::cmd_top},
+                                       {"check", dt::cmd_check},     {"hub", dt::cmd_hub},
+                                       {"explain", dt::cmd_explain}, {"reload", dt::cmd_reload},
+                                       {"keygen", dt::cmd_keygen},   {"crowdsec", dt::cmd_crowdsec},
+                                       {"ban", dt::cmd_ban},         {"unban", dt::cmd_unban},
+                                       {"bans", dt::cmd_bans},       {"capture", dt::cmd_capture},
+                                       {"suggest", dt::cmd_suggest}, {"fingerprint", dt::cmd_fingerprint}};
 
 }  // namespace
 

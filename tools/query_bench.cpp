@@ -89,14 +89,16 @@ int connect_to(const std::string &unix_path, uint16_t tcp_port) {
     sockaddr_un sa{};
     sa.sun_family = AF_UNIX;
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", unix_path.c_str());
-    if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) die("connect %s: %s", unix_path.c_str(), strerror(errno));
+    if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0)
+      die("connect %s: %s", unix_path.c_str(), strerror(errno));
   } else {
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
     sa.sin_port = htons(tcp_port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) die("connect 127.0.0.1:%u: %s", tcp_port, strerror(errno));
+    if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0)
+      die("connect 127.0.0.1:%u: %s", tcp_port, strerror(errno));
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
@@ -208,7 +210,8 @@ Throughput pipelined(int fd, const Workload &w, size_t window, uint64_t max_quer
     in_flight = next_count;
   }
   t.seconds = static_cast<double>(clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
-  const uint64_t server_cpu = (clock_ns(CLOCK_PROCESS_CPUTIME_ID) - proc0) - (clock_ns(CLOCK_THREAD_CPUTIME_ID) - self0);
+  const uint64_t server_cpu =
+      (clock_ns(CLOCK_PROCESS_CPUTIME_ID) - proc0) - (clock_ns(CLOCK_THREAD_CPUTIME_ID) - self0);
   t.server_cpu_ns_per_query = static_cast<double>(server_cpu) / static_cast<double>(t.queries);
   return t;
 }
@@ -233,7 +236,9 @@ Latency unpipelined(int fd, const Workload &w, uint64_t max_queries, double max_
     if (t1 >= stop_at) break;
   }
   std::sort(rtt.begin(), rtt.end());
-  auto pct = [&](double p) { return static_cast<double>(rtt[static_cast<size_t>(p * static_cast<double>(rtt.size() - 1))]) / 1e3; };
+  auto pct = [&](double p) {
+    return static_cast<double>(rtt[static_cast<size_t>(p * static_cast<double>(rtt.size() - 1))]) / 1e3;
+  };
   return {rtt.size(), pct(0.50), pct(0.99), pct(0.999), static_cast<double>(rtt.back()) / 1e3};
 }
 
@@ -299,7 +304,8 @@ int parse_query_bench_args(int argc, char **argv, BenchOptions *o) {
            dt::count_into(&o->max_queries, 1000, 1'000'000'000)},
           {"cpus", 0, "MODE",
            "split: server thread on CPU 0, client on CPU 1; same: both on CPU 0;\nnone: no pinning; auto (default): "
-           "split for throughput (one core for\nthe server), none for latency (a cross-CPU wakeup costs ~10 us in a VM)",
+           "split for throughput (one core for\nthe server), none for latency (a cross-CPU wakeup costs ~10 us in a "
+           "VM)",
            [o](const std::string &v, std::string *why) {
              if (v != "auto" && v != "split" && v != "same" && v != "none")
                return *why = "'" + v + "' is not one of auto, split, same, none", false;
@@ -311,7 +317,7 @@ int parse_query_bench_args(int argc, char **argv, BenchOptions *o) {
 
 // Where the server thread and the client run, for the tables' headings.
 const char *placement(const std::string &mode) {
-  return mode == "split" ? "server thread on CPU 0, client on CPU 1"
+  return mode == "split"  ? "server thread on CPU 0, client on CPU 1"
          : mode == "same" ? "server thread and client on CPU 0"
                           : "server thread and client unpinned";
 }
@@ -393,22 +399,24 @@ LatencyFigures latency_runs(const std::string &dir, const std::vector<Workload> 
 
 // What the server and the table did over all runs, the peak memory, and the goals.
 void print_summary(const dt::QueryCounters &q, const dt::TagCounters &tc, double best_qps, const LatencyFigures &f) {
-  printf("\nserver: %llu answers in %llu batches (%.0f queries per batch), %llu connections; "
-         "table: %llu buckets, %llu evicted\n",
-         static_cast<unsigned long long>(q.answers()), static_cast<unsigned long long>(q.batches),
-         static_cast<double>(q.answers()) / static_cast<double>(std::max<uint64_t>(q.batches, 1)),
-         static_cast<unsigned long long>(q.connections_accepted), static_cast<unsigned long long>(tc.buckets),
-         static_cast<unsigned long long>(tc.evicted_full + tc.evicted_active));
+  printf(
+      "\nserver: %llu answers in %llu batches (%.0f queries per batch), %llu connections; "
+      "table: %llu buckets, %llu evicted\n",
+      static_cast<unsigned long long>(q.answers()), static_cast<unsigned long long>(q.batches),
+      static_cast<double>(q.answers()) / static_cast<double>(std::max<uint64_t>(q.batches, 1)),
+      static_cast<unsigned long long>(q.connections_accepted), static_cast<unsigned long long>(tc.buckets),
+      static_cast<unsigned long long>(tc.evicted_full + tc.evicted_active));
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   printf("memory: %.0f MiB peak RSS (the table of %llu buckets, the workloads' query text, buffers)\n",
          static_cast<double>(ru.ru_maxrss) / 1024, static_cast<unsigned long long>(tc.buckets));
   const Latency &hot = f.unix_hot, &echo = f.echo;
   const double p50x = hot.p50_us / echo.p50_us, p99x = hot.p99_us / echo.p99_us;
-  printf("goals: pipelined > 1,000,000 queries/s: %s (best %.0f); unpipelined unix, 1 hot tag, against the bare echo\n"
-         "  server: p50 %.2fx (%.1f / %.1f us, goal <= 1.5x: %s), p99 %.2fx (%.1f / %.1f us); worst p99 %.1f us\n",
-         best_qps > 1e6 ? "met" : "NOT met", best_qps, p50x, hot.p50_us, echo.p50_us, p50x <= 1.5 ? "met" : "NOT met",
-         p99x, hot.p99_us, echo.p99_us, f.worst_p99);
+  printf(
+      "goals: pipelined > 1,000,000 queries/s: %s (best %.0f); unpipelined unix, 1 hot tag, against the bare echo\n"
+      "  server: p50 %.2fx (%.1f / %.1f us, goal <= 1.5x: %s), p99 %.2fx (%.1f / %.1f us); worst p99 %.1f us\n",
+      best_qps > 1e6 ? "met" : "NOT met", best_qps, p50x, hot.p50_us, echo.p50_us, p50x <= 1.5 ? "met" : "NOT met",
+      p99x, hot.p99_us, echo.p99_us, f.worst_p99);
 }
 
 }  // namespace

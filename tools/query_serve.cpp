@@ -17,8 +17,8 @@
 
 #include "cli/option_values.h"
 #include "cli/options.h"
-#include "common/log.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/parse_values.h"
 #include "query/query_server.h"
 #include "rules/tags.h"
@@ -139,10 +139,11 @@ int main(int argc, char **argv) {
   server.reset();
   const dt::TagCounters t = table.counters(dt::mono_now_ns());
   auto u = [](uint64_t x) { return static_cast<unsigned long long>(x); };
-  DT_INFO("answers OK %llu NO %llu WAIT %llu; errors %llu; connections %llu (refused %llu, cut off %llu); "
-          "busy OK %llu NO %llu; buckets %llu (created %llu, evicted %llu), unruled %llu",
-          u(q.answered_ok), u(q.answered_no), u(q.answered_wait), u(q.errors()), u(q.connections_accepted),
-          u(q.connections_refused), u(q.backlog_disconnects), u(q.busy_taken), u(q.busy_unknown), u(t.buckets),
-          u(t.created), u(t.evicted_full + t.evicted_active), u(t.unruled));
+  DT_INFO(
+      "answers OK %llu NO %llu WAIT %llu; errors %llu; connections %llu (refused %llu, cut off %llu); "
+      "busy OK %llu NO %llu; buckets %llu (created %llu, evicted %llu), unruled %llu",
+      u(q.answered_ok), u(q.answered_no), u(q.answered_wait), u(q.errors()), u(q.connections_accepted),
+      u(q.connections_refused), u(q.backlog_disconnects), u(q.busy_taken), u(q.busy_unknown), u(t.buckets),
+      u(t.created), u(t.evicted_full + t.evicted_active), u(t.unruled));
   return 0;
 }

@@ -6,18 +6,18 @@
 // runs the busy-response reference's adaptive-limit patterns as per-second tables.
 // Exit codes: 0 success, 2 usage error.
 #include <cinttypes>
-#include <map>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "sim/cluster_sim.h"
 #include "common/log.h"
 #include "common/parse_values.h"
+#include "sim/cluster_sim.h"
 #include "simulate_options.h"
 
 namespace {
@@ -53,8 +53,8 @@ constexpr size_t kMaxClientRows = 24;
 
 void print_clients(const char *title, const ClusterSim &c, bool all) {
   const size_t cols = std::min(c.scenario().hosts, kMaxHostColumns);
-  printf("%s\n%-8s %9s %8s %8s %9s %9s %9s |", title, "client", "offered", "budget", "ideal", "admitted",
-         "adm/ideal", "refused");
+  printf("%s\n%-8s %9s %8s %8s %9s %9s %9s |", title, "client", "offered", "budget", "ideal", "admitted", "adm/ideal",
+         "refused");
   for (size_t h = 0; h < cols; h++) printf(" %7s", ("h" + std::to_string(h)).c_str());
   printf("%s\n", c.scenario().hosts > cols ? " ..." : "");
   auto row = [](const char *name, uint64_t offered, uint64_t budget, uint64_t ideal, uint64_t admitted,
@@ -96,15 +96,17 @@ void print_intake(const ClusterSim &c) {
   printf("summing hubs: hosts taking sums from");
   for (const auto &[hub, n] : active) printf(" %s: %zu", hub.c_str(), n);
   printf("; failovers %" PRIu64 ", aggregates replayed %" PRIu64 ", refused (overlap %" PRIu64 ", own missing %" PRIu64
-         "); own hits subtracted %" PRIu64 "\n\n", failovers, replayed, overlaps, missing, own);
+         "); own hits subtracted %" PRIu64 "\n\n",
+         failovers, replayed, overlaps, missing, own);
 }
 
 // Per host, per period: entries, bytes and messages received and sent (mean and busiest
 // period), then the same over all hosts (mean of the means, max of the maxima).
 void print_traffic(const ClusterSim &c, bool all) {
-  printf("report traffic per host and period (with reports; every copy a peer gets or sends):\n"
-         "%-6s %9s %9s %10s %10s %7s | %9s %9s %10s %10s %7s\n",
-         "host", "in-ent", "max", "in-bytes", "max", "in-msg", "out-ent", "max", "out-bytes", "max", "out-msg");
+  printf(
+      "report traffic per host and period (with reports; every copy a peer gets or sends):\n"
+      "%-6s %9s %9s %10s %10s %7s | %9s %9s %10s %10s %7s\n",
+      "host", "in-ent", "max", "in-bytes", "max", "in-msg", "out-ent", "max", "out-bytes", "max", "out-msg");
   HostTraffic sum_in, sum_out;
   auto row = [](const char *name, const HostTraffic &in, const HostTraffic &out, double n) {
     const double p = static_cast<double>(in.periods ? in.periods : 1) * n;
@@ -127,15 +129,18 @@ void print_traffic(const ClusterSim &c, bool all) {
   row("all", sum_in, sum_out, static_cast<double>(c.hosts().size()));
   for (size_t j = 0; j < c.hub_count(); j++)
     row(("hub" + std::to_string(j + 1)).c_str(), c.hub_traffic(j, true), c.hub_traffic(j, false), 1);
-  printf("(mean per period; max: the busiest period of a host; all: the mean host, the busiest host's\n"
-         " busiest period%s)\n\n", c.hub_count() ? "; hubN: a summing hub, out = to every host" : "");
+  printf(
+      "(mean per period; max: the busiest period of a host; all: the mean host, the busiest host's\n"
+      " busiest period%s)\n\n",
+      c.hub_count() ? "; hubN: a summing hub, out = to every host" : "");
   if (c.hub_count()) print_intake(c);
 }
 
 void print_peers(const ClusterSim &c, bool all) {
-  printf("peer reports (with reports):\n%-5s %7s %8s %8s %6s %6s %6s %6s %6s | %7s %7s %8s %6s %6s %6s %8s %8s %5s %5s\n",
-         "host", "reports", "hits-out", "msgs-out", "lost", "held", "cut", "dup", "resent", "msgs-in", "applied",
-         "rejected", "gaps", "recov", "stale", "debited", "not-chg", "downs", "ups");
+  printf(
+      "peer reports (with reports):\n%-5s %7s %8s %8s %6s %6s %6s %6s %6s | %7s %7s %8s %6s %6s %6s %8s %8s %5s %5s\n",
+      "host", "reports", "hits-out", "msgs-out", "lost", "held", "cut", "dup", "resent", "msgs-in", "applied",
+      "rejected", "gaps", "recov", "stale", "debited", "not-chg", "downs", "ups");
   for (size_t h = 0; h < c.hosts().size(); h++) {
     const HostStats &s = c.hosts()[h];
     uint64_t gaps = 0;
@@ -144,9 +149,8 @@ void print_peers(const ClusterSim &c, bool all) {
     printf("h%-4zu %7" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64
            " | %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %8" PRIu64 " %8" PRIu64
            " %5" PRIu64 " %5" PRIu64 "\n",
-           h, s.reports, s.hits_reported, s.messages_sent, s.lost, s.queued, s.cut, s.duplicated, s.resends,
-           s.received, s.accepted, s.rejected, gaps, s.recovered, s.stale, s.hits_debited, s.stale_hits,
-           s.peer_downs, s.peer_ups);
+           h, s.reports, s.hits_reported, s.messages_sent, s.lost, s.queued, s.cut, s.duplicated, s.resends, s.received,
+           s.accepted, s.rejected, gaps, s.recovered, s.stale, s.hits_debited, s.stale_hits, s.peer_downs, s.peer_ups);
   }
   if (!shown(c.hosts().size() - 1, all))
     printf("... %zu hosts more (--all-rows prints them)\n", c.hosts().size() - kMaxHostColumns);
@@ -157,13 +161,15 @@ void print_peers(const ClusterSim &c, bool all) {
     reports += s.reports * (c.hosts().size() - 1);
     early_msgs += s.early_messages, early_entries += s.early_entries, directed += s.directed, relayed += s.relayed;
   }
-  printf("(msgs-out counts one per receiver; held = kept by a partition and delivered at its end,\n"
-         " cut = dropped by it; rejected = duplicates or late reorders the tracker refused; gaps =\n"
-         " messages missing from a peer's sequence, recov = of those, resent and applied; stale =\n"
-         " messages too old to charge, not-chg = their hits)\n");
+  printf(
+      "(msgs-out counts one per receiver; held = kept by a partition and delivered at its end,\n"
+      " cut = dropped by it; rejected = duplicates or late reorders the tracker refused; gaps =\n"
+      " messages missing from a peer's sequence, recov = of those, resent and applied; stale =\n"
+      " messages too old to charge, not-chg = their hits)\n");
   if (c.scenario().scheme == Scheme::Owner || early_msgs)
-    printf("all hosts: %" PRIu64 " messages to one owner, %" PRIu64 " entries relayed by owners; early reports: %"
-           PRIu64 " messages (one per destination), %" PRIu64 " entries\n",
+    printf("all hosts: %" PRIu64 " messages to one owner, %" PRIu64
+           " entries relayed by owners; early reports: %" PRIu64 " messages (one per destination), %" PRIu64
+           " entries\n",
            directed, relayed, early_msgs, early_entries);
   if (reports)
     printf("bytes per report and receiver: %.1f (reports %.1f, resends %.1f, resend requests %.1f)\n",
@@ -207,23 +213,27 @@ int example_ab() {
     const char *ref_a, *ref_b;
   };
   const Row rows[] = {
-      {"0", 0, false, "10", "10"},      {"0.1", 0, true, "1", "2"},         {"0.2", 100 * kMs, true, "0", "2"},
-      {"1", kSec, true, "", ""},        {"2", 2 * kSec, true, "", ""},      {"3", 3 * kSec, true, "", ""},
-      {"4", 4 * kSec, true, "", ""},    {"5", 4900 * kMs, true, "", ""},    {"5.1", 5000 * kMs, true, "-3", "-3"},
-      {"5.2", 5100 * kMs, true, "-3", "-3"}, {"6", 6 * kSec, true, "-2", "-2"}, {"7", 7 * kSec, true, "-1", "-1"},
-      {"8", 8 * kSec, true, "0", "0"},  {"9", 9 * kSec, false, "1", "1"},   {"9", 9 * kSec, true, "", ""},
-      {"-", 10 * kSec, true, "", ""},
+      {"0", 0, false, "10", "10"},           {"0.1", 0, true, "1", "2"},
+      {"0.2", 100 * kMs, true, "0", "2"},    {"1", kSec, true, "", ""},
+      {"2", 2 * kSec, true, "", ""},         {"3", 3 * kSec, true, "", ""},
+      {"4", 4 * kSec, true, "", ""},         {"5", 4900 * kMs, true, "", ""},
+      {"5.1", 5000 * kMs, true, "-3", "-3"}, {"5.2", 5100 * kMs, true, "-3", "-3"},
+      {"6", 6 * kSec, true, "-2", "-2"},     {"7", 7 * kSec, true, "-1", "-1"},
+      {"8", 8 * kSec, true, "0", "0"},       {"9", 9 * kSec, false, "1", "1"},
+      {"9", 9 * kSec, true, "", ""},         {"-", 10 * kSec, true, "", ""},
   };
   std::string err;
   auto c = ClusterSim::create(reference_ab_scenario(), &err);
   if (!c) usage_error(err);
   const char *names[] = {"A", "B"};
-  printf("Reference A/B example (dthrottle-daemon.txt): hosts A and B, burst 10, rate 1/s,\n"
-         "reports every 5 s (sent at t=4.9 and 9.9, 0.1 s on the wire). Events happen 0.1 s\n"
-         "earlier here (C's burst at t=0, not 0.1); whole-second rows are at the same second:\n"
-         "the reference refills whole tokens at whole seconds from t=0, we refill continuously\n"
-         "from C's first request, so both agree at every whole second.\n\n");
-  printf("%-6s %-6s %9s %5s %9s %5s  %s\n", "ref t", "sim t", "A tokens", "(ref)", "B tokens", "(ref)", "what happened");
+  printf(
+      "Reference A/B example (dthrottle-daemon.txt): hosts A and B, burst 10, rate 1/s,\n"
+      "reports every 5 s (sent at t=4.9 and 9.9, 0.1 s on the wire). Events happen 0.1 s\n"
+      "earlier here (C's burst at t=0, not 0.1); whole-second rows are at the same second:\n"
+      "the reference refills whole tokens at whole seconds from t=0, we refill continuously\n"
+      "from C's first request, so both agree at every whole second.\n\n");
+  printf("%-6s %-6s %9s %5s %9s %5s  %s\n", "ref t", "sim t", "A tokens", "(ref)", "B tokens", "(ref)",
+         "what happened");
   HostStats before[2] = {c->hosts()[0], c->hosts()[1]};
   for (const Row &r : rows) {
     if (r.past) c->advance_past(r.t);
@@ -256,7 +266,6 @@ int example_ab() {
   return 0;
 }
 
-
 // One run of a busy pattern, printed like the reference's trace: "---" rows while
 // busy signals may come, "+++" rows after.
 void print_adaptive_run(const Scenario &s, BusyPattern pattern) {
@@ -276,8 +285,7 @@ void print_adaptive_run(const Scenario &s, BusyPattern pattern) {
       printf("    ++++ recovering\n");
       recovering = true;
     }
-    printf("    %s time=%g offered=%" PRIu64 " admitted=%" PRIu64 " throttled=%" PRIu64 " busy=%" PRIu64
-           " limit=%.0f",
+    printf("    %s time=%g offered=%" PRIu64 " admitted=%" PRIu64 " throttled=%" PRIu64 " busy=%" PRIu64 " limit=%.0f",
            recovering ? "+++" : "---", static_cast<double>(r.end) / 1e9, r.offered, r.admitted, r.throttled, r.busy,
            r.limit[0]);
     if (r.limit.size() > 1) {
@@ -290,10 +298,8 @@ void print_adaptive_run(const Scenario &s, BusyPattern pattern) {
   if (auto at = converged_at(c->adaptive_timeline(), end))
     printf("    converged at time=%g, speed=%g\n", static_cast<double>(*at) / 1e9,
            static_cast<double>(*at - end) / 1e9);
-  else
-    printf("    failed to converge\n");
+  else printf("    failed to converge\n");
 }
-
 
 // Completes the scenario with the options that refer to hosts or clients, once both are known.
 void apply_host_options(SimArgs &args) {
@@ -334,8 +340,8 @@ int run_pattern(const SimArgs &args) {
   const dt::AdaptiveParams &adaptive = args.adaptive;
   BusyPattern bp;
   if (!parse_busy_pattern(pattern, &bp)) usage_error("--pattern: '" + pattern + "' is not steady or flappy");
-  for (const char *fixed : {"--rate", "--burst", "--duration", "--clients", "--client-burst", "--partition",
-                            "--timeline"})
+  for (const char *fixed :
+       {"--rate", "--burst", "--duration", "--clients", "--client-burst", "--partition", "--timeline"})
     if (given.count(fixed)) usage_error(std::string(fixed) + " does not go with --pattern (the pattern fixes it)");
   if (!recovery.empty() && recovery != "multiplicative" && recovery != "constant")
     usage_error("--recovery: '" + recovery + "' is not multiplicative or constant");
@@ -357,9 +363,10 @@ int run_pattern(const SimArgs &args) {
          r.rate, r.burst, r.busy[0].per_second, windows.c_str(), fmt_time(r.period).c_str(), lb_name(r.lb));
   printf("decrease %g (limit = %g x admitted rate, at most once per second), floor %g (limit >= %g/s)\n",
          adaptive.decrease, adaptive.decrease, adaptive.floor, adaptive.floor * r.rate);
-  printf("time=N is the second [N-1, N); limit = rate x the factor host 0 applies at its end%s;\n"
-         "converged: nothing throttled from time=T on; speed: T - %s (the end of the busy phase)\n\n",
-         r.hosts > 1 ? " (limits: every host's)" : "", fmt_time(kReferenceBusyPhase).c_str());
+  printf(
+      "time=N is the second [N-1, N); limit = rate x the factor host 0 applies at its end%s;\n"
+      "converged: nothing throttled from time=T on; speed: T - %s (the end of the busy phase)\n\n",
+      r.hosts > 1 ? " (limits: every host's)" : "", fmt_time(kReferenceBusyPhase).c_str());
   if (recovery.empty() || recovery == "multiplicative") print_adaptive_run(r, bp);
   if (recovery.empty()) printf("\n");
   if (recovery.empty() || recovery == "constant") {
@@ -384,14 +391,17 @@ int run_scenario(const SimArgs &args) {
   printf("scenario: %zu hosts, rate %g/s, burst %" PRIu64 ", period %s, duration %s, lb %s, seed %" PRIu64 "\n",
          s.hosts, s.rate, s.burst, fmt_time(s.period).c_str(), fmt_time(s.duration).c_str(), lb_name(s.lb), s.seed);
   printf("reports:  scheme %s, phases %s, early reports %s%s\n", scheme_name(s.scheme),
-         s.random_phase ? "random (seeded)" : s.report_offset.empty() ? "aligned" : "given",
+         s.random_phase            ? "random (seeded)"
+         : s.report_offset.empty() ? "aligned"
+                                   : "given",
          s.early_report ? ("every " + fmt_time(s.early_report)).c_str() : "off",
          s.shared_period ? (", shared sources near their limit every " + fmt_time(s.shared_period)).c_str() : "");
   printf("network:  delay %s + jitter %s, loss %.1f%%, duplicates %.1f%%", fmt_time(s.net.delay).c_str(),
          fmt_time(s.net.jitter).c_str(), 100 * s.net.loss, 100 * s.net.duplicate);
   for (const auto &p : s.net.partitions) printf(", partition %s", fmt_partition(p).c_str());
-  printf("\nbudget = burst + rate * T, T = the client's first to last request; ideal = what one\n"
-         "global bucket admits of the same requests (<= offered and budget); adm/ideal = admitted/ideal\n\n");
+  printf(
+      "\nbudget = burst + rate * T, T = the client's first to last request; ideal = what one\n"
+      "global bucket admits of the same requests (<= offered and budget); adm/ideal = admitted/ideal\n\n");
   print_clients("with peer reports:", *cluster, args.all_rows);
   print_clients("local only (no reports):", *local, args.all_rows);
   print_peers(*cluster, args.all_rows);

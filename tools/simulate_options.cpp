@@ -35,7 +35,6 @@ const char kAdaptiveHelp[] =
     "--loss, --dup, --delay, --jitter, --offsets, --down-after and --seed apply as above;\n"
     "the client, rate, burst and duration are the pattern's.";
 
-
 }  // namespace
 
 [[noreturn]] void usage_error(const std::string &msg) {
@@ -123,8 +122,7 @@ Partition parse_partition(const std::string &s, size_t hosts) {
   for (size_t side = 0; side < sides.size(); side++) {
     for (const auto &h : split(sides[side], ',')) {
       const uint64_t host = parse_whole(h, 0, hosts - 1, "--partition host");
-      if (p.side[host] != static_cast<int>(sides.size()))
-        usage_error("--partition: host " + h + " is named twice");
+      if (p.side[host] != static_cast<int>(sides.size())) usage_error("--partition: host " + h + " is named twice");
       p.side[host] = static_cast<int>(side);
     }
   }
@@ -133,7 +131,8 @@ Partition parse_partition(const std::string &s, size_t hosts) {
 
 void add_spray(const std::string &spec, std::vector<Client> *clients) {
   const auto parts = split(spec, '@');
-  if (parts.size() != 2 && parts.size() != 3) usage_error("--spray: '" + spec + "' is not N@D or N@D@S (e.g. 60000@2s)");
+  if (parts.size() != 2 && parts.size() != 3)
+    usage_error("--spray: '" + spec + "' is not N@D or N@D@S (e.g. 60000@2s)");
   const uint64_t n = parse_whole(parts[0], 1, 100000, "--spray count");
   const Ns d = parse_time(parts[1], false, "--spray");
   const Ns from = parts.size() == 3 ? parse_time(parts[2], true, "--spray start") : 0;
@@ -192,10 +191,11 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
       {"hosts", 0, "N", "hosts behind the load balancer (default 3)",
        noted(a, "hosts", [&s](const std::string &v) { s.hosts = parse_whole(v, 1, 1024, "--hosts"); })},
       {"rate", 0, "R", "policy rate per client: 100, 100/s, 6/m (default 100)",
-       noted(a, "rate", [&s](const std::string &v) {
-         std::string err;
-         if (!dt::parse_rate(v, &s.rate, &err)) usage_error("--rate: " + err);
-       })},
+       noted(a, "rate",
+             [&s](const std::string &v) {
+               std::string err;
+               if (!dt::parse_rate(v, &s.rate, &err)) usage_error("--rate: " + err);
+             })},
       {"burst", 0, "B", "policy burst (default 50)",
        noted(a, "burst", [&s](const std::string &v) { s.burst = parse_whole(v, 1, DT_BURST_MAX, "--burst"); })},
       {"period", 0, "D", "report period: 200ms, 1s (default 200ms)",
@@ -203,43 +203,59 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
       {"duration", 0, "D", "simulated time (default 10s)",
        noted(a, "duration", [&s](const std::string &v) { s.duration = parse_time(v, false, "--duration"); })},
       {"lb", 0, "POLICY", "round-robin | random | sticky (default round-robin)",
-       noted(a, "lb", [&s](const std::string &v) {
-         if (!parse_lb(v, &s.lb)) usage_error("--lb: '" + v + "' is not round-robin, random or sticky");
-       })},
+       noted(a, "lb",
+             [&s](const std::string &v) {
+               if (!parse_lb(v, &s.lb)) usage_error("--lb: '" + v + "' is not round-robin, random or sticky");
+             })},
       {"clients", 0, "LIST",
        "one client per item, RATE[@START-STOP], offered requests\nper second, evenly spaced (default 2000)",
        noted(a, "clients", [&s](const std::string &v) { s.clients = parse_clients(v); })},
       {"mixed-clients", 0, "N",
        "N clients of mixed rates instead (geometric from 1% to 50x\nthe policy rate, e.g. 1/s to 5000/s at rate 100)",
-       noted(a, "mixed-clients", [a](const std::string &v) { a->mixed = parse_whole(v, 2, 100000, "--mixed-clients"); })},
+       noted(a, "mixed-clients",
+             [a](const std::string &v) { a->mixed = parse_whole(v, 2, 100000, "--mixed-clients"); })},
       {"spray", 0, "N@D",
-       "also N light sources, one request each, evenly spread over\n[0, D), or [S, S + D) (e.g. 60000@2s, 60000@3s@1s): what\nreports cost",
+       "also N light sources, one request each, evenly spread over\n[0, D), or [S, S + D) (e.g. 60000@2s, "
+       "60000@3s@1s): what\nreports cost",
        noted(a, "spray", [a](const std::string &v) { a->spray = v; })},
       {"client-burst", 0, "I:K@T", "client I also sends K requests at once at time T\n(repeatable)",
        noted(a, "client-burst", [a](const std::string &v) { a->bursts.push_back(v); })},
       {"legacy", 0, nullptr, "the cluster before: every report charged, no debt cap,\nno resend requests",
        noted(a, "legacy", [&s](const std::string &) { s.legacy(); })},
       {"scheme", 0, "S",
-       "reporting scheme: owner (default: sources seen on one host\ngo to their owner only, shared ones to every peer), "
-       "mesh\n(every source to every peer), hub (a pair of summing hubs:\nagent hub --aggregate; docs/cluster-scale.md)",
-       noted(a, "scheme", [&s](const std::string &v) {
-         if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh or hub");
-       })},
+       "reporting scheme: owner (default: sources seen on one host\ngo to their owner only, shared ones to every "
+       "peer), "
+       "mesh\n(every source to every peer), hub (a pair of summing hubs:\nagent hub --aggregate; "
+       "docs/cluster-scale.md)",
+       noted(a, "scheme",
+             [&s](const std::string &v) {
+               if (!parse_scheme(v, &s.scheme)) usage_error("--scheme: '" + v + "' is not owner, mesh or hub");
+             })},
       {"cadence", 0, "C",
-       "agent (default: as the agent, a quiet period sends only\nheartbeats, as --liveness says, one-hit sources wait for\ntheir owner "
+       "agent (default: as the agent, a quiet period sends only\nheartbeats, as --liveness says, one-hit sources wait "
+       "for\ntheir owner "
        "in batches) or every-period (a report to every\npeer and a message to each owner every period: before)",
        noted_either(a, "cadence", "agent", "every-period", &s.cadence, "agent")},
       {"liveness", 0, "L",
-       "with --cadence agent: link (default, the agent with keys in a\nfull mesh: a signed heartbeat every 20 s, one-hit sources\n"
-       "wait until their owner's batch is quiet 1 s, a cut peer\ndown after 2 s) or signed (a heartbeat a second: hubs,\n--insecure-cluster)",
+       "with --cadence agent: link (default, the agent with keys in a\nfull mesh: a signed heartbeat every 20 s, "
+       "one-hit sources\n"
+       "wait until their owner's batch is quiet 1 s, a cut peer\ndown after 2 s) or signed (a heartbeat a second: "
+       "hubs,\n--insecure-cluster)",
        noted_either(a, "liveness", "link", "signed", &s.link_liveness, "link")},
-      {"shared-period", 0, "D", "--scheme owner: at the early ticks, at most every D, the\nhits of shared sources below half the burst to every\npeer (default: the agent's pace; 0: off)",
-       noted(a, "shared-period", [&s](const std::string &v) { s.shared_period = parse_time(v, true, "--shared-period"); })},
-      {"hub-period", 0, "D", "--scheme hub: how often each hub sends its sums (default\n50ms, as agent hub --aggregate)",
+      {"shared-period", 0, "D",
+       "--scheme owner: at the early ticks, at most every D, the\nhits of shared sources below half the burst to "
+       "every\npeer (default: the agent's pace; 0: off)",
+       noted(a, "shared-period",
+             [&s](const std::string &v) { s.shared_period = parse_time(v, true, "--shared-period"); })},
+      {"hub-period", 0, "D",
+       "--scheme hub: how often each hub sends its sums (default\n50ms, as agent hub --aggregate)",
        noted(a, "hub-period", [&s](const std::string &v) { s.hub_period = parse_time(v, false, "--hub-period"); })},
-      {"hub-fails-at", 0, "T", "--scheme hub: the hub the hosts take sums from stops at\ntime T (they switch to the other)",
-       noted(a, "hub-fails-at", [&s](const std::string &v) { s.hub_fails_at = parse_time(v, true, "--hub-fails-at"); })},
-      {"all-rows", 0, nullptr, "print every host's and client's row (default: the first\n8 hosts, 24 clients, and the totals)",
+      {"hub-fails-at", 0, "T",
+       "--scheme hub: the hub the hosts take sums from stops at\ntime T (they switch to the other)",
+       noted(a, "hub-fails-at",
+             [&s](const std::string &v) { s.hub_fails_at = parse_time(v, true, "--hub-fails-at"); })},
+      {"all-rows", 0, nullptr,
+       "print every host's and client's row (default: the first\n8 hosts, 24 clients, and the totals)",
        noted(a, "all-rows", [a](const std::string &) { a->all_rows = true; })},
       {"seed", 0, "S", "seed of the load balancer and network RNGs (default 1)",
        noted(a, "seed", [&s](const std::string &v) { s.seed = parse_whole(v, 0, UINT64_MAX, "--seed"); })},
@@ -269,12 +285,14 @@ std::vector<dt::OptionSpec> network_options(SimArgs *a) {
       {"queue-hwm", 0, "N",
        "messages a cut link holds, beyond them it drops (ZeroMQ's\nhigh-water mark, default 1000); 0: a cut drops "
        "everything",
-       noted(a, "queue-hwm", [&s](const std::string &v) { s.net.queue_hwm = parse_whole(v, 0, 10000000, "--queue-hwm"); })},
+       noted(a, "queue-hwm",
+             [&s](const std::string &v) { s.net.queue_hwm = parse_whole(v, 0, 10000000, "--queue-hwm"); })},
       {"report-max-age", 0, "D",
        "reports older than D are not charged (default 10 periods);\noff: every report is charged whatever its age",
-       noted(a, "report-max-age", [&s](const std::string &v) {
-         s.report_max_age = v == "off" ? kNever : parse_time(v, false, "--report-max-age");
-       })},
+       noted(a, "report-max-age",
+             [&s](const std::string &v) {
+               s.report_max_age = v == "off" ? kNever : parse_time(v, false, "--report-max-age");
+             })},
       {"offsets", 0, "LIST",
        "report phase offset per host: 0,50ms,100ms; random (default:\nseeded, as agents started at different "
        "times) or aligned\n(every host at 0)",
@@ -291,9 +309,11 @@ std::vector<dt::OptionSpec> network_options(SimArgs *a) {
        "empty there;\nfull: its buckets start full (docs/cluster-scale.md)",
        noted_either(a, "join-start", "full", "empty", &s.join_empty, "empty")},
       {"early-min-hits", 0, "N", "a new source goes early once it has N hits (default 2)",
-       noted(a, "early-min-hits", [&s](const std::string &v) { s.early_min_hits = parse_whole(v, 1, 1000000, "--early-min-hits"); })},
+       noted(a, "early-min-hits",
+             [&s](const std::string &v) { s.early_min_hits = parse_whole(v, 1, 1000000, "--early-min-hits"); })},
       {"down-after", 0, "D", "peer liveness threshold (default 5 periods)",
-       noted(a, "down-after", [&s](const std::string &v) { s.peer_down_after = parse_time(v, false, "--down-after"); })},
+       noted(a, "down-after",
+             [&s](const std::string &v) { s.peer_down_after = parse_time(v, false, "--down-after"); })},
   };
 }
 

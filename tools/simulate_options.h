@@ -21,9 +21,9 @@ struct SimArgs {
   std::set<std::string> given;  // "--hosts", ...: the options given
   dt::AdaptiveParams adaptive;
   double recovery_add = 200;
-  bool all_rows = false;  // --all-rows
-  uint64_t mixed = 0;      // --mixed-clients N
-  std::string spray;       // --spray N@D
+  bool all_rows = false;          // --all-rows
+  uint64_t mixed = 0;             // --mixed-clients N
+  std::string spray;              // --spray N@D
   std::string join;               // --join H@T
   std::string early = "quarter";  // --early-report D|off (default: a quarter period)
 };

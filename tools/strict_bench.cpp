@@ -149,7 +149,8 @@ int main(int argc, char **argv) {
   if (int code = parse_strict_bench_args(argc, argv, &seconds, &window); code >= 0) return code;
 
   dt::tools::RedisServer redis(dt::tools::RedisServer::Listen::Loopback);
-  if (!redis.start()) die("redis-server did not come up on " + redis.address() + " (see " + redis.dir() + "/redis.log)");
+  if (!redis.start())
+    die("redis-server did not come up on " + redis.address() + " (see " + redis.dir() + "/redis.log)");
   const std::string addr = redis.address(), sock = redis.dir() + "/query.sock";
 
   // The same rate and burst for both kinds; strict ones are decided by Redis.
@@ -165,11 +166,12 @@ int main(int argc, char **argv) {
   auto server = dt::QueryServer::start(qc, table, &err);
   if (!server) die(err);
 
-  printf("strict_bench: QueryServer in-process, redis-server %s (loopback TCP); rules local: and strict: "
-         "1000/s burst 100; unix query socket; each run at most %.1f s\n",
-         addr.c_str(), seconds);
-  printf("%-8s %-14s %12s %12s %7s %10s %9s %9s\n", "kind", "tags", "queries", "queries/s", "OK %", "lat. n",
-         "p50 us", "p99 us");
+  printf(
+      "strict_bench: QueryServer in-process, redis-server %s (loopback TCP); rules local: and strict: "
+      "1000/s burst 100; unix query socket; each run at most %.1f s\n",
+      addr.c_str(), seconds);
+  printf("%-8s %-14s %12s %12s %7s %10s %9s %9s\n", "kind", "tags", "queries", "queries/s", "OK %", "lat. n", "p50 us",
+         "p99 us");
   for (const char *kind : {"local:", "strict:"}) {
     for (size_t n : {size_t{1}, size_t{10'000}}) {
       const Result r = measure(sock, tags_of(kind, n), window, seconds);
@@ -179,12 +181,13 @@ int main(int argc, char **argv) {
     }
   }
   const dt::QueryCounters c = server->counters();
-  printf("server: %llu strict decisions in %llu Redis round trips (%.1f per round trip), "
-         "%llu denied and %llu local on Redis errors\n",
-         static_cast<unsigned long long>(c.strict_decided), static_cast<unsigned long long>(c.strict_round_trips),
-         static_cast<double>(c.strict_decided) / static_cast<double>(std::max<uint64_t>(c.strict_round_trips, 1)),
-         static_cast<unsigned long long>(c.strict_denied_on_error),
-         static_cast<unsigned long long>(c.strict_local_on_error));
+  printf(
+      "server: %llu strict decisions in %llu Redis round trips (%.1f per round trip), "
+      "%llu denied and %llu local on Redis errors\n",
+      static_cast<unsigned long long>(c.strict_decided), static_cast<unsigned long long>(c.strict_round_trips),
+      static_cast<double>(c.strict_decided) / static_cast<double>(std::max<uint64_t>(c.strict_round_trips, 1)),
+      static_cast<unsigned long long>(c.strict_denied_on_error),
+      static_cast<unsigned long long>(c.strict_local_on_error));
   server.reset();
   return 0;
 }

@@ -179,8 +179,7 @@ void AdaptiveSet::add_tag_hits(uint32_t tag_rule_index, std::string_view tag, ui
   rules_[tag_by_index_[tag_rule_index]].tag_hits[std::string(tag)] += hits;
 }
 
-void AdaptiveSet::on_peer_factors(const std::string &node_id, const std::vector<RuleFactor> &factors,
-                                  uint64_t now_ns) {
+void AdaptiveSet::on_peer_factors(const std::string &node_id, const std::vector<RuleFactor> &factors, uint64_t now_ns) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const RuleFactor &f : factors) {
     Rule *r = find_locked(f.tag ? AdaptiveKind::Tag : AdaptiveKind::Packet, f.name);
@@ -221,8 +220,7 @@ bool AdaptiveSet::on_period(uint64_t now_ns, uint64_t span_ns) {
     // period, which would flood the log.
     if (applied < before)
       log_change_locked(r, before, from.empty() ? "busy" : ("peer " + from + " is backing off").c_str(), now_ns);
-    else if (applied >= 1.0)
-      log_change_locked(r, before, "recovered", now_ns);
+    else if (applied >= 1.0) log_change_locked(r, before, "recovered", now_ns);
   }
   return changed;
 }

@@ -46,19 +46,19 @@
 #include <vector>
 
 #include "common/key_hash.h"
-#include "dthrottle/common.h"
 #include "common/log.h"
 #include "common/report_types.h"
+#include "dthrottle/common.h"
 
 namespace dt {
 
 struct AdaptiveParams {
-  double decrease = 0.5;   // on busy: limit = decrease x admitted rate, in (0, 1)
-  double recovery = 3.0;   // per busy-free second: factor x recovery, > 1
-  double recovery_add = 0; // > 0: constant recovery instead, +this many per second
-                           // (rate units; for comparison in the simulator)
-  double floor = 0.01;     // lowest factor, in (0, 1]
-  bool cluster = true;     // send our factor to peers and apply theirs
+  double decrease = 0.5;                // on busy: limit = decrease x admitted rate, in (0, 1)
+  double recovery = 3.0;                // per busy-free second: factor x recovery, > 1
+  double recovery_add = 0;              // > 0: constant recovery instead, +this many per second
+                                        // (rate units; for comparison in the simulator)
+  double floor = 0.01;                  // lowest factor, in (0, 1]
+  bool cluster = true;                  // send our factor to peers and apply theirs
   uint64_t hold_ns = 1'000'000'000ull;  // one decrease per hold; busy-free time before recovery
 };
 
@@ -94,7 +94,10 @@ class AdaptiveLimit {
   uint64_t busy_signals() const { return busy_signals_; }
   uint64_t decreases() const { return decreases_; }
   bool in_hold(uint64_t now_ns) const { return busy_seen_ && now_ns - last_busy_ns_ < p_.hold_ns; }
-  void set_rate(double rate, const AdaptiveParams &p) { rate_ = rate, p_ = p; factor_ = std::max(factor_, p.floor); }
+  void set_rate(double rate, const AdaptiveParams &p) {
+    rate_ = rate, p_ = p;
+    factor_ = std::max(factor_, p.floor);
+  }
 
  private:
   struct Sample {
@@ -119,9 +122,9 @@ enum class AdaptiveKind : uint8_t { Packet, Tag };
 
 struct AdaptiveRuleSpec {
   AdaptiveKind kind = AdaptiveKind::Packet;
-  std::string name;     // packet rule name, or tag rule prefix
-  uint32_t index = 0;   // packet: kernel rule id; tag: index in the tag rule list
-  double rate = 0;      // configured
+  std::string name;    // packet rule name, or tag rule prefix
+  uint32_t index = 0;  // packet: kernel rule id; tag: index in the tag rule list
+  double rate = 0;     // configured
   AdaptiveParams params;
 };
 
@@ -177,7 +180,7 @@ class AdaptiveSet {
     AdaptiveLimit limit;
     double applied = 1.0;
     std::string applied_from;
-    std::map<std::string, std::pair<double, uint64_t>> peers;  // node -> (factor, heard at)
+    std::map<std::string, std::pair<double, uint64_t>> peers;          // node -> (factor, heard at)
     std::unordered_map<dt_key, uint64_t, KeyHash, KeyEq> packet_hits;  // this period
     std::unordered_map<std::string, uint64_t> tag_hits;
   };

@@ -21,16 +21,14 @@
 namespace dt {
 namespace {
 
-constexpr size_t kRecvBuf = 32 * 1024;   // the kernel sizes dump parts to at most 32 KiB
-constexpr int kMaxDumpReads = 1 << 14;   // bounds a dump: far beyond any real listener count
+constexpr size_t kRecvBuf = 32 * 1024;  // the kernel sizes dump parts to at most 32 KiB
+constexpr int kMaxDumpReads = 1 << 14;  // bounds a dump: far beyond any real listener count
 constexpr size_t kMaxNetstatBytes = 1 << 20;
 constexpr const char *kNetstatPath = "/proc/thread-self/net/netstat";
 
 const char *family_name(int family) { return family == AF_INET ? "IPv4" : "IPv6"; }
 
-std::string errno_sentence(const std::string &what, int err) {
-  return what + ": " + std::strerror(err);
-}
+std::string errno_sentence(const std::string &what, int err) { return what + ": " + std::strerror(err); }
 
 // Splits on spaces; the netstat lines have no other separators.
 std::vector<std::string_view> words(std::string_view line) {
@@ -68,8 +66,7 @@ bool send_listener_dump(int fd, int family, uint32_t seq, const std::string &wha
   kernel.nl_family = AF_NETLINK;
   ssize_t sent;
   do {
-    sent = sendto(fd, &msg, sizeof(msg), 0, reinterpret_cast<sockaddr *>(&kernel),
-                  sizeof(kernel));
+    sent = sendto(fd, &msg, sizeof(msg), 0, reinterpret_cast<sockaddr *>(&kernel), sizeof(kernel));
   } while (sent < 0 && errno == EINTR);
   if (sent != static_cast<ssize_t>(sizeof(msg))) {
     *err = errno_sentence("cannot send " + what + " request", sent < 0 ? errno : EIO);
@@ -103,8 +100,7 @@ DumpPart take_dump_message(const nlmsghdr *h, int family, const std::string &wha
   if (h->nlmsg_type == NLMSG_DONE) {
     // A dump that failed midway ends with NLMSG_DONE carrying -errno.
     int status = 0;
-    if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
-      std::memcpy(&status, NLMSG_DATA(h), sizeof(int));
+    if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int))) std::memcpy(&status, NLMSG_DATA(h), sizeof(int));
     if (status < 0) {
       *err = errno_sentence("the kernel aborted " + what, -status);
       return DumpPart::Failed;
@@ -113,8 +109,7 @@ DumpPart take_dump_message(const nlmsghdr *h, int family, const std::string &wha
   }
   if (h->nlmsg_type == NLMSG_ERROR) {
     int code = EPROTO;
-    if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr)))
-      code = -static_cast<const nlmsgerr *>(NLMSG_DATA(h))->error;
+    if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr))) code = -static_cast<const nlmsgerr *>(NLMSG_DATA(h))->error;
     // No IPv6 in this kernel: there are no IPv6 listeners to report.
     if (family == AF_INET6 && code == ENOENT) return DumpPart::Done;
     *err = errno_sentence("the kernel refused " + what, code);
@@ -142,14 +137,13 @@ bool parse_listen_counters(std::string_view netstat, ListenCounters *out, std::s
     pos = nl + 1;
   }
   if (lines.size() != 2) {
-    *err = "netstat has " + std::to_string(lines.size()) +
-           " TcpExt lines, expected a header and a value line";
+    *err = "netstat has " + std::to_string(lines.size()) + " TcpExt lines, expected a header and a value line";
     return false;
   }
   std::vector<std::string_view> names = words(lines[0]), values = words(lines[1]);
   if (names.size() != values.size()) {
-    *err = "netstat TcpExt has " + std::to_string(names.size()) + " names but " +
-           std::to_string(values.size()) + " values";
+    *err = "netstat TcpExt has " + std::to_string(names.size()) + " names but " + std::to_string(values.size()) +
+           " values";
     return false;
   }
   bool seen_overflows = false, seen_drops = false;
@@ -165,21 +159,18 @@ bool parse_listen_counters(std::string_view netstat, ListenCounters *out, std::s
       continue;
     }
     if (!parse_u64(values[i], dst)) {
-      *err = "netstat TcpExt " + std::string(names[i]) + " is not a number: '" +
-             std::string(values[i]) + "'";
+      *err = "netstat TcpExt " + std::string(names[i]) + " is not a number: '" + std::string(values[i]) + "'";
       return false;
     }
   }
   if (!seen_overflows || !seen_drops) {
-    *err = std::string("netstat TcpExt has no ") +
-           (seen_overflows ? "ListenDrops" : "ListenOverflows") + " counter";
+    *err = std::string("netstat TcpExt has no ") + (seen_overflows ? "ListenDrops" : "ListenOverflows") + " counter";
     return false;
   }
   return true;
 }
 
-ListenQueueWatch::ListenQueueWatch(std::vector<uint16_t> ports)
-    : ports_(std::move(ports)), buf_(kRecvBuf) {
+ListenQueueWatch::ListenQueueWatch(std::vector<uint16_t> ports) : ports_(std::move(ports)), buf_(kRecvBuf) {
   // Opened now so they belong to the constructing thread's network namespace; a
   // failure here is reported by the first poll(), which tries again.
   std::string ignored;
@@ -237,8 +228,7 @@ bool ListenQueueWatch::read_counters(ListenCounters *out, std::string *err) {
 }
 
 // Asks for the family's TCP listeners and folds each one into the state of its port.
-bool ListenQueueWatch::dump_family(int family, std::vector<PortState> *states,
-                                   std::string *err) {
+bool ListenQueueWatch::dump_family(int family, std::vector<PortState> *states, std::string *err) {
   const std::string what = std::string("the ") + family_name(family) + " listener dump";
   if (!send_listener_dump(nl_fd_, family, ++seq_, what, err)) return false;
   for (int reads = 0; reads < kMaxDumpReads; reads++) {
@@ -257,8 +247,7 @@ bool ListenQueueWatch::dump_family(int family, std::vector<PortState> *states,
       return false;
     }
     int len = static_cast<int>(n);
-    for (auto *h = reinterpret_cast<nlmsghdr *>(buf_.data()); NLMSG_OK(h, len);
-         h = NLMSG_NEXT(h, len)) {
+    for (auto *h = reinterpret_cast<nlmsghdr *>(buf_.data()); NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
       if (h->nlmsg_seq != seq_) continue;  // left over from an earlier, failed dump
       const DumpPart part = take_dump_message(h, family, what, states, err);
       if (part != DumpPart::More) return part == DumpPart::Done;
@@ -274,8 +263,7 @@ bool ListenQueueWatch::poll(std::vector<PortState> *out, std::string *err) {
   for (size_t i = 0; i < ports_.size(); i++) states[i].port = ports_[i];
 
   ListenCounters now;
-  if (!read_counters(&now, err) || !dump_family(AF_INET, &states, err) ||
-      !dump_family(AF_INET6, &states, err)) {
+  if (!read_counters(&now, err) || !dump_family(AF_INET, &states, err) || !dump_family(AF_INET6, &states, err)) {
     // Start over with fresh descriptors: a half-read dump must not linger.
     close_files();
     return false;

@@ -59,7 +59,7 @@ class ListenQueueWatch {
     // else the one with the longest queue.
     uint32_t queued = 0;
     uint32_t backlog = 0;
-    bool full = false;       // some listener has queued >= backlog (queue non-empty)
+    bool full = false;  // some listener has queued >= backlog (queue non-empty)
     // Increase of ListenOverflows / ListenDrops since the previous successful poll, if
     // this port had a non-empty queue now (else 0); 0 at the first poll. Heuristic:
     // the counters are per namespace. busy() uses only overflows (drops is noisier).

@@ -26,7 +26,8 @@ bool parse_ban_line(std::string_view line, BanCommand *out, std::string *err) {
   const std::string_view prefix = next_word(&rest);
   if (prefix.empty())
     return *err = out->unban ? "usage: UNBAN <addr|prefix>" : "usage: BAN <addr|prefix> <duration> [<reason>]", false;
-  if (!parse_ban_prefix(std::string(prefix), &out->prefix, err)) return *err = "bad prefix '" + std::string(prefix) + "'", false;
+  if (!parse_ban_prefix(std::string(prefix), &out->prefix, err))
+    return *err = "bad prefix '" + std::string(prefix) + "'", false;
   if (out->unban) {
     if (!rest.empty()) return *err = "usage: UNBAN <addr|prefix>", false;
     return true;

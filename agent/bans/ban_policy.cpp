@@ -57,7 +57,8 @@ bool PeerBanRate::take(const std::string &node_id, uint64_t rate_per_s, uint64_t
     it = buckets_.emplace(node_id, Bucket{burst, now_ns}).first;
   }
   Bucket &b = it->second;
-  if (now_ns > b.at_ns) b.tokens = std::min(burst, b.tokens + static_cast<double>(now_ns - b.at_ns) * 1e-9 * rate_per_s);
+  if (now_ns > b.at_ns)
+    b.tokens = std::min(burst, b.tokens + static_cast<double>(now_ns - b.at_ns) * 1e-9 * rate_per_s);
   b.at_ns = std::max(b.at_ns, now_ns);
   if (b.tokens < 1) return false;
   b.tokens -= 1;

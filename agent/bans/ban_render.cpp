@@ -34,8 +34,7 @@ Json ban_json(const Ban &b, uint64_t now_ns) {
 }
 
 std::string ban_explain_text(const Ban &b, uint64_t now_ns) {
-  if (b.expires_ns <= now_ns)
-    return ban_prefix_text(b.prefix) + ", expired (not swept yet): packets pass to the rules";
+  if (b.expires_ns <= now_ns) return ban_prefix_text(b.prefix) + ", expired (not swept yet): packets pass to the rules";
   std::string s = ban_prefix_text(b.prefix) + " for " + format_remaining(b.expires_ns - now_ns) +
                   " more: every packet dropped before the rules (" + std::to_string(b.dropped) + " so far";
   if (b.would_drop) s += ", " + std::to_string(b.would_drop) + " would-drop in dry run";

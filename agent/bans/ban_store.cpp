@@ -91,9 +91,13 @@ BanStore::~BanStore() {
 std::unique_ptr<BanStore> BanStore::open(const std::string &pin_dir, std::string *err) {
   std::unique_ptr<BanStore> s(new BanStore());
   s->owned_ = true;
-  struct { int *fd; const char *name; } maps[] = {
-      {&s->fds_.v4, DT_MAP_BANS_V4}, {&s->fds_.v6, DT_MAP_BANS_V6},
-      {&s->fds_.info, DT_MAP_BAN_INFO}, {&s->fds_.counts, DT_MAP_BAN_COUNTS}};
+  struct {
+    int *fd;
+    const char *name;
+  } maps[] = {{&s->fds_.v4, DT_MAP_BANS_V4},
+              {&s->fds_.v6, DT_MAP_BANS_V6},
+              {&s->fds_.info, DT_MAP_BAN_INFO},
+              {&s->fds_.counts, DT_MAP_BAN_COUNTS}};
   for (auto &m : maps) {
     const std::string path = pin_dir + "/" + m.name;
     *m.fd = bpf_obj_get(path.c_str());
@@ -103,10 +107,10 @@ std::unique_ptr<BanStore> BanStore::open(const std::string &pin_dir, std::string
       *err = "the agent pinned in " + pin_dir + " has no ban maps (layout " + std::to_string(pinned_layout(pin_dir)) +
              "): restart it with this version (its maps are reused, bans added)";
     else if (e == ENOENT)
-      *err = "no dthrottle agent pinned in " + pin_dir + ": start `agent --iface IFACE` first, or give the --iface "
+      *err = "no dthrottle agent pinned in " + pin_dir +
+             ": start `agent --iface IFACE` first, or give the --iface "
              "or --pin-dir of the running agent";
-    else
-      *err = "cannot open " + path + ": " + errno_text(e) + (e == EPERM || e == EACCES ? " (run as root)" : "");
+    else *err = "cannot open " + path + ": " + errno_text(e) + (e == EPERM || e == EACCES ? " (run as root)" : "");
     return nullptr;
   }
   const std::string lock_path = runtime_file(pin_dir, kBansLockFile);

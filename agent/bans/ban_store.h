@@ -71,8 +71,8 @@ class BanStore {
   int trie_fd(const BanPrefix &p) const { return p.is_v6 ? fds_.v6 : fds_.v4; }
 
   BanMapFds fds_;
-  bool owned_ = false;   // the fds were opened from pins: closed by the destructor
-  int lock_fd_ = -1;     // the flock()ed file holding the generation; -1: none (over())
+  bool owned_ = false;       // the fds were opened from pins: closed by the destructor
+  int lock_fd_ = -1;         // the flock()ed file holding the generation; -1: none (over())
   uint64_t generation_ = 0;  // without a lock file
 };
 

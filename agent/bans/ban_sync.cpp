@@ -70,8 +70,7 @@ void BanSync::on_lifted_here(const BanPrefix &prefix, const Known &k, uint64_t n
   }
   if (tombstones_.size() < kMaxBanTombstones || tombstones_.count(prefix))
     tombstones_[prefix] = Tombstone{now_unix_ms, now_ns + kBanTombstoneNs};
-  else
-    counters_.refused_tombstones++;  // announced once, not again
+  else counters_.refused_tombstones++;  // announced once, not again
   out->push_back(lift_notice(prefix, now_unix_ms));
 }
 
@@ -176,7 +175,8 @@ void BanSync::apply_set(const std::string &from, const BanNotice &n, uint64_t no
   const uint64_t drift = old ? (old->expires_ns > expires ? old->expires_ns - expires : expires - old->expires_ns) : 0;
   if (old && old->set_unix_ms == n.unix_ms && (clamped || drift < 2'000'000'000ull)) return;  // a re-announcement
   if (!old) {
-    if (remote_bans_ >= kMaxPeerBans) return refuse(&counters_.rejected_cap, from, n, "16,384 peers' bans here", now_ns);
+    if (remote_bans_ >= kMaxPeerBans)
+      return refuse(&counters_.rejected_cap, from, n, "16,384 peers' bans here", now_ns);
     if (auto p = peer_bans_.find(node); (p == peer_bans_.end() ? 0 : p->second) >= policy_.max_per_peer)
       return refuse(&counters_.refused_peer_cap, from, n,
                     "this peer's bans here are at --peer-ban-max " + std::to_string(policy_.max_per_peer), now_ns);

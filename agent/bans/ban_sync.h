@@ -61,19 +61,19 @@ constexpr size_t kMaxBanTombstones = 16384;  // of this host's lifts, and again 
   X(learned, "learned", 1, "bans", "# learned", 0) /* peers' notices applied */ \
   X(updated, "updated", 1, "bans", "# updated", 0) \
   X(lifted, "lifted", 1, "bans", "# lifted", 0) \
-  X(swept, "swept", 0, "bans", "# swept", 0) /* expired bans removed */ \
-  X(ignored_stale, "stale", 1, "bans", "# stale", 0) /* older than a lift or than the ban held here */ \
+  X(swept, "swept", 0, "bans", "# swept", 0)               /* expired bans removed */ \
+  X(ignored_stale, "stale", 1, "bans", "# stale", 0)       /* older than a lift or than the ban held here */ \
   X(rejected_cap, "refused_cap", 1, "refused", "# cap", 1) /* kMaxPeerBans learned bans */ \
   X(rejected_duration, "refused_duration", 1, "refused", "# duration", 1) /* over 30 days */ \
   X(rejected_write, "refused_write", 1, "refused", "# write", 1) \
-  X(ignored_held, "held", 1, "bans", "# held by another", 0) /* a prefix another origin's ban holds */ \
-  X(clamped, "clamped", 0, "bans", "# clamped", 0) /* sets longer than max_duration, cut to it */ \
-  X(refused_peer, "refused_peer", 1, "refused", "# peer", 1) /* a peer --peer-bans does not list */ \
+  X(ignored_held, "held", 1, "bans", "# held by another", 0)       /* a prefix another origin's ban holds */ \
+  X(clamped, "clamped", 0, "bans", "# clamped", 0)                 /* sets longer than max_duration, cut to it */ \
+  X(refused_peer, "refused_peer", 1, "refused", "# peer", 1)       /* a peer --peer-bans does not list */ \
   X(refused_prefix, "refused_prefix", 1, "refused", "# prefix", 1) /* wider than --peer-ban-min-prefix */ \
   X(refused_never_ban, "refused_never_ban", 1, "refused", "# never-ban", 1) /* a peer, hub or allowed */ \
-  X(refused_peer_cap, "refused_peer_cap", 1, "refused", "# peer cap", 1) /* at --peer-ban-max */ \
-  X(refused_rate, "refused_rate", 1, "refused", "# rate", 1) /* over the peer's --peer-ban-rate */ \
-  X(refused_time, "refused_time", 1, "refused", "# time", 1) /* set or lifted in the future or too far past */ \
+  X(refused_peer_cap, "refused_peer_cap", 1, "refused", "# peer cap", 1)    /* at --peer-ban-max */ \
+  X(refused_rate, "refused_rate", 1, "refused", "# rate", 1)                /* over the peer's --peer-ban-rate */ \
+  X(refused_time, "refused_time", 1, "refused", "# time", 1)       /* set or lifted in the future or too far past */ \
   X(refused_origin, "refused_origin", 1, "refused", "# origin", 1) /* a lift of a ban the peer did not set */ \
   X(refused_tombstones, "refused_tombstone", 1, "bans", "# tombstones not kept", 0) /* no room (still applied) */ \
   X(tombstones, "tombstones", 0, "bans", "# tombstones", 0) /* held now (this host's and the peers') */
@@ -151,11 +151,11 @@ class BanSync {
   PeerBanPolicy policy_;
   NeverBan never_;
   PeerBanRate rate_;
-  std::map<BanPrefix, Known> known_;  // the bans as of the last scan (and our own applies)
+  std::map<BanPrefix, Known> known_;         // the bans as of the last scan (and our own applies)
   std::map<std::string, size_t> peer_bans_;  // known_'s remote bans by peer
   size_t remote_bans_ = 0;
-  std::map<BanPrefix, Tombstone> tombstones_;      // lifts of this host's own bans: announced
-  std::map<PeerKey, Tombstone> peer_tombstones_;   // the peers' lifts, and unbans here of their bans
+  std::map<BanPrefix, Tombstone> tombstones_;     // lifts of this host's own bans: announced
+  std::map<PeerKey, Tombstone> peer_tombstones_;  // the peers' lifts, and unbans here of their bans
   std::map<std::string, size_t> peer_tombstone_counts_;
   uint64_t seen_generation_ = UINT64_MAX;
   uint64_t next_full_ns_ = 0;

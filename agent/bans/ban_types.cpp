@@ -37,7 +37,8 @@ bool parse_ban_prefix(const std::string &text, BanPrefix *out, std::string *err)
   const std::string host = text.substr(0, slash);
   dt_key k{};
   if (host.empty() || !key_from_string(host, &k)) {
-    *err = "'" + text + "' is not an address or prefix: give an IPv4 or IPv6 address (198.18.0.7, 2001:2::7) or "
+    *err = "'" + text +
+           "' is not an address or prefix: give an IPv4 or IPv6 address (198.18.0.7, 2001:2::7) or "
            "a prefix (198.18.0.0/24, 2001:2::/48)";
     return false;
   }
@@ -98,9 +99,12 @@ bool parse_ban_duration(const std::string &text, uint64_t *ns, std::string *err)
 std::string format_remaining(uint64_t ns) {
   const uint64_t s = ns / 1'000'000'000ull;
   char buf[48];
-  if (s >= 86400) snprintf(buf, sizeof buf, "%llud %lluh", (unsigned long long)(s / 86400), (unsigned long long)(s % 86400 / 3600));
-  else if (s >= 3600) snprintf(buf, sizeof buf, "%lluh %llum", (unsigned long long)(s / 3600), (unsigned long long)(s % 3600 / 60));
-  else if (s >= 60) snprintf(buf, sizeof buf, "%llum %llus", (unsigned long long)(s / 60), (unsigned long long)(s % 60));
+  if (s >= 86400)
+    snprintf(buf, sizeof buf, "%llud %lluh", (unsigned long long)(s / 86400), (unsigned long long)(s % 86400 / 3600));
+  else if (s >= 3600)
+    snprintf(buf, sizeof buf, "%lluh %llum", (unsigned long long)(s / 3600), (unsigned long long)(s % 3600 / 60));
+  else if (s >= 60)
+    snprintf(buf, sizeof buf, "%llum %llus", (unsigned long long)(s / 60), (unsigned long long)(s % 60));
   else snprintf(buf, sizeof buf, "%llus", (unsigned long long)s);
   return buf;
 }

@@ -40,8 +40,8 @@ struct Ban {
   uint64_t expires_ns = 0;   // CLOCK_MONOTONIC (the kernel's bpf_ktime_get_ns)
   uint64_t set_unix_ms = 0;  // when it was set, at its origin
   std::string reason, origin, who;
-  bool remote = false;       // learned from a peer: this host does not announce it
-  uint32_t slot = 0;         // its key in ban_info and ban_counts (the store's business)
+  bool remote = false;                   // learned from a peer: this host does not announce it
+  uint32_t slot = 0;                     // its key in ban_info and ban_counts (the store's business)
   uint64_t dropped = 0, would_drop = 0;  // packets, summed over CPUs (BanStore::list)
 };
 
@@ -70,8 +70,8 @@ namespace dt {
 struct BanNotice {
   BanPrefix prefix;
   bool remove = false;
-  uint64_t remaining_ms = 0;  // set: 1 .. kMaxBanNs in ms
-  uint64_t unix_ms = 0;       // set: when it was set at its origin; remove: when it was lifted
+  uint64_t remaining_ms = 0;        // set: 1 .. kMaxBanNs in ms
+  uint64_t unix_ms = 0;             // set: when it was set at its origin; remove: when it was lifted
   std::string reason, origin, who;  // set only (valid_ban_text, their kMaxBan* lengths)
 };
 

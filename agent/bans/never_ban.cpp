@@ -19,7 +19,9 @@ template <size_t N>
 void mask_to(const uint8_t *addr, unsigned len, uint8_t *out) {
   for (size_t i = 0; i < N; i++) {
     const unsigned first = static_cast<unsigned>(i * 8);
-    out[i] = first >= len ? 0 : len - first >= 8 ? addr[i] : static_cast<uint8_t>(addr[i] & (0xff << (8 - (len - first))));
+    out[i] = first >= len       ? 0
+             : len - first >= 8 ? addr[i]
+                                : static_cast<uint8_t>(addr[i] & (0xff << (8 - (len - first))));
   }
 }
 
@@ -131,8 +133,8 @@ bool read_keys(int fd, std::vector<K> *out) {
 // it is not `known_id`, its prefixes into *keys (list_maps.h: read_set_prefixes, merged
 // where the file's prefixes overlap or touch). False with *err.
 template <class K>
-bool read_allow_set(const std::string &path, uint32_t known_id, uint32_t *id, std::vector<K> *keys,
-                     bool *changed, std::string *err) {
+bool read_allow_set(const std::string &path, uint32_t known_id, uint32_t *id, std::vector<K> *keys, bool *changed,
+                    std::string *err) {
   *changed = false;
   const int outer = bpf_obj_get(path.c_str());
   if (outer < 0) return *err = "cannot open " + path + ": " + strerror(errno), false;

@@ -44,7 +44,7 @@ class NeverBanPins {
 
  private:
   std::string pin_dir_;
-  uint32_t allow_ids_[2] = {0, 0};  // the v4 and v6 allow sets read last (0: none)
+  uint32_t allow_ids_[2] = {0, 0};             // the v4 and v6 allow sets read last (0: none)
   std::shared_ptr<const ListPrefixes> allow_;  // what they held
   NeverBan set_;
 };

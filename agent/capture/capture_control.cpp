@@ -76,7 +76,8 @@ bool CaptureControl::open(const std::string &pin_dir, std::string *err) {
     const int stats_fd = open_pin(pin_dir, DT_MAP_STATS);
     if (stats_fd < 0)
       return *err = "no throttle's maps are pinned in " + pin_dir +
-                    ": is an agent running with these pins (its --iface, or its --pin-dir)?", false;
+                    ": is an agent running with these pins (its --iface, or its --pin-dir)?",
+             false;
     ::close(stats_fd);
     *err = "the throttle pinned in " + pin_dir + " has no capture maps (" + strerror(e) +
            "): it was started by an older agent; restart it with this version";

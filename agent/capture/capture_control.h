@@ -15,10 +15,10 @@ namespace dt {
 struct CaptureFilter {
   uint8_t verdicts = DT_CAP_DROPPED | DT_CAP_WOULD_DROP;  // DT_CAP_* mask
   bool has_rule = false;
-  uint16_t rule = 0;            // a rule id, or DT_CAP_RULE_*
+  uint16_t rule = 0;  // a rule id, or DT_CAP_RULE_*
   bool has_source = false;
-  BanPrefix source;             // --source: an address or prefix
-  uint16_t snaplen = 128;       // 1 .. DT_CAPTURE_MAX_SNAPLEN
+  BanPrefix source;        // --source: an address or prefix
+  uint16_t snaplen = 128;  // 1 .. DT_CAPTURE_MAX_SNAPLEN
   uint32_t per_cpu_rate = DT_CAPTURE_DEFAULT_RATE;
 };
 

@@ -49,12 +49,15 @@ int parse_capture_command(int argc, char **argv, CaptureOptions *o) {
       &o->iface, &o->pin_dir,
       {
           {"write", 'w', "FILE", "write the packets to FILE (\"-\": standard output)", store(&o->output)},
-          {"dropped", 0, nullptr, "packets dropped (the default, with --would-drop)", verdict_into(&o->verdicts, DT_CAP_DROPPED)},
+          {"dropped", 0, nullptr, "packets dropped (the default, with --would-drop)",
+           verdict_into(&o->verdicts, DT_CAP_DROPPED)},
           {"would-drop", 0, nullptr, "packets dry run passed that enforcing would drop",
            verdict_into(&o->verdicts, DT_CAP_WOULD_DROP)},
           {"passed", 0, nullptr, "packets passed", verdict_into(&o->verdicts, DT_CAP_PASSED)},
-          {"rule", 0, "NAME", "only packets decided by rule NAME (@ban, @deny-list and @allow-list\n"
-                              "name the bans and lists; default: the default rule)", store(&o->rule)},
+          {"rule", 0, "NAME",
+           "only packets decided by rule NAME (@ban, @deny-list and @allow-list\n"
+           "name the bans and lists; default: the default rule)",
+           store(&o->rule)},
           {"source", 0, "PREFIX", "only packets from PREFIX (an address, or ADDR/LEN)", store(&o->source)},
           {"count", 'c', "N", "stop after N packets, 1 to 1000000 (default 100)", count_into(&o->count, 1, 1'000'000)},
           {"duration", 0, "D", "stop after D, 1s to 24h (default: no limit)",
@@ -69,7 +72,8 @@ int parse_capture_command(int argc, char **argv, CaptureOptions *o) {
       "capture on IFACE's throttle (/sys/fs/bpf/dthrottle/IFACE)", "capture on the throttle pinned in DIR");
   const CommandSpec spec(command_name("capture"), kCaptureUsage, std::move(options), 0, kCaptureExamples);
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &, std::string *err) {
-    if (o->output.empty()) return *err = "say where to write the packets: -w FILE (\"-\" for standard output)", ParseOutcome::Error;
+    if (o->output.empty())
+      return *err = "say where to write the packets: -w FILE (\"-\" for standard output)", ParseOutcome::Error;
     if (!o->verdicts) o->verdicts = DT_CAP_DROPPED | DT_CAP_WOULD_DROP;
     return resolve_pin_dir(o->iface, &o->pin_dir, "capture on", err);
   });

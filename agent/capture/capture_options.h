@@ -14,12 +14,12 @@ namespace dt {
 //   [--format pcapng|pcap]
 struct CaptureOptions {
   std::string iface, pin_dir;
-  std::string output;            // -w: the file ("-": standard output)
-  uint8_t verdicts = 0;          // DT_CAP_* given; 0: dropped and would-drop
-  std::string rule;              // --rule NAME ("": any)
-  std::string source;            // --source PREFIX ("": any)
-  uint64_t count = 100;          // packets to write, then stop
-  uint64_t duration_ns = 0;      // stop after this long (0: no limit)
+  std::string output;        // -w: the file ("-": standard output)
+  uint8_t verdicts = 0;      // DT_CAP_* given; 0: dropped and would-drop
+  std::string rule;          // --rule NAME ("": any)
+  std::string source;        // --source PREFIX ("": any)
+  uint64_t count = 100;      // packets to write, then stop
+  uint64_t duration_ns = 0;  // stop after this long (0: no limit)
   uint32_t snaplen = 128;
   uint32_t per_cpu_rate = DT_CAPTURE_DEFAULT_RATE;
   PcapFormat format = PcapFormat::Pcapng;

@@ -2,13 +2,13 @@
 #include "capture/capture_session.h"
 
 #include <bpf/libbpf.h>
-#include <csignal>
-#include <ctime>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <map>
 
 #include "bans/ban_types.h"
@@ -43,22 +43,25 @@ uint64_t realtime_offset_ns() {
 
 const char *verdict_word(uint8_t v) {
   switch (v) {
-    case DT_CAP_DROPPED: return "dropped";
-    case DT_CAP_WOULD_DROP: return "would-drop";
-    default: return "passed";
+    case DT_CAP_DROPPED:
+      return "dropped";
+    case DT_CAP_WOULD_DROP:
+      return "would-drop";
+    default:
+      return "passed";
   }
 }
 
 // The rule id --rule NAME names, or false with a sentence in *err.
 bool resolve_rule(const std::string &name, int names_fd, uint16_t *id, std::string *err) {
-  const std::map<std::string, uint16_t> special = {{"@ban", DT_CAP_RULE_BAN},
-                                                   {"@deny-list", DT_CAP_RULE_DENY_LIST},
-                                                   {"@allow-list", DT_CAP_RULE_ALLOW_LIST}};
+  const std::map<std::string, uint16_t> special = {
+      {"@ban", DT_CAP_RULE_BAN}, {"@deny-list", DT_CAP_RULE_DENY_LIST}, {"@allow-list", DT_CAP_RULE_ALLOW_LIST}};
   if (auto it = special.find(name); it != special.end()) return *id = it->second, true;
   std::string known;
   for (uint32_t r = 0; r < DT_MAX_RULES; r++) {
     const std::string n = read_rule_name(names_fd, r);
-    if (n == name || (r == DT_RULE_DEFAULT && n.empty() && name == "default")) return *id = static_cast<uint16_t>(r), true;
+    if (n == name || (r == DT_RULE_DEFAULT && n.empty() && name == "default"))
+      return *id = static_cast<uint16_t>(r), true;
     if (!n.empty()) known += (known.empty() ? "" : ", ") + n;
   }
   *err = "no rule is named '" + name + "' in the running rules (" + (known.empty() ? "none is named" : known) +
@@ -91,12 +94,15 @@ struct Session {
   uint64_t offset_ns = 0;  // realtime - monotonic
   uint64_t written = 0, stale = 0;
   std::map<uint16_t, std::string> labels;  // rule id -> label, read once
-  std::string error;       // a write error: the capture stops
+  std::string error;                       // a write error: the capture stops
 
   const std::string &label(uint16_t rule) {
     auto it = labels.find(rule);
     if (it == labels.end())
-      it = labels.emplace(rule, capture_rule_label(rule, rule < DT_MAX_RULES ? read_rule_name(control->names_fd(), rule) : "")).first;
+      it = labels
+               .emplace(rule,
+                        capture_rule_label(rule, rule < DT_MAX_RULES ? read_rule_name(control->names_fd(), rule) : ""))
+               .first;
     return it->second;
   }
 };
@@ -139,11 +145,16 @@ int discard_record(void *, void *, size_t) { return 0; }
 
 std::string capture_rule_label(uint16_t rule, const std::string &name) {
   switch (rule) {
-    case DT_CAP_RULE_BAN: return "@ban";
-    case DT_CAP_RULE_DENY_LIST: return "@deny-list";
-    case DT_CAP_RULE_ALLOW_LIST: return "@allow-list";
-    case DT_CAP_RULE_NONE: return "@none";
-    default: break;
+    case DT_CAP_RULE_BAN:
+      return "@ban";
+    case DT_CAP_RULE_DENY_LIST:
+      return "@deny-list";
+    case DT_CAP_RULE_ALLOW_LIST:
+      return "@allow-list";
+    case DT_CAP_RULE_NONE:
+      return "@none";
+    default:
+      break;
   }
   if (!name.empty()) return name;
   return rule == DT_RULE_DEFAULT ? "default" : "#" + std::to_string(rule);
@@ -179,10 +190,12 @@ int run_capture(const CaptureOptions &o) {
   if (!ok) return fail(err);
   CaptureCounts counts;
   read_capture_counts(control.cpu_fd(), &counts);
-  fprintf(stderr, "%s: %llu packets written to %s (sampler since its pins were made: %llu captured, %llu sampled out, %llu lost to a full ring)\n",
-          cmd.c_str(), static_cast<unsigned long long>(s.written), o.output == "-" ? "standard output" : o.output.c_str(),
-          static_cast<unsigned long long>(counts.captured), static_cast<unsigned long long>(counts.sampled_out),
-          static_cast<unsigned long long>(counts.ring_full));
+  fprintf(stderr,
+          "%s: %llu packets written to %s (sampler since its pins were made: %llu captured, %llu sampled out, %llu "
+          "lost to a full ring)\n",
+          cmd.c_str(), static_cast<unsigned long long>(s.written),
+          o.output == "-" ? "standard output" : o.output.c_str(), static_cast<unsigned long long>(counts.captured),
+          static_cast<unsigned long long>(counts.sampled_out), static_cast<unsigned long long>(counts.ring_full));
   return 0;
 }
 

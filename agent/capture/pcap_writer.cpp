@@ -13,7 +13,7 @@
 namespace dt {
 namespace {
 
-constexpr uint32_t kLinkEthernet = 1;          // LINKTYPE_ETHERNET
+constexpr uint32_t kLinkEthernet = 1;  // LINKTYPE_ETHERNET
 constexpr uint32_t kSectionHeader = 0x0A0D0D0A;
 constexpr uint32_t kInterfaceDescription = 1;
 constexpr uint32_t kEnhancedPacket = 6;
@@ -46,11 +46,12 @@ std::string block(uint32_t type, const std::string &body) {
 // hold payloads, so only a regular file of this user's, with no other name (a hard link
 // would let whoever made it read the capture), becomes one.
 std::string unfit_capture_file(int fd, const std::string &path) {
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0) return "cannot read what " + path + " is: " + strerror(errno);
   if (!S_ISREG(st.st_mode))
-    return path + " exists and is not a regular file (a FIFO, device or socket): captures are written to a new or "
-                  "regular file only; remove it or choose another name";
+    return path +
+           " exists and is not a regular file (a FIFO, device or socket): captures are written to a new or "
+           "regular file only; remove it or choose another name";
   if (st.st_uid != geteuid())
     return path + " exists and belongs to uid " + std::to_string(st.st_uid) +
            ", not to this user: remove it or choose another name";
@@ -66,8 +67,9 @@ std::string unfit_capture_file(int fd, const std::string &path) {
 FILE *open_capture_file(const std::string &path, std::string *err) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (fd < 0) {
-    *err = errno == ELOOP ? path + " is a symbolic link: captures are never written through one; remove it or give "
-                                   "the path of a new file"
+    *err = errno == ELOOP ? path +
+                                " is a symbolic link: captures are never written through one; remove it or give "
+                                "the path of a new file"
                           : "cannot create " + path + ": " + strerror(errno);
     return nullptr;
   }
@@ -96,7 +98,8 @@ std::string pcapng_header(uint32_t snaplen, const std::string &iface) {
   put16(&idb, kLinkEthernet);
   put16(&idb, 0);
   put32(&idb, snaplen);
-  if (!iface.empty()) put_option(&idb, kOptIfName, iface.data(), static_cast<uint16_t>(std::min<size_t>(iface.size(), 255)));
+  if (!iface.empty())
+    put_option(&idb, kOptIfName, iface.data(), static_cast<uint16_t>(std::min<size_t>(iface.size(), 255)));
   const uint8_t nanoseconds = 9;  // timestamps in ns (10^-9 s)
   put_option(&idb, kOptIfTsresol, &nanoseconds, 1);
   put_option(&idb, kOptEnd, nullptr, 0);

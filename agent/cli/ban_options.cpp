@@ -2,8 +2,8 @@
 // --help text above its options and its checks after them (docs/bans.md).
 #include "bans/ban_types.h"
 #include "cli/cli.h"
-#include "common/program_name.h"
 #include "cli/option_values.h"
+#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -68,9 +68,9 @@ int parse_ban_command(int argc, char **argv, BanOptions *o) {
 }
 
 int parse_unban_command(int argc, char **argv, BanOptions *o) {
-  std::vector<OptionSpec> options = with_pin_target(&o->iface, &o->pin_dir, {},
-                                                    "the agent pinned in /sys/fs/bpf/dthrottle/IFACE",
-                                                    "the agent whose maps are pinned in DIR");
+  std::vector<OptionSpec> options =
+      with_pin_target(&o->iface, &o->pin_dir, {}, "the agent pinned in /sys/fs/bpf/dthrottle/IFACE",
+                      "the agent whose maps are pinned in DIR");
   const CommandSpec spec(command_name("unban"), kUnbanUsage, std::move(options), 1);
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &operands, std::string *err) {
     if (ParseOutcome r = take_target("unban", operands, o, err); r != ParseOutcome::Ok) return r;
@@ -79,9 +79,10 @@ int parse_unban_command(int argc, char **argv, BanOptions *o) {
 }
 
 int parse_bans_command(int argc, char **argv, BanOptions *o) {
-  std::vector<OptionSpec> options = with_pin_target(
-      &o->iface, &o->pin_dir, {{"json", 0, nullptr, "machine-readable output", turn_on(&o->json)}});
-  return parse_subcommand({command_name("bans"), kBansUsage, std::move(options)}, argc, argv, pin_target_check(o, "list the bans of"));
+  std::vector<OptionSpec> options =
+      with_pin_target(&o->iface, &o->pin_dir, {{"json", 0, nullptr, "machine-readable output", turn_on(&o->json)}});
+  return parse_subcommand({command_name("bans"), kBansUsage, std::move(options)}, argc, argv,
+                          pin_target_check(o, "list the bans of"));
 }
 
 }  // namespace dt

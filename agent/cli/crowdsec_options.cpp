@@ -1,7 +1,7 @@
 // crowdsec_options.cpp - the option table of `agent crowdsec` (cli.h), the CrowdSec bouncer.
 #include "cli/cli.h"
-#include "common/program_name.h"
 #include "cli/option_values.h"
+#include "common/program_name.h"
 #include "crowdsec/lapi_client.h"
 
 namespace dt {
@@ -70,7 +70,8 @@ int parse_crowdsec_command(int argc, char **argv, CrowdsecOptions *o) {
       "set the bans of the agent pinned in /sys/fs/bpf/dthrottle/IFACE", "set the bans of the agent pinned in DIR");
   const CommandSpec spec(command_name("crowdsec"), kCrowdsecUsage, std::move(options), 0, kCrowdsecExample);
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &, std::string *err) {
-    if (o->lapi.empty()) return *err = "say where the Local API is: --lapi URL (e.g. http://127.0.0.1:8080)", ParseOutcome::Error;
+    if (o->lapi.empty())
+      return *err = "say where the Local API is: --lapi URL (e.g. http://127.0.0.1:8080)", ParseOutcome::Error;
     LapiUrl url;
     if (!parse_lapi_url(o->lapi, &url, err)) return *err = "--lapi: " + *err, ParseOutcome::Error;
     if (!check_lapi_transport(*o, url, err)) return ParseOutcome::Error;

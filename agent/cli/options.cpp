@@ -95,7 +95,8 @@ std::vector<option> getopt_options(const std::vector<OptionSpec> &options) {
   const std::vector<OptionSpec> all = with_help(options);
   std::vector<option> out;
   for (size_t i = 0; i < all.size(); i++)
-    if (all[i].name) out.push_back({all[i].name, all[i].value ? required_argument : no_argument, nullptr, id_at(all, i)});
+    if (all[i].name)
+      out.push_back({all[i].name, all[i].value ? required_argument : no_argument, nullptr, id_at(all, i)});
   out.push_back({nullptr, 0, nullptr, 0});
   return out;
 }
@@ -154,11 +155,16 @@ std::string command_help(const CommandSpec &spec) {
 
 int exit_code_of(ParseOutcome outcome, const CommandSpec &spec, const std::string &err) {
   switch (outcome) {
-    case ParseOutcome::Ok: return -1;
-    case ParseOutcome::Help: fputs(command_help(spec).c_str(), stdout); return 0;
-    case ParseOutcome::Error: break;
+    case ParseOutcome::Ok:
+      return -1;
+    case ParseOutcome::Help:
+      fputs(command_help(spec).c_str(), stdout);
+      return 0;
+    case ParseOutcome::Error:
+      break;
   }
-  fprintf(stderr, "%s: %s\nTry '%s --help'.\n", spec.command.c_str(), with_program_name(err).c_str(), spec.command.c_str());
+  fprintf(stderr, "%s: %s\nTry '%s --help'.\n", spec.command.c_str(), with_program_name(err).c_str(),
+          spec.command.c_str());
   return 2;
 }
 

@@ -37,13 +37,16 @@ struct CommandSpec {
   CommandSpec() = default;
   CommandSpec(std::string command_, std::string usage_, std::vector<OptionSpec> options_, size_t max_operands_ = 0,
               std::string epilogue_ = "")
-      : command(std::move(command_)), usage(std::move(usage_)), options(std::move(options_)),
-        max_operands(max_operands_), epilogue(std::move(epilogue_)) {}
-  std::string command;           // "agent stats": errors start with it
-  std::string usage;             // --help above "Options:" (the Usage: lines and what it does)
+      : command(std::move(command_)),
+        usage(std::move(usage_)),
+        options(std::move(options_)),
+        max_operands(max_operands_),
+        epilogue(std::move(epilogue_)) {}
+  std::string command;              // "agent stats": errors start with it
+  std::string usage;                // --help above "Options:" (the Usage: lines and what it does)
   std::vector<OptionSpec> options;  // --help is added at the end unless an entry is named "help"
-  size_t max_operands = 0;       // non-option arguments it takes (ADDR, NAME); more is an error
-  std::string epilogue;          // --help after the options (examples)
+  size_t max_operands = 0;          // non-option arguments it takes (ADDR, NAME); more is an error
+  std::string epilogue;             // --help after the options (examples)
 };
 
 // The table as getopt_long wants it (ending with a zero entry, --help included): each

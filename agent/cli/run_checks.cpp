@@ -1,13 +1,12 @@
 // run_checks.cpp - the run options checked as a set, once all are read (run_flags.h):
 // what is required, defaults derived from other options, options that need each other.
 #include "cli/run_flags.h"
-
 #include "common/node_id.h"
 #include "common/parse_values.h"
+#include "common/program_name.h"
 #include "dataplane/policy.h"
 #include "query/query_listen.h"
 #include "rules/prefix_limits.h"
-#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -17,8 +16,9 @@ namespace {
 ParseOutcome check_default_rule(const RunFlagsSeen &seen, RunOptions *o, std::string *err) {
   if (!o->rules_file.empty() && !seen.rate && !seen.burst) {
     if (o->prefix_limits.empty()) return ParseOutcome::Ok;
-    *err = "--prefix-limit caps the default rule's sources per prefix, which needs --rate and --burst "
-           "(for a rule of the --rules file: prefix_limits in its [[rule]])";
+    *err =
+        "--prefix-limit caps the default rule's sources per prefix, which needs --rate and --burst "
+        "(for a rule of the --rules file: prefix_limits in its [[rule]])";
     return ParseOutcome::Error;
   }
   if (!seen.rate) return *err = "--rate is required (or --rules FILE)", ParseOutcome::Error;
@@ -41,12 +41,11 @@ std::string cluster_security_error(bool cluster, const std::string &curve_key, b
   if (insecure && !curve_key.empty())
     return "--insecure-cluster and --curve-key contradict each other: keep --curve-key (the secure cluster) "
            "or drop it";
-  if (insecure && !cluster)
-    return "--insecure-cluster only makes sense with --peers, --peers-file, --listen or --hub";
+  if (insecure && !cluster) return "--insecure-cluster only makes sense with --peers, --peers-file, --listen or --hub";
   if (!cluster || insecure || !curve_key.empty()) return "";
   return "a cluster without keys lets anyone on the network forge, read or silence reports: give "
-         "--curve-key FILE --curve-peers DIR (make them with `" + command_name("keygen") +
-         " NAME`, see docs/security.md), or --insecure-cluster to run it unauthenticated";
+         "--curve-key FILE --curve-peers DIR (make them with `" +
+         command_name("keygen") + " NAME`, see docs/security.md), or --insecure-cluster to run it unauthenticated";
 }
 
 ParseOutcome finish_run_options(const RunFlagsSeen &seen, RunOptions *o, std::string *err) {

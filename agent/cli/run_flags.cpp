@@ -83,7 +83,8 @@ std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
   return {
       {"iface", 'i', "IFACE", "network interface to protect (required)", store(&o->iface)},
       {"rate", 'r', "R",
-       "refill rate per source, packets per second (required);\nfractions allowed (0.1666 = one packet every 6 s), and\n"
+       "refill rate per source, packets per second (required);\nfractions allowed (0.1666 = one packet every 6 s), "
+       "and\n"
        "the suffixes /s, /m, /h (10/m = one every 6 s); with a\nbyte unit a byte budget: 100kB/s, 10Mbit/s, 1MiB/s",
        budget_into(&o->rate, &seen->rate, &seen->rate_text, &seen->rate_bytes, parse_budget_rate)},
       {"burst", 'b', "B",
@@ -103,7 +104,8 @@ std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
       {"prefix-limit", 0, "L",
        "also cap the default rule's sources per prefix: L is\nv4/N=RATE,burst=B or v6/N=RATE,burst=B (repeatable, "
        "up\nto 4 levels per family, e.g. v4/24=1000/s,burst=2000 and\nv4/16=5000/s,burst=10000): a packet passes only "
-       "if every\nlevel of its prefix has a token, checked before its\nsource gets a bucket (spoofed floods; docs/rules.md);\n"
+       "if every\nlevel of its prefix has a token, checked before its\nsource gets a bucket (spoofed floods; "
+       "docs/rules.md);\n"
        "prefix_limits in a [[rule]] of --rules",
        parsed_append(&o->prefix_limits, parse_prefix_limit)},
       {"pin-dir", 0, "DIR", "where the maps and the XDP link are pinned\n(default /sys/fs/bpf/dthrottle/IFACE)",
@@ -163,8 +165,7 @@ std::vector<OptionSpec> query_options(RunOptions *o) {
        checked_append(&o->tag_rules, parse_tag_rule)},
       {"query-max-wait", 0, "D", "longest wait a RESERVE may be granted (default 1s)",
        duration_into(&o->query_max_wait_ns)},
-      {"query-max-connections", 0, "N",
-       "(default 4096; at most the descriptor limit minus 256\nand 2 per peer or hub)",
+      {"query-max-connections", 0, "N", "(default 4096; at most the descriptor limit minus 256\nand 2 per peer or hub)",
        count_into(&o->query_max_connections, 1, 1000000)},
       {"max-tags", 0, "N", "tag buckets kept (default 1000000)", count_into(&o->max_tags, 1, 100000000)},
       {"redis", 0, "ADDR",
@@ -270,7 +271,10 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
          if (!valid_node_id(v)) return *why = "'" + v + "' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -", false;
          return o->node_id = v, true;
        }},
-      {"down-after", 0, "D", "a peer silent this long is reported down (default 11\nperiods); an idle agent says \"alive\" every (D - period)\n/ 2 (default 5 periods). With --curve-key in a full mesh\na peer is also down once its link drops, and by default\nsays \"alive\" every 20 s (down after 40 s + a period)",
+      {"down-after", 0, "D",
+       "a peer silent this long is reported down (default 11\nperiods); an idle agent says \"alive\" every (D - "
+       "period)\n/ 2 (default 5 periods). With --curve-key in a full mesh\na peer is also down once its link drops, "
+       "and by default\nsays \"alive\" every 20 s (down after 40 s + a period)",
        duration_into(&o->down_after_ns)},
       {"report-max-age", 0, "D",
        "peers' reports older than D are not charged, nor those a\npeer sent while it could not hear us (a "
@@ -288,7 +292,8 @@ std::vector<OptionSpec> cluster_options(RunOptions *o) {
        duration_or_off_into(&o->early_report_ns, 1'000'000, 60'000'000'000ull, "from 1ms (or off)")},
       {"curve-key", 0, "FILE",
        "this node's CurveZMQ key pair (%prog keygen): encrypt and\nauthenticate peer traffic (also through a `%prog "
-       "hub\n--curve-key`), and sign every report with the node's key;\nthe node's boot counter is kept beside it (NAME.boot) if\nthat directory is writable",
+       "hub\n--curve-key`), and sign every report with the node's key;\nthe node's boot counter is kept beside it "
+       "(NAME.boot) if\nthat directory is writable",
        store(&o->curve_key)},
       {"curve-peers", 0, "DIR",
        "public keys (*.pub) of the peers allowed to subscribe, of\nthe hubs, and of every node whose reports are "
@@ -308,7 +313,8 @@ std::vector<OptionSpec> peer_ban_options(RunOptions *o) {
   return {
       text("Peers' bans (docs/bans.md \"What a member may ban\"):"),
       {"peer-bans", 0, "WHO",
-       "which peers' bans this host takes: all (default), none,\nor NODE[,NODE...] (node ids); a peer lifts only its own",
+       "which peers' bans this host takes: all (default), none,\nor NODE[,NODE...] (node ids); a peer lifts only its "
+       "own",
        [p](const std::string &v, std::string *why) { return parse_peer_bans(v, p, why); }},
       {"peer-ban-min-prefix", 0, "V4,V6",
        "refuse peers' bans wider than these prefix lengths\n(default 16,48: no /15 or wider, no IPv6 /47 or wider)",
@@ -318,8 +324,7 @@ std::vector<OptionSpec> peer_ban_options(RunOptions *o) {
        [p](const std::string &v, std::string *why) { return parse_ban_duration(v, &p->max_duration_ns, why); }},
       {"peer-ban-max", 0, "N", "at most N bans of any one peer in force here\n(default 4096, at most 16384)",
        count_into(&p->max_per_peer, 1, kMaxPeerBans)},
-      {"peer-ban-rate", 0, "N",
-       "at most N new bans a second from any one peer, in\nbursts of 10 s worth (default 100)",
+      {"peer-ban-rate", 0, "N", "at most N new bans a second from any one peer, in\nbursts of 10 s worth (default 100)",
        count_into(&p->rate_per_s, 1, 100000)},
       {"auto-ban-max", 0, "N",
        "at most N automatic bans (rules with escalate) in force\nat once; past it none is made, counted and logged\n"
@@ -343,8 +348,7 @@ std::vector<OptionSpec> event_options(RunOptions *o) {
       {"on-event-jobs", 0, "N", "at most N commands at once (default 4)", count_into(&o->on_event_jobs, 1, 64)},
       {"on-event-timeout", 0, "D", "a command still running after D is killed (default 10s)",
        duration_into(&o->on_event_timeout_ns, 100'000'000, 3'600'000'000'000ull, "from 100ms to 1h")},
-      {"on-event-queue", 0, "N",
-       "at most N events wait for a command; more are dropped\nand counted (default 256)",
+      {"on-event-queue", 0, "N", "at most N events wait for a command; more are dropped\nand counted (default 256)",
        count_into(&o->on_event_queue, 1, 65536)},
       {"attack-drops", 0, "N",
        "a rule dropping N packets a second or more is under\nattack (attack_started); it ends (attack_ended) when "

@@ -101,8 +101,8 @@ bool read_config_peers(const std::string &config_file, std::vector<std::string> 
 bool read_config_peer_verified(const std::string &config_file, PeerSet *out, std::string *err) {
   PeerSet found;  // all, without the setting
   if (!read_config_values(
-          config_file, "peer-verified", [&found](const std::string &v, std::string *e) { return parse_peer_set(v, &found, e); },
-          err))
+          config_file, "peer-verified",
+          [&found](const std::string &v, std::string *e) { return parse_peer_set(v, &found, e); }, err))
     return false;
   *out = std::move(found);
   return true;

@@ -100,7 +100,8 @@ int parse_stats_command(int argc, char **argv, StatsOptions *o) {
           {"json", 0, nullptr, "machine-readable output", turn_on(&o->json)},
           {"top", 0, "N", "show N sources (default 10; 0 shows every source)", count_into(&o->top, 0, UINT32_MAX)},
       });
-  return parse_subcommand({command_name("stats"), kStatsUsage, std::move(options)}, argc, argv, pin_target_check(o, "read"));
+  return parse_subcommand({command_name("stats"), kStatsUsage, std::move(options)}, argc, argv,
+                          pin_target_check(o, "read"));
 }
 
 int parse_top_command(int argc, char **argv, TopOptions *o) {
@@ -109,35 +110,38 @@ int parse_top_command(int argc, char **argv, TopOptions *o) {
       {
           {"interval", 0, "D", "time between frames, 100ms to 1h (default 1s)",
            duration_into(&o->interval_ns, 100'000'000, 3'600'000'000'000ull, "from 100ms to 1h")},
-          {"top", 0, "N", "show N sources (default 20; 0 shows every active source)", count_into(&o->top, 0, UINT32_MAX)},
+          {"top", 0, "N", "show N sources (default 20; 0 shows every active source)",
+           count_into(&o->top, 0, UINT32_MAX)},
           {"count", 0, "N", "stop after N frames (default 0: until interrupted)", count_into(&o->count, 0, UINT32_MAX)},
       });
-  return parse_subcommand({command_name("top"), kTopUsage, std::move(options)}, argc, argv, pin_target_check(o, "watch"));
+  return parse_subcommand({command_name("top"), kTopUsage, std::move(options)}, argc, argv,
+                          pin_target_check(o, "watch"));
 }
 
 int parse_explain_command(int argc, char **argv, ExplainOptions *o) {
-  std::vector<OptionSpec> options = with_pin_target(
-      &o->iface, &o->pin_dir,
-      {
-          {"json", 0, nullptr, "machine-readable output", turn_on(&o->json)},
-          {"watch", 0, "DURATION", "how long to watch the peers' reports (default 1s; 0: do not ask)",
-           [o](const std::string &v, std::string *why) {
-             if (v == "0") return o->watch_ns = 0, true;
-             return duration_into(&o->watch_ns, 0, 10'000'000'000ull, "from 0 to 10s")(v, why);
-           }},
-      });
+  std::vector<OptionSpec> options =
+      with_pin_target(&o->iface, &o->pin_dir,
+                      {
+                          {"json", 0, nullptr, "machine-readable output", turn_on(&o->json)},
+                          {"watch", 0, "DURATION", "how long to watch the peers' reports (default 1s; 0: do not ask)",
+                           [o](const std::string &v, std::string *why) {
+                             if (v == "0") return o->watch_ns = 0, true;
+                             return duration_into(&o->watch_ns, 0, 10'000'000'000ull, "from 0 to 10s")(v, why);
+                           }},
+                      });
   const CommandSpec spec(command_name("explain"), kExplainUsage, std::move(options), 1);  // ADDR
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &operands, std::string *err) {
-    if (operands.empty()) return *err = "say which address to explain: " + command_name("explain") + " ADDR", ParseOutcome::Error;
+    if (operands.empty())
+      return *err = "say which address to explain: " + command_name("explain") + " ADDR", ParseOutcome::Error;
     o->address = operands[0];
     return resolve_pin_dir(o->iface, &o->pin_dir, "explain", err);
   });
 }
 
 int parse_reload_command(int argc, char **argv, ReloadOptions *o) {
-  std::vector<OptionSpec> options = with_pin_target(&o->iface, &o->pin_dir, {},
-                                                    "the agent pinned in /sys/fs/bpf/dthrottle/IFACE",
-                                                    "the agent whose maps are pinned in DIR");
+  std::vector<OptionSpec> options =
+      with_pin_target(&o->iface, &o->pin_dir, {}, "the agent pinned in /sys/fs/bpf/dthrottle/IFACE",
+                      "the agent whose maps are pinned in DIR");
   return parse_subcommand({command_name("reload"), kReloadUsage, std::move(options)}, argc, argv,
                           pin_target_check(o, "reload"));
 }
@@ -151,12 +155,16 @@ int parse_hub_command(int argc, char **argv, HubOptions *o) {
        }},
       {"curve-key", 0, "FILE", "the hub's CurveZMQ key pair (%prog keygen hub --role hub)", store(&o->curve_key)},
       {"curve-peers", 0, "DIR", "public keys (*.pub) of the agents allowed in", store(&o->curve_peers)},
-      {"insecure-cluster", 0, nullptr, "relay without keys: anyone who reaches the hub can\npublish and read every report (docs/security.md)",
+      {"insecure-cluster", 0, nullptr,
+       "relay without keys: anyone who reaches the hub can\npublish and read every report (docs/security.md)",
        turn_on(&o->insecure_cluster)},
       {"log-level", 0, "LEVEL", "debug, info, warn or error (default info)", log_level_into(&o->log_level)},
-      {"aggregate", 0, nullptr, "sum the reports each period and send one aggregate\n(docs/hub.md), instead of relaying each one",
+      {"aggregate", 0, nullptr,
+       "sum the reports each period and send one aggregate\n(docs/hub.md), instead of relaying each one",
        turn_on(&o->aggregate)},
-      {"period", 0, "D", "with --aggregate: how often the sums go out (default\n50ms: a report waits for the next one; a quarter of\nthe agents' default --period)",
+      {"period", 0, "D",
+       "with --aggregate: how often the sums go out (default\n50ms: a report waits for the next one; a quarter of\nthe "
+       "agents' default --period)",
        duration_into(&o->period_ns, 10'000'000, 60'000'000'000ull, "from 10ms to 60s")},
   };
   return parse_subcommand({command_name("hub"), kHubUsage, std::move(options)}, argc, argv,
@@ -165,7 +173,8 @@ int parse_hub_command(int argc, char **argv, HubOptions *o) {
 
 int parse_keygen_command(int argc, char **argv, KeygenOptions *o) {
   std::vector<OptionSpec> options = {
-      {"dir", 0, "DIR", "where to write the files (default: --from's directory, else\nthe current one)", store(&o->dir)},
+      {"dir", 0, "DIR", "where to write the files (default: --from's directory, else\nthe current one)",
+       store(&o->dir)},
       {"node-id", 0, "ID",
        "the node id the keys speak for (default NAME): the agent with\nthis .key takes it as its --node-id",
        store(&o->node_id)},

@@ -1,10 +1,5 @@
 // cluster.cpp - ZeroMQ pub-sub of period reports and their application as debits.
 #include "cluster/cluster.h"
-#include "cluster/boot_counter.h"
-#include "cluster/cluster_status.h"
-#include "cluster/socket_drain.h"
-#include "cluster_core/inbound.h"
-#include "common/clock.h"
 
 #include <bpf/bpf.h>
 #include <sys/random.h>
@@ -15,18 +10,23 @@
 #include <cstring>
 #include <zmq.hpp>
 
+#include "cluster/boot_counter.h"
+#include "cluster/cluster_status.h"
 #include "cluster/curve.h"
+#include "cluster/socket_drain.h"
+#include "cluster_core/inbound.h"
+#include "common/address.h"
+#include "common/clock.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/debits.h"
-#include "common/address.h"
 #include "dthrottle/bucket.h"
 
 namespace dt {
 namespace {
 
 constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
-constexpr size_t kMaxDrainMessages = 10000;  // a drain at most: the period tick must not starve
-constexpr uint64_t kSharedKeepPeriods = 25;  // owner scheme: a source heard of lately is shared
+constexpr size_t kMaxDrainMessages = 10000;           // a drain at most: the period tick must not starve
+constexpr uint64_t kSharedKeepPeriods = 25;           // owner scheme: a source heard of lately is shared
 // A peer's first period number that says it ran before us: 10 periods (2 s at the default
 // period), more than agents started together are apart when they first hear each other.
 constexpr uint64_t kJoinRunningEpoch = 10;
@@ -55,8 +55,12 @@ static NodeOptions node_options(const ClusterConfig &cfg, bool took_over) {
   const uint64_t keep = report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs;
   NodeOptions o;
   o.tracker = tracker_options(cfg);
-  o.planner = PlannerOptions{cfg.node_id, cfg.owner_scheme, !cfg.hubs.empty(), cfg.peers.size(),
-                             RouterOptions{kSharedKeepPeriods * cfg.period_ns, keep}, cadence_options(cfg)};
+  o.planner = PlannerOptions{cfg.node_id,
+                             cfg.owner_scheme,
+                             !cfg.hubs.empty(),
+                             cfg.peers.size(),
+                             RouterOptions{kSharedKeepPeriods * cfg.period_ns, keep},
+                             cadence_options(cfg)};
   const uint64_t max_age = report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kReportMaxAgePeriods * cfg.period_ns;
   o.join = JoinGuardOptions{took_over ? 0 : max_age, kJoinRunningEpoch};
   o.receiver = ReceiverOptions{cfg.node_id, !cfg.hubs.empty()};
@@ -104,8 +108,10 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
   std::string warn;
   const uint32_t counter = next_boot_counter(cfg.boot_file, unix_now_ms() / 1000, &warn);
   if (!warn.empty())
-    DT_WARN("boot counter: %s; this boot is ordered by the clock alone (boot %u): a clock stepped back may make "
-            "peers with keys take it for an old boot", warn.c_str(), counter);
+    DT_WARN(
+        "boot counter: %s; this boot is ordered by the clock alone (boot %u): a clock stepped back may make "
+        "peers with keys take it for an old boot",
+        warn.c_str(), counter);
   c->boot_id_ = make_boot_id(counter, random_bits);
 
   // Peers' own addresses are never throttled by the traffic between agents.
@@ -122,18 +128,17 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
   const Publish publish = [raw = c.get()](const Outgoing &o, uint64_t) { return raw->publish_out(o); };
   c->node_.open(OutboxOptions{cfg.node_id, c->boot_id_, report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs,
                               cfg.period_ns / 2, kMaxMessageBytes},
-                std::move(seal), NodeIo{publish, [raw = c.get()] { return raw->message_header(raw->collector_.epoch()); },
-                                         [raw = c.get()] { return raw->message_header(raw->collector_.epoch() - 1); }});
+                std::move(seal),
+                NodeIo{publish, [raw = c.get()] { return raw->message_header(raw->collector_.epoch()); },
+                       [raw = c.get()] { return raw->message_header(raw->collector_.epoch() - 1); }});
   return c;
 }
 
 void Cluster::adopt_unreported() {
   const long n = collector_.adopt_unreported(dp_.buckets_fd());
-  if (n < 0)
-    DT_WARN("cannot look for hits a previous agent left unreported: %s", strerror(static_cast<int>(-n)));
+  if (n < 0) DT_WARN("cannot look for hits a previous agent left unreported: %s", strerror(static_cast<int>(-n)));
   else if (n > 0)
-    DT_INFO("%ld sources have hits a previous agent admitted but did not report: they go out with the first report",
-            n);
+    DT_INFO("%ld sources have hits a previous agent admitted but did not report: they go out with the first report", n);
 }
 
 void *Cluster::poll_socket() const { return sub_->handle(); }
@@ -177,19 +182,23 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   if (!addressed_to_us(h, body, directed ? &envelope : nullptr, len, now_ns) || is_own_echo(h, now_ns)) return;
   // One replay rule for every kind: each stream of a node's boot applied once (peer_tracker.h).
   const Arrival a = node_.tracker().arrive(h, now_ns);
-  if (!note_arrival(h, a, now_ns)) return;  // a duplicate, or refused (counted)
-  Outbox::Resends served;  // a resend request: served by the node
+  if (!note_arrival(h, a, now_ns)) return;                        // a duplicate, or refused (counted)
+  Outbox::Resends served;                                         // a resend request: served by the node
   const Received r = node_.receive(h, body, a, now_ns, &served);  // cluster_core/cluster_node.h
   counters_.resend_requests_received += served.named_us;
   if (served.over_budget) counters_.rejected["resend over budget"]++;
   switch (r.plan.kind) {
     case InboundKind::Dropped:
-    case InboundKind::ResendRequest: return;
-    case InboundKind::Bans: return apply_bans(h, body, a, now_ns);
-    case InboundKind::Verified: return apply_verified(h, body, a, now_ns);
+    case InboundKind::ResendRequest:
+      return;
+    case InboundKind::Bans:
+      return apply_bans(h, body, a, now_ns);
+    case InboundKind::Verified:
+      return apply_verified(h, body, a, now_ns);
     case InboundKind::Directed:
     case InboundKind::Relay:
-    case InboundKind::Report: break;
+    case InboundKind::Report:
+      break;
   }
   if (r.plan.stale) return skip_stale(h, r.stale_hits, a, now_ns);
   apply_received(h, body, r, now_ns);
@@ -238,7 +247,8 @@ bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
   const VerifyResult v = verifier_.verify(data, len);
   std::string detail;
   switch (v.check) {
-    case SignatureCheck::Ok: return true;
+    case SignatureCheck::Ok:
+      return true;
     case SignatureCheck::Malformed:  // the decoder would stop at the same place
       reject(decode_error_name(v.malformed), len, version_detail(v.malformed, data, len), reject_log_, now_ns);
       return false;
@@ -254,7 +264,8 @@ bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
     case SignatureCheck::HubReport:
       detail = " from " + v.node_id + ", a role = hub key: it may sign only a summing hub's aggregate reports";
       break;
-    case SignatureCheck::NotHub: break;  // aggregates only (cluster_aggregates.cpp)
+    case SignatureCheck::NotHub:
+      break;  // aggregates only (cluster_aggregates.cpp)
   }
   reject(signature_check_name(v.check), len, detail, auth_log_, now_ns);
   return false;
@@ -278,8 +289,10 @@ bool Cluster::is_own_echo(const ReportHeader &h, uint64_t now_ns) {
   counters_.rejected["node id clash"]++;
   uint64_t suppressed = 0;
   if (reject_log_.allow(now_ns, &suppressed))
-    DT_WARN("another agent uses our node id '%s': its reports are ignored; give every agent a "
-            "unique --node-id", h.node_id.c_str());
+    DT_WARN(
+        "another agent uses our node id '%s': its reports are ignored; give every agent a "
+        "unique --node-id",
+        h.node_id.c_str());
   return true;
 }
 
@@ -289,8 +302,9 @@ void Cluster::skip_stale(const ReportHeader &h, uint64_t hits, const Arrival &a,
   counters_.stale_hits += hits;
   log_limited(stale_log_, LogLevel::Warn, now_ns, "not charging %llu hits of a report from %s: %.1f s old (%s)",
               static_cast<unsigned long long>(hits), h.node_id.c_str(), a.age_ms / 1e3,
-              a.age_ms > node_.tracker().max_age_ns() / 1000000 ? "older than --report-max-age"
-                                                         : "sent while it could not hear us, before it came back");
+              a.age_ms > node_.tracker().max_age_ns() / 1000000
+                  ? "older than --report-max-age"
+                  : "sent while it could not hear us, before it came back");
 }
 
 // A fresh message, as the receiver made it (cluster_core/receiver.h): counted, its tag hits,
@@ -345,8 +359,7 @@ void Cluster::on_period(uint64_t now_ns) {
   if (err != 0) {
     counters_.collect_errors++;
     uint64_t suppressed = 0;
-    if (reject_log_.allow(now_ns, &suppressed))
-      DT_WARN("collecting this period's hits failed: %s", strerror(-err));
+    if (reject_log_.allow(now_ns, &suppressed)) DT_WARN("collecting this period's hits failed: %s", strerror(-err));
   }
   served = node_.period_served(std::move(served), now_ns);  // with what early ticks held back
   ReportHeader h = message_header(collector_.epoch() - 1);
@@ -382,13 +395,27 @@ bool Cluster::publish_out(const Outgoing &o) {
   if (!publish(*o.bytes)) return false;
   const uint64_t n = o.bytes->size();
   switch (o.kind) {
-    case OutKind::Report: counters_.messages_sent++, counters_.bytes_sent += n; break;
-    case OutKind::Directed: counters_.directed_sent++, counters_.directed_bytes_sent += n; break;
-    case OutKind::Relay: counters_.relays_sent++, counters_.messages_sent++, counters_.bytes_sent += n; break;
-    case OutKind::Bans: counters_.ban_messages_sent++, counters_.bytes_sent += n; break;
-    case OutKind::Verified: counters_.verified_messages_sent++, counters_.bytes_sent += n; break;
-    case OutKind::ResendRequest: counters_.resend_requests_sent++, counters_.resend_request_bytes += n; break;
-    case OutKind::Resent: counters_.resent_messages++, counters_.resent_bytes += n; break;
+    case OutKind::Report:
+      counters_.messages_sent++, counters_.bytes_sent += n;
+      break;
+    case OutKind::Directed:
+      counters_.directed_sent++, counters_.directed_bytes_sent += n;
+      break;
+    case OutKind::Relay:
+      counters_.relays_sent++, counters_.messages_sent++, counters_.bytes_sent += n;
+      break;
+    case OutKind::Bans:
+      counters_.ban_messages_sent++, counters_.bytes_sent += n;
+      break;
+    case OutKind::Verified:
+      counters_.verified_messages_sent++, counters_.bytes_sent += n;
+      break;
+    case OutKind::ResendRequest:
+      counters_.resend_requests_sent++, counters_.resend_request_bytes += n;
+      break;
+    case OutKind::Resent:
+      counters_.resent_messages++, counters_.resent_bytes += n;
+      break;
   }
   return true;
 }
@@ -420,16 +447,16 @@ void Cluster::set_tag_hooks(std::function<std::vector<TagHit>()> collect,
 }
 
 void Cluster::log_summary() const {
-  DT_INFO("cluster: %zu of %zu peers up; sent %llu reports (%llu entries, %llu bytes); applied %llu "
-          "messages (%llu hits debited); rejected %llu, duplicates %llu",
-          node_.tracker().up_count(), node_.tracker().peers().size(),
-          static_cast<unsigned long long>(counters_.reports_sent),
-          static_cast<unsigned long long>(counters_.entries_sent),
-          static_cast<unsigned long long>(counters_.bytes_sent),
-          static_cast<unsigned long long>(counters_.messages_applied),
-          static_cast<unsigned long long>(counters_.hits_debited),
-          static_cast<unsigned long long>(counters_.rejected_total()),
-          static_cast<unsigned long long>(counters_.duplicates));
+  DT_INFO(
+      "cluster: %zu of %zu peers up; sent %llu reports (%llu entries, %llu bytes); applied %llu "
+      "messages (%llu hits debited); rejected %llu, duplicates %llu",
+      node_.tracker().up_count(), node_.tracker().peers().size(),
+      static_cast<unsigned long long>(counters_.reports_sent), static_cast<unsigned long long>(counters_.entries_sent),
+      static_cast<unsigned long long>(counters_.bytes_sent),
+      static_cast<unsigned long long>(counters_.messages_applied),
+      static_cast<unsigned long long>(counters_.hits_debited),
+      static_cast<unsigned long long>(counters_.rejected_total()),
+      static_cast<unsigned long long>(counters_.duplicates));
 }
 
 std::string Cluster::status_json(uint64_t now_ns) const {

@@ -10,31 +10,31 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "adaptive/adaptive.h"
 #include "bans/ban_sync.h"
-#include "cluster_core/cluster_times.h"
 #include "cluster/cluster_counters.h"
-#include "dataplane/collector.h"
 #include "cluster/curve.h"
-#include "common/log.h"
-#include "common/peer_set.h"
-#include "common/peers_file.h"
+#include "cluster/report_signing.h"
+#include "cluster/source_watch.h"
+#include "cluster/zmq_fwd.h"
 #include "cluster_core/cluster_node.h"
+#include "cluster_core/cluster_times.h"
 #include "cluster_core/peer_protocol.h"
 #include "cluster_core/report_cadence.h"
 #include "cluster_core/report_router.h"
-#include "cluster_core/rule_groups.h"
-#include "cluster/report_signing.h"
 #include "cluster_core/resend_buffer.h"
+#include "cluster_core/rule_groups.h"
 #include "cluster_core/verified_share.h"
+#include "common/log.h"
+#include "common/peer_set.h"
+#include "common/peers_file.h"
+#include "dataplane/collector.h"
 #include "dataplane/verified_maps.h"
-#include "cluster/source_watch.h"
-#include "cluster/zmq_fwd.h"
 
 namespace dt {
 
@@ -50,9 +50,9 @@ struct ClusterConfig {
   uint64_t down_after_ns = 0;      // 0: 5 periods
   uint64_t report_max_age_ns = 0;  // 0: kReportMaxAgePeriods periods; kReportMaxAgeOff: any age
   std::string node_id;
-  std::string curve_key_file;      // this node's key pair (agent keygen)
-  std::string curve_peers_dir;     // allowlist: the peers' public keys
-  std::string boot_file;           // this node's boot counter (cluster/boot_counter.h); "": the clock alone
+  std::string curve_key_file;   // this node's key pair (agent keygen)
+  std::string curve_peers_dir;  // allowlist: the peers' public keys
+  std::string boot_file;        // this node's boot counter (cluster/boot_counter.h); "": the clock alone
   // Reporting scheme "owner" (docs/cluster-scale.md; full mesh only, and only while every
   // peer is up: else every source goes to every peer, as with false).
   bool owner_scheme = true;
@@ -226,18 +226,18 @@ class Cluster {
   Dataplane &dp_;
   std::unique_ptr<zmq::context_t> ctx_;
   std::unique_ptr<zmq::socket_t> pub_, sub_;
-  CurveAuthPtr auth_;  // destroyed before ctx_ (declared after it)
-  CurveKeys curve_;    // with --curve-key: this node's keys and the allowlist
-  bool signed_ = false;         // with --curve-key: we sign, and require signatures
-  SigningKey signing_;          // ... this node's report signing key
-  ReportVerifier verifier_;     // ... the peers' (and our) signing keys by node id
-  LogLimiter auth_log_{10'000'000'000ull, 5};  // rejected signatures: forged at will
-  std::vector<dt_exempt_key> exempt_;           // in the cluster_exempt map (sorted: cluster_exempt.h)
-  std::string sender_;                          // Peer-Address of the message being handled
-  std::map<std::string, std::string> senders_;  // node id -> the address its reports come from (tracked ones)
-  std::vector<dt_key> removed_addrs_;           // of peers removed by the last change
-  uint64_t forget_until_ns_ = 0;                // ... forgotten if heard until then
-  std::unique_ptr<zmq::socket_t> pub_mon_, sub_mon_;       // handshake events (with CurveZMQ)
+  CurveAuthPtr auth_;                                 // destroyed before ctx_ (declared after it)
+  CurveKeys curve_;                                   // with --curve-key: this node's keys and the allowlist
+  bool signed_ = false;                               // with --curve-key: we sign, and require signatures
+  SigningKey signing_;                                // ... this node's report signing key
+  ReportVerifier verifier_;                           // ... the peers' (and our) signing keys by node id
+  LogLimiter auth_log_{10'000'000'000ull, 5};         // rejected signatures: forged at will
+  std::vector<dt_exempt_key> exempt_;                 // in the cluster_exempt map (sorted: cluster_exempt.h)
+  std::string sender_;                                // Peer-Address of the message being handled
+  std::map<std::string, std::string> senders_;        // node id -> the address its reports come from (tracked ones)
+  std::vector<dt_key> removed_addrs_;                 // of peers removed by the last change
+  uint64_t forget_until_ns_ = 0;                      // ... forgotten if heard until then
+  std::unique_ptr<zmq::socket_t> pub_mon_, sub_mon_;  // handshake events (with CurveZMQ)
   std::map<std::pair<bool, std::string>, uint64_t> retry_;  // (pub?, endpoint) -> when to connect again
   LogLimiter refused_log_{10'000'000'000ull, 3};
   std::map<std::string, std::string> link_nodes_;  // link liveness: SUB endpoint -> its peer's node id

@@ -1,8 +1,8 @@
 // cluster_aggregates.cpp - Cluster's side of the summing hubs (`agent hub --aggregate`):
 // aggregates checked (a role = hub key), handed to the intake (cluster_core/aggregate_intake.h:
 // which hub, what of it is ours), and what is left debited like a peer's report.
-#include "cluster_core/aggregate_protocol.h"
 #include "cluster/cluster.h"
+#include "cluster_core/aggregate_protocol.h"
 
 namespace dt {
 

@@ -2,8 +2,8 @@
 // host's bans out in bans messages of their own, the peers' in.
 
 #include "cluster/cluster.h"
-#include "common/clock.h"
 #include "cluster/report_signing.h"
+#include "common/clock.h"
 
 namespace dt {
 // What BanSync has to announce now (cluster.h), signed like reports when keys are used.

@@ -49,8 +49,8 @@ namespace dt {
   X(own_echoes, "", "", "counter", "received", "# own echoes", "Our own messages, echoed back by a hub.") \
   X(messages_applied, "messages_applied", "dthrottle_report_messages_applied_total", "counter", "received", \
     "# applied", "Received report messages applied (debited).") \
-  X(entries_applied, "entries_applied", "dthrottle_report_entries_applied_total", "counter", "debited", \
-    "# entries", "Report entries debited from local buckets.") \
+  X(entries_applied, "entries_applied", "dthrottle_report_entries_applied_total", "counter", "debited", "# entries", \
+    "Report entries debited from local buckets.") \
   X(hits_debited, "hits_debited", "dthrottle_peer_hits_debited_total", "counter", "debited", "# hits", \
     "Hits served by peers and debited from local buckets.") \
   X(duplicates, "duplicates", "dthrottle_report_duplicates_total", "counter", "received", "# duplicates", \
@@ -62,8 +62,8 @@ namespace dt {
   X(resend_request_bytes, "", "", "counter", "resends", "# bytes asked", "Bytes of this agent's resend requests.") \
   X(resend_requests_received, "resend_requests_received", "dthrottle_resend_requests_received_total", "counter", \
     "resends", "asked of us # times", "Peers' requests for messages of this agent.") \
-  X(resent_messages, "resent_messages", "dthrottle_resent_messages_total", "counter", "resends", \
-    "resent # messages", "Report messages this agent published again on request.") \
+  X(resent_messages, "resent_messages", "dthrottle_resent_messages_total", "counter", "resends", "resent # messages", \
+    "Report messages this agent published again on request.") \
   X(resent_bytes, "", "dthrottle_resent_bytes_total", "counter", "resends", "resent # bytes", \
     "Bytes of report messages published again on request.") \
   X(stale_messages, "stale_messages", "dthrottle_report_stale_messages_total", "counter", "stale", "# messages", \
@@ -77,8 +77,7 @@ namespace dt {
   X(unknown_rule_entries, "unknown_rule_entries", "", "counter", "debited", "# of unknown rules", \
     "Report entries for a rule name this agent does not have.") \
   X(tags_sent, "tags_sent", "", "counter", "tags", "# sent", "Tag entries published in reports.") \
-  X(tag_hits_received, "tag_hits_received", "", "counter", "tags", "# hits received", \
-    "Peers' tag hits received.") \
+  X(tag_hits_received, "tag_hits_received", "", "counter", "tags", "# hits received", "Peers' tag hits received.") \
   X(directed_sent, "directed_sent", "", "counter", "owner", "# directed messages", \
     "Owner scheme: messages published to one owner.") \
   X(directed_bytes_sent, "directed_bytes_sent", "", "counter", "owner", "# directed bytes", \
@@ -94,12 +93,10 @@ namespace dt {
     "Owner scheme: hits of relayed entries debited here.") \
   X(mesh_periods, "mesh_periods", "", "counter", "owner", "# mesh periods", \
     "Owner scheme: periods sent to every peer (a peer down, or no owner ready).") \
-  X(heartbeats_sent, "heartbeats_sent", "", "counter", "cadence", "# heartbeats", \
-    "Empty reports sent as heartbeats.") \
+  X(heartbeats_sent, "heartbeats_sent", "", "counter", "cadence", "# heartbeats", "Empty reports sent as heartbeats.") \
   X(quiet_periods, "quiet_periods", "", "counter", "cadence", "# quiet periods", \
     "Periods in which nothing went to everyone.") \
-  X(directed_batches, "directed_batches", "", "counter", "cadence", "# directed batches", \
-    "Directed batches sent.") \
+  X(directed_batches, "directed_batches", "", "counter", "cadence", "# directed batches", "Directed batches sent.") \
   X(lazy_entries, "lazy_entries", "", "counter", "cadence", "# lazy entries", \
     "Entries that waited in a directed batch.") \
   X(batch_waiting, "batch_waiting", "", "gauge", "cadence", "# waiting", "Entries waiting in directed batches now.") \
@@ -119,14 +116,14 @@ namespace dt {
     "# messages sent", "Bans messages published to peers.") \
   X(ban_messages_received, "bans.messages_received", "dthrottle_ban_messages_received_total", "counter", "bans", \
     "# received", "Bans messages received from peers.") \
-  X(verified_messages_sent, "verified.messages_sent", "dthrottle_verified_messages_sent_total", "counter", \
-    "verified", "# messages sent", "SYN cookies: verified sources messages published to peers.") \
+  X(verified_messages_sent, "verified.messages_sent", "dthrottle_verified_messages_sent_total", "counter", "verified", \
+    "# messages sent", "SYN cookies: verified sources messages published to peers.") \
   X(verified_shared, "verified.shared", "dthrottle_verified_sources_shared_total", "counter", "verified", \
     "# sources told", "SYN cookies: sources verified here and told to the peers.") \
   X(verified_not_shared, "verified.not_shared", "", "counter", "verified", "# not told (over the cap)", \
     "SYN cookies: sources verified here past the period's cap, not told.") \
-  X(verified_messages_received, "verified.messages_received", "dthrottle_verified_messages_received_total", \
-    "counter", "verified", "# received", "SYN cookies: verified sources messages received from peers.") \
+  X(verified_messages_received, "verified.messages_received", "dthrottle_verified_messages_received_total", "counter", \
+    "verified", "# received", "SYN cookies: verified sources messages received from peers.") \
   X(verified_learned, "verified.learned", "dthrottle_verified_sources_learned_total", "counter", "verified", \
     "# learned", "SYN cookies: peers' verified sources written into the verified map.") \
   X(verified_kept, "verified.kept", "", "counter", "verified", "# already verified longer", \
@@ -135,9 +132,8 @@ namespace dt {
     "SYN cookies: peers' verified sources whose remaining time was cut to this host's --verified-ttl.") \
   X(verified_expired, "verified.expired_in_transit", "", "counter", "verified", "# expired in transit", \
     "SYN cookies: peers' verified sources whose time ran out before their message arrived.") \
-  X(verified_over_budget, "verified.over_budget", "dthrottle_verified_sources_refused_total", "counter", \
-    "verified", "# over the budget", \
-    "SYN cookies: peers' verified sources past the period's budget for all peers, not written.") \
+  X(verified_over_budget, "verified.over_budget", "dthrottle_verified_sources_refused_total", "counter", "verified", \
+    "# over the budget", "SYN cookies: peers' verified sources past the period's budget for all peers, not written.") \
   X(verified_refused_peer, "verified.refused_peer", "dthrottle_verified_sources_refused_peer_total", "counter", \
     "verified", "# refused (--peer-verified)", \
     "SYN cookies: verified sources of peers --peer-verified does not list, not written.") \

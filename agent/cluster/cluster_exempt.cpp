@@ -102,7 +102,7 @@ std::vector<dt_exempt_key> install_cluster_exempt(int exempt_fd, int ports_fd, c
   std::vector<dt_exempt_key> before;
   dt_exempt_key k{}, next{};
   for (const dt_exempt_key *prev = nullptr; bpf_map_get_next_key(exempt_fd, prev, &next) == 0 &&
-                                           before.size() < DT_MAX_EXEMPT;  // bounded, whatever the map does
+                                            before.size() < DT_MAX_EXEMPT;  // bounded, whatever the map does
        prev = &k) {
     before.push_back(next);
     k = next;

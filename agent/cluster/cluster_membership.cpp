@@ -97,7 +97,8 @@ bool Cluster::open_sockets(std::string *err) {
       // Every message but those directed to other owners (peer_protocol.h): ZeroMQ's
       // publisher filters, so a directed message reaches its recipient alone.
       sub_->set(zmq::sockopt::subscribe, kReportMagicPrefix);
-      sub_->set(zmq::sockopt::subscribe, std::string(kDirectedMagic) + static_cast<char>(cfg_.node_id.size()) + cfg_.node_id);
+      sub_->set(zmq::sockopt::subscribe,
+                std::string(kDirectedMagic) + static_cast<char>(cfg_.node_id.size()) + cfg_.node_id);
     } else {
       sub_->set(zmq::sockopt::subscribe, "");  // a hub may add messages of its own
     }
@@ -113,9 +114,10 @@ bool Cluster::open_sockets(std::string *err) {
               curve_.peers.size(), verifier_.size());
       start_monitors();
     } else {
-      DT_WARN("insecure cluster (--insecure-cluster): peer traffic is unauthenticated and unencrypted: "
-              "anyone who can reach %s can send or read reports; use --curve-key and --curve-peers instead",
-              cfg_.listen.empty() ? "the hubs" : cfg_.listen.c_str());
+      DT_WARN(
+          "insecure cluster (--insecure-cluster): peer traffic is unauthenticated and unencrypted: "
+          "anyone who can reach %s can send or read reports; use --curve-key and --curve-peers instead",
+          cfg_.listen.empty() ? "the hubs" : cfg_.listen.c_str());
     }
     if (!cfg_.listen.empty()) {
       try {
@@ -189,8 +191,7 @@ void Cluster::refresh_exempt() {
   const std::vector<dt_exempt_key> before =
       install_cluster_exempt(dp_.cluster_exempt_fd(), dp_.cluster_ports_fd(), next, &map_err);
   if (!map_err.empty()) DT_WARN("the cluster's exemption: %s (that traffic may be throttled)", map_err.c_str());
-  if (const std::string change = describe_exempt_change(before, next); !change.empty())
-    DT_INFO("%s", change.c_str());
+  if (const std::string change = describe_exempt_change(before, next); !change.empty()) DT_INFO("%s", change.c_str());
   exempt_ = std::move(next);
 }
 
@@ -315,9 +316,8 @@ void Cluster::poll_monitor(zmq::socket_t &mon, bool pub, uint64_t now_ns) {
       DT_WARN("%s refused our CurveZMQ handshake (%s%s): %s; trying again every %.0f s", what.c_str(),
               event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? "authentication failed, status " : "protocol error",
               event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? std::to_string(value).c_str() : "",
-              event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
-                  ? "add this node's .pub file to its --curve-peers and reload it"
-                  : "is its key the one in our --curve-peers?",
+              event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? "add this node's .pub file to its --curve-peers and reload it"
+                                                       : "is its key the one in our --curve-peers?",
               kRetryRefusedNs / 1e9);
     retry_.try_emplace({pub, endpoint}, now_ns + kRetryRefusedNs);
   }

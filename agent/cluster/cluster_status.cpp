@@ -50,10 +50,9 @@ Json peer_json(const std::string &id, const PeerState &p, uint64_t now_ns) {
 }
 
 Json aggregates_json(const AggregateCounters &a) {
-  return {{"applied", a.applied},         {"standby", a.standby},
-          {"replayed", a.replayed},       {"overlaps", a.overlaps},
-          {"own_missing", a.own_missing}, {"own_hits_subtracted", a.own_hits_subtracted},
-          {"failovers", a.failovers},     {"active_hub", a.active_hub}};
+  return {{"applied", a.applied},     {"standby", a.standby},         {"replayed", a.replayed},
+          {"overlaps", a.overlaps},   {"own_missing", a.own_missing}, {"own_hits_subtracted", a.own_hits_subtracted},
+          {"failovers", a.failovers}, {"active_hub", a.active_hub}};
 }
 
 // A row's text with its value in place of the #.

@@ -17,8 +17,7 @@ void Cluster::publish_verified(uint64_t now_ns) {
   int err = 0;
   const std::vector<dt_verified_rec> recs = verified_ring_->drain(&err);
   if (err)
-    log_limited(verified_log_, LogLevel::Warn, now_ns, "reading the verified sources' ring failed: %s",
-                strerror(-err));
+    log_limited(verified_log_, LogLevel::Warn, now_ns, "reading the verified sources' ring failed: %s", strerror(-err));
   if (recs.empty()) return;
   const std::vector<VerifiedSource> sources = verified_to_share(recs, now_ns, &counters_.verified_not_shared);
   if (sources.empty()) return;
@@ -70,8 +69,12 @@ void Cluster::apply_verified(const ReportHeader &h, const ReportBody &body, cons
 void Cluster::write_learned(const std::string &from, const std::vector<VerifiedWrite> &writes, uint64_t now_ns) {
   for (const VerifiedWrite &w : writes) {
     switch (write_verified(dp_.verified_fd(), w.key, w.ttl_ns, now_ns)) {
-      case VerifiedWriteResult::Written: counters_.verified_learned++; break;
-      case VerifiedWriteResult::Kept: counters_.verified_kept++; break;
+      case VerifiedWriteResult::Written:
+        counters_.verified_learned++;
+        break;
+      case VerifiedWriteResult::Kept:
+        counters_.verified_kept++;
+        break;
       case VerifiedWriteResult::Failed:
         counters_.verified_write_failed++;
         log_limited(verified_log_, LogLevel::Warn, now_ns, "cannot write %s's verified source %s: %s", from.c_str(),
@@ -90,9 +93,12 @@ size_t Cluster::set_peer_verified(const PeerSet &peers) {
   size_t deleted = 0;
   for (const VerifiedDrop &d : verified_in_.set_peers(peers, now_ns)) {
     switch (unwrite_verified(dp_.verified_fd(), d.key, d.expires_ns)) {
-      case VerifiedUnwriteResult::Deleted: deleted++; break;
+      case VerifiedUnwriteResult::Deleted:
+        deleted++;
+        break;
       case VerifiedUnwriteResult::Kept:
-      case VerifiedUnwriteResult::Absent: break;
+      case VerifiedUnwriteResult::Absent:
+        break;
       case VerifiedUnwriteResult::Failed:
         counters_.verified_write_failed++;
         log_limited(verified_log_, LogLevel::Warn, now_ns, "cannot delete the verified source %s: %s",

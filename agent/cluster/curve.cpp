@@ -10,9 +10,9 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "common/clock.h"
 #include "common/endpoint.h"
 #include "common/log.h"
-#include "common/clock.h"
 #include "common/program_name.h"
 
 namespace dt {
@@ -85,9 +85,9 @@ class CurveAuth {
   }
 
   zmq::context_t &ctx_;
-  std::mutex mu_;                  // allowed_: replaced by a reload while the thread reads it
+  std::mutex mu_;  // allowed_: replaced by a reload while the thread reads it
   std::set<std::string> allowed_;
-  std::string who_;                // what a refused connection is, for the log
+  std::string who_;  // what a refused connection is, for the log
   std::unique_ptr<zmq::socket_t> sock_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
@@ -160,8 +160,9 @@ const CurvePeer *find_curve_peer(const std::vector<CurvePeer> &peers, const std:
 }
 
 std::string no_curve_key_error(const std::string &endpoint, const std::string &peers_dir) {
-  return "no public key for peer " + endpoint + " in " + peers_dir + ": add its .pub file with the line 'endpoint = " +
-         endpoint.substr(endpoint.rfind("tcp://", 0) == 0 ? 6 : 0) + "'";
+  return "no public key for peer " + endpoint + " in " + peers_dir +
+         ": add its .pub file with the line 'endpoint = " + endpoint.substr(endpoint.rfind("tcp://", 0) == 0 ? 6 : 0) +
+         "'";
 }
 
 bool check_curve_endpoints(const CurveKeys &keys, const std::vector<std::string> &peers,
@@ -175,8 +176,8 @@ bool check_curve_endpoints(const CurveKeys &keys, const std::vector<std::string>
   for (const auto &h : hubs) {
     if (!find_curve_peer(keys.peers, h)) {
       const std::string hp = h.substr(h.rfind("tcp://", 0) == 0 ? 6 : 0);
-      *err = "no public key for hub " + hp + " in " + keys.peers_dir +
-             ": add the hub's .pub file (" + command_name("keygen") + ") with the line 'endpoint = " + hp + "'";
+      *err = "no public key for hub " + hp + " in " + keys.peers_dir + ": add the hub's .pub file (" +
+             command_name("keygen") + ") with the line 'endpoint = " + hp + "'";
       return false;
     }
   }
@@ -198,8 +199,7 @@ bool connect_curve_client(zmq::socket_t &s, const std::string &endpoint, const s
 }
 
 CurveAuthPtr configure_curve(const std::string &key_file, const std::string &peers_dir, zmq::context_t &ctx,
-                             zmq::socket_t &pub, zmq::socket_t &sub, std::vector<CurvePeer> *peers,
-                             std::string *err) {
+                             zmq::socket_t &pub, zmq::socket_t &sub, std::vector<CurvePeer> *peers, std::string *err) {
   CurveKeys keys;
   if (!load_curve_keys(key_file, peers_dir, &keys, err)) return nullptr;
   *peers = keys.peers;

@@ -31,14 +31,12 @@ using CurveAuthPtr = std::unique_ptr<CurveAuth, CurveAuthDeleter>;
 // `sub` as a CURVE client; starts the ZAP handler, which lives as long as the returned
 // object (destroy it before the context). Then connect the SUB socket to each peer
 // with connect_curve_peer(), which sets that peer's server key first.
-CurveAuthPtr configure_curve(const std::string &key_file, const std::string &peers_dir,
-                             zmq::context_t &ctx, zmq::socket_t &pub, zmq::socket_t &sub,
-                             std::vector<CurvePeer> *peers, std::string *err);
+CurveAuthPtr configure_curve(const std::string &key_file, const std::string &peers_dir, zmq::context_t &ctx,
+                             zmq::socket_t &pub, zmq::socket_t &sub, std::vector<CurvePeer> *peers, std::string *err);
 
 // Connects `sub` to `endpoint` with the public key of the peer file naming it.
-bool connect_curve_peer(zmq::socket_t &sub, const std::string &endpoint,
-                        const std::vector<CurvePeer> &peers, const std::string &peers_dir,
-                        std::string *err);
+bool connect_curve_peer(zmq::socket_t &sub, const std::string &endpoint, const std::vector<CurvePeer> &peers,
+                        const std::string &peers_dir, std::string *err);
 
 // This node's key pair and the allowlist, read together.
 struct CurveKeys {

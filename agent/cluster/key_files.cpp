@@ -19,8 +19,8 @@
 #include "common/endpoint.h"
 #include "common/files.h"
 #include "common/line_file.h"
-#include "common/report_types.h"
 #include "common/program_name.h"
+#include "common/report_types.h"
 
 namespace dt {
 namespace {
@@ -49,8 +49,8 @@ bool check_value(const std::string &k, const std::string &v, std::string *err) {
 }
 
 // The `key = value` lines of a file whose keys are in `allowed` (each at most once).
-bool read_lines(const std::string &path, const std::set<std::string> &allowed,
-                std::map<std::string, std::string> *out, std::string *err) {
+bool read_lines(const std::string &path, const std::set<std::string> &allowed, std::map<std::string, std::string> *out,
+                std::string *err) {
   std::string text;
   ReadFailure failed;
   if (!read_text_file(path, &text, &failed)) return *err = "cannot read " + path + ": " + failed.reason, false;
@@ -109,8 +109,8 @@ const char *key_role_name(KeyRole r) { return r == KeyRole::Hub ? "hub" : "node"
 
 std::string old_key_file_error(const std::string &path, const char *missing) {
   const std::string name = file_stem(path);
-  return path + " has no " + missing + " (an older keygen wrote it): regenerate it with '" + command_name("keygen") + " " +
-         name + " --from " + name + ".key' where " + name +
+  return path + " has no " + missing + " (an older keygen wrote it): regenerate it with '" + command_name("keygen") +
+         " " + name + " --from " + name + ".key' where " + name +
          ".key is (it keeps the key pair), then copy the new " + name + ".pub to the other members";
 }
 
@@ -169,8 +169,8 @@ bool read_curve_peers(const std::string &dir, std::vector<CurvePeer> *out, std::
                       " with different keys: remove the one that is not that node's",
                false;
       if (q.public_key == p.public_key && q.node_id != p.node_id)
-        return *err = q.file + " and " + p.file + " hold the same key for nodes " + q.node_id + " and " +
-                      p.node_id + ": one key speaks for one node; remove the wrong one",
+        return *err = q.file + " and " + p.file + " hold the same key for nodes " + q.node_id + " and " + p.node_id +
+                      ": one key speaks for one node; remove the wrong one",
                false;
     }
     peers.push_back(std::move(p));
@@ -184,7 +184,8 @@ bool read_curve_peers(const std::string &dir, std::vector<CurvePeer> *out, std::
 bool check_secret_key_mode(const std::string &path, std::string *err) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return *err = "cannot read " + path + ": " + strerror(errno), false;
-  if (!S_ISREG(st.st_mode)) return *err = path + " is not a regular file: --curve-key takes the .key file agent keygen wrote", false;
+  if (!S_ISREG(st.st_mode))
+    return *err = path + " is not a regular file: --curve-key takes the .key file agent keygen wrote", false;
   if ((st.st_mode & 077) == 0) return check_trusted_path(path, "a secret key", true, err);  // its owner
   char mode[8];
   snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
@@ -196,17 +197,19 @@ bool check_secret_key_mode(const std::string &path, std::string *err) {
 bool write_key_pair_file(const std::string &path, const KeyPairFile &key, std::string *err) {
   const std::string text = "# dthrottle key pair of node " + key.node_id +
                            ": keep it secret (--curve-key); it also derives the node's report signing key\n"
-                           "public = " + key.public_key + "\nsecret = " + key.secret_key +
-                           "\nnode_id = " + key.node_id + "\n";
+                           "public = " +
+                           key.public_key + "\nsecret = " + key.secret_key + "\nnode_id = " + key.node_id + "\n";
   return write_file_nofollow(path, text, 0600, err);
 }
 
 bool write_public_file(const std::string &path, const CurvePeer &pub, std::string *err) {
   std::string text = "# dthrottle public keys of node " + pub.node_id +
                      ": copy into every member's --curve-peers DIR\n"
-                     "public = " + pub.public_key + "\nsign = " + pub.sign_key + "\nnode_id = " + pub.node_id +
+                     "public = " +
+                     pub.public_key + "\nsign = " + pub.sign_key + "\nnode_id = " + pub.node_id +
                      "\nrole = " + key_role_name(pub.role) + "\n";
-  if (!pub.endpoint.empty()) text += "endpoint = " + pub.endpoint.substr(pub.endpoint.rfind("tcp://", 0) == 0 ? 6 : 0) + "\n";
+  if (!pub.endpoint.empty())
+    text += "endpoint = " + pub.endpoint.substr(pub.endpoint.rfind("tcp://", 0) == 0 ? 6 : 0) + "\n";
   return write_file_nofollow(path, text, 0644, err);
 }
 

@@ -33,7 +33,7 @@ struct CurvePeer {
   std::string sign_key;    // Z85 Ed25519 public key
   std::string node_id;
   KeyRole role = KeyRole::Node;
-  std::string endpoint;    // tcp://host:port, normalised ("" if the file has none)
+  std::string endpoint;  // tcp://host:port, normalised ("" if the file has none)
   std::string file;
 };
 

@@ -1,13 +1,13 @@
 // report_signing.cpp - Ed25519 signatures of peer messages (libsodium).
 #include "cluster/report_signing.h"
 
-#include "cluster_core/aggregate_protocol.h"
-
 #include <sodium.h>
 #include <zmq.h>
 
 #include <cstring>
 #include <mutex>
+
+#include "cluster_core/aggregate_protocol.h"
 
 namespace dt {
 namespace {
@@ -60,13 +60,20 @@ void sign_message(std::string &msg, const SigningKey &key) {
 
 const char *signature_check_name(SignatureCheck c) {
   switch (c) {
-    case SignatureCheck::Ok: return "ok";
-    case SignatureCheck::Malformed: return "malformed";
-    case SignatureCheck::Unsigned: return "unsigned";
-    case SignatureCheck::UnknownNode: return "unknown_node";
-    case SignatureCheck::BadSignature: return "bad_signature";
-    case SignatureCheck::HubReport: return "hub_report";
-    case SignatureCheck::NotHub: return "not_hub";
+    case SignatureCheck::Ok:
+      return "ok";
+    case SignatureCheck::Malformed:
+      return "malformed";
+    case SignatureCheck::Unsigned:
+      return "unsigned";
+    case SignatureCheck::UnknownNode:
+      return "unknown_node";
+    case SignatureCheck::BadSignature:
+      return "bad_signature";
+    case SignatureCheck::HubReport:
+      return "hub_report";
+    case SignatureCheck::NotHub:
+      return "not_hub";
   }
   return "?";
 }
@@ -78,7 +85,8 @@ bool ReportVerifier::load(const std::vector<CurvePeer> &peers, const std::string
   signers[own_node_id] = Signer{own.public_key, KeyRole::Node};
   for (const auto &p : peers) {
     Signer s;
-    if (!z85_decode_32(p.sign_key, s.key.data())) return *err = p.file + ": 'sign' is not a 40-character Z85 key", false;
+    if (!z85_decode_32(p.sign_key, s.key.data()))
+      return *err = p.file + ": 'sign' is not a 40-character Z85 key", false;
     s.role = p.role;
     if (p.node_id == own_node_id && s.key != own.public_key)
       return *err = p.file + " speaks for node " + own_node_id +

@@ -66,7 +66,7 @@ struct SigningKey {
   SigningKey() = default;
   SigningKey(const SigningKey &) = default;
   SigningKey &operator=(const SigningKey &) = default;
-  ~SigningKey();  // wipes the secret
+  ~SigningKey();                     // wipes the secret
   std::array<uint8_t, 64> secret{};  // libsodium's Ed25519 secret key (seed and public key)
   std::array<uint8_t, kSignPublicBytes> public_key{};
   std::string public_z85() const;  // as `sign = ...` in the .pub file

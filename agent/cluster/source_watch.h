@@ -20,9 +20,9 @@ namespace dt {
 class SourceWatch {
  public:
   struct Sighting {
-    std::string node;  // the peer's node id
-    std::string rule;  // the rule name in the peer's report
-    uint64_t hits = 0; // summed over the window
+    std::string node;   // the peer's node id
+    std::string rule;   // the rule name in the peer's report
+    uint64_t hits = 0;  // summed over the window
     uint64_t reports = 0;
   };
 

@@ -34,14 +34,14 @@
 namespace dt {
 
 struct AggregateCounters {
-  uint64_t applied = 0;        // aggregate messages whose sums were debited
-  uint64_t standby = 0;        // from a hub other than the active one (kept, not applied)
-  uint64_t replayed = 0;       // of those, applied after a failover
-  uint64_t overlaps = 0;       // refused: they name a report already charged
-  uint64_t own_missing = 0;    // refused: they name one of our seqs no longer held
+  uint64_t applied = 0;      // aggregate messages whose sums were debited
+  uint64_t standby = 0;      // from a hub other than the active one (kept, not applied)
+  uint64_t replayed = 0;     // of those, applied after a failover
+  uint64_t overlaps = 0;     // refused: they name a report already charged
+  uint64_t own_missing = 0;  // refused: they name one of our seqs no longer held
   uint64_t own_hits_subtracted = 0;
   uint64_t failovers = 0;
-  std::string active_hub;      // whose aggregates are debited ("" before the first)
+  std::string active_hub;  // whose aggregates are debited ("" before the first)
 };
 
 class AggregateIntake {
@@ -85,9 +85,9 @@ class AggregateIntake {
   uint64_t own_boot_ = 0;
   std::map<uint64_t, std::pair<ReportBody, uint64_t>> own_;  // seq -> (what we sent, when)
   std::string active_;
-  std::map<std::string, uint64_t> last_heard_;                 // hub id -> when
-  std::map<std::string, std::deque<Kept>> standby_;           // hub id -> its unapplied aggregates
-  std::map<std::string, Applied> applied_;                    // node id -> highest seq charged
+  std::map<std::string, uint64_t> last_heard_;       // hub id -> when
+  std::map<std::string, std::deque<Kept>> standby_;  // hub id -> its unapplied aggregates
+  std::map<std::string, Applied> applied_;           // node id -> highest seq charged
   // The aggregate being applied (its parts share one verdict and one own-hits sum).
   std::string group_hub_;
   uint64_t group_boot_ = 0, group_epoch_ = 0;

@@ -44,7 +44,7 @@ void ClusterNode::start(uint64_t now_ns) {
 
 std::vector<ReportEntry> ClusterNode::early_tick(const EarlySources &src, uint64_t now_ns, size_t *shared) {
   *shared = 0;
-  next_early_ns_ = early_.next_tick(next_early_ns_);  // the ticks keep their pace
+  next_early_ns_ = early_.next_tick(next_early_ns_);          // the ticks keep their pace
   if (next_early_ns_ <= now_ns) next_early_ns_ = UINT64_MAX;  // held up past it: wait for the period
   if (src.failed()) return early_.tick({});
   std::vector<ReportEntry> entries = early_.collect_tick(src.fresh, src.collect);
@@ -69,7 +69,8 @@ Received ClusterNode::receive(const ReportHeader &h, const ReportBody &body, con
   switch (r.plan.kind) {
     case InboundKind::Dropped:
     case InboundKind::Bans:
-    case InboundKind::Verified: break;
+    case InboundKind::Verified:
+      break;
     case InboundKind::ResendRequest:
       if (r.plan.stale || !opt_.resends) break;
       if (Outbox::Resends r = serve_resend(h.node_id, body.resend, now_ns); served) *served = std::move(r);

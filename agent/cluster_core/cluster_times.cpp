@@ -30,8 +30,6 @@ uint64_t backlog_slack_ns(const ClusterTimes &t) {
   return t.link_liveness && !t.down_after_ns ? (2 * kHeartbeatPeriods + 1) * t.period_ns / 10 : 0;
 }
 
-uint64_t aggregate_down_after_ns(const ClusterTimes &t) {
-  return t.down_after_ns ? t.down_after_ns : 5 * t.period_ns;
-}
+uint64_t aggregate_down_after_ns(const ClusterTimes &t) { return t.down_after_ns ? t.down_after_ns : 5 * t.period_ns; }
 
 }  // namespace dt

@@ -9,9 +9,9 @@
 // plus, with the owner scheme, the owner's relay. An early report cuts that lag to at most
 // one tick (delay_ns, a quarter period by default): at every tick within a period, the
 // sources first admitted since the previous tick that are new here (this host has not
-// reported them in this period or the one before) are collected and reported at once, routed as the period's report is (to their
-// owner alone, or to every peer in a mesh). Their owner relays at once once a second host
-// reports them (report_router.h), so the whole cluster knows them a tick after first contact.
+// reported them in this period or the one before) are collected and reported at once, routed as the period's report is
+// (to their owner alone, or to every peer in a mesh). Their owner relays at once once a second host reports them
+// (report_router.h), so the whole cluster knows them a tick after first contact.
 //
 // Cost: at most one extra message per destination (owner) per tick, only while new sources
 // appear; every hit is still reported exactly once (an early report collects the hits it

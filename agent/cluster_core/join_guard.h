@@ -55,8 +55,7 @@ class JoinGuard {
   // The hits to add to a debit of k from `peer`'s message of period `peer_epoch`:
   // burst_hits the first time while active, for a period in flight when we first heard
   // that peer; else 0.
-  uint64_t extra(const std::string &peer, uint64_t peer_epoch, const dt_key &k, uint64_t burst_hits,
-                 uint64_t now_ns);
+  uint64_t extra(const std::string &peer, uint64_t peer_epoch, const dt_key &k, uint64_t burst_hits, uint64_t now_ns);
   uint64_t charged() const { return charged_count_; }
 
  private:
@@ -67,7 +66,7 @@ class JoinGuard {
   bool decided_ = false;
   uint64_t until_ns_ = 0;
   std::unordered_map<std::string, uint64_t> first_epoch_;  // per peer; members only, kept for the window
-  std::unordered_set<dt_key, KeyHash, KeyEq> seen_;  // sources whose first debit came
+  std::unordered_set<dt_key, KeyHash, KeyEq> seen_;        // sources whose first debit came
   uint64_t charged_count_ = 0;
 };
 

@@ -35,9 +35,7 @@ ReportHeader Outbox::header(uint64_t epoch, uint64_t unix_ms) const {
   return h;
 }
 
-std::shared_ptr<const std::string> Outbox::sealed(std::string m) const {
-  return seal_with(seal_, std::move(m));
-}
+std::shared_ptr<const std::string> Outbox::sealed(std::string m) const { return seal_with(seal_, std::move(m)); }
 
 Outgoing Outbox::keep(OutKind kind, std::string m, uint64_t now_ns) {
   Outgoing o{kind, {}, next_seq_, sealed(std::move(m))};
@@ -47,7 +45,8 @@ Outgoing Outbox::keep(OutKind kind, std::string m, uint64_t now_ns) {
 
 std::vector<Outgoing> Outbox::report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns) {
   std::vector<Outgoing> out;
-  for (auto &m : encode_report(h, next_seq_, body, body_limit())) out.push_back(keep(OutKind::Report, std::move(m), now_ns));
+  for (auto &m : encode_report(h, next_seq_, body, body_limit()))
+    out.push_back(keep(OutKind::Report, std::move(m), now_ns));
   return out;
 }
 
@@ -86,8 +85,7 @@ std::optional<Outgoing> Outbox::resend_request(ReportHeader h, const std::vector
   return Outgoing{OutKind::ResendRequest, {}, 0, sealed(std::move(msg))};
 }
 
-Outbox::Resends Outbox::serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs,
-                                     uint64_t now_ns) {
+Outbox::Resends Outbox::serve_resend(const std::string &from, const std::vector<ResendRequest> &reqs, uint64_t now_ns) {
   Resends r;
   const auto mine = std::find_if(reqs.begin(), reqs.end(), [&](const auto &q) { return q.node_id == opt_.node_id; });
   if (mine == reqs.end()) return r;

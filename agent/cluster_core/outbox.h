@@ -82,10 +82,10 @@ class Outbox {
   Seal seal_;
   ResendBuffer kept_;
   ResendBudget budget_;
-  uint64_t next_seq_ = 1;         // reports and relays
-  uint64_t next_ban_seq_ = 1;     // bans messages
-  uint64_t next_verified_seq_ = 1;  // verified sources messages
-  uint64_t next_resend_seq_ = 1;  // resend requests
+  uint64_t next_seq_ = 1;                         // reports and relays
+  uint64_t next_ban_seq_ = 1;                     // bans messages
+  uint64_t next_verified_seq_ = 1;                // verified sources messages
+  uint64_t next_resend_seq_ = 1;                  // resend requests
   std::map<std::string, uint64_t> directed_seq_;  // per owner: the next seq of our messages to it
 };
 

@@ -96,8 +96,8 @@ DecodeError take_header(Reader &r, ReportHeader *h, uint8_t *flags) {
   if (DecodeError e = take_sender(r, &h->node_id, flags); e != DecodeError::None) return e;
   if (DecodeError e = take_recipient(r, &h->to); e != DecodeError::None) return e;
   h->stream = stream_of(*flags);
-  if (!r.u64(&h->boot_id) || !r.u64(&h->seq) || !r.u64(&h->epoch) || !r.u64(&h->sent_unix_ms) ||
-      !r.u16(&h->part) || !r.u16(&h->parts))
+  if (!r.u64(&h->boot_id) || !r.u64(&h->seq) || !r.u64(&h->epoch) || !r.u64(&h->sent_unix_ms) || !r.u16(&h->part) ||
+      !r.u16(&h->parts))
     return DecodeError::TooShort;
   if (h->parts == 0 || h->parts > kMaxParts || h->part >= h->parts) return DecodeError::BadParts;
   return DecodeError::None;
@@ -273,35 +273,58 @@ bool unwrap_directed(const void *data, size_t len, std::string *to, size_t *inne
 
 const char *decode_error_name(DecodeError e) {
   switch (e) {
-    case DecodeError::None: return "ok";
-    case DecodeError::TooShort: return "truncated";
-    case DecodeError::TooLarge: return "oversized";
-    case DecodeError::BadMagic: return "bad magic";
-    case DecodeError::WrongVersion: return "wrong version";
-    case DecodeError::BadNodeId: return "bad node id";
-    case DecodeError::BadParts: return "bad part numbers";
-    case DecodeError::BadVarint: return "bad varint";
-    case DecodeError::AbsurdCount: return "absurd entry count";
-    case DecodeError::AbsurdHits: return "absurd hit count";
-    case DecodeError::BadRuleName: return "bad rule name";
-    case DecodeError::BadTag: return "bad tag";
-    case DecodeError::TrailingBytes: return "trailing bytes";
-    case DecodeError::BadFactor: return "bad factor";
-    case DecodeError::BadResend: return "bad resend request";
-    case DecodeError::BadBan: return "bad ban";
-    case DecodeError::BadRelay: return "bad relay";
-    case DecodeError::BadRecipient: return "bad recipient";
-    case DecodeError::BadVerified: return "bad verified sources";
+    case DecodeError::None:
+      return "ok";
+    case DecodeError::TooShort:
+      return "truncated";
+    case DecodeError::TooLarge:
+      return "oversized";
+    case DecodeError::BadMagic:
+      return "bad magic";
+    case DecodeError::WrongVersion:
+      return "wrong version";
+    case DecodeError::BadNodeId:
+      return "bad node id";
+    case DecodeError::BadParts:
+      return "bad part numbers";
+    case DecodeError::BadVarint:
+      return "bad varint";
+    case DecodeError::AbsurdCount:
+      return "absurd entry count";
+    case DecodeError::AbsurdHits:
+      return "absurd hit count";
+    case DecodeError::BadRuleName:
+      return "bad rule name";
+    case DecodeError::BadTag:
+      return "bad tag";
+    case DecodeError::TrailingBytes:
+      return "trailing bytes";
+    case DecodeError::BadFactor:
+      return "bad factor";
+    case DecodeError::BadResend:
+      return "bad resend request";
+    case DecodeError::BadBan:
+      return "bad ban";
+    case DecodeError::BadRelay:
+      return "bad relay";
+    case DecodeError::BadRecipient:
+      return "bad recipient";
+    case DecodeError::BadVerified:
+      return "bad verified sources";
   }
   return "?";
 }
 
 const char *stream_name(Stream s) {
   switch (s) {
-    case Stream::Reports: return "reports";
-    case Stream::Bans: return "bans";
-    case Stream::Resend: return "resend requests";
-    case Stream::Verified: return "verified sources";
+    case Stream::Reports:
+      return "reports";
+    case Stream::Bans:
+      return "bans";
+    case Stream::Resend:
+      return "resend requests";
+    case Stream::Verified:
+      return "verified sources";
   }
   return "?";
 }

@@ -26,7 +26,6 @@ std::string header_bytes(const ReportHeader &h, uint64_t seq, uint16_t part, uin
   return out;
 }
 
-
 uint64_t clamp_hits(uint64_t h) { return h > kMaxHitsPerEntry ? kMaxHitsPerEntry : h; }
 
 // What of a body goes on the wire: valid entries grouped by rule, valid tags, and at most

@@ -101,28 +101,28 @@
 namespace dt {
 
 constexpr uint8_t kProtocolVersion = 2;
-constexpr size_t kMaxMessageBytes = 60 * 1024;    // what we send
-constexpr size_t kMaxAcceptedBytes = 1 << 20;     // what we accept from others
-constexpr uint64_t kMaxHitsPerEntry = 1000000000; // more in one period is absurd
+constexpr size_t kMaxMessageBytes = 60 * 1024;     // what we send
+constexpr size_t kMaxAcceptedBytes = 1 << 20;      // what we accept from others
+constexpr uint64_t kMaxHitsPerEntry = 1000000000;  // more in one period is absurd
 constexpr uint16_t kMaxParts = 4096;
-constexpr size_t kMaxFactors = 512;               // adaptive factors per report
-constexpr uint8_t kFlagFactors = 1;               // header flags bit 0: a factors section follows the tags
-constexpr uint8_t kFlagResend = 2;                // header flags bit 1: a resend request message
-constexpr uint8_t kFlagSigned = 4;                // header flags bit 2: an Ed25519 signature ends the message
-constexpr uint8_t kFlagBans = 8;                  // header flags bit 3: a bans message (docs/bans.md)
+constexpr size_t kMaxFactors = 512;  // adaptive factors per report
+constexpr uint8_t kFlagFactors = 1;  // header flags bit 0: a factors section follows the tags
+constexpr uint8_t kFlagResend = 2;   // header flags bit 1: a resend request message
+constexpr uint8_t kFlagSigned = 4;   // header flags bit 2: an Ed25519 signature ends the message
+constexpr uint8_t kFlagBans = 8;     // header flags bit 3: a bans message (docs/bans.md)
 constexpr size_t kSignatureBytes = 64;
-constexpr size_t kMaxBansPerMessage = 512;        // bans (sets and lifts) in one bans message
-constexpr size_t kFlagsOffset = 5;                // the flags byte: after the magic and the version
-constexpr size_t kMaxResendPeers = 64;            // peers named in one resend request message
-constexpr size_t kMaxResendSeqs = 64;             // seqs asked of one peer in one message
-constexpr uint8_t kFlagVerified = 16;             // header flags bit 4: a verified sources message (SYN cookies)
-constexpr size_t kMaxVerifiedPerMessage = 1024;   // sources in one verified sources message
+constexpr size_t kMaxBansPerMessage = 512;       // bans (sets and lifts) in one bans message
+constexpr size_t kFlagsOffset = 5;               // the flags byte: after the magic and the version
+constexpr size_t kMaxResendPeers = 64;           // peers named in one resend request message
+constexpr size_t kMaxResendSeqs = 64;            // seqs asked of one peer in one message
+constexpr uint8_t kFlagVerified = 16;            // header flags bit 4: a verified sources message (SYN cookies)
+constexpr size_t kMaxVerifiedPerMessage = 1024;  // sources in one verified sources message
 constexpr uint64_t kMaxVerifiedMs = 7ull * 24 * 3600 * 1000;  // the longest --verified-ttl
-constexpr uint8_t kFlagRelay = 32;                // header flags bit 5: a relay message (owner scheme)
-constexpr size_t kMaxRelayHosts = 1024;           // hosts named in one relay message
-constexpr size_t kMaxRelayEntries = 4096;         // entries in one relay message (more: several)
-constexpr char kDirectedMagic[] = "DTO";          // a directed message's prefix (3 bytes)
-constexpr char kReportMagicPrefix[] = "DTR";      // every other message's first 3 bytes
+constexpr uint8_t kFlagRelay = 32;                            // header flags bit 5: a relay message (owner scheme)
+constexpr size_t kMaxRelayHosts = 1024;                       // hosts named in one relay message
+constexpr size_t kMaxRelayEntries = 4096;                     // entries in one relay message (more: several)
+constexpr char kDirectedMagic[] = "DTO";                      // a directed message's prefix (3 bytes)
+constexpr char kReportMagicPrefix[] = "DTR";                  // every other message's first 3 bytes
 
 // A message's stream (with its recipient): what its seq counts (see the top of this file).
 enum class Stream : uint8_t { Reports = 0, Bans = 1, Resend = 2, Verified = 3 };
@@ -134,14 +134,14 @@ inline uint32_t boot_counter(uint64_t boot_id) { return static_cast<uint32_t>(bo
 
 struct ReportHeader {
   std::string node_id;
-  std::string to;        // the recipient (a directed message); "" for every member
+  std::string to;                   // the recipient (a directed message); "" for every member
   Stream stream = Stream::Reports;  // set by the decoder (the encoders know their kind)
-  uint64_t boot_id = 0;  // per agent start (boot_counter above): a restart resets sequence tracking
-  uint64_t seq = 0;      // per message of the stream, from 1, per boot; the first of a resend
-                         // request or bans message (encode_resend_request, encode_ban_messages)
-  uint64_t epoch = 0;    // the sender's period number
+  uint64_t boot_id = 0;             // per agent start (boot_counter above): a restart resets sequence tracking
+  uint64_t seq = 0;                 // per message of the stream, from 1, per boot; the first of a resend
+                                    // request or bans message (encode_resend_request, encode_ban_messages)
+  uint64_t epoch = 0;               // the sender's period number
   uint64_t sent_unix_ms = 0;
-  uint16_t part = 0;     // 0..parts-1
+  uint16_t part = 0;  // 0..parts-1
   uint16_t parts = 1;
 };
 
@@ -162,7 +162,7 @@ struct VerifiedSource {
 // Hits host `node_id` admitted, passed on by the sources' owner (kFlagRelay).
 struct RelayedReport {
   std::string node_id;
-  std::vector<std::string> rules;    // indexed by entries' key.rule
+  std::vector<std::string> rules;  // indexed by entries' key.rule
   std::vector<ReportEntry> entries;
 };
 
@@ -170,26 +170,26 @@ struct ReportBody {
   std::vector<std::string> rules;  // rule names, indexed by ReportEntry::key.rule
   std::vector<ReportEntry> entries;
   std::vector<TagHit> tags;
-  std::vector<RuleFactor> factors;  // sent in part 0 of a report only
-  std::vector<ResendRequest> resend;  // only in a resend request message (kFlagResend)
-  std::vector<BanNotice> bans;        // only in a bans message (kFlagBans)
-  std::vector<RelayedReport> relayed;  // only in a relay message (kFlagRelay)
+  std::vector<RuleFactor> factors;       // sent in part 0 of a report only
+  std::vector<ResendRequest> resend;     // only in a resend request message (kFlagResend)
+  std::vector<BanNotice> bans;           // only in a bans message (kFlagBans)
+  std::vector<RelayedReport> relayed;    // only in a relay message (kFlagRelay)
   std::vector<VerifiedSource> verified;  // only in a verified sources message (kFlagVerified)
 };
 
 enum class DecodeError {
   None,
-  TooShort,      // truncated anywhere
-  TooLarge,      // over kMaxAcceptedBytes
+  TooShort,  // truncated anywhere
+  TooLarge,  // over kMaxAcceptedBytes
   BadMagic,
   WrongVersion,
   BadNodeId,
   BadParts,
   BadVarint,
-  AbsurdCount,   // a count larger than the bytes could hold
-  AbsurdHits,    // 0 or more than kMaxHitsPerEntry hits
+  AbsurdCount,  // a count larger than the bytes could hold
+  AbsurdHits,   // 0 or more than kMaxHitsPerEntry hits
   BadRuleName,
-  BadTag,        // empty, too long, or with a newline or NUL byte
+  BadTag,  // empty, too long, or with a newline or NUL byte
   TrailingBytes,
   BadFactor,     // factor 0 or above 1000000, bad rule name or prefix, or unknown kind
   BadResend,     // a resend request with hits, a seq, no peers or seqs, or seqs not ascending

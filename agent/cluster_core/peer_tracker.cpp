@@ -39,12 +39,18 @@ Arrival refused(Refusal why, uint64_t *counter) {
 
 const char *refusal_name(Refusal r) {
   switch (r) {
-    case Refusal::None: return "ok";
-    case Refusal::AbsurdTime: return "absurd send time";
-    case Refusal::NewBoot: return "restart refused";
-    case Refusal::TooManyPeers: return "too many peers";
-    case Refusal::OldBoot: return "old boot";
-    case Refusal::NoSeq: return "no sequence number";
+    case Refusal::None:
+      return "ok";
+    case Refusal::AbsurdTime:
+      return "absurd send time";
+    case Refusal::NewBoot:
+      return "restart refused";
+    case Refusal::TooManyPeers:
+      return "too many peers";
+    case Refusal::OldBoot:
+      return "old boot";
+    case Refusal::NoSeq:
+      return "no sequence number";
   }
   return "?";
 }
@@ -167,7 +173,10 @@ void PeerTracker::judge_age(PeerState &p, const ReportHeader &h, uint64_t now_ns
   p.last_age_ms = a->age_ms;
   // Sent (by our clock: now - age) before the peer came back from a silence: backlog.
   // (age_ms * kMs > x, written as age_ms > x / kMs: the same for integers, no overflow.)
-  const bool backlog = p.back_ns && a->age_ms > add_saturated(now_ns - p.back_ns, opt_.backlog_slack_ns ? opt_.backlog_slack_ns : opt_.down_after_ns / 10) / kMs;
+  const bool backlog =
+      p.back_ns && a->age_ms > add_saturated(now_ns - p.back_ns,
+                                             opt_.backlog_slack_ns ? opt_.backlog_slack_ns : opt_.down_after_ns / 10) /
+                                   kMs;
   a->stale = opt_.max_age_ns && (backlog || a->age_ms > opt_.max_age_ns / kMs);
   if (!a->stale) {
     p.stale_since_ns = 0;

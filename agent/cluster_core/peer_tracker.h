@@ -93,18 +93,18 @@
 
 namespace dt {
 
-constexpr uint64_t kReportMaxAgePeriods = 10;           // the default --report-max-age: 2 s at 200 ms
-constexpr size_t kMaxMissing = 256;                     // remembered missing seqs per peer
-constexpr uint64_t kOffsetCreepPpm = 1000;              // 1 ms per second of steady arrivals
+constexpr uint64_t kReportMaxAgePeriods = 10;            // the default --report-max-age: 2 s at 200 ms
+constexpr size_t kMaxMissing = 256;                      // remembered missing seqs per peer
+constexpr uint64_t kOffsetCreepPpm = 1000;               // 1 ms per second of steady arrivals
 constexpr uint64_t kRelearnAfterNs = 10'000'000'000ull;  // stale for 10 s while arriving: a clock step
-constexpr uint64_t kMaxSentUnixMs = 1ull << 42;         // later than 2109: an absurd send time
-constexpr size_t kRetiredBoots = 8;                     // a peer's last boots, replays of which are refused
-constexpr size_t kMinTrackedPeers = 64;                 // the least max_peers a Cluster asks for
+constexpr uint64_t kMaxSentUnixMs = 1ull << 42;          // later than 2109: an absurd send time
+constexpr size_t kRetiredBoots = 8;                      // a peer's last boots, replays of which are refused
+constexpr size_t kMinTrackedPeers = 64;                  // the least max_peers a Cluster asks for
 
 struct TrackerOptions {
-  uint64_t down_after_ns = 0;    // silent this long: down (and, for a new boot, replaceable)
-  uint64_t max_age_ns = 0;       // how old a message may be and still be charged; 0: any age
-  bool authenticated = false;    // every message carries a verified signature of its node
+  uint64_t down_after_ns = 0;           // silent this long: down (and, for a new boot, replaceable)
+  uint64_t max_age_ns = 0;              // how old a message may be and still be charged; 0: any age
+  bool authenticated = false;           // every message carries a verified signature of its node
   size_t max_peers = kMinTrackedPeers;  // node ids tracked at most (>= 1)
   // How much earlier than its return a message may have been sent and not be a partition's
   // backlog (clocks and delays); 0: down_after / 10. With link liveness down_after is long
@@ -119,9 +119,9 @@ struct PeerState {
   uint64_t last_heard_ns = 0;  // monotonic
   bool up = false;
   uint64_t accepted = 0;
-  uint64_t duplicates = 0;     // seq <= last within a boot, or a retired boot
-  uint64_t lost = 0;           // messages missing in sequence gaps
-  uint64_t recovered = 0;      // of those, received later (resent)
+  uint64_t duplicates = 0;  // seq <= last within a boot, or a retired boot
+  uint64_t lost = 0;        // messages missing in sequence gaps
+  uint64_t recovered = 0;   // of those, received later (resent)
   uint64_t restarts = 0;
   uint64_t boot_rejected = 0;  // messages of a new boot refused while the current one lives
   uint64_t stale = 0;          // messages older than max_age (not charged)
@@ -155,14 +155,14 @@ inline bool is_report_stream(const ReportHeader &h) { return stream_key(h) == 0;
 // What the tracker made of one message.
 struct Arrival {
   Verdict verdict = Verdict::Accept;
-  Refusal refused = Refusal::None;  // why, when Rejected
-  bool came_up = false;    // this message brought the peer (back) up
-  bool restarted = false;  // it is the first of a new boot of a known peer
-  bool recovered = false;  // it filled an earlier gap (a resend)
-  bool gap = false;        // it revealed missing messages (to be asked for at once)
-  bool stale = false;      // older than max_age: do not charge its hits
-  uint64_t age_ms = 0;     // receipt later than the peer's fastest, see above
-  int64_t relearned_ms = 0;  // != 0: the peer's clock stepped by this much; offset relearned
+  Refusal refused = Refusal::None;   // why, when Rejected
+  bool came_up = false;              // this message brought the peer (back) up
+  bool restarted = false;            // it is the first of a new boot of a known peer
+  bool recovered = false;            // it filled an earlier gap (a resend)
+  bool gap = false;                  // it revealed missing messages (to be asked for at once)
+  bool stale = false;                // older than max_age: do not charge its hits
+  uint64_t age_ms = 0;               // receipt later than the peer's fastest, see above
+  int64_t relearned_ms = 0;          // != 0: the peer's clock stepped by this much; offset relearned
   std::vector<std::string> evicted;  // down peers forgotten to make room for this one
 };
 

@@ -45,11 +45,11 @@ struct Received {
   InboundPlan plan;
   uint64_t stale_hits = 0;  // plan.stale: counted, not debited (entries and tags)
   std::vector<Charge> charges;
-  std::vector<ReportBody> blocks;      // a relay's blocks, a hub's sums taken (charges point into them)
+  std::vector<ReportBody> blocks;                // a relay's blocks, a hub's sums taken (charges point into them)
   std::vector<const RelayedReport *> strangers;  // relay blocks of no member's: not charged
-  RelayPlan relay;                     // Directed: what turned shared, for us to relay now
-  JoinExtra join;                      // what the joiner's guard added
-  uint64_t unknown_entries = 0;        // entries of rules or prefix levels we do not have
+  RelayPlan relay;                               // Directed: what turned shared, for us to relay now
+  JoinExtra join;                                // what the joiner's guard added
+  uint64_t unknown_entries = 0;                  // entries of rules or prefix levels we do not have
 };
 
 // Whether an owner may relay hits of `node_id` (a member: not a hub, not a stranger).
@@ -70,13 +70,12 @@ class Receiver {
   // The hits of h.node_id in `body` (a report, a hub's sums), sent by `sender`: factors to the
   // controller, then a charge if it has entries.
   // *plain (if given): the debits' keys and hits without a joiner's extra.
-  void charge(const ReportHeader &h, const ReportBody &body, const std::string &sender, uint64_t now_ns,
-              Received *r, std::vector<ReportEntry> *plain = nullptr);
+  void charge(const ReportHeader &h, const ReportBody &body, const std::string &sender, uint64_t now_ns, Received *r,
+              std::vector<ReportEntry> *plain = nullptr);
   // A summing hub's aggregate, decoded: what `intake` takes of it (aggregate_intake.h: the
   // active hub's sums less our own hits; after a failover the new hub's kept ones first) in
   // blocks, each charged as a report of the hub's; *switched and *from as on_message's.
-  Received aggregate(AggregateIntake &intake, AggregateMessage m, uint64_t now_ns, bool *switched,
-                     std::string *from);
+  Received aggregate(AggregateIntake &intake, AggregateMessage m, uint64_t now_ns, bool *switched, std::string *from);
 
  private:
   void report(const ReportHeader &h, const ReportBody &body, uint64_t now_ns, Received *r);

@@ -48,7 +48,8 @@ void ReportCadence::take_due(bool for_liveness, uint64_t now_ns, PeriodPlan *p) 
   const uint64_t batch_wait = opt_.batch_wait_ns ? opt_.batch_wait_ns : opt_.heartbeat_ns;
   for (auto it = batches_.begin(); it != batches_.end();) {
     Batch &b = it->second;
-    const bool go = b.urgent || b.entries.size() >= opt_.max_batch_entries || older_than(b.since_ns, batch_wait, now_ns) ||
+    const bool go = b.urgent || b.entries.size() >= opt_.max_batch_entries ||
+                    older_than(b.since_ns, batch_wait, now_ns) ||
                     (opt_.batch_quiet_ns && older_than(b.last_ns, opt_.batch_quiet_ns, now_ns)) ||
                     (for_liveness && !heard_lately(it->first, now_ns));
     if (!go || b.entries.empty()) {

@@ -41,8 +41,8 @@
 
 namespace dt {
 
-constexpr uint64_t kHeartbeatPeriods = 5;     // the default heartbeat: every 5 periods (1 s)
-constexpr size_t kMaxBatchEntries = 256;      // a directed batch goes when it holds this many
+constexpr uint64_t kHeartbeatPeriods = 5;  // the default heartbeat: every 5 periods (1 s)
+constexpr size_t kMaxBatchEntries = 256;   // a directed batch goes when it holds this many
 // With link liveness (cluster.h: link_liveness()): a signed heartbeat every 20 s (the
 // report sequence, lost reports), and one-hit sources wait for their owner until its batch
 // has had no new entry for 1 s, 8 s at most (a spray of light sources: one batch).
@@ -87,7 +87,7 @@ class ReportCadence {
   // Every batch, taken out (the owner scheme paused: they go to everyone).
   std::vector<ReportEntry> take_all();
 
-  size_t waiting() const;                                   // entries in batches
+  size_t waiting() const;                                  // entries in batches
   uint64_t lazy_entries() const { return lazy_entries_; }  // entries that waited a period or more
   const CadenceOptions &options() const { return opt_; }
 

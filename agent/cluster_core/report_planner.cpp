@@ -13,7 +13,8 @@ bool ReportPlanner::owner_ready(std::vector<std::string> up_peers) {
   up_peers.push_back(opt_.node_id);
   std::sort(up_peers.begin(), up_peers.end());
   if (up_peers != router_.members()) {
-    const size_t self = static_cast<size_t>(std::find(up_peers.begin(), up_peers.end(), opt_.node_id) - up_peers.begin());
+    const size_t self =
+        static_cast<size_t>(std::find(up_peers.begin(), up_peers.end(), opt_.node_id) - up_peers.begin());
     router_.set_members(std::move(up_peers), self);
   }
   return true;
@@ -57,7 +58,9 @@ std::vector<std::string> ReportPlanner::cadence_peers() const {
   return peers;
 }
 
-PeriodPlan ReportPlanner::plan(bool content, uint64_t now_ns) { return cadence_.plan(cadence_peers(), content, now_ns); }
+PeriodPlan ReportPlanner::plan(bool content, uint64_t now_ns) {
+  return cadence_.plan(cadence_peers(), content, now_ns);
+}
 
 RelayPlan ReportPlanner::on_directed(const std::string &sender, const std::vector<ReportEntry> &charged,
                                      uint64_t now_ns) {

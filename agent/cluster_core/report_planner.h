@@ -30,10 +30,10 @@ struct PlannerOptions {
 
 // Served sources, routed.
 struct Routed {
-  bool owners = false;                 // routed to owners (else every source to every peer)
-  std::vector<ReportEntry> everyone;   // for the report to every peer
+  bool owners = false;                // routed to owners (else every source to every peer)
+  std::vector<ReportEntry> everyone;  // for the report to every peer
   std::vector<std::pair<std::string, std::vector<ReportEntry>>> directed;  // owner id, entries: now
-  std::vector<RelayEntry> relays;      // ours that turned shared: relay now (members() name them)
+  std::vector<RelayEntry> relays;  // ours that turned shared: relay now (members() name them)
 };
 
 // An owner's relay: each entry names ids[from].

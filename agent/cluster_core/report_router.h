@@ -37,15 +37,15 @@ struct RelayEntry {
 
 // One period's served sources, routed.
 struct RoutedReport {
-  std::vector<ReportEntry> everyone;                     // to every peer
-  std::map<size_t, std::vector<ReportEntry>> to_owner;   // member index -> to that owner only
-  std::vector<RelayEntry> relays;                        // we own them and they turned shared
+  std::vector<ReportEntry> everyone;                    // to every peer
+  std::map<size_t, std::vector<ReportEntry>> to_owner;  // member index -> to that owner only
+  std::vector<RelayEntry> relays;                       // we own them and they turned shared
 };
 
 constexpr size_t kOwnerMinMembers = 5;
 
 struct RouterOptions {
-  uint64_t shared_keep_ns = 5'000'000'000ull;     // 25 periods of 200 ms
+  uint64_t shared_keep_ns = 5'000'000'000ull;      // 25 periods of 200 ms
   uint64_t pending_max_age_ns = 2'000'000'000ull;  // the report max age
 };
 

@@ -35,7 +35,7 @@ std::vector<RelayedReport> relay_blocks(const std::vector<RelayEntry> &relays, c
 
 // The rules this node throttles, as peers' reports name them.
 struct LocalRules {
-  std::vector<std::string> names{"default"};                 // by local index (they travel in reports)
+  std::vector<std::string> names{"default"};                     // by local index (they travel in reports)
   std::map<std::string, uint32_t> throttle_ids{{"default", 0}};  // throttle rules only: name -> id
   std::set<uint32_t> prefix_levels;  // prefix bucket key.rule values in force (prefix_level_keys)
   std::set<uint32_t> dest_rules;     // rule ids keyed by destination here (dest_rule_ids)

@@ -12,9 +12,9 @@
 #include <functional>
 #include <vector>
 
-#include "dthrottle/common.h"
 #include "cluster_core/early_report.h"
 #include "cluster_core/report_router.h"
+#include "dthrottle/common.h"
 
 namespace dt {
 

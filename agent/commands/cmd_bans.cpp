@@ -9,9 +9,9 @@
 #include "bans/ban_render.h"
 #include "bans/ban_store.h"
 #include "cli/cli.h"
-#include "common/program_name.h"
 #include "commands/commands.h"
 #include "common/clock.h"
+#include "common/program_name.h"
 #include "dataplane/dataplane.h"
 
 namespace dt {

@@ -8,9 +8,9 @@
 #include "cli/cli.h"
 #include "cluster/curve.h"
 #include "commands/commands.h"
+#include "common/program_name.h"
 #include "daemon/run_config.h"
 #include "dataplane/policy.h"
-#include "common/program_name.h"
 #include "query/query_listen.h"
 
 namespace dt {
@@ -21,10 +21,11 @@ void print_query_access(const RunOptions &opt) {
   if (!opt.query_socket.empty()) {
     std::string admins = "root, the agent's uid";
     for (uint32_t uid : opt.query_admin_uids) admins += ", " + std::to_string(uid);
-    printf("ok: query socket %s: mode %04o, group %u; admin commands (BUSY) from %s; idle connections closed "
-           "after %.0f s\n",
-           opt.query_socket.c_str(), opt.query_socket_mode, static_cast<unsigned>(opt.query_socket_gid),
-           admins.c_str(), opt.query_idle_timeout_ns / 1e9);
+    printf(
+        "ok: query socket %s: mode %04o, group %u; admin commands (BUSY) from %s; idle connections closed "
+        "after %.0f s\n",
+        opt.query_socket.c_str(), opt.query_socket_mode, static_cast<unsigned>(opt.query_socket_gid), admins.c_str(),
+        opt.query_idle_timeout_ns / 1e9);
   }
   if (!opt.query_listen.empty()) {
     std::string why;
@@ -67,9 +68,9 @@ int cmd_check(int argc, char **argv) {
     printf("ok: cluster node %s: peers %zu%s%s%s, hubs %zu, publishing on %s, reports every %.0f ms%s\n",
            config.opt.node_id.c_str(), config.peers.size(), opt.peers_file.empty() ? "" : " (with ",
            opt.peers_file.c_str(), opt.peers_file.empty() ? "" : ")", opt.hubs.size(),
-           opt.listen.empty() ? "(none)" : opt.listen.c_str(),
-           opt.period_ns / 1e6, opt.curve_key.empty() ? ", insecure (--insecure-cluster: no keys, anyone can forge or read reports)"
-                                  : ", CurveZMQ keys");
+           opt.listen.empty() ? "(none)" : opt.listen.c_str(), opt.period_ns / 1e6,
+           opt.curve_key.empty() ? ", insecure (--insecure-cluster: no keys, anyone can forge or read reports)"
+                                 : ", CurveZMQ keys");
   print_query_access(opt);
   return 0;
 }

@@ -7,10 +7,10 @@
 #include <cstdio>
 
 #include "cli/cli.h"
-#include "common/program_name.h"
 #include "commands/commands.h"
 #include "common/line_file.h"
 #include "common/log.h"
+#include "common/program_name.h"
 #include "crowdsec/bouncer.h"
 #include "crowdsec/store_target.h"
 

@@ -17,10 +17,10 @@
 #include "common/address.h"
 #include "common/files.h"
 #include "common/json.h"
+#include "common/program_name.h"
 #include "common/runtime_files.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
-#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -60,12 +60,14 @@ ExplainPeers ask_agent(const ExplainOptions &opt) {
   const long pid = agent_running(opt.pin_dir) ? agent_pid(opt.pin_dir) : 0;
   if (!pid) return p.state = ExplainPeers::State::NoAgent, p;
   const uint64_t window_ms = opt.watch_ns / 1'000'000;
-  const std::string id = std::to_string(getpid()) + "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  const std::string id =
+      std::to_string(getpid()) + "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
   p.state = ExplainPeers::State::NoAnswer;
   std::string err;
   if (!write_file_atomic(runtime_file(opt.pin_dir, kExplainRequest),
                          id + " " + opt.address + " " + std::to_string(window_ms) + "\n", &err)) {
-    fprintf(stderr, "%s: cannot ask the agent which peers report %s: %s\n", command_name("explain").c_str(), opt.address.c_str(), err.c_str());
+    fprintf(stderr, "%s: cannot ask the agent which peers report %s: %s\n", command_name("explain").c_str(),
+            opt.address.c_str(), err.c_str());
     return p;
   }
   if (kill(static_cast<pid_t>(pid), SIGUSR1) != 0) return p;

@@ -137,8 +137,10 @@ int cmd_hub(int argc, char **argv) {
         return 2;
       }
     } else {
-      DT_WARN("insecure cluster (--insecure-cluster): reports pass the hub unauthenticated and unencrypted; "
-              "anyone who reaches %s can publish or read them", opt.listen.c_str());
+      DT_WARN(
+          "insecure cluster (--insecure-cluster): reports pass the hub unauthenticated and unencrypted; "
+          "anyone who reaches %s can publish or read them",
+          opt.listen.c_str());
       if (opt.aggregate) prepare_summing(opt, nullptr, &summing, &verifier, &err);
     }
     front.bind(opt.listen);
@@ -153,8 +155,7 @@ int cmd_hub(int argc, char **argv) {
     DT_INFO("hub aggregating reports as %s every %llu ms: agents publish to %s and subscribe to %s",
             summing.hub_id.c_str(), static_cast<unsigned long long>(opt.period_ns / 1000000), opt.listen.c_str(),
             backend.c_str());
-  else
-    DT_INFO("hub relaying reports: agents publish to %s and subscribe to %s", opt.listen.c_str(), backend.c_str());
+  else DT_INFO("hub relaying reports: agents publish to %s and subscribe to %s", opt.listen.c_str(), backend.c_str());
   std::thread proxy = start_worker(opt, front, back, control, summing, verifier);
   int sig = 0;
   while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) reload_allowlist(opt, auth.get(), &verifier, summing.signing);

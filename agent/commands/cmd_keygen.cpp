@@ -13,9 +13,9 @@
 #include "cli/cli.h"
 #include "cluster/key_files.h"
 #include "cluster/report_signing.h"
-#include "common/report_types.h"
 #include "commands/commands.h"
 #include "common/program_name.h"
+#include "common/report_types.h"
 
 namespace dt {
 namespace {
@@ -26,8 +26,9 @@ int check_keygen_values(KeygenOptions *a, CurvePeer *pub) {
   if (!a->endpoint.empty()) pub->endpoint = a->endpoint;
   if (!a->role.empty()) pub->role = a->role == "hub" ? KeyRole::Hub : KeyRole::Node;
   if (!valid_node_id(pub->node_id)) {
-    fprintf(stderr, "%s: node id '%s' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -%s\n", command_name("keygen").c_str(),
-            pub->node_id.c_str(), a->node_id.empty() ? " (it is NAME unless --node-id gives one)" : "");
+    fprintf(stderr, "%s: node id '%s' must be 1 to 64 characters of A-Z a-z 0-9 . _ : -%s\n",
+            command_name("keygen").c_str(), pub->node_id.c_str(),
+            a->node_id.empty() ? " (it is NAME unless --node-id gives one)" : "");
     return 2;
   }
   return 0;
@@ -71,7 +72,8 @@ int cmd_keygen(int argc, char **argv) {
   if (a.from.empty()) {
     char z85_pub[41], z85_sec[41];
     if (zmq_curve_keypair(z85_pub, z85_sec) != 0) {
-      fprintf(stderr, "%s: this libzmq has no CURVE support: %s\n", command_name("keygen").c_str(), zmq_strerror(zmq_errno()));
+      fprintf(stderr, "%s: this libzmq has no CURVE support: %s\n", command_name("keygen").c_str(),
+              zmq_strerror(zmq_errno()));
       return 1;
     }
     key.public_key = z85_pub;
@@ -95,8 +97,7 @@ int cmd_keygen(int argc, char **argv) {
   }
   if (write_key)
     printf("wrote %s (secret) and %s (public) for node %s\n", key_path.c_str(), pub_path.c_str(), pub.node_id.c_str());
-  else
-    printf("wrote %s (public) for node %s from %s\n", pub_path.c_str(), pub.node_id.c_str(), key_path.c_str());
+  else printf("wrote %s (public) for node %s from %s\n", pub_path.c_str(), pub.node_id.c_str(), key_path.c_str());
   return 0;
 }
 

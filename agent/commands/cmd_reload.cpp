@@ -12,9 +12,9 @@
 #include "cli/cli.h"
 #include "commands/commands.h"
 #include "common/files.h"
+#include "common/program_name.h"
 #include "common/runtime_files.h"
 #include "dataplane/dataplane.h"
-#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -35,13 +35,15 @@ int cmd_reload(int argc, char **argv) {
   ReloadOptions opt;
   if (int code = parse_reload_command(argc, argv, &opt); code >= 0) return code;
   if (!agent_running(opt.pin_dir)) {
-    fprintf(stderr, "%s: no agent is running with pin directory %s\n", command_name("reload").c_str(), opt.pin_dir.c_str());
+    fprintf(stderr, "%s: no agent is running with pin directory %s\n", command_name("reload").c_str(),
+            opt.pin_dir.c_str());
     return 1;
   }
   std::ifstream lock(runtime_file(opt.pin_dir, kLockFile));
   long pid = 0;
   if (!(lock >> pid) || pid <= 1) {
-    fprintf(stderr, "%s: cannot read the agent's PID from %s\n", command_name("reload").c_str(), runtime_file(opt.pin_dir, kLockFile).c_str());
+    fprintf(stderr, "%s: cannot read the agent's PID from %s\n", command_name("reload").c_str(),
+            runtime_file(opt.pin_dir, kLockFile).c_str());
     return 1;
   }
   const std::string status = runtime_file(opt.pin_dir, kReloadFile);
@@ -65,7 +67,9 @@ int cmd_reload(int argc, char **argv) {
       // "ok ...", "partial ..." (some of the file is in force) or "error ...".
       const bool ok = rest.rfind("ok ", 0) == 0, partial = rest.rfind("partial ", 0) == 0;
       printf("%s%s\n",
-             ok ? "reloaded: " : partial ? "reloaded in part: " : "reload failed, nothing changed: ",
+             ok        ? "reloaded: "
+             : partial ? "reloaded in part: "
+                       : "reload failed, nothing changed: ",
              rest.substr(rest.find(' ') + 1).c_str());
       return ok ? 0 : 1;
     }
@@ -74,10 +78,9 @@ int cmd_reload(int argc, char **argv) {
   if (busy)
     fprintf(stderr, "%s: pid %ld is still reloading after 300 s (see its log)\n", command_name("reload").c_str(), pid);
   else if (const std::string why = unwritable_reason(status); !why.empty())
-    fprintf(stderr, "%s: pid %ld cannot write its answer: %s (whether the reload worked is in its log)\n", command_name("reload").c_str(),
-            pid, why.c_str());
-  else
-    fprintf(stderr, "%s: pid %ld did not answer within 5 s (see its log)\n", command_name("reload").c_str(), pid);
+    fprintf(stderr, "%s: pid %ld cannot write its answer: %s (whether the reload worked is in its log)\n",
+            command_name("reload").c_str(), pid, why.c_str());
+  else fprintf(stderr, "%s: pid %ld did not answer within 5 s (see its log)\n", command_name("reload").c_str(), pid);
   return 1;
 }
 

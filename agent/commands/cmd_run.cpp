@@ -5,9 +5,9 @@
 #include "cli/cli.h"
 #include "commands/commands.h"
 #include "common/log.h"
+#include "common/program_name.h"
 #include "daemon/daemon.h"
 #include "daemon/run_config.h"
-#include "common/program_name.h"
 
 namespace dt {
 

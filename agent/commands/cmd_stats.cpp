@@ -7,15 +7,15 @@
 #include "bans/ban_render.h"
 #include "bans/ban_store.h"
 #include "cli/cli.h"
-#include "common/clock.h"
-#include "common/json.h"
 #include "commands/commands.h"
 #include "commands/stats_render.h"
 #include "commands/stats_view.h"
+#include "common/clock.h"
+#include "common/json.h"
+#include "common/program_name.h"
 #include "common/runtime_files.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
-#include "common/program_name.h"
 
 namespace dt {
 namespace {

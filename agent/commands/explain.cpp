@@ -1,6 +1,5 @@
 // explain.cpp - reading and rendering `agent explain ADDR`.
 #include "commands/explain.h"
-#include "bans/ban_render.h"
 
 #include <bpf/bpf.h>
 #include <unistd.h>
@@ -9,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "bans/ban_render.h"
 #include "commands/stats_view.h"
 #include "common/address.h"
 #include "common/clock.h"
@@ -102,16 +102,15 @@ void read_rules(const PinnedMaps &m, const std::string &pin_dir, Explanation *e)
   e->rules_on = cfg.flags & DT_CFG_RULES;
   dt_lpm_key found{};
   dt_rule_set set{};
-  int trie = e->rules_on ? bpf_obj_get((pin_dir + "/" + ((cfg.bank & 1) ? DT_MAP_RULES1 : DT_MAP_RULES0)).c_str())
-                         : -1;
+  int trie = e->rules_on ? bpf_obj_get((pin_dir + "/" + ((cfg.bank & 1) ? DT_MAP_RULES1 : DT_MAP_RULES0)).c_str()) : -1;
   if (trie >= 0 && longest_prefix(trie, e->addr.addr, &found, &set)) {
     // The compiler closes each family with a catch-all (0.0.0.0/0, ::/0): no rule's prefix.
     const bool catch_all = found.prefixlen == 0 || (found.prefixlen == 96 && addr_is_v4(found.addr));
     if (!catch_all) e->prefix = lpm_prefix_text(found);
     for (uint32_t i = 0; i < set.count && i < DT_MAX_CANDIDATES; i++) {
       dt_rule_cond cond{};
-      const bool has_cond = (set.m[i].flags & DT_MATCH_COND) &&
-                            read_live_rule_cond(m.rule_cond, m.config, set.m[i].rule, &cond) == 0;
+      const bool has_cond =
+          (set.m[i].flags & DT_MATCH_COND) && read_live_rule_cond(m.rule_cond, m.config, set.m[i].rule, &cond) == 0;
       e->rules.push_back(explain_rule(m, e->addr, set.m[i].rule, match_text(set.m[i], has_cond ? &cond : nullptr)));
       e->rules.back().conditions = match_json(set.m[i], has_cond ? &cond : nullptr);
     }
@@ -137,8 +136,8 @@ int key_bits(const ExplainRule &r) {
 
 }  // namespace
 
-bool read_explanation(const PinnedMaps &maps, const std::string &pin_dir, const std::string &address,
-                      Explanation *out, std::string *err) {
+bool read_explanation(const PinnedMaps &maps, const std::string &pin_dir, const std::string &address, Explanation *out,
+                      std::string *err) {
   *out = Explanation{};
   out->address = address;
   if (!key_from_string(address, &out->addr)) {
@@ -219,17 +218,23 @@ bool dest_keyed(const ExplainRule &r) {
 // A rule keyed by destination, as it applies to a source: no bucket of its own.
 std::string dest_keyed_text(const ExplainRule &r) {
   return "keyed by destination: its packets take their tokens from the bucket of the address they go to (one per "
-         "destination /" + std::to_string(key_bits(r)) + ", shared by every source), not from a bucket of its own";
+         "destination /" +
+         std::to_string(key_bits(r)) + ", shared by every source), not from a bucket of its own";
 }
 
 std::string peers_text(const ExplainPeers &p) {
   using S = ExplainPeers::State;
   switch (p.state) {
-    case S::NotAsked: return "not asked (--watch 0)";
-    case S::NoAgent: return "unknown: no agent is running with these maps";
-    case S::NoCluster: return "none: the agent runs alone (no --peers, --hub or --listen)";
-    case S::NoAnswer: return "unknown: the agent did not answer in time (see its log)";
-    case S::Answered: break;
+    case S::NotAsked:
+      return "not asked (--watch 0)";
+    case S::NoAgent:
+      return "unknown: no agent is running with these maps";
+    case S::NoCluster:
+      return "none: the agent runs alone (no --peers, --hub or --listen)";
+    case S::NoAnswer:
+      return "unknown: the agent did not answer in time (see its log)";
+    case S::Answered:
+      break;
   }
   char head[64];
   snprintf(head, sizeof head, "in %.1f s of watching their reports, ", p.window_ms / 1e3);
@@ -245,13 +250,20 @@ std::string peers_text(const ExplainPeers &p) {
 
 const char *peers_state_name(ExplainPeers::State s) {
   using S = ExplainPeers::State;
-  return s == S::NotAsked ? "not_asked" : s == S::NoAgent ? "no_agent" : s == S::NoCluster ? "no_cluster"
-         : s == S::NoAnswer ? "no_answer" : "answered";
+  return s == S::NotAsked    ? "not_asked"
+         : s == S::NoAgent   ? "no_agent"
+         : s == S::NoCluster ? "no_cluster"
+         : s == S::NoAnswer  ? "no_answer"
+                             : "answered";
 }
 
 Json rule_json(const ExplainRule &r, uint64_t now_ns) {
   const dt_policy &p = r.policy;
-  Json j = {{"id", r.id}, {"name", r.name}, {"when", r.when}, {"conditions", r.conditions}, {"action", action_word(p.action)},
+  Json j = {{"id", r.id},
+            {"name", r.name},
+            {"when", r.when},
+            {"conditions", r.conditions},
+            {"action", action_word(p.action)},
             {"dry_run", (p.flags & DT_POL_DRY_RUN) != 0}};
   if (p.action != DT_ACT_THROTTLE || !p.interval_ns) return j;
   j["rate"] = printed_number("%.9g", policy_rate(p));
@@ -267,11 +279,15 @@ Json rule_json(const ExplainRule &r, uint64_t now_ns) {
   if (!r.levels.empty()) {
     Json levels = Json::array();
     for (const ExplainLevel &l : r.levels) {
-      Json lj = {{"level", l.level}, {"rate", printed_number("%.9g", policy_rate(l.policy))},
-                 {"burst", policy_burst(l.policy)}, {"key", key_to_string(l.key)}, {"bucket", nullptr}};
+      Json lj = {{"level", l.level},
+                 {"rate", printed_number("%.9g", policy_rate(l.policy))},
+                 {"burst", policy_burst(l.policy)},
+                 {"key", key_to_string(l.key)},
+                 {"bucket", nullptr}};
       if (l.has_bucket)
         lj["bucket"] = {{"tokens", printed_number("%.3f", source_tokens(l.bucket, l.policy, now_ns))},
-                        {"passed", l.bucket.passed}, {"debited", l.bucket.debited}};
+                        {"passed", l.bucket.passed},
+                        {"debited", l.bucket.debited}};
       levels.push_back(std::move(lj));
     }
     j["prefix_levels"] = std::move(levels);
@@ -281,10 +297,13 @@ Json rule_json(const ExplainRule &r, uint64_t now_ns) {
     return j;
   }
   const dt_bucket &b = r.bucket;
-  j["bucket"] = {{"tokens", printed_number("%.3f", source_tokens(b, p, now_ns))}, {"passed", b.passed},
-                 {"dropped", b.dropped}, {"debited", b.debited}, {"would_drop", b.would_drop},
-                 {"last_seen_ago_s", printed_number("%.3f", now_ns > b.last_seen_ns ? (now_ns - b.last_seen_ns) / 1e9
-                                                                                  : 0.0)}};
+  j["bucket"] = {
+      {"tokens", printed_number("%.3f", source_tokens(b, p, now_ns))},
+      {"passed", b.passed},
+      {"dropped", b.dropped},
+      {"debited", b.debited},
+      {"would_drop", b.would_drop},
+      {"last_seen_ago_s", printed_number("%.3f", now_ns > b.last_seen_ns ? (now_ns - b.last_seen_ns) / 1e9 : 0.0)}};
   return j;
 }
 
@@ -347,19 +366,21 @@ std::string render_explanation_json(const Explanation &e) {
     peers["window_ms"] = e.peers.window_ms;
     peers["reports"] = std::move(reports);
   }
-  Json j = {{"address", e.address}, {"rules_file", e.rules_on},
+  Json j = {{"address", e.address},
+            {"rules_file", e.rules_on},
             {"lists", {{"allow", e.allow_listed}, {"deny", e.deny_listed}}},
-            {"prefix", e.prefix.empty() ? Json(nullptr) : Json(e.prefix)}, {"rules", std::move(rules)},
+            {"prefix", e.prefix.empty() ? Json(nullptr) : Json(e.prefix)},
+            {"rules", std::move(rules)},
             {"as_destination", std::move(as_destination)},
             {"peers", std::move(peers)}};
   if (e.bans_read) j["ban"] = e.ban ? ban_json(*e.ban, e.now_ns) : Json(nullptr);
   if (e.verified_read)
-    j["verified"] = !e.verified ? Json(nullptr)
-                                : Json{{"verified", e.verified->expires_ns > e.now_ns},
-                                       {"expires_in_ms", e.verified->expires_ns > e.now_ns
-                                                             ? (e.verified->expires_ns - e.now_ns) / 1000000
-                                                             : 0},
-                                       {"hits", e.verified->hits}};
+    j["verified"] = !e.verified
+                        ? Json(nullptr)
+                        : Json{{"verified", e.verified->expires_ns > e.now_ns},
+                               {"expires_in_ms",
+                                e.verified->expires_ns > e.now_ns ? (e.verified->expires_ns - e.now_ns) / 1000000 : 0},
+                               {"hits", e.verified->hits}};
   return dump_json(j) + "\n";
 }
 

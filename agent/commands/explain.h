@@ -5,10 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <optional>
 
 #include "bans/ban_types.h"
 #include "commands/rule_conditions.h"
@@ -20,9 +19,9 @@ struct PinnedMaps;
 
 // One prefix budget level of a rule as it applies to the address (its family's levels).
 struct ExplainLevel {
-  std::string level;    // "v4/24"
-  dt_policy policy{};   // live
-  dt_key key{};         // the level's bucket key: the address cut to the level
+  std::string level;   // "v4/24"
+  dt_policy policy{};  // live
+  dt_key key{};        // the level's bucket key: the address cut to the level
   bool has_bucket = false;
   dt_bucket bucket{};
 };
@@ -31,14 +30,14 @@ struct ExplainLevel {
 struct ExplainRule {
   uint32_t id = 0;
   std::string name;
-  std::string when;     // its conditions: "any packet", "udp dport 53", "tcp syn dport 80-89"
+  std::string when;                  // its conditions: "any packet", "udp dport 53", "tcp syn dport 80-89"
   Json conditions = Json::object();  // the same by key: {"proto": "udp", "sport": "123"}
-  dt_policy policy{};   // live
-  dt_key key{};         // the bucket key of the address under this rule (throttle rules)
+  dt_policy policy{};                // live
+  dt_key key{};                      // the bucket key of the address under this rule (throttle rules)
   bool has_bucket = false;
   dt_bucket bucket{};
   std::vector<ExplainLevel> levels;  // its prefix budgets for the address's family, broadest first
-  bool as_destination = false;  // key is the address's bucket as a destination (key_by = "destination")
+  bool as_destination = false;       // key is the address's bucket as a destination (key_by = "destination")
 };
 
 // Which peers reported the address while the running agent watched their reports.
@@ -59,15 +58,15 @@ struct Explanation {
   // The lists (docs/lists.md): the allow list passes it before everything but the
   // cluster's own traffic; the deny list drops it before the rules (dry run: would-drop).
   bool allow_listed = false, deny_listed = false, dry_run = false;
-  std::string prefix;     // the longest prefix of the live rules that holds it ("": none)
+  std::string prefix;  // the longest prefix of the live rules that holds it ("": none)
   std::vector<ExplainRule> rules;
   // The rules keyed by destination (key_by = "destination"), whatever the address matches
   // as a source: each with the bucket of the address as a destination (key with DT_KEY_DEST).
   std::vector<ExplainRule> as_destination;
-  uint64_t now_ns = 0;    // CLOCK_MONOTONIC when the buckets were read
+  uint64_t now_ns = 0;  // CLOCK_MONOTONIC when the buckets were read
   ExplainPeers peers;
-  bool bans_read = false;  // the ban maps could be read (pins of an agent with bans)
-  std::optional<Ban> ban;  // the longest ban covering the address, if any (docs/bans.md)
+  bool bans_read = false;               // the ban maps could be read (pins of an agent with bans)
+  std::optional<Ban> ban;               // the longest ban covering the address, if any (docs/bans.md)
   bool verified_read = false;           // the verified sources' map could be read (SYN cookies)
   std::optional<dt_verified> verified;  // its element for the address, expired or not
 };
@@ -80,9 +79,8 @@ std::string verified_text(const Explanation &e);
 
 // Reads the maps of `pin_dir` (opened in `maps`) about `address`. False with a sentence in
 // *err if the address is not one or the maps cannot be read.
-bool read_explanation(const PinnedMaps &maps, const std::string &pin_dir, const std::string &address,
-                      Explanation *out, std::string *err);
-
+bool read_explanation(const PinnedMaps &maps, const std::string &pin_dir, const std::string &address, Explanation *out,
+                      std::string *err);
 
 std::string render_explanation_text(const Explanation &e);
 std::string render_explanation_json(const Explanation &e);  // one line and a newline

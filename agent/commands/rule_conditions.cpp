@@ -12,11 +12,16 @@ namespace {
 
 std::string proto_text(uint8_t proto) {
   switch (proto) {
-    case 0: return "";
-    case 1: return "icmp";
-    case 6: return "tcp";
-    case 17: return "udp";
-    case 58: return "icmpv6";
+    case 0:
+      return "";
+    case 1:
+      return "icmp";
+    case 6:
+      return "tcp";
+    case 17:
+      return "udp";
+    case 58:
+      return "icmpv6";
   }
   return "protocol " + std::to_string(proto);
 }
@@ -31,7 +36,8 @@ std::string tcp_flags_text(uint8_t mask, uint8_t value) {
   static const char *const kNames[8] = {"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE", "CWR"};
   std::string out;
   for (int bit = 0; bit < 8; bit++)
-    if (mask & (1u << bit)) out += std::string(out.empty() ? "" : ",") + ((value & (1u << bit)) ? "" : "!") + kNames[bit];
+    if (mask & (1u << bit))
+      out += std::string(out.empty() ? "" : ",") + ((value & (1u << bit)) ? "" : "!") + kNames[bit];
   return out;
 }
 

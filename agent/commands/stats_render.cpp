@@ -31,9 +31,7 @@ std::string source_text(const dt_key &k, const dt_policy &p) {
   return bucket_key_text(k) + (len < (v6 ? 128 : 32) ? "/" + std::to_string(len) : "");
 }
 
-const char *action_name(uint8_t a) {
-  return a == DT_ACT_ALLOW ? "allow" : a == DT_ACT_DENY ? "deny" : "throttle";
-}
+const char *action_name(uint8_t a) { return a == DT_ACT_ALLOW ? "allow" : a == DT_ACT_DENY ? "deny" : "throttle"; }
 
 // --- the table ---
 
@@ -45,8 +43,8 @@ void append_counter(std::string *out, const char *name, unsigned long long v) {
 
 // The lists' lines (docs/lists.md), when a list is loaded or has counted anything.
 void append_lists(std::string *out, const ListsRow &l) {
-  const bool any = l.allow.v4 || l.allow.v6 || l.deny.v4 || l.deny.v6 || l.counts.allowed || l.counts.denied ||
-                   l.counts.would_drop;
+  const bool any =
+      l.allow.v4 || l.allow.v6 || l.deny.v4 || l.deny.v6 || l.counts.allowed || l.counts.denied || l.counts.would_drop;
   if (!any) return;
   appendf(out, "lists:\n");
   appendf(out, "  allow list   %u IPv4 + %u IPv6 prefixes, passed %llu\n", l.allow.v4, l.allow.v6,
@@ -83,8 +81,7 @@ void append_policy_and_counters(std::string *out, const StatsSnapshot &snap, con
             format_bytes(static_cast<double>(policy_burst(pol))).c_str());
   else if (pol.interval_ns)
     appendf(out, "policy: rate %.6g/s, burst %llu per source\n", policy_rate(pol), policy_burst(pol));
-  else
-    appendf(out, "policy: none set (every packet passes, counted as fail-open)\n");
+  else appendf(out, "policy: none set (every packet passes, counted as fail-open)\n");
   if (const std::string dry = dry_run_line(snap); !dry.empty()) appendf(out, "%s\n", dry.c_str());
   appendf(out, "counters:\n");
   // Every counter with a label (abi/stats.h's DT_STATS_FIELDS); after `dropped`, what the
@@ -134,8 +131,8 @@ void append_rules_table(std::string *out, const std::vector<RuleRow> &rules) {
       snprintf(rate, sizeof rate, "%.6g", policy_rate(rr.policy));
       snprintf(burst, sizeof burst, "%llu", policy_burst(rr.policy));
     }
-    const std::string name = rr.name + ((rr.policy.flags & DT_POL_KEY_DEST) ? " (per dst)" : "") +
-                             (rr.dry_run() ? " (dry run)" : "");
+    const std::string name =
+        rr.name + ((rr.policy.flags & DT_POL_KEY_DEST) ? " (per dst)" : "") + (rr.dry_run() ? " (dry run)" : "");
     appendf(out, "  %-24s %-8s %12s %10s %12llu %12llu %12llu\n", name.c_str(), action_name(rr.policy.action), rate,
             burst, static_cast<unsigned long long>(rr.passed), static_cast<unsigned long long>(rr.dropped),
             static_cast<unsigned long long>(rr.would_drop));
@@ -194,7 +191,7 @@ Json source_json(const StatsSnapshot &snap, const SourceRow &r) {
           {"debited", r.b.debited},
           {"tokens", printed_number("%.3f", source_tokens(r.b, rp, now))},
           {"last_seen_ago_s", printed_number("%.3f", ago_s)},
-          {"unit", policy_bytes(rp) ? "bytes" : "packets"},  // of passed, dropped, debited, tokens
+          {"unit", policy_bytes(rp) ? "bytes" : "packets"},      // of passed, dropped, debited, tokens
           {"prefix_bucket", dt_key_is_prefix(r.key.rule) != 0},  // a prefix budget's bucket, not a source's
           // "destination": `source` is the address the packets went to (a rule keyed by destination)
           {"key_by", dt_key_is_dest(r.key.rule) && !dt_key_is_prefix(r.key.rule) ? "destination" : "source"}};
@@ -219,7 +216,7 @@ Json rule_json(const RuleRow &rr) {
           {"dry_run", rr.dry_run()},
           {"unit", policy_bytes(rr.policy) ? "bytes" : "packets"},  // of rate and burst (passed/dropped: packets)
           {"key_by", (rr.policy.flags & DT_POL_KEY_DEST) ? "destination" : "source"},
-                    {"prefix_limits", std::move(levels)},  // its prefix budgets (level, rate, burst, dropped)
+          {"prefix_limits", std::move(levels)},  // its prefix budgets (level, rate, burst, dropped)
           // What it matches (null for the default rule): its source prefix and conditions.
           {"cidr", rr.has_match ? Json(rr.cidr) : Json(nullptr)},
           {"when", rr.has_match ? Json(match_text(rr.match, rr.has_cond ? &rr.cond : nullptr)) : Json(nullptr)},
@@ -235,8 +232,8 @@ Json dry_run_json(const StatsSnapshot &snap) {
     could_drop++;
     if (rr.dry_run()) names.push_back(rr.name);
   }
-  const bool all = snap.rules.empty() ? (snap.policy.flags & DT_POL_DRY_RUN) != 0
-                                      : could_drop > 0 && names.size() == could_drop;
+  const bool all =
+      snap.rules.empty() ? (snap.policy.flags & DT_POL_DRY_RUN) != 0 : could_drop > 0 && names.size() == could_drop;
   return {{"all", all}, {"rules", std::move(names)}};
 }
 

@@ -13,12 +13,12 @@ namespace dt {
 // What a running agent wrote about itself beside its maps (runtime_files.h), as read
 // from its status files: "" when there is none (no cluster, no adaptive rule, no agent).
 struct AgentStatusFiles {
-  std::string cluster;   // .cluster.json or .cluster.txt
-  std::string adaptive;  // .adaptive.json or .adaptive.txt
+  std::string cluster;     // .cluster.json or .cluster.txt
+  std::string adaptive;    // .adaptive.json or .adaptive.txt
   std::string escalation;  // .escalation.json or .escalation.txt (rules with escalate)
-  std::string events;    // .events.json or .events.txt (docs/events.md)
-  std::string hook;      // .attach: how the program is attached ("native mode", "tc ingress, tcx link"; "" unknown)
-  std::string bans;      // the bans with their counts (bans/ban_render.h: a table, or a JSON document); "" none
+  std::string events;      // .events.json or .events.txt (docs/events.md)
+  std::string hook;        // .attach: how the program is attached ("native mode", "tc ingress, tcx link"; "" unknown)
+  std::string bans;        // the bans with their counts (bans/ban_render.h: a table, or a JSON document); "" none
 };
 
 // The sources both views list: most dropped (with would-drop) first, then most passed, then by address;

@@ -1,22 +1,21 @@
 // stats_view.cpp - reading the pinned maps once, and the rates between two reads.
 #include "commands/stats_view.h"
-#include "commands/rule_conditions.h"
-#include "common/clock.h"
-#include "common/address.h"
-#include "common/appendf.h"
-#include "common/parse_values.h"
-
-#include <bpf/libbpf.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
 
-#include "dthrottle/bucket.h"
+#include "commands/rule_conditions.h"
+#include "common/address.h"
+#include "common/appendf.h"
+#include "common/clock.h"
+#include "common/parse_values.h"
 #include "dataplane/policy.h"
+#include "dthrottle/bucket.h"
 
 namespace dt {
 namespace {
@@ -100,14 +99,15 @@ bool read_snapshot(const PinnedMaps &maps, const std::string &pin_dir, StatsSnap
       row.cidr = it->second.cidr, row.match = it->second.match, row.cond = it->second.cond;
     }
   }
-  long n = for_each_bucket(maps.buckets, maps.drop_pending,
-                           [&](const dt_key &k, const dt_bucket &b) { out->sources.push_back({k, b}); });
+  long n = for_each_bucket(maps.buckets, maps.drop_pending, [&](const dt_key &k, const dt_bucket &b) {
+    out->sources.push_back({k, b});
+  });
   if (n < 0) return *err = "cannot read " + pin_dir + "/buckets: " + strerror(static_cast<int>(-n)), false;
   const ListMapFds lists{maps.lists_v4, maps.lists_v6};
   out->lists.allow = read_list_size(lists, DT_LIST_ALLOW);
   out->lists.deny = read_list_size(lists, DT_LIST_DENY);
   sum_per_cpu(maps.list_stats, 0, &out->lists.counts);  // zero for pins without lists
-  sum_per_cpu(maps.capture_cpu, 0, &out->capture);       // zero for pins without capture
+  sum_per_cpu(maps.capture_cpu, 0, &out->capture);      // zero for pins without capture
   out->taken_ns = mono_now_ns();
   return true;
 }
@@ -159,14 +159,15 @@ TopFrame compute_top(const StatsSnapshot &prev, const StatsSnapshot &cur) {
     // held per CPU may make a reading during a flood dip by less than held_drop_slack
     // (see PendingDrops): such a dip is no increase, not a restart.
     const uint64_t slack = held_drop_slack(policy_bytes(cur.policy_of(r.b)));
-    const bool reset = r.b.passed < p.passed || r.b.dropped + slack < p.dropped || r.b.would_drop + slack < p.would_drop;
+    const bool reset =
+        r.b.passed < p.passed || r.b.dropped + slack < p.dropped || r.b.would_drop + slack < p.would_drop;
     const uint64_t dp = reset ? r.b.passed : r.b.passed - p.passed;
     const uint64_t dd = reset ? r.b.dropped : increase_or_zero(p.dropped, r.b.dropped);
     const uint64_t dw = reset ? r.b.would_drop : increase_or_zero(p.would_drop, r.b.would_drop);
     if (dp == 0 && dd == 0 && dw == 0) continue;
-    f.active.push_back({r.key, dp / f.interval_s, dd / f.interval_s, source_tokens(r.b, cur.policy_of(r.b), cur.taken_ns),
-                        r.b.passed, r.b.dropped, dw / f.interval_s, r.b.would_drop,
-                        policy_bytes(cur.policy_of(r.b))});
+    f.active.push_back({r.key, dp / f.interval_s, dd / f.interval_s,
+                        source_tokens(r.b, cur.policy_of(r.b), cur.taken_ns), r.b.passed, r.b.dropped,
+                        dw / f.interval_s, r.b.would_drop, policy_bytes(cur.policy_of(r.b))});
   }
   std::sort(f.active.begin(), f.active.end(), [](const SourceRate &a, const SourceRate &b) {
     const double da = a.dropped_per_s + a.would_drop_per_s, db = b.dropped_per_s + b.would_drop_per_s;
@@ -185,8 +186,7 @@ std::string render_top(const TopFrame &f, const dt_policy &pol, const std::strin
             format_bytes(static_cast<double>(policy_burst(pol))).c_str());
   else if (pol.interval_ns)
     appendf(&out, "policy: rate %.6g/s, burst %llu per source\n", policy_rate(pol), policy_burst(pol));
-  else
-    appendf(&out, "policy: none set (every packet passes, counted as fail-open)\n");
+  else appendf(&out, "policy: none set (every packet passes, counted as fail-open)\n");
   if (!f.dry_run.empty()) appendf(&out, "%s\n", f.dry_run.c_str());
   appendf(&out, "total: passed %.1f/s, dropped %.1f/s, would-drop %.1f/s, new sources %.1f/s, fail-open %.1f/s\n",
           f.passed_per_s, f.dropped_per_s, f.would_drop_per_s, f.new_sources_per_s, f.fail_open_per_s);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "dthrottle/common.h"
 #include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
+#include "dthrottle/common.h"
 
 namespace dt {
 
@@ -24,8 +24,8 @@ struct RuleRow {
   std::string name;
   dt_policy policy{};
   uint64_t passed = 0, dropped = 0;
-  uint64_t would_drop = 0;  // dry run: what enforcing would have dropped
-  dt_prefix_policy prefix{};                  // its prefix budgets (n_v4 = n_v6 = 0: none)
+  uint64_t would_drop = 0;                      // dry run: what enforcing would have dropped
+  dt_prefix_policy prefix{};                    // its prefix budgets (n_v4 = n_v6 = 0: none)
   uint64_t prefix_drops[DT_PREFIX_SLOTS] = {};  // drops per level (IPv6 levels from DT_PREFIX_LEVELS)
   // What it matches, from the live rules trie (has_match false: the default rule, or no --rules).
   bool has_match = false, has_cond = false;
@@ -37,16 +37,16 @@ struct RuleRow {
 
 // The allow and deny lists (docs/lists.md): prefixes in force and what they decided.
 struct ListsRow {
-  ListSize allow, deny;   // prefixes per family (0: no list)
-  dt_list_stats counts{}; // summed over CPUs
+  ListSize allow, deny;    // prefixes per family (0: no list)
+  dt_list_stats counts{};  // summed over CPUs
 };
 
 struct StatsSnapshot {
   dt_stats counters{};
-  dt_policy policy{};              // the live rule 0 (interval_ns 0: no policy set)
-  std::vector<dt_policy> policies; // live policy by rule id
-  std::vector<RuleRow> rules;      // the named rules, by id
-  uint64_t would_drop = 0;         // dry run: every rule's would-drop, summed
+  dt_policy policy{};                    // the live rule 0 (interval_ns 0: no policy set)
+  std::vector<dt_policy> policies;       // live policy by rule id
+  std::vector<RuleRow> rules;            // the named rules, by id
+  uint64_t would_drop = 0;               // dry run: every rule's would-drop, summed
   std::vector<dt_prefix_policy> prefix;  // live prefix budgets by rule id
   // The policy a bucket's tokens are counted under (a prefix bucket's: its level's).
   const dt_policy &policy_of(const dt_bucket &b) const;
@@ -73,11 +73,11 @@ double source_tokens(const dt_bucket &b, const dt_policy &pol, uint64_t now);
 struct SourceRate {
   dt_key key;
   double passed_per_s = 0, dropped_per_s = 0;
-  double tokens = 0;                  // at the end of the interval
-  uint64_t passed = 0, dropped = 0;   // totals at the end of the interval
-  double would_drop_per_s = 0;        // dry run
+  double tokens = 0;                 // at the end of the interval
+  uint64_t passed = 0, dropped = 0;  // totals at the end of the interval
+  double would_drop_per_s = 0;       // dry run
   uint64_t would_drop = 0;
-  bool bytes = false;                 // a byte budget's source: all of the above in bytes
+  bool bytes = false;  // a byte budget's source: all of the above in bytes
 };
 
 struct TopFrame {

@@ -7,10 +7,8 @@ namespace dt {
 
 std::string key_to_string(const dt_key &k) {
   char buf[INET6_ADDRSTRLEN];
-  if (addr_is_v4(k.addr))
-    inet_ntop(AF_INET, &k.addr[12], buf, sizeof buf);
-  else
-    inet_ntop(AF_INET6, k.addr, buf, sizeof buf);
+  if (addr_is_v4(k.addr)) inet_ntop(AF_INET, &k.addr[12], buf, sizeof buf);
+  else inet_ntop(AF_INET6, k.addr, buf, sizeof buf);
   return buf;
 }
 

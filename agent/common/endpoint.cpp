@@ -31,7 +31,8 @@ bool hub_backend_endpoint(const std::string &frontend, std::string *backend, std
   HostPort hp;
   if (!parse_host_port(frontend, kBindRules, &hp, err)) return false;
   if (hp.port == 65535) {
-    *err = "'" + frontend + "': a hub also takes the next port (PORT + 1) for subscribers, so PORT must be "
+    *err = "'" + frontend +
+           "': a hub also takes the next port (PORT + 1) for subscribers, so PORT must be "
            "at most 65534";
     return false;
   }

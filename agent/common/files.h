@@ -12,8 +12,8 @@ namespace dt {
 constexpr unsigned kRuntimeFileMode = 0640;
 
 // Replaces `path` atomically with `text` (readers never see half a file): writes
-// `path`.tmp (mode kRuntimeFileMode, never through a symlink) and renames it over `path`. False with a sentence in *err (what could not
-// be opened, written or renamed, and why) on failure: `path` is then left as it was.
+// `path`.tmp (mode kRuntimeFileMode, never through a symlink) and renames it over `path`. False with a sentence in *err
+// (what could not be opened, written or renamed, and why) on failure: `path` is then left as it was.
 [[nodiscard]] bool write_file_atomic(const std::string &path, const std::string &text, std::string *err);
 
 // Why nothing can be written beside `path` (a file `path`.probe is written and removed):

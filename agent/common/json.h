@@ -2,9 +2,8 @@
 // Included only by the .cpp files that build or read JSON, not by widely included headers.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace dt {
 

@@ -15,10 +15,14 @@ std::mutex g_mu;
 
 const char *level_name(LogLevel l) {
   switch (l) {
-    case LogLevel::Debug: return "DEBUG";
-    case LogLevel::Info: return "INFO";
-    case LogLevel::Warn: return "WARN";
-    case LogLevel::Error: return "ERROR";
+    case LogLevel::Debug:
+      return "DEBUG";
+    case LogLevel::Info:
+      return "INFO";
+    case LogLevel::Warn:
+      return "WARN";
+    case LogLevel::Error:
+      return "ERROR";
   }
   return "?";
 }
@@ -49,9 +53,11 @@ void set_log_level(LogLevel level) { g_level = level; }
 LogLevel log_level() { return g_level; }
 
 bool parse_log_level(const char *s, LogLevel *out) {
-  static const struct { const char *name; LogLevel level; } kLevels[] = {
-      {"debug", LogLevel::Debug}, {"info", LogLevel::Info},
-      {"warn", LogLevel::Warn}, {"error", LogLevel::Error}};
+  static const struct {
+    const char *name;
+    LogLevel level;
+  } kLevels[] = {
+      {"debug", LogLevel::Debug}, {"info", LogLevel::Info}, {"warn", LogLevel::Warn}, {"error", LogLevel::Error}};
   for (const auto &l : kLevels) {
     if (strcmp(s, l.name) == 0) {
       *out = l.level;
@@ -78,10 +84,8 @@ void log_limited(LogLimiter &limiter, LogLevel level, uint64_t now_ns, const cha
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  if (suppressed)
-    logf(level, "%s [%llu similar lines suppressed]", line, static_cast<unsigned long long>(suppressed));
-  else
-    logf(level, "%s", line);
+  if (suppressed) logf(level, "%s [%llu similar lines suppressed]", line, static_cast<unsigned long long>(suppressed));
+  else logf(level, "%s", line);
 }
 
 }  // namespace dt

@@ -3,9 +3,9 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 
 #include "dthrottle/common.h"
 
@@ -14,8 +14,7 @@ namespace {
 
 // Parses a finite, non-negative decimal number that fills [s, s+len) exactly.
 bool parse_number(const std::string &s, double *out) {
-  if (s.empty() || s[0] == '-' || s[0] == '+' || isspace(static_cast<unsigned char>(s[0])))
-    return false;
+  if (s.empty() || s[0] == '-' || s[0] == '+' || isspace(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s)  // no hex floats, no "inf"/"nan", no exponents with letters
     if (!(isdigit(static_cast<unsigned char>(c)) || c == '.')) return false;
   errno = 0;
@@ -30,10 +29,9 @@ struct ByteUnit {
   const char *name;
   double bytes;
 };
-constexpr ByteUnit kUnitTable[] = {{"B", 1},           {"kB", 1e3},          {"MB", 1e6},
-                                   {"GB", 1e9},        {"KiB", 1024.0},      {"MiB", 1048576.0},
-                                   {"GiB", 1073741824.0}, {"bit", 0.125},   {"kbit", 125.0},
-                                   {"Mbit", 125000.0}, {"Gbit", 125000000.0}};
+constexpr ByteUnit kUnitTable[] = {{"B", 1},        {"kB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+                                   {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"bit", 0.125},
+                                   {"kbit", 125.0}, {"Mbit", 125000.0}, {"Gbit", 125000000.0}};
 
 // Splits "10kB" into "10" and "kB" (the unit starts at the first letter).
 void split_unit(const std::string &s, std::string *num, std::string *unit) {
@@ -56,14 +54,14 @@ std::string unknown_unit(const std::string &s, const std::string &unit, const ch
 
 }  // namespace
 
-const char kByteUnits[] =
-    "B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, Mbit, Gbit (bits)";
+const char kByteUnits[] = "B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, Mbit, Gbit (bits)";
 
 bool parse_rate(const std::string &s, double *per_second, std::string *err) {
   bool bytes = false;
   if (!parse_budget_rate(s, per_second, &bytes, err)) return false;
   if (bytes) {
-    *err = "rate '" + s + "' is in bytes, but this limit counts packets (or queries): give a number per second such as 100";
+    *err = "rate '" + s +
+           "' is in bytes, but this limit counts packets (or queries): give a number per second such as 100";
     return false;
   }
   return true;
@@ -72,8 +70,10 @@ bool parse_rate(const std::string &s, double *per_second, std::string *err) {
 bool parse_budget_rate(const std::string &s, double *per_second, bool *bytes, std::string *err) {
   std::string num = s;
   double unit = 1.0;
-  static const struct { const char *suffix; double seconds; } kUnits[] = {
-      {"/s", 1.0}, {"/m", 60.0}, {"/min", 60.0}, {"/h", 3600.0}};
+  static const struct {
+    const char *suffix;
+    double seconds;
+  } kUnits[] = {{"/s", 1.0}, {"/m", 60.0}, {"/min", 60.0}, {"/h", 3600.0}};
   for (const auto &u : kUnits) {
     size_t n = strlen(u.suffix);
     if (num.size() > n && num.compare(num.size() - n, n, u.suffix) == 0) {
@@ -91,8 +91,9 @@ bool parse_budget_rate(const std::string &s, double *per_second, bool *bytes, st
     return false;
   }
   if (!parse_number(digits, &v)) {
-    *err = "invalid rate '" + s +
-           "': expected packets per second such as 100, 0.1666 or 10/m, or bytes per second such as 100kB/s or 10Mbit/s";
+    *err =
+        "invalid rate '" + s +
+        "': expected packets per second such as 100, 0.1666 or 10/m, or bytes per second such as 100kB/s or 10Mbit/s";
     return false;
   }
   v = v * per_unit / unit;
@@ -159,15 +160,16 @@ std::string format_bytes(double bytes) {
 }
 
 bool parse_duration(const std::string &s, uint64_t *ns, std::string *err) {
-  static const struct { const char *suffix; double ns; } kUnits[] = {
-      {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
+  static const struct {
+    const char *suffix;
+    double ns;
+  } kUnits[] = {{"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
   std::string num = s;
   double unit = 1e9;
   for (const auto &u : kUnits) {
     size_t n = strlen(u.suffix);
     if (num.size() > n && num.compare(num.size() - n, n, u.suffix) == 0 &&
-        (isdigit(static_cast<unsigned char>(num[num.size() - n - 1])) ||
-         num[num.size() - n - 1] == '.')) {
+        (isdigit(static_cast<unsigned char>(num[num.size() - n - 1])) || num[num.size() - n - 1] == '.')) {
       num.resize(num.size() - n);
       unit = u.ns;
       break;
@@ -182,8 +184,7 @@ bool parse_duration(const std::string &s, uint64_t *ns, std::string *err) {
   return true;
 }
 
-bool parse_count(const std::string &s, uint64_t min, uint64_t max, uint64_t *out,
-                 std::string *err) {
+bool parse_count(const std::string &s, uint64_t min, uint64_t max, uint64_t *out, std::string *err) {
   bool ok = !s.empty() && s.size() <= 20;
   for (char c : s) ok = ok && isdigit(static_cast<unsigned char>(c));
   unsigned long long v = 0;
@@ -193,8 +194,8 @@ bool parse_count(const std::string &s, uint64_t min, uint64_t max, uint64_t *out
     ok = errno == 0;
   }
   if (!ok || v < min || v > max) {
-    *err = "invalid value '" + s + "': expected a whole number from " + std::to_string(min) +
-           " to " + std::to_string(max);
+    *err =
+        "invalid value '" + s + "': expected a whole number from " + std::to_string(min) + " to " + std::to_string(max);
     return false;
   }
   *out = v;

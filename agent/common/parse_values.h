@@ -36,7 +36,6 @@ std::string format_bytes(double bytes);
 bool parse_duration(const std::string &s, uint64_t *ns, std::string *err);
 
 // A whole number in [min, max].
-bool parse_count(const std::string &s, uint64_t min, uint64_t max, uint64_t *out,
-                 std::string *err);
+bool parse_count(const std::string &s, uint64_t min, uint64_t max, uint64_t *out, std::string *err);
 
 }  // namespace dt

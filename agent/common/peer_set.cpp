@@ -30,8 +30,9 @@ bool parse_peer_set(const std::string &text, PeerSet *out, std::string *err) {
     const size_t comma = std::min(text.find(',', start), text.size());
     const std::string id = text.substr(start, comma - start);
     if (!valid_node_id(id))
-      return *err = "'" + text + "' is not all, none or a list of node ids (NODE[,NODE...]; '" + id +
-                    "' is no node id)", false;
+      return *err =
+                 "'" + text + "' is not all, none or a list of node ids (NODE[,NODE...]; '" + id + "' is no node id)",
+             false;
     list.peers.push_back(id);
     start = comma + 1;
   }

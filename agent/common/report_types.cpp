@@ -15,8 +15,7 @@ uint64_t hits_of(const std::vector<ReportEntry> &entries) {
 bool valid_node_id(const std::string &id) {
   if (id.empty() || id.size() > kMaxNodeIdLen) return false;
   for (char c : id)
-    if (!(isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-'))
-      return false;
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-')) return false;
   return true;
 }
 

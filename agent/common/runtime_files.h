@@ -11,18 +11,18 @@ namespace dt {
 constexpr const char *kRuntimeDir = "/run/dthrottle";
 
 // Suffixes of the files of one agent (see runtime_file).
-constexpr const char *kLockFile = ".lock";                 // flock()ed while it runs; holds its PID
-constexpr const char *kReloadFile = ".reload";             // "<generation> ok|partial|error <text>"
+constexpr const char *kLockFile = ".lock";      // flock()ed while it runs; holds its PID
+constexpr const char *kReloadFile = ".reload";  // "<generation> ok|partial|error <text>"
 constexpr const char *kClusterStatusJson = ".cluster.json";
 constexpr const char *kClusterStatusText = ".cluster.txt";
 constexpr const char *kAdaptiveStatusJson = ".adaptive.json";
 constexpr const char *kAdaptiveStatusText = ".adaptive.txt";
 constexpr const char *kEscalationStatusJson = ".escalation.json";  // daemon/escalation_driver.h
 constexpr const char *kEscalationStatusText = ".escalation.txt";
-constexpr const char *kEventsStatusJson = ".events.json";     // the events' counters (docs/events.md)
+constexpr const char *kEventsStatusJson = ".events.json";  // the events' counters (docs/events.md)
 constexpr const char *kEventsStatusText = ".events.txt";
-constexpr const char *kExplainRequest = ".explain.req";    // "<id> <address> <window ms>" from `agent explain`
-constexpr const char *kExplainAnswer = ".explain.json";    // the peers that reported it (daemon/explain_watch)
+constexpr const char *kExplainRequest = ".explain.req";  // "<id> <address> <window ms>" from `agent explain`
+constexpr const char *kExplainAnswer = ".explain.json";  // the peers that reported it (daemon/explain_watch)
 // How the program is attached (first line: "native mode", "tc ingress, tcx link", ...) and,
 // on a second line "clsact-created", that dthrottle created the clsact qdisc. It outlives the
 // agent as the attachment does (for `agent stats` and the next agent); removed on detach.

@@ -24,7 +24,10 @@ std::string seconds_text(uint64_t ns) {
 class Bouncer {
  public:
   Bouncer(const BouncerConfig &config, BanTarget &target, const volatile std::sig_atomic_t *stop)
-      : config_(config), target_(target), stop_(stop), stream_(config.timing),
+      : config_(config),
+        target_(target),
+        stop_(stop),
+        stream_(config.timing),
         client_(config.lapi, config.api_key, config.lapi_limits, [stop] { return !*stop; }) {}
 
   int run();
@@ -63,10 +66,8 @@ bool Bouncer::refuses(const BanChange &change, uint64_t now) {
   std::string why;
   if (ban_too_wide(change.prefix, config_.min_prefix))
     why = "wider than --min-prefix " + ban_min_prefix_text(config_.min_prefix);
-  else if (std::string what; target_.never_ban(change.prefix, &what))
-    why = "it covers " + what + " (never banned)";
-  else
-    return false;
+  else if (std::string what; target_.never_ban(change.prefix, &what)) why = "it covers " + what + " (never banned)";
+  else return false;
   refused_++;
   log_limited(refuse_log_, LogLevel::Warn, now, "refused the ban of %s: %s", ban_prefix_text(change.prefix).c_str(),
               why.c_str());
@@ -85,8 +86,9 @@ void Bouncer::apply(const std::vector<BanChange> &changes, uint64_t now, unsigne
     bool ok = false, was_there = false;
     if (change.kind == BanChange::Kind::Set) {
       ok = target_.set_ban(change.prefix, change.duration_ns, change.reason, &err);
-      if (ok) (*set)++, log_limited(change_log_, LogLevel::Info, now, "ban %s for %s: %s", text.c_str(),
-                                    seconds_text(change.duration_ns).c_str(), change.reason.c_str());
+      if (ok)
+        (*set)++, log_limited(change_log_, LogLevel::Info, now, "ban %s for %s: %s", text.c_str(),
+                              seconds_text(change.duration_ns).c_str(), change.reason.c_str());
     } else {
       ok = target_.lift_ban(change.prefix, &was_there, &err);
       if (ok && was_there) (*lifted)++, log_limited(change_log_, LogLevel::Info, now, "unban %s", text.c_str());
@@ -103,19 +105,19 @@ void Bouncer::log_batch(bool startup, const StreamBatch &batch, unsigned set, un
   const StreamCounts &c = batch.counts;
   const uint64_t ignored = c.other_type + c.other_scope + c.invalid + c.over_limit;
   if (!startup && set == 0 && lifted == 0 && ignored == 0 && refused_ == 0) return;
-  DT_INFO("%s pull: %zu new and %zu deleted ban decisions, %u bans set, %u lifted, %u refused, %zu held; ignored: "
-          "%" PRIu64 " not bans, %" PRIu64 " other scopes, %" PRIu64 " invalid, %" PRIu64 " over the limit%s%s",
-          startup ? "startup" : "delta", batch.added.size(), batch.deleted.size(), set, lifted, refused_,
-          stream_.held(), c.other_type, c.other_scope, c.invalid, c.over_limit,
-          batch.first_problem.empty() ? "" : "; first invalid: ", batch.first_problem.c_str());
+  DT_INFO(
+      "%s pull: %zu new and %zu deleted ban decisions, %u bans set, %u lifted, %u refused, %zu held; ignored: "
+      "%" PRIu64 " not bans, %" PRIu64 " other scopes, %" PRIu64 " invalid, %" PRIu64 " over the limit%s%s",
+      startup ? "startup" : "delta", batch.added.size(), batch.deleted.size(), set, lifted, refused_, stream_.held(),
+      c.other_type, c.other_scope, c.invalid, c.over_limit,
+      batch.first_problem.empty() ? "" : "; first invalid: ", batch.first_problem.c_str());
 }
 
 void Bouncer::pull(uint64_t now) {
   const bool startup = stream_.startup_next();
   LapiAnswer answer = client_.pull(startup);
   StreamBatch batch;
-  if (answer.ok && !parse_decision_stream(answer.body, config_.stream_limits, &batch, &answer.error))
-    answer.ok = false;
+  if (answer.ok && !parse_decision_stream(answer.body, config_.stream_limits, &batch, &answer.error)) answer.ok = false;
   answer.body = std::string();  // the batch holds what counts
   now = mono_now_ns();
   if (!answer.ok) {

@@ -58,8 +58,7 @@ bool take_decision(const Json &d, List list, const StreamLimits &limits, StreamB
     return *why = "bad duration '" + clean_reason(duration, 60) + "' for " + ban_prefix_text(prefix), false;
   if (ns <= 0) return *why = "an expired decision for " + ban_prefix_text(prefix), false;
   StreamBan ban{prefix, std::min(ns, limits.max_duration_ns),
-                clean_reason(field(d, "scenario"), limits.max_reason_bytes),
-                clean_reason(field(d, "origin"), 32)};
+                clean_reason(field(d, "scenario"), limits.max_reason_bytes), clean_reason(field(d, "origin"), 32)};
   if (ban.reason.empty()) ban.reason = ban.origin;
   out->added.push_back(std::move(ban));
   return true;

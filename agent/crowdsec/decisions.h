@@ -37,18 +37,18 @@ struct StreamCounts {
 };
 
 struct StreamBatch {
-  std::vector<StreamBan> added;       // in the order of the response
-  std::vector<BanPrefix> deleted;     // bans lifted
+  std::vector<StreamBan> added;    // in the order of the response
+  std::vector<BanPrefix> deleted;  // bans lifted
   StreamCounts counts;
-  std::string first_problem;          // the first invalid decision, for the log ("" if none)
+  std::string first_problem;  // the first invalid decision, for the log ("" if none)
 };
 
 // Defaults: what the ban maps hold (bans/ban_types.h: DT_MAX_BANS bans of at most 30 days,
 // reasons of at most 95 bytes), with room for a startup answer that lists as many expired ones.
 struct StreamLimits {
-  size_t max_decisions = 200'000;                                // new + deleted, per response
-  int64_t max_duration_ns = static_cast<int64_t>(kMaxBanNs);    // longer bans are cut to this
-  size_t max_reason_bytes = kMaxBanReason;                       // a longer scenario is cut (at a UTF-8 boundary)
+  size_t max_decisions = 200'000;                             // new + deleted, per response
+  int64_t max_duration_ns = static_cast<int64_t>(kMaxBanNs);  // longer bans are cut to this
+  size_t max_reason_bytes = kMaxBanReason;                    // a longer scenario is cut (at a UTF-8 boundary)
   size_t max_depth = 16;  // deeper nesting refuses the whole response (a decision's fields are at depth 3)
 };
 

@@ -12,8 +12,8 @@ int64_t unit_ns(std::string_view s, size_t *len) {
     std::string_view name;
     int64_t ns;
   } kUnits[] = {
-      {"ns", 1},           {"us", 1'000},         {"\xc2\xb5s", 1'000}, {"\xce\xbcs", 1'000},
-      {"ms", 1'000'000},   {"s", 1'000'000'000},  {"m", 60'000'000'000}, {"h", 3'600'000'000'000},
+      {"ns", 1},         {"us", 1'000},        {"\xc2\xb5s", 1'000},  {"\xce\xbcs", 1'000},
+      {"ms", 1'000'000}, {"s", 1'000'000'000}, {"m", 60'000'000'000}, {"h", 3'600'000'000'000},
   };
   for (const auto &u : kUnits) {  // "ms" before "m" and "s": longest first where they share
     if (s.substr(0, u.name.size()) == u.name) {

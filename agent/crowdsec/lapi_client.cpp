@@ -26,13 +26,20 @@ std::string body_excerpt(const std::string &body) {
 // httplib's error in words for the log (its own names are terse: "Connection").
 std::string error_text(httplib::Error e, const std::string &where) {
   switch (e) {
-    case httplib::Error::Connection: return "cannot connect to " + where + " (is crowdsec's LAPI running there?)";
-    case httplib::Error::ConnectionTimeout: return "no connection to " + where + " in time";
-    case httplib::Error::Read: return "no complete answer from " + where + " (connection closed or read timeout)";
-    case httplib::Error::Write: return "cannot send the request to " + where;
-    case httplib::Error::SSLConnection: return "TLS handshake with " + where + " failed";
-    case httplib::Error::SSLServerVerification: return where + "'s certificate is not trusted";
-    default: return "request to " + where + " failed (" + httplib::to_string(e) + ")";
+    case httplib::Error::Connection:
+      return "cannot connect to " + where + " (is crowdsec's LAPI running there?)";
+    case httplib::Error::ConnectionTimeout:
+      return "no connection to " + where + " in time";
+    case httplib::Error::Read:
+      return "no complete answer from " + where + " (connection closed or read timeout)";
+    case httplib::Error::Write:
+      return "cannot send the request to " + where;
+    case httplib::Error::SSLConnection:
+      return "TLS handshake with " + where + " failed";
+    case httplib::Error::SSLServerVerification:
+      return where + "'s certificate is not trusted";
+    default:
+      return "request to " + where + " failed (" + httplib::to_string(e) + ")";
   }
 }
 
@@ -44,8 +51,8 @@ bool parse_lapi_url(const std::string &url, LapiUrl *out, std::string *err) {
   if (scheme != "http" && scheme != "https")
     return *err = "'" + url + "' is not an http:// or https:// URL (e.g. http://127.0.0.1:8080)", false;
   const size_t host_start = scheme_end + 3, path_start = url.find('/', host_start);
-  const std::string host = url.substr(host_start, path_start == std::string::npos ? std::string::npos
-                                                                                  : path_start - host_start);
+  const std::string host =
+      url.substr(host_start, path_start == std::string::npos ? std::string::npos : path_start - host_start);
   if (host.empty() || host.find_first_of("?#@ ") != std::string::npos)
     return *err = "'" + url + "' has no host (e.g. http://127.0.0.1:8080)", false;
   std::string path = path_start == std::string::npos ? "" : url.substr(path_start);
@@ -95,7 +102,10 @@ struct LapiClient::Impl {
   std::function<bool()> keep_going;
 
   Impl(const LapiUrl &url, std::string key, LapiLimits limits_, std::function<bool()> keep_going_)
-      : client(url.scheme_host_port, url.cert_file, url.key_file), where(url.scheme_host_port), path_prefix(url.path_prefix), limits(limits_),
+      : client(url.scheme_host_port, url.cert_file, url.key_file),
+        where(url.scheme_host_port),
+        path_prefix(url.path_prefix),
+        limits(limits_),
         keep_going(std::move(keep_going_)) {
     headers = {{"X-Api-Key", std::move(key)}, {"User-Agent", "dthrottle-crowdsec/" DTHROTTLE_VERSION}};
     client.set_connection_timeout(std::chrono::nanoseconds(limits.connect_timeout_ns));

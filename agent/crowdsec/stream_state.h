@@ -78,10 +78,10 @@ class DecisionStream {
   StreamTiming timing_;
   std::map<BanPrefix, Held> held_;
   bool startup_next_ = true;
-  uint64_t next_pull_ns_ = 0;  // due at once
-  unsigned pull_failures_ = 0;   // pulls that failed in a row
-  unsigned change_failures_ = 0; // pulls in a row some of whose changes failed
-  bool change_failed_ = false;   // since the last pull
+  uint64_t next_pull_ns_ = 0;     // due at once
+  unsigned pull_failures_ = 0;    // pulls that failed in a row
+  unsigned change_failures_ = 0;  // pulls in a row some of whose changes failed
+  bool change_failed_ = false;    // since the last pull
 };
 
 }  // namespace dt

@@ -144,8 +144,8 @@ bool AdaptiveDriver::apply(std::string *err) {
   // Until both banks of the rules trie hold this rule set (one full publish of ours
   // after the agent's own), the trie is written too; then the policies alone.
   const int rc = tries_synced_ ? publish_policies_only(maps_, policies)
-                               : publish_rules(maps_, policies, rules_->compiled.lpm, rules_->names, rules_->compiled.prefix,
-                                               rules_->compiled.cond);
+                               : publish_rules(maps_, policies, rules_->compiled.lpm, rules_->names,
+                                               rules_->compiled.prefix, rules_->compiled.cond);
   if (rc != 0) {
     *err = std::string("cannot write the policies: ") + strerror(-rc);
     return false;
@@ -187,7 +187,9 @@ std::string AdaptiveDriver::status_text(uint64_t now_ns) const {
     snprintf(buf, sizeof buf, "  %-4s %-24s %12.6g %9.4f %12.6g %12.6g %8llu  %s\n",
              s.kind == AdaptiveKind::Packet ? "rule" : "tag", name.c_str(), s.rate, s.factor, s.rate * s.factor,
              s.observed, static_cast<unsigned long long>(s.busy_signals),
-             !s.cluster ? "(local only)" : s.lowest_from.empty() ? "this host" : s.lowest_from.c_str());
+             !s.cluster              ? "(local only)"
+             : s.lowest_from.empty() ? "this host"
+                                     : s.lowest_from.c_str());
     out += buf;
   }
   return out;

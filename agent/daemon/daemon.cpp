@@ -1,11 +1,6 @@
 // daemon.cpp - the running agent: its setup steps (the loop: daemon/daemon_loop.cpp).
 #include "daemon/daemon.h"
 
-#include "events/attack_watch.h"
-#include "events/ban_events.h"
-#include "events/command_runner.h"
-#include "events/event_bus.h"
-
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -16,10 +11,11 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cluster/cluster.h"
 #include "cluster/boot_counter.h"
+#include "cluster/cluster.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/program_name.h"
 #include "common/runtime_files.h"
 #include "daemon/escalation_driver.h"
 #include "daemon/explain_watch.h"
@@ -28,11 +24,14 @@
 #include "daemon/reload.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/map_reader.h"
+#include "events/attack_watch.h"
+#include "events/ban_events.h"
+#include "events/command_runner.h"
+#include "events/event_bus.h"
 #include "host/synproxy.h"
 #include "metrics/metrics.h"
 #include "query/query_listen.h"
 #include "query/query_server.h"
-#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -168,13 +167,16 @@ bool Daemon::start_query() {
   query_ = QueryServer::start(qc, tags_, &err);
   if (!query_) return runtime_failure("query socket: " + err);
   if (!opt.query_socket.empty())
-    DT_INFO("query socket %s: mode %04o, group %u; admin commands (BUSY, VERIFY) from root, the agent's uid and %zu "
-            "--query-admin-uids; idle connections closed after %.0f s", opt.query_socket.c_str(),
-            opt.query_socket_mode, static_cast<unsigned>(opt.query_socket_gid), opt.query_admin_uids.size(),
-            opt.query_idle_timeout_ns / 1e9);
+    DT_INFO(
+        "query socket %s: mode %04o, group %u; admin commands (BUSY, VERIFY) from root, the agent's uid and %zu "
+        "--query-admin-uids; idle connections closed after %.0f s",
+        opt.query_socket.c_str(), opt.query_socket_mode, static_cast<unsigned>(opt.query_socket_gid),
+        opt.query_admin_uids.size(), opt.query_idle_timeout_ns / 1e9);
   if (opt.query_insecure)
-    DT_WARN("query socket: %s is served without authentication (--query-insecure): anyone who reaches it can "
-            "spend any tag's budget", opt.query_listen.c_str());
+    DT_WARN(
+        "query socket: %s is served without authentication (--query-insecure): anyone who reaches it can "
+        "spend any tag's budget",
+        opt.query_listen.c_str());
   DT_INFO("query socket: %s%s%s (%zu tag rules%s%s)", opt.query_socket.c_str(),
           !opt.query_socket.empty() && !opt.query_listen.empty() ? " and " : "", opt.query_listen.c_str(),
           config_.tag_rules.size(), opt.redis.empty() ? "" : "; strict ones decided by redis ", opt.redis.c_str());
@@ -190,10 +192,11 @@ size_t Daemon::query_connection_cap() const {
   const size_t reserve = query_fd_reserve(config_.peers.size() + opt.hubs.size());
   const size_t cap = clamp_connections(opt.query_max_connections, nofile, reserve);
   if (cap < opt.query_max_connections)
-    DT_WARN("query socket: at most %zu connections, not %llu: the descriptor limit is %llu and %zu are kept for "
-            "the maps, ZeroMQ, metrics and files (raise LimitNOFILE= or ulimit -n to allow more)",
-            cap, static_cast<unsigned long long>(opt.query_max_connections),
-            static_cast<unsigned long long>(nofile), reserve);
+    DT_WARN(
+        "query socket: at most %zu connections, not %llu: the descriptor limit is %llu and %zu are kept for "
+        "the maps, ZeroMQ, metrics and files (raise LimitNOFILE= or ulimit -n to allow more)",
+        cap, static_cast<unsigned long long>(opt.query_max_connections), static_cast<unsigned long long>(nofile),
+        reserve);
   return cap;
 }
 
@@ -227,7 +230,7 @@ bool Daemon::publish_rules() {
   rule_maps_ = rule_maps_of(*dp_);
   const LoadedRules &rules = config_.rules;
   if (int rc = dt::publish_rules(rule_maps_, rules.compiled.policies, rules.compiled.lpm, rules.names,
-                                   rules.compiled.prefix, rules.compiled.cond);
+                                 rules.compiled.prefix, rules.compiled.cond);
       rc != 0)
     return fail(std::string("cannot write the rules to the maps: ") + strerror(-rc));
   if (std::string err; !install_lists(rule_maps_.lists, rules, nullptr, &err)) return fail(err);
@@ -249,9 +252,9 @@ bool Daemon::install_synproxy() {
 bool Daemon::attach_dataplane() {
   const RunOptions &opt = config_.opt;
   if (std::string err; !dp_->attach(&err)) return runtime_failure(err);
-  DT_INFO("%s dthrottle on %s (%s): %s; up to %u sources, pinned in %s",
-          dp_->took_over() ? "took over" : "attached", opt.iface.c_str(), dp_->hook_desc().c_str(),
-          describe_run_rules(config_).c_str(), dp_->max_sources(), dp_->pin_dir().c_str());
+  DT_INFO("%s dthrottle on %s (%s): %s; up to %u sources, pinned in %s", dp_->took_over() ? "took over" : "attached",
+          opt.iface.c_str(), dp_->hook_desc().c_str(), describe_run_rules(config_).c_str(), dp_->max_sources(),
+          dp_->pin_dir().c_str());
   if (const std::string dry = describe_dry_run(config_); !dry.empty()) DT_INFO("%s", dry.c_str());
   return true;
 }
@@ -335,7 +338,9 @@ bool Daemon::join_cluster() {
   cc.down_after_ns = opt.down_after_ns;
   cc.report_max_age_ns = opt.report_max_age_ns;
   cc.owner_scheme = !opt.report_mesh;
-  cc.early_report_ns = opt.early_report_ns == 0 ? opt.period_ns / 4 : opt.early_report_ns == UINT64_MAX ? 0 : opt.early_report_ns;
+  cc.early_report_ns = opt.early_report_ns == 0            ? opt.period_ns / 4
+                       : opt.early_report_ns == UINT64_MAX ? 0
+                                                           : opt.early_report_ns;
   cc.node_id = opt.node_id;
   cc.curve_key_file = opt.curve_key;
   cc.curve_peers_dir = opt.curve_peers;
@@ -382,9 +387,10 @@ void Daemon::serve_metrics() {
   if (!metrics_) return;
   const RunOptions &opt = config_.opt;
   // With --attach tc there is no XDP mode: the label says "tc".
-  MetricsInfo mi{DTHROTTLE_VERSION, opt.node_id, opt.iface,
-                 dp_->hook() == AttachHook::Tc ? "tc" : xdp_mode_name(dp_->attached_mode()),
-                 opt.rate, opt.burst, dp_->max_sources()};
+  MetricsInfo mi{DTHROTTLE_VERSION, opt.node_id,
+                 opt.iface,         dp_->hook() == AttachHook::Tc ? "tc" : xdp_mode_name(dp_->attached_mode()),
+                 opt.rate,          opt.burst,
+                 dp_->max_sources()};
   mi.bytes = opt.bytes;
   mi.pin_dir = dp_->pin_dir();
   metrics_->serve(mi, dp_->map_fds());

@@ -85,7 +85,7 @@ class Daemon {
   bool start_query();
   size_t query_connection_cap() const;
   bool open_dataplane();
-  bool publish_rules();  // config flags, rules and lists into the maps (not attached yet)
+  bool publish_rules();     // config flags, rules and lists into the maps (not attached yet)
   bool install_synproxy();  // the host's SYNPROXY table for syn_cookies rules (host/synproxy.h)
   bool attach_dataplane();
   bool start_adaptive();
@@ -136,16 +136,16 @@ class Daemon {
   };
 
   // Declared in the order they must outlive each other (destroyed bottom up).
-  RunConfig config_;      // the options, and the rules in force (reload replaces them)
-  int signal_fd_ = -1;    // closed by ~Daemon, before any member goes
-  TagTable tags_;         // read by the query thread, the cluster and the adaptive limits
-  BusyRelay busy_relay_;  // BUSY lines reach the adaptive rules once they exist
-  VerifyCommand verify_;  // VERIFY lines reach the verified map once it is open
-  std::unique_ptr<EventBus> events_;      // events (docs/events.md): the query thread subscribes to it
+  RunConfig config_;                       // the options, and the rules in force (reload replaces them)
+  int signal_fd_ = -1;                     // closed by ~Daemon, before any member goes
+  TagTable tags_;                          // read by the query thread, the cluster and the adaptive limits
+  BusyRelay busy_relay_;                   // BUSY lines reach the adaptive rules once they exist
+  VerifyCommand verify_;                   // VERIFY lines reach the verified map once it is open
+  std::unique_ptr<EventBus> events_;       // events (docs/events.md): the query thread subscribes to it
   std::unique_ptr<CommandRunner> runner_;  // --on-event (null without it)
   std::unique_ptr<BanEvents> ban_events_;  // the query thread's BAN tells it
   std::unique_ptr<AttackWatch> attacks_;
-  std::unique_ptr<BanStore> query_bans_;  // the query thread's own store (its own flock)
+  std::unique_ptr<BanStore> query_bans_;              // the query thread's own store (its own flock)
   std::atomic<BanStore *> query_ban_store_{nullptr};  // published once open
   std::unique_ptr<QueryServer> query_;
   std::unique_ptr<Dataplane> dp_;
@@ -153,13 +153,13 @@ class Daemon {
   bool synproxy_allowed_ = false;           // CAP_NET_ADMIN kept for it (a reload may install it again)
   RuleMaps rule_maps_;
   std::unique_ptr<AdaptiveDriver> adaptive_;  // reads the dataplane and the tag table
-  std::unique_ptr<BanStore> ban_store_;  // the pinned bans (docs/bans.md): swept, and synced by the cluster
+  std::unique_ptr<BanStore> ban_store_;       // the pinned bans (docs/bans.md): swept, and synced by the cluster
   std::unique_ptr<BanSync> ban_sync_;
   std::unique_ptr<EscalationDriver> escalation_;  // repeat offenders banned (rules with escalate)
-  RemoveOnExit runtime_files_;  // status and reload files: gone while the dataplane's lock is held
-  std::unique_ptr<Cluster> cluster_;          // reads the tag table and the adaptive limits
-  std::unique_ptr<ExplainWatch> explain_;     // reads the cluster
-  std::unique_ptr<MetricsServer> metrics_;    // its threads read the maps: stops first
+  RemoveOnExit runtime_files_;                    // status and reload files: gone while the dataplane's lock is held
+  std::unique_ptr<Cluster> cluster_;              // reads the tag table and the adaptive limits
+  std::unique_ptr<ExplainWatch> explain_;         // reads the cluster
+  std::unique_ptr<MetricsServer> metrics_;        // its threads read the maps: stops first
 
   // The loop's state.
   // Runtime files (runtime_files.h): a failed write is logged (once while it lasts).

@@ -1,12 +1,11 @@
 // daemon_events.cpp - the agent's events (docs/events.md): the bus, the --on-event command,
 // and what tells them: the bans, the rules' attacks, the peers' liveness.
-#include "daemon/daemon.h"
-
 #include "bans/ban_command.h"
 #include "cluster/cluster.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/runtime_files.h"
+#include "daemon/daemon.h"
 #include "daemon/escalation_driver.h"
 #include "dataplane/dataplane.h"
 #include "events/attack_watch.h"
@@ -30,8 +29,8 @@ bool Daemon::start_events() {
   rc.jobs = opt.on_event_jobs;
   rc.timeout_ns = opt.on_event_timeout_ns;
   runner_ = std::make_unique<CommandRunner>(rc, *events_);
-  DT_INFO("events: --on-event %s (at most %llu at once, killed after %.1fs, %llu queued at most)",
-          opt.on_event.c_str(), static_cast<unsigned long long>(opt.on_event_jobs), opt.on_event_timeout_ns / 1e9,
+  DT_INFO("events: --on-event %s (at most %llu at once, killed after %.1fs, %llu queued at most)", opt.on_event.c_str(),
+          static_cast<unsigned long long>(opt.on_event_jobs), opt.on_event_timeout_ns / 1e9,
           static_cast<unsigned long long>(opt.on_event_queue));
   return true;
 }

@@ -1,28 +1,27 @@
 // daemon_loop.cpp - the running agent's event loop and its handlers (setup: daemon.cpp).
-#include "daemon/daemon.h"
-
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <vector>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 #include <zmq.hpp>
 
 #include "cluster/cluster.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/program_name.h"
+#include "daemon/daemon.h"
 #include "daemon/escalation_driver.h"
 #include "daemon/explain_watch.h"
 #include "daemon/reload.h"
+#include "dataplane/dataplane.h"
+#include "dataplane/map_reader.h"
 #include "events/attack_watch.h"
 #include "events/command_runner.h"
 #include "events/event_bus.h"
-#include "dataplane/dataplane.h"
-#include "dataplane/map_reader.h"
 #include "host/synproxy.h"
 #include "metrics/metrics.h"
 #include "query/query_server.h"
@@ -34,15 +33,16 @@ constexpr uint64_t kSecond = 1'000'000'000ull;
 
 }  // namespace
 
-
 void FailOpenWatch::check(int stats_fd) {
   dt_stats st{};
   if (read_stats(stats_fd, &st) != 0) return;
   const uint64_t delta = st.fail_open - last_;
   last_ = st.fail_open;
-  if (delta && !open_) DT_WARN("fail-open: %llu packets passed without a decision in the last second (no policy, "
-                               "or the source table is full: see --max-sources)",
-                               static_cast<unsigned long long>(delta));
+  if (delta && !open_)
+    DT_WARN(
+        "fail-open: %llu packets passed without a decision in the last second (no policy, "
+        "or the source table is full: see --max-sources)",
+        static_cast<unsigned long long>(delta));
   if (!delta && open_) DT_INFO("fail-open ended: every packet is decided again");
   open_ = delta != 0;
 }
@@ -95,7 +95,8 @@ Daemon::Ready Daemon::wait_for_events() {
   const size_t first_runner = items.size();
   if (runner_) {
     due = std::min(due, runner_->deadline());
-    for (const RunnerPollFd &p : runner_->poll_fds()) items.push_back({nullptr, p.fd, static_cast<short>(p.out ? ZMQ_POLLOUT : ZMQ_POLLIN), 0});
+    for (const RunnerPollFd &p : runner_->poll_fds())
+      items.push_back({nullptr, p.fd, static_cast<short>(p.out ? ZMQ_POLLOUT : ZMQ_POLLIN), 0});
   }
   try {
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(PeriodicTimer::timeout_ms(mono_now_ns(), due)));
@@ -256,10 +257,13 @@ void Daemon::log_counters() {
   const dt_stats &prev = prev_stats_;
   // Every counter with a label (abi/stats.h's DT_STATS_FIELDS), passed and dropped with their increase.
   std::string line;
-  auto add = [&line](const char *label, uint64_t v) { line += (line.empty() ? "" : " ") + std::string(label) + " " + std::to_string(v); };
+  auto add = [&line](const char *label, uint64_t v) {
+    line += (line.empty() ? "" : " ") + std::string(label) + " " + std::to_string(v);
+  };
 #define DT_LOG_FIELD(field, label, metric, help) \
   if (label[0]) add(label, now.field); \
-  if (&now.field == &now.passed || &now.field == &now.dropped) line += " (+" + std::to_string(now.field - prev.field) + ")";
+  if (&now.field == &now.passed || &now.field == &now.dropped) \
+    line += " (+" + std::to_string(now.field - prev.field) + ")";
   DT_STATS_FIELDS(DT_LOG_FIELD)
 #undef DT_LOG_FIELD
   DT_INFO("%s", line.c_str());

@@ -124,7 +124,7 @@ void EscalationDriver::scan_source(const dt_key &k, const dt_bucket &b, uint32_t
   const uint64_t drops = b.dropped + b.would_drop;
   if (!ri.sources || !drops) return;
   __u64 next = 0;
-  const uint64_t cost = (ri.policy.flags & DT_POL_BYTES) ? 1518 : 1;  // a full frame for a byte budget
+  const uint64_t cost = (ri.policy.flags & DT_POL_BYTES) ? 1518 : 1;                   // a full frame for a byte budget
   if (!seeded_ && dt_gcra_admit_n(b.tat_ns, now_ns, &ri.policy, cost, &next)) return;  // old drops, a token now
   auto seen = drops_seen_.find(k);
   uint64_t before = seen == drops_seen_.end() ? 0 : seen->second;
@@ -202,7 +202,8 @@ bool EscalationDriver::covers_verified(const BanPrefix &p) {
 }
 
 bool EscalationDriver::exempt(const BanPrefix &p, std::string *why) {
-  if (ban_too_wide(p, min_prefix_)) return *why = "wider than --peer-ban-min-prefix " + ban_min_prefix_text(min_prefix_), true;
+  if (ban_too_wide(p, min_prefix_))
+    return *why = "wider than --peer-ban-min-prefix " + ban_min_prefix_text(min_prefix_), true;
   if (!never_fresh_) {
     never_.set_cluster(read_exempt_keys(exempt_fd_));
     never_fresh_ = true;
@@ -267,12 +268,11 @@ void EscalationDriver::apply(const AutoBan &b) {
 bool EscalationDriver::learn_peer_ban(const Ban &b) {
   const bool automatic = b.remote && is_peer_auto_origin(b.origin);
   uint32_t offence = 0;
-  if (!active() || !automatic || !b.who.starts_with(kRuleWhoPrefix) || !parse_offence(b.reason, &offence))
-    return false;
+  if (!active() || !automatic || !b.who.starts_with(kRuleWhoPrefix) || !parse_offence(b.reason, &offence)) return false;
   const std::string rule = b.who.substr(kRuleWhoPrefix.size());
   if (!logic_.learn(b.prefix, rule, offence, b.expires_ns)) return false;
-  DT_INFO("escalation: %s's ban from %s (rule %s, offence %u) is in its history here", ban_prefix_text(b.prefix).c_str(),
-          b.origin.c_str(), rule.c_str(), offence);
+  DT_INFO("escalation: %s's ban from %s (rule %s, offence %u) is in its history here",
+          ban_prefix_text(b.prefix).c_str(), b.origin.c_str(), rule.c_str(), offence);
   save();
   return true;
 }
@@ -310,11 +310,18 @@ EscalationStatus EscalationDriver::status() {
 std::string EscalationDriver::status_json() {
   const EscalationStatus s = status();
   const EscalationCounters &c = s.counters;
-  return dump_json(Json{{"rules", s.rules},          {"bans", c.bans},           {"would_ban", c.would_ban},
-                        {"cap_reached", c.cap_reached}, {"exempt", c.exempt},       {"failed", s.failed},
-                        {"offences", c.offences},     {"evicted", c.evicted},     {"learned", c.learned},
+  return dump_json(Json{{"rules", s.rules},
+                        {"bans", c.bans},
+                        {"would_ban", c.would_ban},
+                        {"cap_reached", c.cap_reached},
+                        {"exempt", c.exempt},
+                        {"failed", s.failed},
+                        {"offences", c.offences},
+                        {"evicted", c.evicted},
+                        {"learned", c.learned},
                         {"tracked", s.tracked},
-                        {"in_force", s.in_force},     {"max_in_force", s.max_in_force}});
+                        {"in_force", s.in_force},
+                        {"max_in_force", s.max_in_force}});
 }
 
 std::string EscalationDriver::status_text() {
@@ -329,7 +336,8 @@ std::string EscalationDriver::status_text() {
            "force (at most %zu)\n",
            rules.c_str(), (unsigned long long)c.bans, (unsigned long long)c.would_ban,
            (unsigned long long)c.cap_reached, (unsigned long long)c.exempt, (unsigned long long)s.failed,
-           (unsigned long long)c.offences, (unsigned long long)c.learned, s.tracked, (unsigned long long)c.evicted, s.in_force, s.max_in_force);
+           (unsigned long long)c.offences, (unsigned long long)c.learned, s.tracked, (unsigned long long)c.evicted,
+           s.in_force, s.max_in_force);
   return buf;
 }
 

@@ -88,12 +88,12 @@ class EscalationDriver {
   void save();
 
   struct RuleInfo {
-    bool prefixes = false;       // has prefix budgets: their prefixes escalate
-    bool sources = true;         // its source buckets escalate
+    bool prefixes = false;               // has prefix budgets: their prefixes escalate
+    bool sources = true;                 // its source buckets escalate
     uint8_t v4_bits = 32, v6_bits = 64;  // its source buckets' prefix lengths
-    dt_policy policy{};          // its source buckets' budget
+    dt_policy policy{};                  // its source buckets' budget
     dt_prefix_policy levels{};
-    uint64_t drops = 0;          // its counters at the last check (the gate)
+    uint64_t drops = 0;  // its counters at the last check (the gate)
     uint64_t level_drops[DT_PREFIX_SLOTS] = {};
     bool level_dropped[DT_PREFIX_SLOTS] = {};  // since the last check
   };

@@ -10,8 +10,8 @@
 #include "common/files.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "common/runtime_files.h"
 #include "common/program_name.h"
+#include "common/runtime_files.h"
 
 namespace dt {
 

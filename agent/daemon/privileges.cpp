@@ -102,14 +102,16 @@ bool drop_in_this_thread(const std::vector<KeptCapability> &keep, bool can_drop_
   cap_t caps = cap_init();  // all clear, the inheritable set too
   std::vector<cap_value_t> values;
   for (const auto &c : keep) values.push_back(c.cap);
-  bool ok = caps && (values.empty() || (cap_set_flag(caps, CAP_EFFECTIVE, static_cast<int>(values.size()), values.data(), CAP_SET) == 0 &&
-                                        cap_set_flag(caps, CAP_PERMITTED, static_cast<int>(values.size()), values.data(), CAP_SET) == 0));
+  bool ok = caps && (values.empty() ||
+                     (cap_set_flag(caps, CAP_EFFECTIVE, static_cast<int>(values.size()), values.data(), CAP_SET) == 0 &&
+                      cap_set_flag(caps, CAP_PERMITTED, static_cast<int>(values.size()), values.data(), CAP_SET) == 0));
   ok = ok && cap_set_proc(caps) == 0;
   const int saved = errno;
   if (caps) cap_free(caps);
   if (!ok) return *err = std::string("cannot set the capabilities: ") + strerror(saved), false;
   cap_reset_ambient();  // empty anyway once the inheritable set is: said, not relied on
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return *err = std::string("cannot set no_new_privs: ") + strerror(errno), false;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return *err = std::string("cannot set no_new_privs: ") + strerror(errno), false;
   return true;
 }
 
@@ -166,7 +168,8 @@ std::vector<KeptCapability> capabilities_to_keep(const PrivilegeNeeds &needs) {
     keep.push_back({CAP_NET_ADMIN, "CAP_NET_ADMIN",
                     "removes the clsact filter (and the qdisc dthrottle created) and the SYNPROXY table at exit"});
   else if (needs.clsact_detach)
-    keep.push_back({CAP_NET_ADMIN, "CAP_NET_ADMIN", "removes the clsact filter (and the qdisc dthrottle created) at exit"});
+    keep.push_back(
+        {CAP_NET_ADMIN, "CAP_NET_ADMIN", "removes the clsact filter (and the qdisc dthrottle created) at exit"});
   else if (needs.synproxy)
     keep.push_back({CAP_NET_ADMIN, "CAP_NET_ADMIN",
                     "replaces (reload) and removes (exit) the SYNPROXY table of the syn_cookies rules"});
@@ -174,11 +177,11 @@ std::vector<KeptCapability> capabilities_to_keep(const PrivilegeNeeds &needs) {
     keep.push_back({CAP_SYS_ADMIN, "CAP_SYS_ADMIN",
                     "leaves libxdp's dispatcher at exit (libxdp opens the dispatcher and its programs by id)"});
   if (needs.new_maps)
-    keep.push_back({CAP_BPF, "CAP_BPF",
-                    "a reload builds the allow and deny lists' new tries (map creation needs it)"});
+    keep.push_back({CAP_BPF, "CAP_BPF", "a reload builds the allow and deny lists' new tries (map creation needs it)"});
   else if (needs.bpf_gated)
-    keep.push_back({CAP_BPF, "CAP_BPF",
-                    "this kernel (before 5.19, kernel.unprivileged_bpf_disabled set) refuses every bpf() command without it"});
+    keep.push_back(
+        {CAP_BPF, "CAP_BPF",
+         "this kernel (before 5.19, kernel.unprivileged_bpf_disabled set) refuses every bpf() command without it"});
   return keep;
 }
 
@@ -208,8 +211,9 @@ bool drop_privileges(const std::vector<KeptCapability> &keep, std::string *warni
   ThreadCaps me;
   const bool bounding_has_more = !read_thread_caps("/proc/thread-self", &me) || (me.bnd & ~mask_of(keep)) != 0;
   if (!can_drop_bounding && bounding_has_more)
-    *warning = "no CAP_SETPCAP: the capability bounding set stays as it was (the effective and permitted sets are "
-               "dropped, and no_new_privs keeps execve from regaining any); give the agent CAP_SETPCAP to drop it";
+    *warning =
+        "no CAP_SETPCAP: the capability bounding set stays as it was (the effective and permitted sets are "
+        "dropped, and no_new_privs keeps execve from regaining any); give the agent CAP_SETPCAP to drop it";
   drop_in_other_threads(keep, can_drop_bounding);
   if (!drop_in_this_thread(keep, can_drop_bounding, err)) return false;
   // Without CAP_SETPCAP the bounding set is the one the agent was started with (read before).

@@ -29,10 +29,10 @@ namespace dt {
 
 // What the agent will still do that a capability guards.
 struct PrivilegeNeeds {
-  bool bpf_gated = false;      // every bpf() command needs CAP_BPF (bpf_commands_need_cap_bpf)
-  bool clsact_detach = false;  // a clsact filter to remove at exit (--attach tc without tcx, no --keep)
-  bool new_maps = false;       // reloads create maps: the allow and deny lists' fresh tries (docs/lists.md)
-  bool synproxy = false;       // the SYNPROXY table of syn_cookies rules to replace (reload) and remove at exit
+  bool bpf_gated = false;          // every bpf() command needs CAP_BPF (bpf_commands_need_cap_bpf)
+  bool clsact_detach = false;      // a clsact filter to remove at exit (--attach tc without tcx, no --keep)
+  bool new_maps = false;           // reloads create maps: the allow and deny lists' fresh tries (docs/lists.md)
+  bool synproxy = false;           // the SYNPROXY table of syn_cookies rules to replace (reload) and remove at exit
   bool dispatcher_detach = false;  // leaving libxdp's dispatcher at exit (--attach xdp-multi, no --keep)
 };
 

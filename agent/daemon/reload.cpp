@@ -1,12 +1,12 @@
 // reload.cpp - SIGHUP: the rules file re-read and installed, in whole or in part.
 #include "daemon/reload.h"
-#include "daemon/lists_install.h"
 
 #include <cstring>
 
 #include "cluster/cluster.h"
 #include "common/log.h"
 #include "daemon/adaptive_driver.h"
+#include "daemon/lists_install.h"
 #include "daemon/privileges.h"
 #include "dataplane/kernel_probe.h"
 #include "host/synproxy.h"
@@ -78,8 +78,10 @@ void follow_synproxy(ReloadTargets t, const std::vector<PortRange> &ports, const
   }
   if (!t.synproxy->remove(&err)) DT_WARN("reload: removing the SYNPROXY table: %s", err.c_str());
   else
-    DT_INFO("reload: no rule has syn_cookies any more: nftables table inet %s removed, "
-            "net.netfilter.nf_conntrack_tcp_loose restored", kSynproxyTable);
+    DT_INFO(
+        "reload: no rule has syn_cookies any more: nftables table inet %s removed, "
+        "net.netfilter.nf_conntrack_tcp_loose restored",
+        kSynproxyTable);
   t.synproxy.reset();
 }
 
@@ -91,7 +93,8 @@ std::string reload_rules(ReloadTargets t) {
   std::string why;
   if (opt.rules_file.empty()) {
     why = "nothing to reload: the agent runs without --rules, --peers-file or peers in --config";
-  } else if (load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &next, &why, &t.config.rules, opt.prefix_limits)) {
+  } else if (load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &next, &why, &t.config.rules,
+                        opt.prefix_limits)) {
     if (opt.dry_run) set_all_dry_run(&next);  // --dry-run holds for the new rules too
     if (why = check_syn_cookies(syn_cookie_rule_names(next), opt.hook == AttachHook::Tc); !why.empty()) {
       DT_ERROR("reload failed, the previous rules stay in force: %s", why.c_str());
@@ -153,8 +156,7 @@ static std::string peers_without_cluster(const RunOptions &opt) {
   std::vector<std::string> now;
   std::string err;
   if (!opt.config_peers || !read_config_peers(opt.config_file, &now, &err) || now.empty()) return "";
-  DT_WARN("%s has peers now, but this agent runs without a cluster: restart it to join one",
-          opt.config_file.c_str());
+  DT_WARN("%s has peers now, but this agent runs without a cluster: restart it to join one", opt.config_file.c_str());
   return "peers: ignored, the agent runs without a cluster (restart it to join one)";
 }
 
@@ -162,8 +164,8 @@ std::string reload_all(ReloadTargets t) {
   const RunOptions &opt = t.config.opt;
   // With --curve-key the keys are read again even when the peers cannot change.
   // --peer-verified from the --config file is read again with them.
-  const bool peers = t.cluster && (!opt.peers_file.empty() || opt.config_peers || opt.config_peer_verified ||
-                                   !opt.curve_key.empty());
+  const bool peers =
+      t.cluster && (!opt.peers_file.empty() || opt.config_peers || opt.config_peer_verified || !opt.curve_key.empty());
   if (!peers) {
     const std::string note = t.cluster ? "" : peers_without_cluster(opt);
     if (note.empty()) return reload_rules(t);
@@ -178,9 +180,7 @@ std::string reload_all(ReloadTargets t) {
   auto text = [](const std::string &o) { return o.substr(o.find(' ') + 1); };
   const std::string rs = status(r), ps = status(p);
   const std::string rules_text = rs == "error" ? "rules: the previous ones stay in force: " + text(r) : text(r);
-  const std::string outcome = rs == "ok" && ps == "ok"         ? "ok"
-                              : rs == "error" && ps == "error" ? "error"
-                                                               : "partial";
+  const std::string outcome = rs == "ok" && ps == "ok" ? "ok" : rs == "error" && ps == "error" ? "error" : "partial";
   return outcome + " " + rules_text + "; " + text(p);
 }
 

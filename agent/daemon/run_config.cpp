@@ -1,16 +1,15 @@
 // run_config.cpp - load and check the daemon's configuration without a dataplane.
 #include "daemon/run_config.h"
 
-#include "dataplane/kernel_probe.h"
-#include "daemon/lists_install.h"
-
-#include <set>
 #include <cstdio>
+#include <set>
 
 #include "adaptive/adaptive.h"
 #include "cluster/curve.h"
 #include "common/peers_file.h"
 #include "common/program_name.h"
+#include "daemon/lists_install.h"
+#include "dataplane/kernel_probe.h"
 
 namespace dt {
 
@@ -87,10 +86,10 @@ bool load_run_config(const RunOptions &opt, RunConfig *out, std::string *err) {
   if (!check_report_max_age(opt, err)) return false;
   if (opt.early_report_ns && opt.early_report_ns != UINT64_MAX && opt.early_report_ns >= opt.period_ns)
     return *err = "--early-report must be shorter than the report period (--period), or off", false;
-  if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err, nullptr, opt.prefix_limits)) return false;
+  if (!load_rules(opt.rate, opt.burst, opt.bytes, opt.rules_file, &out->rules, err, nullptr, opt.prefix_limits))
+    return false;
   if (opt.dry_run) set_all_dry_run(&out->rules);
-  if (std::string why = check_syn_cookies(syn_cookie_rule_names(out->rules), opt.hook == AttachHook::Tc);
-      !why.empty())
+  if (std::string why = check_syn_cookies(syn_cookie_rule_names(out->rules), opt.hook == AttachHook::Tc); !why.empty())
     return *err = why, false;
   out->tag_rules = tag_rules_of(out->rules, opt);
   return check_tag_rules(out->tag_rules, opt, err) && check_adaptive_rules(out->rules, out->tag_rules, err);

@@ -74,8 +74,7 @@ int Collector::enable(bool exempt) {
   if (bpf_map_lookup_elem(config_fd_, &zero, &cfg) != 0) return -errno;
   epoch_ = cfg.epoch + 1;  // continue after a previous agent's epochs
   if (epoch_ == 0) epoch_ = 1;
-  return set_config(epoch_, DT_CFG_REPORT | (exempt ? DT_CFG_EXEMPT : 0u),
-                    exempt ? 0u : DT_CFG_EXEMPT);
+  return set_config(epoch_, DT_CFG_REPORT | (exempt ? DT_CFG_EXEMPT : 0u), exempt ? 0u : DT_CFG_EXEMPT);
 }
 
 long Collector::adopt_unreported(int buckets_fd) {

@@ -11,9 +11,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "dthrottle/common.h"
 #include "common/key_hash.h"
 #include "common/report_types.h"
+#include "dthrottle/common.h"
 
 struct ring_buffer;
 

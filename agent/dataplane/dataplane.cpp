@@ -1,9 +1,5 @@
 // dataplane.cpp - load, pin, attach, take over, detach.
 #include "dataplane/dataplane.h"
-#include "dataplane/kernel_probe.h"
-#include "dataplane/pin_dir.h"
-#include "dataplane/pin_layout.h"
-#include "dataplane/xdp_multi.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -19,13 +15,17 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/errno_str.h"
+#include "common/files.h"
+#include "common/log.h"
+#include "common/program_name.h"
+#include "common/runtime_files.h"
+#include "dataplane/kernel_probe.h"
+#include "dataplane/pin_dir.h"
+#include "dataplane/pin_layout.h"
+#include "dataplane/xdp_multi.h"
 #include "dthrottle.skel.h"
 #include "dthrottle/common.h"
-#include "common/files.h"
-#include "common/errno_str.h"
-#include "common/log.h"
-#include "common/runtime_files.h"
-#include "common/program_name.h"
 
 namespace dt {
 namespace {
@@ -54,19 +54,25 @@ bool check_privileges(std::string *err) {
   // What counts is the effective capability set (root may run with a reduced one).
   if (has_cap(CAP_SYS_ADMIN)) return true;
   std::string missing;
-  for (auto [cap, name] : {std::pair{CAP_BPF, "CAP_BPF"}, {CAP_NET_ADMIN, "CAP_NET_ADMIN"}, {CAP_PERFMON, "CAP_PERFMON"}})
+  for (auto [cap, name] :
+       {std::pair{CAP_BPF, "CAP_BPF"}, {CAP_NET_ADMIN, "CAP_NET_ADMIN"}, {CAP_PERFMON, "CAP_PERFMON"}})
     if (!has_cap(cap)) missing += (missing.empty() ? "" : ", ") + std::string(name);
   if (missing.empty()) return true;
-  *err = "permission denied: loading the XDP program needs root or the capabilities CAP_BPF, CAP_NET_ADMIN "
-         "and CAP_PERFMON; missing: " + missing + " (try sudo)";
+  *err =
+      "permission denied: loading the XDP program needs root or the capabilities CAP_BPF, CAP_NET_ADMIN "
+      "and CAP_PERFMON; missing: " +
+      missing + " (try sudo)";
   return false;
 }
 
 uint32_t xdp_flags_for(XdpMode m) {
   switch (m) {
-    case XdpMode::Native: return XDP_FLAGS_DRV_MODE;
-    case XdpMode::Generic: return XDP_FLAGS_SKB_MODE;
-    case XdpMode::Auto: return 0;
+    case XdpMode::Native:
+      return XDP_FLAGS_DRV_MODE;
+    case XdpMode::Generic:
+      return XDP_FLAGS_SKB_MODE;
+    case XdpMode::Auto:
+      return 0;
   }
   return 0;
 }
@@ -80,8 +86,7 @@ std::string attached_prog_desc(int ifindex) {
 
 XdpMode query_mode(int ifindex) {
   LIBBPF_OPTS(bpf_xdp_query_opts, q);
-  if (bpf_xdp_query(ifindex, 0, &q) == 0 && q.attach_mode == XDP_ATTACHED_SKB)
-    return XdpMode::Generic;
+  if (bpf_xdp_query(ifindex, 0, &q) == 0 && q.attach_mode == XDP_ATTACHED_SKB) return XdpMode::Generic;
   return XdpMode::Native;
 }
 
@@ -96,9 +101,9 @@ bool bucket_map_size(const DataplaneConfig &cfg, uint32_t *max_sources, std::str
   uint32_t len = sizeof info;
   if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.max_entries != *max_sources) {
     if (cfg.max_sources_explicit) {
-      *err = "the pinned bucket map " + buckets_pin + " holds " +
-             std::to_string(info.max_entries) + " sources, not --max-sources " +
-             std::to_string(*max_sources) + "; keep its size, or stop the agent without --keep "
+      *err = "the pinned bucket map " + buckets_pin + " holds " + std::to_string(info.max_entries) +
+             " sources, not --max-sources " + std::to_string(*max_sources) +
+             "; keep its size, or stop the agent without --keep "
              "to remove the pins (this forgets every bucket)";
       close(fd);
       return false;
@@ -118,8 +123,8 @@ void fit_verified_pin(const DataplaneConfig &cfg) {
   bpf_map_info info{};
   uint32_t len = sizeof info;
   if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.max_entries != cfg.max_verified) {
-    DT_INFO("the verified sources' map %s holds %u, not --max-verified %u: made anew", pin.c_str(),
-            info.max_entries, cfg.max_verified);
+    DT_INFO("the verified sources' map %s holds %u, not --max-verified %u: made anew", pin.c_str(), info.max_entries,
+            cfg.max_verified);
     unlink(pin.c_str());
   }
   close(fd);
@@ -136,8 +141,7 @@ int write_syncookie_ttl(int fd, uint64_t ttl_ns) {
 // A new XDP link for prog_fd: in auto mode native first, then generic. Returns the link's fd
 // (and its mode in *mode), or -1 with the last attach errno in *last_errno.
 int create_xdp_link(const DataplaneConfig &cfg, int prog_fd, int ifindex, XdpMode *mode, int *last_errno) {
-  const XdpMode order[2] = {cfg.mode == XdpMode::Generic ? XdpMode::Generic : XdpMode::Native,
-                            XdpMode::Generic};
+  const XdpMode order[2] = {cfg.mode == XdpMode::Generic ? XdpMode::Generic : XdpMode::Native, XdpMode::Generic};
   const int attempts = cfg.mode == XdpMode::Auto ? 2 : 1;
   int lfd = -1;
   for (int i = 0; i < attempts && lfd < 0; i++) {
@@ -149,8 +153,8 @@ int create_xdp_link(const DataplaneConfig &cfg, int prog_fd, int ifindex, XdpMod
       *last_errno = errno;
       if (*last_errno == EBUSY || *last_errno == EEXIST) break;
       if (i + 1 < attempts)
-        DT_WARN("native XDP attach on %s failed (%s); falling back to generic (skb) mode",
-                cfg.iface.c_str(), errno_str(*last_errno).c_str());
+        DT_WARN("native XDP attach on %s failed (%s); falling back to generic (skb) mode", cfg.iface.c_str(),
+                errno_str(*last_errno).c_str());
     }
   }
   return lfd;
@@ -159,15 +163,13 @@ int create_xdp_link(const DataplaneConfig &cfg, int prog_fd, int ifindex, XdpMod
 // Why no link could be created: another program holds the interface, or the mode failed.
 std::string attach_error(const DataplaneConfig &cfg, int ifindex, int last_errno) {
   if (last_errno == EBUSY || last_errno == EEXIST)
-    return "interface " + cfg.iface + " already has an XDP program attached" +
-           attached_prog_desc(ifindex) +
+    return "interface " + cfg.iface + " already has an XDP program attached" + attached_prog_desc(ifindex) +
            "; dthrottle will not replace it. To run beside it: --attach xdp-multi if it runs in libxdp's "
            "dispatcher (loaded with xdp-loader or libxdp), else at tc ingress: --attach tc (attach = ... in a "
            "--config file). If it is stale, detach it with: ip link set dev " +
            cfg.iface + " xdp off";
   return std::string("cannot attach XDP to ") + cfg.iface + " in " + xdp_mode_name(cfg.mode) +
-         " mode: " + errno_str(last_errno) +
-         (cfg.mode == XdpMode::Native ? " (try --xdp-mode generic)" : "");
+         " mode: " + errno_str(last_errno) + (cfg.mode == XdpMode::Native ? " (try --xdp-mode generic)" : "");
 }
 
 // The words of --xdp-mode and --attach: one table each serves the parse and the name.
@@ -322,8 +324,7 @@ void Dataplane::remove_other_hook(int ifindex) {
     return;
   }
   const std::string removed = tc_remove(ifindex, pin_dir_ + "/" + DT_PIN_TC_LINK, -1, qdisc_recorded(pin_dir_));
-  if (!removed.empty())
-    DT_INFO("switched %s from tc ingress to XDP: removed %s", iface_.c_str(), removed.c_str());
+  if (!removed.empty()) DT_INFO("switched %s from tc ingress to XDP: removed %s", iface_.c_str(), removed.c_str());
 }
 
 void Dataplane::record_hook() {
@@ -366,9 +367,9 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
   max_sources_ = max_sources;
   if (int rc = dthrottle_bpf__load(skel_); rc != 0) {
     *err = "cannot load the BPF program: " + errno_str(rc) +
-           (rc == -EPERM || errno == EPERM ? " (are you root?)"
-                                           : " (maps pinned under " + cfg.pin_dir +
-                                                 " by an incompatible version? see the log above)");
+           (rc == -EPERM || errno == EPERM
+                ? " (are you root?)"
+                : " (maps pinned under " + cfg.pin_dir + " by an incompatible version? see the log above)");
     return false;
   }
   if (int rc = write_syncookie_ttl(bpf_map__fd(skel_->maps.syncookie), cfg.verified_ttl_ns); rc != 0)
@@ -409,8 +410,7 @@ bool Dataplane::take_over_link(int ifindex, const std::string &link_pin) {
     return true;
   }
   // A link for another (or a vanished) interface: it enforces nothing here.
-  DT_WARN("replacing stale pinned link %s (it was attached to ifindex %u)", link_pin.c_str(),
-          info.xdp.ifindex);
+  DT_WARN("replacing stale pinned link %s (it was attached to ifindex %u)", link_pin.c_str(), info.xdp.ifindex);
   unlink(link_pin.c_str());
   close(lfd);
   return false;
@@ -463,7 +463,8 @@ void Dataplane::detach_and_unpin() {
     const std::string removed =
         tc_remove(ifindex_, pin_dir_ + "/" + DT_PIN_TC_LINK, tc_.link_fd, tc_.created_qdisc, own_id);
     tc_.link_fd = -1;
-    DT_INFO("detached from %s: removed %s", iface_.c_str(), removed.empty() ? "nothing (it was gone)" : removed.c_str());
+    DT_INFO("detached from %s: removed %s", iface_.c_str(),
+            removed.empty() ? "nothing (it was gone)" : removed.c_str());
   }
   if (multi_prog_) {
     xdp_multi_detach(multi_prog_, ifindex_);

@@ -41,9 +41,9 @@ struct DataplaneConfig {
   std::string iface;
   std::string pin_dir;
   XdpMode mode = XdpMode::Auto;
-  uint32_t max_sources = 0;         // 0: default, or the pinned map's size
+  uint32_t max_sources = 0;  // 0: default, or the pinned map's size
   bool max_sources_explicit = false;
-  uint32_t max_verified = DT_DEFAULT_MAX_VERIFIED;         // --max-verified
+  uint32_t max_verified = DT_DEFAULT_MAX_VERIFIED;        // --max-verified
   uint64_t verified_ttl_ns = DT_DEFAULT_VERIFIED_TTL_NS;  // --verified-ttl
   AttachHook hook = AttachHook::Xdp;
   // tc: a clsact filter even where tcx links exist (the tests' way to exercise the path
@@ -91,9 +91,9 @@ class Dataplane {
   int prefix_drops_fd() const;     // drops per prefix level, per CPU
   int lists_v4_fd() const;         // allow and deny lists (dthrottle/lists.h)
   int lists_v6_fd() const;
-  int list_stats_fd() const;       // what the lists decided, per CPU
-  int verified_fd() const;         // SYN cookies: the verified sources (struct dt_verified)
-  int verified_ring_fd() const;    // ... and the ring of those the packet path verified
+  int list_stats_fd() const;     // what the lists decided, per CPU
+  int verified_fd() const;       // SYN cookies: the verified sources (struct dt_verified)
+  int verified_ring_fd() const;  // ... and the ring of those the packet path verified
 
   int tc_prog_fd() const;
   // The maps the views read (dataplane/map_reader.h), as the agent holds them.

@@ -4,11 +4,11 @@
 
 #include <cerrno>
 
+#include "common/errno_str.h"
+#include "common/log.h"
 #include "dataplane/dataplane.h"
 #include "dataplane/xdp_multi.h"
 #include "dthrottle.skel.h"
-#include "common/errno_str.h"
-#include "common/log.h"
 
 namespace dt {
 
@@ -23,8 +23,7 @@ bool Dataplane::attach_multi(std::string *err) {
     DT_INFO("switched %s from XDP alone to libxdp's dispatcher: removed dthrottle's XDP link", iface_.c_str());
   multi_skel_ = open_sharing_maps(err);
   if (!multi_skel_) return false;
-  if (!xdp_multi_attach(multi_skel_->obj, ifindex_, iface_, xdp_frags_, &multi_prog_, &took_over_, err))
-    return false;
+  if (!xdp_multi_attach(multi_skel_->obj, ifindex_, iface_, xdp_frags_, &multi_prog_, &took_over_, err)) return false;
   mode_ = XdpMode::Native;
   return true;
 }
@@ -40,8 +39,8 @@ dthrottle_bpf *Dataplane::open_sharing_maps(std::string *err) {
     const bpf_map *mine = bpf_object__find_map_by_name(skel_->obj, bpf_map__name(m));
     bpf_map__set_pin_path(m, nullptr);  // the maps are the first instance's, pins and all
     if (!mine || bpf_map__reuse_fd(m, bpf_map__fd(mine)) != 0) {
-      *err = std::string("cannot share the map ") + bpf_map__name(m) + " with libxdp's copy of dt_xdp: " +
-             errno_str(errno);
+      *err = std::string("cannot share the map ") + bpf_map__name(m) +
+             " with libxdp's copy of dt_xdp: " + errno_str(errno);
       dthrottle_bpf__destroy(s);
       return nullptr;
     }

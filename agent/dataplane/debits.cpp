@@ -40,8 +40,7 @@ DebitResult apply_debits(int map_fd, int prog_fd, const std::vector<dt_debit> &d
   DebitResult res;
   for (size_t off = 0; off < debits.size(); off += DT_DEBIT_BATCH) {
     size_t end = std::min(debits.size(), off + DT_DEBIT_BATCH);
-    std::vector<dt_debit> batch(debits.begin() + static_cast<long>(off),
-                                debits.begin() + static_cast<long>(end));
+    std::vector<dt_debit> batch(debits.begin() + static_cast<long>(off), debits.begin() + static_cast<long>(end));
     for (int attempt = 0; attempt <= kRetries && !batch.empty(); attempt++) {
       if (int rc = run_batch(map_fd, prog_fd, batch, &res); rc != 0) {
         res.error = rc;

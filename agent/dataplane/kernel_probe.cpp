@@ -67,7 +67,8 @@ int probe_syncookie_helpers() {
 
 int probe_xdp_frags() {
   static const int answer = [] {
-    const bpf_insn insns[] = {{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS}, {BPF_JMP | BPF_EXIT, 0, 0, 0, 0}};
+    const bpf_insn insns[] = {{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
+                              {BPF_JMP | BPF_EXIT, 0, 0, 0, 0}};
     LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_XDP, .prog_flags = BPF_F_XDP_HAS_FRAGS);
     const int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, nullptr, "GPL", insns, 2, &o);
     if (fd >= 0) close(fd);
@@ -81,17 +82,18 @@ std::string xdp_mtu_warning(const std::string &iface, unsigned mtu, int frags) {
   if (frags != 0 || mtu <= kPlainXdpMaxMtu) return "";
   return "the MTU of " + iface + " is " + std::to_string(mtu) + ", above the " + std::to_string(kPlainXdpMaxMtu) +
          " a plain XDP program takes on most drivers, and this kernel has no multi-buffer XDP (Linux " +
-         kXdpFragsKernel + "): the plain program is loaded, and the driver may refuse it or drop larger frames; "
+         kXdpFragsKernel +
+         "): the plain program is loaded, and the driver may refuse it or drop larger frames; "
          "lower the MTU, or use --attach tc";
 }
 
-std::string syn_cookies_error(const std::vector<std::string> &rules, bool tc, int helpers,
-                              const std::string &release) {
+std::string syn_cookies_error(const std::vector<std::string> &rules, bool tc, int helpers, const std::string &release) {
   if (rules.empty()) return "";
   std::string names;
   for (const std::string &n : rules) names += (names.empty() ? "'" : ", '") + n + "'";
   if (tc)
-    return "syn_cookies (rule " + names + ") needs the XDP hook: at --attach tc the program cannot send the "
+    return "syn_cookies (rule " + names +
+           ") needs the XDP hook: at --attach tc the program cannot send the "
            "SYN-ACK back out of the port (XDP_TX); attach at XDP, or drop syn_cookies from the rules";
   if (helpers != 0) return "";
   const std::string version = kernel_version(release);

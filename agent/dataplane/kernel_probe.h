@@ -50,8 +50,7 @@ int probe_syncookie_helpers();
 // The refusal of the rules `rules` (names of the rules with syn_cookies; nothing to
 // refuse when empty) at the hook `tc` (--attach tc) on a kernel whose probe answered
 // `helpers` (release: uname's, for the message); "" when they can run.
-std::string syn_cookies_error(const std::vector<std::string> &rules, bool tc, int helpers,
-                              const std::string &release);
+std::string syn_cookies_error(const std::vector<std::string> &rules, bool tc, int helpers, const std::string &release);
 
 // The same for the running kernel (uname and probe_syncookie_helpers, probed only when
 // a rule asks for cookies).

@@ -48,8 +48,8 @@ int build_set(const std::vector<K> &keys, const char *name, OwnedFd *out) {
   const auto elems = build_range_set(keys);
   using E = typename decltype(elems)::value_type;
   LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-  out->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(uint32_t), sizeof(E), static_cast<uint32_t>(elems.size()),
-                           &opts);
+  out->fd =
+      bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(uint32_t), sizeof(E), static_cast<uint32_t>(elems.size()), &opts);
   if (out->fd < 0) return -errno;
   Mapped m(out->fd, elems.size() * sizeof(E), true);
   if (m.p == MAP_FAILED) return -errno;
@@ -138,7 +138,9 @@ namespace {
 
 template <class K>
 bool keys_equal(const std::vector<K> &a, const std::vector<K> &b) {
-  auto same = [](const K &x, const K &y) { return x.prefixlen == y.prefixlen && !memcmp(x.addr, y.addr, sizeof x.addr); };
+  auto same = [](const K &x, const K &y) {
+    return x.prefixlen == y.prefixlen && !memcmp(x.addr, y.addr, sizeof x.addr);
+  };
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), same);
 }
 

@@ -20,7 +20,6 @@
 
 #include <cstdint>
 #include <string>
-
 #include <vector>
 
 #include "dthrottle/lists.h"

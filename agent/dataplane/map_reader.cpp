@@ -1,6 +1,5 @@
 // map_reader.cpp - userspace views of the maps.
 #include "dataplane/map_reader.h"
-#include "dataplane/pin_layout.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -10,20 +9,21 @@
 #include <cstring>
 #include <vector>
 
+#include "dataplane/pin_layout.h"
+
 namespace dt {
 
 PinnedMaps::~PinnedMaps() {
   for (int fd : {buckets, stats, policy, config, rule_stats, rule_names, rule_would_drop, rule_bytes, drop_pending,
-                 prefix_policy, prefix_drops, lists_v4, lists_v6, list_stats, rules0, rules1, rule_cond,
-                 capture_cpu})
+                 prefix_policy, prefix_drops, lists_v4, lists_v6, list_stats, rules0, rules1, rule_cond, capture_cpu})
     if (fd >= 0) close(fd);
 }
 
 bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
-  struct { int *fd; const char *name; } maps[] = {{&buckets, DT_MAP_BUCKETS},
-                                                  {&stats, DT_MAP_STATS},
-                                                  {&policy, DT_MAP_POLICY},
-                                                  {&config, DT_MAP_CONFIG}};
+  struct {
+    int *fd;
+    const char *name;
+  } maps[] = {{&buckets, DT_MAP_BUCKETS}, {&stats, DT_MAP_STATS}, {&policy, DT_MAP_POLICY}, {&config, DT_MAP_CONFIG}};
   for (auto &m : maps) {
     std::string path = pin_dir + "/" + m.name;
     *m.fd = bpf_obj_get(path.c_str());
@@ -42,14 +42,23 @@ bool PinnedMaps::open(const std::string &pin_dir, std::string *err) {
     return false;
   }
   // Maps added since the first version: absent (-1) in older pins.
-  struct { int *fd; const char *name; } optional[] = {
-      {&rule_stats, DT_MAP_RULE_STATS},       {&rule_names, DT_MAP_RULE_NAMES},
-      {&rule_would_drop, DT_MAP_RULE_WOULD_DROP}, {&rule_bytes, DT_MAP_RULE_BYTES},
-      {&drop_pending, DT_MAP_DROP_PENDING},   {&prefix_policy, DT_MAP_PREFIX_POLICY},
-      {&prefix_drops, DT_MAP_PREFIX_DROPS},   {&lists_v4, DT_MAP_LISTS_V4},
-      {&lists_v6, DT_MAP_LISTS_V6},           {&list_stats, DT_MAP_LIST_STATS},
-      {&rules0, DT_MAP_RULES0},               {&rules1, DT_MAP_RULES1},
-      {&rule_cond, DT_MAP_RULE_COND},         {&capture_cpu, DT_MAP_CAPTURE_CPU}};
+  struct {
+    int *fd;
+    const char *name;
+  } optional[] = {{&rule_stats, DT_MAP_RULE_STATS},
+                  {&rule_names, DT_MAP_RULE_NAMES},
+                  {&rule_would_drop, DT_MAP_RULE_WOULD_DROP},
+                  {&rule_bytes, DT_MAP_RULE_BYTES},
+                  {&drop_pending, DT_MAP_DROP_PENDING},
+                  {&prefix_policy, DT_MAP_PREFIX_POLICY},
+                  {&prefix_drops, DT_MAP_PREFIX_DROPS},
+                  {&lists_v4, DT_MAP_LISTS_V4},
+                  {&lists_v6, DT_MAP_LISTS_V6},
+                  {&list_stats, DT_MAP_LIST_STATS},
+                  {&rules0, DT_MAP_RULES0},
+                  {&rules1, DT_MAP_RULES1},
+                  {&rule_cond, DT_MAP_RULE_COND},
+                  {&capture_cpu, DT_MAP_CAPTURE_CPU}};
   for (auto &m : optional) *m.fd = bpf_obj_get((pin_dir + "/" + m.name).c_str());
   return true;
 }
@@ -120,7 +129,8 @@ RuleCounterTable read_rule_table(const MapFds &m) {
 }
 
 void read_prefix_drops(const MapFds &m, uint32_t id, uint64_t (&drops)[DT_PREFIX_SLOTS]) {
-  for (uint32_t slot = 0; slot < DT_PREFIX_SLOTS; slot++) sum_per_cpu(m.prefix_drops, id * DT_PREFIX_SLOTS + slot, &drops[slot]);
+  for (uint32_t slot = 0; slot < DT_PREFIX_SLOTS; slot++)
+    sum_per_cpu(m.prefix_drops, id * DT_PREFIX_SLOTS + slot, &drops[slot]);
 }
 
 long for_each_bucket(int fd, const std::function<void(const dt_key &, const dt_bucket &)> &fn) {
@@ -182,8 +192,7 @@ void PendingDrops::add_to(const dt_key &key, dt_bucket *b) const {
   b->would_drop += it->second.second;
 }
 
-long for_each_bucket(int buckets_fd, int pending_fd,
-                     const std::function<void(const dt_key &, const dt_bucket &)> &fn) {
+long for_each_bucket(int buckets_fd, int pending_fd, const std::function<void(const dt_key &, const dt_bucket &)> &fn) {
   std::vector<std::pair<dt_key, dt_bucket>> all;
   const long n = for_each_bucket(buckets_fd, [&](const dt_key &k, const dt_bucket &b) { all.emplace_back(k, b); });
   if (n < 0) return n;

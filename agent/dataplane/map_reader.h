@@ -25,7 +25,7 @@ struct MapFds {
   int prefix_policy = -1, prefix_drops = -1;
   int lists_v4 = -1, lists_v6 = -1, list_stats = -1;  // allow and deny lists (dthrottle/lists.h)
   int rules0 = -1, rules1 = -1, rule_cond = -1;       // the rules tries and the rules' dst/len conditions
-  int capture_cpu = -1;  // agent capture's per-CPU counts (dthrottle/capture.h)
+  int capture_cpu = -1;                               // agent capture's per-CPU counts (dthrottle/capture.h)
 };
 
 // The same maps opened from a pin directory, and closed with it.
@@ -43,8 +43,12 @@ struct PinnedMaps : MapFds {
 
 // Adds one CPU's value into a sum (a counter struct: field by field).
 inline void add_counts(uint64_t *sum, uint64_t v) { *sum += v; }
-inline void add_counts(dt_rule_stats *sum, const dt_rule_stats &v) { sum->passed += v.passed, sum->dropped += v.dropped; }
-inline void add_counts(dt_rule_bytes *sum, const dt_rule_bytes &v) { sum->passed += v.passed, sum->dropped += v.dropped; }
+inline void add_counts(dt_rule_stats *sum, const dt_rule_stats &v) {
+  sum->passed += v.passed, sum->dropped += v.dropped;
+}
+inline void add_counts(dt_rule_bytes *sum, const dt_rule_bytes &v) {
+  sum->passed += v.passed, sum->dropped += v.dropped;
+}
 void add_counts(dt_stats *sum, const dt_stats &v);
 inline void add_counts(dt_list_stats *sum, const dt_list_stats &v) {
   sum->allowed += v.allowed, sum->denied += v.denied, sum->would_drop += v.would_drop;
@@ -80,7 +84,7 @@ int read_stats(int stats_fd, dt_stats *out);
 
 // What the maps count for one rule, summed over CPUs (0 where the pins lack the map).
 struct RuleCounters {
-  std::string name;  // its name in rule_names ("": none)
+  std::string name;                              // its name in rule_names ("": none)
   uint64_t passed = 0, dropped = 0;              // rule_stats
   uint64_t would_drop = 0;                       // dry run: what enforcing would have dropped
   uint64_t bytes_passed = 0, bytes_dropped = 0;  // byte rules only (frame bytes)
@@ -109,8 +113,7 @@ void read_prefix_drops(const MapFds &m, uint32_t id, uint64_t (&drops)[DT_PREFIX
 
 // Calls fn(key, bucket) for every bucket (batched lookups). Returns entries seen or -errno.
 // The buckets as stored: their dropped / would_drop lack the drops still held per CPU.
-long for_each_bucket(int buckets_fd,
-                     const std::function<void(const dt_key &, const dt_bucket &)> &fn);
+long for_each_bucket(int buckets_fd, const std::function<void(const dt_key &, const dt_bucket &)> &fn);
 
 // The drops the packet path still holds per CPU on their way to their bucket
 // (DT_MAP_DROP_PENDING, struct dt_drop_pending), by bucket key.
@@ -130,8 +133,7 @@ class PendingDrops {
 // buckets are read first, then the held drops: exact when nothing is being dropped;
 // during a flood a reading may lack up to DT_DROP_FLUSH_PACKETS packets of a slot
 // being flushed at that moment (never counts one twice).
-long for_each_bucket(int buckets_fd, int pending_fd,
-                     const std::function<void(const dt_key &, const dt_bucket &)> &fn);
+long for_each_bucket(int buckets_fd, int pending_fd, const std::function<void(const dt_key &, const dt_bucket &)> &fn);
 
 // One bucket, held drops added: 0, -ENOENT (no bucket) or -errno.
 int read_bucket(int buckets_fd, int pending_fd, const dt_key &key, dt_bucket *out);

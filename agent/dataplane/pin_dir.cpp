@@ -12,11 +12,11 @@
 #include <cstring>
 #include <fstream>
 
-#include "dthrottle/common.h"
-#include "common/files.h"
 #include "common/errno_str.h"
+#include "common/files.h"
 #include "common/log.h"
 #include "common/runtime_files.h"
+#include "dthrottle/common.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -42,9 +42,7 @@ std::string nearest_existing(std::string path) {
 
 }  // namespace
 
-std::string default_pin_dir(const std::string &iface) {
-  return std::string(DT_DEFAULT_PIN_ROOT) + "/" + iface;
-}
+std::string default_pin_dir(const std::string &iface) { return std::string(DT_DEFAULT_PIN_ROOT) + "/" + iface; }
 
 bool ensure_bpffs(const std::string &pin_dir, std::string *err) {
   std::string existing = nearest_existing(pin_dir);
@@ -56,9 +54,8 @@ bool ensure_bpffs(const std::string &pin_dir, std::string *err) {
       DT_INFO("mounted the BPF filesystem at %s", kBpffsRoot);
       return true;
     }
-    *err = std::string("the BPF filesystem is not mounted at ") + kBpffsRoot +
-           " and mounting it failed (" + errno_str(errno) +
-           "); mount it with: mount -t bpf -o mode=0700 bpf /sys/fs/bpf";
+    *err = std::string("the BPF filesystem is not mounted at ") + kBpffsRoot + " and mounting it failed (" +
+           errno_str(errno) + "); mount it with: mount -t bpf -o mode=0700 bpf /sys/fs/bpf";
     return false;
   }
   *err = "pin directory " + pin_dir + " is not on a BPF filesystem (" + existing +
@@ -91,12 +88,12 @@ int lock_pin_dir(const std::string &pin_dir, std::string *err) {
     ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
     (void)n;
     *err = "another dthrottle agent (pid " + std::string(pid[0] ? pid : "?") +
-           ") is already running with pin directory " + pin_dir +
-           "; stop it first (kill -TERM that pid)";
+           ") is already running with pin directory " + pin_dir + "; stop it first (kill -TERM that pid)";
     close(fd);
     return -1;
   }
-  if (fchmod(fd, kRuntimeFileMode) != 0) DT_WARN("cannot set the mode of %s: %s", path.c_str(), errno_str(errno).c_str());
+  if (fchmod(fd, kRuntimeFileMode) != 0)
+    DT_WARN("cannot set the mode of %s: %s", path.c_str(), errno_str(errno).c_str());
   std::string me = std::to_string(getpid());
   if (ftruncate(fd, 0) == 0 && pwrite(fd, me.data(), me.size(), 0) < 0) {
     // The PID is only informational; the lock itself is what counts.

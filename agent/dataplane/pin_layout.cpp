@@ -24,7 +24,8 @@ const std::vector<MapEntry> &map_catalog() {
 uint32_t pinned_layout(const std::string &pin_dir) {
   bool any = false;
   for (const MapEntry &m : map_catalog())
-    any = any || (m.pinned && std::string(m.name) != DT_MAP_LAYOUT && access((pin_dir + "/" + m.name).c_str(), F_OK) == 0);
+    any = any ||
+          (m.pinned && std::string(m.name) != DT_MAP_LAYOUT && access((pin_dir + "/" + m.name).c_str(), F_OK) == 0);
   if (!any) return 0;  // a marker alone (left by an agent that did not know it) marks nothing
   const int fd = bpf_obj_get((pin_dir + "/" + DT_MAP_LAYOUT).c_str());
   if (fd < 0) return 1;
@@ -49,8 +50,10 @@ bool prepare_pins(const std::string &pin_dir, const std::vector<MapEntry> &catal
   if (pinned == 0 || pinned == version) return true;
   if (pinned > version) {
     *err = "the maps pinned in " + pin_dir + " are layout " + std::to_string(pinned) + ", this agent is layout " +
-           std::to_string(version) + " (older): start the newer agent again, or stop the agent that pinned "
-           "them without --keep (or remove " + pin_dir + ", which forgets every bucket) and start this one";
+           std::to_string(version) +
+           " (older): start the newer agent again, or stop the agent that pinned "
+           "them without --keep (or remove " +
+           pin_dir + ", which forgets every bucket) and start this one";
     return false;
   }
   std::string recreated;
@@ -63,8 +66,8 @@ bool prepare_pins(const std::string &pin_dir, const std::vector<MapEntry> &catal
     }
     recreated += (recreated.empty() ? "" : ", ") + name;
   }
-  DT_INFO("maps pinned in %s are layout %u, this agent is layout %u: %s%s; the other maps are kept",
-          pin_dir.c_str(), pinned, version, recreated.empty() ? "none changed" : "made anew: ", recreated.c_str());
+  DT_INFO("maps pinned in %s are layout %u, this agent is layout %u: %s%s; the other maps are kept", pin_dir.c_str(),
+          pinned, version, recreated.empty() ? "none changed" : "made anew: ", recreated.c_str());
   return true;
 }
 

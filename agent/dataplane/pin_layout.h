@@ -51,8 +51,7 @@ std::vector<std::string> maps_to_recreate(const std::vector<MapEntry> &catalog, 
 // another with their own catalogue): unpins the maps to recreate (logged), or refuses pins
 // of a newer layout. False with a sentence in *err (what to do) when it refuses or cannot
 // unpin. Call it with the pin directory's lock held (no other agent uses the pins).
-bool prepare_pins(const std::string &pin_dir, const std::vector<MapEntry> &catalog, uint32_t version,
-                  std::string *err);
+bool prepare_pins(const std::string &pin_dir, const std::vector<MapEntry> &catalog, uint32_t version, std::string *err);
 
 // Writes `version` into the layout map (its fd): 0 or -errno.
 int write_layout(int layout_fd, uint32_t version);

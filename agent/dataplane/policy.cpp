@@ -10,10 +10,9 @@
 // reload, adaptive limits: at most once per report period).
 #include "dataplane/policy.h"
 
-#include <algorithm>
-
 #include <bpf/bpf.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -85,13 +84,9 @@ bool make_policy(double rate, uint64_t burst, dt_policy *out, std::string *err, 
   return true;
 }
 
-double policy_rate(const dt_policy &p) {
-  return p.interval_ns ? 1e9 / static_cast<double>(p.interval_ns) : 0.0;
-}
+double policy_rate(const dt_policy &p) { return p.interval_ns ? 1e9 / static_cast<double>(p.interval_ns) : 0.0; }
 
-unsigned long long policy_burst(const dt_policy &p) {
-  return p.interval_ns ? p.burst_ns / p.interval_ns : 0;
-}
+unsigned long long policy_burst(const dt_policy &p) { return p.interval_ns ? p.burst_ns / p.interval_ns : 0; }
 
 namespace {
 
@@ -163,8 +158,8 @@ int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies, const 
   }
   cfg.bank = next_bank;
   // Handshakes' ACKs are checked for SYN cookies only while a rule may send them.
-  const bool cookies = std::any_of(policies.begin(), policies.end(),
-                                   [](const dt_policy &p) { return p.flags & DT_POL_SYN_COOKIES; });
+  const bool cookies =
+      std::any_of(policies.begin(), policies.end(), [](const dt_policy &p) { return p.flags & DT_POL_SYN_COOKIES; });
   cfg.flags = cookies ? (cfg.flags | DT_CFG_SYN_COOKIES) : (cfg.flags & ~DT_CFG_SYN_COOKIES);
   if (lpm) cfg.flags = lpm->empty() ? (cfg.flags & ~DT_CFG_RULES) : (cfg.flags | DT_CFG_RULES);
   if (bpf_map_update_elem(maps.config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
@@ -175,9 +170,8 @@ int publish(const RuleMaps &maps, const std::vector<dt_policy> &policies, const 
 }  // namespace
 
 int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
-                  const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
-                  const std::vector<std::string> &names, const std::vector<dt_prefix_policy> &prefix,
-                  const std::vector<dt_rule_cond> &cond) {
+                  const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm, const std::vector<std::string> &names,
+                  const std::vector<dt_prefix_policy> &prefix, const std::vector<dt_rule_cond> &cond) {
   return publish(maps, policies, RuleParts{&lpm, &names, &prefix, &cond});
 }
 

@@ -60,9 +60,8 @@ struct RuleMaps {
 // dst prefixes and len ranges by rule id (struct dt_rule_cond), written to the same bank
 // of maps.cond_fd (-EINVAL if there is some and no map). Returns 0 or -errno.
 int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
-                  const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm,
-                  const std::vector<std::string> &names, const std::vector<dt_prefix_policy> &prefix = {},
-                  const std::vector<dt_rule_cond> &cond = {});
+                  const std::vector<std::pair<dt_lpm_key, dt_rule_set>> &lpm, const std::vector<std::string> &names,
+                  const std::vector<dt_prefix_policy> &prefix = {}, const std::vector<dt_rule_cond> &cond = {});
 
 // The same for the policies alone, for policy changes between reloads (adaptive
 // limits): the flip also switches the rules trie and the prefix budgets, so both banks must already hold the

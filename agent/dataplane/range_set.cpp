@@ -128,11 +128,19 @@ Addr6 addr6_of(const uint8_t *b) {
   return a;
 }
 
-std::vector<Range4> merge_prefixes(const std::vector<dt_list_v4_key> &keys) { return merge_keys<uint32_t>(keys, addr4_of); }
-std::vector<Range6> merge_prefixes(const std::vector<dt_list_v6_key> &keys) { return merge_keys<Addr6>(keys, addr6_of); }
+std::vector<Range4> merge_prefixes(const std::vector<dt_list_v4_key> &keys) {
+  return merge_keys<uint32_t>(keys, addr4_of);
+}
+std::vector<Range6> merge_prefixes(const std::vector<dt_list_v6_key> &keys) {
+  return merge_keys<Addr6>(keys, addr6_of);
+}
 
-std::vector<dt_list_v4_key> range_prefixes(const std::vector<Range4> &r) { return prefixes_of<uint32_t, dt_list_v4_key>(r); }
-std::vector<dt_list_v6_key> range_prefixes(const std::vector<Range6> &r) { return prefixes_of<Addr6, dt_list_v6_key>(r); }
+std::vector<dt_list_v4_key> range_prefixes(const std::vector<Range4> &r) {
+  return prefixes_of<uint32_t, dt_list_v4_key>(r);
+}
+std::vector<dt_list_v6_key> range_prefixes(const std::vector<Range6> &r) {
+  return prefixes_of<Addr6, dt_list_v6_key>(r);
+}
 
 uint32_t range_index_bits(size_t ranges) {
   return std::clamp<uint32_t>(static_cast<uint32_t>(std::bit_width(ranges)), 1, DT_LIST_INDEX_BITS_MAX);
@@ -159,8 +167,12 @@ std::vector<dt_list_v6_elem> build_range_set(const std::vector<dt_list_v6_key> &
   const uint32_t index = ((1u << bk.bits) + DT_LIST_V6_SLICES_PER_ELEM - 1) / DT_LIST_V6_SLICES_PER_ELEM;
   const uint32_t first = kHeader + index;
   std::vector<dt_list_v6_elem> e(first);
-  e[0].head = {bk.bits, skip, static_cast<uint32_t>(keys.size()), static_cast<uint32_t>(r.size()),
-               static_cast<uint64_t>(r.front().lo >> 64), static_cast<uint64_t>(r.front().lo)};
+  e[0].head = {bk.bits,
+               skip,
+               static_cast<uint32_t>(keys.size()),
+               static_cast<uint32_t>(r.size()),
+               static_cast<uint64_t>(r.front().lo >> 64),
+               static_cast<uint64_t>(r.front().lo)};
   const auto s = slices(r, bk, first);
   for (size_t b = 0; b < s.size(); b++)
     e[kHeader + b / DT_LIST_V6_SLICES_PER_ELEM].slice[b % DT_LIST_V6_SLICES_PER_ELEM] = {s[b].first, s[b].second};
@@ -185,7 +197,8 @@ uint32_t first_range(const dt_list_v4_elem *e, size_t n) {
 
 uint32_t first_range(const dt_list_v6_elem *e, size_t n) {
   if (n == 0 || e[0].head.bits < 1 || e[0].head.bits > DT_LIST_INDEX_BITS_MAX || e[0].head.skip > 127) return 0;
-  const uint32_t first = kHeader + ((1u << e[0].head.bits) + DT_LIST_V6_SLICES_PER_ELEM - 1) / DT_LIST_V6_SLICES_PER_ELEM;
+  const uint32_t first =
+      kHeader + ((1u << e[0].head.bits) + DT_LIST_V6_SLICES_PER_ELEM - 1) / DT_LIST_V6_SLICES_PER_ELEM;
   return first + e[0].head.ranges == n ? first : 0;
 }
 
@@ -211,7 +224,8 @@ bool range_set_holds(const dt_list_v4_elem *e, size_t n, uint32_t addr) {
   if (first_range(e, n) == 0) return false;
   const dt_list_v4_elem &ix = e[kHeader + Bucketing{e[0].a, 0}.of(addr)];
   if (ix.b <= ix.a) return false;
-  return search(ix.a, ix.b - ix.a, n, addr, [&](uint32_t k) { return e[k].a; }, [&](uint32_t k) { return e[k].b; });
+  return search(
+      ix.a, ix.b - ix.a, n, addr, [&](uint32_t k) { return e[k].a; }, [&](uint32_t k) { return e[k].b; });
 }
 
 bool range_set_holds(const dt_list_v6_elem *e, size_t n, Addr6 addr) {
@@ -222,9 +236,9 @@ bool range_set_holds(const dt_list_v6_elem *e, size_t n, Addr6 addr) {
   const uint64_t b = Bucketing{h.bits, h.skip}.of(addr);
   const dt_list_v6_slice &s = e[kHeader + b / DT_LIST_V6_SLICES_PER_ELEM].slice[b % DT_LIST_V6_SLICES_PER_ELEM];
   if (s.end <= s.start) return false;
-  return search(s.start, s.end - s.start, n, addr,
-                [&](uint32_t k) { return addr6(e[k].range.lo_hi, e[k].range.lo_lo); },
-                [&](uint32_t k) { return addr6(e[k].range.hi_hi, e[k].range.hi_lo); });
+  return search(
+      s.start, s.end - s.start, n, addr, [&](uint32_t k) { return addr6(e[k].range.lo_hi, e[k].range.lo_lo); },
+      [&](uint32_t k) { return addr6(e[k].range.hi_hi, e[k].range.hi_lo); });
 }
 
 }  // namespace dt

@@ -21,9 +21,9 @@ namespace dt {
 namespace {
 
 // Debian 12's headers (Linux 6.1) predate tcx (6.6): its uapi values, fixed by the kernel ABI.
-constexpr int kAttachTcxIngress = 46;     // BPF_TCX_INGRESS
-constexpr uint32_t kLinkTypeTcx = 11;     // BPF_LINK_TYPE_TCX
-constexpr uint32_t kFlagBefore = 1u << 3; // BPF_F_BEFORE: with no relative program, first of all
+constexpr int kAttachTcxIngress = 46;      // BPF_TCX_INGRESS
+constexpr uint32_t kLinkTypeTcx = 11;      // BPF_LINK_TYPE_TCX
+constexpr uint32_t kFlagBefore = 1u << 3;  // BPF_F_BEFORE: with no relative program, first of all
 
 // "pref 1 handle 0xd7", as `tc filter show` prints it.
 std::string place() {
@@ -34,9 +34,9 @@ std::string place() {
 
 // What a dump of the ingress filters found at dthrottle's pref.
 struct PrefScan {
-  int others = 0;      // filters of others at kTcPriority
-  bool ours = false;   // a filter at kTcPriority, kTcHandle (whoever's program it holds)
-  std::string name;    // that filter's TCA_BPF_NAME: "dt_tc:[ID]" as libbpf names it
+  int others = 0;     // filters of others at kTcPriority
+  bool ours = false;  // a filter at kTcPriority, kTcHandle (whoever's program it holds)
+  std::string name;   // that filter's TCA_BPF_NAME: "dt_tc:[ID]" as libbpf names it
 };
 int count_filters(int sock, int ifindex, uint32_t parent, PrefScan *scan);
 int filter_count(int ifindex, bool egress_too, PrefScan *scan = nullptr);
@@ -93,10 +93,11 @@ void warn_if_shared(int ifindex) {
   if (filter_count(ifindex, false, &scan) <= 0 || scan.others == 0) return;
   char name[IF_NAMESIZE] = "?";
   if_indextoname(static_cast<unsigned>(ifindex), name);
-  DT_WARN("%d other tc filter(s) share dthrottle's %s on the ingress of %s: tc runs them in the order they "
-          "were added, and one that returns a verdict first keeps dthrottle from seeing the packet "
-          "(see: tc filter show dev %s ingress)",
-          scan.others, place().c_str(), name, name);
+  DT_WARN(
+      "%d other tc filter(s) share dthrottle's %s on the ingress of %s: tc runs them in the order they "
+      "were added, and one that returns a verdict first keeps dthrottle from seeing the packet "
+      "(see: tc filter show dev %s ingress)",
+      scan.others, place().c_str(), name, name);
 }
 
 // Swaps prog_fd into dthrottle's clsact filter (atomic: packets see the old program or the new).
@@ -146,8 +147,10 @@ int create_clsact_quietly(bpf_tc_hook *hook) {
 bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachment *out, std::string *err) {
   if (uint32_t id = filter_prog_id(ifindex); id != 0) {
     *err = "interface " + iface + " already has a tc ingress filter at dthrottle's place (" + place() +
-           ", program id " + std::to_string(id) + ") that is not dthrottle's; dthrottle will not replace it. "
-           "See: tc filter show dev " + iface + " ingress";
+           ", program id " + std::to_string(id) +
+           ") that is not dthrottle's; dthrottle will not replace it. "
+           "See: tc filter show dev " +
+           iface + " ingress";
     return false;
   }
   LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
@@ -159,7 +162,8 @@ bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachm
   if (int rc = replace_filter(ifindex, prog_fd); rc != 0) {
     *err = "cannot attach the tc filter to " + iface + " ingress: " + errno_str(rc);
     if (hrc == 0) {
-      LIBBPF_OPTS(bpf_tc_hook, both, .ifindex = ifindex, .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
+      LIBBPF_OPTS(bpf_tc_hook, both, .ifindex = ifindex,
+                  .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
       bpf_tc_hook_destroy(&both);
     }
     return false;
@@ -172,12 +176,15 @@ bool attach_clsact(int ifindex, const std::string &iface, int prog_fd, TcAttachm
 // The TCA_BPF_NAME of a cls_bpf filter message ("" if it has none).
 std::string bpf_filter_name(const nlmsghdr *h) {
   int left = static_cast<int>(h->nlmsg_len) - static_cast<int>(NLMSG_LENGTH(sizeof(tcmsg)));
-  for (auto *a = reinterpret_cast<const rtattr *>(static_cast<const char *>(NLMSG_DATA(h)) + NLMSG_ALIGN(sizeof(tcmsg)));
+  for (auto *a =
+           reinterpret_cast<const rtattr *>(static_cast<const char *>(NLMSG_DATA(h)) + NLMSG_ALIGN(sizeof(tcmsg)));
        RTA_OK(a, left); a = RTA_NEXT(a, left)) {
     if (a->rta_type != TCA_OPTIONS) continue;
     int in = static_cast<int>(RTA_PAYLOAD(a));
     for (auto *o = static_cast<const rtattr *>(RTA_DATA(a)); RTA_OK(o, in); o = RTA_NEXT(o, in))
-      if (o->rta_type == TCA_BPF_NAME) return std::string(static_cast<const char *>(RTA_DATA(o)), strnlen(static_cast<const char *>(RTA_DATA(o)), RTA_PAYLOAD(o)));
+      if (o->rta_type == TCA_BPF_NAME)
+        return std::string(static_cast<const char *>(RTA_DATA(o)),
+                           strnlen(static_cast<const char *>(RTA_DATA(o)), RTA_PAYLOAD(o)));
   }
   return "";
 }
@@ -214,8 +221,7 @@ int count_filters(int sock, int ifindex, uint32_t parent, PrefScan *scan) {
       if (t->tcm_handle == kTcHandle) {
         scan->ours = true;
         scan->name = bpf_filter_name(h);
-      } else
-        scan->others++;
+      } else scan->others++;
     }
   }
 }
@@ -250,8 +256,8 @@ bool attach_new(int ifindex, const std::string &iface, int prog_fd, const std::s
       *out = TcAttachment{TcHow::Tcx, lfd, false, false};
       return true;
     }
-    DT_INFO("no tcx link on %s (%s: Linux 6.6 or later has them); attaching a clsact filter instead",
-            iface.c_str(), errno_str(errno).c_str());
+    DT_INFO("no tcx link on %s (%s: Linux 6.6 or later has them); attaching a clsact filter instead", iface.c_str(),
+            errno_str(errno).c_str());
   }
   if (!attach_clsact(ifindex, iface, prog_fd, out, err)) return false;
   if (replace_pin) unlink(link_pin.c_str());
@@ -262,17 +268,20 @@ bool attach_new(int ifindex, const std::string &iface, int prog_fd, const std::s
 
 std::string tc_how_desc(TcHow how) {
   switch (how) {
-    case TcHow::Tcx: return "tc ingress, tcx link";
-    case TcHow::Clsact: return "tc ingress, clsact filter " + place();
-    case TcHow::None: break;
+    case TcHow::Tcx:
+      return "tc ingress, tcx link";
+    case TcHow::Clsact:
+      return "tc ingress, clsact filter " + place();
+    case TcHow::None:
+      break;
   }
   return "tc ingress";
 }
 
 int clsact_filter_count(int ifindex) { return filter_count(ifindex, true); }
 
-bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::string &link_pin,
-               bool qdisc_was_ours, bool force_clsact, TcAttachment *out, std::string *err) {
+bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::string &link_pin, bool qdisc_was_ours,
+               bool force_clsact, TcAttachment *out, std::string *err) {
   int stale = -1;
   if (take_over(ifindex, prog_fd, link_pin, qdisc_was_ours, out, &stale)) return true;
   const bool ok = attach_new(ifindex, iface, prog_fd, link_pin, force_clsact, stale >= 0, out, err);
@@ -298,8 +307,7 @@ std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, boo
     LIBBPF_OPTS(bpf_tc_opts, o, .handle = kTcHandle, .priority = kTcPriority);
     if (int rc = bpf_tc_detach(&hook, &o); rc == 0)
       removed += std::string(removed.empty() ? "" : ", ") + "its clsact filter";
-    else
-      DT_WARN("cannot remove dthrottle's clsact filter (ifindex %d): %s", ifindex, errno_str(rc).c_str());
+    else DT_WARN("cannot remove dthrottle's clsact filter (ifindex %d): %s", ifindex, errno_str(rc).c_str());
   }
   // The qdisc, only if dthrottle created it and no one else's filter is on it.
   if (qdisc_ours) {

@@ -38,16 +38,15 @@ std::string tc_how_desc(TcHow how);
 // dthrottle's clsact filter if a previous agent left one (created_qdisc as that agent
 // recorded it: `qdisc_was_ours`), else creates a tcx link (pinned at link_pin), or on kernels
 // without tcx (or with force_clsact) a clsact filter. False with a sentence in *err.
-bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::string &link_pin,
-               bool qdisc_was_ours, bool force_clsact, TcAttachment *out, std::string *err);
+bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::string &link_pin, bool qdisc_was_ours,
+               bool force_clsact, TcAttachment *out, std::string *err);
 
 // Removes dthrottle's tc attachment of `ifindex`, whichever kind: the link pinned at link_pin
 // (closing link_fd if open) and/or dthrottle's clsact filter, and the clsact qdisc if
 // `qdisc_ours` and nothing else uses it. Returns what it removed, as a phrase ("" if nothing).
 // A filter holding `own_prog_id` (the caller's program) is ours without asking the kernel for
 // the program by id (BPF_PROG_GET_FD_BY_ID needs CAP_SYS_ADMIN, which the agent dropped).
-std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours,
-                      uint32_t own_prog_id = 0);
+std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours, uint32_t own_prog_id = 0);
 
 // The number of tc filters on the clsact qdisc of `ifindex` (ingress and egress), or -1 if
 // it cannot be read (no clsact qdisc: 0).

@@ -3,6 +3,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+
 #include <cerrno>
 #include <cstring>
 

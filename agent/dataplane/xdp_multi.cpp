@@ -4,9 +4,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
-#include <xdp/libxdp.h>
-
 #include <unistd.h>
+#include <xdp/libxdp.h>
 
 #include <cerrno>
 #include <cstdarg>
@@ -29,7 +28,8 @@ int capture_libxdp(enum libxdp_print_level level, const char *fmt, va_list args)
   vsnprintf(line, sizeof line, fmt, args);
   std::string s(line);
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  for (auto &c : s) if (c == '\n') c = ' ';
+  for (auto &c : s)
+    if (c == '\n') c = ' ';
   if (!s.empty()) g_libxdp_said += (g_libxdp_said.empty() ? "" : "; ") + s;
   return 0;
 }
@@ -69,8 +69,7 @@ std::string taken_error(const std::string &iface, uint32_t id) {
 std::string xdp_multi_refusal() {
   // The smallest extension program: no target, so a kernel that has the type answers
   // EINVAL (a target is needed); one that refuses the type answers otherwise (EPERM here).
-  const bpf_insn insns[] = {{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
-                            {BPF_JMP | BPF_EXIT, 0, 0, 0, 0}};
+  const bpf_insn insns[] = {{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS}, {BPF_JMP | BPF_EXIT, 0, 0, 0, 0}};
   errno = 0;
   const int fd = bpf_prog_load(BPF_PROG_TYPE_EXT, nullptr, "GPL", insns, 2, nullptr);
   const int e = errno;
@@ -134,10 +133,8 @@ int xdp_multi_detach_ids(int ifindex, const std::vector<uint32_t> &ids) {
   for (uint32_t id : ids) {
     xdp_program *p = xdp_program__from_id(id);
     if (libxdp_get_error(p) || !p) continue;
-    if (int e = xdp_program__detach(p, ifindex, XDP_MODE_NATIVE, 0); e == 0)
-      n++;
-    else
-      DT_WARN("cannot detach dt_xdp (program id %u) from libxdp's dispatcher: %s", id, libxdp_reason(e).c_str());
+    if (int e = xdp_program__detach(p, ifindex, XDP_MODE_NATIVE, 0); e == 0) n++;
+    else DT_WARN("cannot detach dt_xdp (program id %u) from libxdp's dispatcher: %s", id, libxdp_reason(e).c_str());
     xdp_program__close(p);
   }
   return n;

@@ -74,7 +74,9 @@ void AttackWatch::tell(const MapFds &m, const RuleCounters &r, bool dry_run, Att
   Json top = Json::array();
   for (const TopSource &t : top_dropping_sources(m, r.id, kAttackTopSources, dry_run))
     top.push_back({{"source", t.source}, {"dropped", t.dropped}});
-  Json f = {{"rule", r.name}, {"threshold", detector_.threshold(r.name)}, {"drops_per_s", static_cast<uint64_t>(s.rate)},
+  Json f = {{"rule", r.name},
+            {"threshold", detector_.threshold(r.name)},
+            {"drops_per_s", static_cast<uint64_t>(s.rate)},
             {"dry_run", dry_run}};
   if (ch == AttackChange::Ended) {
     f["duration_s"] = (now_ns - s.started_ns) / 1'000'000'000ull;

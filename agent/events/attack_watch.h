@@ -28,7 +28,7 @@ inline constexpr size_t kAttackTopSources = 5;
 struct AttackConfig {
   uint64_t drops_per_s = kDefaultAttackDrops;  // 0: off
   uint64_t quiet_ns = kDefaultAttackQuietNs;
-  std::map<std::string, uint64_t> per_rule;    // rule name -> its own threshold (0: off)
+  std::map<std::string, uint64_t> per_rule;  // rule name -> its own threshold (0: off)
 };
 
 // What the detector decided for one rule at one reading.

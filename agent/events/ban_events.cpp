@@ -9,9 +9,14 @@ namespace dt {
 
 Json ban_event_fields(const Ban &b, uint64_t now_ns, uint64_t now_unix_ms) {
   const uint64_t left_ms = b.expires_ns > now_ns ? (b.expires_ns - now_ns) / 1'000'000 : 0;
-  return {{"prefix", ban_prefix_text(b.prefix)}, {"reason", b.reason},       {"origin", b.origin},
-          {"who", b.who},                        {"remote", b.remote},       {"set_unix_ms", b.set_unix_ms},
-          {"expires_unix_ms", now_unix_ms + left_ms}, {"duration_s", (left_ms + 999) / 1000}};
+  return {{"prefix", ban_prefix_text(b.prefix)},
+          {"reason", b.reason},
+          {"origin", b.origin},
+          {"who", b.who},
+          {"remote", b.remote},
+          {"set_unix_ms", b.set_unix_ms},
+          {"expires_unix_ms", now_unix_ms + left_ms},
+          {"duration_s", (left_ms + 999) / 1000}};
 }
 
 void BanEvents::prime(BanStore &store, uint64_t now_ns) {
@@ -20,7 +25,8 @@ void BanEvents::prime(BanStore &store, uint64_t now_ns) {
   std::vector<Ban> bans;
   std::string err;
   if (!store.list(&bans, &err, false)) return;
-  for (const Ban &b : bans) known_[b.prefix] = {b.expires_ns, b.set_unix_ms, b.origin, b.reason, b.expires_ns <= now_ns};
+  for (const Ban &b : bans)
+    known_[b.prefix] = {b.expires_ns, b.set_unix_ms, b.origin, b.reason, b.expires_ns <= now_ns};
 }
 
 bool BanEvents::same(const Known &k, const Ban &b) const {

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "common/clock.h"
@@ -75,7 +75,9 @@ bool split_command(const std::string &text, std::vector<std::string> *argv, std:
   if (in_word) argv->push_back(word);
   if (argv->empty()) return *err = "an empty command", false;
   if ((*argv)[0].empty() || (*argv)[0][0] != '/')
-    return *err = "'" + (*argv)[0] + "' is not an absolute path (no shell and no PATH search: write /bin/sh -c '...' for a shell)", false;
+    return *err = "'" + (*argv)[0] +
+                  "' is not an absolute path (no shell and no PATH search: write /bin/sh -c '...' for a shell)",
+           false;
   return true;
 }
 
@@ -85,7 +87,8 @@ CommandRunner::CommandRunner(CommandRunnerConfig cfg, EventBus &bus) : cfg_(std:
   const int fd = wake_fd_;
   bus_.set_command_notify([fd] {
     const uint64_t one = 1;
-    if (write(fd, &one, sizeof one) < 0) {}  // full (it cannot be): the loop wakes anyway
+    if (write(fd, &one, sizeof one) < 0) {
+    }  // full (it cannot be): the loop wakes anyway
   });
 }
 
@@ -123,7 +126,8 @@ uint64_t CommandRunner::deadline() const {
 
 void CommandRunner::poll(uint64_t now_ns) {
   uint64_t drained = 0;
-  if (wake_fd_ >= 0 && read(wake_fd_, &drained, sizeof drained) < 0) {}  // EAGAIN: nothing new
+  if (wake_fd_ >= 0 && read(wake_fd_, &drained, sizeof drained) < 0) {
+  }  // EAGAIN: nothing new
   reap(now_ns);
   for (Child &c : children_) write_in(c);
   start_queued(now_ns);
@@ -188,8 +192,8 @@ bool CommandRunner::start(const std::string &line, uint64_t now_ns) {
   int pipefd[2];
   auto fail = [&](const char *what) {
     bus_.count(&EventCounters::command_spawn_errors);
-    log_limited(fail_log_, LogLevel::Warn, now_ns, "--on-event: cannot start %s: %s: %s", cfg_.argv[0].c_str(),
-                what, strerror(errno));
+    log_limited(fail_log_, LogLevel::Warn, now_ns, "--on-event: cannot start %s: %s: %s", cfg_.argv[0].c_str(), what,
+                strerror(errno));
     return false;
   };
   if (pipe2(pipefd, O_CLOEXEC) != 0) return fail("pipe");

@@ -11,8 +11,8 @@ std::string event_time_text(uint64_t unix_ms) {
   tm t{};
   gmtime_r(&secs, &t);
   char buf[96];
-  snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,
-           t.tm_hour, t.tm_min, t.tm_sec, static_cast<unsigned>(unix_ms % 1000));
+  snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour,
+           t.tm_min, t.tm_sec, static_cast<unsigned>(unix_ms % 1000));
   return buf;
 }
 
@@ -50,8 +50,8 @@ void EventBus::emit(const char *type, const Json &fields, uint64_t unix_ms) {
   std::vector<std::function<void()>> wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Json j = {{"v", kEventSchemaVersion}, {"type", type}, {"time", event_time_text(unix_ms)},
-              {"unix_ms", unix_ms}, {"node", cfg_.node_id}, {"seq", ++seq_}};
+    Json j = {{"v", kEventSchemaVersion}, {"type", type},         {"time", event_time_text(unix_ms)},
+              {"unix_ms", unix_ms},       {"node", cfg_.node_id}, {"seq", ++seq_}};
     for (auto it = fields.begin(); it != fields.end(); ++it) j[it.key()] = it.value();
     std::string line = dump_json(j) + "\n";
     c_.emitted++;

@@ -54,8 +54,8 @@ struct FingerprintParams {
 };
 
 struct Fingerprint {
-  bool v6 = false;                    // the family of most dropped samples (the rule's)
-  std::vector<Condition> conditions;  // empty: nothing tells the attack apart
+  bool v6 = false;                            // the family of most dropped samples (the rule's)
+  std::vector<Condition> conditions;          // empty: nothing tells the attack apart
   uint64_t dropped = 0, dropped_total = 0;    // dropped samples of that family it matches, of all
   uint64_t ordinary = 0, ordinary_total = 0;  // ordinary samples it matches, of all
 };

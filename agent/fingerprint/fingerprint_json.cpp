@@ -36,12 +36,18 @@ Json fingerprint_json(const Fingerprint &fp, const std::string &name) {
 
 }  // namespace
 
-std::string render_fingerprint_json(const std::vector<Sample> &samples, uint64_t skipped, const FingerprintOptions &opt) {
+std::string render_fingerprint_json(const std::vector<Sample> &samples, uint64_t skipped,
+                                    const FingerprintOptions &opt) {
   uint64_t dropped = 0, passed = 0, ordinary = 0;
   for (const Sample &s : samples) dropped += s.dropped, passed += !s.dropped, ordinary += s.ordinary;
-  Json j = {{"samples", dropped + passed}, {"dropped", dropped}, {"passed", passed}, {"ordinary", ordinary}, {"skipped", skipped}};
+  Json j = {{"samples", dropped + passed},
+            {"dropped", dropped},
+            {"passed", passed},
+            {"ordinary", ordinary},
+            {"skipped", skipped}};
   j["fields"] = dropped ? fields_json(samples, opt.top) : Json::array();
-  j["fingerprint"] = dropped ? fingerprint_json(find_fingerprint(samples, FingerprintParams{}), opt.name) : Json(nullptr);
+  j["fingerprint"] =
+      dropped ? fingerprint_json(find_fingerprint(samples, FingerprintParams{}), opt.name) : Json(nullptr);
   return dump_json(j) + "\n";
 }
 

@@ -40,7 +40,8 @@ int parse_fingerprint_command(int argc, char **argv, FingerprintOptions *o) {
   };
   const CommandSpec spec(command_name("fingerprint"), kFingerprintUsage, std::move(options), 0, kFingerprintExamples);
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &, std::string *err) {
-    if (o->input.empty()) return *err = "say which capture to read: -r FILE (agent capture -w FILE)", ParseOutcome::Error;
+    if (o->input.empty())
+      return *err = "say which capture to read: -r FILE (agent capture -w FILE)", ParseOutcome::Error;
     if (o->name.empty() || o->name.find_first_of("\"\\\n") != std::string::npos)
       return *err = "--name: a rule name without quotes, backslashes or newlines", ParseOutcome::Error;
     return ParseOutcome::Ok;

@@ -28,7 +28,8 @@ uint64_t count_matching(const std::vector<const PacketFields *> &fs, const std::
 
 bool has_field(const std::vector<Condition> &cs, Field f) {
   for (const Condition &c : cs)
-    if (c.field == f || (f == Field::Len && c.field == Field::LenRange) || (f == Field::LenRange && c.field == Field::Len))
+    if (c.field == f || (f == Field::Len && c.field == Field::LenRange) ||
+        (f == Field::LenRange && c.field == Field::Len))
       return true;
   return false;
 }
@@ -48,8 +49,10 @@ bool mode_of(const std::vector<const PacketFields *> &dropped, const std::vector
     if (matches(probe, *f)) counts[probe.value]++;
   }
   if (counts.empty()) return false;
-  const auto best = std::max_element(counts.begin(), counts.end(), [](auto &a, auto &b) { return a.second < b.second; });
-  *out = {field, best->first, 0, field == Field::Sport || field == Field::Dport ? static_cast<uint8_t>(best->first >> 16) : uint8_t{0}};
+  const auto best =
+      std::max_element(counts.begin(), counts.end(), [](auto &a, auto &b) { return a.second < b.second; });
+  *out = {field, best->first, 0,
+          field == Field::Sport || field == Field::Dport ? static_cast<uint8_t>(best->first >> 16) : uint8_t{0}};
   if (field == Field::Flags) out->proto = 6;
   if (field == Field::Proto) out->proto = static_cast<uint8_t>(best->first);
   return true;
@@ -118,8 +121,9 @@ Fingerprint find_fingerprint(const std::vector<Sample> &samples, const Fingerpri
       add_condition(&next, c);
       const uint64_t hit = count_matching(pool.dropped, next), leak = count_matching(pool.ordinary, next);
       if (double(hit) < need) continue;
-      const bool better = fp.ordinary_total ? (leak < best_leak || (leak == best_leak && !best.empty() && hit > best_hit))
-                                            : hit > best_hit;  // no ordinary samples: the most specific
+      const bool better = fp.ordinary_total
+                              ? (leak < best_leak || (leak == best_leak && !best.empty() && hit > best_hit))
+                              : hit > best_hit;  // no ordinary samples: the most specific
       if (better) best = next, best_leak = leak, best_hit = hit;
     }
     if (best.empty()) break;
@@ -132,13 +136,20 @@ Fingerprint find_fingerprint(const std::vector<Sample> &samples, const Fingerpri
 
 std::string condition_text(const Condition &c) {
   switch (c.field) {
-    case Field::Proto: return std::string("proto ") + (c.proto == 6 ? "tcp" : c.proto == 17 ? "udp" : "icmp");
-    case Field::Sport: return "sport " + std::to_string(c.value & 0xffff);
-    case Field::Dport: return "dport " + std::to_string(c.value & 0xffff);
-    case Field::Flags: return "tcp_flags " + tcp_flags_text(static_cast<uint8_t>(c.value));
-    case Field::Len: return "len " + std::to_string(c.value);
-    case Field::LenRange: return "len " + std::to_string(c.value) + "-" + std::to_string(c.hi);
-    case Field::Ttl: return "ttl " + std::to_string(c.value);
+    case Field::Proto:
+      return std::string("proto ") + (c.proto == 6 ? "tcp" : c.proto == 17 ? "udp" : "icmp");
+    case Field::Sport:
+      return "sport " + std::to_string(c.value & 0xffff);
+    case Field::Dport:
+      return "dport " + std::to_string(c.value & 0xffff);
+    case Field::Flags:
+      return "tcp_flags " + tcp_flags_text(static_cast<uint8_t>(c.value));
+    case Field::Len:
+      return "len " + std::to_string(c.value);
+    case Field::LenRange:
+      return "len " + std::to_string(c.value) + "-" + std::to_string(c.hi);
+    case Field::Ttl:
+      return "ttl " + std::to_string(c.value);
   }
   return "";
 }
@@ -147,16 +158,30 @@ std::string fingerprint_rule(const Fingerprint &fp, const std::string &name) {
   std::string out = "[[rule]]\nname = \"" + name + "\"\ncidr = \"" + (fp.v6 ? "::/0" : "0.0.0.0/0") + "\"\n";
   for (const Condition &c : fp.conditions) {
     switch (c.field) {
-      case Field::Proto: out += std::string("proto = \"") + (c.proto == 6 ? "tcp" : c.proto == 17 ? "udp" : "icmp") + "\"\n"; break;
-      case Field::Sport: out += "sport = " + std::to_string(c.value & 0xffff) + "\n"; break;
-      case Field::Dport: out += "dport = " + std::to_string(c.value & 0xffff) + "\n"; break;
-      case Field::Flags: out += "tcp_flags = \"" + tcp_flags_text(static_cast<uint8_t>(c.value)) + "\"\n"; break;
-      case Field::Len: out += "len = " + std::to_string(c.value) + "\n"; break;
-      case Field::LenRange: out += "len = \"" + std::to_string(c.value) + "-" + std::to_string(c.hi) + "\"\n"; break;
-      case Field::Ttl: break;  // no rule condition reads the TTL
+      case Field::Proto:
+        out += std::string("proto = \"") + (c.proto == 6 ? "tcp" : c.proto == 17 ? "udp" : "icmp") + "\"\n";
+        break;
+      case Field::Sport:
+        out += "sport = " + std::to_string(c.value & 0xffff) + "\n";
+        break;
+      case Field::Dport:
+        out += "dport = " + std::to_string(c.value & 0xffff) + "\n";
+        break;
+      case Field::Flags:
+        out += "tcp_flags = \"" + tcp_flags_text(static_cast<uint8_t>(c.value)) + "\"\n";
+        break;
+      case Field::Len:
+        out += "len = " + std::to_string(c.value) + "\n";
+        break;
+      case Field::LenRange:
+        out += "len = \"" + std::to_string(c.value) + "-" + std::to_string(c.hi) + "\"\n";
+        break;
+      case Field::Ttl:
+        break;  // no rule condition reads the TTL
     }
   }
-  return out + "action = \"deny\"\ndry_run = true              # watch its would-drops first (agent stats), then remove\n";
+  return out +
+         "action = \"deny\"\ndry_run = true              # watch its would-drops first (agent stats), then remove\n";
 }
 
 }  // namespace dt

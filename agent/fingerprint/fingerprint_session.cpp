@@ -17,7 +17,7 @@ namespace dt {
 namespace {
 
 bool read_capture(const std::string &path, std::string *out, std::string *err) {
-  struct stat st{};
+  struct stat st {};
   if (stat(path.c_str(), &st) != 0) return *err = "cannot read " + path + ": " + strerror(errno), false;
   if (!S_ISREG(st.st_mode)) return *err = path + " is not a regular file", false;
   if (static_cast<uint64_t>(st.st_size) > kFingerprintMaxFileBytes)
@@ -49,7 +49,8 @@ std::vector<Sample> samples_of(const std::vector<CapturedPacket> &packets, uint6
   for (const CapturedPacket &p : packets) {
     const std::string verdict = comment_value(p.comment, "verdict");
     Sample s;
-    if ((verdict != "dropped" && verdict != "would-drop" && verdict != "passed") || !parse_fields(p.data, p.orig_len, &s.f)) {
+    if ((verdict != "dropped" && verdict != "would-drop" && verdict != "passed") ||
+        !parse_fields(p.data, p.orig_len, &s.f)) {
       ++*skipped;
       continue;
     }
@@ -64,10 +65,12 @@ std::string render_fingerprint(const std::vector<Sample> &samples, uint64_t skip
   uint64_t dropped = 0, passed = 0, ordinary = 0;
   for (const Sample &s : samples) dropped += s.dropped, passed += !s.dropped, ordinary += s.ordinary;
   std::string out;
-  appendf(&out, "%" PRIu64 " samples: %" PRIu64 " dropped, %" PRIu64 " passed (%" PRIu64
-                " ordinary: from sources with no dropped sample); %" PRIu64 " skipped (not IP, or no verdict)\n",
+  appendf(&out,
+          "%" PRIu64 " samples: %" PRIu64 " dropped, %" PRIu64 " passed (%" PRIu64
+          " ordinary: from sources with no dropped sample); %" PRIu64 " skipped (not IP, or no verdict)\n",
           dropped + passed, dropped, passed, ordinary, skipped);
-  if (!dropped) return out + "no dropped samples: capture during the attack (agent capture --dropped --would-drop --passed)\n";
+  if (!dropped)
+    return out + "no dropped samples: capture during the attack (agent capture --dropped --would-drop --passed)\n";
   if (!ordinary) appendf(&out, "no ordinary samples: capture with --passed too, to compare the attack with the rest\n");
   fields_table(&out, samples, opt.top);
   const Fingerprint fp = find_fingerprint(samples, FingerprintParams{});
@@ -75,10 +78,13 @@ std::string render_fingerprint(const std::vector<Sample> &samples, uint64_t skip
   std::string conds;
   for (const Condition &c : fp.conditions) conds += (conds.empty() ? "" : ", ") + condition_text(c);
   appendf(&out, "\nfingerprint (%s): %s\n", fp.v6 ? "IPv6" : "IPv4", conds.c_str());
-  appendf(&out, "  matches %" PRIu64 " of %" PRIu64 " dropped samples (%.1f%%) and %" PRIu64 " of %" PRIu64 " ordinary ones (%.1f%%)\n",
+  appendf(&out,
+          "  matches %" PRIu64 " of %" PRIu64 " dropped samples (%.1f%%) and %" PRIu64 " of %" PRIu64
+          " ordinary ones (%.1f%%)\n",
           fp.dropped, fp.dropped_total, pct(fp.dropped, fp.dropped_total), fp.ordinary, fp.ordinary_total,
           pct(fp.ordinary, fp.ordinary_total));
-  return out + "\n# paste into the rules file, then agent reload (a deny rule in dry run):\n" + fingerprint_rule(fp, opt.name);
+  return out + "\n# paste into the rules file, then agent reload (a deny rule in dry run):\n" +
+         fingerprint_rule(fp, opt.name);
 }
 
 int run_fingerprint(const FingerprintOptions &opt) {
@@ -92,7 +98,8 @@ int run_fingerprint(const FingerprintOptions &opt) {
   if (truncated) fprintf(stderr, "%s: read the first %zu packets only (--max-packets)\n", me.c_str(), packets.size());
   uint64_t skipped = 0;
   const std::vector<Sample> samples = samples_of(packets, &skipped);
-  const std::string out = opt.json ? render_fingerprint_json(samples, skipped, opt) : render_fingerprint(samples, skipped, opt);
+  const std::string out =
+      opt.json ? render_fingerprint_json(samples, skipped, opt) : render_fingerprint(samples, skipped, opt);
   fputs(out.c_str(), stdout);
   return 0;
 }

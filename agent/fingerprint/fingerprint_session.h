@@ -19,7 +19,8 @@ std::vector<Sample> samples_of(const std::vector<CapturedPacket> &packets, uint6
 std::string render_fingerprint(const std::vector<Sample> &samples, uint64_t skipped, const FingerprintOptions &opt);
 
 // The same as one JSON document (agent fingerprint --json; docs/capture.md).
-std::string render_fingerprint_json(const std::vector<Sample> &samples, uint64_t skipped, const FingerprintOptions &opt);
+std::string render_fingerprint_json(const std::vector<Sample> &samples, uint64_t skipped,
+                                    const FingerprintOptions &opt);
 
 // Runs the command: 0, or 1 with the error on stderr.
 int run_fingerprint(const FingerprintOptions &opt);

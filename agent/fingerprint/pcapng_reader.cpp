@@ -48,13 +48,15 @@ bool read_pcapng(const std::string &file, size_t max_packets, std::vector<Captur
                  std::string *err) {
   *truncated = false;
   if (file.size() < 12 || get32(file, 0) != kSectionHeader || get32(file, 8) != kByteOrderMagic)
-    return *err = "not a pcapng file written on this host (agent capture's format; classic pcap carries no verdicts)", false;
+    return *err = "not a pcapng file written on this host (agent capture's format; classic pcap carries no verdicts)",
+           false;
   size_t at = 0;
   while (at + 12 <= file.size()) {
     const uint32_t type = get32(file, at), total = get32(file, at + 4);
     if (total < 12 || total % 4 || total > file.size() - at)
       return *err = "a block at byte " + std::to_string(at) + " has a length of " + std::to_string(total) +
-                    " that the file cannot hold (cut short?)", false;
+                    " that the file cannot hold (cut short?)",
+             false;
     if (type == kEnhancedPacket) {
       if (out->size() >= max_packets) return *truncated = true, true;
       CapturedPacket p;

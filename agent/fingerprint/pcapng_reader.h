@@ -12,9 +12,9 @@
 namespace dt {
 
 struct CapturedPacket {
-  std::string data;        // the bytes captured (up to the snaplen)
-  uint32_t orig_len = 0;   // the frame's length
-  std::string comment;     // the first comment option ("" for none)
+  std::string data;       // the bytes captured (up to the snaplen)
+  uint32_t orig_len = 0;  // the frame's length
+  std::string comment;    // the first comment option ("" for none)
 };
 
 // Every packet of a pcapng `file` (at most max_packets; *truncated set when there were

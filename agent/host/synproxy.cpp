@@ -44,7 +44,8 @@ bool write_sysctl(const char *path, const std::string &value, std::string *err) 
   if (!f) return *err = std::string("cannot open ") + path + ": " + strerror(errno), false;
   const bool ok = fputs((value + "\n").c_str(), f) >= 0;
   const int saved = errno;
-  if (fclose(f) != 0 || !ok) return *err = std::string("cannot write ") + path + ": " + strerror(ok ? errno : saved), false;
+  if (fclose(f) != 0 || !ok)
+    return *err = std::string("cannot write ") + path + ": " + strerror(ok ? errno : saved), false;
   return true;
 }
 
@@ -60,15 +61,15 @@ std::vector<PortRange> syn_cookie_ports(const std::vector<PacketRule> &rules) {
 }
 
 std::vector<PortRange> merge_port_ranges(std::vector<PortRange> ranges) {
-  ranges.erase(std::remove_if(ranges.begin(), ranges.end(), [](const PortRange &r) { return r.lo == 0 || r.lo > r.hi; }),
-               ranges.end());
+  ranges.erase(
+      std::remove_if(ranges.begin(), ranges.end(), [](const PortRange &r) { return r.lo == 0 || r.lo > r.hi; }),
+      ranges.end());
   std::sort(ranges.begin(), ranges.end(), [](const PortRange &a, const PortRange &b) { return a.lo < b.lo; });
   std::vector<PortRange> merged;
   for (const PortRange &r : ranges) {
     if (!merged.empty() && static_cast<uint32_t>(r.lo) <= static_cast<uint32_t>(merged.back().hi) + 1)
       merged.back().hi = std::max(merged.back().hi, r.hi);
-    else
-      merged.push_back(r);
+    else merged.push_back(r);
   }
   return merged;
 }

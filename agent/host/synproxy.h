@@ -18,9 +18,9 @@
 //
 // SYNs the XDP program lets through create conntrack entries as usual and never meet
 // SYNPROXY. The cost: a connection to those ports that conntrack did not see begin (one
-// open before conntrack was loaded in the namespace) is invalid from then on and dropped. Tables are per network namespace: agents in two namespaces each have their
-// own; installing replaces a table a crashed run left (and removing one that is gone is
-// no error). At exit the table goes and the sysctl gets its old value back.
+// open before conntrack was loaded in the namespace) is invalid from then on and dropped. Tables are per network
+// namespace: agents in two namespaces each have their own; installing replaces a table a crashed run left (and removing
+// one that is gone is no error). At exit the table goes and the sysctl gets its old value back.
 #pragma once
 
 #include <cstdint>

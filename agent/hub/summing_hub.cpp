@@ -1,12 +1,12 @@
 // summing_hub.cpp - the loop of a summing hub: receive, check, sum; every period, send.
 #include "hub/summing_hub.h"
-#include "common/clock.h"
 
 #include <sys/random.h>
 
 #include <chrono>
 #include <zmq.hpp>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 namespace dt {
@@ -92,10 +92,11 @@ constexpr uint64_t kLogEveryNs = 60'000'000'000ull;
 
 void log_summing_hub(const SummingHubCounters &c) {
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  DT_INFO("hub: received %llu messages: summed %llu, relayed %llu, duplicates %llu, rejected %llu; sent %llu "
-          "aggregates (%llu messages, %llu bytes)",
-          u(c.received), u(c.summed), u(c.relayed), u(c.duplicates), u(c.rejected), u(c.aggregates),
-          u(c.aggregate_messages), u(c.aggregate_bytes));
+  DT_INFO(
+      "hub: received %llu messages: summed %llu, relayed %llu, duplicates %llu, rejected %llu; sent %llu "
+      "aggregates (%llu messages, %llu bytes)",
+      u(c.received), u(c.summed), u(c.relayed), u(c.duplicates), u(c.rejected), u(c.aggregates),
+      u(c.aggregate_messages), u(c.aggregate_bytes));
 }
 
 void run_summing_hub(zmq::socket_t &front, zmq::socket_t &back, zmq::socket_t &control, const SummingHubConfig &cfg,
@@ -103,9 +104,8 @@ void run_summing_hub(zmq::socket_t &front, zmq::socket_t &back, zmq::socket_t &c
   SummingHub hub(back, cfg, verifier);
   const uint8_t subscribe_all = 1;  // XSUB: a subscription to every message
   front.send(zmq::const_buffer(&subscribe_all, 1), zmq::send_flags::none);
-  zmq::pollitem_t items[] = {{front.handle(), 0, ZMQ_POLLIN, 0},
-                             {back.handle(), 0, ZMQ_POLLIN, 0},
-                             {control.handle(), 0, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {
+      {front.handle(), 0, ZMQ_POLLIN, 0}, {back.handle(), 0, ZMQ_POLLIN, 0}, {control.handle(), 0, ZMQ_POLLIN, 0}};
   uint64_t next_ns = mono_ns() + cfg.period_ns, next_log_ns = mono_ns() + kLogEveryNs;
   for (;;) {
     const uint64_t now = mono_ns();

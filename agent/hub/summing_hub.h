@@ -19,10 +19,10 @@
 namespace dt {
 
 struct SummingHubConfig {
-  std::string hub_id;       // the node id its aggregates carry (its key's, with keys)
+  std::string hub_id;  // the node id its aggregates carry (its key's, with keys)
   uint64_t period_ns = 200'000'000;
-  bool keys = false;        // sign the aggregates, verify the reports
-  SigningKey signing;       // with keys: the hub's (role = hub)
+  bool keys = false;   // sign the aggregates, verify the reports
+  SigningKey signing;  // with keys: the hub's (role = hub)
 };
 
 // The report signing keys, replaced on SIGHUP (another thread) and read by the loop.

@@ -2,9 +2,8 @@
 // renders them with the latest snapshot (metrics_render.cpp); nothing else is served.
 #include "metrics/metrics.h"
 
-#include <bpf/bpf.h>
-
 #include <arpa/inet.h>
+#include <bpf/bpf.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -17,9 +16,9 @@
 #include <thread>
 #include <utility>
 
-#include "common/log.h"
-#include "common/clock.h"
 #include "bans/ban_store.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
@@ -230,12 +229,13 @@ void MetricsServer::serve(const MetricsInfo &info, const MapFds &maps) {
   p->maps = maps;
   p->thread = std::thread([p] { p->http.listen_after_bind(); });
   // stop() does nothing until the accept loop runs: wait for it, so the destructor stops it.
-  for (int i = 0; i < 2000 && !p->http.is_running(); i++)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 2000 && !p->http.is_running(); i++) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   DT_INFO("metrics: Prometheus text on http://%s/metrics", p->shown.c_str());
   if (!p->loopback)
-    DT_WARN("metrics: %s is not a loopback address (as --metrics asked): anyone who reaches it reads the "
-            "counters, peer node ids and rule names, without authentication", p->shown.c_str());
+    DT_WARN(
+        "metrics: %s is not a loopback address (as --metrics asked): anyone who reaches it reads the "
+        "counters, peer node ids and rule names, without authentication",
+        p->shown.c_str());
 }
 
 void MetricsServer::publish(const MetricsSnapshot &snap) {

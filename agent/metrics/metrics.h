@@ -14,17 +14,17 @@
 #include <string>
 #include <vector>
 
-#include "dthrottle/capture.h"
-#include "dthrottle/lists.h"
 #include "adaptive/adaptive.h"
+#include "bans/ban_types.h"
 #include "cluster/cluster.h"
-#include "dthrottle/common.h"
 #include "cluster_core/peer_tracker.h"
 #include "common/endpoint.h"
-#include "bans/ban_types.h"
 #include "dataplane/map_reader.h"
-#include "policy/escalation.h"
+#include "dthrottle/capture.h"
+#include "dthrottle/common.h"
+#include "dthrottle/lists.h"
 #include "events/event_bus.h"
+#include "policy/escalation.h"
 #include "query/query_server.h"
 
 namespace dt {
@@ -41,8 +41,8 @@ struct MetricsInfo {
   std::string version, node_id, iface, xdp_mode;
   double rate = 0;
   uint64_t burst = 0;
-  uint32_t capacity = 0;  // --max-sources: entries of the bucket table
-  bool bytes = false;     // rate and burst are a byte budget (dthrottle_info gains unit="bytes")
+  uint32_t capacity = 0;     // --max-sources: entries of the bucket table
+  bool bytes = false;        // rate and burst are a byte budget (dthrottle_info gains unit="bytes")
   std::string pin_dir = "";  // where the bans are pinned (per-ban metrics; "": none)
 };
 
@@ -53,14 +53,14 @@ struct MetricsSnapshot {
   std::map<std::string, PeerState> peers;
   double last_period_seconds = 0;  // the loop's time on the last period's report
   uint64_t last_report_entries = 0, last_report_messages = 0, last_report_bytes = 0;
-  bool query = false;    // a query socket is served: render its answers
+  bool query = false;  // a query socket is served: render its answers
   QueryCounters query_counters;
   uint64_t tag_buckets = 0;
   std::vector<AdaptiveStatus> adaptive;  // adaptive rules (empty: none)
   EscalationStatus escalation;           // rules with escalate (inactive: none)
   bool events = false;                   // the agent's events (docs/events.md): render their counters
   EventCounters event_counters;
-  uint64_t metrics_served_in_place = 0;   // the metrics server's own bound (metrics.cpp), set by scrapes
+  uint64_t metrics_served_in_place = 0;  // the metrics server's own bound (metrics.cpp), set by scrapes
 };
 
 // What the HTTP thread reads from the maps for one scrape (read_rule_table: the
@@ -69,16 +69,16 @@ using RuleCount = RuleCounters;
 
 struct MapView {
   dt_stats stats{};
-  std::vector<RuleCount> rules;  // named rules (empty: everything is rule "default")
-  uint64_t would_drop = 0;       // dry run: the sum of every rule's would-drop
-  RuleCount default_bytes;       // rule 0's bytes when rules are unnamed (a byte --rate/--burst)
-  uint64_t sources = 0;    // buckets in the table
-  uint64_t evictions = 0;  // EvictionEstimate::update
-  dt_list_stats lists{};   // the allow and deny lists' counters (docs/lists.md)
+  std::vector<RuleCount> rules;           // named rules (empty: everything is rule "default")
+  uint64_t would_drop = 0;                // dry run: the sum of every rule's would-drop
+  RuleCount default_bytes;                // rule 0's bytes when rules are unnamed (a byte --rate/--burst)
+  uint64_t sources = 0;                   // buckets in the table
+  uint64_t evictions = 0;                 // EvictionEstimate::update
+  dt_list_stats lists{};                  // the allow and deny lists' counters (docs/lists.md)
   uint32_t list_prefixes[DT_LISTS] = {};  // prefixes in force per list, both families
-  std::vector<Ban> bans;   // with their counts (docs/bans.md)
-  std::vector<std::string> dest_rules;  // the named rules keyed by destination (key_by)
-  dt_capture_cpu capture{};  // agent capture's sampler, summed over CPUs (docs/capture.md)
+  std::vector<Ban> bans;                  // with their counts (docs/bans.md)
+  std::vector<std::string> dest_rules;    // the named rules keyed by destination (key_by)
+  dt_capture_cpu capture{};               // agent capture's sampler, summed over CPUs (docs/capture.md)
 };
 
 // Per-ban packet series: the bans with the most packets, at most this many (a label per
@@ -103,8 +103,7 @@ class EvictionEstimate {
 std::string escape_label_value(const std::string &v);
 
 // The whole exposition text. now_ns (CLOCK_MONOTONIC) dates the peers' silences.
-std::string render_metrics(const MetricsInfo &info, const MapView &maps, const MetricsSnapshot &snap,
-                           uint64_t now_ns);
+std::string render_metrics(const MetricsInfo &info, const MapView &maps, const MetricsSnapshot &snap, uint64_t now_ns);
 
 // The HTTP server, in two steps: bind() before the dataplane is touched (a busy port
 // must not cost a taken-over throttle its state), serve() once it is up. Stopped

@@ -1,8 +1,6 @@
 // metrics_render.cpp - the exposition text (format 0.0.4) of what a scrape read: the
 // dataplane's counters, the bans, the cluster's counters and peers, the query socket and
 // the adaptive rules.
-#include "metrics/metrics.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -13,6 +11,7 @@
 
 #include "bans/ban_store.h"
 #include "dataplane/policy.h"
+#include "metrics/metrics.h"
 
 namespace dt {
 namespace {
@@ -59,7 +58,8 @@ class Exposition {
   void rule_packets(const std::string &rule, uint64_t passed, uint64_t dropped, uint64_t would_drop) {
     const std::pair<const char *, uint64_t> by_verdict[] = {
         {"passed", passed}, {"dropped", dropped}, {"would_drop", would_drop}};
-    for (const auto &[verdict, n] : by_verdict) sample("dthrottle_rule_packets_total", {{"rule", rule}, {"verdict", verdict}}, n);
+    for (const auto &[verdict, n] : by_verdict)
+      sample("dthrottle_rule_packets_total", {{"rule", rule}, {"verdict", verdict}}, n);
   }
 
   // A family of one unlabelled sample.
@@ -81,7 +81,8 @@ class Exposition {
 // Byte rules' frame bytes per rule and verdict; no family at all without a byte rule.
 void render_rule_bytes(Exposition &x, const MapView &m) {
   std::vector<const RuleCount *> rows;
-  if (m.rules.empty() && (m.default_bytes.bytes_passed || m.default_bytes.bytes_dropped)) rows.push_back(&m.default_bytes);
+  if (m.rules.empty() && (m.default_bytes.bytes_passed || m.default_bytes.bytes_dropped))
+    rows.push_back(&m.default_bytes);
   for (const RuleCount &r : m.rules)
     if (r.bytes_passed || r.bytes_dropped) rows.push_back(&r);
   if (rows.empty()) return;
@@ -124,21 +125,22 @@ void render_capture(Exposition &x, const MapView &m) {
 void render_bans(Exposition &x, const MapView &m) {
   uint64_t local = 0, peer = 0;
   for (const Ban &b : m.bans) (b.remote ? peer : local)++;
-  x.family("dthrottle_bans", "gauge", "Bans in force (agent ban, the query socket, the bouncer: local; learned: peer).");
+  x.family("dthrottle_bans", "gauge",
+           "Bans in force (agent ban, the query socket, the bouncer: local; learned: peer).");
   x.sample("dthrottle_bans", {{"from", "local"}}, local);
   x.sample("dthrottle_bans", {{"from", "peer"}}, peer);
   std::vector<const Ban *> busiest;
   for (const Ban &b : m.bans)
     if (b.dropped || b.would_drop) busiest.push_back(&b);
-  std::sort(busiest.begin(), busiest.end(), [](const Ban *a, const Ban *b) {
-    return a->dropped + a->would_drop > b->dropped + b->would_drop;
-  });
+  std::sort(busiest.begin(), busiest.end(),
+            [](const Ban *a, const Ban *b) { return a->dropped + a->would_drop > b->dropped + b->would_drop; });
   if (busiest.size() > kMaxBanSeries) busiest.resize(kMaxBanSeries);
   x.family("dthrottle_ban_packets_total", "counter",
            "Packets of a ban by verdict (dropped; would_drop: passed in dry run), for the bans with the most packets.");
   for (const Ban *b : busiest)
     for (auto [verdict, n] : {std::pair{"dropped", b->dropped}, {"would_drop", b->would_drop}})
-      x.sample("dthrottle_ban_packets_total", {{"prefix", ban_prefix_text(b->prefix)}, {"origin", b->origin}, {"verdict", verdict}}, n);
+      x.sample("dthrottle_ban_packets_total",
+               {{"prefix", ban_prefix_text(b->prefix)}, {"origin", b->origin}, {"verdict", verdict}}, n);
 }
 
 // How each named rule keys its buckets, 1 per rule; no family at all unless a rule is keyed
@@ -201,8 +203,8 @@ void render_query(Exposition &x, const MetricsSnapshot &snap) {
             q.connections_refused);
   x.counter("dthrottle_query_backlog_disconnects_total", "Query clients cut off for not reading their answers.",
             q.backlog_disconnects);
-  x.counter("dthrottle_query_idle_closed_total", "Query-socket connections closed after --query-idle-timeout of silence.",
-            q.idle_closed);
+  x.counter("dthrottle_query_idle_closed_total",
+            "Query-socket connections closed after --query-idle-timeout of silence.", q.idle_closed);
   x.counter("dthrottle_query_connections_evicted_total",
             "Query-socket connections idle a second or more, closed at the connection limit for a new one.",
             q.connections_evicted);
@@ -227,14 +229,21 @@ void render_query(Exposition &x, const MetricsSnapshot &snap) {
 // The events (docs/events.md): made, delivered to the command and the subscribers, dropped.
 void render_events(Exposition &x, const EventCounters &e) {
   x.counter("dthrottle_events_total", "Events made (ban, unban, attack_started, ...; docs/events.md).", e.emitted);
-  x.counters_by("dthrottle_event_deliveries_total", "Events delivered, by sink: --on-event children that exited 0, "
-                "lines given to EVENTS subscribers.", "sink", {{"command", e.command_ok}, {"stream", e.stream_delivered}});
-  x.counters_by("dthrottle_events_dropped_total", "Events dropped, by reason: the --on-event queue was full, the "
-                "event was over 16 KiB.", "reason", {{"queue_full", e.command_dropped}, {"oversized", e.oversized}});
-  x.counters_by("dthrottle_event_command_failures_total", "--on-event children that failed, by how: a non-zero "
-                "exit or a signal, not started, killed at --on-event-timeout.", "reason",
+  x.counters_by("dthrottle_event_deliveries_total",
+                "Events delivered, by sink: --on-event children that exited 0, "
+                "lines given to EVENTS subscribers.",
+                "sink", {{"command", e.command_ok}, {"stream", e.stream_delivered}});
+  x.counters_by("dthrottle_events_dropped_total",
+                "Events dropped, by reason: the --on-event queue was full, the "
+                "event was over 16 KiB.",
+                "reason", {{"queue_full", e.command_dropped}, {"oversized", e.oversized}});
+  x.counters_by("dthrottle_event_command_failures_total",
+                "--on-event children that failed, by how: a non-zero "
+                "exit or a signal, not started, killed at --on-event-timeout.",
+                "reason",
                 {{"exit", e.command_failed}, {"spawn", e.command_spawn_errors}, {"timeout", e.command_timeouts}});
-  x.gauge("dthrottle_event_subscribers", "EVENTS subscribers of the query socket now.", static_cast<double>(e.subscribers));
+  x.gauge("dthrottle_event_subscribers", "EVENTS subscribers of the query socket now.",
+          static_cast<double>(e.subscribers));
   x.counter("dthrottle_event_subscribers_cut_total", "EVENTS subscribers disconnected for not reading.", e.stream_slow);
   x.counter("dthrottle_event_subscribers_refused_total", "EVENTS subscriptions refused at the cap.", e.stream_refused);
 }
@@ -263,7 +272,8 @@ void render_adaptive(Exposition &x, const MetricsSnapshot &snap) {
   for (const Family &f : families) {
     x.family(f.name, f.type, f.help);
     for (const AdaptiveStatus &s : snap.adaptive)
-      x.sample_double(f.name, {{"kind", s.kind == AdaptiveKind::Packet ? "rule" : "tag"}, {"name", s.name}}, f.value(s));
+      x.sample_double(f.name, {{"kind", s.kind == AdaptiveKind::Packet ? "rule" : "tag"}, {"name", s.name}},
+                      f.value(s));
   }
 }
 
@@ -276,10 +286,9 @@ void render_escalation(Exposition &x, const EscalationStatus &e) {
            "list, verified, the cluster's peers, too wide), failed (the ban could not be written), offence "
            "(offences started), evicted (offenders forgotten to stay within the tracking cap), learned (peers' "
            "automatic bans taken into the offenders' history).");
-  const std::pair<const char *, uint64_t> rows[] = {{"ban", c.bans},         {"would_ban", c.would_ban},
-                                                    {"cap_reached", c.cap_reached}, {"exempt", c.exempt},
-                                                    {"failed", e.failed},      {"offence", c.offences},
-                                                    {"evicted", c.evicted},    {"learned", c.learned}};
+  const std::pair<const char *, uint64_t> rows[] = {
+      {"ban", c.bans},      {"would_ban", c.would_ban}, {"cap_reached", c.cap_reached}, {"exempt", c.exempt},
+      {"failed", e.failed}, {"offence", c.offences},    {"evicted", c.evicted},         {"learned", c.learned}};
   for (const auto &[what, n] : rows) x.sample("dthrottle_escalation_total", {{"what", what}}, n);
   x.gauge("dthrottle_escalation_bans_in_force", "Automatic bans (and dry run's would-bans) in force.",
           static_cast<double>(e.in_force));
@@ -387,13 +396,15 @@ std::string escape_label_value(const std::string &v) {
   return out;
 }
 
-std::string render_metrics(const MetricsInfo &info, const MapView &maps, const MetricsSnapshot &snap,
-                           uint64_t now_ns) {
+std::string render_metrics(const MetricsInfo &info, const MapView &maps, const MetricsSnapshot &snap, uint64_t now_ns) {
   Exposition x;
   x.family("dthrottle_info", "gauge", "The agent's version and configuration (always 1).");
-  Labels labels = {{"version", info.version},          {"node_id", info.node_id},
-                   {"interface", info.iface},          {"rate", format_double(info.rate)},
-                   {"burst", std::to_string(info.burst)}, {"xdp_mode", info.xdp_mode}};
+  Labels labels = {{"version", info.version},
+                   {"node_id", info.node_id},
+                   {"interface", info.iface},
+                   {"rate", format_double(info.rate)},
+                   {"burst", std::to_string(info.burst)},
+                   {"xdp_mode", info.xdp_mode}};
   if (info.bytes) labels.emplace_back("unit", "bytes");  // rate in bytes/s, burst in bytes
   x.sample("dthrottle_info", labels, uint64_t{1});
   render_dataplane(x, info, maps);

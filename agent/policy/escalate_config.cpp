@@ -12,8 +12,10 @@ bool validate_escalate(const EscalateConfig &c, std::string *err) {
   if (c.after_ns < s || c.after_ns > kMaxEscalateAfterNs) return *err = "'after' must be 1s to 1d", false;
   if (c.ban_ns < s || c.ban_ns > kMaxBanNs) return *err = "'ban' must be 1s to 30d", false;
   if (c.max_ns < s || c.max_ns > kMaxBanNs) return *err = "'max' must be 1s to 30d", false;
-  if (c.max_ns < c.ban_ns) return *err = "'max' (" + format_remaining(c.max_ns) + ") is shorter than 'ban' (" +
-                                         format_remaining(c.ban_ns) + ")", false;
+  if (c.max_ns < c.ban_ns)
+    return *err =
+               "'max' (" + format_remaining(c.max_ns) + ") is shorter than 'ban' (" + format_remaining(c.ban_ns) + ")",
+           false;
   if (!(c.factor >= 1 && c.factor <= kMaxEscalateFactor))
     return *err = "'factor' must be a number from 1 (every ban as long) to 100", false;
   if (c.forget_ns < s || c.forget_ns > kMaxEscalateForgetNs) return *err = "'forget' must be 1s to 30d", false;
@@ -29,8 +31,8 @@ uint64_t escalated_ban_ns(const EscalateConfig &c, uint32_t n) {
 std::string describe_escalate(const EscalateConfig &c) {
   char factor[32];
   snprintf(factor, sizeof factor, "%g", c.factor);
-  return "after " + format_remaining(c.after_ns) + ", ban " + format_remaining(c.ban_ns) + " x" + factor +
-         " up to " + format_remaining(c.max_ns) + ", forgotten after " + format_remaining(c.forget_ns) +
+  return "after " + format_remaining(c.after_ns) + ", ban " + format_remaining(c.ban_ns) + " x" + factor + " up to " +
+         format_remaining(c.max_ns) + ", forgotten after " + format_remaining(c.forget_ns) +
          (c.sources ? ", single sources too" : "");
 }
 

@@ -81,7 +81,7 @@ struct AutoBan {
   uint64_t drops = 0;                        // dropped during the offence
   uint64_t over_ns = 0;                      // how long it was over budget
   bool dry_run = false;
-  std::string evidence() const;              // "1234 dropped in 31s over budget, offence 2"
+  std::string evidence() const;  // "1234 dropped in 31s over budget, offence 2"
 };
 
 // The offence number an evidence() text ends with; false if it ends otherwise.
@@ -142,13 +142,13 @@ class Escalation {
     uint32_t rule = 0;
     uint64_t over_since = 0;  // 0: not in an offence
     uint64_t last_over = 0;
-    uint64_t floor = 0;         // the offence began after this (nothing dropped then)
-    uint64_t first_seen = 0;    // the check that first saw it over budget
-    uint64_t first_drops = 0;   // the drops that check saw
-    bool placed = false;        // over_since estimated from the drops' rate (start_estimate)
+    uint64_t floor = 0;        // the offence began after this (nothing dropped then)
+    uint64_t first_seen = 0;   // the check that first saw it over budget
+    uint64_t first_drops = 0;  // the drops that check saw
+    bool placed = false;       // over_since estimated from the drops' rate (start_estimate)
     uint64_t drops = 0;
-    uint32_t bans = 0;        // bans in its escalation so far
-    uint64_t ban_end = 0;     // the last one's end (0: none)
+    uint32_t bans = 0;     // bans in its escalation so far
+    uint64_t ban_end = 0;  // the last one's end (0: none)
     std::list<BanPrefix>::iterator lru;
   };
   Offender &touch(const BanPrefix &p);
@@ -163,9 +163,9 @@ class Escalation {
   std::map<uint32_t, EscalationRule> rules_;
   Exempt exempt_;
   std::map<BanPrefix, Offender> offenders_;
-  std::list<BanPrefix> lru_;          // front: most recently seen
+  std::list<BanPrefix> lru_;  // front: most recently seen
   std::set<BanPrefix> in_offence_;
-  std::multiset<uint64_t> ends_;      // the ends of the automatic bans made (in force: > now)
+  std::multiset<uint64_t> ends_;  // the ends of the automatic bans made (in force: > now)
   uint64_t next_prune_ = 0;
   uint64_t last_check_ = 0;  // 0: none yet
   EscalationCounters counters_;

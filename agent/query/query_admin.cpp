@@ -1,10 +1,10 @@
 // query_admin.cpp - the query socket's admin commands (BUSY, and the daemon's BAN, UNBAN,
 // ...): taken only from admin peers (query_server.h), answered in place between queries.
-#include "query/query_loop.h"
-
 #include <unistd.h>
 
 #include <algorithm>
+
+#include "query/query_loop.h"
 
 namespace dt {
 namespace {
@@ -46,7 +46,8 @@ void QueryServer::Loop::refuse_admin(const Conn &conn, std::string_view line, ui
   if (conn.tcp)
     log_limited(admin_log, LogLevel::Warn, now,
                 "query socket: refused %s from a TCP client: admin commands are taken on the unix "
-                "socket only, from root, the agent's uid or --query-admin-uids", verb.c_str());
+                "socket only, from root, the agent's uid or --query-admin-uids",
+                verb.c_str());
   else
     log_limited(admin_log, LogLevel::Warn, now, "query socket: refused %s from uid %u: not in --query-admin-uids",
                 verb.c_str(), static_cast<unsigned>(conn.peer_uid));
@@ -72,7 +73,8 @@ std::string QueryServer::Loop::subscribe_events(std::string_view version) {
   const int fd = events_fd;
   pending_sub = cfg.events->subscribe([fd] {
     const uint64_t one = 1;
-    if (write(fd, &one, sizeof one) < 0) {}  // a full counter wakes the thread all the same
+    if (write(fd, &one, sizeof one) < 0) {
+    }  // a full counter wakes the thread all the same
   });
   return pending_sub ? "OK\n" : "ERR too many event subscribers\n";
 }
@@ -81,7 +83,8 @@ std::string QueryServer::Loop::subscribe_events(std::string_view version) {
 // (it fell too far behind) or over the backlog bound is disconnected (flush, drop).
 void QueryServer::Loop::deliver_events() {
   uint64_t n = 0;
-  if (read(events_fd, &n, sizeof n) < 0) {}  // EAGAIN: a spurious wake-up
+  if (read(events_fd, &n, sizeof n) < 0) {
+  }                                          // EAGAIN: a spurious wake-up
   const std::vector<int> fds = subscribers;  // drop() edits the list
   for (int fd : fds) {
     auto it = conns.find(fd);

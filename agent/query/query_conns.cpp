@@ -1,12 +1,10 @@
 // query_conns.cpp - the query server's connections: accepted within max_connections
 // (evicting an idle one, or one of the group slot_quota.h names), closed when done or idle.
-#include "query/query_loop.h"
-
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 
 #include "common/clock.h"
 #include "query/peer_owner.h"
+#include "query/query_loop.h"
 
 namespace dt {
 namespace {

@@ -1,9 +1,9 @@
 // query_lines.cpp - the query server's line protocol (query_server.h): a read's lines
 // split into tag queries (answered in one TagTable::answer_batch) and lines answered in
 // place, and the answers written back in line order.
-#include "query/query_loop.h"
-
 #include <charconv>
+
+#include "query/query_loop.h"
 
 namespace dt {
 namespace {
@@ -42,8 +42,7 @@ void QueryServer::Loop::answer(Conn &conn, std::string_view buf, uint64_t now) {
   if (fatal != Fatal::None) refuse_input(conn, fatal, now);
 }
 
-QueryServer::Loop::Fatal QueryServer::Loop::take_lines(Conn &conn, std::string_view buf, uint64_t now,
-                                                       Tally *tally) {
+QueryServer::Loop::Fatal QueryServer::Loop::take_lines(Conn &conn, std::string_view buf, uint64_t now, Tally *tally) {
   queries.clear();
   side_before.clear();
   size_t pos = 0;
@@ -87,8 +86,14 @@ void QueryServer::Loop::write_answers(Conn &conn, Tally *tally) {
     for (; e < side_before.size() && side_before[e].first == q; e++) conn.out += side_before[e].second;
     if (q == queries.size()) break;
     switch (queries[q].answer) {
-      case TagAnswer::Ok: conn.out += "OK\n"; tally->ok++; break;
-      case TagAnswer::No: conn.out += "NO\n"; tally->no++; break;
+      case TagAnswer::Ok:
+        conn.out += "OK\n";
+        tally->ok++;
+        break;
+      case TagAnswer::No:
+        conn.out += "NO\n";
+        tally->no++;
+        break;
       case TagAnswer::Wait: {
         char num[24];
         const uint64_t ms = (queries[q].wait_ns + 999'999) / 1'000'000;  // never early

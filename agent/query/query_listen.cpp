@@ -3,8 +3,8 @@
 
 #include <grp.h>
 #include <netdb.h>
-#include <pwd.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -44,8 +44,7 @@ addrinfo *resolve_listen(const std::string &s, std::string *err) {
 }
 
 bool is_loopback(const sockaddr *sa) {
-  if (sa->sa_family == AF_INET)
-    return (ntohl(reinterpret_cast<const sockaddr_in *>(sa)->sin_addr.s_addr) >> 24) == 127;
+  if (sa->sa_family == AF_INET) return (ntohl(reinterpret_cast<const sockaddr_in *>(sa)->sin_addr.s_addr) >> 24) == 127;
   if (sa->sa_family != AF_INET6) return false;
   const in6_addr &a = reinterpret_cast<const sockaddr_in6 *>(sa)->sin6_addr;
   return IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
@@ -54,7 +53,7 @@ bool is_loopback(const sockaddr *sa) {
 // A socket file at `path` nobody listens on is left over from a crash: removed. False with
 // *err if the path is taken (a live server, or not a socket).
 bool clear_stale_socket(const std::string &path, const sockaddr_un &sa, std::string *err) {
-  struct stat st{};
+  struct stat st {};
   if (lstat(path.c_str(), &st) != 0) return true;
   if (!S_ISSOCK(st.st_mode)) {
     *err = "query socket path '" + path + "' exists and is not a socket";
@@ -97,7 +96,8 @@ std::string query_listen_security_error(const std::string &listen, bool insecure
   std::string why;
   if (insecure || listen_address_is_loopback(listen, &why)) return "";
   if (why.find("is not a loopback address") == std::string::npos) return "--query-listen " + why;
-  return "--query-listen " + why + ": anyone who reaches it could spend any tag's budget with no "
+  return "--query-listen " + why +
+         ": anyone who reaches it could spend any tag's budget with no "
          "authentication; listen on 127.0.0.1:PORT or [::1]:PORT (a bare port binds 127.0.0.1), use "
          "--query-socket for local users, or give --query-insecure to serve this address anyway";
 }
@@ -106,8 +106,8 @@ int bind_unix_socket(const std::string &path, unsigned mode, gid_t gid, std::str
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   if (path.size() >= sizeof sa.sun_path) {
-    *err = "query socket path '" + path + "' is too long (at most " + std::to_string(sizeof sa.sun_path - 1) +
-           " bytes)";
+    *err =
+        "query socket path '" + path + "' is too long (at most " + std::to_string(sizeof sa.sun_path - 1) + " bytes)";
     return -1;
   }
   memcpy(sa.sun_path, path.c_str(), path.size() + 1);
@@ -127,8 +127,8 @@ int bind_unix_socket(const std::string &path, unsigned mode, gid_t gid, std::str
   if (bound != 0) {
     set_err(err, "cannot bind query socket '" + path + "'");
   } else if (gid != static_cast<gid_t>(-1) && lchown(path.c_str(), static_cast<uid_t>(-1), gid) != 0) {
-    set_err(err, "cannot give query socket '" + path + "' the group " + std::to_string(gid) +
-                     " (--query-socket-group)");
+    set_err(err,
+            "cannot give query socket '" + path + "' the group " + std::to_string(gid) + " (--query-socket-group)");
     unlink(path.c_str());
   } else if (listen(fd, SOMAXCONN) != 0) {
     set_err(err, "cannot listen on query socket '" + path + "'");

@@ -17,12 +17,16 @@ namespace {
 
 constexpr int kReadsPerEvent = 4;  // then other connections get their turn
 constexpr int kMaxEvents = 256;
-constexpr int kSweepMs = 100;      // closing and idle connections' deadlines are checked this often
+constexpr int kSweepMs = 100;  // closing and idle connections' deadlines are checked this often
 
 }  // namespace
 
 QueryServer::Loop::Loop(const QueryServerConfig &cfg, TagTable &table, int unix_fd, int tcp_fd, int wake_fd)
-    : cfg(cfg), table(table), unix_fd(unix_fd), tcp_fd(tcp_fd), wake_fd(wake_fd),
+    : cfg(cfg),
+      table(table),
+      unix_fd(unix_fd),
+      tcp_fd(tcp_fd),
+      wake_fd(wake_fd),
       scratch(kReadChunk + kReserve.size() + kMaxTagLen + 1) {
   if (!cfg.redis_address.empty()) {
     StrictRedisConfig rc;
@@ -142,9 +146,10 @@ bool QueryServer::Loop::flush(Conn &conn) {
     conn.slow = conn.sub != nullptr;
     uint64_t suppressed = 0;
     if (warn_log.allow(mono_now_ns(), &suppressed))
-      DT_WARN("query socket: disconnected a client that does not read its answers (%zu bytes pending; "
-              "%llu similar messages suppressed)",
-              conn.out.size(), static_cast<unsigned long long>(suppressed));
+      DT_WARN(
+          "query socket: disconnected a client that does not read its answers (%zu bytes pending; "
+          "%llu similar messages suppressed)",
+          conn.out.size(), static_cast<unsigned long long>(suppressed));
     drop(conn);
     return false;
   }
@@ -167,8 +172,8 @@ bool QueryServer::Loop::finish_closing(Conn &conn) {
 }
 
 void QueryServer::Loop::watch(Conn &conn) {
-  const uint32_t want = (conn.eof ? 0u : static_cast<uint32_t>(EPOLLIN)) |
-                        (conn.out.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
+  const uint32_t want =
+      (conn.eof ? 0u : static_cast<uint32_t>(EPOLLIN)) | (conn.out.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
   if (want == conn.events) return;
   epoll_event ev{};
   ev.events = want;

@@ -38,20 +38,20 @@ inline constexpr std::string_view kReserve = "RESERVE ";
 struct QueryServer::Loop {
   struct Conn {
     int fd = -1;
-    std::string partial;     // an incomplete line, carried to the next read
-    std::string out;         // answers the socket has not taken yet
-    uint32_t events = 0;     // current epoll interest
-    bool closing = false;    // no more queries: after an error or the client's EOF
-    bool eof = false;        // the client shut its write side
-    bool shut = false;       // we shut ours (after the last answer)
-    uint64_t deadline = 0;   // closing: closed by then whatever happens
-    bool admin = false;      // may send admin commands (a unix peer's uid, is_admin_uid)
-    bool tcp = false;        // came over TCP (never an admin)
-    uid_t peer_uid = kRemotePeers;          // its group (slot_quota.h): the peer's uid, or kRemotePeers
-    uint64_t last_active = 0;               // the last byte received or sent
-    std::list<int>::iterator lru;           // its place in by_activity
-    std::shared_ptr<EventSubscription> sub; // EVENTS: a subscriber (input ignored, never idle)
-    bool slow = false;                      // a subscriber cut off for not reading
+    std::string partial;                     // an incomplete line, carried to the next read
+    std::string out;                         // answers the socket has not taken yet
+    uint32_t events = 0;                     // current epoll interest
+    bool closing = false;                    // no more queries: after an error or the client's EOF
+    bool eof = false;                        // the client shut its write side
+    bool shut = false;                       // we shut ours (after the last answer)
+    uint64_t deadline = 0;                   // closing: closed by then whatever happens
+    bool admin = false;                      // may send admin commands (a unix peer's uid, is_admin_uid)
+    bool tcp = false;                        // came over TCP (never an admin)
+    uid_t peer_uid = kRemotePeers;           // its group (slot_quota.h): the peer's uid, or kRemotePeers
+    uint64_t last_active = 0;                // the last byte received or sent
+    std::list<int>::iterator lru;            // its place in by_activity
+    std::shared_ptr<EventSubscription> sub;  // EVENTS: a subscriber (input ignored, never idle)
+    bool slow = false;                       // a subscriber cut off for not reading
   };
 
   struct Counters {
@@ -138,30 +138,30 @@ struct QueryServer::Loop {
   // query_strict.cpp: the strict queries answer_batch left open: one pipelined round trip
   // to Redis; the ones it cannot answer follow their rule's on_redis_error.
   void answer_strict(uint64_t now);
-  void collect_strict();                        // strict_idx and strict_reqs from queries
-  uint64_t apply_strict(uint64_t *denied);      // Redis's answers into queries; returns how many it decided
-  void answer_fallback(uint64_t now);           // the local bucket for those `fallback` holds
+  void collect_strict();                    // strict_idx and strict_reqs from queries
+  uint64_t apply_strict(uint64_t *denied);  // Redis's answers into queries; returns how many it decided
+  void answer_fallback(uint64_t now);       // the local bucket for those `fallback` holds
 
   const QueryServerConfig &cfg;
   TagTable &table;
   const int unix_fd, tcp_fd, wake_fd;
   int epfd = -1, spare_fd = -1;
-  int events_fd = -1;                         // eventfd: lines wait for subscribers
+  int events_fd = -1;                              // eventfd: lines wait for subscribers
   std::shared_ptr<EventSubscription> pending_sub;  // taken by EVENTS in the read being answered
-  std::vector<int> subscribers;               // the connections that stream events
+  std::vector<int> subscribers;                    // the connections that stream events
   std::unordered_map<int, std::unique_ptr<Conn>> conns;
   size_t closing_count = 0;
   std::vector<char> scratch;
-  std::vector<TagQuery> queries;     // of the read being answered
+  std::vector<TagQuery> queries;  // of the read being answered
   // Lines answered in place (empty: ERR, BUSY: OK/NO) before queries[i], in order.
   std::vector<std::pair<size_t, std::string>> side_before;
-  std::list<int> by_activity;        // every connection, the least recently active first
-  SlotHoldings per_uid;  // connections by group (slot_quota.h)
+  std::list<int> by_activity;  // every connection, the least recently active first
+  SlotHoldings per_uid;        // connections by group (slot_quota.h)
   std::vector<int> expired;
-  std::unique_ptr<StrictRedis> redis;       // strict tags; this thread's own client
-  std::vector<size_t> strict_idx;           // queries[strict_idx[k]] is strict_reqs[k]
+  std::unique_ptr<StrictRedis> redis;  // strict tags; this thread's own client
+  std::vector<size_t> strict_idx;      // queries[strict_idx[k]] is strict_reqs[k]
   std::vector<StrictRequest> strict_reqs;
-  std::vector<TagQuery> fallback;           // strict, Redis failed, on_redis_error local
+  std::vector<TagQuery> fallback;  // strict, Redis failed, on_redis_error local
   LogLimiter redis_log{10'000'000'000ull, 3};
   Counters c;
   LogLimiter warn_log{10'000'000'000ull, 5};   // refusals and cut-offs: operator news

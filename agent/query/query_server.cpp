@@ -25,7 +25,7 @@ std::unique_ptr<QueryServer> QueryServer::start(const QueryServerConfig &cfg, Ta
   std::unique_ptr<QueryServer> s(new QueryServer(cfg, table));
   if (!cfg.unix_path.empty()) {
     if ((s->unix_fd_ = bind_unix_socket(cfg.unix_path, cfg.unix_mode, cfg.unix_gid, err)) < 0) return nullptr;
-    struct stat st{};
+    struct stat st {};
     if (stat(cfg.unix_path.c_str(), &st) == 0) {
       s->unix_dev_ = st.st_dev;
       s->unix_ino_ = st.st_ino;
@@ -52,7 +52,7 @@ QueryServer::~QueryServer() {
   for (int fd : {unix_fd_, tcp_fd_, wake_fd_})
     if (fd >= 0) close(fd);
   // Remove the socket file only if it is still the one we made.
-  struct stat st{};
+  struct stat st {};
   if (unix_fd_ >= 0 && stat(cfg_.unix_path.c_str(), &st) == 0 && st.st_dev == unix_dev_ && st.st_ino == unix_ino_)
     unlink(cfg_.unix_path.c_str());
 }

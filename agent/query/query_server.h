@@ -37,13 +37,12 @@
 // evicted: clients reconnect); else the least recently active connection of the group
 // slot_quota.h's slot_victim names (groups: users, by the unix peer's SO_PEERCRED uid or
 // the owner of a loopback TCP client's socket, and the remote clients together; evicted
-// too); else the new one is accepted and closed at once (counted as refused). So the connections that work are not the ones
-// failed, and one local user cannot lock the others out. A connection that
-// neither sends nor takes a byte for idle_timeout_ns is closed (counted). At most max_backlog_bytes of answers the socket
-// would not take (the client has not read them and the kernel's socket buffer, ~200 KiB,
-// is full): beyond it the client is disconnected (counted), so a client that never
-// reads cannot hold memory or block anyone; the server thread never blocks. A client
-// may pipeline freely as long as it reads its answers as it goes.
+// too); else the new one is accepted and closed at once (counted as refused). So the connections that work are not the
+// ones failed, and one local user cannot lock the others out. A connection that neither sends nor takes a byte for
+// idle_timeout_ns is closed (counted). At most max_backlog_bytes of answers the socket would not take (the client has
+// not read them and the kernel's socket buffer, ~200 KiB, is full): beyond it the client is disconnected (counted), so
+// a client that never reads cannot hold memory or block anyone; the server thread never blocks. A client may pipeline
+// freely as long as it reads its answers as it goes.
 //
 // Threading: start() binds the sockets in the caller's thread (errors come back at
 // once), then serves every connection from one epoll thread of its own. Each read's
@@ -61,12 +60,11 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
-
-#include <functional>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "events/event_bus.h"
@@ -87,7 +85,7 @@ namespace dt {
 // "ERR not allowed\n". run() is called on the query thread, between the queries
 // around the line, and must not block. A tag can no longer begin with "<verb> ".
 struct AdminCommand {
-  std::string verb;  // "BAN", "UNBAN", ...
+  std::string verb;                                                                  // "BAN", "UNBAN", ...
   std::function<std::string(std::string_view arg, uint64_t now_ns, uid_t uid)> run;  // uid: the peer's
 };
 
@@ -102,20 +100,20 @@ inline constexpr uint64_t kEvictIdleNs = 1'000'000'000ull;
 bool is_admin_uid(uid_t uid, const std::vector<uid_t> &admin_uids);
 
 struct QueryServerConfig {
-  std::string unix_path;   // --query-socket PATH; "" for none
-  std::string tcp_listen;  // --query-listen ADDR:PORT ("127.0.0.1:7800", "[::1]:7800",
-                           // "*:7800" = all addresses); port 0 picks a free one. "" for none
-  unsigned unix_mode = 0660;               // permissions of the unix socket file, set at bind
-  gid_t unix_gid = static_cast<gid_t>(-1); // its group (-1: the agent's), set before it is in place
-  std::vector<uid_t> admin_uids;           // may send admin commands, besides root and the agent's uid
+  std::string unix_path;                         // --query-socket PATH; "" for none
+  std::string tcp_listen;                        // --query-listen ADDR:PORT ("127.0.0.1:7800", "[::1]:7800",
+                                                 // "*:7800" = all addresses); port 0 picks a free one. "" for none
+  unsigned unix_mode = 0660;                     // permissions of the unix socket file, set at bind
+  gid_t unix_gid = static_cast<gid_t>(-1);       // its group (-1: the agent's), set before it is in place
+  std::vector<uid_t> admin_uids;                 // may send admin commands, besides root and the agent's uid
   uint64_t idle_timeout_ns = 60'000'000'000ull;  // silent connections closed (0: never)
-  uint64_t evict_idle_ns = kEvictIdleNs;  // at the cap: the idle time that makes a connection evictable
+  uint64_t evict_idle_ns = kEvictIdleNs;         // at the cap: the idle time that makes a connection evictable
   size_t max_connections = 4096;
-  size_t max_backlog_bytes = 128 * 1024;   // unread answers per connection
+  size_t max_backlog_bytes = 128 * 1024;         // unread answers per connection
   uint64_t max_reserve_wait_ns = 1'000'000'000;  // RESERVE: longest wait granted
-  uint64_t linger_ns = 1'000'000'000;      // closing after an error: how long to drain
-  std::string redis_address;               // --redis: decides strict tags ("" for none)
-  uint64_t redis_timeout_ns = 50'000'000;  // --redis-timeout: connect and each command
+  uint64_t linger_ns = 1'000'000'000;            // closing after an error: how long to drain
+  std::string redis_address;                     // --redis: decides strict tags ("" for none)
+  uint64_t redis_timeout_ns = 50'000'000;        // --redis-timeout: connect and each command
   // BUSY <name>: a busy signal for an adaptive rule (adaptive.h), called on the query
   // thread; true if an adaptive rule took it. Without a handler, BUSY answers NO.
   std::function<bool(std::string_view name, uint64_t now_ns)> busy;
@@ -131,18 +129,18 @@ struct QueryCounters {
   uint64_t err_empty = 0, err_too_long = 0, err_nul = 0;
   uint64_t connections_accepted = 0;  // served connections, ever
   uint64_t connections_open = 0;
-  uint64_t connections_refused = 0;   // over max_connections (or out of descriptors)
-  uint64_t backlog_disconnects = 0;   // clients that did not read their answers
-  uint64_t batches = 0;               // answer_batch calls (queries per batch = answers / batches)
-  uint64_t strict_decided = 0;        // strict queries Redis answered
-  uint64_t strict_round_trips = 0;    // pipelined batches sent to Redis
+  uint64_t connections_refused = 0;     // over max_connections (or out of descriptors)
+  uint64_t backlog_disconnects = 0;     // clients that did not read their answers
+  uint64_t batches = 0;                 // answer_batch calls (queries per batch = answers / batches)
+  uint64_t strict_decided = 0;          // strict queries Redis answered
+  uint64_t strict_round_trips = 0;      // pipelined batches sent to Redis
   uint64_t strict_denied_on_error = 0;  // strict queries denied: Redis failed (on_redis_error deny)
   uint64_t strict_local_on_error = 0;   // answered by the local bucket: Redis failed (local)
-  uint64_t busy_taken = 0;             // BUSY lines an adaptive rule took (answered OK)
-  uint64_t busy_unknown = 0;           // BUSY lines for no adaptive rule (answered NO)
-  uint64_t admin_refused = 0;          // admin commands from a peer that is no admin (ERR not allowed)
-  uint64_t idle_closed = 0;            // connections closed after idle_timeout_ns of silence
-  uint64_t connections_evicted = 0;    // idle connections closed to make room for a new one
+  uint64_t busy_taken = 0;              // BUSY lines an adaptive rule took (answered OK)
+  uint64_t busy_unknown = 0;            // BUSY lines for no adaptive rule (answered NO)
+  uint64_t admin_refused = 0;           // admin commands from a peer that is no admin (ERR not allowed)
+  uint64_t idle_closed = 0;             // connections closed after idle_timeout_ns of silence
+  uint64_t connections_evicted = 0;     // idle connections closed to make room for a new one
   uint64_t answers() const { return answered_ok + answered_no + answered_wait; }
   uint64_t errors() const { return err_empty + err_too_long + err_nul; }
 };
@@ -151,8 +149,7 @@ class QueryServer {
  public:
   // Binds every configured socket and starts the thread; nullptr with *err on failure
   // (e.g. the unix path is in use by a live server; a stale socket file is replaced).
-  static std::unique_ptr<QueryServer> start(const QueryServerConfig &cfg, TagTable &table,
-                                            std::string *err);
+  static std::unique_ptr<QueryServer> start(const QueryServerConfig &cfg, TagTable &table, std::string *err);
   ~QueryServer();
   QueryServer(const QueryServer &) = delete;
   QueryServer &operator=(const QueryServer &) = delete;

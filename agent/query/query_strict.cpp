@@ -1,9 +1,9 @@
 // query_strict.cpp - strict tags on the query socket (strict_redis.h): the strict queries
 // of a batch decided by Redis in one pipelined round trip; those Redis cannot answer are
 // denied or answered by the local bucket, as their rule's on_redis_error says.
-#include "query/query_loop.h"
-
 #include <algorithm>
+
+#include "query/query_loop.h"
 
 namespace dt {
 
@@ -19,10 +19,11 @@ void QueryServer::Loop::answer_strict(uint64_t now) {
   if (!fallback.empty()) answer_fallback(now);
   uint64_t suppressed = 0;
   if ((denied || !fallback.empty()) && redis_log.allow(now, &suppressed))
-    DT_WARN("strict tags: redis did not answer (%s): %llu denied, %zu answered by the local bucket "
-            "(%llu similar messages suppressed)",
-            redis->last_error().c_str(), static_cast<unsigned long long>(denied), fallback.size(),
-            static_cast<unsigned long long>(suppressed));
+    DT_WARN(
+        "strict tags: redis did not answer (%s): %llu denied, %zu answered by the local bucket "
+        "(%llu similar messages suppressed)",
+        redis->last_error().c_str(), static_cast<unsigned long long>(denied), fallback.size(),
+        static_cast<unsigned long long>(suppressed));
 }
 
 void QueryServer::Loop::collect_strict() {
@@ -51,8 +52,14 @@ uint64_t QueryServer::Loop::apply_strict(uint64_t *denied) {
     const StrictRequest &r = strict_reqs[k];
     q.wait_ns = 0;
     switch (r.result) {
-      case StrictResult::Ok: q.answer = TagAnswer::Ok; decided++; break;
-      case StrictResult::No: q.answer = TagAnswer::No; decided++; break;
+      case StrictResult::Ok:
+        q.answer = TagAnswer::Ok;
+        decided++;
+        break;
+      case StrictResult::No:
+        q.answer = TagAnswer::No;
+        decided++;
+        break;
       case StrictResult::Wait:
         q.answer = TagAnswer::Wait;
         q.wait_ns = r.wait_us * 1000;

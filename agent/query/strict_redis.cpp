@@ -42,7 +42,9 @@ timeval to_timeval(uint64_t ns) {
 }
 
 struct ReplyFree {
-  void operator()(redisReply *r) const { if (r) freeReplyObject(r); }
+  void operator()(redisReply *r) const {
+    if (r) freeReplyObject(r);
+  }
 };
 using Reply = std::unique_ptr<redisReply, ReplyFree>;
 
@@ -125,10 +127,16 @@ bool StrictRedis::send_batch(std::span<StrictRequest> reqs, bool use_eval, bool 
     const std::string iv = std::to_string(std::max<uint64_t>(q.interval_us, 1));
     const std::string burst = std::to_string(q.burst);
     const std::string wait = std::to_string(q.max_wait_us);
-    const char *argv[] = {use_eval ? "EVAL" : "EVALSHA", use_eval ? kStrictScript : sha_.c_str(), "1",
-                          key.data(), iv.c_str(), burst.c_str(), wait.c_str()};
-    const size_t len[] = {use_eval ? 4u : 7u, use_eval ? strlen(kStrictScript) : sha_.size(), 1,
-                          key.size(), iv.size(), burst.size(), wait.size()};
+    const char *argv[] = {use_eval ? "EVAL" : "EVALSHA",
+                          use_eval ? kStrictScript : sha_.c_str(),
+                          "1",
+                          key.data(),
+                          iv.c_str(),
+                          burst.c_str(),
+                          wait.c_str()};
+    const size_t len[] = {
+        use_eval ? 4u : 7u, use_eval ? strlen(kStrictScript) : sha_.size(), 1, key.size(), iv.size(), burst.size(),
+        wait.size()};
     if (redisAppendCommandArgv(ctx_, 7, argv, len) != REDIS_OK) return false;
   }
   c_.round_trips++;

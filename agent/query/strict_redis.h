@@ -52,8 +52,8 @@ namespace dt {
 extern const char *const kStrictScript;
 
 struct StrictRedisConfig {
-  std::string address;                  // "host:port", "[v6]:port" or a unix socket path
-  uint64_t timeout_ns = 50'000'000;     // connect and each read/write
+  std::string address;               // "host:port", "[v6]:port" or a unix socket path
+  uint64_t timeout_ns = 50'000'000;  // connect and each read/write
   uint64_t backoff_min_ns = 100'000'000;
   uint64_t backoff_max_ns = 5'000'000'000;
   std::string key_prefix = "dthrottle:";
@@ -62,21 +62,21 @@ struct StrictRedisConfig {
 enum class StrictResult : uint8_t { Ok, Wait, No, Error };
 
 struct StrictRequest {
-  std::string_view tag;       // in
-  uint64_t interval_us = 0;   // in: 1e6 / rate (at least 1)
-  uint64_t burst = 0;         // in
-  uint64_t max_wait_us = 0;   // in: 0 for a plain query
+  std::string_view tag;                       // in
+  uint64_t interval_us = 0;                   // in: 1e6 / rate (at least 1)
+  uint64_t burst = 0;                         // in
+  uint64_t max_wait_us = 0;                   // in: 0 for a plain query
   StrictResult result = StrictResult::Error;  // out
-  uint64_t wait_us = 0;       // out, with Wait
+  uint64_t wait_us = 0;                       // out, with Wait
 };
 
 struct StrictCounters {
-  uint64_t round_trips = 0;   // batches sent (EVAL retries included)
-  uint64_t decided = 0;       // requests Redis answered
-  uint64_t errors = 0;        // requests that got Error
-  uint64_t connects = 0;      // successful connections
+  uint64_t round_trips = 0;  // batches sent (EVAL retries included)
+  uint64_t decided = 0;      // requests Redis answered
+  uint64_t errors = 0;       // requests that got Error
+  uint64_t connects = 0;     // successful connections
   uint64_t connect_failures = 0;
-  uint64_t noscript = 0;      // batches re-sent with EVAL
+  uint64_t noscript = 0;  // batches re-sent with EVAL
 };
 
 class StrictRedis {
@@ -105,7 +105,7 @@ class StrictRedis {
   std::string host_;
   int port_ = 0;
   redisContext *ctx_ = nullptr;
-  std::string sha_;             // of kStrictScript, from SCRIPT LOAD
+  std::string sha_;  // of kStrictScript, from SCRIPT LOAD
   uint64_t next_attempt_ns_ = 0;
   uint64_t backoff_ns_ = 0;
   std::string last_error_;

@@ -68,8 +68,7 @@ bool parse_switch(const std::string &v, bool *on) {
 }  // namespace
 
 bool parse_config_text(const std::string &text, const std::string &path, const option *longopts,
-                       const std::vector<std::string> &lists, std::vector<ConfigSetting> *out,
-                       std::string *err) {
+                       const std::vector<std::string> &lists, std::vector<ConfigSetting> *out, std::string *err) {
   std::map<std::string, int> seen;  // setting -> line it was set on
   for (const FileLine &line : content_lines(text, Comments::AfterBlank)) {
     const int line_no = line.number;

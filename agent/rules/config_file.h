@@ -36,8 +36,7 @@ struct ConfigSetting {
 // Switches set to false produce no setting. Values are not checked here: the flag
 // parser does that. On error: false, *err = "PATH:LINE: what is wrong".
 bool parse_config_text(const std::string &text, const std::string &path, const option *longopts,
-                       const std::vector<std::string> &lists, std::vector<ConfigSetting> *out,
-                       std::string *err);
+                       const std::vector<std::string> &lists, std::vector<ConfigSetting> *out, std::string *err);
 
 // Reads the file at `path`, then parse_config_text.
 bool load_config_file(const std::string &path, const option *longopts, const std::vector<std::string> &lists,

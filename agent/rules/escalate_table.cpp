@@ -38,8 +38,9 @@ bool parse_rule_escalate(const RuleSet &rs, const Value &t, PacketRule *r, std::
   const Value &v = t.at("escalate");
   const int line = static_cast<int>(v.location().line());
   if (!v.is_table())
-    return *err = file_line(rs, line) + "'escalate' must be a table like { after = \"30s\", ban = \"10m\", factor = 2, "
-                                        "max = \"7d\", forget = \"14d\" }",
+    return *err = file_line(rs, line) +
+                  "'escalate' must be a table like { after = \"30s\", ban = \"10m\", factor = 2, "
+                  "max = \"7d\", forget = \"14d\" }",
            false;
   if (!known_keys(rs, v, {"after", "ban", "factor", "max", "forget", "sources"}, "'escalate'", err)) return false;
   if (!escalate_fits(rs, *r, line, err)) return false;
@@ -49,7 +50,8 @@ bool parse_rule_escalate(const RuleSet &rs, const Value &t, PacketRule *r, std::
       !escalate_duration(rs, v, "max", &c.max_ns, err) || !escalate_duration(rs, v, "forget", &c.forget_ns, err))
     return false;
   if (v.contains("factor") && !get_number(v.at("factor"), &c.factor))
-    return *err = file_line(rs, static_cast<int>(v.at("factor").location().line())) + "escalate 'factor' must be a number",
+    return *err =
+               file_line(rs, static_cast<int>(v.at("factor").location().line())) + "escalate 'factor' must be a number",
            false;
   if (v.contains("sources")) {
     const Value &s = v.at("sources");

@@ -71,8 +71,8 @@ bool parse_entry(std::string_view word, Entry *e, std::string *why) {
       return *why = "'" + w + "': the prefix length must be 0 to " + std::to_string(max), false;
   }
   if (!host_bits_clear(bytes, max / 8, static_cast<unsigned>(bits)))
-    return *why = "'" + w + "' has bits set past its /" + std::to_string(bits) +
-                  " (did you mean the network address?)", false;
+    return *why = "'" + w + "' has bits set past its /" + std::to_string(bits) + " (did you mean the network address?)",
+           false;
   (e->v6 ? e->k6.prefixlen : e->k4.prefixlen) = static_cast<uint32_t>(bits);
   return true;
 }
@@ -87,12 +87,14 @@ bool parse_words(const std::vector<std::string_view> &w, Entry *e, bool *has, st
     if (w.size() < 3) return *why = "an ipset line needs `add SETNAME PREFIX`", false;
     if (w.size() > 3)
       return *why = "ipset entry options ('" + std::string(w[3]) +
-                    "' ...) are not supported: give the prefix alone (`add SETNAME PREFIX`)", false;
+                    "' ...) are not supported: give the prefix alone (`add SETNAME PREFIX`)",
+             false;
     return *has = true, parse_entry(w[2], e, why);
   }
   if (w.size() > 1)
     return *why = "one address or prefix a line (found '" + std::string(w[1]) + "' after '" + std::string(w[0]) +
-                  "'; comments start with # or ;)", false;
+                  "'; comments start with # or ;)",
+           false;
   return *has = true, parse_entry(w[0], e, why);
 }
 
@@ -129,8 +131,7 @@ class ListReader {
     std::string why;
     if (!parse_words(words_of(text), &e, &has, &why)) return fail(why, err);
     if (!has) return true;
-    if (p_.size() >= max_)
-      return fail("more than " + std::to_string(max_) + " entries; " + list_cap_text(), err);
+    if (p_.size() >= max_) return fail("more than " + std::to_string(max_) + " entries; " + list_cap_text(), err);
     if (e.v6) p_.v6.push_back(e.k6);
     else p_.v4.push_back(e.k4);
     return true;

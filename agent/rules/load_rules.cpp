@@ -46,8 +46,8 @@ bool load_lists(const RuleSet &rs, LoadedRules *r, std::string *err) {
 
 }  // namespace
 
-bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out,
-                std::string *err, const LoadedRules *previous, const std::vector<PrefixLimit> &prefix) {
+bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out, std::string *err,
+                const LoadedRules *previous, const std::vector<PrefixLimit> &prefix) {
   LoadedRules r;
   r.set = default_rules(rate, burst, bytes);
   r.set.rules[0].prefix_limits = prefix;

@@ -14,8 +14,7 @@ bool parse_prefix_level(const std::string &s, bool *v4, unsigned *bits, std::str
   const std::string fam = s.substr(0, slash), len = slash == std::string::npos ? "" : s.substr(slash + 1);
   if (fam == "v4" || fam == "ipv4") *v4 = true;
   else if (fam == "v6" || fam == "ipv6") *v4 = false;
-  else
-    return *err = "level '" + s + "' must be v4/N or v6/N (e.g. v4/24, v6/48)", false;
+  else return *err = "level '" + s + "' must be v4/N or v6/N (e.g. v4/24, v6/48)", false;
   const unsigned max = *v4 ? 31 : 127;
   bool digits = !len.empty() && len.size() <= 3;
   for (char c : len) digits = digits && isdigit(static_cast<unsigned char>(c));
@@ -33,8 +32,8 @@ std::string prefix_level_name(bool v4, unsigned bits) { return (v4 ? "v4/" : "v6
 std::string format_prefix_limit(const PrefixLimit &l) {
   char buf[160];
   if (l.bytes)
-    snprintf(buf, sizeof buf, "%s=%s/s,burst=%s", prefix_level_name(l.v4, l.bits).c_str(),
-             format_bytes(l.rate).c_str(), format_bytes(static_cast<double>(l.burst)).c_str());
+    snprintf(buf, sizeof buf, "%s=%s/s,burst=%s", prefix_level_name(l.v4, l.bits).c_str(), format_bytes(l.rate).c_str(),
+             format_bytes(static_cast<double>(l.burst)).c_str());
   else
     snprintf(buf, sizeof buf, "%s=%.6g/s,burst=%llu", prefix_level_name(l.v4, l.bits).c_str(), l.rate,
              static_cast<unsigned long long>(l.burst));
@@ -77,7 +76,8 @@ bool check_prefix_limits(const std::vector<PrefixLimit> &levels, const std::stri
                     " levels per rule",
              false;
     for (size_t j = 0; j < i; j++)
-      if (levels[j].v4 == l.v4 && levels[j].bits == l.bits) return *err = what + "level " + name + " is given twice", false;
+      if (levels[j].v4 == l.v4 && levels[j].bits == l.bits)
+        return *err = what + "level " + name + " is given twice", false;
     const unsigned key = l.v4 ? v4_key_bits : v6_key_bits;
     if (l.bits >= key)
       return *err = what + "the level must be shorter than the rule's source buckets (/" + std::to_string(key) +
@@ -98,7 +98,8 @@ bool check_prefix_limits(const std::vector<PrefixLimit> &levels, const std::stri
 
 dt_prefix_policy compile_prefix_limits(const std::vector<PrefixLimit> &levels) {
   std::vector<PrefixLimit> sorted = levels;
-  std::stable_sort(sorted.begin(), sorted.end(), [](const PrefixLimit &a, const PrefixLimit &b) { return a.bits < b.bits; });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const PrefixLimit &a, const PrefixLimit &b) { return a.bits < b.bits; });
   dt_prefix_policy pp{};
   for (const PrefixLimit &l : sorted) {
     dt_policy p{};

@@ -18,11 +18,11 @@ namespace dt {
 
 struct PrefixLimit {
   bool v4 = true;
-  uint8_t bits = 0;     // prefix length within the family (24 for an IPv4 /24)
-  double rate = 0;      // per second: packets, or bytes with `bytes`
-  uint64_t burst = 0;   // packets, or bytes
-  bool bytes = false;   // given with byte units
-  std::string text;     // as written, for messages
+  uint8_t bits = 0;    // prefix length within the family (24 for an IPv4 /24)
+  double rate = 0;     // per second: packets, or bytes with `bytes`
+  uint64_t burst = 0;  // packets, or bytes
+  bool bytes = false;  // given with byte units
+  std::string text;    // as written, for messages
 };
 
 // "v4/24", "v6/48".

@@ -45,7 +45,8 @@ bool parse_rule_cidr(const std::string &s, uint8_t addr[16], uint8_t *prefix_len
   const int full = *v4 ? 96 + bits : bits;
   for (int i = full; i < 128; i++) {
     if (buf[i / 8] & (0x80 >> (i % 8))) {
-      *why = "'" + s + "' has bits set past its /" + std::to_string(bits) + " prefix (did you mean the network address?)";
+      *why =
+          "'" + s + "' has bits set past its /" + std::to_string(bits) + " prefix (did you mean the network address?)";
       return false;
     }
   }
@@ -97,12 +98,14 @@ bool parse_sport(const RuleSet &rs, const Value &t, PacketRule *r, std::string *
   if (!t.contains("sport")) return true;
   const Value &v = t.at("sport");
   if (r->proto != IPPROTO_TCP && r->proto != IPPROTO_UDP)
-    return *err = file_line(rs, line_of(v)) + "'sport' needs proto = \"tcp\" or \"udp\" (ICMP and other protocols have "
-                                              "no ports)",
+    return *err = file_line(rs, line_of(v)) +
+                  "'sport' needs proto = \"tcp\" or \"udp\" (ICMP and other protocols have "
+                  "no ports)",
            false;
   if (!parse_ports(range_text(v), &r->sport_lo, &r->sport_hi))
-    return *err = file_line(rs, line_of(v)) + "sport must be a port (1-65535) or a range like \"1024-65535\", e.g. "
-                                              "sport = 123 for NTP reflection",
+    return *err = file_line(rs, line_of(v)) +
+                  "sport must be a port (1-65535) or a range like \"1024-65535\", e.g. "
+                  "sport = 123 for NTP reflection",
            false;
   return true;
 }
@@ -113,12 +116,14 @@ bool parse_icmp_byte(const RuleSet &rs, const Value &t, const char *key, const P
   if (!t.contains(key)) return true;
   const Value &v = t.at(key);
   if (!is_icmp(r))
-    return *err = file_line(rs, line_of(v)) + "'" + key + "' needs proto = \"icmp\" (ICMP for an IPv4 rule, ICMPv6 for "
-                                              "an IPv6 one)",
+    return *err = file_line(rs, line_of(v)) + "'" + key +
+                  "' needs proto = \"icmp\" (ICMP for an IPv4 rule, ICMPv6 for "
+                  "an IPv6 one)",
            false;
   if (!v.is_integer() || v.as_integer() < 0 || v.as_integer() > 255)
-    return *err = file_line(rs, line_of(v)) + "'" + key + "' must be a number from 0 to 255, e.g. icmp_type = 8 (echo "
-                                              "request; 128 for ICMPv6)",
+    return *err = file_line(rs, line_of(v)) + "'" + key +
+                  "' must be a number from 0 to 255, e.g. icmp_type = 8 (echo "
+                  "request; 128 for ICMPv6)",
            false;
   *out = static_cast<int>(v.as_integer());
   return true;
@@ -148,8 +153,9 @@ bool parse_tcp_flags(const std::string &s, uint8_t *mask, uint8_t *value, std::s
     const bool clear = !item.empty() && item[0] == '!';
     const uint8_t bit = tcp_flag_bit(clear ? item.substr(1) : item);
     if (!bit)
-      return *why = "'" + item + "' is not a TCP flag: write names of FIN SYN RST PSH ACK URG ECE CWR, each set (SYN) "
-                                 "or clear (!ACK), separated by commas: \"SYN,!ACK\"",
+      return *why = "'" + item +
+                    "' is not a TCP flag: write names of FIN SYN RST PSH ACK URG ECE CWR, each set (SYN) "
+                    "or clear (!ACK), separated by commas: \"SYN,!ACK\"",
              false;
     if (*mask & bit) return *why = "'" + item + "': that flag is named twice", false;
     *mask |= bit;
@@ -168,13 +174,14 @@ bool parse_rule_tcp_flags(const RuleSet &rs, const Value &t, PacketRule *r, std:
   const Value &v = t.at("tcp_flags");
   if (r->proto != IPPROTO_TCP) return *err = file_line(rs, line_of(v)) + "'tcp_flags' needs proto = \"tcp\"", false;
   if (r->syn_only)
-    return *err = file_line(rs, line_of(v)) + "write 'syn = true' or 'tcp_flags', not both (syn = true is tcp_flags = "
-                                              "\"SYN,!ACK\")",
+    return *err = file_line(rs, line_of(v)) +
+                  "write 'syn = true' or 'tcp_flags', not both (syn = true is tcp_flags = "
+                  "\"SYN,!ACK\")",
            false;
   std::string why;
   if (!v.is_string() || !parse_tcp_flags(v.as_string().str, &r->tcp_mask, &r->tcp_value, &why))
-    return *err = file_line(rs, line_of(v)) + "tcp_flags: " +
-                  (why.empty() ? "must be a string such as \"SYN,!ACK\" (SYN set, ACK clear)" : why),
+    return *err = file_line(rs, line_of(v)) +
+                  "tcp_flags: " + (why.empty() ? "must be a string such as \"SYN,!ACK\" (SYN set, ACK clear)" : why),
            false;
   return true;
 }
@@ -184,8 +191,9 @@ bool parse_rule_len(const RuleSet &rs, const Value &t, PacketRule *r, std::strin
   if (!t.contains("len")) return true;
   const Value &v = t.at("len");
   if (!parse_number_range(range_text(v), 0, 65535, &r->len_lo, &r->len_hi))
-    return *err = file_line(rs, line_of(v)) + "len must be a frame length in bytes (0-65535) or a range like \"0-100\" "
-                                              "(the frame as XDP sees it: Ethernet header included)",
+    return *err = file_line(rs, line_of(v)) +
+                  "len must be a frame length in bytes (0-65535) or a range like \"0-100\" "
+                  "(the frame as XDP sees it: Ethernet header included)",
            false;
   if (r->len_hi == 65535) r->len_hi = UINT32_MAX;  // at tc a GRO-merged skb may be longer
   r->has_len = true;
@@ -203,7 +211,8 @@ bool parse_rule_dst(const RuleSet &rs, const Value &t, PacketRule *r, std::strin
   if (!parse_rule_cidr(v.as_string().str, r->dst, &r->dst_len, &v4, &why))
     return *err = file_line(rs, line_of(v)) + "dst: " + why, false;
   if (v4 != r->v4)
-    return *err = file_line(rs, line_of(v)) + "dst is IPv" + (v4 ? "4" : "6") + " but cidr is IPv" + (r->v4 ? "4" : "6") +
+    return *err = file_line(rs, line_of(v)) + "dst is IPv" + (v4 ? "4" : "6") + " but cidr is IPv" +
+                  (r->v4 ? "4" : "6") +
                   ": a packet has one family (leave cidr out to match every source of dst's family)",
            false;
   r->has_dst = true;
@@ -218,8 +227,9 @@ bool parse_rule_conditions(const RuleSet &rs, const Value &t, PacketRule *r, std
       !parse_rule_len(rs, t, r, err) || !parse_rule_dst(rs, t, r, err))
     return false;
   if (r->icmp_code >= 0 && r->icmp_type < 0)
-    return *err = file_line(rs, line_of(t.at("icmp_code"))) + "'icmp_code' needs an 'icmp_type' (a code means something "
-                                                               "only within its type)",
+    return *err = file_line(rs, line_of(t.at("icmp_code"))) +
+                  "'icmp_code' needs an 'icmp_type' (a code means something "
+                  "only within its type)",
            false;
   if (r->syn_only) {
     r->tcp_mask = DT_TCP_SYN | DT_TCP_ACK;

@@ -79,7 +79,8 @@ bool parse_rule_match(const RuleSet &rs, const Value &t, PacketRule *r, std::str
     else if (p == "udp") r->proto = IPPROTO_UDP;
     else if (p == "icmp") r->proto = static_cast<uint8_t>(r->v4 ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6});
     else {
-      *err = file_line(rs, static_cast<int>(t.at("proto").location().line())) + "proto '" + p + "' is not one of tcp, udp, icmp";
+      *err = file_line(rs, static_cast<int>(t.at("proto").location().line())) + "proto '" + p +
+             "' is not one of tcp, udp, icmp";
       return false;
     }
   }
@@ -91,14 +92,16 @@ bool parse_rule_match(const RuleSet &rs, const Value &t, PacketRule *r, std::str
       return false;
     }
     if (!parse_ports(d, &r->dport_lo, &r->dport_hi)) {
-      *err = file_line(rs, static_cast<int>(v.location().line())) + "dport must be a port (1-65535) or a range like \"8000-8080\"";
+      *err = file_line(rs, static_cast<int>(v.location().line())) +
+             "dport must be a port (1-65535) or a range like \"8000-8080\"";
       return false;
     }
   }
   if (t.contains("syn")) {
     const Value &v = t.at("syn");
     if (!v.is_boolean() || (v.as_boolean() && r->proto != IPPROTO_TCP)) {
-      *err = file_line(rs, static_cast<int>(v.location().line())) + "'syn' is true or false, and true needs proto = \"tcp\"";
+      *err = file_line(rs, static_cast<int>(v.location().line())) +
+             "'syn' is true or false, and true needs proto = \"tcp\"";
       return false;
     }
     r->syn_only = v.as_boolean();
@@ -120,8 +123,8 @@ bool parse_rule_limits(const RuleSet &rs, const Value &t, int line, const std::s
   if (t.contains("key_prefix")) {
     const Value &v = t.at("key_prefix");
     if (!v.is_integer() || v.as_integer() < 1 || v.as_integer() > max_bits) {
-      *err = file_line(rs, static_cast<int>(v.location().line())) + "key_prefix must be 1 to " + std::to_string(max_bits) +
-             " for an IPv" + (r->v4 ? "4" : "6") + " rule";
+      *err = file_line(rs, static_cast<int>(v.location().line())) + "key_prefix must be 1 to " +
+             std::to_string(max_bits) + " for an IPv" + (r->v4 ? "4" : "6") + " rule";
       return false;
     }
     r->key_prefix = static_cast<uint8_t>(v.as_integer());
@@ -170,8 +173,9 @@ bool parse_rule_key_by(const RuleSet &rs, const Value &t, PacketRule *r, std::st
   const std::string at = file_line(rs, static_cast<int>(v.location().line()));
   const std::string by = v.is_string() ? v.as_string().str : "";
   if (by != "source" && by != "destination")
-    return *err = at + "key_by must be \"source\" (the default: a bucket per source) or \"destination\" (a bucket "
-                       "per destination address: a VIP's total, whatever the sources)",
+    return *err = at +
+                  "key_by must be \"source\" (the default: a bucket per source) or \"destination\" (a bucket "
+                  "per destination address: a VIP's total, whatever the sources)",
            false;
   if (by == "source") return true;
   if (r->action != RuleAction::Throttle)
@@ -179,9 +183,10 @@ bool parse_rule_key_by(const RuleSet &rs, const Value &t, PacketRule *r, std::st
                   "' has no bucket)",
            false;
   if (!r->prefix_limits.empty())
-    return *err = at + "key_by = \"destination\" cannot be combined with prefix_limits (they cap the sources' "
-                       "prefixes, and this rule's buckets are destinations): use key_prefix for a bucket per "
-                       "destination prefix, and a rule of its own for the sources' prefix budgets",
+    return *err = at +
+                  "key_by = \"destination\" cannot be combined with prefix_limits (they cap the sources' "
+                  "prefixes, and this rule's buckets are destinations): use key_prefix for a bucket per "
+                  "destination prefix, and a rule of its own for the sources' prefix budgets",
            false;
   if (r->name.size() > kMaxRuleNameLen - kDestGroupSuffix.size())
     return *err = at + "rule '" + r->name + "' is keyed by destination, so its name may have at most " +
@@ -197,12 +202,14 @@ bool parse_prefix_limit_value(const RuleSet &rs, const Value &v, PrefixLimit *ou
   const int line = static_cast<int>(v.location().line());
   std::string why;
   if (v.is_string()) {
-    if (!parse_prefix_limit(v.as_string().str, out, &why)) return *err = file_line(rs, line) + "prefix_limits: " + why, false;
+    if (!parse_prefix_limit(v.as_string().str, out, &why))
+      return *err = file_line(rs, line) + "prefix_limits: " + why, false;
     return true;
   }
   if (!v.is_table())
-    return *err = file_line(rs, line) + "each prefix limit is a table { prefix = \"v4/24\", rate = 1000, burst = 2000 } "
-                                 "or a string \"v4/24=1000/s,burst=2000\"",
+    return *err = file_line(rs, line) +
+                  "each prefix limit is a table { prefix = \"v4/24\", rate = 1000, burst = 2000 } "
+                  "or a string \"v4/24=1000/s,burst=2000\"",
            false;
   if (!known_keys(rs, v, {"prefix", "rate", "burst"}, "a prefix limit", err)) return false;
   if (!v.contains("prefix") || !v.at("prefix").is_string())
@@ -212,7 +219,8 @@ bool parse_prefix_limit_value(const RuleSet &rs, const Value &v, PrefixLimit *ou
   double rate = 0;
   uint64_t burst = 0;
   bool rate_bytes = false, burst_bytes = false;
-  if (!read_rate(rs, v.at("rate"), &rate, &rate_bytes, err) || !read_burst(rs, v.at("burst"), &burst, &burst_bytes, err))
+  if (!read_rate(rs, v.at("rate"), &rate, &rate_bytes, err) ||
+      !read_burst(rs, v.at("burst"), &burst, &burst_bytes, err))
     return false;
   if (std::string m = budget_unit_mismatch(rate_bytes, burst_bytes, "rate = " + written(v.at("rate")),
                                            "burst = " + written(v.at("burst")));
@@ -235,8 +243,9 @@ bool parse_rule_prefix_limits(const RuleSet &rs, const Value &t, PacketRule *r, 
   const Value &v = t.at("prefix_limits");
   const int line = static_cast<int>(v.location().line());
   if (!v.is_array())
-    return *err = file_line(rs, line) + "'prefix_limits' must be a list: prefix_limits = [{ prefix = \"v4/24\", rate = 1000, "
-                                 "burst = 2000 }]",
+    return *err = file_line(rs, line) +
+                  "'prefix_limits' must be a list: prefix_limits = [{ prefix = \"v4/24\", rate = 1000, "
+                  "burst = 2000 }]",
            false;
   if (r->action != RuleAction::Throttle)
     return *err = file_line(rs, line) + "only throttle rules take prefix_limits ('" + rule_action_name(r->action) +
@@ -249,7 +258,8 @@ bool parse_rule_prefix_limits(const RuleSet &rs, const Value &t, PacketRule *r, 
   }
   std::string why;
   const unsigned v4_key = r->v4 ? r->key_prefix : 32, v6_key = r->v4 ? 64 : r->key_prefix;
-  if (!check_prefix_limits(r->prefix_limits, r->name, r->bytes, v4_key, v6_key, &why)) return *err = file_line(rs, line) + why, false;
+  if (!check_prefix_limits(r->prefix_limits, r->name, r->bytes, v4_key, v6_key, &why))
+    return *err = file_line(rs, line) + why, false;
   if (!r->prefix_limits.empty() && r->name.size() > kMaxRuleNameLen - kPrefixGroupSuffixMax)
     return *err = file_line(rs, line) + "rule '" + r->name + "' has prefix limits, so its name may have at most " +
                   std::to_string(kMaxRuleNameLen - kPrefixGroupSuffixMax) +
@@ -265,19 +275,18 @@ bool parse_rule_syn_cookies(const RuleSet &rs, const Value &t, PacketRule *r, st
   if (!t.contains("syn_cookies")) return true;
   const Value &v = t.at("syn_cookies");
   const std::string at = file_line(rs, static_cast<int>(v.location().line())) + "rule '" + r->name + "': ";
-  if (!v.is_boolean())
-    return *err = at + "'syn_cookies' must be true or false (without quotes)", false;
+  if (!v.is_boolean()) return *err = at + "'syn_cookies' must be true or false (without quotes)", false;
   if (!v.as_boolean()) return true;
   if (r->action != RuleAction::Throttle)
     return *err = at + "only throttle rules take syn_cookies ('" + rule_action_name(r->action) +
                   "' has no budget to answer for)",
            false;
   if (r->proto != IPPROTO_TCP)
-    return *err = at + "syn_cookies answers TCP SYNs: the rule needs proto = \"tcp\" (and usually dport and syn = true)",
+    return *err =
+               at + "syn_cookies answers TCP SYNs: the rule needs proto = \"tcp\" (and usually dport and syn = true)",
            false;
   if (r->prefix_limits.empty())
-    return *err = at + "syn_cookies answers the SYNs a prefix budget refuses: the rule needs prefix_limits",
-           false;
+    return *err = at + "syn_cookies answers the SYNs a prefix budget refuses: the rule needs prefix_limits", false;
   r->syn_cookies = true;
   return true;
 }
@@ -289,18 +298,19 @@ bool parse_rule(const RuleSet &rs, const Value &t, PacketRule *r, std::string *e
     *err = file_line(rs, line) + "each [[rule]] must be a table";
     return false;
   }
-  if (!known_keys(rs, t,
-                  {"name", "cidr", "action", "proto", "dport", "syn", "rate", "burst", "key_prefix", "adaptive",
-                   "dry_run", "prefix_limits", "dst", "sport", "tcp_flags", "icmp_type", "icmp_code", "len", "key_by",
-                   "syn_cookies", "escalate", "attack_drops"},
+  if (!known_keys(rs, t, {"name",   "cidr",        "action",     "proto",       "dport",     "syn",
+                          "rate",   "burst",       "key_prefix", "adaptive",    "dry_run",   "prefix_limits",
+                          "dst",    "sport",       "tcp_flags",  "icmp_type",   "icmp_code", "len",
+                          "key_by", "syn_cookies", "escalate",   "attack_drops"},
                   "a [[rule]]", err))
     return false;
   std::string action;
   return parse_rule_name_cidr(rs, t, line, r, err) && parse_rule_action(rs, t, r, &action, err) &&
-         parse_rule_match(rs, t, r, err) && parse_rule_conditions(rs, t, r, err) && parse_rule_limits(rs, t, line, action, r, err) &&
-         parse_rule_dry_run(rs, t, r, err) && parse_rule_prefix_limits(rs, t, r, err) &&
-         parse_rule_key_by(rs, t, r, err) && parse_rule_syn_cookies(rs, t, r, err) &&
-         parse_rule_escalate(rs, t, r, err) && parse_rule_attack_drops(rs, t, r, err);
+         parse_rule_match(rs, t, r, err) && parse_rule_conditions(rs, t, r, err) &&
+         parse_rule_limits(rs, t, line, action, r, err) && parse_rule_dry_run(rs, t, r, err) &&
+         parse_rule_prefix_limits(rs, t, r, err) && parse_rule_key_by(rs, t, r, err) &&
+         parse_rule_syn_cookies(rs, t, r, err) && parse_rule_escalate(rs, t, r, err) &&
+         parse_rule_attack_drops(rs, t, r, err);
 }
 
 }  // namespace

@@ -10,9 +10,12 @@ namespace dt {
 
 const char *rule_action_name(RuleAction a) {
   switch (a) {
-    case RuleAction::Throttle: return "throttle";
-    case RuleAction::Allow: return "allow";
-    case RuleAction::Deny: return "deny";
+    case RuleAction::Throttle:
+      return "throttle";
+    case RuleAction::Allow:
+      return "allow";
+    case RuleAction::Deny:
+      return "deny";
   }
   return "?";
 }

@@ -69,32 +69,33 @@ struct PacketRule {
   uint8_t addr[16] = {};   // network, IPv4 as ::ffff:a.b.c.d
   uint8_t prefix_len = 0;  // of the 128-bit form (IPv4 /24 is 120)
   bool v4 = true;
-  uint8_t proto = 0;       // 0 any, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP (ICMPv6 for IPv6)
+  uint8_t proto = 0;                    // 0 any, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP (ICMPv6 for IPv6)
   uint16_t dport_lo = 0, dport_hi = 0;  // 0,0: any
-  bool syn_only = false;   // syn = true: the same as tcp_flags = "SYN,!ACK"
+  bool syn_only = false;                // syn = true: the same as tcp_flags = "SYN,!ACK"
   // Conditions beside cidr (docs/rules.md "Conditions"); the kernel's form: dt_rule_match, dt_rule_cond.
-  uint16_t sport_lo = 0, sport_hi = 0;      // 0,0: any
-  uint8_t tcp_mask = 0, tcp_value = 0;      // (TCP flags & mask) == value; mask 0: any
-  int icmp_type = -1, icmp_code = -1;       // -1: any
-  bool has_dst = false;                     // dst = "203.0.113.0/24"
-  uint8_t dst[16] = {};                     // its network, IPv4 as ::ffff:a.b.c.d
-  uint8_t dst_len = 0;                      // of the 128-bit form (IPv4 /24 is 120)
-  bool has_len = false;                     // len = "0-100": the frame's length in bytes
+  uint16_t sport_lo = 0, sport_hi = 0;  // 0,0: any
+  uint8_t tcp_mask = 0, tcp_value = 0;  // (TCP flags & mask) == value; mask 0: any
+  int icmp_type = -1, icmp_code = -1;   // -1: any
+  bool has_dst = false;                 // dst = "203.0.113.0/24"
+  uint8_t dst[16] = {};                 // its network, IPv4 as ::ffff:a.b.c.d
+  uint8_t dst_len = 0;                  // of the 128-bit form (IPv4 /24 is 120)
+  bool has_len = false;                 // len = "0-100": the frame's length in bytes
   uint32_t len_lo = 0, len_hi = 0;
   RuleAction action = RuleAction::Throttle;
-  double rate = 0;         // per second: packets, or bytes with `bytes`
-  uint64_t burst = 0;      // packets, or bytes with `bytes`
-  bool bytes = false;      // a byte budget: rate = "100kB/s", burst = "15kB" (DT_POL_BYTES)
-  uint8_t key_prefix = 0;  // bucket granularity within the family (32/64 by default)
-  bool key_by_dest = false;  // key_by = "destination" (DT_POL_KEY_DEST): buckets per destination
-  AdaptiveConfig adaptive{};  // back off on busy signals (adaptive.h); throttle rules only
-  bool dry_run = false;    // DT_POL_DRY_RUN: decided and counted, never dropped (would_drop)
-  bool syn_cookies = false;  // DT_POL_SYN_COOKIES: SYNs a prefix budget refuses get a cookie
+  double rate = 0;                         // per second: packets, or bytes with `bytes`
+  uint64_t burst = 0;                      // packets, or bytes with `bytes`
+  bool bytes = false;                      // a byte budget: rate = "100kB/s", burst = "15kB" (DT_POL_BYTES)
+  uint8_t key_prefix = 0;                  // bucket granularity within the family (32/64 by default)
+  bool key_by_dest = false;                // key_by = "destination" (DT_POL_KEY_DEST): buckets per destination
+  AdaptiveConfig adaptive{};               // back off on busy signals (adaptive.h); throttle rules only
+  bool dry_run = false;                    // DT_POL_DRY_RUN: decided and counted, never dropped (would_drop)
+  bool syn_cookies = false;                // DT_POL_SYN_COOKIES: SYNs a prefix budget refuses get a cookie
   std::vector<PrefixLimit> prefix_limits;  // prefix budgets (DT_POL_PREFIX); throttle rules only
-  EscalateConfig escalate{};  // ban sources over budget for long (policy/escalation.h); throttle rules
-  int64_t attack_drops = -1;  // attack_drops = N: drops/s that make an attack event (docs/events.md); -1: --attack-drops
-  int line = 0;            // where it is in the file
-  uint32_t id = 0;         // the kernel's rule index (stable by name across reloads)
+  EscalateConfig escalate{};               // ban sources over budget for long (policy/escalation.h); throttle rules
+  int64_t attack_drops =
+      -1;           // attack_drops = N: drops/s that make an attack event (docs/events.md); -1: --attack-drops
+  int line = 0;     // where it is in the file
+  uint32_t id = 0;  // the kernel's rule index (stable by name across reloads)
 };
 
 struct RuleSet {
@@ -146,9 +147,8 @@ struct LoadedRules {
 // prefix budgets, --prefix-limit), plus `path` if not empty. With
 // `previous` (a reload), a rule keeps the id it had under the same name, so its
 // buckets and counters stay its own; new rules take free ids.
-bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out,
-                std::string *err, const LoadedRules *previous = nullptr,
-                const std::vector<PrefixLimit> &prefix = {});
+bool load_rules(double rate, uint64_t burst, bool bytes, const std::string &path, LoadedRules *out, std::string *err,
+                const LoadedRules *previous = nullptr, const std::vector<PrefixLimit> &prefix = {});
 // The same with a default rule in packets.
 inline bool load_rules(double rate, uint64_t burst, const std::string &path, LoadedRules *out, std::string *err,
                        const LoadedRules *previous = nullptr) {

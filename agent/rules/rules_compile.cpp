@@ -30,7 +30,6 @@ bool covers(const uint8_t *net, int len, const uint8_t *addr) {
   return true;
 }
 
-
 // One policy per rule id, so the program finds a rule's policy at its id.
 bool compile_policies(const RuleSet &rs, CompiledRules *c, std::string *err) {
   uint32_t max_id = 0;
@@ -50,7 +49,7 @@ bool compile_policies(const RuleSet &rs, CompiledRules *c, std::string *err) {
     }
     p.action = static_cast<uint8_t>(r.action);
     p.flags = static_cast<uint8_t>(p.flags | (r.dry_run ? DT_POL_DRY_RUN : 0) | (r.key_by_dest ? DT_POL_KEY_DEST : 0) |
-                                     (r.syn_cookies ? DT_POL_SYN_COOKIES : 0));
+                                   (r.syn_cookies ? DT_POL_SYN_COOKIES : 0));
     p.v4_key_bits = r.key_prefix && r.v4 ? r.key_prefix : 32;
     p.v6_key_bits = r.key_prefix && !r.v4 ? r.key_prefix : 64;
     if (r.prefix_limits.empty()) continue;
@@ -96,9 +95,8 @@ std::vector<Prefix> family_prefixes(const RuleSet &rs, bool v4) {
   for (size_t i = 1; i < rs.rules.size(); i++) {
     const PacketRule &r = rs.rules[i];
     if (r.v4 != v4) continue;
-    auto it = std::find_if(prefixes.begin(), prefixes.end(), [&](const Prefix &p) {
-      return p.len == r.prefix_len && memcmp(p.addr, r.addr, 16) == 0;
-    });
+    auto it = std::find_if(prefixes.begin(), prefixes.end(),
+                           [&](const Prefix &p) { return p.len == r.prefix_len && memcmp(p.addr, r.addr, 16) == 0; });
     if (it == prefixes.end()) {
       Prefix p{};
       memcpy(p.addr, r.addr, 16);

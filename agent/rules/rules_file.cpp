@@ -34,9 +34,8 @@ bool list_path(const RuleSet &rs, const Value &root, const char *key, std::strin
   if (!root.contains(key)) return true;
   const Value &v = root.at(key);
   if (!v.is_string() || v.as_string().str.empty()) {
-    *err = file_line(rs, static_cast<int>(v.location().line())) + "'" + key +
-           "' must be a file name in quotes, e.g. " + key + " = \"lists/" + (key[0] == 'a' ? "allow" : "deny") +
-           ".netset\" (relative to the rules file's folder)";
+    *err = file_line(rs, static_cast<int>(v.location().line())) + "'" + key + "' must be a file name in quotes, e.g. " +
+           key + " = \"lists/" + (key[0] == 'a' ? "allow" : "deny") + ".netset\" (relative to the rules file's folder)";
     return false;
   }
   const std::string path = v.as_string().str;
@@ -62,7 +61,8 @@ bool parse_rules(const std::string &text, const std::string &origin, RuleSet *ou
   }
   try {
     if (!parse_rule_tables(rs, root, err) || !parse_tag_tables(rs, root, err)) return false;
-    if (!list_path(rs, root, "allow_file", &rs.allow_file, err) || !list_path(rs, root, "deny_file", &rs.deny_file, err))
+    if (!list_path(rs, root, "allow_file", &rs.allow_file, err) ||
+        !list_path(rs, root, "deny_file", &rs.deny_file, err))
       return false;
   } catch (const std::exception &e) {
     std::string first = e.what();

@@ -15,7 +15,6 @@ bool get_number(const Value &v, double *out) {
   return true;
 }
 
-
 bool known_keys(const RuleSet &rs, const Value &table, const std::set<std::string> &allowed, const char *what,
                 std::string *err) {
   for (const auto &[k, v] : table.as_table()) {
@@ -91,7 +90,8 @@ bool rate_burst(const RuleSet &rs, const Value &t, int line, double *rate, uint6
   bool rate_bytes = false, burst_bytes = false;
   if (!read_rate(rs, r, rate, &rate_bytes, err) || !read_burst(rs, b, burst, &burst_bytes, err)) return false;
   if (!bytes && (rate_bytes || burst_bytes)) {
-    *err = file_line(rs, line) + "tag rules count queries, not bytes: give 'rate' and 'burst' as numbers (rate = 100, burst = 50)";
+    *err = file_line(rs, line) +
+           "tag rules count queries, not bytes: give 'rate' and 'burst' as numbers (rate = 100, burst = 50)";
     return false;
   }
   if (std::string m = budget_unit_mismatch(rate_bytes, burst_bytes, "rate = " + written(r), "burst = " + written(b));
@@ -141,7 +141,8 @@ bool parse_adaptive(const RuleSet &rs, const Value &t, AdaptiveConfig *out, std:
   if (v.contains("listen_port")) {
     const Value &lp = v.at("listen_port");
     if (!lp.is_integer() || lp.as_integer() < 1 || lp.as_integer() > 65535) {
-      *err = file_line(rs, static_cast<int>(lp.location().line())) + "adaptive 'listen_port' must be a TCP port, 1 to 65535";
+      *err = file_line(rs, static_cast<int>(lp.location().line())) +
+             "adaptive 'listen_port' must be a TCP port, 1 to 65535";
       return false;
     }
     out->listen_port = static_cast<uint16_t>(lp.as_integer());

@@ -14,7 +14,6 @@ namespace dt {
 
 using Value = toml::value;
 
-
 // Reads a number that TOML may hold as an integer or a float.
 bool get_number(const Value &v, double *out);
 // Checks that `table` has only the keys in `allowed`.

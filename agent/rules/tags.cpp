@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "dthrottle/bucket.h"
 #include "common/parse_values.h"
 #include "dataplane/policy.h"
+#include "dthrottle/bucket.h"
 
 namespace dt {
 namespace {
@@ -82,8 +82,8 @@ bool TagTable::replace_rules(const std::vector<TagRule> &rules, std::string *err
     dt_policy p{};
     std::string why;
     if (r.prefix.size() > kMaxTagLen) why = "prefix longer than " + std::to_string(kMaxTagLen) + " bytes";
-    else if (!make_policy(r.rate, r.burst, &p, &why)) {}
-    else if (!c.by_prefix.emplace(r.prefix, static_cast<uint32_t>(i)).second) why = "duplicate prefix";
+    else if (!make_policy(r.rate, r.burst, &p, &why)) {
+    } else if (!c.by_prefix.emplace(r.prefix, static_cast<uint32_t>(i)).second) why = "duplicate prefix";
     if (!why.empty()) {
       *err = "tag rule " + std::to_string(i + 1) + " (prefix '" + r.prefix + "'): " + why;
       return false;
@@ -242,8 +242,7 @@ void TagTable::expire_locked(uint64_t now_ns) {
   while (!due_.empty() && due_.top().due_ns <= now_ns) {
     const Reservation &r = due_.top();
     auto it = map_.find(std::string_view(r.tag));
-    if (it != map_.end() && it->second.serial == r.serial && it->second.reservations > 0)
-      it->second.reservations--;
+    if (it != map_.end() && it->second.serial == r.serial && it->second.reservations > 0) it->second.reservations--;
     c_.outstanding--;
     due_.pop();
   }

@@ -111,10 +111,10 @@ struct TagCounters {
 class TagTable {
  public:
   struct Options {
-    size_t max_buckets = 1'000'000;        // 0: no bound
+    size_t max_buckets = 1'000'000;  // 0: no bound
     uint32_t max_reservations_per_tag = 100;
-    uint64_t max_reservations = 100'000;   // outstanding, over all tags
-    size_t max_orphan_tags = 65'536;       // dropped buckets whose hits wait for collect()
+    uint64_t max_reservations = 100'000;  // outstanding, over all tags
+    size_t max_orphan_tags = 65'536;      // dropped buckets whose hits wait for collect()
   };
 
   TagTable() : TagTable(Options{}) {}
@@ -173,15 +173,15 @@ class TagTable {
   using Node = Map::value_type;
   static constexpr uint32_t kClean = UINT32_MAX;
   struct Bucket {
-    uint64_t tat = 0;                 // GCRA state; 0: full
-    dt_policy policy{};               // of the rule it was resolved to
-    uint64_t hits = 0;                // admitted since the last collect
-    uint64_t serial = 0;              // tells a recreated bucket from its predecessor
-    Node *lru_prev = nullptr;         // towards the most recently used
-    Node *lru_next = nullptr;         // towards the least recently used
-    uint32_t rules_gen = 0;           // rule set it was resolved under
-    uint32_t reservations = 0;        // outstanding
-    uint32_t dirty = kClean;          // index in dirty_ while hits > 0
+    uint64_t tat = 0;           // GCRA state; 0: full
+    dt_policy policy{};         // of the rule it was resolved to
+    uint64_t hits = 0;          // admitted since the last collect
+    uint64_t serial = 0;        // tells a recreated bucket from its predecessor
+    Node *lru_prev = nullptr;   // towards the most recently used
+    Node *lru_next = nullptr;   // towards the least recently used
+    uint32_t rules_gen = 0;     // rule set it was resolved under
+    uint32_t reservations = 0;  // outstanding
+    uint32_t dirty = kClean;    // index in dirty_ while hits > 0
   };
   struct Reservation {
     uint64_t due_ns;

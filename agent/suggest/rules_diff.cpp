@@ -70,7 +70,8 @@ size_t array_end(const std::vector<std::string> &lines, size_t from) {
 
 std::vector<Block> rule_blocks(const std::vector<std::string> &lines) {
   static const std::regex header(R"(^\s*\[.*)"), rule_header(R"(^\s*\[\[\s*rule\s*\]\].*)");
-  static const std::regex name(R"re(^\s*name\s*=\s*"([^"]*)".*)re"), rate(R"(^\s*rate\s*=.*)"), burst(R"(^\s*burst\s*=.*)");
+  static const std::regex name(R"re(^\s*name\s*=\s*"([^"]*)".*)re"), rate(R"(^\s*rate\s*=.*)"),
+      burst(R"(^\s*burst\s*=.*)");
   static const std::regex limits(R"(^\s*prefix_limits\s*=.*)");
   std::vector<Block> out;
   Block *cur = nullptr;
@@ -79,7 +80,9 @@ std::vector<Block> rule_blocks(const std::vector<std::string> &lines) {
     if (std::regex_match(lines[i], header)) {
       if (cur) cur->end = i;
       cur = nullptr;
-      if (std::regex_match(lines[i], rule_header)) cur = &out.emplace_back(Block{i, lines.size(), "", std::string::npos, std::string::npos, std::string::npos, std::string::npos});
+      if (std::regex_match(lines[i], rule_header))
+        cur = &out.emplace_back(
+            Block{i, lines.size(), "", std::string::npos, std::string::npos, std::string::npos, std::string::npos});
     } else if (cur && std::regex_match(lines[i], m, name)) {
       cur->name = m[1];
     } else if (cur && std::regex_match(lines[i], rate)) {
@@ -103,7 +106,8 @@ std::string rate_text(double rate) {
 }
 
 std::string prefix_limit_text(bool v6, unsigned bits, double rate, uint64_t burst) {
-  return std::string(v6 ? "v6/" : "v4/") + std::to_string(bits) + "=" + rate_text(rate) + "/s,burst=" + std::to_string(burst);
+  return std::string(v6 ? "v6/" : "v4/") + std::to_string(bits) + "=" + rate_text(rate) +
+         "/s,burst=" + std::to_string(burst);
 }
 
 namespace {
@@ -120,16 +124,19 @@ void edit_block(const std::vector<std::string> &lines, const Block &b, const Rul
   auto &r = *replaced;
   const std::string indent = lines[b.rate].substr(0, lines[b.rate].find_first_not_of(" \t"));
   const std::string burst = std::to_string(e.burst);
-  r[b.rate] = {{DiffLine::Kind::Del, lines[b.rate]}, {DiffLine::Kind::Add, with_value(lines[b.rate], "rate", rate_text(e.rate))}};
+  r[b.rate] = {{DiffLine::Kind::Del, lines[b.rate]},
+               {DiffLine::Kind::Add, with_value(lines[b.rate], "rate", rate_text(e.rate))}};
   size_t after_burst = b.rate;
   if (b.burst != std::string::npos) {
-    r[b.burst] = {{DiffLine::Kind::Del, lines[b.burst]}, {DiffLine::Kind::Add, with_value(lines[b.burst], "burst", burst)}};
+    r[b.burst] = {{DiffLine::Kind::Del, lines[b.burst]},
+                  {DiffLine::Kind::Add, with_value(lines[b.burst], "burst", burst)}};
     after_burst = b.burst;
   } else {
     r[b.rate].push_back({DiffLine::Kind::Add, indent + "burst = " + burst});
   }
   if (e.prefix_limits.empty()) return;
-  if (b.limits == std::string::npos) return r[after_burst].push_back({DiffLine::Kind::Add, limits_line(indent, e.prefix_limits)});
+  if (b.limits == std::string::npos)
+    return r[after_burst].push_back({DiffLine::Kind::Add, limits_line(indent, e.prefix_limits)});
   for (size_t i = b.limits; i <= b.limits_end; i++) r[i] = {{DiffLine::Kind::Del, lines[i]}};
   const std::string old_indent = lines[b.limits].substr(0, lines[b.limits].find_first_not_of(" \t"));
   r[b.limits_end].push_back({DiffLine::Kind::Add, limits_line(old_indent, e.prefix_limits)});
@@ -173,7 +180,8 @@ std::string hunk_header(const std::vector<DiffLine> &lines, size_t from, size_t 
     if (lines[i].kind != DiffLine::Kind::Del) new_n++;
   }
   char buf[96];
-  snprintf(buf, sizeof buf, "@@ -%zu,%zu +%zu,%zu @@\n", old_n ? old_at : old_at - 1, old_n, new_n ? new_at : new_at - 1, new_n);
+  snprintf(buf, sizeof buf, "@@ -%zu,%zu +%zu,%zu @@\n", old_n ? old_at : old_at - 1, old_n,
+           new_n ? new_at : new_at - 1, new_n);
   return buf;
 }
 
@@ -198,7 +206,10 @@ std::string unified_diff(const std::vector<DiffLine> &lines, const std::string &
     if (out.empty()) out = "--- " + path + "\n+++ " + path + "\n";
     out += hunk_header(lines, from, to);
     for (size_t j = from; j < to; j++)
-      out += (lines[j].kind == DiffLine::Kind::Keep ? " " : lines[j].kind == DiffLine::Kind::Del ? "-" : "+") + lines[j].text + "\n";
+      out += (lines[j].kind == DiffLine::Kind::Keep  ? " "
+              : lines[j].kind == DiffLine::Kind::Del ? "-"
+                                                     : "+") +
+             lines[j].text + "\n";
     i = to;
   }
   return out;

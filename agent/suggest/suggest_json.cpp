@@ -6,11 +6,16 @@ namespace dt {
 namespace {
 
 Json quantiles_json(const Quantiles &q) {
-  return {{"n", q.n}, {"p50", printed_number("%.6g", q.p50)}, {"p99", printed_number("%.6g", q.p99)},
-          {"p99_9", printed_number("%.6g", q.p999)}, {"max", printed_number("%.6g", q.max)}};
+  return {{"n", q.n},
+          {"p50", printed_number("%.6g", q.p50)},
+          {"p99", printed_number("%.6g", q.p99)},
+          {"p99_9", printed_number("%.6g", q.p999)},
+          {"max", printed_number("%.6g", q.max)}};
 }
 
-Json peaks_json(const PeakQuantiles &p) { return {{"over_1s", quantiles_json(p.short_w)}, {"over_long", quantiles_json(p.long_w)}}; }
+Json peaks_json(const PeakQuantiles &p) {
+  return {{"over_1s", quantiles_json(p.short_w)}, {"over_long", quantiles_json(p.long_w)}};
+}
 
 // What a limit would throttle; `of` names what Throttled counts as sources ("sources", "prefixes").
 Json throttled_json(const Throttled &t, const char *of) {
@@ -43,7 +48,10 @@ Json rule_json(const RuleFinding &f) {
   const dt_policy &pol = f.rule.policy;
   Proposal now;
   if (pol.interval_ns) now = {true, 1e9 / static_cast<double>(pol.interval_ns), pol.burst_ns / pol.interval_ns};
-  Json j = {{"name", f.rule.name}, {"id", f.rule.id}, {"dry_run", (pol.flags & DT_POL_DRY_RUN) != 0}, {"now", limit_json(now)}};
+  Json j = {{"name", f.rule.name},
+            {"id", f.rule.id},
+            {"dry_run", (pol.flags & DT_POL_DRY_RUN) != 0},
+            {"now", limit_json(now)}};
   j["skipped"] = f.skipped.empty() ? Json(nullptr) : Json(f.skipped);
   if (!f.skipped.empty()) return j;
   j["sources"] = f.sources;
@@ -65,10 +73,14 @@ Json rule_json(const RuleFinding &f) {
 
 std::string render_findings_json(const SuggestRun &run, const std::vector<RuleFinding> &rules, const SuggestParams &p,
                                  const ProposalChange &change) {
-  Json j = {{"pin_dir", run.pin_dir},     {"seconds", run.seconds},
-            {"sources", run.sources},     {"max_sources", run.max_sources},
-            {"untracked", run.untracked}, {"late_readings", run.late_readings},
-            {"quantile", printed_number("%.6g", p.quantile)}, {"headroom", printed_number("%.6g", p.headroom)},
+  Json j = {{"pin_dir", run.pin_dir},
+            {"seconds", run.seconds},
+            {"sources", run.sources},
+            {"max_sources", run.max_sources},
+            {"untracked", run.untracked},
+            {"late_readings", run.late_readings},
+            {"quantile", printed_number("%.6g", p.quantile)},
+            {"headroom", printed_number("%.6g", p.headroom)},
             {"prefix_outlier", printed_number("%.6g", kPrefixOutlier)}};
   j["rules"] = Json::array();
   for (const RuleFinding &f : rules) j["rules"].push_back(rule_json(f));

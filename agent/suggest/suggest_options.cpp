@@ -39,7 +39,8 @@ OptionHandler number_into(double *to, double min, double max, double scale, cons
   return [=](const std::string &v, std::string *why) {
     char *end = nullptr;
     const double x = strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || !(x >= min && x <= max)) return *why = "'" + v + "' must be a number " + bounds, false;
+    if (v.empty() || *end != '\0' || !(x >= min && x <= max))
+      return *why = "'" + v + "' must be a number " + bounds, false;
     return *to = x * scale, true;
   };
 }
@@ -55,9 +56,11 @@ int parse_suggest_command(int argc, char **argv, SuggestOptions *o) {
           {"rules", 0, "FILE", "the agent's rules file: print the proposal as a diff of it", store(&o->rules_file)},
           {"quantile", 0, "P", "the percentile of the sources' peaks the rate serves, 50 to 100 (default 99)",
            number_into(&o->quantile, 50, 100, 0.01, "from 50 to 100")},
-          {"headroom", 0, "X", "the rate is X times that percentile, 1 to 100 (default 2)", number_into(&o->headroom, 1, 100, 1, "from 1 to 100")},
-          {"max-sources", 0, "N", "sources to follow, 1 to 1000000 (default 10000; more are counted\n"
-                                  "and left out); N x the seconds of --for at most 50000000",
+          {"headroom", 0, "X", "the rate is X times that percentile, 1 to 100 (default 2)",
+           number_into(&o->headroom, 1, 100, 1, "from 1 to 100")},
+          {"max-sources", 0, "N",
+           "sources to follow, 1 to 1000000 (default 10000; more are counted\n"
+           "and left out); N x the seconds of --for at most 50000000",
            count_into(&o->max_sources, 1, 1'000'000)},
           {"json", 0, nullptr, "machine-readable output: one JSON document, the diff in it", turn_on(&o->json)},
       },
@@ -65,7 +68,9 @@ int parse_suggest_command(int argc, char **argv, SuggestOptions *o) {
   const CommandSpec spec(command_name("suggest"), kSuggestUsage, std::move(options), 0, kSuggestExamples);
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &, std::string *err) {
     if (o->max_sources * (o->for_ns / 1'000'000'000ull) > kSuggestMaxSourceSeconds)
-      return *err = "--max-sources x --for keeps at most 50000000 source-seconds (200 MB): shorten --for or lower --max-sources",
+      return *err =
+                 "--max-sources x --for keeps at most 50000000 source-seconds (200 MB): shorten --for or lower "
+                 "--max-sources",
              ParseOutcome::Error;
     return resolve_pin_dir(o->iface, &o->pin_dir, "measure", err);
   });

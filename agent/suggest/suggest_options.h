@@ -14,8 +14,8 @@ struct SuggestOptions {
   std::string rules_file;               // the rules file to propose a diff of ("": none)
   double quantile = 0.99;               // --quantile P (percent on the command line)
   double headroom = 2.0;
-  uint64_t max_sources = 10'000;        // series kept (the rest counted, left out)
-  bool json = false;                    // one JSON document instead of the text and diff
+  uint64_t max_sources = 10'000;  // series kept (the rest counted, left out)
+  bool json = false;              // one JSON document instead of the text and diff
 };
 
 // The most source-seconds a measurement may keep (4 bytes each: 200 MB).

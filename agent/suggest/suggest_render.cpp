@@ -22,7 +22,8 @@ void peaks_table(std::string *out, const std::string &what, size_t n, const Peak
 }
 
 void throttled_line(std::string *out, const char *what, const Throttled &t, const char *of = "sources") {
-  appendf(out, "%s would throttle %" PRIu64 " of %" PRIu64 " %s (%.2f%%) and %" PRIu64 " of %" PRIu64 " packets (%.2f%%)\n",
+  appendf(out,
+          "%s would throttle %" PRIu64 " of %" PRIu64 " %s (%.2f%%) and %" PRIu64 " of %" PRIu64 " packets (%.2f%%)\n",
           what, t.sources, t.of_sources, of, 100 * t.source_share(), t.packets, t.of_packets, 100 * t.packet_share());
 }
 
@@ -33,9 +34,10 @@ void prefix_text(std::string *out, const PrefixFinding &pf, size_t long_window, 
     throttled_line(out, now.c_str(), pf.now, "prefixes");
   }
   if (!pf.proposal.valid) return;
-  appendf(out, "    proposed: %s (%.4g x the p%g of the peaks", prefix_limit_text(pf.v6, pf.bits, pf.proposal.rate, pf.proposal.burst).c_str(),
-          p.headroom, 100 * p.quantile);
-  if (pf.outliers) appendf(out, " of the prefixes under %g x the median: %zu over it left out as floods", kPrefixOutlier, pf.outliers);
+  appendf(out, "    proposed: %s (%.4g x the p%g of the peaks",
+          prefix_limit_text(pf.v6, pf.bits, pf.proposal.rate, pf.proposal.burst).c_str(), p.headroom, 100 * p.quantile);
+  if (pf.outliers)
+    appendf(out, " of the prefixes under %g x the median: %zu over it left out as floods", kPrefixOutlier, pf.outliers);
   appendf(out, ")\n");
   throttled_line(out, "    proposed:", pf.proposed, "prefixes");
   if (pf.capped.empty()) return;
@@ -59,8 +61,8 @@ void rule_text(std::string *out, const RuleFinding &f, const SuggestParams &p) {
   peaks_table(out, "sources", f.peaks.short_w.n, f.peaks, f.long_window);
   throttled_line(out, ("  now: " + limits_text(f.rule.policy)).c_str(), f.now);
   if (!f.proposal.valid) return appendf(out, "  no proposal: no source sent\n");
-  appendf(out, "  proposed: rate %s, burst %" PRIu64 " (%.4g x the p%g of the peaks)\n", rate_text(f.proposal.rate).c_str(),
-          f.proposal.burst, p.headroom, 100 * p.quantile);
+  appendf(out, "  proposed: rate %s, burst %" PRIu64 " (%.4g x the p%g of the peaks)\n",
+          rate_text(f.proposal.rate).c_str(), f.proposal.burst, p.headroom, 100 * p.quantile);
   throttled_line(out, "  proposed:", f.proposed);
   for (const PrefixFinding &pf : f.prefixes) prefix_text(out, pf, f.long_window, p);
 }
@@ -71,10 +73,12 @@ std::string render_findings(const SuggestRun &run, const std::vector<RuleFinding
   std::string out;
   appendf(&out, "measured %zu s of the buckets in %s: %zu sources", run.seconds, run.pin_dir.c_str(), run.sources);
   if (run.untracked)
-    appendf(&out, " (cap of %" PRIu64 " sources reached: %" PRIu64 " more left out; --max-sources)", run.max_sources, run.untracked);
+    appendf(&out, " (cap of %" PRIu64 " sources reached: %" PRIu64 " more left out; --max-sources)", run.max_sources,
+            run.untracked);
   appendf(&out, "\n");
   if (run.late_readings)
-    appendf(&out, "note: %" PRIu64 " readings came over 100 ms late (a busy host): their seconds hold more than 1 s\n", run.late_readings);
+    appendf(&out, "note: %" PRIu64 " readings came over 100 ms late (a busy host): their seconds hold more than 1 s\n",
+            run.late_readings);
   for (const RuleFinding &f : rules) rule_text(&out, f, p);
   return out;
 }

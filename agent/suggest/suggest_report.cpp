@@ -30,7 +30,8 @@ struct Level {
 std::vector<Level> levels_of(const SuggestRule &r) {
   std::vector<Level> out;
   const dt_prefix_policy &pp = r.prefix;
-  for (unsigned i = 0; i < pp.n_v4 && i < DT_PREFIX_LEVELS; i++) out.push_back({false, pp.v4[i].v4_key_bits, &pp.v4[i]});
+  for (unsigned i = 0; i < pp.n_v4 && i < DT_PREFIX_LEVELS; i++)
+    out.push_back({false, pp.v4[i].v4_key_bits, &pp.v4[i]});
   for (unsigned i = 0; i < pp.n_v6 && i < DT_PREFIX_LEVELS; i++) out.push_back({true, pp.v6[i].v6_key_bits, &pp.v6[i]});
   if (!out.empty()) return out;
   if (r.policy.v4_key_bits == 0 || r.policy.v4_key_bits > 24) out.push_back({false, 24, nullptr});
@@ -54,8 +55,10 @@ PrefixGroups prefix_aggregates(const std::vector<const SampledSource *> &sources
     if (addr_is_v4(s->key.addr) == v6) continue;
     dt_key masked{};
     memcpy(masked.addr, s->key.addr, sizeof masked.addr);
-    for (unsigned b = total; b < 128; b++) masked.addr[b / 8] = static_cast<uint8_t>(masked.addr[b / 8] & ~(0x80 >> (b % 8)));
-    const auto [at, added] = groups.emplace(std::string(reinterpret_cast<const char *>(masked.addr), 16), groups.size());
+    for (unsigned b = total; b < 128; b++)
+      masked.addr[b / 8] = static_cast<uint8_t>(masked.addr[b / 8] & ~(0x80 >> (b % 8)));
+    const auto [at, added] =
+        groups.emplace(std::string(reinterpret_cast<const char *>(masked.addr), 16), groups.size());
     if (added) out.names.push_back(key_to_string(masked) + "/" + std::to_string(bits)), out.members.push_back(0);
     out.members[at->second]++;
     group.push_back(at->second);
@@ -127,7 +130,8 @@ RuleFinding analyse_rule(const SuggestRule &rule, const std::vector<const Sample
   const size_t long_window = f.long_window = long_window_of(sources, p);
   f.peaks = peak_quantiles(series, long_window);
   if (rule.policy.interval_ns)
-    f.now = throttled(series, 1e9 / static_cast<double>(rule.policy.interval_ns), rule.policy.burst_ns / rule.policy.interval_ns);
+    f.now = throttled(series, 1e9 / static_cast<double>(rule.policy.interval_ns),
+                      rule.policy.burst_ns / rule.policy.interval_ns);
   SuggestParams q = p;
   q.long_window = long_window;
   f.proposal = propose(peak_rates(series, 1), peak_rates(series, long_window), q);

@@ -31,13 +31,13 @@ struct PeakQuantiles {
 struct PrefixFinding {
   bool v6 = false;
   unsigned bits = 0;
-  std::string level;              // "v4/24", "v6/48"
+  std::string level;  // "v4/24", "v6/48"
   PeakQuantiles peaks;
-  bool has_now = false;           // the rule has a budget at this level
-  Proposal now_limit;             // that budget
+  bool has_now = false;  // the rule has a budget at this level
+  Proposal now_limit;    // that budget
   Throttled now;
-  size_t outliers = 0;            // prefixes over kPrefixOutlier x the median (floods)
-  Proposal proposal;              // not valid: none (a rule keyed by destination)
+  size_t outliers = 0;  // prefixes over kPrefixOutlier x the median (floods)
+  Proposal proposal;    // not valid: none (a rule keyed by destination)
   Throttled proposed;
   std::vector<std::string> capped;  // prefixes the proposal would throttle ("198.18.20.0/24"), the first kMaxCapped
   uint64_t capped_sources = 0;      // sources in all of them
@@ -46,15 +46,15 @@ inline constexpr size_t kMaxCapped = 10;
 
 struct RuleFinding {
   SuggestRule rule;
-  std::string skipped;            // why no proposal ("" : there is one)
-  uint64_t hits = 0;              // every hit of its sources
-  size_t sources = 0;             // its sources that sent
-  size_t long_window = 0;         // seconds: 10, or the whole measurement if shorter
+  std::string skipped;     // why no proposal ("" : there is one)
+  uint64_t hits = 0;       // every hit of its sources
+  size_t sources = 0;      // its sources that sent
+  size_t long_window = 0;  // seconds: 10, or the whole measurement if shorter
   PeakQuantiles peaks;
   std::vector<PrefixFinding> prefixes;
-  Throttled now;                  // under its current rate and burst
+  Throttled now;  // under its current rate and burst
   Proposal proposal;
-  Throttled proposed;             // under the proposal
+  Throttled proposed;  // under the proposal
 };
 
 // The rule's findings from its sources' series (all of the same measurement).

@@ -91,10 +91,8 @@ ProposalChange proposal_change(const std::vector<RuleFinding> &findings, const s
   std::vector<RuleEdit> edits;
   for (const RuleFinding &f : findings) {
     if (!f.skipped.empty() || !f.proposal.valid) continue;
-    if (f.rule.id == 0 && f.rule.name == "default")
-      out.notes.push_back(default_flags(f));
-    else
-      edits.push_back({f.rule.name, f.proposal.rate, f.proposal.burst, proposed_prefix_limits(f)});
+    if (f.rule.id == 0 && f.rule.name == "default") out.notes.push_back(default_flags(f));
+    else edits.push_back({f.rule.name, f.proposal.rate, f.proposal.burst, proposed_prefix_limits(f)});
   }
   if (rules_file.empty()) {
     if (!edits.empty()) out.notes.push_back("give --rules FILE for the change to the rules file as a diff");
@@ -102,7 +100,8 @@ ProposalChange proposal_change(const std::vector<RuleFinding> &findings, const s
   }
   std::vector<std::string> skipped;
   out.diff = unified_diff(edit_rules_text(rules_text, edits, &skipped), rules_file);
-  for (const std::string &name : skipped) out.notes.push_back("rule " + name + ": no [[rule]] with that name and a rate in " + rules_file);
+  for (const std::string &name : skipped)
+    out.notes.push_back("rule " + name + ": no [[rule]] with that name and a rate in " + rules_file);
   if (out.diff.empty()) out.notes.push_back(rules_file + ": nothing to change");
   return out;
 }

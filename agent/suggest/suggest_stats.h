@@ -34,15 +34,15 @@ std::vector<double> peak_rates(const std::vector<const HitSeries *> &series, siz
 // burst = max(rate, headroom x the `quantile` of the 1 s peaks - rate): a source at that
 // quantile, sending its 1 s peak from a full bucket, is not throttled with room to spare.
 struct SuggestParams {
-  double quantile = 0.99;  // --quantile
-  double headroom = 2.0;   // --headroom
-  size_t long_window = 10; // seconds (shorter measurements use their length)
+  double quantile = 0.99;   // --quantile
+  double headroom = 2.0;    // --headroom
+  size_t long_window = 10;  // seconds (shorter measurements use their length)
 };
 
 struct Proposal {
-  bool valid = false;   // false: no traffic to propose from
-  double rate = 0;      // packets per second, rounded up to two significant digits
-  uint64_t burst = 0;   // packets
+  bool valid = false;  // false: no traffic to propose from
+  double rate = 0;     // packets per second, rounded up to two significant digits
+  uint64_t burst = 0;  // packets
 };
 
 // Rounds x > 0 up to two significant digits (137 -> 140, 0.0123 -> 0.013).

@@ -9,13 +9,13 @@
 #include <cmath>
 #include <cstring>
 
-#include "dthrottle.skel.h"
-#include "dthrottle/bucket.h"
-#include "common/clock.h"
 #include "common/address.h"
+#include "common/clock.h"
 #include "dataplane/kernel_probe.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
+#include "dthrottle.skel.h"
+#include "dthrottle/bucket.h"
 #include "map_reset.h"
 
 namespace dt::test {
@@ -47,10 +47,8 @@ PinnedToThisCpu::~PinnedToThisCpu() {
   if (ok_) sched_setaffinity(0, sizeof saved_, &saved_);
 }
 
-int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat,
-                 uint32_t *verdict) {
-  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
-              .data_size_in = static_cast<uint32_t>(frame.size()),
+int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat, uint32_t *verdict) {
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_size_in = static_cast<uint32_t>(frame.size()),
               .repeat = static_cast<int>(repeat));
   if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return -errno;
   *verdict = opts.retval;
@@ -60,9 +58,8 @@ int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat
 int test_run_tc(int prog_fd, const std::vector<uint8_t> &frame, uint32_t gso_segs, uint32_t *verdict) {
   __sk_buff ctx{};
   ctx.gso_segs = gso_segs;
-  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
-              .data_size_in = static_cast<uint32_t>(frame.size()), .ctx_in = &ctx,
-              .ctx_size_in = sizeof ctx, .repeat = 1);
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_size_in = static_cast<uint32_t>(frame.size()),
+              .ctx_in = &ctx, .ctx_size_in = sizeof ctx, .repeat = 1);
   if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return -errno;
   *verdict = opts.retval;
   return 0;
@@ -70,18 +67,24 @@ int test_run_tc(int prog_fd, const std::vector<uint8_t> &frame, uint32_t gso_seg
 
 std::string verdict_name(int v) {
   switch (v) {
-    case XDP_ABORTED: return "XDP_ABORTED";
-    case XDP_DROP: return "XDP_DROP";
-    case XDP_PASS: return "XDP_PASS";
-    case XDP_TX: return "XDP_TX";
-    case XDP_REDIRECT: return "XDP_REDIRECT";
+    case XDP_ABORTED:
+      return "XDP_ABORTED";
+    case XDP_DROP:
+      return "XDP_DROP";
+    case XDP_PASS:
+      return "XDP_PASS";
+    case XDP_TX:
+      return "XDP_TX";
+    case XDP_REDIRECT:
+      return "XDP_REDIRECT";
   }
   return "verdict " + std::to_string(v);
 }
 
 std::string stats_to_string(const dt_stats &s) {
   std::string out;
-#define DT_FIELD_TEXT(field, label, metric, help) out += (out.empty() ? "" : " ") + std::string(#field "=") + std::to_string(s.field);
+#define DT_FIELD_TEXT(field, label, metric, help) \
+  out += (out.empty() ? "" : " ") + std::string(#field "=") + std::to_string(s.field);
   DT_STATS_FIELDS(DT_FIELD_TEXT)
 #undef DT_FIELD_TEXT
   return out;
@@ -133,7 +136,8 @@ void load_object(LoadedObject *o) {
   // Multi-buffer XDP as the agent loads it (--attach xdp) where the kernel has it.
   if (probe_xdp_frags() > 0) {
     skel->rodata->dt_xdp_frags = 1;
-    if (rc == 0) rc = bpf_program__set_flags(skel->progs.dt_xdp, bpf_program__flags(skel->progs.dt_xdp) | BPF_F_XDP_HAS_FRAGS);
+    if (rc == 0)
+      rc = bpf_program__set_flags(skel->progs.dt_xdp, bpf_program__flags(skel->progs.dt_xdp) | BPF_F_XDP_HAS_FRAGS);
   }
   if (rc == 0) rc = dthrottle_bpf__load(skel);
   if (rc != 0) {
@@ -261,8 +265,7 @@ uint64_t BpfFixture::prefix_drops(uint32_t slot) {
 void BpfFixture::set_policy(double rate, uint64_t burst) {
   dt_policy p{};
   std::string err;
-  ASSERT_TRUE(make_policy(rate, burst, &p, &err)) << "make_policy(" << rate << ", " << burst
-                                                  << "): " << err;
+  ASSERT_TRUE(make_policy(rate, burst, &p, &err)) << "make_policy(" << rate << ", " << burst << "): " << err;
   int rc = publish_rules(policy_maps(), {p}, {}, {});
   ASSERT_EQ(rc, 0) << "publish_rules (one policy): " << strerror(-rc);
 }
@@ -275,8 +278,8 @@ void BpfFixture::publish_policy(const dt_policy &p) {
 void BpfFixture::set_byte_policy(double rate, uint64_t burst) {
   dt_policy p{};
   std::string err;
-  ASSERT_TRUE(make_policy(rate, burst, &p, &err, true)) << "make_policy(" << rate << " B/s, " << burst
-                                                        << " B): " << err;
+  ASSERT_TRUE(make_policy(rate, burst, &p, &err, true))
+      << "make_policy(" << rate << " B/s, " << burst << " B): " << err;
   int rc = publish_rules(policy_maps(), {p}, {}, {});
   ASSERT_EQ(rc, 0) << "publish_rules (one byte policy): " << strerror(-rc);
 }
@@ -304,8 +307,7 @@ int BpfFixture::run(const std::vector<uint8_t> &frame) {
   uint32_t verdict = 0;
   int rc = test_run_xdp(xdp_fd(), frame, 1, &verdict);
   if (rc != 0) {
-    ADD_FAILURE() << "BPF_PROG_TEST_RUN of a " << frame.size()
-                  << "-byte frame failed: " << strerror(-rc);
+    ADD_FAILURE() << "BPF_PROG_TEST_RUN of a " << frame.size() << "-byte frame failed: " << strerror(-rc);
     return -1;
   }
   return static_cast<int>(verdict);
@@ -366,8 +368,8 @@ void BpfFixture::expect_tokens(const dt_bucket &b, int64_t want, const std::stri
   // Refill since the test began, in thousandths, rounded up; +1 for the rounding
   // toward zero of a negative balance.
   const uint64_t elapsed = mono_now_ns() - start_ns_;
-  const int64_t slack = static_cast<int64_t>(std::ceil(1e3 * static_cast<double>(elapsed) /
-                                                       static_cast<double>(p.interval_ns))) + 1;
+  const int64_t slack =
+      static_cast<int64_t>(std::ceil(1e3 * static_cast<double>(elapsed) / static_cast<double>(p.interval_ns))) + 1;
   EXPECT_GE(got, want * 1000) << what << ": fewer tokens than burst - passed - debited";
   EXPECT_LE(got, want * 1000 + slack) << what << ": more tokens than burst - passed - debited "
                                       << "+ refill since the test began";

@@ -11,16 +11,15 @@
 // Not root, or no BPF in this kernel: the test FAILS with a message saying so.
 #pragma once
 
-#include <gtest/gtest.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <gtest/gtest.h>
 #include <linux/bpf.h>
 #include <sched.h>
 
 #include <cerrno>
-#include <cstring>
-
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,8 +42,7 @@ constexpr size_t kMinTestFrame = 14;
 // Runs the XDP program `prog_fd` `repeat` times on `frame` (BPF_PROG_TEST_RUN).
 // Returns 0 or -errno; *verdict is the last run's return value. The kernel refuses
 // frames shorter than kMinTestFrame (EINVAL), even behind XDP metadata.
-int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat,
-                 uint32_t *verdict);
+int test_run_xdp(int prog_fd, const std::vector<uint8_t> &frame, uint32_t repeat, uint32_t *verdict);
 
 // Runs the tc program `prog_fd` once on `frame` as an skb at ingress (BPF_PROG_TEST_RUN
 // builds it with skb->data at the Ethernet header); `gso_segs` as GRO would set it for a

@@ -46,10 +46,8 @@ std::string loopback_up() {
   auto *sin = reinterpret_cast<sockaddr_in *>(&ifr.ifr_addr);
   sin->sin_family = AF_INET;
   inet_pton(AF_INET, kLoopV4, &sin->sin_addr);
-  if (s4 < 0 || s6 < 0)
-    err = "cannot open a socket";
-  else if (ioctl(s4, SIOCSIFADDR, &ifr) != 0)
-    err = std::string("cannot give lo ") + kLoopV4;
+  if (s4 < 0 || s6 < 0) err = "cannot open a socket";
+  else if (ioctl(s4, SIOCSIFADDR, &ifr) != 0) err = std::string("cannot give lo ") + kLoopV4;
   else if (ioctl(s4, SIOCGIFFLAGS, &ifr) != 0 || (ifr.ifr_flags |= IFF_UP, ioctl(s4, SIOCSIFFLAGS, &ifr) != 0))
     err = "cannot bring lo up";
   in6_ifreq r6{};
@@ -131,8 +129,7 @@ std::unique_ptr<LoopbackConn> LoopbackConn::open(bool v6, std::string *err) {
   c->server_port_ = local_port(c->listener_);
   sockaddr_storage to = loopback(v6, c->server_port_, &len);
   c->client_ = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (c->client_ < 0 || connect(c->client_, reinterpret_cast<sockaddr *>(&to), len) != 0)
-    return fail("cannot connect");
+  if (c->client_ < 0 || connect(c->client_, reinterpret_cast<sockaddr *>(&to), len) != 0) return fail("cannot connect");
   c->accepted_ = accept4(c->listener_, nullptr, nullptr, SOCK_CLOEXEC);
   if (c->accepted_ < 0) return fail("cannot accept");
   c->client_port_ = local_port(c->client_);

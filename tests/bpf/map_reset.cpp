@@ -47,16 +47,14 @@ std::string empty_keyed(const bpf_map *m) {
   }
   if (errno != ENOENT) return failed(m, "listing the keys", errno);
   for (size_t off = 0; off < keys.size(); off += ks)
-    if (bpf_map_delete_elem(fd, keys.data() + off) != 0 && errno != ENOENT)
-      return failed(m, "delete", errno);
+    if (bpf_map_delete_elem(fd, keys.data() + off) != 0 && errno != ENOENT) return failed(m, "delete", errno);
   return "";
 }
 
 // Map-in-map arrays: every slot empty (as loaded: the agent fills them).
 std::string clear_slots(const bpf_map *m) {
   for (uint32_t i = 0; i < bpf_map__max_entries(m); i++)
-    if (bpf_map_delete_elem(bpf_map__fd(m), &i) != 0 && errno != ENOENT)
-      return failed(m, "clearing a slot", errno);
+    if (bpf_map_delete_elem(bpf_map__fd(m), &i) != 0 && errno != ENOENT) return failed(m, "clearing a slot", errno);
   return "";
 }
 
@@ -87,8 +85,7 @@ std::string reset_map(const bpf_map *m) {
     case BPF_MAP_TYPE_RINGBUF:
       return drain_ring(m);
     default:
-      return std::string("map ") + bpf_map__name(m) + ": type " +
-             libbpf_bpf_map_type_str(bpf_map__type(m)) +
+      return std::string("map ") + bpf_map__name(m) + ": type " + libbpf_bpf_map_type_str(bpf_map__type(m)) +
              " has no reset between tests: add one to tests/bpf/map_reset.cpp";
   }
 }

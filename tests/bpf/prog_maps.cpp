@@ -1,8 +1,8 @@
 // prog_maps.cpp - see prog_maps.h.
 #include "prog_maps.h"
 
-#include <gtest/gtest.h>
 #include <bpf/bpf.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cerrno>

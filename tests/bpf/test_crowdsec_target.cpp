@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "bpf_fixture.h"
-#include "prog_maps.h"
 #include "bans/ban_store.h"
+#include "bpf_fixture.h"
 #include "common/clock.h"
 #include "crowdsec/store_target.h"
+#include "prog_maps.h"
 
 namespace dt::test {
 namespace {

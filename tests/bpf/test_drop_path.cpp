@@ -8,11 +8,10 @@
 // path wrote. The test thread is pinned to one CPU, so consecutive runs share a slot.
 // Checks of the raw bucket that depend on time (a slot's 10 ms, last_seen's 4 ms) are
 // made only when the measured time allowed them; the exact counts are checked always.
-#include <linux/bpf.h>
-#include <sched.h>
-
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <sched.h>
 
 #include <chrono>
 #include <ctime>
@@ -21,12 +20,12 @@
 #include <thread>
 #include <vector>
 
-#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "common/address.h"
 #include "common/clock.h"
 #include "dataplane/map_reader.h"
 #include "dthrottle/bucket.h"
+#include "frames/packet_builder.h"
 
 namespace dt::test {
 using namespace frames;  // PacketBuilder, the header lengths and TPIDs
@@ -130,7 +129,9 @@ TEST_F(XdpDropPath, InterleavedSourcesSharingSlotsStayExact) {
   EXPECT_EQ(got_total, want_total);
   EXPECT_EQ(stats().dropped, want_total);
   uint64_t listed = 0;
-  ASSERT_GE(for_each_bucket(buckets_fd(), drop_pending_fd(), [&](const dt_key &, const dt_bucket &b) { listed += b.dropped; }), 0);
+  ASSERT_GE(for_each_bucket(buckets_fd(), drop_pending_fd(),
+                            [&](const dt_key &, const dt_bucket &b) { listed += b.dropped; }),
+            0);
   EXPECT_EQ(listed, want_total) << "for_each_bucket (agent stats, top) adds the held drops too";
 }
 
@@ -236,7 +237,7 @@ TEST_F(XdpDropPath, TheClockBoundNeverRefusesASourceWithAToken) {
   int refused_with_a_token = 0;
   for (int round = 0; round < 20; round++) {
     while (run(v4(src)) == XDP_PASS) {
-    }  // empty: the last packet was refused
+    }                                                              // empty: the last packet was refused
     std::this_thread::sleep_for(std::chrono::microseconds(1500));  // 1.5 tokens accrue
     if (run(v4(src)) != XDP_PASS) refused_with_a_token++;
   }

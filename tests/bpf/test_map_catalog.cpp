@@ -1,8 +1,8 @@
 // test_map_catalog.cpp - the catalogue of maps (include/dthrottle/maps_catalog.h) is the
 // object's: every map of dthrottle.bpf.o has its line, pinned as it says, and every line a
 // map; every DT_MAP_* name is one of them; the table of maps in docs/internals.md lists each one.
-#include <gtest/gtest.h>
 #include <bpf/libbpf.h>
+#include <gtest/gtest.h>
 
 #include <cerrno>
 #include <cstring>
@@ -62,10 +62,11 @@ TEST(MapCatalog, EveryMapNameIsCatalogued) {
   std::set<std::string> catalogued;
   for (const dt::MapEntry &m : dt::map_catalog())
     if (m.pinned) catalogued.insert(m.name);
-  for (const char *name : {DT_MAP_BUCKETS, DT_MAP_STATS, DT_MAP_POLICY, DT_MAP_CONFIG, DT_MAP_ACTIVE, DT_MAP_CLUSTER_EXEMPT,
-                           DT_MAP_CLUSTER_PORTS, DT_MAP_RULES0, DT_MAP_RULES1, DT_MAP_RULE_STATS, DT_MAP_RULE_NAMES, DT_MAP_RULE_WOULD_DROP,
-                           DT_MAP_RULE_BYTES, DT_MAP_DROP_PENDING, DT_MAP_PREFIX_POLICY, DT_MAP_PREFIX_DROPS,
-                           DT_MAP_LAYOUT, DT_MAP_LISTS_V4, DT_MAP_LISTS_V6, DT_MAP_LIST_STATS})
+  for (const char *name :
+       {DT_MAP_BUCKETS,        DT_MAP_STATS,           DT_MAP_POLICY,     DT_MAP_CONFIG,       DT_MAP_ACTIVE,
+        DT_MAP_CLUSTER_EXEMPT, DT_MAP_CLUSTER_PORTS,   DT_MAP_RULES0,     DT_MAP_RULES1,       DT_MAP_RULE_STATS,
+        DT_MAP_RULE_NAMES,     DT_MAP_RULE_WOULD_DROP, DT_MAP_RULE_BYTES, DT_MAP_DROP_PENDING, DT_MAP_PREFIX_POLICY,
+        DT_MAP_PREFIX_DROPS,   DT_MAP_LAYOUT,          DT_MAP_LISTS_V4,   DT_MAP_LISTS_V6,     DT_MAP_LIST_STATS})
     EXPECT_TRUE(catalogued.count(name)) << "DT_MAP_* name '" << name << "' is no pinned map of the catalogue";
   // The batches are staged by the agent and never pinned (DT_MAP_DEBIT_BATCH, DT_MAP_COLLECT_BATCH).
   for (const char *name : {DT_MAP_DEBIT_BATCH, DT_MAP_COLLECT_BATCH}) {
@@ -98,7 +99,8 @@ TEST(MapCatalog, ReadmeTableListsEveryMap) {
                                     << (it->second ? "" : "not ") << "pinned; the catalogue says otherwise";
     rows.erase(it);
   }
-  for (const auto &[name, pinned] : rows) ADD_FAILURE() << "docs/internals.md's table lists '" << name << "', no catalogued map";
+  for (const auto &[name, pinned] : rows)
+    ADD_FAILURE() << "docs/internals.md's table lists '" << name << "', no catalogued map";
 }
 
 }  // namespace

@@ -12,13 +12,15 @@
 // interval_ns exactly, where t0 (the first packet's time) lies within the run. That
 // identity holds only if no compare-and-swap update was lost, whatever the
 // interleaving; it is the heart of these tests.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -26,40 +28,37 @@
 #include <thread>
 #include <vector>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
-#include "dthrottle/bucket.h"
 #include "common/address.h"
 #include "common/clock.h"
+#include "dthrottle/bucket.h"
+#include "frames/packet_builder.h"
 
 namespace dt::test {
 using namespace frames;  // PacketBuilder, the header lengths and TPIDs
 namespace {
 
 const std::string kSource = "198.18.0.1";
-constexpr double kNoRefill = 0.001;      // tokens per second
+constexpr double kNoRefill = 0.001;  // tokens per second
 constexpr uint64_t kTotalPackets = 400000;
-constexpr uint32_t kChunk = 10000;       // repeats per BPF_PROG_TEST_RUN call in chunked phases
+constexpr uint32_t kChunk = 10000;  // repeats per BPF_PROG_TEST_RUN call in chunked phases
 constexpr int kDebitRounds = 500;
 constexpr uint32_t kDebitHits = 7;
 // A debit takes a few microseconds: paced, the 500 rounds span ~150+ ms of the run
 // instead of its first millisecond.
 constexpr std::chrono::microseconds kDebitPause{300};
-constexpr size_t kMaxThreads = 16;       // bound the run on big machines
+constexpr size_t kMaxThreads = 16;  // bound the run on big machines
 
 struct HammerPlan {
-  uint64_t phase1 = 0;        // packets sent in chunks while debits may still run
-  uint64_t total = 0;         // packets in all
+  uint64_t phase1 = 0;           // packets sent in chunks while debits may still run
+  uint64_t total = 0;            // packets in all
   bool wait_for_debits = false;  // hold phase 2 until every debit is applied
 };
 
 struct HammerResult {
   int cpu = -1;
-  int ran_on = -1;      // sched_getcpu() after pinning
-  int error = 0;        // -errno of a failed syscall
+  int ran_on = -1;  // sched_getcpu() after pinning
+  int error = 0;    // -errno of a failed syscall
   uint64_t sent = 0;
   uint32_t last_verdict = 0;
 };
@@ -89,14 +88,12 @@ class XdpMultiCpu : public BpfFixture {
     if (HasFatalFailure()) return;
     cpus_ = allowed_cpus(kMaxThreads);
     if (cpus_.size() < 2)
-      GTEST_FAIL() << "the concurrency tests need at least 2 CPUs in the affinity mask, have "
-                   << cpus_.size();
+      GTEST_FAIL() << "the concurrency tests need at least 2 CPUs in the affinity mask, have " << cpus_.size();
   }
 
   // Runs the plan on every CPU, and `debit_rounds` debits of `kDebitHits` meanwhile,
   // `debit_pause` apart (to spread them over the run).
-  RunOutcome hammer(const HammerPlan &plan, int debit_rounds,
-                    std::chrono::microseconds debit_pause = kDebitPause) {
+  RunOutcome hammer(const HammerPlan &plan, int debit_rounds, std::chrono::microseconds debit_pause = kDebitPause) {
     const auto frame = PacketBuilder().ipv4(kSource).udp().build();
     const size_t n = cpus_.size();
     RunOutcome out;
@@ -164,8 +161,7 @@ class XdpMultiCpu : public BpfFixture {
   // CPU and its packets are counted on that CPU, no packet and no hit is unaccounted.
   void check_accounting(const RunOutcome &o, uint64_t want_sent, uint64_t want_debit_hits) {
     for (const auto &h : o.hammers) {
-      EXPECT_EQ(h.error, 0) << "pinning or BPF_PROG_TEST_RUN failed on CPU " << h.cpu << ": "
-                            << strerror(-h.error);
+      EXPECT_EQ(h.error, 0) << "pinning or BPF_PROG_TEST_RUN failed on CPU " << h.cpu << ": " << strerror(-h.error);
       EXPECT_EQ(h.ran_on, h.cpu) << "thread not running on the CPU it was pinned to";
     }
     EXPECT_EQ(o.sent(), want_sent) << "not every packet was sent";
@@ -201,16 +197,15 @@ class XdpMultiCpu : public BpfFixture {
       EXPECT_EQ(per_cpu[h.cpu].passed + per_cpu[h.cpu].dropped, h.sent)
           << "packets counted on CPU " << h.cpu << " != packets its thread sent";
 
-    std::printf("  %zu CPUs, %llu packets in %.1f ms: passed %llu, dropped %llu (contended %llu; "
-                "%llu in the stored bucket, the rest held per CPU), debited %llu",
-                o.hammers.size(), static_cast<unsigned long long>(o.sent()),
-                static_cast<double>(o.end_ns - o.start_ns) / 1e6,
-                static_cast<unsigned long long>(s.passed), static_cast<unsigned long long>(s.dropped),
-                static_cast<unsigned long long>(s.contended), static_cast<unsigned long long>(stored.dropped),
-                static_cast<unsigned long long>(b->debited));
+    std::printf(
+        "  %zu CPUs, %llu packets in %.1f ms: passed %llu, dropped %llu (contended %llu; "
+        "%llu in the stored bucket, the rest held per CPU), debited %llu",
+        o.hammers.size(), static_cast<unsigned long long>(o.sent()), static_cast<double>(o.end_ns - o.start_ns) / 1e6,
+        static_cast<unsigned long long>(s.passed), static_cast<unsigned long long>(s.dropped),
+        static_cast<unsigned long long>(s.contended), static_cast<unsigned long long>(stored.dropped),
+        static_cast<unsigned long long>(b->debited));
     if (o.debits.first_ns)
-      std::printf(" (debits from +%.1f to +%.1f ms)",
-                  static_cast<double>(o.debits.first_ns - o.start_ns) / 1e6,
+      std::printf(" (debits from +%.1f to +%.1f ms)", static_cast<double>(o.debits.first_ns - o.start_ns) / 1e6,
                   static_cast<double>(o.debits.last_ns - o.start_ns) / 1e6);
     std::printf("\n");
   }

@@ -2,9 +2,9 @@
 // real pins: the object is loaded as the agent loads it, pinned under a private directory
 // of /sys/fs/bpf, and met again by "another build": one whose catalogue differs (a map's
 // layout bumped) or pins marked with another version.
-#include <gtest/gtest.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

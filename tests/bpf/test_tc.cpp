@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
+#include "frames/packet_builder.h"
 
 namespace dt::test {
 using namespace frames;  // PacketBuilder, the header lengths and TPIDs
@@ -20,9 +20,12 @@ namespace {
 
 std::string tc_verdict(int v) {
   switch (v) {
-    case TC_ACT_UNSPEC: return "TC_ACT_UNSPEC";
-    case TC_ACT_OK: return "TC_ACT_OK";
-    case TC_ACT_SHOT: return "TC_ACT_SHOT";
+    case TC_ACT_UNSPEC:
+      return "TC_ACT_UNSPEC";
+    case TC_ACT_OK:
+      return "TC_ACT_OK";
+    case TC_ACT_SHOT:
+      return "TC_ACT_SHOT";
   }
   return "tc verdict " + std::to_string(v);
 }
@@ -43,8 +46,7 @@ TEST_F(TcProgram, SameVerdictsAsXdpForPassAndDrop) {
   for (int i = 0; i < 6; i++) {
     const int x = run(via_xdp);
     const int t = run_tc(via_tc);
-    EXPECT_EQ(as_xdp(t), x) << "packet " << i + 1 << ": XDP said " << verdict_name(x) << ", tc said "
-                            << tc_verdict(t);
+    EXPECT_EQ(as_xdp(t), x) << "packet " << i + 1 << ": XDP said " << verdict_name(x) << ", tc said " << tc_verdict(t);
     EXPECT_EQ(t, i < 3 ? kPass : TC_ACT_SHOT) << "packet " << i + 1 << " of a burst of 3";
   }
   auto b = bucket("198.18.0.2");

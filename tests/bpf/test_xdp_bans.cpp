@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include "frames/packet_builder.h"
 #include "ban_fixture.h"
-#include "prog_maps.h"
 #include "common/clock.h"
 #include "dataplane/policy.h"
+#include "frames/packet_builder.h"
+#include "prog_maps.h"
 #include "rules/rules.h"
 
 namespace dt::test {
@@ -31,10 +31,10 @@ namespace {
 class XdpBans : public BanMapsFixture {
  protected:
   void set_dry_run(bool on) {
-    ASSERT_EQ(update_config_flags(config_fd(), on ? DT_CFG_DRY_RUN : 0, on ? 0 : DT_CFG_DRY_RUN, live_config().coarse_lag_ns),
-              0);
+    ASSERT_EQ(
+        update_config_flags(config_fd(), on ? DT_CFG_DRY_RUN : 0, on ? 0 : DT_CFG_DRY_RUN, live_config().coarse_lag_ns),
+        0);
   }
-
 };
 
 TEST_F(XdpBans, BannedIpv4PrefixDropsItsSourcesOnly) {
@@ -67,7 +67,8 @@ TEST_F(XdpBans, BanBeatsAnAllowRule) {
   LoadedRules r;
   std::string err;
   ASSERT_TRUE(parse_rules("version = 1\n[[rule]]\nname = \"ok\"\ncidr = \"198.18.0.0/16\"\naction = \"allow\"\n",
-                          "test.toml", &rs, &err)) << err;
+                          "test.toml", &rs, &err))
+      << err;
   ASSERT_TRUE(compile_rules(rs, &r.compiled, &err)) << err;
   ASSERT_EQ(publish_rules(rule_maps(), r.compiled.policies, r.compiled.lpm, {}), 0);
   ASSERT_NO_FATAL_FAILURE(ban("198.18.3.4", kMinute));

@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
-#include "dthrottle/bucket.h"
 #include "common/clock.h"
+#include "dthrottle/bucket.h"
+#include "frames/packet_builder.h"
 
 namespace dt::test {
 using namespace frames;  // PacketBuilder, the header lengths and TPIDs
@@ -237,8 +237,7 @@ TEST_F(XdpBucket, DebitedBucketPassesAgainOnceRefilled) {
   if (after_ns < refilled_at)
     EXPECT_EQ(before, XDP_DROP) << "passed " << (refilled_at - after_ns) / 1000000
                                 << " ms before the debited bucket had a token";
-  else
-    std::printf("note: the run took past the refill instant; drop-before-refill not checked\n");
+  else std::printf("note: the run took past the refill instant; drop-before-refill not checked\n");
 
   while (mono_now_ns() < refilled_at)
     std::this_thread::sleep_for(std::chrono::nanoseconds(refilled_at - mono_now_ns()));

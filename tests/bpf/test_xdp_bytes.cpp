@@ -15,10 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "common/clock.h"
 #include "dataplane/kernel_probe.h"
+#include "frames/packet_builder.h"
 
 namespace dt::test {
 using namespace frames;  // PacketBuilder, the header lengths and TPIDs
@@ -129,8 +129,7 @@ TEST_F(XdpBytes, RefillsBytesWithTime) {
   const uint64_t early_done = mono_now_ns();
   if (early_done < fits_at)
     EXPECT_EQ(early, XDP_DROP) << "passed " << (fits_at - early_done) / 1000 << " us before 1000 bytes were back";
-  else
-    std::printf("note: the run took past the refill instant; drop-before-refill not checked\n");
+  else std::printf("note: the run took past the refill instant; drop-before-refill not checked\n");
   sleep_until_mono(fits_at);
   EXPECT_EQ(run(f), XDP_PASS) << "1000 bytes are back at the refill instant";
   b = bucket(src);

@@ -21,14 +21,14 @@
 #include <string>
 #include <vector>
 
-#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
-#include "prog_maps.h"
 #include "common/address.h"
 #include "common/clock.h"
 #include "dataplane/collector.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
+#include "frames/packet_builder.h"
+#include "prog_maps.h"
 #include "rules/rules.h"
 
 namespace dt::test {
@@ -117,9 +117,10 @@ TEST_F(XdpDryRun, ChargesExactlyAsEnforcingAndPassesWhatWouldDrop) {
 
 // A fresh bucket: burst passes, then every packet is a would-drop; per source and per rule.
 TEST_F(XdpDryRun, FreshBucketCountsPerSourceAndPerRule) {
-  ASSERT_NO_FATAL_FAILURE(publish("[[rule]]\nname = \"t\"\ncidr = \"198.18.8.0/24\"\nrate = 0.001\nburst = 4\n"
-                                  "dry_run = true\n",
-                                  kNoRefill, 2));
+  ASSERT_NO_FATAL_FAILURE(
+      publish("[[rule]]\nname = \"t\"\ncidr = \"198.18.8.0/24\"\nrate = 0.001\nburst = 4\n"
+              "dry_run = true\n",
+              kNoRefill, 2));
   const Verdicts a = send(v4("198.18.8.1"), 10);
   const Verdicts b = send(v4("198.18.8.2"), 3);
   const Verdicts c = send(v4("198.18.9.1"), 5);  // the default rule: enforcing
@@ -143,10 +144,11 @@ TEST_F(XdpDryRun, FreshBucketCountsPerSourceAndPerRule) {
 }
 
 TEST_F(XdpDryRun, DenyRuleInDryRunPassesAndCountsPerRule) {
-  ASSERT_NO_FATAL_FAILURE(publish("[[rule]]\nname = \"bad\"\ncidr = \"198.18.10.0/24\"\naction = \"deny\"\n"
-                                  "dry_run = true\n"
-                                  "[[rule]]\nname = \"worse\"\ncidr = \"198.18.11.0/24\"\naction = \"deny\"\n",
-                                  kNoRefill, 100));
+  ASSERT_NO_FATAL_FAILURE(
+      publish("[[rule]]\nname = \"bad\"\ncidr = \"198.18.10.0/24\"\naction = \"deny\"\n"
+              "dry_run = true\n"
+              "[[rule]]\nname = \"worse\"\ncidr = \"198.18.11.0/24\"\naction = \"deny\"\n",
+              kNoRefill, 100));
   const Verdicts dry = send(v4("198.18.10.1"), 7);
   const Verdicts enforcing = send(v4("198.18.11.1"), 4);
   EXPECT_EQ(dry.passed, 7);

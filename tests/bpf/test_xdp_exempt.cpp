@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
-#include "loopback_conn.h"
 #include "cluster/cluster_exempt.h"
 #include "dataplane/policy.h"
+#include "frames/packet_builder.h"
+#include "loopback_conn.h"
 
 namespace dt::test {
 using namespace frames;  // PacketBuilder, Ipv6Ext
@@ -93,8 +93,10 @@ PacketBuilder v6(const std::string &src = kPeer6) { return PacketBuilder().ipv6(
 
 // A peer's SUB connecting to our PUB: its first SYN has no socket to find yet.
 TEST_F(XdpExempt, ASynToOurListenPortPasses) {
-  expect_exempt(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4, "a SYN to our --listen port");
-  expect_exempt(v6().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer6, "IPv6: a SYN to our --listen port");
+  expect_exempt(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
+                "a SYN to our --listen port");
+  expect_exempt(v6().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer6,
+                "IPv6: a SYN to our --listen port");
   expect_exempt(v4().ipv4_options(2).tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
                 "IPv4 options, then a SYN");
   expect_exempt(v4().ipv4_frag_field(0x2000).tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
@@ -107,8 +109,10 @@ TEST_F(XdpExempt, ASynToOurListenPortPasses) {
 TEST_F(XdpExempt, SpoofedSegmentsFromTheReportPortAreThrottled) {
   for (const uint8_t flags : {kSyn, kAck, kRst, kPshAck, kSynAck}) {
     const std::string f = " (TCP flags " + std::to_string(flags) + ")";
-    expect_throttled(v4().tcp(kSsh, flags).ports(kPeerPort, kSsh).build(), kPeer4, "from the report port to port 22" + f);
-    expect_throttled(v6().tcp(kSsh, flags).ports(kPeerPort, kSsh).build(), kPeer6, "IPv6: from the report port to port 22" + f);
+    expect_throttled(v4().tcp(kSsh, flags).ports(kPeerPort, kSsh).build(), kPeer4,
+                     "from the report port to port 22" + f);
+    expect_throttled(v6().tcp(kSsh, flags).ports(kPeerPort, kSsh).build(), kPeer6,
+                     "IPv6: from the report port to port 22" + f);
     expect_throttled(v4().tcp(kEphemeral, flags).ports(kPeerPort, kEphemeral).build(), kPeer4,
                      "from the report port to a port without a connection" + f);
   }
@@ -120,7 +124,8 @@ TEST_F(XdpExempt, SpoofedSegmentsFromTheReportPortAreThrottled) {
 TEST_F(XdpExempt, SegmentsToOurListenPortOfNoConnectionAreThrottled) {
   for (const uint8_t flags : {kAck, kRst, kPshAck, kSynAck, kFinAck}) {
     const std::string f = " (TCP flags " + std::to_string(flags) + ")";
-    expect_throttled(v4().tcp(kListenPort, flags).ports(kEphemeral, kListenPort).build(), kPeer4, "to our --listen port" + f);
+    expect_throttled(v4().tcp(kListenPort, flags).ports(kEphemeral, kListenPort).build(), kPeer4,
+                     "to our --listen port" + f);
     expect_throttled(v6().tcp(kListenPort, flags).ports(kEphemeral, kListenPort).build(), kPeer6,
                      "IPv6: to our --listen port" + f);
   }
@@ -159,10 +164,8 @@ class XdpExemptReal : public InScratchNetns<XdpExempt> {
   }
   PacketBuilder seg(uint16_t sport, uint16_t dport, uint8_t flags) const {
     PacketBuilder b;
-    if (addr_ == kLoopV6)
-      b.ipv6(addr_, addr_);
-    else
-      b.ipv4(addr_, addr_);
+    if (addr_ == kLoopV6) b.ipv6(addr_, addr_);
+    else b.ipv4(addr_, addr_);
     return std::move(b.tcp(dport, flags).ports(sport, dport));
   }
   void expect_only_real_flows_pass() {
@@ -242,8 +245,10 @@ TEST_F(XdpExempt, OtherTrafficFromAPeersAddressIsThrottled) {
 
 TEST_F(XdpExempt, TheSideOfThePortMatters) {
   // The report port is exempt as a source port only, ours as a destination only.
-  expect_throttled(v4().tcp(kPeerPort, kSyn).ports(kEphemeral, kPeerPort).build(), kPeer4, "a SYN to the peer's report port");
-  expect_throttled(v6().tcp(kEphemeral, kSyn).ports(kListenPort, kEphemeral).build(), kPeer6, "a SYN from our --listen port");
+  expect_throttled(v4().tcp(kPeerPort, kSyn).ports(kEphemeral, kPeerPort).build(), kPeer4,
+                   "a SYN to the peer's report port");
+  expect_throttled(v6().tcp(kEphemeral, kSyn).ports(kListenPort, kEphemeral).build(), kPeer6,
+                   "a SYN from our --listen port");
 }
 
 TEST_F(XdpExempt, FragmentsAreNotExempt) {
@@ -251,10 +256,11 @@ TEST_F(XdpExempt, FragmentsAreNotExempt) {
   // them); an IPv6 fragment header hides the TCP header behind it.
   expect_throttled(v4().ipv4_frag_field(100).tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
                    "IPv4 later fragment looking like a SYN to our --listen port");
-  expect_throttled(v6().ipv6_ext(Ipv6Ext::FragLater).tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer6,
-                   "IPv6 later fragment looking like a SYN to our --listen port");
-  expect_throttled(v6("2001:2:0:1::9").ipv6_ext(Ipv6Ext::FragFirst).tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(),
-                   "2001:2:0:1::9", "IPv6 first fragment (behind a fragment header), another /64");
+  expect_throttled(v6().ipv6_ext(Ipv6Ext::FragLater).tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(),
+                   kPeer6, "IPv6 later fragment looking like a SYN to our --listen port");
+  expect_throttled(
+      v6("2001:2:0:1::9").ipv6_ext(Ipv6Ext::FragFirst).tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(),
+      "2001:2:0:1::9", "IPv6 first fragment (behind a fragment header), another /64");
 }
 
 TEST_F(XdpExempt, OtherAddressesOnTheClusterPortsAreThrottled) {
@@ -269,9 +275,11 @@ TEST_F(XdpExempt, TheMapIsOnlyConsultedWithTheFlag) {
   ASSERT_EQ(update_config_flags(config_fd(), 0, DT_CFG_EXEMPT), 0);
   auto c = new_collector();
   ASSERT_EQ(c->enable(true), 0);
-  expect_exempt(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4, "a SYN to our port, exemption on");
+  expect_exempt(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
+                "a SYN to our port, exemption on");
   c->disable();
-  expect_throttled(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4, "a SYN to our port, exemption off");
+  expect_throttled(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
+                   "a SYN to our port, exemption off");
 }
 
 TEST_F(XdpExempt, OnlyPortsWithTheirBitAreLookedUp) {
@@ -279,7 +287,8 @@ TEST_F(XdpExempt, OnlyPortsWithTheirBitAreLookedUp) {
   const dt_cluster_ports none{};
   const uint32_t zero = 0;
   ASSERT_EQ(bpf_map_update_elem(cluster_ports_fd(), &zero, &none, BPF_ANY), 0);
-  expect_throttled(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4, "a SYN to our port, its bit clear");
+  expect_throttled(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
+                   "a SYN to our port, its bit clear");
 }
 
 TEST_F(XdpExempt, AReplacedSetLeavesNoOldEntry) {
@@ -287,9 +296,11 @@ TEST_F(XdpExempt, AReplacedSetLeavesNoOldEntry) {
   // exactly the new set, whatever the map held, and says what that was.
   ASSERT_NO_FATAL_FAILURE(install({"tcp://198.18.9.20:7800"}, "tcp://*:7810", 2));
   EXPECT_EQ(before_.size(), 4u) << "the set of SetUp, read back from the map";
-  expect_exempt(v4("198.18.9.20").tcp(7810, kSyn).ports(kEphemeral, 7810).build(), "198.18.9.20", "a SYN from the new peer");
+  expect_exempt(v4("198.18.9.20").tcp(7810, kSyn).ports(kEphemeral, 7810).build(), "198.18.9.20",
+                "a SYN from the new peer");
   expect_throttled(v4().tcp(7810, kSyn).ports(kEphemeral, 7810).build(), kPeer4, "a SYN from the removed peer");
-  expect_throttled(v6().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer6, "a SYN to the port we no longer listen on");
+  expect_throttled(v6().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer6,
+                   "a SYN to the port we no longer listen on");
 }
 
 TEST_F(XdpExempt, ATcpHeaderCutBeforeItsFlagsIsNotExempt) {

@@ -13,18 +13,18 @@
 #include <vector>
 
 #include "bpf_fixture.h"
-#include "prog_maps.h"
-#include "frames/packet_builder.h"
 #include "common/address.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
+#include "frames/packet_builder.h"
+#include "prog_maps.h"
 #include "rules/rules.h"
 
 namespace dt::test {
 using frames::PacketBuilder;
 namespace {
 
-constexpr double kNoRefill = 0.001;  // tokens per second
+constexpr double kNoRefill = 0.001;     // tokens per second
 constexpr uint32_t kVip = 1, kSrc = 2;  // rule ids, in file order
 
 // Rule 1 "vip": sources of 198.18.0.0/16 (UDP), a bucket per destination, burst 10.
@@ -132,7 +132,8 @@ TEST_F(XdpKeyBy, SourceKeyedRuleUnchanged) {
 TEST_F(XdpKeyBy, IPv6DestinationsAreCutToTheKeyPrefix) {
   // vip6: a bucket per destination /64 (the IPv6 default), burst 4.
   std::vector<std::vector<uint8_t>> frames;
-  for (int i = 0; i < 6; i++) frames.push_back(udp6("2001:2::" + std::to_string(i + 1), "2001:2:0:9::" + std::to_string(i + 1)));
+  for (int i = 0; i < 6; i++)
+    frames.push_back(udp6("2001:2::" + std::to_string(i + 1), "2001:2:0:9::" + std::to_string(i + 1)));
   EXPECT_EQ(passes(frames), 4) << "six sources to six addresses of one /64: one bucket; " << bucket_list();
   auto b = bucket_of("2001:2:0:9::", 3 | DT_KEY_DEST);
   ASSERT_TRUE(b) << bucket_list();

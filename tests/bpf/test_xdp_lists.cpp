@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "bpf_fixture.h"
-#include "prog_maps.h"
-#include "frames/packet_builder.h"
 #include "common/address.h"
 #include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
+#include "frames/packet_builder.h"
+#include "prog_maps.h"
 #include "rules/list_file.h"
 #include "rules/rules.h"
 
@@ -83,8 +83,9 @@ TEST_F(XdpLists, DenyListDropsBothFamiliesAndCountsPerList) {
 }
 
 TEST_F(XdpLists, AllowListBeatsDenyRuleAndDenyList) {
-  rules("[[rule]]\nname = \"block\"\ncidr = \"198.18.0.0/15\"\naction = \"deny\"\n"
-        "[[rule]]\nname = \"block6\"\ncidr = \"2001:2::/48\"\naction = \"deny\"\n");
+  rules(
+      "[[rule]]\nname = \"block\"\ncidr = \"198.18.0.0/15\"\naction = \"deny\"\n"
+      "[[rule]]\nname = \"block6\"\ncidr = \"2001:2::/48\"\naction = \"deny\"\n");
   lists("198.18.1.1\n198.18.9.0/24\n2001:2::7\n", "198.18.9.0/24\n");
   EXPECT_EQ(run(v4("198.18.1.1")), XDP_PASS) << "allow list beats a deny rule";
   EXPECT_EQ(run(v4("198.18.9.9")), XDP_PASS) << "allow list beats the deny list";
@@ -153,19 +154,20 @@ TEST_F(XdpLists, AnUnchangedListIsNotRebuilt) {
 // packet path on every address, and the list's size is its prefixes, not its ranges.
 TEST_F(XdpLists, PrefixEdgesAndMergedPrefixesDecideAsTheirUnion) {
   rules("");
-  lists("", "198.18.4.0/23\n198.18.6.0/24\n198.18.4.128/25\n198.18.9.9\n"
-            "2001:2:0:4::/64\n2001:2:0:5::/64\n2001:2:0:4:8000::/65\n2001:2:0:9::5\n");
+  lists("",
+        "198.18.4.0/23\n198.18.6.0/24\n198.18.4.128/25\n198.18.9.9\n"
+        "2001:2:0:4::/64\n2001:2:0:5::/64\n2001:2:0:4:8000::/65\n2001:2:0:9::5\n");
   const struct {
     const char *src;
     bool v6, listed;
-  } cases[] = {{"198.18.3.255", false, false},   {"198.18.4.0", false, true},
-               {"198.18.5.255", false, true},    {"198.18.6.0", false, true},
-               {"198.18.6.255", false, true},    {"198.18.7.0", false, false},
-               {"198.18.9.8", false, false},     {"198.18.9.9", false, true},
-               {"198.18.9.10", false, false},    {"2001:2:0:3:ffff:ffff:ffff:ffff", true, false},
-               {"2001:2:0:4::", true, true},     {"2001:2:0:5:ffff:ffff:ffff:ffff", true, true},
-               {"2001:2:0:6::", true, false},    {"2001:2:0:9::4", true, false},
-               {"2001:2:0:9::5", true, true},    {"2001:2:0:9::6", true, false}};
+  } cases[] = {{"198.18.3.255", false, false}, {"198.18.4.0", false, true},
+               {"198.18.5.255", false, true},  {"198.18.6.0", false, true},
+               {"198.18.6.255", false, true},  {"198.18.7.0", false, false},
+               {"198.18.9.8", false, false},   {"198.18.9.9", false, true},
+               {"198.18.9.10", false, false},  {"2001:2:0:3:ffff:ffff:ffff:ffff", true, false},
+               {"2001:2:0:4::", true, true},   {"2001:2:0:5:ffff:ffff:ffff:ffff", true, true},
+               {"2001:2:0:6::", true, false},  {"2001:2:0:9::4", true, false},
+               {"2001:2:0:9::5", true, true},  {"2001:2:0:9::6", true, false}};
   uint64_t listed = 0;
   for (const auto &c : cases) {
     EXPECT_EQ(run(c.v6 ? v6(c.src) : v4(c.src)), c.listed ? XDP_DROP : XDP_PASS) << c.src;
@@ -198,7 +200,8 @@ TEST_F(XdpLists, ASwapBetweenSetsOfAnySizeKeepsEachListWhole) {
   rules("");
   lists("", "198.18.5.5\n2001:2::5\n");
   std::string big;
-  for (int i = 0; i < 4096; i += 2) big += "198.18." + std::to_string(i / 256 + 16) + "." + std::to_string(i % 256) + "\n";
+  for (int i = 0; i < 4096; i += 2)
+    big += "198.18." + std::to_string(i / 256 + 16) + "." + std::to_string(i % 256) + "\n";
   big += "2001:2::/120\n";
   lists("", big);
   EXPECT_EQ(run(v4("198.18.5.5")), XDP_PASS) << "the old list is gone";
@@ -225,11 +228,17 @@ TEST_F(XdpLists, AMillionPrefixesPerFamilyLoadAndAreEnforced) {
   deny.v6.reserve(kN);
   for (uint32_t i = 0; i < kN; i++) {
     const bool probe = i == 0 || i == kN / 2 || i == kN - 1;
-    deny.v4.push_back(probe ? dt_list_v4_key{32, {198, 18, 1, static_cast<uint8_t>(i == 0 ? 0 : i == kN / 2 ? 1 : 2)}}
-                            : dt_list_v4_key{32, {10, static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8),
-                                                  static_cast<uint8_t>(i)}});
-    deny.v6.push_back(dt_list_v6_key{128, {0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, static_cast<uint8_t>(i >> 16),
-                                           static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)}});
+    deny.v4.push_back(
+        probe ? dt_list_v4_key{32,
+                               {198, 18, 1,
+                                static_cast<uint8_t>(i == 0        ? 0
+                                                     : i == kN / 2 ? 1
+                                                                   : 2)}}
+              : dt_list_v4_key{
+                    32, {10, static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)}});
+    deny.v6.push_back(dt_list_v6_key{128,
+                                     {0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, static_cast<uint8_t>(i >> 16),
+                                      static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)}});
   }
   std::string err;
   ASSERT_EQ(publish_lists(lists_, ListPrefixes{}, deny, nullptr, nullptr, &err), 0) << err;

@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "frames/packet_builder.h"
 #include "ban_fixture.h"
-#include "loopback_conn.h"
 #include "cluster/cluster_exempt.h"
-#include "prog_maps.h"
 #include "dataplane/list_maps.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
+#include "frames/packet_builder.h"
+#include "loopback_conn.h"
+#include "prog_maps.h"
 #include "rules/list_file.h"
 
 namespace dt::test {
@@ -39,7 +39,6 @@ class XdpCheckOrder : public BanMapsFixture {
   }
 
   dt_list_stats list_counters() { return summed_per_cpu<dt_list_stats>(map_fd(DT_MAP_LIST_STATS), 0); }
-
 };
 
 TEST_F(XdpCheckOrder, AllowListBeatsABan) {

@@ -10,15 +10,15 @@
 
 #include <array>
 #include <cerrno>
-#include <ostream>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <vector>
 
-#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "common/address.h"
 #include "dataplane/map_reader.h"
+#include "frames/packet_builder.h"
 
 namespace dt::test {
 using namespace frames;  // PacketBuilder, the header lengths and TPIDs
@@ -33,10 +33,14 @@ enum class Outcome {
 
 const char *outcome_name(Outcome o) {
   switch (o) {
-    case Outcome::Passed: return "admitted by its bucket";
-    case Outcome::NonIp: return "non-IP";
-    case Outcome::NdExempt: return "ND-exempt";
-    case Outcome::ParseError: return "parse error";
+    case Outcome::Passed:
+      return "admitted by its bucket";
+    case Outcome::NonIp:
+      return "non-IP";
+    case Outcome::NdExempt:
+      return "ND-exempt";
+    case Outcome::ParseError:
+      return "parse error";
   }
   return "?";
 }
@@ -61,17 +65,23 @@ dt_stats expected_after(dt_stats s, Outcome o, bool new_source) {
       s.passed++;
       if (new_source) s.new_sources++;
       break;
-    case Outcome::NonIp: s.non_ip++; break;
-    case Outcome::NdExempt: s.nd_exempt++; break;
-    case Outcome::ParseError: s.parse_errors++; break;
+    case Outcome::NonIp:
+      s.non_ip++;
+      break;
+    case Outcome::NdExempt:
+      s.nd_exempt++;
+      break;
+    case Outcome::ParseError:
+      s.parse_errors++;
+      break;
   }
   return s;
 }
 
 void expect_counters(const dt_stats &want, const dt_stats &got) {
   for (const auto &c : kCounters)
-    EXPECT_EQ(want.*c.field, got.*c.field) << "global counter " << c.name << " (all counters: "
-                                           << stats_to_string(got) << ")";
+    EXPECT_EQ(want.*c.field, got.*c.field)
+        << "global counter " << c.name << " (all counters: " << stats_to_string(got) << ")";
 }
 
 // The parse suite's fixture: a policy generous enough that every IP frame passes.
@@ -90,16 +100,15 @@ class XdpParse : public BpfFixture {
     const long n_before = bucket_count();
 
     const int verdict = run(frame);
-    EXPECT_EQ(verdict, XDP_PASS) << "a " << frame.size() << "-byte frame expected to be "
-                                 << outcome_name(o) << " got " << verdict_name(verdict);
+    EXPECT_EQ(verdict, XDP_PASS) << "a " << frame.size() << "-byte frame expected to be " << outcome_name(o) << " got "
+                                 << verdict_name(verdict);
     expect_counters(expected_after(before, o, !b_before), stats());
     if (o == Outcome::Passed) {
       auto b = bucket(source);
       ASSERT_TRUE(b) << "no bucket for source " << source << " after an admitted frame";
       EXPECT_EQ(b->passed, (b_before ? b_before->passed : 0) + 1)
           << "the frame did not debit the bucket of its source " << source;
-      EXPECT_EQ(bucket_count(), n_before + (b_before ? 0 : 1)) << "a bucket other than "
-                                                                << source << "'s was created";
+      EXPECT_EQ(bucket_count(), n_before + (b_before ? 0 : 1)) << "a bucket other than " << source << "'s was created";
     } else {
       EXPECT_EQ(bucket_count(), n_before) << "a " << outcome_name(o) << " frame created a bucket";
     }
@@ -129,12 +138,10 @@ std::vector<ParseCase> whole_frame_cases() {
       {"qinq_ipv4", P().vlan(10, kTpid8021AD).vlan(20).ipv4(s4).udp().build(), Outcome::Passed, s4},
       {"qinq_ipv6", P().vlan(10, kTpid8021AD).vlan(20).ipv6(s6).udp().build(), Outcome::Passed, s6},
       {"double_8021q_ipv4", P().vlan(10).vlan(20).ipv4(s4).udp().build(), Outcome::Passed, s4},
-      {"inverted_qinq_ipv4", P().vlan(10).vlan(20, kTpid8021AD).ipv4(s4).udp().build(),
-       Outcome::Passed, s4},
+      {"inverted_qinq_ipv4", P().vlan(10).vlan(20, kTpid8021AD).ipv4(s4).udp().build(), Outcome::Passed, s4},
       // A third tag is beyond DT_MAX_VLAN_DEPTH: malformed, whatever is inside.
       {"three_tags_ipv4", P().vlan(1).vlan(2).vlan(3).ipv4(s4).udp().build(), Outcome::ParseError},
-      {"three_tags_ipv6", P().vlan(1, kTpid8021AD).vlan(2).vlan(3).ipv6(s6).build(),
-       Outcome::ParseError},
+      {"three_tags_ipv6", P().vlan(1, kTpid8021AD).vlan(2).vlan(3).ipv6(s6).build(), Outcome::ParseError},
       {"three_tags_arp", P().vlan(1).vlan(2).vlan(3).arp().build(), Outcome::ParseError},
       {"arp", P().arp().build(), Outcome::NonIp},
       {"vlan_arp", P().vlan(100).arp().build(), Outcome::NonIp},
@@ -146,8 +153,7 @@ std::vector<ParseCase> whole_frame_cases() {
       {"icmpv6_echo_hop255", P().ipv6(s6).icmpv6(128).build(), Outcome::Passed, s6},
       {"nd_solicitation_hop64", P().ipv6(s6).icmpv6(135).hop_limit(64).build(), Outcome::Passed, s6},
       {"vlan_nd_solicitation", P().vlan(100).ipv6(s6).icmpv6(135).build(), Outcome::NdExempt},
-      {"qinq_nd_advertisement", P().vlan(1, kTpid8021AD).vlan(2).ipv6(s6).icmpv6(136).build(),
-       Outcome::NdExempt},
+      {"qinq_nd_advertisement", P().vlan(1, kTpid8021AD).vlan(2).ipv6(s6).icmpv6(136).build(), Outcome::NdExempt},
       // Invalid IP headers.
       {"ipv4_version6", P().ipv4(s4).ip_version_field(6).udp().build(), Outcome::ParseError},
       {"ipv4_version0", P().ipv4(s4).ip_version_field(0).udp().build(), Outcome::ParseError},
@@ -157,20 +163,17 @@ std::vector<ParseCase> whole_frame_cases() {
       {"ipv4_ihl15_beyond_frame", P().ipv4(s4).ipv4_ihl_field(15).build(), Outcome::ParseError},
   };
   for (uint8_t ihl = 0; ihl < 5; ihl++)
-    c.push_back({"ipv4_ihl" + std::to_string(ihl), P().ipv4(s4).ipv4_ihl_field(ihl).udp().build(),
-                 Outcome::ParseError});
+    c.push_back(
+        {"ipv4_ihl" + std::to_string(ihl), P().ipv4(s4).ipv4_ihl_field(ihl).udp().build(), Outcome::ParseError});
   for (unsigned words = 1; words <= 10; words++)
-    c.push_back({"ipv4_options_ihl" + std::to_string(5 + words),
-                 P().ipv4(s4).ipv4_options(words).udp().build(), Outcome::Passed, s4});
+    c.push_back({"ipv4_options_ihl" + std::to_string(5 + words), P().ipv4(s4).ipv4_options(words).udp().build(),
+                 Outcome::Passed, s4});
   for (uint8_t type = 133; type <= 137; type++)
-    c.push_back({"nd_type" + std::to_string(type), P().ipv6(s6).icmpv6(type).build(),
-                 Outcome::NdExempt});
+    c.push_back({"nd_type" + std::to_string(type), P().ipv6(s6).icmpv6(type).build(), Outcome::NdExempt});
   return c;
 }
 
-void PrintTo(const ParseCase &c, std::ostream *os) {
-  *os << c.name << " (" << c.frame.size() << " bytes)";
-}
+void PrintTo(const ParseCase &c, std::ostream *os) { *os << c.name << " (" << c.frame.size() << " bytes)"; }
 
 class XdpParseFrame : public XdpParse, public ::testing::WithParamInterface<ParseCase> {};
 
@@ -204,13 +207,13 @@ std::vector<TruncCase> truncation_cases() {
   const std::string s4 = "198.18.0.1", s6 = "2001:2::1";
   const auto ip4_end = [](const P &p) { return p.l3_offset() + p.l3_len(); };
   std::vector<TruncCase> c;
-  auto add = [&](const std::string &name, const P &p, size_t complete, Outcome o,
-                 const std::string &src) { c.push_back({name, p.build(), complete, o, src}); };
+  auto add = [&](const std::string &name, const P &p, size_t complete, Outcome o, const std::string &src) {
+    c.push_back({name, p.build(), complete, o, src});
+  };
 
   add("ethernet_arp", P().arp(), kEthHdrLen, Outcome::NonIp, "");
   add("vlan_arp", P().vlan(7).arp(), kEthHdrLen + kVlanHdrLen, Outcome::NonIp, "");
-  add("qinq_arp", P().vlan(7, kTpid8021AD).vlan(8).arp(), kEthHdrLen + 2 * kVlanHdrLen,
-      Outcome::NonIp, "");
+  add("qinq_arp", P().vlan(7, kTpid8021AD).vlan(8).arp(), kEthHdrLen + 2 * kVlanHdrLen, Outcome::NonIp, "");
   {
     P p = P().ipv4(s4).udp();
     add("ipv4", p, ip4_end(p), Outcome::Passed, s4);
@@ -257,19 +260,18 @@ TEST_P(XdpTruncated, EveryShorterLengthIsAParseErrorAndCompleteParses) {
   const TruncCase &tc = GetParam();
   ASSERT_LE(tc.complete, tc.frame.size()) << "bad test case: frame shorter than its headers";
   for (size_t n = kMinTestFrame; n < tc.complete; n++) {
-    SCOPED_TRACE("frame " + tc.name + " truncated to " + std::to_string(n) + " of " +
-                 std::to_string(tc.frame.size()) + " bytes");
-    check_frame(std::vector<uint8_t>(tc.frame.begin(), tc.frame.begin() + static_cast<long>(n)),
-                Outcome::ParseError, "");
+    SCOPED_TRACE("frame " + tc.name + " truncated to " + std::to_string(n) + " of " + std::to_string(tc.frame.size()) +
+                 " bytes");
+    check_frame(std::vector<uint8_t>(tc.frame.begin(), tc.frame.begin() + static_cast<long>(n)), Outcome::ParseError,
+                "");
   }
   EXPECT_EQ(bucket_count(), 0) << "a truncated frame created a bucket";
-  EXPECT_EQ(stats().parse_errors, tc.complete - kMinTestFrame)
-      << "expected one parse error per truncated length";
+  EXPECT_EQ(stats().parse_errors, tc.complete - kMinTestFrame) << "expected one parse error per truncated length";
 
-  SCOPED_TRACE("frame " + tc.name + " cut right after the headers the parser needs, at " +
-               std::to_string(tc.complete) + " bytes");
-  check_frame(std::vector<uint8_t>(tc.frame.begin(), tc.frame.begin() + static_cast<long>(tc.complete)),
-              tc.outcome, tc.source);
+  SCOPED_TRACE("frame " + tc.name + " cut right after the headers the parser needs, at " + std::to_string(tc.complete) +
+               " bytes");
+  check_frame(std::vector<uint8_t>(tc.frame.begin(), tc.frame.begin() + static_cast<long>(tc.complete)), tc.outcome,
+              tc.source);
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, XdpTruncated, ::testing::ValuesIn(truncation_cases()),
@@ -280,8 +282,7 @@ TEST_F(XdpParse, KernelRefusesFramesShorterThanEthernet) {
   // input, this fails: lower kMinTestFrame and the table covers the Ethernet header too.
   const auto frame = PacketBuilder().ipv4("198.18.0.1").build();
   uint32_t verdict = 0;
-  EXPECT_EQ(test_run_xdp(xdp_fd(), {frame.begin(), frame.begin() + kMinTestFrame - 1}, 1, &verdict),
-            -EINVAL)
+  EXPECT_EQ(test_run_xdp(xdp_fd(), {frame.begin(), frame.begin() + kMinTestFrame - 1}, 1, &verdict), -EINVAL)
       << "BPF_PROG_TEST_RUN accepted a " << kMinTestFrame - 1 << "-byte frame";
 }
 
@@ -326,8 +327,7 @@ TEST_F(XdpParse, TaggedFramesChargeTheBucketOfTheirSource) {
   ASSERT_EQ(run(PacketBuilder().vlan(10, kTpid8021AD).vlan(20).ipv4(s).udp().build()), XDP_PASS);
   auto b = bucket(s);
   ASSERT_TRUE(b) << "no bucket for " << s;
-  EXPECT_EQ(b->passed, 3u) << "untagged, VLAN and QinQ frames of " << s
-                           << " must all charge the same bucket";
+  EXPECT_EQ(b->passed, 3u) << "untagged, VLAN and QinQ frames of " << s << " must all charge the same bucket";
   EXPECT_EQ(bucket_count(), 1) << "a tagged frame charged a bucket other than its source's";
 }
 

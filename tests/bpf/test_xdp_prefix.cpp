@@ -11,12 +11,12 @@
 #include <map>
 #include <thread>
 
-#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
 #include "common/address.h"
 #include "common/clock.h"
 #include "dataplane/collector.h"
 #include "dthrottle/bucket.h"
+#include "frames/packet_builder.h"
 
 namespace dt::test {
 using namespace frames;  // PacketBuilder, the header lengths and TPIDs
@@ -81,7 +81,7 @@ TEST_F(XdpPrefix, TheClockBoundNeverRefusesALevelWithAToken) {
   auto next = [&] { return v4("198.18.60." + std::to_string(1 + source++ % 250)); };
   for (int round = 0; round < 20; round++) {
     while (run(next()) == XDP_PASS) {
-    }  // the /24 is empty: the last packet was refused
+    }                                                              // the /24 is empty: the last packet was refused
     std::this_thread::sleep_for(std::chrono::microseconds(1500));  // 1.5 tokens accrue
     if (run(next()) != XDP_PASS) refused_with_a_token++;
   }
@@ -170,9 +170,7 @@ TEST_F(XdpPrefix, Ipv6LevelsCapTheirPrefixesAndIpv4LevelsLeaveIpv6Alone) {
 
 TEST_F(XdpPrefix, Ipv4LevelsDoNotApplyToIpv6Sources) {
   ASSERT_NO_FATAL_FAILURE(set_prefix_policy(kNoRefill, 4, {level(true, 16, kNoRefill, 2)}));
-  expect_steps({{"2001:2:0:1::1", 6, 4},
-                {"2001:2:0:2::1", 6, 4},
-                {"198.18.0.1", 6, 2}});
+  expect_steps({{"2001:2:0:1::1", 6, 4}, {"2001:2:0:2::1", 6, 4}, {"198.18.0.1", 6, 2}});
 }
 
 TEST_F(XdpPrefix, ARefusedSourceGivesTheLevelsTheirTokensBackExactly) {
@@ -201,9 +199,7 @@ TEST_F(XdpPrefix, ARefusedSourceGivesTheLevelsTheirTokensBackExactly) {
 
 TEST_F(XdpPrefix, DryRunPassesWhatALevelWouldDropAndCountsIt) {
   ASSERT_NO_FATAL_FAILURE(set_prefix_policy(kNoRefill, 4, {level(true, 24, kNoRefill, 6)}, false, true));
-  expect_steps({{"198.18.0.1", 4, 4},
-                {"198.18.0.2", 4, 4, "dry run: nothing is dropped"},
-                {"198.18.0.3", 4, 4}});
+  expect_steps({{"198.18.0.1", 4, 4}, {"198.18.0.2", 4, 4, "dry run: nothing is dropped"}, {"198.18.0.3", 4, 4}});
   EXPECT_EQ(would_drop_of_rule0(), 2u + 4u) << "enforcing, the /24 would have dropped 2 of .2 and all 4 of .3";
   EXPECT_EQ(prefix_drops(0), 6u);
   EXPECT_FALSE(bucket("198.18.0.3")) << "as enforcing: no bucket for a source whose prefix is out of budget";
@@ -232,16 +228,12 @@ TEST_F(XdpPrefix, ClusterModeReportsPrefixBucketsLikeSources) {
   ASSERT_NO_FATAL_FAILURE(set_prefix_policy(kNoRefill, 4, {level(true, 24, kNoRefill, 10)}));
   auto c = new_collector();
   ASSERT_EQ(c->enable(false), 0);
-  expect_steps({{"198.18.0.1", 4, 4},
-                {"198.18.0.2", 4, 4},
-                {"198.18.0.3", 4, 2},
-                {"198.18.0.4", 4, 0}});
+  expect_steps({{"198.18.0.1", 4, 4}, {"198.18.0.2", 4, 4}, {"198.18.0.3", 4, 2}, {"198.18.0.4", 4, 0}});
   int err = 0;
   const auto entries = c->end_period(&err);
   ASSERT_EQ(err, 0);
   std::map<std::string, uint64_t> sources, prefixes;
-  for (const auto &e : entries)
-    (dt_key_is_prefix(e.key.rule) ? prefixes : sources)[key_to_string(e.key)] += e.hits;
+  for (const auto &e : entries) (dt_key_is_prefix(e.key.rule) ? prefixes : sources)[key_to_string(e.key)] += e.hits;
   EXPECT_EQ(sources, (std::map<std::string, uint64_t>{{"198.18.0.1", 4}, {"198.18.0.2", 4}, {"198.18.0.3", 2}}));
   EXPECT_EQ(prefixes, (std::map<std::string, uint64_t>{{"198.18.0.0", 10}}));
   for (const auto &e : entries)

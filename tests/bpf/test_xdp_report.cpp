@@ -7,17 +7,17 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
 #include <thread>
-#include <cstdio>
-#include <atomic>
 
-#include "frames/packet_builder.h"
 #include "bpf_fixture.h"
-#include "dataplane/collector.h"
 #include "common/address.h"
+#include "dataplane/collector.h"
+#include "frames/packet_builder.h"
 
 namespace dt::test {
 using namespace frames;  // PacketBuilder, the header lengths and TPIDs

@@ -28,11 +28,11 @@
 #include <vector>
 
 #include "bpf_fixture.h"
-#include "prog_maps.h"
-#include "frames/packet_builder.h"
 #include "common/address.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
+#include "frames/packet_builder.h"
+#include "prog_maps.h"
 #include "rules/rules.h"
 
 namespace dt::test {
@@ -58,11 +58,20 @@ L4 udp(uint16_t dport) { return {IPPROTO_UDP, dport, 0}; }
 
 std::vector<uint8_t> with_l4(PacketBuilder p, const L4 &l4) {
   switch (l4.proto) {
-    case IPPROTO_TCP: p.tcp(l4.dport, l4.tcp_flags); break;
-    case IPPROTO_UDP: p.udp(8).ports(40000, l4.dport); break;
-    case IPPROTO_ICMP: p.icmp_echo(); break;
-    case IPPROTO_ICMPV6: p.icmpv6(128).hop_limit(64); break;  // echo; not 255: never neighbour discovery
-    default: p.other_l4(l4.proto, 16);
+    case IPPROTO_TCP:
+      p.tcp(l4.dport, l4.tcp_flags);
+      break;
+    case IPPROTO_UDP:
+      p.udp(8).ports(40000, l4.dport);
+      break;
+    case IPPROTO_ICMP:
+      p.icmp_echo();
+      break;
+    case IPPROTO_ICMPV6:
+      p.icmpv6(128).hop_limit(64);
+      break;  // echo; not 255: never neighbour discovery
+    default:
+      p.other_l4(l4.proto, 16);
   }
   return p.build();
 }
@@ -189,11 +198,11 @@ TEST_F(XdpRules, PublishingPoliciesAfterRulesTurnsRulesOff) {
 }
 
 TEST_F(XdpRules, LongestPrefixWinsOverFileOrder) {
-  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("wide", "198.18.0.0/16", kDeny) +   // 1
-                                      rule("narrow", "198.18.5.0/24", kAllow) +              // 2
-                                      rule("host", "198.18.5.7/32", kDeny) +                 // 3
-                                      rule("wide6", "2001:2::/48", kDeny) +                  // 4
-                                      rule("narrow6", "2001:2:0:5::/64", kAllow),            // 5
+  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("wide", "198.18.0.0/16", kDeny) +  // 1
+                                      rule("narrow", "198.18.5.0/24", kAllow) +             // 2
+                                      rule("host", "198.18.5.7/32", kDeny) +                // 3
+                                      rule("wide6", "2001:2::/48", kDeny) +                 // 4
+                                      rule("narrow6", "2001:2:0:5::/64", kAllow),           // 5
                                   kNoRefill, 100));
   EXPECT_EQ(send(ipv4("198.18.5.1", udp(9))), pass_by(2));
   EXPECT_EQ(send(ipv4("198.18.5.7", udp(9))), drop_by(3));
@@ -206,14 +215,14 @@ TEST_F(XdpRules, LongestPrefixWinsOverFileOrder) {
 
 TEST_F(XdpRules, FirstMatchingCandidateByProtoPortSyn) {
   const std::string net = "198.18.7.0/24", wide = "198.18.0.0/16";
-  ASSERT_NO_FATAL_FAILURE(publish(
-      "version = 1\n" + rule("web-syn", net, "proto = \"tcp\"\ndport = 80\nsyn = true\n" + kDeny) +  // 1
-          rule("web", net, "proto = \"tcp\"\ndport = \"80-81\"\n" + kAllow) +                          // 2
-          rule("udp-range", net, "proto = \"udp\"\ndport = \"5000-5010\"\n" + kDeny) +                 // 3
-          rule("ping", net, "proto = \"icmp\"\n" + kAllow) +                                           // 4
-          rule("wide-udp", wide, "proto = \"udp\"\n" + kAllow) +                                       // 5
-          rule("wide-syn", wide, "proto = \"tcp\"\nsyn = true\n" + kDeny),                             // 6
-      kNoRefill, 1000));
+  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" +
+                                      rule("web-syn", net, "proto = \"tcp\"\ndport = 80\nsyn = true\n" + kDeny) +   // 1
+                                      rule("web", net, "proto = \"tcp\"\ndport = \"80-81\"\n" + kAllow) +           // 2
+                                      rule("udp-range", net, "proto = \"udp\"\ndport = \"5000-5010\"\n" + kDeny) +  // 3
+                                      rule("ping", net, "proto = \"icmp\"\n" + kAllow) +                            // 4
+                                      rule("wide-udp", wide, "proto = \"udp\"\n" + kAllow) +                        // 5
+                                      rule("wide-syn", wide, "proto = \"tcp\"\nsyn = true\n" + kDeny),              // 6
+                                  kNoRefill, 1000));
   const std::string s = "198.18.7.1";
   struct Case {
     const char *what;
@@ -250,7 +259,7 @@ TEST_F(XdpRules, FirstMatchingCandidateByProtoPortSyn) {
 TEST_F(XdpRules, IPv6ExtensionHeaders) {
   const std::string net = "2001:2:0:6::/64";
   ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("https", net, "proto = \"tcp\"\ndport = 443\n" + kDeny) +  // 1
-                                      rule("dns", net, "proto = \"udp\"\ndport = 53\n" + kAllow) +                   // 2
+                                      rule("dns", net, "proto = \"udp\"\ndport = 53\n" + kAllow) +                  // 2
                                       rule("ping", net, "proto = \"icmp\"\n" + kAllow),                             // 3
                                   kNoRefill, 1000));
   const std::string s = "2001:2:0:6::1";
@@ -282,8 +291,8 @@ TEST_F(XdpRules, IPv6ExtensionHeaders) {
 TEST_F(XdpRules, AllowAndDenyNeedNoBucketAndAreCounted) {
   // A default burst of 1 would drop the second packet of any throttled source.
   ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("ok", "198.18.10.0/24", kAllow) +  // 1
-                                      rule("no", "198.18.20.0/24", kDeny) +                  // 2
-                                      rule("ok6", "2001:2:0:10::/64", kAllow),               // 3
+                                      rule("no", "198.18.20.0/24", kDeny) +                 // 2
+                                      rule("ok6", "2001:2:0:10::/64", kAllow),              // 3
                                   kNoRefill, 1));
   for (int i = 0; i < 5; i++) {
     EXPECT_EQ(send(ipv4("198.18.10." + std::to_string(i + 1), udp(9))), pass_by(1));
@@ -318,10 +327,10 @@ TEST_F(XdpRules, WithoutRateUnmatchedSourcesAreAllowed) {
 }
 
 TEST_F(XdpRules, KeyPrefixSetsTheBucketGranularity) {
-  ASSERT_NO_FATAL_FAILURE(publish(
-      "version = 1\n" + rule("net24", "198.18.40.0/24", "rate = 0.001\nburst = 4\nkey_prefix = 24") +  // 1
-          rule("net56", "2001:2:0:100::/56", "rate = 0.001\nburst = 3\nkey_prefix = 56"),              // 2
-      kNoRefill, 2));
+  ASSERT_NO_FATAL_FAILURE(
+      publish("version = 1\n" + rule("net24", "198.18.40.0/24", "rate = 0.001\nburst = 4\nkey_prefix = 24") +  // 1
+                  rule("net56", "2001:2:0:100::/56", "rate = 0.001\nburst = 3\nkey_prefix = 56"),              // 2
+              kNoRefill, 2));
   // Rule 1: every source of the /24 draws on one bucket of 4.
   for (int i = 1; i <= 4; i++) EXPECT_EQ(send(ipv4("198.18.40." + std::to_string(i), udp(9))), pass_by(1));
   EXPECT_EQ(send(ipv4("198.18.40.200", udp(9))), drop_by(1)) << "the /24's bucket is empty";
@@ -349,9 +358,9 @@ TEST_F(XdpRules, KeyPrefixSetsTheBucketGranularity) {
 }
 
 TEST_F(XdpRules, SameSourceUnderTwoRulesHasTwoBuckets) {
-  ASSERT_NO_FATAL_FAILURE(publish(
-      "version = 1\n" + rule("web", "198.18.50.0/24", "proto = \"tcp\"\ndport = 80\nrate = 0.001\nburst = 2"),
-      kNoRefill, 3));
+  ASSERT_NO_FATAL_FAILURE(
+      publish("version = 1\n" + rule("web", "198.18.50.0/24", "proto = \"tcp\"\ndport = 80\nrate = 0.001\nburst = 2"),
+              kNoRefill, 3));
   const std::string s = "198.18.50.1";
   EXPECT_EQ(send(ipv4(s, tcp(80, kSyn))), pass_by(1));
   EXPECT_EQ(send(ipv4(s, tcp(80, kAck))), pass_by(1));
@@ -387,7 +396,8 @@ TEST_F(XdpRules, BucketsSurviveAReloadAndTheNewLimitApplies) {
   EXPECT_EQ(send(ipv4("198.18.62.1", udp(9))), drop_by(2)) << "the new rule is in force";
 
   // Burst 3 -> 6: the same bucket now has 3 more tokens.
-  ASSERT_NO_FATAL_FAILURE(publish("version = 1\n" + rule("t", "198.18.60.0/24", "rate = 0.001\nburst = 6"), kNoRefill, 100));
+  ASSERT_NO_FATAL_FAILURE(
+      publish("version = 1\n" + rule("t", "198.18.60.0/24", "rate = 0.001\nburst = 6"), kNoRefill, 100));
   EXPECT_EQ(passes(f, 5), 3) << "burst raised from 3 to 6 on a bucket that passed 3";
   b = bucket_of("198.18.60.1", 1);
   ASSERT_TRUE(b) << bucket_list();

@@ -136,8 +136,8 @@ class XdpSyncookie : public BpfFixture {
   int run_out(const std::vector<uint8_t> &in, std::vector<uint8_t> *out) {
     out->assign(in.size() + 64, 0);
     LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in.data(), .data_out = out->data(),
-                .data_size_in = static_cast<uint32_t>(in.size()),
-                .data_size_out = static_cast<uint32_t>(out->size()), .repeat = 1);
+                .data_size_in = static_cast<uint32_t>(in.size()), .data_size_out = static_cast<uint32_t>(out->size()),
+                .repeat = 1);
     if (bpf_prog_test_run_opts(xdp_fd(), &o) != 0) {
       ADD_FAILURE() << "BPF_PROG_TEST_RUN: " << strerror(errno);
       return -1;

@@ -23,8 +23,9 @@ uint64_t total(const dt::ReportBody &b) {
 
 bool valid_factor(const dt::RuleFactor &f) {
   if (f.factor_ppm == 0 || f.factor_ppm > dt::kFactorOne) return false;
-  if (f.tag) return f.name.size() <= dt::kMaxTagLen && f.name.find('\n') == std::string::npos &&
-                    f.name.find('\0') == std::string::npos;
+  if (f.tag)
+    return f.name.size() <= dt::kMaxTagLen && f.name.find('\n') == std::string::npos &&
+           f.name.find('\0') == std::string::npos;
   return !f.name.empty() && f.name.size() <= dt::kMaxRuleNameLen && dt::valid_node_id(f.name);
 }
 
@@ -61,8 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const std::string m = dt::encode_resend_request(h, body.resend);
     dt::ReportHeader h2;
     dt::ReportBody b2;
-    if (dt::decode_report(m.data(), m.size(), &h2, &b2) != dt::DecodeError::None || b2.resend.size() != body.resend.size() ||
-        h2.to != h.to || h2.seq != h.seq)
+    if (dt::decode_report(m.data(), m.size(), &h2, &b2) != dt::DecodeError::None ||
+        b2.resend.size() != body.resend.size() || h2.to != h.to || h2.seq != h.seq)
       abort();
     for (size_t i = 0; i < b2.resend.size(); i++)
       if (b2.resend[i].node_id != body.resend[i].node_id || b2.resend[i].boot_id != body.resend[i].boot_id ||

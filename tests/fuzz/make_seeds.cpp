@@ -3,9 +3,9 @@
 #include <fstream>
 #include <string>
 
-#include "common/address.h"
-#include "cluster_core/peer_protocol.h"
 #include "cluster/report_signing.h"
+#include "cluster_core/peer_protocol.h"
+#include "common/address.h"
 
 int main(int argc, char **argv) {
   if (argc != 2) {

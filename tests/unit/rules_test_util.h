@@ -79,7 +79,8 @@ inline const dt_rule_match *match_of(const dt::CompiledRules &c, const std::stri
 using Ids = std::vector<uint16_t>;
 
 // A [[rule]] block: name, cidr and the other lines as written.
-inline std::string rule(const std::string &name, const std::string &cidr, const std::string &rest = "action = \"deny\"\n") {
+inline std::string rule(const std::string &name, const std::string &cidr,
+                        const std::string &rest = "action = \"deny\"\n") {
   return "[[rule]]\nname = \"" + name + "\"\ncidr = \"" + cidr + "\"\n" + rest;
 }
 

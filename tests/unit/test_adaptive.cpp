@@ -20,8 +20,7 @@ constexpr uint64_t kSec = 1'000'000'000ull;
 
 // Feeds `limit` a steady busiest-key rate for one second in 200 ms periods ending at t.
 void feed(dt::AdaptiveLimit &limit, uint64_t t, double rate) {
-  for (uint64_t p = t - 800 * kMs; p <= t; p += 200 * kMs)
-    limit.observe(p, static_cast<uint64_t>(rate / 5), 200 * kMs);
+  for (uint64_t p = t - 800 * kMs; p <= t; p += 200 * kMs) limit.observe(p, static_cast<uint64_t>(rate / 5), 200 * kMs);
 }
 
 // feed(), then a busy signal at t: whether it lowered the factor.

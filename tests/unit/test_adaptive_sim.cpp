@@ -25,8 +25,8 @@ std::string table(const std::vector<AdaptiveRow> &rows) {
   std::string out = "time offered admitted throttled busy limit(per host)\n";
   for (const auto &r : rows) {
     char line[160];
-    snprintf(line, sizeof line, "%4g %7" PRIu64 " %8" PRIu64 " %9" PRIu64 " %4" PRIu64, static_cast<double>(r.end) / 1e9,
-             r.offered, r.admitted, r.throttled, r.busy);
+    snprintf(line, sizeof line, "%4g %7" PRIu64 " %8" PRIu64 " %9" PRIu64 " %4" PRIu64,
+             static_cast<double>(r.end) / 1e9, r.offered, r.admitted, r.throttled, r.busy);
     out += line;
     for (double l : r.limit) out += " " + std::to_string(static_cast<int64_t>(l));
     out += "\n";
@@ -95,8 +95,7 @@ TEST(AdaptiveSim, ConstantRecoveryDoesNotConvergeWithin20s) {
     const size_t from = end / kSec + 2, to = rows.size();
     const double slope = (rows[to - 1].limit[0] - rows[from - 1].limit[0]) / static_cast<double>(to - from);
     EXPECT_NEAR(slope, 200, 1) << name(p) << ": the limit must grow by 200/s every second\n" << table(rows);
-    EXPECT_LT(c->applied_factor(0), 0.5) << name(p) << ": still below the offered 5000/s at the end\n"
-                                         << table(rows);
+    EXPECT_LT(c->applied_factor(0), 0.5) << name(p) << ": still below the offered 5000/s at the end\n" << table(rows);
   }
 }
 

@@ -8,10 +8,10 @@
 
 #include "bans/ban_command.h"
 #include "bans/ban_render.h"
-#include "metrics/metrics.h"
 #include "bans/ban_types.h"
-#include "common/address.h"
 #include "cluster_core/peer_protocol.h"
+#include "common/address.h"
+#include "metrics/metrics.h"
 #include "report_fixtures.h"
 
 namespace {
@@ -162,7 +162,8 @@ TEST(BanMessage, EncoderSkipsInvalidNoticesAndSplits) {
                                    set_of("198.18.0.9", 1000, "bad\nreason")};
   EXPECT_TRUE(dt::encode_ban_messages(header("h1"), in).empty()) << "invalid notices went out";
   in.clear();
-  for (int i = 0; i < 1200; i++) in.push_back(set_of("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256), 1000));
+  for (int i = 0; i < 1200; i++)
+    in.push_back(set_of("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256), 1000));
   dt::ReportHeader sent = header("h1");
   sent.seq = 1;
   const auto msgs = dt::encode_ban_messages(sent, in);
@@ -257,7 +258,8 @@ TEST(BanMetrics, CountsByOriginAndTheBusiestBansOnly) {
   EXPECT_NE(text.find("dthrottle_bans{from=\"peer\"} " + std::to_string(dt::kMaxBanSeries + 6) + "\n"),
             std::string::npos);
   EXPECT_NE(text.find("dthrottle_ban_packets_total{prefix=\"198.18.1.104\",origin=\"h1\",verdict=\"dropped\"} 1104\n"),
-            std::string::npos) << "the busiest ban is listed";
+            std::string::npos)
+      << "the busiest ban is listed";
   EXPECT_EQ(text.find("prefix=\"198.18.0.0/24\""), std::string::npos) << "beyond the cap: only the busiest";
   EXPECT_EQ(text.find("prefix=\"2001:2::/48\""), std::string::npos) << "a ban with no packets has no series";
   size_t series = 0;

@@ -4,8 +4,8 @@
 
 #include <random>
 
-#include "dthrottle/bucket.h"
 #include "dataplane/policy.h"
+#include "dthrottle/bucket.h"
 
 namespace {
 

@@ -4,13 +4,12 @@
 
 #include <cmath>
 
+#include "agent_args.h"
 #include "cli/cli.h"
 #include "common/parse_values.h"
 #include "dataplane/policy.h"
 #include "rules/config_file.h"
 #include "rules/rules.h"
-
-#include "agent_args.h"
 
 namespace {
 
@@ -39,12 +38,23 @@ TEST(ByteValues, AcceptedRatesAndWhatTheyMean) {
     double per_second;
     bool bytes;
   } cases[] = {
-      {"100", 100, false},           {"10/m", 10.0 / 60, false},   {"100B/s", 100, true},
-      {"100kB/s", 100e3, true},      {"1MB/s", 1e6, true},         {"1GB/s", 1e9, true},
-      {"1KiB/s", 1024, true},        {"2MiB/s", 2 * 1048576.0, true}, {"1GiB/s", 1073741824.0, true},
-      {"8bit/s", 1, true},           {"10Mbit/s", 1.25e6, true},   {"1Gbit/s", 1.25e8, true},
-      {"64kbit/s", 8000, true},      {"1.5MB/s", 1.5e6, true},     {"60kB/m", 1000, true},
-      {"3600kB/h", 1000, true},      {"100kB", 100e3, true},
+      {"100", 100, false},
+      {"10/m", 10.0 / 60, false},
+      {"100B/s", 100, true},
+      {"100kB/s", 100e3, true},
+      {"1MB/s", 1e6, true},
+      {"1GB/s", 1e9, true},
+      {"1KiB/s", 1024, true},
+      {"2MiB/s", 2 * 1048576.0, true},
+      {"1GiB/s", 1073741824.0, true},
+      {"8bit/s", 1, true},
+      {"10Mbit/s", 1.25e6, true},
+      {"1Gbit/s", 1.25e8, true},
+      {"64kbit/s", 8000, true},
+      {"1.5MB/s", 1.5e6, true},
+      {"60kB/m", 1000, true},
+      {"3600kB/h", 1000, true},
+      {"100kB", 100e3, true},
   };
   for (const auto &c : cases) {
     double v = 0;
@@ -59,12 +69,15 @@ TEST(ByteValues, AcceptedRatesAndWhatTheyMean) {
 TEST(ByteValues, RefusedRatesSayWhy) {
   const std::string units = dt::kByteUnits;
   const Refusal cases[] = {
-      {"10XB/s", "unknown unit 'XB' in '10XB/s': use B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, "
-                 "Mbit, Gbit (bits), e.g. 100kB/s or 10Mbit/s"},
-      {"10mb/s", "unknown unit 'mb' in '10mb/s': use B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, "
-                 "Mbit, Gbit (bits), e.g. 100kB/s or 10Mbit/s"},
-      {"kB/s", "invalid rate 'kB/s': expected packets per second such as 100, 0.1666 or 10/m, or bytes per "
-               "second such as 100kB/s or 10Mbit/s"},
+      {"10XB/s",
+       "unknown unit 'XB' in '10XB/s': use B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, "
+       "Mbit, Gbit (bits), e.g. 100kB/s or 10Mbit/s"},
+      {"10mb/s",
+       "unknown unit 'mb' in '10mb/s': use B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, "
+       "Mbit, Gbit (bits), e.g. 100kB/s or 10Mbit/s"},
+      {"kB/s",
+       "invalid rate 'kB/s': expected packets per second such as 100, 0.1666 or 10/m, or bytes per "
+       "second such as 100kB/s or 10Mbit/s"},
       {"0kB/s", "invalid rate '0kB/s': must be greater than 0"},
   };
   expect_refusals(dt::parse_budget_rate, cases);
@@ -72,8 +85,9 @@ TEST(ByteValues, RefusedRatesSayWhy) {
   double v;
   std::string err;
   EXPECT_FALSE(dt::parse_rate("1MB/s", &v, &err));
-  EXPECT_EQ(err, "rate '1MB/s' is in bytes, but this limit counts packets (or queries): give a number per "
-                 "second such as 100");
+  EXPECT_EQ(err,
+            "rate '1MB/s' is in bytes, but this limit counts packets (or queries): give a number per "
+            "second such as 100");
 }
 
 TEST(ByteValues, Bursts) {
@@ -81,8 +95,8 @@ TEST(ByteValues, Bursts) {
     const char *text;
     uint64_t tokens;
     bool bytes;
-  } ok[] = {{"50", 50, false},       {"1500B", 1500, true},    {"15kB", 15000, true},
-            {"1.5kB", 1500, true},   {"64KiB", 65536, true},   {"1MB", 1000000, true},
+  } ok[] = {{"50", 50, false},        {"1500B", 1500, true},   {"15kB", 15000, true},
+            {"1.5kB", 1500, true},    {"64KiB", 65536, true},  {"1MB", 1000000, true},
             {"12000bit", 1500, true}, {"96kbit", 12000, true}, {"1GB", 1000000000, true}};
   for (const auto &c : ok) {
     uint64_t t = 0;
@@ -95,8 +109,9 @@ TEST(ByteValues, Bursts) {
   const Refusal bad[] = {
       {"12bit", "invalid burst '12bit': is 1.500000 bytes, not a whole number of bytes"},
       {"10kB/s", "invalid burst '10kB/s': a burst is an amount, not a rate: drop the '/...', e.g. 10kB"},
-      {"10XB", "unknown unit 'XB' in '10XB': use B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, Mbit, "
-               "Gbit (bits), e.g. 10kB or 64KiB"},
+      {"10XB",
+       "unknown unit 'XB' in '10XB': use B, kB, MB, GB (1000), KiB, MiB, GiB (1024) or bit, kbit, Mbit, "
+       "Gbit (bits), e.g. 10kB or 64KiB"},
       {"2GB", "invalid burst '2GB': expected packets (1 to 1000000000) or bytes such as 15kB (1 B to 1 GB)"},
       {"2.5", "invalid value '2.5': expected a whole number from 1 to 1000000000"},
   };
@@ -143,8 +158,9 @@ TEST(BytePolicy, RefusesWhatItCannotKeep) {
   EXPECT_FALSE(dt::make_policy(0.5, 15000, &p, &err, true));
   EXPECT_EQ(err, "byte rate 0.5 B/s is out of range: use 1B/s to 1GB/s (8Gbit/s)");
   EXPECT_FALSE(dt::make_policy(1e5, 1517, &p, &err, true));
-  EXPECT_EQ(err, "byte burst 1517 B is out of range: use 1518 B (one full-size Ethernet frame, which a smaller "
-                 "burst could never admit) to 1GB, e.g. 15kB");
+  EXPECT_EQ(err,
+            "byte burst 1517 B is out of range: use 1518 B (one full-size Ethernet frame, which a smaller "
+            "burst could never admit) to 1GB, e.g. 15kB");
   EXPECT_TRUE(dt::make_policy(1e5, 1518, &p, &err, true)) << err;
 }
 
@@ -161,9 +177,10 @@ std::string rules_error(const std::string &body) {
 TEST(ByteRules, FileValues) {
   dt::RuleSet rs = dt::default_rules(100, 50);
   std::string err;
-  ASSERT_TRUE(dt::parse_rules("version = 1\n[[rule]]\nname = \"r\"\ncidr = \"198.18.0.0/24\"\n"
-                              "rate = \"10Mbit/s\"\nburst = \"15kB\"\n",
-                              "r.toml", &rs, &err))
+  ASSERT_TRUE(
+      dt::parse_rules("version = 1\n[[rule]]\nname = \"r\"\ncidr = \"198.18.0.0/24\"\n"
+                      "rate = \"10Mbit/s\"\nburst = \"15kB\"\n",
+                      "r.toml", &rs, &err))
       << err;
   ASSERT_EQ(rs.rules.size(), 2u);
   EXPECT_TRUE(rs.rules[1].bytes);
@@ -194,10 +211,11 @@ TEST(ByteRules, FileErrors) {
             std::string::npos);
   dt::RuleSet rs = dt::default_rules(100, 50);
   std::string err;
-  EXPECT_FALSE(dt::parse_rules("version = 1\n[[tag]]\nprefix = \"u:\"\nrate = \"1MB/s\"\nburst = \"15kB\"\n",
-                               "r.toml", &rs, &err));
-  EXPECT_EQ(err, "r.toml:2: tag rules count queries, not bytes: give 'rate' and 'burst' as numbers (rate = 100, "
-                 "burst = 50)");
+  EXPECT_FALSE(dt::parse_rules("version = 1\n[[tag]]\nprefix = \"u:\"\nrate = \"1MB/s\"\nburst = \"15kB\"\n", "r.toml",
+                               &rs, &err));
+  EXPECT_EQ(err,
+            "r.toml:2: tag rules count queries, not bytes: give 'rate' and 'burst' as numbers (rate = 100, "
+            "burst = 50)");
 }
 
 // parse_run_options on "agent --iface lo" followed by `args`.
@@ -215,15 +233,14 @@ TEST(ByteFlags, RateAndBurst) {
   EXPECT_EQ(o.burst, 10000u);
   dt::RunOptions q;
   EXPECT_EQ(run_flags({"--rate", "100", "--burst", "10kB"}, &q, &err), dt::ParseOutcome::Error);
-  EXPECT_EQ(err, "--rate 100 is in packets but --burst 10kB is in bytes: give both in bytes (e.g. a rate of "
-                 "100kB/s), or both in packets");
+  EXPECT_EQ(err,
+            "--rate 100 is in packets but --burst 10kB is in bytes: give both in bytes (e.g. a rate of "
+            "100kB/s), or both in packets");
   EXPECT_EQ(run_flags({"--rate", "10XB/s", "--burst", "10kB"}, &q, &err), dt::ParseOutcome::Error);
   EXPECT_NE(err.find("unknown unit 'XB' in '10XB/s'"), std::string::npos) << err;
   EXPECT_EQ(run_flags({"--rate", "10Gbit/s", "--burst", "1MB"}, &q, &err), dt::ParseOutcome::Error);
-  EXPECT_EQ(err.rfind("--rate 10Gbit/s --burst 1MB: byte rate 1.25e+09 B/s cannot be kept within 1%", 0), 0u)
-      << err;
-  EXPECT_EQ(run_flags({"--tag-rule", "u:=1MB/s/50", "--rate", "1", "--burst", "1"}, &q, &err),
-            dt::ParseOutcome::Error);
+  EXPECT_EQ(err.rfind("--rate 10Gbit/s --burst 1MB: byte rate 1.25e+09 B/s cannot be kept within 1%", 0), 0u) << err;
+  EXPECT_EQ(run_flags({"--tag-rule", "u:=1MB/s/50", "--rate", "1", "--burst", "1"}, &q, &err), dt::ParseOutcome::Error);
   EXPECT_NE(err.find("is in bytes, but this limit counts packets (or queries)"), std::string::npos) << err;
 }
 

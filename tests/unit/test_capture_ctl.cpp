@@ -41,7 +41,8 @@ TEST(CaptureCtl, RuleFilter) {
 TEST(CaptureCtl, Ipv4PrefixIsMaskedInTheMappedForm) {
   const dt_capture_ctl c = dt::capture_ctl_for(with_source("198.18.5.7/22"), 1, 1);
   EXPECT_EQ(c.filters, DT_CAP_FILTER_SOURCE);
-  const uint8_t mask[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfc, 0};
+  const uint8_t mask[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfc, 0};
   const uint8_t src[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 4, 0};
   EXPECT_EQ(memcmp(c.src_mask, mask, 16), 0) << "96 bits of the ::ffff: form, then the /22";
   EXPECT_EQ(memcmp(c.src, src, 16), 0) << "198.18.4.0, host bits cleared";

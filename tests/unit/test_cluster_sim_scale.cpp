@@ -32,9 +32,7 @@ Scenario sprayed(size_t hosts, Scheme scheme, uint64_t seed) {
   return s;
 }
 
-double ratio(const dt::sim::ClientStats &c) {
-  return static_cast<double>(c.admitted()) / static_cast<double>(c.ideal);
-}
+double ratio(const dt::sim::ClientStats &c) { return static_cast<double>(c.admitted()) / static_cast<double>(c.ideal); }
 
 // The bound (docs/cluster-scale.md "The bound"): hosts admit then pay back, so the 10 s ratio
 // depends on where the run ends in that cycle; a cycle's excess (every host sees the debt
@@ -49,8 +47,7 @@ TEST(ClusterSimScale, SprayedClientStaysNearOneBudgetAt10And100Hosts) {
         auto c = run_sim(sprayed(hosts, scheme, seed));
         const double r = ratio(c->clients()[0]);
         sum += r;
-        EXPECT_LE(r, 1.05)
-            << dt::sim::scheme_name(scheme) << ", " << hosts << " hosts, seed " << seed;
+        EXPECT_LE(r, 1.05) << dt::sim::scheme_name(scheme) << ", " << hosts << " hosts, seed " << seed;
         EXPECT_GE(r, 0.98) << dt::sim::scheme_name(scheme) << ", " << hosts << " hosts, seed " << seed;
         EXPECT_EQ(c->clients()[1].admitted(), c->clients()[1].offered)
             << hosts << " hosts, seed " << seed << ": c1 is under its rate and must lose nothing";

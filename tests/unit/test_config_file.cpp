@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "agent_args.h"
 #include "cli/cli.h"
 #include "rules/config_file.h"
-#include "agent_args.h"
 #include "temp_dir.h"
 
 namespace {
@@ -37,19 +37,20 @@ std::vector<dt::ConfigSetting> parse(const std::string &text, std::string *err) 
 
 TEST(ConfigFile, SettingsBecomeFlags) {
   std::string err;
-  auto s = parse("# dthrottle\n"
-                 "\n"
-                 "  rate=100   # per source\r\n"
-                 "burst  =  50\n"
-                 "pin-dir = /sys/fs/bpf/a#b\n"
-                 "peers = 198.18.1.2:7700 , 198.18.1.3:7700\n"
-                 "peers = 198.18.1.4:7700\n"
-                 "keep\n",
-                 &err);
+  auto s = parse(
+      "# dthrottle\n"
+      "\n"
+      "  rate=100   # per source\r\n"
+      "burst  =  50\n"
+      "pin-dir = /sys/fs/bpf/a#b\n"
+      "peers = 198.18.1.2:7700 , 198.18.1.3:7700\n"
+      "peers = 198.18.1.4:7700\n"
+      "keep\n",
+      &err);
   ASSERT_EQ(err, "");
-  EXPECT_EQ(args_of(s), (std::vector<std::string>{"--rate=100", "--burst=50", "--pin-dir=/sys/fs/bpf/a#b",
-                                                  "--peers=198.18.1.2:7700,198.18.1.3:7700",
-                                                  "--peers=198.18.1.4:7700", "--keep"}));
+  EXPECT_EQ(args_of(s),
+            (std::vector<std::string>{"--rate=100", "--burst=50", "--pin-dir=/sys/fs/bpf/a#b",
+                                      "--peers=198.18.1.2:7700,198.18.1.3:7700", "--peers=198.18.1.4:7700", "--keep"}));
   ASSERT_EQ(s.size(), 6u);
   EXPECT_EQ(s[0].line, 3);
   EXPECT_EQ(s[0].opt, 'r');
@@ -72,9 +73,11 @@ struct TextAndError {
 
 TEST(ConfigFile, ErrorsNameFileAndLine) {
   const TextAndError cases[] = {
-      {"rate = 1\n\n# x\n\n\n\nrat = 100\n", "/etc/dthrottle/eth0.conf:7: unknown setting 'rat' (did you mean 'rate'?)"},
+      {"rate = 1\n\n# x\n\n\n\nrat = 100\n",
+       "/etc/dthrottle/eth0.conf:7: unknown setting 'rat' (did you mean 'rate'?)"},
       {"pin_dir = /x\n", "/etc/dthrottle/eth0.conf:1: unknown setting 'pin_dir' (did you mean 'pin-dir'?)"},
-      {"colour = red\n", "/etc/dthrottle/eth0.conf:1: unknown setting 'colour' (see dthrottle-agent --help for the settings)"},
+      {"colour = red\n",
+       "/etc/dthrottle/eth0.conf:1: unknown setting 'colour' (see dthrottle-agent --help for the settings)"},
       {"--rate = 1\n", ":1: unknown setting '--rate' (write settings without the dashes: 'rate')"},
       {"help\n", ":1: unknown setting 'help'"},
       {"config = /etc/other.conf\n", ":1: 'config' cannot be set in a config file"},
@@ -126,9 +129,10 @@ TEST_F(ConfigFileTest, AttachTcFromTheFile) {
 }
 
 TEST_F(ConfigFileTest, FileAloneConfiguresTheAgent) {
-  write("iface = eth0\nrate = 10/m\nburst = 3\nxdp-mode = generic\nmax-sources = 4096\nkeep = yes\n"
-        "stats-interval = 500ms\nlog-level = warn\npeers = 198.18.1.2:7700, 198.18.1.3:7700\nperiod = 1s\n"
-        "node-id = edge-1\nreport-max-age = 2s\ninsecure-cluster = true\n");
+  write(
+      "iface = eth0\nrate = 10/m\nburst = 3\nxdp-mode = generic\nmax-sources = 4096\nkeep = yes\n"
+      "stats-interval = 500ms\nlog-level = warn\npeers = 198.18.1.2:7700, 198.18.1.3:7700\nperiod = 1s\n"
+      "node-id = edge-1\nreport-max-age = 2s\ninsecure-cluster = true\n");
   dt::RunOptions o;
   std::string err;
   ASSERT_EQ(run({}, &o, &err), dt::ParseOutcome::Ok) << err;
@@ -154,8 +158,7 @@ TEST_F(ConfigFileTest, CommandLineOverridesTheFile) {
   dt::RunOptions o;
   std::string err;
   // The flags may come before or after --config: the command line wins either way.
-  ASSERT_EQ(run({"--iface", "eth1", "-r", "7", "--peers", "198.18.1.9:7700"}, &o, &err), dt::ParseOutcome::Ok)
-      << err;
+  ASSERT_EQ(run({"--iface", "eth1", "-r", "7", "--peers", "198.18.1.9:7700"}, &o, &err), dt::ParseOutcome::Ok) << err;
   EXPECT_EQ(o.iface, "eth1");
   EXPECT_DOUBLE_EQ(o.rate, 7.0);
   EXPECT_EQ(o.burst, 50u) << "not on the command line: from the file";

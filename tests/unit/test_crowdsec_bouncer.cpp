@@ -12,11 +12,11 @@
 #include <mutex>
 #include <thread>
 
+#include "agent_args.h"
 #include "cli/cli.h"
 #include "common/clock.h"
 #include "crowdsec/bouncer.h"
 #include "rules/config_file.h"
-#include "agent_args.h"
 
 namespace {
 
@@ -156,8 +156,9 @@ TEST(CrowdsecBouncer, OutageKeepsBansAndResyncsWithAStartupPull) {
   EXPECT_EQ(lapi.deltas(), deltas + 1) << "after the failed delta, only startup pulls";
   EXPECT_EQ(target.bans().size(), 2u) << "an outage keeps every ban";
   // Back, without 198.18.0.77 (deleted meanwhile): the startup pull lifts it.
-  lapi.answer(200, R"({"deleted":null,"new":[{"duration":"1h","scope":"Range","type":"ban",)"
-                   R"("value":"198.18.5.0/24","scenario":"test reason"}]})",
+  lapi.answer(200,
+              R"({"deleted":null,"new":[{"duration":"1h","scope":"Range","type":"ban",)"
+              R"("value":"198.18.5.0/24","scenario":"test reason"}]})",
               R"({"deleted":null,"new":null})");
   ASSERT_TRUE(eventually([&] { return target.bans().size() == 1; }));
   EXPECT_EQ(target.bans().count("198.18.5.0/24"), 1u);
@@ -205,8 +206,8 @@ TEST(CrowdsecBouncer, LapiUrls) {
 // parse_crowdsec_command on "crowdsec ARGS..."; *err: its stderr.
 int parse_options(std::vector<std::string> args, dt::CrowdsecOptions *o, std::string *err) {
   args.insert(args.begin(), "crowdsec");
-  return dt::test::run_captured([o](int argc, char **argv) { return dt::parse_crowdsec_command(argc, argv, o); },
-                                args, err);
+  return dt::test::run_captured([o](int argc, char **argv) { return dt::parse_crowdsec_command(argc, argv, o); }, args,
+                                err);
 }
 
 TEST(CrowdsecBouncer, Options) {
@@ -224,9 +225,11 @@ TEST(CrowdsecBouncer, Options) {
   } cases[] = {
       {{"--key-file", "/k", "--iface", "eth0"}, "say where the Local API is: --lapi URL"},
       {{"--lapi", "http://127.0.0.1:1", "--iface", "eth0"}, "give the bouncer's API key: --key-file FILE"},
-      {{"--lapi", "http://127.0.0.1:1", "--key-file", "/k"}, "say which throttle to set bans on: --iface IFACE or --pin-dir DIR"},
+      {{"--lapi", "http://127.0.0.1:1", "--key-file", "/k"},
+       "say which throttle to set bans on: --iface IFACE or --pin-dir DIR"},
       {{"--lapi", "127.0.0.1:8080", "--key-file", "/k", "--iface", "eth0"}, "--lapi: '127.0.0.1:8080' is not an http"},
-      {{"--lapi", "http://127.0.0.1:1", "--key-file", "/k", "--iface", "eth0", "--poll", "10ms"}, "--poll: '10ms' must be"},
+      {{"--lapi", "http://127.0.0.1:1", "--key-file", "/k", "--iface", "eth0", "--poll", "10ms"},
+       "--poll: '10ms' must be"},
   };
   for (const auto &c : cases) {
     dt::CrowdsecOptions bad;

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "agent_args.h"
 #include "cli/cli.h"
 #include "crowdsec/decisions.h"
+#include "crowdsec/go_duration.h"
 #include "crowdsec/lapi_client.h"
 #include "rules/config_file.h"
-#include "crowdsec/go_duration.h"
-#include "agent_args.h"
 
 namespace {
 
@@ -178,8 +178,8 @@ TEST(CrowdsecDecisions, BanValues) {
   EXPECT_EQ(prefix("198.18.0.7/32", true), prefix("198.18.0.7")) << "a /32 Range is the Ip's ban";
   EXPECT_EQ(dt::ban_prefix_text(prefix("2001:2::1/128", true)), "2001:2::1");
   BanPrefix p;
-  for (const char *bad : {"0.0.0.0/0", "::/0", "198.18.0.0/33", "2001:2::/129", "198.18.0.0/", "198.18.0.0/-1", "198.18.0.0/2x", "",
-                          "host.example", "198.18.0.0/24 "})
+  for (const char *bad : {"0.0.0.0/0", "::/0", "198.18.0.0/33", "2001:2::/129", "198.18.0.0/", "198.18.0.0/-1",
+                          "198.18.0.0/2x", "", "host.example", "198.18.0.0/24 "})
     EXPECT_FALSE(dt::parse_ban_value(bad, true, &p)) << bad;
   EXPECT_FALSE(dt::parse_ban_value("198.18.0.0/24", false, &p)) << "an Ip decision holds no length";
 }

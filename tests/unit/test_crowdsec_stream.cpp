@@ -32,8 +32,7 @@ std::string text(const std::vector<BanChange> &changes) {
     out += out.empty() ? "" : ", ";
     if (c.kind == BanChange::Kind::Set)
       out += "set " + dt::ban_prefix_text(c.prefix) + " " + std::to_string(c.duration_ns / kS) + "s " + c.reason;
-    else
-      out += "lift " + dt::ban_prefix_text(c.prefix);
+    else out += "lift " + dt::ban_prefix_text(c.prefix);
   }
   return out;
 }

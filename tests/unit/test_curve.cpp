@@ -8,8 +8,8 @@
 #include <fstream>
 #include <zmq.hpp>
 
-#include "commands/commands.h"
 #include "cluster/curve.h"
+#include "commands/commands.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -61,21 +61,20 @@ class CurveTest : public dt::test::TempDirTest {
     std::string err;
     auto pub_auth = dt::configure_curve(dir_ + "/pub.key", dir_ + "/pub-side", ctx, pub, pub_sub, &pub_peers, &err);
     EXPECT_TRUE(pub_auth) << err;
-    auto sub_auth = dt::configure_curve(dir_ + "/" + who + ".key", dir_ + "/allowed", ctx2, sub_pub, sub,
-                                        &sub_peers, &err);
+    auto sub_auth =
+        dt::configure_curve(dir_ + "/" + who + ".key", dir_ + "/allowed", ctx2, sub_pub, sub, &sub_peers, &err);
     EXPECT_TRUE(sub_auth) << err;
     pub.bind("tcp://127.0.0.1:" + std::to_string(port_));
     sub.set(zmq::sockopt::subscribe, "");
-    EXPECT_TRUE(dt::connect_curve_peer(sub, "tcp://127.0.0.1:" + std::to_string(port_), sub_peers,
-                                       dir_ + "/allowed", &err))
+    EXPECT_TRUE(
+        dt::connect_curve_peer(sub, "tcp://127.0.0.1:" + std::to_string(port_), sub_peers, dir_ + "/allowed", &err))
         << err;
     int got = 0;
     for (int i = 0; i < 30 && got < n; i++) {  // bounded: 30 x 100 ms
       pub.send(zmq::str_buffer("report"), zmq::send_flags::dontwait);
       zmq::message_t m;
       zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
-      if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) > 0 && sub.recv(m, zmq::recv_flags::dontwait))
-        got++;
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) > 0 && sub.recv(m, zmq::recv_flags::dontwait)) got++;
     }
     pub.close();
     sub.close();

@@ -15,8 +15,8 @@ using dthrottle::HostPortRules;
 // A client connecting (the C++ client's rules: the defaults).
 constexpr HostPortRules kConnect{};
 // A server listening: '*', an omitted host and port 0 allowed.
-constexpr HostPortRules kListen{.form = "ADDR:PORT", .example = "*:7800", .any_host = true, .host_optional = true,
-                                .port_zero = true};
+constexpr HostPortRules kListen{
+    .form = "ADDR:PORT", .example = "*:7800", .any_host = true, .host_optional = true, .port_zero = true};
 // A ZeroMQ peer: tcp:// allowed.
 constexpr HostPortRules kZmq{.example = "198.18.0.1:7700", .tcp_scheme = true};
 
@@ -72,8 +72,7 @@ const Row kRows[] = {
     {"host/x:80", &kConnect, nullptr, 0, "'host/x:80': 'host/x' is not a host name or address"},
     {"256.0.0.1:80", &kConnect, nullptr, 0,
      "'256.0.0.1:80': '256.0.0.1' is not an IPv4 address (four numbers from 0 to 255)"},
-    {"127.1:80", &kConnect, nullptr, 0,
-     "'127.1:80': '127.1' is not an IPv4 address (four numbers from 0 to 255)"},
+    {"127.1:80", &kConnect, nullptr, 0, "'127.1:80': '127.1' is not an IPv4 address (four numbers from 0 to 255)"},
     {"::1:9100", &kConnect, nullptr, 0, "'::1:9100': an IPv6 address goes in brackets, e.g. [::1]:9100"},
     {"2001:db8::2:80", &kConnect, nullptr, 0,
      "'2001:db8::2:80': an IPv6 address goes in brackets, e.g. [2001:db8::2]:80"},
@@ -181,8 +180,9 @@ TEST(Endpoint, MetricsAddressIsNumeric) {
   ASSERT_TRUE(dt::parse_metrics_address("*:9100", &a, &err)) << err;
   EXPECT_EQ(a.host, "0.0.0.0") << "'*' binds every IPv4 address, like 0.0.0.0";
   EXPECT_FALSE(dt::parse_metrics_address("localhost:9100", &a, &err));
-  EXPECT_EQ(err, "'localhost:9100': expected a numeric address (a name is not resolved), e.g. 9100 or "
-                 "127.0.0.1:9100 (this host only), [::1]:9100, or 0.0.0.0:9100 (every interface)");
+  EXPECT_EQ(err,
+            "'localhost:9100': expected a numeric address (a name is not resolved), e.g. 9100 or "
+            "127.0.0.1:9100 (this host only), [::1]:9100, or 0.0.0.0:9100 (every interface)");
   for (const char *bare : {"9100", ":9100"}) {
     ASSERT_TRUE(dt::parse_metrics_address(bare, &a, &err)) << err;
     EXPECT_EQ(a.host, "127.0.0.1") << bare << ": a bare port is this host only";

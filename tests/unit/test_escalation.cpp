@@ -36,9 +36,7 @@ EscalateConfig config() {
 struct EscalationTest : ::testing::Test {
   uint64_t now = 1000 * kS;
   Escalation esc{[this] { return now; }, 4, 8};
-  void SetUp() override {
-    esc.set_rules({{7, EscalationRule{"flood", config(), false}}});
-  }
+  void SetUp() override { esc.set_rules({{7, EscalationRule{"flood", config(), false}}}); }
   // `seconds` checks, one a second, with `who` over budget (100 drops each); the bans made.
   std::vector<AutoBan> flood(const std::vector<std::string> &who, int seconds) {
     std::vector<AutoBan> out;
@@ -122,8 +120,7 @@ TEST_F(EscalationTest, ExemptNeverBanned) {
 
 TEST_F(EscalationTest, CapOnBansInForce) {
   // Cap 4: five offenders at once, the fifth waits (counted) until one ban ends.
-  const std::vector<AutoBan> bans =
-      flood({"198.18.1.1", "198.18.1.2", "198.18.1.3", "198.18.1.4", "198.18.1.5"}, 4);
+  const std::vector<AutoBan> bans = flood({"198.18.1.1", "198.18.1.2", "198.18.1.3", "198.18.1.4", "198.18.1.5"}, 4);
   EXPECT_EQ(bans.size(), 4u);
   EXPECT_GE(esc.counters().cap_reached, 1u);
   EXPECT_EQ(esc.in_force(), 4u);
@@ -217,7 +214,8 @@ TEST_F(PeriodTest, BannedWhenTheOffenceLastsAfterNotAtThePeriodAfter) {
   uint64_t when = 0;
   ASSERT_TRUE(run(now + 10 * kS, &ban, &when)) << "never banned";
   EXPECT_GE(when, start + 3 * kS) << "banned before 3 s over budget";
-  EXPECT_LE(when, start + 3 * kS + 1 * kMs) << "banned " << (when - start - 3 * kS) / kMs << " ms after crossing `after`";
+  EXPECT_LE(when, start + 3 * kS + 1 * kMs)
+      << "banned " << (when - start - 3 * kS) / kMs << " ms after crossing `after`";
   EXPECT_EQ(ban.offence, 1u);
   EXPECT_EQ(ban.over_ns, 3 * kS) << "its evidence counts from when its drops began";
 }
@@ -234,7 +232,8 @@ TEST_F(PeriodTest, SecondOffenceCountsFromTheBansEnd) {
   ASSERT_TRUE(run(end + 10 * kS, &ban, &when)) << "no second ban";
   EXPECT_EQ(ban.offence, 2u);
   EXPECT_GE(when, end + 3 * kS) << "the second offence counted time while banned";
-  EXPECT_LE(when, end + 3 * kS + 200 * kMs) << "second ban " << (when - end - 3 * kS) / kMs << " ms after crossing `after`";
+  EXPECT_LE(when, end + 3 * kS + 200 * kMs)
+      << "second ban " << (when - end - 3 * kS) / kMs << " ms after crossing `after`";
 }
 
 TEST_F(PeriodTest, NotBannedWhenItStopsBeforeAfter) {
@@ -297,9 +296,10 @@ bool parse(const std::string &body, RuleSet *rs, std::string *err) {
 TEST(EscalateTable, Parsed) {
   RuleSet rs;
   std::string err;
-  ASSERT_TRUE(parse("rate = 10\nburst = 20\nescalate = { after = \"30s\", ban = \"10m\", factor = 2, max = \"7d\", "
-                    "forget = \"14d\" }\n",
-                    &rs, &err))
+  ASSERT_TRUE(
+      parse("rate = 10\nburst = 20\nescalate = { after = \"30s\", ban = \"10m\", factor = 2, max = \"7d\", "
+            "forget = \"14d\" }\n",
+            &rs, &err))
       << err;
   const EscalateConfig &c = rs.rules.back().escalate;
   EXPECT_TRUE(c.enabled);
@@ -310,9 +310,10 @@ TEST(EscalateTable, Parsed) {
   EXPECT_FALSE(c.sources);
   ASSERT_TRUE(parse("rate = 10\nburst = 20\nescalate = { ban = \"10d\" }\n", &rs, &err)) << err;
   EXPECT_EQ(rs.rules.back().escalate.max_ns, 10 * 86400 * kS) << "a ban over the default max without a max";
-  ASSERT_TRUE(parse("rate = 10\nburst = 20\nprefix_limits = [\"v4/24=100/s,burst=100\"]\n"
-                    "escalate = { after = \"2s\", sources = true }\n",
-                    &rs, &err))
+  ASSERT_TRUE(
+      parse("rate = 10\nburst = 20\nprefix_limits = [\"v4/24=100/s,burst=100\"]\n"
+            "escalate = { after = \"2s\", sources = true }\n",
+            &rs, &err))
       << err;
   EXPECT_TRUE(rs.rules.back().escalate.sources);
 }

@@ -3,8 +3,8 @@
 // --on-event command's words, its children (at most N at once, failures and timeouts
 // counted, no capability and no descriptor of the parent), and the attack detector's
 // threshold and hysteresis.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -159,7 +159,8 @@ bool run_until(dt::CommandRunner &runner, Done done) {
     std::vector<pollfd> fds;
     for (const auto &p : runner.poll_fds()) fds.push_back({p.fd, static_cast<short>(p.out ? POLLOUT : POLLIN), 0});
     const uint64_t now = dt::mono_now_ns(), due = runner.deadline();
-    const int ms = due == UINT64_MAX ? 50 : static_cast<int>(std::min<uint64_t>(50, (due > now ? due - now : 0) / 1'000'000));
+    const int ms =
+        due == UINT64_MAX ? 50 : static_cast<int>(std::min<uint64_t>(50, (due > now ? due - now : 0) / 1'000'000));
     poll(fds.data(), fds.size(), ms);
     runner.poll(dt::mono_now_ns());
   }
@@ -187,10 +188,12 @@ TEST_F(CommandRunnerTest, EachEventReachesOneChildOnItsStdin) {
   dt::CommandRunner runner(cfg, bus);
   for (int i = 0; i < 5; i++) bus.emit(dt::kEventBan, {{"i", i}}, 0);
   size_t most = 0;
-  ASSERT_TRUE(run_until(runner, [&] {
-    most = std::max(most, runner.running());
-    return bus.counters().command_ok == 5;
-  })) << "5 children exiting 0; counters: " << dt::events_status_text(bus.counters());
+  ASSERT_TRUE(run_until(runner,
+                        [&] {
+                          most = std::max(most, runner.running());
+                          return bus.counters().command_ok == 5;
+                        }))
+      << "5 children exiting 0; counters: " << dt::events_status_text(bus.counters());
   EXPECT_LE(most, 2u) << "at most --on-event-jobs children at once";
   const auto lines = lines_of(read("events"));
   ASSERT_EQ(lines.size(), 5u);

@@ -133,8 +133,8 @@ TEST(SourceWatch, CountsTheSourceUnderAnyKeyPrefixAndNothingElse) {
   w.observe("h2", body_with({{"198.18.3.7", 5}}));  // not watching: ignored
   w.start(src.addr, 1000);
   w.observe("h2", body_with({{"198.18.3.7", 5}, {"198.18.3.8", 100}, {"198.18.4.7", 100}}));
-  w.observe("h2", body_with({{"198.18.3.0", 7}}));  // its /24 bucket key
-  w.observe("h3", body_with({{"198.18.0.0", 2}}));  // its /16 bucket key
+  w.observe("h2", body_with({{"198.18.3.0", 7}}));                 // its /24 bucket key
+  w.observe("h3", body_with({{"198.18.0.0", 2}}));                 // its /16 bucket key
   w.observe("h3", body_with({{"0.0.0.0", 9}, {"2001:2::1", 9}}));  // not prefixes of an IPv4 source
   EXPECT_FALSE(w.done(999));
   EXPECT_TRUE(w.done(1000));

@@ -108,7 +108,8 @@ TEST(TrustedPath, OwnerAndModeDecide) {
   for (unsigned mode : {0664u, 0646u, 0666u}) {
     ASSERT_EQ(chmod(dir.file("f").c_str(), mode), 0);
     EXPECT_FALSE(dt::check_trusted_path(dir.file("f"), "a list file", false, &err)) << std::oct << mode;
-    EXPECT_NE(err.find(dir.file("f") + " is a list file but its group or others may write it"), std::string::npos) << err;
+    EXPECT_NE(err.find(dir.file("f") + " is a list file but its group or others may write it"), std::string::npos)
+        << err;
     EXPECT_NE(err.find("chmod go-w " + dir.file("f")), std::string::npos) << err;
   }
   ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);

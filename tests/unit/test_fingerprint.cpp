@@ -1,9 +1,8 @@
 // test_fingerprint.cpp - agent fingerprint (agent/fingerprint/): pcapng read back from the
 // capture writer, header fields of frames, the dominant values and the proposed rule on
 // a reflection flood (UDP source port 123, one length) mixed with ordinary traffic.
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
@@ -41,8 +40,10 @@ dt::Sample sample(const std::string &fr, bool dropped) {
 TEST(Fingerprint, ReadsWhatCaptureWrites) {
   const std::string a = frame("198.18.7.9", 17, 123, 40000, 482), b = frame("198.18.1.1", 6, 5555, 443, 60, 57, 0x02);
   std::string file = dt::pcapng_header(128, "eth0");
-  file += dt::pcapng_packet(1, reinterpret_cast<const uint8_t *>(a.data()), 128, 482, "verdict=dropped rule=x hook=xdp cpu=0");
-  file += dt::pcapng_packet(2, reinterpret_cast<const uint8_t *>(b.data()), 60, 60, "verdict=passed rule=web hook=xdp cpu=1");
+  file += dt::pcapng_packet(1, reinterpret_cast<const uint8_t *>(a.data()), 128, 482,
+                            "verdict=dropped rule=x hook=xdp cpu=0");
+  file += dt::pcapng_packet(2, reinterpret_cast<const uint8_t *>(b.data()), 60, 60,
+                            "verdict=passed rule=web hook=xdp cpu=1");
   std::vector<dt::CapturedPacket> got;
   bool truncated = false;
   std::string err;
@@ -122,7 +123,8 @@ std::vector<dt::Sample> reflection_mix() {
   }
   for (int i = 0; i < 1000; i++) {
     const std::string src = "198.18." + std::to_string(i % 200 / 100) + "." + std::to_string(i % 100);
-    if (i % 2) s.push_back(sample(frame(src.c_str(), 6, static_cast<uint16_t>(30000 + i), 443, 60 + i % 900, 60, 0x10), false));
+    if (i % 2)
+      s.push_back(sample(frame(src.c_str(), 6, static_cast<uint16_t>(30000 + i), 443, 60 + i % 900, 60, 0x10), false));
     else s.push_back(sample(frame(src.c_str(), 17, 53, static_cast<uint16_t>(30000 + i), 80 + i % 400, 55), false));
   }
   dt::mark_ordinary(&s);

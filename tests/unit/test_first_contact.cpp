@@ -10,9 +10,9 @@
 
 #include "cluster_core/early_report.h"
 #include "cluster_core/join_guard.h"
+#include "report_fixtures.h"
 #include "sim/cluster_sim.h"
 #include "sim_run.h"
-#include "report_fixtures.h"
 
 namespace {
 
@@ -172,8 +172,8 @@ TEST(ClusterSimFirstContact, ANewSprayedClientGetsAtMostOneAndAHalfBudgetsInItsF
     const uint64_t now = run_sim(first_contact(seed, 50 * kMs))->clients()[0].admitted();
     worst_before = std::max(worst_before, before);
     sum_before += before, sum_now += now;
-    EXPECT_LE(now, 225u) << "seed " << seed << ": 1.5x the first second's budget of 150 (without early reports: "
-                         << before << ")";
+    EXPECT_LE(now, 225u) << "seed " << seed
+                         << ": 1.5x the first second's budget of 150 (without early reports: " << before << ")";
   }
   EXPECT_GT(worst_before, 225u) << "without early reports some seed exceeds 1.5x (else this test proves nothing)";
   EXPECT_LT(sum_now + 5 * 20, sum_before) << "early reports save at least 20 a seed on average";
@@ -193,12 +193,14 @@ TEST(ClusterSimFirstContact, StickyClientsKeepTheirBurstAndLightSpraysCostNoMore
   Scenario light = first_contact(1, 50 * kMs);
   light.duration = 2 * kSec;
   light.clients.clear();
-  for (uint32_t i = 0; i < 4000; i++) light.clients.push_back(Client{"s" + std::to_string(i), 0, 0, 0, {{i * kMs / 4, 1, -1}}});
+  for (uint32_t i = 0; i < 4000; i++)
+    light.clients.push_back(Client{"s" + std::to_string(i), 0, 0, 0, {{i * kMs / 4, 1, -1}}});
   auto messages = [&](Ns early) {
     light.early_report = early;
     auto l = run_sim(light);
     uint64_t n = 0, early_n = 0;
-    for (size_t h = 0; h < light.hosts; h++) n += l->traffic(h, true).total.messages, early_n += l->hosts()[h].early_messages;
+    for (size_t h = 0; h < light.hosts; h++)
+      n += l->traffic(h, true).total.messages, early_n += l->hosts()[h].early_messages;
     return std::make_pair(n, early_n);
   };
   const auto [without, none] = messages(0);

@@ -4,9 +4,9 @@
 // hub at a time, failover without charging a report twice.
 #include <gtest/gtest.h>
 
+#include "cluster/boot_counter.h"
 #include "cluster_core/aggregate_intake.h"
 #include "cluster_core/aggregate_protocol.h"
-#include "cluster/boot_counter.h"
 #include "common/address.h"
 #include "hub/aggregator.h"
 
@@ -60,11 +60,11 @@ uint64_t tag_in(const dt::ReportBody &b, const std::string &tag) {
 TEST(HubAggregator, SumsBySourceRuleNameAndTagAndSaysWhichReports) {
   dt::HubAggregator agg;
   // Two nodes number their rules differently: sums go by name.
-  EXPECT_EQ(agg.add(header_of("h1", 1, 5), body_of({"default", "api"}, {{0, "198.18.0.1", 10}, {1, "198.18.0.1", 3}},
-                                                   {{"t", 4}})),
+  EXPECT_EQ(agg.add(header_of("h1", 1, 5),
+                    body_of({"default", "api"}, {{0, "198.18.0.1", 10}, {1, "198.18.0.1", 3}}, {{"t", 4}})),
             dt::HubAggregator::Added::Summed);
-  EXPECT_EQ(agg.add(header_of("h2", 2, 9), body_of({"api", "default"}, {{1, "198.18.0.1", 7}, {0, "198.18.0.2", 1}},
-                                                   {{"t", 6}})),
+  EXPECT_EQ(agg.add(header_of("h2", 2, 9),
+                    body_of({"api", "default"}, {{1, "198.18.0.1", 7}, {0, "198.18.0.2", 1}}, {{"t", 6}})),
             dt::HubAggregator::Added::Summed);
   EXPECT_EQ(agg.add(header_of("h2", 2, 10), body_of({"default"}, {{0, "198.18.0.1", 5}})),
             dt::HubAggregator::Added::Summed);

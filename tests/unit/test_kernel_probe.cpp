@@ -47,7 +47,8 @@ TEST(KernelFloor, VersionFromRelease) {
   EXPECT_EQ(kernel_version("linux"), "");
   EXPECT_EQ(kernel_version(""), "");
   // An unreadable release is quoted as it is.
-  EXPECT_EQ(kernel_floor_error("weird", probe(1, 0, 1)), "dthrottle needs Linux 5.17 or later (bpf_loop); this is 'weird'");
+  EXPECT_EQ(kernel_floor_error("weird", probe(1, 0, 1)),
+            "dthrottle needs Linux 5.17 or later (bpf_loop); this is 'weird'");
 }
 
 TEST(KernelFloor, ThisKernelPassesItsOwnProbe) {
@@ -61,9 +62,7 @@ TEST(KernelFloor, ThisKernelPassesItsOwnProbe) {
   EXPECT_EQ(p.ringbuf, 1) << "ring buffer probe (run as root)";
 }
 
-TEST(SynCookieKernel, NothingAskedNothingRefused) {
-  EXPECT_EQ(syn_cookies_error({}, true, 0, "5.17.0"), "");
-}
+TEST(SynCookieKernel, NothingAskedNothingRefused) { EXPECT_EQ(syn_cookies_error({}, true, 0, "5.17.0"), ""); }
 
 TEST(SynCookieKernel, RefusedAtTcWhateverTheKernel) {
   EXPECT_EQ(syn_cookies_error({"web"}, true, 1, "6.18.0"),

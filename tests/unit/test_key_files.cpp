@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "agent_args.h"
 #include "cluster/curve.h"
 #include "cluster/key_files.h"
 #include "commands/commands.h"
-#include "agent_args.h"
 #include "temp_dir.h"
 
 namespace {

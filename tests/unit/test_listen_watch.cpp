@@ -6,14 +6,13 @@
 // keeps its namespace), with only lo up: the namespace-wide overflow counter then sees
 // nothing but the test's own connections, and the namespace dies with the thread.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cerrno>
 #include <chrono>
@@ -34,7 +33,7 @@ using PortState = dt::ListenQueueWatch::PortState;
 constexpr uint16_t kPort = 18080;      // the namespace is fresh: nothing else listens
 constexpr uint16_t kIdlePort = 18081;  // watched, never listened on
 constexpr uint32_t kBacklog = 2;
-constexpr int kClients = 4;            // more than the queue holds (backlog + 1)
+constexpr int kClients = 4;  // more than the queue holds (backlog + 1)
 
 struct Fd {
   int fd = -1;
@@ -103,8 +102,7 @@ sockaddr_storage loopback(int family, uint16_t port, socklen_t *len) {
 
 // A non-blocking listener on the family's loopback address; fd -1 and a sentence
 // in *err (or *skip when the kernel has no IPv6) if not.
-Fd make_listener(int family, uint16_t port, uint32_t backlog, std::string *err,
-                 std::string *skip) {
+Fd make_listener(int family, uint16_t port, uint32_t backlog, std::string *err, std::string *skip) {
   Fd s(socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (s.fd < 0) {
     if (family == AF_INET6 && errno == EAFNOSUPPORT) *skip = "the kernel has no IPv6";
@@ -189,13 +187,14 @@ void fill_and_drain(int family, std::string *skip) {
     if (last.full && overflows > 0) break;
     std::this_thread::sleep_for(20ms);
   }
-  std::printf("[   INFO   ] %s, backlog %u, %d clients unaccepted: rqueue=%u wqueue=%u "
-              "overflows=%llu drops=%llu\n",
-              fam, kBacklog, kClients, last.queued, last.backlog,
-              static_cast<unsigned long long>(overflows), static_cast<unsigned long long>(last.drops));
+  std::printf(
+      "[   INFO   ] %s, backlog %u, %d clients unaccepted: rqueue=%u wqueue=%u "
+      "overflows=%llu drops=%llu\n",
+      fam, kBacklog, kClients, last.queued, last.backlog, static_cast<unsigned long long>(overflows),
+      static_cast<unsigned long long>(last.drops));
   EXPECT_EQ(last.listeners, 1u) << fam << ": listener count changed under load";
-  EXPECT_TRUE(last.full) << fam << ": " << kClients << " clients on a listener of backlog "
-                         << kBacklog << " and none accepted, but the queue was not reported "
+  EXPECT_TRUE(last.full) << fam << ": " << kClients << " clients on a listener of backlog " << kBacklog
+                         << " and none accepted, but the queue was not reported "
                          << "full: queued=" << last.queued << " backlog=" << last.backlog;
   EXPECT_GE(last.queued, kBacklog) << fam << ": a full queue must hold at least the backlog";
   EXPECT_EQ(last.backlog, kBacklog);
@@ -265,8 +264,7 @@ TEST(ListenQueueWatch, ReportsTheFullestOfAPortsListeners) {
     ASSERT_EQ(st.size(), 2u);
     expect_idle_port(st[0]);
     EXPECT_EQ(st[1].port, kPort);
-    EXPECT_EQ(st[1].listeners, 2u) << "an IPv4 and an IPv6 listener on the port, counted "
-                                   << st[1].listeners;
+    EXPECT_EQ(st[1].listeners, 2u) << "an IPv4 and an IPv6 listener on the port, counted " << st[1].listeners;
     EXPECT_FALSE(st[1].busy()) << "idle listeners reported busy";
 
     std::vector<Fd> clients;

@@ -425,7 +425,8 @@ TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {
   m.rules = {{"default", 10, 2}, {"web-syn", 5, 7, 40}, {"office", 3, 0}};
   const std::string text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
   EXPECT_NE(text.find("dthrottle_rule_packets_total{rule=\"web-syn\",verdict=\"would_drop\"} 40\n"), std::string::npos)
-      << "a rule in dry run: its would-drops\n" << text;
+      << "a rule in dry run: its would-drops\n"
+      << text;
   EXPECT_NE(text.find("dthrottle_rule_packets_total{rule=\"office\",verdict=\"would_drop\"} 0\n"), std::string::npos);
   EXPECT_NE(text.find("dthrottle_rule_packets_total{rule=\"web-syn\",verdict=\"dropped\"} 7\n"), std::string::npos)
       << text;
@@ -454,13 +455,15 @@ TEST(MetricsRender, ByteRulesHaveTheirBytes) {
   m.default_bytes.bytes_passed = 5000, m.default_bytes.bytes_dropped = 70000;
   std::string text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
   EXPECT_NE(text.find("dthrottle_rule_bytes_total{rule=\"default\",verdict=\"dropped\"} 70000\n"), std::string::npos)
-      << "a byte --rate/--burst without rules: rule default's bytes\n" << text;
+      << "a byte --rate/--burst without rules: rule default's bytes\n"
+      << text;
   m.rules = {{"web", 10, 2}, {"video", 5, 7}};
   m.rules[1].bytes_passed = 123456;
   text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
   EXPECT_NE(text.find("dthrottle_rule_bytes_total{rule=\"video\",verdict=\"passed\"} 123456\n"), std::string::npos)
       << text;
-  EXPECT_EQ(text.find("dthrottle_rule_bytes_total{rule=\"web\""), std::string::npos) << "a packet rule has no bytes series";
+  EXPECT_EQ(text.find("dthrottle_rule_bytes_total{rule=\"web\""), std::string::npos)
+      << "a packet rule has no bytes series";
 }
 
 TEST(MetricsRender, ListsHaveTheirCountersOnceLoaded) {
@@ -470,7 +473,8 @@ TEST(MetricsRender, ListsHaveTheirCountersOnceLoaded) {
   m.lists = dt_list_stats{3, 7, 2};
   m.list_prefixes[DT_LIST_DENY] = 1000000;
   const std::string text = dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow);
-  EXPECT_NE(text.find("dthrottle_list_packets_total{list=\"allow\",verdict=\"passed\"} 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("dthrottle_list_packets_total{list=\"allow\",verdict=\"passed\"} 3\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("dthrottle_list_packets_total{list=\"deny\",verdict=\"dropped\"} 7\n"), std::string::npos);
   EXPECT_NE(text.find("dthrottle_list_packets_total{list=\"deny\",verdict=\"would_drop\"} 2\n"), std::string::npos);
   EXPECT_NE(text.find("dthrottle_list_prefixes{list=\"deny\"} 1000000\n"), std::string::npos);
@@ -479,7 +483,8 @@ TEST(MetricsRender, ListsHaveTheirCountersOnceLoaded) {
 
 TEST(MetricsRender, CaptureCountsOnceSampled) {
   dt::MapView m = fixed_maps();
-  EXPECT_EQ(dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow).find("dthrottle_capture"), std::string::npos)
+  EXPECT_EQ(dt::render_metrics(fixed_info(), m, dt::MetricsSnapshot{}, kNow).find("dthrottle_capture"),
+            std::string::npos)
       << "nothing was ever captured: no capture family at all";
   m.capture.captured = 20;
   m.capture.sampled_out = 9000;
@@ -528,11 +533,11 @@ TEST(MetricsRender, EventCountersOnceTheAgentHasEvents) {
   snap.event_counters.command_timeouts = 1;
   snap.event_counters.subscribers = 1;
   const std::string text = dt::render_metrics(fixed_info(), fixed_maps(), snap, kNow);
-  for (const char *line : {"\ndthrottle_events_total 7\n", "\ndthrottle_event_deliveries_total{sink=\"command\"} 5\n",
-                           "\ndthrottle_event_deliveries_total{sink=\"stream\"} 6\n",
-                           "\ndthrottle_events_dropped_total{reason=\"queue_full\"} 2\n",
-                           "\ndthrottle_event_command_failures_total{reason=\"timeout\"} 1\n",
-                           "\ndthrottle_event_subscribers 1\n"})
+  for (const char *line :
+       {"\ndthrottle_events_total 7\n", "\ndthrottle_event_deliveries_total{sink=\"command\"} 5\n",
+        "\ndthrottle_event_deliveries_total{sink=\"stream\"} 6\n",
+        "\ndthrottle_events_dropped_total{reason=\"queue_full\"} 2\n",
+        "\ndthrottle_event_command_failures_total{reason=\"timeout\"} 1\n", "\ndthrottle_event_subscribers 1\n"})
     EXPECT_NE(text.find(line), std::string::npos) << line << " not in:\n" << text;
 }
 
@@ -562,9 +567,9 @@ TEST(MetricsAddress, ParsesNumericAddresses) {
 }
 
 TEST(MetricsAddress, RejectsWhatIsNotAnAddressAndPort) {
-  for (const char *bad : {"", "localhost:9100", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0",
-                          "127.0.0.1:65536", "127.0.0.1:91x", "::1:9100", "[::1]9100", "[::1]:", "[127.0.0.1]:9100",
-                          "256.0.0.1:9100", "127.0.0.1:-1"}) {
+  for (const char *bad :
+       {"", "localhost:9100", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:91x", "::1:9100",
+        "[::1]9100", "[::1]:", "[127.0.0.1]:9100", "256.0.0.1:9100", "127.0.0.1:-1"}) {
     dt::MetricsAddress a;
     std::string err;
     EXPECT_FALSE(dt::parse_metrics_address(bad, &a, &err)) << "accepted '" << bad << "'";

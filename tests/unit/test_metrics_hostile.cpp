@@ -1,9 +1,8 @@
 // test_metrics_hostile.cpp - the metrics server reads no request body: a chunked POST
 // (which cpp-httplib 0.11.4 would read whole, whatever set_payload_max_length says) is
 // answered 405 before its body, on any path, and the server's memory does not grow with it.
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -146,8 +145,8 @@ TEST(MetricsHostile, ChunkedPostsAreRefusedBeforeTheirBody) {
   for (const char *path : {"/metrics", "/anything/else"}) {
     ASSERT_TRUE(reset_peak_rss()) << "cannot reset the peak RSS (/proc/self/clear_refs)";
     const long before = peak_rss_kib();
-    const std::string head = std::string("POST ") + path +
-                             " HTTP/1.1\r\nHost: dthrottle\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const std::string head =
+        std::string("POST ") + path + " HTTP/1.1\r\nHost: dthrottle\r\nTransfer-Encoding: chunked\r\n\r\n";
     Exchange x = post_chunked(s.port, head, 64 * kMiB);
     const long grown = peak_rss_kib() - before;
     EXPECT_EQ(status_line(x.response), "HTTP/1.1 405 Method Not Allowed")
@@ -163,8 +162,9 @@ TEST(MetricsHostile, ALeftoverBodyIsNotParsedAsARequest) {
   Served s = serve_on_loopback();
   ASSERT_TRUE(s.server) << "no free loopback port to serve metrics on";
   const std::string inner = "GET /metrics HTTP/1.1\r\nHost: dthrottle\r\n\r\n";
-  const std::string r = get(s.port, "PUT /metrics HTTP/1.1\r\nHost: dthrottle\r\nContent-Length: " +
-                                        std::to_string(inner.size()) + "\r\n\r\n" + inner);
+  const std::string r =
+      get(s.port, "PUT /metrics HTTP/1.1\r\nHost: dthrottle\r\nContent-Length: " + std::to_string(inner.size()) +
+                      "\r\n\r\n" + inner);
   EXPECT_EQ(status_line(r), "HTTP/1.1 405 Method Not Allowed") << r;
   EXPECT_EQ(count_of(r, "HTTP/1.1 "), 1u) << "the body was answered as a second request: " << r;
 }

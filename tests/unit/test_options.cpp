@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "agent_args.h"
 #include "cli/cli.h"
 #include "cli/option_values.h"
 #include "cli/options.h"
 #include "common/program_name.h"
 #include "rules/config_file.h"
-#include "agent_args.h"
 
 namespace {
 
@@ -31,8 +31,7 @@ dt::CommandSpec demo_command(Parsed *p) {
 }
 
 // parse_command_line on argv "demo ARGS...".
-dt::ParseOutcome parse(std::vector<std::string> args, Parsed *p, std::vector<std::string> *operands,
-                       std::string *err) {
+dt::ParseOutcome parse(std::vector<std::string> args, Parsed *p, std::vector<std::string> *operands, std::string *err) {
   dt::ArgvList a;
   a.push("demo");
   for (auto &x : args) a.push(x);

@@ -2,19 +2,19 @@
 // pcapng's section, interface and packet blocks (lengths, padding, the comment option) and
 // classic pcap's header and records, checked field by field as a reader would parse them,
 // and the capture's comments and rule labels (capture_session.h).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <csignal>
-#include <unistd.h>
 
 #include "capture/capture_session.h"
 #include "capture/pcap_writer.h"
@@ -130,7 +130,7 @@ std::string read_all(const std::string &path) {
 }
 
 mode_t mode_of(const std::string &path) {
-  struct stat st{};
+  struct stat st {};
   return stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
 }
 
@@ -206,8 +206,10 @@ TEST(PcapWriter, AFifoOrAHardLinkIsRefused) {
 
 TEST(CaptureComment, VerdictRuleHookCpu) {
   EXPECT_EQ(dt::capture_comment(DT_CAP_DROPPED, "web", DT_CAP_HOOK_XDP, 3), "verdict=dropped rule=web hook=xdp cpu=3");
-  EXPECT_EQ(dt::capture_comment(DT_CAP_WOULD_DROP, "@ban", DT_CAP_HOOK_TC, 0), "verdict=would-drop rule=@ban hook=tc cpu=0");
-  EXPECT_EQ(dt::capture_comment(DT_CAP_PASSED, "default", DT_CAP_HOOK_XDP, 1), "verdict=passed rule=default hook=xdp cpu=1");
+  EXPECT_EQ(dt::capture_comment(DT_CAP_WOULD_DROP, "@ban", DT_CAP_HOOK_TC, 0),
+            "verdict=would-drop rule=@ban hook=tc cpu=0");
+  EXPECT_EQ(dt::capture_comment(DT_CAP_PASSED, "default", DT_CAP_HOOK_XDP, 1),
+            "verdict=passed rule=default hook=xdp cpu=1");
 }
 
 TEST(CaptureComment, RuleLabels) {

@@ -23,8 +23,7 @@ dt::DecodeError decode_entries(const void *data, size_t len, dt::ReportHeader *h
 }
 
 TEST(PeerProtocol, RoundTripIPv4AndIPv6) {
-  std::vector<dt::ReportEntry> in = {entry("198.18.0.1", 10), entry("2001:2::1", 300),
-                                     entry("198.18.7.9", 1)};
+  std::vector<dt::ReportEntry> in = {entry("198.18.0.1", 10), entry("2001:2::1", 300), entry("198.18.7.9", 1)};
   auto msgs = dt::encode_report(header(), 5, body_of(in));
   ASSERT_EQ(msgs.size(), 1u);
   dt::ReportHeader h;
@@ -63,8 +62,10 @@ TEST(PeerProtocol, SplitsLargeReportsIntoBoundedParts) {
   for (int i = 0; i < 100000; i++) {
     dt::ReportEntry e{};
     e.key.addr[10] = e.key.addr[11] = 0xff;
-    e.key.addr[12] = 198; e.key.addr[13] = static_cast<uint8_t>(18 + (i >> 16));
-    e.key.addr[14] = static_cast<uint8_t>(i >> 8); e.key.addr[15] = static_cast<uint8_t>(i);
+    e.key.addr[12] = 198;
+    e.key.addr[13] = static_cast<uint8_t>(18 + (i >> 16));
+    e.key.addr[14] = static_cast<uint8_t>(i >> 8);
+    e.key.addr[15] = static_cast<uint8_t>(i);
     e.hits = 1 + i % 5000;
     in.push_back(e);
   }
@@ -254,7 +255,7 @@ TEST(PeerProtocolResend, RejectsMalformedRequests) {
   EXPECT_EQ(decode(m.substr(0, sections + 3)), dt::DecodeError::BadResend);
   m = good;
   const size_t nseqs_at = sections + 2 + 1 + 1 + 2 + 8;  // count, id length, "h2", boot
-  m[nseqs_at] = 0;  // no seqs
+  m[nseqs_at] = 0;                                       // no seqs
   EXPECT_EQ(decode(m.substr(0, nseqs_at + 1)), dt::DecodeError::BadResend);
   m = good;
   m[m.size() - 1] = 0;  // a gap of 0: seqs not ascending

@@ -82,7 +82,11 @@ TEST(PeerProtocolFactors, RoundTripPacketAndTagFactors) {
 
 TEST(PeerProtocolFactors, NoFactorsMeansNoFlagAndUnchangedBytes) {
   // The empty report, byte for byte as before the factors section existed (in v2).
-  std::string want("DTRP\x02\x00\x06" "edge-1" "\x00", 14);  // v2: no recipient
+  std::string want(
+      "DTRP\x02\x00\x06"
+      "edge-1"
+      "\x00",
+      14);  // v2: no recipient
   for (uint64_t v : {0x1122334455667788ull, 9ull, 42ull, 1700000000000ull})
     for (int i = 0; i < 8; i++) want.push_back(static_cast<char>(v >> (8 * i)));
   want += std::string("\x00\x00\x01\x00", 4);  // part 0 of 1
@@ -103,9 +107,12 @@ TEST(PeerProtocolFactors, NoFactorsMeansNoFlagAndUnchangedBytes) {
 
 TEST(PeerProtocolFactors, EncoderSkipsInvalidFactorsAndCapsTheCount) {
   dt::ReportBody in;
-  in.factors = {factor(false, "", 5),          factor(false, "ok", 5),
-                factor(true, std::string(1, '\0'), 5), factor(true, std::string(dt::kMaxTagLen + 1, 'x'), 5),
-                factor(false, std::string(dt::kMaxRuleNameLen + 1, 'r'), 5), factor(true, "t:", 6)};
+  in.factors = {factor(false, "", 5),
+                factor(false, "ok", 5),
+                factor(true, std::string(1, '\0'), 5),
+                factor(true, std::string(dt::kMaxTagLen + 1, 'x'), 5),
+                factor(false, std::string(dt::kMaxRuleNameLen + 1, 'r'), 5),
+                factor(true, "t:", 6)};
   dt::ReportBody out;
   auto m = dt::encode_report(header(), 1, in);
   ASSERT_EQ(decode_body(m[0], &out), dt::DecodeError::None);

@@ -78,7 +78,7 @@ TEST(PeerTracker, DownAfterSilenceAndBackWithoutRestart) {
 
 // --- Restarts ------------------------------------------------------------------
 
-constexpr uint64_t kWall0 = 1700000000000ull;  // the peers' wall clock at our monotonic 0
+constexpr uint64_t kWall0 = 1700000000000ull;              // the peers' wall clock at our monotonic 0
 constexpr uint64_t kDownAfterMs = 1000, kMaxAgeMs = 2000;  // the agent's defaults at 200 ms
 
 dt::TrackerOptions options(bool authenticated, size_t max_peers = dt::kMinTrackedPeers) {
@@ -170,8 +170,8 @@ TEST(PeerTrackerRestart, SteppedBackClockAndRestartIsNotSilenced) {
     Boot before("h2", 1), after("h2", 2, -3600 * 1000);
     for (uint64_t ms = 0; ms <= 4800; ms += 200) before.send(t, ms);
     dt::Arrival a = after.send(t, 5200);
-    EXPECT_EQ(a.verdict, Verdict::Rejected) << "older than the last report, old boot 0.4 s silent, auth "
-                                            << authenticated;
+    EXPECT_EQ(a.verdict, Verdict::Rejected)
+        << "older than the last report, old boot 0.4 s silent, auth " << authenticated;
     uint64_t ms = 5400, first_charged = 0;
     for (; ms < 30000; ms += 200) {
       a = after.send(t, ms);

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "agent_args.h"
 #include "cli/cli.h"
 #include "common/peers_file.h"
 #include "daemon/run_config.h"
-#include "agent_args.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -23,9 +23,10 @@ using Eps = std::vector<std::string>;
 TEST(PeersFile, OnePerLineWithCommentsAndRepeatsDropped) {
   Eps out;
   std::string err;
-  ASSERT_TRUE(parse_peers_text("# rack 3\n198.18.1.2:7700\n\n  tcp://198.18.1.3:7700   # h3\n"
-                               "[2001:2::5]:7700\nedge-4.example.net:7700\n198.18.1.2:7700\n",
-                               "peers.txt", &out, &err))
+  ASSERT_TRUE(
+      parse_peers_text("# rack 3\n198.18.1.2:7700\n\n  tcp://198.18.1.3:7700   # h3\n"
+                       "[2001:2::5]:7700\nedge-4.example.net:7700\n198.18.1.2:7700\n",
+                       "peers.txt", &out, &err))
       << err;
   EXPECT_EQ(out, (Eps{"tcp://198.18.1.2:7700", "tcp://198.18.1.3:7700", "tcp://[2001:2::5]:7700",
                       "tcp://edge-4.example.net:7700"}));
@@ -147,10 +148,10 @@ TEST_F(PeersReload, CheckRefusesABrokenPeersFile) {
   write("peers", "198.18.1.3\n");
   RunOptions o;
   std::string err;
-  ASSERT_EQ(parse({"--iface", "lo", "--rate", "1", "--burst", "1", "--peers-file", dir_ + "/peers",
-                   "--insecure-cluster"},
-                  &o, &err),
-            ParseOutcome::Ok)
+  ASSERT_EQ(
+      parse({"--iface", "lo", "--rate", "1", "--burst", "1", "--peers-file", dir_ + "/peers", "--insecure-cluster"}, &o,
+            &err),
+      ParseOutcome::Ok)
       << err;
   RunConfig config;
   EXPECT_FALSE(load_run_config(o, &config, &err));

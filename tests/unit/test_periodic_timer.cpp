@@ -53,7 +53,7 @@ TEST(RuntimeFiles, WrittenAtomicallyAndRemovedOnExit) {
     EXPECT_TRUE(dt::write_file_atomic(a, "1 ok\n", &err)) << err;
     EXPECT_TRUE(dt::write_file_atomic(a, "2 ok\n", &err)) << err;
     EXPECT_EQ(read_all(a), "2 ok\n") << "the second write must replace the first";
-    struct stat st{};
+    struct stat st {};
     EXPECT_NE(stat((a + ".tmp").c_str(), &st), 0) << "the temporary file was left behind";
   }
   EXPECT_NE(access(a.c_str(), F_OK), 0) << a << " outlived its owner";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "agent_args.h"
 #include "cli/cli.h"
 #include "cluster/cluster.h"
 #include "cluster_core/peer_protocol.h"
@@ -16,11 +17,10 @@
 #include "daemon/run_config.h"
 #include "dataplane/policy.h"
 #include "dthrottle/bucket.h"
+#include "report_fixtures.h"
 #include "rules/config_file.h"
 #include "rules/prefix_limits.h"
 #include "rules/rules.h"
-#include "agent_args.h"
-#include "report_fixtures.h"
 #include "temp_dir.h"
 
 namespace {
@@ -187,16 +187,16 @@ TEST_F(PrefixConfig, FlagErrors) {
             dt::ParseOutcome::Error);
   EXPECT_NE(err.find("the rule counts bytes"), std::string::npos) << err;
   dt::RunOptions o3;
-  EXPECT_EQ(parse({"--iface", "lo", "--rate", "10kB/s", "--burst", "15kB", "--prefix-limit",
-                   "v4/24=1MB/s,burst=2MB"},
+  EXPECT_EQ(parse({"--iface", "lo", "--rate", "10kB/s", "--burst", "15kB", "--prefix-limit", "v4/24=1MB/s,burst=2MB"},
                   &o3, &err),
             dt::ParseOutcome::Ok)
       << "byte rules take byte levels: " << err;
 }
 
 TEST_F(PrefixConfig, ConfigFileLinesAddUpAndErrorsNameTheLine) {
-  const std::string conf = write("eth0.conf", "rate = 10\nburst = 5\nprefix-limit = v4/24=1000/s,burst=2000\n"
-                                              "prefix-limit = v4/16=5000/s,burst=9000\n");
+  const std::string conf = write("eth0.conf",
+                                 "rate = 10\nburst = 5\nprefix-limit = v4/24=1000/s,burst=2000\n"
+                                 "prefix-limit = v4/16=5000/s,burst=9000\n");
   dt::RunOptions o;
   std::string err;
   ASSERT_EQ(parse({"--config", conf, "--iface", "lo"}, &o, &err), dt::ParseOutcome::Ok) << err;
@@ -209,17 +209,18 @@ TEST_F(PrefixConfig, ConfigFileLinesAddUpAndErrorsNameTheLine) {
 TEST_F(PrefixConfig, RulesFileTakesTablesAndStrings) {
   dt::RuleSet rs = dt::default_rules(100, 50);
   std::string err;
-  ASSERT_TRUE(dt::parse_rules("version = 1\n"
-                              "[[rule]]\n"
-                              "name = \"dns\"\n"
-                              "cidr = \"198.18.0.0/15\"\n"
-                              "rate = 20\n"
-                              "burst = 40\n"
-                              "prefix_limits = [\n"
-                              "  { prefix = \"v4/24\", rate = 1000, burst = 2000 },\n"
-                              "  \"v4/16=5000/s,burst=9000\",\n"
-                              "]\n",
-                              "r.toml", &rs, &err))
+  ASSERT_TRUE(
+      dt::parse_rules("version = 1\n"
+                      "[[rule]]\n"
+                      "name = \"dns\"\n"
+                      "cidr = \"198.18.0.0/15\"\n"
+                      "rate = 20\n"
+                      "burst = 40\n"
+                      "prefix_limits = [\n"
+                      "  { prefix = \"v4/24\", rate = 1000, burst = 2000 },\n"
+                      "  \"v4/16=5000/s,burst=9000\",\n"
+                      "]\n",
+                      "r.toml", &rs, &err))
       << err;
   ASSERT_EQ(rs.rules.size(), 2u);
   ASSERT_EQ(rs.rules[1].prefix_limits.size(), 2u);
@@ -247,22 +248,23 @@ TEST_F(PrefixConfig, RulesFileErrorsNameTheLine) {
        "r.toml:7: prefix limit level 'v9/24' must be v4/N or v6/N"},
       {"rate = 1\nburst = 1\nkey_prefix = 24\nprefix_limits = [\"v4/24=1/s,burst=1\"]\n",
        "r.toml:8: rule 'x': prefix limit v4/24=1/s,burst=1: the level must be shorter"},
-      {"action = \"allow\"\nprefix_limits = [\"v4/24=1/s,burst=1\"]\n", "r.toml:6: only throttle rules take prefix_limits"},
+      {"action = \"allow\"\nprefix_limits = [\"v4/24=1/s,burst=1\"]\n",
+       "r.toml:6: only throttle rules take prefix_limits"},
       {"rate = 1\nburst = 1\nprefix_limits = \"v4/24=1/s,burst=1\"\n", "r.toml:7: 'prefix_limits' must be a list"},
   };
   for (const auto &cs : cases) {
     dt::RuleSet rs = dt::default_rules(100, 50);
     std::string err;
-    const std::string text =
-        std::string("version = 1\n[[rule]]\nname = \"x\"\ncidr = \"198.18.0.0/15\"\n") + cs.body;
+    const std::string text = std::string("version = 1\n[[rule]]\nname = \"x\"\ncidr = \"198.18.0.0/15\"\n") + cs.body;
     EXPECT_FALSE(dt::parse_rules(text, "r.toml", &rs, &err)) << text;
     EXPECT_NE(err.find(cs.expect), std::string::npos) << "text:\n" << text << "got: " << err;
   }
   dt::RuleSet rs = dt::default_rules(100, 50);
   std::string err;
-  EXPECT_FALSE(dt::parse_rules("version = 1\n[[rule]]\nname = \"web::p24\"\ncidr = \"198.18.0.0/15\"\nrate = 1\n"
-                               "burst = 1\n",
-                               "r.toml", &rs, &err));
+  EXPECT_FALSE(
+      dt::parse_rules("version = 1\n[[rule]]\nname = \"web::p24\"\ncidr = \"198.18.0.0/15\"\nrate = 1\n"
+                      "burst = 1\n",
+                      "r.toml", &rs, &err));
   EXPECT_NE(err.find("r.toml:3: rule name 'web::p24' ends like a prefix level"), std::string::npos) << err;
   const std::string long_name(45, 'a');
   EXPECT_FALSE(dt::parse_rules("version = 1\n[[rule]]\nname = \"" + long_name +

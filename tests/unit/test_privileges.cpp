@@ -1,6 +1,7 @@
 // test_privileges.cpp - the capabilities the agent keeps after setup (daemon/privileges.h):
 // which ones for which needs, and the drop itself, in a child process (a death test, so that
 // this process keeps its own), including a thread started before the drop.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <linux/capability.h>
 #include <sys/capability.h>
@@ -9,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fstream>
 #include <string>
 #include <thread>

@@ -5,15 +5,15 @@
 // descriptor limit, --query-listen's loopback rule; and the C++ client across an idle close
 // and a refused BUSY.
 #include <arpa/inet.h>
+#include <bpf/bpf.h>
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -23,15 +23,13 @@
 #include <thread>
 #include <utility>
 
-#include <bpf/bpf.h>
-
 #include "cli/cli.h"
 #include "common/address.h"
 #include "daemon/verify_command.h"
 #include "dthrottle/client/client.hpp"
 #include "query/query_listen.h"
-#include "rules/config_file.h"
 #include "query/query_server.h"
+#include "rules/config_file.h"
 #include "rules/tags.h"
 #include "temp_dir.h"
 #include "test_sockets.h"
@@ -115,7 +113,7 @@ TEST_F(QueryAccessTest, SocketIs0660WithItsGroupFromTheStart) {
   cfg.unix_gid = kNobody;  // nogroup on Debian
   if (!getgrgid(kNobody)) GTEST_SKIP() << "no group 65534 on this host";
   start(cfg);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(sock().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0660u) << "the default mode";
   EXPECT_EQ(st.st_gid, kNobody) << "the group given";
@@ -125,7 +123,7 @@ TEST_F(QueryAccessTest, ModeGivenIsTheSocketsMode) {
   dt::QueryServerConfig cfg;
   cfg.unix_mode = 0600;
   start(cfg);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(sock().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
@@ -227,8 +225,8 @@ TEST(VerifyArg, AddressAndTtlWithinTheLocalTtl) {
   ASSERT_TRUE(dt::parse_verify_arg("198.18.0.2 30", 600'000'000'000ull, &k, &ttl, &err)) << err;
   EXPECT_EQ(k.rule, DT_VERIFIED_V4);
   EXPECT_EQ(ttl, 30'000'000'000ull);
-  for (const char *bad : {"", "nonsense", "198.18.0.2 0", "198.18.0.2 x", "198.18.0.2 -1", "198.18.0.2 1.5",
-                          "198.18.0.2 601"})
+  for (const char *bad :
+       {"", "nonsense", "198.18.0.2 0", "198.18.0.2 x", "198.18.0.2 -1", "198.18.0.2 1.5", "198.18.0.2 601"})
     EXPECT_FALSE(dt::parse_verify_arg(bad, 600'000'000'000ull, &k, &ttl, &err)) << "'" << bad << "' taken";
 }
 

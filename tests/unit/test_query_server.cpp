@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -12,10 +13,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -23,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "dthrottle/client/client.hpp"
 #include "common/clock.h"
+#include "dthrottle/client/client.hpp"
 #include "query/query_server.h"
 #include "rules/tags.h"
 #include "temp_dir.h"
@@ -194,8 +193,7 @@ TEST_F(QueryServerTest, TagOver1024BytesIsRefusedAndClosed) {
   start({{"", kNoRefill, 5}});
   int fd = client();
   const std::string max_tag(1024, 'm');
-  EXPECT_EQ(exchange(fd, max_tag + "\nRESERVE " + max_tag + "\n", 6), "OK\nOK\n")
-      << "1024 bytes is the longest tag";
+  EXPECT_EQ(exchange(fd, max_tag + "\nRESERVE " + max_tag + "\n", 6), "OK\nOK\n") << "1024 bytes is the longest tag";
   EXPECT_EQ(exchange(fd, "x\n" + std::string(1025, 'l') + "\nafter\n", 20), "OK\nERR tag too long\n")
       << "the answer before the error, then the error";
   EXPECT_TRUE(at_eof(fd)) << "the server closes after a too long tag";
@@ -343,7 +341,7 @@ TEST_F(QueryServerTest, StaleSocketIsReplacedLiveOneRefused) {
   cfg.tcp_listen = "127.0.0.1";
   EXPECT_FALSE(dt::QueryServer::start(cfg, other, &err)) << "no port";
   server.reset();
-  struct stat st{};
+  struct stat st {};
   EXPECT_NE(stat(sock().c_str(), &st), 0) << "the socket file is removed on stop";
 }
 

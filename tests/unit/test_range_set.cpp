@@ -39,7 +39,8 @@ bool holds4(const std::vector<dt_list_v4_elem> &e, uint32_t a) { return range_se
 bool holds6(const std::vector<dt_list_v6_elem> &e, Addr6 a) { return range_set_holds(e.data(), e.size(), a); }
 
 TEST(RangeSet, OverlappingAndAdjacentPrefixesMerge) {
-  const ListPrefixes p = parse_list_ok("198.18.0.0/24\n198.18.1.0/24\n198.18.0.128/25\n198.18.3.0/24\n10.0.0.1\n10.0.0.2\n");
+  const ListPrefixes p =
+      parse_list_ok("198.18.0.0/24\n198.18.1.0/24\n198.18.0.128/25\n198.18.3.0/24\n10.0.0.1\n10.0.0.2\n");
   const std::vector<Range4> r = merge_prefixes(p.v4);
   ASSERT_EQ(r.size(), 3u) << "10.0.0.1-2 one range, 198.18.0-1 one, 198.18.3 one";
   EXPECT_EQ(r[0], (Range4{ip4(10, 0, 0, 1), ip4(10, 0, 0, 2)}));
@@ -125,7 +126,8 @@ TEST(RangeSet, SearchAgreesWithAScanOfThePrefixes) {
   const auto e6 = build_range_set(k6);
   std::vector<uint32_t> probes4;
   for (const Range4 &r : merge_prefixes(k4)) probes4.insert(probes4.end(), {r.lo - 1, r.lo, r.hi, r.hi + 1});
-  for (int i = 0; i < 20000; i++) probes4.push_back((i & 1 ? ip4(198, 18, 0, 0) : ip4(203, 0, 0, 0)) | (rng() & 0x3ffff));
+  for (int i = 0; i < 20000; i++)
+    probes4.push_back((i & 1 ? ip4(198, 18, 0, 0) : ip4(203, 0, 0, 0)) | (rng() & 0x3ffff));
   for (uint32_t a : probes4) ASSERT_EQ(holds4(e4, a), scan4(k4, a)) << a;
   std::vector<Addr6> probes6;
   for (const Range6 &r : merge_prefixes(k6)) probes6.insert(probes6.end(), {r.lo - 1, r.lo, r.hi, r.hi + 1});

@@ -72,7 +72,7 @@ TEST(ReportCadence, TrackerKeepsAQuietPeerUpAndNoticesItsDeath) {
   h.node_id = "quiet";
   h.boot_id = 7;
   uint64_t now = 0, seq = 1, sent = 0;
-  for (int i = 1; i <= 300; i++) {  // 60 s
+  for (int i = 1; i <= 300; i++) {                    // 60 s
     now = i * kPeriod + (i * 7919 % 5) * 10 * kMsNs;  // late by 0-40 ms
     if (c.plan({}, false, now).broadcast) {
       h.seq = seq++;

@@ -9,14 +9,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "cluster_core/aggregate_protocol.h"
+#include "agent_args.h"
 #include "cluster/curve.h"
 #include "cluster/key_files.h"
-#include "cluster_core/peer_protocol.h"
 #include "cluster/report_signing.h"
+#include "cluster_core/aggregate_protocol.h"
+#include "cluster_core/peer_protocol.h"
 #include "commands/commands.h"
 #include "common/address.h"
-#include "agent_args.h"
 #include "report_fixtures.h"
 #include "temp_dir.h"
 
@@ -83,7 +83,8 @@ class ReportSigningTest : public dt::test::TempDirTest {
   bool load_key(const std::string &name, dt::SigningKey *key) {
     dt::KeyPairFile kp;
     std::string err;
-    const bool ok = dt::read_key_pair_file(this->key(name), &kp, &err) && dt::derive_signing_key(kp.secret_key, key, &err);
+    const bool ok =
+        dt::read_key_pair_file(this->key(name), &kp, &err) && dt::derive_signing_key(kp.secret_key, key, &err);
     EXPECT_TRUE(ok) << err;
     return ok;
   }
@@ -138,8 +139,7 @@ TEST_F(ReportSigningTest, AnyFlippedByteIsRejected) {
     const dt::VerifyResult v = verifier_.verify(bad.data(), bad.size());
     if (i >= prefix || i == dt::kFlagsOffset)  // the flags byte: bit 0 flipped, still signed
       EXPECT_EQ(v.check, dt::SignatureCheck::BadSignature) << "byte " << i << ": " << dt::signature_check_name(v.check);
-    else
-      EXPECT_NE(v.check, dt::SignatureCheck::Ok) << "byte " << i << " of the header's prefix";
+    else EXPECT_NE(v.check, dt::SignatureCheck::Ok) << "byte " << i << " of the header's prefix";
   }
   // Cut short, or a byte more: the signature no longer covers what precedes it.
   EXPECT_EQ(verifier_.verify(msg.data(), msg.size() - 1).check, dt::SignatureCheck::BadSignature);
@@ -261,7 +261,7 @@ TEST_F(ReportSigningTest, KeygenFilesParse) {
   ASSERT_TRUE(dt::read_public_file(pub("hub"), &h, &err)) << err;
   EXPECT_EQ(h.role, dt::KeyRole::Hub);
   EXPECT_EQ(h.node_id, "hub") << "node id NAME by default";
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(key("edge7").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   ASSERT_EQ(stat(pub("edge7").c_str(), &st), 0);
@@ -285,8 +285,7 @@ TEST_F(ReportSigningTest, FromRewritesThePubIdentically) {
   ASSERT_EQ(keygen({"edge8", "--endpoint", "198.18.1.8:7700", "--role", "hub"}), 0) << stderr_;
   const std::string key_text = slurp(key("edge8")), pub_text = slurp(pub("edge8"));
   fs::remove(pub("edge8"));
-  ASSERT_EQ(keygen({"edge8", "--from", key("edge8"), "--endpoint", "198.18.1.8:7700", "--role", "hub"}), 0)
-      << stderr_;
+  ASSERT_EQ(keygen({"edge8", "--from", key("edge8"), "--endpoint", "198.18.1.8:7700", "--role", "hub"}), 0) << stderr_;
   EXPECT_EQ(slurp(pub("edge8")), pub_text);
   EXPECT_EQ(slurp(key("edge8")), key_text) << "--from leaves a current .key as it is";
   // With the old .pub in place, its endpoint and role are kept without being given again.
@@ -318,7 +317,7 @@ TEST_F(ReportSigningTest, OlderKeygenFilesAreRefusedThenUpgraded) {
   ASSERT_TRUE(dt::read_public_file(pub("web1"), &p, &err)) << err;
   EXPECT_EQ(kp.node_id, "web1");
   EXPECT_EQ(p.sign_key, web1_.public_z85()) << "the same signing key as before the upgrade";
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(key("web1").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
@@ -377,11 +376,14 @@ TEST_F(ReportSigningTest, HubKeySignsAggregatesNodeKeysDoNot) {
   EXPECT_EQ(verifier_.verify_aggregate(by_hub.data(), by_hub.size()).check, dt::SignatureCheck::BadSignature);
   // web1's own key cannot sign sums: under the hub's name it is a bad signature, under its own a node's key.
   EXPECT_EQ(verifier_.verify_aggregate(by_node.data(), by_node.size()).check, dt::SignatureCheck::BadSignature);
-  std::string as_web1 = dt::encode_aggregate("web1", {}, [] {
-    dt::ReportHeader w;
-    w.node_id = "web1";
-    return w;
-  }(), 1, sums)[0];
+  std::string as_web1 = dt::encode_aggregate(
+      "web1", {},
+      [] {
+        dt::ReportHeader w;
+        w.node_id = "web1";
+        return w;
+      }(),
+      1, sums)[0];
   dt::sign_message(as_web1, web1_);
   EXPECT_EQ(verifier_.verify_aggregate(as_web1.data(), as_web1.size()).check, dt::SignatureCheck::NotHub);
   // And a hub's key still signs no report.

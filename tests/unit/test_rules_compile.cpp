@@ -23,13 +23,13 @@ TEST(RulesCompile, OnlyTheDefaultRuleHasNoTrie) {
 TEST(RulesCompile, CandidatesOwnThenInheritedThenDefault) {
   const std::string text = "version = 1\n" +
                            rule("wide-udp", "198.18.0.0/16", "proto = \"udp\"\naction = \"deny\"\n") +  // 1
-                           rule("net", "198.18.5.0/24", "action = \"allow\"\n") +                      // 2
-                           rule("wide", "198.18.0.0/16") +                                             // 3
-                           rule("host", "198.18.5.7") +                                                // 4
-                           rule("net-tcp", "198.18.5.0/24", "proto = \"tcp\"\naction = \"deny\"\n") +  // 5
-                           rule("other", "198.18.9.0/24") +                                            // 6
-                           rule("top", "198.18.0.0/15") +                                              // 7
-                           rule("v6", "2001:2::/48");                                                  // 8
+                           rule("net", "198.18.5.0/24", "action = \"allow\"\n") +                       // 2
+                           rule("wide", "198.18.0.0/16") +                                              // 3
+                           rule("host", "198.18.5.7") +                                                 // 4
+                           rule("net-tcp", "198.18.5.0/24", "proto = \"tcp\"\naction = \"deny\"\n") +   // 5
+                           rule("other", "198.18.9.0/24") +                                             // 6
+                           rule("top", "198.18.0.0/15") +                                               // 7
+                           rule("v6", "2001:2::/48");                                                   // 8
   const dt::CompiledRules c = compiled(text);
   EXPECT_EQ(candidates(c, "0.0.0.0/0"), (Ids{0}));
   EXPECT_EQ(candidates(c, "198.18.0.0/15"), (Ids{7, 0}));
@@ -154,10 +154,11 @@ TEST(RulesCompile, Policies) {
 }
 
 TEST(RulesLoad, NamesThrottlesAndDescription) {
-  const std::string text = "version = 1\n" + rule("a", "198.18.1.0/24", "rate = 1\nburst = 1\n") +
-                           rule("b", "198.18.2.0/24", "action = \"allow\"\n") + rule("c", "198.18.3.0/24") +
-                           rule("d", "2001:2::/48", "rate = 2\nburst = 2\n") +
-                           "[[tag]]\nprefix = \"\"\nrate = 1\nburst = 1\n[[tag]]\nprefix = \"x\"\nrate = 1\nburst = 1\n";
+  const std::string text =
+      "version = 1\n" + rule("a", "198.18.1.0/24", "rate = 1\nburst = 1\n") +
+      rule("b", "198.18.2.0/24", "action = \"allow\"\n") + rule("c", "198.18.3.0/24") +
+      rule("d", "2001:2::/48", "rate = 2\nburst = 2\n") +
+      "[[tag]]\nprefix = \"\"\nrate = 1\nburst = 1\n[[tag]]\nprefix = \"x\"\nrate = 1\nburst = 1\n";
   RulesFile file(text);
   dt::LoadedRules r;
   std::string err;

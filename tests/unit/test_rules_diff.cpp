@@ -96,7 +96,8 @@ TEST(RulesDiff, PrefixLimitsReplacedOrAdded) {
   const std::vector<std::string> dns = {"v4/16=3000/s,burst=3000", "v4/24=600/s,burst=600"};
   const std::vector<std::string> web = {"v4/24=50/s,burst=50", "v6/48=20/s,burst=40"};
   std::vector<std::string> skipped;
-  const std::string text = new_text(dt::edit_rules_text(kLimits, {{"dns", 10, 20, dns}, {"web", 5, 10, web}}, &skipped));
+  const std::string text =
+      new_text(dt::edit_rules_text(kLimits, {{"dns", 10, 20, dns}, {"web", 5, 10, web}}, &skipped));
   EXPECT_TRUE(skipped.empty());
   EXPECT_EQ(text,
             "[[rule]]\n"

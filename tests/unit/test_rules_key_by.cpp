@@ -72,7 +72,8 @@ TEST(RulesKeyBy, EveryErrorWithItsLineAndWhatToDo) {
        "r.toml:6: only throttle rules take key_by = \"destination\" ('allow' has no bucket)"},
       {"deny rule", kHead + "action = \"deny\"\nkey_by = \"destination\"\n",
        "r.toml:6: only throttle rules take key_by = \"destination\" ('deny' has no bucket)"},
-      {"with prefix budgets", kHead + limits + "prefix_limits = [\"v4/24=100/s,burst=100\"]\nkey_by = \"destination\"\n",
+      {"with prefix budgets",
+       kHead + limits + "prefix_limits = [\"v4/24=100/s,burst=100\"]\nkey_by = \"destination\"\n",
        "r.toml:8: key_by = \"destination\" cannot be combined with prefix_limits (they cap the sources' prefixes, "
        "and this rule's buckets are destinations): use key_prefix for a bucket per destination prefix, and a rule "
        "of its own for the sources' prefix budgets"},
@@ -81,7 +82,8 @@ TEST(RulesKeyBy, EveryErrorWithItsLineAndWhatToDo) {
            "key_by = \"destination\"\n",
        "r.toml:7: rule '" + std::string(43, 'v') +
            "' is keyed by destination, so its name may have at most 42 characters (peers' reports name its buckets "
-           "as '" + std::string(43, 'v') + "::dst')"},
+           "as '" +
+           std::string(43, 'v') + "::dst')"},
       {"name like a destination group", "version = 1\n[[rule]]\nname = \"web::dst\"\ncidr = \"0.0.0.0/0\"\n" + limits,
        "r.toml:3: rule name 'web::dst' ends like a rule's destination buckets in peers' reports ('::dst'): choose "
        "another name"},

@@ -15,41 +15,41 @@ using namespace rules_test;
 
 TEST(RulesParse, GoodFileAllFields) {
   const std::string text =
-      "# office and web\n"                   // 1
-      "version = 1\n"                        // 2
-      "\n"                                   // 3
-      "[[rule]]\n"                           // 4
-      "name = \"office\"\n"                  // 5
-      "cidr = \"198.18.10.0/24\"\n"          // 6
-      "action = \"allow\"\n"                 // 7
-      "\n"                                   // 8
-      "[[rule]]\n"                           // 9
-      "name = \"web-syn\"\n"                 // 10
-      "cidr = \"2001:2:0:40::/60\"\n"        // 11
-      "action = \"throttle\"\n"              // 12
-      "proto = \"tcp\"\n"                    // 13
-      "dport = \"80-443\"\n"                 // 14
-      "syn = true\n"                         // 15
-      "rate = 2.5\n"                         // 16
-      "burst = 40\n"                         // 17
-      "key_prefix = 56\n"                    // 18
-      "[[rule]]\n"                           // 19
-      "name = \"dns\"\n"                     // 20
-      "cidr = \"198.18.0.0/15\"\n"           // 21
-      "proto = \"udp\"\n"                    // 22
-      "dport = 53\n"                         // 23
-      "rate = 20\n"                          // 24
-      "burst = 10\n"                         // 25
-      "key_prefix = 24\n"                    // 26
-      "[[rule]]\n"                           // 27
-      "name = \"ping\"\n"                    // 28
-      "cidr = \"198.18.0.9\"\n"              // 29
-      "proto = \"icmp\"\n"                   // 30
-      "action = \"deny\"\n"                  // 31
-      "[[tag]]\n"                            // 32
-      "prefix = \"user:\"\n"                 // 33
-      "rate = 5\n"                           // 34
-      "burst = 10\n";                        // 35
+      "# office and web\n"             // 1
+      "version = 1\n"                  // 2
+      "\n"                             // 3
+      "[[rule]]\n"                     // 4
+      "name = \"office\"\n"            // 5
+      "cidr = \"198.18.10.0/24\"\n"    // 6
+      "action = \"allow\"\n"           // 7
+      "\n"                             // 8
+      "[[rule]]\n"                     // 9
+      "name = \"web-syn\"\n"           // 10
+      "cidr = \"2001:2:0:40::/60\"\n"  // 11
+      "action = \"throttle\"\n"        // 12
+      "proto = \"tcp\"\n"              // 13
+      "dport = \"80-443\"\n"           // 14
+      "syn = true\n"                   // 15
+      "rate = 2.5\n"                   // 16
+      "burst = 40\n"                   // 17
+      "key_prefix = 56\n"              // 18
+      "[[rule]]\n"                     // 19
+      "name = \"dns\"\n"               // 20
+      "cidr = \"198.18.0.0/15\"\n"     // 21
+      "proto = \"udp\"\n"              // 22
+      "dport = 53\n"                   // 23
+      "rate = 20\n"                    // 24
+      "burst = 10\n"                   // 25
+      "key_prefix = 24\n"              // 26
+      "[[rule]]\n"                     // 27
+      "name = \"ping\"\n"              // 28
+      "cidr = \"198.18.0.9\"\n"        // 29
+      "proto = \"icmp\"\n"             // 30
+      "action = \"deny\"\n"            // 31
+      "[[tag]]\n"                      // 32
+      "prefix = \"user:\"\n"           // 33
+      "rate = 5\n"                     // 34
+      "burst = 10\n";                  // 35
   dt::RuleSet rs;
   std::string err;
   ASSERT_TRUE(parse(text, &rs, &err)) << err;
@@ -127,8 +127,9 @@ TEST(RulesParse, IPv6DefaultsAndIcmpv6) {
 TEST(RulesParse, EmptyFileKeepsOnlyTheDefaultAndReplacesEarlierRules) {
   dt::RuleSet rs = dt::default_rules(7, 3);
   std::string err;
-  ASSERT_TRUE(dt::parse_rules("version = 1\n" + rule("a", "198.18.0.0/16") + "[[tag]]\nprefix = \"\"\nrate = 1\nburst = 1\n",
-                              "first.toml", &rs, &err))
+  ASSERT_TRUE(
+      dt::parse_rules("version = 1\n" + rule("a", "198.18.0.0/16") + "[[tag]]\nprefix = \"\"\nrate = 1\nburst = 1\n",
+                      "first.toml", &rs, &err))
       << err;
   ASSERT_EQ(rs.rules.size(), 2u);
   ASSERT_TRUE(dt::parse_rules("version = 1\n", "second.toml", &rs, &err)) << err;
@@ -150,22 +151,23 @@ TEST(RulesParse, ErrorLeavesTheRuleSetUntouched) {
 }
 
 TEST(RulesParse, EveryErrorWithItsLine) {
-  const std::string v = "version = 1\n";  // line 1
+  const std::string v = "version = 1\n";                                             // line 1
   const std::string hdr = v + "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\n";  // rule at line 2, cidr on 4
   const std::vector<ErrorCase> cases = {
       {"missing version", "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\naction = \"deny\"\n",
        "r.toml:1: the file needs 'version = 1' (the rules format version)"},
       {"version 2", "version = 2\n", "r.toml:1: the file needs 'version = 1' (the rules format version)"},
-      {"version as a string", "version = \"1\"\n",
-       "r.toml:1: the file needs 'version = 1' (the rules format version)"},
+      {"version as a string", "version = \"1\"\n", "r.toml:1: the file needs 'version = 1' (the rules format version)"},
       {"unknown top-level key", v + "\n" + "limit = 3\n",
        "r.toml:3: unknown key 'limit' in the file (known: allow_file, deny_file, rule, tag, version)"},
       {"[rule] instead of [[rule]]", v + "[rule]\nname = \"a\"\n",
        "r.toml:2: 'rule' must be written as [[rule]] tables"},
       {"rule not a table", v + "rule = [1]\n", "r.toml:2: each [[rule]] must be a table"},
       {"unknown rule key", hdr + "action = \"deny\"\ncolour = \"red\"\n",
-       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, adaptive, attack_drops, burst, cidr, dport, dry_run, dst, "
-       "escalate, icmp_code, icmp_type, key_by, key_prefix, len, name, prefix_limits, proto, rate, sport, syn, syn_cookies, tcp_flags)"},
+       "r.toml:6: unknown key 'colour' in a [[rule]] (known: action, adaptive, attack_drops, burst, cidr, dport, "
+       "dry_run, dst, "
+       "escalate, icmp_code, icmp_type, key_by, key_prefix, len, name, prefix_limits, proto, rate, sport, syn, "
+       "syn_cookies, tcp_flags)"},
       {"missing name", v + "[[rule]]\ncidr = \"198.18.0.0/24\"\n",
        "r.toml:2: a [[rule]] needs a 'name' and a 'cidr' (or a 'dst': then every source of its family)"},
       {"missing cidr", v + "\n[[rule]]\nname = \"a\"\naction = \"deny\"\n",
@@ -194,7 +196,8 @@ TEST(RulesParse, EveryErrorWithItsLine) {
       {"IPv4-mapped /96", v + "[[rule]]\nname = \"a\"\ncidr = \"::ffff:0:0/96\"\n",
        "r.toml:4: '::ffff:0:0/96' is an IPv4-mapped range: write it as an IPv4 CIDR"},
       {"bad action", hdr + "action = \"block\"\n", "r.toml:5: action 'block' is not one of throttle, allow, deny"},
-      {"bad proto", hdr + "action = \"deny\"\nproto = \"sctp\"\n", "r.toml:6: proto 'sctp' is not one of tcp, udp, icmp"},
+      {"bad proto", hdr + "action = \"deny\"\nproto = \"sctp\"\n",
+       "r.toml:6: proto 'sctp' is not one of tcp, udp, icmp"},
       {"dport without proto", hdr + "action = \"deny\"\ndport = \"80\"\n",
        "r.toml:6: 'dport' needs proto = \"tcp\" or \"udp\""},
       {"dport with icmp", hdr + "action = \"deny\"\nproto = \"icmp\"\ndport = \"80\"\n",
@@ -216,18 +219,25 @@ TEST(RulesParse, EveryErrorWithItsLine) {
       {"throttle without rate", hdr + "burst = 5\n", "r.toml:2: a throttle needs both 'rate' (per second) and 'burst'"},
       {"throttle without burst", hdr + "action = \"throttle\"\nrate = 5\n",
        "r.toml:2: a throttle needs both 'rate' (per second) and 'burst'"},
-      {"rate not a number", hdr + "rate = \"fast\"\nburst = 5\n", "r.toml:5: 'rate': invalid rate 'fast': expected packets per second such as 100, 0.1666 or 10/m, or bytes per second such as 100kB/s or 10Mbit/s"},
-      {"rate a boolean", hdr + "rate = true\nburst = 5\n", "r.toml:5: 'rate' must be a number of packets per second, or a string such as \"10Mbit/s\""},
-      {"burst not whole", hdr + "rate = 5\nburst = 2.5\n", "r.toml:6: 'burst' must be a whole number of at least 1, or bytes such as \"15kB\""},
-      {"burst 0", hdr + "rate = 5\nburst = 0\n", "r.toml:6: 'burst' must be a whole number of at least 1, or bytes such as \"15kB\""},
+      {"rate not a number", hdr + "rate = \"fast\"\nburst = 5\n",
+       "r.toml:5: 'rate': invalid rate 'fast': expected packets per second such as 100, 0.1666 or 10/m, or bytes per "
+       "second such as 100kB/s or 10Mbit/s"},
+      {"rate a boolean", hdr + "rate = true\nburst = 5\n",
+       "r.toml:5: 'rate' must be a number of packets per second, or a string such as \"10Mbit/s\""},
+      {"burst not whole", hdr + "rate = 5\nburst = 2.5\n",
+       "r.toml:6: 'burst' must be a whole number of at least 1, or bytes such as \"15kB\""},
+      {"burst 0", hdr + "rate = 5\nburst = 0\n",
+       "r.toml:6: 'burst' must be a whole number of at least 1, or bytes such as \"15kB\""},
       {"rate out of range", hdr + "rate = 2000000\nburst = 5\n",
        "r.toml:5: rate 2000000.000000 is out of range: use 0.000001 to 1000000 packets per second"},
       {"allow with rate", hdr + "action = \"allow\"\nrate = 5\n", "r.toml:2: 'allow' rules take no rate or burst"},
       {"deny with burst", hdr + "action = \"deny\"\nburst = 5\n", "r.toml:2: 'deny' rules take no rate or burst"},
-      {"key_prefix 0", hdr + "rate = 5\nburst = 5\nkey_prefix = 0\n", "r.toml:7: key_prefix must be 1 to 32 for an IPv4 rule"},
+      {"key_prefix 0", hdr + "rate = 5\nburst = 5\nkey_prefix = 0\n",
+       "r.toml:7: key_prefix must be 1 to 32 for an IPv4 rule"},
       {"key_prefix 33", hdr + "rate = 5\nburst = 5\nkey_prefix = 33\n",
        "r.toml:7: key_prefix must be 1 to 32 for an IPv4 rule"},
-      {"IPv6 key_prefix 129", v + "[[rule]]\nname = \"a\"\ncidr = \"2001:2::/48\"\nrate = 5\nburst = 5\nkey_prefix = 129\n",
+      {"IPv6 key_prefix 129",
+       v + "[[rule]]\nname = \"a\"\ncidr = \"2001:2::/48\"\nrate = 5\nburst = 5\nkey_prefix = 129\n",
        "r.toml:7: key_prefix must be 1 to 128 for an IPv6 rule"},
       {"duplicate names", v + rule("a", "198.18.0.0/24") + rule("b", "198.18.1.0/24") + rule("a", "198.18.2.0/24"),
        "r.toml:10: rule name 'a' is used twice"},
@@ -240,7 +250,8 @@ TEST(RulesParse, EveryErrorWithItsLine) {
        "r.toml:6: unknown key 'colour' in a [[tag]] (known: adaptive, burst, on_redis_error, prefix, rate, strict)"},
       {"tag without burst", v + "[[tag]]\nprefix = \"x\"\nrate = 1\n",
        "r.toml:2: a throttle needs both 'rate' (per second) and 'burst'"},
-      {"tag prefix duplicate", v + "[[tag]]\nprefix = \"user:\"\nrate = 1\nburst = 1\n\n[[tag]]\nprefix = \"user:\"\nrate = 2\nburst = 2\n",
+      {"tag prefix duplicate",
+       v + "[[tag]]\nprefix = \"user:\"\nrate = 1\nburst = 1\n\n[[tag]]\nprefix = \"user:\"\nrate = 2\nburst = 2\n",
        "r.toml:7: tag prefix 'user:' is used twice"},
   };
   for (const ErrorCase &c : cases) EXPECT_EQ(error_of(c.text), c.want) << c.what << ", file:\n" << c.text;
@@ -262,7 +273,7 @@ TEST(RulesParse, SyntaxErrorsNameTheLine) {
   for (const auto &[text, prefix] : cases) {
     const std::string err = error_of(text);
     EXPECT_EQ(err.rfind(prefix, 0), 0u) << "error '" << err << "' does not start with '" << prefix << "' for:\n"
-                                       << text;
+                                        << text;
     EXPECT_EQ(err.find('\n'), std::string::npos) << "a one-line message: " << err;
     EXPECT_GT(err.size(), prefix.size()) << "says what is wrong";
   }
@@ -288,13 +299,14 @@ TEST(RulesParse, UnreadableFile) {
 TEST(RulesAdaptive, TrueTakesTheDefaultsAndATableSetsEachParameter) {
   dt::RuleSet rs;
   std::string err;
-  ASSERT_TRUE(parse("version = 1\n"
-                    "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\nrate = 10\nburst = 5\nadaptive = true\n"
-                    "[[rule]]\nname = \"b\"\ncidr = \"198.18.1.0/24\"\nrate = 10\nburst = 5\n"
-                    "adaptive = { decrease = 0.25, recovery = 2, floor = 0.05, scope = \"local\", listen_port = 8080 }\n"
-                    "[[rule]]\nname = \"c\"\ncidr = \"198.18.2.0/24\"\nrate = 10\nburst = 5\n"
-                    "[[tag]]\nprefix = \"api:\"\nrate = 5\nburst = 5\nadaptive = { listen_port = 443 }\n",
-                    &rs, &err))
+  ASSERT_TRUE(
+      parse("version = 1\n"
+            "[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\nrate = 10\nburst = 5\nadaptive = true\n"
+            "[[rule]]\nname = \"b\"\ncidr = \"198.18.1.0/24\"\nrate = 10\nburst = 5\n"
+            "adaptive = { decrease = 0.25, recovery = 2, floor = 0.05, scope = \"local\", listen_port = 8080 }\n"
+            "[[rule]]\nname = \"c\"\ncidr = \"198.18.2.0/24\"\nrate = 10\nburst = 5\n"
+            "[[tag]]\nprefix = \"api:\"\nrate = 5\nburst = 5\nadaptive = { listen_port = 443 }\n",
+            &rs, &err))
       << err;
   ASSERT_EQ(rs.rules.size(), 4u);
   const dt::AdaptiveConfig &a = rs.rules[1].adaptive, &b = rs.rules[2].adaptive, &c = rs.rules[3].adaptive;
@@ -335,11 +347,13 @@ TEST(RulesAdaptive, EveryErrorWithItsLine) {
        "r.toml:7: adaptive 'scope' must be \"cluster\" or \"local\""},
       {"bad listen port", r + "adaptive = { listen_port = 70000 }\n",
        "r.toml:7: adaptive 'listen_port' must be a TCP port, 1 to 65535"},
-      {"adaptive allow rule", "version = 1\n[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\naction = \"allow\"\n"
-                              "adaptive = true\n",
+      {"adaptive allow rule",
+       "version = 1\n[[rule]]\nname = \"a\"\ncidr = \"198.18.0.0/24\"\naction = \"allow\"\n"
+       "adaptive = true\n",
        "r.toml:2: only throttle rules can be adaptive ('allow' has no rate to adapt)"},
-      {"adaptive strict tag", "version = 1\n[[tag]]\nprefix = \"x\"\nrate = 1\nburst = 1\nstrict = true\n"
-                              "adaptive = true\n",
+      {"adaptive strict tag",
+       "version = 1\n[[tag]]\nprefix = \"x\"\nrate = 1\nburst = 1\nstrict = true\n"
+       "adaptive = true\n",
        "r.toml:2: a strict tag rule cannot be adaptive (Redis holds its one budget)"},
   };
   for (const auto &c : cases) EXPECT_EQ(error_of(c.text), c.want) << "case: " << c.what;

@@ -11,14 +11,14 @@ namespace {
 
 using namespace rules_test;
 
-const std::string kHead = "version = 1\n[[rule]]\nname = \"web\"\ncidr = \"0.0.0.0/0\"\n";  // rule at line 2
-const std::string kTcp = "proto = \"tcp\"\ndport = 443\nsyn = true\nrate = 10\nburst = 10\n";   // lines 5-9
-const std::string kLimits = "prefix_limits = [\"v4/24=100/s,burst=100\"]\n";                    // line 10
+const std::string kHead = "version = 1\n[[rule]]\nname = \"web\"\ncidr = \"0.0.0.0/0\"\n";     // rule at line 2
+const std::string kTcp = "proto = \"tcp\"\ndport = 443\nsyn = true\nrate = 10\nburst = 10\n";  // lines 5-9
+const std::string kLimits = "prefix_limits = [\"v4/24=100/s,burst=100\"]\n";                   // line 10
 
 TEST(RulesSynCookies, SetsThePolicyFlagOnlyWhereAsked) {
-  const dt::CompiledRules c = compiled(kHead + kTcp + kLimits + "syn_cookies = true\n" +
-                                       "[[rule]]\nname = \"plain\"\ncidr = \"198.19.0.0/16\"\n" + kTcp + kLimits +
-                                       "syn_cookies = false\n");
+  const dt::CompiledRules c =
+      compiled(kHead + kTcp + kLimits + "syn_cookies = true\n" +
+               "[[rule]]\nname = \"plain\"\ncidr = \"198.19.0.0/16\"\n" + kTcp + kLimits + "syn_cookies = false\n");
   ASSERT_EQ(c.policies.size(), 3u);
   EXPECT_NE(c.policies[1].flags & DT_POL_SYN_COOKIES, 0) << "web asks for cookies";
   EXPECT_NE(c.policies[1].flags & DT_POL_PREFIX, 0);

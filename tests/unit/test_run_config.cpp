@@ -18,7 +18,9 @@ namespace {
 // lines parsed by parse_run_options then checked by load_run_config.
 class RunConfigTest : public dt::test::TempDirTest {
  protected:
-  void write_rules(const std::string &text) { ASSERT_TRUE(tmp_.write("rules.toml", text)) << "cannot write " << rules_; }
+  void write_rules(const std::string &text) {
+    ASSERT_TRUE(tmp_.write("rules.toml", text)) << "cannot write " << rules_;
+  }
   // "agent --iface lo --rate 10 --burst 5" followed by `extra`, parsed and checked.
   bool load(std::vector<std::string> extra, dt::RunConfig *out, std::string *err) {
     dt::ArgvList a;
@@ -38,8 +40,9 @@ TEST_F(RunConfigTest, ReportMaxAgeAtLeastOnePeriod) {
   dt::RunConfig c;
   std::string err;
   EXPECT_FALSE(load({"--period", "500ms", "--report-max-age", "200ms"}, &c, &err));
-  EXPECT_EQ(err, "--report-max-age 200ms is shorter than the report period (500ms): every report would be stale; "
-                 "give at least the period, or off");
+  EXPECT_EQ(err,
+            "--report-max-age 200ms is shorter than the report period (500ms): every report would be stale; "
+            "give at least the period, or off");
   EXPECT_TRUE(load({"--period", "500ms", "--report-max-age", "500ms"}, &c, &err)) << err;
   EXPECT_EQ(c.opt.report_max_age_ns, 500000000u);
   EXPECT_TRUE(load({"--report-max-age", "off"}, &c, &err)) << err;
@@ -84,8 +87,9 @@ TEST_F(RunConfigTest, TagRuleSetTheTableRefusesIsRefused) {
 }
 
 TEST_F(RunConfigTest, TagRulesAreTheFilesThenTheFlags) {
-  write_rules("version = 1\n[[tag]]\nprefix = \"user:\"\nrate = 5\nburst = 10\n"
-              "[[tag]]\nprefix = \"\"\nrate = 1\nburst = 1\n");
+  write_rules(
+      "version = 1\n[[tag]]\nprefix = \"user:\"\nrate = 5\nburst = 10\n"
+      "[[tag]]\nprefix = \"\"\nrate = 1\nburst = 1\n");
   dt::RunConfig c;
   std::string err;
   ASSERT_TRUE(load({"--rules", rules_, "--tag-rule", "api:=100/20"}, &c, &err)) << err;
@@ -98,13 +102,15 @@ TEST_F(RunConfigTest, SummaryCountsTheTagRuleFlags) {
   dt::RunConfig c;
   std::string err;
   ASSERT_TRUE(load({"--tag-rule", "api:=100/20", "--tag-rule", "user:=6/m/1"}, &c, &err)) << err;
-  EXPECT_EQ(dt::describe_run_rules(c), "0 packet rules (0 throttle, 0 allow, 0 deny), 2 tag rules, default 10/s burst 5")
+  EXPECT_EQ(dt::describe_run_rules(c),
+            "0 packet rules (0 throttle, 0 allow, 0 deny), 2 tag rules, default 10/s burst 5")
       << "the summary must count --tag-rule flags";
 }
 
 TEST_F(RunConfigTest, SummaryCountsTheFilesAndTheFlagsTagRules) {
-  write_rules("version = 1\n[[rule]]\nname = \"office\"\ncidr = \"198.18.10.0/24\"\naction = \"allow\"\n"
-              "[[tag]]\nprefix = \"user:\"\nrate = 5\nburst = 10\nadaptive = true\n");
+  write_rules(
+      "version = 1\n[[rule]]\nname = \"office\"\ncidr = \"198.18.10.0/24\"\naction = \"allow\"\n"
+      "[[tag]]\nprefix = \"user:\"\nrate = 5\nburst = 10\nadaptive = true\n");
   dt::RunConfig c;
   std::string err;
   ASSERT_TRUE(load({"--rules", rules_, "--tag-rule", "api:=100/20"}, &c, &err)) << err;
@@ -121,8 +127,9 @@ TEST_F(RunConfigTest, RulesFileErrorIsTheDaemons) {
 }
 
 TEST_F(RunConfigTest, DryRunFlagPutsEveryRuleInDryRun) {
-  write_rules("version = 1\n[[rule]]\nname = \"web\"\ncidr = \"198.18.10.0/24\"\nrate = 5\nburst = 5\n"
-              "[[rule]]\nname = \"office\"\ncidr = \"198.18.11.0/24\"\naction = \"allow\"\n");
+  write_rules(
+      "version = 1\n[[rule]]\nname = \"web\"\ncidr = \"198.18.10.0/24\"\nrate = 5\nburst = 5\n"
+      "[[rule]]\nname = \"office\"\ncidr = \"198.18.11.0/24\"\naction = \"allow\"\n");
   dt::RunConfig enforcing, dry;
   std::string err;
   ASSERT_TRUE(load({"--rules", rules_}, &enforcing, &err)) << err;
@@ -137,8 +144,9 @@ TEST_F(RunConfigTest, DryRunFlagPutsEveryRuleInDryRun) {
 }
 
 TEST_F(RunConfigTest, DryRunRulesAreNamedInTheLog) {
-  write_rules("version = 1\n[[rule]]\nname = \"web\"\ncidr = \"198.18.10.0/24\"\nrate = 5\nburst = 5\n"
-              "dry_run = true\n");
+  write_rules(
+      "version = 1\n[[rule]]\nname = \"web\"\ncidr = \"198.18.10.0/24\"\nrate = 5\nburst = 5\n"
+      "dry_run = true\n");
   dt::RunConfig c;
   std::string err;
   ASSERT_TRUE(load({"--rules", rules_}, &c, &err)) << err;

@@ -57,11 +57,11 @@ TEST(SharedEarly, DueOnlyBelowHalfTheBurstWithUnreportedHits) {
 TEST(SharedEarly, SelectsSharedSourcesNearTheirLimitOnly) {
   ReportRouter r;
   r.set_members({"h0", "h1", "h2", "h3", "h4", "h5"}, 0);
-  std::map<uint8_t, BucketView> buckets{{1, bucket(10, 2)}, {2, bucket(50, 2)}, {3, bucket(10, 0)},
-                                        {4, bucket(10, 2)}, {5, bucket(10, 2)}};
+  std::map<uint8_t, BucketView> buckets{
+      {1, bucket(10, 2)}, {2, bucket(50, 2)}, {3, bucket(10, 0)}, {4, bucket(10, 2)}, {5, bucket(10, 2)}};
   for (uint8_t i : {1, 2, 3, 5}) r.heard(v4(i), kNow - 100 * kMs);  // 4 is not shared
-  r.heard(v4(6), kNow - 100 * kMs);                                  // shared, no bucket here
-  r.heard(v4(5), kNow - 6'000 * kMs);  // 5 was shared, 6 s ago: not any more (keep 5 s)
+  r.heard(v4(6), kNow - 100 * kMs);                                 // shared, no bucket here
+  r.heard(v4(5), kNow - 6'000 * kMs);                               // 5 was shared, 6 s ago: not any more (keep 5 s)
   const dt::BucketLookup lookup = [&](const dt_key &k, BucketView *v) {
     auto it = buckets.find(k.addr[15]);
     if (it == buckets.end()) return false;

@@ -11,8 +11,8 @@
 
 namespace {
 
-using dt::sim::ClusterSim;
 using dt::sim::Client;
+using dt::sim::ClusterSim;
 using dt::sim::Scenario;
 
 constexpr dt::sim::Ns kMs = 1'000'000;
@@ -99,7 +99,8 @@ TEST(SimCadence, WithLinkLivenessLightSourcesCostAtMostTwiceWhatAHostServed) {
   EXPECT_LT(after, before / 1.5) << "link liveness must cut the bytes of the cadence (" << before << "x)";
   uint64_t entries = 0;
   for (size_t h = 0; h < s.hosts; h++) entries += link->traffic(h, true).total.entries;
-  EXPECT_GE(entries, kLight * 9 / 10) << "every light source reached its owner within the run (but the owners' own: 1 in 20)";
+  EXPECT_GE(entries, kLight * 9 / 10)
+      << "every light source reached its owner within the run (but the owners' own: 1 in 20)";
 }
 
 TEST(SimCadence, WithLinkLivenessASprayedClientIsAdmittedAsBefore) {

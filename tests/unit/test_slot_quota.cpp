@@ -1,10 +1,9 @@
 // test_slot_quota.cpp - the query server's per-user connection quotas (query/slot_quota.h)
 // and how TCP clients are told apart (query/peer_owner.h: the owner of a loopback client's
 // socket, from sock_diag).
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -97,8 +96,6 @@ TEST(PeerOwner, ALoopbackClientIsItsSocketsOwner) {
   EXPECT_EQ(owner_seen_for_client_of(0), 0u);
 }
 
-TEST(PeerOwner, NotASocketIsRemote) {
-  EXPECT_EQ(dt::tcp_peer_owner(-1), kRemotePeers);
-}
+TEST(PeerOwner, NotASocketIsRemote) { EXPECT_EQ(dt::tcp_peer_owner(-1), kRemotePeers); }
 
 }  // namespace

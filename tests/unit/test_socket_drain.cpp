@@ -30,14 +30,17 @@ TEST(SocketDrain, AMessageSentDuringTheDrainIsTimedWhenRead) {
   Pair p;
   p.send("first");
   uint64_t second_sent = 0, second_read = 0;
-  const dt::DrainResult r = dt::drain_socket(p.rx, 100, [&](zmq::message_t &m, uint64_t read_ns) {
-    if (m.to_string() == "first") {  // the drain is held up; a peer sends meanwhile
-      second_sent = tick_clock();
-      p.send("second");
-    } else {
-      second_read = read_ns;
-    }
-  }, tick_clock);
+  const dt::DrainResult r = dt::drain_socket(
+      p.rx, 100,
+      [&](zmq::message_t &m, uint64_t read_ns) {
+        if (m.to_string() == "first") {  // the drain is held up; a peer sends meanwhile
+          second_sent = tick_clock();
+          p.send("second");
+        } else {
+          second_read = read_ns;
+        }
+      },
+      tick_clock);
   EXPECT_EQ(r.handled, 2u) << "the message sent during the drain is read in it";
   EXPECT_GT(second_read, second_sent) << "a message is timed when it is read, not when the drain began: "
                                          "timed earlier than it was sent, it would look faster than any before";
@@ -64,7 +67,8 @@ TEST(SocketDrain, DropsAMultipartMessageWhole) {
   p.send("part three");
   p.send("single");
   std::vector<std::string> got;
-  const dt::DrainResult r = dt::drain_socket(p.rx, 10, [&](zmq::message_t &m, uint64_t) { got.push_back(m.to_string()); });
+  const dt::DrainResult r =
+      dt::drain_socket(p.rx, 10, [&](zmq::message_t &m, uint64_t) { got.push_back(m.to_string()); });
   EXPECT_EQ(r.multipart, 1u) << "one multipart message, counted once";
   EXPECT_EQ(got, (std::vector<std::string>{"single"})) << "none of its parts reaches the handler";
 }

@@ -87,9 +87,8 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   EXPECT_EQ(out.back(), '\n') << "one line, ended";
   EXPECT_EQ(out.find('\n'), out.size() - 1) << "more than one line: " << out;
   const Json j = parse_or_fail(out);
-  EXPECT_EQ(keys_of(j),
-            (std::vector<std::string>{"pin_dir", "policy", "sources_total", "dry_run", "counters", "lists", "capture",
-                                      "sources", "rules"}))
+  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"pin_dir", "policy", "sources_total", "dry_run", "counters", "lists",
+                                                  "capture", "sources", "rules"}))
       << "no agent status given, so no cluster or adaptive";
   EXPECT_EQ(j["lists"].dump(), R"({"allow":{"prefixes_v4":0,"prefixes_v6":0,"passed":0},)"
                                R"("deny":{"prefixes_v4":0,"prefixes_v6":0,"dropped":0,"would_drop":0}})")
@@ -98,21 +97,26 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   EXPECT_EQ(j["policy"].dump(), R"({"rate":100,"burst":20,"interval_ns":10000000,"unit":"packets"})")
       << "a whole rate is printed as an integer, as before";
   EXPECT_EQ(j["sources_total"], 3);
-  EXPECT_EQ(keys_of(j["counters"]),
-            (std::vector<std::string>{"passed", "dropped", "would_drop", "new_sources", "parse_errors", "non_ip",
-                                      "fail_open", "contended", "debit_hits", "nd_exempt", "exempt", "allowed",
-                                      "denied", "ban_dropped", "ban_would_drop", "ban_expired", "cookie_sent",
-                                      "cookie_would_send", "cookie_ack_valid", "cookie_ack_invalid",
-                                      "verified_hits"}));
+  EXPECT_EQ(keys_of(j["counters"]), (std::vector<std::string>{"passed",           "dropped",
+                                                              "would_drop",       "new_sources",
+                                                              "parse_errors",     "non_ip",
+                                                              "fail_open",        "contended",
+                                                              "debit_hits",       "nd_exempt",
+                                                              "exempt",           "allowed",
+                                                              "denied",           "ban_dropped",
+                                                              "ban_would_drop",   "ban_expired",
+                                                              "cookie_sent",      "cookie_would_send",
+                                                              "cookie_ack_valid", "cookie_ack_invalid",
+                                                              "verified_hits"}));
   EXPECT_EQ(j["dry_run"].dump(), R"({"all":false,"rules":[]})") << "enforcing";
   EXPECT_EQ(j["counters"]["dropped"], 309);
   EXPECT_EQ(j["counters"]["denied"], 9);
 
   ASSERT_EQ(j["sources"].size(), 3u);
   const Json &first = j["sources"][0];
-  EXPECT_EQ(keys_of(first), (std::vector<std::string>{"source", "prefix_len", "rule", "passed", "dropped",
-                                                      "would_drop", "debited", "tokens", "last_seen_ago_s", "unit",
-                                                      "prefix_bucket", "key_by"}));
+  EXPECT_EQ(keys_of(first),
+            (std::vector<std::string>{"source", "prefix_len", "rule", "passed", "dropped", "would_drop", "debited",
+                                      "tokens", "last_seen_ago_s", "unit", "prefix_bucket", "key_by"}));
   EXPECT_EQ(first["source"], "198.18.1.1") << "most dropped first";
   EXPECT_EQ(first["prefix_len"], 32);
   EXPECT_EQ(first["rule"], "default");
@@ -126,14 +130,16 @@ TEST(StatsJson, HoldsEveryFieldInTheOrderReadersExpect) {
   EXPECT_EQ(j["sources"][2]["source"], "198.18.1.2");
 
   ASSERT_EQ(j["rules"].size(), 2u);
-  EXPECT_EQ(j["rules"][0].dump(),
-            R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300,)"
-            R"("would_drop":0,"dry_run":false,"unit":"packets","key_by":"source","prefix_limits":[],"cidr":null,"when":null,)"
-            R"("conditions":null})")
+  EXPECT_EQ(
+      j["rules"][0].dump(),
+      R"({"id":0,"name":"default","action":"throttle","rate":100,"burst":20,"passed":700,"dropped":300,)"
+      R"("would_drop":0,"dry_run":false,"unit":"packets","key_by":"source","prefix_limits":[],"cidr":null,"when":null,)"
+      R"("conditions":null})")
       << "the default rule: no prefix, no conditions";
-  EXPECT_EQ(j["rules"][1].dump(),
-            R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9,"would_drop":0,)"
-            R"("dry_run":false,"unit":"packets","key_by":"source","prefix_limits":[],"cidr":null,"when":null,"conditions":null})");
+  EXPECT_EQ(
+      j["rules"][1].dump(),
+      R"({"id":1,"name":"blocked","action":"deny","rate":0,"burst":0,"passed":0,"dropped":9,"would_drop":0,)"
+      R"("dry_run":false,"unit":"packets","key_by":"source","prefix_limits":[],"cidr":null,"when":null,"conditions":null})");
 }
 
 // A rule with conditions beside its cidr (docs/rules.md "Conditions"): its prefix and what it
@@ -155,9 +161,10 @@ TEST(StatsJson, RuleConditions) {
   EXPECT_EQ(j["rules"][1]["when"], "udp sport 123 dst 203.0.113.0/24");
   EXPECT_EQ(j["rules"][1]["conditions"].dump(), R"({"proto":"udp","sport":"123","dst":"203.0.113.0/24"})");
   const std::string text = dt::render_stats_text(s, options("/p", 1), {});
-  EXPECT_NE(text.find("  ntp                      deny                -          -            0            9            0\n"
-                      "    when udp sport 123 dst 203.0.113.0/24\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("  ntp                      deny                -          -            0            9            0\n"
+                "    when udp sport 123 dst 203.0.113.0/24\n"),
+      std::string::npos)
       << text;
 }
 
@@ -195,7 +202,7 @@ TEST(StatsJson, TopLimitsTheSourcesButNotTheirTotal) {
 
 TEST(StatsJson, FloatsKeepThePrintedDigits) {
   dt::StatsSnapshot s = sample_snapshot();
-  s.policy.interval_ns = 3;  // 333333333.33/s: %.9g keeps 9 digits
+  s.policy.interval_ns = 3;                              // 333333333.33/s: %.9g keeps 9 digits
   s.sources[1].b.last_seen_ns = s.taken_ns - 1'234'567;  // 0.001234567 s: %.3f keeps 0.001
   const std::string out = dt::render_stats_json(s, options("/p", 0), {});
   EXPECT_NE(out.find(R"("policy":{"rate":333333333,)"), std::string::npos) << out;
@@ -319,8 +326,9 @@ TEST(StatsText, SaysWhichRulesAreInDryRun) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("  would-drop                 400\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("  blocked (dry run)        deny                -          -            0            0          400\n"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("  blocked (dry run)        deny                -          -            0            0          400\n"),
+      std::string::npos)
       << out;
   EXPECT_NE(out.find("top 1 sources by drops:"), std::string::npos) << out;
   EXPECT_NE(out.find("  2001:2::1  "), std::string::npos) << "400 would-drops outrank 300 drops\n" << out;
@@ -388,9 +396,9 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   const std::string out = dt::cluster_status_json(head, c, peers);
   EXPECT_EQ(out.find('\n'), std::string::npos) << "one line: " << out;
   const Json j = parse_or_fail(out);
-  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"node_id", "written_unix_ms", "epoch", "period_ms", "security",
-                                                  "counters", "rejected", "peers", "aggregates", "bans",
-                                                  "verified", "received_by_kind"}));
+  EXPECT_EQ(keys_of(j),
+            (std::vector<std::string>{"node_id", "written_unix_ms", "epoch", "period_ms", "security", "counters",
+                                      "rejected", "peers", "aggregates", "bans", "verified", "received_by_kind"}));
   EXPECT_EQ(j["node_id"], kAwkward);
   EXPECT_EQ(j["written_unix_ms"], 1'700'000'000'123u);
   EXPECT_EQ(j["epoch"], 42);
@@ -398,7 +406,9 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(j["security"], "keys");
   EXPECT_EQ(j["counters"]["reports_sent"], 5);
   EXPECT_EQ(j["counters"]["rejected"], 3) << "the total of the reasons";
-  EXPECT_EQ(keys_of(j["counters"]).size(), 44u);  // 31 + cadence (5) + early reports (3) + join guard (2) + destination entries (1) + link liveness (2)
+  EXPECT_EQ(
+      keys_of(j["counters"]).size(),
+      44u);  // 31 + cadence (5) + early reports (3) + join guard (2) + destination entries (1) + link liveness (2)
   EXPECT_EQ(j["rejected"]["bad \"magic\""], 2);
   EXPECT_EQ(j["bans"]["messages_received"], 4);
   EXPECT_EQ(j["bans"]["learned"], 3);
@@ -407,11 +417,18 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(keys_of(j["verified"]).size(), 13u);  // withdrawn too (a reload)
   ASSERT_EQ(j["peers"].size(), 2u);
   // Peers by node id: the awkward one ("a...") before "h2".
-  EXPECT_EQ(j["peers"][0].dump(),
-            Json({{"node_id", kAwkward}, {"up", true}, {"last_heard_ago_ms", 1000}, {"accepted", 12},
-                  {"duplicates", 0}, {"lost", 0}, {"recovered", 0}, {"stale", 0}, {"last_age_ms", 0},
-                  {"restarts", 0}, {"boot_rejected", 0}})
-                .dump());
+  EXPECT_EQ(j["peers"][0].dump(), Json({{"node_id", kAwkward},
+                                        {"up", true},
+                                        {"last_heard_ago_ms", 1000},
+                                        {"accepted", 12},
+                                        {"duplicates", 0},
+                                        {"lost", 0},
+                                        {"recovered", 0},
+                                        {"stale", 0},
+                                        {"last_age_ms", 0},
+                                        {"restarts", 0},
+                                        {"boot_rejected", 0}})
+                                      .dump());
   EXPECT_EQ(j["peers"][1]["node_id"], "h2");
   EXPECT_EQ(j["peers"][1]["up"], false);
   EXPECT_EQ(j["peers"][1]["last_heard_ago_ms"], 6000);
@@ -525,7 +542,8 @@ TEST(StatsBytes, ByteRuleShownInBytes) {
   const std::string text = dt::render_stats_text(s, opt, status);
   EXPECT_NE(text.find("policy: rate 100 kB/s, burst 10 kB per source (a byte budget)"), std::string::npos) << text;
   EXPECT_NE(text.find("throttle     100 kB/s      10 kB          700"), std::string::npos)
-      << "the rules table's rate and burst (passed/dropped per rule stay packets):\n" << text;
+      << "the rules table's rate and burst (passed/dropped per rule stay packets):\n"
+      << text;
   EXPECT_NE(text.find("10000.000"), std::string::npos) << "tokens in bytes:\n" << text;
   EXPECT_NE(text.find("(bytes)"), std::string::npos) << text;
   const Json j = Json::parse(dt::render_stats_json(s, options("/p", 10), status));

@@ -3,9 +3,9 @@
 
 #include <string>
 
+#include "commands/stats_view.h"
 #include "common/address.h"
 #include "dataplane/policy.h"
-#include "commands/stats_view.h"
 
 namespace {
 
@@ -29,9 +29,9 @@ dt::StatsSnapshot snap(uint64_t taken_ns, uint64_t passed, uint64_t dropped, std
 constexpr uint64_t kSecond = 1'000'000'000;
 
 TEST(Top, RatesPerSecondSortedByDrops) {
-  auto a = snap(10 * kSecond, 1000, 500,
-                {row("198.18.1.1", 100, 400), row("198.18.1.2", 50, 100), row("198.18.1.3", 7, 0),
-                 row("2001:2::1:1", 10, 0)});
+  auto a = snap(
+      10 * kSecond, 1000, 500,
+      {row("198.18.1.1", 100, 400), row("198.18.1.2", 50, 100), row("198.18.1.3", 7, 0), row("2001:2::1:1", 10, 0)});
   // Two seconds later: .1 kept dropping, .2 and the IPv6 source only passed, .3 idle,
   // .4 is new.
   auto b = snap(12 * kSecond, 1500, 1500,
@@ -88,8 +88,8 @@ TEST(Top, RenderShowsPolicyTotalsAndTheTopSources) {
   std::string err;
   ASSERT_TRUE(dt::make_policy(100, 50, &pol, &err)) << err;
   auto a = snap(kSecond, 0, 0, {});
-  auto b = snap(2 * kSecond, 300, 900, {row("198.18.1.1", 100, 600), row("198.18.1.2", 100, 300),
-                                        row("198.18.1.3", 100, 0)});
+  auto b = snap(2 * kSecond, 300, 900,
+                {row("198.18.1.1", 100, 600), row("198.18.1.2", 100, 300), row("198.18.1.3", 100, 0)});
   b.policy = pol;
   const std::string text = dt::render_top(dt::compute_top(a, b), pol, "/sys/fs/bpf/dthrottle/eth0", 2);
   EXPECT_NE(text.find("dthrottle top: /sys/fs/bpf/dthrottle/eth0, last 1.00s\n"), std::string::npos) << text;

@@ -4,14 +4,13 @@
 // rules' strict options, and the query server answering strict tags through Redis
 // (deny / local when Redis is gone). Each test starts its own redis-server on a unix
 // socket in a temporary directory and stops it (by PID) afterwards.
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
-#include <hiredis/hiredis.h>
 
 #include <algorithm>
 #include <chrono>
@@ -24,10 +23,10 @@
 #include "common/clock.h"
 #include "common/endpoint.h"
 #include "query/query_server.h"
-#include "rules/rules.h"
 #include "query/strict_redis.h"
-#include "rules/tags.h"
 #include "redis/redis_server.h"
+#include "rules/rules.h"
+#include "rules/tags.h"
 
 namespace {
 
@@ -219,23 +218,25 @@ TEST(StrictRules, TagRuleSuffixAndToml) {
   EXPECT_FALSE(dt::parse_tag_rule("api:=5/2!lax", &t, &err));
 
   dt::RuleSet rs = dt::default_rules(0, 0);
-  ASSERT_TRUE(dt::parse_rules("version = 1\n[[tag]]\nprefix = \"a:\"\nrate = 5\nburst = 1\nstrict = true\n"
-                              "on_redis_error = \"local\"\n[[tag]]\nprefix = \"b:\"\nrate = 5\nburst = 1\n"
-                              "strict = true\n",
-                              "t.toml", &rs, &err))
+  ASSERT_TRUE(
+      dt::parse_rules("version = 1\n[[tag]]\nprefix = \"a:\"\nrate = 5\nburst = 1\nstrict = true\n"
+                      "on_redis_error = \"local\"\n[[tag]]\nprefix = \"b:\"\nrate = 5\nburst = 1\n"
+                      "strict = true\n",
+                      "t.toml", &rs, &err))
       << err;
   ASSERT_EQ(rs.tags.size(), 2u);
   EXPECT_TRUE(rs.tags[0].strict && rs.tags[0].strict_fallback_local);
   EXPECT_TRUE(rs.tags[1].strict && !rs.tags[1].strict_fallback_local) << "deny is the default";
-  EXPECT_FALSE(dt::parse_rules("version = 1\n[[tag]]\nprefix = \"a:\"\nrate = 5\nburst = 1\nstrict = true\n"
-                               "on_redis_error = \"allow\"\n",
-                               "t.toml", &rs, &err));
+  EXPECT_FALSE(
+      dt::parse_rules("version = 1\n[[tag]]\nprefix = \"a:\"\nrate = 5\nburst = 1\nstrict = true\n"
+                      "on_redis_error = \"allow\"\n",
+                      "t.toml", &rs, &err));
   EXPECT_NE(err.find("on_redis_error"), std::string::npos) << err;
-  EXPECT_FALSE(dt::parse_rules("version = 1\n[[tag]]\nprefix = \"a:\"\nrate = 5\nburst = 1\non_redis_error = \"deny\"\n",
-                               "t.toml", &rs, &err))
+  EXPECT_FALSE(dt::parse_rules(
+      "version = 1\n[[tag]]\nprefix = \"a:\"\nrate = 5\nburst = 1\non_redis_error = \"deny\"\n", "t.toml", &rs, &err))
       << "on_redis_error without strict is a mistake";
-  EXPECT_FALSE(dt::parse_rules("version = 1\n[[tag]]\nprefix = \"a:\"\nrate = 5\nburst = 1\nstrict = 1\n", "t.toml",
-                               &rs, &err));
+  EXPECT_FALSE(
+      dt::parse_rules("version = 1\n[[tag]]\nprefix = \"a:\"\nrate = 5\nburst = 1\nstrict = 1\n", "t.toml", &rs, &err));
 }
 
 // Pipelined lines on one unix connection; the answers joined by ','.

@@ -85,7 +85,8 @@ TEST(SuggestStats, ThousandClientsAndAbusers) {
   const dt::Proposal p = dt::propose(dt::peak_rates(all, 1), dt::peak_rates(all, 10), dt::SuggestParams{});
   ASSERT_TRUE(p.valid);
   EXPECT_DOUBLE_EQ(p.rate, 20);
-  const std::vector<const dt::HitSeries *> clients(all.begin(), all.begin() + 1000), abusers(all.begin() + 1000, all.end());
+  const std::vector<const dt::HitSeries *> clients(all.begin(), all.begin() + 1000),
+      abusers(all.begin() + 1000, all.end());
   EXPECT_EQ(dt::throttled(clients, p.rate, p.burst).sources, 0u) << "no client may be throttled";
   EXPECT_EQ(dt::throttled(abusers, p.rate, p.burst).sources, 5u) << "every abuser is";
   const dt::Throttled t = dt::throttled(all, p.rate, p.burst);
@@ -117,8 +118,8 @@ dt_key key_of(uint8_t last, uint32_t rule = 1) {
 
 TEST(SuggestSampler, SeriesFromReadings) {
   dt::HitSampler s(2);
-  s.take({{key_of(1), 100}});                          // baseline: 100 before the measurement
-  s.take({{key_of(1), 105}, {key_of(2), 7}});          // second 1: +5; a new source sent 7
+  s.take({{key_of(1), 100}});                                // baseline: 100 before the measurement
+  s.take({{key_of(1), 105}, {key_of(2), 7}});                // second 1: +5; a new source sent 7
   s.take({{key_of(1), 3}, {key_of(2), 7}, {key_of(3), 9}});  // second 2: evicted and made again: 3; no room for a third
   const auto &out = s.finish();
   ASSERT_EQ(out.size(), 2u);
@@ -191,9 +192,11 @@ TEST(SuggestReport, PrefixBudgetCapsTheFloodingPrefixOnly) {
   std::vector<dt::SampledSource> all;
   uint8_t addr[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 0, 0};
   for (int p = 0; p < 50; p++)
-    for (int c = 0; c < 20; c++) addr[14] = static_cast<uint8_t>(p), addr[15] = static_cast<uint8_t>(c + 1),
-                                 all.push_back(source_at(addr, static_cast<uint32_t>(1 + c % 5), 12));
-  for (int c = 0; c < 200; c++) addr[14] = 200, addr[15] = static_cast<uint8_t>(c + 1), all.push_back(source_at(addr, 5, 12));
+    for (int c = 0; c < 20; c++)
+      addr[14] = static_cast<uint8_t>(p), addr[15] = static_cast<uint8_t>(c + 1),
+      all.push_back(source_at(addr, static_cast<uint32_t>(1 + c % 5), 12));
+  for (int c = 0; c < 200; c++)
+    addr[14] = 200, addr[15] = static_cast<uint8_t>(c + 1), all.push_back(source_at(addr, 5, 12));
   std::vector<const dt::SampledSource *> ptrs;
   for (const auto &s : all) ptrs.push_back(&s);
   dt::SuggestRule rule;
@@ -216,7 +219,8 @@ TEST(SuggestReport, PrefixBudgetCapsTheFloodingPrefixOnly) {
   // --json: the same figures.
   dt::SuggestRun run;
   run.seconds = 12, run.sources = all.size();
-  const dt::Json j = dt::Json::parse(dt::render_findings_json(run, {f}, dt::SuggestParams{}, {"r.toml", {"a note"}, "--- r\n"}));
+  const dt::Json j =
+      dt::Json::parse(dt::render_findings_json(run, {f}, dt::SuggestParams{}, {"r.toml", {"a note"}, "--- r\n"}));
   const dt::Json &r = j["rules"][0];
   EXPECT_EQ(r["name"], "web");
   EXPECT_EQ(r["sources"], 1200);

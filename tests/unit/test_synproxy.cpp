@@ -88,7 +88,8 @@ void install_and_remove_in_scratch_namespace() {
   ASSERT_NE(sp, nullptr) << err;
   ASSERT_TRUE(run_nft("list table inet dthrottle_synproxy", &err, &listing)) << err;
   EXPECT_NE(listing.find("tcp dport { 80, 8000-8080 } ct state invalid synproxy mss 1460 wscale 7 timestamp sack-perm"),
-            std::string::npos) << listing;
+            std::string::npos)
+      << listing;
   EXPECT_NE(listing.find("tcp dport { 80, 8000-8080 } ct state invalid drop"), std::string::npos) << listing;
   EXPECT_EQ(listing.find(" 9 "), std::string::npos) << "the stale table's port stayed: " << listing;
   EXPECT_EQ(loose(), "0\n");

@@ -62,8 +62,8 @@ TEST(TagRules, ParsesPrefixRateBurst) {
 
 TEST(TagRules, RejectsMalformedRules) {
   TagRule r;
-  for (const char *bad : {"api:100/20", "api:=100", "api:=abc/5", "api:=10/0", "api:=10/", "api:=0/5",
-                          "api:=10/5x", "=/"}) {
+  for (const char *bad :
+       {"api:100/20", "api:=100", "api:=abc/5", "api:=10/0", "api:=10/", "api:=0/5", "api:=10/5x", "=/"}) {
     std::string err;
     EXPECT_FALSE(dt::parse_tag_rule(bad, &r, &err)) << "accepted '" << bad << "'";
     EXPECT_FALSE(err.empty()) << "no message for '" << bad << "'";
@@ -340,9 +340,9 @@ TEST(TagTable, BatchAnswersExactlyAsSingleQueries) {
   const std::vector<TagRule> rules{{"q:", 10, 2}, {"r:", 10, 1}};
   set_rules(batched, rules);
   set_rules(single, rules);
-  const std::vector<std::pair<std::string, bool>> seq{
-      {"q:a", false}, {"q:a", false}, {"q:a", false}, {"r:x", true}, {"r:x", true},
-      {"r:x", true},  {"zz", false},  {"zz", true},   {"q:b", true}, {"q:a", true}};
+  const std::vector<std::pair<std::string, bool>> seq{{"q:a", false}, {"q:a", false}, {"q:a", false}, {"r:x", true},
+                                                      {"r:x", true},  {"r:x", true},  {"zz", false},  {"zz", true},
+                                                      {"q:b", true},  {"q:a", true}};
   std::vector<TagQuery> qs;
   for (const auto &[tag, reserve] : seq) qs.push_back({tag, reserve});
   batched.answer_batch(qs, T0, 150 * kMs);

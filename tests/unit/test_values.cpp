@@ -1,12 +1,12 @@
 // test_values.cpp - command-line value parsing and policy validation.
 #include <gtest/gtest.h>
 
+#include "agent_args.h"
 #include "cli/cli.h"
 #include "cluster/cluster.h"
 #include "common/endpoint.h"
 #include "common/parse_values.h"
 #include "dataplane/policy.h"
-#include "agent_args.h"
 
 namespace {
 
@@ -37,7 +37,7 @@ TEST(ParseDuration, Units) {
     const char *text;
     uint64_t ns;
   } cases[] = {{"200ms", 200000000u}, {"1.5s", 1500000000u}, {"2", 2000000000u},
-               {"2m", 120000000000u}, {"500us", 500000u},     {"1h", 3600000000000u}};
+               {"2m", 120000000000u}, {"500us", 500000u},    {"1h", 3600000000000u}};
   uint64_t ns = 0;
   std::string err;
   for (const auto &c : cases) {
@@ -117,8 +117,8 @@ void expect_run_options_errors(const RunOptionsErrorCase (&cases)[N]) {
 }
 
 TEST(Cli, RunOptionsDefaultsAndFlags) {
-  Argv a{"agent", "--iface", "eth0", "--rate", "0.1666", "--burst", "3", "--xdp-mode", "generic",
-         "--max-sources", "2048", "--keep", "--stats-interval", "500ms"};
+  Argv a{"agent",      "--iface", "eth0",          "--rate", "0.1666", "--burst",          "3",
+         "--xdp-mode", "generic", "--max-sources", "2048",   "--keep", "--stats-interval", "500ms"};
   dt::RunOptions o;
   std::string err;
   ASSERT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Ok) << err;
@@ -160,7 +160,8 @@ TEST(Cli, RunOptionsErrorsNameTheFlag) {
       {{"agent", "--iface", "x", "--rate", "-1", "--burst", "1"}, "--rate: invalid rate '-1'"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "0"}, "--burst: invalid value '0'"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--xdp-mode", "fast"}, "--xdp-mode"},
-      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tcx"}, "--attach: 'tcx' is not one of xdp, xdp-multi, tc"},
+      {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tcx"},
+       "--attach: 'tcx' is not one of xdp, xdp-multi, tc"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "tc", "--xdp-mode", "generic"},
        "--xdp-mode is for --attach xdp"},
       {{"agent", "--iface", "x", "--rate", "1", "--burst", "1", "--attach", "xdp-multi", "--xdp-mode", "native"},
@@ -186,8 +187,22 @@ TEST(Cli, HelpDocumentsEveryFlag) {
 namespace {
 
 TEST(Cli, ClusterFlags) {
-  Argv a{"agent", "-i", "eth0", "-r", "100", "-b", "50", "--peers", "198.18.1.2:7700,tcp://198.18.1.3:7700",
-         "-p", "[2001:2::3]:7700", "--period", "200ms", "--node-id", "edge-1", "--insecure-cluster"};
+  Argv a{"agent",
+         "-i",
+         "eth0",
+         "-r",
+         "100",
+         "-b",
+         "50",
+         "--peers",
+         "198.18.1.2:7700,tcp://198.18.1.3:7700",
+         "-p",
+         "[2001:2::3]:7700",
+         "--period",
+         "200ms",
+         "--node-id",
+         "edge-1",
+         "--insecure-cluster"};
   dt::RunOptions o;
   std::string err;
   ASSERT_EQ(dt::parse_run_options(a.argc(), a.argv(), &o, &err), dt::ParseOutcome::Ok) << err;
@@ -204,14 +219,16 @@ TEST(Cli, ClusterFlags) {
 
 TEST(Cli, ClusterFlagErrors) {
   const RunOptionsErrorCase cases[] = {
-      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "198.18.1.2"}, "--peers: '198.18.1.2': expected HOST:PORT"},
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "198.18.1.2"},
+       "--peers: '198.18.1.2': expected HOST:PORT"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", ":7700"}, "needs a host"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "udp://h:1"}, "only tcp://"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--listen", "h:99999"}, "--listen"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--period", "1ms"}, "from 10ms to 60s"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--node-id", "a b"}, "--node-id"},
       {{"agent", "-i", "x", "-r", "1", "-b", "1", "--curve-key", "k"}, "--curve-key only makes sense"},
-      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "h:1", "--curve-peers", "d"}, "--curve-peers needs --curve-key"},
+      {{"agent", "-i", "x", "-r", "1", "-b", "1", "--peers", "h:1", "--curve-peers", "d"},
+       "--curve-peers needs --curve-key"},
   };
   expect_run_options_errors(cases);
 }
@@ -251,8 +268,7 @@ TEST(Cli, KeylessClusterNeedsInsecureClusterByName) {
 
 // `agent hub`'s parse: its exit code (-1: go on) and what it printed on stderr.
 int parse_hub(std::vector<std::string> args, dt::HubOptions *o, std::string *err) {
-  return dt::test::run_captured([o](int argc, char **argv) { return dt::parse_hub_command(argc, argv, o); }, args,
-                                err);
+  return dt::test::run_captured([o](int argc, char **argv) { return dt::parse_hub_command(argc, argv, o); }, args, err);
 }
 
 TEST(Cli, KeylessHubNeedsInsecureClusterByName) {

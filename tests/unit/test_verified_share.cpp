@@ -11,8 +11,8 @@
 #include "cluster_core/peer_protocol.h"
 #include "cluster_core/peer_tracker.h"
 #include "cluster_core/verified_share.h"
-#include "common/peer_set.h"
 #include "common/address.h"
+#include "common/peer_set.h"
 #include "report_fixtures.h"
 
 namespace {
@@ -67,13 +67,14 @@ TEST(VerifiedMessage, EncoderSkipsInvalidSourcesAndSplitsByCountAndBytes) {
   mapped_as_v4.key.rule = DT_VERIFIED_V4;  // an IPv6 address said to be IPv4
   dt::VerifiedSource no_family = source("198.18.0.2", 1000);
   no_family.key.rule = 0;
-  EXPECT_TRUE(dt::encode_verified_messages(header("h1"), {source("198.18.0.2", 0),
-                                                          source("198.18.0.2", dt::kMaxVerifiedMs + 1),
-                                                          mapped_as_v4, no_family})
+  EXPECT_TRUE(dt::encode_verified_messages(
+                  header("h1"),
+                  {source("198.18.0.2", 0), source("198.18.0.2", dt::kMaxVerifiedMs + 1), mapped_as_v4, no_family})
                   .empty())
       << "invalid sources went out";
   std::vector<dt::VerifiedSource> in;
-  for (int i = 0; i < 2500; i++) in.push_back(source("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256), 5000));
+  for (int i = 0; i < 2500; i++)
+    in.push_back(source("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256), 5000));
   const auto by_count = dt::encode_verified_messages(header("h1"), in);
   ASSERT_EQ(by_count.size(), 3u) << "2500 sources, " << dt::kMaxVerifiedPerMessage << " a message";
   in.clear();
@@ -157,10 +158,10 @@ dt_verified_rec rec(const std::string &addr, uint64_t expires_ns) {
 TEST(VerifiedShare, TellsEachSourceOnceWithItsTimeLeftWithinTheCap) {
   const uint64_t now = 1000 * kMs;
   uint64_t not_shared = 0;
-  const auto out = dt::verified_to_share({rec("198.18.0.2", now + 500 * kMs), rec("198.18.0.3", now - 1),
-                                          rec("198.18.0.2", now + 900 * kMs), rec("2001:2::1", now + kMs / 2),
-                                          rec("2001:2::2", now + 3 * kMs)},
-                                         now, &not_shared);
+  const auto out = dt::verified_to_share(
+      {rec("198.18.0.2", now + 500 * kMs), rec("198.18.0.3", now - 1), rec("198.18.0.2", now + 900 * kMs),
+       rec("2001:2::1", now + kMs / 2), rec("2001:2::2", now + 3 * kMs)},
+      now, &not_shared);
   ASSERT_EQ(out.size(), 2u) << "expired, and under 1 ms left: not told; a source verified twice told once";
   EXPECT_EQ(dt::key_to_string(out[0].key), "198.18.0.2");
   EXPECT_EQ(out[0].remaining_ms, 900u) << "its latest expiry";

@@ -22,16 +22,33 @@ using dt::test::header;
 // rule "default": 198.18.0.1 x 300 (2-byte varint), 198.18.7.9 x 1, 2001:2::1 x 70000
 // (3-byte varint); tag "api" x 5.
 constexpr char kGoldenReport[] =
-    "44545250" "02" "00"                  // magic "DTRP", version 2, flags
-    "06" "656467652d31" "00"              // node id "edge-1", no recipient
-    "8877665544332211"                    // boot id, u64 little-endian
-    "0700000000000000" "2a00000000000000" // seq 7, epoch 42
-    "0068e5cf8b010000"                    // sent at 1700000000000 ms
-    "0000" "0100"                         // part 0 of 1, u16 little-endian
-    "01" "07" "64656661756c74"            // one rule group: "default"
-    "02" "c6120001" "ac02" "c6120709" "01"  // two IPv4 entries: hits 300 (varint ac02), 1
-    "01" "20010002000000000000000000000001" "f0a204"  // one IPv6 entry: hits 70000 (varint)
-    "01" "03" "617069" "05";              // one tag: "api" x 5
+    "44545250"
+    "02"
+    "00"  // magic "DTRP", version 2, flags
+    "06"
+    "656467652d31"
+    "00"                // node id "edge-1", no recipient
+    "8877665544332211"  // boot id, u64 little-endian
+    "0700000000000000"
+    "2a00000000000000"  // seq 7, epoch 42
+    "0068e5cf8b010000"  // sent at 1700000000000 ms
+    "0000"
+    "0100"  // part 0 of 1, u16 little-endian
+    "01"
+    "07"
+    "64656661756c74"  // one rule group: "default"
+    "02"
+    "c6120001"
+    "ac02"
+    "c6120709"
+    "01"  // two IPv4 entries: hits 300 (varint ac02), 1
+    "01"
+    "20010002000000000000000000000001"
+    "f0a204"  // one IPv6 entry: hits 70000 (varint)
+    "01"
+    "03"
+    "617069"
+    "05";  // one tag: "api" x 5
 
 std::string hex(const std::string &bytes) {
   static const char *digits = "0123456789abcdef";
@@ -42,7 +59,8 @@ std::string hex(const std::string &bytes) {
 
 std::string unhex(const std::string &text) {
   std::string out;
-  for (size_t i = 0; i + 1 < text.size(); i += 2) out.push_back(static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16)));
+  for (size_t i = 0; i + 1 < text.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16)));
   return out;
 }
 

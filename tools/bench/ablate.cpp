@@ -135,9 +135,10 @@ void ablate_part() {
   std::vector<double> med[kLoads];
   uint64_t contended = 0;
   for (int l = 0; l < kLoads; l++) med[l] = measure_load(loads[l], ts, rot, &contended);
-  printf("\nPart 1g: the admitted path, each part left out in turn (ns per frame, median of %d interleaved\n"
-         "  rounds through the wrapper; cost = the whole less the variant; net = less the empty target)\n\n",
-         kRounds);
+  printf(
+      "\nPart 1g: the admitted path, each part left out in turn (ns per frame, median of %d interleaved\n"
+      "  rounds through the wrapper; cost = the whole less the variant; net = less the empty target)\n\n",
+      kRounds);
   printf("  %-54s |", "left out");
   for (const Load &l : loads) printf(" %-24s |", l.label);
   printf("\n  %-54s |", "");

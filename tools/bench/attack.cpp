@@ -34,11 +34,11 @@ namespace {
 // target ratio. To add a row, append one to the list in under_attack_part().
 
 struct AttackRow {
-  std::string what;           // what the row compares
-  std::string a_name, b_name; // the measured path and the reference
-  double target;              // a / b at most
+  std::string what;            // what the row compares
+  std::string a_name, b_name;  // the measured path and the reference
+  double target;               // a / b at most
   int rounds;
-  std::function<double()> a, b;  // one measurement each: ns per packet
+  std::function<double()> a, b;       // one measurement each: ns per packet
   std::function<std::string()> note;  // optional: printed under the row
 };
 
@@ -53,8 +53,8 @@ void run_attack_row(const AttackRow &row) {
          row.b_name.c_str(), mb, ratio, row.target, ratio <= row.target ? "ok" : "OVER");
   auto [alo, ahi] = std::minmax_element(a.begin(), a.end());
   auto [blo, bhi] = std::minmax_element(b.begin(), b.end());
-  printf("  %-56s   spread %.1f-%.1f and %.1f-%.1f ns%s%s\n", "", *alo, *ahi, *blo, *bhi,
-         row.note ? "; " : "", row.note ? row.note().c_str() : "");
+  printf("  %-56s   spread %.1f-%.1f and %.1f-%.1f ns%s%s\n", "", *alo, *ahi, *blo, *bhi, row.note ? "; " : "",
+         row.note ? row.note().c_str() : "");
 }
 
 // dt_xdp's drop path for one source (rate 1e-6/s, burst 1: the first packet takes
@@ -87,8 +87,11 @@ class DropPath {
 class ClusterPath {
  public:
   ClusterPath(Rotator &rot, uint32_t n)
-      : rot_(rot), n_(n), t_(kBucketCapacity, policy_or_die(1e6, DT_BURST_MAX)),
-        collector_(t_.fd.config, t_.fd.ring, t_.fd.stage, t_.fd.collect_batch, t_.fd.collect), frame_(make_frame(true)) {
+      : rot_(rot),
+        n_(n),
+        t_(kBucketCapacity, policy_or_die(1e6, DT_BURST_MAX)),
+        collector_(t_.fd.config, t_.fd.ring, t_.fd.stage, t_.fd.collect_batch, t_.fd.collect),
+        frame_(make_frame(true)) {
     if (int rc = collector_.enable(false); rc != 0) die("Collector::enable: %s", strerror(-rc));
     run();  // creates every bucket: the timed runs see known sources, as in steady state
   }
@@ -111,7 +114,8 @@ class ClusterPath {
     drainer.join();
     const dt_stats after = t_.stats();
     if (retval != XDP_PASS || after.passed - before.passed != n_)
-      die("cluster mode: %llu of %u frames admitted", static_cast<unsigned long long>(after.passed - before.passed), n_);
+      die("cluster mode: %llu of %u frames admitted", static_cast<unsigned long long>(after.passed - before.passed),
+          n_);
     int err = 0;
     const size_t reported = collector_.end_period(&err).size();
     const uint64_t lost = after.report_overflow - before.report_overflow;
@@ -146,9 +150,10 @@ void under_attack_part() {
   const std::vector<int> one = {cpus[0]};
   constexpr uint32_t kDropRepeat = 2'000'000;
   constexpr uint32_t kClusterSources = 1'000'000;
-  printf("\nPart 4: under attack: ns per packet, side by side (BPF_PROG_TEST_RUN, thread CPU time;\n"
-         "  median of interleaved rounds; a row of several CPUs: the median of its threads, one\n"
-         "  pinned per CPU, SCHED_FIFO, all running at once)\n\n");
+  printf(
+      "\nPart 4: under attack: ns per packet, side by side (BPF_PROG_TEST_RUN, thread CPU time;\n"
+      "  median of interleaved rounds; a row of several CPUs: the median of its threads, one\n"
+      "  pinned per CPU, SCHED_FIFO, all running at once)\n\n");
   printf("  %-56s | %-31s | %-31s | %6s | %s\n", "row", "measured (ns)", "reference (ns)", "ratio", "target");
 
   Rotator rot;
@@ -177,8 +182,8 @@ void under_attack_part() {
   rot.set_sources(true, 1, kClusterSources);
   uint32_t retval = 0;
   rot.run(rot.fd.baseline, v6, kClusterSources, &retval);  // prefill the baseline's map
-  rows.push_back({"cluster mode, 1,000,000 sources, each new in the period", "ours, ring drained", "LRU baseline",
-                  1.5, 5, [&] { return cluster.run(); },
+  rows.push_back({"cluster mode, 1,000,000 sources, each new in the period", "ours, ring drained", "LRU baseline", 1.5,
+                  5, [&] { return cluster.run(); },
                   [&] {
                     rot.set_sources(true, 1, kClusterSources);
                     uint32_t rv = 0;

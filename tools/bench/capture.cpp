@@ -42,7 +42,8 @@ void capture_part() {
     const char *name;
     const CaptureFilter *filter;
     std::vector<double> ns;
-  } rows[] = {{"no capture", nullptr, {}}, {"capture of drops", &drops, {}}, {"capture, --rule misses", &other_rule, {}}};
+  } rows[] = {
+      {"no capture", nullptr, {}}, {"capture of drops", &drops, {}}, {"capture, --rule misses", &other_rule, {}}};
   uint32_t retval = 0;
   run_direct(drop.fd.xdp, frame, 1000, &retval);  // the bucket created and emptied
   for (int round = 0; round < kRounds; round++)
@@ -58,8 +59,7 @@ void capture_part() {
   if (!counts.captured || !counts.sampled_out) die("the capture rows sampled nothing: the sampler did not run");
   const double base = median(rows[0].ns);
   printf("\nPart 1f: agent capture, one IPv4 source's drop path (dt_xdp, ns per frame, median of %d)\n", kRounds);
-  for (const Row &r : rows)
-    printf("  %-24s %6.1f   %.2fx\n", r.name, median(r.ns), median(r.ns) / base);
+  for (const Row &r : rows) printf("  %-24s %6.1f   %.2fx\n", r.name, median(r.ns), median(r.ns) / base);
   printf("  (capture of drops: every frame passes the filters and the clock is read; %llu sampled, %llu sampled out)\n",
          static_cast<unsigned long long>(counts.captured), static_cast<unsigned long long>(counts.sampled_out));
 }

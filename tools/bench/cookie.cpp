@@ -8,16 +8,15 @@
 //            source, an ACK with a bad cookie is dropped by the prefix budget
 // Each row for IPv4 and for IPv6 (its "vs" columns against its own family's rows).
 // The SYNs carry the options a Linux SYN does (40-byte TCP header: the SYN-ACK is 16 bytes
-// shorter, the frame cut by bpf_xdp_adjust_tail). They come from a source without a bucket (as a spoofed flood's), the ACKs from the
-// client the cookie was made for (its SYN-ACK: one test run, whose output frame the test
-// run returns). Every frame goes through dt_bench_replay, which writes the frame back
-// before each repetition and expires the client's verified entry, so each ACK is checked
-// anew and each SYN answered anew; its own cost is the "empty" row. Each measurement is
-// runs of kBatch repetitions, the verified ring drained between runs (untimed), so it
-// never fills, and the counters checked after each run.
+// shorter, the frame cut by bpf_xdp_adjust_tail). They come from a source without a bucket (as a spoofed flood's), the
+// ACKs from the client the cookie was made for (its SYN-ACK: one test run, whose output frame the test run returns).
+// Every frame goes through dt_bench_replay, which writes the frame back before each repetition and expires the client's
+// verified entry, so each ACK is checked anew and each SYN answered anew; its own cost is the "empty" row. Each
+// measurement is runs of kBatch repetitions, the verified ring drained between runs (untimed), so it never fills, and
+// the counters checked after each run.
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <arpa/inet.h>
 #include <linux/bpf.h>
 
 #include <algorithm>
@@ -134,7 +133,8 @@ struct CookieRow {
 class CookieBench {
  public:
   CookieBench(Replayer &rep, const Throttle &cookies)
-      : rep_(rep), cookies_(cookies),
+      : rep_(rep),
+        cookies_(cookies),
         ring_(ring_buffer__new(cookies.fd.verified_ring, discard_record, nullptr, nullptr), ring_buffer__free) {
     if (!ring_) die("cannot read the verified ring: %s", strerror(errno));
   }
@@ -168,16 +168,18 @@ void print_cookie_table(const std::vector<CookieRow> &rows, const std::vector<st
   std::vector<double> med;
   for (const auto &v : ns) med.push_back(median(v));
   const double empty = med.back();
-  printf("\nPart 1h: SYN cookies, ns per frame (IPv4, then IPv6 against its own admitted and dropped\n"
-         "  SYN; each frame written back before every repetition by the bench wrapper, whose own cost\n"
-         "  is the last row and is taken off for \"net\"; median of %d rounds of %d runs of %u;\n"
-         "  XDP_TX is the verdict only: a test run transmits nothing)\n\n",
-         kRounds, kRunsPerSample, kBatch);
+  printf(
+      "\nPart 1h: SYN cookies, ns per frame (IPv4, then IPv6 against its own admitted and dropped\n"
+      "  SYN; each frame written back before every repetition by the bench wrapper, whose own cost\n"
+      "  is the last row and is taken off for \"net\"; median of %d rounds of %d runs of %u;\n"
+      "  XDP_TX is the verdict only: a test run transmits nothing)\n\n",
+      kRounds, kRunsPerSample, kBatch);
   printf("  %-62s %8s %8s | %-13s | %-13s\n", "row", "ns/frame", "net", "vs admitted", "vs prefix drop");
   for (size_t i = 0; i < rows.size(); i++) {
     printf("  %-62s %8.1f", rows[i].what.c_str(), med[i]);
     const double admit = med[rows[i].first] - empty, drop = med[rows[i].first + 1] - empty;
-    if (i + 1 < rows.size()) printf(" %8.1f | %12.2fx | %12.2fx", med[i] - empty, (med[i] - empty) / admit, (med[i] - empty) / drop);
+    if (i + 1 < rows.size())
+      printf(" %8.1f | %12.2fx | %12.2fx", med[i] - empty, (med[i] - empty) / admit, (med[i] - empty) / drop);
     printf("\n");
   }
   printf("  spread (min - max ns):");
@@ -204,8 +206,8 @@ void add_family_rows(std::vector<CookieRow> *rows, const Family &f, const Thrott
   const std::string v = std::string(f.name) + " ";
   rows->push_back({v + "SYN, admitted (no prefix budget): PASS", &plain, spoofed_syn, XDP_PASS, &dt_stats::passed,
                    f.client_key, first});
-  rows->push_back({v + "SYN, prefix budget spent: DROP", &budgets, spoofed_syn, XDP_DROP, &dt_stats::dropped,
-                   f.client_key, first});
+  rows->push_back(
+      {v + "SYN, prefix budget spent: DROP", &budgets, spoofed_syn, XDP_DROP, &dt_stats::dropped, f.client_key, first});
   rows->push_back({v + "SYN, prefix budget spent, syn_cookies: SYN-ACK, XDP_TX", &cookies, spoofed_syn, XDP_TX,
                    &dt_stats::cookie_sent, f.client_key, first});
   rows->push_back({v + "ACK, valid cookie: checked, source verified, PASS", &cookies, ack(cookie + 1), XDP_PASS,
@@ -225,8 +227,8 @@ void syncookie_part() {
   std::vector<CookieRow> rows;
   add_family_rows(&rows, v4, plain, budgets, cookies);
   add_family_rows(&rows, v6, plain, budgets, cookies);
-  rows.push_back({"empty (the wrapper's own cost)", nullptr, syn_from(v4, v4.spoofed), XDP_PASS, nullptr,
-                  v4.client_key, 0});
+  rows.push_back(
+      {"empty (the wrapper's own cost)", nullptr, syn_from(v4, v4.spoofed), XDP_PASS, nullptr, v4.client_key, 0});
   Replayer rep(cookies);
   CookieBench bench(rep, cookies);
   for (const CookieRow &row : rows) bench.sample(row);  // warm-up: every bucket and entry made

@@ -52,8 +52,8 @@ double run_on_cpus(int prog_fd, const std::vector<uint8_t> &frame, const std::ve
       ready++;
       while (!go.load()) std::this_thread::yield();
       if (err[i]) return;
-      LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
-                  .data_size_in = static_cast<uint32_t>(frame.size()), .repeat = static_cast<int>(repeat));
+      LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_size_in = static_cast<uint32_t>(frame.size()),
+                  .repeat = static_cast<int>(repeat));
       const uint64_t t0 = thread_cpu_ns();
       if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) err[i] = errno;
       ns[i] = static_cast<double>(thread_cpu_ns() - t0) / repeat;

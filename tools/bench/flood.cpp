@@ -69,14 +69,15 @@ void prefix_flood_part() {
   double med[kN];
   for (int t = 0; t < kN; t++) med[t] = median(ns[t]);
   const double base_net = med[kBase] - med[kNone];
-  printf("\nPart 1c: a random-source flood with prefix budgets, ns per frame (IPv4, %u sources of\n"
-         "  198.18.0.0/15 in turn: every frame from a source without a bucket; median of %d rounds)\n\n",
-         kSources, kRounds);
+  printf(
+      "\nPart 1c: a random-source flood with prefix budgets, ns per frame (IPv4, %u sources of\n"
+      "  198.18.0.0/15 in turn: every frame from a source without a bucket; median of %d rounds)\n\n",
+      kSources, kRounds);
   printf("  %-58s %9s | %-13s\n", "target", "ns/frame", "vs baseline");
   printf("  %-58s %9s | %-13s\n", "", "", " raw    net");
   const char *what[kN] = {"prefix budgets (/16 and /24 spent): dropped, no bucket made",
-                          "no prefix budgets: each frame makes a bucket and passes", "baseline: LRU lookup + atomic add",
-                          "empty (the wrapper's own cost)"};
+                          "no prefix budgets: each frame makes a bucket and passes",
+                          "baseline: LRU lookup + atomic add", "empty (the wrapper's own cost)"};
   for (int t = 0; t < kN; t++) {
     printf("  %-58s %9.1f |", what[t], med[t]);
     if (t != kNone) printf(" %4.2fx %5.2fx", med[t] / med[kBase], (med[t] - med[kNone]) / base_net);

@@ -23,16 +23,18 @@ void hook_part() {
     int fd;
     uint32_t want;
     std::vector<double> ns;
-  } rows[] = {{"xdp PASS", pass.fd.xdp, XDP_PASS, {}},      {"tc PASS", pass.fd.tc, static_cast<uint32_t>(-1), {}},
-              {"xdp DROP", drop.fd.xdp, XDP_DROP, {}},      {"tc DROP", drop.fd.tc, 2 /* TC_ACT_SHOT */, {}}};
+  } rows[] = {{"xdp PASS", pass.fd.xdp, XDP_PASS, {}},
+              {"tc PASS", pass.fd.tc, static_cast<uint32_t>(-1), {}},
+              {"xdp DROP", drop.fd.xdp, XDP_DROP, {}},
+              {"tc DROP", drop.fd.tc, 2 /* TC_ACT_SHOT */, {}}};
   uint32_t retval = 0;
   for (Row &r : rows) run_direct(r.fd, frame, 1000, &retval);  // buckets created, drop's emptied
   for (int round = 0; round < kRounds; round++)
     for (int i = 0; i < 4; i++) {
       Row &r = rows[round % 2 ? 3 - i : i];
       r.ns.push_back(run_direct(r.fd, frame, kRepeat, &retval));
-      if (retval != r.want) die("%s: the last frame returned %d, expected %d", r.name, static_cast<int>(retval),
-                                static_cast<int>(r.want));
+      if (retval != r.want)
+        die("%s: the last frame returned %d, expected %d", r.name, static_cast<int>(retval), static_cast<int>(r.want));
     }
   printf("\nPart 1b: the hook, one IPv4 source (BPF_PROG_TEST_RUN of dt_xdp and dt_tc, ns per frame, median of %d)\n",
          kRounds);

@@ -34,8 +34,9 @@ std::vector<dt_list_v4_key> v4_prefixes() {
     const uint32_t len = (i & 1) ? 24 : 32;
     if (len == 24) a &= 0xffffff00u;
     if ((a >> 8) == (0xc6120000u >> 8) || !seen.insert((uint64_t{a} << 8) | len).second) continue;  // 198.18.0.x
-    dt_list_v4_key k{len, {static_cast<uint8_t>(a >> 24), static_cast<uint8_t>(a >> 16), static_cast<uint8_t>(a >> 8),
-                           static_cast<uint8_t>(a)}};
+    dt_list_v4_key k{len,
+                     {static_cast<uint8_t>(a >> 24), static_cast<uint8_t>(a >> 16), static_cast<uint8_t>(a >> 8),
+                      static_cast<uint8_t>(a)}};
     out.push_back(k);
   }
   out.push_back(dt_list_v4_key{32, {198, 18, 0, 2}});
@@ -126,17 +127,19 @@ void lists_part() {
   const long mem4 = slot_memlock(maps.v4, DT_LIST_DENY), mem6 = slot_memlock(maps.v6, DT_LIST_DENY);
   printf("\nPart 1d: a deny list of %u IPv4 + %u IPv6 prefixes (half networks, half hosts)\n",
          static_cast<unsigned>(deny.v4.size()), static_cast<unsigned>(deny.v6.size()));
-  printf("  loaded in %.2f s (ranges merged, indexed and written into one array per family: %.2f us a prefix)\n",
-         secs, secs * 1e6 / static_cast<double>(deny.size()));
-  printf("  kernel memory (memlock of the sets): IPv4 %.1f MB, %.1f bytes a prefix; IPv6 %.1f MB, %.1f bytes a prefix\n",
-         mem4 / 1e6, static_cast<double>(mem4) / static_cast<double>(deny.v4.size()), mem6 / 1e6,
-         static_cast<double>(mem6) / static_cast<double>(deny.v6.size()));
+  printf("  loaded in %.2f s (ranges merged, indexed and written into one array per family: %.2f us a prefix)\n", secs,
+         secs * 1e6 / static_cast<double>(deny.size()));
+  printf(
+      "  kernel memory (memlock of the sets): IPv4 %.1f MB, %.1f bytes a prefix; IPv6 %.1f MB, %.1f bytes a prefix\n",
+      mem4 / 1e6, static_cast<double>(mem4) / static_cast<double>(deny.v4.size()), mem6 / 1e6,
+      static_cast<double>(mem6) / static_cast<double>(deny.v6.size()));
   printf("  per packet (BPF_PROG_TEST_RUN of dt_xdp, ns per frame, median of %d; one source, its bucket warm):\n",
          kRounds);
   family_rows(false, pass_listed, pass_plain, drop_plain);
   family_rows(true, pass_listed, pass_plain, drop_plain);
-  printf("  (pass: a source on no list, its bucket admits it; drop: a listed source, dropped by the list,\n"
-         "   against the same source dropped by its empty bucket without a list)\n");
+  printf(
+      "  (pass: a source on no list, its bucket admits it; drop: a listed source, dropped by the list,\n"
+      "   against the same source dropped by its empty bucket without a list)\n");
 }
 
 }  // namespace dt::bench

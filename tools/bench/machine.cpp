@@ -40,8 +40,8 @@ void print_machine() {
   uname(&u);
   const std::string jit = read_trimmed("/proc/sys/net/core/bpf_jit_enable");
   printf("dthrottle bench, %s\n", date);
-  printf("  CPU     %s (%d possible CPUs)\n",
-         first_line_with("/proc/cpuinfo", "model name").c_str(), libbpf_num_possible_cpus());
+  printf("  CPU     %s (%d possible CPUs)\n", first_line_with("/proc/cpuinfo", "model name").c_str(),
+         libbpf_num_possible_cpus());
   printf("  kernel  %s %s %s\n", u.sysname, u.release, u.version);
   printf("  BPF JIT %s\n", jit == "0" ? "OFF (figures are the interpreter's!)" : ("on (" + jit + ")").c_str());
 }

@@ -38,10 +38,9 @@ struct BenchPart {
 const BenchPart kParts[] = {
     {"packet", dt::bench::per_packet_part},   {"hook", dt::bench::hook_part},
     {"flood", dt::bench::prefix_flood_part},  {"lists", dt::bench::lists_part},
-    {"match", dt::bench::match_part},
-    {"capture", dt::bench::capture_part},     {"ablate", dt::bench::ablate_part},
-    {"cookies", dt::bench::syncookie_part},  {"multi", dt::bench::multi_part},
-    {"period", dt::bench::per_period_part},
+    {"match", dt::bench::match_part},         {"capture", dt::bench::capture_part},
+    {"ablate", dt::bench::ablate_part},       {"cookies", dt::bench::syncookie_part},
+    {"multi", dt::bench::multi_part},         {"period", dt::bench::per_period_part},
     {"report", dt::bench::report_codec_part}, {"attack", dt::bench::under_attack_part},
 };
 
@@ -50,11 +49,12 @@ const BenchPart kParts[] = {
 int parse_bench_args(int argc, char **argv, std::string *only) {
   std::string names;
   for (const BenchPart &p : kParts) names += std::string(names.empty() ? "" : "|") + p.name;
-  const dt::CommandSpec spec("bench", "Usage: bench [" + names + "]\n\nRuns every part of the benchmark, or the one named.\n\n",
-                             {}, 1);
+  const dt::CommandSpec spec(
+      "bench", "Usage: bench [" + names + "]\n\nRuns every part of the benchmark, or the one named.\n\n", {}, 1);
   return dt::parse_subcommand(spec, argc, argv, [&](const std::vector<std::string> &operands, std::string *err) {
     *only = operands.empty() ? "" : operands[0];
-    const bool known = std::any_of(std::begin(kParts), std::end(kParts), [&](const BenchPart &p) { return *only == p.name; });
+    const bool known =
+        std::any_of(std::begin(kParts), std::end(kParts), [&](const BenchPart &p) { return *only == p.name; });
     if (only->empty() || known) return dt::ParseOutcome::Ok;
     return *err = "unknown part '" + *only + "' (one of " + names + ")", dt::ParseOutcome::Error;
   });

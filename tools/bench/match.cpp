@@ -92,11 +92,13 @@ void match_part() {
       const dt_stats after = t[k].th.stats();
       const uint64_t on_path = t[k].pass ? after.passed - before.passed : after.dropped - before.dropped;
       if (retval != (t[k].pass ? XDP_PASS : XDP_DROP) || on_path != kRepeat)
-        die("%s %s: verdict %u, %llu of %u frames on the measured path", t[k].name, t[k].pass ? "PASS" : "DROP",
-            retval, static_cast<unsigned long long>(on_path), kRepeat);
+        die("%s %s: verdict %u, %llu of %u frames on the measured path", t[k].name, t[k].pass ? "PASS" : "DROP", retval,
+            static_cast<unsigned long long>(on_path), kRepeat);
     }
-  printf("\nPart 1e: rule matching, one IPv4 source (dt_xdp, ns per frame, median of %d; the frame matches the\n"
-         "  4th rule of its prefix: one trie lookup and a scan of 4 candidates)\n", kRounds);
+  printf(
+      "\nPart 1e: rule matching, one IPv4 source (dt_xdp, ns per frame, median of %d; the frame matches the\n"
+      "  4th rule of its prefix: one trie lookup and a scan of 4 candidates)\n",
+      kRounds);
   printf("  %-16s %8s %8s   %s\n", "rule set", "PASS", "DROP", "vs old conditions");
   const double old_pass = median(ns[2]), old_drop = median(ns[3]);
   for (int s = 0; s < kSets; s++) {

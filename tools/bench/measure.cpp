@@ -49,8 +49,8 @@ dt_policy policy_or_die(double rate, uint64_t burst) {
 }
 
 double run_direct(int fd, const std::vector<uint8_t> &frame, uint32_t repeat, uint32_t *retval) {
-  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
-              .data_size_in = static_cast<uint32_t>(frame.size()), .repeat = static_cast<int>(repeat));
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_size_in = static_cast<uint32_t>(frame.size()),
+              .repeat = static_cast<int>(repeat));
   const uint64_t t0 = thread_cpu_ns();
   if (bpf_prog_test_run_opts(fd, &opts) != 0) die("BPF_PROG_TEST_RUN: %s", strerror(errno));
   const uint64_t t1 = thread_cpu_ns();

@@ -57,8 +57,7 @@ class PrivateNetns {
   explicit PrivateNetns(std::string *err) : home_(open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) {
     if (home_ < 0 || unshare(CLONE_NEWNET) != 0)
       *err = std::string("cannot make a network namespace: ") + strerror(errno);
-    else
-      entered_ = add_veth_pair(kVeth[0], kVeth[1], err) && add_veth_pair(kVeth[2], kVeth[3], err);
+    else entered_ = add_veth_pair(kVeth[0], kVeth[1], err) && add_veth_pair(kVeth[2], kVeth[3], err);
   }
   ~PrivateNetns() {
     if (home_ >= 0 && setns(home_, CLONE_NEWNET) != 0) die("cannot go back to the bench's network namespace");
@@ -97,8 +96,7 @@ class InDispatcher {
     mp_ = xdp_multiprog__get_from_ifindex(ifindex_);
     if (libxdp_get_error(mp_) || !mp_ || xdp_multiprog__is_legacy(mp_))
       *err = std::string("libxdp attached dt_xdp to ") + iface + " but shows no dispatcher there";
-    else
-      fd = xdp_program__fd(xdp_multiprog__main_prog(mp_));
+    else fd = xdp_program__fd(xdp_multiprog__main_prog(mp_));
   }
   ~InDispatcher() {
     if (mp_ && !libxdp_get_error(mp_)) xdp_multiprog__close(mp_);
@@ -143,8 +141,8 @@ void measure(Row *rows, int n, const std::vector<uint8_t> &frame) {
         const bool inside = (k == 0) == inside_first;
         ns[inside] = run_direct(inside ? r.inside : r.alone, frame, kRepeat, &retval);
         if (retval != r.want)
-          die("%s %s: the last frame returned %u, expected %u", r.name, inside ? "in the dispatcher" : "alone",
-              retval, r.want);
+          die("%s %s: the last frame returned %u, expected %u", r.name, inside ? "in the dispatcher" : "alone", retval,
+              r.want);
       }
       r.ns_alone.push_back(ns[0]);
       r.ns_inside.push_back(ns[1]);
@@ -155,8 +153,10 @@ void measure(Row *rows, int n, const std::vector<uint8_t> &frame) {
 }  // namespace
 
 void multi_part() {
-  printf("\nPart 1i: libxdp's dispatcher (--attach xdp-multi), one IPv4 source (BPF_PROG_TEST_RUN, ns per frame, "
-         "median of %d)\n", kRounds);
+  printf(
+      "\nPart 1i: libxdp's dispatcher (--attach xdp-multi), one IPv4 source (BPF_PROG_TEST_RUN, ns per frame, "
+      "median of %d)\n",
+      kRounds);
   if (std::string why = dt::xdp_multi_refusal(); !why.empty()) {
     printf("  not measured: %s\n", why.substr(0, why.find(". Use ")).c_str());
     return;

@@ -19,9 +19,8 @@
 // medians. The counters of dt_xdp are checked after every run: a figure is only printed for
 // the path it claims to measure. 198.18.0.0/15 holds 131,072 addresses, so the
 // million-source case uses IPv6 sources in 2001:2::/48.
-#include <linux/bpf.h>
-
 #include <arpa/inet.h>
+#include <linux/bpf.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -46,8 +45,7 @@ struct Scenario {
 };
 
 enum Target { kOursPass, kOursCoarse, kOursDrop, kBaseline, kClockBase, kEmpty, kTargets };
-const char *const kTargetNames[kTargets] = {"ours PASS", "PASS coarse", "ours DROP", "baseline", "clock base",
-                                            "empty"};
+const char *const kTargetNames[kTargets] = {"ours PASS", "PASS coarse", "ours DROP", "baseline", "clock base", "empty"};
 
 struct ScenarioResult {
   std::vector<double> ns[kTargets];
@@ -101,8 +99,7 @@ double measure(Rotator &rot, Target t, int fd, const Throttle *ours, const std::
     if (on_path != repeat || created != 0)
       die("%s: %llu of %u frames took the measured path and %llu buckets were created "
           "(expected all and none: eviction, or the policy does not fit)",
-          kTargetNames[t], static_cast<unsigned long long>(on_path), repeat,
-          static_cast<unsigned long long>(created));
+          kTargetNames[t], static_cast<unsigned long long>(on_path), repeat, static_cast<unsigned long long>(created));
   }
   return ns;
 }
@@ -152,15 +149,16 @@ void per_packet_part() {
       {"IPv4, 131,072 (198.18.0.0/15)", false, 131'072, 131'072 * 24, true},
       {"IPv6, 1,000,000 (2001:2::/48)", true, 1'000'000, 3'000'000, true},
   };
-  printf("\nPart 1: cost per packet in ns (BPF_PROG_TEST_RUN; thread CPU time / frames)\n"
-         "  bucket maps of %u entries (dt_xdp's and the baselines'), prefilled by one pass\n"
-         "  over all sources; median of %d interleaved rounds; net = minus the empty target\n"
-         "  (the wrapper's own cost). base: LRU lookup + atomic; clock: the same + bpf_ktime_get_ns()\n"
-         "  (the floor of an exact bucket). Targets, net: an in-debt PASS <= 1.3x base, a full\n"
-         "  bucket's PASS <= 1.3x clock.\n\n",
-         kBucketCapacity, kRounds);
-  printf("  %-31s %-9s| %8s %8s %8s %8s %8s %6s | %-13s | %-13s | %-13s | %-13s\n", "sources, bucket", "frames",
-         "PASS", "coarse", "DROP", "base", "clock", "empty", "PASS/base", "PASS/clock", "coarse/base", "DROP/base");
+  printf(
+      "\nPart 1: cost per packet in ns (BPF_PROG_TEST_RUN; thread CPU time / frames)\n"
+      "  bucket maps of %u entries (dt_xdp's and the baselines'), prefilled by one pass\n"
+      "  over all sources; median of %d interleaved rounds; net = minus the empty target\n"
+      "  (the wrapper's own cost). base: LRU lookup + atomic; clock: the same + bpf_ktime_get_ns()\n"
+      "  (the floor of an exact bucket). Targets, net: an in-debt PASS <= 1.3x base, a full\n"
+      "  bucket's PASS <= 1.3x clock.\n\n",
+      kBucketCapacity, kRounds);
+  printf("  %-31s %-9s| %8s %8s %8s %8s %8s %6s | %-13s | %-13s | %-13s | %-13s\n", "sources, bucket", "frames", "PASS",
+         "coarse", "DROP", "base", "clock", "empty", "PASS/base", "PASS/clock", "coarse/base", "DROP/base");
   printf("  %-31s %-9s| %8s %8s %8s %8s %8s %6s | %-13s | %-13s | %-13s | %-13s\n", "", "", "", "", "", "", "", "",
          " raw    net", " raw    net", " raw    net", " raw    net");
   std::vector<ScenarioResult> results;
@@ -172,8 +170,8 @@ void per_packet_part() {
     auto ratio = [&](Target a, Target b) {
       printf(" %4.2fx %5.2fx |", med[a] / med[b], (med[a] - med[kEmpty]) / (med[b] - med[kEmpty]));
     };
-    printf("  %-31s %-9u| %8.1f %8.1f %8.1f %8.1f %8.1f %6.1f |", s.label, s.repeat, med[kOursPass],
-           med[kOursCoarse], med[kOursDrop], med[kBaseline], med[kClockBase], med[kEmpty]);
+    printf("  %-31s %-9u| %8.1f %8.1f %8.1f %8.1f %8.1f %6.1f |", s.label, s.repeat, med[kOursPass], med[kOursCoarse],
+           med[kOursDrop], med[kBaseline], med[kClockBase], med[kEmpty]);
     ratio(kOursPass, kBaseline);
     ratio(kOursPass, kClockBase);
     ratio(kOursCoarse, kBaseline);

@@ -48,8 +48,7 @@ double time_apply(const Throttle &t, const std::vector<dt_debit> &debits) {
   const uint64_t t1 = thread_cpu_ns();
   if (r.error || r.entries_failed || r.entries_applied != debits.size())
     die("apply_debits of %zu entries: %llu applied, %llu failed, error %d", debits.size(),
-        static_cast<unsigned long long>(r.entries_applied),
-        static_cast<unsigned long long>(r.entries_failed), r.error);
+        static_cast<unsigned long long>(r.entries_applied), static_cast<unsigned long long>(r.entries_failed), r.error);
   return static_cast<double>(t1 - t0) / 1e6;
 }
 
@@ -109,8 +108,8 @@ void collect_cost(uint32_t n, int periods) {
   }
   // Per announced source: those the full ring turned away were not drained.
   const double m = median(ms);
-  printf("  %-9u | %8.1f ms %6.0f ns/source | %9llu reported, %9llu announcements lost to a full ring\n",
-         n, m, m * 1e6 / static_cast<double>(n - lost), static_cast<unsigned long long>(reported),
+  printf("  %-9u | %8.1f ms %6.0f ns/source | %9llu reported, %9llu announcements lost to a full ring\n", n, m,
+         m * 1e6 / static_cast<double>(n - lost), static_cast<unsigned long long>(reported),
          static_cast<unsigned long long>(lost));
 }
 
@@ -144,10 +143,11 @@ void adaptive_cost(int rounds) {
     if (int rc = dt::publish_policies_only(maps, pols); rc != 0) die("publish_policies_only: %s", strerror(-rc));
     only.push_back((thread_cpu_ns() - t0) / 1e6);
   }
-  printf("\n  (e) adaptive limits, per period in which a factor changes (255 rules, 4096 prefixes;\n"
-         "      median of %d): republish policies and trie %.2f ms, policies alone %.2f ms (what\n"
-         "      the agent does once both trie banks hold the rule set)\n",
-         rounds, median(full), median(only));
+  printf(
+      "\n  (e) adaptive limits, per period in which a factor changes (255 rules, 4096 prefixes;\n"
+      "      median of %d): republish policies and trie %.2f ms, policies alone %.2f ms (what\n"
+      "      the agent does once both trie banks hold the rule set)\n",
+      rounds, median(full), median(only));
   for (uint32_t n : {10'000u, 100'000u}) {
     dt::AdaptiveSet set;
     dt::AdaptiveRuleSpec spec;
@@ -175,11 +175,12 @@ void per_period_part() {
   constexpr int kSteady = 3;
   printf("\nPart 2: agent cost per period (thread CPU time, syscalls included)\n");
   read_stats_cost();
-  printf("  (b) apply_debits, 1 hit per source: \"first\" creates every bucket, \"steady\" is the\n"
-         "      median of %d further periods over the same sources (the usual case)\n"
-         "  (c) for_each_bucket: one full walk reading every bucket: what a sweep would pay\n"
-         "      every period for every resident bucket, active or not\n\n",
-         kSteady);
+  printf(
+      "  (b) apply_debits, 1 hit per source: \"first\" creates every bucket, \"steady\" is the\n"
+      "      median of %d further periods over the same sources (the usual case)\n"
+      "  (c) for_each_bucket: one full walk reading every bucket: what a sweep would pay\n"
+      "      every period for every resident bucket, active or not\n\n",
+      kSteady);
   printf("  %-10s %-9s | %-26s | %-26s | %-24s\n", "capacity", "sources", "(b) apply_debits first",
          "(b) apply_debits steady", "(c) full walk");
   for (uint32_t capacity : {kBucketCapacity, 4u * kBucketCapacity})
@@ -191,12 +192,13 @@ void per_period_part() {
       for (int i = 0; i < kSteady; i++) steady.push_back(time_apply(t, debits));
       for (int i = 0; i < kSteady; i++) walk.push_back(time_walk(t, n, 1 + kSteady));
       const double st = median(steady), wk = median(walk);
-      printf("  %-10u %-9u | %8.1f ms %6.0f ns/entry | %8.1f ms %6.0f ns/entry | %7.1f ms %5.0f ns/bucket\n",
-             capacity, n, first, first * 1e6 / n, st, st * 1e6 / n, wk, wk * 1e6 / n);
+      printf("  %-10u %-9u | %8.1f ms %6.0f ns/entry | %8.1f ms %6.0f ns/entry | %7.1f ms %5.0f ns/bucket\n", capacity,
+             n, first, first * 1e6 / n, st, st * 1e6 / n, wk, wk * 1e6 / n);
     }
-  printf("\n  (d) Collector::end_period (drain the active ring, dt_collect over the announced\n"
-         "      sources), each source admitted once per period; median of %d periods\n",
-         kSteady);
+  printf(
+      "\n  (d) Collector::end_period (drain the active ring, dt_collect over the announced\n"
+      "      sources), each source admitted once per period; median of %d periods\n",
+      kSteady);
   printf("  %-9s | %-26s | %s\n", "sources", "(d) end_period (per drained)", "outcome (last period)");
   for (uint32_t n : {100'000u, 1'000'000u}) collect_cost(n, kSteady);
   adaptive_cost(5);

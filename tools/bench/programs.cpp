@@ -53,16 +53,16 @@ Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
     die("cannot load dthrottle.bpf.o (bucket map of %u): %s", capacity, strerror(-rc));
   const int cfd = bpf_map__fd(skel_->maps.config);
   configure(bpf_map__fd(skel_->maps.policy), cfd, pol, coarse_clock);
-  fd = {bpf_program__fd(skel_->progs.dt_xdp),           bpf_program__fd(skel_->progs.dt_tc),
-        bpf_program__fd(skel_->progs.dt_debit),         bpf_program__fd(skel_->progs.dt_collect),
-        bpf_map__fd(skel_->maps.buckets),               bpf_map__fd(skel_->maps.stats),
-        bpf_map__fd(skel_->maps.debit_batch),           cfd,
-        bpf_map__fd(skel_->maps.active),                bpf_map__fd(skel_->maps.active_stage),
-        bpf_map__fd(skel_->maps.collect_batch),         bpf_map__fd(skel_->maps.prefix_policy),
-        bpf_map__fd(skel_->maps.lists_v4),              bpf_map__fd(skel_->maps.lists_v6),
-        bpf_map__fd(skel_->maps.list_stats),            bpf_map__fd(skel_->maps.capture_ctl),
-        bpf_map__fd(skel_->maps.capture_cpu),           bpf_map__fd(skel_->maps.verified),
-        bpf_map__fd(skel_->maps.verified_ring),         bpf_map__fd(skel_->maps.syncookie)};
+  fd = {bpf_program__fd(skel_->progs.dt_xdp),   bpf_program__fd(skel_->progs.dt_tc),
+        bpf_program__fd(skel_->progs.dt_debit), bpf_program__fd(skel_->progs.dt_collect),
+        bpf_map__fd(skel_->maps.buckets),       bpf_map__fd(skel_->maps.stats),
+        bpf_map__fd(skel_->maps.debit_batch),   cfd,
+        bpf_map__fd(skel_->maps.active),        bpf_map__fd(skel_->maps.active_stage),
+        bpf_map__fd(skel_->maps.collect_batch), bpf_map__fd(skel_->maps.prefix_policy),
+        bpf_map__fd(skel_->maps.lists_v4),      bpf_map__fd(skel_->maps.lists_v6),
+        bpf_map__fd(skel_->maps.list_stats),    bpf_map__fd(skel_->maps.capture_ctl),
+        bpf_map__fd(skel_->maps.capture_cpu),   bpf_map__fd(skel_->maps.verified),
+        bpf_map__fd(skel_->maps.verified_ring), bpf_map__fd(skel_->maps.syncookie)};
 }
 
 Throttle::Throttle(uint32_t capacity, const dt_policy &pol, const std::string &object_path) {
@@ -160,7 +160,8 @@ int Replayer::empty_fd() const { return bpf_program__fd(skel_->progs.dt_bench_em
 
 double Replayer::run(int target, const std::vector<uint8_t> &frame, const dt_key &key, uint32_t repeat,
                      uint32_t *retval) {
-  if (frame.size() > sizeof skel_->bss->replay_frame) die("a replayed frame holds %zu bytes at most", sizeof skel_->bss->replay_frame);
+  if (frame.size() > sizeof skel_->bss->replay_frame)
+    die("a replayed frame holds %zu bytes at most", sizeof skel_->bss->replay_frame);
   uint32_t slot = 0;
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.jump), &slot, &target, BPF_ANY) != 0)
     die("cannot put the target in the prog array: %s", strerror(errno));

@@ -36,12 +36,12 @@ class Throttle {
 
   // The programs' and maps' fds the parts use, filled once the object is loaded.
   struct Fds {
-    int xdp = -1, tc = -1, debit = -1, collect = -1;                            // programs
-    int buckets = -1, stats = -1, debit_batch = -1, config = -1, ring = -1;     // maps
+    int xdp = -1, tc = -1, debit = -1, collect = -1;                         // programs
+    int buckets = -1, stats = -1, debit_batch = -1, config = -1, ring = -1;  // maps
     int stage = -1, collect_batch = -1, prefix_policy = -1;
-    int lists_v4 = -1, lists_v6 = -1, list_stats = -1;                          // allow/deny lists
-    int capture_ctl = -1, capture_cpu = -1;                                     // agent capture
-    int verified = -1, verified_ring = -1, syncookie = -1;                      // SYN cookies
+    int lists_v4 = -1, lists_v6 = -1, list_stats = -1;      // allow/deny lists
+    int capture_ctl = -1, capture_cpu = -1;                 // agent capture
+    int verified = -1, verified_ring = -1, syncookie = -1;  // SYN cookies
   } fd;
   dt::RuleMaps rule_maps() const;
 

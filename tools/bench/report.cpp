@@ -19,8 +19,7 @@ namespace dt::bench {
 void report_codec_part() {
   using clock = std::chrono::steady_clock;
   printf("\nPart 3: peer reports (encode + decode, one thread)\n");
-  printf("  %-28s | %9s %9s %14s | %12s %12s\n", "report", "messages", "bytes", "bytes/entry", "encode/s",
-         "decode/s");
+  printf("  %-28s | %9s %9s %14s | %12s %12s\n", "report", "messages", "bytes", "bytes/entry", "encode/s", "decode/s");
   for (bool v6 : {false, true})
     for (uint64_t hits : {1ull, 100ull, 1000ull}) {
       dt::ReportBody body;
@@ -58,8 +57,8 @@ void report_codec_part() {
           decoded += bb.entries.size();
         }
       const double dec = std::chrono::duration<double>(clock::now() - t0).count() / rounds;
-      if (decoded != body.entries.size() * rounds) die("decoded %zu entries, expected %zu", decoded / rounds,
-                                                        body.entries.size());
+      if (decoded != body.entries.size() * rounds)
+        die("decoded %zu entries, expected %zu", decoded / rounds, body.entries.size());
       char label[64];
       snprintf(label, sizeof label, "100,000 IPv%d, %llu hits each", v6 ? 6 : 4, static_cast<unsigned long long>(hits));
       const double per_entry = static_cast<double>(bytes - msgs.size() * empty[0].size()) / body.entries.size();

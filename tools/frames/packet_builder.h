@@ -30,7 +30,7 @@
 
 namespace dt::frames {
 
-constexpr uint16_t kTpid8021Q = 0x8100, kTpid8021AD = 0x88a8;             // VLAN tags
+constexpr uint16_t kTpid8021Q = 0x8100, kTpid8021AD = 0x88a8;               // VLAN tags
 constexpr uint16_t kEthIPv4 = 0x0800, kEthIPv6 = 0x86dd, kEthARP = 0x0806;  // EtherTypes
 constexpr size_t kEthHdrLen = 14, kVlanHdrLen = 4;                          // header lengths
 constexpr size_t kIPv4HdrLen = 20, kIPv6HdrLen = 40, kUdpHdrLen = 8, kTcpHdrLen = 20;
@@ -137,10 +137,14 @@ class PacketBuilder {
   // Length of the L3 header as built (IPv4 with options, IPv6 fixed header, ARP body).
   size_t l3_len() const {
     switch (l3_) {
-      case L3::IPv4: return kIPv4HdrLen + 4 * v4_option_words_;
-      case L3::IPv6: return kIPv6HdrLen;
-      case L3::ARP: return 28;
-      case L3::None: break;
+      case L3::IPv4:
+        return kIPv4HdrLen + 4 * v4_option_words_;
+      case L3::IPv6:
+        return kIPv6HdrLen;
+      case L3::ARP:
+        return 28;
+      case L3::None:
+        break;
     }
     return 0;
   }
@@ -157,10 +161,17 @@ class PacketBuilder {
 
     std::vector<uint8_t> l4 = build_l4();
     switch (l3_) {
-      case L3::IPv4: build_ipv4(f, l4); break;
-      case L3::IPv6: build_ipv6(f, l4); break;
-      case L3::ARP: build_arp(f); break;
-      case L3::None: break;
+      case L3::IPv4:
+        build_ipv4(f, l4);
+        break;
+      case L3::IPv6:
+        build_ipv6(f, l4);
+        break;
+      case L3::ARP:
+        build_arp(f);
+        break;
+      case L3::None:
+        break;
     }
     if (truncate_ && *truncate_ < f.size()) f.resize(*truncate_);
     return f;
@@ -178,22 +189,17 @@ class PacketBuilder {
   }
 
   static void check_range(bool ok, const std::string &addr) {
-    if (!ok)
-      throw std::invalid_argument(addr + " is not a test address (198.18.0.0/15, 2001:2::/48)");
+    if (!ok) throw std::invalid_argument(addr + " is not a test address (198.18.0.0/15, 2001:2::/48)");
   }
   static std::array<uint8_t, 4> parse_v4(const std::string &s) {
     std::array<uint8_t, 4> a{};
-    check_range(inet_pton(AF_INET, s.c_str(), a.data()) == 1 && a[0] == 198 &&
-                    (a[1] & 0xfe) == 18,
-                s);
+    check_range(inet_pton(AF_INET, s.c_str(), a.data()) == 1 && a[0] == 198 && (a[1] & 0xfe) == 18, s);
     return a;
   }
   static std::array<uint8_t, 16> parse_v6(const std::string &s) {
     std::array<uint8_t, 16> a{};
     static const uint8_t kPrefix[6] = {0x20, 0x01, 0x00, 0x02, 0x00, 0x00};
-    check_range(inet_pton(AF_INET6, s.c_str(), a.data()) == 1 &&
-                    memcmp(a.data(), kPrefix, sizeof kPrefix) == 0,
-                s);
+    check_range(inet_pton(AF_INET6, s.c_str(), a.data()) == 1 && memcmp(a.data(), kPrefix, sizeof kPrefix) == 0, s);
     return a;
   }
   static void put16(std::vector<uint8_t> &f, uint16_t v) {
@@ -213,10 +219,14 @@ class PacketBuilder {
 
   uint16_t ethertype() const {
     switch (l3_) {
-      case L3::IPv4: return kEthIPv4;
-      case L3::IPv6: return kEthIPv6;
-      case L3::ARP: return kEthARP;
-      case L3::None: break;
+      case L3::IPv4:
+        return kEthIPv4;
+      case L3::IPv6:
+        return kEthIPv6;
+      case L3::ARP:
+        return kEthARP;
+      case L3::None:
+        break;
     }
     return 0x88b5;  // IEEE local experimental EtherType
   }
@@ -224,12 +234,18 @@ class PacketBuilder {
   // The IP protocol number of the L4 part (with none: 253 experimental, IPv6 59 no next header).
   uint8_t l4_proto() const {
     switch (l4_) {
-      case L4::UDP: return kIpProtoUdp;
-      case L4::TCP: return IPPROTO_TCP;
-      case L4::ICMP: return IPPROTO_ICMP;
-      case L4::ICMPv6: return kIpProtoIcmpv6;
-      case L4::Other: return other_proto_;
-      case L4::None: break;
+      case L4::UDP:
+        return kIpProtoUdp;
+      case L4::TCP:
+        return IPPROTO_TCP;
+      case L4::ICMP:
+        return IPPROTO_ICMP;
+      case L4::ICMPv6:
+        return kIpProtoIcmpv6;
+      case L4::Other:
+        return other_proto_;
+      case L4::None:
+        break;
     }
     return l3_ == L3::IPv6 ? 59 : 253;
   }
@@ -259,17 +275,23 @@ class PacketBuilder {
         put16(l4, 0xffff);  // window
         put16(l4, 0);       // checksum: filled in by l4_checksum once the addresses are known
         put16(l4, 0);       // urgent pointer
-        if (tcp_mss_) l4.insert(l4.end(), {2, 4, static_cast<uint8_t>(*tcp_mss_ >> 8), static_cast<uint8_t>(*tcp_mss_)});
+        if (tcp_mss_)
+          l4.insert(l4.end(), {2, 4, static_cast<uint8_t>(*tcp_mss_ >> 8), static_cast<uint8_t>(*tcp_mss_)});
         if (tcp_syn_options_) l4.insert(l4.end(), {4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7});
         l4_checksum(l4, IPPROTO_TCP, 16);
         break;
-      case L4::ICMP: l4 = {icmp_type_, icmp_code_, 0, 0, 0, 1, 0, 1}; break;  // echo request's layout
+      case L4::ICMP:
+        l4 = {icmp_type_, icmp_code_, 0, 0, 0, 1, 0, 1};
+        break;  // echo request's layout
       case L4::ICMPv6:
         l4 = {icmp_type_, icmp_code_, 0, 0};
         l4.resize(24, 0);  // reserved word + 16-byte target address
         break;
-      case L4::Other: l4.assign(payload_len_, 0x5a); break;
-      case L4::None: break;
+      case L4::Other:
+        l4.assign(payload_len_, 0x5a);
+        break;
+      case L4::None:
+        break;
     }
     return l4;
   }
@@ -331,7 +353,8 @@ class PacketBuilder {
       } else {
         // offset << 3 | M: the first fragment has offset 0 and more to come.
         const uint16_t off = v6_exts_[i] == Ipv6Ext::FragFirst ? 0x0001 : static_cast<uint16_t>(100 << 3);
-        chain.insert(chain.end(), {next, 0, static_cast<uint8_t>(off >> 8), static_cast<uint8_t>(off), 0, 0, 0x12, 0x34});
+        chain.insert(chain.end(),
+                     {next, 0, static_cast<uint8_t>(off >> 8), static_cast<uint8_t>(off), 0, 0, 0x12, 0x34});
       }
     }
     return chain;
@@ -391,8 +414,9 @@ inline void set_tcp_seq(std::vector<uint8_t> &f, size_t l4, uint32_t seq) {
   uint32_t sum = ~word(l4 + 16) & 0xffff;
   sum += (~word(l4 + 4) & 0xffff) + (~word(l4 + 6) & 0xffff) + (seq >> 16) + (seq & 0xffff);
   while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  const uint8_t bytes[6] = {static_cast<uint8_t>(seq >> 24), static_cast<uint8_t>(seq >> 16), static_cast<uint8_t>(seq >> 8),
-                            static_cast<uint8_t>(seq), static_cast<uint8_t>(~sum >> 8), static_cast<uint8_t>(~sum)};
+  const uint8_t bytes[6] = {static_cast<uint8_t>(seq >> 24), static_cast<uint8_t>(seq >> 16),
+                            static_cast<uint8_t>(seq >> 8),  static_cast<uint8_t>(seq),
+                            static_cast<uint8_t>(~sum >> 8), static_cast<uint8_t>(~sum)};
   memcpy(&f[l4 + 4], bytes, 4);
   memcpy(&f[l4 + 16], bytes + 4, 2);
 }

@@ -52,13 +52,12 @@ bool expand_range(const std::string &s, std::vector<Addr> *out, std::string *err
   std::string count_err;
   if (plus == std::string::npos || !parse_addr(s.substr(0, plus), &first) ||
       !dt::parse_count(s.substr(plus + 1), 1, kMaxSources, &n, &count_err)) {
-    *err = "'" + s + "': expected FIRST+N, e.g. 198.18.1.1+4 (N from 1 to " +
-           std::to_string(kMaxSources) + ")";
+    *err = "'" + s + "': expected FIRST+N, e.g. 198.18.1.1+4 (N from 1 to " + std::to_string(kMaxSources) + ")";
     return false;
   }
   if (!addr_add(first, n - 1, &last) || !in_test_range(first) || !in_test_range(last)) {
-    *err = "'" + s + "' leaves 198.18.0.0/15 and 2001:2::/48; pktgen only " +
-           "spoofs addresses reserved for benchmarking";
+    *err =
+        "'" + s + "' leaves 198.18.0.0/15 and 2001:2::/48; pktgen only " + "spoofs addresses reserved for benchmarking";
     return false;
   }
   for (uint64_t i = 0; i < n; i++) {
@@ -72,8 +71,7 @@ bool expand_range(const std::string &s, std::vector<Addr> *out, std::string *err
 bool parse_mac(const std::string &s, Mac *out) {
   unsigned v[6];
   char tail;
-  if (sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-             &tail) != 6)
+  if (sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
     return false;
   for (int i = 0; i < 6; i++) (*out)[i] = static_cast<uint8_t>(v[i]);
   return true;

@@ -77,13 +77,15 @@ std::string send_refusal(const SendOptions &o, bool have_count) {
   if (!o.have_dst_mac) return "--dst-mac is required";
   if (o.sources.empty()) return "give the spoofed sources with --sources or --src-range";
   if (o.rate == 0) return "--rate is required";
-  if (!have_count || o.duration_ns == 0) return "both --count and --duration are required, so that every run is bounded";
+  if (!have_count || o.duration_ns == 0)
+    return "both --count and --duration are required, so that every run is bounded";
   if (o.sources.size() > kMaxSources) return "at most 65536 sources";
   if (o.tcp_syn && o.size) return "--size sets a UDP frame's length: a --tcp-syn frame is a bare SYN";
   std::set<Addr> seen;
   for (const auto &a : o.sources) {
     if (!in_test_range(a))
-      return "source " + addr_str(a) + " is outside 198.18.0.0/15 and 2001:2::/48; "
+      return "source " + addr_str(a) +
+             " is outside 198.18.0.0/15 and 2001:2::/48; "
              "pktgen only spoofs addresses reserved for benchmarking";
     if (!seen.insert(a).second) return "source " + addr_str(a) + " is given twice";
     if (std::none_of(o.dsts.begin(), o.dsts.end(), [&](const Addr &d) { return d.family == a.family; }))
@@ -92,7 +94,8 @@ std::string send_refusal(const SendOptions &o, bool have_count) {
   }
   for (const auto &d : o.dsts)
     if (!in_test_range(d))
-      return "destination " + addr_str(d) + " is outside 198.18.0.0/15 and 2001:2::/48; "
+      return "destination " + addr_str(d) +
+             " is outside 198.18.0.0/15 and 2001:2::/48; "
              "pktgen only sends to addresses reserved for benchmarking";
   return "";
 }
@@ -128,8 +131,12 @@ bool add_sources(const std::string &list, std::vector<Addr> *sources, std::strin
 
 // --duration D: from 1ms to kMaxDurationNs.
 OptionHandler bounded_duration(uint64_t *ns, const char *example) {
-  return checked([ns](const std::string &v) { std::string e; return parse_duration(v, ns, &e) && *ns <= kMaxDurationNs; },
-                 example);
+  return checked(
+      [ns](const std::string &v) {
+        std::string e;
+        return parse_duration(v, ns, &e) && *ns <= kMaxDurationNs;
+      },
+      example);
 }
 
 // A port from 1 to 65535.
@@ -158,32 +165,55 @@ std::vector<OptionSpec> send_options(SendOptions *o, bool *have_count) {
                kMacExample)},
       {"sources", 0, "LIST", "comma-separated source addresses",
        [o](const std::string &v, std::string *why) { return add_sources(v, &o->sources, why); }},
-      {"src-random", 0, nullptr, "each frame's source drawn at random from the sources\n(a spoofed flood) instead of round-robin",
+      {"src-random", 0, nullptr,
+       "each frame's source drawn at random from the sources\n(a spoofed flood) instead of round-robin",
        turn_on(&o->random)},
       {"src-range", 0, "A+N", "N consecutive source addresses starting at A (may be\ncombined with --sources)",
        [o](const std::string &v, std::string *why) { return expand_range(v, &o->sources, why); }},
       {"rate", 0, "PPS", "frames per second, all sources together",
-       checked([o](const std::string &v) { std::string e; return parse_rate(v, &o->rate, &e) && o->rate > 0 && o->rate <= kMaxRate; },
-               "a rate from 0 (excluded) to 10000000 frames per second")},
+       checked(
+           [o](const std::string &v) {
+             std::string e;
+             return parse_rate(v, &o->rate, &e) && o->rate > 0 && o->rate <= kMaxRate;
+           },
+           "a rate from 0 (excluded) to 10000000 frames per second")},
       {"count", 0, "N", "stop after N frames in total (required)",
-       checked([=](const std::string &v) { std::string e; return parse_count(v, 1, kMaxCount, &o->count, &e) && (*have_count = true); },
-               "a whole number from 1 to 1000000000")},
+       checked(
+           [=](const std::string &v) {
+             std::string e;
+             return parse_count(v, 1, kMaxCount, &o->count, &e) && (*have_count = true);
+           },
+           "a whole number from 1 to 1000000000")},
       {"duration", 0, "D", "stop after D, e.g. 2s, 500ms (required, at most 1h)",
        bounded_duration(&o->duration_ns, "a time from 1ms to 1h such as 2s or 500ms")},
       {"sport", 0, "P", "source port of every frame (default 40000 + the\nsource's index)", port_into(&o->sport)},
       {"dport", 0, "P", "destination port (default 9999)", port_into(&o->dport)},
-      {"tcp-syn", 0, nullptr, "send TCP SYNs (MSS option, a new sequence number each)\ninstead of UDP frames", turn_on(&o->tcp_syn)},
-      {"steady", 0, nullptr, "after a late wake-up, skip the frames that fell due\n(counted as skipped) instead of sending them at once:\nno second ever sees more than PPS",
+      {"tcp-syn", 0, nullptr, "send TCP SYNs (MSS option, a new sequence number each)\ninstead of UDP frames",
+       turn_on(&o->tcp_syn)},
+      {"steady", 0, nullptr,
+       "after a late wake-up, skip the frames that fell due\n(counted as skipped) instead of sending them at once:\nno "
+       "second ever sees more than PPS",
        turn_on(&o->steady)},
-      {"size", 0, "BYTES", "length of each frame, Ethernet header included, 100 to\n9014 (jumbo: above 1514 the interface's MTU must take\nit; default: the shortest, 58 IPv4 / 78 IPv6)",
-       checked([o](const std::string &v) { std::string e; return parse_count(v, 100, 9014, &o->size, &e); },
-               "a frame length from 100 to 9014 bytes")},
-      {"start-at", 0, "T", "send the first frame at Unix time T (seconds, e.g. from\ndate +%s.%N; default: at once): senders started one\nafter the other begin together",
-       checked([o](const std::string &v) {
-         char *end = nullptr;
-         const double t = strtod(v.c_str(), &end);
-         return end && *end == '\0' && t > 0 && t < 1e11 && (o->start_at_unix_ns = static_cast<uint64_t>(t * 1e9), true);
-       }, "a Unix time in seconds such as 1764130000.25")},
+      {"size", 0, "BYTES",
+       "length of each frame, Ethernet header included, 100 to\n9014 (jumbo: above 1514 the interface's MTU must "
+       "take\nit; default: the shortest, 58 IPv4 / 78 IPv6)",
+       checked(
+           [o](const std::string &v) {
+             std::string e;
+             return parse_count(v, 100, 9014, &o->size, &e);
+           },
+           "a frame length from 100 to 9014 bytes")},
+      {"start-at", 0, "T",
+       "send the first frame at Unix time T (seconds, e.g. from\ndate +%s.%N; default: at once): senders started "
+       "one\nafter the other begin together",
+       checked(
+           [o](const std::string &v) {
+             char *end = nullptr;
+             const double t = strtod(v.c_str(), &end);
+             return end && *end == '\0' && t > 0 && t < 1e11 &&
+                    (o->start_at_unix_ns = static_cast<uint64_t>(t * 1e9), true);
+           },
+           "a Unix time in seconds such as 1764130000.25")},
       {"json", 0, nullptr, "print the result as JSON instead of a table", turn_on(&o->json)},
   };
 }
@@ -200,14 +230,13 @@ int parse_send(int argc, char **argv, SendOptions *o) {
 
 // Returns -1 to go on, else the exit code (help or a usage error).
 int parse_sink(int argc, char **argv, SinkOptions *o) {
-  const CommandSpec spec(
-      "pktgen sink", kSinkUsage,
-      {
-          {"port", 0, "P", "UDP port (default 9999)", port_into(&o->port)},
-          {"duration", 0, "D", "how long to listen (required, at most 1h)",
-           bounded_duration(&o->duration_ns, "a time from 1ms to 1h such as 5s or 500ms")},
-          {"json", 0, nullptr, "print the result as JSON instead of a table", turn_on(&o->json)},
-      });
+  const CommandSpec spec("pktgen sink", kSinkUsage,
+                         {
+                             {"port", 0, "P", "UDP port (default 9999)", port_into(&o->port)},
+                             {"duration", 0, "D", "how long to listen (required, at most 1h)",
+                              bounded_duration(&o->duration_ns, "a time from 1ms to 1h such as 5s or 500ms")},
+                             {"json", 0, nullptr, "print the result as JSON instead of a table", turn_on(&o->json)},
+                         });
   return parse_subcommand(spec, argc, argv, [o](const std::vector<std::string> &, std::string *err) {
     if (o->duration_ns) return ParseOutcome::Ok;
     return *err = "--duration is required, so that every run is bounded", ParseOutcome::Error;

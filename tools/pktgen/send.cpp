@@ -13,8 +13,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <ctime>
+#include <functional>
 #include <random>
 
 #include "frames/packet_builder.h"
@@ -69,8 +69,8 @@ std::vector<std::vector<uint8_t>> build_frames(const SendOptions &o) {
   std::vector<std::vector<uint8_t>> frames;
   for (size_t i = 0; i < o.sources.size(); i++) {
     const Addr &src = o.sources[i];
-    const Addr &dst = *std::find_if(o.dsts.begin(), o.dsts.end(),
-                                    [&](const Addr &d) { return d.family == src.family; });
+    const Addr &dst =
+        *std::find_if(o.dsts.begin(), o.dsts.end(), [&](const Addr &d) { return d.family == src.family; });
     const bool v6 = src.family == AF_INET6;
     const size_t headers = frames::kEthHdrLen + (v6 ? frames::kIPv6HdrLen : frames::kIPv4HdrLen) + frames::kUdpHdrLen;
     const size_t payload = o.size > headers + kPayloadLen ? o.size - headers : kPayloadLen;
@@ -100,8 +100,8 @@ struct SendCounts {
   // kLongestGaps): a receiver's token bucket wastes the refill of a long one, which a test
   // of its accuracy must credit rather than blame on the bucket.
   std::vector<uint64_t> longest_gaps;
-  int64_t unix_minus_mono = 0;    // CLOCK_REALTIME - CLOCK_MONOTONIC: first and last as Unix times
-  uint64_t skipped = 0;           // --steady: frames not sent because they fell due while late
+  int64_t unix_minus_mono = 0;  // CLOCK_REALTIME - CLOCK_MONOTONIC: first and last as Unix times
+  uint64_t skipped = 0;         // --steady: frames not sent because they fell due while late
 };
 
 // Notes a frame sent at `began` (after one sent at c->last, if any).
@@ -136,7 +136,8 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, std::vector
   c->sent.assign(n, 0);
   c->failed.assign(n, 0);
   if (o.start_at_unix_ns) {
-    timespec at{static_cast<time_t>(o.start_at_unix_ns / 1'000'000'000ull), static_cast<long>(o.start_at_unix_ns % 1'000'000'000ull)};
+    timespec at{static_cast<time_t>(o.start_at_unix_ns / 1'000'000'000ull),
+                static_cast<long>(o.start_at_unix_ns % 1'000'000'000ull)};
     while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, nullptr) == EINTR && !g_stop) {
     }
   }
@@ -147,8 +148,8 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, std::vector
   for (uint64_t k = 0; k < o.count && !g_stop;) {
     const uint64_t t = now_ns();
     if (t >= deadline) break;
-    const uint64_t due = std::min<uint64_t>(
-        o.count, static_cast<uint64_t>(static_cast<double>(t - start) * o.rate / 1e9) + 1);
+    const uint64_t due =
+        std::min<uint64_t>(o.count, static_cast<uint64_t>(static_cast<double>(t - start) * o.rate / 1e9) + 1);
     if (o.steady && due > k + 1) c->skipped += due - 1 - k, k = due - 1;
     for (; k < due; k++) {
       const size_t i = o.random ? static_cast<size_t>(rng() % n) : k % n;
@@ -157,8 +158,8 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, std::vector
       // kernel) must not shorten the measured span between the first and the last frame.
       const uint64_t began = now_ns();
       if (began >= deadline || g_stop) break;  // a rate above what the link takes: D still ends it
-      if (sendto(fd, frames[i].data(), frames[i].size(), 0, reinterpret_cast<const sockaddr *>(&to),
-                 sizeof to) == static_cast<ssize_t>(frames[i].size())) {
+      if (sendto(fd, frames[i].data(), frames[i].size(), 0, reinterpret_cast<const sockaddr *>(&to), sizeof to) ==
+          static_cast<ssize_t>(frames[i].size())) {
         note_sent(c, began);
         c->sent[i]++;
       } else if (errno == ENOBUFS || errno == EAGAIN || errno == ENOMEM) {
@@ -181,30 +182,33 @@ void print_send(const SendOptions &o, const SendCounts &c) {
   uint64_t total = 0, total_failed = 0;
   for (size_t i = 0; i < n; i++) total += c.sent[i], total_failed += c.failed[i];
   if (o.json) {
-    const auto unix_s = [&](uint64_t mono) { return mono ? static_cast<double>(static_cast<int64_t>(mono) + c.unix_minus_mono) / 1e9 : 0.0; };
-    printf("{\"iface\":\"%s\",\"rate\":%.3f,\"elapsed_s\":%.6f,\"first_unix_s\":%.6f,\"last_unix_s\":%.6f,"
-           "\"sent\":%llu,\"failed\":%llu,\"skipped\":%llu,\"interrupted\":%s,",
-           o.iface.c_str(), o.rate, elapsed, unix_s(c.first), unix_s(c.last), static_cast<unsigned long long>(total),
-           static_cast<unsigned long long>(total_failed), static_cast<unsigned long long>(c.skipped),
-           g_stop ? "true" : "false");
+    const auto unix_s = [&](uint64_t mono) {
+      return mono ? static_cast<double>(static_cast<int64_t>(mono) + c.unix_minus_mono) / 1e9 : 0.0;
+    };
+    printf(
+        "{\"iface\":\"%s\",\"rate\":%.3f,\"elapsed_s\":%.6f,\"first_unix_s\":%.6f,\"last_unix_s\":%.6f,"
+        "\"sent\":%llu,\"failed\":%llu,\"skipped\":%llu,\"interrupted\":%s,",
+        o.iface.c_str(), o.rate, elapsed, unix_s(c.first), unix_s(c.last), static_cast<unsigned long long>(total),
+        static_cast<unsigned long long>(total_failed), static_cast<unsigned long long>(c.skipped),
+        g_stop ? "true" : "false");
     printf("\"longest_gaps_s\":[");
     for (size_t i = 0; i < c.longest_gaps.size(); i++)
       printf("%s%.6f", i ? "," : "", static_cast<double>(c.longest_gaps[i]) / 1e9);
     printf("],\"sources\":[");
     for (size_t i = 0; i < n; i++)
-      printf("%s{\"source\":\"%s\",\"sent\":%llu,\"failed\":%llu}", i ? "," : "",
-             addr_str(o.sources[i]).c_str(), static_cast<unsigned long long>(c.sent[i]),
-             static_cast<unsigned long long>(c.failed[i]));
+      printf("%s{\"source\":\"%s\",\"sent\":%llu,\"failed\":%llu}", i ? "," : "", addr_str(o.sources[i]).c_str(),
+             static_cast<unsigned long long>(c.sent[i]), static_cast<unsigned long long>(c.failed[i]));
     printf("]}\n");
     return;
   }
   printf("pktgen: sent %llu %s (%llu failed, %llu skipped) in %.3f s on %s, %.0f frames/s offered%s\n",
-         static_cast<unsigned long long>(total), o.tcp_syn ? "TCP SYNs" : "frames", static_cast<unsigned long long>(total_failed),
-         static_cast<unsigned long long>(c.skipped), elapsed, o.iface.c_str(), o.rate, g_stop ? " (interrupted)" : "");
+         static_cast<unsigned long long>(total), o.tcp_syn ? "TCP SYNs" : "frames",
+         static_cast<unsigned long long>(total_failed), static_cast<unsigned long long>(c.skipped), elapsed,
+         o.iface.c_str(), o.rate, g_stop ? " (interrupted)" : "");
   printf("%-40s %12s %8s\n", "SOURCE", "SENT", "FAILED");
   for (size_t i = 0; i < n; i++)
-    printf("%-40s %12llu %8llu\n", addr_str(o.sources[i]).c_str(),
-           static_cast<unsigned long long>(c.sent[i]), static_cast<unsigned long long>(c.failed[i]));
+    printf("%-40s %12llu %8llu\n", addr_str(o.sources[i]).c_str(), static_cast<unsigned long long>(c.sent[i]),
+           static_cast<unsigned long long>(c.failed[i]));
 }
 
 }  // namespace

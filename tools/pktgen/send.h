@@ -16,7 +16,7 @@ struct SendOptions {
   std::vector<Addr> dsts, sources;
   Mac dst_mac{}, src_mac{};
   bool have_dst_mac = false, have_src_mac = false, json = false;
-  bool random = false;  // --src-random
+  bool random = false;   // --src-random
   bool tcp_syn = false;  // --tcp-syn: TCP SYNs with an MSS option, a new sequence number each
   // --steady: frames that fell due while the sender was late are skipped, not sent at once,
   // so that no window of time sees more than PPS (each source more than its share).
@@ -26,7 +26,7 @@ struct SendOptions {
   uint64_t count = 0;
   uint16_t dport = kDefaultPort;
   uint16_t sport = 0;  // 0: 40000 + the source's index (one flow per source)
-  uint64_t size = 0;  // frame length; 0: the shortest
+  uint64_t size = 0;   // frame length; 0: the shortest
   // --start-at: the first frame at this CLOCK_REALTIME time (ns since the epoch; 0: at
   // once), so that senders started one after the other begin together.
   uint64_t start_at_unix_ns = 0;

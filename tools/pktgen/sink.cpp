@@ -104,8 +104,8 @@ void drain(int fd, SinkCounts *c) {
 
 void print_sink(const SinkOptions &o, const SinkCounts &c, double elapsed) {
   if (o.json) {
-    printf("{\"port\":%u,\"elapsed_s\":%.6f,\"received\":%llu,\"socket_drops\":%u,\"sources\":[",
-           o.port, elapsed, static_cast<unsigned long long>(c.total), c.socket_drops);
+    printf("{\"port\":%u,\"elapsed_s\":%.6f,\"received\":%llu,\"socket_drops\":%u,\"sources\":[", o.port, elapsed,
+           static_cast<unsigned long long>(c.total), c.socket_drops);
     bool first = true;
     for (const auto &[a, cnt] : c.per_source) {
       printf("%s{\"source\":\"%s\",\"received\":%llu}", first ? "" : ",", addr_str(a).c_str(),
@@ -115,9 +115,10 @@ void print_sink(const SinkOptions &o, const SinkCounts &c, double elapsed) {
     printf("]}\n");
     return;
   }
-  printf("pktgen sink: received %llu datagrams on UDP port %u in %.3f s (%u lost in the socket "
-         "buffer)\n",
-         static_cast<unsigned long long>(c.total), o.port, elapsed, c.socket_drops);
+  printf(
+      "pktgen sink: received %llu datagrams on UDP port %u in %.3f s (%u lost in the socket "
+      "buffer)\n",
+      static_cast<unsigned long long>(c.total), o.port, elapsed, c.socket_drops);
   printf("%-40s %12s\n", "SOURCE", "RECEIVED");
   for (const auto &[a, cnt] : c.per_source)
     printf("%-40s %12llu\n", addr_str(a).c_str(), static_cast<unsigned long long>(cnt));
@@ -140,8 +141,7 @@ int run_sink(const SinkOptions &o) {
     if (t >= deadline) break;
     pollfd p{fd, POLLIN, 0};
     // Wake at least every 100 ms to notice the deadline.
-    if (poll(&p, 1, static_cast<int>(std::min<uint64_t>((deadline - t) / 1'000'000 + 1, 100))) > 0)
-      drain(fd, &counts);
+    if (poll(&p, 1, static_cast<int>(std::min<uint64_t>((deadline - t) / 1'000'000 + 1, 100))) > 0) drain(fd, &counts);
   }
   close(fd);
   print_sink(o, counts, static_cast<double>(now_ns() - start) / 1e9);

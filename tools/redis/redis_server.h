@@ -4,13 +4,12 @@
 // start() waits until it answers PING; stop() and the destructor kill it by PID.
 #pragma once
 
+#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <hiredis/hiredis.h>
 
 #include <chrono>
 #include <climits>
@@ -77,8 +76,8 @@ class RedisServer {
 
   // One command on a fresh connection (nullptr if the server does not answer).
   redisReply *command(const char *fmt, const char *arg = nullptr) const {
-    redisContext *c = how_ == Listen::UnixSocket ? redisConnectUnix(address_.c_str())
-                                                 : redisConnect("127.0.0.1", port_);
+    redisContext *c =
+        how_ == Listen::UnixSocket ? redisConnectUnix(address_.c_str()) : redisConnect("127.0.0.1", port_);
     if (!c || c->err) {
       if (c) redisFree(c);
       return nullptr;

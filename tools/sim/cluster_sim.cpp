@@ -6,10 +6,10 @@
 #include <cstring>
 #include <utility>
 
-#include "dthrottle/bucket.h"
 #include "cluster_core/cluster_times.h"
 #include "cluster_core/peer_protocol.h"
 #include "dataplane/policy.h"
+#include "dthrottle/bucket.h"
 
 namespace dt::sim {
 namespace {
@@ -73,7 +73,8 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     host.node = std::make_unique<ClusterNode>(node_options(h, times, down_after), rules_);
     const auto header = [this, h] { return hosts_[h].node->outbox().header(hosts_[h].epoch, wall_ms(h)); };
     host.node->open(OutboxOptions{host.node_id, host.boot_id, max_age_ns(s) ? max_age_ns(s) : 5 * kSec, s.period / 2},
-                    {}, NodeIo{[this, h](const Outgoing &o, uint64_t) { return publish(h, {o}), true; }, header, header});
+                    {},
+                    NodeIo{[this, h](const Outgoing &o, uint64_t) { return publish(h, {o}), true; }, header, header});
     host.heard.assign(s.hosts, 0);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
     host.next_report = s.reports || s.adaptive ? report_offset(h, &phase_seed) : kNever;
@@ -111,9 +112,14 @@ NodeOptions ClusterSim::node_options(size_t h, const ClusterTimes &times, Ns dow
   const std::string id = "h" + std::to_string(h);
   const Ns keep = max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period;
   NodeOptions o;
-  o.tracker = TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts), backlog_slack_ns(times)};
-  o.planner = PlannerOptions{id, s.scheme == Scheme::Owner, s.scheme == Scheme::Hub, s.hosts - 1,
-                             RouterOptions{kHotPeriods * s.period, keep}, cadence_options(times)};
+  o.tracker =
+      TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts), backlog_slack_ns(times)};
+  o.planner = PlannerOptions{id,
+                             s.scheme == Scheme::Owner,
+                             s.scheme == Scheme::Hub,
+                             s.hosts - 1,
+                             RouterOptions{kHotPeriods * s.period, keep},
+                             cadence_options(times)};
   o.join = join_guard_options(h);
   o.receiver = ReceiverOptions{id, s.scheme == Scheme::Hub};
   // Early reports as the agent sends them: in a full mesh (none through hubs).
@@ -144,8 +150,7 @@ void ClusterSim::init_adaptive(size_t h) {
 void ClusterSim::build_requests() {
   const size_t bins = s_.duration / s_.bin + 1;
   clients_.resize(s_.clients.size());
-  timeline_.assign(s_.clients.size(),
-                   std::vector<std::vector<uint64_t>>(s_.hosts, std::vector<uint64_t>(bins, 0)));
+  timeline_.assign(s_.clients.size(), std::vector<std::vector<uint64_t>>(s_.hosts, std::vector<uint64_t>(bins, 0)));
   for (uint32_t i = 0; i < s_.clients.size(); i++) {
     const Client &c = s_.clients[i];
     const Ns stop = client_stop(s_, c);
@@ -162,8 +167,7 @@ void ClusterSim::build_requests() {
     clients_[i].name = c.name;
     clients_[i].admitted_by_host.assign(s_.hosts, 0);
   }
-  std::stable_sort(requests_.begin(), requests_.end(),
-                   [](const Request &a, const Request &b) { return a.at < b.at; });
+  std::stable_sort(requests_.begin(), requests_.end(), [](const Request &a, const Request &b) { return a.at < b.at; });
   for (const auto &r : requests_) {
     ClientStats &c = clients_[r.client];
     if (c.offered == 0) c.first = r.at;
@@ -235,8 +239,10 @@ void ClusterSim::sample_bins_until(Ns t) {
 size_t ClusterSim::pick_host(uint32_t client) {
   const size_t n = s_.hosts - (s_.join_host >= 0 && !up(static_cast<size_t>(s_.join_host)));
   switch (s_.lb) {
-    case LoadBalancer::RoundRobin: return skip_down(round_robin_++ % n, n);
-    case LoadBalancer::Random: return skip_down(static_cast<size_t>(lb_rng_.uniform() * static_cast<double>(n)), n);
+    case LoadBalancer::RoundRobin:
+      return skip_down(round_robin_++ % n, n);
+    case LoadBalancer::Random:
+      return skip_down(static_cast<size_t>(lb_rng_.uniform() * static_cast<double>(n)), n);
     case LoadBalancer::Sticky: {
       const size_t h = client % s_.hosts;
       return up(h) ? h : (h + 1) % s_.hosts;
@@ -381,7 +387,8 @@ void ClusterSim::send_period(size_t h, std::vector<ReportEntry> served, bool own
   body.rules = rules_.names;  // every simulated client is under the default rule
   body.entries = std::move(served);
   if (host.adaptive) body.factors = host.adaptive->report_factors();
-  host.node->sender().period(host.node->outbox().header(++host.epoch, wall_ms(h)), std::move(body), owners, now_, cadence);
+  host.node->sender().period(host.node->outbox().header(++host.epoch, wall_ms(h)), std::move(body), owners, now_,
+                             cadence);
 }
 
 size_t ClusterSim::period_of(Ns t) const { return std::min<size_t>(t / s_.period, fanout_.size() - 1); }
@@ -450,6 +457,5 @@ std::vector<AdaptiveRow> ClusterSim::adaptive_timeline() const {
 }
 
 double ClusterSim::applied_factor(size_t host) const { return hosts_[host].applied; }
-
 
 }  // namespace dt::sim

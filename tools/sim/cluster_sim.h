@@ -35,18 +35,16 @@
 #include <vector>
 
 #include "adaptive/adaptive.h"
-#include "dthrottle/common.h"
 #include "cluster_core/cluster_node.h"
 #include "cluster_core/cluster_times.h"
 #include "cluster_core/inbound.h"
 #include "cluster_core/shared_early.h"
 #include "common/key_hash.h"
+#include "dthrottle/common.h"
 #include "hub/hub_core.h"
-
 #include "sim/sim_scenario.h"
 
 namespace dt::sim {
-
 
 struct ClientStats {
   std::string name;
@@ -77,36 +75,36 @@ struct HostTraffic {
 
 struct HostStats {
   uint64_t admitted = 0, refused = 0;
-  uint64_t directed = 0;  // Scheme::Owner: messages sent to one owner
-  uint64_t relayed = 0;   // ... entries this host relayed as an owner
+  uint64_t directed = 0;                           // Scheme::Owner: messages sent to one owner
+  uint64_t relayed = 0;                            // ... entries this host relayed as an owner
   uint64_t early_messages = 0, early_entries = 0;  // early reports (copies: per destination)
   // Sending side.
-  uint64_t reports = 0;          // report periods
+  uint64_t reports = 0;  // report periods
   uint64_t hits_reported = 0;
-  uint64_t messages_sent = 0;    // message copies handed to the network (x receivers)
-  uint64_t lost = 0;             // dropped by random loss
-  uint64_t cut = 0;              // dropped by a partition (no queue, or the queue full)
-  uint64_t queued = 0;           // held by a partition and delivered at its end
-  uint64_t resends = 0;          // messages sent again on a peer's request
-  uint64_t resend_bytes = 0;     // their bytes (x receivers)
-  uint64_t request_bytes = 0;    // resend requests this host sent (x receivers)
-  uint64_t report_bytes = 0;     // report messages' bytes (x receivers)
-  uint64_t duplicated = 0;       // extra copies the network delivered
+  uint64_t messages_sent = 0;  // message copies handed to the network (x receivers)
+  uint64_t lost = 0;           // dropped by random loss
+  uint64_t cut = 0;            // dropped by a partition (no queue, or the queue full)
+  uint64_t queued = 0;         // held by a partition and delivered at its end
+  uint64_t resends = 0;        // messages sent again on a peer's request
+  uint64_t resend_bytes = 0;   // their bytes (x receivers)
+  uint64_t request_bytes = 0;  // resend requests this host sent (x receivers)
+  uint64_t report_bytes = 0;   // report messages' bytes (x receivers)
+  uint64_t duplicated = 0;     // extra copies the network delivered
   // Receiving side.
   uint64_t received = 0;
   uint64_t decode_errors = 0;
   uint64_t accepted = 0;
-  uint64_t rejected = 0;         // PeerTracker said Duplicate or Rejected: not applied
-  uint64_t recovered = 0;        // accepted messages that filled a gap (resends)
-  uint64_t stale = 0;            // accepted messages too old to charge
-  uint64_t stale_hits = 0;       // their hits, not debited
+  uint64_t rejected = 0;    // PeerTracker said Duplicate or Rejected: not applied
+  uint64_t recovered = 0;   // accepted messages that filled a gap (resends)
+  uint64_t stale = 0;       // accepted messages too old to charge
+  uint64_t stale_hits = 0;  // their hits, not debited
   uint64_t hits_debited = 0;
   uint64_t peer_ups = 0, peer_downs = 0;  // liveness transitions seen
   // Adaptive.
-  uint64_t busy = 0;            // busy signals received (passed to the controller)
-  uint64_t busy_dropped = 0;    // pattern times with nothing admitted (anywhere) since the last signal
-  Ns first_busy = kNever;       // time of the first busy signal
-  Ns first_backoff = kNever;    // first time the applied factor fell below 1
+  uint64_t busy = 0;          // busy signals received (passed to the controller)
+  uint64_t busy_dropped = 0;  // pattern times with nothing admitted (anywhere) since the last signal
+  Ns first_busy = kNever;     // time of the first busy signal
+  Ns first_backoff = kNever;  // first time the applied factor fell below 1
 };
 
 class ClusterSim {
@@ -165,7 +163,7 @@ class ClusterSim {
     std::vector<char> heard;
     size_t heard_count = 0, heard_by = 0, ready_count = SIZE_MAX;
     bool owners = false;
-      std::vector<dt_key> announced; // first admitted in this period since the last tick
+    std::vector<dt_key> announced;  // first admitted in this period since the last tick
     uint64_t boot_id = 0, epoch = 0;
     Ns next_report = 0;
     std::unordered_map<dt_key, Bucket, KeyHash, KeyEq> buckets;
@@ -203,10 +201,10 @@ class ClusterSim {
     DecodeError decoded = DecodeError::None;
     ReportHeader hdr;
     ReportBody body;
-    bool directed = false;      // to one owner only (bytes: in its envelope, wrap_directed)
+    bool directed = false;  // to one owner only (bytes: in its envelope, wrap_directed)
     // The agent signs every message (64 bytes the simulator does not compute).
     size_t wire_bytes() const { return bytes->size() + kSignatureBytes; }
-    size_t entries() const;     // a report's entries, or a relay's
+    size_t entries() const;                     // a report's entries, or a relay's
     std::optional<AggregateMessage> aggregate;  // a summing hub's (from: hosts + hub index; body: its sums)
   };
   using MessagePtr = std::shared_ptr<const Message>;
@@ -303,7 +301,7 @@ class ClusterSim {
   std::priority_queue<std::pair<Ns, size_t>, std::vector<std::pair<Ns, size_t>>, std::greater<>> early_;  // ticks
   Rng lb_rng_, net_rng_;  // separate streams: loss settings do not change LB choices
   std::vector<std::vector<std::vector<uint64_t>>> timeline_;  // [client][host][bin]
-  std::vector<BusySignal> busy_;  // sorted by time
+  std::vector<BusySignal> busy_;                              // sorted by time
   size_t next_busy_ = 0;
   std::vector<std::vector<AdaptiveBin>> bins_;  // [host][bin], adaptive only
   size_t bins_sampled_ = 0;                     // bins whose end factor is recorded

@@ -67,7 +67,8 @@ void ClusterSim::publish_early(size_t h, std::vector<ReportEntry> entries) {
   ReportBody body;
   body.rules = rules_.names;
   body.entries = std::move(entries);
-  host_stats_[h].early_messages += host.node->send_early(host.node->outbox().header(host.epoch, wall_ms(h)), std::move(body), now_);
+  host_stats_[h].early_messages +=
+      host.node->send_early(host.node->outbox().header(host.epoch, wall_ms(h)), std::move(body), now_);
 }
 
 }  // namespace dt::sim

@@ -1,11 +1,10 @@
 // sim_network.cpp - the simulator's network: publishing, resends, links that are cut and heal,
 // loss, duplicates and delays, and an ideal network's fan-out (see cluster_sim.h).
-#include "sim/cluster_sim.h"
-
 #include <algorithm>
 #include <utility>
 
 #include "cluster_core/peer_protocol.h"
+#include "sim/cluster_sim.h"
 
 namespace dt::sim {
 
@@ -21,12 +20,19 @@ void ClusterSim::publish(size_t h, const std::vector<Outgoing> &out) {
         st.directed++;
         send(h, static_cast<size_t>(std::stoul(o.to.substr(1))), msg);  // node ids are "h<index>"
         continue;
-      case OutKind::Report: st.report_bytes += o.bytes->size() * copies; break;
-      case OutKind::Resent: st.resends++, st.resend_bytes += o.bytes->size() * copies; break;
-      case OutKind::ResendRequest: st.request_bytes += o.bytes->size() * copies; break;
+      case OutKind::Report:
+        st.report_bytes += o.bytes->size() * copies;
+        break;
+      case OutKind::Resent:
+        st.resends++, st.resend_bytes += o.bytes->size() * copies;
+        break;
+      case OutKind::ResendRequest:
+        st.request_bytes += o.bytes->size() * copies;
+        break;
       case OutKind::Relay:
       case OutKind::Bans:
-      case OutKind::Verified: break;
+      case OutKind::Verified:
+        break;
     }
     if (hubs_.empty()) broadcast(h, msg);
     for (size_t j = 0; j < hubs_.size(); j++) send(h, hosts_.size() + j, msg);
@@ -89,7 +95,8 @@ void ClusterSim::link_liveness(size_t h) {
     if (p == h) continue;
     const Ns since = cut_since(h, p, now_);
     LivenessChange change;
-    if (since != kNever && now_ >= since + kSimLinkTimeout && host.node->tracker().link_dropped(hosts_[p].node_id, now_, &change))
+    if (since != kNever && now_ >= since + kSimLinkTimeout &&
+        host.node->tracker().link_dropped(hosts_[p].node_id, now_, &change))
       host_stats_[h].peer_downs++;
   }
   for (const auto &cut : s_.net.partitions)

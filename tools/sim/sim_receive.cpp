@@ -1,12 +1,11 @@
 // sim_receive.cpp - the simulator's receiving side: the tracker's verdict, the core's receiver,
 // debits and the traffic counts (see cluster_sim.h).
-#include "sim/cluster_sim.h"
-
 #include <algorithm>
 #include <utility>
 
-#include "dthrottle/bucket.h"
 #include "cluster_core/peer_protocol.h"
+#include "dthrottle/bucket.h"
+#include "sim/cluster_sim.h"
 
 namespace dt::sim {
 

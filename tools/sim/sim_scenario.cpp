@@ -23,9 +23,7 @@ bool fail(std::string *err, const std::string &msg) {
 
 }  // namespace
 
-Ns client_stop(const Scenario &s, const Client &c) {
-  return c.stop == 0 ? s.duration : std::min(c.stop, s.duration);
-}
+Ns client_stop(const Scenario &s, const Client &c) { return c.stop == 0 ? s.duration : std::min(c.stop, s.duration); }
 
 uint64_t splitmix64(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -49,8 +47,7 @@ const char *busy_pattern_name(BusyPattern p) { return name_in(kPatternNames, p);
 bool parse_busy_pattern(const std::string &s, BusyPattern *out) { return parse_in(kPatternNames, s, out); }
 
 bool validate(const Scenario &s, std::string *err) {
-  if (s.hosts < 1 || s.hosts > kMaxHosts)
-    return fail(err, "hosts must be 1 to " + std::to_string(kMaxHosts));
+  if (s.hosts < 1 || s.hosts > kMaxHosts) return fail(err, "hosts must be 1 to " + std::to_string(kMaxHosts));
   dt_policy p;
   if (!make_policy(s.rate, s.burst, &p, err)) return false;
   if (s.period == 0 || s.duration == 0 || s.bin == 0)
@@ -70,8 +67,7 @@ bool validate(const Scenario &s, std::string *err) {
   for (const auto &c : s.clients) {
     if (!(c.rate >= 0 && c.rate <= 1e7))
       return fail(err, "client " + c.name + ": offered rate must be 0 to 10000000 per second");
-    if (c.stop != 0 && c.stop <= c.start)
-      return fail(err, "client " + c.name + ": stop must come after start");
+    if (c.stop != 0 && c.stop <= c.start) return fail(err, "client " + c.name + ": stop must come after start");
     const Ns stop = client_stop(s, c);
     if (c.rate > 0 && stop > c.start) requests += c.rate * static_cast<double>(stop - c.start) / 1e9;
     for (const auto &b : c.bursts) {
@@ -158,8 +154,7 @@ Scenario reference_ab_scenario() {
   s.bin = kSec;
   Client c;
   c.name = "C";
-  c.bursts = {{0, 9, 0},           {0, 8, 1},           {100 * kMs, 2, 0},
-              {5100 * kMs, 1, 0},  {5100 * kMs, 1, 1},  {9 * kSec, 2, 0}};
+  c.bursts = {{0, 9, 0}, {0, 8, 1}, {100 * kMs, 2, 0}, {5100 * kMs, 1, 0}, {5100 * kMs, 1, 1}, {9 * kSec, 2, 0}};
   s.clients = {c};
   return s;
 }

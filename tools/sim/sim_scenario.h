@@ -51,7 +51,7 @@ struct Client {
   std::string name;
   double rate = 0;  // offered requests per second, evenly spaced from start; 0: none
   Ns start = 0;
-  Ns stop = 0;      // requests in [start, stop); 0: until the end of the scenario
+  Ns stop = 0;  // requests in [start, stop); 0: until the end of the scenario
   std::vector<Burst> bursts;
 };
 
@@ -85,7 +85,7 @@ enum class Scheme { Mesh, Owner, Hub };
 const char *scheme_name(Scheme s);
 // "mesh", "owner" or "hub".
 bool parse_scheme(const std::string &s, Scheme *out);
-constexpr uint64_t kHotPeriods = 25;  // a source heard of in the last 25 periods (5 s) is shared
+constexpr uint64_t kHotPeriods = 25;      // a source heard of in the last 25 periods (5 s) is shared
 constexpr Ns kSimLinkTimeout = 2 * kSec;  // Scenario::link_liveness: a cut link is down after this
 
 struct Scenario {
@@ -97,7 +97,7 @@ struct Scenario {
   std::vector<Ns> report_offset;  // per host, each < period; empty: all 0 (or random_phase)
   bool random_phase = false;      // without report_offset: a seeded random offset per host
   Scheme scheme = Scheme::Mesh;
-  Ns peer_down_after = 0;         // PeerTracker threshold; 0: 5 periods (11 with cadence, as the agent)
+  Ns peer_down_after = 0;  // PeerTracker threshold; 0: 5 periods (11 with cadence, as the agent)
   // The agent's cadence (cluster_core/report_cadence.h): quiet periods send nothing to everyone
   // but a heartbeat every 5 periods, one-hit sources wait for their owner in batches. false:
   // a report to everyone every period, directed messages every period (before).
@@ -116,8 +116,8 @@ struct Scenario {
   // NodeOptions::shared_early_ns); 0: off. build/simulate's default for the owner scheme is
   // the agent's, shared_early_pace.
   Ns shared_period = 0;
-  Ns hub_period = 50 * kMs;       // Scheme::Hub: how often a hub sends its sums (`agent hub --period`)
-  Ns hub_fails_at = kNever;       // Scheme::Hub: the hub the hosts take first stops (hears and sends nothing) then
+  Ns hub_period = 50 * kMs;  // Scheme::Hub: how often a hub sends its sums (`agent hub --period`)
+  Ns hub_fails_at = kNever;  // Scheme::Hub: the hub the hosts take first stops (hears and sends nothing) then
   LoadBalancer lb = LoadBalancer::RoundRobin;
   std::vector<Client> clients;
   Network net;
@@ -141,7 +141,7 @@ struct Scenario {
   int join_host = -1;
   Ns join_at = 0;
   bool join_empty = false;
-  Ns join_guard = 0;  // 0: the report max age
+  Ns join_guard = 0;            // 0: the report max age
   uint64_t early_min_hits = 2;  // EarlyReportOptions::min_hits
   // Per host: its wall clock minus the true time, in ms (the receivers learn offsets).
   std::vector<int64_t> clock_skew_ms;

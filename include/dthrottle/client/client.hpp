@@ -71,7 +71,7 @@
 namespace dthrottle {
 
 struct ClientOptions {
-  std::chrono::milliseconds timeout{50};           // per query: connect + send + receive
+  std::chrono::milliseconds timeout{50};  // per query: connect + send + receive
   std::chrono::milliseconds backoff_initial{1000};
   std::chrono::milliseconds backoff_max{30000};
   // What times the back-off: steady_clock, or a fake one that a test advances by hand.
@@ -79,12 +79,12 @@ struct ClientOptions {
 };
 
 struct ClientStats {
-  uint64_t answered = 0;       // queries the agent answered
-  uint64_t failures = 0;       // connect, I/O, timeout or protocol failures (each starts a back-off)
-  uint64_t backed_off = 0;     // queries allowed without asking, during a back-off
-  uint64_t invalid_tags = 0;   // queries allowed without asking, because the tag is invalid
-  uint64_t connects = 0;       // connections made
-  uint64_t not_allowed = 0;    // admin commands (BUSY) the agent refused: "ERR not allowed"
+  uint64_t answered = 0;      // queries the agent answered
+  uint64_t failures = 0;      // connect, I/O, timeout or protocol failures (each starts a back-off)
+  uint64_t backed_off = 0;    // queries allowed without asking, during a back-off
+  uint64_t invalid_tags = 0;  // queries allowed without asking, because the tag is invalid
+  uint64_t connects = 0;      // connections made
+  uint64_t not_allowed = 0;   // admin commands (BUSY) the agent refused: "ERR not allowed"
 };
 
 // The answer to reserve(): proceed now, proceed after `wait`, or do not proceed.
@@ -276,7 +276,8 @@ class Client {
     addrinfo *res = nullptr;
     if (getaddrinfo(hp.host.c_str(), std::to_string(hp.port).c_str(), &hints, &res) != 0 || !res) return false;
     bool ok = false;  // "localhost" may be ::1 and 127.0.0.1: try each address in turn
-    for (addrinfo *a = res; a && !ok; a = a->ai_next) ok = open_socket(a->ai_family, a->ai_addr, a->ai_addrlen, deadline);
+    for (addrinfo *a = res; a && !ok; a = a->ai_next)
+      ok = open_socket(a->ai_family, a->ai_addr, a->ai_addrlen, deadline);
     freeaddrinfo(res);
     if (ok) {
       int one = 1;

@@ -28,10 +28,10 @@ namespace dthrottle {
 struct HostPortRules {
   const char *form = "HOST:PORT";          // the expected text, as error messages name it
   const char *example = "127.0.0.1:7800";  // shown with the messages about the text's shape
-  bool any_host = false;       // listening: '*' is every address
-  bool host_optional = false;  // listening: ":PORT" or "PORT" alone is every address too (needs any_host)
-  bool port_zero = false;      // listening: port 0 asks the kernel for a free one
-  bool tcp_scheme = false;     // ZeroMQ: an optional "tcp://" prefix
+  bool any_host = false;                   // listening: '*' is every address
+  bool host_optional = false;              // listening: ":PORT" or "PORT" alone is every address too (needs any_host)
+  bool port_zero = false;                  // listening: port 0 asks the kernel for a free one
+  bool tcp_scheme = false;                 // ZeroMQ: an optional "tcp://" prefix
 };
 
 struct HostPort {
@@ -40,9 +40,7 @@ struct HostPort {
 
   bool ipv6() const { return host.find(':') != std::string::npos; }
   // "host:port", an IPv6 host in brackets: how it is written back (and given to ZeroMQ).
-  std::string text() const {
-    return (ipv6() ? "[" + host + "]" : host) + ":" + std::to_string(port);
-  }
+  std::string text() const { return (ipv6() ? "[" + host + "]" : host) + ":" + std::to_string(port); }
 };
 
 namespace endpoint_detail {
@@ -61,8 +59,7 @@ inline bool is_ipv6(std::string_view s) {
 }
 
 inline bool name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-         c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
 }
 
 inline bool all_of(std::string_view s, bool (*pred)(char)) {
