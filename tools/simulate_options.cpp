@@ -184,8 +184,8 @@ dt::OptionHandler noted_either(SimArgs *a, const char *name, const char *first, 
   });
 }
 
-// The scenario's options: hosts, policy, load balancer, clients, network.
-std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
+// The policy and the load balancer: hosts, rate, burst, period, duration.
+std::vector<dt::OptionSpec> policy_options(SimArgs *a) {
   Scenario &s = a->s;
   return {
       {"hosts", 0, "N", "hosts behind the load balancer (default 3)",
@@ -207,6 +207,13 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
              [&s](const std::string &v) {
                if (!parse_lb(v, &s.lb)) usage_error("--lb: '" + v + "' is not round-robin, random or sticky");
              })},
+  };
+}
+
+// The clients: steady ones, a mixed population, a spray, bursts.
+std::vector<dt::OptionSpec> client_options(SimArgs *a) {
+  Scenario &s = a->s;
+  return {
       {"clients", 0, "LIST",
        "one client per item, RATE[@START-STOP], offered requests\nper second, evenly spaced (default 2000)",
        noted(a, "clients", [&s](const std::string &v) { s.clients = parse_clients(v); })},
@@ -220,6 +227,13 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        noted(a, "spray", [a](const std::string &v) { a->spray = v; })},
       {"client-burst", 0, "I:K@T", "client I also sends K requests at once at time T\n(repeatable)",
        noted(a, "client-burst", [a](const std::string &v) { a->bursts.push_back(v); })},
+  };
+}
+
+// How reports travel: the scheme, its cadence and liveness, the hubs.
+std::vector<dt::OptionSpec> scheme_options(SimArgs *a) {
+  Scenario &s = a->s;
+  return {
       {"legacy", 0, nullptr, "the cluster before: every report charged, no debt cap,\nno resend requests",
        noted(a, "legacy", [&s](const std::string &) { s.legacy(); })},
       {"scheme", 0, "S",
@@ -254,6 +268,13 @@ std::vector<dt::OptionSpec> scenario_options(SimArgs *a) {
        "--scheme hub: the hub the hosts take sums from stops at\ntime T (they switch to the other)",
        noted(a, "hub-fails-at",
              [&s](const std::string &v) { s.hub_fails_at = parse_time(v, true, "--hub-fails-at"); })},
+  };
+}
+
+// What is printed, and the seed.
+std::vector<dt::OptionSpec> output_options(SimArgs *a) {
+  Scenario &s = a->s;
+  return {
       {"all-rows", 0, nullptr,
        "print every host's and client's row (default: the first\n8 hosts, 24 clients, and the totals)",
        noted(a, "all-rows", [a](const std::string &) { a->all_rows = true; })},
@@ -345,8 +366,8 @@ int parse_simulate_args(int argc, char **argv, SimArgs *args) {
   args->s.link_liveness = true;    // ... and its liveness with keys in a full mesh
   args->offsets = "random";
   args->s.join_empty = true;  // the agent's JoinGuard (Scenario's default stays full for the tests)
-  std::vector<dt::OptionSpec> options = scenario_options(args);
-  for (auto *group : {network_options, adaptive_options})
+  std::vector<dt::OptionSpec> options = policy_options(args);
+  for (auto *group : {client_options, scheme_options, output_options, network_options, adaptive_options})
     for (auto &o : group(args)) options.push_back(std::move(o));
   return dt::parse_subcommand(dt::CommandSpec("simulate", kUsage, std::move(options)), argc, argv);
 }
