@@ -43,12 +43,9 @@ uint64_t realtime_offset_ns() {
 
 const char *verdict_word(uint8_t v) {
   switch (v) {
-    case DT_CAP_DROPPED:
-      return "dropped";
-    case DT_CAP_WOULD_DROP:
-      return "would-drop";
-    default:
-      return "passed";
+    case DT_CAP_DROPPED: return "dropped";
+    case DT_CAP_WOULD_DROP: return "would-drop";
+    default: return "passed";
   }
 }
 
@@ -145,16 +142,11 @@ int discard_record(void *, void *, size_t) { return 0; }
 
 std::string capture_rule_label(uint16_t rule, const std::string &name) {
   switch (rule) {
-    case DT_CAP_RULE_BAN:
-      return "@ban";
-    case DT_CAP_RULE_DENY_LIST:
-      return "@deny-list";
-    case DT_CAP_RULE_ALLOW_LIST:
-      return "@allow-list";
-    case DT_CAP_RULE_NONE:
-      return "@none";
-    default:
-      break;
+    case DT_CAP_RULE_BAN: return "@ban";
+    case DT_CAP_RULE_DENY_LIST: return "@deny-list";
+    case DT_CAP_RULE_ALLOW_LIST: return "@allow-list";
+    case DT_CAP_RULE_NONE: return "@none";
+    default: break;
   }
   if (!name.empty()) return name;
   return rule == DT_RULE_DEFAULT ? "default" : "#" + std::to_string(rule);

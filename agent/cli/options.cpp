@@ -155,13 +155,9 @@ std::string command_help(const CommandSpec &spec) {
 
 int exit_code_of(ParseOutcome outcome, const CommandSpec &spec, const std::string &err) {
   switch (outcome) {
-    case ParseOutcome::Ok:
-      return -1;
-    case ParseOutcome::Help:
-      fputs(command_help(spec).c_str(), stdout);
-      return 0;
-    case ParseOutcome::Error:
-      break;
+    case ParseOutcome::Ok: return -1;
+    case ParseOutcome::Help: fputs(command_help(spec).c_str(), stdout); return 0;
+    case ParseOutcome::Error: break;
   }
   fprintf(stderr, "%s: %s\nTry '%s --help'.\n", spec.command.c_str(), with_program_name(err).c_str(),
           spec.command.c_str());

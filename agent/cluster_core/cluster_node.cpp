@@ -69,8 +69,7 @@ Received ClusterNode::receive(const ReportHeader &h, const ReportBody &body, con
   switch (r.plan.kind) {
     case InboundKind::Dropped:
     case InboundKind::Bans:
-    case InboundKind::Verified:
-      break;
+    case InboundKind::Verified: break;
     case InboundKind::ResendRequest:
       if (r.plan.stale || !opt_.resends) break;
       if (Outbox::Resends r = serve_resend(h.node_id, body.resend, now_ns); served) *served = std::move(r);

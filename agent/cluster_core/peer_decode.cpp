@@ -273,58 +273,35 @@ bool unwrap_directed(const void *data, size_t len, std::string *to, size_t *inne
 
 const char *decode_error_name(DecodeError e) {
   switch (e) {
-    case DecodeError::None:
-      return "ok";
-    case DecodeError::TooShort:
-      return "truncated";
-    case DecodeError::TooLarge:
-      return "oversized";
-    case DecodeError::BadMagic:
-      return "bad magic";
-    case DecodeError::WrongVersion:
-      return "wrong version";
-    case DecodeError::BadNodeId:
-      return "bad node id";
-    case DecodeError::BadParts:
-      return "bad part numbers";
-    case DecodeError::BadVarint:
-      return "bad varint";
-    case DecodeError::AbsurdCount:
-      return "absurd entry count";
-    case DecodeError::AbsurdHits:
-      return "absurd hit count";
-    case DecodeError::BadRuleName:
-      return "bad rule name";
-    case DecodeError::BadTag:
-      return "bad tag";
-    case DecodeError::TrailingBytes:
-      return "trailing bytes";
-    case DecodeError::BadFactor:
-      return "bad factor";
-    case DecodeError::BadResend:
-      return "bad resend request";
-    case DecodeError::BadBan:
-      return "bad ban";
-    case DecodeError::BadRelay:
-      return "bad relay";
-    case DecodeError::BadRecipient:
-      return "bad recipient";
-    case DecodeError::BadVerified:
-      return "bad verified sources";
+    case DecodeError::None: return "ok";
+    case DecodeError::TooShort: return "truncated";
+    case DecodeError::TooLarge: return "oversized";
+    case DecodeError::BadMagic: return "bad magic";
+    case DecodeError::WrongVersion: return "wrong version";
+    case DecodeError::BadNodeId: return "bad node id";
+    case DecodeError::BadParts: return "bad part numbers";
+    case DecodeError::BadVarint: return "bad varint";
+    case DecodeError::AbsurdCount: return "absurd entry count";
+    case DecodeError::AbsurdHits: return "absurd hit count";
+    case DecodeError::BadRuleName: return "bad rule name";
+    case DecodeError::BadTag: return "bad tag";
+    case DecodeError::TrailingBytes: return "trailing bytes";
+    case DecodeError::BadFactor: return "bad factor";
+    case DecodeError::BadResend: return "bad resend request";
+    case DecodeError::BadBan: return "bad ban";
+    case DecodeError::BadRelay: return "bad relay";
+    case DecodeError::BadRecipient: return "bad recipient";
+    case DecodeError::BadVerified: return "bad verified sources";
   }
   return "?";
 }
 
 const char *stream_name(Stream s) {
   switch (s) {
-    case Stream::Reports:
-      return "reports";
-    case Stream::Bans:
-      return "bans";
-    case Stream::Resend:
-      return "resend requests";
-    case Stream::Verified:
-      return "verified sources";
+    case Stream::Reports: return "reports";
+    case Stream::Bans: return "bans";
+    case Stream::Resend: return "resend requests";
+    case Stream::Verified: return "verified sources";
   }
   return "?";
 }

@@ -39,18 +39,12 @@ Arrival refused(Refusal why, uint64_t *counter) {
 
 const char *refusal_name(Refusal r) {
   switch (r) {
-    case Refusal::None:
-      return "ok";
-    case Refusal::AbsurdTime:
-      return "absurd send time";
-    case Refusal::NewBoot:
-      return "restart refused";
-    case Refusal::TooManyPeers:
-      return "too many peers";
-    case Refusal::OldBoot:
-      return "old boot";
-    case Refusal::NoSeq:
-      return "no sequence number";
+    case Refusal::None: return "ok";
+    case Refusal::AbsurdTime: return "absurd send time";
+    case Refusal::NewBoot: return "restart refused";
+    case Refusal::TooManyPeers: return "too many peers";
+    case Refusal::OldBoot: return "old boot";
+    case Refusal::NoSeq: return "no sequence number";
   }
   return "?";
 }

@@ -12,12 +12,10 @@ Received Receiver::receive(const ReportHeader &h, const ReportBody &body, const 
     case InboundKind::Dropped:
     case InboundKind::Bans:
     case InboundKind::Verified:
-    case InboundKind::ResendRequest:
-      return r;  // the caller's (bans/ban_sync.h, verified_share.h, outbox.h)
+    case InboundKind::ResendRequest: return r;  // the caller's (bans/ban_sync.h, verified_share.h, outbox.h)
     case InboundKind::Directed:
     case InboundKind::Relay:
-    case InboundKind::Report:
-      break;
+    case InboundKind::Report: break;
   }
   if (r.plan.join_heard) guard_.heard(h.node_id, h.epoch, now_ns);
   if (r.plan.stale) {  // counted, nothing charged

@@ -225,16 +225,11 @@ std::string dest_keyed_text(const ExplainRule &r) {
 std::string peers_text(const ExplainPeers &p) {
   using S = ExplainPeers::State;
   switch (p.state) {
-    case S::NotAsked:
-      return "not asked (--watch 0)";
-    case S::NoAgent:
-      return "unknown: no agent is running with these maps";
-    case S::NoCluster:
-      return "none: the agent runs alone (no --peers, --hub or --listen)";
-    case S::NoAnswer:
-      return "unknown: the agent did not answer in time (see its log)";
-    case S::Answered:
-      break;
+    case S::NotAsked: return "not asked (--watch 0)";
+    case S::NoAgent: return "unknown: no agent is running with these maps";
+    case S::NoCluster: return "none: the agent runs alone (no --peers, --hub or --listen)";
+    case S::NoAnswer: return "unknown: the agent did not answer in time (see its log)";
+    case S::Answered: break;
   }
   char head[64];
   snprintf(head, sizeof head, "in %.1f s of watching their reports, ", p.window_ms / 1e3);

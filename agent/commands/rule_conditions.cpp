@@ -12,16 +12,11 @@ namespace {
 
 std::string proto_text(uint8_t proto) {
   switch (proto) {
-    case 0:
-      return "";
-    case 1:
-      return "icmp";
-    case 6:
-      return "tcp";
-    case 17:
-      return "udp";
-    case 58:
-      return "icmpv6";
+    case 0: return "";
+    case 1: return "icmp";
+    case 6: return "tcp";
+    case 17: return "udp";
+    case 58: return "icmpv6";
   }
   return "protocol " + std::to_string(proto);
 }

@@ -26,20 +26,13 @@ std::string body_excerpt(const std::string &body) {
 // httplib's error in words for the log (its own names are terse: "Connection").
 std::string error_text(httplib::Error e, const std::string &where) {
   switch (e) {
-    case httplib::Error::Connection:
-      return "cannot connect to " + where + " (is crowdsec's LAPI running there?)";
-    case httplib::Error::ConnectionTimeout:
-      return "no connection to " + where + " in time";
-    case httplib::Error::Read:
-      return "no complete answer from " + where + " (connection closed or read timeout)";
-    case httplib::Error::Write:
-      return "cannot send the request to " + where;
-    case httplib::Error::SSLConnection:
-      return "TLS handshake with " + where + " failed";
-    case httplib::Error::SSLServerVerification:
-      return where + "'s certificate is not trusted";
-    default:
-      return "request to " + where + " failed (" + httplib::to_string(e) + ")";
+    case httplib::Error::Connection: return "cannot connect to " + where + " (is crowdsec's LAPI running there?)";
+    case httplib::Error::ConnectionTimeout: return "no connection to " + where + " in time";
+    case httplib::Error::Read: return "no complete answer from " + where + " (connection closed or read timeout)";
+    case httplib::Error::Write: return "cannot send the request to " + where;
+    case httplib::Error::SSLConnection: return "TLS handshake with " + where + " failed";
+    case httplib::Error::SSLServerVerification: return where + "'s certificate is not trusted";
+    default: return "request to " + where + " failed (" + httplib::to_string(e) + ")";
   }
 }
 

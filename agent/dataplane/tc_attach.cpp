@@ -268,12 +268,9 @@ bool attach_new(int ifindex, const std::string &iface, int prog_fd, const std::s
 
 std::string tc_how_desc(TcHow how) {
   switch (how) {
-    case TcHow::Tcx:
-      return "tc ingress, tcx link";
-    case TcHow::Clsact:
-      return "tc ingress, clsact filter " + place();
-    case TcHow::None:
-      break;
+    case TcHow::Tcx: return "tc ingress, tcx link";
+    case TcHow::Clsact: return "tc ingress, clsact filter " + place();
+    case TcHow::None: break;
   }
   return "tc ingress";
 }

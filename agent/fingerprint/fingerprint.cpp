@@ -11,49 +11,35 @@ namespace {
 
 std::string proto_text(uint8_t proto) {
   switch (proto) {
-    case 6:
-      return "tcp";
-    case 17:
-      return "udp";
+    case 6: return "tcp";
+    case 17: return "udp";
     case 1:
-    case 58:
-      return "icmp";
-    default:
-      return std::to_string(proto);
+    case 58: return "icmp";
+    default: return std::to_string(proto);
   }
 }
 
 // A field's value in a sample (false: the sample has none), as one number.
 bool value_of(Field field, const PacketFields &f, uint32_t *v) {
   switch (field) {
-    case Field::Proto:
-      return *v = f.proto, true;
-    case Field::Sport:
-      return *v = (uint32_t{f.proto} << 16) | f.sport, f.has_ports;
-    case Field::Dport:
-      return *v = (uint32_t{f.proto} << 16) | f.dport, f.has_ports;
+    case Field::Proto: return *v = f.proto, true;
+    case Field::Sport: return *v = (uint32_t{f.proto} << 16) | f.sport, f.has_ports;
+    case Field::Dport: return *v = (uint32_t{f.proto} << 16) | f.dport, f.has_ports;
     case Field::Len:
-    case Field::LenRange:
-      return *v = f.len, true;
-    case Field::Ttl:
-      return *v = f.ttl, true;
-    case Field::Flags:
-      return *v = f.tcp_flags, f.has_flags;
+    case Field::LenRange: return *v = f.len, true;
+    case Field::Ttl: return *v = f.ttl, true;
+    case Field::Flags: return *v = f.tcp_flags, f.has_flags;
   }
   return false;
 }
 
 std::string value_text(Field field, uint32_t v) {
   switch (field) {
-    case Field::Proto:
-      return proto_text(static_cast<uint8_t>(v));
+    case Field::Proto: return proto_text(static_cast<uint8_t>(v));
     case Field::Sport:
-    case Field::Dport:
-      return proto_text(static_cast<uint8_t>(v >> 16)) + " " + std::to_string(v & 0xffff);
-    case Field::Flags:
-      return tcp_flags_text(static_cast<uint8_t>(v));
-    default:
-      return std::to_string(v);
+    case Field::Dport: return proto_text(static_cast<uint8_t>(v >> 16)) + " " + std::to_string(v & 0xffff);
+    case Field::Flags: return tcp_flags_text(static_cast<uint8_t>(v));
+    default: return std::to_string(v);
   }
 }
 
@@ -73,20 +59,13 @@ std::map<uint32_t, std::pair<uint64_t, uint64_t>> value_counts(const std::vector
 
 const char *field_name(Field f) {
   switch (f) {
-    case Field::Proto:
-      return "proto";
-    case Field::Sport:
-      return "sport";
-    case Field::Dport:
-      return "dport";
-    case Field::Len:
-      return "len";
-    case Field::LenRange:
-      return "len";
-    case Field::Ttl:
-      return "ttl";
-    case Field::Flags:
-      return "tcp_flags";
+    case Field::Proto: return "proto";
+    case Field::Sport: return "sport";
+    case Field::Dport: return "dport";
+    case Field::Len: return "len";
+    case Field::LenRange: return "len";
+    case Field::Ttl: return "ttl";
+    case Field::Flags: return "tcp_flags";
   }
   return "?";
 }

@@ -136,20 +136,13 @@ Fingerprint find_fingerprint(const std::vector<Sample> &samples, const Fingerpri
 
 std::string condition_text(const Condition &c) {
   switch (c.field) {
-    case Field::Proto:
-      return std::string("proto ") + (c.proto == 6 ? "tcp" : c.proto == 17 ? "udp" : "icmp");
-    case Field::Sport:
-      return "sport " + std::to_string(c.value & 0xffff);
-    case Field::Dport:
-      return "dport " + std::to_string(c.value & 0xffff);
-    case Field::Flags:
-      return "tcp_flags " + tcp_flags_text(static_cast<uint8_t>(c.value));
-    case Field::Len:
-      return "len " + std::to_string(c.value);
-    case Field::LenRange:
-      return "len " + std::to_string(c.value) + "-" + std::to_string(c.hi);
-    case Field::Ttl:
-      return "ttl " + std::to_string(c.value);
+    case Field::Proto: return std::string("proto ") + (c.proto == 6 ? "tcp" : c.proto == 17 ? "udp" : "icmp");
+    case Field::Sport: return "sport " + std::to_string(c.value & 0xffff);
+    case Field::Dport: return "dport " + std::to_string(c.value & 0xffff);
+    case Field::Flags: return "tcp_flags " + tcp_flags_text(static_cast<uint8_t>(c.value));
+    case Field::Len: return "len " + std::to_string(c.value);
+    case Field::LenRange: return "len " + std::to_string(c.value) + "-" + std::to_string(c.hi);
+    case Field::Ttl: return "ttl " + std::to_string(c.value);
   }
   return "";
 }
@@ -161,23 +154,12 @@ std::string fingerprint_rule(const Fingerprint &fp, const std::string &name) {
       case Field::Proto:
         out += std::string("proto = \"") + (c.proto == 6 ? "tcp" : c.proto == 17 ? "udp" : "icmp") + "\"\n";
         break;
-      case Field::Sport:
-        out += "sport = " + std::to_string(c.value & 0xffff) + "\n";
-        break;
-      case Field::Dport:
-        out += "dport = " + std::to_string(c.value & 0xffff) + "\n";
-        break;
-      case Field::Flags:
-        out += "tcp_flags = \"" + tcp_flags_text(static_cast<uint8_t>(c.value)) + "\"\n";
-        break;
-      case Field::Len:
-        out += "len = " + std::to_string(c.value) + "\n";
-        break;
-      case Field::LenRange:
-        out += "len = \"" + std::to_string(c.value) + "-" + std::to_string(c.hi) + "\"\n";
-        break;
-      case Field::Ttl:
-        break;  // no rule condition reads the TTL
+      case Field::Sport: out += "sport = " + std::to_string(c.value & 0xffff) + "\n"; break;
+      case Field::Dport: out += "dport = " + std::to_string(c.value & 0xffff) + "\n"; break;
+      case Field::Flags: out += "tcp_flags = \"" + tcp_flags_text(static_cast<uint8_t>(c.value)) + "\"\n"; break;
+      case Field::Len: out += "len = " + std::to_string(c.value) + "\n"; break;
+      case Field::LenRange: out += "len = \"" + std::to_string(c.value) + "-" + std::to_string(c.hi) + "\"\n"; break;
+      case Field::Ttl: break;  // no rule condition reads the TTL
     }
   }
   return out +

@@ -23,12 +23,8 @@ HubCore::Outcome HubCore::on_message(const void *data, size_t len, const std::fu
     return Outcome::Rejected;
   }
   switch (agg_.add(h, body)) {
-    case HubAggregator::Added::Summed:
-      counters_.summed++;
-      return Outcome::Summed;
-    case HubAggregator::Added::Duplicate:
-      counters_.duplicates++;
-      return Outcome::Duplicate;
+    case HubAggregator::Added::Summed: counters_.summed++; return Outcome::Summed;
+    case HubAggregator::Added::Duplicate: counters_.duplicates++; return Outcome::Duplicate;
     default:
       *why = "too many nodes or reports in one period";
       counters_.rejected++;

@@ -10,12 +10,9 @@ namespace dt {
 
 const char *rule_action_name(RuleAction a) {
   switch (a) {
-    case RuleAction::Throttle:
-      return "throttle";
-    case RuleAction::Allow:
-      return "allow";
-    case RuleAction::Deny:
-      return "deny";
+    case RuleAction::Throttle: return "throttle";
+    case RuleAction::Allow: return "allow";
+    case RuleAction::Deny: return "deny";
   }
   return "?";
 }

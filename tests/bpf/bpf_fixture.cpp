@@ -67,16 +67,11 @@ int test_run_tc(int prog_fd, const std::vector<uint8_t> &frame, uint32_t gso_seg
 
 std::string verdict_name(int v) {
   switch (v) {
-    case XDP_ABORTED:
-      return "XDP_ABORTED";
-    case XDP_DROP:
-      return "XDP_DROP";
-    case XDP_PASS:
-      return "XDP_PASS";
-    case XDP_TX:
-      return "XDP_TX";
-    case XDP_REDIRECT:
-      return "XDP_REDIRECT";
+    case XDP_ABORTED: return "XDP_ABORTED";
+    case XDP_DROP: return "XDP_DROP";
+    case XDP_PASS: return "XDP_PASS";
+    case XDP_TX: return "XDP_TX";
+    case XDP_REDIRECT: return "XDP_REDIRECT";
   }
   return "verdict " + std::to_string(v);
 }

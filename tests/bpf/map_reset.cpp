@@ -72,18 +72,14 @@ std::string drain_ring(const bpf_map *m) {
 std::string reset_map(const bpf_map *m) {
   switch (bpf_map__type(m)) {
     case BPF_MAP_TYPE_ARRAY:
-    case BPF_MAP_TYPE_PERCPU_ARRAY:
-      return zero_array(m);
+    case BPF_MAP_TYPE_PERCPU_ARRAY: return zero_array(m);
     case BPF_MAP_TYPE_HASH:
     case BPF_MAP_TYPE_LRU_HASH:
     case BPF_MAP_TYPE_PERCPU_HASH:
     case BPF_MAP_TYPE_LRU_PERCPU_HASH:
-    case BPF_MAP_TYPE_LPM_TRIE:
-      return empty_keyed(m);
-    case BPF_MAP_TYPE_ARRAY_OF_MAPS:
-      return clear_slots(m);
-    case BPF_MAP_TYPE_RINGBUF:
-      return drain_ring(m);
+    case BPF_MAP_TYPE_LPM_TRIE: return empty_keyed(m);
+    case BPF_MAP_TYPE_ARRAY_OF_MAPS: return clear_slots(m);
+    case BPF_MAP_TYPE_RINGBUF: return drain_ring(m);
     default:
       return std::string("map ") + bpf_map__name(m) + ": type " + libbpf_bpf_map_type_str(bpf_map__type(m)) +
              " has no reset between tests: add one to tests/bpf/map_reset.cpp";

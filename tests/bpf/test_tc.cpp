@@ -20,12 +20,9 @@ namespace {
 
 std::string tc_verdict(int v) {
   switch (v) {
-    case TC_ACT_UNSPEC:
-      return "TC_ACT_UNSPEC";
-    case TC_ACT_OK:
-      return "TC_ACT_OK";
-    case TC_ACT_SHOT:
-      return "TC_ACT_SHOT";
+    case TC_ACT_UNSPEC: return "TC_ACT_UNSPEC";
+    case TC_ACT_OK: return "TC_ACT_OK";
+    case TC_ACT_SHOT: return "TC_ACT_SHOT";
   }
   return "tc verdict " + std::to_string(v);
 }

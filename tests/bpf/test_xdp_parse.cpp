@@ -33,14 +33,10 @@ enum class Outcome {
 
 const char *outcome_name(Outcome o) {
   switch (o) {
-    case Outcome::Passed:
-      return "admitted by its bucket";
-    case Outcome::NonIp:
-      return "non-IP";
-    case Outcome::NdExempt:
-      return "ND-exempt";
-    case Outcome::ParseError:
-      return "parse error";
+    case Outcome::Passed: return "admitted by its bucket";
+    case Outcome::NonIp: return "non-IP";
+    case Outcome::NdExempt: return "ND-exempt";
+    case Outcome::ParseError: return "parse error";
   }
   return "?";
 }
@@ -65,15 +61,9 @@ dt_stats expected_after(dt_stats s, Outcome o, bool new_source) {
       s.passed++;
       if (new_source) s.new_sources++;
       break;
-    case Outcome::NonIp:
-      s.non_ip++;
-      break;
-    case Outcome::NdExempt:
-      s.nd_exempt++;
-      break;
-    case Outcome::ParseError:
-      s.parse_errors++;
-      break;
+    case Outcome::NonIp: s.non_ip++; break;
+    case Outcome::NdExempt: s.nd_exempt++; break;
+    case Outcome::ParseError: s.parse_errors++; break;
   }
   return s;
 }

@@ -58,20 +58,11 @@ L4 udp(uint16_t dport) { return {IPPROTO_UDP, dport, 0}; }
 
 std::vector<uint8_t> with_l4(PacketBuilder p, const L4 &l4) {
   switch (l4.proto) {
-    case IPPROTO_TCP:
-      p.tcp(l4.dport, l4.tcp_flags);
-      break;
-    case IPPROTO_UDP:
-      p.udp(8).ports(40000, l4.dport);
-      break;
-    case IPPROTO_ICMP:
-      p.icmp_echo();
-      break;
-    case IPPROTO_ICMPV6:
-      p.icmpv6(128).hop_limit(64);
-      break;  // echo; not 255: never neighbour discovery
-    default:
-      p.other_l4(l4.proto, 16);
+    case IPPROTO_TCP: p.tcp(l4.dport, l4.tcp_flags); break;
+    case IPPROTO_UDP: p.udp(8).ports(40000, l4.dport); break;
+    case IPPROTO_ICMP: p.icmp_echo(); break;
+    case IPPROTO_ICMPV6: p.icmpv6(128).hop_limit(64); break;  // echo; not 255: never neighbour discovery
+    default: p.other_l4(l4.proto, 16);
   }
   return p.build();
 }

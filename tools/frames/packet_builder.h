@@ -137,14 +137,10 @@ class PacketBuilder {
   // Length of the L3 header as built (IPv4 with options, IPv6 fixed header, ARP body).
   size_t l3_len() const {
     switch (l3_) {
-      case L3::IPv4:
-        return kIPv4HdrLen + 4 * v4_option_words_;
-      case L3::IPv6:
-        return kIPv6HdrLen;
-      case L3::ARP:
-        return 28;
-      case L3::None:
-        break;
+      case L3::IPv4: return kIPv4HdrLen + 4 * v4_option_words_;
+      case L3::IPv6: return kIPv6HdrLen;
+      case L3::ARP: return 28;
+      case L3::None: break;
     }
     return 0;
   }
@@ -161,17 +157,10 @@ class PacketBuilder {
 
     std::vector<uint8_t> l4 = build_l4();
     switch (l3_) {
-      case L3::IPv4:
-        build_ipv4(f, l4);
-        break;
-      case L3::IPv6:
-        build_ipv6(f, l4);
-        break;
-      case L3::ARP:
-        build_arp(f);
-        break;
-      case L3::None:
-        break;
+      case L3::IPv4: build_ipv4(f, l4); break;
+      case L3::IPv6: build_ipv6(f, l4); break;
+      case L3::ARP: build_arp(f); break;
+      case L3::None: break;
     }
     if (truncate_ && *truncate_ < f.size()) f.resize(*truncate_);
     return f;
@@ -219,14 +208,10 @@ class PacketBuilder {
 
   uint16_t ethertype() const {
     switch (l3_) {
-      case L3::IPv4:
-        return kEthIPv4;
-      case L3::IPv6:
-        return kEthIPv6;
-      case L3::ARP:
-        return kEthARP;
-      case L3::None:
-        break;
+      case L3::IPv4: return kEthIPv4;
+      case L3::IPv6: return kEthIPv6;
+      case L3::ARP: return kEthARP;
+      case L3::None: break;
     }
     return 0x88b5;  // IEEE local experimental EtherType
   }
@@ -234,18 +219,12 @@ class PacketBuilder {
   // The IP protocol number of the L4 part (with none: 253 experimental, IPv6 59 no next header).
   uint8_t l4_proto() const {
     switch (l4_) {
-      case L4::UDP:
-        return kIpProtoUdp;
-      case L4::TCP:
-        return IPPROTO_TCP;
-      case L4::ICMP:
-        return IPPROTO_ICMP;
-      case L4::ICMPv6:
-        return kIpProtoIcmpv6;
-      case L4::Other:
-        return other_proto_;
-      case L4::None:
-        break;
+      case L4::UDP: return kIpProtoUdp;
+      case L4::TCP: return IPPROTO_TCP;
+      case L4::ICMP: return IPPROTO_ICMP;
+      case L4::ICMPv6: return kIpProtoIcmpv6;
+      case L4::Other: return other_proto_;
+      case L4::None: break;
     }
     return l3_ == L3::IPv6 ? 59 : 253;
   }
@@ -280,18 +259,13 @@ class PacketBuilder {
         if (tcp_syn_options_) l4.insert(l4.end(), {4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7});
         l4_checksum(l4, IPPROTO_TCP, 16);
         break;
-      case L4::ICMP:
-        l4 = {icmp_type_, icmp_code_, 0, 0, 0, 1, 0, 1};
-        break;  // echo request's layout
+      case L4::ICMP: l4 = {icmp_type_, icmp_code_, 0, 0, 0, 1, 0, 1}; break;  // echo request's layout
       case L4::ICMPv6:
         l4 = {icmp_type_, icmp_code_, 0, 0};
         l4.resize(24, 0);  // reserved word + 16-byte target address
         break;
-      case L4::Other:
-        l4.assign(payload_len_, 0x5a);
-        break;
-      case L4::None:
-        break;
+      case L4::Other: l4.assign(payload_len_, 0x5a); break;
+      case L4::None: break;
     }
     return l4;
   }
