@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_suggest.sh - agent suggest on real traffic: a lab agent in dry run with one rule
-# (rate 1000, burst 2000) and the mix: 1,000 clients at known rates (500 at 1 pps,
+# (rate 1000, burst 2000) and a mix of 1,000 clients at known rates (500 at 1 pps,
 # 300 at 2 pps, 200 at 5 pps) spread over twenty /24s (about 105 pps each together),
 # 5 abusers at 100 pps (20 x the busiest clients) in a /24 of their own, and a /24 whose
 # 250 sources send 6 pps each (1,500 pps together: each source ordinary, the prefix a

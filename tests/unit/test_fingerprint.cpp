@@ -113,7 +113,7 @@ TEST(Fingerprint, TcpFlagsText) {
   EXPECT_EQ(dt::tcp_flags_text(0xff), "FIN,SYN,RST,PSH,ACK,URG,ECE,CWR");
 }
 
-// The case: an NTP reflection flood (UDP sport 123, 482 bytes, 50 reflectors) and
+// What a fingerprint must tell apart: an NTP reflection flood (UDP sport 123, 482 bytes, 50 reflectors) and
 // ordinary traffic (TCP to 443 and DNS answers of varied lengths, 200 clients).
 std::vector<dt::Sample> reflection_mix() {
   std::vector<dt::Sample> s;

@@ -77,7 +77,7 @@ TEST(SuggestStats, RefusedHitsFluidBucket) {
 }
 
 TEST(SuggestStats, ThousandClientsAndAbusers) {
-  // The mix: 1,000 clients at 1..10 pps, five abusers at 20 x the most a client sends.
+  // A suggest workload: 1,000 clients at 1..10 pps, five abusers at 20 x the most a client sends.
   std::vector<dt::HitSeries> s;
   for (int i = 0; i < 1000; i++) s.emplace_back(30, static_cast<uint32_t>(1 + i % 10));
   for (int i = 0; i < 5; i++) s.emplace_back(30, 200u);
