@@ -53,14 +53,7 @@ bool parse_rule_escalate(const RuleSet &rs, const Value &t, PacketRule *r, std::
     return *err =
                file_line(rs, static_cast<int>(v.at("factor").location().line())) + "escalate 'factor' must be a number",
            false;
-  if (v.contains("sources")) {
-    const Value &s = v.at("sources");
-    if (!s.is_boolean())
-      return *err = file_line(rs, static_cast<int>(s.location().line())) +
-                    "escalate 'sources' must be true or false (without quotes)",
-             false;
-    c.sources = s.as_boolean();
-  }
+  if (!get_bool(rs, v, "sources", &c.sources, err, "escalate ")) return false;
   if (!v.contains("max") && c.max_ns < c.ban_ns) c.max_ns = c.ban_ns;  // a long ban and no max: the ban is the max
   std::string why;
   if (!validate_escalate(c, &why)) return *err = file_line(rs, line) + "rule '" + r->name + "': escalate " + why, false;

@@ -139,16 +139,8 @@ bool parse_rule_limits(const RuleSet &rs, const Value &t, int line, const std::s
 
 // `dry_run = true`: the rule decides and counts as if enforcing, and drops nothing.
 bool parse_rule_dry_run(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
-  if (!t.contains("dry_run")) return true;
-  const Value &v = t.at("dry_run");
-  if (!v.is_boolean()) {
-    *err = file_line(rs, static_cast<int>(v.location().line())) +
-           "'dry_run' must be true or false (without quotes): dry_run = true counts what the rule would drop "
-           "and drops nothing";
-    return false;
-  }
-  r->dry_run = v.as_boolean();
-  return true;
+  return get_bool(rs, t, "dry_run", &r->dry_run, err, "",
+                  ": dry_run = true counts what the rule would drop and drops nothing");
 }
 
 // `attack_drops = N`: the rule's own threshold for attack events (docs/events.md), 0: none.
@@ -272,11 +264,11 @@ bool parse_rule_prefix_limits(const RuleSet &rs, const Value &t, PacketRule *r, 
 // (bpf/syncookie.bpf.h). Checked after prefix_limits: a throttle rule of TCP with prefix
 // budgets only (no other rule has a SYN to answer, or a budget to spare it).
 bool parse_rule_syn_cookies(const RuleSet &rs, const Value &t, PacketRule *r, std::string *err) {
-  if (!t.contains("syn_cookies")) return true;
-  const Value &v = t.at("syn_cookies");
-  const std::string at = file_line(rs, static_cast<int>(v.location().line())) + "rule '" + r->name + "': ";
-  if (!v.is_boolean()) return *err = at + "'syn_cookies' must be true or false (without quotes)", false;
-  if (!v.as_boolean()) return true;
+  bool on = false;
+  if (!get_bool(rs, t, "syn_cookies", &on, err, "rule '" + r->name + "': ")) return false;
+  if (!on) return true;
+  const std::string at =
+      file_line(rs, static_cast<int>(t.at("syn_cookies").location().line())) + "rule '" + r->name + "': ";
   if (r->action != RuleAction::Throttle)
     return *err = at + "only throttle rules take syn_cookies ('" + rule_action_name(r->action) +
                   "' has no budget to answer for)",

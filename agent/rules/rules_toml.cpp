@@ -166,6 +166,18 @@ bool get_string(const RuleSet &rs, const Value &t, const char *k, std::string *o
   return true;
 }
 
+bool get_bool(const RuleSet &rs, const Value &t, const char *k, bool *out, std::string *err, const std::string &before,
+              const std::string &after) {
+  if (!t.contains(k)) return true;
+  const Value &v = t.at(k);
+  if (!v.is_boolean())
+    return *err = file_line(rs, static_cast<int>(v.location().line())) + before + "'" + k +
+                  "' must be true or false (without quotes)" + after,
+           false;
+  *out = v.as_boolean();
+  return true;
+}
+
 bool each_table(const RuleSet &rs, const Value &root, const char *key, std::string *err,
                 const std::function<bool(const Value &table)> &one) {
   if (!root.contains(key)) return true;

@@ -32,6 +32,10 @@ bool rate_burst(const RuleSet &rs, const Value &t, int line, double *rate, uint6
 bool parse_adaptive(const RuleSet &rs, const Value &t, AdaptiveConfig *out, std::string *err);
 // The string value of key k in table t.
 bool get_string(const RuleSet &rs, const Value &t, const char *k, std::string *out, std::string *err);
+// The boolean key k of table t into *out, if t has it (else *out is left as it is). Not a
+// boolean: "FILE:LINE: " + `before` + "'k' must be true or false (without quotes)" + `after`.
+bool get_bool(const RuleSet &rs, const Value &t, const char *k, bool *out, std::string *err,
+              const std::string &before = "", const std::string &after = "");
 // Each table of the array `key` of the document ([[rule]], [[tag]]), in file order, given to
 // `one` (which fills *err when it returns false); none if the file has no `key`.
 bool each_table(const RuleSet &rs, const Value &root, const char *key, std::string *err,
