@@ -90,13 +90,18 @@ constexpr const char *kPeer6 = "2001:2::9";
 
 PacketBuilder v4(const std::string &src = kPeer4) { return PacketBuilder().ipv4(src); }
 PacketBuilder v6(const std::string &src = kPeer6) { return PacketBuilder().ipv6(src); }
+// A TCP segment of the peer's (or of `src`) from sport to dport.
+PacketBuilder seg4(uint16_t sport, uint16_t dport, uint8_t flags, const std::string &src = kPeer4) {
+  return v4(src).tcp(dport, flags).ports(sport, dport);
+}
+PacketBuilder seg6(uint16_t sport, uint16_t dport, uint8_t flags, const std::string &src = kPeer6) {
+  return v6(src).tcp(dport, flags).ports(sport, dport);
+}
 
 // A peer's SUB connecting to our PUB: its first SYN has no socket to find yet.
 TEST_F(XdpExempt, ASynToOurListenPortPasses) {
-  expect_exempt(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
-                "a SYN to our --listen port");
-  expect_exempt(v6().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer6,
-                "IPv6: a SYN to our --listen port");
+  expect_exempt(seg4(kEphemeral, kListenPort, kSyn).build(), kPeer4, "a SYN to our --listen port");
+  expect_exempt(seg6(kEphemeral, kListenPort, kSyn).build(), kPeer6, "IPv6: a SYN to our --listen port");
   expect_exempt(v4().ipv4_options(2).tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
                 "IPv4 options, then a SYN");
   expect_exempt(v4().ipv4_frag_field(0x2000).tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
@@ -109,11 +114,9 @@ TEST_F(XdpExempt, ASynToOurListenPortPasses) {
 TEST_F(XdpExempt, SpoofedSegmentsFromTheReportPortAreThrottled) {
   for (const uint8_t flags : {kSyn, kAck, kRst, kPshAck, kSynAck}) {
     const std::string f = " (TCP flags " + std::to_string(flags) + ")";
-    expect_throttled(v4().tcp(kSsh, flags).ports(kPeerPort, kSsh).build(), kPeer4,
-                     "from the report port to port 22" + f);
-    expect_throttled(v6().tcp(kSsh, flags).ports(kPeerPort, kSsh).build(), kPeer6,
-                     "IPv6: from the report port to port 22" + f);
-    expect_throttled(v4().tcp(kEphemeral, flags).ports(kPeerPort, kEphemeral).build(), kPeer4,
+    expect_throttled(seg4(kPeerPort, kSsh, flags).build(), kPeer4, "from the report port to port 22" + f);
+    expect_throttled(seg6(kPeerPort, kSsh, flags).build(), kPeer6, "IPv6: from the report port to port 22" + f);
+    expect_throttled(seg4(kPeerPort, kEphemeral, flags).build(), kPeer4,
                      "from the report port to a port without a connection" + f);
   }
   const auto b = bucket(kPeer4);
@@ -124,10 +127,8 @@ TEST_F(XdpExempt, SpoofedSegmentsFromTheReportPortAreThrottled) {
 TEST_F(XdpExempt, SegmentsToOurListenPortOfNoConnectionAreThrottled) {
   for (const uint8_t flags : {kAck, kRst, kPshAck, kSynAck, kFinAck}) {
     const std::string f = " (TCP flags " + std::to_string(flags) + ")";
-    expect_throttled(v4().tcp(kListenPort, flags).ports(kEphemeral, kListenPort).build(), kPeer4,
-                     "to our --listen port" + f);
-    expect_throttled(v6().tcp(kListenPort, flags).ports(kEphemeral, kListenPort).build(), kPeer6,
-                     "IPv6: to our --listen port" + f);
+    expect_throttled(seg4(kEphemeral, kListenPort, flags).build(), kPeer4, "to our --listen port" + f);
+    expect_throttled(seg6(kEphemeral, kListenPort, flags).build(), kPeer6, "IPv6: to our --listen port" + f);
   }
 }
 
@@ -238,17 +239,15 @@ TEST_F(XdpExempt, UdpFromAPeersAddressIsThrottled) {
 }
 
 TEST_F(XdpExempt, OtherTrafficFromAPeersAddressIsThrottled) {
-  expect_throttled(v4().tcp(80, kSyn).ports(kEphemeral, 80).build(), kPeer4, "TCP from the peer to port 80");
-  expect_throttled(v6().tcp(80, kSyn).ports(kEphemeral, 80).build(), kPeer6, "IPv6 TCP from the peer to port 80");
+  expect_throttled(seg4(kEphemeral, 80, kSyn).build(), kPeer4, "TCP from the peer to port 80");
+  expect_throttled(seg6(kEphemeral, 80, kSyn).build(), kPeer6, "IPv6 TCP from the peer to port 80");
   expect_throttled(v4().build(), kPeer4, "IPv4, another protocol");
 }
 
 TEST_F(XdpExempt, TheSideOfThePortMatters) {
   // The report port is exempt as a source port only, ours as a destination only.
-  expect_throttled(v4().tcp(kPeerPort, kSyn).ports(kEphemeral, kPeerPort).build(), kPeer4,
-                   "a SYN to the peer's report port");
-  expect_throttled(v6().tcp(kEphemeral, kSyn).ports(kListenPort, kEphemeral).build(), kPeer6,
-                   "a SYN from our --listen port");
+  expect_throttled(seg4(kEphemeral, kPeerPort, kSyn).build(), kPeer4, "a SYN to the peer's report port");
+  expect_throttled(seg6(kListenPort, kEphemeral, kSyn).build(), kPeer6, "a SYN from our --listen port");
 }
 
 TEST_F(XdpExempt, FragmentsAreNotExempt) {
@@ -264,9 +263,9 @@ TEST_F(XdpExempt, FragmentsAreNotExempt) {
 }
 
 TEST_F(XdpExempt, OtherAddressesOnTheClusterPortsAreThrottled) {
-  expect_throttled(v4("198.18.9.10").tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), "198.18.9.10",
+  expect_throttled(seg4(kEphemeral, kListenPort, kSyn, "198.18.9.10").build(), "198.18.9.10",
                    "a SYN to our port from another address");
-  expect_throttled(v6("2001:2:0:1::9").tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), "2001:2:0:1::9",
+  expect_throttled(seg6(kEphemeral, kListenPort, kSyn, "2001:2:0:1::9").build(), "2001:2:0:1::9",
                    "IPv6: a SYN to our port from another address");
 }
 
@@ -275,11 +274,9 @@ TEST_F(XdpExempt, TheMapIsOnlyConsultedWithTheFlag) {
   ASSERT_EQ(update_config_flags(config_fd(), 0, DT_CFG_EXEMPT), 0);
   auto c = new_collector();
   ASSERT_EQ(c->enable(true), 0);
-  expect_exempt(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
-                "a SYN to our port, exemption on");
+  expect_exempt(seg4(kEphemeral, kListenPort, kSyn).build(), kPeer4, "a SYN to our port, exemption on");
   c->disable();
-  expect_throttled(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
-                   "a SYN to our port, exemption off");
+  expect_throttled(seg4(kEphemeral, kListenPort, kSyn).build(), kPeer4, "a SYN to our port, exemption off");
 }
 
 TEST_F(XdpExempt, OnlyPortsWithTheirBitAreLookedUp) {
@@ -287,8 +284,7 @@ TEST_F(XdpExempt, OnlyPortsWithTheirBitAreLookedUp) {
   const dt_cluster_ports none{};
   const uint32_t zero = 0;
   ASSERT_EQ(bpf_map_update_elem(cluster_ports_fd(), &zero, &none, BPF_ANY), 0);
-  expect_throttled(v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer4,
-                   "a SYN to our port, its bit clear");
+  expect_throttled(seg4(kEphemeral, kListenPort, kSyn).build(), kPeer4, "a SYN to our port, its bit clear");
 }
 
 TEST_F(XdpExempt, AReplacedSetLeavesNoOldEntry) {
@@ -296,15 +292,13 @@ TEST_F(XdpExempt, AReplacedSetLeavesNoOldEntry) {
   // exactly the new set, whatever the map held, and says what that was.
   ASSERT_NO_FATAL_FAILURE(install({"tcp://198.18.9.20:7800"}, "tcp://*:7810", 2));
   EXPECT_EQ(before_.size(), 4u) << "the set of SetUp, read back from the map";
-  expect_exempt(v4("198.18.9.20").tcp(7810, kSyn).ports(kEphemeral, 7810).build(), "198.18.9.20",
-                "a SYN from the new peer");
-  expect_throttled(v4().tcp(7810, kSyn).ports(kEphemeral, 7810).build(), kPeer4, "a SYN from the removed peer");
-  expect_throttled(v6().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort).build(), kPeer6,
-                   "a SYN to the port we no longer listen on");
+  expect_exempt(seg4(kEphemeral, 7810, kSyn, "198.18.9.20").build(), "198.18.9.20", "a SYN from the new peer");
+  expect_throttled(seg4(kEphemeral, 7810, kSyn).build(), kPeer4, "a SYN from the removed peer");
+  expect_throttled(seg6(kEphemeral, kListenPort, kSyn).build(), kPeer6, "a SYN to the port we no longer listen on");
 }
 
 TEST_F(XdpExempt, ATcpHeaderCutBeforeItsFlagsIsNotExempt) {
-  PacketBuilder b = v4().tcp(kListenPort, kSyn).ports(kEphemeral, kListenPort);
+  PacketBuilder b = seg4(kEphemeral, kListenPort, kSyn);
   b.truncate(b.l3_offset() + kIPv4HdrLen + 13);
   expect_throttled(b.build(), kPeer4, "13 bytes of TCP header");
 }
