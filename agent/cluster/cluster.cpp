@@ -189,16 +189,12 @@ void Cluster::handle_message(const void *data, size_t len, uint64_t now_ns) {
   if (served.over_budget) counters_.rejected["resend over budget"]++;
   switch (r.plan.kind) {
     case InboundKind::Dropped:
-    case InboundKind::ResendRequest:
-      return;
-    case InboundKind::Bans:
-      return apply_bans(h, body, a, now_ns);
-    case InboundKind::Verified:
-      return apply_verified(h, body, a, now_ns);
+    case InboundKind::ResendRequest: return;
+    case InboundKind::Bans: return apply_bans(h, body, a, now_ns);
+    case InboundKind::Verified: return apply_verified(h, body, a, now_ns);
     case InboundKind::Directed:
     case InboundKind::Relay:
-    case InboundKind::Report:
-      break;
+    case InboundKind::Report: break;
   }
   if (r.plan.stale) return skip_stale(h, r.stale_hits, a, now_ns);
   apply_received(h, body, r, now_ns);
@@ -247,8 +243,7 @@ bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
   const VerifyResult v = verifier_.verify(data, len);
   std::string detail;
   switch (v.check) {
-    case SignatureCheck::Ok:
-      return true;
+    case SignatureCheck::Ok: return true;
     case SignatureCheck::Malformed:  // the decoder would stop at the same place
       reject(decode_error_name(v.malformed), len, version_detail(v.malformed, data, len), reject_log_, now_ns);
       return false;
@@ -264,8 +259,7 @@ bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
     case SignatureCheck::HubReport:
       detail = " from " + v.node_id + ", a role = hub key: it may sign only a summing hub's aggregate reports";
       break;
-    case SignatureCheck::NotHub:
-      break;  // aggregates only (cluster_aggregates.cpp)
+    case SignatureCheck::NotHub: break;  // aggregates only (cluster_aggregates.cpp)
   }
   reject(signature_check_name(v.check), len, detail, auth_log_, now_ns);
   return false;
@@ -395,27 +389,13 @@ bool Cluster::publish_out(const Outgoing &o) {
   if (!publish(*o.bytes)) return false;
   const uint64_t n = o.bytes->size();
   switch (o.kind) {
-    case OutKind::Report:
-      counters_.messages_sent++, counters_.bytes_sent += n;
-      break;
-    case OutKind::Directed:
-      counters_.directed_sent++, counters_.directed_bytes_sent += n;
-      break;
-    case OutKind::Relay:
-      counters_.relays_sent++, counters_.messages_sent++, counters_.bytes_sent += n;
-      break;
-    case OutKind::Bans:
-      counters_.ban_messages_sent++, counters_.bytes_sent += n;
-      break;
-    case OutKind::Verified:
-      counters_.verified_messages_sent++, counters_.bytes_sent += n;
-      break;
-    case OutKind::ResendRequest:
-      counters_.resend_requests_sent++, counters_.resend_request_bytes += n;
-      break;
-    case OutKind::Resent:
-      counters_.resent_messages++, counters_.resent_bytes += n;
-      break;
+    case OutKind::Report: counters_.messages_sent++, counters_.bytes_sent += n; break;
+    case OutKind::Directed: counters_.directed_sent++, counters_.directed_bytes_sent += n; break;
+    case OutKind::Relay: counters_.relays_sent++, counters_.messages_sent++, counters_.bytes_sent += n; break;
+    case OutKind::Bans: counters_.ban_messages_sent++, counters_.bytes_sent += n; break;
+    case OutKind::Verified: counters_.verified_messages_sent++, counters_.bytes_sent += n; break;
+    case OutKind::ResendRequest: counters_.resend_requests_sent++, counters_.resend_request_bytes += n; break;
+    case OutKind::Resent: counters_.resent_messages++, counters_.resent_bytes += n; break;
   }
   return true;
 }

@@ -99,8 +99,7 @@ void Cluster::log_refusal(const ReportHeader &h, const Arrival &a, uint64_t now_
                   "(nothing applied)",
                   stream_name(h.stream), h.node_id.c_str());
       break;
-    case Refusal::None:
-      break;
+    case Refusal::None: break;
   }
 }
 

@@ -60,20 +60,13 @@ void sign_message(std::string &msg, const SigningKey &key) {
 
 const char *signature_check_name(SignatureCheck c) {
   switch (c) {
-    case SignatureCheck::Ok:
-      return "ok";
-    case SignatureCheck::Malformed:
-      return "malformed";
-    case SignatureCheck::Unsigned:
-      return "unsigned";
-    case SignatureCheck::UnknownNode:
-      return "unknown_node";
-    case SignatureCheck::BadSignature:
-      return "bad_signature";
-    case SignatureCheck::HubReport:
-      return "hub_report";
-    case SignatureCheck::NotHub:
-      return "not_hub";
+    case SignatureCheck::Ok: return "ok";
+    case SignatureCheck::Malformed: return "malformed";
+    case SignatureCheck::Unsigned: return "unsigned";
+    case SignatureCheck::UnknownNode: return "unknown_node";
+    case SignatureCheck::BadSignature: return "bad_signature";
+    case SignatureCheck::HubReport: return "hub_report";
+    case SignatureCheck::NotHub: return "not_hub";
   }
   return "?";
 }
