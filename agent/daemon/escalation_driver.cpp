@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "common/runtime_files.h"
 #include "dthrottle/bucket.h"
+#include "policy/escalation_rows.h"
 
 namespace dt {
 namespace {
@@ -309,19 +310,13 @@ EscalationStatus EscalationDriver::status() {
 
 std::string EscalationDriver::status_json() {
   const EscalationStatus s = status();
-  const EscalationCounters &c = s.counters;
-  return dump_json(Json{{"rules", s.rules},
-                        {"bans", c.bans},
-                        {"would_ban", c.would_ban},
-                        {"cap_reached", c.cap_reached},
-                        {"exempt", c.exempt},
-                        {"failed", s.failed},
-                        {"offences", c.offences},
-                        {"evicted", c.evicted},
-                        {"learned", c.learned},
-                        {"tracked", s.tracked},
-                        {"in_force", s.in_force},
-                        {"max_in_force", s.max_in_force}});
+  Json j = Json::object();
+  j["rules"] = s.rules;
+  for (const EscalationCounterRow &r : kEscalationCounterRows) j[r.json] = r.value(s);
+  j["tracked"] = s.tracked;
+  j["in_force"] = s.in_force;
+  j["max_in_force"] = s.max_in_force;
+  return dump_json(j);
 }
 
 std::string EscalationDriver::status_text() {

@@ -12,6 +12,7 @@
 #include "bans/ban_store.h"
 #include "dataplane/policy.h"
 #include "metrics/metrics.h"
+#include "policy/escalation_rows.h"
 
 namespace dt {
 namespace {
@@ -279,17 +280,12 @@ void render_adaptive(Exposition &x, const MetricsSnapshot &snap) {
 
 // Escalation (docs/rules.md "Escalation"): the automatic bans and why some were not made.
 void render_escalation(Exposition &x, const EscalationStatus &e) {
-  const EscalationCounters &c = e.counters;
-  x.family("dthrottle_escalation_total", "counter",
-           "Escalation's decisions: ban (automatic bans made), would_ban (dry run: bans it would have made), "
-           "cap_reached (not made: --auto-ban-max automatic bans in force), exempt (offenders never banned: allow "
-           "list, verified, the cluster's peers, too wide), failed (the ban could not be written), offence "
-           "(offences started), evicted (offenders forgotten to stay within the tracking cap), learned (peers' "
-           "automatic bans taken into the offenders' history).");
-  const std::pair<const char *, uint64_t> rows[] = {
-      {"ban", c.bans},      {"would_ban", c.would_ban}, {"cap_reached", c.cap_reached}, {"exempt", c.exempt},
-      {"failed", e.failed}, {"offence", c.offences},    {"evicted", c.evicted},         {"learned", c.learned}};
-  for (const auto &[what, n] : rows) x.sample("dthrottle_escalation_total", {{"what", what}}, n);
+  std::string help = "Escalation's decisions:";
+  for (const EscalationCounterRow &r : kEscalationCounterRows)
+    help += std::string(&r == kEscalationCounterRows ? " " : ", ") + r.what + " (" + r.meaning + ")";
+  x.family("dthrottle_escalation_total", "counter", (help + ".").c_str());
+  for (const EscalationCounterRow &r : kEscalationCounterRows)
+    x.sample("dthrottle_escalation_total", {{"what", r.what}}, r.value(e));
   x.gauge("dthrottle_escalation_bans_in_force", "Automatic bans (and dry run's would-bans) in force.",
           static_cast<double>(e.in_force));
   x.gauge("dthrottle_escalation_offenders", "Offenders escalation tracks.", static_cast<double>(e.tracked));
