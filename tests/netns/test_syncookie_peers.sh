@@ -2,8 +2,8 @@
 # test_syncookie_peers.sh - a client a SYN cookie verified on one host is not challenged on
 # another (docs/rules.md "SYN cookies"): the verified sources travel between peers.
 #
-# Two hosts in a mesh with keys, reports every 200 ms, each with a real TCP listener (socat)
-# on port 8080 and the same rule for SYNs to it: a per-source budget the client stays
+# Two hosts in a mesh with keys, reports every 200 ms, each with a real TCP listener
+# (line_server.py) on port 8080 and the same rule for SYNs to it: a per-source budget the client stays
 # within, a v4/16 prefix budget a small spoofed SYN flood of the client's /16 (pktgen, on
 # both hosts' links) keeps spent, and syn_cookies = true. The client (198.18.0.2, the
 # kernel's TCP stack) has a link to each host and counts the SYN-ACKs of window 0 it gets
@@ -35,33 +35,24 @@ CONNS=5
 FLOOD_PPS=3000
 FLOOD_SRC=198.18.100.0 # + 256: the flood's sources, routed back to the client's link
 
-for tool in socat nft clang; do
-	command -v "$tool" >/dev/null || { echo "FAIL setup: $tool is missing (scripts/deps.sh installs it)"; exit 1; }
-done
+syncookie_tools
 lab_init dtsp
 mlab_up 2
 
 # The client's address on both links, a host route to each host; the pass-all XDP program at
-# its ends drains what XDP_TX sends back out of a veth (see test_syncookies.sh).
-PASS_OBJ=$WORK/foreign.bpf.o
-clang -O2 -g -target bpf -I"/usr/include/$(uname -m)-linux-gnu" -c "$DT_ROOT/tests/netns/foreign.bpf.c" \
-	-o "$PASS_OBJ" || die "cannot build the pass-all XDP program (tests/netns/foreign.bpf.c)"
+# its ends drains what XDP_TX sends back out of a veth (lib/syncookies.sh).
 for i in 1 2; do
 	ip -n "$C_NS" addr add "$CLIENT/32" dev "${M_CIF[i]}" &&
-		ip -n "$C_NS" route add "${M_IP[i]}/32" dev "${M_CIF[i]}" src "$CLIENT" &&
-		ip -n "$C_NS" link set dev "${M_CIF[i]}" xdp obj "$PASS_OBJ" sec xdp ||
+		ip -n "$C_NS" route add "${M_IP[i]}/32" dev "${M_CIF[i]}" src "$CLIENT" ||
 		die "cannot give the client its address and route to h$i"
+	pass_all_xdp "$C_NS:${M_CIF[i]}"
 	# Replies to the flood's sources go to the client's link (dropped there), not to ARP.
 	ip -n "${M_NS[i]}" route add "$FLOOD_SRC/24" via "$CLIENT" dev "${M_DIF[i]}" onlink ||
 		die "cannot route the flood's replies on h$i"
-	nsenter --net="/run/netns/${M_NS[i]}" -- socat "TCP-LISTEN:$PORT,reuseaddr,fork,backlog=1024" \
-		SYSTEM:'echo dthrottle-ok' >"$WORK/listener-$i.log" 2>&1 &
-	LAB_PIDS[listener-$i]=$!
+	line_listener "${M_NS[i]}" "$PORT" "h$i" || die "the listener of h$i did not start"
 done
 ip -n "$C_NS" addr add "$OTHER/32" dev "${M_CIF[2]}" && ip -n "$C_NS" addr add "$THIRD/32" dev "${M_CIF[2]}" ||
 	die "cannot add the control addresses"
-listening() { [ -n "$(in_ns "${M_NS[$1]}" ss -Hltn "sport = :$PORT")" ]; }
-for i in 1 2; do wait_until 10 listening "$i" || die "the listener of h$i did not start"; done
 
 # SYN-ACKs of window 0 from host I to ADDR, counted at the client.
 in_ns "$C_NS" nft -f - <<EOF || die "cannot add the client's nftables counters"
@@ -78,19 +69,7 @@ EOF
 # client, 3: h2 to the control address).
 cookies_seen() { in_ns "$C_NS" nft list chain inet dtsp_count in | grep -o 'packets [0-9]*' | sed -n "$1p" | cut -d' ' -f2; }
 
-cat >"$WORK/rules.toml" <<EOF
-version = 1
-[[rule]]
-name = "web-syn"
-cidr = "0.0.0.0/0"
-proto = "tcp"
-dport = $PORT
-syn = true
-rate = 100
-burst = 200
-prefix_limits = [ { prefix = "v4/16", rate = 20, burst = 5 } ]
-syn_cookies = true
-EOF
+syn_rule "$WORK/rules.toml" "$PORT" 100 200 20 5 "syn_cookies = true"
 declare -A CUR_AGENT=()
 HOSTS=2
 PERIOD=200ms
