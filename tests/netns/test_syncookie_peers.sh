@@ -21,8 +21,11 @@
 # reload` says so, and a third address h2 verifies then is learned at h1. 5. The file says h3
 # again: the reload deletes what h2 verified from h1's verified map (`agent explain` on h1:
 # the third address is no longer verified; verified.withdrawn), the client h1 verified
-# itself stays verified.
-# About 20 s; everything it creates goes with the lab.
+# itself stays verified. 6. The file says all; a fourth address h2 verifies is learned at h1;
+# h2 leaves h1's --peers-file: the reload deletes that address from h1's verified map as in 5
+# (a peer no longer in the cluster vouches for no one, whatever --peer-verified says), the
+# client h1 verified itself stays verified.
+# About 25 s; everything it creates goes with the lab.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=syncookie_peers
@@ -31,6 +34,7 @@ PORT=8080
 CLIENT=198.18.0.2
 OTHER=198.18.0.3
 THIRD=198.18.0.4
+FOURTH=198.18.0.5
 CONNS=5
 FLOOD_PPS=3000
 FLOOD_SRC=198.18.100.0 # + 256: the flood's sources, routed back to the client's link
@@ -51,8 +55,9 @@ for i in 1 2; do
 		die "cannot route the flood's replies on h$i"
 	line_listener "${M_NS[i]}" "$PORT" "h$i" || die "the listener of h$i did not start"
 done
-ip -n "$C_NS" addr add "$OTHER/32" dev "${M_CIF[2]}" && ip -n "$C_NS" addr add "$THIRD/32" dev "${M_CIF[2]}" ||
-	die "cannot add the control addresses"
+for a in "$OTHER" "$THIRD" "$FOURTH"; do
+	ip -n "$C_NS" addr add "$a/32" dev "${M_CIF[2]}" || die "cannot add the control address $a"
+done
 
 # SYN-ACKs of window 0 from host I to ADDR, counted at the client.
 in_ns "$C_NS" nft -f - <<EOF || die "cannot add the client's nftables counters"
@@ -74,10 +79,17 @@ declare -A CUR_AGENT=()
 HOSTS=2
 PERIOD=200ms
 # shellcheck disable=SC2034 # read by mlab_agents_start
-# h1's --peer-verified in a --config file, read again by a reload (part 4).
+# h1's --peer-verified in a --config file and its peers in a --peers-file, both read again by
+# a reload (parts 4 to 6); h2's on the command line. A mesh all the same, started host by host.
 echo "peer-verified = h3" >"$WORK/h1.conf"
-declare -A MLAB_HOST_OPTS=([1]="--config $WORK/h1.conf" [2]="--peer-verified h1")
-mlab_agents_start sp mesh --rules "$WORK/rules.toml" --stats-interval 10m
+mlab_peers 1 >"$WORK/h1.peers"
+declare -A MLAB_HOST_OPTS=([1]="--config $WORK/h1.conf --peers-file $WORK/h1.peers"
+	[2]="--peer-verified h1 --peers $(mlab_peers 2)")
+mlab_agents_start sp local --rules "$WORK/rules.toml" --stats-interval 10m --period "$PERIOD"
+for i in 1 2; do
+	# shellcheck disable=SC2046
+	mlab_wait_peers "sp$i" 1 10 $(mlab_others "$i") || die "the agent of h$i did not hear its peer within 10 s"
+done
 
 # counter I KEY: a number of host I's `agent stats --json` (a global counter, or a cluster one
 # by its path, e.g. .cluster.verified.learned).
@@ -137,34 +149,53 @@ check_ge peers/h2-verified-hits "h2's verified_hits after the client's connects 
 explained=$("$AGENT" explain "$CLIENT" --pin-dir "${M_PIN[2]}" --watch 0 2>&1)
 check peers/h2-explain "agent explain on h2 does not say the client is verified: $(grep -i verified <<<"$explained")" \
 	grep -q 'verified (SYN cookies): yes, for' <<<"$explained"
-# --- 4. h1's --config file lists h2 now: a reload takes it --------------------------------------
-echo "peer-verified = h2" >"$WORK/h1.conf"
-reload_out=$("$AGENT" reload --pin-dir "${M_PIN[1]}" 2>&1)
-check peers/reload-says "agent reload on h1 does not say --peer-verified changed (it said: $reload_out)" \
-	grep -q -- '--peer-verified: h2 (was h3)' <<<"$reload_out"
-learned0=$(counter 1 .cluster.verified.learned)
-ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$THIRD" || die "cannot route from $THIRD"
-check_eq peers/third-connects "connections from $THIRD to h2 that completed (of 1)" "$(connect "${M_IP[2]}" 1)" 1
-check peers/h1-learns-after-reload "h1 did not learn h2's verified source within 5 s of the reload (verified.learned $(counter 1 .cluster.verified.learned), was $learned0)" \
-	wait_until 5 counter_ge 1 .cluster.verified.learned $((learned0 + 1))
-# --- 5. h2 off h1's --peer-verified again: what h2 verified is no longer verified at h1 ----------
+# reload_h1 CHECK SAYS: `agent reload` of h1 (its output in RELOAD_OUT) must say SAYS.
+reload_h1() {
+	RELOAD_OUT=$("$AGENT" reload --pin-dir "${M_PIN[1]}" 2>&1)
+	check "peers/$1" "agent reload on h1 does not say '$2' (it said: $RELOAD_OUT)" grep -qF -- "$2" <<<"$RELOAD_OUT"
+}
 # verified_at I ADDR: `agent explain` on host I says ADDR is verified (by a cookie or a peer).
 verified_at() { "$AGENT" explain "$2" --pin-dir "${M_PIN[$1]}" --watch 0 2>&1 | grep -q 'verified (SYN cookies): yes, for'; }
 not_verified_at() { ! verified_at "$@"; }
-check peers/h1-third-verified "agent explain on h1 does not say $THIRD (h2 verified it) is verified before the reload" \
-	verified_at 1 "$THIRD"
+# h2_verifies ADDR NAME: ADDR connects to h2 (a cookie verifies it there), h1 learns it.
+h2_verifies() {
+	local learned0
+	learned0=$(counter 1 .cluster.verified.learned)
+	ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$1" || die "cannot route from $1"
+	check_eq "peers/$2-connects" "connections from $1 to h2 that completed (of 1)" "$(connect "${M_IP[2]}" 1)" 1
+	check "peers/h1-learns-$2" "h1 did not learn h2's verified source $1 within 5 s (verified.learned $(counter 1 .cluster.verified.learned), was $learned0)" \
+		wait_until 5 counter_ge 1 .cluster.verified.learned $((learned0 + 1))
+	check "peers/h1-$2-verified" "agent explain on h1 does not say $1 (h2 verified it) is verified before the reload" \
+		verified_at 1 "$1"
+}
+# withdrawn_at_h1 ADDR NAME WHY WITHDRAWN0: after a reload of h1 that did WHY, ADDR (only h2
+# verified it) is no longer verified at h1, verified.withdrawn went past WITHDRAWN0, and the
+# client h1's own cookie verified stays verified.
+withdrawn_at_h1() {
+	check "peers/h1-withdrew-$2" "$1, verified at h1 only by h2, is still verified there after a reload $3: $("$AGENT" explain "$1" --pin-dir "${M_PIN[1]}" --watch 0 2>&1 | grep -i 'verified (')" \
+		not_verified_at 1 "$1"
+	check "peers/h1-withdrawn-$2-counted" "h1's verified.withdrawn did not reach $(($4 + 1)) within 5 s of the reload (it was $(counter 1 .cluster.verified.withdrawn) right after it)" \
+		wait_until 5 counter_ge 1 .cluster.verified.withdrawn $(($4 + 1))
+	check "peers/h1-keeps-own-$2" "the client, verified at h1 by h1's own cookie, is no longer verified there after a reload $3" \
+		verified_at 1 "$CLIENT"
+}
+
+# --- 4. h1's --config file lists h2 now: a reload takes it --------------------------------------
+echo "peer-verified = h2" >"$WORK/h1.conf"
+reload_h1 reload-says '--peer-verified: h2 (was h3)'
+h2_verifies "$THIRD" third
+# --- 5. h2 off h1's --peer-verified again: what h2 verified is no longer verified at h1 ----------
 echo "peer-verified = h3" >"$WORK/h1.conf"
-reload_out=$("$AGENT" reload --pin-dir "${M_PIN[1]}" 2>&1)
-check peers/reload-removes-h2 "agent reload on h1 does not say h2 left --peer-verified (it said: $reload_out)" \
-	grep -q -- '--peer-verified: h3 (was h2)' <<<"$reload_out"
-check peers/h1-withdrew-third "$THIRD, verified at h1 only by h2, is still verified there after a reload took h2 off --peer-verified: $("$AGENT" explain "$THIRD" --pin-dir "${M_PIN[1]}" --watch 0 2>&1 | grep -i 'verified (')" \
-	not_verified_at 1 "$THIRD"
-check peers/reload-says-withdrawn "agent reload on h1 does not say it deleted h2's verified source (it said: $reload_out)" \
-	grep -q '1 verified source of the peers no longer listed deleted' <<<"$reload_out"
-check peers/h1-withdrawn-counted "h1's verified.withdrawn did not reach 1 within 5 s of the reload (it was $(counter 1 .cluster.verified.withdrawn) right after it)" \
-	wait_until 5 counter_ge 1 .cluster.verified.withdrawn 1
-check peers/h1-keeps-own "the client, verified at h1 by h1's own cookie, is no longer verified there after the reload" \
-	verified_at 1 "$CLIENT"
+reload_h1 reload-removes-h2 '--peer-verified: h3 (was h2), 1 verified source of the peers no longer listed deleted'
+withdrawn_at_h1 "$THIRD" third "took h2 off --peer-verified" 0
+# --- 6. h2 off h1's peer list, under --peer-verified all: what h2 verified goes from h1 too ----
+echo "peer-verified = all" >"$WORK/h1.conf"
+reload_h1 reload-all '--peer-verified: all (was h3)'
+h2_verifies "$FOURTH" fourth
+withdrawn0=$(counter 1 .cluster.verified.withdrawn)
+: >"$WORK/h1.peers"
+reload_h1 reload-removes-peer "peers: 1 removed (${M_CTL[2]}:7700); 0 peers; 1 verified source of the removed peers deleted"
+withdrawn_at_h1 "$FOURTH" fourth "took h2 off h1's peers (--peer-verified all)" "$withdrawn0"
 echo "syncookie_peers: h1 told $(counter 1 .cluster.verified.shared) verified sources, h2 learned" \
 	"$(counter 2 .cluster.verified.learned); h2 sent the client $(cookies_seen 2) cookies, $OTHER $(cookies_seen 3)"
 lab_finish
