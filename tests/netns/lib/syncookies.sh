@@ -49,13 +49,15 @@ pass_all_xdp() {
 # line_listener NS PORT NAME: a real TCP server in namespace NS on PORT (IPv4 and IPv6,
 # tests/netns/line_server.py: one process, no fork a connection) that answers every
 # connection with the line dthrottle-ok at once and closes it; logs to $WORK/listener-NAME.log,
-# waits until it listens (10 s), else prints its log and is false.
+# waits until it says it listens and ss sees it (30 s: Python's start under qemu's TCG took
+# more than 10), else prints its log and is false.
 line_listener() {
 	local ns=$1 port=$2 name=$3
 	nsenter --net="/run/netns/$ns" -- /usr/bin/python3 "$DT_ROOT/tests/netns/line_server.py" "$port" dthrottle-ok \
 		>"$WORK/listener-$name.log" 2>&1 &
 	LAB_PIDS[listener-$name]=$!
-	wait_until 10 listening_in "$ns" "$port" && return 0
+	wait_for_line "$WORK/listener-$name.log" '^listening$' "${LAB_PIDS[listener-$name]}" 30 &&
+		wait_until 10 listening_in "$ns" "$port" && return 0
 	echo "--- the TCP listener $name on port $port in $ns did not start:"
 	cat "$WORK/listener-$name.log"
 	return 1
