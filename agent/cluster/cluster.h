@@ -131,10 +131,11 @@ class Cluster {
   // Membership (agent reload): connects to the endpoints of `peers` not connected yet,
   // disconnects from those no longer in it, resolves every peer's and hub's name again
   // for the exempt map, and forgets the removed peers (by the address their reports came
-  // from). With CurveZMQ the --curve-peers directory is read again first (the keys of new
-  // peers, the allowlist); a new peer without a key refuses the change (false, *err) and
-  // nothing changes; the report signing keys (node id -> key) are replaced with the
-  // allowlist. Buckets are not touched.
+  // from) and the verified sources they wrote here (deleted as a reload of --peer-verified
+  // deletes them: change->verified_withdrawn). With CurveZMQ the --curve-peers directory is
+  // read again first (the keys of new peers, the allowlist); a new peer without a key
+  // refuses the change (false, *err) and nothing changes; the report signing keys (node
+  // id -> key) are replaced with the allowlist. Buckets are not touched.
   bool update_peers(const std::vector<std::string> &peers, PeersChange *change, std::string *err);
   // Every period: forgets removed peers whose last queued reports arrived after the change.
   void tick_membership(uint64_t now_ns);
@@ -176,7 +177,10 @@ class Cluster {
   bool note_arrival(const ReportHeader &h, const Arrival &a, uint64_t now_ns);
   void log_refusal(const ReportHeader &h, const Arrival &a, uint64_t now_ns);
   void log_downs(const std::vector<LivenessChange> &downs, uint64_t now_ns);
-  void forget_removed();
+  // Forgets the removed peers that reported since; how many of their verified sources it deleted.
+  size_t forget_removed();
+  // drops (VerifiedIntake) out of the verified map, at now_ns (CLOCK_MONOTONIC); how many went.
+  size_t withdraw_verified(const std::vector<VerifiedDrop> &drops, uint64_t now_ns);
   // CurveZMQ: a server that refuses our key ends the connection for good (ZeroMQ does
   // not retry after a handshake error); the refusal is logged and the connection made
   // again every kRetryRefusedNs, so a key allowed later (its reload) lets us in.

@@ -143,7 +143,8 @@ namespace dt {
   X(verified_write_failed, "verified.write_failed", "", "counter", "verified", "# failed writes", \
     "SYN cookies: peers' verified sources the verified map refused.") \
   X(verified_withdrawn, "verified.withdrawn", "", "counter", "verified", "# withdrawn (reload)", \
-    "SYN cookies: peers' verified sources deleted when a reload took their peer off --peer-verified.")
+    "SYN cookies: peers' verified sources deleted when a reload took their peer off --peer-verified or the peer " \
+    "list.")
 
 struct ClusterCounters {
 #define DT_CLUSTER_MEMBER(field, json, metric, type, line, text, help) uint64_t field = 0;

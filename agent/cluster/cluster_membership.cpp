@@ -230,24 +230,30 @@ bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *c
   for (const auto &k : gone)
     if (!exempts_address(exempt_, k)) removed_addrs_.push_back(k);
   forget_until_ns_ = mono_now_ns() + 2 * (cfg_.down_after_ns ? cfg_.down_after_ns : 5 * cfg_.period_ns);
-  forget_removed();
+  c.verified_withdrawn = forget_removed();
   *change = std::move(c);
   return true;
 }
 
 // Removed peers leave the tracker (stats, metrics): those whose reports came from a
-// removed peer's address.
-void Cluster::forget_removed() {
+// removed peer's address. The verified sources they wrote here go too, whatever
+// --peer-verified says: a peer no longer in the cluster vouches for no one.
+size_t Cluster::forget_removed() {
+  std::vector<std::string> gone;
   for (auto it = senders_.begin(); it != senders_.end();) {
     dt_key k{};
     if (key_from_string(it->second, &k) && has_key(removed_addrs_, k)) {
       if (node_.tracker().peers().count(it->first)) DT_INFO("peer %s removed: forgotten", it->first.c_str());
       node_.tracker().forget(it->first);
+      gone.push_back(it->first);
       it = senders_.erase(it);
     } else {
       ++it;
     }
   }
+  if (gone.empty()) return 0;
+  const uint64_t now_ns = mono_now_ns();
+  return withdraw_verified(verified_in_.forget_peers(gone, now_ns), now_ns);
 }
 
 void Cluster::tick_membership(uint64_t now_ns) {

@@ -90,8 +90,14 @@ void Cluster::write_learned(const std::string &from, const std::vector<VerifiedW
 // cookie here or by a listed peer's write) stays.
 size_t Cluster::set_peer_verified(const PeerSet &peers) {
   const uint64_t now_ns = mono_now_ns();
+  return withdraw_verified(verified_in_.set_peers(peers, now_ns), now_ns);
+}
+
+// Each source a peer wrote, deleted from the verified map unless verified there for longer
+// since (unwrite_verified); counted in verified.withdrawn.
+size_t Cluster::withdraw_verified(const std::vector<VerifiedDrop> &drops, uint64_t now_ns) {
   size_t deleted = 0;
-  for (const VerifiedDrop &d : verified_in_.set_peers(peers, now_ns)) {
+  for (const VerifiedDrop &d : drops) {
     switch (unwrite_verified(dp_.verified_fd(), d.key, d.expires_ns)) {
       case VerifiedUnwriteResult::Deleted:
         deleted++;

@@ -1,6 +1,7 @@
 // verified_share.cpp - sources verified by SYN cookies, between peers (see verified_share.h).
 #include "cluster_core/verified_share.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace dt {
@@ -76,21 +77,39 @@ bool VerifiedIntake::listed_holds(const dt_key &key, uint64_t now_ns) const {
 
 std::vector<VerifiedDrop> VerifiedIntake::set_peers(PeerSet peers, uint64_t now_ns) {
   peers_ = std::move(peers);
-  std::vector<VerifiedDrop> out;
-  std::unordered_map<dt_key, size_t, KeyHash, KeyEq> at;  // a source's place in `out`: two removed peers' once
+  return withdraw_if([this](const std::string &node) { return !peers_.allows(node); }, now_ns);
+}
+
+std::vector<VerifiedDrop> VerifiedIntake::forget_peers(const std::vector<std::string> &node_ids, uint64_t now_ns) {
+  return withdraw_if(
+      [&node_ids](const std::string &node) {
+        return std::find(node_ids.begin(), node_ids.end(), node) != node_ids.end();
+      },
+      now_ns);
+}
+
+// The peers that go are taken out first, so that listed_holds sees only those that stay.
+std::vector<VerifiedDrop> VerifiedIntake::withdraw_if(const std::function<bool(const std::string &)> &goes,
+                                                      uint64_t now_ns) {
+  std::vector<Held> gone;
   for (auto it = held_.begin(); it != held_.end();) {
-    if (peers_.allows(it->first)) {
+    if (!goes(it->first)) {
       ++it;
       continue;
     }
-    for (const auto &[key, expires] : it->second) {
+    held_total_ -= it->second.size();
+    gone.push_back(std::move(it->second));
+    it = held_.erase(it);
+  }
+  std::vector<VerifiedDrop> out;
+  std::unordered_map<dt_key, size_t, KeyHash, KeyEq> at;  // a source's place in `out`: two gone peers' once
+  for (const Held &h : gone) {
+    for (const auto &[key, expires] : h) {
       if (expires <= now_ns || listed_holds(key, now_ns)) continue;
       const auto [place, fresh] = at.try_emplace(key, out.size());
       if (fresh) out.push_back({key, expires});
       else if (out[place->second].expires_ns < expires) out[place->second].expires_ns = expires;
     }
-    held_total_ -= it->second.size();
-    it = held_.erase(it);
   }
   return out;
 }

@@ -20,11 +20,13 @@
 //             when a cap is reached: the map itself does not say who wrote a source.
 //   reload    a peer --peer-verified no longer lists gives up what it holds here: those
 //             of its sources no listed peer holds too are handed back, to be deleted from
-//             the verified map (set_peers).
+//             the verified map (set_peers); so does a peer taken off the peer list
+//             (forget_peers), whatever --peer-verified says.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -89,6 +91,9 @@ class VerifiedIntake {
   // peers no longer listed are forgotten; their sources still in force that no listed
   // peer holds too are returned (the caller deletes them from the verified map).
   std::vector<VerifiedDrop> set_peers(PeerSet peers, uint64_t now_ns);
+  // Peers taken off the peer list (a reload), at now_ns: forgotten as set_peers forgets
+  // the peers no longer listed, whatever --peer-verified says; the same sources returned.
+  std::vector<VerifiedDrop> forget_peers(const std::vector<std::string> &node_ids, uint64_t now_ns);
   const PeerSet &peers() const { return peers_; }
   // Peer `node_id`'s sources, in a message `age_ms` old (peer_tracker.h), at now_ns (any
   // clock, the same at every call): what to write.
@@ -110,6 +115,9 @@ class VerifiedIntake {
   // Whether `mine` may hold one more source (expired ones dropped first when at a cap).
   bool room_for_one(Held &mine, uint64_t now_ns, Swept *swept);
   void drop_expired(Held &h, uint64_t now_ns);
+  // Forgets the peers `goes` names; their sources in force that no peer left and listed
+  // holds too, once each at the latest of their expiries.
+  std::vector<VerifiedDrop> withdraw_if(const std::function<bool(const std::string &)> &goes, uint64_t now_ns);
   // Whether a peer still listed holds `key` in force at now_ns.
   bool listed_holds(const dt_key &key, uint64_t now_ns) const;
   PeerSet peers_;

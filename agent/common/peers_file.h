@@ -26,7 +26,8 @@ bool read_peers_file(const std::string &path, std::vector<std::string> *out, std
 // What a membership change did: the endpoints added and removed (tcp://host:port).
 struct PeersChange {
   std::vector<std::string> added, removed;
-  size_t total = 0;  // peers after the change
+  size_t total = 0;               // peers after the change
+  size_t verified_withdrawn = 0;  // verified sources of the removed peers deleted (Cluster::update_peers)
 };
 
 // The endpoints of `next` not in `prev` and those of `prev` not in `next`.

@@ -135,6 +135,9 @@ std::string reload_peers(ReloadTargets t) {
       t.cluster->update_peers(next, &change, &why)) {
     t.config.peers = t.cluster->peer_endpoints();
     std::string summary = describe_peers_change(change);
+    if (change.verified_withdrawn)
+      summary += "; " + std::to_string(change.verified_withdrawn) + " verified source" +
+                 (change.verified_withdrawn == 1 ? "" : "s") + " of the removed peers deleted";
     if (const std::string v = describe_peer_set_change("--peer-verified", t.cluster->peer_verified(), verified);
         !v.empty()) {
       const size_t withdrawn = t.cluster->set_peer_verified(verified);

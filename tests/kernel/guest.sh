@@ -35,6 +35,11 @@ esac
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+# devtmpfs has no /dev/fd (udev makes it on a booted system): bash's process substitution
+# (`done < <(cmd)`, in several suites) reads /dev/fd/N.
+for n in fd:/proc/self/fd stdin:/proc/self/fd/0 stdout:/proc/self/fd/1 stderr:/proc/self/fd/2; do
+	[ -e "/dev/${n%%:*}" ] || ln -s "${n#*:}" "/dev/${n%%:*}"
+done
 hostname dthrottle-guest
 ip link set lo up
 

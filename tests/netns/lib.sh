@@ -38,6 +38,7 @@
 #   lib/landed.sh        mlab_snapshot, snap_num/sum, mlab_wait_landed/steady, mlab_reporting...
 #   lib/events.sh        event_hook (an --on-event command writing a file), event_count, has_event, event_field
 #   lib/escalation.sh    the escalation suites' flood: escalation_scenario, flood_rule
+#   lib/syncookies.sh    the SYN cookie suites': syncookie_tools, syn_rule, pass_all_xdp, line_listener
 
 DT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Debian's python3 first: the suites use the Python packages `make deps` installs for it
@@ -87,3 +88,5 @@ source "$DT_ROOT/tests/netns/lib/landed.sh"
 source "$DT_ROOT/tests/netns/lib/events.sh"
 # shellcheck source=lib/escalation.sh
 source "$DT_ROOT/tests/netns/lib/escalation.sh"
+# shellcheck source=lib/syncookies.sh
+source "$DT_ROOT/tests/netns/lib/syncookies.sh"

@@ -2,8 +2,8 @@
 # test_syncookie_peers.sh - a client a SYN cookie verified on one host is not challenged on
 # another (docs/rules.md "SYN cookies"): the verified sources travel between peers.
 #
-# Two hosts in a mesh with keys, reports every 200 ms, each with a real TCP listener (socat)
-# on port 8080 and the same rule for SYNs to it: a per-source budget the client stays
+# Two hosts in a mesh with keys, reports every 200 ms, each with a real TCP listener
+# (line_server.py) on port 8080 and the same rule for SYNs to it: a per-source budget the client stays
 # within, a v4/16 prefix budget a small spoofed SYN flood of the client's /16 (pktgen, on
 # both hosts' links) keeps spent, and syn_cookies = true. The client (198.18.0.2, the
 # kernel's TCP stack) has a link to each host and counts the SYN-ACKs of window 0 it gets
@@ -21,8 +21,11 @@
 # reload` says so, and a third address h2 verifies then is learned at h1. 5. The file says h3
 # again: the reload deletes what h2 verified from h1's verified map (`agent explain` on h1:
 # the third address is no longer verified; verified.withdrawn), the client h1 verified
-# itself stays verified.
-# About 20 s; everything it creates goes with the lab.
+# itself stays verified. 6. The file says all; a fourth address h2 verifies is learned at h1;
+# h2 leaves h1's --peers-file: the reload deletes that address from h1's verified map as in 5
+# (a peer no longer in the cluster vouches for no one, whatever --peer-verified says), the
+# client h1 verified itself stays verified.
+# About 25 s; everything it creates goes with the lab.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=syncookie_peers
@@ -31,37 +34,30 @@ PORT=8080
 CLIENT=198.18.0.2
 OTHER=198.18.0.3
 THIRD=198.18.0.4
+FOURTH=198.18.0.5
 CONNS=5
 FLOOD_PPS=3000
 FLOOD_SRC=198.18.100.0 # + 256: the flood's sources, routed back to the client's link
 
-for tool in socat nft clang; do
-	command -v "$tool" >/dev/null || { echo "FAIL setup: $tool is missing (scripts/deps.sh installs it)"; exit 1; }
-done
+syncookie_tools
 lab_init dtsp
 mlab_up 2
 
 # The client's address on both links, a host route to each host; the pass-all XDP program at
-# its ends drains what XDP_TX sends back out of a veth (see test_syncookies.sh).
-PASS_OBJ=$WORK/foreign.bpf.o
-clang -O2 -g -target bpf -I"/usr/include/$(uname -m)-linux-gnu" -c "$DT_ROOT/tests/netns/foreign.bpf.c" \
-	-o "$PASS_OBJ" || die "cannot build the pass-all XDP program (tests/netns/foreign.bpf.c)"
+# its ends drains what XDP_TX sends back out of a veth (lib/syncookies.sh).
 for i in 1 2; do
 	ip -n "$C_NS" addr add "$CLIENT/32" dev "${M_CIF[i]}" &&
-		ip -n "$C_NS" route add "${M_IP[i]}/32" dev "${M_CIF[i]}" src "$CLIENT" &&
-		ip -n "$C_NS" link set dev "${M_CIF[i]}" xdp obj "$PASS_OBJ" sec xdp ||
+		ip -n "$C_NS" route add "${M_IP[i]}/32" dev "${M_CIF[i]}" src "$CLIENT" ||
 		die "cannot give the client its address and route to h$i"
+	pass_all_xdp "$C_NS:${M_CIF[i]}"
 	# Replies to the flood's sources go to the client's link (dropped there), not to ARP.
 	ip -n "${M_NS[i]}" route add "$FLOOD_SRC/24" via "$CLIENT" dev "${M_DIF[i]}" onlink ||
 		die "cannot route the flood's replies on h$i"
-	nsenter --net="/run/netns/${M_NS[i]}" -- socat "TCP-LISTEN:$PORT,reuseaddr,fork,backlog=1024" \
-		SYSTEM:'echo dthrottle-ok' >"$WORK/listener-$i.log" 2>&1 &
-	LAB_PIDS[listener-$i]=$!
+	line_listener "${M_NS[i]}" "$PORT" "h$i" || die "the listener of h$i did not start"
 done
-ip -n "$C_NS" addr add "$OTHER/32" dev "${M_CIF[2]}" && ip -n "$C_NS" addr add "$THIRD/32" dev "${M_CIF[2]}" ||
-	die "cannot add the control addresses"
-listening() { [ -n "$(in_ns "${M_NS[$1]}" ss -Hltn "sport = :$PORT")" ]; }
-for i in 1 2; do wait_until 10 listening "$i" || die "the listener of h$i did not start"; done
+for a in "$OTHER" "$THIRD" "$FOURTH"; do
+	ip -n "$C_NS" addr add "$a/32" dev "${M_CIF[2]}" || die "cannot add the control address $a"
+done
 
 # SYN-ACKs of window 0 from host I to ADDR, counted at the client.
 in_ns "$C_NS" nft -f - <<EOF || die "cannot add the client's nftables counters"
@@ -78,27 +74,22 @@ EOF
 # client, 3: h2 to the control address).
 cookies_seen() { in_ns "$C_NS" nft list chain inet dtsp_count in | grep -o 'packets [0-9]*' | sed -n "$1p" | cut -d' ' -f2; }
 
-cat >"$WORK/rules.toml" <<EOF
-version = 1
-[[rule]]
-name = "web-syn"
-cidr = "0.0.0.0/0"
-proto = "tcp"
-dport = $PORT
-syn = true
-rate = 100
-burst = 200
-prefix_limits = [ { prefix = "v4/16", rate = 20, burst = 5 } ]
-syn_cookies = true
-EOF
+syn_rule "$WORK/rules.toml" "$PORT" 100 200 20 5 "syn_cookies = true"
 declare -A CUR_AGENT=()
 HOSTS=2
 PERIOD=200ms
 # shellcheck disable=SC2034 # read by mlab_agents_start
-# h1's --peer-verified in a --config file, read again by a reload (part 4).
+# h1's --peer-verified in a --config file and its peers in a --peers-file, both read again by
+# a reload (parts 4 to 6); h2's on the command line. A mesh all the same, started host by host.
 echo "peer-verified = h3" >"$WORK/h1.conf"
-declare -A MLAB_HOST_OPTS=([1]="--config $WORK/h1.conf" [2]="--peer-verified h1")
-mlab_agents_start sp mesh --rules "$WORK/rules.toml" --stats-interval 10m
+mlab_peers 1 >"$WORK/h1.peers"
+declare -A MLAB_HOST_OPTS=([1]="--config $WORK/h1.conf --peers-file $WORK/h1.peers"
+	[2]="--peer-verified h1 --peers $(mlab_peers 2)")
+mlab_agents_start sp local --rules "$WORK/rules.toml" --stats-interval 10m --period "$PERIOD"
+for i in 1 2; do
+	# shellcheck disable=SC2046
+	mlab_wait_peers "sp$i" 1 10 $(mlab_others "$i") || die "the agent of h$i did not hear its peer within 10 s"
+done
 
 # counter I KEY: a number of host I's `agent stats --json` (a global counter, or a cluster one
 # by its path, e.g. .cluster.verified.learned).
@@ -158,34 +149,53 @@ check_ge peers/h2-verified-hits "h2's verified_hits after the client's connects 
 explained=$("$AGENT" explain "$CLIENT" --pin-dir "${M_PIN[2]}" --watch 0 2>&1)
 check peers/h2-explain "agent explain on h2 does not say the client is verified: $(grep -i verified <<<"$explained")" \
 	grep -q 'verified (SYN cookies): yes, for' <<<"$explained"
-# --- 4. h1's --config file lists h2 now: a reload takes it --------------------------------------
-echo "peer-verified = h2" >"$WORK/h1.conf"
-reload_out=$("$AGENT" reload --pin-dir "${M_PIN[1]}" 2>&1)
-check peers/reload-says "agent reload on h1 does not say --peer-verified changed (it said: $reload_out)" \
-	grep -q -- '--peer-verified: h2 (was h3)' <<<"$reload_out"
-learned0=$(counter 1 .cluster.verified.learned)
-ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$THIRD" || die "cannot route from $THIRD"
-check_eq peers/third-connects "connections from $THIRD to h2 that completed (of 1)" "$(connect "${M_IP[2]}" 1)" 1
-check peers/h1-learns-after-reload "h1 did not learn h2's verified source within 5 s of the reload (verified.learned $(counter 1 .cluster.verified.learned), was $learned0)" \
-	wait_until 5 counter_ge 1 .cluster.verified.learned $((learned0 + 1))
-# --- 5. h2 off h1's --peer-verified again: what h2 verified is no longer verified at h1 ----------
+# reload_h1 CHECK SAYS: `agent reload` of h1 (its output in RELOAD_OUT) must say SAYS.
+reload_h1() {
+	RELOAD_OUT=$("$AGENT" reload --pin-dir "${M_PIN[1]}" 2>&1)
+	check "peers/$1" "agent reload on h1 does not say '$2' (it said: $RELOAD_OUT)" grep -qF -- "$2" <<<"$RELOAD_OUT"
+}
 # verified_at I ADDR: `agent explain` on host I says ADDR is verified (by a cookie or a peer).
 verified_at() { "$AGENT" explain "$2" --pin-dir "${M_PIN[$1]}" --watch 0 2>&1 | grep -q 'verified (SYN cookies): yes, for'; }
 not_verified_at() { ! verified_at "$@"; }
-check peers/h1-third-verified "agent explain on h1 does not say $THIRD (h2 verified it) is verified before the reload" \
-	verified_at 1 "$THIRD"
+# h2_verifies ADDR NAME: ADDR connects to h2 (a cookie verifies it there), h1 learns it.
+h2_verifies() {
+	local learned0
+	learned0=$(counter 1 .cluster.verified.learned)
+	ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$1" || die "cannot route from $1"
+	check_eq "peers/$2-connects" "connections from $1 to h2 that completed (of 1)" "$(connect "${M_IP[2]}" 1)" 1
+	check "peers/h1-learns-$2" "h1 did not learn h2's verified source $1 within 5 s (verified.learned $(counter 1 .cluster.verified.learned), was $learned0)" \
+		wait_until 5 counter_ge 1 .cluster.verified.learned $((learned0 + 1))
+	check "peers/h1-$2-verified" "agent explain on h1 does not say $1 (h2 verified it) is verified before the reload" \
+		verified_at 1 "$1"
+}
+# withdrawn_at_h1 ADDR NAME WHY WITHDRAWN0: after a reload of h1 that did WHY, ADDR (only h2
+# verified it) is no longer verified at h1, verified.withdrawn went past WITHDRAWN0, and the
+# client h1's own cookie verified stays verified.
+withdrawn_at_h1() {
+	check "peers/h1-withdrew-$2" "$1, verified at h1 only by h2, is still verified there after a reload $3: $("$AGENT" explain "$1" --pin-dir "${M_PIN[1]}" --watch 0 2>&1 | grep -i 'verified (')" \
+		not_verified_at 1 "$1"
+	check "peers/h1-withdrawn-$2-counted" "h1's verified.withdrawn did not reach $(($4 + 1)) within 5 s of the reload (it was $(counter 1 .cluster.verified.withdrawn) right after it)" \
+		wait_until 5 counter_ge 1 .cluster.verified.withdrawn $(($4 + 1))
+	check "peers/h1-keeps-own-$2" "the client, verified at h1 by h1's own cookie, is no longer verified there after a reload $3" \
+		verified_at 1 "$CLIENT"
+}
+
+# --- 4. h1's --config file lists h2 now: a reload takes it --------------------------------------
+echo "peer-verified = h2" >"$WORK/h1.conf"
+reload_h1 reload-says '--peer-verified: h2 (was h3)'
+h2_verifies "$THIRD" third
+# --- 5. h2 off h1's --peer-verified again: what h2 verified is no longer verified at h1 ----------
 echo "peer-verified = h3" >"$WORK/h1.conf"
-reload_out=$("$AGENT" reload --pin-dir "${M_PIN[1]}" 2>&1)
-check peers/reload-removes-h2 "agent reload on h1 does not say h2 left --peer-verified (it said: $reload_out)" \
-	grep -q -- '--peer-verified: h3 (was h2)' <<<"$reload_out"
-check peers/h1-withdrew-third "$THIRD, verified at h1 only by h2, is still verified there after a reload took h2 off --peer-verified: $("$AGENT" explain "$THIRD" --pin-dir "${M_PIN[1]}" --watch 0 2>&1 | grep -i 'verified (')" \
-	not_verified_at 1 "$THIRD"
-check peers/reload-says-withdrawn "agent reload on h1 does not say it deleted h2's verified source (it said: $reload_out)" \
-	grep -q '1 verified source of the peers no longer listed deleted' <<<"$reload_out"
-check peers/h1-withdrawn-counted "h1's verified.withdrawn did not reach 1 within 5 s of the reload (it was $(counter 1 .cluster.verified.withdrawn) right after it)" \
-	wait_until 5 counter_ge 1 .cluster.verified.withdrawn 1
-check peers/h1-keeps-own "the client, verified at h1 by h1's own cookie, is no longer verified there after the reload" \
-	verified_at 1 "$CLIENT"
+reload_h1 reload-removes-h2 '--peer-verified: h3 (was h2), 1 verified source of the peers no longer listed deleted'
+withdrawn_at_h1 "$THIRD" third "took h2 off --peer-verified" 0
+# --- 6. h2 off h1's peer list, under --peer-verified all: what h2 verified goes from h1 too ----
+echo "peer-verified = all" >"$WORK/h1.conf"
+reload_h1 reload-all '--peer-verified: all (was h3)'
+h2_verifies "$FOURTH" fourth
+withdrawn0=$(counter 1 .cluster.verified.withdrawn)
+: >"$WORK/h1.peers"
+reload_h1 reload-removes-peer "peers: 1 removed (${M_CTL[2]}:7700); 0 peers; 1 verified source of the removed peers deleted"
+withdrawn_at_h1 "$FOURTH" fourth "took h2 off h1's peers (--peer-verified all)" "$withdrawn0"
 echo "syncookie_peers: h1 told $(counter 1 .cluster.verified.shared) verified sources, h2 learned" \
 	"$(counter 2 .cluster.verified.learned); h2 sent the client $(cookies_seen 2) cookies, $OTHER $(cookies_seen 3)"
 lab_finish

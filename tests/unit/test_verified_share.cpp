@@ -272,6 +272,29 @@ TEST(VerifiedShare, AReloadWithdrawsTheSourcesOfAPeerNoLongerListed) {
   EXPECT_EQ(both[0].expires_ns, 23'000 * kMs) << "at the later of their expiries";
 }
 
+// A reload that takes a peer off the peer list, under --peer-verified all (the default): the
+// sources it wrote are handed back as if --peer-verified had dropped it, but those a peer
+// still in the cluster holds too, and the expired; the others stay with their peers.
+TEST(VerifiedShare, APeerTakenOffThePeerListGivesUpItsSourcesUnderPeerVerifiedAll) {
+  dt::VerifiedIntake in(60'000 * kMs);
+  in.take("h2", {source("198.18.0.2", 10'000), source("198.18.0.3", 10'000), source("198.18.0.4", 1'000)}, 0, 0);
+  in.take("h3", {source("198.18.0.3", 5'000), source("198.18.0.5", 5'000)}, 0, 0);
+  ASSERT_EQ(in.held(), 5u);
+  const std::vector<dt::VerifiedDrop> gone = in.forget_peers({"h2"}, 2'000 * kMs);
+  ASSERT_EQ(gone.size(), 1u) << "198.18.0.3 is h3's too, 198.18.0.4 has expired: h2's one other source goes";
+  EXPECT_EQ(dt::key_to_string(gone[0].key), "198.18.0.2");
+  EXPECT_EQ(gone[0].expires_ns, 10'000 * kMs) << "until when h2 said: a later verification here is kept";
+  EXPECT_EQ(in.held_of("h2"), 0u) << "h2 holds nothing here any more";
+  EXPECT_EQ(in.held(), 2u) << "h3's sources stay";
+  EXPECT_TRUE(in.forget_peers({"h9"}, 2'000 * kMs).empty()) << "a peer that never told anything: nothing";
+  in.take("h2", {source("2001:2::5", 10'000)}, 0, 3'000 * kMs);
+  in.take("h4", {source("2001:2::5", 20'000)}, 0, 3'000 * kMs);
+  const std::vector<dt::VerifiedDrop> both = in.forget_peers({"h4", "h2"}, 4'000 * kMs);
+  ASSERT_EQ(both.size(), 1u) << "a source of two removed peers is withdrawn once";
+  EXPECT_EQ(both[0].expires_ns, 23'000 * kMs) << "at the later of their expiries, whatever the order";
+  EXPECT_EQ(in.held(), 2u) << "h3's sources still stay";
+}
+
 TEST(VerifiedShare, IntakeTakesOnlyThePeersPeerVerifiedLists) {
   dt::VerifiedIntake every(60'000 * kMs);
   EXPECT_TRUE(every.admits("h9", 5)) << "default (--peer-verified all): every member, as before the option";
