@@ -24,19 +24,27 @@ constexpr uint64_t kRetryRefusedNs = 3'000'000'000ull;  // a peer or hub that re
 constexpr int kHandshakeFailed =
     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
 
-// A dead link is noticed and replaced within seconds: ZMTP heartbeats close a connection
-// silent for 3 s (its queued messages go with it: a partition's backlog is dropped, not
-// delivered late), and a connection attempt gives up after 1 s instead of the kernel's
-// two minutes of SYN retries, so a healed partition reconnects within about a second.
-// A connection that has not finished its ZMTP (and CURVE) handshake within 3 s is
+// A dead link is noticed and replaced within seconds: ZMTP heartbeats (a ping every second)
+// close a connection silent for 3 s (its queued messages go with it: a partition's backlog
+// is dropped, not delivered late), and a connection attempt gives up after 1 s instead of
+// the kernel's two minutes of SYN retries, so a healed partition reconnects within about a
+// second. A connection that has not finished its ZMTP (and CURVE) handshake within 3 s is
 // closed (ZeroMQ's default: 30 s), so a stranger's idle or stalled connections to our
 // --listen port hold a descriptor for seconds, not half a minute.
 // With link liveness (cluster.h) our links to the peers are what says they are alive: the
-// SUB socket's pings every 400 ms and a 1.8 s timeout make a partition a peer down within
-// 2.2 s plus a period, as the signed heartbeats did before (cluster_links.cpp).
+// SUB socket closes a link that sent nothing in the 1.2 s after a ping, so a partition is a
+// peer down within 2.2 s plus a period, as the signed heartbeats did before
+// (cluster_links.cpp). Pings every 400 ms with a 1.8 s timeout gave the same bound at 2.5
+// times the pings: each ping and pong is a CurveZMQ frame through ZeroMQ's I/O thread and
+// the kernel, and at 40 agents they were most of an idle agent's CPU, which a starved first
+// second paid for (docs/cluster-scale.md "First contact").
+constexpr int kPingMs = 1000;
+constexpr int kTimeoutMs = 3000;
+constexpr int kLinkTimeoutMs = 1200;
+
 void set_link_options(zmq::socket_t &s, bool liveness = false) {
-  s.set(zmq::sockopt::heartbeat_ivl, liveness ? 400 : 1000);
-  s.set(zmq::sockopt::heartbeat_timeout, liveness ? 1800 : 3000);
+  s.set(zmq::sockopt::heartbeat_ivl, kPingMs);
+  s.set(zmq::sockopt::heartbeat_timeout, liveness ? kLinkTimeoutMs : kTimeoutMs);
   s.set(zmq::sockopt::connect_timeout, 1000);
   s.set(zmq::sockopt::handshake_ivl, 3000);
 }

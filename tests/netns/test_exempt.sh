@@ -136,8 +136,8 @@ check_throttled tcp "spoofed segments from b's report port to port 22" "$tcp_sen
 exempt_delta=$((udp_exempt + tcp_exempt))
 
 # d. The cluster went on meanwhile: its TCP passed, exempt. With keys in a full mesh a
-# quiet agent says "alive" through its link (ZMTP pings every 400 ms, a link silent for
-# 1.8 s is dropped) and sends a signed heartbeat every 20 s only (docs/cluster-scale.md
+# quiet agent says "alive" through its link (ZMTP pings every second, a link silent for
+# 1.2 s after a ping is dropped) and sends a signed heartbeat every 20 s only (docs/cluster-scale.md
 # "Cadence"): each must hear all the other sent (but one in flight), and neither link
 # may have dropped (a dropped link reconnects: a new subscriber on the other's port).
 min_reports=$(floor "$(calc "0.6 * ($secs + $tcp_secs) / $PERIOD_S")")
