@@ -26,11 +26,11 @@ bool ClusterSim::owner_ready(size_t h) {
   return host.owners;
 }
 
-void ClusterSim::heard_from(size_t to, size_t from) {
-  if (hosts_[to].heard[from]) return;
+bool ClusterSim::heard_from(size_t to, size_t from) {
+  if (hosts_[to].heard[from]) return false;
   hosts_[to].heard[from] = 1;
   hosts_[to].heard_count++;
-  hosts_[from].heard_by++;
+  return true;
 }
 
 // Scenario::join_empty: the agent's JoinGuard (cluster_core/join_guard.h) on the joiner, which
