@@ -345,7 +345,11 @@ void ClusterSim::handle_report(size_t h) {
     host.announced.clear();  // the kernel's next epoch: announced again at their next admission
     schedule_early(h);
   }
-  send_period(h, std::move(served), owner_ready(h), s_.cadence);
+  // Through the cluster core (report_sender.h): to owners and everyone, when the cadence says.
+  ReportBody body;
+  body.entries = std::move(served);
+  if (host.adaptive) body.factors = host.adaptive->report_factors();
+  host.node->send_period(host.node->outbox().header(++host.epoch, wall_ms(h)), std::move(body), now_, s_.cadence);
   end_period(h);
 }
 
@@ -372,19 +376,6 @@ Ns ClusterSim::report_offset(size_t h, uint64_t *seed) const {
   if (!s_.report_offset.empty()) return s_.report_offset[h];
   if (!s_.random_phase) return 0;
   return splitmix64(seed) % s_.period;
-}
-
-// Host h's period report (reported already: mark_reported), through the cluster core
-// (report_sender.h): to owners and everyone, when its cadence says; a report to everyone is
-// published even when empty: it says "alive".
-void ClusterSim::send_period(size_t h, std::vector<ReportEntry> served, bool owners, bool cadence) {
-  Host &host = hosts_[h];
-  ReportBody body;
-  body.rules = rules_.names;  // every simulated client is under the default rule
-  body.entries = std::move(served);
-  if (host.adaptive) body.factors = host.adaptive->report_factors();
-  host.node->sender().period(host.node->outbox().header(++host.epoch, wall_ms(h)), std::move(body), owners, now_,
-                             cadence);
 }
 
 size_t ClusterSim::period_of(Ns t) const { return std::min<size_t>(t / s_.period, traffic_[0].in.size() - 1); }

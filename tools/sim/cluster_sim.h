@@ -235,13 +235,9 @@ class ClusterSim {
   void publish(size_t h, const std::vector<Outgoing> &out);
   MessagePtr make_message(size_t from, std::shared_ptr<const std::string> bytes);
   void broadcast(size_t from, const MessagePtr &msg);
-  // The cluster core's sender (report_sender.h) routes, batches and publishes host h's
-  // served sources (Mesh, Owner; Hub: to the hubs).
-  void send_period(size_t h, std::vector<ReportEntry> served, bool owners, bool cadence);
   Ns report_offset(size_t h, uint64_t *seed) const;
   static std::vector<ReportEntry> sorted(std::vector<ReportEntry> entries);
   void end_period(size_t h);
-  void publish_early(size_t h, std::vector<ReportEntry> entries);
   bool owner_ready(size_t h);
   void charge(size_t to, const std::vector<dt_debit> &debits);
   // Scheme::Hub (sim_hub.cpp).

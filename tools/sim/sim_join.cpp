@@ -10,12 +10,10 @@ size_t ClusterSim::skip_down(size_t idx, size_t n_up) const {
   return idx + 1;
 }
 
-// The cluster core's owner readiness (report_planner.h) from the peers host h has up: the
-// tracker's, or in an ideal network (no tracker) the peers it has heard (nobody goes silent
-// there); asked again only when that changed.
+// The cluster core's owner readiness (report_planner.h) in an ideal network (no tracker): from
+// the peers host h has heard (nobody goes silent there); asked again only when that changed.
 bool ClusterSim::owner_ready(size_t h) {
   Host &host = hosts_[h];
-  if (!ideal_) return host.node->owner_ready();
   if (host.heard_count != host.ready_count) {
     std::vector<std::string> up;
     for (size_t p = 0; p < hosts_.size(); p++)
