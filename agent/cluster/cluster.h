@@ -202,8 +202,6 @@ class Cluster {
   void apply_received(const ReportHeader &h, const ReportBody &body, const Received &r, uint64_t now_ns);
   void apply_tags(const ReportBody &body, uint64_t now_ns);
   void apply_charges(const Received &r, uint64_t now_ns);
-  // Owner scheme (cluster_owner.cpp).
-  bool owner_ready();
   // At an early tick: our buckets as the shared sources' early reports read them
   // (cluster_early.cpp, cluster_core/shared_early.h).
   BucketLookup shared_lookup();

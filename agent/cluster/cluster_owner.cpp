@@ -9,9 +9,6 @@
 #include "common/clock.h"
 
 namespace dt {
-// The owner scheme needs members that agree on who owns what (report_planner.h): else
-// every source goes to every peer, as in the mesh: more bytes, never less accuracy.
-bool Cluster::owner_ready() { return node_.owner_ready(); }
 
 // A message a member sent to us alone as the owner of its sources, checked as every
 // message (signature, recipient, once only in its stream, age: Cluster::handle_message) and

@@ -59,8 +59,16 @@ std::vector<ReportEntry> ClusterNode::early_tick(const EarlySources &src, uint64
   return entries;
 }
 
-size_t ClusterNode::send_early(const ReportHeader &h, ReportBody body, uint64_t now_ns) {
+size_t ClusterNode::send_early(const ReportHeader &h, std::vector<ReportEntry> entries, uint64_t now_ns) {
+  ReportBody body;
+  body.rules = rules_.names;
+  body.entries = std::move(entries);
   return send_->early(h, std::move(body), owner_ready(), now_ns);
+}
+
+void ClusterNode::send_period(const ReportHeader &h, ReportBody body, uint64_t now_ns, bool cadence) {
+  body.rules = rules_.names;
+  send_->period(h, std::move(body), owner_ready(), now_ns, cadence);
 }
 
 Received ClusterNode::receive(const ReportHeader &h, const ReportBody &body, const Arrival &a, uint64_t now_ns,

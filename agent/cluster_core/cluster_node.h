@@ -87,7 +87,11 @@ class ClusterNode {
   std::vector<ReportEntry> early_tick(const EarlySources &src, uint64_t now_ns, size_t *shared);
   // Entries collected at an early tick, routed as the period's report is: to their owners
   // now, shared ones (or all, without owners) to every peer. Messages sent.
-  size_t send_early(const ReportHeader &h, ReportBody body, uint64_t now_ns);
+  size_t send_early(const ReportHeader &h, std::vector<ReportEntry> entries, uint64_t now_ns);
+  // The period's report (its entries from period_served; the caller's tags and factors), to
+  // the owners and everyone as owner_ready() and the cadence (report_sender.h) decide; without
+  // `cadence`, a report to everyone and the owners' batches every period.
+  void send_period(const ReportHeader &h, ReportBody body, uint64_t now_ns, bool cadence = true);
   // A message the tracker judged (`a`): what the receiver makes of it. A resend request is
   // served here (*served: what it asked of us), and a gap in a report's stream asked for at
   // once; an owner's relays (what turned shared) go out here. The caller acts on the rest

@@ -81,8 +81,6 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     if (static_cast<int>(h) == s.join_host && host.next_report != kNever)
       host.next_report += s.join_at - s.join_at % s.period + (host.next_report < s.join_at % s.period ? s.period : 0);
     if (host.next_report != kNever) reports_.push({host.next_report, h});
-    const size_t periods = s.duration / s.period + 2;
-    host.out.resize(periods), host.direct_in.resize(periods), host.own_fanout.resize(periods);
     host.policy = p;
     host.node->start(0);  // the first period starts at 0 (it ends at the host's phase)
     if (ideal_) host.node->set_up_peers([this, h] { return owner_ready(h); });
@@ -91,7 +89,8 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
   }
   init_hubs(&phase_seed);
   host_stats_.resize(s.hosts);
-  fanout_.resize(s.duration / s.period + 2);
+  const size_t periods = s.duration / s.period + 2;
+  traffic_.assign(s.hosts + hubs_.size(), TrafficLog{std::vector<Traffic>(periods), std::vector<Traffic>(periods)});
   build_requests();
   if (s.adaptive) {
     bins_.assign(s.hosts, std::vector<AdaptiveBin>(s.duration / s.bin));
@@ -293,10 +292,7 @@ void ClusterSim::handle_busy(const BusySignal &s) {
   HostStats &st = host_stats_[s.host];
   uint64_t cluster_admitted = 0;
   for (const HostStats &hs : host_stats_) cluster_admitted += hs.admitted;
-  if (cluster_admitted == host.admitted_at_busy) {
-    st.busy_dropped++;
-    return;
-  }
+  if (cluster_admitted == host.admitted_at_busy) return;
   host.admitted_at_busy = cluster_admitted;
   st.busy++;
   if (st.first_busy == kNever) st.first_busy = now_;
@@ -349,7 +345,11 @@ void ClusterSim::handle_report(size_t h) {
     host.announced.clear();  // the kernel's next epoch: announced again at their next admission
     schedule_early(h);
   }
-  send_period(h, std::move(served), owner_ready(h), s_.cadence);
+  // Through the cluster core (report_sender.h): to owners and everyone, when the cadence says.
+  ReportBody body;
+  body.entries = std::move(served);
+  if (host.adaptive) body.factors = host.adaptive->report_factors();
+  host.node->send_period(host.node->outbox().header(++host.epoch, wall_ms(h)), std::move(body), now_, s_.cadence);
   end_period(h);
 }
 
@@ -378,42 +378,15 @@ Ns ClusterSim::report_offset(size_t h, uint64_t *seed) const {
   return splitmix64(seed) % s_.period;
 }
 
-// Host h's period report (reported already: mark_reported), through the cluster core
-// (report_sender.h): to owners and everyone, when its cadence says; a report to everyone is
-// published even when empty: it says "alive".
-void ClusterSim::send_period(size_t h, std::vector<ReportEntry> served, bool owners, bool cadence) {
-  Host &host = hosts_[h];
-  ReportBody body;
-  body.rules = rules_.names;  // every simulated client is under the default rule
-  body.entries = std::move(served);
-  if (host.adaptive) body.factors = host.adaptive->report_factors();
-  host.node->sender().period(host.node->outbox().header(++host.epoch, wall_ms(h)), std::move(body), owners, now_,
-                             cadence);
-}
+size_t ClusterSim::period_of(Ns t) const { return std::min<size_t>(t / s_.period, traffic_[0].in.size() - 1); }
 
-size_t ClusterSim::period_of(Ns t) const { return std::min<size_t>(t / s_.period, fanout_.size() - 1); }
+HostTraffic ClusterSim::traffic(size_t h, bool in) const { return summary(in ? traffic_[h].in : traffic_[h].out); }
 
-const std::vector<HostStats> &ClusterSim::hosts() const {
-  for (size_t h = 0; h < hosts_.size(); h++) {
-    const Host &host = hosts_[h];
-    host_stats_[h].received = host.direct_received + fanouts_ - host.fanned_out;
-    host_stats_[h].relayed = host.node->sender().counts().relayed_entries;
-    host_stats_[h].accepted = host.direct_accepted + plain_fanouts_ - host.plain_fanned_out;
-  }
-  return host_stats_;
-}
-
-HostTraffic ClusterSim::traffic(size_t h, bool in) const {
-  const Host &host = hosts_[h];
+// Per period: the total, the busiest period.
+HostTraffic ClusterSim::summary(const std::vector<Traffic> &periods) const {
   HostTraffic r;
   r.periods = s_.duration / s_.period;
-  for (size_t p = 0; p < fanout_.size(); p++) {
-    Traffic t = in ? host.direct_in[p] : host.out[p];
-    if (in) {
-      t.entries += fanout_[p].entries - host.own_fanout[p].entries;
-      t.bytes += fanout_[p].bytes - host.own_fanout[p].bytes;
-      t.messages += fanout_[p].messages - host.own_fanout[p].messages;
-    }
+  for (const Traffic &t : periods) {
     r.total += t;
     r.max = Traffic{std::max(r.max.entries, t.entries), std::max(r.max.bytes, t.bytes),
                     std::max(r.max.messages, t.messages)};

@@ -21,7 +21,7 @@
 // something since its previous signal.
 //
 // Speed: in an ideal network (no loss, duplicates, jitter or partitions) a message is
-// decoded once and fanned out to its receivers in one event (sim_network.cpp: fan_out).
+// decoded once and fanned out to its receivers in one event (sim_network.cpp).
 #pragma once
 
 #include <cstdint>
@@ -102,7 +102,6 @@ struct HostStats {
   uint64_t peer_ups = 0, peer_downs = 0;  // liveness transitions seen
   // Adaptive.
   uint64_t busy = 0;          // busy signals received (passed to the controller)
-  uint64_t busy_dropped = 0;  // pattern times with nothing admitted (anywhere) since the last signal
   Ns first_busy = kNever;     // time of the first busy signal
   Ns first_backoff = kNever;  // first time the applied factor fell below 1
 };
@@ -122,7 +121,7 @@ class ClusterSim {
   const Scenario &scenario() const { return s_; }
   const dt_policy &policy() const { return policy_; }
   const std::vector<ClientStats> &clients() const { return clients_; }
-  const std::vector<HostStats> &hosts() const;
+  const std::vector<HostStats> &hosts() const { return host_stats_; }
   // Host h's report traffic received (in) or sent (out): each copy a receiver gets.
   HostTraffic traffic(size_t h, bool in) const;
   const PeerTracker &tracker(size_t host) const { return hosts_[host].node->tracker(); }
@@ -152,16 +151,12 @@ class ClusterSim {
   };
   struct Host {
     std::string node_id;
-    // Ideal network: its messages fanned out, what it received directly (not fanned
-    // out), and per period its traffic out, directly in, and fanned out by itself.
-    uint64_t fanned_out = 0, plain_fanned_out = 0, direct_received = 0, direct_accepted = 0;
-    std::vector<Traffic> out, direct_in, own_fanout;
     // The agent's cluster core: tracker, planner, outbox, receiver, early reports, join guard.
     std::unique_ptr<ClusterNode> node;
     // Owner readiness (report_planner.h) in an ideal network, where the tracker is not run:
     // which peers it has heard (they stay up: every host is heard on time there).
     std::vector<char> heard;
-    size_t heard_count = 0, heard_by = 0, ready_count = SIZE_MAX;
+    size_t heard_count = 0, ready_count = SIZE_MAX;
     bool owners = false;
     std::vector<dt_key> announced;  // first admitted in this period since the last tick
     uint64_t boot_id = 0, epoch = 0;
@@ -182,7 +177,10 @@ class ClusterSim {
   struct Hub {
     HubCore core;
     Ns next_period = 0;
-    std::vector<Traffic> in, out;  // per period
+  };
+  // A node's (a host's, then a hub's) report traffic per period: each copy it gets or sends.
+  struct TrafficLog {
+    std::vector<Traffic> in, out;
   };
   // Per host and bin, for adaptive_timeline().
   struct AdaptiveBin {
@@ -237,15 +235,10 @@ class ClusterSim {
   void publish(size_t h, const std::vector<Outgoing> &out);
   MessagePtr make_message(size_t from, std::shared_ptr<const std::string> bytes);
   void broadcast(size_t from, const MessagePtr &msg);
-  // The cluster core's sender (report_sender.h) routes, batches and publishes host h's
-  // served sources (Mesh, Owner; Hub: to the hubs).
-  void send_period(size_t h, std::vector<ReportEntry> served, bool owners, bool cadence);
   Ns report_offset(size_t h, uint64_t *seed) const;
   static std::vector<ReportEntry> sorted(std::vector<ReportEntry> entries);
   void end_period(size_t h);
-  void publish_early(size_t h, std::vector<ReportEntry> entries);
   bool owner_ready(size_t h);
-  void heard_from(size_t to, size_t from);
   void charge(size_t to, const std::vector<dt_debit> &debits);
   // Scheme::Hub (sim_hub.cpp).
   void init_hubs(uint64_t *phase_seed);
@@ -260,10 +253,11 @@ class ClusterSim {
   void handle_early(size_t h);
   // A joining host (sim_join.cpp).
   bool up(size_t h) const { return static_cast<int>(h) != s_.join_host || now_ >= s_.join_at; }
+  bool heard_from(size_t to, size_t from);  // true: first heard (ideal network)
   size_t skip_down(size_t idx, size_t n_up) const;
   JoinGuardOptions join_guard_options(size_t h) const;
-  void count(size_t h, bool in, const Message &m, uint64_t copies = 1);
-  void fan_out(const Message &m);
+  void count(size_t node, bool in, const Message &m, uint64_t copies = 1);
+  HostTraffic summary(const std::vector<Traffic> &periods) const;
   size_t period_of(Ns t) const;
   void handle_busy(const BusySignal &b);
   void adaptive_period(size_t h);
@@ -283,9 +277,8 @@ class ClusterSim {
   LocalRules rules_;  // every host's: the one rule, "default" (cluster_core/rule_groups.h)
   Ns now_ = 0;
   std::vector<Host> hosts_;
-  mutable std::vector<HostStats> host_stats_;  // received, accepted: synced by hosts()
-  uint64_t fanouts_ = 0, plain_fanouts_ = 0;   // messages fanned out (plain: reports)
-  std::vector<Traffic> fanout_;                // per period: every fanned-out message once
+  std::vector<HostStats> host_stats_;
+  std::vector<TrafficLog> traffic_;  // hosts, then hubs
   std::vector<ClientStats> clients_;
   std::vector<Request> requests_;  // sorted by time
   size_t next_request_ = 0;

@@ -57,18 +57,10 @@ void ClusterSim::handle_early(size_t h) {
   if (entries.empty()) return;
   host_stats_[h].early_entries += entries.size() - shared;
   host_stats_[h].hits_reported += hits_of(entries);
-  publish_early(h, std::move(entries));
-}
-
-// Entries collected at an early tick, routed and sent by the cluster core (report_sender.h):
-// to their owners now, shared ones (or all, without owners) to every peer.
-void ClusterSim::publish_early(size_t h, std::vector<ReportEntry> entries) {
-  Host &host = hosts_[h];
-  ReportBody body;
-  body.rules = rules_.names;
-  body.entries = std::move(entries);
+  // Routed and sent by the cluster core (report_sender.h): to their owners now, shared ones (or
+  // all, without owners) to every peer.
   host_stats_[h].early_messages +=
-      host.node->send_early(host.node->outbox().header(host.epoch, wall_ms(h)), std::move(body), now_);
+      host.node->send_early(host.node->outbox().header(host.epoch, wall_ms(h)), std::move(entries), now_);
 }
 
 }  // namespace dt::sim

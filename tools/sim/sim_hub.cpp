@@ -17,12 +17,10 @@ constexpr size_t kHubs = 2;  // a pair: no single point of failure
 // Two hubs, each on a seeded random phase (a hub starts when it starts, as an agent).
 void ClusterSim::init_hubs(uint64_t *phase_seed) {
   if (s_.scheme != Scheme::Hub || !s_.reports) return;
-  const size_t periods = s_.duration / s_.period + 2;
   for (size_t j = 0; j < kHubs; j++) {
     const uint64_t boot = splitmix64(phase_seed);
     const Ns phase = splitmix64(phase_seed) % s_.hub_period;  // as a host's first report: at its phase
-    Hub &hub = hubs_.emplace_back(Hub{HubCore("hub" + std::to_string(j + 1), boot), phase, {}, {}});
-    hub.in.resize(periods), hub.out.resize(periods);
+    Hub &hub = hubs_.emplace_back(Hub{HubCore("hub" + std::to_string(j + 1), boot), phase});
     reports_.push({hub.next_period, hosts_.size() + j});
     if (hub.next_period < hubs_[failing_hub_].next_period) failing_hub_ = j;  // the first heard: every host's
   }
@@ -38,10 +36,9 @@ Ns ClusterSim::next_event_of(size_t reporter) const {
 // Nothing here is relayed: behind hubs the hosts hear no peer, so they send only reports.
 void ClusterSim::hub_receive(size_t j, const Message &m) {
   if (!hub_alive(j)) return;
-  Hub &hub = hubs_[j];
-  hub.in[period_of(now_)] += Traffic{m.body.entries.size(), m.wire_bytes(), 1};
+  count(hosts_.size() + j, true, m);
   std::string why;
-  hub.core.on_message(m.bytes->data(), m.bytes->size(), {}, &why);
+  hubs_[j].core.on_message(m.bytes->data(), m.bytes->size(), {}, &why);
 }
 
 // Hub j's period: this period's sums as one aggregate (in parts if large) to every host,
@@ -57,13 +54,7 @@ void ClusterSim::hub_period(size_t j) {
     m->decoded = decode_aggregate(bytes.data(), bytes.size(), &*m->aggregate);
     m->body = m->aggregate->body;
     m->bytes = std::make_shared<const std::string>(std::move(bytes));
-    const uint64_t n = hosts_.size();
-    hub.out[period_of(now_)] += Traffic{m->body.entries.size() * n, m->wire_bytes() * n, n};
-    if (ideal_) {  // one event delivers every copy (sim_network.cpp's fan-out)
-      in_flight_.push({now_ + s_.net.delay, delivery_order_++, kEveryPeer, m});
-      continue;
-    }
-    for (size_t to = 0; to < n; to++) send(m->from, to, m);
+    broadcast(m->from, m);
   }
 }
 
@@ -75,16 +66,7 @@ void ClusterSim::apply_aggregate(size_t to, const Message &m) {
   for (const Charge &c : hosts_[to].node->aggregate(*m.aggregate, now_, &switched, &from).charges) charge(to, c.debits);
 }
 
-HostTraffic ClusterSim::hub_traffic(size_t j, bool in) const {
-  HostTraffic r;
-  r.periods = s_.duration / s_.period;
-  for (const Traffic &t : in ? hubs_[j].in : hubs_[j].out) {
-    r.total += t;
-    r.max = Traffic{std::max(r.max.entries, t.entries), std::max(r.max.bytes, t.bytes),
-                    std::max(r.max.messages, t.messages)};
-  }
-  return r;
-}
+HostTraffic ClusterSim::hub_traffic(size_t j, bool in) const { return traffic(hosts_.size() + j, in); }
 
 AggregateCounters ClusterSim::aggregate_counters(size_t h) const { return hosts_[h].node->intake().counters(); }
 

@@ -10,12 +10,10 @@ size_t ClusterSim::skip_down(size_t idx, size_t n_up) const {
   return idx + 1;
 }
 
-// The cluster core's owner readiness (report_planner.h) from the peers host h has up: the
-// tracker's, or in an ideal network (no tracker) the peers it has heard (nobody goes silent
-// there); asked again only when that changed.
+// The cluster core's owner readiness (report_planner.h) in an ideal network (no tracker): from
+// the peers host h has heard (nobody goes silent there); asked again only when that changed.
 bool ClusterSim::owner_ready(size_t h) {
   Host &host = hosts_[h];
-  if (!ideal_) return host.node->owner_ready();
   if (host.heard_count != host.ready_count) {
     std::vector<std::string> up;
     for (size_t p = 0; p < hosts_.size(); p++)
@@ -26,11 +24,11 @@ bool ClusterSim::owner_ready(size_t h) {
   return host.owners;
 }
 
-void ClusterSim::heard_from(size_t to, size_t from) {
-  if (hosts_[to].heard[from]) return;
+bool ClusterSim::heard_from(size_t to, size_t from) {
+  if (hosts_[to].heard[from]) return false;
   hosts_[to].heard[from] = 1;
   hosts_[to].heard_count++;
-  hosts_[from].heard_by++;
+  return true;
 }
 
 // Scenario::join_empty: the agent's JoinGuard (cluster_core/join_guard.h) on the joiner, which

@@ -57,18 +57,18 @@ size_t ClusterSim::Message::entries() const {
   return n;
 }
 
-// A PUB socket: one copy to every other host. In an ideal network every copy arrives
-// after the same delay, in order: one event delivers them all (host order, as the
-// copies' consecutive delivery orders would).
+// A PUB socket (a host's, or a hub's: hosts + j): one copy to every other host. In an ideal
+// network every copy arrives after the same delay, in order: one event delivers them all (host
+// order, as the copies' consecutive delivery orders would).
 void ClusterSim::broadcast(size_t from, const MessagePtr &msg) {
   if (!ideal_) {
     for (size_t to = 0; to < hosts_.size(); to++)
       if (to != from) send(from, to, msg);
     return;
   }
-  HostStats &st = host_stats_[from];
-  st.messages_sent += hosts_.size() - 1;
-  count(from, false, *msg, hosts_.size() - 1);
+  const uint64_t copies = hosts_.size() - (from < hosts_.size());
+  if (from < hosts_.size()) host_stats_[from].messages_sent += copies;
+  count(from, false, *msg, copies);
   in_flight_.push({now_ + s_.net.delay, delivery_order_++, kEveryPeer, msg});
 }
 
@@ -103,18 +103,17 @@ void ClusterSim::link_liveness(size_t h) {
     if (cut.end <= now_ && cut.end + s_.period > now_) host.node->planner().force_broadcast();
 }
 
-// One message to one receiver (from or to a hub: index hosts + j; a hub's is counted by
-// hub_period). Every send draws the same four random numbers whatever happens to it, so
-// adding a partition or changing the loss does not reshuffle the fate of the other
-// messages. A cut link holds the message (TCP and ZeroMQ's queue) until the heal, up to the
-// high-water mark.
+// One message to one receiver (from or to a hub: index hosts + j). Every send draws the same
+// four random numbers whatever happens to it, so adding a partition or changing the loss does
+// not reshuffle the fate of the other messages. A cut link holds the message (TCP and
+// ZeroMQ's queue) until the heal, up to the high-water mark.
 void ClusterSim::send(size_t from, size_t to, const MessagePtr &msg) {
   HostStats hub_stats;
   HostStats &st = from < hosts_.size() ? host_stats_[from] : hub_stats;
   const double u_loss = net_rng_.uniform(), u_dup = net_rng_.uniform();
   const double u_delay[2] = {net_rng_.uniform(), net_rng_.uniform()};
   st.messages_sent++;
-  if (from < hosts_.size()) count(from, false, *msg);
+  count(from, false, *msg);
   if (const Ns heal = cut_until(from, to, now_)) {
     uint64_t &held = held_[{from, to, heal}];
     if (held >= s_.net.queue_hwm) {
@@ -138,45 +137,22 @@ void ClusterSim::send(size_t from, size_t to, const MessagePtr &msg) {
   }
 }
 
-// One delivery: to one host, or (an ideal network's fan-out) to every host but the sender.
+// One delivery: to one host, or (an ideal network's fan-out) to every running host but the
+// sender, in host order. There a plain report is the next of its stream and fresh: "alive"
+// (no entries) it only counts; nothing goes missing, so no receiver asks for resends.
 void ClusterSim::handle_delivery(const Delivery &d) {
   if (d.to != kEveryPeer && d.to >= hosts_.size()) return hub_receive(d.to - hosts_.size(), *d.msg);
-  if (d.to != kEveryPeer) {
-    if (!up(d.to)) return;  // not running yet: nobody listens
-    hosts_[d.to].direct_received++;
-    count(d.to, true, *d.msg);
-    return receive(d.to, *d.msg);
-  }
-  fan_out(*d.msg);
-}
-
-// An ideal network's copy to every host but the sender: counted once for all (hosts()
-// and traffic() spread the counts); a plain report is a stream's next message, fresh:
-// accepted (its sender's first one brings it up everywhere), then its entries charged.
-void ClusterSim::fan_out(const Message &m) {
-  if (m.aggregate) {  // a hub's: every host gets it
-    fanouts_++;
-    fanout_[period_of(now_)] += Traffic{m.body.entries.size(), m.wire_bytes(), 1};
-    for (size_t to = 0; to < hosts_.size(); to++) apply_aggregate(to, m);
-    return;
-  }
-  Host &sender = hosts_[m.from];
-  const Traffic t{m.entries(), m.wire_bytes(), 1};
-  fanouts_++, sender.fanned_out++;
-  fanout_[period_of(now_)] += t;
-  sender.own_fanout[period_of(now_)] += t;
-  const bool plain = m.decoded == DecodeError::None && m.body.resend.empty() && m.body.relayed.empty() && !m.directed;
-  if (plain) plain_fanouts_++, sender.plain_fanned_out++;
-  if (plain && sender.plain_fanned_out == 1)
-    for (size_t to = 0; to < hosts_.size(); to++) host_stats_[to].peer_ups += to != m.from;
-  if (plain && sender.heard_by < hosts_.size() - 1)  // up where it is heard (owner_ready)
-    for (size_t to = 0; to < hosts_.size(); to++)
-      if (to != m.from && up(to)) heard_from(to, m.from);
-  if (plain && m.body.entries.empty() && !sender.adaptive) return;  // "alive": nothing to do
-  for (size_t to = 0; to < hosts_.size(); to++) {
-    if (to == m.from || !up(to)) continue;
-    if (plain) deliver(to, m, Arrival{});  // accepted, fresh
-    else receive(to, m);
+  const Message &m = *d.msg;
+  const bool alive = ideal_ && m.decoded == DecodeError::None && !m.aggregate && m.body.resend.empty() &&
+                     m.body.relayed.empty() && !m.directed && m.body.entries.empty() && !hosts_[m.from].adaptive;
+  for (size_t to = d.to == kEveryPeer ? 0 : d.to; to < hosts_.size(); to++) {
+    if (to != m.from && up(to)) {  // not running yet: nobody listens
+      host_stats_[to].received++;
+      count(to, true, m);
+      if (alive) arrive(to, m);
+      else receive(to, m);
+    }
+    if (d.to != kEveryPeer) break;
   }
 }
 

@@ -22,6 +22,7 @@ void ClusterSim::receive(size_t to, const Message &m) {
 void ClusterSim::deliver(size_t to, const Message &m, const Arrival &a) {
   HostStats &st = host_stats_[to];
   const Received r = hosts_[to].node->receive(m.hdr, m.body, a, now_);
+  st.relayed = hosts_[to].node->sender().counts().relayed_entries;
   const InboundKind k = r.plan.kind;
   if (k != InboundKind::Report && k != InboundKind::Directed && k != InboundKind::Relay) return;
   if (r.plan.stale) {  // counted, nothing charged
@@ -40,12 +41,12 @@ Arrival ClusterSim::arrive(size_t to, const Message &m) {
   Arrival a;
   a.verdict = Verdict::Accept;
   if (!ideal_) a = host.node->tracker().arrive(m.hdr, now_);
-  else if (m.from < hosts_.size()) heard_from(to, m.from);
+  else a.came_up = heard_from(to, m.from);
   if (a.verdict != Verdict::Accept) {  // a duplicate, or refused
     st.rejected++;
     return a;
   }
-  host.direct_accepted++;
+  st.accepted++;
   st.peer_ups += a.came_up;
   st.recovered += a.recovered;
   return a;
@@ -63,11 +64,10 @@ void ClusterSim::charge(size_t to, const std::vector<dt_debit> &debits) {
   }
 }
 
-// Per period: the traffic of `copies` copies of a message, into or out of host h (a
-// fan-out's copies in are counted by fan_out()).
-void ClusterSim::count(size_t h, bool in, const Message &m, uint64_t copies) {
+// Per period: the traffic of `copies` copies of a message, into or out of a host or hub.
+void ClusterSim::count(size_t node, bool in, const Message &m, uint64_t copies) {
   const Traffic t{m.entries() * copies, m.wire_bytes() * copies, copies};
-  (in ? hosts_[h].direct_in : hosts_[h].out)[period_of(now_)] += t;
+  (in ? traffic_[node].in : traffic_[node].out)[period_of(now_)] += t;
 }
 
 Traffic &Traffic::operator+=(const Traffic &o) {
