@@ -69,12 +69,8 @@ void Cluster::apply_verified(const ReportHeader &h, const ReportBody &body, cons
 void Cluster::write_learned(const std::string &from, const std::vector<VerifiedWrite> &writes, uint64_t now_ns) {
   for (const VerifiedWrite &w : writes) {
     switch (write_verified(dp_.verified_fd(), w.key, w.ttl_ns, now_ns)) {
-      case VerifiedWriteResult::Written:
-        counters_.verified_learned++;
-        break;
-      case VerifiedWriteResult::Kept:
-        counters_.verified_kept++;
-        break;
+      case VerifiedWriteResult::Written: counters_.verified_learned++; break;
+      case VerifiedWriteResult::Kept: counters_.verified_kept++; break;
       case VerifiedWriteResult::Failed:
         counters_.verified_write_failed++;
         log_limited(verified_log_, LogLevel::Warn, now_ns, "cannot write %s's verified source %s: %s", from.c_str(),
@@ -99,12 +95,9 @@ size_t Cluster::withdraw_verified(const std::vector<VerifiedDrop> &drops, uint64
   size_t deleted = 0;
   for (const VerifiedDrop &d : drops) {
     switch (unwrite_verified(dp_.verified_fd(), d.key, d.expires_ns)) {
-      case VerifiedUnwriteResult::Deleted:
-        deleted++;
-        break;
+      case VerifiedUnwriteResult::Deleted: deleted++; break;
       case VerifiedUnwriteResult::Kept:
-      case VerifiedUnwriteResult::Absent:
-        break;
+      case VerifiedUnwriteResult::Absent: break;
       case VerifiedUnwriteResult::Failed:
         counters_.verified_write_failed++;
         log_limited(verified_log_, LogLevel::Warn, now_ns, "cannot delete the verified source %s: %s",

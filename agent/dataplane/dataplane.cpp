@@ -67,12 +67,9 @@ bool check_privileges(std::string *err) {
 
 uint32_t xdp_flags_for(XdpMode m) {
   switch (m) {
-    case XdpMode::Native:
-      return XDP_FLAGS_DRV_MODE;
-    case XdpMode::Generic:
-      return XDP_FLAGS_SKB_MODE;
-    case XdpMode::Auto:
-      return 0;
+    case XdpMode::Native: return XDP_FLAGS_DRV_MODE;
+    case XdpMode::Generic: return XDP_FLAGS_SKB_MODE;
+    case XdpMode::Auto: return 0;
   }
   return 0;
 }

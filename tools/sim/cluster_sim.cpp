@@ -238,10 +238,8 @@ void ClusterSim::sample_bins_until(Ns t) {
 size_t ClusterSim::pick_host(uint32_t client) {
   const size_t n = s_.hosts - (s_.join_host >= 0 && !up(static_cast<size_t>(s_.join_host)));
   switch (s_.lb) {
-    case LoadBalancer::RoundRobin:
-      return skip_down(round_robin_++ % n, n);
-    case LoadBalancer::Random:
-      return skip_down(static_cast<size_t>(lb_rng_.uniform() * static_cast<double>(n)), n);
+    case LoadBalancer::RoundRobin: return skip_down(round_robin_++ % n, n);
+    case LoadBalancer::Random: return skip_down(static_cast<size_t>(lb_rng_.uniform() * static_cast<double>(n)), n);
     case LoadBalancer::Sticky: {
       const size_t h = client % s_.hosts;
       return up(h) ? h : (h + 1) % s_.hosts;

@@ -20,19 +20,12 @@ void ClusterSim::publish(size_t h, const std::vector<Outgoing> &out) {
         st.directed++;
         send(h, static_cast<size_t>(std::stoul(o.to.substr(1))), msg);  // node ids are "h<index>"
         continue;
-      case OutKind::Report:
-        st.report_bytes += o.bytes->size() * copies;
-        break;
-      case OutKind::Resent:
-        st.resends++, st.resend_bytes += o.bytes->size() * copies;
-        break;
-      case OutKind::ResendRequest:
-        st.request_bytes += o.bytes->size() * copies;
-        break;
+      case OutKind::Report: st.report_bytes += o.bytes->size() * copies; break;
+      case OutKind::Resent: st.resends++, st.resend_bytes += o.bytes->size() * copies; break;
+      case OutKind::ResendRequest: st.request_bytes += o.bytes->size() * copies; break;
       case OutKind::Relay:
       case OutKind::Bans:
-      case OutKind::Verified:
-        break;
+      case OutKind::Verified: break;
     }
     if (hubs_.empty()) broadcast(h, msg);
     for (size_t j = 0; j < hubs_.size(); j++) send(h, hosts_.size() + j, msg);
