@@ -192,7 +192,7 @@ std::vector<OptionSpec> send_options(SendOptions *o, bool *have_count) {
        turn_on(&o->tcp_syn)},
       {"steady", 0, nullptr,
        "after a late wake-up, skip the frames that fell due\n(counted as skipped) instead of sending them at once:\nno "
-       "second ever sees more than PPS",
+       "second ever sees more than PPS; the sources take\nturns by frames sent, so all lose alike",
        turn_on(&o->steady)},
       {"size", 0, "BYTES",
        "length of each frame, Ethernet header included, 100 to\n9014 (jumbo: above 1514 the interface's MTU must "

@@ -126,7 +126,10 @@ uint64_t unix_ns() {
 
 // Frame k is due at start + k / rate: sleeps until the next one is due, then sends every
 // frame due by now (catching up after a late wake-up keeps the average rate; with --steady
-// the frames due while late are skipped and only the latest is sent). Returns false
+// the frames due while late are skipped and only the latest is sent). The sources take
+// turns by frames sent, not by k: a skip costs every source alike (a sender late by the
+// same amount at each wake-up, skipping every other k, would otherwise never send to half
+// of them). Returns false
 // with *err on a send error that is not transient.
 // With o.tcp_syn, frame k carries sequence number seq0 + k * 7919 (a prime: each SYN a new
 // one, so a stack takes none for a retransmission).
@@ -145,6 +148,7 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, std::vector
   c->unix_minus_mono = static_cast<int64_t>(unix_ns()) - static_cast<int64_t>(now_ns());
   std::mt19937_64 rng(start ^ static_cast<uint64_t>(getpid()));
   const uint32_t seq0 = static_cast<uint32_t>(rng());
+  uint64_t turn = 0;  // frames tried: the next source in turn (k without --steady's skips)
   for (uint64_t k = 0; k < o.count && !g_stop;) {
     const uint64_t t = now_ns();
     if (t >= deadline) break;
@@ -152,7 +156,7 @@ bool send_paced(int fd, const sockaddr_ll &to, const SendOptions &o, std::vector
         std::min<uint64_t>(o.count, static_cast<uint64_t>(static_cast<double>(t - start) * o.rate / 1e9) + 1);
     if (o.steady && due > k + 1) c->skipped += due - 1 - k, k = due - 1;
     for (; k < due; k++) {
-      const size_t i = o.random ? static_cast<size_t>(rng() % n) : k % n;
+      const size_t i = o.random ? static_cast<size_t>(rng() % n) : turn++ % n;
       if (o.tcp_syn) frames::set_tcp_seq(frames[i], tcp_offset(o.sources[i]), seq0 + static_cast<uint32_t>(k) * 7919u);
       // A frame's time is when its send began: a slow first send (a fresh socket, a slow
       // kernel) must not shorten the measured span between the first and the last frame.
