@@ -24,7 +24,8 @@
 # The helpers live in lib/, one file a concern; this file sets the globals they share and
 # sources them all, so a suite sources this file alone:
 #   lib/results.sh       PASS/FAIL, check, check_eq/le/ge, num_*, calc, floor, now_s, sleep_to
-#   lib/json.sh          json_num, json_value, json_get, json_source, source_num (jq)
+#   lib/json.sh          json_num, json_value, json_get, json_test, json_source, source_num,
+#                        json_rule, rule_num, json_bucket, bucket_num (jq)
 #   lib/lab.sh           scratch_init, lab_init, lab_up, in_ns, pins_present, lab_cleanup, lab_finish
 #   lib/procs.sh         alive, wait_exit, wait_for_line(s), wait_until, stop_pid, count_lines
 #   lib/agent.sh         agent_start, agent_signal, agent_fg, stats_json, query_ask, sources_seen,
@@ -36,7 +37,8 @@
 #                        mlab_hub_start, mlab_wait_peers
 #   lib/spray.sh         its traffic: spray_start/wait/stop, mlab_send_bg, senders_wait, spray_*
 #   lib/landed.sh        mlab_snapshot, snap_num/sum, mlab_wait_landed/steady, mlab_reporting...
-#   lib/events.sh        event_hook (an --on-event command writing a file), event_count, has_event, event_field
+#   lib/events.sh        event_hook (an --on-event command writing a file), event_count, has_event, event_field,
+#                        event_lines
 #   lib/escalation.sh    the escalation suites' flood: escalation_scenario, flood_rule
 #   lib/syncookies.sh    the SYN cookie suites': syncookie_tools, syn_rule, pass_all_xdp, line_listener
 

@@ -40,4 +40,39 @@ expect get/peers-down "$(json_get "$DOC" '[.cluster.peers[] | select(.up == fals
 expect get/arg "$(json_get "$DOC" '.cluster.rejected[$r]' --arg r unsigned)" 2
 check json/get/not-json-is-false "json_get read a document that is not JSON" eval '! json_get "{\"a\":" .a >/dev/null'
 
+# The "rules" and "sources" lists of `agent stats --json`: a rule by its name (a nested field
+# before its own, a name inside a string), a bucket by its address and rule.
+RDOC='{"rules":[{"id":1,"name":"web","note":"{\"id\":2,\"name\":\"slow\"","prefix_limits":[{"dropped":9}],
+    "passed":4,"dropped":2},{"id":2,"name":"slow","action":"allow","passed":6}],
+  "sources":[{"source":"198.18.40.0","prefix_len":24,"rule":"web","passed":1},
+    {"source":"198.18.40.0","prefix_len":24,"rule":"slow","passed":3}]}'
+expect rule/num "$(rule_num "$RDOC" slow passed)" 6
+expect rule/own-field "$(rule_num "$RDOC" web dropped)" 2
+expect rule/absent "$(rule_num "$RDOC" default passed)" ""
+expect rule/object "$(json_get "$(json_rule "$RDOC" slow)" .action)" allow
+# shellcheck disable=SC2016 # expanded by eval
+check json/rule/absent-is-false "json_rule found an absent rule" eval '! json_rule "$RDOC" default >/dev/null'
+expect bucket/by-rule "$(bucket_num "$RDOC" 198.18.40.0 slow passed)" 3
+expect bucket/object "$(json_get "$(json_bucket "$RDOC" 198.18.40.0 web)" .passed)" 1
+expect bucket/absent "$(bucket_num "$RDOC" 198.18.40.0 default passed)" ""
+# shellcheck disable=SC2016 # expanded by eval
+check json/bucket/absent-is-false "json_bucket found an absent bucket" eval '! json_bucket "$RDOC" 198.18.40.1 web >/dev/null'
+check json/test/true "json_test: a true filter was false" json_test "$RDOC" '.rules[1] | .action == "allow" and .passed == 6'
+# shellcheck disable=SC2016 # jq's own $n
+check json/test/arg "json_test: --arg was not passed" json_test "$RDOC" 'any(.rules[]; .name == $n)' --arg n web
+# shellcheck disable=SC2016 # expanded by eval
+check json/test/false-is-false "json_test: a false filter was true" eval '! json_test "$RDOC" ".rules[0].passed == 5"'
+# shellcheck disable=SC2016 # expanded by eval
+check json/test/null-is-false "json_test: a null answer was true" eval '! json_test "$RDOC" .nothing'
+# shellcheck disable=SC2016 # expanded by eval
+check json/test/none-is-false "json_test: no answer was true" eval '! json_test "$RDOC" "first(empty)"'
+check json/test/not-json-is-false "json_test read a document that is not JSON" eval '! json_test "error: x" "true"'
+
+# lib/events.sh's event_lines: an --on-event file, one event a line among other lines.
+printf '%s\n' '{"v":1,"type":"ban","prefix":"198.18.0.0/24","offence":2}' 'not an event' \
+	'{"v": 1, "type": "escalation", "note": "\"type\": \"ban\""}' '{"v":1,"type":"ban","prefix":"198.18.1.0/24","offence":3}' >"$WORK/events"
+expect events/lines-of-type "$(event_lines "$WORK/events" ban | wc -l)" 2
+expect events/lines-filter "$(event_lines "$WORK/events" ban '.offence == 3')" '{"v":1,"type":"ban","prefix":"198.18.1.0/24","offence":3}'
+expect events/lines-none "$(event_lines "$WORK/events" attack_started)" ""
+
 lab_finish

@@ -42,3 +42,9 @@ for line in open(path):
             print(json.dumps(e.get(field))); break
 PY
 }
+
+# event_lines FILE TYPE [FILTER]: the events of TYPE in FILE (compact, one a line) for which
+# the jq FILTER is true (every one without it), e.g. event_lines "$EVENTS" ban '.offence == 2'.
+event_lines() {
+	jq -R -c --arg t "$2" "fromjson? | objects | select(.type == \$t) | select(${3:-true})" "$1" 2>/dev/null
+}

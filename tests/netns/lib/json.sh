@@ -40,3 +40,36 @@ source_num() {
 	obj=$(json_source "$1" "$2") || return 0
 	json_num "$obj" "$3"
 }
+
+# json_test JSON FILTER [JQ OPTIONS...]: true if the jq FILTER's last answer on JSON is true
+# (anything but false and null), e.g. json_test "$doc" '.dry_run == {all: true, rules: []}';
+# false if it is false or null, there is none, or JSON is not JSON. Prints nothing.
+json_test() {
+	local json=$1 filter=$2
+	shift 2
+	jq -e "$@" "$filter" <<<"$json" >/dev/null 2>&1
+}
+
+# json_rule JSON NAME: the object of rule NAME in the "rules" list of `agent stats --json`
+# (compact), or nothing (then false).
+json_rule() {
+	jq -c -e --arg n "$2" 'first(.rules[]? | select(.name == $n))' <<<"$1" 2>/dev/null
+}
+
+# rule_num JSON NAME KEY: the number KEY of rule NAME, or nothing if the rule is absent.
+rule_num() {
+	jq --arg n "$2" --arg k "$3" 'first(.rules[]? | select(.name == $n)) | .[$k] | numbers' <<<"$1" 2>/dev/null || true
+}
+
+# json_bucket JSON ADDR RULE: the bucket of ADDR (as keyed: a source, a prefix or a
+# destination) under rule RULE in the "sources" list of `agent stats --json` (compact), or
+# nothing (then false).
+json_bucket() {
+	jq -c -e --arg a "$2" --arg r "$3" 'first(.sources[]? | select(.source == $a and .rule == $r))' <<<"$1" 2>/dev/null
+}
+
+# bucket_num JSON ADDR RULE KEY: the number KEY of the bucket of ADDR under RULE, or nothing.
+bucket_num() {
+	jq --arg a "$2" --arg r "$3" --arg k "$4" \
+		'first(.sources[]? | select(.source == $a and .rule == $r)) | .[$k] | numbers' <<<"$1" 2>/dev/null || true
+}
