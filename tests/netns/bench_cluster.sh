@@ -186,8 +186,8 @@ start_cluster() {
 all_hear() {
 	local i n
 	for ((i = 1; i <= HOSTS; i++)); do
-		n=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0 | grep -o '"up":true' | wc -l)
-		[ "$n" -ge $((HOSTS - 1)) ] || { HEARD="h$i hears $n of $((HOSTS - 1))"; return 1; }
+		n=$(json_get "$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0)" '[.cluster.peers[]? | select(.up)] | length')
+		[ "${n:-0}" -ge $((HOSTS - 1)) ] || { HEARD="h$i hears ${n:-0} of $((HOSTS - 1))"; return 1; }
 	done
 }
 
@@ -195,7 +195,7 @@ all_hear() {
 all_aggregating() {
 	local i n
 	for ((i = 1; i <= HOSTS; i++)); do
-		n=$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0 | grep -o '"aggregates":{[^}]*}' | grep -o '"applied":[0-9]*' | cut -d: -f2)
+		n=$(json_get "$("$AGENT" stats --pin-dir "${M_PIN[i]}" --json --top 0)" '.cluster.aggregates.applied | numbers')
 		[ "${n:-0}" -ge 5 ] || { HEARD="h$i applied ${n:-0}"; return 1; }
 	done
 }

@@ -62,7 +62,10 @@ top_rc=$?
 senders_wait a b1 b2 b3
 
 # dst_of HOST VIP: the JSON object of HOST's bucket of destination VIP.
-dst_of() { stats_json "${M_PIN[$1]}" | grep -o "{\"source\":\"${2//./\\.}\",[^}]*\"key_by\":\"destination\"}"; }
+# shellcheck disable=SC2016 # jq's own $a
+dst_of() {
+	json_get "$(stats_json "${M_PIN[$1]}")" 'first(.sources[] | select(.source == $a and .key_by == "destination"))' -e --arg a "$2"
+}
 # The last reports land: every host's VIP_B bucket debited what the others admitted.
 b_landed() {
 	local i j o passed=() debited=() total=0

@@ -94,9 +94,9 @@ done
 check_eq dryrun/total "counters.would_drop vs the sources' sum" "$(json_num "$s1" would_drop)" "$wd1"
 check_eq dryrun/total-dropped "counters.dropped in dry run" "$(json_num "$s1" dropped)" 0
 check_eq dryrun/rule "rule default's would_drop vs the total" \
-	"$(grep -o '"name":"default"[^}]*' <<<"$s1" | grep -o '"would_drop":[0-9]*' | cut -d: -f2)" "$wd1"
-check dryrun/stats-json "stats --json does not say every rule is in dry run: $(grep -o '"dry_run":{[^}]*}' <<<"$s1")" \
-	grep -q '"dry_run":{"all":true,"rules":\["default"\]}' <<<"$s1"
+	"$(rule_num "$s1" default would_drop)" "$wd1"
+check dryrun/stats-json "stats --json does not say every rule is in dry run: \"dry_run\": $(json_get "$s1" .dry_run)" \
+	json_test "$s1" '.dry_run == {all: true, rules: ["default"]}'
 check dryrun/stats-text "agent stats does not say it plainly: $(head -n 4 <<<"$text1")" \
 	grep -q '^dry run: every rule (nothing is dropped; ' <<<"$text1"
 check_eq dryrun/stats-text-total "agent stats' would-drop line" \
@@ -109,9 +109,10 @@ check_eq dryrun/metrics-dropped "dthrottle_packets_total{verdict=\"dropped\"} in
 	"$(metric "$WORK/metrics1" 'dthrottle_packets_total{verdict="dropped"}')" 0
 # bpftool's view of the buckets names the field (BTF) and, with the would-drops the CPUs
 # still hold in drop_pending (fewer than 256 per CPU and source), holds the same counts.
-sum_wd() { grep -o '"would_drop": [0-9]*' | awk '{ s += $2 } END { print s + 0 }'; }
-bpf_wd=$(bpftool map dump pinned "$PIN_DIR/buckets" 2>&1 | sum_wd)
-held_wd=$(bpftool map dump pinned "$PIN_DIR/drop_pending" 2>&1 | sum_wd)
+# sum_wd MAP: the sum of every would_drop field of the pinned MAP (bpftool -j: its "formatted").
+sum_wd() { bpftool -j map dump pinned "$PIN_DIR/$1" | jq '[.. | objects | .would_drop? | numbers] | add // 0'; }
+bpf_wd=$(sum_wd buckets)
+held_wd=$(sum_wd drop_pending)
 check_eq dryrun/bpftool "the sum of would_drop in bpftool map dump pinned $PIN_DIR/buckets ($bpf_wd) and .../drop_pending ($held_wd)" \
 	"$((bpf_wd + held_wd))" "$wd1"
 check_le dryrun/bpftool-held "would-drops still held per CPU (drop_pending) vs 255 per CPU and source" \
@@ -183,8 +184,8 @@ check_eq dryrun/reload/exit "agent reload exit code" "$rc" 0
 check dryrun/reload/summary "the reload summary still counts a rule in dry run: $out" lacks 'in dry run' "$out"
 s4=$(stats_json) || die "agent stats --json failed"
 t4=$(now_s)
-check dryrun/reload/enforcing "stats --json still shows a rule in dry run: $(grep -o '"dry_run":{[^}]*}' <<<"$s4")" \
-	grep -q '"dry_run":{"all":false,"rules":\[\]}' <<<"$s4"
+check dryrun/reload/enforcing "stats --json still shows a rule in dry run: \"dry_run\": $(json_get "$s4" .dry_run)" \
+	json_test "$s4" '.dry_run == {all: false, rules: []}'
 check_eq dryrun/reload/passed-kept "web: passed after the reload (kept)" "$(web_num "$s4" passed)" "$p3"
 check_eq dryrun/reload/would-drop-kept "web: would_drop after the reload (kept)" "$(web_num "$s4" would_drop)" "$w3"
 tokens4=$(web_num "$s4" tokens)

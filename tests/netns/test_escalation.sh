@@ -99,7 +99,7 @@ for b in json.load(sys.stdin)["bans"]:
 told() {
 	local esc=(escalation prefix "$FLOOD" offence "$1")
 	wait_until 5 has_event "$EVENTS" "${esc[@]}"
-	check "escalation/event$1" "no escalation event for offence $1 (rule flood, $2 s, not dry run) at the command: $(grep '"escalation"' "$EVENTS" | tail -2)" \
+	check "escalation/event$1" "no escalation event for offence $1 (rule flood, $2 s, not dry run) at the command: $(event_lines "$EVENTS" escalation | tail -2)" \
 		has_event "$EVENTS" "${esc[@]}" rule flood duration_s "$2" dry_run False
 	check_eq "escalation/event$1-once" "escalation events for offence $1" "$(event_count "$EVENTS" "${esc[@]}")" 1
 	check_ge "escalation/event$1-over" "seconds over budget in the event (after = 2s)" \
@@ -111,7 +111,7 @@ told() {
 	wait_until 5 has_event "$EVENTS" ban prefix "$FLOOD" offence "$1"
 	check_eq "escalation/event$1-ban" "ban events (origin auto, rule flood) for offence $1" \
 		"$(event_count "$EVENTS" ban prefix "$FLOOD" origin auto rule flood offence "$1")" 1
-	echo "offence $1's escalation event: $(grep '"escalation"' "$EVENTS" | grep -E "\"offence\": ?$1[,}]" | head -1)"
+	echo "offence $1's escalation event: $(event_lines "$EVENTS" escalation ".offence == $1" | head -1)"
 }
 # delay_is N CROSSED: the escalation event of offence N came at most DELAY_MAX seconds
 # after CROSSED (Unix seconds: when the flood had been over budget for `after`).
@@ -204,7 +204,7 @@ wait_until 5 has_event "$EVENTS" escalation prefix "$FLOOD" dry_run True
 check escalation/dry-event "no escalation event (dry_run true, offence 1, 3 s) for the would-ban at the command: $(tail -2 "$EVENTS")" \
 	has_event "$EVENTS" escalation prefix "$FLOOD" dry_run True rule flood offence 1 duration_s 3
 check_eq escalation/dry-no-ban-event "ban events in dry run" "$(event_count "$EVENTS" ban)" 0
-echo "dry run's escalation event: $(grep '"escalation"' "$EVENTS" | head -1)"
+echo "dry run's escalation event: $(event_lines "$EVENTS" escalation | head -1)"
 for s in flood client allowed subnet; do stop_pid "${LAB_PIDS[send-$s]}"; done
 # The first offence's delay, from the flood's first frame (its sender's report, written as
 # it stops).

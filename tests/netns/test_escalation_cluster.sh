@@ -167,7 +167,7 @@ if wait_until 20 offence_everywhere 3; then
 	check "escalation_cluster/h2-escalation3" "h2's command got no escalation event for offence 3" \
 		has_event "$(events 2)" escalation prefix "$FLOOD" rule flood offence 3 duration_s 12
 else
-	fail escalation_cluster/offence3-everywhere "the flood moved to h2 was not banned as offence 3 on every host within 20 s: h2's bans of it: $(grep "\"$FLOOD\"" "$(events 2)" | grep '"ban"' | tail -2)"
+	fail escalation_cluster/offence3-everywhere "the flood moved to h2 was not banned as offence 3 on every host within 20 s: h2's bans of it: $(event_lines "$(events 2)" ban ".prefix == \"$FLOOD\"" | tail -2)"
 fi
 for s in flood2 allowed client; do stop_pid "${LAB_PIDS[$s]}"; done
 lab_finish

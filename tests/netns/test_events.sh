@@ -96,7 +96,7 @@ check events/attack-started "no attack_started for rule web at the command: $(ta
 	has_event "$EVENTS" attack_started rule web
 top=$(event_field "$EVENTS" attack_started top)
 check events/attack-top-source "attack_started's top sources do not name 198.18.0.50 first: $top" \
-	grep -q '^\[{"source": "198.18.0.50"' <<<"$top"
+	json_test "$top" '.[0].source == "198.18.0.50"'
 wait_until 15 has_event "$EVENTS" attack_ended rule web
 check events/attack-ended "no attack_ended for rule web within 15 s of the flood's end: $(tail -3 "$EVENTS")" \
 	has_event "$EVENTS" attack_ended rule web

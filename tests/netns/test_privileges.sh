@@ -28,11 +28,8 @@ QSOCK=$WORK/query.sock
 write_rules() { # RATE: one rule "slow" for 198.18.40.0/24
 	printf 'version = 1\n\n[[rule]]\nname = "slow"\ncidr = "198.18.40.0/24"\nrate = %s\nburst = 10\n' "$1" >"$RULES"
 }
-rule_rate() { # the rate of rule "slow" as `agent stats --json` reads it from the maps
-	local obj
-	obj=$(stats_json | grep -o '{"id":[0-9]*,"name":"slow"[^}]*}') || return 0
-	json_num "$obj" rate
-}
+# rule_rate: the rate of rule "slow" as `agent stats --json` reads it from the maps.
+rule_rate() { rule_num "$(stats_json)" slow rate; }
 
 # thread_sets PID: one line per thread "TID NAME eff=... prm=... bnd=... nnp=N", sets decoded.
 decode() { capsh --decode="$1" | sed 's/^0x[0-9a-f]*=//'; }

@@ -69,26 +69,13 @@ write_rules() {
 	mv "$RULES.tmp" "$RULES"
 }
 
-# rule_num JSON NAME KEY: KEY of rule NAME in the "rules" list of `agent stats --json`.
-rule_num() {
-	local obj
-	obj=$(grep -o "{\"id\":[0-9]*,\"name\":\"$2\"[^}]*}" <<<"$1") || return 0
-	json_num "$obj" "$3"
-}
-# has_rule JSON NAME: true if rule NAME is listed.
-has_rule() { grep -q "{\"id\":[0-9]*,\"name\":\"$2\"" <<<"$1"; }
-
-# bucket_num JSON ADDR RULE KEY: KEY of the bucket of ADDR (as keyed) under RULE.
-bucket_num() {
-	local obj
-	obj=$(grep -o "{\"source\":\"${2//./\\.}\",\"prefix_len\":[0-9]*,\"rule\":\"$3\"[^}]*}" <<<"$1") || return 0
-	json_num "$obj" "$4"
-}
+# has_rule JSON NAME: true if rule NAME is listed (rule_num, bucket_num: lib/json.sh).
+has_rule() { json_rule "$1" "$2" >/dev/null; }
 
 # test_buckets JSON: our sources' buckets, one "source rule passed dropped" a line, sorted.
 test_buckets() {
-	grep -o '{"source":"\(198\.18\.\|2001:2:\)[^}]*}' <<<"$1" |
-		sed 's/.*"source":"\([^"]*\)".*"rule":"\([^"]*\)","passed":\([0-9]*\),"dropped":\([0-9]*\).*/\1 \2 \3 \4/' | sort
+	json_get "$1" '.sources[] | select(.source | test("^(198\\.18\\.|2001:2:)")) | "\(.source) \(.rule) \(.passed) \(.dropped)"' |
+		sort
 }
 
 # sent FILE ADDR: frames of ADDR a pktgen run sent (0 if none).
@@ -141,7 +128,7 @@ s1=$(stats_json) || die "agent stats --json failed"
 el=$(json_num "$(cat "$WORK/p1.json")" elapsed_s)
 el_dns=$(json_num "$(cat "$WORK/p1-dns.json")" elapsed_s)
 echo "phase 1: ${PPS} pps per source for ${el} s"
-echo "$s1" | grep -o '"rules":\[.*\]' | tr '{' '\n' | grep '"id"' | sed 's/}.*//; s/^/  rule /'
+json_get "$s1" '.rules[] | "  rule \({id, name, action, rate, burst, passed, dropped, cidr, when})"'
 
 check_eq rules/allow/passed "trusted: rule passed vs frames sent" "$(rule_num "$s1" trusted passed)" "$(sent "$WORK/p1.json" 198.18.10.1)"
 check_eq rules/allow/dropped "trusted: rule dropped" "$(rule_num "$s1" trusted dropped)" 0
@@ -186,7 +173,7 @@ check_eq rules/reload-broken/exit "agent reload exit code for a broken file" "$r
 check rules/reload-broken/file-line "the message does not name $RULES:$bad_line: $out" grep -qF "$RULES:$bad_line: " <<<"$out"
 check rules/reload-broken/agent-alive "the agent exited after a broken reload" alive "$AGENT_PID"
 s2a=$(stats_json)
-check rules/reload-broken/rules-kept "the rule list changed: $(grep -o '"rules":.*' <<<"$s2a")" has_rule "$s2a" slow
+check rules/reload-broken/rules-kept "rule 'slow' is no longer listed: $(json_get "$s2a" '[.rules[].name]')" has_rule "$s2a" slow
 T2=1
 offer p2 $T2 198.18.10.1,198.18.20.1,198.18.40.1 || die "pktgen send failed"
 s2=$(stats_json) || die "agent stats --json failed"
@@ -232,9 +219,9 @@ kill -HUP "$AGENT_PID"
 wait_for_lines "$(agent_log main)" 'reloaded .*4 packet rules' 1 "$AGENT_PID" 5 ||
 	fail rules/hup/logged "no 'reloaded' line in the agent's log after SIGHUP"
 s4a=$(stats_json)
-check_eq rules/hup/action "blocked's action after SIGHUP" \
-	"$(grep -o '{"id":[0-9]*,"name":"blocked","action":"[a-z]*"' <<<"$s4a" | sed 's/.*"action":"//; s/"//')" allow
-check rules/hup/removed-rule-gone "rule 'slow' is still listed after it was removed: $(grep -o '{"id":[0-9]*,"name":"slow"[^}]*}' <<<"$s4a")" \
+action=$(json_get "$(json_rule "$s4a" blocked)" .action)
+check rules/hup/action "blocked's action after SIGHUP: got '$action', expected allow" test "$action" = allow
+check rules/hup/removed-rule-gone "rule 'slow' is still listed after it was removed: $(json_rule "$s4a" slow)" \
 	eval '! has_rule "$s4a" slow'
 T4=1
 offer p4 $T4 198.18.20.1,198.18.40.1 || die "pktgen send failed"

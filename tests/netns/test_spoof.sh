@@ -56,7 +56,7 @@ mlab_send_bg legit 1 "${M_IP[1]}" --sources "$legit_list" --rate "$legit_rate" \
 	--count $((legit_rate * SECS)) --duration "${SECS}s"
 senders_wait flood-1 flood-2 legit
 # The last reports land: each host's /16 bucket debited what the other's admitted.
-p16_of() { stats_json "${M_PIN[$1]}" | grep -o '{"source":"198.18.0.0","prefix_len":16,[^}]*}'; }
+p16_of() { json_get "$(stats_json "${M_PIN[$1]}")" 'first(.sources[] | select(.source == "198.18.0.0" and .prefix_len == 16))' -e; }
 p16_landed() {
 	local one two
 	one=$(p16_of 1) && two=$(p16_of 2) || return 1
@@ -75,7 +75,7 @@ for ((i = 1; i <= HOSTS; i++)); do
 	STATS[i]=$(stats_json "${M_PIN[i]}") || die "agent stats of h$i failed"
 done
 # The /16 bucket: {"source":"198.18.0.0","prefix_len":16,"rule":"default v4/16",...}.
-p16() { grep -o '{"source":"198.18.0.0","prefix_len":16,"rule":"default v4/16"[^}]*}' <<<"${STATS[$1]}"; }
+p16() { json_get "${STATS[$1]}" 'first(.sources[] | select(.source == "198.18.0.0" and .prefix_len == 16 and .rule == "default v4/16"))' -e; }
 admitted=0
 for ((i = 1; i <= HOSTS; i++)); do
 	P16[i]=$(p16 "$i") || die "h$i has no bucket for the prefix 198.18.0.0/16"

@@ -227,7 +227,7 @@ run_phase() {
 	for k in $(stages_keys); do FIG[$name:$k]=$((${FIG[$name:1:$k]:-0} - ${FIG[$name:0:$k]:-0})); done
 	FIG[$name:syn_unverified]=$((${FIG[$name:syn_passed]} - ${FIG[$name:verified_hits]}))
 	check "syncookies/$name/flood-throughout" "$name: the flood ended (after $FLOOD_SECS s) before the client's last connect" \
-		grep -q '"interrupted":true' "$WORK/flood-$name.json"
+		json_test "$(cat "$WORK/flood-$name.json")" '.interrupted == true'
 	fj=$(cat "$WORK/flood-$name.json")
 	sent=$(json_num "$fj" sent)
 	elapsed=$(json_num "$fj" elapsed_s)
