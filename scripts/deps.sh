@@ -45,7 +45,6 @@ SUITES=(
   systemd libcap2-bin                     # systemd-analyze verify of the units; capsh (tests/netns/test_privileges.sh)
   redis-server                            # strict tag limits: their tests and bench
   nftables                                # partitions and report loss in tests/netns
-  socat                                   # the TCP listener of tests/netns/test_pktgen.sh and test_syncookies.sh
   tcpdump                                 # reads agent capture's files (tests/netns/test_capture.sh)
   ethtool                                 # the veths' XDP_TX counters (tests/netns/test_syncookies.sh)
   xdp-tools                               # xdp-filter beside dthrottle in libxdp's dispatcher (test_xdp_multi.sh)

@@ -31,7 +31,7 @@
 #   lib/agent.sh         agent_start, agent_signal, agent_fg, stats_json, query_ask, sources_seen,
 #                        ban_value
 #   lib/traffic.sh       send_traffic(_bg), wait_traffic, sink_start, sink_stop, udp_counter, sender_stalled,
-#                        budget_check
+#                        line_listener, listening_in, syn_recv_count, tcp_counter, budget_check
 #   lib/mlab.sh          the multi-host lab: mlab_up, mlab_hub_up, mlab_cut/heal, mlab_peers
 #   lib/mlab_agents.sh   its keys, agents and hub: mlab_agent_start, mlab_agents_start,
 #                        mlab_hub_start, mlab_wait_peers
@@ -40,7 +40,7 @@
 #   lib/events.sh        event_hook (an --on-event command writing a file), event_count, has_event, event_field,
 #                        event_lines
 #   lib/escalation.sh    the escalation suites' flood: escalation_scenario, flood_rule
-#   lib/syncookies.sh    the SYN cookie suites': syncookie_tools, syn_rule, pass_all_xdp, line_listener
+#   lib/syncookies.sh    the SYN cookie suites': syncookie_tools, syn_rule, pass_all_xdp
 
 DT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Debian's python3 first: the suites use the Python packages `make deps` installs for it

@@ -36,7 +36,7 @@ check_ge pktgen/pacing "seconds from first to last of 30 frames at 100/s" "$(jso
 # One SYN from each of 10 IPv4 and 10 IPv6 sources: the listener's stack keeps one half-open
 # connection per valid SYN (its SYN-ACK goes to an address nobody has, so none completes).
 SYN_PORT=8080
-listener_start "$SYN_PORT" || die "the TCP listener did not start"
+line_listener "$H_NS" "$SYN_PORT" syn || die "the TCP listener did not start"
 csum0=$(tcp_counter TcpInCsumErrors)
 send_traffic "$WORK/syn.json" --tcp-syn --dport "$SYN_PORT" --src-range 198.18.4.1+10 \
 	--src-range 2001:2::4:1+10 --rate 200 --count 20 --duration 5s || die "pktgen send --tcp-syn failed"

@@ -54,6 +54,20 @@ CONN_RATE=20    # client connections per second
 FLOOD_PPS=${DT_SYNCOOKIE_FLOOD_PPS:-10000000}
 ANSWER_SLOW=0.25    # s: first answers this slow (p90) cannot be told from losses by a 1 s timer
 FLOOD_SECS=$((CONNS / CONN_RATE * 3 + 30))  # a bound: the flood is stopped once the client is done
+# Deadlines (s) for what the agent does on its own: the flood spending the /16 budget
+# (SPENT_WAIT), a reload's SYNPROXY table (WAIT); the client's bound beyond its schedule
+# (CLIENT_SLACK). Under qemu's TCG (DT_EMULATED=1, make test-kernel) the
+# flood keeps the emulated CPUs busy, and the client's start (Python over 9p), `agent stats`
+# and `nft list` take seconds each: the waits are longer there, and so are the bounds of the
+# flood and of the client (at a host load of 60-98 the budgets phase's flood reached its 60 s
+# bound before the client's last connect). Every wait returns once its state is there; what
+# is checked is the same.
+WAIT=5 SPENT_WAIT=30 CLIENT_SLACK=40
+if [ "${DT_EMULATED:-0}" = 1 ]; then
+	WAIT=60 SPENT_WAIT=120 CLIENT_SLACK=240 FLOOD_SECS=$((FLOOD_SECS * 5))
+	echo "an emulated CPU (qemu TCG): waits of up to $WAIT s ($SPENT_WAIT s for the flood to spend the budget)," \
+		"the flood bounded by $FLOOD_SECS s, the client by $((CONNS / CONN_RATE + CLIENT_SLACK)) s"
+fi
 
 syncookie_tools ethtool taskset
 # The lab's queues. A veth end takes what its peer sends in a 256-frame ring per queue,
@@ -180,7 +194,7 @@ write_rules() { syn_rule "$1" "$PORT" "$SRC_RATE" "$SRC_BURST" "$P16_RATE" "$P16
 # connect_all OUT: CONNS connects at CONN_RATE from the client namespace, each timed
 # (timed_connects.py): "ok SECONDS" or "fail WHY" a line, then "late SECONDS".
 connect_all() {
-	in_ns "$C_NS" "${PIN_CLIENT[@]}" timeout $((CONNS / CONN_RATE + 40)) /usr/bin/python3 \
+	in_ns "$C_NS" "${PIN_CLIENT[@]}" timeout $((CONNS / CONN_RATE + CLIENT_SLACK)) /usr/bin/python3 \
 		"$DT_ROOT/tests/netns/timed_connects.py" \
 		"$CONNS" "$CONN_RATE" "$LAB_V4_HOST" "$PORT" dthrottle-ok >"$1" 2>"$1.err" ||
 		die "the client failed: $(cat "$1.err")"
@@ -188,12 +202,13 @@ connect_all() {
 
 # flood_start NAME: pktgen --tcp-syn from random sources of 198.18.1.0-198.18.254.255 (the
 # client's /16 without the lab's own addresses) at its highest rate, until stopped (at most
-# FLOOD_SECS).
+# FLOOD_SECS; its --count at most 10^9, pktgen's largest).
 flood_start() {
 	nsenter --net="/run/netns/$C_NS" -- "${PIN_FLOOD[@]}" timeout $((FLOOD_SECS + 30)) "$PKTGEN" send --tcp-syn \
 		--iface "$C_IF" --dst-ip "$LAB_V4_HOST" --dst-mac "$H_MAC" --dport "$PORT" \
 		--src-range 198.18.1.0+65024 --src-random --rate "$FLOOD_PPS" \
-		--count $((FLOOD_PPS * FLOOD_SECS)) --duration "${FLOOD_SECS}s" --json \
+		--count $((FLOOD_PPS * FLOOD_SECS < 1000000000 ? FLOOD_PPS * FLOOD_SECS : 1000000000)) \
+		--duration "${FLOOD_SECS}s" --json \
 		>"$WORK/flood-$1.json" 2>"$WORK/flood-$1.err" &
 	LAB_PIDS[flood-$1]=$!
 }
@@ -216,8 +231,8 @@ run_phase() {
 	cookies0=$(tcp_counter TcpExtSyncookiesSent)
 	snap "$name" 0
 	flood_start "$name"
-	# 30 s: under qemu's TCG on a loaded host the flood's start and each stats read take seconds.
-	wait_until 30 prefix_spent || die "$name: the flood did not exhaust the prefix budget within 30 s (dropped" \
+	# Under qemu's TCG on a loaded host the flood's start and each stats read take seconds.
+	wait_until "$SPENT_WAIT" prefix_spent || die "$name: the flood did not exhaust the prefix budget within $SPENT_WAIT s (dropped" \
 		"$(json_num "$(stats_json)" dropped), cookies sent $(json_num "$(stats_json)" cookie_sent))"
 	connect_all "$WORK/conn-$name.txt"
 	kill -INT "${LAB_PIDS[flood-$name]}" 2>/dev/null # pktgen stops and prints what it sent
@@ -313,17 +328,17 @@ reload_phase() {
 	sed "s/^dport = $PORT/dport = $((PORT + 1))/" "$WORK/cookies.toml" >"$WORK/cookies-next.toml"
 	cp "$WORK/cookies.toml" "$WORK/reload.toml"
 	agent_start reload --rules "$WORK/reload.toml" --stats-interval 10m || die "the agent (reload) did not start"
-	check syncookies/reload/table-at-start "the SYNPROXY table does not name port $PORT within 5 s" wait_until 5 table_has "$PORT"
+	check syncookies/reload/table-at-start "the SYNPROXY table does not name port $PORT within $WAIT s" wait_until "$WAIT" table_has "$PORT"
 	reload_to "$WORK/cookies-next.toml" ports
-	check syncookies/reload/ports-followed "the SYNPROXY table does not name port $((PORT + 1)) alone within 5 s of the reload" \
-		wait_until 5 eval "table_has $((PORT + 1)) && ! table_has $PORT"
+	check syncookies/reload/ports-followed "the SYNPROXY table does not name port $((PORT + 1)) alone within $WAIT s of the reload" \
+		wait_until "$WAIT" eval "table_has $((PORT + 1)) && ! table_has $PORT"
 	reload_to "$WORK/budgets.toml" no-cookies
-	check syncookies/reload/table-removed "the SYNPROXY table is still there 5 s after a reload without syn_cookies" \
-		wait_until 5 table_gone
+	check syncookies/reload/table-removed "the SYNPROXY table is still there $WAIT s after a reload without syn_cookies" \
+		wait_until "$WAIT" table_gone
 	check syncookies/reload/removal-logged "the agent did not log the table's removal" \
 		grep -q 'no rule has syn_cookies any more' "$(agent_log reload)"
 	reload_to "$WORK/cookies.toml" cookies-again
-	check syncookies/reload/table-again "the SYNPROXY table does not name port $PORT again within 5 s" wait_until 5 table_has "$PORT"
+	check syncookies/reload/table-again "the SYNPROXY table does not name port $PORT again within $WAIT s" wait_until "$WAIT" table_has "$PORT"
 	agent_signal reload TERM || die "the agent (reload) did not stop"
 	check syncookies/reload/table-removed-at-exit "the SYNPROXY table is left after the agent's exit" table_gone
 }

@@ -1,6 +1,6 @@
 # syncookies.sh - what the SYN cookie suites share (test_syncookies.sh on one host,
-# test_syncookie_peers.sh over two): their tools, the rule for SYNs to a port, the pass-all
-# XDP program a client's veth end needs, and a real TCP listener that answers at once.
+# test_syncookie_peers.sh over two): their tools, the rule for SYNs to a port and the pass-all
+# XDP program a client's veth end needs (their TCP listener: line_listener, traffic.sh).
 # Sourced by ../lib.sh (its globals: DT_ROOT, WORK, LAB_PIDS, ...), never on its own.
 
 # syncookie_tools [TOOL...]: dies (a FAIL setup line) if nft, clang, python3 or a TOOL is missing.
@@ -45,23 +45,3 @@ pass_all_xdp() {
 			die "cannot attach the pass-all XDP program to ${end#*:} (XDP_TX on a veth needs one at the peer end)"
 	done
 }
-
-# line_listener NS PORT NAME: a real TCP server in namespace NS on PORT (IPv4 and IPv6,
-# tests/netns/line_server.py: one process, no fork a connection) that answers every
-# connection with the line dthrottle-ok at once and closes it; logs to $WORK/listener-NAME.log,
-# waits until it says it listens and ss sees it (30 s: Python's start under qemu's TCG took
-# more than 10), else prints its log and is false.
-line_listener() {
-	local ns=$1 port=$2 name=$3
-	nsenter --net="/run/netns/$ns" -- /usr/bin/python3 "$DT_ROOT/tests/netns/line_server.py" "$port" dthrottle-ok \
-		>"$WORK/listener-$name.log" 2>&1 &
-	LAB_PIDS[listener-$name]=$!
-	wait_for_line "$WORK/listener-$name.log" '^listening$' "${LAB_PIDS[listener-$name]}" 30 &&
-		wait_until 10 listening_in "$ns" "$port" && return 0
-	echo "--- the TCP listener $name on port $port in $ns did not start:"
-	cat "$WORK/listener-$name.log"
-	return 1
-}
-
-# listening_in NS PORT: a TCP socket listens on PORT in namespace NS.
-listening_in() { [ -n "$(in_ns "$1" ss -Hltn "sport = :$2")" ]; }

@@ -1,5 +1,6 @@
 # traffic.sh - traffic in the single-host lab: pktgen senders (client namespace), the UDP
-# sink (host namespace), and what a sender's bucket let through (budget_check).
+# sink and the TCP listener (host namespace), and what a sender's bucket let through
+# (budget_check).
 # Sourced by ../lib.sh (its globals: DT_ROOT, AGENT, LAB_PIDS, ...), never on its own.
 
 # send_traffic OUT [PKTGEN SEND OPTIONS...]: pktgen send from the client namespace to
@@ -92,21 +93,25 @@ udp_counter() {
 # sink_has_read N: the sink has read N datagrams since sink_start (for wait_until).
 sink_has_read() { [ $(($(udp_counter InDatagrams) - SINK_READ0)) -ge "$1" ]; }
 
-# listener_start PORT: a real TCP listener (socat, IPv4 and IPv6) on PORT in the host
-# namespace that answers each connection with one line; waits until it listens.
-listener_start() {
-	nsenter --net="/run/netns/$H_NS" -- socat "TCP6-LISTEN:$1,ipv6only=0,reuseaddr,fork,backlog=4096" \
-		SYSTEM:'echo dthrottle-ok' >"$WORK/listener-$1.log" 2>&1 &
-	LAB_PIDS[listener-$1]=$!
-	wait_until 10 listening_on "$1" || {
-		echo "--- the TCP listener on port $1 did not start:"
-		cat "$WORK/listener-$1.log"
-		return 1
-	}
+# line_listener NS PORT NAME: a real TCP server in namespace NS on PORT (IPv4 and IPv6,
+# tests/netns/line_server.py: one process, no fork a connection) that answers every
+# connection with the line dthrottle-ok at once and closes it; logs to $WORK/listener-NAME.log,
+# waits until it says it listens and ss sees it (30 s: Python's start under qemu's TCG took
+# more than 10), else prints its log and is false.
+line_listener() {
+	local ns=$1 port=$2 name=$3
+	nsenter --net="/run/netns/$ns" -- /usr/bin/python3 "$DT_ROOT/tests/netns/line_server.py" "$port" dthrottle-ok \
+		>"$WORK/listener-$name.log" 2>&1 &
+	LAB_PIDS[listener-$name]=$!
+	wait_for_line "$WORK/listener-$name.log" '^listening$' "${LAB_PIDS[listener-$name]}" 30 &&
+		wait_until 10 listening_in "$ns" "$port" && return 0
+	echo "--- the TCP listener $name on port $port in $ns did not start:"
+	cat "$WORK/listener-$name.log"
+	return 1
 }
 
-# listening_on PORT: a TCP socket listens on PORT in the host namespace.
-listening_on() { [ -n "$(in_ns "$H_NS" ss -Hltn "sport = :$1")" ]; }
+# listening_in NS PORT: a TCP socket listens on PORT in namespace NS.
+listening_in() { [ -n "$(in_ns "$1" ss -Hltn "sport = :$2")" ]; }
 
 # syn_recv_count PORT: the host namespace's half-open connections to PORT (a SYN answered
 # with a SYN-ACK whose ACK has not come): what a SYN flood leaves at the listener.
