@@ -343,11 +343,7 @@ void Cluster::on_period(uint64_t now_ns) {
   }
   served = node_.period_served(std::move(served), now_ns);  // with what early ticks held back
   ReportHeader h = message_header(collector_.epoch() - 1);
-  ReportBody body;
-  if (adaptive_) {
-    adaptive_->add_packet_hits(served);  // all we served, wherever it goes
-    body.factors = adaptive_->report_factors();
-  }
+  ReportBody body;  // the node adds our adaptive factors
   body.entries = std::move(served);
   if (collect_tags_) body.tags = collect_tags_();
   node_.send_period(h, std::move(body), now_ns);  // the owner scheme when owner_ready()

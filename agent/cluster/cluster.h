@@ -110,7 +110,7 @@ class Cluster {
   // (ours and theirs, for the busiest-key measurement) go to `a` (may be nullptr).
   void set_adaptive(AdaptiveSet *a) {
     adaptive_ = a;
-    node_.receiver().set_adaptive(a);
+    node_.set_adaptive(a);
   }
   // Bans (docs/bans.md): each period this host's new, changed and lifted bans go to the
   // peers in a bans message of their own, and the peers' bans messages go to `b`.

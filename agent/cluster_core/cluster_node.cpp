@@ -94,6 +94,7 @@ std::vector<ReportEntry> ClusterNode::early_tick(const EarlySources &src, uint64
 }
 
 size_t ClusterNode::send_early(const ReportHeader &h, std::vector<ReportEntry> entries, uint64_t now_ns) {
+  if (adaptive_) adaptive_->add_packet_hits(entries);  // served here, as the period's report's
   ReportBody body;
   body.rules = rules_.names;
   body.entries = std::move(entries);
@@ -102,6 +103,10 @@ size_t ClusterNode::send_early(const ReportHeader &h, std::vector<ReportEntry> e
 
 void ClusterNode::send_period(const ReportHeader &h, ReportBody body, uint64_t now_ns, bool cadence) {
   body.rules = rules_.names;
+  if (adaptive_) {
+    adaptive_->add_packet_hits(body.entries);  // all we served, wherever it goes
+    body.factors = adaptive_->report_factors();
+  }
   send_->period(h, std::move(body), owner_ready(), now_ns, cadence);
 }
 

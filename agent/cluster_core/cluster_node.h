@@ -116,11 +116,18 @@ class ClusterNode {
   // shared sources near their limit (owners only); what to send now (send_early), of which
   // *shared were shared ones.
   std::vector<ReportEntry> early_tick(const EarlySources &src, uint64_t now_ns, size_t *shared);
+  // Adaptive limits: every hit we serve (send_early, send_period) and the peers' (receiver.h)
+  // go to `a`, our reports carry its factors (nullptr: none).
+  void set_adaptive(AdaptiveSet *a) {
+    adaptive_ = a;
+    receiver_.set_adaptive(a);
+  }
   // Entries collected at an early tick, routed as the period's report is: to their owners
   // now, shared ones (or all, without owners) to every peer. Messages sent.
   size_t send_early(const ReportHeader &h, std::vector<ReportEntry> entries, uint64_t now_ns);
-  // The period's report (its entries from period_served; the caller's tags and factors), to
-  // the owners and everyone as owner_ready() and the cadence (report_sender.h) decide; without
+  // The period's report (its entries from period_served; the caller's tags; the adaptive
+  // controller's factors as they stand before its own period, which the caller ends after this),
+  // to the owners and everyone as owner_ready() and the cadence (report_sender.h) decide; without
   // `cadence`, a report to everyone and the owners' batches every period.
   void send_period(const ReportHeader &h, ReportBody body, uint64_t now_ns, bool cadence = true);
   // A message the tracker judged (`a`): what the receiver makes of it. A resend request is
@@ -169,6 +176,7 @@ class ClusterNode {
   std::unique_ptr<ReportSender> send_;
   NodeIo io_;
   std::function<bool()> up_peers_;
+  AdaptiveSet *adaptive_ = nullptr;
   uint64_t next_early_ns_ = UINT64_MAX;
   uint64_t next_shared_ns_ = 0;
 };

@@ -123,7 +123,7 @@ void ClusterSim::init_adaptive(size_t h) {
   spec.params = s_.adaptive_params;
   host.adaptive = std::make_unique<AdaptiveSet>();
   host.adaptive->configure({spec}, s_.peer_down_after ? s_.peer_down_after : 5 * s_.period);
-  host.node->receiver().set_adaptive(host.adaptive.get());
+  host.node->set_adaptive(host.adaptive.get());
 }
 
 // Every request of the scenario, in time order (ties: client order, then bursts in
@@ -250,10 +250,6 @@ void ClusterSim::handle_request(const Request &r) {
     clients_[r.client].admitted_by_host[h]++;
     host_stats_[h].admitted++;
     timeline_[r.client][h][bin_of(now_)]++;
-    if (host.adaptive) {
-      const ReportEntry hit{key, 1};
-      host.adaptive->add_packet_hits(std::span(&hit, 1));
-    }
     if (bin) bin->admitted++;
   } else {
     clients_[r.client].refused++;
@@ -301,14 +297,9 @@ void ClusterSim::adaptive_period(size_t h) {
 }
 
 // The end of host h's period: collect passed - reported (dt_collect), route and publish
-// through the cluster core, check liveness.
+// through the cluster core (local only: nowhere), the adaptive controller's period, liveness.
 void ClusterSim::handle_report(size_t h) {
   Host &host = hosts_[h];
-  if (host.adaptive) adaptive_period(h);
-  if (!s_.reports) {
-    host.next_report += s_.period;
-    return;
-  }
   // With link liveness a joiner is a new subscriber everywhere: a heartbeat at this period's end.
   if (s_.join_host >= 0 && s_.cadence && s_.link_liveness && now_ >= s_.join_at && now_ < s_.join_at + s_.period)
     host.node->planner().force_broadcast();
@@ -325,11 +316,12 @@ void ClusterSim::handle_report(size_t h) {
     host.announced.clear();  // the kernel's next epoch: announced again at their next admission
     schedule_early(h);
   }
-  // Through the cluster core (report_sender.h): to owners and everyone, when the cadence says.
+  // Through the cluster core (report_sender.h): to owners and everyone, when the cadence says,
+  // with the adaptive factors as they stand; then the controller's period, as in the agent.
   ReportBody body;
   body.entries = std::move(served);
-  if (host.adaptive) body.factors = host.adaptive->report_factors();
   host.node->send_period(host.node->outbox().header(++host.epoch, wall_ms(h)), std::move(body), now_, s_.cadence);
+  if (host.adaptive) adaptive_period(h);
   end_period(h);
 }
 

@@ -14,9 +14,10 @@
 // legacy() is the cluster before stale reports, the debt cap and resends.
 //
 // Adaptive limits (Scenario::adaptive): each host runs the agent's own AdaptiveSet for the
-// one rule: every admitted request is a hit; a busy signal (BusyWindow) calls busy() and
-// lowers the host's policy at once; each period on_period(), and the report carries
-// report_factors(); peers' entries and factors go in through the node's receiver. A busy
+// one rule, fed by its node (cluster_node.h: set_adaptive) as the agent's: the hits it
+// serves and its factors go out with its reports, the peers' come in through its receiver;
+// a busy signal (BusyWindow) calls busy() and lowers the host's policy at once; after each
+// period's report, on_period() (local only too). A busy
 // signal answers an admitted request: a host only gets one if the cluster admitted
 // something since its previous signal.
 //
