@@ -24,12 +24,7 @@
 namespace dt {
 namespace {
 
-constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // without a report max age
-constexpr size_t kMaxDrainMessages = 10000;           // a drain at most: the period tick must not starve
-constexpr uint64_t kSharedKeepPeriods = 25;           // owner scheme: a source heard of lately is shared
-// A peer's first period number that says it ran before us: 10 periods (2 s at the default
-// period), more than agents started together are apart when they first hear each other.
-constexpr uint64_t kJoinRunningEpoch = 10;
+constexpr size_t kMaxDrainMessages = 10000;  // a drain at most: the period tick must not starve
 
 }  // namespace
 
@@ -49,27 +44,20 @@ CadenceOptions cadence_options(const ClusterConfig &cfg) { return cadence_option
 uint64_t peer_down_after_ns(const ClusterConfig &cfg) { return peer_down_after_ns(cluster_times(cfg)); }
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg) { return aggregate_down_after_ns(cluster_times(cfg)); }
 
-// The node's settings for `cfg` (cluster_core/cluster_node.h). A restart that took over pinned
-// maps keeps its buckets: only a new agent's start empty (its join guard).
-static NodeOptions node_options(const ClusterConfig &cfg, bool took_over) {
-  const uint64_t keep = report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs;
-  NodeOptions o;
-  o.tracker = tracker_options(cfg);
-  o.planner = PlannerOptions{cfg.node_id,
-                             cfg.owner_scheme,
-                             !cfg.hubs.empty(),
-                             cfg.peers.size(),
-                             RouterOptions{kSharedKeepPeriods * cfg.period_ns, keep},
-                             cadence_options(cfg)};
-  const uint64_t max_age = report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kReportMaxAgePeriods * cfg.period_ns;
-  o.join = JoinGuardOptions{took_over ? 0 : max_age, kJoinRunningEpoch};
-  o.receiver = ReceiverOptions{cfg.node_id, !cfg.hubs.empty()};
-  o.early = EarlyReportOptions{cfg.period_ns, cfg.hubs.empty() ? cfg.early_report_ns : 0};
-  o.shared_early_ns = shared_early_pace(cfg.period_ns, o.early.delay_ns);
-  o.hub_down_after_ns = aggregate_down_after_ns(cfg);
-  o.hub_keep_ns = 2 * o.hub_down_after_ns + 2 * cfg.period_ns;
-  return o;
+NodeSettings node_settings(const ClusterConfig &cfg, bool took_over) {
+  NodeSettings s;
+  s.node_id = cfg.node_id;
+  s.times = cluster_times(cfg);
+  s.owner_scheme = cfg.owner_scheme;
+  s.peers = cfg.peers.size();
+  s.hubs = cfg.hubs.size();
+  s.authenticated = !cfg.curve_key_file.empty();
+  s.early_report_ns = cfg.early_report_ns;
+  s.starts_empty = !took_over;
+  return s;
 }
+
+TrackerOptions tracker_options(const ClusterConfig &cfg) { return tracker_options(node_settings(cfg)); }
 
 // Mixed versions: which one a refused message speaks, and what to do.
 static std::string version_detail(DecodeError e, const void *data, size_t len) {
@@ -83,7 +71,7 @@ Cluster::Cluster(const ClusterConfig &cfg, Dataplane &dp)
       dp_(dp),
       collector_(dp.config_fd(), dp.active_ring_fd(), dp.active_stage_fd(), dp.collect_batch_fd(),
                  dp.collect_prog_fd()),
-      node_(node_options(cfg, dp.took_over()), rules_),
+      node_(node_options(node_settings(cfg, dp.took_over())), rules_),
       verified_ring_(std::make_unique<VerifiedRing>(dp.verified_ring_fd())),
       verified_in_(cfg.verified_ttl_ns, kMaxVerifiedLearnedPerPeriod, cfg.peer_verified, cfg.verified_hold) {
   node_.receiver().set_relay_member([this](const std::string &id) { return relay_member(id); });
@@ -126,9 +114,7 @@ std::unique_ptr<Cluster> Cluster::create(const ClusterConfig &cfg, Dataplane &dp
   Seal seal;
   if (c->signed_) seal = [raw = c.get()](std::string *m) { sign_message(*m, raw->signing_); };
   const Publish publish = [raw = c.get()](const Outgoing &o, uint64_t) { return raw->publish_out(o); };
-  c->node_.open(OutboxOptions{cfg.node_id, c->boot_id_, report_max_age_ns(cfg) ? report_max_age_ns(cfg) : kResendKeepNs,
-                              cfg.period_ns / 2, kMaxMessageBytes},
-                std::move(seal),
+  c->node_.open(outbox_options(node_settings(cfg), c->boot_id_), std::move(seal),
                 NodeIo{publish, [raw = c.get()] { return raw->message_header(raw->collector_.epoch()); },
                        [raw = c.get()] { return raw->message_header(raw->collector_.epoch() - 1); }});
   return c;
@@ -357,11 +343,7 @@ void Cluster::on_period(uint64_t now_ns) {
   }
   served = node_.period_served(std::move(served), now_ns);  // with what early ticks held back
   ReportHeader h = message_header(collector_.epoch() - 1);
-  ReportBody body;
-  if (adaptive_) {
-    adaptive_->add_packet_hits(served);  // all we served, wherever it goes
-    body.factors = adaptive_->report_factors();
-  }
+  ReportBody body;  // the node adds our adaptive factors
   body.entries = std::move(served);
   if (collect_tags_) body.tags = collect_tags_();
   node_.send_period(h, std::move(body), now_ns);  // the owner scheme when owner_ready()

@@ -110,7 +110,7 @@ class Cluster {
   // (ours and theirs, for the busiest-key measurement) go to `a` (may be nullptr).
   void set_adaptive(AdaptiveSet *a) {
     adaptive_ = a;
-    node_.receiver().set_adaptive(a);
+    node_.set_adaptive(a);
   }
   // Bans (docs/bans.md): each period this host's new, changed and lifted bans go to the
   // peers in a bans message of their own, and the peers' bans messages go to `b`.
@@ -281,9 +281,11 @@ uint64_t heartbeat_ns(const ClusterConfig &cfg);
 CadenceOptions cadence_options(const ClusterConfig &cfg);
 uint64_t peer_down_after_ns(const ClusterConfig &cfg);
 uint64_t aggregate_down_after_ns(const ClusterConfig &cfg);
-// The tracker's options for `cfg`: its down_after and max age, max_peers
-// max(kMinTrackedPeers, 4 x (peers + hubs)), authenticated only when every report's
-// signature is verified before the tracker.
+// What `cfg` comes down to for the cluster core (cluster_core/cluster_node.h: node_options).
+// A restart that took over pinned maps keeps its buckets: only a new agent's start empty.
+// Authenticated only when every report's signature is verified before the tracker (with keys).
+NodeSettings node_settings(const ClusterConfig &cfg, bool took_over = false);
+// The tracker's options for `cfg` (cluster_core/cluster_node.h: tracker_options).
 TrackerOptions tracker_options(const ClusterConfig &cfg);
 // A decoded message's kind for ClusterCounters::received_bytes_by_kind.
 const char *message_kind(const ReportBody &body);

@@ -37,7 +37,6 @@ void Cluster::on_early_tick(uint64_t now_ns) {
   if (entries.empty()) return;
   counters_.early_ticks++;
   counters_.early_entries_sent += entries.size();
-  if (adaptive_) adaptive_->add_packet_hits(entries);  // served here, as the period's report's
   // To their owners now; shared ones to everyone.
   node_.send_early(message_header(collector_.epoch() - 1), std::move(entries), now_ns);
   note_sent();

@@ -1,31 +1,11 @@
-// cluster_peers.cpp - what the cluster makes of the peer tracker's verdicts: the
-// tracker's options for a configuration, the counters, and the log lines a stranger can
-// trigger (peer up and down, restarts, refusals), each through a LogLimiter.
-#include <algorithm>
+// cluster_peers.cpp - what the cluster makes of the peer tracker's verdicts: the counters,
+// and the log lines a stranger can trigger (peer up and down, restarts, refusals), each
+// through a LogLimiter.
 #include <string>
 
 #include "cluster/cluster.h"
 
 namespace dt {
-namespace {
-
-constexpr size_t kTrackedPerConfigured = 4;  // node ids tracked per configured peer or hub
-
-}  // namespace
-
-// Node ids tracked at most: a few per configured peer or hub (a hub relays every agent
-// behind it, and node ids change when agents are renamed), never fewer than 64. With
-// keys every report's signature is verified before the tracker (Cluster::handle_message:
-// unknown node ids never reach it), so its messages are authenticated.
-TrackerOptions tracker_options(const ClusterConfig &cfg) {
-  TrackerOptions opt;
-  opt.down_after_ns = peer_down_after_ns(cfg);
-  opt.backlog_slack_ns = backlog_slack_ns(cluster_times(cfg));
-  opt.max_age_ns = report_max_age_ns(cfg);
-  opt.authenticated = !cfg.curve_key_file.empty();
-  opt.max_peers = std::max(kMinTrackedPeers, kTrackedPerConfigured * (cfg.peers.size() + cfg.hubs.size()));
-  return opt;
-}
 
 // Counts and logs what the tracker made of a report; true if it is to be applied
 // (or skipped as stale) by the caller.

@@ -1,11 +1,45 @@
 // cluster_node.cpp - one member of the cluster (see cluster_node.h).
 #include "cluster_core/cluster_node.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "cluster_core/period_end.h"
 
 namespace dt {
+
+TrackerOptions tracker_options(const NodeSettings &s) {
+  TrackerOptions o;
+  o.down_after_ns = peer_down_after_ns(s.times);
+  o.backlog_slack_ns = backlog_slack_ns(s.times);
+  o.max_age_ns = s.times.report_max_age_ns;
+  o.authenticated = s.authenticated;
+  o.max_peers = std::max(kMinTrackedPeers, kTrackedPerConfigured * (s.peers + s.hubs));
+  return o;
+}
+
+NodeOptions node_options(const NodeSettings &s) {
+  const ClusterTimes &t = s.times;
+  const uint64_t keep = t.report_max_age_ns ? t.report_max_age_ns : kResendKeepNs;
+  NodeOptions o;
+  o.tracker = tracker_options(s);
+  o.planner = PlannerOptions{
+      s.node_id,         s.owner_scheme, s.hubs > 0, s.peers, RouterOptions{kSharedKeepPeriods * t.period_ns, keep},
+      cadence_options(t)};
+  const uint64_t max_age = t.report_max_age_ns ? t.report_max_age_ns : kReportMaxAgePeriods * t.period_ns;
+  o.join = JoinGuardOptions{s.starts_empty ? max_age : 0, kJoinRunningEpoch};
+  o.receiver = ReceiverOptions{s.node_id, s.hubs > 0};
+  o.early = EarlyReportOptions{t.period_ns, s.hubs ? 0 : s.early_report_ns};
+  o.shared_early_ns = shared_early_pace(t.period_ns, o.early.delay_ns);
+  o.hub_down_after_ns = aggregate_down_after_ns(t);
+  o.hub_keep_ns = 2 * o.hub_down_after_ns + 2 * t.period_ns;
+  return o;
+}
+
+OutboxOptions outbox_options(const NodeSettings &s, uint64_t boot_id) {
+  const uint64_t keep = s.times.report_max_age_ns ? s.times.report_max_age_ns : kResendKeepNs;
+  return OutboxOptions{s.node_id, boot_id, keep, s.times.period_ns / 2, kMaxMessageBytes};
+}
 
 ClusterNode::ClusterNode(const NodeOptions &o, const LocalRules &rules)
     : opt_(o),
@@ -60,6 +94,7 @@ std::vector<ReportEntry> ClusterNode::early_tick(const EarlySources &src, uint64
 }
 
 size_t ClusterNode::send_early(const ReportHeader &h, std::vector<ReportEntry> entries, uint64_t now_ns) {
+  if (adaptive_) adaptive_->add_packet_hits(entries);  // served here, as the period's report's
   ReportBody body;
   body.rules = rules_.names;
   body.entries = std::move(entries);
@@ -68,6 +103,10 @@ size_t ClusterNode::send_early(const ReportHeader &h, std::vector<ReportEntry> e
 
 void ClusterNode::send_period(const ReportHeader &h, ReportBody body, uint64_t now_ns, bool cadence) {
   body.rules = rules_.names;
+  if (adaptive_) {
+    adaptive_->add_packet_hits(body.entries);  // all we served, wherever it goes
+    body.factors = adaptive_->report_factors();
+  }
   send_->period(h, std::move(body), owner_ready(), now_ns, cadence);
 }
 

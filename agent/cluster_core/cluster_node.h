@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cluster_core/aggregate_intake.h"
+#include "cluster_core/cluster_times.h"
 #include "cluster_core/early_report.h"
 #include "cluster_core/join_guard.h"
 #include "cluster_core/outbox.h"
@@ -39,6 +40,36 @@ struct NodeOptions {
   // our own reports are kept this long for the sums that hold them (aggregate_intake.h).
   uint64_t hub_down_after_ns = 0, hub_keep_ns = 0;
 };
+
+// What a node's options come down to: the agent's ClusterConfig (cluster/cluster.h) and the
+// simulator's Scenario (tools/sim) are both turned into these, then into NodeOptions.
+struct NodeSettings {
+  std::string node_id;
+  ClusterTimes times;  // the period, --down-after, the report max age in force, link liveness
+  bool owner_scheme = true;
+  size_t peers = 0;              // configured (full mesh) peers
+  size_t hubs = 0;               // hubs we hear the peers through (no owners, no early reports then)
+  bool authenticated = false;    // every message's signature is checked before the tracker
+  uint64_t early_report_ns = 0;  // early reports' tick; 0: none
+  bool starts_empty = true;      // a new node (not one that took over its buckets): join guard
+};
+
+constexpr uint64_t kResendKeepNs = 5'000'000'000ull;  // messages kept for resends without a max age
+constexpr uint64_t kSharedKeepPeriods = 25;           // owner scheme: a source heard of lately is shared
+constexpr size_t kTrackedPerConfigured = 4;           // node ids tracked per configured peer or hub
+// A peer's first period number that says it ran before us: 10 periods (2 s at the default
+// period), more than agents started together are apart when they first hear each other.
+constexpr uint64_t kJoinRunningEpoch = 10;
+
+// Node ids tracked at most: a few per configured peer or hub (a hub relays every agent behind
+// it, and node ids change when agents are renamed), never fewer than kMinTrackedPeers.
+TrackerOptions tracker_options(const NodeSettings &s);
+// The node's options for `s`: the tracker's, the planner's (owners, cadence), the join guard
+// (a new node's: the report max age), the receiver's, the early reports (and the shared
+// sources' pace), the hubs' failover.
+NodeOptions node_options(const NodeSettings &s);
+// Our message streams: kept for resends for the report max age (kResendKeepNs without one).
+OutboxOptions outbox_options(const NodeSettings &s, uint64_t boot_id);
 
 // The caller's side of an early tick: the sources first admitted since the last tick (the
 // kernel's announcements), how it collects hits (dt_collect) and reads its buckets, and whether
@@ -85,11 +116,18 @@ class ClusterNode {
   // shared sources near their limit (owners only); what to send now (send_early), of which
   // *shared were shared ones.
   std::vector<ReportEntry> early_tick(const EarlySources &src, uint64_t now_ns, size_t *shared);
+  // Adaptive limits: every hit we serve (send_early, send_period) and the peers' (receiver.h)
+  // go to `a`, our reports carry its factors (nullptr: none).
+  void set_adaptive(AdaptiveSet *a) {
+    adaptive_ = a;
+    receiver_.set_adaptive(a);
+  }
   // Entries collected at an early tick, routed as the period's report is: to their owners
   // now, shared ones (or all, without owners) to every peer. Messages sent.
   size_t send_early(const ReportHeader &h, std::vector<ReportEntry> entries, uint64_t now_ns);
-  // The period's report (its entries from period_served; the caller's tags and factors), to
-  // the owners and everyone as owner_ready() and the cadence (report_sender.h) decide; without
+  // The period's report (its entries from period_served; the caller's tags; the adaptive
+  // controller's factors as they stand before its own period, which the caller ends after this),
+  // to the owners and everyone as owner_ready() and the cadence (report_sender.h) decide; without
   // `cadence`, a report to everyone and the owners' batches every period.
   void send_period(const ReportHeader &h, ReportBody body, uint64_t now_ns, bool cadence = true);
   // A message the tracker judged (`a`): what the receiver makes of it. A resend request is
@@ -138,6 +176,7 @@ class ClusterNode {
   std::unique_ptr<ReportSender> send_;
   NodeIo io_;
   std::function<bool()> up_peers_;
+  AdaptiveSet *adaptive_ = nullptr;
   uint64_t next_early_ns_ = UINT64_MAX;
   uint64_t next_shared_ns_ = 0;
 };

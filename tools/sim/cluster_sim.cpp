@@ -16,12 +16,6 @@ namespace {
 
 const char kAdaptiveRule[] = "default";
 
-// The report age a scenario's receivers tolerate (PeerTracker: 0 is no limit).
-uint64_t max_age_ns(const Scenario &s) {
-  if (s.report_max_age == kNever) return 0;
-  return s.report_max_age ? s.report_max_age : kReportMaxAgePeriods * s.period;
-}
-
 }  // namespace
 
 uint64_t ClientStats::admitted() const {
@@ -57,11 +51,6 @@ std::unique_ptr<ClusterSim> ClusterSim::create(const Scenario &s, std::string *e
 
 ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     : s_(s), policy_(p), lb_rng_{s.seed ^ 0x4c4200000000ull}, net_rng_{s.seed ^ 0x4e4554000000ull} {
-  // The agent's timings (cluster_core/cluster_times.h) for the scenario's settings; without its
-  // cadence (every period) a peer is down after 5 silent periods.
-  const bool links = s.cadence && s.link_liveness && s.scheme != Scheme::Hub;
-  const ClusterTimes times{s.period, s.peer_down_after, max_age_ns(s), links};
-  const Ns down_after = s.cadence ? peer_down_after_ns(times) : s.peer_down_after ? s.peer_down_after : 5 * s.period;
   rules_.burst_hits = {s.burst};
   uint64_t boot_seed = s.seed, phase_seed = s.seed ^ 0x5048415345000000ull;
   ideal_ = s.net.loss == 0 && s.net.duplicate == 0 && s.net.jitter == 0 && s.net.partitions.empty();
@@ -70,10 +59,13 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
     Host &host = hosts_[h];
     host.node_id = "h" + std::to_string(h);
     host.boot_id = splitmix64(&boot_seed);
-    host.node = std::make_unique<ClusterNode>(node_options(h, times, down_after), rules_);
+    NodeOptions o = node_options(settings(h));  // the agent's (cluster_core/cluster_node.h), but:
+    o.early.min_hits = s.early_min_hits;
+    o.shared_early_ns = s.shared_period;
+    o.resends = s.resend;
+    host.node = std::make_unique<ClusterNode>(o, rules_);
     const auto header = [this, h] { return hosts_[h].node->outbox().header(hosts_[h].epoch, wall_ms(h)); };
-    host.node->open(OutboxOptions{host.node_id, host.boot_id, max_age_ns(s) ? max_age_ns(s) : 5 * kSec, s.period / 2},
-                    {},
+    host.node->open(outbox_options(settings(h), host.boot_id), {},
                     NodeIo{[this, h](const Outgoing &o, uint64_t) { return publish(h, {o}), true; }, header, header});
     host.heard.assign(s.hosts, 0);
     // Local-only hosts still end periods when adaptive: the controller runs on them.
@@ -104,31 +96,21 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
   }
 }
 
-// Host h's node (cluster_core/cluster_node.h) with the agent's settings for the scenario: every
-// other host tracked (up to 1024 of them), unauthenticated as the agent without keys.
-NodeOptions ClusterSim::node_options(size_t h, const ClusterTimes &times, Ns down_after) const {
+// Host h as an agent (cluster_core/cluster_node.h): every other host a configured peer, no keys;
+// without the agent's cadence a peer is down after 5 silent periods. Only a joiner starts empty.
+NodeSettings ClusterSim::settings(size_t h) const {
   const Scenario &s = s_;
-  const std::string id = "h" + std::to_string(h);
-  const Ns keep = max_age_ns(s) ? max_age_ns(s) : kReportMaxAgePeriods * s.period;
-  NodeOptions o;
-  o.tracker =
-      TrackerOptions{down_after, max_age_ns(s), false, std::max(kMinTrackedPeers, s.hosts), backlog_slack_ns(times)};
-  o.planner = PlannerOptions{id,
-                             s.scheme == Scheme::Owner,
-                             s.scheme == Scheme::Hub,
-                             s.hosts - 1,
-                             RouterOptions{kHotPeriods * s.period, keep},
-                             cadence_options(times)};
-  o.join = join_guard_options(h);
-  o.receiver = ReceiverOptions{id, s.scheme == Scheme::Hub};
-  // Early reports as the agent sends them: in a full mesh (none through hubs).
-  const bool mesh = s.scheme == Scheme::Mesh || s.scheme == Scheme::Owner;
-  o.early = EarlyReportOptions{s.period, mesh && s.reports ? s.early_report : 0, s.early_min_hits};
-  o.resends = s.resend;
-  o.shared_early_ns = s.shared_period;
-  o.hub_down_after_ns = aggregate_down_after_ns(times);  // the agent's, for its settings
-  o.hub_keep_ns = 2 * o.hub_down_after_ns + 2 * s.period;
-  return o;
+  NodeSettings n;
+  n.node_id = "h" + std::to_string(h);
+  const Ns age = s.report_max_age == kNever ? 0 : s.report_max_age ? s.report_max_age : kReportMaxAgePeriods * s.period;
+  const Ns down = s.cadence || s.peer_down_after ? s.peer_down_after : 5 * s.period;
+  n.times = ClusterTimes{s.period, down, age, s.cadence && s.link_liveness && s.scheme != Scheme::Hub};
+  n.owner_scheme = s.scheme == Scheme::Owner;
+  n.peers = s.hosts - 1;
+  n.hubs = s.scheme == Scheme::Hub ? kHubs : 0;
+  n.early_report_ns = s.reports ? s.early_report : 0;
+  n.starts_empty = s.join_empty && static_cast<int>(h) == s.join_host;
+  return n;
 }
 
 // Host h's AdaptiveSet: the one rule, fed as the agent feeds it (its receiver: peers' hits and factors).
@@ -141,7 +123,7 @@ void ClusterSim::init_adaptive(size_t h) {
   spec.params = s_.adaptive_params;
   host.adaptive = std::make_unique<AdaptiveSet>();
   host.adaptive->configure({spec}, s_.peer_down_after ? s_.peer_down_after : 5 * s_.period);
-  host.node->receiver().set_adaptive(host.adaptive.get());
+  host.node->set_adaptive(host.adaptive.get());
 }
 
 // Every request of the scenario, in time order (ties: client order, then bursts in
@@ -268,10 +250,6 @@ void ClusterSim::handle_request(const Request &r) {
     clients_[r.client].admitted_by_host[h]++;
     host_stats_[h].admitted++;
     timeline_[r.client][h][bin_of(now_)]++;
-    if (host.adaptive) {
-      const ReportEntry hit{key, 1};
-      host.adaptive->add_packet_hits(std::span(&hit, 1));
-    }
     if (bin) bin->admitted++;
   } else {
     clients_[r.client].refused++;
@@ -319,14 +297,9 @@ void ClusterSim::adaptive_period(size_t h) {
 }
 
 // The end of host h's period: collect passed - reported (dt_collect), route and publish
-// through the cluster core, check liveness.
+// through the cluster core (local only: nowhere), the adaptive controller's period, liveness.
 void ClusterSim::handle_report(size_t h) {
   Host &host = hosts_[h];
-  if (host.adaptive) adaptive_period(h);
-  if (!s_.reports) {
-    host.next_report += s_.period;
-    return;
-  }
   // With link liveness a joiner is a new subscriber everywhere: a heartbeat at this period's end.
   if (s_.join_host >= 0 && s_.cadence && s_.link_liveness && now_ >= s_.join_at && now_ < s_.join_at + s_.period)
     host.node->planner().force_broadcast();
@@ -343,11 +316,12 @@ void ClusterSim::handle_report(size_t h) {
     host.announced.clear();  // the kernel's next epoch: announced again at their next admission
     schedule_early(h);
   }
-  // Through the cluster core (report_sender.h): to owners and everyone, when the cadence says.
+  // Through the cluster core (report_sender.h): to owners and everyone, when the cadence says,
+  // with the adaptive factors as they stand; then the controller's period, as in the agent.
   ReportBody body;
   body.entries = std::move(served);
-  if (host.adaptive) body.factors = host.adaptive->report_factors();
   host.node->send_period(host.node->outbox().header(++host.epoch, wall_ms(h)), std::move(body), now_, s_.cadence);
+  if (host.adaptive) adaptive_period(h);
   end_period(h);
 }
 

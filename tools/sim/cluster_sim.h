@@ -14,9 +14,10 @@
 // legacy() is the cluster before stale reports, the debt cap and resends.
 //
 // Adaptive limits (Scenario::adaptive): each host runs the agent's own AdaptiveSet for the
-// one rule: every admitted request is a hit; a busy signal (BusyWindow) calls busy() and
-// lowers the host's policy at once; each period on_period(), and the report carries
-// report_factors(); peers' entries and factors go in through the node's receiver. A busy
+// one rule, fed by its node (cluster_node.h: set_adaptive) as the agent's: the hits it
+// serves and its factors go out with its reports, the peers' come in through its receiver;
+// a busy signal (BusyWindow) calls busy() and lowers the host's policy at once; after each
+// period's report, on_period() (local only too). A busy
 // signal answers an admitted request: a host only gets one if the cluster admitted
 // something since its previous signal.
 //
@@ -207,6 +208,7 @@ class ClusterSim {
   };
   using MessagePtr = std::shared_ptr<const Message>;
   static constexpr size_t kEveryPeer = SIZE_MAX;
+  static constexpr size_t kHubs = 2;  // Scheme::Hub: a pair, no single point of failure
   struct Delivery {
     Ns at;
     uint64_t order;  // ties: in the order the network accepted them
@@ -222,7 +224,7 @@ class ClusterSim {
   };
 
   ClusterSim(const Scenario &s, const dt_policy &p);
-  NodeOptions node_options(size_t h, const ClusterTimes &times, Ns down_after) const;
+  NodeSettings settings(size_t h) const;
   void init_adaptive(size_t h);
   void build_requests();
   void advance(Ns t, bool inclusive);
@@ -255,7 +257,6 @@ class ClusterSim {
   bool up(size_t h) const { return static_cast<int>(h) != s_.join_host || now_ >= s_.join_at; }
   bool heard_from(size_t to, size_t from);  // true: first heard (ideal network)
   size_t skip_down(size_t idx, size_t n_up) const;
-  JoinGuardOptions join_guard_options(size_t h) const;
   void count(size_t node, bool in, const Message &m, uint64_t copies = 1);
   HostTraffic summary(const std::vector<Traffic> &periods) const;
   size_t period_of(Ns t) const;

@@ -8,11 +8,6 @@
 #include "sim/cluster_sim.h"
 
 namespace dt::sim {
-namespace {
-
-constexpr size_t kHubs = 2;  // a pair: no single point of failure
-
-}  // namespace
 
 // Two hubs, each on a seeded random phase (a hub starts when it starts, as an agent).
 void ClusterSim::init_hubs(uint64_t *phase_seed) {

@@ -31,15 +31,4 @@ bool ClusterSim::heard_from(size_t to, size_t from) {
   return true;
 }
 
-// Scenario::join_empty: the agent's JoinGuard (cluster_core/join_guard.h) on the joiner, which
-// knows it joined a running cluster at its first peer message (it hears none before join_at):
-// for join_guard (default the report max age), the first peer debit of each source in flight
-// then carries a burst more. Every other host's guard never opens (a window of 0).
-JoinGuardOptions ClusterSim::join_guard_options(size_t h) const {
-  if (!s_.join_empty || static_cast<int>(h) != s_.join_host) return JoinGuardOptions{0, 0};
-  const Ns age =
-      s_.report_max_age && s_.report_max_age != kNever ? s_.report_max_age : kReportMaxAgePeriods * s_.period;
-  return JoinGuardOptions{s_.join_guard ? s_.join_guard : age, 0};
-}
-
 }  // namespace dt::sim

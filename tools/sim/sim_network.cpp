@@ -11,6 +11,7 @@ namespace dt::sim {
 // What host h's outbox returns, on the wire: a directed message to its owner, any other to
 // every peer (a PUB socket), or behind summing hubs to both hubs.
 void ClusterSim::publish(size_t h, const std::vector<Outgoing> &out) {
+  if (!s_.reports) return;  // local only (adaptive hosts still end their periods)
   HostStats &st = host_stats_[h];
   for (const Outgoing &o : out) {
     MessagePtr msg = make_message(h, o.bytes);

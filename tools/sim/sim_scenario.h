@@ -85,7 +85,6 @@ enum class Scheme { Mesh, Owner, Hub };
 const char *scheme_name(Scheme s);
 // "mesh", "owner" or "hub".
 bool parse_scheme(const std::string &s, Scheme *out);
-constexpr uint64_t kHotPeriods = 25;      // a source heard of in the last 25 periods (5 s) is shared
 constexpr Ns kSimLinkTimeout = 2 * kSec;  // Scenario::link_liveness: a cut link is down after this
 
 struct Scenario {
@@ -136,12 +135,11 @@ struct Scenario {
   // A host joining a running cluster (sim_join.cpp): join_host is down until join_at (no
   // requests, messages to it lost, no reports); with the owner scheme the others route as a
   // mesh until they hear it, it until it has heard every peer (as the agent's owner_ready).
-  // join_empty: for join_guard after it joins, a source it first hears of from a peer
-  // starts empty there (debited a burst more, once), not full.
+  // join_empty: for the report max age after it joins, a source it first hears of from a
+  // peer starts empty there (debited a burst more, once), not full.
   int join_host = -1;
   Ns join_at = 0;
   bool join_empty = false;
-  Ns join_guard = 0;            // 0: the report max age
   uint64_t early_min_hits = 2;  // EarlyReportOptions::min_hits
   // Per host: its wall clock minus the true time, in ms (the receivers learn offsets).
   std::vector<int64_t> clock_skew_ms;
