@@ -5,7 +5,7 @@
 #   make build/agent  one program only (build/unit_tests, build/pktgen...; DEVELOPING.md)
 #   make test     install what is missing, build, then run every test suite (root: BPF, XDP, netns)
 #   make test-kernel  the BPF and netns suites on Debian 12's stock kernel (6.1), booted
-#                 under qemu (KVM if it works, else TCG): ~15 min on TCG; installs qemu and
+#                 under qemu (KVM if it works, else TCG): over an hour on TCG; installs qemu and
 #                 busybox, unpacks linux-image-amd64 into build/kernel (writes nothing else)
 #   make demo     install what it needs, build the agent and pktgen only, throttle real
 #                 packets on a built-in lab of network namespaces (chart: build/demo.png)
