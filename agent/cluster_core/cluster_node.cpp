@@ -7,6 +7,12 @@
 #include "cluster_core/period_end.h"
 
 namespace dt {
+namespace {
+
+// How long our messages are kept for resends: the report max age (kResendKeepNs without one).
+uint64_t resend_keep_ns(const ClusterTimes &t) { return t.report_max_age_ns ? t.report_max_age_ns : kResendKeepNs; }
+
+}  // namespace
 
 TrackerOptions tracker_options(const NodeSettings &s) {
   TrackerOptions o;
@@ -20,12 +26,14 @@ TrackerOptions tracker_options(const NodeSettings &s) {
 
 NodeOptions node_options(const NodeSettings &s) {
   const ClusterTimes &t = s.times;
-  const uint64_t keep = t.report_max_age_ns ? t.report_max_age_ns : kResendKeepNs;
   NodeOptions o;
   o.tracker = tracker_options(s);
-  o.planner = PlannerOptions{
-      s.node_id,         s.owner_scheme, s.hubs > 0, s.peers, RouterOptions{kSharedKeepPeriods * t.period_ns, keep},
-      cadence_options(t)};
+  o.planner = PlannerOptions{s.node_id,
+                             s.owner_scheme,
+                             s.hubs > 0,
+                             s.peers,
+                             RouterOptions{kSharedKeepPeriods * t.period_ns, resend_keep_ns(t)},
+                             cadence_options(t)};
   const uint64_t max_age = t.report_max_age_ns ? t.report_max_age_ns : kReportMaxAgePeriods * t.period_ns;
   o.join = JoinGuardOptions{s.starts_empty ? max_age : 0, kJoinRunningEpoch};
   o.receiver = ReceiverOptions{s.node_id, s.hubs > 0};
@@ -37,8 +45,7 @@ NodeOptions node_options(const NodeSettings &s) {
 }
 
 OutboxOptions outbox_options(const NodeSettings &s, uint64_t boot_id) {
-  const uint64_t keep = s.times.report_max_age_ns ? s.times.report_max_age_ns : kResendKeepNs;
-  return OutboxOptions{s.node_id, boot_id, keep, s.times.period_ns / 2, kMaxMessageBytes};
+  return OutboxOptions{s.node_id, boot_id, resend_keep_ns(s.times), s.times.period_ns / 2, kMaxMessageBytes};
 }
 
 ClusterNode::ClusterNode(const NodeOptions &o, const LocalRules &rules)
