@@ -13,7 +13,8 @@
 #   DT_KERNEL_RUN      a command line the guest runs first, as root in the work tree (e.g.
 #                      "build/bench multi"), its output shown here as "run| " lines; a failure
 #                      (non-zero exit) counts as one failed suite
-#   DT_KERNEL_TIMEOUT  seconds for the whole VM run (2400; 3600 for another architecture)
+#   DT_KERNEL_TIMEOUT  seconds for the whole VM run (2400 under KVM; 7200 under TCG, where every
+#                      netns suite takes about an hour; 3600 for another architecture)
 #   DT_SCRIPT_TIMEOUT  seconds for each shell suite in the guest (900; 1500 for another
 #                      architecture); the guest's DT_EMULATED is 1 under TCG
 #   DT_KERNEL_ACCEL    kvm or tcg (kvm if a probe boot under /dev/kvm works, else tcg)
@@ -62,7 +63,6 @@ else
   # over ZeroMQ (test_cluster alone takes about 950 s emulated: longer limits below).
   arm64_suites="test_throttle test_jumbo test_cluster"
 fi
-vm_timeout=${DT_KERNEL_TIMEOUT:-$([ "$arch" = "$native" ] && echo 2400 || echo 3600)}
 script_timeout=${DT_SCRIPT_TIMEOUT:-$([ "$arch" = "$native" ] && echo 900 || echo 1500)}
 mem=${DT_KERNEL_MEM:-4G}
 console=$KDIR/console.log
@@ -163,6 +163,11 @@ case $accel in
   tcg) accel_args=("${tcg_args[@]}") ;;
   *) not_run "DT_KERNEL_ACCEL must be kvm or tcg, not $accel" ;;
 esac
+if [ -n "${ROOTFS:-}" ]; then default_timeout=3600
+elif [ "$accel" = tcg ]; then default_timeout=7200
+else default_timeout=2400
+fi
+vm_timeout=${DT_KERNEL_TIMEOUT:-$default_timeout}
 # Timing-heavy suites cannot hold their deadlines under emulation (test_adaptive: 473 s
 # instead of 30, its 100 ms sampler misses most samples): reported as skipped, never hidden.
 if [ -n "${ROOTFS:-}" ]; then
