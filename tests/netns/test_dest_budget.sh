@@ -13,7 +13,7 @@
 #   c. `agent stats` shows the bucket as "dst VIP_A" (JSON: "key_by":"destination"),
 #      `agent top` during the flood too, `agent explain VIP_A` explains its bucket as a
 #      destination's, and /metrics says how rule vip keys its buckets.
-# Takes about 10 s.
+# Takes about 10 s (longer emulated: below).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=dest_budget
@@ -21,6 +21,11 @@ TEST_NAME=dest_budget
 RATE=500
 BURST=100
 SECS=6
+# On an emulated CPU (make test-kernel's TCG guest, DT_EMULATED=1) the hosts' reports land
+# hundreds of ms late, and what the others admit meanwhile is a larger share of 6 s than the
+# 5% the checks allow (3378 of a budget of 3100, 2026-12-04): 20 s of traffic keeps the
+# same bounds (sent within mlab_send_bg's 30 s).
+[ "${DT_EMULATED:-0}" = 1 ] && SECS=20
 HOSTS=3
 VIP_A=198.18.250.1
 VIP_B=198.18.250.2
