@@ -12,6 +12,9 @@
  * (counted ban_expired) until the agent sweeps it. The counts go to this CPU's element
  * of ban_counts at the ban's slot and to its global counters: nothing shared is written.
  * With DT_CFG_DRY_RUN (--dry-run) a banned packet passes, counted as would-drop.
+ * dt_screen calls dt_banned only while the family's bit is on (struct dt_features: the
+ * agent sets it before it writes a ban, clears it once the trie is empty): without a ban,
+ * a packet pays one test, not a call into the LPM trie.
  */
 #ifndef DTHROTTLE_BANS_BPF_H
 #define DTHROTTLE_BANS_BPF_H

@@ -463,20 +463,32 @@ static __always_inline int dt_exempt_pass(struct dt_facts *f, struct dt_stats *s
  */
 static __always_inline int dt_screen(struct dt_facts *f, struct dt_stats *st, struct dt_config *cfg)
 {
+	const struct dt_features *ft;
 	struct dt_key src;
-	int verdict;
+	__u32 zero = 0, lists, bans;
+	int verdict = -1;
 
 	if (f->ex_cluster == DT_EX_CONN)
 		return dt_exempt_pass(f, st);
-	src = f->key;
-	f->cap.rule = DT_CAP_RULE_ALLOW_LIST;
-	if (dt_allow_listed(&src, f->is_v6))
-		return XDP_PASS;
-	f->cap.rule = DT_CAP_RULE_BAN;
-	if (dt_banned(&src, f->is_v6, cfg, st))  /* bpf/bans.bpf.h */
-		return dt_ban_verdict(cfg);
-	f->cap.rule = DT_CAP_RULE_DENY_LIST;
-	verdict = dt_deny_listed(cfg, &src, f->is_v6);
+	/* What is in force (struct dt_features): a list or ban trie whose bit is clear is not
+	 * looked up at all. No features map: everything is looked up, as if all were on. */
+	ft = bpf_map_lookup_elem(&features, &zero);
+	lists = ft ? DT_READ_ONCE(ft->lists) : ~0u;
+	bans = ft ? DT_READ_ONCE(ft->bans) : ~0u;
+	bans &= f->is_v6 ? DT_FEAT_BANS_V6 : DT_FEAT_BANS_V4;
+	lists &= DT_FEAT_LIST(DT_LIST_ALLOW, f->is_v6) | DT_FEAT_LIST(DT_LIST_DENY, f->is_v6);
+	if (lists | bans) {
+		src = f->key;
+		f->cap.rule = DT_CAP_RULE_ALLOW_LIST;
+		if ((lists & DT_FEAT_LIST(DT_LIST_ALLOW, f->is_v6)) && dt_allow_listed(&src, f->is_v6))
+			return XDP_PASS;
+		f->cap.rule = DT_CAP_RULE_BAN;
+		if (bans && dt_banned(&src, f->is_v6, cfg, st))  /* bpf/bans.bpf.h */
+			return dt_ban_verdict(cfg);
+		f->cap.rule = DT_CAP_RULE_DENY_LIST;
+		if (lists & DT_FEAT_LIST(DT_LIST_DENY, f->is_v6))
+			verdict = dt_deny_listed(cfg, &src, f->is_v6);
+	}
 	if (verdict < 0 && f->ex_cluster == DT_EX_SYN)
 		return dt_exempt_pass(f, st);
 	return verdict;

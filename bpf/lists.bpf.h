@@ -132,8 +132,10 @@ __noinline int dt_list_has_v6(__u32 list, __u64 hi, __u64 lo)
 }
 
 /* 1 if `src` (a 16-byte key, IPv4 mapped) is on list `list` of its family, else 0.
- * The outer lookup is inlined by the verifier: a list the agent has not loaded (the
- * usual case) costs it alone, not a call of the search that would look it up again. */
+ * Called only while the list's bit is on (struct dt_features, dt_screen): a list the agent
+ * has not loaded (the usual case) costs that one test, no lookup. The outer lookup is
+ * inlined by the verifier: a slot emptied while the bit is still on costs it alone, not a
+ * call of the search that would look it up again. */
 static __always_inline int dt_on_list(__u32 list, const struct dt_key *src, __u32 is_v6)
 {
 	__u64 hi, lo;

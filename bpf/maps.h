@@ -239,6 +239,17 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } layout SEC(".maps");
 
+/* Which lists and ban tries are in force (struct dt_features): a clear bit skips the
+ * lookup. Agent-written only, through a mapping (one word per writer). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct dt_features);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} features SEC(".maps");
+
 /* The allow and deny lists (dthrottle/lists.h): per family, one slot per list holding
  * a range set (an array) the agent fills and swaps in whole, or nothing. The arrays below
  * are only the template the slots' maps must match (type, key, value, flags; BPF_F_INNER_MAP:

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/runtime_files.h"
+#include "dataplane/features.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/pin_layout.h"
 
@@ -83,7 +84,7 @@ uint32_t slot_hint(const BanPrefix &p) {
 
 BanStore::~BanStore() {
   if (owned_)
-    for (int fd : {fds_.v4, fds_.v6, fds_.info, fds_.counts})
+    for (int fd : {fds_.v4, fds_.v6, fds_.info, fds_.counts, fds_.features})
       if (fd >= 0) close(fd);
   if (lock_fd_ >= 0) close(lock_fd_);
 }
@@ -111,6 +112,12 @@ std::unique_ptr<BanStore> BanStore::open(const std::string &pin_dir, std::string
              ": start `agent --iface IFACE` first, or give the --iface "
              "or --pin-dir of the running agent";
     else *err = "cannot open " + path + ": " + errno_text(e) + (e == EPERM || e == EACCES ? " (run as root)" : "");
+    return nullptr;
+  }
+  // Pins of an agent before the features map: its program looks at both tries always.
+  s->fds_.features = bpf_obj_get((pin_dir + "/" + DT_MAP_FEATURES).c_str());
+  if (s->fds_.features < 0 && errno != ENOENT) {
+    *err = "cannot open " + pin_dir + "/" + DT_MAP_FEATURES + ": " + errno_text(errno);
     return nullptr;
   }
   const std::string lock_path = runtime_file(pin_dir, kBansLockFile);
@@ -225,6 +232,10 @@ bool BanStore::set(const Ban &in, std::string *err) {
   if (!ban.set_unix_ms) ban.set_unix_ms = unix_now_ms();
   if (!lock(LOCK_EX)) return *err = "cannot lock the bans: " + errno_text(errno), false;
   bool ok;
+  if (!announce_locked(ban.prefix, err)) {
+    unlock();
+    return false;
+  }
   if (auto old = find_locked(ban.prefix)) {  // an update: same slot, counts kept
     ban.slot = old->slot;
     const dt_ban_info info = info_from_ban(ban);
@@ -241,11 +252,26 @@ bool BanStore::set(const Ban &in, std::string *err) {
   return ok;
 }
 
-// Under the lock: the trie entry first (packets stop matching), then the description.
+// Under the lock, before a ban of p's family is written: its bit in the features map on,
+// so that the packet path looks at the trie from the next packet (none to set: pins
+// whose program always looks).
+bool BanStore::announce_locked(const BanPrefix &p, std::string *err) {
+  if (fds_.features < 0) return true;
+  const int rc = set_feature_bits(fds_.features, FeatureWord::kBans, p.is_v6 ? DT_FEAT_BANS_V6 : DT_FEAT_BANS_V4, true);
+  if (rc != 0) *err = "cannot mark the bans in force in the features map: " + errno_text(-rc);
+  return rc == 0;
+}
+
+// Under the lock: the trie entry first (packets stop matching), then the description;
+// the family's features bit off once its trie is empty (nothing left to look up).
 bool BanStore::erase_locked(const Ban &ban) {
   TrieKey key(ban.prefix);
   const bool gone = bpf_map_delete_elem(trie_fd(ban.prefix), key.key()) == 0 || errno == ENOENT;
   bpf_map_delete_elem(fds_.info, &ban.slot);
+  const uint32_t bit = ban.prefix.is_v6 ? DT_FEAT_BANS_V6 : DT_FEAT_BANS_V4;
+  if (gone && fds_.features >= 0 &&
+      !(ban_bits_in_force(ban.prefix.is_v6 ? -1 : fds_.v4, ban.prefix.is_v6 ? fds_.v6 : -1) & bit))
+    set_feature_bits(fds_.features, FeatureWord::kBans, bit, false);
   return gone;
 }
 
@@ -285,6 +311,10 @@ bool BanStore::list(std::vector<Ban> *out, std::string *err, bool with_counts) {
 size_t BanStore::sweep(uint64_t now_ns) {
   std::vector<Ban> all;
   std::string err;
+  if (fds_.features >= 0)  // ORed in only: never clears a bit another store just set
+    if (const uint32_t held = ban_bits_in_force(fds_.v4, fds_.v6);
+        held & ~feature_bits(fds_.features, FeatureWord::kBans))
+      set_feature_bits(fds_.features, FeatureWord::kBans, held, true);
   if (!list(&all, &err, false)) return 0;
   size_t n = 0;
   if (!lock(LOCK_EX)) return 0;

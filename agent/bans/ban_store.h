@@ -15,6 +15,9 @@
 // file, by which the daemon notices changes made by other processes (BanSync).
 // set_unix_ms 0 means "now"; slot, remote-ness of an existing ban and counts are the
 // store's business (a set keeps the slot and counts of the ban it updates).
+// The family's bit in the features map (dataplane/features.h) is set before a ban is
+// written and cleared when a removal (or sweep) leaves its trie empty: the packet path
+// skips an empty trie without a lookup, and never a trie holding a ban.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +30,11 @@
 
 namespace dt {
 
-// The four ban maps, by fd (not owned by this struct).
+// The four ban maps, by fd (not owned by this struct), and the features map whose `bans`
+// word says which tries the packet path looks at (dataplane/features.h; -1: pins of an
+// agent whose program looks at both always).
 struct BanMapFds {
-  int v4 = -1, v6 = -1, info = -1, counts = -1;
+  int v4 = -1, v6 = -1, info = -1, counts = -1, features = -1;
 };
 
 class BanStore {
@@ -55,7 +60,9 @@ class BanStore {
   std::optional<Ban> find(const BanPrefix &prefix);
   // The longest ban covering the 16-byte address (IPv4 mapped), or nullopt (agent explain).
   std::optional<Ban> covering(const uint8_t *addr);
-  // Removes the bans that expired by now_ns (monotonic); how many.
+  // Removes the bans that expired by now_ns (monotonic); how many. Also turns on the
+  // features bit of a trie that holds a ban without it (one written by a store of an
+  // agent before the features map): the daemon's every period.
   size_t sweep(uint64_t now_ns);
   // Changes whenever any process changes the bans of this pin directory.
   uint64_t generation();
@@ -68,6 +75,7 @@ class BanStore {
   std::optional<Ban> find_locked(const BanPrefix &prefix);
   bool write_new(Ban ban, std::string *err);
   bool erase_locked(const Ban &ban);
+  bool announce_locked(const BanPrefix &p, std::string *err);
   int trie_fd(const BanPrefix &p) const { return p.is_v6 ? fds_.v6 : fds_.v4; }
 
   BanMapFds fds_;

@@ -51,7 +51,7 @@ RuleMaps rule_maps_of(const Dataplane &dp) {
   m.names_fd = dp.rule_names_fd();
   m.prefix_fd = dp.prefix_policy_fd();
   m.cond_fd = dp.rule_cond_fd();
-  m.lists = ListMapFds{dp.lists_v4_fd(), dp.lists_v6_fd()};
+  m.lists = ListMapFds{dp.lists_v4_fd(), dp.lists_v6_fd(), dp.features_fd()};
   return m;
 }
 

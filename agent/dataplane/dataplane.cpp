@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/program_name.h"
 #include "common/runtime_files.h"
+#include "dataplane/features.h"
 #include "dataplane/kernel_probe.h"
 #include "dataplane/pin_dir.h"
 #include "dataplane/pin_layout.h"
@@ -372,6 +373,17 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
   if (int rc = write_syncookie_ttl(bpf_map__fd(skel_->maps.syncookie), cfg.verified_ttl_ns); rc != 0)
     DT_WARN("cannot write the verified sources' TTL: %s (verified sources keep %llus)", errno_str(rc).c_str(),
             static_cast<unsigned long long>(DT_DEFAULT_VERIFIED_TTL_NS / 1000000000ull));
+  // What the pinned lists and bans hold is in force (bits ORed in, never cleared here: a
+  // ban another process writes meanwhile sets its own bit first). New pins of the features
+  // map over older ones' lists and bans start empty: this is what turns them on.
+  const uint32_t bans = ban_bits_in_force(bpf_map__fd(skel_->maps.bans_v4), bpf_map__fd(skel_->maps.bans_v6));
+  int frc = set_feature_bits(features_fd(), FeatureWord::kBans, bans, true);
+  if (frc == 0)
+    frc = set_feature_bits(features_fd(), FeatureWord::kLists, list_bits_in_force(lists_v4_fd(), lists_v6_fd()), true);
+  if (frc != 0) {
+    *err = "cannot write the features map " + cfg.pin_dir + "/" + DT_MAP_FEATURES + ": " + errno_str(frc);
+    return false;
+  }
   if (int rc = write_layout(bpf_map__fd(skel_->maps.layout), kLayoutVersion); rc != 0)
     DT_WARN("cannot write the layout version into %s/%s: %s (the next agent will take these pins for layout 1)",
             cfg.pin_dir.c_str(), DT_MAP_LAYOUT, errno_str(rc).c_str());
@@ -438,6 +450,7 @@ int Dataplane::prefix_drops_fd() const { return bpf_map__fd(skel_->maps.prefix_d
 int Dataplane::lists_v4_fd() const { return bpf_map__fd(skel_->maps.lists_v4); }
 int Dataplane::lists_v6_fd() const { return bpf_map__fd(skel_->maps.lists_v6); }
 int Dataplane::list_stats_fd() const { return bpf_map__fd(skel_->maps.list_stats); }
+int Dataplane::features_fd() const { return bpf_map__fd(skel_->maps.features); }
 int Dataplane::verified_fd() const { return bpf_map__fd(skel_->maps.verified); }
 int Dataplane::verified_ring_fd() const { return bpf_map__fd(skel_->maps.verified_ring); }
 

@@ -92,6 +92,7 @@ class Dataplane {
   int lists_v4_fd() const;         // allow and deny lists (dthrottle/lists.h)
   int lists_v6_fd() const;
   int list_stats_fd() const;     // what the lists decided, per CPU
+  int features_fd() const;       // which lists and ban tries are in force (dataplane/features.h)
   int verified_fd() const;       // SYN cookies: the verified sources (struct dt_verified)
   int verified_ring_fd() const;  // ... and the ring of those the packet path verified
 

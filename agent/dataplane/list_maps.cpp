@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/address.h"
+#include "dataplane/features.h"
 #include "dataplane/range_set.h"
 
 namespace dt {
@@ -76,9 +77,21 @@ int build_list(uint32_t list, const ListPrefixes &p, BuiltList *out) {
   return build_set(p.v6, allow ? "dt_allow_v6" : "dt_deny_v6", &out->v6);
 }
 
+// Slot `list` of the family's outer map set to `set` (emptied for -1), its bit in the
+// features map kept true: on before a set goes in, off once the slot is empty. 0 or -errno.
+int set_slot_announced(const ListMapFds &m, uint32_t list, int is_v6, int set) {
+  const int outer = is_v6 ? m.v6 : m.v4;
+  const uint32_t bit = DT_FEAT_LIST(list, is_v6);
+  if (set >= 0 && m.features >= 0)
+    if (int rc = set_feature_bits(m.features, FeatureWord::kLists, bit, true); rc != 0) return rc;
+  if (int rc = set_slot(outer, list, set); rc != 0) return rc;
+  if (set < 0 && m.features >= 0) return set_feature_bits(m.features, FeatureWord::kLists, bit, false);
+  return 0;
+}
+
 int swap_in(const ListMapFds &m, uint32_t list, const BuiltList &b) {
-  if (int rc = set_slot(m.v4, list, b.v4.fd); rc != 0) return rc;
-  return set_slot(m.v6, list, b.v6.fd);
+  if (int rc = set_slot_announced(m, list, 0, b.v4.fd); rc != 0) return rc;
+  return set_slot_announced(m, list, 1, b.v6.fd);
 }
 
 // The set in slot `list` of `outer`, opened (fd -1: none) with its element count.

@@ -34,17 +34,21 @@ struct ListPrefixes {
   bool operator==(const ListPrefixes &o) const;
 };
 
-// The two outer maps (lists_v4, lists_v6), by fd, not owned; -1: absent.
+// The two outer maps (lists_v4, lists_v6), by fd, not owned; -1: absent. `features`: the
+// features map (dataplane/features.h), whose `lists` word publishing keeps true: a list's
+// bit is set before its set is swapped in and cleared after its slot is emptied (the
+// packet path looks at a slot only while its bit is on). -1 only where no program reads
+// the slots (readers).
 struct ListMapFds {
-  int v4 = -1, v6 = -1;
+  int v4 = -1, v6 = -1, features = -1;
 };
 
 // "allow", "deny".
 const char *list_name(uint32_t list);
 
 // Makes the range sets of `next` (a list: DT_LIST_ALLOW or DT_LIST_DENY) and swaps them into
-// their slots; an empty family empties its slot. On failure nothing of that list has
-// changed. 0 or -errno.
+// their slots, with their bits in m.features; an empty family empties its slot. On failure
+// nothing of that list has changed. 0 or -errno. One writer at a time (the daemon).
 int publish_list(const ListMapFds &m, uint32_t list, const ListPrefixes &next);
 
 // Both lists: built first, then swapped (a failure while building changes neither).

@@ -51,6 +51,7 @@
 	X(rule_cond, DT_PINNED, 4, "each rule's destination prefix and length range, two banks (struct dt_rule_cond)") \
 	X(rule_names, DT_PINNED, 1, "each rule's name (struct dt_rule_name)") \
 	X(layout, DT_PINNED, 1, "the layout version of these pins (one __u32, see Pin layout)") \
+	X(features, DT_PINNED, 7, "which lists and ban tries are in force, one word per writer (struct dt_features)") \
 	X(lists_v4, DT_PINNED, 5, "allow and deny lists, IPv4: one range set (array) per list, swapped in whole (dthrottle/lists.h)") \
 	X(lists_v6, DT_PINNED, 5, "allow and deny lists, IPv6: one range set (array) per list, swapped in whole") \
 	X(list_stats, DT_PINNED, 3, "per CPU: packets the lists passed, dropped, would have dropped (struct dt_list_stats)") \

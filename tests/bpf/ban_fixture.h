@@ -23,8 +23,8 @@ class BanMapsFixture : public RuleMapsFixture {
     RuleMapsFixture::SetUp();
     if (HasFatalFailure()) return;
     set_policy(1e6, 1'000'000);
-    store_ = BanStore::over(
-        BanMapFds{map_fd(DT_MAP_BANS_V4), map_fd(DT_MAP_BANS_V6), map_fd(DT_MAP_BAN_INFO), map_fd(DT_MAP_BAN_COUNTS)});
+    store_ = BanStore::over(BanMapFds{map_fd(DT_MAP_BANS_V4), map_fd(DT_MAP_BANS_V6), map_fd(DT_MAP_BAN_INFO),
+                                      map_fd(DT_MAP_BAN_COUNTS), map_fd(DT_MAP_FEATURES)});
   }
 
   // Bans `text` (an address or prefix) until now + for_ns.

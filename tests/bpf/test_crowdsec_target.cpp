@@ -22,7 +22,7 @@ class CrowdsecTarget : public RuleMapsFixture {
     RuleMapsFixture::SetUp();
     if (HasFatalFailure()) return;
     const BanMapFds fds{map_fd(DT_MAP_BANS_V4), map_fd(DT_MAP_BANS_V6), map_fd(DT_MAP_BAN_INFO),
-                        map_fd(DT_MAP_BAN_COUNTS)};
+                        map_fd(DT_MAP_BAN_COUNTS), map_fd(DT_MAP_FEATURES)};
     store_ = BanStore::over(fds);
     target_ = std::make_unique<StoreBanTarget>(BanStore::over(fds));
   }

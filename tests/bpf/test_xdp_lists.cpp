@@ -32,7 +32,7 @@ class XdpLists : public RuleMapsFixture {
   void SetUp() override {
     RuleMapsFixture::SetUp();
     if (HasFatalFailure()) return;
-    lists_ = ListMapFds{map_fd(DT_MAP_LISTS_V4), map_fd(DT_MAP_LISTS_V6)};
+    lists_ = ListMapFds{map_fd(DT_MAP_LISTS_V4), map_fd(DT_MAP_LISTS_V6), map_fd(DT_MAP_FEATURES)};
   }
 
   // Rules `toml` over a default rule of 1000/s, burst 1000 (passes what the tests send).

@@ -33,7 +33,8 @@ class XdpCheckOrder : public BanMapsFixture {
     std::string err;
     ASSERT_TRUE(parse_list_text(allow, "allow.txt", &a, &err)) << err;
     ASSERT_TRUE(parse_list_text(deny, "deny.txt", &d, &err)) << err;
-    ASSERT_EQ(publish_lists(ListMapFds{map_fd(DT_MAP_LISTS_V4), map_fd(DT_MAP_LISTS_V6)}, a, d, nullptr, nullptr, &err),
+    ASSERT_EQ(publish_lists(ListMapFds{map_fd(DT_MAP_LISTS_V4), map_fd(DT_MAP_LISTS_V6), map_fd(DT_MAP_FEATURES)}, a, d,
+                            nullptr, nullptr, &err),
               0)
         << err;
   }

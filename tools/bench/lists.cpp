@@ -121,7 +121,7 @@ void lists_part() {
   deny.v6 = v6_prefixes();
   const auto t0 = std::chrono::steady_clock::now();
   std::string err;
-  const ListMapFds maps{pass_listed.fd.lists_v4, pass_listed.fd.lists_v6};
+  const ListMapFds maps{pass_listed.fd.lists_v4, pass_listed.fd.lists_v6, pass_listed.fd.features};
   if (publish_lists(maps, ListPrefixes{}, deny, nullptr, nullptr, &err) != 0) die("%s", err.c_str());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const long mem4 = slot_memlock(maps.v4, DT_LIST_DENY), mem6 = slot_memlock(maps.v6, DT_LIST_DENY);

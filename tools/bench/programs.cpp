@@ -62,7 +62,8 @@ Throttle::Throttle(uint32_t capacity, const dt_policy &pol, bool coarse_clock) {
         bpf_map__fd(skel_->maps.lists_v4),      bpf_map__fd(skel_->maps.lists_v6),
         bpf_map__fd(skel_->maps.list_stats),    bpf_map__fd(skel_->maps.capture_ctl),
         bpf_map__fd(skel_->maps.capture_cpu),   bpf_map__fd(skel_->maps.verified),
-        bpf_map__fd(skel_->maps.verified_ring), bpf_map__fd(skel_->maps.syncookie)};
+        bpf_map__fd(skel_->maps.verified_ring), bpf_map__fd(skel_->maps.syncookie),
+        bpf_map__fd(skel_->maps.features)};
 }
 
 Throttle::Throttle(uint32_t capacity, const dt_policy &pol, const std::string &object_path) {

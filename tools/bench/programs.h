@@ -42,6 +42,7 @@ class Throttle {
     int lists_v4 = -1, lists_v6 = -1, list_stats = -1;      // allow/deny lists
     int capture_ctl = -1, capture_cpu = -1;                 // agent capture
     int verified = -1, verified_ring = -1, syncookie = -1;  // SYN cookies
+    int features = -1;                                      // which lists and bans are in force
   } fd;
   dt::RuleMaps rule_maps() const;
 

@@ -35,4 +35,33 @@ struct dt_config {
 
 DT_LAYOUT_ASSERT(dt_config, 16);
 
+/*
+ * What is in force that the packet path would otherwise look for on every packet: one
+ * element at key 0 of DT_MAP_FEATURES (BPF_F_MMAPABLE). A check whose bit is clear is
+ * skipped without a lookup, so an idle allow list, deny list or ban trie costs a packet
+ * one test (docs/performance.md). A map of its own, not dt_config, and one word per
+ * writer: `bans` is written by whichever process changes the bans (agent/bans/ban_store.h,
+ * under the bans' lock: the CLI, the query socket, the bouncer, the daemon), `lists` by
+ * the daemon's list loader (agent/dataplane/list_maps.h), each with one store into its
+ * own word through a mapping, so neither rewrites the other's (nor the daemon's
+ * read-modify-writes of dt_config lose them). The order keeps a bit true: it is set
+ * before the entry it announces is written, and cleared only once its map holds none
+ * (a bit set over an empty map costs the lookup, never a verdict). The agent ORs in the
+ * bits of what the pinned maps hold at every start.
+ */
+struct dt_features {
+	__u32 lists; /* DT_FEAT_ALLOW_V4 ...: a list's range set is in its slot */
+	__u32 bans;  /* DT_FEAT_BANS_V4, _V6: the family's ban trie may hold a ban */
+};
+#define DT_FEAT_ALLOW_V4 (1u << 0)
+#define DT_FEAT_ALLOW_V6 (1u << 1)
+#define DT_FEAT_DENY_V4  (1u << 2)
+#define DT_FEAT_DENY_V6  (1u << 3)
+#define DT_FEAT_BANS_V4  (1u << 0)
+#define DT_FEAT_BANS_V6  (1u << 1)
+/* The bit of list `list` (DT_LIST_ALLOW 0, DT_LIST_DENY 1) in `lists`, per family. */
+#define DT_FEAT_LIST(list, is_v6) (1u << ((list) * 2 + ((is_v6) ? 1 : 0)))
+
+DT_LAYOUT_ASSERT(dt_features, 8);
+
 #endif /* DTHROTTLE_ABI_CONFIG_H */

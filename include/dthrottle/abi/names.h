@@ -28,6 +28,7 @@
 #define DT_MAP_PREFIX_POLICY "prefix_policy"
 #define DT_MAP_PREFIX_DROPS  "prefix_drops"
 #define DT_MAP_LAYOUT      "layout"
+#define DT_MAP_FEATURES    "features"
 #define DT_MAP_BANS_V4     "bans_v4"     /* bans: IPv4 prefixes (struct dt_ban) */
 #define DT_MAP_BANS_V6     "bans_v6"     /* bans: IPv6 prefixes (struct dt_ban) */
 #define DT_MAP_BAN_INFO    "ban_info"    /* bans: what, why, who, by slot (struct dt_ban_info) */
