@@ -29,9 +29,6 @@ uint64_t ClusterSim::wall_ms(size_t h) const {
   return static_cast<uint64_t>(static_cast<int64_t>(kWallEpochMs + now_ / kMs) + skew);
 }
 
-uint64_t ClusterSim::Rng::next() { return splitmix64(&s); }
-double ClusterSim::Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
 dt_key ClusterSim::client_key(size_t i) {
   dt_key k{};
   k.addr[10] = k.addr[11] = 0xff;
