@@ -28,10 +28,7 @@ constexpr size_t kMaxDrainMessages = 10000;  // a drain at most: the period tick
 
 }  // namespace
 
-uint64_t report_max_age_ns(const ClusterConfig &cfg) {
-  if (cfg.report_max_age_ns == kReportMaxAgeOff) return 0;
-  return cfg.report_max_age_ns ? cfg.report_max_age_ns : kReportMaxAgePeriods * cfg.period_ns;
-}
+uint64_t report_max_age_ns(const ClusterConfig &cfg) { return report_max_age_ns(cfg.report_max_age_ns, cfg.period_ns); }
 
 bool link_liveness(const ClusterConfig &cfg) { return !cfg.curve_key_file.empty() && cfg.hubs.empty(); }
 

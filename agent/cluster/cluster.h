@@ -40,8 +40,6 @@ namespace dt {
 
 class Dataplane;
 
-constexpr uint64_t kReportMaxAgeOff = UINT64_MAX;
-
 struct ClusterConfig {
   std::vector<std::string> peers;  // tcp://host:port
   std::vector<std::string> hubs;   // tcp://host:port of hub frontends

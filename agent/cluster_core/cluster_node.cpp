@@ -34,8 +34,9 @@ NodeOptions node_options(const NodeSettings &s) {
                              s.peers,
                              RouterOptions{kSharedKeepPeriods * t.period_ns, resend_keep_ns(t)},
                              cadence_options(t)};
-  const uint64_t max_age = t.report_max_age_ns ? t.report_max_age_ns : kReportMaxAgePeriods * t.period_ns;
-  o.join = JoinGuardOptions{s.starts_empty ? max_age : 0, kJoinRunningEpoch};
+  // A new node's guard lasts the report max age (the default one when none is in force).
+  o.join =
+      JoinGuardOptions{s.starts_empty ? report_max_age_ns(t.report_max_age_ns, t.period_ns) : 0, kJoinRunningEpoch};
   o.receiver = ReceiverOptions{s.node_id, s.hubs > 0};
   o.early = EarlyReportOptions{t.period_ns, s.hubs ? 0 : s.early_report_ns};
   o.shared_early_ns = shared_early_pace(t.period_ns, o.early.delay_ns);

@@ -3,7 +3,14 @@
 
 #include <algorithm>
 
+#include "cluster_core/peer_tracker.h"
+
 namespace dt {
+
+uint64_t report_max_age_ns(uint64_t configured_ns, uint64_t period_ns) {
+  if (configured_ns == kReportMaxAgeOff) return 0;
+  return configured_ns ? configured_ns : kReportMaxAgePeriods * period_ns;
+}
 
 uint64_t heartbeat_ns(const ClusterTimes &t) {
   if (!t.down_after_ns)

@@ -11,6 +11,12 @@
 
 namespace dt {
 
+constexpr uint64_t kReportMaxAgeOff = UINT64_MAX;  // a configured report max age: any age
+
+// The report max age in force for a configured one: 0 is the default, kReportMaxAgePeriods
+// periods; kReportMaxAgeOff is none (0: any age).
+uint64_t report_max_age_ns(uint64_t configured_ns, uint64_t period_ns);
+
 struct ClusterTimes {
   uint64_t period_ns = 200'000'000;
   uint64_t down_after_ns = 0;      // --down-after; 0: two heartbeats and a period

@@ -220,19 +220,6 @@ Arrival PeerTracker::arrive(const ReportHeader &h, uint64_t now_ns) {
   return a;
 }
 
-bool PeerTracker::touch(const std::string &node_id, uint64_t boot_id, uint64_t now_ns) {
-  auto it = peers_.find(node_id);
-  if (it == peers_.end() || it->second.boot_id != boot_id) return false;
-  PeerState &p = it->second;
-  const bool came_up = !p.up;
-  if (came_up) {  // as arrive(): back from a silence longer than the max age
-    p.back_ns = now_ns - p.last_heard_ns > opt_.max_age_ns ? now_ns : 0;
-    p.up = true;
-  }
-  p.last_heard_ns = now_ns;
-  return came_up;
-}
-
 Verdict PeerTracker::on_message(const ReportHeader &h, uint64_t now_ns, bool *came_up) {
   const Arrival a = arrive(h, now_ns);
   *came_up = a.came_up;

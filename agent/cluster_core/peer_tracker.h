@@ -197,10 +197,6 @@ class PeerTracker {
   // are forgotten (they would be stale when they came).
   std::vector<ResendRequest> resend_requests(uint64_t now_ns, size_t max_seqs);
 
-  // The peer's current boot is heard now, outside its streams (the simulator's directed
-  // messages): up again if it was down. True if it came back up. Nothing else changes.
-  bool touch(const std::string &node_id, uint64_t boot_id, uint64_t now_ns);
-
   // Our link to the peer dropped (link liveness, cluster.h: link_liveness()): a tracked
   // peer that is up goes down at once (*change says so; true). Its next accepted message
   // brings it up again, as after any silence.

@@ -186,22 +186,5 @@ TEST(ReportCadence, TakeAllEmptiesTheBatchesForEveryone) {
   EXPECT_EQ(c.waiting(), 0u);
 }
 
-TEST(PeerTrackerTouch, AMessageToUsAloneKeepsThePeerUp) {
-  dt::PeerTracker t(dt::TrackerOptions{1000 * kMsNs, 2000 * kMsNs, true, 64});
-  dt::ReportHeader h = header("p");
-  h.boot_id = 1;
-  h.seq = 1;
-  ASSERT_EQ(t.arrive(h, 100 * kMsNs).verdict, dt::Verdict::Accept);
-  EXPECT_FALSE(t.touch("p", 1, 900 * kMsNs));
-  EXPECT_TRUE(t.check_liveness(1500 * kMsNs).empty()) << "touched at 0.9 s: not silent for 1 s at 1.5 s";
-  EXPECT_FALSE(t.touch("p", 2, 1800 * kMsNs)) << "another boot's directed message says nothing of this one";
-  EXPECT_FALSE(t.touch("stranger", 1, 1800 * kMsNs));
-  EXPECT_EQ(t.peers().count("stranger"), 0u) << "touch never adds a node id";
-  EXPECT_EQ(t.check_liveness(2000 * kMsNs).size(), 1u);
-  EXPECT_TRUE(t.touch("p", 1, 2100 * kMsNs)) << "its current boot brings it back up";
-  EXPECT_TRUE(t.peers().at("p").up);
-  EXPECT_EQ(t.peers().at("p").last_seq, 1u) << "the report sequence is untouched";
-}
-
 }  // namespace
 }  // namespace dt::test

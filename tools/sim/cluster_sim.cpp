@@ -29,9 +29,6 @@ uint64_t ClusterSim::wall_ms(size_t h) const {
   return static_cast<uint64_t>(static_cast<int64_t>(kWallEpochMs + now_ / kMs) + skew);
 }
 
-uint64_t ClusterSim::Rng::next() { return splitmix64(&s); }
-double ClusterSim::Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
 dt_key ClusterSim::client_key(size_t i) {
   dt_key k{};
   k.addr[10] = k.addr[11] = 0xff;
@@ -102,7 +99,7 @@ NodeSettings ClusterSim::settings(size_t h) const {
   const Scenario &s = s_;
   NodeSettings n;
   n.node_id = "h" + std::to_string(h);
-  const Ns age = s.report_max_age == kNever ? 0 : s.report_max_age ? s.report_max_age : kReportMaxAgePeriods * s.period;
+  const Ns age = report_max_age_ns(s.report_max_age, s.period);  // kNever is kReportMaxAgeOff
   const Ns down = s.cadence || s.peer_down_after ? s.peer_down_after : 5 * s.period;
   n.times = ClusterTimes{s.period, down, age, s.cadence && s.link_liveness && s.scheme != Scheme::Hub};
   n.owner_scheme = s.scheme == Scheme::Owner;

@@ -216,11 +216,9 @@ class ClusterSim {
     MessagePtr msg;
     bool operator>(const Delivery &o) const { return at != o.at ? at > o.at : order > o.order; }
   };
-  // splitmix64: tiny, and the same sequence on every platform.
-  struct Rng {
+  struct Rng {  // splitmix64's: the same sequence on every platform
     uint64_t s;
-    uint64_t next();
-    double uniform();  // [0, 1)
+    double uniform() { return static_cast<double>(splitmix64(&s) >> 11) * 0x1.0p-53; }  // [0, 1)
   };
 
   ClusterSim(const Scenario &s, const dt_policy &p);
@@ -232,7 +230,6 @@ class ClusterSim {
   void handle_report(size_t h);
   void handle_delivery(const Delivery &d);
   void receive(size_t to, const Message &m);
-  void deliver(size_t to, const Message &m, const Arrival &a);
   Arrival arrive(size_t to, const Message &m);
   void publish(size_t h, const std::vector<Outgoing> &out);
   MessagePtr make_message(size_t from, std::shared_ptr<const std::string> bytes);

@@ -9,18 +9,15 @@
 
 namespace dt::sim {
 
-// A message at host `to`: the tracker's verdict (arrive), then the cluster core's receiver.
+// A message at host `to`: the tracker's verdict (arrive), then what the cluster core's node
+// (cluster_core/cluster_node.h) makes of it (a resend request served, a gap asked for, an
+// owner's relays sent); the rest acted on here: stale hits counted, debits.
 void ClusterSim::receive(size_t to, const Message &m) {
-  if (m.decoded != DecodeError::None) return void(host_stats_[to].decode_errors++);
-  if (m.aggregate) return apply_aggregate(to, m);
-  deliver(to, m, arrive(to, m));
-}
-
-// What the cluster core's node (cluster_core/cluster_node.h) makes of a judged message (a
-// resend request served, a gap asked for, an owner's relays sent), the rest acted on: stale
-// hits counted, debits.
-void ClusterSim::deliver(size_t to, const Message &m, const Arrival &a) {
   HostStats &st = host_stats_[to];
+  if (m.decoded != DecodeError::None) return void(st.decode_errors++);
+  if (m.aggregate) return apply_aggregate(to, m);
+  const Arrival a = arrive(to, m);
+  if (a.verdict != Verdict::Accept) return;  // a duplicate, or refused: nothing to act on
   const Received r = hosts_[to].node->receive(m.hdr, m.body, a, now_);
   st.relayed = hosts_[to].node->sender().counts().relayed_entries;
   const InboundKind k = r.plan.kind;
