@@ -16,6 +16,7 @@
 #include "dataplane/features.h"
 #include "dataplane/list_maps.h"
 #include "frames/packet_builder.h"
+#include "list_fixture.h"
 #include "prog_maps.h"
 #include "rules/list_file.h"
 
@@ -47,17 +48,8 @@ class XdpFeatures : public BanMapsFixture {
     ASSERT_TRUE(found) << "no ban of " << text << " to remove";
   }
 
-  static ListPrefixes list(const std::string &text) {
-    ListPrefixes p;
-    std::string err;
-    EXPECT_TRUE(parse_list_text(text, "list.txt", &p, &err)) << err;
-    return p;
-  }
-
-  void lists(const std::string &allow, const std::string &deny) {
-    std::string err;
-    ASSERT_EQ(publish_lists(lists_, list(allow), list(deny), nullptr, nullptr, &err), 0) << err;
-  }
+  static ListPrefixes list(const std::string &text) { return parsed_list(text); }
+  void lists(const std::string &allow, const std::string &deny) { publish_list_texts(lists_, allow, deny); }
 
   ListMapFds lists_;
 };

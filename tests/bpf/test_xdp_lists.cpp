@@ -19,6 +19,7 @@
 #include "dataplane/map_reader.h"
 #include "dataplane/policy.h"
 #include "frames/packet_builder.h"
+#include "list_fixture.h"
 #include "prog_maps.h"
 #include "rules/list_file.h"
 #include "rules/rules.h"
@@ -46,17 +47,8 @@ class XdpLists : public RuleMapsFixture {
     ASSERT_EQ(rc, 0) << "publish_rules: " << strerror(-rc);
   }
 
-  static ListPrefixes list(const std::string &text) {
-    ListPrefixes p;
-    std::string err;
-    EXPECT_TRUE(parse_list_text(text, "list.txt", &p, &err)) << err;
-    return p;
-  }
-
-  void lists(const std::string &allow, const std::string &deny) {
-    std::string err;
-    ASSERT_EQ(publish_lists(lists_, list(allow), list(deny), nullptr, nullptr, &err), 0) << err;
-  }
+  static ListPrefixes list(const std::string &text) { return parsed_list(text); }
+  void lists(const std::string &allow, const std::string &deny) { publish_list_texts(lists_, allow, deny); }
 
   dt_list_stats counters() { return summed_per_cpu<dt_list_stats>(map_fd(DT_MAP_LIST_STATS), 0); }
   // The three counters at once, for one comparison that shows them all when it fails.
