@@ -109,7 +109,8 @@ check privileges/xdp/unpinned "pins left in $PIN_DIR: $(ls "$PIN_DIR" 2>/dev/nul
 
 # --- 2. tc: a tcx link (Linux 6.6+) ----------------------------------------------------------------
 start_priv tcx --attach tc
-if grep -q 'tcx link' "$(agent_log tcx)"; then
+# The attach line names the mode; a kernel without tcx logs "no tcx link on ..." instead.
+if grep -q 'attached dthrottle on .* (tc ingress, tcx link)' "$(agent_log tcx)"; then
 	check_sets tcx "$AGENT_PID" cap_bpf
 	reload_works tcx
 	stop_ok tcx
