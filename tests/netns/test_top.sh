@@ -18,9 +18,13 @@ lab_init dtnet
 lab_up
 agent_start main --rate 100 --burst 50 --stats-interval 10m || die "the agent did not attach"
 
-send_traffic_bg heavy "$WORK/heavy.json" --sources "$HEAVY" --rate 1000 --count 4000 --duration 6s
-send_traffic_bg light "$WORK/light.json" --sources "$LIGHT" --rate 20 --count 80 --duration 6s
-wait_until 5 sources_seen "$HEAVY" "$LIGHT" || echo "  (the senders' packets were not counted within 5 s)"
+# 6 s of traffic, 60 s on an emulated CPU (make test-kernel's TCG guest, where top's two
+# frames came after the senders had stopped): top samples while both send.
+SEND_S=6 WAIT_S=5
+[ "${DT_EMULATED:-0}" = 1 ] && SEND_S=60 WAIT_S=30
+send_traffic_bg heavy "$WORK/heavy.json" --sources "$HEAVY" --rate 1000 --count $((1000 * SEND_S)) --duration "${SEND_S}s"
+send_traffic_bg light "$WORK/light.json" --sources "$LIGHT" --rate 20 --count $((20 * SEND_S)) --duration "${SEND_S}s"
+wait_until "$WAIT_S" sources_seen "$HEAVY" "$LIGHT" || echo "  (the senders' packets were not counted within $WAIT_S s)"
 
 "$AGENT" top --pin-dir "$PIN_DIR" --count 2 --interval 1s >"$WORK/top.txt" 2>"$WORK/top.err"
 rc=$?
