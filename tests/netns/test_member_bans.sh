@@ -76,9 +76,16 @@ ban_on 1 "$P" || die "agent ban $P on h1 failed"
 ban_on 1 "$P2" || die "agent ban $P2 on h1 failed"
 check member/origin-setup "h2 and h3 did not learn h1's $P within 10 s" wait_until 10 banned_on 3 "$P"
 wait_until 10 banned_on 2 "$P" || die "h2 did not learn h1's $P"
+announced0=$(counter 2 announced)
+[ -n "$announced0" ] || die "agent stats --json on h2 has no announced counter"
 ban_on 2 "$P" || die "agent ban $P on h2 failed"   # h2's own ban of the same prefix now
 check member/origin-own "h2 does not hold its own ban of $P (origin $(ban_origin 2 "$P"))" \
 	test "$(ban_origin 2 "$P")" = local
+# h2's daemon takes the ban for its own once a period's scan has seen it (it announces it):
+# an unban before that scan would be an unban of h1's ban, lifted on h2 only, and no lift
+# would be sent (on an emulated CPU the scan can come after the unban).
+check member/origin-announced "h2 did not announce its own ban of $P within 20 s (announced $(counter 2 announced), was $announced0)" \
+	wait_until 20 counter_ge 2 announced $((announced0 + 1))
 refused0=$(counter 1 refused_origin)
 [ -n "$refused0" ] || die "agent stats --json on h1 has no refused_origin counter"
 unban_on 2 "$P" || die "agent unban $P on h2 failed"
