@@ -734,6 +734,22 @@ __noinline int dt_cluster_tc(struct __sk_buff *skb, struct dt_facts *f, __u32 si
 	return dt_cluster_facts(skb, f, sides);
 }
 
+/* This load's instance (struct dt_config.owner), written by the agent before the load:
+ * random, never 0. 0 in the programs the tools load. */
+const volatile __u32 dt_instance = 0;
+
+/* dt_hook_run's answer for a frame this program is not the owner of (another load of it
+ * owns the frames: a take-over in libxdp's dispatcher is under way): passed on as it is. */
+#define DT_NOT_OWNER (-2)
+
+/* 1 when config.owner names another load of this program (0 names none: any counts). */
+static __always_inline int dt_not_owner(const struct dt_config *cfg)
+{
+	__u32 owner = cfg ? DT_READ_ONCE(cfg->owner) : 0;
+
+	return owner && owner != dt_instance;
+}
+
 /* The capture's part of the frame's facts, before the decision. */
 static __always_inline void dt_facts_start(struct dt_facts *f)
 {
@@ -746,7 +762,8 @@ static __always_inline void dt_facts_start(struct dt_facts *f)
 /*
  * One frame at either hook (`hook`: DT_CAP_HOOK_XDP or DT_CAP_HOOK_TC, a constant once
  * inlined, so each entry point keeps its own calls only): its facts, the cluster
- * exemption, a SYN cookie's ACK (XDP only), then the decision (dt_hook_decide).
+ * exemption, a SYN cookie's ACK (XDP only), then the decision (dt_hook_decide); or
+ * DT_NOT_OWNER, before anything is read or counted.
  */
 static __always_inline int dt_hook_run(void *ctx, int hook, struct dt_facts *f)
 {
@@ -755,6 +772,8 @@ static __always_inline int dt_hook_run(void *ctx, int hook, struct dt_facts *f)
 	__u32 zero = 0, sides;
 	int ready, xdp = hook == DT_CAP_HOOK_XDP;
 
+	if (dt_not_owner(cfg))
+		return DT_NOT_OWNER;
 	dt_facts_start(f);
 	st = bpf_map_lookup_elem(&stats, &zero);
 	ready = st && (xdp ? dt_facts_xdp(ctx, f, st, cfg) : dt_facts_tc(ctx, f, st, cfg));
@@ -771,6 +790,8 @@ int dt_xdp(struct xdp_md *ctx)
 	struct dt_facts f;
 	int verdict = dt_hook_run(ctx, DT_CAP_HOOK_XDP, &f);
 
+	if (verdict == DT_NOT_OWNER)
+		return XDP_PASS;
 	if (verdict == XDP_TX)  /* a SYN answered with a cookie (dt_cookie_or_drop) */
 		verdict = dt_syncookie_answer(ctx);
 	if (!DT_ABLATED(CAPTURE))
@@ -790,6 +811,8 @@ int dt_tc(struct __sk_buff *skb)
 	struct dt_facts f;
 	int verdict = dt_hook_run(skb, DT_CAP_HOOK_TC, &f);
 
+	if (verdict == DT_NOT_OWNER)
+		return TC_ACT_UNSPEC;
 	dt_capture(skb, DT_CAP_HOOK_TC, skb->len, verdict, &f.cap);
 	/* XDP_TX: a SYN to answer with a cookie, which tc cannot (the agent refuses
 	 * syn_cookies at tc): dropped, as its prefix budget says. */

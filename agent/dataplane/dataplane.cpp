@@ -7,6 +7,7 @@
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -14,6 +15,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "common/errno_str.h"
 #include "common/files.h"
@@ -24,12 +26,21 @@
 #include "dataplane/kernel_probe.h"
 #include "dataplane/pin_dir.h"
 #include "dataplane/pin_layout.h"
+#include "dataplane/policy.h"
 #include "dataplane/xdp_multi.h"
 #include "dthrottle.skel.h"
 #include "dthrottle/common.h"
 
 namespace dt {
 namespace {
+
+// A hook program's instance (dt_instance, dt_config.owner): random, never 0 (0 owns none).
+uint32_t new_instance() {
+  uint32_t v = 0;
+  if (getrandom(&v, sizeof v, 0) != sizeof v)
+    v = static_cast<uint32_t>(getpid()) ^ static_cast<uint32_t>(time(nullptr));
+  return v ? v : 1;
+}
 
 // The interface's MTU, asked of this network namespace (not /sys/class/net, which is the
 // namespace's that mounted /sys).
@@ -255,16 +266,26 @@ bool Dataplane::attach(std::string *err) {
   const bool attached = hook_ == AttachHook::Tc         ? attach_tc(cfg_, ifindex_, err)
                         : hook_ == AttachHook::XdpMulti ? attach_multi(err)
                                                         : attach_xdp(cfg_, ifindex_, had_pins_, err);
-  if (!attached) {
+  if (!attached || !claim_frames(err)) {
     keep_ = keep_ || had_pins_;  // never throw away bucket state a previous agent left
     return false;
   }
+  xdp_multi_retire(ifindex_, iface_, multi_previous_);
+  multi_previous_.clear();
   keep_ = false;
   remove_other_hook(ifindex_);
   record_hook();
   if (hook_ == AttachHook::Tc && attached_prog_desc(ifindex_).empty())
     DT_INFO("the XDP hook of %s is free: --attach xdp would drop floods before the kernel builds an skb",
             cfg_.iface.c_str());
+  return true;
+}
+
+bool Dataplane::claim_frames(std::string *err) {
+  if (int rc = set_config_owner(config_fd(), instance_); rc != 0) {
+    *err = "attached, but cannot make this agent's program the owner of the frames in the config map: " + errno_str(rc);
+    return false;
+  }
   return true;
 }
 
@@ -361,6 +382,8 @@ bool Dataplane::load(const DataplaneConfig &cfg, uint32_t max_sources, std::stri
   bpf_map__set_max_entries(skel_->maps.verified, cfg.max_verified);
   // Without the SYN cookie helpers (before Linux 6.0) their calls are never verified.
   skel_->rodata->dt_syncookie_helpers = probe_syncookie_helpers() > 0;
+  instance_ = new_instance();
+  skel_->rodata->dt_instance = instance_;
   enable_xdp_frags(cfg);
   max_sources_ = max_sources;
   if (int rc = dthrottle_bpf__load(skel_); rc != 0) {

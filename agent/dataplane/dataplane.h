@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dataplane/map_reader.h"
 #include "dataplane/pin_dir.h"
@@ -130,8 +131,11 @@ class Dataplane {
   bool attach_tc(const DataplaneConfig &cfg, int ifindex, std::string *err);
   // --attach xdp-multi: refused where the kernel cannot run the dispatcher; a previous
   // agent's plain XDP link is removed first (it holds the hook), its dt_xdp in the
-  // dispatcher after ours joined.
+  // dispatcher once ours joined and owns the frames (attach).
   bool attach_multi(std::string *err);
+  // Makes our program the owner of the frames (dt_config.owner): a previous agent's
+  // program still attached beside it passes them on from then on. False with *err.
+  bool claim_frames(std::string *err);
   // A second instance of the object whose only program is dt_xdp, every map the first's.
   dthrottle_bpf *open_sharing_maps(std::string *err);
   // Our plain XDP link, pinned by a previous agent: removed (the hook is then free).
@@ -145,6 +149,8 @@ class Dataplane {
   dthrottle_bpf *skel_ = nullptr;
   dthrottle_bpf *multi_skel_ = nullptr;  // --attach xdp-multi: dt_xdp as libxdp loaded it
   xdp_program *multi_prog_ = nullptr;
+  std::vector<uint32_t> multi_previous_;  // a previous agent's dt_xdp there, until ours owns the frames
+  uint32_t instance_ = 0;                 // our hook program's dt_instance (dt_config.owner)
   int link_fd_ = -1;
   int lock_fd_ = -1;
   bool took_over_ = false;

@@ -23,7 +23,9 @@ bool Dataplane::attach_multi(std::string *err) {
     DT_INFO("switched %s from XDP alone to libxdp's dispatcher: removed dthrottle's XDP link", iface_.c_str());
   multi_skel_ = open_sharing_maps(err);
   if (!multi_skel_) return false;
-  if (!xdp_multi_attach(multi_skel_->obj, ifindex_, iface_, xdp_frags_, &multi_prog_, &took_over_, err)) return false;
+  if (!xdp_multi_attach(multi_skel_->obj, ifindex_, iface_, xdp_frags_, &multi_prog_, &multi_previous_, err))
+    return false;
+  took_over_ = !multi_previous_.empty();
   mode_ = XdpMode::Native;
   return true;
 }

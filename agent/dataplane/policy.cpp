@@ -189,6 +189,15 @@ int update_config_flags(int config_fd, uint32_t set, uint32_t clear, uint32_t co
   return 0;
 }
 
+int set_config_owner(int config_fd, uint32_t owner) {
+  uint32_t zero = 0;
+  dt_config cfg{};
+  if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
+  cfg.owner = owner;
+  if (bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
+  return 0;
+}
+
 namespace {
 
 // The slot of `rule` in the live bank (rule*2 + config.bank): the one packets read now.

@@ -74,6 +74,10 @@ int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &po
 // coarse_lag_ns, which lets a refusal skip the precise clock (dt_now_for_take).
 int update_config_flags(int config_fd, uint32_t set, uint32_t clear, uint32_t coarse_lag_ns = 0);
 
+// Makes `owner` (a loaded hook program's dt_instance) the owner of the frames in the config
+// map (struct dt_config.owner): from then on only that program counts them. 0 or -errno.
+int set_config_owner(int config_fd, uint32_t owner);
+
 // Reads the live policy of `rule`. Returns 0 or -errno.
 int read_live_policy(int policy_fd, int config_fd, uint32_t rule, dt_policy *out);
 // Reads the live prefix budgets of `rule`. Returns 0 or -errno.

@@ -93,7 +93,7 @@ std::vector<uint32_t> xdp_multi_ours(int ifindex) {
 }
 
 bool xdp_multi_attach(bpf_object *obj, int ifindex, const std::string &iface, bool frags, xdp_program **out,
-                      bool *took_over, std::string *err) {
+                      std::vector<uint32_t> *previous, std::string *err) {
   LibxdpCapture capture;
   if (const uint32_t id = lone_program(ifindex); id != 0) return *err = taken_error(iface, id), false;
   const std::vector<uint32_t> before = xdp_multi_ours(ifindex);
@@ -120,11 +120,14 @@ bool xdp_multi_attach(bpf_object *obj, int ifindex, const std::string &iface, bo
            (said.empty() ? std::string("") : "libxdp: " + said);
     return false;
   }
-  *took_over = !before.empty();
-  if (const int n = xdp_multi_detach_ids(ifindex, before); n > 0)
-    DT_INFO("took over %s in libxdp's dispatcher: %d previous dt_xdp program(s) detached", iface.c_str(), n);
+  *previous = before;
   *out = prog;
   return true;
+}
+
+void xdp_multi_retire(int ifindex, const std::string &iface, const std::vector<uint32_t> &previous) {
+  if (const int n = xdp_multi_detach_ids(ifindex, previous); n > 0)
+    DT_INFO("took over %s in libxdp's dispatcher: %d previous dt_xdp program(s) detached", iface.c_str(), n);
 }
 
 int xdp_multi_detach_ids(int ifindex, const std::vector<uint32_t> &ids) {

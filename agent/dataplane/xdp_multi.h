@@ -33,12 +33,15 @@ std::string xdp_multi_refusal();
 std::vector<uint32_t> xdp_multi_ours(int ifindex);
 
 // Attaches obj's (not yet loaded) dt_xdp to the dispatcher of ifindex (libxdp makes one if
-// the hook is free), then detaches the dt_xdp programs that were there before (*took_over):
-// the new one enforces before the old ones go. False with a sentence in *err; never leaves
-// the program attached without a dispatcher. With frags, dt_xdp declares multi-buffer
-// support (the dispatcher has it if every program in it does).
+// the hook is free), beside the dt_xdp programs that were there before (their ids in
+// *previous): the caller makes the new one the owner of the frames, then detaches those
+// (xdp_multi_retire), so the new one enforces before the old ones go. False with a
+// sentence in *err; never leaves the program attached without a dispatcher. With frags,
+// dt_xdp declares multi-buffer support (the dispatcher has it if every program in it does).
 bool xdp_multi_attach(bpf_object *obj, int ifindex, const std::string &iface, bool frags, xdp_program **out,
-                      bool *took_over, std::string *err);
+                      std::vector<uint32_t> *previous, std::string *err);
+// Detaches the previous dt_xdp programs xdp_multi_attach found, saying so.
+void xdp_multi_retire(int ifindex, const std::string &iface, const std::vector<uint32_t> &previous);
 
 // Detaches the given programs from the dispatcher of ifindex (the dispatcher goes with the
 // last one); returns how many were detached.

@@ -31,7 +31,7 @@
 	X(buckets, DT_PINNED, 1, "one bucket per source and per prefix level (struct dt_bucket)") \
 	X(stats, DT_PINNED, 6, "global counters, per CPU (struct dt_stats)") \
 	X(policy, DT_PINNED, 1, "each rule's policy, two banks (struct dt_policy)") \
-	X(config, DT_PINNED, 1, "live bank, report period, flags (struct dt_config)") \
+	X(config, DT_PINNED, 8, "live bank, report period, flags, owner (struct dt_config)") \
 	X(debit_batch, DT_NOT_PINNED, 1, "one batch of peers' debits for dt_debit (struct dt_debit)") \
 	X(active, DT_PINNED, 1, "ring of sources newly active in a report period") \
 	X(active_stage, DT_PINNED, 1, "per CPU: announcements on their way to the ring (struct dt_active_stage)") \

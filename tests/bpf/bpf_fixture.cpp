@@ -128,6 +128,7 @@ void load_object(LoadedObject *o) {
     }
   }
   int rc = bpf_map__set_max_entries(skel->maps.buckets, BpfFixture::bucket_capacity());
+  skel->rodata->dt_instance = BpfFixture::kInstance;
   // Multi-buffer XDP as the agent loads it (--attach xdp) where the kernel has it.
   if (probe_xdp_frags() > 0) {
     skel->rodata->dt_xdp_frags = 1;

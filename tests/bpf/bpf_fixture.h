@@ -106,6 +106,8 @@ class BpfFixture : public ::testing::Test {
   // A deleted LRU element goes back to the free list of the CPU that took it (up to about
   // 256 a CPU), and a test running elsewhere cannot have them without evicting.
   static uint32_t bucket_capacity();
+  // The object's dt_instance, as the agent gives each load its own (dt_config.owner).
+  static constexpr uint32_t kInstance = 0x5eed;
 
  protected:
   void SetUp() override;
@@ -133,7 +135,7 @@ class BpfFixture : public ::testing::Test {
   void clear_policy();
   // The policy of rule 0 as the XDP program sees it.
   dt_policy live_policy();
-  // The config map's one element (bank, epoch, flags, coarse_lag_ns).
+  // The config map's one element (bank, epoch, flags, coarse_lag_ns, owner).
   dt_config live_config();
 
   // One packet through the XDP program: its verdict, or -1 (and a test failure) if

@@ -91,8 +91,8 @@ class InDispatcher {
  public:
   InDispatcher(const Throttle &throttle, const char *iface, std::string *err)
       : sibling_(throttle.open_xdp_sibling()), ifindex_(static_cast<int>(if_nametoindex(iface))) {
-    bool took_over = false;
-    if (!dt::xdp_multi_attach(sibling_->obj, ifindex_, iface, false, &prog_, &took_over, err)) return;
+    std::vector<uint32_t> previous;  // none: the bench's own namespace
+    if (!dt::xdp_multi_attach(sibling_->obj, ifindex_, iface, false, &prog_, &previous, err)) return;
     mp_ = xdp_multiprog__get_from_ifindex(ifindex_);
     if (libxdp_get_error(mp_) || !mp_ || xdp_multiprog__is_legacy(mp_))
       *err = std::string("libxdp attached dt_xdp to ") + iface + " but shows no dispatcher there";

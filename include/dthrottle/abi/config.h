@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * abi/config.h - the global configuration (struct dt_config, DT_MAP_CONFIG): the live bank,
- * the report period and the DT_CFG_* flags.
+ * the report period, the DT_CFG_* flags and the program that owns the frames.
  */
 #ifndef DTHROTTLE_ABI_CONFIG_H
 #define DTHROTTLE_ABI_CONFIG_H
@@ -22,6 +22,11 @@ struct dt_config {
 	__u32 coarse_lag_ns; /* how far the coarse clock and jiffies may lag the precise
 	                      * clock: twice the kernel's tick (set by the agent; 0: unknown),
 	                      * see bpf/clock.h */
+	__u32 owner; /* the instance (dt_instance) of the hook program whose frames count;
+	              * 0: any. An agent sets its own once its program is attached: while it
+	              * takes over in libxdp's dispatcher, the old program and the new both see
+	              * each frame, and the one that is not the owner passes it on uncounted. */
+	__u32 pad;
 };
 /* With DT_CFG_RULES, `bank` also selects the live rules trie (rules0 / rules1). */
 
@@ -33,7 +38,7 @@ struct dt_config {
 #define DT_CFG_DRY_RUN (1u << 4) /* --dry-run: bans and the deny list count would-drops, drop nothing */
 #define DT_CFG_SYN_COOKIES (1u << 5) /* a live rule has DT_POL_SYN_COOKIES: check handshakes' ACKs */
 
-DT_LAYOUT_ASSERT(dt_config, 16);
+DT_LAYOUT_ASSERT(dt_config, 24);
 
 /*
  * What is in force that the packet path would otherwise look for on every packet: one
