@@ -86,6 +86,14 @@ command -v busybox >/dev/null ||
 case $repo in *[[:space:]]*) not_run "the work tree's path has a blank: $repo" ;; esac
 [ -x $BUILD/bpf_tests ] && [ -x $BUILD/agent ] || not_run "$BUILD/ is not built: run make${ROOTFS:+ ARCH=$arch}"
 
+# The guest has no network: what a suite would download, the host fetches now (CrowdSec's
+# package, unpacked in build/crowdsec for test_crowdsec and test_crowdsec_cluster). Without it
+# those suites skip, saying why.
+if [ -z "${ROOTFS:-}" ] && [[ ",$suites," == *,netns,* || "$suites" == *crowdsec* ]]; then
+  scripts/crowdsec_lab.sh fetch >/dev/null ||
+    echo "test-kernel: CrowdSec's package could not be fetched here: test_crowdsec and test_crowdsec_cluster will skip" >&2
+fi
+
 kver=$(readlink "$KDIR/current")
 kernel=$KDIR/$kver/boot/vmlinuz-$kver
 moddir=$KDIR/$kver/lib/modules/$kver
