@@ -33,6 +33,7 @@
 #define DT_ABLATE_PCPU     (1u << 11) /* the passed count's atomic add, replaced by this CPU's
                                        * slot (the drop path's per-CPU slots: lookup, key
                                        * compare, plain add): the floor of a per-CPU count */
+#define DT_ABLATE_OWNER    (1u << 12) /* the owner test (config.owner against dt_instance) */
 
 #define DT_ABLATED(part) ((DT_ABLATE & DT_ABLATE_##part) != 0)
 

@@ -772,7 +772,7 @@ static __always_inline int dt_hook_run(void *ctx, int hook, struct dt_facts *f)
 	__u32 zero = 0, sides;
 	int ready, xdp = hook == DT_CAP_HOOK_XDP;
 
-	if (dt_not_owner(cfg))
+	if (!DT_ABLATED(OWNER) && dt_not_owner(cfg))
 		return DT_NOT_OWNER;
 	dt_facts_start(f);
 	st = bpf_map_lookup_elem(&stats, &zero);

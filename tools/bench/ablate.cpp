@@ -44,6 +44,7 @@ const Part kParts[] = {
     {"PCPU", "passed's atomic add, counted per CPU instead (floor)"},
     {"SCREEN", "the lists and bans, none loaded (dt_screen)"},
     {"CAPTURE", "the capture's test, none running"},
+    {"OWNER", "the owner test (config.owner)"},
 };
 constexpr int kN = sizeof kParts / sizeof kParts[0];
 
