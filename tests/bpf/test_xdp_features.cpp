@@ -48,7 +48,7 @@ class XdpFeatures : public BanMapsFixture {
     ASSERT_TRUE(found) << "no ban of " << text << " to remove";
   }
 
-  static ListPrefixes list(const std::string &text) { return parsed_list(text); }
+  static ListPrefixes list(const std::string &text) { return parse_list_ok(text); }
   void lists(const std::string &allow, const std::string &deny) { publish_list_texts(lists_, allow, deny); }
 
   ListMapFds lists_;

@@ -47,7 +47,7 @@ class XdpLists : public RuleMapsFixture {
     ASSERT_EQ(rc, 0) << "publish_rules: " << strerror(-rc);
   }
 
-  static ListPrefixes list(const std::string &text) { return parsed_list(text); }
+  static ListPrefixes list(const std::string &text) { return parse_list_ok(text); }
   void lists(const std::string &allow, const std::string &deny) { publish_list_texts(lists_, allow, deny); }
 
   dt_list_stats counters() { return summed_per_cpu<dt_list_stats>(map_fd(DT_MAP_LIST_STATS), 0); }
