@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "dataplane/batch_program.h"
 #include "dataplane/map_reader.h"
+#include "dataplane/policy.h"
 
 namespace dt {
 namespace {
@@ -58,13 +59,10 @@ Collector::~Collector() {
 }
 
 int Collector::set_config(uint32_t epoch, uint32_t set_flags, uint32_t clear_flags) {
-  uint32_t zero = 0;
-  dt_config cfg{};
-  if (bpf_map_lookup_elem(config_fd_, &zero, &cfg) != 0) return -errno;
-  cfg.epoch = epoch;
-  cfg.flags = (cfg.flags | set_flags) & ~clear_flags;
-  if (bpf_map_update_elem(config_fd_, &zero, &cfg, BPF_ANY) != 0) return -errno;
-  return 0;
+  return modify_config(config_fd_, [&](dt_config &cfg) {
+    cfg.epoch = epoch;
+    cfg.flags = (cfg.flags | set_flags) & ~clear_flags;
+  });
 }
 
 int Collector::enable(bool exempt) {

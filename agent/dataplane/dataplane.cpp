@@ -93,6 +93,15 @@ std::string attached_prog_desc(int ifindex) {
   return id ? " (program id " + std::to_string(id) + ")" : "";
 }
 
+// True unless the XDP hook of ifindex is known to hold no dt_xdp, alone or in libxdp's dispatcher.
+bool xdp_holds_ours(int ifindex) {
+  if (!xdp_multi_ours(ifindex).empty()) return true;
+  LIBBPF_OPTS(bpf_xdp_query_opts, q);
+  if (bpf_xdp_query(ifindex, 0, &q) != 0) return true;
+  const uint32_t id = q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id);
+  return id != 0 && prog_named(id, kXdpProgName) != 0;
+}
+
 XdpMode query_mode(int ifindex) {
   LIBBPF_OPTS(bpf_xdp_query_opts, q);
   if (bpf_xdp_query(ifindex, 0, &q) == 0 && q.attach_mode == XDP_ATTACHED_SKB) return XdpMode::Generic;
@@ -270,10 +279,11 @@ bool Dataplane::attach(std::string *err) {
     keep_ = keep_ || had_pins_;  // never throw away bucket state a previous agent left
     return false;
   }
-  xdp_multi_retire(ifindex_, iface_, multi_previous_);
+  if (hook_ == AttachHook::XdpMulti) xdp_multi_retire(ifindex_, iface_, multi_previous_);
   multi_previous_.clear();
   keep_ = false;
   remove_other_hook(ifindex_);
+  release_frames();
   record_hook();
   if (hook_ == AttachHook::Tc && attached_prog_desc(ifindex_).empty())
     DT_INFO("the XDP hook of %s is free: --attach xdp would drop floods before the kernel builds an skb",
@@ -287,6 +297,21 @@ bool Dataplane::claim_frames(std::string *err) {
     return false;
   }
   return true;
+}
+
+// Plain XDP and tc swap programs in one step: once the other hook holds none of ours either,
+// no program but ours sees the frames, and owner 0 lets each packet's owner test stop at
+// the zero (no read of dt_instance). In libxdp's dispatcher a later agent's program joins
+// beside ours: the owner stays.
+void Dataplane::release_frames() {
+  if (hook_ == AttachHook::XdpMulti) return;
+  if (hook_ == AttachHook::Tc ? xdp_holds_ours(ifindex_) : tc_holds_ours(ifindex_)) {
+    DT_INFO("a previous dthrottle program is still on the other hook of %s: this agent's stays the owner of the frames",
+            iface_.c_str());
+    return;
+  }
+  if (int rc = set_config_owner(config_fd(), 0); rc != 0)
+    DT_WARN("cannot clear the owner of the frames in the config map (the owner test stays): %s", errno_str(rc).c_str());
 }
 
 bool Dataplane::attach_xdp(const DataplaneConfig &cfg, int ifindex, bool had_pins, std::string *err) {

@@ -136,6 +136,9 @@ class Dataplane {
   // Makes our program the owner of the frames (dt_config.owner): a previous agent's
   // program still attached beside it passes them on from then on. False with *err.
   bool claim_frames(std::string *err);
+  // Owner 0 (any program counts) once nothing but ours can see the frames: plain XDP and tc,
+  // the other hook clear of a previous agent's program.
+  void release_frames();
   // A second instance of the object whose only program is dt_xdp, every map the first's.
   dthrottle_bpf *open_sharing_maps(std::string *err);
   // Our plain XDP link, pinned by a previous agent: removed (the hook is then free).

@@ -179,23 +179,24 @@ int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &po
   return publish(maps, policies, RuleParts{});
 }
 
-int update_config_flags(int config_fd, uint32_t set, uint32_t clear, uint32_t coarse_lag_ns) {
+int modify_config(int config_fd, const std::function<void(dt_config &)> &change) {
   uint32_t zero = 0;
   dt_config cfg{};
   if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
-  cfg.flags = (cfg.flags | set) & ~clear;
-  if (coarse_lag_ns) cfg.coarse_lag_ns = coarse_lag_ns;
+  change(cfg);
   if (bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
   return 0;
 }
 
+int update_config_flags(int config_fd, uint32_t set, uint32_t clear, uint32_t coarse_lag_ns) {
+  return modify_config(config_fd, [&](dt_config &cfg) {
+    cfg.flags = (cfg.flags | set) & ~clear;
+    if (coarse_lag_ns) cfg.coarse_lag_ns = coarse_lag_ns;
+  });
+}
+
 int set_config_owner(int config_fd, uint32_t owner) {
-  uint32_t zero = 0;
-  dt_config cfg{};
-  if (bpf_map_lookup_elem(config_fd, &zero, &cfg) != 0) return -errno;
-  cfg.owner = owner;
-  if (bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) != 0) return -errno;
-  return 0;
+  return modify_config(config_fd, [&](dt_config &cfg) { cfg.owner = owner; });
 }
 
 namespace {

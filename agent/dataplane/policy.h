@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +69,11 @@ int publish_rules(const RuleMaps &maps, const std::vector<dt_policy> &policies,
 // same entries, i.e. the last two publishes were publish_rules of the same rule set
 // (or this). Returns 0 or -errno.
 int publish_policies_only(const RuleMaps &maps, const std::vector<dt_policy> &policies);
+
+// Reads the config map's one entry, lets `change` edit it, and writes it back whole: the
+// one way the agent changes struct dt_config, from its main thread only (whole-struct
+// writes from two threads would lose one's change). 0 or -errno.
+int modify_config(int config_fd, const std::function<void(dt_config &)> &change);
 
 // Sets and clears DT_CFG_* bits in the config map (agent thread only). 0 or -errno.
 // With coarse_lag_ns (common/clock.h: coarse_clock_lag_ns), also sets the config's

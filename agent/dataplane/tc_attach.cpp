@@ -18,6 +18,19 @@
 #include "common/log.h"
 
 namespace dt {
+
+int prog_named(uint32_t prog_id, const char *name) {
+  const int fd = bpf_prog_get_fd_by_id(prog_id);
+  if (fd < 0) return -1;
+  bpf_prog_info info{};
+  uint32_t len = sizeof info;
+  const int rc = bpf_obj_get_info_by_fd(fd, &info, &len);
+  const int saved = errno;
+  close(fd);
+  errno = saved;
+  return rc != 0 ? -1 : strcmp(info.name, name) == 0;
+}
+
 namespace {
 
 // Debian 12's headers (Linux 6.1) predate tcx (6.6): its uapi values, fixed by the kernel ABI.
@@ -45,17 +58,10 @@ int filter_count(int ifindex, bool egress_too, PrefScan *scan = nullptr);
 // tc program (by its name). Without CAP_SYS_ADMIN (BPF_PROG_GET_FD_BY_ID needs it: the unit
 // does not give it) by the name the filter was attached under.
 bool prog_is_ours(int ifindex, uint32_t prog_id) {
-  const int fd = bpf_prog_get_fd_by_id(prog_id);
-  if (fd < 0) {
-    PrefScan scan;
-    return errno == EPERM && filter_count(ifindex, false, &scan) > 0 &&
-           scan.name == std::string(kTcProgName) + ":[" + std::to_string(prog_id) + "]";
-  }
-  bpf_prog_info info{};
-  uint32_t len = sizeof info;
-  const bool ours = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && strcmp(info.name, kTcProgName) == 0;
-  close(fd);
-  return ours;
+  if (const int named = prog_named(prog_id, kTcProgName); named >= 0) return named;
+  PrefScan scan;
+  return errno == EPERM && filter_count(ifindex, false, &scan) > 0 &&
+         scan.name == std::string(kTcProgName) + ":[" + std::to_string(prog_id) + "]";
 }
 
 // The program id of the clsact ingress filter at dthrottle's place, 0 if there is none.
@@ -286,6 +292,16 @@ bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::st
   // it enforcing.
   if (stale >= 0) close(stale);
   return ok;
+}
+
+bool tc_holds_ours(int ifindex) {
+  if (const uint32_t id = filter_prog_id(ifindex); id != 0 && prog_is_ours(ifindex, id)) return true;
+  uint32_t ids[16] = {}, count = 16;
+  if (bpf_prog_query(ifindex, static_cast<bpf_attach_type>(kAttachTcxIngress), 0, nullptr, ids, &count) != 0)
+    return errno != EINVAL;  // EINVAL: no tcx in this kernel; any other failure: not known to be clear
+  for (uint32_t i = 0; i < count && i < 16; i++)
+    if (prog_named(ids[i], kTcProgName) != 0) return true;  // ours, or not known
+  return false;
 }
 
 std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours, uint32_t own_prog_id) {

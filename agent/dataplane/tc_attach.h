@@ -48,6 +48,15 @@ bool tc_attach(int ifindex, const std::string &iface, int prog_fd, const std::st
 // the program by id (BPF_PROG_GET_FD_BY_ID needs CAP_SYS_ADMIN, which the agent dropped).
 std::string tc_remove(int ifindex, const std::string &link_pin, int link_fd, bool qdisc_ours, uint32_t own_prog_id = 0);
 
+// True unless the tc ingress of `ifindex` is known to hold no program named dt_tc (a clsact
+// filter at dthrottle's place, or a tcx program): what a previous agent left that would see
+// the frames after an XDP program.
+bool tc_holds_ours(int ifindex);
+
+// 1 if the program `prog_id` is named `name`, 0 if not, -1 if it cannot be asked (errno:
+// EPERM without CAP_SYS_ADMIN, ENOENT once it is gone).
+int prog_named(uint32_t prog_id, const char *name);
+
 // The number of tc filters on the clsact qdisc of `ifindex` (ingress and egress), or -1 if
 // it cannot be read (no clsact qdisc: 0).
 int clsact_filter_count(int ifindex);

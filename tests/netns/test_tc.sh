@@ -187,6 +187,8 @@ check tc/switch/hint-xdp-free "agent G did not say the XDP hook is free" grep -q
 check tc/attach/no-hint-when-taken "agent A said the XDP hook is free beside the foreign program" \
 	eval "! grep -q 'XDP hook of .* is free' '$(agent_log a)'"
 check tc/switch/xdp-gone "dthrottle's XDP program is still attached after the switch to tc" eval '[ -z "$(foreign_id)" ]'
+check_eq tc/switch/to-tc-owner "config.owner once F's XDP program was removed (0: only G's sees the frames)" \
+	"$(config_owner)" 0
 check_eq tc/switch/state-kept "198.18.3.30 passed after the switch to tc (before: $p_xdp)" \
 	"$(source_num "$(stats_json)" 198.18.3.30 passed)" "$p_xdp"
 agent_signal g KILL || die "agent G did not die on SIGKILL"
@@ -195,6 +197,8 @@ check tc/switch/to-xdp-logged "agent H did not log the switch from tc" \
 	grep -q 'switched .* from tc ingress to XDP: removed its' "$(agent_log h)"
 check tc/switch/tc-gone "dthrottle's $HOW is still there after the switch to XDP" eval '! ours_attached'
 check tc/switch/xdp-attached "no XDP program after the switch back" xdp_attached
+check_eq tc/switch/to-xdp-owner "config.owner once G's tc program was removed (0: only H's sees the frames)" \
+	"$(config_owner)" 0
 agent_signal h TERM || die "agent H did not exit within 10 s of SIGTERM"
 check tc/switch/clean "something is left after SIGTERM: xdp '$(foreign_id)', pins $(ls "$PIN_DIR" 2>/dev/null | tr '\n' ' ')" \
 	eval '[ -z "$(foreign_id)" ] && [ ! -e "$PIN_DIR" ]'

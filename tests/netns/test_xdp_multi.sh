@@ -108,6 +108,9 @@ wait_until 5 sources_seen 198.18.9.4 || echo "  (no packet of 198.18.9.4 counted
 agent_start b --attach xdp-multi --rate "$RATE" --burst "$BURST" --stats-interval 10m || die "agent B did not start"
 check xdp_multi/takeover/logged "agent B did not log 'took over'" grep -q 'took over' "$(agent_log b)"
 check_eq xdp_multi/takeover/one "dt_xdp programs in the dispatcher after the take-over" "$(dt_count)" 1
+# In the dispatcher a later agent's program joins beside ours: the owner of the frames stays.
+check xdp_multi/takeover/owner "config.owner is 0 in libxdp's dispatcher: a joining program would count too" \
+	test "$(config_owner)" != 0
 wait_traffic takeover "$WORK/takeover.json" || die "pktgen send (take-over) failed"
 budget_check xdp_multi/takeover 198.18.9.4 "$(cat "$WORK/takeover.json")"
 

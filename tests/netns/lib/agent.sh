@@ -44,6 +44,12 @@ agent_fg() {
 # stats_json [DIR]: `agent stats --json` over every source, read from the pins.
 stats_json() { "$AGENT" stats --pin-dir "${1:-$PIN_DIR}" --json --top 0; }
 
+# config_owner [DIR]: the program instance config.owner names (struct dt_config, read
+# through BTF): 0 where any program of ours counts the frames, non-zero while one owns them.
+config_owner() {
+	bpftool -j map lookup pinned "${1:-$PIN_DIR}/config" key 0 0 0 0 | jq -r '.formatted.value.owner // empty'
+}
+
 # query_ask [--as UID] SOCKET LINE...: one connection to the query socket SOCKET, the LINEs
 # pipelined; the answers joined by ',' ("error: ..." if it cannot connect). A client as UID
 # runs with group nogroup and no other groups.
