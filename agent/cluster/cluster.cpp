@@ -223,10 +223,10 @@ bool Cluster::addressed_to_us(const ReportHeader &h, const ReportBody &body, con
 // With keys, before anything else of a message is read: is it signed by the key of the
 // node id it names (cluster/report_signing.h)?
 bool Cluster::check_signature(const void *data, size_t len, uint64_t now_ns) {
-  const VerifyResult v = verifier_.verify(data, len);
+  const VerifyResult v = verifier_.verify(data, len, link_senders_.node_of(sender_));
   std::string detail;
   switch (v.check) {
-    case SignatureCheck::Ok: return true;
+    case SignatureCheck::Ok: return counters_.link_authenticated += v.by_link, true;
     case SignatureCheck::Malformed:  // the decoder would stop at the same place
       reject(decode_error_name(v.malformed), len, version_detail(v.malformed, data, len), reject_log_, now_ns);
       return false;

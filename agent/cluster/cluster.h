@@ -19,6 +19,7 @@
 #include "bans/ban_sync.h"
 #include "cluster/cluster_counters.h"
 #include "cluster/curve.h"
+#include "cluster/link_senders.h"
 #include "cluster/report_signing.h"
 #include "cluster/source_watch.h"
 #include "cluster/zmq_fwd.h"
@@ -187,6 +188,7 @@ class Cluster {
   void retry_refused(uint64_t now_ns);
   // Link liveness (cluster_links.cpp).
   void map_peer_links();
+  void map_link_senders();
   bool on_link_event(bool pub, uint16_t event, const std::string &endpoint, uint64_t now_ns);
   // With keys: the report signing key and who may sign for which node id, from `keys`.
   bool load_signing(const CurveKeys &keys, std::string *err);
@@ -241,6 +243,7 @@ class Cluster {
   std::map<std::pair<bool, std::string>, uint64_t> retry_;  // (pub?, endpoint) -> when to connect again
   LogLimiter refused_log_{10'000'000'000ull, 3};
   std::map<std::string, std::string> link_nodes_;  // link liveness: SUB endpoint -> its peer's node id
+  LinkSenders link_senders_;                       // with keys: a connection's address -> its member
   Collector collector_;
   LocalRules rules_;  // the rules peers' hits are charged to (cluster_core/rule_groups.h)
   // The protocol's state and decisions (cluster_core/cluster_node.h): the tracker, the planner

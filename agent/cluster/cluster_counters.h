@@ -104,6 +104,9 @@ namespace dt {
     "Peers brought down by their link dropping (link liveness).") \
   X(subscribers_joined, "subscribers_joined", "", "counter", "links", "# subscribers joined", \
     "Subscribers that connected to this agent.") \
+  X(link_authenticated, "link_authenticated", "dthrottle_report_messages_link_authenticated_total", "counter", \
+    "links", "# messages proved by their link", \
+    "Signed messages accepted without the signature's check: their CurveZMQ connection is their sender's.") \
   X(early_ticks, "early_ticks", "", "counter", "early", "# ticks", "Early report ticks that sent something.") \
   X(early_entries_sent, "early_entries_sent", "", "counter", "early", "# entries", "Entries sent early.") \
   X(shared_early_entries, "shared_early_entries", "", "counter", "early", "# shared near their limit", \

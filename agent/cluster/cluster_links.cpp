@@ -15,8 +15,10 @@
 namespace dt {
 
 // Which node each of our SUB socket's connections reaches: the node id of the .pub file
-// naming the peer's endpoint, under the endpoint as configured and as resolved.
+// naming the peer's endpoint, under the endpoint as configured and as resolved; and, with
+// keys, the members whose messages their connection's address proves (link_senders.h).
 void Cluster::map_peer_links() {
+  map_link_senders();
   link_nodes_.clear();
   if (!link_liveness(cfg_)) return;
   for (const std::string &ep : cfg_.peers) {
@@ -31,6 +33,18 @@ void Cluster::map_peer_links() {
     for (const dt_key &addr : resolve_endpoint_hosts({ep}, &unresolved))
       link_nodes_["tcp://" + HostPort{key_to_string(addr), hp.port}.text()] = peer->node_id;
   }
+}
+
+void Cluster::map_link_senders() {
+  std::vector<std::pair<std::string, std::string>> links;
+  if (signed_) {
+    for (const std::string &ep : cfg_.peers) {
+      const CurvePeer *peer = find_curve_peer(curve_.peers, ep);
+      links.emplace_back(ep, peer && peer->role == KeyRole::Node ? peer->node_id : std::string());
+    }
+    for (const std::string &ep : cfg_.hubs) links.emplace_back(ep, std::string());
+  }
+  link_senders_.configure(links);
 }
 
 // A monitor event of ours (poll_monitor): true if it was a link event, handled here.

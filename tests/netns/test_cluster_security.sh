@@ -21,6 +21,8 @@
 #      key under node ids h2 and h9 (no such node): h1 (and through the hub h2) rejects them,
 #      counted as bad_signature and unknown_node; V is not debited; the real h2 is still
 #      heard. Its reports under h3's own id (for W) are applied: its signatures are valid.
+#      In the mesh, messages on a member's own connection that name it are proved by the link
+#      (no signature check, link_authenticated counted); through the hub none are.
 # Nothing waits a fixed time: each "nothing happened" is judged after h1 has applied at
 # least 3 more of h2's messages (2 s or more of heartbeats: a quiet agent sends one every 5
 # periods) while the attacker was at work.
@@ -366,6 +368,8 @@ reason() {
 	echo "${v:-0}"
 }
 reason_at_least() { num_ge "$(reason "$1" "$2")" "$3"; }
+# by_link I: host I's count of messages its CurveZMQ connection proved (no signature check).
+by_link() { json_get "$(stats_json "${M_PIN[$1]}")" '.cluster.counters.link_authenticated // 0'; }
 # member_attack NAME I: while the hostile process NAME forges, host I rejects the reports under
 # h2's id (bad_signature) and h9's (unknown_node), debits nothing from V, still hears its peer,
 # and debits W's 10^9 hits that h3 signed as itself.
@@ -379,6 +383,14 @@ member_attack() {
 		wait_until 10 debited_at_least "$i" 1000000000 "$W"
 	more_messages "$i" 10 || fail "security/e/$name/h$i-hears-h$peer" "h$i applied fewer than 10 more messages (h$peer's and h3's) in 15 s"
 	check_eq "security/e/$name/h$i-not-debited" "hits debited from $V on h$i" "$(debited "$i")" 0
+	# In the mesh h3's and h2's own messages come on their own links, which prove them; through
+	# the hub (one connection for every member's messages) each signature is checked.
+	if [ "$name" = mesh ]; then
+		check_ge "security/e/$name/h$i-proved-by-link" "h$i's messages proved by their link" "$(by_link "$i")" 1
+	else
+		check_eq "security/e/$name/h$i-none-by-link" "h$i's messages through the hub taken as proved by their link" \
+			"$(by_link "$i")" 0
+	fi
 }
 HOSTILE_MEMBER=(--member-key "$MLAB_KEYS/h3.key" --as h2,h9,h3 --victim-of "h3=$W")
 agents_start member mesh

@@ -250,6 +250,9 @@ dthrottle_debit_failures_total 1
 # TYPE dthrottle_report_messages_rejected_total counter
 dthrottle_report_messages_rejected_total{reason="bad magic"} 3
 dthrottle_report_messages_rejected_total{reason="truncated"} 1
+# HELP dthrottle_report_messages_link_authenticated_total Signed messages accepted without the signature's check: their CurveZMQ connection is their sender's.
+# TYPE dthrottle_report_messages_link_authenticated_total counter
+dthrottle_report_messages_link_authenticated_total 0
 # HELP dthrottle_ban_messages_sent_total Bans messages published to peers.
 # TYPE dthrottle_ban_messages_sent_total counter
 dthrottle_ban_messages_sent_total 7
@@ -417,7 +420,7 @@ TEST(MetricsRender, EveryLineIsExpositionFormat) {
     EXPECT_TRUE(series.insert(std::string(m[1]) + std::string(m[2])).second) << "duplicate series: " << line;
     samples++;
   }
-  EXPECT_EQ(samples, 101u);
+  EXPECT_EQ(samples, 102u);
 }
 
 TEST(MetricsRender, NamedRulesHaveTheirOwnSeries) {

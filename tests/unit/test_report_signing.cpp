@@ -213,6 +213,33 @@ TEST_F(ReportSigningTest, UnsignedAndUnknownNodesAreRejected) {
   EXPECT_EQ(j.malformed, dt::DecodeError::BadMagic);
 }
 
+// A message on a member's own CurveZMQ connection (link_senders.h) naming that member: its
+// link proved it, so its signature is not checked; every other message is checked as before.
+TEST_F(ReportSigningTest, TheSendersOwnLinkProvesItsMessage) {
+  std::string msg = report_of("web1");
+  dt::sign_message(msg, web1_);
+  std::string garbled = msg;
+  garbled.back() = static_cast<char>(garbled.back() ^ 0x01);  // the signature's last byte
+  const dt::VerifyResult v = verifier_.verify(garbled.data(), garbled.size(), "web1");
+  EXPECT_EQ(v.check, dt::SignatureCheck::Ok) << dt::signature_check_name(v.check);
+  EXPECT_TRUE(v.by_link);
+  EXPECT_FALSE(verifier_.verify(msg.data(), msg.size()).by_link) << "no link known: checked";
+  // Another member's link (web2's connection carrying a message that names web1): checked.
+  EXPECT_EQ(verifier_.verify(garbled.data(), garbled.size(), "web2").check, dt::SignatureCheck::BadSignature);
+  const dt::VerifyResult other = verifier_.verify(msg.data(), msg.size(), "web2");
+  EXPECT_EQ(other.check, dt::SignatureCheck::Ok);
+  EXPECT_FALSE(other.by_link);
+  // Still signed or refused, a known node, and a node's key for a report.
+  const std::string plain = report_of("web1");
+  EXPECT_EQ(verifier_.verify(plain.data(), plain.size(), "web1").check, dt::SignatureCheck::Unsigned);
+  std::string stranger = report_of("web9");
+  dt::sign_message(stranger, web1_);
+  EXPECT_EQ(verifier_.verify(stranger.data(), stranger.size(), "web9").check, dt::SignatureCheck::UnknownNode);
+  std::string hub_report = report_of("hub");
+  dt::sign_message(hub_report, hub_);
+  EXPECT_EQ(verifier_.verify(hub_report.data(), hub_report.size(), "hub").check, dt::SignatureCheck::HubReport);
+}
+
 // Relay blocks are charged only for members: nodes with a role = node key (not a hub).
 TEST_F(ReportSigningTest, OnlyNodeKeysAreMembers) {
   EXPECT_TRUE(verifier_.knows_node("web1"));

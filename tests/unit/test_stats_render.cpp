@@ -408,7 +408,7 @@ TEST(ClusterStatusJson, AwkwardNamesRoundTripAndCountersStayIntegers) {
   EXPECT_EQ(j["counters"]["rejected"], 3) << "the total of the reasons";
   EXPECT_EQ(
       keys_of(j["counters"]).size(),
-      44u);  // 31 + cadence (5) + early reports (3) + join guard (2) + destination entries (1) + link liveness (2)
+      45u);  // 31 + cadence (5) + early reports (3) + join guard (2) + destination entries (1) + links (3)
   EXPECT_EQ(j["rejected"]["bad \"magic\""], 2);
   EXPECT_EQ(j["bans"]["messages_received"], 4);
   EXPECT_EQ(j["bans"]["learned"], 3);
