@@ -93,15 +93,6 @@ std::string attached_prog_desc(int ifindex) {
   return id ? " (program id " + std::to_string(id) + ")" : "";
 }
 
-// True unless the XDP hook of ifindex is known to hold no dt_xdp, alone or in libxdp's dispatcher.
-bool xdp_holds_ours(int ifindex) {
-  if (!xdp_multi_ours(ifindex).empty()) return true;
-  LIBBPF_OPTS(bpf_xdp_query_opts, q);
-  if (bpf_xdp_query(ifindex, 0, &q) != 0) return true;
-  const uint32_t id = q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id);
-  return id != 0 && prog_named(id, kXdpProgName) != 0;
-}
-
 XdpMode query_mode(int ifindex) {
   LIBBPF_OPTS(bpf_xdp_query_opts, q);
   if (bpf_xdp_query(ifindex, 0, &q) == 0 && q.attach_mode == XDP_ATTACHED_SKB) return XdpMode::Generic;
@@ -291,29 +282,6 @@ bool Dataplane::attach(std::string *err) {
   return true;
 }
 
-bool Dataplane::claim_frames(std::string *err) {
-  if (int rc = set_config_owner(config_fd(), instance_); rc != 0) {
-    *err = "attached, but cannot make this agent's program the owner of the frames in the config map: " + errno_str(rc);
-    return false;
-  }
-  return true;
-}
-
-// Plain XDP and tc swap programs in one step: once the other hook holds none of ours either,
-// no program but ours sees the frames, and owner 0 lets each packet's owner test stop at
-// the zero (no read of dt_instance). In libxdp's dispatcher a later agent's program joins
-// beside ours: the owner stays.
-void Dataplane::release_frames() {
-  if (hook_ == AttachHook::XdpMulti) return;
-  if (hook_ == AttachHook::Tc ? xdp_holds_ours(ifindex_) : tc_holds_ours(ifindex_)) {
-    DT_INFO("a previous dthrottle program is still on the other hook of %s: this agent's stays the owner of the frames",
-            iface_.c_str());
-    return;
-  }
-  if (int rc = set_config_owner(config_fd(), 0); rc != 0)
-    DT_WARN("cannot clear the owner of the frames in the config map (the owner test stays): %s", errno_str(rc).c_str());
-}
-
 bool Dataplane::attach_xdp(const DataplaneConfig &cfg, int ifindex, bool had_pins, std::string *err) {
   // Take over the link a previous agent pinned for this interface, or create one.
   const std::string link_pin = cfg.pin_dir + "/" + DT_PIN_LINK;
@@ -343,32 +311,6 @@ bool Dataplane::attach_tc(const DataplaneConfig &cfg, int ifindex, std::string *
     return false;
   took_over_ = tc_.took_over;
   return true;
-}
-
-bool Dataplane::remove_xdp_link() {
-  const std::string link_pin = pin_dir_ + "/" + DT_PIN_LINK;
-  const int lfd = bpf_obj_get(link_pin.c_str());
-  if (lfd < 0) return false;
-  bpf_link_info info{};
-  uint32_t len = sizeof info;
-  const bool xdp = bpf_obj_get_info_by_fd(lfd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP;
-  if (xdp) unlink(link_pin.c_str());
-  close(lfd);
-  return xdp;
-}
-
-void Dataplane::remove_other_hook(int ifindex) {
-  if (hook_ == AttachHook::Tc) {
-    // A pinned XDP link of a previous agent run with --attach xdp: removed now that tc enforces;
-    // so is our program in libxdp's dispatcher (--attach xdp-multi).
-    if (remove_xdp_link()) DT_INFO("switched %s from XDP to tc ingress: removed dthrottle's XDP link", iface_.c_str());
-    if (xdp_multi_detach_ids(ifindex, xdp_multi_ours(ifindex)) > 0)
-      DT_INFO("switched %s from libxdp's dispatcher to tc ingress: detached dthrottle's program from it",
-              iface_.c_str());
-    return;
-  }
-  const std::string removed = tc_remove(ifindex, pin_dir_ + "/" + DT_PIN_TC_LINK, -1, qdisc_recorded(pin_dir_));
-  if (!removed.empty()) DT_INFO("switched %s from tc ingress to XDP: removed %s", iface_.c_str(), removed.c_str());
 }
 
 void Dataplane::record_hook() {
