@@ -54,11 +54,12 @@ int cmd_reload(int argc, char **argv) {
     fprintf(stderr, "%s: cannot signal pid %ld: %s\n", command_name("reload").c_str(), pid, strerror(errno));
     return 1;
   }
-  // Bounded: 5 s for the agent to take the signal up ("busy"), then 300 s for the reload
-  // itself (a list of millions of prefixes on a loaded host).
+  // Bounded: kAnswerS for the agent to take the signal up ("busy"), then kReloadS in all for
+  // the reload itself (a list of millions of prefixes on a loaded host).
+  constexpr int kPollMs = 50, kAnswerS = 5, kReloadS = 300;
   bool busy = false;
-  for (int i = 0; i < (busy ? 6000 : 100); i++) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < (busy ? kReloadS : kAnswerS) * 1000 / kPollMs; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
     if (read_reload_status(status, &gen, &rest) && gen > before) {
       if (rest == "busy") {
         busy = true;
@@ -76,11 +77,14 @@ int cmd_reload(int argc, char **argv) {
   }
   // The agent writes its answer where this reads it: one it cannot write is no silence.
   if (busy)
-    fprintf(stderr, "%s: pid %ld is still reloading after 300 s (see its log)\n", command_name("reload").c_str(), pid);
+    fprintf(stderr, "%s: pid %ld is still reloading after %d s (see its log)\n", command_name("reload").c_str(), pid,
+            kReloadS);
   else if (const std::string why = unwritable_reason(status); !why.empty())
     fprintf(stderr, "%s: pid %ld cannot write its answer: %s (whether the reload worked is in its log)\n",
             command_name("reload").c_str(), pid, why.c_str());
-  else fprintf(stderr, "%s: pid %ld did not answer within 5 s (see its log)\n", command_name("reload").c_str(), pid);
+  else
+    fprintf(stderr, "%s: pid %ld did not answer within %d s (see its log)\n", command_name("reload").c_str(), pid,
+            kAnswerS);
   return 1;
 }
 

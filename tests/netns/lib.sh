@@ -27,7 +27,7 @@
 #   lib/json.sh          json_num, json_value, json_get, json_test, json_source, source_num,
 #                        json_rule, rule_num, json_bucket, bucket_num (jq)
 #   lib/lab.sh           scratch_init, lab_init, lab_up, in_ns, pins_present, lab_cleanup, lab_finish
-#   lib/procs.sh         alive, wait_exit, wait_for_line(s), wait_until, stop_pid, count_lines
+#   lib/procs.sh         emulated, alive, wait_exit, wait_for_line(s), wait_until, stop_pid, count_lines
 #   lib/agent.sh         agent_start, agent_signal, agent_fg, stats_json, query_ask, sources_seen,
 #                        ban_value
 #   lib/traffic.sh       send_traffic(_bg), wait_traffic, sink_start, sink_stop, udp_counter, sender_stalled,

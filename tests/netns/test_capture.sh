@@ -28,7 +28,7 @@ agent_start main --rate 100 --burst 50 --stats-interval 10m || die "the agent di
 # 30 s of flood (110 s, within send_traffic_bg's 120 s bound, on an emulated CPU, make
 # test-kernel's TCG guest, where the parts below took 3 minutes and ran out of packets).
 FLOOD_S=30
-[ "${DT_EMULATED:-0}" = 1 ] && FLOOD_S=110
+emulated && FLOOD_S=110
 send_traffic_bg flood "$WORK/flood.json" --sources "$FLOODERS" --rate 3000 --count $((3000 * FLOOD_S)) \
 	--duration "${FLOOD_S}s"
 wait_until 5 sources_seen 198.18.9.1 198.18.9.2 || die "the flood did not reach the agent"

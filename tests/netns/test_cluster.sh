@@ -279,7 +279,7 @@ echo "== d. h$CUT cut off the control network once the run is under way, for 3 s
 # window (38 s before the cluster debited the source, 21 s of partition, 24 s to log the
 # peers up again): its senders may send for 600 s.
 D_SECS=90
-[ "${DT_EMULATED:-0}" = 1 ] && D_SECS=600
+emulated && D_SECS=600
 spray_start d "$OFFER" "$D_SECS" "$D"
 mlab_check_under_way cluster/d/under-way "$D" 10 1 2 3
 t0=$(now_s)

@@ -77,7 +77,7 @@ echo "== a. one source at $OFFER/s over $HOSTS hosts; every host cut off from it
 # 180 s ended the traffic before the window did): they are stopped once the window after the
 # heal is measured.
 A_SECS=$((3 * (5 + PART + AFTER + 5)))
-[ "${DT_EMULATED:-0}" = 1 ] && A_SECS=600
+emulated && A_SECS=600
 spray_start a "$OFFER" "$A_SECS" "$A"
 mlab_check_under_way cluster_faults/a/under-way "$A" 10 1 2 3
 # The partition's window starts once every host is cut off: its first snapshot is taken after

@@ -25,7 +25,7 @@ SECS=6
 # hundreds of ms late, and what the others admit meanwhile is a larger share of 6 s than the
 # 5% the checks allow (3378 of a budget of 3100, 2026-12-04): 20 s of traffic keeps the
 # same bounds (sent within mlab_send_bg's 30 s).
-[ "${DT_EMULATED:-0}" = 1 ] && SECS=20
+emulated && SECS=20
 HOSTS=3
 VIP_A=198.18.250.1
 VIP_B=198.18.250.2

@@ -22,7 +22,7 @@ mlab_wait_peers m1 1 10 h2 || die "h1 did not hear h2 within 10 s"
 # (bounded by 30 s; the wait for the first report by 5 s, both longer on an emulated CPU,
 # make test-kernel's TCG guest, where the spray of 5 s was over before explain watched).
 SPRAY_S=30 WAIT_S=5
-[ "${DT_EMULATED:-0}" = 1 ] && SPRAY_S=120 WAIT_S=60
+emulated && SPRAY_S=120 WAIT_S=60
 spray_start s 60 "$SPRAY_S" 198.18.5.1
 # h2's reports of the source reach h1 (h1 debits them) before explain watches them.
 wait_until "$WAIT_S" mlab_reporting 198.18.5.1 1 ||

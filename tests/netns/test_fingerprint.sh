@@ -18,7 +18,7 @@ agent_start fp --rate 20 --burst 20 --stats-interval 10m || die "the agent did n
 # 120 s bound, on an emulated CPU, make test-kernel's TCG guest, where 60 s ended them before
 # the capture did), however long the waits take.
 SEND_S=60
-[ "${DT_EMULATED:-0}" = 1 ] && SEND_S=110
+emulated && SEND_S=110
 send_traffic_bg clients "$WORK/clients.json" --src-range 198.18.3.1+50 --rate 250 --count $((250 * SEND_S)) \
 	--duration "${SEND_S}s"
 send_traffic_bg flood "$WORK/flood.json" --src-range 198.18.9.1+8 --sport 123 --size 482 --rate 2000 \

@@ -23,7 +23,7 @@ SECS=9
 JOIN_AT=4
 # On an emulated CPU (make test-kernel's TCG guest, DT_EMULATED=1) h5's agent took longer to
 # come up than the 5 s of spray left, so it never saw the source in flight: 40 s, h5 at 10 s.
-[ "${DT_EMULATED:-0}" = 1 ] && SECS=40 JOIN_AT=10
+emulated && SECS=40 JOIN_AT=10
 HOSTS=5
 
 lab_init dtjoin

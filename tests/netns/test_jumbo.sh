@@ -28,7 +28,7 @@ SECS=4
 PPS=$((4 * RATE / FRAME))
 SRC=198.18.7.1
 TOL=1 # percent
-if [ "${DT_EMULATED:-0}" = 1 ] || grep -q 'QEMU Virtual CPU' /proc/cpuinfo; then
+if emulated || grep -q 'QEMU Virtual CPU' /proc/cpuinfo; then
 	TOL=5
 	echo "an emulated CPU (qemu TCG): the budget is checked within $TOL%"
 fi

@@ -42,11 +42,11 @@ HOSTS=5
 # How long the agents may take to subscribe to the member: 10 s, or 60 s on an emulated CPU
 # (make test-kernel's TCG guest, where five agents took longer after a restart).
 SUB_WAIT=10
-[ "${DT_EMULATED:-0}" = 1 ] && SUB_WAIT=60
+emulated && SUB_WAIT=60
 # How long the member serves: 120 s, or 900 s on an emulated CPU (where the test itself took
 # over 200 s to reach h1's restart, and found the member gone).
 MEMBER_S=120
-[ "${DT_EMULATED:-0}" = 1 ] && MEMBER_S=900
+emulated && MEMBER_S=900
 mlab_up "$HOSTS"
 mlab_hub_up # the member's namespace (no hub runs there)
 M6=$HUB_CTL

@@ -88,7 +88,7 @@ sent() {
 # The sinks read until the checks stop them (60 s at most; 300 s on an emulated CPU, make
 # test-kernel's TCG guest, where the suite took 97 s and the sinks were gone by phase 4).
 SINK_S=60
-[ "${DT_EMULATED:-0}" = 1 ] && SINK_S=300
+emulated && SINK_S=300
 # sink53_start: a second sink, on UDP 5353 (the dns rule's port).
 sink53_start() {
 	nsenter --net="/run/netns/$H_NS" -- "$PKTGEN" sink --port 5353 --duration "$SINK_S" --json \

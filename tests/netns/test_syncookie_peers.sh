@@ -48,7 +48,7 @@ FLOOD_SECS=100 # the floods' bound (s): the lab's end stops them sooner
 # 3,000/s, the script's limit being 900). The floods are 1,000/s each there: still 50 times
 # the /16's 20/s. Every wait returns as soon as its counter moves; what is checked is the same.
 WAIT=5
-if [ "${DT_EMULATED:-0}" = 1 ]; then
+if emulated; then
 	WAIT=60
 	FLOOD_SECS=800
 	FLOOD_PPS=1000

@@ -63,7 +63,7 @@ FLOOD_SECS=$((CONNS / CONN_RATE * 3 + 30))  # a bound: the flood is stopped once
 # bound before the client's last connect). Every wait returns once its state is there; what
 # is checked is the same.
 WAIT=5 SPENT_WAIT=30 CLIENT_SLACK=40
-if [ "${DT_EMULATED:-0}" = 1 ]; then
+if emulated; then
 	WAIT=60 SPENT_WAIT=120 CLIENT_SLACK=240 FLOOD_SECS=$((FLOOD_SECS * 5))
 	echo "an emulated CPU (qemu TCG): waits of up to $WAIT s ($SPENT_WAIT s for the flood to spend the budget)," \
 		"the flood bounded by $FLOOD_SECS s, the client by $((CONNS / CONN_RATE + CLIENT_SLACK)) s"

@@ -21,7 +21,7 @@ agent_start main --rate 100 --burst 50 --stats-interval 10m || die "the agent di
 # 6 s of traffic, 60 s on an emulated CPU (make test-kernel's TCG guest, where top's two
 # frames came after the senders had stopped): top samples while both send.
 SEND_S=6 WAIT_S=5
-[ "${DT_EMULATED:-0}" = 1 ] && SEND_S=60 WAIT_S=30
+emulated && SEND_S=60 WAIT_S=30
 send_traffic_bg heavy "$WORK/heavy.json" --sources "$HEAVY" --rate 1000 --count $((1000 * SEND_S)) --duration "${SEND_S}s"
 send_traffic_bg light "$WORK/light.json" --sources "$LIGHT" --rate 20 --count $((20 * SEND_S)) --duration "${SEND_S}s"
 wait_until "$WAIT_S" sources_seen "$HEAVY" "$LIGHT" || echo "  (the senders' packets were not counted within $WAIT_S s)"

@@ -2,6 +2,10 @@
 # log line or on a state, and stops.
 # Sourced by ../lib.sh (its globals: DT_ROOT, AGENT, LAB_PIDS, ...), never on its own.
 
+# emulated: true on an emulated CPU (make test-kernel's TCG guest sets DT_EMULATED=1), where
+# a suite gives its processes more time.
+emulated() { [ "${DT_EMULATED:-0}" = 1 ]; }
+
 # alive PID: the process runs (a zombie, or a /proc entry whose stat cannot be read any
 # more because it is being torn down, counts as gone).
 alive() {
