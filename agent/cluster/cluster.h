@@ -242,8 +242,9 @@ class Cluster {
   std::unique_ptr<zmq::socket_t> pub_mon_, sub_mon_;  // handshake events (with CurveZMQ)
   std::map<std::pair<bool, std::string>, uint64_t> retry_;  // (pub?, endpoint) -> when to connect again
   LogLimiter refused_log_{10'000'000'000ull, 3};
-  std::map<std::string, std::string> link_nodes_;  // link liveness: SUB endpoint -> its peer's node id
-  LinkSenders link_senders_;                       // with keys: a connection's address -> its member
+  std::map<std::string, std::string> link_nodes_;      // link liveness: SUB endpoint -> its peer's node id
+  LinkSenders link_senders_;                           // with keys: a connection's address -> its member
+  std::map<std::string, std::string> connected_keys_;  // with keys: SUB endpoint -> the server key it uses
   Collector collector_;
   LocalRules rules_;  // the rules peers' hits are charged to (cluster_core/rule_groups.h)
   // The protocol's state and decisions (cluster_core/cluster_node.h): the tracker, the planner

@@ -39,8 +39,13 @@ void Cluster::map_link_senders() {
   std::vector<std::pair<std::string, std::string>> links;
   if (signed_) {
     for (const std::string &ep : cfg_.peers) {
+      // A .pub whose key changed since we connected (a reload) no longer speaks for what
+      // comes on that connection: its messages are checked against the new key.
       const CurvePeer *peer = find_curve_peer(curve_.peers, ep);
-      links.emplace_back(ep, peer && peer->role == KeyRole::Node ? peer->node_id : std::string());
+      const auto key = connected_keys_.find(ep);
+      const bool proves =
+          peer && peer->role == KeyRole::Node && key != connected_keys_.end() && key->second == peer->public_key;
+      links.emplace_back(ep, proves ? peer->node_id : std::string());
     }
     for (const std::string &ep : cfg_.hubs) links.emplace_back(ep, std::string());
   }

@@ -169,7 +169,11 @@ bool Cluster::connect_peer(const std::string &endpoint, std::string *err) {
     sub_->connect(endpoint);
     return true;
   }
-  return connect_curve_client(*sub_, endpoint, endpoint, curve_, err);
+  if (!connect_curve_client(*sub_, endpoint, endpoint, curve_, err)) return false;
+  // ZeroMQ keeps this server key for the connection and its reconnections: a member's
+  // link proves its messages only while its .pub still has that key (map_link_senders).
+  if (const CurvePeer *p = find_curve_peer(curve_.peers, endpoint)) connected_keys_[endpoint] = p->public_key;
+  return true;
 }
 
 // Agents publish to a hub's frontend and subscribe to its backend; with CurveZMQ both
@@ -215,7 +219,10 @@ bool Cluster::update_peers(const std::vector<std::string> &peers, PeersChange *c
             curve_.peers.size(), verifier_.size());
   }
   try {
-    for (const auto &ep : c.removed) sub_->disconnect(ep);
+    for (const auto &ep : c.removed) {
+      sub_->disconnect(ep);
+      connected_keys_.erase(ep);
+    }
     for (const auto &ep : c.added)
       if (!connect_peer(ep, err)) return false;  // cannot happen: the keys were checked
   } catch (const zmq::error_t &e) {

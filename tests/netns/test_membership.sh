@@ -6,7 +6,8 @@
 #      (the outcome line; then one budget over the three: debits exact, total within 10%);
 #      a broken file keeps the peers (FILE:LINE, exit 1); h3 removed again (h3's file
 #      emptied): h1 and h2 forget h3, nobody debits what the other side admitted, and the
-#      cluster admits about two budgets (h1 + h2 one, h3 alone one).
+#      cluster admits about two budgets (h1 + h2 one, h3 alone one). Every message h1 and h2
+#      receive comes on its sender's own link, which proves it (h3's too, once reloaded in).
 #   b. `agent hub` with CurveZMQ: h1 and h2 (keys allowed by the hub) share one budget
 #      through it; h3, whose key the hub does not know, is refused (logged by the hub) and
 #      neither hears nor is heard (h3 logs the refusal); once its key is added and the hub
@@ -99,6 +100,11 @@ peers_of() {
 }
 
 cluster_peers() { json_get "$(stats_json "${M_PIN[$1]}")" '.cluster.peers // empty'; }
+# unproved I: host I's messages received that their link did not prove (cluster/link_senders.h):
+# 0 in a mesh of literal addresses, whose every message comes on its sender's own connection.
+unproved() {
+	json_get "$(stats_json "${M_PIN[$1]}")" '.cluster.counters | .messages_received - .link_authenticated'
+}
 h3_unlisted() { lacks '"node_id":"h3"' "$(cluster_peers "$1")"; }
 
 # --- a. peers added and removed by a reload ---------------------------------------------------
@@ -129,6 +135,10 @@ A=198.18.1.1
 run_spray a-added "$A" $(mlab_mesh_specs)
 for i in 1 2 3; do check_heard "membership/a/added/h$i/debits-exact" a-added "$A" "$i" $(for j in 1 2 3; do [ "$j" -ne "$i" ] && echo "$j"; done); done
 check_total membership/a/added/one-budget a-added "$A" 0.9 1.1
+for i in 1 2; do
+	check_eq "membership/a/added/h$i/proved-by-link" "h$i's messages not proved by their link after h3 joined by a reload" \
+		"$(unproved "$i")" 0
+done
 
 # A broken file: nothing changes.
 cp "$WORK/peers-1" "$WORK/peers-1.good"
