@@ -87,10 +87,8 @@ uint32_t xdp_flags_for(XdpMode m) {
 }
 
 std::string attached_prog_desc(int ifindex) {
-  LIBBPF_OPTS(bpf_xdp_query_opts, q);
-  if (bpf_xdp_query(ifindex, 0, &q) != 0) return "";
-  uint32_t id = q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id);
-  return id ? " (program id " + std::to_string(id) + ")" : "";
+  uint32_t id = 0;
+  return xdp_hook_prog_id(ifindex, &id) && id ? " (program id " + std::to_string(id) + ")" : "";
 }
 
 XdpMode query_mode(int ifindex) {
@@ -212,6 +210,13 @@ bool parse_xdp_mode(const std::string &s, XdpMode *out) { return parse_named(kXd
 const char *xdp_mode_name(XdpMode m) { return name_of(kXdpModes, m); }
 bool parse_attach_hook(const std::string &s, AttachHook *out) { return parse_named(kAttachHooks, s, out); }
 const char *attach_hook_name(AttachHook h) { return name_of(kAttachHooks, h); }
+
+bool xdp_hook_prog_id(int ifindex, uint32_t *id) {
+  LIBBPF_OPTS(bpf_xdp_query_opts, q);
+  if (bpf_xdp_query(ifindex, 0, &q) != 0) return false;
+  *id = q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id);
+  return true;
+}
 
 uint32_t active_ring_bytes(uint32_t max_sources) {
   const uint64_t need = static_cast<uint64_t>(max_sources) * 32;  // 24-byte event + 8-byte header

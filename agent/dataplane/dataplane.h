@@ -56,6 +56,10 @@ struct DataplaneConfig {
 // source per period fits (a power of two, at least DT_ACTIVE_RING_BYTES).
 uint32_t active_ring_bytes(uint32_t max_sources);
 
+// The id of the program on the XDP hook of ifindex (a dispatcher's, under libxdp) into *id,
+// 0 if the hook is free; false if the kernel cannot be asked.
+bool xdp_hook_prog_id(int ifindex, uint32_t *id);
+
 class Dataplane {
  public:
   ~Dataplane();

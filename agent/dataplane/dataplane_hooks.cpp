@@ -22,9 +22,8 @@ namespace {
 // True unless the XDP hook of ifindex is known to hold no dt_xdp, alone or in libxdp's dispatcher.
 bool xdp_holds_ours(int ifindex) {
   if (!xdp_multi_ours(ifindex).empty()) return true;
-  LIBBPF_OPTS(bpf_xdp_query_opts, q);
-  if (bpf_xdp_query(ifindex, 0, &q) != 0) return true;
-  const uint32_t id = q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id);
+  uint32_t id = 0;
+  if (!xdp_hook_prog_id(ifindex, &id)) return true;
   return id != 0 && prog_named(id, kXdpProgName) != 0;
 }
 
