@@ -58,6 +58,13 @@ OptionHandler duration_into(uint64_t *ns, uint64_t min_ns = 0, uint64_t max_ns =
 OptionHandler duration_or_off_into(uint64_t *ns, uint64_t min_ns, uint64_t max_ns, const char *bounds);
 // One of two words, `no` or `yes`: *flag says whether it was `yes`.
 OptionHandler either_into(bool *flag, const char *no, const char *yes);
+// One of the words `parse` knows (`choices` lists them for the error), what it means into *to.
+template <class E>
+OptionHandler one_of_into(E *to, bool (*parse)(const std::string &, E *), const char *choices) {
+  return [=](const std::string &v, std::string *why) {
+    return parse(v, to) || (*why = "'" + v + "' is not one of " + choices, false);
+  };
+}
 // debug, info, warn or error.
 OptionHandler log_level_into(LogLevel *to);
 // HOST:PORT[,HOST:PORT...], each normalised (tcp://) and appended; a hub's port must leave

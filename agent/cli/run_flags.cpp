@@ -111,9 +111,10 @@ std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
       {"pin-dir", 0, "DIR", "where the maps and the XDP link are pinned\n(default /sys/fs/bpf/dthrottle/IFACE)",
        absolute_path_into(&o->pin_dir)},
       {"xdp-mode", 0, "MODE", "auto (native, falling back to generic), native or\ngeneric (default auto)",
-       [=](const std::string &v, std::string *why) {
+       [seen, mode = one_of_into(&o->mode, parse_xdp_mode, "auto, native, generic")](const std::string &v,
+                                                                                     std::string *why) {
          seen->xdp_mode = true;
-         return parse_xdp_mode(v, &o->mode) || (*why = "'" + v + "' is not one of auto, native, generic", false);
+         return mode(v, why);
        }},
       {"attach", 0, "HOOK",
        "xdp (default: the XDP hook alone), xdp-multi or tc.\nxdp-multi: native XDP in libxdp's dispatcher, beside\n"
@@ -121,9 +122,7 @@ std::vector<OptionSpec> dataplane_options(RunOptions *o, RunFlagsSeen *seen) {
        "refused on kernels without extension programs.\ntc: the same decisions at tc ingress (a tcx link on\n"
        "Linux 6.6+, else a clsact filter), for hosts whose XDP\nhook belongs to another program. Each keeps the pins,\n"
        "survival and take-over; stopping removes only what\ndthrottle added",
-       [o](const std::string &v, std::string *why) {
-         return parse_attach_hook(v, &o->hook) || (*why = "'" + v + "' is not one of xdp, xdp-multi, tc", false);
-       }},
+       one_of_into(&o->hook, parse_attach_hook, "xdp, xdp-multi, tc")},
   };
 }
 

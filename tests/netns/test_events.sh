@@ -24,8 +24,7 @@ chmod 0755 "$WORK" # a client as nobody must reach the socket inside
 SOCK=$WORK/q.sock
 EVENTS=$WORK/events.jsonl
 STREAM=$WORK/stream.jsonl
-NOGROUP=$(getent group 65534 | cut -d: -f1)
-[ -n "$NOGROUP" ] || die "no group 65534 on this host"
+clients_group
 
 cat >"$WORK/rules.toml" <<'EOF'
 version = 1
@@ -39,7 +38,7 @@ EOF
 # The command: no shell in the agent; the script is the operator's.
 HOOK=$(event_hook "$EVENTS")
 
-agent_start ev --rules "$WORK/rules.toml" --query-socket "$SOCK" --query-socket-group "$NOGROUP" \
+agent_start ev --rules "$WORK/rules.toml" --query-socket "$SOCK" --query-socket-group "$CLIENTS_GROUP" \
 	--on-event "$HOOK" --attack-drops 300 --attack-quiet 2s --stats-interval 10m ||
 	die "the agent did not start"
 

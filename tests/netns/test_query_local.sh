@@ -26,8 +26,7 @@ lab_init dtql
 lab_up
 chmod 0755 "$WORK" # a client as nobody must reach the socket inside
 SOCK=$WORK/q.sock
-NOGROUP=$(getent group 65534 | cut -d: -f1)
-[ -n "$NOGROUP" ] || die "no group 65534 on this host"
+clients_group
 
 cat >"$WORK/rules.toml" <<'EOF'
 version = 1
@@ -66,14 +65,14 @@ check query_local/bare-port-check "agent check with a bare --query-listen port g
 # --- 2. the socket's mode and group, the admin gate, 2000 idle connections -----------------
 
 nsenter --net="/run/netns/$H_NS" -- prlimit --nofile=1024:1024 "$AGENT" --iface "$H_IF" --pin-dir "$PIN_DIR" \
-	--rules "$WORK/rules.toml" --query-socket "$SOCK" --query-socket-group "$NOGROUP" \
+	--rules "$WORK/rules.toml" --query-socket "$SOCK" --query-socket-group "$CLIENTS_GROUP" \
 	--query-admin-uids 1234 --tag-rule 'user:=1/m/5' --stats-interval 10m >"$(agent_log a)" 2>&1 &
 AGENT_PID=$!
 LAB_PIDS[agent-a]=$AGENT_PID
 wait_for_line "$(agent_log a)" 'attached dthrottle' "$AGENT_PID" 10 || die "agent a did not start: $(cat "$(agent_log a)")"
 
 mode=$(stat -c '%a %G' "$SOCK")
-check query_local/socket-mode "the socket is '$mode', expected '660 $NOGROUP'" [ "$mode" = "660 $NOGROUP" ]
+check query_local/socket-mode "the socket is '$mode', expected '660 $CLIENTS_GROUP'" [ "$mode" = "660 $CLIENTS_GROUP" ]
 check query_local/clamp-logged "the agent did not log its clamped connection cap" \
 	grep -q 'query socket: at most 768 connections, not 4096: the descriptor limit is 1024' "$(agent_log a)"
 

@@ -3,10 +3,12 @@
 # (rate 1000, burst 2000) and a mix of 1,000 clients at known rates (500 at 1 pps,
 # 300 at 2 pps, 200 at 5 pps) spread over twenty /24s (about 105 pps each together),
 # 5 abusers at 100 pps (20 x the busiest clients) in a /24 of their own, and a /24 whose
-# 250 sources send 6 pps each (1,500 pps together: each source ordinary, the prefix a
-# flood). `agent suggest --for 4s --rules FILE` reads the buckets each second and must
-# find the p99 of the sources' 1 s peaks near 6 and the max near 100, propose a rate near
-# 2 x 6 that would throttle exactly 5 of the 1,255 sources (the abusers), and a v4/24
+# 250 sources send 8 pps each (2,000 pps together: each source ordinary, the prefix a
+# flood, 19 x the median /24, so that it stays over suggest's fence of 10 x the median
+# even with its sender starved by a third, as under emulation). `agent suggest --for 4s
+# --rules FILE` reads the buckets each second and must find the p99 of the sources' 1 s
+# peaks near 8 and the max near 100, propose a rate near 2 x 8 that would throttle exactly
+# 5 of the 1,255 sources (the abusers), and a v4/24
 # prefix budget that caps the flooding /24 and no other; its diff must apply to the rules
 # file and `agent check` accept the result. `--json` must give the same figures. The
 # senders run until the measurements are done, however long the waits take on a busy
@@ -26,7 +28,8 @@ CLIENTS=1000
 ABUSERS=5
 ABUSER_PPS=100
 FLOOD_SOURCES=250  # 198.18.40.1 .. 198.18.40.250
-FLOOD_PPS=6
+FLOOD_PPS=8
+FLOOD_RATE=$((FLOOD_SOURCES * FLOOD_PPS))
 FLOOD_PREFIX=198.18.40.0/24
 SEND_S=80   # an upper bound: the senders are stopped once the measurements are done
 
@@ -103,8 +106,8 @@ check_ge suggest/rate-low "the proposed rate (2 x the measured p99 of 4 s peaks,
 	"$(calc "2 * ${sustained:-99}")"
 check_le suggest/rate-high "the proposed rate (2 x the measured p99 of 4 s peaks, ${sustained:-?}, rounded up)" "$rate" \
 	"$(calc "2 * ${sustained:-0} * 1.1")"
-check_ge suggest/p99 "the sources' p99 of 1 s peaks (the flood's sources at $FLOOD_PPS pps)" "$p99" 5
-check_le suggest/p99-high "the sources' p99 of 1 s peaks (the flood's sources at $FLOOD_PPS pps)" "$p99" 8
+check_ge suggest/p99 "the sources' p99 of 1 s peaks (the flood's sources at $FLOOD_PPS pps)" "$p99" "$(calc "$FLOOD_PPS * 2 / 3")"
+check_le suggest/p99-high "the sources' p99 of 1 s peaks (the flood's sources at $FLOOD_PPS pps)" "$p99" $((FLOOD_PPS + 2))
 check_ge suggest/max "the sources' max 1 s peak (the abuser at $ABUSER_PPS pps)" "$max" $((ABUSER_PPS * 8 / 10))
 check suggest/throttles-abusers "the proposal does not throttle exactly the $ABUSERS abusers: $(grep 'proposed:.*throttle' "$WORK/suggest.txt")" \
 	grep -q "^  proposed: would throttle $ABUSERS of $SOURCES sources" "$WORK/suggest.txt"
@@ -114,14 +117,15 @@ check suggest/now "the current limits (1000/s) throttle someone: $(grep 'now:' "
 # The prefixes: twenty of clients, the abusers' and the flood's; the proposal caps the flood only.
 check suggest/prefixes "no table of the v4/24 aggregates" grep -q "^  v4/24 prefixes ($((PREFIXES + 2)))" "$WORK/suggest.txt"
 read -r limit limit_rate < <(sed -n 's|^    proposed: \(v4/24=\([0-9.]*\)/s,burst=[0-9]*\) .*|\1 \2|p' "$WORK/suggest.txt")
-echo "proposed prefix budget ${limit:-?} for /24s of clients at about 105 pps, the abusers' at 500 and the flood's at 1500"
+echo "proposed prefix budget ${limit:-?} for /24s of clients at about 105 pps, the abusers' at 500 and the flood's at $FLOOD_RATE"
 # The abusers' /24 is the busiest ordinary one: its five sources, each at most the busiest
 # source's measured rate and (one sender for all five) within a tenth of each other.
 check_ge suggest/prefix-rate-low "the proposed v4/24 rate (2 x the abusers' /24: $ABUSERS x ${max_sustained:-?} pps measured, less a tenth)" \
 	"${limit_rate:-0}" "$(calc "2 * $ABUSERS * ${max_sustained:-999} * 0.9")"
 check_ge suggest/abusers-sustained "the busiest source's 4 s peak (an abuser at $ABUSER_PPS pps)" "$max_sustained" \
 	$((ABUSER_PPS * 2 / 3))
-check_le suggest/prefix-rate-high "the proposed v4/24 rate (under the flooding /24's 1500 pps)" "${limit_rate:-99999}" 1400
+check_le suggest/prefix-rate-high "the proposed v4/24 rate (under the flooding /24's $FLOOD_RATE pps)" "${limit_rate:-99999}" \
+	$((FLOOD_RATE * 7 / 10))
 check suggest/prefix-throttles "the prefix budget does not throttle exactly one /24: $(grep '^    proposed: would' "$WORK/suggest.txt")" \
 	grep -q "^    proposed: would throttle 1 of $((PREFIXES + 2)) prefixes" "$WORK/suggest.txt"
 check suggest/prefix-capped "the prefix budget does not cap $FLOOD_PREFIX alone: $(grep '^    capped:' "$WORK/suggest.txt")" \

@@ -50,6 +50,13 @@ config_owner() {
 	bpftool -j map lookup pinned "${1:-$PIN_DIR}/config" key 0 0 0 0 | jq -r '.formatted.value.owner // empty'
 }
 
+# clients_group: sets CLIENTS_GROUP to the name of group 65534 (nogroup), the group of
+# query_ask --as's clients, for --query-socket-group; dies if the host has none.
+clients_group() {
+	CLIENTS_GROUP=$(getent group 65534 | cut -d: -f1)
+	[ -n "$CLIENTS_GROUP" ] || die "no group 65534 on this host"
+}
+
 # query_ask [--as UID] SOCKET LINE...: one connection to the query socket SOCKET, the LINEs
 # pipelined; the answers joined by ',' ("error: ..." if it cannot connect). A client as UID
 # runs with group nogroup and no other groups.
