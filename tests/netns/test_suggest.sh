@@ -5,7 +5,7 @@
 # 5 abusers at 100 pps (20 x the busiest clients) in a /24 of their own, and a /24 whose
 # 250 sources send 8 pps each (2,000 pps together: each source ordinary, the prefix a
 # flood, 19 x the median /24, so that it stays over suggest's fence of 10 x the median
-# even with its sender starved by a third, as under emulation). `agent suggest --for 4s
+# with its sender starved, as under emulation: 65% of its rate there). `agent suggest --for 4s
 # --rules FILE` reads the buckets each second and must find the p99 of the sources' 1 s
 # peaks near 8 and the max near 100, propose a rate near 2 x 8 that would throttle exactly
 # 5 of the 1,255 sources (the abusers), and a v4/24
@@ -18,7 +18,8 @@
 # The price is that a starved sender falls short (a 6 pps source measured at 4.75 over 4 s, a
 # 500 pps /24 at 385, on a loaded host), so the proposals are checked against the peaks the
 # same output measured (2 x them, rounded up), and those peaks against the senders' rates
-# within what a busy host delivers (at least two-thirds). About 30 s.
+# within what a busy host delivers (DELIVERED: at least two-thirds; half on an emulated CPU,
+# where the flood's sender measured 65% of its rate). About 30 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 TEST_NAME=suggest
@@ -30,6 +31,8 @@ ABUSER_PPS=100
 FLOOD_SOURCES=250  # 198.18.40.1 .. 198.18.40.250
 FLOOD_PPS=8
 FLOOD_RATE=$((FLOOD_SOURCES * FLOOD_PPS))
+DELIVERED=0.667 # the least share of its rate a starved sender is held to
+emulated && DELIVERED=0.5
 FLOOD_PREFIX=198.18.40.0/24
 SEND_S=80   # an upper bound: the senders are stopped once the measurements are done
 
@@ -99,14 +102,14 @@ sustained=$(sources_row "peak /s over 4 s" 3)     # the rate is headroom 2 x thi
 max_sustained=$(sources_row "peak /s over 4 s" 1) # the busiest abuser's rate
 echo "proposed rate ${rate:-?} for clients at 1, 2 and 5 pps, flood sources at $FLOOD_PPS (measured ${sustained:-?} over 4 s; headroom 2 x p99) and $ABUSERS abusers at $ABUSER_PPS pps"
 check_ge suggest/sustained "the sources' p99 of 4 s peaks (the flood's sources at $FLOOD_PPS pps)" "$sustained" \
-	"$(calc "$FLOOD_PPS * 2 / 3")"
+	"$(calc "$FLOOD_PPS * $DELIVERED")"
 check_le suggest/sustained-high "the sources' p99 of 4 s peaks (the flood's sources at $FLOOD_PPS pps)" "$sustained" \
 	"$(calc "$FLOOD_PPS + 0.5")"
 check_ge suggest/rate-low "the proposed rate (2 x the measured p99 of 4 s peaks, ${sustained:-?})" "$rate" \
 	"$(calc "2 * ${sustained:-99}")"
 check_le suggest/rate-high "the proposed rate (2 x the measured p99 of 4 s peaks, ${sustained:-?}, rounded up)" "$rate" \
 	"$(calc "2 * ${sustained:-0} * 1.1")"
-check_ge suggest/p99 "the sources' p99 of 1 s peaks (the flood's sources at $FLOOD_PPS pps)" "$p99" "$(calc "$FLOOD_PPS * 2 / 3")"
+check_ge suggest/p99 "the sources' p99 of 1 s peaks (the flood's sources at $FLOOD_PPS pps)" "$p99" "$(calc "$FLOOD_PPS * $DELIVERED")"
 check_le suggest/p99-high "the sources' p99 of 1 s peaks (the flood's sources at $FLOOD_PPS pps)" "$p99" $((FLOOD_PPS + 2))
 check_ge suggest/max "the sources' max 1 s peak (the abuser at $ABUSER_PPS pps)" "$max" $((ABUSER_PPS * 8 / 10))
 check suggest/throttles-abusers "the proposal does not throttle exactly the $ABUSERS abusers: $(grep 'proposed:.*throttle' "$WORK/suggest.txt")" \
@@ -123,7 +126,7 @@ echo "proposed prefix budget ${limit:-?} for /24s of clients at about 105 pps, t
 check_ge suggest/prefix-rate-low "the proposed v4/24 rate (2 x the abusers' /24: $ABUSERS x ${max_sustained:-?} pps measured, less a tenth)" \
 	"${limit_rate:-0}" "$(calc "2 * $ABUSERS * ${max_sustained:-999} * 0.9")"
 check_ge suggest/abusers-sustained "the busiest source's 4 s peak (an abuser at $ABUSER_PPS pps)" "$max_sustained" \
-	$((ABUSER_PPS * 2 / 3))
+	"$(calc "$ABUSER_PPS * $DELIVERED")"
 check_le suggest/prefix-rate-high "the proposed v4/24 rate (under the flooding /24's $FLOOD_RATE pps)" "${limit_rate:-99999}" \
 	$((FLOOD_RATE * 7 / 10))
 check suggest/prefix-throttles "the prefix budget does not throttle exactly one /24: $(grep '^    proposed: would' "$WORK/suggest.txt")" \
@@ -155,7 +158,7 @@ check_ge suggest/json-rate-low "the proposed rate in --json (2 x its p99 of long
 check_le suggest/json-rate-high "the proposed rate in --json (2 x its p99 of long peaks, ${json_sustained:-?}, rounded up)" \
 	"${json_rate:-99}" "$(calc "2 * ${json_sustained:-0} * 1.1")"
 check_ge suggest/json-sustained "the sources' p99 of long peaks in --json (the flood's sources at $FLOOD_PPS pps)" \
-	"${json_sustained:-0}" "$(calc "$FLOOD_PPS * 2 / 3")"
+	"${json_sustained:-0}" "$(calc "$FLOOD_PPS * $DELIVERED")"
 check_eq suggest/json-throttles "sources the proposal throttles in --json" "$(json_get "$doc" "$lab | .proposal.throttles.sources")" "$ABUSERS"
 check_ge suggest/json-max "the sources' max 1 s peak in --json" "$(json_get "$doc" "$lab | .peaks.over_1s.max | floor")" $((ABUSER_PPS * 8 / 10))
 v24="$lab | .prefixes[] | select(.level == \"v4/24\")"
