@@ -13,10 +13,12 @@
 // and no address speaks for anyone: every message's signature is checked, as before.
 #pragma once
 
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "common/key_hash.h"
 
 namespace dt {
 
@@ -31,7 +33,8 @@ class LinkSenders {
   size_t size() const { return nodes_.size(); }
 
  private:
-  std::map<std::string, std::string> nodes_;  // the address (as key_to_string writes it) -> node id
+  // The address (an IPv4 address as its IPv4-mapped IPv6 form, rule 0) -> node id.
+  std::unordered_map<dt_key, std::string, KeyHash, KeyEq> nodes_;
 };
 
 }  // namespace dt
