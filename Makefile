@@ -220,12 +220,16 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 CONFDIR ?= /etc/dthrottle
 
 UNITS := $(patsubst packaging/%.in,%,$(wildcard packaging/*.service.in))
+# MANDOC=1 (the package, which installs the man pages): the units' Documentation= lines
+# (@MANDOC@) are kept; without it they are dropped, since systemd-analyze verify checks
+# that the pages they name are there.
+MANDOC_SED := $(if $(MANDOC),-e 's|^@MANDOC@||',-e '/^@MANDOC@/d')
 install: $(BUILD)/agent
 	install -D -m 0755 $(BUILD)/agent $(DESTDIR)$(SBINDIR)/dthrottle-agent
 	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR)
 	# Every unit: the agent's template, the hub's, the CrowdSec bouncer's (packaging/*.service.in).
 	for unit in $(UNITS); do \
-		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/$$unit.in \
+		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' $(MANDOC_SED) packaging/$$unit.in \
 			> $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
 	done
 	install -m 0644 packaging/dthrottle.conf.example $(DESTDIR)$(CONFDIR)/eth0.conf.example
