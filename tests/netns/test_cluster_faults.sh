@@ -153,9 +153,12 @@ done
 echo "  total $tot of a budget of $budget: $(calc "$tot / $budget")x"
 # TCP resends a lost segment after at least 200 ms (more with backoff), and while a report
 # waits the other hosts admit without knowing: measured 3.4-4.2% over the budget with the
-# machine to itself, 5.7% once beside another suite on 2 cores. The bound allows 8%.
-check_le cluster_faults/b/within-budget "admitted over all hosts with ${LOSS}% peer loss (budget $budget + 8%)" \
-	"$tot" "$(calc "1.08 * $budget")"
+# machine to itself, 5.7% once beside another suite on 2 cores. The bound allows 8%; 15% on
+# an emulated CPU, where every report lags more (11% under make test-kernel's TCG).
+OVER=8
+emulated && OVER=15
+check_le cluster_faults/b/within-budget "admitted over all hosts with ${LOSS}% peer loss (budget $budget + $OVER%)" \
+	"$tot" "$(calc "(1 + $OVER / 100) * $budget")"
 check_ge cluster_faults/b/near-budget "admitted over all hosts with ${LOSS}% peer loss (budget $budget - 10%)" \
 	"$tot" "$(calc "0.9 * $budget")"
 
