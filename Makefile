@@ -223,7 +223,7 @@ UNITS := $(patsubst packaging/%.in,%,$(wildcard packaging/*.service.in))
 # MANDOC=1 (the package, which installs the man pages): the units' Documentation= lines
 # (@MANDOC@) are kept; without it they are dropped, since systemd-analyze verify checks
 # that the pages they name are there.
-MANDOC_SED := $(if $(MANDOC),-e 's|^@MANDOC@||',-e '/^@MANDOC@/d')
+MANDOC_SED := $(if $(filter 1,$(MANDOC)),-e 's|^@MANDOC@||',-e '/^@MANDOC@/d')
 install: $(BUILD)/agent
 	install -D -m 0755 $(BUILD)/agent $(DESTDIR)$(SBINDIR)/dthrottle-agent
 	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR)
