@@ -49,7 +49,7 @@ HTTPLIB_CFLAGS = $(or $(shell $(PKG_CONFIG) --cflags cpp-httplib),$(error $(PKG_
 GTEST_LIBS := -lgtest -lgtest_main -lpthread
 
 AGENT_SRCS := $(wildcard agent/*/*.cpp)
-SIM_SRCS   := $(wildcard tools/sim/*.cpp)
+SIM_SRCS   := $(wildcard tools/scenario/*.cpp tools/sim/*.cpp)
 BENCH_SRCS := $(wildcard tools/bench/*.cpp)
 PKTGEN_SRCS := $(wildcard tools/pktgen/*.cpp)
 AGENT_OBJS := $(AGENT_SRCS:%.cpp=$(OBJ)/%.o)

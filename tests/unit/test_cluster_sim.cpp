@@ -42,7 +42,7 @@ uint64_t decode_errors(const ClusterSim &c) {
 
 // dthrottle-daemon.txt, A/B example. Every event happens 0.1 s earlier than in the
 // reference (C's burst at t=0, reports sent at 4.9 and applied at 5.0), whole-second
-// rows are at the same second (why: reference_ab_scenario() in sim_scenario.cpp).
+// rows are at the same second (why: reference_ab_scenario() in tools/scenario/scenario.cpp).
 // Continuous refill shows fractions where the reference's
 // whole-second books show none: A holds 0.100 after the t=0.2 requests (reference 0)
 // and both hosts -2.900 when C retries at reference t=5.2 (reference -3).

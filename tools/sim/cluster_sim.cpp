@@ -18,25 +18,9 @@ const char kAdaptiveRule[] = "default";
 
 }  // namespace
 
-uint64_t ClientStats::admitted() const {
-  uint64_t n = 0;
-  for (uint64_t a : admitted_by_host) n += a;
-  return n;
-}
-
 uint64_t ClusterSim::wall_ms(size_t h) const {
   const int64_t skew = s_.clock_skew_ms.empty() ? 0 : s_.clock_skew_ms[h];
   return static_cast<uint64_t>(static_cast<int64_t>(kWallEpochMs + now_ / kMs) + skew);
-}
-
-dt_key ClusterSim::client_key(size_t i) {
-  dt_key k{};
-  k.addr[10] = k.addr[11] = 0xff;
-  k.addr[12] = 198;
-  k.addr[13] = static_cast<uint8_t>(18 + (i >> 16));
-  k.addr[14] = static_cast<uint8_t>(i >> 8);
-  k.addr[15] = static_cast<uint8_t>(i);
-  return k;
 }
 
 std::unique_ptr<ClusterSim> ClusterSim::create(const Scenario &s, std::string *err) {
@@ -81,16 +65,8 @@ ClusterSim::ClusterSim(const Scenario &s, const dt_policy &p)
   const size_t periods = s.duration / s.period + 2;
   traffic_.assign(s.hosts + hubs_.size(), TrafficLog{std::vector<Traffic>(periods), std::vector<Traffic>(periods)});
   build_requests();
-  if (s.adaptive) {
-    bins_.assign(s.hosts, std::vector<AdaptiveBin>(s.duration / s.bin));
-    for (const auto &w : s.busy)
-      for (uint64_t k = 0;; k++) {
-        const Ns t = w.start + static_cast<Ns>(std::llround(static_cast<double>(k) * 1e9 / w.per_second));
-        if (t >= w.end) break;
-        busy_.push_back({t, w.host});
-      }
-    std::stable_sort(busy_.begin(), busy_.end(), [](const BusySignal &a, const BusySignal &b) { return a.at < b.at; });
-  }
+  if (s.adaptive) bins_.assign(s.hosts, std::vector<AdaptiveBin>(s.duration / s.bin));
+  busy_ = busy_signals_of(s);
 }
 
 // Host h as an agent (cluster_core/cluster_node.h): every other host a configured peer, no keys;
@@ -123,49 +99,19 @@ void ClusterSim::init_adaptive(size_t h) {
   host.node->set_adaptive(host.adaptive.get());
 }
 
-// Every request of the scenario, in time order (ties: client order, then bursts in
-// the order given). The host is picked when the request is handled.
+// The scenario's requests (the host is picked when one is handled) and its clients.
 void ClusterSim::build_requests() {
-  const size_t bins = s_.duration / s_.bin + 1;
+  requests_ = requests_of(s_);
+  const std::vector<CentralView> central = central_views(s_, requests_);
   clients_.resize(s_.clients.size());
-  timeline_.assign(s_.clients.size(), std::vector<std::vector<uint64_t>>(s_.hosts, std::vector<uint64_t>(bins, 0)));
-  for (uint32_t i = 0; i < s_.clients.size(); i++) {
-    const Client &c = s_.clients[i];
-    const Ns stop = client_stop(s_, c);
-    if (c.rate > 0) {
-      for (uint64_t k = 0;; k++) {
-        // From k, not by adding a rounded interval: no drift over long runs.
-        const Ns t = c.start + static_cast<Ns>(std::llround(static_cast<double>(k) * 1e9 / c.rate));
-        if (t >= stop) break;
-        requests_.push_back({t, i, -1});
-      }
-    }
-    for (const auto &b : c.bursts)
-      for (uint32_t k = 0; k < b.count; k++) requests_.push_back({b.at, i, b.host});
-    clients_[i].name = c.name;
+  for (size_t i = 0; i < s_.clients.size(); i++) {
+    static_cast<CentralView &>(clients_[i]) = central[i];
+    clients_[i].name = s_.clients[i].name;
     clients_[i].admitted_by_host.assign(s_.hosts, 0);
   }
-  std::stable_sort(requests_.begin(), requests_.end(), [](const Request &a, const Request &b) { return a.at < b.at; });
-  for (const auto &r : requests_) {
-    ClientStats &c = clients_[r.client];
-    if (c.offered == 0) c.first = r.at;
-    c.last = r.at;
-    c.offered++;
-  }
-  std::vector<__u64> central(clients_.size(), 0);  // one global bucket per client
-  for (const auto &r : requests_) {
-    __u64 next;
-    if (dt_gcra_admit(central[r.client], r.at, &policy_, &next)) {
-      central[r.client] = next;
-      clients_[r.client].ideal++;
-    }
-  }
-  for (auto &c : clients_)
-    if (c.offered) c.budget = s_.burst + (c.last - c.first) / policy_.interval_ns;
+  const size_t bins = s_.duration / s_.bin + 1;
+  timeline_.assign(s_.clients.size(), std::vector<std::vector<uint64_t>>(s_.hosts, std::vector<uint64_t>(bins, 0)));
 }
-
-void ClusterSim::advance_past(Ns t) { advance(t, true); }
-void ClusterSim::advance_to(Ns t) { advance(t, false); }
 
 // At one instant: deliveries first (a report that has arrived is applied before
 // anything else happens at that time), then reports, then requests, then busy
@@ -227,6 +173,12 @@ size_t ClusterSim::pick_host(uint32_t client) {
   return 0;
 }
 
+// The load balancer's pick among the n_up hosts that run (a joiner may not yet), as an index of all.
+size_t ClusterSim::skip_down(size_t idx, size_t n_up) const {
+  if (n_up == s_.hosts || idx < static_cast<size_t>(s_.join_host)) return idx;
+  return idx + 1;
+}
+
 size_t ClusterSim::bin_of(Ns t) const {
   return std::min<size_t>(t / s_.bin, timeline_.empty() ? 0 : timeline_[0][0].size() - 1);
 }
@@ -255,11 +207,9 @@ void ClusterSim::handle_request(const Request &r) {
   }
 }
 
-// A busy signal from the protected service. Dropped unless the cluster admitted
-// something since the host's last one: a busy answer needs a request, and the
-// service behind the edge gets requests from every host, not only from this one.
-// (Before the host's first report period nothing is measured: the controller then
-// halves the limit itself.)
+// A busy signal from the protected service, dropped unless the cluster (the service gets
+// requests from every host) admitted something since the host's last one. (Before the host's
+// first report period nothing is measured: the controller then halves the limit itself.)
 void ClusterSim::handle_busy(const BusySignal &s) {
   Host &host = hosts_[s.host];
   HostStats &st = host_stats_[s.host];

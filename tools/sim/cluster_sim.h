@@ -1,33 +1,24 @@
-// cluster_sim.h - a deterministic simulator of a dthrottle cluster.
-//
-// N simulated hosts each run a node of the agent's cluster core (cluster_core/cluster_node.h)
-// and the BPF programs' bucket arithmetic on an injected clock (integer ns from 0), with
-// in-memory buckets instead of BPF maps:
+// cluster_sim.h - a deterministic simulator of a dthrottle cluster (what it runs:
+// scenario/scenario.h). N hosts each run a node of the agent's cluster core
+// (cluster_core/cluster_node.h) and the BPF programs' bucket arithmetic on an injected clock
+// (integer ns from 0), with in-memory buckets for the BPF maps:
 //   admit    dt_gcra_admit on the host's bucket for the client, passed++ (dt_xdp)
-//   report   at each period's end (t = k*period + offset): dt_collect (hits = passed -
-//            reported, reported = passed), then the node's sender to the network
-//   receive  decode, the node's tracker and receiver (resends, relays), its debits as
-//            dt_gcra_debit (a bucket the host never saw is created full, then debited)
+//   report   at each period's end (k*period + offset): dt_collect (hits = passed - reported),
+//            then the node's sender to the network
+//   receive  the node's tracker and receiver (resends, relays); its debits as dt_gcra_debit
+//            (a bucket the host never saw is created full, then debited)
 // The network (sim_network.cpp) loses, duplicates and delays messages with a seeded RNG and
-// holds those of a cut link as TCP does, up to ZeroMQ's high-water mark, until it heals.
-// Schemes (mesh, owner, summing hubs: sim_hub.cpp) are docs/cluster-scale.md's. Scenario::
-// legacy() is the cluster before stale reports, the debt cap and resends.
-//
-// Adaptive limits (Scenario::adaptive): each host runs the agent's own AdaptiveSet for the
-// one rule, fed by its node (cluster_node.h: set_adaptive) as the agent's: the hits it
-// serves and its factors go out with its reports, the peers' come in through its receiver;
-// a busy signal (BusyWindow) calls busy() and lowers the host's policy at once; after each
-// period's report, on_period() (local only too). A busy
-// signal answers an admitted request: a host only gets one if the cluster admitted
-// something since its previous signal.
-//
-// Speed: in an ideal network (no loss, duplicates, jitter or partitions) a message is
-// decoded once and fanned out to its receivers in one event (sim_network.cpp).
+// holds those of a cut link, as TCP does, up to ZeroMQ's high-water mark until it heals; in
+// an ideal one (no loss, duplicates, jitter or partitions) a message is decoded once and fanned
+// out in one event. Hubs: sim_hub.cpp. Adaptive scenarios run the agent's AdaptiveSet on each
+// host, fed by its node as in the agent; a busy signal lowers the host's policy at once and
+// answers an admitted request only (one since the host's previous signal, cluster-wide).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <queue>
 #include <string>
@@ -43,68 +34,49 @@
 #include "common/key_hash.h"
 #include "dthrottle/common.h"
 #include "hub/hub_core.h"
-#include "sim/sim_scenario.h"
+#include "scenario/scenario.h"
 
 namespace dt::sim {
 
-struct ClientStats {
+// Per client: what it offered and one global bucket would admit (CentralView), what the hosts did.
+struct ClientStats : CentralView {
   std::string name;
-  uint64_t offered = 0;
   uint64_t refused = 0;
   std::vector<uint64_t> admitted_by_host;
-  Ns first = 0, last = 0;  // times of its first and last request
-  // The global budget over the client's active span: burst + rate * T, with
-  // T = last - first (whole tokens).
-  uint64_t budget = 0;
-  // What one global bucket (a central limiter that sees every request) admits of
-  // the same requests: at most min(offered, budget), less if bursts overflow it.
-  uint64_t ideal = 0;
-  uint64_t admitted() const;
+  uint64_t admitted() const { return std::accumulate(admitted_by_host.begin(), admitted_by_host.end(), uint64_t{0}); }
 };
 
-// Report traffic (every message: reports, directed, relays, resend requests, resends, aggregates).
+// Report traffic (every message: reports, directed, relays, resend requests, resends,
+// aggregates); a node's in or out per period of the scenario: the total, the busiest period.
 struct Traffic {
   uint64_t entries = 0, bytes = 0, messages = 0;
   Traffic &operator+=(const Traffic &o);
 };
-// One host's, in or out, per period of the scenario (counted on the simulated clock
-// from 0): the total, the busiest period, and how many periods.
 struct HostTraffic {
   Traffic total, max;
   uint64_t periods = 0;
 };
 
+// Per host. Sending side: copies are counted per receiver.
 struct HostStats {
   uint64_t admitted = 0, refused = 0;
   uint64_t directed = 0;                           // Scheme::Owner: messages sent to one owner
   uint64_t relayed = 0;                            // ... entries this host relayed as an owner
   uint64_t early_messages = 0, early_entries = 0;  // early reports (copies: per destination)
-  // Sending side.
-  uint64_t reports = 0;  // report periods
-  uint64_t hits_reported = 0;
-  uint64_t messages_sent = 0;  // message copies handed to the network (x receivers)
-  uint64_t lost = 0;           // dropped by random loss
-  uint64_t cut = 0;            // dropped by a partition (no queue, or the queue full)
-  uint64_t queued = 0;         // held by a partition and delivered at its end
-  uint64_t resends = 0;        // messages sent again on a peer's request
-  uint64_t resend_bytes = 0;   // their bytes (x receivers)
-  uint64_t request_bytes = 0;  // resend requests this host sent (x receivers)
-  uint64_t report_bytes = 0;   // report messages' bytes (x receivers)
-  uint64_t duplicated = 0;     // extra copies the network delivered
-  // Receiving side.
-  uint64_t received = 0;
-  uint64_t decode_errors = 0;
-  uint64_t accepted = 0;
-  uint64_t rejected = 0;    // PeerTracker said Duplicate or Rejected: not applied
-  uint64_t recovered = 0;   // accepted messages that filled a gap (resends)
-  uint64_t stale = 0;       // accepted messages too old to charge
-  uint64_t stale_hits = 0;  // their hits, not debited
-  uint64_t hits_debited = 0;
+  uint64_t reports = 0, hits_reported = 0;         // report periods, and their hits
+  uint64_t messages_sent = 0, duplicated = 0;      // copies handed to the network, extra ones delivered
+  uint64_t lost = 0, cut = 0, queued = 0;          // by random loss; by a partition (queue full); held until it healed
+  uint64_t resends = 0, resend_bytes = 0;          // messages sent again on a peer's request, and their bytes
+  uint64_t request_bytes = 0, report_bytes = 0;    // resend requests' and reports' bytes
+  // Receiving side. rejected: the tracker said Duplicate or Rejected (not applied); recovered:
+  // accepted messages that filled a gap; stale: accepted but too old to charge.
+  uint64_t received = 0, decode_errors = 0, accepted = 0, rejected = 0, recovered = 0;
+  uint64_t stale = 0, stale_hits = 0, hits_debited = 0;
   uint64_t peer_ups = 0, peer_downs = 0;  // liveness transitions seen
-  // Adaptive.
-  uint64_t busy = 0;          // busy signals received (passed to the controller)
-  Ns first_busy = kNever;     // time of the first busy signal
-  Ns first_backoff = kNever;  // first time the applied factor fell below 1
+  // Adaptive: busy signals received (passed to the controller), the first one, the first
+  // time the applied factor fell below 1.
+  uint64_t busy = 0;
+  Ns first_busy = kNever, first_backoff = kNever;
 };
 
 class ClusterSim {
@@ -114,8 +86,8 @@ class ClusterSim {
 
   // Process every event at a time <= t (advance_past) or < t (advance_to: the events
   // at t are still pending); the clock then reads t. Never goes back in time.
-  void advance_past(Ns t);
-  void advance_to(Ns t);
+  void advance_past(Ns t) { advance(t, true); }
+  void advance_to(Ns t) { advance(t, false); }
   void run() { advance_past(s_.duration); }
 
   Ns now() const { return now_; }
@@ -137,8 +109,7 @@ class ClusterSim {
   // Admitted in [from, to), both multiples of the scenario's bin; host -1: all hosts.
   uint64_t admitted_between(size_t client, Ns from, Ns to, int host = -1) const;
 
-  // The bucket key of client i: ::ffff:198.18.0.0 + i.
-  static dt_key client_key(size_t i);
+  static dt_key client_key(size_t i) { return sim::client_key(i); }
 
   // Adaptive scenarios only (empty / 1.0 otherwise). One row per finished bin.
   std::vector<AdaptiveRow> adaptive_timeline() const;
@@ -170,10 +141,6 @@ class ClusterSim {
     Ns last_period = 0;
     uint64_t admitted_at_busy = 0;  // the cluster's admitted total at the last busy signal
   };
-  struct BusySignal {
-    Ns at;
-    int host;
-  };
   // A summing hub (Scheme::Hub): the hub's core (hub/hub_core.h), its period and its traffic.
   struct Hub {
     HubCore core;
@@ -187,11 +154,6 @@ class ClusterSim {
   struct AdaptiveBin {
     uint64_t offered = 0, admitted = 0, refused = 0, busy = 0;
     double factor = 1.0;  // applied at the end of the bin
-  };
-  struct Request {
-    Ns at;
-    uint32_t client;
-    int host;
   };
   // One message on the wire, decoded once (as each receiver would decode it).
   struct Message {
@@ -250,7 +212,7 @@ class ClusterSim {
   void announce(size_t h, Bucket &b, const dt_key &k);
   void schedule_early(size_t h);
   void handle_early(size_t h);
-  // A joining host (sim_join.cpp).
+  // A joining host (Scenario::join_host) and owner readiness in an ideal network.
   bool up(size_t h) const { return static_cast<int>(h) != s_.join_host || now_ >= s_.join_at; }
   bool heard_from(size_t to, size_t from);  // true: first heard (ideal network)
   size_t skip_down(size_t idx, size_t n_up) const;

@@ -49,6 +49,27 @@ Arrival ClusterSim::arrive(size_t to, const Message &m) {
   return a;
 }
 
+// The cluster core's owner readiness (report_planner.h) in an ideal network (no tracker): from
+// the peers host h has heard (nobody goes silent there); asked again only when that changed.
+bool ClusterSim::owner_ready(size_t h) {
+  Host &host = hosts_[h];
+  if (host.heard_count != host.ready_count) {
+    std::vector<std::string> up;
+    for (size_t p = 0; p < hosts_.size(); p++)
+      if (host.heard[p]) up.push_back(hosts_[p].node_id);
+    host.owners = host.node->planner().owner_ready(std::move(up));
+    host.ready_count = host.heard_count;
+  }
+  return host.owners;
+}
+
+bool ClusterSim::heard_from(size_t to, size_t from) {
+  if (hosts_[to].heard[from]) return false;
+  hosts_[to].heard[from] = 1;
+  hosts_[to].heard_count++;
+  return true;
+}
+
 // dt_debit: hits another host admitted (unseen here: the bucket is created full, then
 // debited), down to the debt cap.
 void ClusterSim::charge(size_t to, const std::vector<dt_debit> &debits) {

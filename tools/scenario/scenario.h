@@ -1,4 +1,4 @@
-// sim_scenario.h - what the cluster simulator runs: hosts, clients, the network, the
+// scenario.h - what the cluster simulator (tools/sim) runs: hosts, clients, the network, the
 // reporting scheme and busy signals (a Scenario), its checks, and the reference scenarios.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "adaptive/adaptive.h"
+#include "dthrottle/common.h"
 
 namespace dt::sim {
 
@@ -128,13 +129,14 @@ struct Scenario {
   Ns report_max_age = 0;
   bool debt_cap = true;  // debits stop at -DT_DEBT_MAX_BURSTS x burst (dt_gcra_debit)
   bool resend = true;    // receivers ask for missing messages, senders send them again
-  // Early reports (agent/cluster_core/early_report.h, sim_early.cpp): every `early_report` within
+  // Early reports (cluster_core/early_report.h, sim/sim_early.cpp): every `early_report` within
   // a period, a host reports the sources first admitted since its last tick that are new
   // to it; 0: off (sources wait for the period's report).
   Ns early_report = 0;
-  // A host joining a running cluster (sim_join.cpp): join_host is down until join_at (no
-  // requests, messages to it lost, no reports); with the owner scheme the others route as a
-  // mesh until they hear it, it until it has heard every peer (as the agent's owner_ready).
+  // A host joining a running cluster (docs/cluster-scale.md "A node joining a running
+  // cluster"): join_host is down until join_at (no requests, messages to it lost, no reports);
+  // with the owner scheme the others route as a mesh until they hear it, it until it has
+  // heard every peer (as the agent's owner_ready).
   // join_empty: for the report max age after it joins, a source it first hears of from a
   // peer starts empty there (debited a burst more, once), not full.
   int join_host = -1;
@@ -161,7 +163,7 @@ struct Scenario {
 bool validate(const Scenario &s, std::string *err);
 
 // The reference daemon's A/B example (dthrottle-daemon.txt) on the simulator's
-// continuous clock; the times are explained in sim_scenario.cpp.
+// continuous clock; the times are explained in scenario.cpp.
 Scenario reference_ab_scenario();
 
 // The busy-response reference's traffic patterns (busy-response-throttling.txt):
@@ -194,7 +196,38 @@ struct AdaptiveRow {
 // for busy signals that stop at 10 means 7 s (speed 7).
 std::optional<Ns> converged_at(const std::vector<AdaptiveRow> &rows, Ns busy_end);
 
+// The bucket key of client i: ::ffff:198.18.0.0 + i (at most 2^17 clients).
+dt_key client_key(size_t i);
+
 // When a client's traffic stops: its own stop, or the scenario's end.
 Ns client_stop(const Scenario &s, const Client &c);
+
+// One request of a client: at a time, to a host (-1: the load balancer picks it when it comes).
+struct Request {
+  Ns at;
+  uint32_t client;
+  int host;
+};
+// Every request of the scenario in time order (ties: client order, then bursts as given).
+std::vector<Request> requests_of(const Scenario &s);
+
+// A client's requests as one global bucket (a central limiter that sees every request, with
+// the scenario's policy) takes them: the reference a cluster's accuracy is measured against.
+struct CentralView {
+  uint64_t offered = 0;
+  Ns first = 0, last = 0;  // times of its first and last request
+  uint64_t budget = 0;     // over its active span: burst + rate x (last - first), whole tokens
+  uint64_t ideal = 0;      // what the one bucket admits: at most min(offered, budget)
+};
+// Per client of s, for requests_of(s).
+std::vector<CentralView> central_views(const Scenario &s, const std::vector<Request> &requests);
+
+// One busy signal of a BusyWindow, to its host.
+struct BusySignal {
+  Ns at;
+  int host;
+};
+// Every busy signal of the scenario in time order.
+std::vector<BusySignal> busy_signals_of(const Scenario &s);
 
 }  // namespace dt::sim

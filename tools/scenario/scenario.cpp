@@ -1,10 +1,12 @@
-// sim_scenario.cpp - the simulator's scenarios: their checks, names and the reference ones.
-#include "sim/sim_scenario.h"
+// scenario.cpp - the simulator's scenarios: their checks, names and the reference ones.
+#include "scenario/scenario.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "dataplane/policy.h"
+#include "dthrottle/bucket.h"
 
 namespace dt::sim {
 namespace {
@@ -184,6 +186,64 @@ Ns busy_end(const Scenario &s) {
   Ns end = 0;
   for (const auto &b : s.busy) end = std::max(end, b.end);
   return end;
+}
+
+dt_key client_key(size_t i) {
+  dt_key k{};
+  k.addr[10] = k.addr[11] = 0xff;
+  k.addr[12] = 198;
+  k.addr[13] = static_cast<uint8_t>(18 + (i >> 16));
+  k.addr[14] = static_cast<uint8_t>(i >> 8);
+  k.addr[15] = static_cast<uint8_t>(i);
+  return k;
+}
+
+std::vector<Request> requests_of(const Scenario &s) {
+  std::vector<Request> out;
+  for (uint32_t i = 0; i < s.clients.size(); i++) {
+    const Client &c = s.clients[i];
+    const Ns stop = client_stop(s, c);
+    for (uint64_t k = 0; c.rate > 0; k++) {
+      // From k, not by adding a rounded interval: no drift over long runs.
+      const Ns t = c.start + static_cast<Ns>(std::llround(static_cast<double>(k) * 1e9 / c.rate));
+      if (t >= stop) break;
+      out.push_back({t, i, -1});
+    }
+    for (const auto &b : c.bursts)
+      for (uint32_t k = 0; k < b.count; k++) out.push_back({b.at, i, b.host});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Request &a, const Request &b) { return a.at < b.at; });
+  return out;
+}
+
+std::vector<CentralView> central_views(const Scenario &s, const std::vector<Request> &requests) {
+  dt_policy p;
+  std::string err;
+  make_policy(s.rate, s.burst, &p, &err);
+  std::vector<CentralView> out(s.clients.size());
+  std::vector<__u64> tat(s.clients.size(), 0);
+  for (const auto &r : requests) {
+    CentralView &c = out[r.client];
+    if (c.offered++ == 0) c.first = r.at;
+    c.last = r.at;
+    __u64 next;
+    if (dt_gcra_admit(tat[r.client], r.at, &p, &next)) tat[r.client] = next, c.ideal++;
+  }
+  for (auto &c : out)
+    if (c.offered) c.budget = s.burst + (c.last - c.first) / p.interval_ns;
+  return out;
+}
+
+std::vector<BusySignal> busy_signals_of(const Scenario &s) {
+  std::vector<BusySignal> out;
+  for (const auto &w : s.busy)
+    for (uint64_t k = 0;; k++) {
+      const Ns t = w.start + static_cast<Ns>(std::llround(static_cast<double>(k) * 1e9 / w.per_second));
+      if (t >= w.end) break;
+      out.push_back({t, w.host});
+    }
+  std::stable_sort(out.begin(), out.end(), [](const BusySignal &a, const BusySignal &b) { return a.at < b.at; });
+  return out;
 }
 
 std::optional<Ns> converged_at(const std::vector<AdaptiveRow> &rows, Ns busy_end) {
