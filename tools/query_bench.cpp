@@ -37,6 +37,7 @@
 #include "cli/option_values.h"
 #include "cli/options.h"
 #include "common/clock.h"
+#include "common/no_copy.h"
 #include "common/parse_values.h"
 #include "query/query_server.h"
 #include "rules/tags.h"
@@ -245,7 +246,7 @@ Latency unpipelined(int fd, const Workload &w, uint64_t max_queries, double max_
 // The floor of a unix-socket round trip: one thread, blocking accept, recv and send, "OK\n"
 // per complete line received; no parsing, no table, no event loop. It serves one client,
 // until that client closes its connection.
-class EchoServer {
+class EchoServer : dt::NoCopy {
  public:
   explicit EchoServer(const std::string &path) : path_(path) {
     lfd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -261,8 +262,6 @@ class EchoServer {
     close(lfd_);
     unlink(path_.c_str());
   }
-  EchoServer(const EchoServer &) = delete;
-  EchoServer &operator=(const EchoServer &) = delete;
 
  private:
   void serve() {

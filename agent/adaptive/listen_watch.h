@@ -31,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/no_copy.h"
+
 namespace dt {
 
 // The namespace-wide listener counters of /proc/net/netstat.
@@ -45,12 +47,10 @@ struct ListenCounters {
 // lines). False with a sentence in *err if the TcpExt counters are missing or malformed.
 bool parse_listen_counters(std::string_view netstat, ListenCounters *out, std::string *err);
 
-class ListenQueueWatch {
+class ListenQueueWatch : NoCopy {
  public:
   explicit ListenQueueWatch(std::vector<uint16_t> ports);
   ~ListenQueueWatch();
-  ListenQueueWatch(const ListenQueueWatch &) = delete;
-  ListenQueueWatch &operator=(const ListenQueueWatch &) = delete;
 
   struct PortState {
     uint16_t port = 0;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bans/ban_types.h"
+#include "common/no_copy.h"
 
 namespace dt {
 
@@ -37,11 +38,9 @@ struct BanMapFds {
   int v4 = -1, v6 = -1, info = -1, counts = -1, features = -1;
 };
 
-class BanStore {
+class BanStore : NoCopy {
  public:
   ~BanStore();
-  BanStore(const BanStore &) = delete;
-  BanStore &operator=(const BanStore &) = delete;
 
   // The pins of the agent of pin_dir. Null with a sentence in *err (what to do) when
   // there are none, or pins of an agent too old to have bans.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bans/ban_types.h"
+#include "common/no_copy.h"
 #include "dthrottle/capture.h"
 
 namespace dt {
@@ -34,11 +35,9 @@ int read_capture_counts(int cpu_fd, CaptureCounts *out);
 
 // One capture's maps and lease. One capture at a time per throttle: arm() refuses while
 // another capture's lease holds.
-class CaptureControl {
+class CaptureControl : NoCopy {
  public:
   CaptureControl() = default;
-  CaptureControl(const CaptureControl &) = delete;
-  CaptureControl &operator=(const CaptureControl &) = delete;
   ~CaptureControl();  // disarms (if armed) and closes the maps
 
   // Opens the capture maps pinned in pin_dir. False with a sentence in *err (no agent's

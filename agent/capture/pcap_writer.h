@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <string>
 
+#include "common/no_copy.h"
+
 namespace dt {
 
 enum class PcapFormat { Pcapng, Pcap };
@@ -15,11 +17,9 @@ enum class PcapFormat { Pcapng, Pcap };
 // One capture file: its header on open(), then one block per packet, each flushed to the
 // kernel as it is written, so that a capture killed at any point leaves a file that reads
 // up to its last whole packet.
-class PcapWriter {
+class PcapWriter : NoCopy {
  public:
   PcapWriter() = default;
-  PcapWriter(const PcapWriter &) = delete;
-  PcapWriter &operator=(const PcapWriter &) = delete;
   ~PcapWriter();
 
   // Creates (or truncates) `path` ("-": standard output) and writes the file header for

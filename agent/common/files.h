@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/no_copy.h"
+
 namespace dt {
 
 // The mode of the files an agent writes (status, reload outcome, explain, attachment
@@ -44,11 +46,9 @@ class RewrittenFile {
 
 // Files a process publishes while it runs (status, reload outcome), removed when the
 // owner goes, last added first. Missing files are fine (never written, or removed).
-class RemoveOnExit {
+class RemoveOnExit : NoCopy {
  public:
   RemoveOnExit() = default;
-  RemoveOnExit(const RemoveOnExit &) = delete;
-  RemoveOnExit &operator=(const RemoveOnExit &) = delete;
   ~RemoveOnExit();
 
   // Returns `path` (a copy), so a member can be initialised with what it adds.

@@ -26,6 +26,7 @@
 
 #include "bans/ban_sync.h"
 #include "common/files.h"
+#include "common/no_copy.h"
 #include "common/periodic_timer.h"
 #include "daemon/adaptive_driver.h"
 #include "daemon/run_config.h"
@@ -63,13 +64,11 @@ class FailOpenWatch {
   bool open_ = false;
 };
 
-class Daemon {
+class Daemon : NoCopy {
  public:
   // `config` has passed load_run_config.
   explicit Daemon(RunConfig config);
   ~Daemon();
-  Daemon(const Daemon &) = delete;
-  Daemon &operator=(const Daemon &) = delete;
 
   // Sets up, serves until SIGINT or SIGTERM and returns the exit status: 0, 1 for a
   // runtime failure, 2 for a configuration error.

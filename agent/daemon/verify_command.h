@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/no_copy.h"
 #include "dthrottle/common.h"
 
 namespace dt {
@@ -28,12 +29,10 @@ bool parse_verify_arg(std::string_view arg, uint64_t max_ttl_ns, dt_key *key, ui
 // The daemon's VERIFY, for the query thread: answers "ERR not ready" until the verified map
 // is open (set_map: a descriptor of its own, closed with this object, which outlives the
 // query server).
-class VerifyCommand {
+class VerifyCommand : NoCopy {
  public:
   VerifyCommand() = default;
   ~VerifyCommand();
-  VerifyCommand(const VerifyCommand &) = delete;
-  VerifyCommand &operator=(const VerifyCommand &) = delete;
   void set_map(int verified_fd, uint64_t max_ttl_ns);
   // The answer to "VERIFY <arg>", '\n' included.
   std::string run(std::string_view arg) const;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/key_hash.h"
+#include "common/no_copy.h"
 #include "common/report_types.h"
 #include "dthrottle/common.h"
 
@@ -19,14 +20,12 @@ struct ring_buffer;
 
 namespace dt {
 
-class Collector {
+class Collector : NoCopy {
  public:
   // The maps and program it works with: config, active (ring), active_stage,
   // collect_batch, and the dt_collect program.
   Collector(int config_fd, int ring_fd, int stage_fd, int batch_fd, int prog_fd);
   ~Collector();
-  Collector(const Collector &) = delete;
-  Collector &operator=(const Collector &) = delete;
 
   // Turns announcements on (and the exempt check if `exempt`); starts the epoch.
   int enable(bool exempt);

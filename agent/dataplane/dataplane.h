@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/no_copy.h"
 #include "dataplane/map_reader.h"
 #include "dataplane/pin_dir.h"
 #include "dataplane/tc_attach.h"
@@ -60,11 +61,9 @@ uint32_t active_ring_bytes(uint32_t max_sources);
 // 0 if the hook is free; false if the kernel cannot be asked.
 bool xdp_hook_prog_id(int ifindex, uint32_t *id);
 
-class Dataplane {
+class Dataplane : NoCopy {
  public:
   ~Dataplane();
-  Dataplane(const Dataplane &) = delete;
-  Dataplane &operator=(const Dataplane &) = delete;
 
   // Loads and pins, not attached yet. Returns nullptr with a sentence in *err on failure.
   // Until attach() succeeds, destroying it leaves pins a previous agent left as they were.

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/address.h"
+#include "common/no_copy.h"
 #include "dataplane/features.h"
 #include "dataplane/range_set.h"
 
@@ -17,25 +18,21 @@ namespace dt {
 namespace {
 
 // An fd closed with its holder.
-struct OwnedFd {
+struct OwnedFd : NoCopy {
   int fd = -1;
   OwnedFd() = default;
-  OwnedFd(const OwnedFd &) = delete;
-  OwnedFd &operator=(const OwnedFd &) = delete;
   ~OwnedFd() {
     if (fd >= 0) close(fd);
   }
 };
 
 // A map's elements mapped into memory (BPF_F_MMAPABLE), unmapped with their holder.
-struct Mapped {
+struct Mapped : NoCopy {
   void *p = MAP_FAILED;
   size_t len = 0;
   Mapped(int fd, size_t bytes, bool write) : len((bytes + 4095) & ~size_t{4095}) {
     if (len > 0) p = mmap(nullptr, len, write ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   }
-  Mapped(const Mapped &) = delete;
-  Mapped &operator=(const Mapped &) = delete;
   ~Mapped() {
     if (p != MAP_FAILED) munmap(p, len);
   }

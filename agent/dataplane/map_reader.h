@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/key_hash.h"
+#include "common/no_copy.h"
 #include "dthrottle/capture.h"
 #include "dthrottle/common.h"
 #include "dthrottle/lists.h"
@@ -29,10 +30,8 @@ struct MapFds {
 };
 
 // The same maps opened from a pin directory, and closed with it.
-struct PinnedMaps : MapFds {
+struct PinnedMaps : MapFds, NoCopy {
   PinnedMaps() = default;
-  PinnedMaps(const PinnedMaps &) = delete;
-  PinnedMaps &operator=(const PinnedMaps &) = delete;
   ~PinnedMaps();
   // Opens them; false with a sentence in *err if the directory holds no dthrottle maps,
   // or maps of another layout (dataplane/pin_layout.h) than this build reads.

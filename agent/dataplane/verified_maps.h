@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/no_copy.h"
 #include "dthrottle/common.h"
 #include "dthrottle/verified_ring.h"
 
@@ -15,12 +16,10 @@ struct ring_buffer;
 
 namespace dt {
 
-class VerifiedRing {
+class VerifiedRing : NoCopy {
  public:
   explicit VerifiedRing(int ring_fd);
   ~VerifiedRing();
-  VerifiedRing(const VerifiedRing &) = delete;
-  VerifiedRing &operator=(const VerifiedRing &) = delete;
   bool ok() const { return ring_ != nullptr; }
   // Every record waiting, oldest first (at most one ring's worth). -errno in *err on failure.
   std::vector<dt_verified_rec> drain(int *err);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/no_copy.h"
 #include "events/event_bus.h"
 
 namespace dt {
@@ -44,12 +45,10 @@ struct RunnerPollFd {
   bool out;  // waiting to write (else to read)
 };
 
-class CommandRunner {
+class CommandRunner : NoCopy {
  public:
   CommandRunner(CommandRunnerConfig cfg, EventBus &bus);
   ~CommandRunner();  // kills and reaps the children still running
-  CommandRunner(const CommandRunner &) = delete;
-  CommandRunner &operator=(const CommandRunner &) = delete;
 
   // The descriptors to poll: the wake-up (an event queued), each child's pidfd and, while
   // its line is not all written, its stdin pipe.

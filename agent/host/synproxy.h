@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/no_copy.h"
 #include "rules/rules.h"
 
 namespace dt {
@@ -65,15 +66,13 @@ bool run_nft(const std::string &text, std::string *err, std::string *out = nullp
 
 // The table and the sysctl, owned: removed and restored by remove() or the destructor
 // (unless keep_on_exit()). Needs CAP_NET_ADMIN to install, replace and remove.
-class HostSynproxy {
+class HostSynproxy : NoCopy {
  public:
   // Installs the table for `ports` (merged here), then sets nf_conntrack_tcp_loose to 0
   // (nf_conntrack is loaded by then: the table's ct rules need it). Null with *err
   // (and nothing left behind) on failure.
   static std::unique_ptr<HostSynproxy> install(const std::vector<PortRange> &ports, std::string *err);
   ~HostSynproxy();
-  HostSynproxy(const HostSynproxy &) = delete;
-  HostSynproxy &operator=(const HostSynproxy &) = delete;
 
   // New ports (a reload): the table replaced in one transaction.
   bool replace(const std::vector<PortRange> &ports, std::string *err);

@@ -67,6 +67,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/no_copy.h"
 #include "events/event_bus.h"
 #include "rules/tags.h"
 
@@ -145,14 +146,12 @@ struct QueryCounters {
   uint64_t errors() const { return err_empty + err_too_long + err_nul; }
 };
 
-class QueryServer {
+class QueryServer : NoCopy {
  public:
   // Binds every configured socket and starts the thread; nullptr with *err on failure
   // (e.g. the unix path is in use by a live server; a stale socket file is replaced).
   static std::unique_ptr<QueryServer> start(const QueryServerConfig &cfg, TagTable &table, std::string *err);
   ~QueryServer();
-  QueryServer(const QueryServer &) = delete;
-  QueryServer &operator=(const QueryServer &) = delete;
 
   uint16_t tcp_port() const { return tcp_port_; }  // the bound port (0: no TCP)
   const std::string &unix_path() const { return cfg_.unix_path; }

@@ -43,6 +43,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/no_copy.h"
+
 struct redisContext;
 
 namespace dt {
@@ -79,12 +81,10 @@ struct StrictCounters {
   uint64_t noscript = 0;  // batches re-sent with EVAL
 };
 
-class StrictRedis {
+class StrictRedis : NoCopy {
  public:
   explicit StrictRedis(StrictRedisConfig cfg);
   ~StrictRedis();
-  StrictRedis(const StrictRedis &) = delete;
-  StrictRedis &operator=(const StrictRedis &) = delete;
 
   // Blocks SIGPIPE in the calling thread (hiredis uses write(); see the .cpp).
   // Decides every request in one pipelined round trip (connecting first if needed and

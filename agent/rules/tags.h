@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "adaptive/adaptive.h"
+#include "common/no_copy.h"
 #include "common/report_types.h"
 #include "dthrottle/common.h"
 
@@ -108,7 +109,7 @@ struct TagCounters {
   uint64_t outstanding = 0;      // reservations whose time has not come yet
 };
 
-class TagTable {
+class TagTable : NoCopy {
  public:
   struct Options {
     size_t max_buckets = 1'000'000;  // 0: no bound
@@ -119,8 +120,6 @@ class TagTable {
 
   TagTable() : TagTable(Options{}) {}
   explicit TagTable(const Options &opt);
-  TagTable(const TagTable &) = delete;
-  TagTable &operator=(const TagTable &) = delete;
 
   // Validates and installs a rule set (prefixes must be distinct, each rate/burst valid
   // for make_policy). On error nothing changes and *err says which rule is wrong.

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "common/no_copy.h"
 #include "dataplane/collector.h"
 #include "dataplane/debits.h"
 #include "dataplane/map_reader.h"
@@ -83,12 +84,10 @@ std::vector<int> allowed_cpus(size_t max);
 // Keeps the calling thread on the CPU it runs on while it lives (then restores its
 // affinity): for tests of per-CPU state, which every BPF_PROG_TEST_RUN of the thread
 // then shares. ok() is false (and a failure added) if the thread could not be pinned.
-class PinnedToThisCpu {
+class PinnedToThisCpu : NoCopy {
  public:
   PinnedToThisCpu();
   ~PinnedToThisCpu();
-  PinnedToThisCpu(const PinnedToThisCpu &) = delete;
-  PinnedToThisCpu &operator=(const PinnedToThisCpu &) = delete;
   bool ok() const { return ok_; }
   int cpu() const { return cpu_; }
 

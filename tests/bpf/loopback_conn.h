@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include "common/no_copy.h"
+
 namespace dt::test {
 
 // The loopback's addresses in a ScratchNetns.
@@ -19,12 +21,10 @@ constexpr const char *kLoopV6 = "2001:2::91";
 // Moves the calling thread into a new network namespace whose loopback is up with
 // kLoopV4 and kLoopV6, and back to where it was on destruction (the namespace goes
 // with its last socket). ok() is false, with error() saying why, if it could not.
-class ScratchNetns {
+class ScratchNetns : NoCopy {
  public:
   ScratchNetns();
   ~ScratchNetns();
-  ScratchNetns(const ScratchNetns &) = delete;
-  ScratchNetns &operator=(const ScratchNetns &) = delete;
   bool ok() const { return error_.empty(); }
   const std::string &error() const { return error_; }
 
@@ -56,13 +56,11 @@ class InScratchNetns : public Base {
 
 // A listener on kLoopV4 or kLoopV6 (a port the kernel chose), a client connected to it
 // and the accepted socket: an established connection. Closed on destruction.
-class LoopbackConn {
+class LoopbackConn : NoCopy {
  public:
   // The connection, or nullptr with *err saying why.
   static std::unique_ptr<LoopbackConn> open(bool v6, std::string *err);
   ~LoopbackConn();
-  LoopbackConn(const LoopbackConn &) = delete;
-  LoopbackConn &operator=(const LoopbackConn &) = delete;
 
   const char *addr() const { return v6_ ? kLoopV6 : kLoopV4; }
   uint16_t server_port() const { return server_port_; }  // the listener's

@@ -9,9 +9,11 @@
 #include <string>
 #include <system_error>
 
+#include "common/no_copy.h"
+
 namespace dt::test {
 
-class TempDir {
+class TempDir : NoCopy {
  public:
   // /tmp/NAME.XXXXXX; path() is empty if it could not be made (check it in SetUp).
   explicit TempDir(const std::string &name) {
@@ -22,8 +24,6 @@ class TempDir {
     std::error_code ec;
     if (!path_.empty()) std::filesystem::remove_all(path_, ec);
   }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
   const std::string &path() const { return path_; }
   std::string file(const std::string &name) const { return path_ + "/" + name; }
   // Writes `text` to file(name), replacing what was there; false if it could not.

@@ -18,9 +18,11 @@
 #include <string>
 #include <thread>
 
+#include "common/no_copy.h"
+
 namespace dt::tools {
 
-class RedisServer {
+class RedisServer : NoCopy {
  public:
   enum class Listen { UnixSocket, Loopback };
 
@@ -39,8 +41,6 @@ class RedisServer {
     const std::string cmd = "rm -rf '" + dir_ + "'";
     if (!dir_.empty() && system(cmd.c_str()) != 0) fprintf(stderr, "cannot remove %s\n", dir_.c_str());
   }
-  RedisServer(const RedisServer &) = delete;
-  RedisServer &operator=(const RedisServer &) = delete;
 
   // Starts the server (again after stop(): same address) and waits at most 5 s until it
   // answers PING. False if it does not (or no port or directory could be had).
