@@ -192,13 +192,26 @@ reload_h1() {
 # verified_at I ADDR: `agent explain` on host I says ADDR is verified (by a cookie or a peer).
 verified_at() { "$AGENT" explain "$2" --pin-dir "${M_PIN[$1]}" --watch 0 2>&1 | grep -q 'verified (SYN cookies): yes, for'; }
 not_verified_at() { ! verified_at "$@"; }
+# h1_verified_intake: what became of the verified sources messages h1 received (for a failure).
+h1_verified_intake() {
+	local doc
+	doc=$(stats_json "${M_PIN[1]}")
+	printf 'messages received %s, refused (--peer-verified) %s, stale messages %s, expired in transit %s, ' \
+		"$(json_get "$doc" '.cluster.verified.messages_received // empty')" \
+		"$(json_get "$doc" '.cluster.verified.refused_peer // empty')" \
+		"$(json_get "$doc" '.cluster.rejected["stale verified"] // 0')" \
+		"$(json_get "$doc" '.cluster.verified.expired_in_transit // empty')"
+	printf 'kept %s, over budget %s, write failures %s' "$(json_get "$doc" '.cluster.verified.kept // empty')" \
+		"$(json_get "$doc" '.cluster.verified.over_budget // empty')" \
+		"$(json_get "$doc" '.cluster.verified.write_failed // empty')"
+}
 # h2_verifies ADDR NAME: ADDR connects to h2 (a cookie verifies it there), h1 learns it.
 h2_verifies() {
 	local learned0
 	learned0=$(counter 1 .cluster.verified.learned)
 	ip -n "$C_NS" route change "${M_IP[2]}/32" dev "${M_CIF[2]}" src "$1" || die "cannot route from $1"
 	check_connects "peers/$2-connects" "$1" 2 1
-	check_until "peers/h1-learns-$2" "h1 did not learn h2's verified source $1 within $WAIT s (verified.learned \$(counter 1 .cluster.verified.learned), was $learned0; h2's valid cookie ACKs \$(counter 2 cookie_ack_valid), verified sources told \$(counter 2 .cluster.verified.shared))" \
+	check_until "peers/h1-learns-$2" "h1 did not learn h2's verified source $1 within $WAIT s (verified.learned \$(counter 1 .cluster.verified.learned), was $learned0; h2's valid cookie ACKs \$(counter 2 cookie_ack_valid), verified sources told \$(counter 2 .cluster.verified.shared); at h1: \$(h1_verified_intake))" \
 		counter_ge 1 .cluster.verified.learned $((learned0 + 1))
 	check "peers/h1-$2-verified" "agent explain on h1 does not say $1 (h2 verified it) is verified before the reload" \
 		verified_at 1 "$1"
