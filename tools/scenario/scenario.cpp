@@ -18,6 +18,17 @@ constexpr double kMaxTimelineCells = 10e6;       // clients x hosts x bins
 constexpr double kMaxBusySignals = 20e6;         // memory: 16 bytes each
 constexpr int64_t kMaxSkewMs = 86'400'000;
 
+// Calls emit(t) for the times `per_second` apart from start, before stop: each from its index,
+// not by adding a rounded interval, so that long runs do not drift.
+template <class Emit>
+void evenly_spaced(Ns start, Ns stop, double per_second, Emit emit) {
+  for (uint64_t k = 0;; k++) {
+    const Ns t = start + static_cast<Ns>(std::llround(static_cast<double>(k) * 1e9 / per_second));
+    if (t >= stop) return;
+    emit(t);
+  }
+}
+
 bool fail(std::string *err, const std::string &msg) {
   *err = msg;
   return false;
@@ -202,13 +213,7 @@ std::vector<Request> requests_of(const Scenario &s) {
   std::vector<Request> out;
   for (uint32_t i = 0; i < s.clients.size(); i++) {
     const Client &c = s.clients[i];
-    const Ns stop = client_stop(s, c);
-    for (uint64_t k = 0; c.rate > 0; k++) {
-      // From k, not by adding a rounded interval: no drift over long runs.
-      const Ns t = c.start + static_cast<Ns>(std::llround(static_cast<double>(k) * 1e9 / c.rate));
-      if (t >= stop) break;
-      out.push_back({t, i, -1});
-    }
+    if (c.rate > 0) evenly_spaced(c.start, client_stop(s, c), c.rate, [&](Ns t) { out.push_back({t, i, -1}); });
     for (const auto &b : c.bursts)
       for (uint32_t k = 0; k < b.count; k++) out.push_back({b.at, i, b.host});
   }
@@ -216,10 +221,7 @@ std::vector<Request> requests_of(const Scenario &s) {
   return out;
 }
 
-std::vector<CentralView> central_views(const Scenario &s, const std::vector<Request> &requests) {
-  dt_policy p;
-  std::string err;
-  make_policy(s.rate, s.burst, &p, &err);
+std::vector<CentralView> central_views(const Scenario &s, const dt_policy &p, const std::vector<Request> &requests) {
   std::vector<CentralView> out(s.clients.size());
   std::vector<__u64> tat(s.clients.size(), 0);
   for (const auto &r : requests) {
@@ -236,12 +238,7 @@ std::vector<CentralView> central_views(const Scenario &s, const std::vector<Requ
 
 std::vector<BusySignal> busy_signals_of(const Scenario &s) {
   std::vector<BusySignal> out;
-  for (const auto &w : s.busy)
-    for (uint64_t k = 0;; k++) {
-      const Ns t = w.start + static_cast<Ns>(std::llround(static_cast<double>(k) * 1e9 / w.per_second));
-      if (t >= w.end) break;
-      out.push_back({t, w.host});
-    }
+  for (const auto &w : s.busy) evenly_spaced(w.start, w.end, w.per_second, [&](Ns t) { out.push_back({t, w.host}); });
   std::stable_sort(out.begin(), out.end(), [](const BusySignal &a, const BusySignal &b) { return a.at < b.at; });
   return out;
 }

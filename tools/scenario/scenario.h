@@ -219,8 +219,8 @@ struct CentralView {
   uint64_t budget = 0;     // over its active span: burst + rate x (last - first), whole tokens
   uint64_t ideal = 0;      // what the one bucket admits: at most min(offered, budget)
 };
-// Per client of s, for requests_of(s).
-std::vector<CentralView> central_views(const Scenario &s, const std::vector<Request> &requests);
+// Per client of s, for requests_of(s) and p, the scenario's policy (make_policy).
+std::vector<CentralView> central_views(const Scenario &s, const dt_policy &p, const std::vector<Request> &requests);
 
 // One busy signal of a BusyWindow, to its host.
 struct BusySignal {

@@ -102,7 +102,7 @@ void ClusterSim::init_adaptive(size_t h) {
 // The scenario's requests (the host is picked when one is handled) and its clients.
 void ClusterSim::build_requests() {
   requests_ = requests_of(s_);
-  const std::vector<CentralView> central = central_views(s_, requests_);
+  const std::vector<CentralView> central = central_views(s_, policy_, requests_);
   clients_.resize(s_.clients.size());
   for (size_t i = 0; i < s_.clients.size(); i++) {
     static_cast<CentralView &>(clients_[i]) = central[i];

@@ -109,8 +109,6 @@ class ClusterSim {
   // Admitted in [from, to), both multiples of the scenario's bin; host -1: all hosts.
   uint64_t admitted_between(size_t client, Ns from, Ns to, int host = -1) const;
 
-  static dt_key client_key(size_t i) { return sim::client_key(i); }
-
   // Adaptive scenarios only (empty / 1.0 otherwise). One row per finished bin.
   std::vector<AdaptiveRow> adaptive_timeline() const;
   // The factor host h enforces now: min(own, live peers').
