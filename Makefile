@@ -91,7 +91,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 # Bench only: dt_xdp with one part of the admitted path left out (bpf/ablate.h), each built
 # from the same source, read by `bench ablate` from build/ablate/ at run time.
-ABLATE_PARTS := CLOCK BOUND CONFIG POLICY COUNTERS CALL KEY TOUCH PASSED PCPU SCREEN CAPTURE OWNER
+ABLATE_PARTS := CLOCK BOUND CONFIG POLICY COUNTERS CALL KEY TOUCH PASSED PCPU SCREEN CAPTURE OWNER FLOOR
 ABLATE_OBJS := $(ABLATE_PARTS:%=$(BUILD)/ablate/%.bpf.o)
 $(BUILD)/ablate/%.bpf.o: bpf/dthrottle.bpf.c $(BPF_HDRS)
 	@mkdir -p $(dir $@)

@@ -35,6 +35,11 @@
                                        * compare, plain add): the floor of a per-CPU count */
 #define DT_ABLATE_OWNER    (1u << 12) /* the owner test (config.owner against dt_instance) */
 
+/* Every part above that a program specialised to its configuration could leave out at
+ * once (what the packet needs is the parse, the bucket's lookup, its take and its counts). */
+#define DT_ABLATE_FLOOR (DT_ABLATE_CONFIG | DT_ABLATE_POLICY | DT_ABLATE_CALL | DT_ABLATE_KEY | \
+			 DT_ABLATE_TOUCH | DT_ABLATE_SCREEN | DT_ABLATE_CAPTURE | DT_ABLATE_OWNER)
+
 #define DT_ABLATED(part) ((DT_ABLATE & DT_ABLATE_##part) != 0)
 
 #if DT_ABLATE

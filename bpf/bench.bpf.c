@@ -15,6 +15,11 @@
  *   lookup, one read of the precise clock (bpf_ktime_get_ns) and one atomic, a
  *   compare-and-swap of the source's time to max(it, now) + 1, which the clock's
  *   value decides (an admission into a full bucket needs no less).
+ * dt_bench_counted: the floor of a counted bucket in debt, for the in-debt rows of the
+ *   ablation: the same lookup, then what an admission into a bucket in debt cannot do
+ *   without (its new time is the old plus an interval, whatever the clock says): a
+ *   compare-and-swap of the source's time and an atomic add to its admitted count, two
+ *   locked instructions on the source's line where the LRU baseline has one.
  * dt_bench_replay: a wrapper for targets that rewrite the frame (a SYN answered with a
  *   cookie leaves a SYN-ACK, which the test run's next repetition would be fed): it
  *   writes `replay_frame` back over the frame before every repetition, expires the
@@ -63,6 +68,19 @@ struct {
 	__type(key, struct dt_key);
 	__type(value, __u64);
 } clock_tats SEC(".maps");
+
+/* dt_bench_counted's: each source's time and admitted count (a bucket's TAT and passed). */
+struct dt_bench_counted_value {
+	__u64 tat;
+	__u64 passed;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, DT_DEFAULT_MAX_SOURCES);
+	__type(key, struct dt_key);
+	__type(value, struct dt_bench_counted_value);
+} counted_buckets SEC(".maps");
 
 /* The source address of the frame in `ctx` as a bucket key: DT_PARSE_OK, or why not. */
 static __always_inline int dt_bench_source(struct xdp_md *ctx, struct dt_key *key)
@@ -154,6 +172,26 @@ int dt_bench_clock(struct xdp_md *ctx)
 	now = bpf_ktime_get_ns();
 	old = *(volatile __u64 *)tat;
 	__sync_val_compare_and_swap(tat, old, (old > now ? old : now) + 1);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int dt_bench_counted(struct xdp_md *ctx)
+{
+	struct dt_bench_counted_value fresh = {}, *v;
+	struct dt_key key DT_KEY_ALIGNED;
+	__u64 old;
+
+	if (dt_bench_source(ctx, &key) != DT_PARSE_OK)
+		return XDP_PASS;
+	v = bpf_map_lookup_elem(&counted_buckets, &key);
+	if (!v) {
+		bpf_map_update_elem(&counted_buckets, &key, &fresh, BPF_NOEXIST);
+		return XDP_PASS;
+	}
+	old = *(volatile __u64 *)&v->tat;
+	if (__sync_val_compare_and_swap(&v->tat, old, old + 1000) == old)
+		__sync_fetch_and_add(&v->passed, 1);
 	return XDP_PASS;
 }
 

@@ -6,7 +6,10 @@
 // rotation whose buckets are full; and the one IPv4 source in debt sent from every CPU at
 // once (run directly, one pinned thread per CPU: what the bucket's shared line costs).
 // A part's cost is the whole's median less the variant's. The variants are for measuring
-// only: some leave out what correctness needs.
+// only: some leave out what correctness needs. Beside them, in the same rounds, three
+// references that are not dthrottle: the LRU baseline (lookup + one atomic add), a counted
+// bucket in debt (lookup, a compare-and-swap of its time and an atomic add to its count: the
+// least an admission into a bucket in debt does) and the precise clock's baseline.
 #include <linux/bpf.h>
 #include <unistd.h>
 
@@ -45,6 +48,7 @@ const Part kParts[] = {
     {"SCREEN", "the lists and bans, none loaded (dt_screen)"},
     {"CAPTURE", "the capture's test, none running"},
     {"OWNER", "the owner test (config.owner)"},
+    {"FLOOR", "all of config .. owner at once (not counters, passed)"},
 };
 constexpr int kN = sizeof kParts / sizeof kParts[0];
 
@@ -72,7 +76,21 @@ double run_load(const Load &load, int fd, const std::vector<uint8_t> &frame, Rot
   return run_on_cpus(fd, frame, allowed_cpus(), repeat, XDP_PASS);
 }
 
-// Medians of every part's run (kParts order) and of the empty target (last), for `load`.
+// The references measured beside the variants (Rotator's bench-only programs).
+struct Reference {
+  const char *what;
+  int Rotator::Fds::*fd;
+};
+
+const Reference kRefs[] = {
+    {"LRU baseline: lookup + one atomic add", &Rotator::Fds::baseline},
+    {"counted bucket in debt: lookup + CAS + atomic add", &Rotator::Fds::counted},
+    {"clock baseline: lookup + precise clock + CAS", &Rotator::Fds::clock},
+};
+constexpr int kR = sizeof kRefs / sizeof kRefs[0];
+
+// Medians of every part's run (kParts order), of the references (kRefs order) and of the
+// empty target (last), for `load`.
 // *contended: plus the frames dropped after DT_CAS_RETRIES lost races (every-CPU load only).
 std::vector<double> measure_load(const Load &load, std::vector<std::unique_ptr<Throttle>> &ts, Rotator &rot,
                                  uint64_t *contended) {
@@ -80,19 +98,20 @@ std::vector<double> measure_load(const Load &load, std::vector<std::unique_ptr<T
   rot.set_sources(load.ipv6, load.ipv6 ? 1u /* 2001:2::1 */ : 0xc6120001u /* 198.18.0.1 */, load.sources);
   std::vector<int> fds;
   for (auto &t : ts) fds.push_back(t->fd.xdp);
+  for (const Reference &r : kRefs) fds.push_back(rot.fd.*r.fd);
   fds.push_back(rot.fd.empty);
   std::vector<dt_stats> before;
   uint32_t retval = 0;
   for (size_t i = 0; i + 1 < fds.size(); i++) {
     rot.run(fds[i], frame, load.sources, &retval);  // creates the buckets
-    before.push_back(ts[i]->stats());
+    if (i < ts.size()) before.push_back(ts[i]->stats());
   }
   std::vector<std::vector<double>> ns(fds.size());
   for (int round = 0; round < kRounds; round++)
     for (size_t k = 0; k < fds.size(); k++) {
       const size_t i = round % 2 ? fds.size() - 1 - k : k;
       ns[i].push_back(run_load(load, fds[i], frame, rot, load.repeat, &retval));
-      if (retval != XDP_PASS) die("ablate %s: a frame returned %u, not XDP_PASS", kParts[i % kN].name, retval);
+      if (retval != XDP_PASS) die("ablate %s: target %zu returned %u, not XDP_PASS", load.label, i, retval);
     }
   std::vector<double> med;
   for (size_t i = 0; i < fds.size(); i++) {
@@ -145,17 +164,28 @@ void ablate_part() {
   printf("\n  %-54s |", "");
   for (int l = 0; l < kLoads; l++) printf(" %8s %8s %6s |", "ns", "cost", "share");
   printf("\n");
+  const int empty = kN + kR;
   for (int i = 0; i < kN; i++) {
     printf("  %-54s |", kParts[i].what);
     for (int l = 0; l < kLoads; l++) {
-      const double whole = med[l][0], empty = med[l][kN], cost = whole - med[l][i];
+      const double whole = med[l][0], cost = whole - med[l][i];
       if (i == 0) printf(" %8.1f %8s %6s |", whole, "-", "-");
-      else printf(" %8.1f %+8.1f %5.0f%% |", med[l][i], cost, 100.0 * cost / (whole - empty));
+      else printf(" %8.1f %+8.1f %5.0f%% |", med[l][i], cost, 100.0 * cost / (whole - med[l][empty]));
     }
     printf("\n");
   }
   printf("  %-54s |", "(empty target: the wrapper; every CPU: run directly)");
-  for (int l = 0; l < kLoads; l++) printf(" %8.1f %8s %6s |", med[l][kN], "", "");
+  for (int l = 0; l < kLoads; l++) printf(" %8.1f %8s %6s |", med[l][empty], "", "");
+  printf("\n\n  against the LRU baseline, net of the empty target (the same rounds):\n");
+  const auto row = [&](const char *what, int i) {
+    printf("  %-54s |", what);
+    for (int l = 0; l < kLoads; l++)
+      printf(" %8.1f %7.2fx %6s |", med[l][i], (med[l][i] - med[l][empty]) / (med[l][kN] - med[l][empty]), "");
+    printf("\n");
+  };
+  row("the whole admitted path (dt_xdp as shipped)", 0);
+  row(kParts[kN - 1].what, kN - 1);
+  for (int r = 0; r < kR; r++) row(kRefs[r].what, kN + r);
   printf("\n  every CPU: %llu frames of all programs dropped after %d lost races in a row (contended)\n",
          static_cast<unsigned long long>(contended), DT_CAS_RETRIES);
 }

@@ -128,9 +128,11 @@ Rotator::Rotator() {
   if (!skel_) die("cannot open the bench skeleton: %s", strerror(errno));
   bpf_map__set_max_entries(skel_->maps.baseline_counts, kBucketCapacity);
   bpf_map__set_max_entries(skel_->maps.clock_tats, kBucketCapacity);
+  bpf_map__set_max_entries(skel_->maps.counted_buckets, kBucketCapacity);
   if (int rc = bench_bpf__load(skel_.get()); rc != 0) die("cannot load bench.bpf.o: %s", strerror(-rc));
   fd = {bpf_program__fd(skel_->progs.dt_bench_baseline), bpf_program__fd(skel_->progs.dt_bench_clock),
-        bpf_program__fd(skel_->progs.dt_bench_readonly), bpf_program__fd(skel_->progs.dt_bench_empty)};
+        bpf_program__fd(skel_->progs.dt_bench_readonly), bpf_program__fd(skel_->progs.dt_bench_empty),
+        bpf_program__fd(skel_->progs.dt_bench_counted)};
 }
 
 void Rotator::set_sources(bool ipv6, uint32_t base_host_order, uint32_t n) {
@@ -152,6 +154,7 @@ Replayer::Replayer(const Throttle &throttle) {
   if (!skel_) die("cannot open the bench skeleton: %s", strerror(errno));
   bpf_map__set_max_entries(skel_->maps.baseline_counts, 1);  // the baselines are not run here
   bpf_map__set_max_entries(skel_->maps.clock_tats, 1);
+  bpf_map__set_max_entries(skel_->maps.counted_buckets, 1);
   if (int rc = bpf_map__reuse_fd(skel_->maps.replay_verified, throttle.fd.verified); rc != 0)
     die("cannot share the verified sources' map with the bench: %s", strerror(-rc));
   if (int rc = bench_bpf__load(skel_.get()); rc != 0) die("cannot load bench.bpf.o: %s", strerror(-rc));

@@ -83,9 +83,9 @@ class Rotator {
   Rotator();
 
   // The targets' fds: the LRU baseline, the one that also reads the clock, the read-only
-  // drop path and the empty program.
+  // drop path, the empty program and the counted bucket in debt (two locked instructions).
   struct Fds {
-    int baseline = -1, clock = -1, readonly = -1, empty = -1;
+    int baseline = -1, clock = -1, readonly = -1, empty = -1, counted = -1;
   } fd;
 
   // Sources base, base+1, ... (the IPv4 address, or the IPv6 address's last word).
