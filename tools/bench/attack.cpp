@@ -1,7 +1,8 @@
 // attack.cpp - Part 4 (`bench attack`), under attack: rows of two measurements side by side
 // with a target ratio (AttackRow; add a row to the list in under_attack_part()): the drop path
 // of one flooding source on every CPU at once vs on one CPU, the one-CPU drop path vs a
-// read-only program (lookup + per-CPU counter; precise and coarse clock), and cluster mode over
+// read-only program (lookup + per-CPU counter; precise and coarse clock) with, beside it, the
+// least a drop without a clock read and with a per-source count does, and cluster mode over
 // 1,000,000 sources, each announced in the period while a thread drains the ring as the agent
 // does, vs the LRU baseline; beside it, on the same sources, what bounds that row from below:
 // cluster mode vs the same program in single-host mode (what announcing costs), and the
@@ -172,6 +173,10 @@ void under_attack_part() {
                     [&] { return drop.run(cpus, kDropRepeat); }, [&] { return drop.run(one, kDropRepeat); }, nullptr});
     rows.push_back({"drop path, one source, one CPU vs read-only program", "drop, 1 CPU", "lookup + per-CPU count", 1.2,
                     kRounds, [&] { return drop.run(one, kDropRepeat); },
+                    [&] { return run_on_cpus(rot.fd.readonly, v4, one, kDropRepeat, XDP_DROP); }, nullptr});
+    rows.push_back({"  its floor: a counted drop vs the read-only program", "counted drop, 1 CPU",
+                    "lookup + per-CPU count", 0, kRounds,
+                    [&] { return run_on_cpus(rot.fd.counted_drop, v4, one, kDropRepeat, XDP_DROP); },
                     [&] { return run_on_cpus(rot.fd.readonly, v4, one, kDropRepeat, XDP_DROP); }, nullptr});
     rows.push_back({"the same, --clock coarse", "drop coarse, 1 CPU", "lookup + per-CPU count", 1.2, kRounds,
                     [&] { return coarse.run(one, kDropRepeat); },

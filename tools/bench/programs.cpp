@@ -132,7 +132,7 @@ Rotator::Rotator() {
   if (int rc = bench_bpf__load(skel_.get()); rc != 0) die("cannot load bench.bpf.o: %s", strerror(-rc));
   fd = {bpf_program__fd(skel_->progs.dt_bench_baseline), bpf_program__fd(skel_->progs.dt_bench_clock),
         bpf_program__fd(skel_->progs.dt_bench_readonly), bpf_program__fd(skel_->progs.dt_bench_empty),
-        bpf_program__fd(skel_->progs.dt_bench_counted)};
+        bpf_program__fd(skel_->progs.dt_bench_counted),  bpf_program__fd(skel_->progs.dt_bench_counted_drop)};
 }
 
 void Rotator::set_sources(bool ipv6, uint32_t base_host_order, uint32_t n) {

@@ -83,9 +83,10 @@ class Rotator {
   Rotator();
 
   // The targets' fds: the LRU baseline, the one that also reads the clock, the read-only
-  // drop path, the empty program and the counted bucket in debt (two locked instructions).
+  // drop path, the empty program, the counted bucket in debt (two locked instructions) and
+  // the counted drop (the read-only drop path + a clock bound + the source's per-CPU slot).
   struct Fds {
-    int baseline = -1, clock = -1, readonly = -1, empty = -1, counted = -1;
+    int baseline = -1, clock = -1, readonly = -1, empty = -1, counted = -1, counted_drop = -1;
   } fd;
 
   // Sources base, base+1, ... (the IPv4 address, or the IPv6 address's last word).
