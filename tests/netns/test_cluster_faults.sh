@@ -11,7 +11,8 @@
 #      without admissions beyond the horizon (2 s), and the admitted rate within 10% of
 #      the rate over the 30 s after (per second, from the agents' stats).
 #   b. 15% of the peer traffic dropped (nftables numgen, both ways) for 10 s: the cluster
-#      still admits one budget (burst + rate x T) within 8% (see the check).
+#      still admits one budget (burst + rate x T) within 8%, plus the hits of reports that
+#      arrived stale (not charged by design), which stay under 25% of it (see the checks).
 # Takes about 75 s.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -136,8 +137,11 @@ B_SECS=10
 echo
 echo "== b. ${LOSS}% of the peer traffic dropped (nftables numgen, both ways), one source at $OFFER/s for ${B_SECS}s"
 for ((i = 1; i <= HOSTS; i++)); do nft_loss "$i" "$LOSS" || die "cannot drop peer traffic in h$i"; done
-declare -A RESENT0=()
-for ((i = 1; i <= HOSTS; i++)); do RESENT0[$i]=$(cluster_counter "$i" resent_messages); done
+declare -A RESENT0=() STALE0=()
+for ((i = 1; i <= HOSTS; i++)); do
+	RESENT0[$i]=$(cluster_counter "$i" resent_messages)
+	STALE0[$i]=$(cluster_counter "$i" stale_hits)
+done
 spray_start b "$OFFER" "$B_SECS" "$B"
 spray_wait b || die "pktgen failed (loss)"
 mlab_wait_landed 5 "$B" $(mlab_mesh_specs) # the last reports (and their retransmissions) arrive
@@ -145,20 +149,32 @@ mlab_snapshot b || die "agent stats failed"
 for ((i = 1; i <= HOSTS; i++)); do nft_clear "$i"; done
 budget=$(calc "$BURST + $RATE * $(spray_elapsed b)")
 tot=$(snap_sum b "$B" passed)
-printf '  %-6s %8s %8s %8s\n' HOST PASSED DEBITED RESENT
+# STALE: hits of reports that arrived older than --report-max-age, not charged by design
+# (cluster.md): a TCP stall of the lossy link beyond it lets the other hosts admit unaware.
+printf '  %-6s %8s %8s %8s %8s\n' HOST PASSED DEBITED RESENT STALE
+stale_b=0
 for ((i = 1; i <= HOSTS; i++)); do
-	printf '  %-6s %8s %8s %8s\n' "h$i" "$(snap_num b "$i" "$B" passed)" "$(snap_num b "$i" "$B" debited)" \
-		"$(($(cluster_counter "$i" resent_messages) - ${RESENT0[$i]}))"
+	stale=$(($(cluster_counter "$i" stale_hits) - ${STALE0[$i]}))
+	stale_b=$((stale_b + stale))
+	printf '  %-6s %8s %8s %8s %8s\n' "h$i" "$(snap_num b "$i" "$B" passed)" "$(snap_num b "$i" "$B" debited)" \
+		"$(($(cluster_counter "$i" resent_messages) - ${RESENT0[$i]}))" "$stale"
 done
-echo "  total $tot of a budget of $budget: $(calc "$tot / $budget")x"
+echo "  total $tot of a budget of $budget: $(calc "$tot / $budget")x; hits not charged as stale: $stale_b"
 # TCP resends a lost segment after at least 200 ms (more with backoff), and while a report
 # waits the other hosts admit without knowing: measured 3.4-4.2% over the budget with the
 # machine to itself, 5.7% once beside another suite on 2 cores. The bound allows 8%; 15% on
-# an emulated CPU, where every report lags more (11% under make test-kernel's TCG).
+# an emulated CPU, where every report lags more (11% under make test-kernel's TCG). A report
+# that a backed-off resend or a starved agent delays past --report-max-age is not charged
+# (counted as stale): each of its hits may be admitted once more elsewhere, so the bound
+# adds them, and stale-bounded keeps them few (beside two busy loops on 2 cores: 0-72 of
+# about 1,050 in three runs).
 OVER=8
 emulated && OVER=15
-check_le cluster_faults/b/within-budget "admitted over all hosts with ${LOSS}% peer loss (budget $budget + $OVER%)" \
-	"$tot" "$(calc "(1 + $OVER / 100) * $budget")"
+check_le cluster_faults/b/within-budget \
+	"admitted over all hosts with ${LOSS}% peer loss (budget $budget + $OVER% + $stale_b hits that arrived stale)" \
+	"$tot" "$(calc "(1 + $OVER / 100) * $budget + $stale_b")"
+check_le cluster_faults/b/stale-bounded "hits of reports that arrived stale (not charged), at most 25% of the budget" \
+	"$stale_b" "$(calc "0.25 * $budget")"
 check_ge cluster_faults/b/near-budget "admitted over all hosts with ${LOSS}% peer loss (budget $budget - 10%)" \
 	"$tot" "$(calc "0.9 * $budget")"
 
