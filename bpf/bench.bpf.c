@@ -286,17 +286,13 @@ static __always_inline __u64 dt_bench_bound(void)
 /* The drop of `key` held in this CPU's slot (a slot another key holds: the bucket's count). */
 static __always_inline void dt_bench_hold_drop(struct dt_bucket *b, const struct dt_key *key)
 {
-	struct dt_key_words x, y;
 	struct dt_drop_pending *s;
 	__u32 slot = dt_drop_slot(key);
 
 	s = bpf_map_lookup_elem(&counted_drops, &slot);
 	if (!s)
 		return;
-	__builtin_memcpy(&x, &s->key, sizeof(x));
-	__builtin_memcpy(&y, key, sizeof(y));
-	if (s->packets && ((x.w[0] ^ y.w[0]) | (x.w[1] ^ y.w[1]) | (x.w[2] ^ y.w[2]) | (x.w[3] ^ y.w[3]) |
-			   (x.w[4] ^ y.w[4]))) {
+	if (s->packets && !dt_key_eq(&s->key, key)) {
 		__sync_fetch_and_add(&b->dropped, 1);
 		return;
 	}

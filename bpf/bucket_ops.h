@@ -194,17 +194,6 @@ static __always_inline void dt_touch(struct dt_bucket *b, __u64 now)
 		b->last_seen_ns = now;
 }
 
-/* Compares two bucket keys (struct dt_key_words: dthrottle/bucket.h). */
-static __always_inline int dt_key_eq(const struct dt_key *a, const struct dt_key *b)
-{
-	struct dt_key_words x, y;
-
-	__builtin_memcpy(&x, a, sizeof(x));
-	__builtin_memcpy(&y, b, sizeof(y));
-	return !((x.w[0] ^ y.w[0]) | (x.w[1] ^ y.w[1]) | (x.w[2] ^ y.w[2]) | (x.w[3] ^ y.w[3]) |
-		 (x.w[4] ^ y.w[4]));
-}
-
 /* Adds a slot's held counts into bucket `b` (one atomic add per count) and frees it. */
 static __always_inline void dt_drop_flush(struct dt_bucket *b, struct dt_drop_pending *s)
 {

@@ -178,6 +178,17 @@ struct dt_key_words {
 	__u32 w[5];
 };
 
+/* Compares two bucket keys word by word. */
+DT_INLINE int dt_key_eq(const struct dt_key *a, const struct dt_key *b)
+{
+	struct dt_key_words x, y;
+
+	__builtin_memcpy(&x, a, sizeof(x));
+	__builtin_memcpy(&y, b, sizeof(y));
+	return !((x.w[0] ^ y.w[0]) | (x.w[1] ^ y.w[1]) | (x.w[2] ^ y.w[2]) | (x.w[3] ^ y.w[3]) |
+		 (x.w[4] ^ y.w[4]));
+}
+
 /*
  * The drop_pending slot (0 .. DT_DROP_SLOTS-1) that holds a key's drops on each CPU
  * (see struct dt_drop_pending). Shared so that tests can find keys that share a slot.

@@ -167,20 +167,18 @@ void under_attack_part() {
     DropPath drop, coarse(true);
     std::vector<uint8_t> v4 = make_frame(false);
     if (run_on_cpus(rot.fd.readonly, v4, one, 1, XDP_PASS) < 0) die("prefill");  // creates its bucket
+    const auto readonly = [&] { return run_on_cpus(rot.fd.readonly, v4, one, kDropRepeat, XDP_DROP); };
     char all_name[32];
     snprintf(all_name, sizeof all_name, "drop, %zu CPUs at once", cpus.size());
     rows.push_back({"drop path, one source: every CPU vs one CPU", all_name, "drop, 1 CPU", 1.05, kRounds,
                     [&] { return drop.run(cpus, kDropRepeat); }, [&] { return drop.run(one, kDropRepeat); }, nullptr});
     rows.push_back({"drop path, one source, one CPU vs read-only program", "drop, 1 CPU", "lookup + per-CPU count", 1.2,
-                    kRounds, [&] { return drop.run(one, kDropRepeat); },
-                    [&] { return run_on_cpus(rot.fd.readonly, v4, one, kDropRepeat, XDP_DROP); }, nullptr});
-    rows.push_back({"  its floor: a counted drop vs the read-only program", "counted drop, 1 CPU",
-                    "lookup + per-CPU count", 0, kRounds,
-                    [&] { return run_on_cpus(rot.fd.counted_drop, v4, one, kDropRepeat, XDP_DROP); },
-                    [&] { return run_on_cpus(rot.fd.readonly, v4, one, kDropRepeat, XDP_DROP); }, nullptr});
+                    kRounds, [&] { return drop.run(one, kDropRepeat); }, readonly, nullptr});
+    rows.push_back(
+        {"  its floor: a counted drop vs the read-only program", "counted drop, 1 CPU", "lookup + per-CPU count", 0,
+         kRounds, [&] { return run_on_cpus(rot.fd.counted_drop, v4, one, kDropRepeat, XDP_DROP); }, readonly, nullptr});
     rows.push_back({"the same, --clock coarse", "drop coarse, 1 CPU", "lookup + per-CPU count", 1.2, kRounds,
-                    [&] { return coarse.run(one, kDropRepeat); },
-                    [&] { return run_on_cpus(rot.fd.readonly, v4, one, kDropRepeat, XDP_DROP); }, nullptr});
+                    [&] { return coarse.run(one, kDropRepeat); }, readonly, nullptr});
     for (const AttackRow &r : rows) run_attack_row(r);
     rows.clear();
   }
